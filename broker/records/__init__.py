@@ -1,0 +1,1 @@
+"""Kafka record batch v2: zero-copy header views, codecs, record encoding and decoding."""

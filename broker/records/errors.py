@@ -1,0 +1,36 @@
+"""Typed storage errors. Each carries the Kafka error code the broker answers with."""
+
+from kio.schema.errors import ErrorCode
+
+
+class StorageError(Exception):
+    """Base of every error the record and log layers raise on bad input or bad state."""
+
+    error_code: int = ErrorCode.unknown_server_error.value
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message or type(self).__name__)
+
+
+class CorruptRecordError(StorageError):
+    """Bad CRC, bad length, bad magic, truncated batch, undecodable records."""
+
+    error_code = ErrorCode.corrupt_message.value
+
+
+class InvalidRecordError(StorageError):
+    """Well-formed bytes that break a rule: a missing key on a compacted topic, a client control batch."""
+
+    error_code = ErrorCode.invalid_record.value
+
+
+class RecordTooLargeError(StorageError):
+    error_code = ErrorCode.message_too_large.value
+
+
+class InvalidTimestampError(StorageError):
+    error_code = ErrorCode.invalid_timestamp.value
+
+
+class UnsupportedCompressionError(StorageError):
+    error_code = ErrorCode.unsupported_compression_type.value

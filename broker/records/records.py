@@ -1,0 +1,228 @@
+"""Records inside a v2 batch: varint encoding, decoding (with decompression) and batch building."""
+
+import enum
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from crc32c import crc32c
+
+from broker.records.batch import (
+    ATTRIBUTES_AT,
+    CONTROL_FLAG,
+    CRC_AT,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    TIMESTAMP_TYPE_FLAG,
+    TRANSACTIONAL_FLAG,
+    BatchView,
+)
+from broker.records.codecs import Codec, compress, decompress
+from broker.records.errors import CorruptRecordError, InvalidRecordError
+
+Header = tuple[str, bytes | None]
+
+
+class TimestampType(enum.IntEnum):
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record. `timestamp` is absolute (ms); `offset_delta` is relative to the batch's base offset.
+
+    When building a batch, a None timestamp means "now" and a None offset_delta means "next in order".
+    """
+
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...] = ()
+    timestamp: int | None = None
+    offset_delta: int | None = None
+    attributes: int = 0
+
+
+def encode_varint(value: int, out: bytearray) -> None:
+    """Zig-zag then LEB128, as Kafka's ByteUtils.writeVarint/writeVarlong."""
+    unsigned = (value << 1) ^ (value >> 63)
+    while unsigned > 0x7F:
+        out.append((unsigned & 0x7F) | 0x80)
+        unsigned >>= 7
+    out.append(unsigned)
+
+
+def decode_varint(buffer: bytes | memoryview, position: int) -> tuple[int, int]:
+    """Returns (value, next position). Raises CorruptRecordError on truncation or an over-long varint."""
+    result = 0
+    shift = 0
+    end = len(buffer)
+    while True:
+        if position >= end:
+            raise CorruptRecordError("truncated varint")
+        byte = buffer[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (result >> 1) ^ -(result & 1), position
+        shift += 7
+        if shift > 63:
+            raise CorruptRecordError("varint is too long")
+
+
+def _decode_nullable_bytes(buffer: bytes, position: int) -> tuple[bytes | None, int]:
+    length, position = decode_varint(buffer, position)
+    if length == -1:
+        return None, position
+    if length < 0:
+        raise CorruptRecordError(f"negative length {length}")
+    end = position + length
+    if end > len(buffer):
+        raise CorruptRecordError("truncated record field")
+    return buffer[position:end], end
+
+
+def decode_records(batch: BatchView) -> list[Record]:
+    """Decode (decompressing if needed) every record of a batch, checking the count and the framing."""
+    payload = batch.records_payload()
+    data = decompress(batch.codec, payload) if batch.codec != Codec.NONE else bytes(payload)
+    records: list[Record] = []
+    position = 0
+    end = len(data)
+    base_timestamp = batch.base_timestamp
+    for _ in range(batch.record_count):
+        length, position = decode_varint(data, position)
+        record_end = position + length
+        if length < 0 or record_end > end:
+            raise CorruptRecordError("record length runs past the batch")
+        if position >= record_end:
+            raise CorruptRecordError("empty record")
+        attributes = data[position]
+        position += 1
+        timestamp_delta, position = decode_varint(data, position)
+        offset_delta, position = decode_varint(data, position)
+        key, position = _decode_nullable_bytes(data, position)
+        value, position = _decode_nullable_bytes(data, position)
+        header_count, position = decode_varint(data, position)
+        if header_count < 0 or header_count > length:
+            raise CorruptRecordError(f"bad header count {header_count}")
+        headers: list[Header] = []
+        for _ in range(header_count):
+            header_key, position = _decode_nullable_bytes(data, position)
+            if header_key is None:
+                raise CorruptRecordError("null header key")
+            header_value, position = _decode_nullable_bytes(data, position)
+            try:
+                headers.append((header_key.decode(), header_value))
+            except UnicodeDecodeError:
+                raise CorruptRecordError("header key is not UTF-8") from None
+        if position != record_end:
+            raise CorruptRecordError("record length does not match its fields")
+        if offset_delta < 0 or offset_delta > batch.last_offset_delta:
+            raise InvalidRecordError(f"offset delta {offset_delta} outside the batch")
+        records.append(
+            Record(key, value, tuple(headers), base_timestamp + timestamp_delta, offset_delta, attributes)
+        )
+    if position != end:
+        raise InvalidRecordError(f"batch declares {batch.record_count} records but holds more bytes")
+    return records
+
+
+def encode_record(record: Record, offset_delta: int, timestamp_delta: int, out: bytearray) -> None:
+    body = bytearray()
+    body.append(record.attributes & 0xFF)
+    encode_varint(timestamp_delta, body)
+    encode_varint(offset_delta, body)
+    for field in (record.key, record.value):
+        if field is None:
+            encode_varint(-1, body)
+        else:
+            encode_varint(len(field), body)
+            body += field
+    encode_varint(len(record.headers), body)
+    for header_key, header_value in record.headers:
+        encoded_key = header_key.encode()
+        encode_varint(len(encoded_key), body)
+        body += encoded_key
+        if header_value is None:
+            encode_varint(-1, body)
+        else:
+            encode_varint(len(header_value), body)
+            body += header_value
+    encode_varint(len(body), out)
+    out += body
+
+
+def build_batch(
+    records: Sequence[Record],
+    *,
+    base_offset: int = 0,
+    codec: Codec = Codec.NONE,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+    transactional: bool = False,
+    control: bool = False,
+    partition_leader_epoch: int = 0,
+    last_offset_delta: int | None = None,
+    max_timestamp: int | None = None,
+) -> bytes:
+    """A complete, CRC-valid v2 batch.
+
+    `last_offset_delta` lets compaction keep a batch's original offset span even when records were
+    removed (an empty batch keeps producer state alive); `max_timestamp` overrides the computed one
+    (LogAppendTime batches carry the append time there).
+    """
+    now_ms = int(time.time() * 1000)
+    timestamps = [now_ms if r.timestamp is None else r.timestamp for r in records]
+    base_timestamp = timestamps[0] if timestamps else (max_timestamp if max_timestamp is not None else -1)
+    body = bytearray()
+    next_delta = 0
+    highest_delta = -1
+    for record, timestamp in zip(records, timestamps, strict=True):
+        delta = next_delta if record.offset_delta is None else record.offset_delta
+        if delta < next_delta:
+            raise ValueError("record offset deltas must increase")
+        encode_record(record, delta, timestamp - base_timestamp, body)
+        highest_delta = delta
+        next_delta = delta + 1
+    if last_offset_delta is None:
+        if not records:
+            raise ValueError("an empty batch needs an explicit last_offset_delta")
+        last_offset_delta = highest_delta
+    elif last_offset_delta < highest_delta:
+        raise ValueError("last_offset_delta is below the last record's offset delta")
+    if max_timestamp is None:
+        max_timestamp = max(timestamps) if timestamps else -1
+    payload = compress(codec, body) if codec != Codec.NONE else bytes(body)
+    attributes = int(codec)
+    if timestamp_type == TimestampType.LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_FLAG
+    if transactional:
+        attributes |= TRANSACTIONAL_FLAG
+    if control:
+        attributes |= CONTROL_FLAG
+    out = bytearray(HEADER_SIZE)
+    HEADER.pack_into(
+        out,
+        0,
+        base_offset,
+        HEADER_SIZE - LOG_OVERHEAD + len(payload),
+        partition_leader_epoch,
+        2,
+        0,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
+    out += payload
+    struct.pack_into(">I", out, CRC_AT, crc32c(memoryview(out)[ATTRIBUTES_AT:]))
+    return bytes(out)
