@@ -1,0 +1,12 @@
+"""Every periodic task of the product, in one place (Celery beat reads CELERY_BEAT_SCHEDULE)."""
+
+from datetime import timedelta
+
+BEAT_SCHEDULE: dict[str, dict] = {
+    # Proves the worker/beat/Redis loop is alive; cheap and idempotent.
+    "core.heartbeat": {
+        "task": "core.heartbeat",
+        "schedule": timedelta(minutes=1),
+        "options": {"expires": 55},
+    },
+}

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from console import views
+from console.api import views as api_views
+
+api_v1 = [
+    path("auth/session/", api_views.session_view, name="auth-session"),
+    path("auth/login/", api_views.login_view, name="auth-login"),
+    path("auth/logout/", api_views.logout_view, name="auth-logout"),
+    path("overview/", api_views.overview_view, name="overview"),
+]
+
+urlpatterns = [
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("admin/", admin.site.urls),
+    # Everything else is a console route handled by the React router.
+    re_path(r"^(?!api/|admin/|static/)(?P<path>.*)$", views.spa_shell, name="console"),
+]

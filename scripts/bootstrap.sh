@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs everything the product needs on a fresh Debian machine, idempotently:
+#   system packages (apt), the Python virtualenv from requirements.lock, and the console build.
+# Usage: scripts/bootstrap.sh [--test]   (--test adds what the test suite needs: Chromium, docker-compose, kcat)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WITH_TEST_TOOLS=0
+[[ "${1:-}" == "--test" ]] && WITH_TEST_TOOLS=1
+
+say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*"; }
+
+# --- system packages -------------------------------------------------------------------------
+need_pkgs=()
+command -v redis-server >/dev/null || need_pkgs+=(redis-server)
+command -v kcat >/dev/null || need_pkgs+=(kcat)
+if [[ $WITH_TEST_TOOLS == 1 ]]; then
+  command -v chromium >/dev/null || need_pkgs+=(chromium)
+  command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
+  command -v initdb >/dev/null || [[ -x /usr/lib/postgresql/15/bin/initdb ]] || need_pkgs+=(postgresql)
+fi
+if ((${#need_pkgs[@]})); then
+  SUDO=""
+  [[ $(id -u) != 0 ]] && SUDO="sudo"
+  say "installing system packages: ${need_pkgs[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+command -v java >/dev/null || say "warning: no Java found; Spark jobs (PySpark) need Java 17."
+
+# --- Python virtualenv -------------------------------------------------------------------------
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+if [[ ! -x .venv/bin/python ]]; then
+  say "creating .venv with $($PYTHON --version)"
+  "$PYTHON" -m venv .venv
+fi
+lock_hash=$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
+if [[ "$(cat .venv/.lock-hash 2>/dev/null)" != "$lock_hash" ]]; then
+  say "installing Python dependencies from requirements.lock"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.lock
+  echo "$lock_hash" > .venv/.lock-hash
+fi
+
+# --- console (React) build ---------------------------------------------------------------------
+if [[ -f frontend/package.json ]]; then
+  pkg_hash=$(cat frontend/package.json frontend/package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)
+  if [[ ! -d frontend/node_modules || "$(cat frontend/node_modules/.lock-hash 2>/dev/null)" != "$pkg_hash" ]]; then
+    say "installing frontend packages (npm ci)"
+    npm --prefix frontend ci --no-audit --no-fund --loglevel=error
+    echo "$pkg_hash" > frontend/node_modules/.lock-hash
+  fi
+  src_hash=$( (find frontend/src frontend/index.html frontend/vite.config.* frontend/tsconfig*.json -type f 2>/dev/null \
+    | sort | xargs cat; echo "$pkg_hash") | sha256sum | cut -d' ' -f1)
+  if [[ ! -f frontend/dist/index.html || "$(cat frontend/dist/.src-hash 2>/dev/null)" != "$src_hash" ]]; then
+    say "building the console"
+    npm --prefix frontend run build --silent
+    echo "$src_hash" > frontend/dist/.src-hash
+  fi
+fi
+say "ready"
