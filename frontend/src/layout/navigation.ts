@@ -1,0 +1,21 @@
+export interface NavItem {
+  path: string;
+  label: string;
+}
+
+/** The sidebar, in order. Each entry has a route of the same path. */
+export const NAV_ITEMS: readonly NavItem[] = [
+  { path: "/", label: "Overview" },
+  { path: "/clusters", label: "Clusters" },
+  { path: "/topics", label: "Topics" },
+  { path: "/groups", label: "Consumer groups" },
+  { path: "/acls", label: "ACLs" },
+  { path: "/quotas", label: "Quotas" },
+  { path: "/schemas", label: "Schemas" },
+  { path: "/service-accounts", label: "Service accounts" },
+  { path: "/teams", label: "Teams" },
+  { path: "/jobs", label: "Jobs" },
+  { path: "/alerts", label: "Alerts" },
+  { path: "/audit", label: "Audit log" },
+  { path: "/settings", label: "Settings" },
+];

@@ -1,0 +1,40 @@
+/** The IANA timezone of the person using the console, e.g. "Europe/Berlin". */
+export function userTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+/** Date and time in the user's locale and timezone, with the zone named. */
+export function formatTimestamp(value: string | number | Date, timeZone: string = userTimeZone()): string {
+  return new Intl.DateTimeFormat(undefined, {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZone,
+    timeZoneName: "short",
+  }).format(new Date(value));
+}
+
+const RELATIVE_UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 365 * 24 * 3600],
+  ["month", 30 * 24 * 3600],
+  ["week", 7 * 24 * 3600],
+  ["day", 24 * 3600],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+/** "3 minutes ago", "in 2 hours": for recent events where the age matters more than the instant. */
+export function formatRelativeTime(value: string | number | Date, now: Date = new Date()): string {
+  const seconds = Math.round((new Date(value).getTime() - now.getTime()) / 1000);
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  for (const [unit, unitSeconds] of RELATIVE_UNITS) {
+    if (Math.abs(seconds) >= unitSeconds || unit === "second") {
+      return format.format(Math.round(seconds / unitSeconds), unit);
+    }
+  }
+  return format.format(0, "second");
+}

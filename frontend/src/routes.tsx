@@ -1,0 +1,58 @@
+import type { QueryClient } from "@tanstack/react-query";
+import { redirect, type RouteObject } from "react-router";
+
+import { sessionQueryOptions } from "./api/hooks/session";
+import { safeNextPath } from "./auth/nextPath";
+import { AppLayout } from "./layout/AppLayout";
+import { NAV_ITEMS } from "./layout/navigation";
+import { NotFoundPage } from "./pages/NotFoundPage";
+import { NotYetAvailablePage } from "./pages/NotYetAvailablePage";
+import { RouteErrorPage } from "./pages/RouteErrorPage";
+
+/** Sections that have a real page; the rest of NAV_ITEMS show a placeholder. */
+const PAGES: Record<string, RouteObject["lazy"]> = {
+  "/": async () => ({ Component: (await import("./pages/OverviewPage")).OverviewPage }),
+};
+
+/**
+ * The console's routes. Pages are code-split and fetched on first visit. The
+ * loaders only warm the session cache so the first render is not a spinner;
+ * the decision to redirect lives in RequireAuth and the login loader.
+ */
+export function buildRoutes(queryClient: QueryClient): RouteObject[] {
+  const loadSession = () => queryClient.ensureQueryData(sessionQueryOptions()).catch(() => null);
+
+  const sections: RouteObject[] = NAV_ITEMS.map((item) => {
+    const lazy = PAGES[item.path];
+    const location = item.path === "/" ? { index: true as const } : { path: item.path.slice(1) };
+    return lazy ? { ...location, lazy } : { ...location, element: <NotYetAvailablePage title={item.label} /> };
+  });
+
+  return [
+    {
+      errorElement: <RouteErrorPage />,
+      children: [
+        {
+          path: "login",
+          loader: async ({ request }) => {
+            const session = await loadSession();
+            if (session?.authenticated) {
+              throw redirect(safeNextPath(new URL(request.url).searchParams.get("next")));
+            }
+            return null;
+          },
+          lazy: async () => ({ Component: (await import("./pages/LoginPage")).LoginPage }),
+        },
+        {
+          path: "/",
+          loader: async () => {
+            await loadSession();
+            return null;
+          },
+          element: <AppLayout />,
+          children: [...sections, { path: "*", element: <NotFoundPage /> }],
+        },
+      ],
+    },
+  ];
+}

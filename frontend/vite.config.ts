@@ -1,0 +1,32 @@
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vitest/config";
+
+// Django serves the built files under its static URL and answers every
+// non-API path with dist/index.html, so only the build uses the /static/ base.
+// The dev server proxies the API to `manage.py runserver` so the session and
+// CSRF cookies stay same-origin.
+const djangoDevServer = process.env.DJANGO_DEV_SERVER ?? "http://127.0.0.1:8000";
+
+export default defineConfig(({ command }) => ({
+  base: command === "build" ? "/static/" : "/",
+  plugins: [react()],
+  build: {
+    outDir: "dist",
+    assetsDir: "assets",
+    emptyOutDir: true,
+    sourcemap: true,
+  },
+  server: {
+    host: "127.0.0.1",
+    proxy: {
+      "/api": { target: djangoDevServer },
+    },
+  },
+  test: {
+    environment: "jsdom",
+    setupFiles: ["./src/test/setup.ts"],
+    include: ["src/**/*.test.{ts,tsx}"],
+    restoreMocks: true,
+    unstubGlobals: true,
+  },
+}));
