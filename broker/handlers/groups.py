@@ -1,0 +1,317 @@
+"""Group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch, ListGroups, DescribeGroups, DeleteGroups and OffsetDelete.
+
+Each handler translates a decoded kio request into a call on the GroupCoordinator and its
+answer into the response dict; the rules live in `broker.groups.coordinator`.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
+from broker.server.context import RequestContext
+
+Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+
+# Kafka's "authorized operations not requested" marker.
+OPERATIONS_OMITTED = -(2**31)
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+
+
+def _coordinator(ctx: RequestContext) -> GroupCoordinator:
+    return ctx.broker.groups
+
+
+def _ms(value: datetime.timedelta) -> int:
+    return value // datetime.timedelta(milliseconds=1)
+
+
+def _client_host(ctx: RequestContext) -> str:
+    # Kafka reports the peer as Java's InetAddress.toString(), which starts with a slash.
+    return f"/{ctx.client_host}"
+
+
+# --- FindCoordinator (10) ------------------------------------------------------------------------
+
+
+def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+        return {
+            "key": key,
+            "error_code": ErrorCode.invalid_request,
+            "error_message": f"unknown key type {key_type}",
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+        }
+    # One broker coordinates every group and every transactional id.
+    host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
+    return {
+        "key": key,
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "node_id": ctx.broker.node_id,
+        "host": host,
+        "port": port,
+    }
+
+
+async def find_coordinator(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    key_type = getattr(request, "key_type", GROUP_KEY_TYPE)
+    if ctx.api_version >= 4:
+        return {"coordinators": [_coordinator_entry(ctx, key, key_type) for key in request.coordinator_keys]}
+    entry = _coordinator_entry(ctx, request.key, key_type)
+    del entry["key"]
+    return entry
+
+
+# --- JoinGroup (11), SyncGroup (14), Heartbeat (12), LeaveGroup (13) --------------------------------
+
+
+async def join_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    version = ctx.api_version
+    session_timeout_ms = _ms(request.session_timeout)
+    result = await _coordinator(ctx).join_group(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        protocol_type=request.protocol_type,
+        protocols=[(protocol.name, protocol.metadata) for protocol in request.protocols],
+        session_timeout_ms=session_timeout_ms,
+        rebalance_timeout_ms=_ms(request.rebalance_timeout) if version >= 1 else session_timeout_ms,
+        client_id=ctx.client_id or "",
+        client_host=_client_host(ctx),
+        # KIP-394: from v4 a new member first gets MEMBER_ID_REQUIRED with its id.
+        require_known_member_id=version >= 4,
+    )
+    nullable_protocol = version >= 7
+    return {
+        "error_code": result.error_code,
+        "generation_id": result.generation_id,
+        "protocol_type": result.protocol_type,
+        "protocol_name": result.protocol_name if nullable_protocol else (result.protocol_name or ""),
+        "leader": result.leader,
+        "member_id": result.member_id,
+        "members": [
+            {"member_id": member_id, "group_instance_id": instance_id, "metadata": metadata}
+            for member_id, instance_id, metadata in result.members
+        ],
+    }
+
+
+async def sync_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    result = await _coordinator(ctx).sync_group(
+        group_id=request.group_id,
+        generation_id=request.generation_id,
+        member_id=request.member_id,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        protocol_type=getattr(request, "protocol_type", None),
+        protocol_name=getattr(request, "protocol_name", None),
+        assignments={entry.member_id: entry.assignment for entry in request.assignments},
+    )
+    return {
+        "error_code": result.error_code,
+        "protocol_type": result.protocol_type,
+        "protocol_name": result.protocol_name,
+        "assignment": result.assignment,
+    }
+
+
+async def heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    error = _coordinator(ctx).heartbeat(
+        group_id=request.group_id,
+        generation_id=request.generation_id,
+        member_id=request.member_id,
+        group_instance_id=getattr(request, "group_instance_id", None),
+    )
+    return {"error_code": error}
+
+
+async def leave_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = _coordinator(ctx)
+    if ctx.api_version < 3:
+        error, results = coordinator.leave_group(
+            group_id=request.group_id, members=[(request.member_id, None)]
+        )
+        return {"error_code": error if error != ErrorCode.none else results[0]}
+    leaving = [(member.member_id, member.group_instance_id) for member in request.members]
+    error, results = coordinator.leave_group(group_id=request.group_id, members=leaving)
+    return {
+        "error_code": error,
+        "members": [
+            {"member_id": member_id, "group_instance_id": instance_id, "error_code": code}
+            for (member_id, instance_id), code in zip(leaving, results, strict=True)
+        ],
+    }
+
+
+# --- OffsetCommit (8), OffsetFetch (9), OffsetDelete (47) -------------------------------------------
+
+
+def _partition_exists(ctx: RequestContext, topic: str, partition: int) -> bool:
+    record = ctx.broker.metadata.get(topic)
+    return record is not None and 0 <= partition < record.partitions
+
+
+async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    retention = getattr(request, "retention_time", None)
+    entries: list[tuple[str, int]] = []
+    valid: list[PartitionOffset] = []
+    for topic in request.topics:
+        for partition in topic.partitions:
+            entries.append((topic.name, partition.partition_index))
+            if _partition_exists(ctx, topic.name, partition.partition_index):
+                valid.append(
+                    PartitionOffset(
+                        topic=topic.name,
+                        partition=partition.partition_index,
+                        offset=partition.committed_offset,
+                        leader_epoch=getattr(partition, "committed_leader_epoch", -1),
+                        metadata=partition.committed_metadata,
+                    )
+                )
+    codes = await _coordinator(ctx).commit_offsets(
+        group_id=request.group_id,
+        generation_id=request.generation_id_or_member_epoch,
+        member_id=request.member_id,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        offsets=valid,
+        retention_ms=_ms(retention) if retention is not None else -1,
+    )
+    by_partition = {(entry.topic, entry.partition): code for entry, code in zip(valid, codes, strict=True)}
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for topic, partition in entries:
+        code = by_partition.get((topic, partition), ErrorCode.unknown_topic_or_partition)
+        topics.setdefault(topic, []).append({"partition_index": partition, "error_code": code})
+    return {"topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()]}
+
+
+def _fetch_group(
+    ctx: RequestContext, group_id: str, requested: Any, per_partition_errors: bool
+) -> tuple[int, list[dict[str, Any]]]:
+    topics = None if requested is None else [(t.name, tuple(t.partition_indexes)) for t in requested]
+    error, offsets = _coordinator(ctx).fetch_offsets(group_id=group_id, topics=topics)
+    if error != ErrorCode.none:
+        if not per_partition_errors:
+            return error, []
+        # OffsetFetch v1 has no group-level error: put it on every partition.
+        offsets = [(t, p, None) for t, partitions in topics or [] for p in partitions]
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for topic, partition, committed in offsets:
+        grouped.setdefault(topic, []).append(
+            {
+                "partition_index": partition,
+                "committed_offset": committed.offset if committed else -1,
+                "committed_leader_epoch": committed.leader_epoch if committed else -1,
+                "metadata": committed.metadata if committed else "",
+                "error_code": error,
+            }
+        )
+    return error, [{"name": name, "partitions": partitions} for name, partitions in grouped.items()]
+
+
+async def offset_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.api_version >= 8:
+        groups = []
+        for group in request.groups:
+            error, topics = _fetch_group(ctx, group.group_id, group.topics, per_partition_errors=False)
+            groups.append({"group_id": group.group_id, "topics": topics, "error_code": error})
+        return {"groups": groups}
+    error, topics = _fetch_group(
+        ctx, request.group_id, request.topics, per_partition_errors=ctx.api_version < 2
+    )
+    return {"topics": topics, "error_code": error}
+
+
+async def offset_delete(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    partitions = [(topic.name, p.partition_index) for topic in request.topics for p in topic.partitions]
+    error, codes = await _coordinator(ctx).delete_offsets(group_id=request.group_id, partitions=partitions)
+    if error != ErrorCode.none:
+        return {"error_code": error, "topics": []}
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for (topic, partition), code in zip(partitions, codes, strict=True):
+        topics.setdefault(topic, []).append({"partition_index": partition, "error_code": code})
+    return {
+        "error_code": ErrorCode.none,
+        "topics": [{"name": name, "partitions": entries} for name, entries in topics.items()],
+    }
+
+
+# --- ListGroups (16), DescribeGroups (15), DeleteGroups (42) ----------------------------------------
+
+
+async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    error, listed = _coordinator(ctx).list_groups(
+        states_filter=getattr(request, "states_filter", ()),
+        types_filter=getattr(request, "types_filter", ()),
+    )
+    return {
+        "error_code": error,
+        "groups": [
+            {
+                "group_id": group.group_id,
+                "protocol_type": group.protocol_type,
+                "group_state": group.state,
+                "group_type": group.group_type,
+            }
+            for group in listed
+        ],
+    }
+
+
+async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = _coordinator(ctx)
+    include_operations = getattr(request, "include_authorized_operations", False)
+    described = []
+    for group_id in request.groups:
+        description = coordinator.describe_group(group_id)
+        described.append(
+            {
+                "error_code": description.error_code,
+                "group_id": description.group_id,
+                "group_state": description.state,
+                "protocol_type": description.protocol_type,
+                "protocol_data": description.protocol_data,
+                "members": [
+                    {
+                        "member_id": member.member_id,
+                        "group_instance_id": member.group_instance_id,
+                        "client_id": member.client_id,
+                        "client_host": member.client_host,
+                        "member_metadata": member.metadata,
+                        "member_assignment": member.assignment,
+                    }
+                    for member in description.members
+                ],
+                "authorized_operations": GROUP_AUTHORIZED_OPERATIONS
+                if include_operations
+                else OPERATIONS_OMITTED,
+            }
+        )
+    return {"groups": described}
+
+
+async def delete_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    results = await _coordinator(ctx).delete_groups(request.groups_names)
+    return {"results": [{"group_id": group_id, "error_code": code} for group_id, code in results.items()]}
+
+
+APIS: dict[int, tuple[int, int, Handler]] = {
+    8: (2, 9, offset_commit),
+    9: (1, 9, offset_fetch),
+    10: (0, 6, find_coordinator),
+    11: (0, 7, join_group),
+    12: (0, 4, heartbeat),
+    13: (0, 5, leave_group),
+    14: (0, 5, sync_group),
+    15: (0, 5, describe_groups),
+    16: (0, 5, list_groups),
+    42: (0, 2, delete_groups),
+    47: (0, 0, offset_delete),
+}
