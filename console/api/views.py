@@ -1,9 +1,10 @@
 """Session login/logout for the browser console, and the overview the home page shows."""
 
 from datetime import UTC, datetime, timedelta
+import tomllib
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 
+from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema
@@ -97,7 +98,6 @@ def overview_view(request: Request) -> Response:
 
 @cache
 def product_version() -> str:
-    try:
-        return version("streamhub")
-    except PackageNotFoundError:
-        return "dev"  # running from a checkout that was not pip-installed
+    """The version in pyproject.toml: the product runs from a checkout, not from an installed wheel."""
+    with (settings.BASE_DIR / "pyproject.toml").open("rb") as pyproject:
+        return tomllib.load(pyproject)["project"]["version"]

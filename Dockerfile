@@ -1,0 +1,22 @@
+# One image for every Python process of the product: web, Celery worker/beat and broker nodes.
+FROM node:20-bookworm-slim AS console
+WORKDIR /src/frontend
+COPY frontend/package.json frontend/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY frontend/ ./
+RUN npm run build
+
+FROM python:3.11-slim-bookworm
+ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 STREAMHUB_DATA_DIR=/data
+RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
+    && rm -rf /var/lib/apt/lists/* && useradd --create-home --uid 1000 streamhub
+WORKDIR /app
+COPY requirements.lock ./
+RUN pip install --no-cache-dir -r requirements.lock
+COPY . .
+COPY --from=console /src/frontend/dist ./frontend/dist
+RUN DJANGO_SETTINGS_MODULE=console.settings SECRET_KEY=build-only python manage.py collectstatic --noinput -v 0 \
+    && mkdir -p /data && chown streamhub /data
+USER streamhub
+EXPOSE 8000 9092
+CMD ["gunicorn", "console.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4"]

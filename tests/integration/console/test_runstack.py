@@ -1,0 +1,102 @@
+"""The README's run command: one foreground supervisor for Redis, web, worker and beat."""
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.servers import REPO_ROOT, free_port, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # The command name (field 2) may contain spaces; split after its closing parenthesis.
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def _processes_in_sessions(session_ids: set[int]) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = _proc_stat(int(entry))
+            if stat and stat[0] != "Z" and int(stat[3]) in session_ids:
+                found.add(int(entry))
+    return found
+
+
+def _children_of(pid: int) -> set[int]:
+    return {
+        int(entry)
+        for entry in os.listdir("/proc")
+        if entry.isdigit() and (stat := _proc_stat(int(entry))) and int(stat[1]) == pid
+    }
+
+
+def _http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except urllib.error.URLError:
+        return 0, ""  # not listening yet
+
+
+@pytest.fixture
+def stack_env(tmp_path: Path) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "STREAMHUB_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+        "WEB_BIND": f"127.0.0.1:{free_port()}",
+        "WEB_WORKERS": "1",
+        "CELERY_CONCURRENCY": "1",
+    }
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO_ROOT, env=env, check=True)
+    return env
+
+
+def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(stack_env) -> None:
+    stack = subprocess.Popen(
+        [sys.executable, "manage.py", "runstack"],
+        cwd=REPO_ROOT,
+        env=stack_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base_url = f"http://{stack_env['WEB_BIND']}"
+    try:
+        wait_until(lambda: _http_get(f"{base_url}/api/v1/auth/session/")[0] == 200, 60, "the web server")
+        status, page = _http_get(f"{base_url}/login")
+        assert status == 200
+        assert '<div id="root">' in page  # the built console's shell, served for a client-side route
+
+        second = subprocess.run(
+            [sys.executable, "manage.py", "runstack"], cwd=REPO_ROOT, env=stack_env, capture_output=True, text=True
+        )
+        assert second.returncode != 0
+        assert "already running" in second.stderr
+        assert "Traceback" not in second.stderr
+
+        sessions = _children_of(stack.pid)
+        assert len(sessions) == 4  # redis, web, worker, beat
+        assert _processes_in_sessions(sessions)  # gunicorn and celery have their own children too
+    finally:
+        stack.send_signal(signal.SIGINT)
+        output, _ = stack.communicate(timeout=60)
+
+    assert stack.returncode == 0, output
+    for name in ("redis", "web", "worker", "beat"):
+        assert f"{name:<8}| stopped" in output
+    assert _processes_in_sessions(sessions) == set()
