@@ -1,7 +1,7 @@
 """Session login/logout for the browser console, and the overview the home page shows."""
 
-from datetime import UTC, datetime, timedelta
 import tomllib
+from datetime import UTC, datetime, timedelta
 from functools import cache
 
 from django.conf import settings
