@@ -1,0 +1,370 @@
+"""Broker configuration: Kafka property names, Kafka's defaults, validated into a typed object."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LONG_MAX = 9223372036854775807
+
+
+class ConfigError(ValueError):
+    """A property is missing, malformed or out of range."""
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    name: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.name}://{self.host}:{self.port}"
+
+
+# Broker property -> (type, default). Types: int, bool, str, float, list (comma separated).
+# These are Kafka's own defaults (REFERENCE.md §3) except where noted.
+BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
+    "node.id": (int, 0),
+    "broker.id": (int, -1),
+    "listeners": (str, "PLAINTEXT://127.0.0.1:9092"),
+    "advertised.listeners": (str, ""),
+    "log.dirs": (str, "/tmp/kafka-logs"),
+    "num.partitions": (int, 1),
+    "default.replication.factor": (int, 1),
+    "auto.create.topics.enable": (bool, True),
+    "delete.topic.enable": (bool, True),
+    "log.retention.ms": (int, -2),
+    "log.retention.minutes": (int, -2),
+    "log.retention.hours": (int, 168),
+    "log.retention.bytes": (int, -1),
+    "log.retention.check.interval.ms": (int, 300000),
+    "log.segment.bytes": (int, 1073741824),
+    "log.roll.ms": (int, -2),
+    "log.roll.hours": (int, 168),
+    "log.roll.jitter.ms": (int, 0),
+    "log.index.interval.bytes": (int, 4096),
+    "log.index.size.max.bytes": (int, 10485760),
+    "log.cleanup.policy": (str, "delete"),
+    "log.cleaner.enable": (bool, True),
+    "log.cleaner.backoff.ms": (int, 15000),
+    "log.cleaner.delete.retention.ms": (int, 86400000),
+    "log.cleaner.min.compaction.lag.ms": (int, 0),
+    "log.cleaner.max.compaction.lag.ms": (int, LONG_MAX),
+    "log.cleaner.min.cleanable.ratio": (float, 0.5),
+    "log.flush.interval.messages": (int, LONG_MAX),
+    "log.flush.interval.ms": (int, LONG_MAX),
+    "log.flush.scheduler.interval.ms": (int, LONG_MAX),
+    "log.message.timestamp.type": (str, "CreateTime"),
+    "log.message.timestamp.before.max.ms": (int, LONG_MAX),
+    "log.message.timestamp.after.max.ms": (int, LONG_MAX),
+    "log.preallocate": (bool, False),
+    "log.segment.delete.delay.ms": (int, 60000),
+    "compression.type": (str, "producer"),
+    "message.max.bytes": (int, 1048588),
+    "min.insync.replicas": (int, 1),
+    "unclean.leader.election.enable": (bool, False),
+    "socket.request.max.bytes": (int, 104857600),
+    "group.initial.rebalance.delay.ms": (int, 3000),
+    "group.min.session.timeout.ms": (int, 6000),
+    "group.max.session.timeout.ms": (int, 1800000),
+    "offsets.topic.num.partitions": (int, 50),
+    "offsets.topic.replication.factor": (int, 1),
+    "offsets.topic.segment.bytes": (int, 104857600),
+    "offsets.retention.minutes": (int, 10080),
+    "offsets.retention.check.interval.ms": (int, 600000),
+    "offsets.commit.timeout.ms": (int, 5000),
+    "transactional.id.expiration.ms": (int, 604800000),
+    "producer.id.expiration.ms": (int, 86400000),
+    "connections.max.idle.ms": (int, 600000),
+    "replica.fetch.max.bytes": (int, 1048576),
+    # Not a Kafka property: our Prometheus endpoint (0 = off).
+    "metrics.port": (int, 0),
+    "metrics.host": (str, "127.0.0.1"),
+    "cluster.id": (str, ""),
+}
+
+# Topic config name -> the broker property that supplies its default (Kafka's synonyms).
+TOPIC_CONFIG_BROKER_SYNONYMS: dict[str, str] = {
+    "cleanup.policy": "log.cleanup.policy",
+    "compression.type": "compression.type",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "max.message.bytes": "message.max.bytes",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "min.insync.replicas": "min.insync.replicas",
+    "preallocate": "log.preallocate",
+    "retention.bytes": "log.retention.bytes",
+    "retention.ms": "log.retention.ms",
+    "segment.bytes": "log.segment.bytes",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "segment.jitter.ms": "log.roll.jitter.ms",
+    "segment.ms": "log.roll.ms",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+}
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java .properties text (key=value or key: value, # and ! comments, \\ continuation)."""
+    props: dict[str, str] = {}
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending += line[:-1]
+            continue
+        line = pending + line
+        pending = ""
+        separators = [i for i in (line.find("="), line.find(":")) if i >= 0]
+        if not separators:
+            props[line] = ""
+            continue
+        cut = min(separators)
+        props[line[:cut].strip()] = line[cut + 1 :].strip()
+    return props
+
+
+def parse_listeners(value: str, property_name: str) -> list[Listener]:
+    listeners = []
+    for item in (v.strip() for v in value.split(",")):
+        if not item:
+            continue
+        name, sep, address = item.partition("://")
+        host, colon, port_text = address.rpartition(":")
+        if not sep or not colon or not name:
+            raise ConfigError(f"{property_name}: {item!r} is not NAME://host:port")
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise ConfigError(f"{property_name}: port in {item!r} is not a number") from None
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"{property_name}: port {port} is out of range")
+        listeners.append(Listener(name=name.upper(), host=host.strip("[]"), port=port))
+    return listeners
+
+
+def _coerce(name: str, kind: type, value: str) -> object:
+    text = value.strip()
+    if kind is bool:
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        raise ConfigError(f"{name}: expected true or false, got {value!r}")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"{name}: expected an integer, got {value!r}") from None
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{name}: expected a number, got {value!r}") from None
+    return text
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Every broker property, typed, with Kafka's defaults filled in.
+
+    `values` holds all known properties (typed) and `explicit` the names the operator set,
+    which DescribeConfigs reports as STATIC_BROKER_CONFIG rather than DEFAULT_CONFIG.
+    """
+
+    values: dict[str, object]
+    explicit: frozenset[str]
+    listeners: list[Listener]
+    advertised_listeners: list[Listener]
+    log_dirs: list[Path]
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> BrokerConfig:
+        values: dict[str, object] = {}
+        extra: dict[str, str] = {}
+        for name, (kind, default) in BROKER_DEFAULTS.items():
+            values[name] = _coerce(name, kind, props[name]) if name in props else default
+        for name, value in props.items():
+            if name not in BROKER_DEFAULTS:
+                extra[name] = value
+        listeners = parse_listeners(str(values["listeners"]), "listeners")
+        if not listeners:
+            raise ConfigError("listeners: at least one listener is required")
+        advertised = parse_listeners(str(values["advertised.listeners"]), "advertised.listeners")
+        dirs = [Path(d.strip()) for d in str(values["log.dirs"]).split(",") if d.strip()]
+        if props.get("broker.id") and "node.id" not in props:
+            values["node.id"] = values["broker.id"]
+        config = cls(
+            values=values,
+            explicit=frozenset(props),
+            listeners=listeners,
+            advertised_listeners=advertised,
+            log_dirs=dirs,
+            extra=extra,
+        )
+        config.validate()
+        return config
+
+    @classmethod
+    def load(cls, path: str | Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:
+        props: dict[str, str] = {}
+        if path is not None:
+            try:
+                props.update(parse_properties(Path(path).read_text(encoding="utf-8")))
+            except OSError as exc:
+                raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        for override in overrides:
+            key, sep, value = override.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"--override {override!r} is not key=value")
+            props[key.strip()] = value.strip()
+        return cls.from_properties(props)
+
+    def validate(self) -> None:
+        positive = [
+            "num.partitions",
+            "default.replication.factor",
+            "offsets.topic.num.partitions",
+            "message.max.bytes",
+            "socket.request.max.bytes",
+            "log.retention.check.interval.ms",
+            "min.insync.replicas",
+        ]
+        for name in positive:
+            if int(self.values[name]) < 1:  # type: ignore[call-overload]
+                raise ConfigError(f"{name}: must be at least 1, got {self.values[name]}")
+        if self.node_id < 0:
+            raise ConfigError(f"node.id: must not be negative, got {self.node_id}")
+        if int(self.values["log.segment.bytes"]) < 14:  # type: ignore[call-overload]
+            raise ConfigError("log.segment.bytes: must be at least 14")
+        if self.values["log.cleanup.policy"] not in ("delete", "compact", "compact,delete", "delete,compact"):
+            raise ConfigError(f"log.cleanup.policy: invalid value {self.values['log.cleanup.policy']!r}")
+        if self.values["compression.type"] not in (
+            "producer",
+            "uncompressed",
+            "gzip",
+            "snappy",
+            "lz4",
+            "zstd",
+        ):
+            raise ConfigError(f"compression.type: invalid value {self.values['compression.type']!r}")
+        if self.values["log.message.timestamp.type"] not in ("CreateTime", "LogAppendTime"):
+            raise ConfigError("log.message.timestamp.type: must be CreateTime or LogAppendTime")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ConfigError(f"metrics.port: {self.metrics_port} is out of range")
+        if not self.log_dirs:
+            raise ConfigError("log.dirs: at least one directory is required")
+        names = {listener.name for listener in self.listeners}
+        for adv in self.advertised_listeners:
+            if adv.name not in names:
+                raise ConfigError(f"advertised.listeners: {adv.name} is not in listeners")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+
+    def with_overrides(self, **changes: object) -> BrokerConfig:
+        """A copy with some typed values replaced (used by tests and by dynamic broker configs)."""
+        values = {**self.values, **{k.replace("_", "."): v for k, v in changes.items()}}
+        return dataclasses.replace(self, values=values)
+
+    def get_int(self, name: str) -> int:
+        return int(self.values[name])  # type: ignore[call-overload]
+
+    def get_bool(self, name: str) -> bool:
+        return bool(self.values[name])
+
+    def get_str(self, name: str) -> str:
+        return str(self.values[name])
+
+    @property
+    def node_id(self) -> int:
+        return self.get_int("node.id")
+
+    @property
+    def num_partitions(self) -> int:
+        return self.get_int("num.partitions")
+
+    @property
+    def default_replication_factor(self) -> int:
+        return self.get_int("default.replication.factor")
+
+    @property
+    def auto_create_topics_enable(self) -> bool:
+        return self.get_bool("auto.create.topics.enable")
+
+    @property
+    def message_max_bytes(self) -> int:
+        return self.get_int("message.max.bytes")
+
+    @property
+    def socket_request_max_bytes(self) -> int:
+        return self.get_int("socket.request.max.bytes")
+
+    @property
+    def offsets_topic_num_partitions(self) -> int:
+        return self.get_int("offsets.topic.num.partitions")
+
+    @property
+    def group_initial_rebalance_delay_ms(self) -> int:
+        return self.get_int("group.initial.rebalance.delay.ms")
+
+    @property
+    def group_min_session_timeout_ms(self) -> int:
+        return self.get_int("group.min.session.timeout.ms")
+
+    @property
+    def group_max_session_timeout_ms(self) -> int:
+        return self.get_int("group.max.session.timeout.ms")
+
+    @property
+    def log_retention_check_interval_ms(self) -> int:
+        return self.get_int("log.retention.check.interval.ms")
+
+    @property
+    def metrics_port(self) -> int:
+        return self.get_int("metrics.port")
+
+    @property
+    def log_retention_ms(self) -> int:
+        """Kafka's precedence: log.retention.ms, then .minutes, then .hours."""
+        if self.get_int("log.retention.ms") != -2:
+            return self.get_int("log.retention.ms")
+        if self.get_int("log.retention.minutes") != -2:
+            return self.get_int("log.retention.minutes") * 60_000
+        return self.get_int("log.retention.hours") * 3_600_000
+
+    @property
+    def log_roll_ms(self) -> int:
+        if self.get_int("log.roll.ms") != -2:
+            return self.get_int("log.roll.ms")
+        return self.get_int("log.roll.hours") * 3_600_000
+
+    def broker_value(self, name: str) -> str | None:
+        """A broker property as Kafka would print it (derived retention/roll values included)."""
+        if name == "log.retention.ms":
+            return str(self.log_retention_ms)
+        if name == "log.roll.ms":
+            return str(self.log_roll_ms)
+        if name in self.values:
+            value = self.values[name]
+            if isinstance(value, bool):
+                return "true" if value else "false"
+            return str(value)
+        return self.extra.get(name)
+
+    def topic_defaults(self) -> dict[str, str]:
+        """Topic-level config defaults as derived from broker properties (Kafka's synonyms)."""
+        return {
+            topic_name: str(self.broker_value(broker_name))
+            for topic_name, broker_name in TOPIC_CONFIG_BROKER_SYNONYMS.items()
+        }

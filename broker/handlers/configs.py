@@ -1,0 +1,228 @@
+"""DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.config import BROKER_DEFAULTS, TOPIC_CONFIG_BROKER_SYNONYMS
+from broker.metadata.topic_registry import TopicRecord
+from broker.server.context import RequestContext
+from broker.server.topics import TopicError, known_topic_configs
+
+TOPIC = 2
+BROKER = 4
+
+# ConfigSource values from Kafka's DescribeConfigsResponse.
+DYNAMIC_TOPIC_CONFIG = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+
+# ConfigType values (DescribeConfigs v3+).
+BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
+_TOPIC_TYPES = {
+    "cleanup.policy": LIST,
+    "compression.type": STRING,
+    "message.timestamp.type": STRING,
+    "min.cleanable.dirty.ratio": DOUBLE,
+    "preallocate": BOOLEAN,
+    "unclean.leader.election.enable": BOOLEAN,
+    "segment.bytes": INT,
+    "max.message.bytes": INT,
+    "index.interval.bytes": INT,
+    "segment.index.bytes": INT,
+    "min.insync.replicas": INT,
+}
+_BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE}
+
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+def _entry(
+    name: str, value: str | None, source: int, read_only: bool, config_type: int, synonyms: list[dict]
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "value": value,
+        "read_only": read_only,
+        "config_source": source,
+        "is_default": source == DEFAULT_CONFIG,
+        "is_sensitive": False,
+        "synonyms": synonyms,
+        "config_type": config_type,
+        "documentation": None,
+    }
+
+
+def _broker_synonym(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
+    config = ctx.broker.config
+    broker_name = TOPIC_CONFIG_BROKER_SYNONYMS[topic_config]
+    value = config.broker_value(broker_name)
+    source = STATIC_BROKER_CONFIG if broker_name in config.explicit else DEFAULT_CONFIG
+    return [{"name": broker_name, "value": value, "source": source}]
+
+
+def describe_topic_config_entries(
+    ctx: RequestContext, topic: TopicRecord, *, include_synonyms: bool, keys: Any = None
+) -> list[dict[str, Any]]:
+    defaults = ctx.broker.config.topic_defaults()
+    entries = []
+    for name in sorted(known_topic_configs()):
+        if keys is not None and name not in keys:
+            continue
+        broker_synonyms = _broker_synonym(ctx, name) if name in TOPIC_CONFIG_BROKER_SYNONYMS else []
+        if name in topic.configs:
+            value, source = topic.configs[name], DYNAMIC_TOPIC_CONFIG
+            synonyms = [{"name": name, "value": value, "source": source}, *broker_synonyms]
+        else:
+            value = defaults.get(name)
+            source = broker_synonyms[0]["source"] if broker_synonyms else DEFAULT_CONFIG
+            synonyms = broker_synonyms
+        entries.append(
+            _entry(
+                name, value, source, False, _TOPIC_TYPES.get(name, LONG), synonyms if include_synonyms else []
+            )
+        )
+    return entries
+
+
+def _describe_broker(ctx: RequestContext, include_synonyms: bool, keys: Any) -> list[dict[str, Any]]:
+    config = ctx.broker.config
+    entries = []
+    for name, (kind, _default) in sorted(BROKER_DEFAULTS.items()):
+        if keys is not None and name not in keys:
+            continue
+        source = STATIC_BROKER_CONFIG if name in config.explicit else DEFAULT_CONFIG
+        value = config.broker_value(name)
+        synonyms = [{"name": name, "value": value, "source": source}] if include_synonyms else []
+        # Dynamic broker configs are not supported: everything is read-only at runtime.
+        entries.append(_entry(name, value, source, True, _BROKER_TYPES.get(kind, STRING), synonyms))
+    return entries
+
+
+async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    include_synonyms = bool(getattr(request, "include_synonyms", False))
+    results = []
+    for resource in request.resources:
+        keys = set(resource.configuration_keys) if resource.configuration_keys is not None else None
+        result: dict[str, Any] = {
+            "error_code": ErrorCode.none,
+            "error_message": None,
+            "resource_type": resource.resource_type,
+            "resource_name": resource.resource_name,
+            "configs": [],
+        }
+        if resource.resource_type == TOPIC:
+            topic = ctx.broker.metadata.get(resource.resource_name)
+            if topic is None:
+                result.update(error_code=ErrorCode.unknown_topic_or_partition, error_message="Unknown topic")
+            else:
+                result["configs"] = describe_topic_config_entries(
+                    ctx, topic, include_synonyms=include_synonyms, keys=keys
+                )
+        elif resource.resource_type == BROKER:
+            if resource.resource_name not in ("", str(ctx.broker.node_id)):
+                result.update(error_code=ErrorCode.invalid_request, error_message="Unknown broker id")
+            else:
+                result["configs"] = _describe_broker(ctx, include_synonyms, keys)
+        else:
+            result.update(error_code=ErrorCode.invalid_request, error_message="Unsupported resource type")
+        results.append(result)
+    return {"throttle_time": 0, "results": results}
+
+
+def _alter_result(resource: Any, error: ErrorCode = ErrorCode.none, message: str | None = None) -> dict:
+    return {
+        "error_code": error,
+        "error_message": message,
+        "resource_type": resource.resource_type,
+        "resource_name": resource.resource_name,
+    }
+
+
+def _apply_to_topic(
+    ctx: RequestContext, resource: Any, new_configs: dict[str, str], validate_only: bool
+) -> dict:
+    try:
+        ctx.broker.topics.set_configs(resource.resource_name, new_configs, validate_only=validate_only)
+    except TopicError as exc:
+        return _alter_result(resource, exc.error_code, exc.message)
+    return _alter_result(resource)
+
+
+def _refuse_non_topic(resource: Any) -> dict | None:
+    if resource.resource_type == BROKER:
+        return _alter_result(resource, ErrorCode.invalid_request, "Dynamic broker configs are not supported")
+    if resource.resource_type != TOPIC:
+        return _alter_result(resource, ErrorCode.invalid_request, "Unsupported resource type")
+    return None
+
+
+async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    responses = []
+    for resource in request.resources:
+        refused = _refuse_non_topic(resource)
+        if refused is not None:
+            responses.append(refused)
+            continue
+        # AlterConfigs replaces the whole set of overrides.
+        configs = {c.name: c.value for c in resource.configs if c.value is not None}
+        responses.append(_apply_to_topic(ctx, resource, configs, request.validate_only))
+    return {"throttle_time": 0, "responses": responses}
+
+
+def _incremental(current: dict[str, str], ops: Any, defaults: dict[str, str]) -> dict[str, str]:
+    updated = dict(current)
+    for op in ops:
+        if op.config_operation == SET:
+            if op.value is None:
+                raise TopicError(ErrorCode.invalid_config, f"Null value for {op.name}")
+            updated[op.name] = op.value
+        elif op.config_operation == DELETE:
+            updated.pop(op.name, None)
+        elif op.config_operation in (APPEND, SUBTRACT):
+            if _TOPIC_TYPES.get(op.name) != LIST:
+                raise TopicError(ErrorCode.invalid_config, f"{op.name} is not a list config")
+            base = updated.get(op.name, defaults.get(op.name, ""))
+            items = [v for v in base.split(",") if v]
+            changes = [v.strip() for v in (op.value or "").split(",") if v.strip()]
+            if op.config_operation == APPEND:
+                items += [v for v in changes if v not in items]
+            else:
+                items = [v for v in items if v not in changes]
+            updated[op.name] = ",".join(items)
+        else:
+            raise TopicError(ErrorCode.invalid_request, f"Unknown config operation {op.config_operation}")
+    return updated
+
+
+async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    responses = []
+    for resource in request.resources:
+        refused = _refuse_non_topic(resource)
+        if refused is not None:
+            responses.append(refused)
+            continue
+        topic = ctx.broker.metadata.get(resource.resource_name)
+        if topic is None:
+            responses.append(_alter_result(resource, ErrorCode.unknown_topic_or_partition, "Unknown topic"))
+            continue
+        names = [op.name for op in resource.configs]
+        if len(names) != len(set(names)):
+            responses.append(_alter_result(resource, ErrorCode.invalid_request, "Duplicate config keys"))
+            continue
+        try:
+            configs = _incremental(topic.configs, resource.configs, ctx.broker.config.topic_defaults())
+        except TopicError as exc:
+            responses.append(_alter_result(resource, exc.error_code, exc.message))
+            continue
+        responses.append(_apply_to_topic(ctx, resource, configs, request.validate_only))
+    return {"throttle_time": 0, "responses": responses}
+
+
+APIS = {
+    32: (1, 4, handle_describe_configs),
+    33: (0, 2, handle_alter_configs),
+    44: (0, 1, handle_incremental_alter_configs),
+}

@@ -1,0 +1,143 @@
+"""Fetch (1), v4-12, with long-polling.
+
+A fetch that finds fewer than min_bytes waits up to max_wait for an append to any of the
+requested partitions (PartitionLog append listeners), then reads again. Only the fetching
+connection waits; the event loop keeps serving everyone else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.handlers.partition_checks import leader_epoch_error
+from broker.records.errors import StorageError
+from broker.server.context import RequestContext
+
+READ_COMMITTED = 1
+
+
+def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "error_code": error,
+        "high_watermark": high_watermark,
+        "last_stable_offset": -1,
+        "log_start_offset": -1,
+        "aborted_transactions": None,
+        "preferred_read_replica": -1,
+        "records": None,
+    }
+
+
+def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], int, list[Any]]:
+    """One pass over every requested partition: (topic responses, bytes read, logs touched)."""
+    state = ctx.broker
+    read_committed = request.isolation_level == READ_COMMITTED
+    budget = request.max_bytes if request.max_bytes > 0 else 0
+    total = 0
+    logs = []
+    responses = []
+    for fetch_topic in request.topics:
+        name = fetch_topic.topic
+        topic = state.metadata.get(name)
+        partitions = []
+        for part in fetch_topic.partitions:
+            index = part.partition
+            if topic is None or not 0 <= index < topic.partitions:
+                partitions.append(_error_partition(index, ErrorCode.unknown_topic_or_partition))
+                continue
+            partition_log = state.logs.get(name, index)
+            if partition_log is None:
+                partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
+                continue
+            logs.append(partition_log)
+            epoch_error = leader_epoch_error(part.current_leader_epoch, topic.leader_epoch(index))
+            if epoch_error != ErrorCode.none:
+                partitions.append(_error_partition(index, epoch_error))
+                continue
+            high_watermark = partition_log.high_watermark
+            # Without transactions the last stable offset is the high watermark.
+            stable = high_watermark
+            log_start = partition_log.log_start_offset
+            offset = part.fetch_offset
+            if offset < log_start or offset > partition_log.log_end_offset:
+                partitions.append(
+                    {
+                        **_error_partition(index, ErrorCode.offset_out_of_range, high_watermark),
+                        "last_stable_offset": stable,
+                        "log_start_offset": log_start,
+                    }
+                )
+                continue
+            records = b""
+            limit = max(0, min(part.partition_max_bytes, budget - total))
+            max_offset = stable if read_committed else high_watermark
+            # The first partition with data returns at least one whole batch, as in Kafka,
+            # so a batch larger than max_bytes cannot stall a consumer.
+            if offset < max_offset and (limit > 0 or total == 0):
+                try:
+                    records = partition_log.read(
+                        offset, limit, max_offset=max_offset, min_one_message=total == 0
+                    )
+                except StorageError as exc:
+                    partitions.append(_error_partition(index, ErrorCode(exc.error_code), high_watermark))
+                    continue
+            total += len(records)
+            if records:
+                state.metrics.record_fetch(name, len(records))
+            partitions.append(
+                {
+                    "partition_index": index,
+                    "error_code": ErrorCode.none,
+                    "high_watermark": high_watermark,
+                    "last_stable_offset": stable,
+                    "log_start_offset": log_start,
+                    "aborted_transactions": [] if read_committed else None,
+                    "preferred_read_replica": -1,
+                    "records": records,
+                }
+            )
+        responses.append({"topic": name, "partitions": partitions})
+    return responses, total, logs
+
+
+async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if request.session_id != 0:
+        # We never create fetch sessions (we answer session_id 0), so any id is unknown.
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.fetch_session_id_not_found,
+            "session_id": 0,
+            "responses": [],
+        }
+    responses, total, logs = _read_all(ctx, request)
+    max_wait_s = request.max_wait.total_seconds()
+    if total < request.min_bytes and max_wait_s > 0 and logs and not ctx.broker.stopping.is_set():
+        await _wait_for_append(ctx, logs, max_wait_s)
+        responses, total, logs = _read_all(ctx, request)
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
+
+
+async def _wait_for_append(ctx: RequestContext, logs: list[Any], timeout_s: float) -> None:
+    woken = asyncio.Event()
+
+    def on_append(*_args: Any) -> None:
+        woken.set()
+
+    for partition_log in logs:
+        partition_log.add_append_listener(on_append)
+    stopping = asyncio.ensure_future(ctx.broker.stopping.wait())
+    appended = asyncio.ensure_future(woken.wait())
+    try:
+        await asyncio.wait({stopping, appended}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        appended.cancel()
+        for partition_log in logs:
+            partition_log.remove_append_listener(on_append)
+
+
+APIS = {1: (4, 12, handle_fetch)}

@@ -1,0 +1,34 @@
+"""InitProducerId (22)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.server.context import RequestContext
+
+
+async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if request.transactional_id is not None:
+        # Transactions (AddPartitionsToTxn, EndTxn, ...) are not served yet.
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.transactional_id_authorization_failed,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+    producer_id, epoch = ctx.broker.producer_ids.init_producer(
+        None,
+        getattr(request, "producer_id", -1),
+        getattr(request, "producer_epoch", -1),
+    )
+    return {
+        "throttle_time": 0,
+        "error_code": ErrorCode.none,
+        "producer_id": producer_id,
+        "producer_epoch": epoch,
+    }
+
+
+APIS = {22: (0, 4, handle_init_producer_id)}

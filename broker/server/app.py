@@ -1,0 +1,216 @@
+"""The broker process: start every component, serve, shut down gracefully."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from broker.config import BrokerConfig
+from broker.metadata.producer_ids import ProducerIdManager
+from broker.metadata.topic_registry import MetadataStore
+from broker.server.connection import Connection
+from broker.server.context import BrokerState
+from broker.server.metrics import BrokerMetrics, serve_metrics
+from broker.server.topics import TopicManager
+
+log = logging.getLogger("broker")
+
+SHUTDOWN_GRACE_S = 10.0
+FLUSH_CHECK_INTERVAL_S = 1.0
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class BrokerServer:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.state: BrokerState | None = None
+        self._servers: list[asyncio.AbstractServer] = []
+        self._metrics_server: asyncio.AbstractServer | None = None
+        self._connections: set[Connection] = set()
+        self._connection_tasks: set[asyncio.Task[None]] = set()
+        self._periodic: list[asyncio.Task[None]] = []
+        self._stop_requested = asyncio.Event()
+        self.stopping = asyncio.Event()
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        from broker.log.log_manager import LogManager
+
+        config = self.config
+        data_dir = config.log_dirs[0]
+        data_dir.mkdir(parents=True, exist_ok=True)
+        metadata = MetadataStore(data_dir)
+        metadata.load()
+        producer_ids = ProducerIdManager(data_dir)
+        producer_ids.load()
+        metrics = BrokerMetrics()
+        default_log_config = TopicManager.default_log_config_for(config)
+        logs = LogManager(config.log_dirs, default_log_config)
+        logs.load()
+        topics = TopicManager(config, metadata, logs)
+        topics.open_all()
+        state = BrokerState(
+            config=config,
+            metadata=metadata,
+            logs=logs,
+            topics=topics,
+            producer_ids=producer_ids,
+            metrics=metrics,
+            stopping=self.stopping,
+        )
+        self.state = state
+        self._register_gauges(state)
+        await self._start_groups(state)
+
+        for listener in config.listeners:
+            server = await asyncio.start_server(
+                lambda r, w, name=listener.name: self._accept(r, w, name),
+                listener.host or "127.0.0.1",
+                listener.port,
+                limit=2**20,
+            )
+            port = server.sockets[0].getsockname()[1]
+            state.bound_ports[listener.name] = port
+            self._servers.append(server)
+            log.info("listening on %s://%s:%d", listener.name, listener.host, port)
+        if config.metrics_port:
+            self._metrics_server = await serve_metrics(
+                metrics, config.get_str("metrics.host"), config.metrics_port
+            )
+            log.info("metrics on http://%s:%d/metrics", config.get_str("metrics.host"), config.metrics_port)
+
+        self._schedule("retention", config.log_retention_check_interval_ms / 1000, self._run_retention)
+        self._schedule("cleaner", config.get_int("log.cleaner.backoff.ms") / 1000, self._run_cleaner)
+        self._schedule("flush", FLUSH_CHECK_INTERVAL_S, self._run_flush)
+        log.info(
+            "broker %d started (cluster %s, %d topics, data in %s)",
+            config.node_id,
+            metadata.cluster_id,
+            len(metadata),
+            data_dir,
+        )
+
+    async def _start_groups(self, state: BrokerState) -> None:
+        from broker.server.group_storage import start_group_coordinator
+
+        state.groups = await start_group_coordinator(state)
+        expiry_s = self.config.get_int("offsets.retention.check.interval.ms") / 1000
+        expire = getattr(state.groups, "expire_offsets", None)
+        if expire is not None:
+            self._schedule("offsets-expiry", expiry_s, lambda: _maybe_await(expire(now_ms())))
+
+    def request_stop(self) -> None:
+        self._stop_requested.set()
+
+    async def serve_until_stopped(self) -> None:
+        await self._stop_requested.wait()
+        await self.stop()
+
+    async def stop(self) -> None:
+        if self.stopping.is_set():
+            return
+        log.info("broker stopping: no new connections, finishing in-flight requests")
+        self.stopping.set()
+        for server in self._servers:
+            server.close()
+        for task in self._periodic:
+            task.cancel()
+        for connection in list(self._connections):
+            connection.request_stop()
+        if self._connection_tasks:
+            _done, pending = await asyncio.wait(self._connection_tasks, timeout=SHUTDOWN_GRACE_S)
+            for task in pending:
+                task.cancel()
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+        if self._metrics_server is not None:
+            self._metrics_server.close()
+        state = self.state
+        if state is not None:
+            close_groups = getattr(state.groups, "close", None)
+            if close_groups is not None:
+                await _maybe_await(close_groups())
+            state.logs.close()
+        log.info("broker stopped")
+
+    # --- connections -------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str) -> None:
+        assert self.state is not None
+        if self.stopping.is_set():
+            writer.close()
+            return
+        connection = Connection(self.state, reader, writer, name)
+        self._connections.add(connection)
+        task = asyncio.current_task()
+        assert task is not None
+        self._connection_tasks.add(task)
+        try:
+            await connection.run()
+        finally:
+            self._connections.discard(connection)
+            self._connection_tasks.discard(task)
+
+    # --- periodic work -----------------------------------------------------------------
+
+    def _schedule(self, name: str, interval_s: float, work: Callable[[], Awaitable[Any] | Any]) -> None:
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(max(interval_s, 0.01))
+                try:
+                    await _maybe_await(work())
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("periodic task %s failed", name)
+
+        self._periodic.append(asyncio.create_task(loop(), name=f"broker-{name}"))
+
+    def _run_retention(self) -> None:
+        assert self.state is not None
+        self.state.logs.run_retention(now_ms())
+
+    async def _run_cleaner(self) -> None:
+        assert self.state is not None
+        if self.config.get_bool("log.cleaner.enable"):
+            # Compaction rewrites whole segments: keep it off the event loop.
+            await asyncio.to_thread(self.state.logs.run_cleaner, now_ms())
+
+    def _run_flush(self) -> None:
+        assert self.state is not None
+        self.state.logs.flush_due(now_ms())
+
+    def _register_gauges(self, state: BrokerState) -> None:
+        def log_sizes() -> list[tuple[dict[str, str], float]]:
+            samples = []
+            for topic, partition in state.logs.partitions():
+                partition_log = state.logs.get(topic, partition)
+                if partition_log is not None:
+                    labels = {"topic": topic, "partition": str(partition)}
+                    samples.append((labels, float(partition_log.size_bytes())))
+            return samples
+
+        def group_count() -> list[tuple[dict[str, str], float]]:
+            count = getattr(state.groups, "group_count", None)
+            return [({}, float(count()))] if callable(count) else []
+
+        state.metrics.add_gauge("kafka_log_size_bytes", "Bytes on disk per partition.", log_sizes)
+        state.metrics.add_gauge(
+            "kafka_broker_groups", "Consumer groups known to the coordinator.", group_count
+        )
+        state.metrics.add_gauge("kafka_broker_topics", "Topics.", lambda: [({}, float(len(state.metadata)))])
+
+
+async def _maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+        return await value
+    return value

@@ -1,0 +1,75 @@
+"""Shared broker state and the per-request context handed to every API handler."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from broker.config import BrokerConfig, Listener
+
+if TYPE_CHECKING:
+    from broker.metadata.producer_ids import ProducerIdManager
+    from broker.metadata.topic_registry import MetadataStore
+    from broker.server.metrics import BrokerMetrics
+    from broker.server.topics import TopicManager
+
+
+@dataclass(eq=False)
+class BrokerState:
+    """Everything a handler may touch. One instance per broker process."""
+
+    config: BrokerConfig
+    metadata: MetadataStore
+    logs: Any  # broker.log.log_manager.LogManager
+    topics: TopicManager
+    producer_ids: ProducerIdManager
+    metrics: BrokerMetrics
+    groups: Any = None  # broker.groups.coordinator.GroupCoordinator, set once it is loaded
+    # Listener name -> port actually bound (differs from the config when it asks for port 0).
+    bound_ports: dict[str, int] = field(default_factory=dict)
+    started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    # Set when shutdown begins, so long-polls return early.
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def node_id(self) -> int:
+        return self.config.node_id
+
+    @property
+    def cluster_id(self) -> str:
+        return self.metadata.cluster_id
+
+    def advertised_endpoint(self, listener_name: str) -> tuple[str, int]:
+        """(host, port) clients should use for this broker on the given listener."""
+        listener = self._advertised(listener_name)
+        port = listener.port
+        if port == 0:
+            port = self.bound_ports.get(listener.name, 0)
+        host = listener.host or "127.0.0.1"
+        if host == "0.0.0.0":
+            host = "127.0.0.1"
+        return host, port
+
+    def _advertised(self, listener_name: str) -> Listener:
+        for listener in self.config.advertised_listeners:
+            if listener.name == listener_name:
+                return listener
+        for listener in self.config.listeners:
+            if listener.name == listener_name:
+                return listener
+        return self.config.listeners[0]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    client_host: str
+    client_port: int
+    listener_name: str
+    broker: BrokerState
+    principal: str = "User:ANONYMOUS"

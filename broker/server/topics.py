@@ -1,0 +1,219 @@
+"""Topic lifecycle: keeps the metadata registry and the partition logs in step."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.config import TOPIC_CONFIG_BROKER_SYNONYMS, BrokerConfig
+from broker.metadata.topic_names import topic_name_problem
+from broker.metadata.topic_registry import MetadataStore, TopicRecord
+
+log = logging.getLogger(__name__)
+
+OFFSETS_TOPIC = "__consumer_offsets"
+MAX_PARTITIONS = 100_000
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+class TopicError(Exception):
+    """A topic operation failed with a Kafka error code."""
+
+    def __init__(self, error_code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+
+
+def _log_config_class() -> Any:
+    from broker.log.config import LogConfig
+
+    return LogConfig
+
+
+def known_topic_configs() -> frozenset[str]:
+    from broker.log.config import TOPIC_CONFIG_DEFAULTS
+
+    return frozenset(TOPIC_CONFIG_DEFAULTS) | frozenset(TOPIC_CONFIG_BROKER_SYNONYMS)
+
+
+class TopicManager:
+    def __init__(self, config: BrokerConfig, metadata: MetadataStore, logs: Any) -> None:
+        self.config = config
+        self.metadata = metadata
+        self.logs = logs
+        self.default_log_config = self.default_log_config_for(config)
+
+    @staticmethod
+    def default_log_config_for(config: BrokerConfig) -> Any:
+        return _log_config_class().from_properties(config.topic_defaults())
+
+    # --- startup -----------------------------------------------------------------------
+
+    def open_all(self) -> None:
+        """Create any partition log the registry knows but the disk lacks, drop orphans."""
+        known = {(t.name, p) for t in self.metadata.topics() for p in range(t.partitions)}
+        on_disk = set(self.logs.partitions())
+        for topic_name, partition in sorted(on_disk - known):
+            if topic_name not in self.metadata:
+                log.warning("deleting orphaned partition log %s-%d", topic_name, partition)
+                self.logs.delete_topic(topic_name)
+        for topic in self.metadata.topics():
+            config = self.log_config(topic)
+            for partition in range(topic.partitions):
+                if (topic.name, partition) not in on_disk:
+                    self.logs.create(topic.name, partition, config)
+
+    # --- configs -----------------------------------------------------------------------
+
+    def log_config(self, topic: TopicRecord) -> Any:
+        return _log_config_class().from_properties(topic.configs, base=self.default_log_config)
+
+    def validate_configs(self, configs: dict[str, str]) -> Any:
+        known = known_topic_configs()
+        for name in configs:
+            if name not in known:
+                raise TopicError(ErrorCode.invalid_config, f"Unknown topic config name: {name}")
+        try:
+            return _log_config_class().from_properties(configs, base=self.default_log_config)
+        except Exception as exc:  # LogConfig raises ValueError subclasses with a message
+            raise TopicError(ErrorCode.invalid_config, str(exc)) from None
+
+    # --- commands ----------------------------------------------------------------------
+
+    def check_new_topic(self, name: str, partitions: int, replication_factor: int) -> tuple[int, int]:
+        """Validate a create request; returns the (partitions, replication factor) to use."""
+        problem = topic_name_problem(name)
+        if problem:
+            raise TopicError(ErrorCode.invalid_topic_exception, problem)
+        if name in self.metadata:
+            raise TopicError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        other = self.metadata.colliding_topic(name)
+        if other is not None:
+            raise TopicError(
+                ErrorCode.invalid_topic_exception,
+                f"Topic '{name}' collides with existing topic: {other}",
+            )
+        if partitions == -1:
+            partitions = self.config.num_partitions
+        if partitions < 1 or partitions > MAX_PARTITIONS:
+            raise TopicError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
+        if replication_factor == -1:
+            replication_factor = self.config.default_replication_factor
+        if replication_factor < 1:
+            raise TopicError(
+                ErrorCode.invalid_replication_factor, "Replication factor must be larger than 0."
+            )
+        if replication_factor > 1:
+            raise TopicError(
+                ErrorCode.invalid_replication_factor,
+                f"Replication factor: {replication_factor} larger than available brokers: 1.",
+            )
+        return partitions, replication_factor
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str] | None = None,
+        *,
+        validate_only: bool = False,
+        internal: bool = False,
+    ) -> TopicRecord:
+        partitions, replication_factor = self.check_new_topic(name, partitions, replication_factor)
+        configs = dict(configs or {})
+        log_config = self.validate_configs(configs)
+        if validate_only:
+            return TopicRecord(name=name, topic_id=_ZERO_UUID, partitions=partitions, configs=configs)
+        topic = self.metadata.create_topic(
+            name, partitions, replication_factor=replication_factor, configs=configs, internal=internal
+        )
+        for partition in range(partitions):
+            self.logs.create(name, partition, log_config)
+        log.info("created topic %s with %d partitions", name, partitions)
+        return topic
+
+    def delete_topic(self, name: str) -> TopicRecord:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise TopicError(ErrorCode.unknown_topic_or_partition, "This server does not host this topic.")
+        if topic.internal:
+            raise TopicError(ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}")
+        if not self.config.get_bool("delete.topic.enable"):
+            raise TopicError(ErrorCode.topic_deletion_disabled, "Topic deletion is disabled.")
+        # Registry first: once it forgets the topic, a crash leaves only orphan logs that
+        # open_all removes on the next start.
+        self.metadata.delete_topic(name)
+        self.logs.delete_topic(name)
+        log.info("deleted topic %s", name)
+        return topic
+
+    def add_partitions(self, name: str, total: int, *, validate_only: bool = False) -> TopicRecord:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise TopicError(ErrorCode.unknown_topic_or_partition, "This server does not host this topic.")
+        if total < topic.partitions:
+            raise TopicError(
+                ErrorCode.invalid_partitions,
+                f"Topic currently has {topic.partitions} partitions, which is higher than the requested {total}.",
+            )
+        if total == topic.partitions:
+            raise TopicError(ErrorCode.invalid_partitions, f"Topic already has {total} partitions.")
+        if total > MAX_PARTITIONS:
+            raise TopicError(ErrorCode.invalid_partitions, "Too many partitions.")
+        if validate_only:
+            return topic
+        config = self.log_config(topic)
+        for partition in range(topic.partitions, total):
+            self.logs.create(name, partition, config)
+        return self.metadata.add_partitions(name, total)
+
+    def set_configs(self, name: str, configs: dict[str, str], *, validate_only: bool = False) -> TopicRecord:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise TopicError(ErrorCode.unknown_topic_or_partition, "This server does not host this topic.")
+        log_config = self.validate_configs(configs)
+        if validate_only:
+            return topic
+        updated = self.metadata.set_topic_configs(name, configs)
+        for partition in range(topic.partitions):
+            partition_log = self.logs.get(name, partition)
+            if partition_log is not None:
+                partition_log.update_config(log_config)
+        return updated
+
+    def auto_create(self, name: str) -> TopicRecord | None:
+        """Create a topic on first use when the broker allows it; None if it may not."""
+        if not self.config.auto_create_topics_enable:
+            return None
+        try:
+            return self.create_topic(name)
+        except TopicError as exc:
+            if exc.error_code == ErrorCode.topic_already_exists:
+                return self.metadata.get(name)
+            raise
+
+    def ensure_offsets_topic(self) -> TopicRecord:
+        topic = self.metadata.get(OFFSETS_TOPIC)
+        if topic is not None:
+            return topic
+        return self.create_topic(
+            OFFSETS_TOPIC,
+            self.config.offsets_topic_num_partitions,
+            1,
+            {
+                "cleanup.policy": "compact",
+                "compression.type": "producer",
+                "segment.bytes": str(self.config.get_int("offsets.topic.segment.bytes")),
+            },
+            internal=True,
+        )
+
+    # --- lookups -----------------------------------------------------------------------
+
+    def partition_log(self, name: str, partition: int) -> Any:
+        return self.logs.get(name, partition)
