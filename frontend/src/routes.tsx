@@ -3,6 +3,7 @@ import { redirect, type RouteObject } from "react-router";
 
 import { sessionQueryOptions } from "./api/hooks/session";
 import { safeNextPath } from "./auth/nextPath";
+import { LoadingState } from "./components/states";
 import { AppLayout } from "./layout/AppLayout";
 import { NAV_ITEMS } from "./layout/navigation";
 import { NotFoundPage } from "./pages/NotFoundPage";
@@ -31,6 +32,8 @@ export function buildRoutes(queryClient: QueryClient): RouteObject[] {
   return [
     {
       errorElement: <RouteErrorPage />,
+      // Shown while the first loaders (the session check) run.
+      hydrateFallbackElement: <LoadingState label="Loading the console…" />,
       children: [
         {
           path: "login",

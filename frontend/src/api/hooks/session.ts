@@ -1,4 +1,4 @@
-import { queryOptions, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
 import type { LoginRequest, Session, User } from "../types";
@@ -20,6 +20,16 @@ export function sessionQueryOptions() {
   });
 }
 
+/**
+ * Drops everything cached for the previous person and records the new
+ * session. The session query itself is kept (not cleared) so components
+ * watching it, like the auth guard, see the change.
+ */
+function replaceSession(queryClient: QueryClient, session: Session): void {
+  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== sessionKeys.all[0] });
+  queryClient.setQueryData<Session>(sessionKeys.current(), session);
+}
+
 export function useSession() {
   return useQuery(sessionQueryOptions());
 }
@@ -29,11 +39,7 @@ export function useLogin() {
   return useMutation({
     mutationFn: async (credentials: LoginRequest): Promise<User> =>
       unwrap(await apiClient.POST("/api/v1/auth/login/", { body: credentials })).user,
-    onSuccess: (user) => {
-      // Nothing cached for a previous user may leak into this session.
-      queryClient.clear();
-      queryClient.setQueryData<Session>(sessionKeys.current(), { authenticated: true, user });
-    },
+    onSuccess: (user) => replaceSession(queryClient, { authenticated: true, user }),
   });
 }
 
@@ -43,9 +49,6 @@ export function useLogout() {
     mutationFn: async (): Promise<void> => {
       unwrap(await apiClient.POST("/api/v1/auth/logout/"));
     },
-    onSuccess: () => {
-      queryClient.clear();
-      queryClient.setQueryData<Session>(sessionKeys.current(), signedOutSession);
-    },
+    onSuccess: () => replaceSession(queryClient, signedOutSession),
   });
 }

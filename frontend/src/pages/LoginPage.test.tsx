@@ -1,0 +1,70 @@
+import { screen, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import { json, requestsOf, signedIn, signedOut, stubFetch } from "../test/fetchStub";
+import { renderApp } from "../test/renderApp";
+
+describe("LoginPage", () => {
+  it("shows the server's message when the credentials are rejected", async () => {
+    document.cookie = "csrftoken=token-from-django";
+    const fetchSpy = stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedOut),
+      "POST /api/v1/auth/login/": json(400, {
+        error: { code: "invalid_credentials", message: "The username or password is not correct.", details: {} },
+      }),
+    });
+    const { user, router } = renderApp("/login");
+
+    await user.type(await screen.findByLabelText("Username"), "ada");
+    await user.type(screen.getByLabelText("Password"), "wrong-password");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("alert")).toHaveTextContent("The username or password is not correct.");
+    expect(router.state.location.pathname).toBe("/login");
+
+    const login = requestsOf(fetchSpy).find((request) => request.method === "POST");
+    expect(login?.headers.get("X-CSRFToken")).toBe("token-from-django");
+    expect(login?.headers.get("Content-Type")).toBe("application/json");
+    expect(await login?.json()).toEqual({ username: "ada", password: "wrong-password" });
+  });
+
+  it("signs in and goes to the page named by next", async () => {
+    stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedOut),
+      "POST /api/v1/auth/login/": json(200, { user: signedIn.user }),
+    });
+    const { user, router } = renderApp("/login?next=%2Ftopics");
+
+    await user.type(await screen.findByLabelText("Username"), "ada");
+    await user.type(screen.getByLabelText("Password"), "correct horse");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Topics" })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/topics");
+    expect(screen.getByText("ada")).toBeInTheDocument();
+  });
+
+  it("ignores a next that points to another site", async () => {
+    stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedOut),
+      "POST /api/v1/auth/login/": json(200, { user: signedIn.user }),
+      "GET /api/v1/overview/": json(200, { clusters: 0, topics: 0, service_accounts: 0, firing_alerts: 0, version: "1" }),
+    });
+    const { user, router } = renderApp("/login?next=%2F%2Fevil.example%2F");
+
+    await user.type(await screen.findByLabelText("Username"), "ada");
+    await user.type(screen.getByLabelText("Password"), "correct horse");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe("/"));
+    expect(await screen.findByRole("heading", { level: 1, name: "Overview" })).toBeInTheDocument();
+  });
+
+  it("sends an already signed-in visitor on to next", async () => {
+    stubFetch({ "GET /api/v1/auth/session/": json(200, signedIn) });
+    const { router } = renderApp("/login?next=%2Facls");
+
+    expect(await screen.findByRole("heading", { level: 1, name: "ACLs" })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/acls");
+  });
+});
