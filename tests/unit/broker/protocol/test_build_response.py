@@ -1,0 +1,95 @@
+import datetime
+import uuid
+
+import pytest
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader
+
+from broker.protocol.frames import encode_response
+from broker.protocol.responses import build_response
+from broker.protocol.schemas import response_class
+
+
+def decode(api_key: int, version: int, frame: bytes, flexible_header: bool):
+    header_size = 4 + (1 if flexible_header else 0)
+    entity, size = entity_reader(response_class(api_key, version))(frame, header_size)
+    assert header_size + size == len(frame)
+    return entity
+
+
+def test_it_fills_defaults_and_converts_kafka_types():
+    entity = build_response(
+        0,
+        9,
+        {
+            "responses": [
+                {"name": "t", "partition_responses": [{"index": 2, "error_code": 10, "base_offset": 7}]}
+            ],
+            "throttle_time_ms": 5,
+        },
+    )
+    partition = entity.responses[0].partition_responses[0]
+    assert partition.error_code is ErrorCode.message_too_large
+    assert partition.record_errors == ()
+    assert partition.log_start_offset == -1
+    assert entity.throttle_time == datetime.timedelta(milliseconds=5)
+
+
+def test_it_drops_keys_the_version_lacks():
+    body = {
+        "throttle_time": 0,
+        "brokers": [{"node_id": 1, "host": "h", "port": 9092, "rack": "r"}],
+        "cluster_id": "c",
+        "controller_id": 1,
+        "topics": [
+            {
+                "error_code": 0,
+                "name": "t",
+                "topic_id": uuid.uuid4(),
+                "is_internal": False,
+                "partitions": [{"error_code": 0, "partition_index": 0, "leader_id": 1, "leader_epoch": 3}],
+            }
+        ],
+    }
+    old = build_response(3, 0, body)
+    assert not hasattr(old, "cluster_id")
+    assert not hasattr(old.topics[0].partitions[0], "leader_epoch")
+    new = build_response(3, 12, body)
+    assert new.topics[0].partitions[0].leader_epoch == 3
+    assert new.topics[0].topic_id == body["topics"][0]["topic_id"]
+
+
+@pytest.mark.parametrize("version", range(14))
+def test_every_metadata_version_round_trips_through_kio(version):
+    body = {
+        "brokers": [{"node_id": 1, "host": "localhost", "port": 9092}],
+        "controller_id": 1,
+        "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "leader_id": 1, "replica_nodes": [1]}]}
+        ],
+    }
+    entity = build_response(3, version, body)
+    frame = encode_response(3, version, 42, entity)
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    assert int.from_bytes(frame[4:8], "big") == 42
+    decoded = decode(3, version, frame[4:], flexible_header=version >= 9)
+    assert decoded == entity
+
+
+def test_api_versions_always_uses_response_header_v0():
+    entity = build_response(18, 3, {"api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}]})
+    frame = encode_response(18, 3, 9, entity)
+    decoded = decode(18, 3, frame[4:], flexible_header=False)
+    assert decoded.api_keys[0].max_version == 4
+
+
+def test_log_append_time_minus_one_means_none_and_a_time_means_that_time():
+    none = build_response(
+        0, 9, {"responses": [{"name": "t", "partition_responses": [{"log_append_time": -1}]}]}
+    )
+    assert none.responses[0].partition_responses[0].log_append_time is None
+    stamped = build_response(
+        0, 9, {"responses": [{"name": "t", "partition_responses": [{"log_append_time": 1_700_000_000_123}]}]}
+    )
+    when = stamped.responses[0].partition_responses[0].log_append_time
+    assert round(when.timestamp() * 1000) == 1_700_000_000_123
