@@ -1,0 +1,715 @@
+"""One partition's log: a directory of segments, with validation, offsets, recovery and retention.
+
+Threading: everything runs on the event-loop thread except compaction (and possibly retention), which
+run in a worker thread. The segment list is copy-on-write: readers take the current tuple without a
+lock; every change to the list (roll, retention, truncation, a compaction swap) happens under `_lock`.
+"""
+
+import contextlib
+import itertools
+import os
+import random
+import shutil
+import threading
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from broker.log.checkpoint import read_number, write_number
+from broker.log.config import LogConfig
+from broker.log.errors import OffsetOutOfRangeError
+from broker.log.leader_epoch import LeaderEpochCache
+from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
+from broker.log.segment import (
+    F_BASE_OFFSET,
+    F_BASE_SEQUENCE,
+    F_LAST_OFFSET_DELTA,
+    F_MAX_TIMESTAMP,
+    F_PRODUCER_EPOCH,
+    F_PRODUCER_ID,
+    MAX_RELATIVE_OFFSET,
+    BatchLocation,
+    HeaderFields,
+    LogSegment,
+)
+from broker.records.batch import (
+    CONTROL_FLAG,
+    HEADER,
+    BatchView,
+    increment_sequence,
+    iter_batches,
+    read_batch_header,
+    set_base_offset,
+    set_log_append_time,
+    set_partition_leader_epoch,
+)
+from broker.records.codecs import CODEC_BY_TOPIC_NAME, Codec
+from broker.records.errors import (
+    InvalidRecordError,
+    InvalidTimestampError,
+    RecordTooLargeError,
+)
+from broker.records.records import Record, build_batch, decode_records
+
+if TYPE_CHECKING:
+    from broker.log.cleaner import CleanerStats
+
+CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
+LOG_START_OFFSET_FILE = "log-start-offset"
+RECOVERY_POINT_FILE = "recovery-point"
+CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
+# Suffixes of files that belong to an unfinished operation.
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    log_append_time_ms: int  # -1 when the topic uses CreateTime
+    log_start_offset: int
+    record_count: int
+    size_bytes: int
+    max_timestamp: int
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class PartitionLog:
+    def __init__(self, directory: Path, config: LogConfig, *, topic: str, partition: int) -> None:
+        self.directory = directory
+        self.config = config
+        self.topic = topic
+        self.partition = partition
+        self.log_start_offset = 0
+        self.high_watermark = 0
+        self._lock = threading.RLock()
+        self._segments: tuple[LogSegment, ...] = ()
+        self._bases: tuple[int, ...] = ()
+        self._pending_deletes: list[tuple[int, LogSegment]] = []
+        self._listeners: list[Callable[[], None]] = []
+        self._unflushed_messages = 0
+        self._last_flush_ms = _now_ms()
+        self._roll_jitter_ms = 0
+        self._closed = False
+        self.producer_state = ProducerStateManager(directory)
+        self.leader_epochs: LeaderEpochCache
+
+    # ---- opening and recovery -----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, *, topic: str, partition: int) -> "PartitionLog":
+        """Create the partition directory, or recover an existing one (see module docstring)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        log = cls(directory, config, topic=topic, partition=partition)
+        log._roll_jitter_ms = random.randint(0, config.segment_jitter_ms) if config.segment_jitter_ms else 0
+        marker = directory / CLEAN_SHUTDOWN_FILE
+        clean_shutdown = marker.exists()
+        marker.unlink(missing_ok=True)
+        log._finish_interrupted_operations()
+        log._load_segments(clean_shutdown)
+        log.log_start_offset = max(
+            read_number(directory / LOG_START_OFFSET_FILE, 0), log._segments[0].base_offset
+        )
+        log.log_start_offset = min(log.log_start_offset, log.log_end_offset)
+        log.leader_epochs = LeaderEpochCache(directory)
+        log.leader_epochs.truncate_from_end(log.log_end_offset)
+        log.leader_epochs.truncate_from_start(log.log_start_offset)
+        log._rebuild_producer_state()
+        log.high_watermark = log.log_end_offset
+        return log
+
+    def _finish_interrupted_operations(self) -> None:
+        """Undo half-done work: drop `.cleaned` and `.deleted` files, complete `.swap` replacements."""
+        for path in list(self.directory.iterdir()):
+            if path.name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")):
+                path.unlink(missing_ok=True)
+        for swap_log in sorted(self.directory.glob(f"*.log{SWAP_SUFFIX}")):
+            base_offset = int(swap_log.name.split(".")[0])
+            swapped = LogSegment.open(
+                self.directory, base_offset, self.config, recover=True, suffix=SWAP_SUFFIX
+            )
+            try:
+                next_offset = swapped.next_offset
+            finally:
+                swapped.close()
+            # The swap file replaces every old segment whose base offset falls in its range.
+            for old_log in self.directory.glob("*.log"):
+                old_base = int(old_log.name.split(".")[0])
+                if base_offset <= old_base < max(next_offset, base_offset + 1):
+                    for kind in ("log", "index", "timeindex"):
+                        (self.directory / f"{old_base:020d}.{kind}").unlink(missing_ok=True)
+            for kind in ("log", "index", "timeindex"):
+                swap_path = self.directory / f"{base_offset:020d}.{kind}{SWAP_SUFFIX}"
+                if swap_path.exists():
+                    os.rename(swap_path, self.directory / f"{base_offset:020d}.{kind}")
+
+    def _load_segments(self, clean_shutdown: bool) -> None:
+        bases = sorted(int(path.name.split(".")[0]) for path in self.directory.glob("*.log"))
+        recovery_point = read_number(self.directory / RECOVERY_POINT_FILE, 0)
+        segments: list[LogSegment] = []
+        for i, base in enumerate(bases):
+            next_base = bases[i + 1] if i + 1 < len(bases) else None
+            needs_recovery = not clean_shutdown and (next_base is None or next_base > recovery_point)
+            segment = LogSegment.open(self.directory, base, self.config, recover=needs_recovery)
+            segments.append(segment)
+            torn = needs_recovery and next_base is not None and segment.next_offset > next_base
+            if segment.recovered_bytes or torn:
+                # Everything after a damaged segment was written later than the damage: drop it.
+                for later in bases[i + 1 :]:
+                    for kind in ("log", "index", "timeindex"):
+                        (self.directory / f"{later:020d}.{kind}").unlink(missing_ok=True)
+                break
+        if not segments:
+            start = read_number(self.directory / LOG_START_OFFSET_FILE, 0)
+            segments.append(LogSegment.create(self.directory, start, self.config, _now_ms()))
+        self._set_segments(segments)
+
+    def _rebuild_producer_state(self) -> None:
+        """Latest usable snapshot, then replay the batches written after it."""
+        end = self.log_end_offset
+        snapshot_offset = self.producer_state.load_latest_snapshot(end)
+        replay_from = snapshot_offset if snapshot_offset is not None else self._segments[0].base_offset
+        for location in self._walk_from(replay_from):
+            self._replay_producer_batch(location.fields)
+
+    def _replay_producer_batch(self, fields: HeaderFields) -> None:
+        producer_id = fields[F_PRODUCER_ID]
+        if producer_id < 0 or fields[5] & CONTROL_FLAG:
+            return
+        first_sequence = fields[F_BASE_SEQUENCE]
+        last_sequence = (
+            increment_sequence(first_sequence, fields[F_LAST_OFFSET_DELTA]) if first_sequence >= 0 else -1
+        )
+        base_offset = fields[F_BASE_OFFSET]
+        self.producer_state.replay_batch(
+            producer_id,
+            fields[F_PRODUCER_EPOCH],
+            first_sequence,
+            last_sequence,
+            BatchMetadata(
+                first_sequence,
+                last_sequence,
+                base_offset,
+                base_offset + fields[F_LAST_OFFSET_DELTA],
+                fields[F_MAX_TIMESTAMP],
+            ),
+        )
+
+    # ---- segment list -------------------------------------------------------------------------
+
+    def _set_segments(self, segments: list[LogSegment]) -> None:
+        ordered = tuple(sorted(segments, key=lambda s: s.base_offset))
+        # One assignment per attribute; readers use `segments_snapshot` which reads both consistently.
+        self._view = (ordered, tuple(s.base_offset for s in ordered))
+        self._segments, self._bases = self._view
+
+    def segments_snapshot(self) -> tuple[tuple[LogSegment, ...], tuple[int, ...]]:
+        return self._view
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._view[0][-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._view[0][-1].next_offset
+
+    def _walk_from(self, offset: int) -> Iterator[BatchLocation]:
+        segments, _ = self._view
+        for segment in segments:
+            if segment.next_offset <= offset:
+                continue
+            location = segment.find_batch(offset)
+            if location is not None:
+                yield from segment.walk(location.position)
+
+    def _schedule_delete(self, segment: LogSegment, now_ms: int) -> None:
+        """Rename now, unlink later: a reader may still hold the segment from an older snapshot."""
+        with contextlib.suppress(FileNotFoundError):
+            segment.rename_suffix(DELETED_SUFFIX)
+        self._pending_deletes.append((now_ms + self.config.file_delete_delay_ms, segment))
+
+    def _delete_expired_files(self, now_ms: int, *, everything: bool = False) -> None:
+        keep = []
+        for deadline, segment in self._pending_deletes:
+            if everything or deadline <= now_ms:
+                segment.delete_files()
+            else:
+                keep.append((deadline, segment))
+        self._pending_deletes = keep
+
+    def _should_roll(self, segment: LogSegment, incoming_bytes: int, last_offset: int, now_ms: int) -> bool:
+        if segment.is_empty:
+            return False
+        return (
+            segment.size + incoming_bytes > self.config.segment_bytes
+            or now_ms - segment.created_ms > self.config.segment_ms - self._roll_jitter_ms
+            or segment.indexes_full
+            or last_offset - segment.base_offset > MAX_RELATIVE_OFFSET
+        )
+
+    def roll(self, now_ms: int | None = None) -> LogSegment:
+        """Start a new active segment at the log end offset."""
+        now_ms = _now_ms() if now_ms is None else now_ms
+        with self._lock:
+            current = self.active_segment
+            if current.is_empty:
+                return current
+            current.on_become_inactive()
+            new_segment = LogSegment.create(self.directory, current.next_offset, self.config, now_ms)
+            self._set_segments([*self._segments, new_segment])
+            self.producer_state.write_snapshot(new_segment.base_offset)
+            if self.config.segment_jitter_ms:
+                self._roll_jitter_ms = random.randint(0, self.config.segment_jitter_ms)
+            return new_segment
+
+    # ---- appends ------------------------------------------------------------------------------
+
+    def _validate_client_batch(self, batch: BatchView, now_ms: int) -> list[Record] | None:
+        """Checks of LogValidator for a batch from a producer. Returns its records if it decoded them."""
+        batch.check_crc()
+        if batch.size > self.config.max_message_bytes:
+            raise RecordTooLargeError(
+                f"batch of {batch.size} bytes exceeds max.message.bytes={self.config.max_message_bytes}"
+            )
+        if batch.is_control:
+            raise InvalidRecordError("clients may not write control batches")
+        if batch.record_count <= 0 or batch.record_count != batch.last_offset_delta + 1:
+            raise InvalidRecordError(
+                f"record count {batch.record_count} does not match lastOffsetDelta {batch.last_offset_delta}"
+            )
+        if batch.has_producer_id and batch.base_sequence < 0:
+            raise InvalidRecordError("an idempotent batch needs a base sequence")
+        codec = batch.codec
+        if not self.config.log_append_time:
+            for timestamp in (batch.base_timestamp, batch.max_timestamp):
+                if now_ms - timestamp > self.config.message_timestamp_before_max_ms:
+                    raise InvalidTimestampError(f"timestamp {timestamp} is too far in the past")
+                if timestamp - now_ms > self.config.message_timestamp_after_max_ms:
+                    raise InvalidTimestampError(f"timestamp {timestamp} is too far in the future")
+        records = None
+        if self.config.compacted:
+            records = decode_records(batch)
+            if any(record.key is None for record in records):
+                raise InvalidRecordError("compacted topics need a key on every record")
+        target = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
+        if target is not None and target != codec and records is None:
+            records = decode_records(batch)
+        return records
+
+    def _recompress(self, batch: BatchView, records: list[Record], codec: Codec) -> bytes:
+        rebuilt = build_batch(
+            records,
+            codec=codec,
+            producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch,
+            base_sequence=batch.base_sequence,
+            transactional=batch.is_transactional,
+            last_offset_delta=batch.last_offset_delta,
+        )
+        if len(rebuilt) > self.config.max_message_bytes:
+            raise RecordTooLargeError(f"recompressed batch of {len(rebuilt)} bytes exceeds max.message.bytes")
+        return rebuilt
+
+    def append_as_leader(
+        self, records: bytes | memoryview, *, leader_epoch: int, now_ms: int
+    ) -> AppendResult:
+        """Validate, assign offsets and append a produce request's batches (all or nothing)."""
+        data = bytearray(records)
+        batches = list(iter_batches(data))
+        if not batches:
+            return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
+        target_codec = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
+        rebuilt: list[bytes | None] = []
+        for batch in batches:
+            decoded = self._validate_client_batch(batch, now_ms)
+            if target_codec is not None and target_codec != batch.codec and decoded is not None:
+                rebuilt.append(self._recompress(batch, decoded, target_codec))
+            else:
+                rebuilt.append(None)
+        if any(part is not None for part in rebuilt):
+            data = bytearray().join(
+                part if part is not None else batch.raw()
+                for part, batch in zip(rebuilt, batches, strict=True)
+            )
+            batches = list(iter_batches(data))
+        del rebuilt
+
+        with self._lock:
+            log_append_time = self.config.log_append_time
+            next_offset = self.log_end_offset
+            first_offset = next_offset
+            pending: dict[int, ProducerEntry] = {}
+            placed: list[tuple[int, HeaderFields]] = []
+            record_count = 0
+            max_timestamp = -1
+            for batch in batches:
+                base_offset = next_offset
+                last_offset = base_offset + batch.last_offset_delta
+                if batch.has_producer_id:
+                    last_sequence = batch.last_sequence
+                    duplicate = self.producer_state.check(
+                        pending, batch.producer_id, batch.producer_epoch, batch.base_sequence, last_sequence
+                    )
+                    if duplicate is not None:
+                        return AppendResult(
+                            duplicate.first_offset,
+                            duplicate.last_offset,
+                            -1,
+                            self.log_start_offset,
+                            duplicate.last_offset - duplicate.first_offset + 1,
+                            0,
+                            duplicate.max_timestamp,
+                        )
+                    ProducerStateManager.record(
+                        pending,
+                        self.producer_state.producers,
+                        batch.producer_id,
+                        batch.producer_epoch,
+                        BatchMetadata(
+                            batch.base_sequence,
+                            last_sequence,
+                            base_offset,
+                            last_offset,
+                            now_ms if log_append_time else batch.max_timestamp,
+                        ),
+                    )
+                set_base_offset(data, batch.position, base_offset)
+                set_partition_leader_epoch(data, batch.position, leader_epoch)
+                if log_append_time:
+                    set_log_append_time(data, batch.position, now_ms)
+                placed.append((batch.position, HEADER.unpack_from(data, batch.position)))
+                record_count += batch.record_count
+                max_timestamp = max(max_timestamp, now_ms if log_append_time else batch.max_timestamp)
+                next_offset = last_offset + 1
+
+            segment = self.active_segment
+            if self._should_roll(segment, len(data), next_offset - 1, now_ms):
+                segment = self.roll(now_ms)
+            self.leader_epochs.assign(leader_epoch, first_offset)
+            segment.append(data, placed)
+            self.producer_state.commit(pending)
+        self._after_append(record_count)
+        return AppendResult(
+            first_offset,
+            next_offset - 1,
+            now_ms if log_append_time else -1,
+            self.log_start_offset,
+            record_count,
+            len(data),
+            max_timestamp,
+        )
+
+    def append_as_follower(self, records: bytes | memoryview) -> None:
+        """Append batches that already carry their offsets (replication); offsets must follow the log end."""
+        data = bytes(records)
+        batches = list(iter_batches(data))
+        if not batches:
+            return
+        with self._lock:
+            expected = self.log_end_offset
+            placed: list[tuple[int, HeaderFields]] = []
+            for batch in batches:
+                batch.check_crc()
+                if batch.base_offset < expected:
+                    raise InvalidRecordError(
+                        f"follower batch at offset {batch.base_offset} is below the log end {expected}"
+                    )
+                expected = batch.next_offset
+                placed.append((batch.position, HEADER.unpack_from(data, batch.position)))
+            now_ms = _now_ms()
+            segment = self.active_segment
+            if self._should_roll(segment, len(data), expected - 1, now_ms):
+                segment = self.roll(now_ms)
+            for batch in batches:
+                self.leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
+            segment.append(data, placed)
+            for _, fields in placed:
+                self._replay_producer_batch(fields)
+        self._after_append(sum(batch.record_count for batch in batches))
+
+    def _after_append(self, record_count: int) -> None:
+        self._unflushed_messages += record_count
+        if self._unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        for listener in list(self._listeners):
+            listener()
+
+    def add_append_listener(self, callback: Callable[[], None]) -> None:
+        self._listeners.append(callback)
+
+    def remove_append_listener(self, callback: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(callback)
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    def read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_message: bool = True,
+    ) -> bytes:
+        """Whole batches from the one holding `fetch_offset`, up to `max_bytes`, below `max_offset`."""
+        segments, bases = self._view
+        log_end_offset = segments[-1].next_offset
+        if fetch_offset < self.log_start_offset or fetch_offset > log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {fetch_offset} is outside [{self.log_start_offset}, {log_end_offset}]"
+            )
+        limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
+        if fetch_offset >= limit:
+            return b""
+        slot = max(0, bisect_right(bases, fetch_offset) - 1)
+        parts: list[bytes] = []
+        remaining = max_bytes
+        while slot < len(segments):
+            segment = segments[slot]
+            location = segment.find_batch(fetch_offset)
+            if location is None:
+                slot += 1
+                continue
+            if location.base_offset >= limit:
+                break
+            start = location.position
+            if limit >= segment.next_offset:
+                hard_end = segment.size
+            else:
+                limit_location = segment.find_batch(limit)
+                hard_end = limit_location.position if limit_location is not None else segment.size
+                if hard_end <= start:
+                    break
+            if hard_end - start <= remaining:
+                end = hard_end
+            else:
+                end = segment.end_of_batches_within(start, start + remaining)
+                if end == start:
+                    if min_one_message and not parts:
+                        end = location.end
+                    else:
+                        break
+            parts.append(segment.read(start, end))
+            remaining -= end - start
+            if end < segment.size or remaining <= 0:
+                break
+            fetch_offset = segment.next_offset
+            slot += 1
+        if len(parts) == 1:
+            return parts[0]
+        return b"".join(parts)
+
+    def _first_record_at_or_after(
+        self, segment: LogSegment, start_offset: int, timestamp_ms: int
+    ) -> tuple[int, int] | None:
+        location = segment.find_batch(start_offset)
+        if location is None:
+            return None
+        for candidate in segment.walk(location.position):
+            fields = candidate.fields
+            if fields[F_MAX_TIMESTAMP] < timestamp_ms or fields[12] == 0:
+                continue
+            batch = read_batch_header(memoryview(segment.read_batch(candidate)), 0)
+            for record in decode_records(batch):
+                offset = batch.base_offset + (record.offset_delta or 0)
+                if offset < start_offset:
+                    continue
+                record_timestamp = batch.max_timestamp if batch.is_log_append_time else record.timestamp
+                if record_timestamp is not None and record_timestamp >= timestamp_ms:
+                    return offset, record_timestamp
+        return None
+
+    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record whose timestamp is >= `timestamp_ms`."""
+        segments, _ = self._view
+        for segment in segments:
+            if segment.max_timestamp < timestamp_ms or segment.next_offset <= self.log_start_offset:
+                continue
+            start = max(segment.time_index.lookup(timestamp_ms), self.log_start_offset, segment.base_offset)
+            found = self._first_record_at_or_after(segment, start, timestamp_ms)
+            if found is not None:
+                return found
+        return None
+
+    def max_timestamp(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record carrying the partition's largest timestamp."""
+        segments, _ = self._view
+        best: LogSegment | None = None
+        for segment in segments:
+            if segment.is_empty or segment.next_offset <= self.log_start_offset:
+                continue
+            if best is None or segment.max_timestamp > best.max_timestamp:
+                best = segment
+        if best is None:
+            return None
+        start = max(best.offset_of_max_timestamp, self.log_start_offset)
+        found = self._first_record_at_or_after(best, start, best.max_timestamp)
+        if found is None:
+            return start, best.max_timestamp
+        return found
+
+    def end_offset_for_leader_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) with Kafka's OffsetForLeaderEpoch semantics."""
+        return self.leader_epochs.end_offset_for(leader_epoch, self.log_end_offset)
+
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self._view[0])
+
+    # ---- deletion, truncation, retention ------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start forward (-1 means the high watermark); returns the new start."""
+        if offset == -1:
+            offset = self.high_watermark
+        if offset < 0 or offset > self.high_watermark:
+            raise OffsetOutOfRangeError(
+                f"cannot delete records before {offset}: high watermark is {self.high_watermark}"
+            )
+        with self._lock:
+            if offset > self.log_start_offset:
+                self._set_log_start_offset(offset)
+                self._delete_segments_below_log_start(_now_ms())
+        return self.log_start_offset
+
+    def _set_log_start_offset(self, offset: int) -> None:
+        self.log_start_offset = offset
+        write_number(self.directory / LOG_START_OFFSET_FILE, offset)
+        self.leader_epochs.truncate_from_start(offset)
+
+    def _delete_segments_below_log_start(self, now_ms: int) -> int:
+        segments = list(self._segments)
+        doomed = [
+            segment
+            for segment, following in itertools.pairwise(segments)
+            if following.base_offset <= self.log_start_offset
+        ]
+        if doomed:
+            self._set_segments(segments[len(doomed) :])
+            for segment in doomed:
+                self._schedule_delete(segment, now_ms)
+        return len(doomed)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch from the one holding `offset` to the end (a diverged follower)."""
+        with self._lock:
+            if offset >= self.log_end_offset:
+                return
+            now_ms = _now_ms()
+            keep = [s for s in self._segments if s.base_offset < offset]
+            drop = [s for s in self._segments if s.base_offset >= offset]
+            if not keep:
+                keep = [LogSegment.create(self.directory, offset, self.config, now_ms)]
+                self._set_log_start_offset(offset)
+            else:
+                keep[-1].truncate_to(offset)
+            self._set_segments(keep)
+            for segment in drop:
+                self._schedule_delete(segment, now_ms)
+            end = self.log_end_offset
+            self.high_watermark = min(self.high_watermark, end)
+            self.leader_epochs.truncate_from_end(end)
+            self.producer_state.truncate_snapshots_after(end)
+            self._rebuild_producer_state()
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Delete whole segments past retention.ms / retention.bytes or below the log start; returns count."""
+        with self._lock:
+            deleted = self._delete_segments_below_log_start(now_ms)
+            if self.config.deletes:
+                deleted += self._delete_retained_segments(now_ms)
+            self._delete_expired_files(now_ms)
+        return deleted
+
+    def _delete_retained_segments(self, now_ms: int) -> int:
+        segments = list(self._segments)
+        retention_ms = self.config.retention_ms
+        retention_bytes = self.config.retention_bytes
+        excess_bytes = sum(s.size for s in segments) - retention_bytes if retention_bytes >= 0 else 0
+        doomed: list[LogSegment] = []
+        for i, segment in enumerate(segments):
+            if segment.is_empty:
+                break
+            end_offset = segments[i + 1].base_offset if i + 1 < len(segments) else segment.next_offset
+            if end_offset > self.high_watermark:
+                break  # never delete what consumers cannot see yet
+            too_old = retention_ms >= 0 and now_ms - segment.max_timestamp > retention_ms
+            too_big = retention_bytes >= 0 and excess_bytes - segment.size >= 0
+            if not (too_old or too_big):
+                break
+            doomed.append(segment)
+            excess_bytes -= segment.size
+        if not doomed:
+            return 0
+        if len(doomed) == len(segments):
+            self.roll(now_ms)
+            segments = list(self._segments)
+        self._set_segments(segments[len(doomed) :])
+        for segment in doomed:
+            self._schedule_delete(segment, now_ms)
+        new_start = self._segments[0].base_offset
+        if new_start > self.log_start_offset:
+            self._set_log_start_offset(new_start)
+        return len(doomed)
+
+    def clean(self, now_ms: int) -> "CleanerStats | None":
+        """Compact the log when cleanup.policy has "compact" and it is dirty enough (worker thread)."""
+        from broker.log.cleaner import clean_log
+
+        return clean_log(self, now_ms)
+
+    # ---- config, durability, lifecycle --------------------------------------------------------
+
+    def update_config(self, config: LogConfig) -> None:
+        self.config = config
+        for segment in self._segments:
+            segment.index_interval_bytes = config.index_interval_bytes
+
+    def flush(self) -> None:
+        """fsync every segment with unwritten data, then advance the recovery point."""
+        with self._lock:
+            end = self.log_end_offset
+            for segment in self._segments:
+                segment.flush()
+            write_number(self.directory / RECOVERY_POINT_FILE, end)
+            self._unflushed_messages = 0
+            self._last_flush_ms = _now_ms()
+
+    def flush_if_due(self, now_ms: int) -> None:
+        if self._unflushed_messages and now_ms - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.flush()
+            self.producer_state.write_snapshot(self.log_end_offset)
+            write_number(self.directory / LOG_START_OFFSET_FILE, self.log_start_offset)
+            for segment in self._segments:
+                segment.close()
+            self._delete_expired_files(0, everything=True)
+            (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+
+    def delete(self) -> None:
+        with self._lock:
+            self._closed = True
+            for segment in self._segments:
+                segment.close()
+            self._delete_expired_files(0, everything=True)
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.topic}-{self.partition}, start={self.log_start_offset}, "
+            f"end={self.log_end_offset}, segments={len(self._segments)})"
+        )
