@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { json, signedIn, signedOut, stubFetch } from "../test/fetchStub";
+import { json, requestsOf, signedIn, signedOut, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 
 const overview = { clusters: 2, topics: 14, service_accounts: 3, firing_alerts: 0, version: "0.1.0" };
@@ -22,7 +22,11 @@ describe("the auth guard", () => {
     const { router, user } = renderApp("/");
 
     const nav = await screen.findByRole("navigation", { name: "Main" });
-    expect(within(nav).getAllByRole("link").map((link) => link.textContent)).toEqual([
+    expect(
+      within(nav)
+        .getAllByRole("link")
+        .map((link) => link.textContent),
+    ).toEqual([
       "Overview",
       "Clusters",
       "Topics",
@@ -76,7 +80,8 @@ describe("the auth guard", () => {
 
     expect(await screen.findByRole("button", { name: "Sign in" })).toBeInTheDocument();
     expect(router.state.location.pathname).toBe("/login");
-    expect(fetchSpy.mock.calls.some(([request]) => (request as Request).method === "POST")).toBe(true);
+    const sent = requestsOf(fetchSpy).map((request) => `${request.method} ${new URL(request.url).pathname}`);
+    expect(sent).toContain("POST /api/v1/auth/logout/");
   });
 
   it("shows a not-found page for unknown paths inside the console", async () => {

@@ -17,11 +17,7 @@ export function RequireAuth({ children }: { children: ReactNode }) {
   if (session.isPending) return <LoadingState label="Checking your session…" />;
   if (session.isError) {
     return (
-      <ErrorState
-        error={session.error}
-        title="Could not check your session"
-        onRetry={() => void session.refetch()}
-      />
+      <ErrorState error={session.error} title="Could not check your session" onRetry={() => void session.refetch()} />
     );
   }
   if (!session.data.authenticated) return <Navigate to={loginPathFor(location)} replace />;

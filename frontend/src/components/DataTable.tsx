@@ -90,7 +90,7 @@ export function DataTable<Row>({
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT_PX,
     overscan: 10,
-    // Lets the first paint (and environments without layout) show a screenful.
+    // Lets the first paint show a screenful before the scroll box is measured.
     initialRect: { width: 0, height: VIRTUAL_VIEWPORT_PX },
   });
 
@@ -99,9 +99,7 @@ export function DataTable<Row>({
   }
 
   const virtualItems = virtualized ? virtualizer.getVirtualItems() : [];
-  const renderedRows = virtualized
-    ? virtualItems.flatMap((item) => visibleRows[item.index] ?? [])
-    : visibleRows;
+  const renderedRows = virtualized ? virtualItems.flatMap((item) => visibleRows[item.index] ?? []) : visibleRows;
   const paddingTop = virtualized ? (virtualItems[0]?.start ?? 0) : 0;
   const paddingBottom = virtualized ? virtualizer.getTotalSize() - (virtualItems.at(-1)?.end ?? 0) : 0;
   const columnCount = table.getVisibleLeafColumns().length;
@@ -150,11 +148,7 @@ export function DataTable<Row>({
                       aria-sort={direction ? ARIA_SORT[direction] : undefined}
                     >
                       {header.column.getCanSort() ? (
-                        <button
-                          type="button"
-                          className="table__sort"
-                          onClick={header.column.getToggleSortingHandler()}
-                        >
+                        <button type="button" className="table__sort" onClick={header.column.getToggleSortingHandler()}>
                           {content}
                           <span className="table__sort-arrow" aria-hidden="true">
                             {direction ? SORT_ARROW[direction] : "↕"}

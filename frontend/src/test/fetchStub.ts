@@ -1,5 +1,7 @@
 import { vi } from "vitest";
 
+import type { Session } from "../api/types";
+
 export interface StubbedResponse {
   status: number;
   body?: unknown;
@@ -13,11 +15,11 @@ export function json(status: number, body: unknown): StubbedResponse {
   return { status, body };
 }
 
-export const signedIn = {
+export const signedIn: Session = {
   authenticated: true,
   user: { id: 1, username: "ada", email: "ada@example.com", is_superuser: true },
 };
-export const signedOut = { authenticated: false, user: null };
+export const signedOut: Session = { authenticated: false, user: null };
 
 /**
  * Replaces the global fetch with one that answers from `handlers`, keyed by

@@ -21,7 +21,10 @@ export function renderApp(path: string) {
 }
 
 /** Renders one component with a fresh QueryClient around it. */
-export function renderWithQueryClient(element: ReactElement, queryClient: QueryClient = createQueryClient({ retry: false })) {
+export function renderWithQueryClient(
+  element: ReactElement,
+  queryClient: QueryClient = createQueryClient({ retry: false }),
+) {
   const user = userEvent.setup();
   render(<QueryClientProvider client={queryClient}>{element}</QueryClientProvider>);
   return { queryClient, user };

@@ -11,8 +11,7 @@ export const overviewKeys = {
 export function overviewQueryOptions() {
   return queryOptions({
     queryKey: overviewKeys.summary(),
-    queryFn: async ({ signal }): Promise<Overview> =>
-      unwrap(await apiClient.GET("/api/v1/overview/", { signal })),
+    queryFn: async ({ signal }): Promise<Overview> => unwrap(await apiClient.GET("/api/v1/overview/", { signal })),
   });
 }
 

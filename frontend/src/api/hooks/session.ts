@@ -14,8 +14,7 @@ export const signedOutSession: Session = { authenticated: false, user: null };
 export function sessionQueryOptions() {
   return queryOptions({
     queryKey: sessionKeys.current(),
-    queryFn: async ({ signal }): Promise<Session> =>
-      unwrap(await apiClient.GET("/api/v1/auth/session/", { signal })),
+    queryFn: async ({ signal }): Promise<Session> => unwrap(await apiClient.GET("/api/v1/auth/session/", { signal })),
     staleTime: 5 * 60_000,
   });
 }

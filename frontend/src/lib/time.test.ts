@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+
+import { formatRelativeTime, formatTimestamp } from "./time";
+
+describe("formatTimestamp", () => {
+  it("shows the instant in the given timezone, with the zone named", () => {
+    const instant = "2026-03-01T23:30:00Z";
+    const tokyo = formatTimestamp(instant, "Asia/Tokyo");
+    const utc = formatTimestamp(instant, "UTC");
+
+    expect(tokyo).toMatch(/08:30:00/);
+    expect(tokyo).toMatch(/2/); // 2 March in Tokyo
+    expect(utc).toMatch(/23:30:00|11:30:00/);
+    expect(utc).toMatch(/UTC/);
+    expect(tokyo).not.toEqual(utc);
+  });
+});
+
+describe("formatRelativeTime", () => {
+  const now = new Date("2026-03-01T12:00:00Z");
+
+  it("picks the largest unit that fits", () => {
+    expect(formatRelativeTime("2026-03-01T11:57:00Z", now)).toMatch(/3 minutes ago/);
+    expect(formatRelativeTime("2026-03-01T14:00:00Z", now)).toMatch(/in 2 hours/);
+    expect(formatRelativeTime("2026-03-01T12:00:00Z", now)).toMatch(/now/);
+  });
+});
