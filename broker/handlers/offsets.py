@@ -43,7 +43,6 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
         found = (partition_log.log_start_offset, -1)
     elif timestamp == MAX_TIMESTAMP:
         found = partition_log.max_timestamp()
-        found = None if found is None else (found[1], found[0])
     elif timestamp < 0:
         return {
             "partition_index": index,

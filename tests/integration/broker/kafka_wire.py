@@ -1,0 +1,82 @@
+"""A minimal raw Kafka-protocol client for tests that must send exact (or broken) bytes."""
+
+from __future__ import annotations
+
+import io
+import socket
+import struct
+from typing import Any
+
+from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
+from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
+from kio.serial import entity_reader, entity_writer
+
+from broker.protocol.schemas import response_class
+
+
+class WireClient:
+    def __init__(self, bootstrap: str, timeout: float = 5.0) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.correlation_id = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> WireClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send_raw(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def recv_frame(self) -> bytes:
+        size = struct.unpack(">i", self._recv_exactly(4))[0]
+        return self._recv_exactly(size)
+
+    def _recv_exactly(self, count: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < count:
+            chunk = self.sock.recv(count - len(chunks))
+            if not chunk:
+                raise ConnectionError("connection closed by broker")
+            chunks += chunk
+        return bytes(chunks)
+
+    def is_closed_by_peer(self, timeout: float = 3.0) -> bool:
+        self.sock.settimeout(timeout)
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+    def request(self, body: Any) -> Any:
+        """Send a kio request entity and decode the matching response."""
+        api_key = int(body.__api_key__)
+        version = int(body.__version__)
+        self.correlation_id += 1
+        buffer = io.BytesIO()
+        flexible = body.__flexible__ and not (api_key == 18 and version < 3)
+        header_type = RequestHeaderV2 if flexible else RequestHeaderV1
+        entity_writer(header_type)(
+            buffer,
+            header_type(
+                request_api_key=api_key,
+                request_api_version=version,
+                correlation_id=self.correlation_id,
+                client_id="wire-test",
+            ),
+        )
+        entity_writer(type(body))(buffer, body)
+        self.send_raw(buffer.getvalue())
+        frame = self.recv_frame()
+        (correlation_id,) = struct.unpack_from(">i", frame, 0)
+        assert correlation_id == self.correlation_id
+        response_type = response_class(api_key, version)
+        offset = 4 + (1 if response_type.__flexible__ and api_key != 18 else 0)
+        entity, _size = entity_reader(response_type)(frame, offset)
+        return entity

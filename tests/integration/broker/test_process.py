@@ -1,0 +1,75 @@
+"""The broker process: configuration errors, signals, metrics endpoint."""
+
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.fixtures.broker import REPO_ROOT
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "num.partitions=zero",
+        "num.partitions=0",
+        "listeners=nonsense",
+        "log.cleanup.policy=sometimes",
+        "metrics.port=70000",
+    ],
+)
+def test_a_bad_config_value_exits_with_code_2_and_says_why(tmp_path, override):
+    result = subprocess.run(
+        [sys.executable, "-m", "broker", "--override", f"log.dirs={tmp_path}", "--override", override],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert override.split("=")[0] in result.stderr
+
+
+def test_a_properties_file_is_read(tmp_path):
+    (tmp_path / "broker.properties").write_text("# comment\nnum.partitions = -5\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "broker", "--config", str(tmp_path / "broker.properties")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "num.partitions" in result.stderr
+
+
+def test_sigterm_stops_gracefully_with_exit_code_0(fresh_broker):
+    assert fresh_broker.stop() == 0
+    log = fresh_broker.log_text()
+    assert "started" in log
+    assert "broker stopped" in log
+
+
+def test_metrics_endpoint_reports_traffic(fresh_broker, topic_name):
+    AdminClient({"bootstrap.servers": fresh_broker.bootstrap}).create_topics([NewTopic(topic_name, 1, 1)])[
+        topic_name
+    ].result(10)
+    producer = Producer({"bootstrap.servers": fresh_broker.bootstrap})
+    for _ in range(10):
+        producer.produce(topic_name, value=b"0123456789")
+    producer.flush(10)
+    text = (
+        urllib.request.urlopen(f"http://127.0.0.1:{fresh_broker.metrics_port}/metrics", timeout=5)
+        .read()
+        .decode()
+    )
+    assert f'kafka_broker_topic_messages_in_total{{topic="{topic_name}"}} 10' in text
+    assert 'kafka_broker_requests_total{api="produce"' in text
+    assert 'kafka_broker_request_duration_seconds_bucket{api="metadata",le="+Inf"}' in text
+    assert "kafka_broker_connections " in text
+    assert f'kafka_log_size_bytes{{topic="{topic_name}",partition="0"}}' in text

@@ -1,0 +1,70 @@
+import pytest
+
+from broker.config import BrokerConfig, ConfigError, parse_properties
+
+
+def test_it_fills_in_kafkas_defaults():
+    config = BrokerConfig.from_properties({})
+    assert config.num_partitions == 1
+    assert config.message_max_bytes == 1048588
+    assert config.log_retention_ms == 168 * 3_600_000
+    assert config.group_initial_rebalance_delay_ms == 3000
+    assert config.auto_create_topics_enable is True
+    assert str(config.listeners[0]) == "PLAINTEXT://127.0.0.1:9092"
+
+
+def test_retention_ms_beats_minutes_beats_hours():
+    assert BrokerConfig.from_properties({"log.retention.hours": "1"}).log_retention_ms == 3_600_000
+    assert (
+        BrokerConfig.from_properties(
+            {"log.retention.hours": "1", "log.retention.minutes": "2"}
+        ).log_retention_ms
+        == 120_000
+    )
+    config = BrokerConfig.from_properties({"log.retention.minutes": "2", "log.retention.ms": "5"})
+    assert config.log_retention_ms == 5
+    assert config.topic_defaults()["retention.ms"] == "5"
+
+
+def test_it_parses_properties_files_with_comments_separators_and_continuations():
+    text = "# comment\n! also\nnode.id=3\nlisteners : PLAINTEXT://127.0.0.1:1234\nlog.dirs=/a,\\\n  /b\n"
+    props = parse_properties(text)
+    assert props == {"node.id": "3", "listeners": "PLAINTEXT://127.0.0.1:1234", "log.dirs": "/a,/b"}
+    config = BrokerConfig.from_properties(props)
+    assert [str(d) for d in config.log_dirs] == ["/a", "/b"]
+    assert config.listeners[0].port == 1234
+
+
+def test_overrides_win_over_the_file(tmp_path):
+    path = tmp_path / "broker.properties"
+    path.write_text("num.partitions=3\n")
+    assert BrokerConfig.load(path, ["num.partitions=5"]).num_partitions == 5
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"num.partitions": "many"}, "num.partitions"),
+        ({"num.partitions": "0"}, "num.partitions"),
+        ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
+        ({"listeners": "127.0.0.1:9092"}, "listeners"),
+        ({"listeners": "PLAINTEXT://127.0.0.1:99999"}, "listeners"),
+        ({"advertised.listeners": "OTHER://h:1"}, "advertised.listeners"),
+        ({"compression.type": "brotli"}, "compression.type"),
+        ({"log.cleanup.policy": "forever"}, "log.cleanup.policy"),
+        ({"metrics.port": "-1"}, "metrics.port"),
+    ],
+)
+def test_it_rejects_bad_values_naming_the_property(props, message):
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig.from_properties(props)
+
+
+def test_unknown_properties_are_kept_for_describe_configs():
+    config = BrokerConfig.from_properties({"some.plugin.setting": "x"})
+    assert config.broker_value("some.plugin.setting") == "x"
+
+
+def test_an_override_without_equals_is_an_error():
+    with pytest.raises(ConfigError):
+        BrokerConfig.load(None, ["num.partitions"])
