@@ -118,7 +118,8 @@ def test_a_consumer_long_poll_is_woken_by_a_produce(broker, topic_name):
     elapsed = time.monotonic() - started
     thread.join()
     consumer.close()
-    assert message is not None and message.value() == b"wake"
+    assert message is not None
+    assert message.value() == b"wake"
     # Woken by the append, not by the 5 s max wait.
     assert elapsed < 3
 
