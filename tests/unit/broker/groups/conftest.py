@@ -1,0 +1,120 @@
+"""Test support for the coordinator: an in-memory offsets log, a manual clock, async tests."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import inspect
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+
+import pytest
+
+from broker.groups.coordinator import GroupCoordinator, GroupCoordinatorConfig
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Runs `async def` tests in a fresh event loop (no pytest-asyncio in this project)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    asyncio.run(asyncio.wait_for(pyfuncitem.obj(**arguments), timeout=10))
+    return True
+
+
+class MemoryOffsetsLog:
+    """The OffsetsLog protocol kept in lists: enough for the unit tier, no sockets or files."""
+
+    def __init__(self, num_partitions: int = 5) -> None:
+        self.num_partitions = num_partitions
+        self.partitions: dict[int, list[tuple[int, bytes, bytes | None]]] = {
+            p: [] for p in range(num_partitions)
+        }
+        self.fail_appends = False
+
+    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
+        await asyncio.sleep(0)  # a real append yields to the loop; so must this one
+        if self.fail_appends:
+            raise OSError("disk full")
+        stored = self.partitions[partition]
+        for key, value in records:
+            stored.append((len(stored), key, value))
+        return len(stored) - 1
+
+    def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
+        return iter(list(self.partitions[partition]))
+
+    def all_records(self) -> list[tuple[int, bytes, bytes | None]]:
+        return [(p, key, value) for p, records in self.partitions.items() for _, key, value in records]
+
+
+class ManualTimer:
+    def __init__(self, due_ms: int, callback: Callable[[], None]) -> None:
+        self.due_ms = due_ms
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ManualClock:
+    """A clock that only moves when a test calls `advance`."""
+
+    def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
+        self.now = start_ms
+        self._timers: list[tuple[int, int, ManualTimer]] = []
+        self._sequence = itertools.count()
+
+    def now_ms(self) -> int:
+        return self.now
+
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> ManualTimer:
+        timer = ManualTimer(self.now + max(delay_ms, 0), callback)
+        heapq.heappush(self._timers, (timer.due_ms, next(self._sequence), timer))
+        return timer
+
+    async def advance(self, ms: int) -> None:
+        target = self.now + ms
+        await settle()
+        while self._timers and self._timers[0][0] <= target:
+            _, _, timer = heapq.heappop(self._timers)
+            if timer.cancelled:
+                continue
+            self.now = timer.due_ms
+            timer.callback()
+            await settle()
+        self.now = target
+        await settle()
+
+
+async def settle() -> None:
+    """Lets every runnable task (joins, syncs, background writes) make progress."""
+    for _ in range(30):
+        await asyncio.sleep(0)
+
+
+TEST_CONFIG = GroupCoordinatorConfig(
+    initial_rebalance_delay_ms=0,
+    min_session_timeout_ms=1000,
+    max_session_timeout_ms=60_000,
+    offsets_retention_ms=60 * 60_000,
+)
+
+
+@pytest.fixture
+def offsets_log() -> MemoryOffsetsLog:
+    return MemoryOffsetsLog()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def coordinator(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> GroupCoordinator:
+    coordinator = GroupCoordinator(offsets_log, TEST_CONFIG, clock)
+    asyncio.run(coordinator.start())  # replays the (empty) log
+    return coordinator
