@@ -24,6 +24,8 @@ from broker.log.errors import OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
 from broker.log.segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
     F_BASE_OFFSET,
     F_BASE_SEQUENCE,
     F_LAST_OFFSET_DELTA,
@@ -31,6 +33,7 @@ from broker.log.segment import (
     F_PRODUCER_EPOCH,
     F_PRODUCER_ID,
     MAX_RELATIVE_OFFSET,
+    SWAP_SUFFIX,
     BatchLocation,
     HeaderFields,
     LogSegment,
@@ -60,11 +63,6 @@ if TYPE_CHECKING:
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 LOG_START_OFFSET_FILE = "log-start-offset"
 RECOVERY_POINT_FILE = "recovery-point"
-CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
-# Suffixes of files that belong to an unfinished operation.
-DELETED_SUFFIX = ".deleted"
-CLEANED_SUFFIX = ".cleaned"
-SWAP_SUFFIX = ".swap"
 
 
 @dataclass(frozen=True)
@@ -115,10 +113,9 @@ class PartitionLog:
         marker.unlink(missing_ok=True)
         log._finish_interrupted_operations()
         log._load_segments(clean_shutdown)
-        log.log_start_offset = max(
-            read_number(directory / LOG_START_OFFSET_FILE, 0), log._segments[0].base_offset
-        )
-        log.log_start_offset = min(log.log_start_offset, log.log_end_offset)
+        # Compaction may empty the head segment without moving the log start: trust the stored value.
+        stored_start = read_number(directory / LOG_START_OFFSET_FILE, log._segments[0].base_offset)
+        log.log_start_offset = min(stored_start, log.log_end_offset)
         log.leader_epochs = LeaderEpochCache(directory)
         log.leader_epochs.truncate_from_end(log.log_end_offset)
         log.leader_epochs.truncate_from_start(log.log_start_offset)
@@ -659,6 +656,26 @@ class PartitionLog:
         if new_start > self.log_start_offset:
             self._set_log_start_offset(new_start)
         return len(doomed)
+
+    def replace_segments(self, old: list[LogSegment], new: LogSegment | None, now_ms: int) -> bool:
+        """Swap a run of segments for their compacted replacement (a `.swap` segment), atomically.
+
+        Returns False, changing nothing, when the run is no longer in the log (retention or a
+        truncation got there first).
+        """
+        with self._lock:
+            current = list(self._segments)
+            positions = [i for i, segment in enumerate(current) if any(segment is o for o in old)]
+            if len(positions) != len(old) or positions != list(range(positions[0], positions[0] + len(old))):
+                return False
+            replacement = [] if new is None else [new]
+            self._set_segments(current[: positions[0]] + replacement + current[positions[-1] + 1 :])
+            # Old files become ".deleted" before the swap file takes the first one's name.
+            for segment in old:
+                self._schedule_delete(segment, now_ms)
+            if new is not None:
+                new.rename_suffix("")
+            return True
 
     def clean(self, now_ms: int) -> "CleanerStats | None":
         """Compact the log when cleanup.policy has "compact" and it is dirty enough (worker thread)."""

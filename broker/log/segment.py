@@ -16,6 +16,10 @@ from broker.log.time_index import TimeIndex
 from broker.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD
 
 NO_TIMESTAMP = -1
+# Suffixes of segment files that belong to an unfinished operation (see cleaner.py).
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
 # Header walks read this much at a time: many small batches per syscall, little waste on big ones.
 WALK_CHUNK = 64 * 1024
 # Relative offsets are u32 in the index: a segment may not span more than this.

@@ -1,0 +1,266 @@
+"""Log compaction: keep the latest record per key in every segment but the active one.
+
+Runs in a worker thread. It reads segments through their own file descriptors, writes the result to
+`<base>.log.cleaned`, renames it to `.swap` once complete and durable, and only then, under the log's
+lock, swaps it in for the old segments (which become `.deleted`). A crash at any point leaves either
+the old segments or a complete `.swap` that recovery finishes installing.
+"""
+
+import itertools
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from broker.log.checkpoint import read_number, write_number
+from broker.log.segment import CLEANED_SUFFIX, MAX_RELATIVE_OFFSET, SWAP_SUFFIX, LogSegment
+from broker.records.batch import HEADER, BatchView, read_batch_header
+from broker.records.records import Record, TimestampType, build_batch, decode_records
+
+if TYPE_CHECKING:
+    from broker.log.partition_log import PartitionLog
+
+CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
+# Cleaned output is written in chunks of about this size.
+WRITE_BUFFER_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class CleanerStats:
+    first_dirty_offset: int
+    end_offset: int  # the first offset not cleaned (next clean starts its dirty section here)
+    segments_cleaned: int
+    segments_written: int
+    bytes_read: int
+    bytes_written: int
+    records_read: int
+    records_retained: int
+    tombstones_removed: int
+    duration_ms: float
+
+
+@dataclass
+class _Counters:
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_read: int = 0
+    records_retained: int = 0
+    tombstones_removed: int = 0
+
+
+class _CleanAborted(Exception):
+    """The log changed under the cleaner (truncated, deleted); try again next time."""
+
+
+def first_dirty_offset(log: "PartitionLog") -> int:
+    return max(read_number(log.directory / CLEANER_CHECKPOINT_FILE, 0), log.log_start_offset)
+
+
+def _cleanable_segments(log: "PartitionLog", now_ms: int) -> list[LogSegment]:
+    """Closed segments that every consumer can see and that are older than min.compaction.lag.ms."""
+    segments, _ = log.segments_snapshot()
+    cleanable: list[LogSegment] = []
+    for segment, following in itertools.pairwise(segments):
+        if following.base_offset > log.high_watermark:
+            break
+        if segment.max_timestamp > now_ms - log.config.min_compaction_lag_ms:
+            break
+        cleanable.append(segment)
+    return cleanable
+
+
+def _must_clean_for_max_lag(dirty: Sequence[LogSegment], now_ms: int, max_lag_ms: int) -> bool:
+    return any(0 <= segment.created_ms < now_ms - max_lag_ms for segment in dirty)
+
+
+def clean_log(log: "PartitionLog", now_ms: int) -> CleanerStats | None:
+    """Compact `log` if its policy says so and it is dirty enough; None when there was nothing to do."""
+    if not log.config.compacted:
+        return None
+    started = time.monotonic()
+    cleanable = _cleanable_segments(log, now_ms)
+    if not cleanable:
+        return None
+    start_dirty = first_dirty_offset(log)
+    end_offset = log.segments_snapshot()[0][len(cleanable)].base_offset
+    if start_dirty >= end_offset:
+        return None
+    dirty = [
+        s
+        for s, nxt in zip(cleanable, [*cleanable[1:], None], strict=True)
+        if _ends_after(s, nxt, start_dirty)
+    ]
+    dirty_bytes = sum(s.size for s in dirty)
+    total_bytes = sum(s.size for s in cleanable)
+    ratio = dirty_bytes / total_bytes if total_bytes else 0.0
+    forced = _must_clean_for_max_lag(dirty, now_ms, log.config.max_compaction_lag_ms)
+    if ratio < log.config.min_cleanable_dirty_ratio and not forced:
+        return None
+
+    counters = _Counters()
+    latest_offsets = _build_offset_map(dirty, start_dirty, end_offset, counters)
+    tombstone_horizon = now_ms - log.config.delete_retention_ms
+    groups = _group_segments(cleanable, log.config.segment_bytes, log.config.segment_index_bytes)
+    written = 0
+    try:
+        for group in groups:
+            written += _clean_group(log, group, latest_offsets, tombstone_horizon, now_ms, counters)
+    except _CleanAborted:
+        return None
+    write_number(log.directory / CLEANER_CHECKPOINT_FILE, end_offset)
+    return CleanerStats(
+        first_dirty_offset=start_dirty,
+        end_offset=end_offset,
+        segments_cleaned=len(cleanable),
+        segments_written=written,
+        bytes_read=counters.bytes_read,
+        bytes_written=counters.bytes_written,
+        records_read=counters.records_read,
+        records_retained=counters.records_retained,
+        tombstones_removed=counters.tombstones_removed,
+        duration_ms=(time.monotonic() - started) * 1000,
+    )
+
+
+def _ends_after(segment: LogSegment, following: LogSegment | None, offset: int) -> bool:
+    end = following.base_offset if following is not None else segment.next_offset
+    return end > offset
+
+
+def _batches(segment: LogSegment, counters: _Counters) -> Iterator[tuple[bytes, BatchView]]:
+    for location in segment.walk(0):
+        raw = segment.read_batch(location)
+        counters.bytes_read += len(raw)
+        yield raw, read_batch_header(memoryview(raw), 0)
+
+
+def _build_offset_map(
+    dirty: Sequence[LogSegment], start_offset: int, end_offset: int, counters: _Counters
+) -> dict[bytes, int]:
+    latest: dict[bytes, int] = {}
+    scratch = _Counters()
+    for segment in dirty:
+        for _, batch in _batches(segment, scratch):
+            if batch.is_control or batch.last_offset < start_offset or batch.base_offset >= end_offset:
+                continue
+            for record in decode_records(batch):
+                offset = batch.base_offset + (record.offset_delta or 0)
+                if record.key is not None and start_offset <= offset < end_offset:
+                    latest[record.key] = offset
+    return latest
+
+
+def _group_segments(
+    segments: Sequence[LogSegment], max_bytes: int, max_index_bytes: int
+) -> list[list[LogSegment]]:
+    """Runs of neighbouring segments that fit in one segment once cleaned (judged by their current size)."""
+    groups: list[list[LogSegment]] = []
+    for segment in segments:
+        if groups:
+            group = groups[-1]
+            size = sum(s.size for s in group) + segment.size
+            index_bytes = sum(len(s.offset_index) for s in group) * 8 + len(segment.offset_index) * 8
+            span = segment.next_offset - group[0].base_offset
+            if size <= max_bytes and index_bytes < max_index_bytes and span <= MAX_RELATIVE_OFFSET:
+                group.append(segment)
+                continue
+        groups.append([segment])
+    return groups
+
+
+def _retain(
+    batch_records: list[Record],
+    base_offset: int,
+    latest_offsets: dict[bytes, int],
+    drop_tombstones: bool,
+    counters: _Counters,
+) -> list[Record]:
+    retained = []
+    for record in batch_records:
+        if record.key is None:
+            continue  # a compacted log cannot place a record without a key
+        offset = base_offset + (record.offset_delta or 0)
+        latest = latest_offsets.get(record.key)
+        if latest is not None and offset < latest:
+            continue
+        if record.value is None and drop_tombstones:
+            counters.tombstones_removed += 1
+            continue
+        retained.append(record)
+    return retained
+
+
+def _rewrite_batch(log: "PartitionLog", batch: BatchView, retained: list[Record]) -> bytes | None:
+    """The batch with only `retained` records, keeping offsets, timestamps and producer fields."""
+    if not retained:
+        entry = log.producer_state.producers.get(batch.producer_id) if batch.has_producer_id else None
+        is_last_for_producer = (
+            entry is not None and entry.batches and entry.batches[-1].last_offset == batch.last_offset
+        )
+        if not is_last_for_producer:
+            return None
+        # An empty batch keeps the producer's last sequence visible after its records are gone.
+    return build_batch(
+        retained,
+        base_offset=batch.base_offset,
+        codec=batch.codec,
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence,
+        timestamp_type=TimestampType.LOG_APPEND_TIME
+        if batch.is_log_append_time
+        else TimestampType.CREATE_TIME,
+        transactional=batch.is_transactional,
+        partition_leader_epoch=batch.partition_leader_epoch,
+        last_offset_delta=batch.last_offset_delta,
+        max_timestamp=batch.max_timestamp if (batch.is_log_append_time or not retained) else None,
+    )
+
+
+def _clean_group(
+    log: "PartitionLog",
+    group: list[LogSegment],
+    latest_offsets: dict[bytes, int],
+    tombstone_horizon: int,
+    now_ms: int,
+    counters: _Counters,
+) -> int:
+    base_offset = group[0].base_offset
+    cleaned = LogSegment.create(log.directory, base_offset, log.config, now_ms, suffix=CLEANED_SUFFIX)
+    try:
+        pending = bytearray()
+        pending_batches: list[tuple[int, tuple]] = []
+        for segment in group:
+            drop_tombstones = segment.max_timestamp < tombstone_horizon
+            for raw, batch in _batches(segment, counters):
+                if batch.is_control:
+                    output: bytes | None = raw
+                else:
+                    records = decode_records(batch)
+                    counters.records_read += len(records)
+                    retained = _retain(records, batch.base_offset, latest_offsets, drop_tombstones, counters)
+                    counters.records_retained += len(retained)
+                    output = raw if len(retained) == len(records) else _rewrite_batch(log, batch, retained)
+                if output is None:
+                    continue
+                pending_batches.append((len(pending), HEADER.unpack_from(output, 0)))
+                pending += output
+                if len(pending) >= WRITE_BUFFER_BYTES:
+                    cleaned.append(pending, pending_batches)
+                    counters.bytes_written += len(pending)
+                    pending, pending_batches = bytearray(), []
+        if pending:
+            cleaned.append(pending, pending_batches)
+            counters.bytes_written += len(pending)
+        cleaned.on_become_inactive()
+        cleaned.created_ms = group[0].created_ms
+        cleaned.flush()
+        cleaned.rename_suffix(SWAP_SUFFIX)
+        if not log.replace_segments(group, None if cleaned.is_empty else cleaned, now_ms):
+            raise _CleanAborted
+        if cleaned.is_empty:
+            cleaned.delete_files()
+    except BaseException:
+        cleaned.delete_files()
+        raise
+    return 0 if cleaned.is_empty else 1
