@@ -15,6 +15,15 @@ export default defineConfig(({ command }) => ({
     assetsDir: "assets",
     emptyOutDir: true,
     sourcemap: true,
+    rolldownOptions: {
+      // "name.hash.ext": the form Django's WHITENOISE_IMMUTABLE_FILE_TEST
+      // recognises, so fingerprinted files are cached for good.
+      output: {
+        entryFileNames: "assets/[name].[hash].js",
+        chunkFileNames: "assets/[name].[hash].js",
+        assetFileNames: "assets/[name].[hash][extname]",
+      },
+    },
   },
   server: {
     host: "127.0.0.1",
