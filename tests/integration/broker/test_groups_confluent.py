@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -30,6 +31,7 @@ def produce(bootstrap: str, topic: str, count: int, partitions: int = 1) -> None
 
 
 def consumer(bootstrap: str, group: str, **extra: object) -> Consumer:
+    """A consumer the test closes itself (use `open_consumer` to have teardown close it)."""
     return Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -41,6 +43,25 @@ def consumer(bootstrap: str, group: str, **extra: object) -> Consumer:
             **extra,
         }
     )
+
+
+def consumers_closed_at_teardown() -> Iterator[Callable[..., Consumer]]:
+    """Makes consumers and closes whichever ones a test leaves open, even when it fails."""
+    made: list[Consumer] = []
+
+    def make(bootstrap: str, group: str, **extra: object) -> Consumer:
+        made.append(consumer(bootstrap, group, **extra))
+        return made[-1]
+
+    yield make
+    for member in made:
+        with contextlib.suppress(RuntimeError):  # already closed
+            member.close()
+
+
+@pytest.fixture
+def open_consumer() -> Iterator[Callable[..., Consumer]]:
+    yield from consumers_closed_at_teardown()
 
 
 def poll_until(consumers: Iterable[Consumer], done: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -70,14 +91,14 @@ def balanced(members: list[Consumer], partitions: int) -> Callable[[], bool]:
     return check
 
 
-def test_a_group_of_three_rebalances_as_members_join_and_leave(broker) -> None:
+def test_a_group_of_three_rebalances_as_members_join_and_leave(broker, open_consumer) -> None:
     topic, group = unique("t"), unique("g")
     create_topic(broker.bootstrap, topic, 6)
-    first = consumer(broker.bootstrap, group)
+    first = open_consumer(broker.bootstrap, group)
     first.subscribe([topic])
     poll_until([first], balanced([first], 6))
 
-    second, third = consumer(broker.bootstrap, group), consumer(broker.bootstrap, group)
+    second, third = open_consumer(broker.bootstrap, group), open_consumer(broker.bootstrap, group)
     second.subscribe([topic])
     third.subscribe([topic])
     members = [first, second, third]
@@ -91,14 +112,14 @@ def test_a_group_of_three_rebalances_as_members_join_and_leave(broker) -> None:
     second.close()
 
 
-def test_a_cooperative_sticky_group_rebalances_incrementally(broker) -> None:
+def test_a_cooperative_sticky_group_rebalances_incrementally(broker, open_consumer) -> None:
     topic, group = unique("t"), unique("g")
     create_topic(broker.bootstrap, topic, 4)
     settings = {"partition.assignment.strategy": "cooperative-sticky"}
-    first = consumer(broker.bootstrap, group, **settings)
+    first = open_consumer(broker.bootstrap, group, **settings)
     first.subscribe([topic])
     poll_until([first], balanced([first], 4))
-    second = consumer(broker.bootstrap, group, **settings)
+    second = open_consumer(broker.bootstrap, group, **settings)
     second.subscribe([topic])
     poll_until([first, second], balanced([first, second], 4))
     assert sorted(len(assigned(m)) for m in (first, second)) == [2, 2]
@@ -119,11 +140,13 @@ def consume_values(member: Consumer, count: int, timeout: float = 20.0) -> list[
     return values
 
 
-def test_a_consumer_resumes_from_committed_offsets_after_a_broker_restart(fresh_broker) -> None:
+def test_a_consumer_resumes_from_committed_offsets_after_a_broker_restart(
+    fresh_broker, open_consumer
+) -> None:
     topic, group = unique("t"), unique("g")
     create_topic(fresh_broker.bootstrap, topic, 1)
     produce(fresh_broker.bootstrap, topic, 10)
-    member = consumer(fresh_broker.bootstrap, group, **{"max.poll.interval.ms": 10000})
+    member = open_consumer(fresh_broker.bootstrap, group, **{"max.poll.interval.ms": 10000})
     member.subscribe([topic])
     assert consume_values(member, 4) == [b"m0", b"m1", b"m2", b"m3"]
     member.commit(asynchronous=False)
@@ -131,7 +154,7 @@ def test_a_consumer_resumes_from_committed_offsets_after_a_broker_restart(fresh_
 
     fresh_broker.restart()
 
-    again = consumer(fresh_broker.bootstrap, group)
+    again = open_consumer(fresh_broker.bootstrap, group)
     committed = again.committed([TopicPartition(topic, 0)], timeout=10)
     assert committed[0].offset == 4
     again.subscribe([topic])
@@ -139,24 +162,24 @@ def test_a_consumer_resumes_from_committed_offsets_after_a_broker_restart(fresh_
     again.close()
 
 
-def test_a_committed_offset_survives_a_hard_kill(fresh_broker) -> None:
+def test_a_committed_offset_survives_a_hard_kill(fresh_broker, open_consumer) -> None:
     topic, group = unique("t"), unique("g")
     create_topic(fresh_broker.bootstrap, topic, 2)
-    member = consumer(fresh_broker.bootstrap, group)
+    member = open_consumer(fresh_broker.bootstrap, group)
     member.commit(offsets=[TopicPartition(topic, 0, 17), TopicPartition(topic, 1, 3)], asynchronous=False)
     member.close()
     fresh_broker.restart(hard=True)
-    reader = consumer(fresh_broker.bootstrap, group)
+    reader = open_consumer(fresh_broker.bootstrap, group)
     offsets = reader.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout=10)
     assert [tp.offset for tp in offsets] == [17, 3]
     reader.close()
 
 
-def test_a_static_member_restarting_keeps_its_partitions_without_a_rebalance(broker) -> None:
+def test_a_static_member_restarting_keeps_its_partitions_without_a_rebalance(broker, open_consumer) -> None:
     topic, group = unique("t"), unique("g")
     create_topic(broker.bootstrap, topic, 2)
     settings = {"group.instance.id": "pod-a", "session.timeout.ms": 10000}
-    first = consumer(broker.bootstrap, group, **settings)
+    first = open_consumer(broker.bootstrap, group, **settings)
     first.subscribe([topic])
     poll_until([first], balanced([first], 2))
     first.close()  # a static member's close does not leave the group
@@ -164,7 +187,7 @@ def test_a_static_member_restarting_keeps_its_partitions_without_a_rebalance(bro
     description = admin.describe_consumer_groups([group])[group].result(10)
     assert [m.group_instance_id for m in description.members] == ["pod-a"]
 
-    again = consumer(broker.bootstrap, group, **settings)
+    again = open_consumer(broker.bootstrap, group, **settings)
     again.subscribe([topic])
     poll_until([again], balanced([again], 2))
     described = admin.describe_consumer_groups([group])[group].result(10)
@@ -173,8 +196,8 @@ def test_a_static_member_restarting_keeps_its_partitions_without_a_rebalance(bro
     again.close()
 
 
-def test_committing_for_an_unknown_topic_is_refused(broker) -> None:
-    member = consumer(broker.bootstrap, unique("g"))
+def test_committing_for_an_unknown_topic_is_refused(broker, open_consumer) -> None:
+    member = open_consumer(broker.bootstrap, unique("g"))
     with pytest.raises(KafkaException) as failure:
         member.commit(offsets=[TopicPartition(unique("missing"), 0, 1)], asynchronous=False)
     assert "UNKNOWN_TOPIC_OR_PART" in str(failure.value)
