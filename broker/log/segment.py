@@ -168,6 +168,11 @@ class LogSegment:
             self.offset_index.close()
             self.recover(check_crc=False)
             return
+        if len(self.offset_index) and not len(self.time_index):
+            self.offset_index.close()
+            self.time_index.close()
+            self.recover(check_crc=False)
+            return
         last_time_entry = self.time_index.last_entry
         if last_time_entry is not None and last_time_entry[0] > self.max_timestamp:
             self.max_timestamp, self.offset_of_max_timestamp = last_time_entry
@@ -177,14 +182,21 @@ class LogSegment:
         start = self.offset_index.positions[-1] if len(self.offset_index) else 0
         expected_offset = self.offset_index.lookup(2**63)[0] if len(self.offset_index) else None
         end = start
+        unindexed_bytes = 0  # bytes appended since the last index entry, as `_index_batch` counts them
+        last_size = 0
         for location in self.walk(start):
             if expected_offset is not None and location.base_offset != expected_offset:
                 raise CorruptIndexError(f"{self.log_path.name}: index points at the wrong batch")
+            unindexed_bytes += location.size
             expected_offset = None
             self._note_batch(location.fields)
             end = location.end
+            last_size = location.size
         if end != self.size:
             raise CorruptIndexError(f"{self.log_path.name}: log does not end on a batch boundary")
+        if unindexed_bytes - last_size > self.index_interval_bytes:
+            # Appends would have added an entry in there: the index lost entries (e.g. emptied).
+            raise CorruptIndexError(f"{self.log_path.name}: index is missing entries")
         self.bytes_since_last_index_entry = self.size - start
 
     def _note_batch(self, fields: HeaderFields) -> None:
@@ -280,9 +292,16 @@ class LogSegment:
             self.bytes_since_last_index_entry = 0
         self.bytes_since_last_index_entry += fields[F_LENGTH] + LOG_OVERHEAD
 
-    def append(self, data: bytes | bytearray | memoryview, batches: list[tuple[int, HeaderFields]]) -> None:
+    def append(
+        self,
+        data: bytes | bytearray | memoryview,
+        batches: list[tuple[int, HeaderFields]],
+        now_ms: int | None = None,
+    ) -> None:
         """Write already-validated batches (positions relative to `data`) in one write, then index them."""
         start = self.size
+        if start == 0 and now_ms is not None:
+            self.created_ms = now_ms  # segment.ms counts from the first append
         view = memoryview(data)
         written = os.write(self._fd, view)
         while written < len(view):  # regular files rarely write short, but never assume

@@ -1,0 +1,66 @@
+from broker.records.batch import iter_batches
+
+from .conftest import LogFactory
+from .helpers import NOW_MS, append_values, batch_of, read_records
+
+
+def test_reading_from_any_offset_finds_its_batch_across_many_segments(open_log: LogFactory) -> None:
+    log = open_log(segment_bytes=2000, index_interval_bytes=150)
+    for i in range(120):
+        values = [b"v" * (10 + (i * 37) % 90) for _ in range(1 + i % 4)]
+        log.append_as_leader(batch_of(*values), leader_epoch=0, now_ms=NOW_MS)
+    log.high_watermark = log.log_end_offset
+    segments, _ = log.segments_snapshot()
+    assert len(segments) > 10
+    assert all(len(segment.offset_index) > 0 for segment in segments[:-1])
+    for offset in range(log.log_end_offset):
+        first = next(iter_batches(log.read(offset, 1)))
+        assert first.base_offset <= offset <= first.last_offset
+    assert [offset for offset, _, _ in read_records(log)] == list(range(log.log_end_offset))
+
+
+def test_a_large_read_spans_segments_and_returns_whole_batches(open_log: LogFactory) -> None:
+    log = open_log(segment_bytes=1000)
+    append_values(log, 100, size=50)
+    data = log.read(10, 3000)
+    batches = list(iter_batches(data))
+    assert batches[0].base_offset == 10
+    assert [b.base_offset for b in batches] == list(range(10, 10 + len(batches)))
+    assert 3000 - batches[0].size < len(data) <= 3000
+
+
+def test_segments_roll_before_they_exceed_segment_bytes(open_log: LogFactory) -> None:
+    log = open_log(segment_bytes=1000)
+    append_values(log, 100, size=50)
+    segments, bases = log.segments_snapshot()
+    assert len(segments) > 5
+    assert all(segment.size <= 1000 for segment in segments)
+    assert list(bases) == sorted(bases)
+    assert sorted(p.name for p in log.directory.glob("*.log"))[1] == f"{bases[1]:020d}.log"
+
+
+def test_segments_roll_after_segment_ms(open_log: LogFactory) -> None:
+    log = open_log(segment_ms=1000)
+    log.append_as_leader(batch_of(b"a"), leader_epoch=0, now_ms=NOW_MS)
+    log.append_as_leader(batch_of(b"b"), leader_epoch=0, now_ms=NOW_MS + 500)
+    assert len(log.segments_snapshot()[0]) == 1
+    log.append_as_leader(batch_of(b"c"), leader_epoch=0, now_ms=NOW_MS + 1500)
+    assert [s.base_offset for s in log.segments_snapshot()[0]] == [0, 2]
+
+
+def test_segments_roll_when_an_index_is_full(open_log: LogFactory) -> None:
+    log = open_log(segment_index_bytes=24, index_interval_bytes=0)
+    append_values(log, 12)
+    segments, _ = log.segments_snapshot()
+    assert len(segments) >= 3
+    assert all(len(segment.time_index) <= 3 for segment in segments)
+    assert [offset for offset, _, _ in read_records(log)] == list(range(12))
+
+
+def test_the_offset_index_is_sparse(open_log: LogFactory) -> None:
+    log = open_log(index_interval_bytes=1000)
+    append_values(log, 100, size=90)
+    index = log.active_segment.offset_index
+    assert 5 < len(index) < 20
+    position_gaps = [b - a for a, b in zip(index.positions, index.positions[1:], strict=False)]
+    assert all(gap > 1000 for gap in position_gaps)
