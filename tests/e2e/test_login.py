@@ -22,6 +22,7 @@ def test_it_logs_in_to_the_console_and_sees_the_overview(page: Page, live_server
 
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.get_by_text("admin").first).to_be_visible()
+    expect(page.get_by_role("region", name="Background worker")).to_contain_text("Not reporting")
     screenshot(page, "overview")
     assert page.problems.messages == []
 

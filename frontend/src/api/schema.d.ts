@@ -4,23 +4,6 @@
  */
 
 export interface paths {
-    "/api/v1/auth/session/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The current session; also sets the csrftoken cookie. */
-        get: operations["auth_session_retrieve"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/auth/login/": {
         parameters: {
             query?: never;
@@ -30,8 +13,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a session with a username and password. */
-        post: operations["auth_login_create"];
+        post: operations["v1_auth_login_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -47,8 +29,23 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session. */
-        post: operations["auth_logout_create"];
+        post: operations["v1_auth_logout_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/session/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["v1_auth_session_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -62,8 +59,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Counts shown on the console's overview page. */
-        get: operations["overview_retrieve"];
+        get: operations["v1_overview_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -76,40 +72,31 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        LoginInputRequest: {
+            username: string;
+            password: string;
+        };
+        LoginOutput: {
+            user: components["schemas"]["User"];
+        };
+        Overview: {
+            version: string;
+            worker: components["schemas"]["WorkerStatus"];
+        };
+        Session: {
+            authenticated: boolean;
+            user: components["schemas"]["User"] | null;
+        };
         User: {
             id: number;
             username: string;
             email: string;
             is_superuser: boolean;
         };
-        Session: {
-            authenticated: boolean;
-            user: components["schemas"]["User"] | null;
-        };
-        LoginRequest: {
-            username: string;
-            /** Format: password */
-            password: string;
-        };
-        LoginResponse: {
-            user: components["schemas"]["User"];
-        };
-        Overview: {
-            clusters: number;
-            topics: number;
-            service_accounts: number;
-            firing_alerts: number;
-            version: string;
-        };
-        ErrorDetail: {
-            code: string;
-            message: string;
-            details: {
-                [key: string]: unknown;
-            };
-        };
-        ErrorResponse: {
-            error: components["schemas"]["ErrorDetail"];
+        WorkerStatus: {
+            alive: boolean;
+            /** Format: date-time */
+            last_heartbeat: string | null;
         };
     };
     responses: never;
@@ -120,7 +107,30 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    auth_session_retrieve: {
+    v1_auth_login_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginOutput"];
+                };
+            };
+        };
+    };
+    v1_auth_logout_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -129,7 +139,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session, authenticated or not. */
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_auth_session_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -140,40 +167,7 @@ export interface operations {
             };
         };
     };
-    auth_login_create: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LoginRequest"];
-            };
-        };
-        responses: {
-            /** @description Signed in. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LoginResponse"];
-                };
-            };
-            /** @description Wrong credentials or a malformed body. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    auth_logout_create: {
+    v1_overview_retrieve: {
         parameters: {
             query?: never;
             header?: never;
@@ -182,40 +176,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Signed out. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    overview_retrieve: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The counts. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
-                };
-            };
-            /** @description Not signed in. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { json, requestsOf, signedIn, signedOut, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 
-const overview = { clusters: 2, topics: 14, service_accounts: 3, firing_alerts: 0, version: "0.1.0" };
+const overview = { version: "0.1.0", worker: { alive: true, last_heartbeat: null } };
 
 describe("the auth guard", () => {
   it("redirects a signed-out visitor to the login page with next set", async () => {

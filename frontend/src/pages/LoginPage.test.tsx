@@ -48,13 +48,7 @@ describe("LoginPage", () => {
     stubFetch({
       "GET /api/v1/auth/session/": json(200, signedOut),
       "POST /api/v1/auth/login/": json(200, { user: signedIn.user }),
-      "GET /api/v1/overview/": json(200, {
-        clusters: 0,
-        topics: 0,
-        service_accounts: 0,
-        firing_alerts: 0,
-        version: "1",
-      }),
+      "GET /api/v1/overview/": json(200, { version: "1", worker: { alive: true, last_heartbeat: null } }),
     });
     const { user, router } = renderApp("/login?next=%2F%2Fevil.example%2F");
 

@@ -4,27 +4,38 @@ import { describe, expect, it } from "vitest";
 import { json, signedIn, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 
+const healthy = {
+  version: "0.4.1",
+  worker: { alive: true, last_heartbeat: new Date(Date.now() - 30_000).toISOString() },
+};
+
 describe("OverviewPage", () => {
-  it("shows the numbers from the overview endpoint as cards", async () => {
+  it("shows the worker's health and the version from the overview endpoint", async () => {
     stubFetch({
       "GET /api/v1/auth/session/": json(200, signedIn),
-      "GET /api/v1/overview/": json(200, {
-        clusters: 3,
-        topics: 1250,
-        service_accounts: 7,
-        firing_alerts: 2,
-        version: "0.4.1",
-      }),
+      "GET /api/v1/overview/": json(200, healthy),
     });
     renderApp("/");
 
     expect(await screen.findByRole("heading", { level: 1, name: "Overview" })).toBeInTheDocument();
-    expect(await screen.findByRole("link", { name: "Clusters: 3" })).toHaveAttribute("href", "/clusters");
-    expect(screen.getByRole("link", { name: `Topics: ${(1250).toLocaleString()}` })).toHaveAttribute("href", "/topics");
-    expect(screen.getByRole("link", { name: "Service accounts: 7" })).toHaveAttribute("href", "/service-accounts");
-    const alerts = screen.getByRole("link", { name: "Firing alerts: 2" });
-    expect(alerts).toHaveClass("stat-card--warning");
+    const worker = await screen.findByRole("region", { name: "Background worker" });
+    expect(worker).toHaveTextContent("Running");
+    expect(worker).toHaveTextContent("Last heartbeat");
+    expect(worker).toHaveClass("stat-card--neutral");
     expect(screen.getByText("Version 0.4.1")).toBeInTheDocument();
+  });
+
+  it("warns when the worker has not reported", async () => {
+    stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedIn),
+      "GET /api/v1/overview/": json(200, { version: "0.4.1", worker: { alive: false, last_heartbeat: null } }),
+    });
+    renderApp("/");
+
+    const worker = await screen.findByRole("region", { name: "Background worker" });
+    expect(worker).toHaveTextContent("Not reporting");
+    expect(worker).toHaveTextContent("No heartbeat received yet");
+    expect(worker).toHaveClass("stat-card--warning");
   });
 
   it("shows the error and loads again on retry", async () => {
@@ -33,9 +44,7 @@ describe("OverviewPage", () => {
       "GET /api/v1/auth/session/": json(200, signedIn),
       "GET /api/v1/overview/": () => {
         calls += 1;
-        return calls === 1
-          ? { status: 502, rawBody: "<html><body>Bad gateway</body></html>" }
-          : json(200, { clusters: 1, topics: 0, service_accounts: 0, firing_alerts: 0, version: "0.4.1" });
+        return calls === 1 ? { status: 502, rawBody: "<html><body>Bad gateway</body></html>" } : json(200, healthy);
       },
     });
     const { user } = renderApp("/");
@@ -46,7 +55,6 @@ describe("OverviewPage", () => {
 
     await user.click(screen.getByRole("button", { name: "Try again" }));
 
-    expect(await screen.findByRole("link", { name: "Clusters: 1" })).toBeInTheDocument();
-    expect(screen.getByRole("link", { name: "Firing alerts: 0" })).not.toHaveClass("stat-card--warning");
+    expect(await screen.findByRole("region", { name: "Background worker" })).toHaveTextContent("Running");
   });
 });

@@ -1,6 +1,6 @@
 import { useOverview } from "../api/hooks/overview";
 import { PageHeader } from "../components/PageHeader";
-import { StatCard } from "../components/StatCard";
+import { Timestamp } from "../components/Timestamp";
 import { QueryView } from "../components/states";
 
 export function OverviewPage() {
@@ -12,25 +12,22 @@ export function OverviewPage() {
       <QueryView query={overview} errorTitle="Could not load the overview">
         {(data) => (
           <>
-            <ul className="stat-grid" aria-label="Totals">
-              <li>
-                <StatCard label="Clusters" value={data.clusters} to="/clusters" />
-              </li>
-              <li>
-                <StatCard label="Topics" value={data.topics} to="/topics" />
-              </li>
-              <li>
-                <StatCard label="Service accounts" value={data.service_accounts} to="/service-accounts" />
-              </li>
-              <li>
-                <StatCard
-                  label="Firing alerts"
-                  value={data.firing_alerts}
-                  to="/alerts"
-                  tone={data.firing_alerts > 0 ? "warning" : "neutral"}
-                />
-              </li>
-            </ul>
+            <section
+              className={`stat-card stat-card--${data.worker.alive ? "neutral" : "warning"}`}
+              aria-label="Background worker"
+            >
+              <span className="stat-card__label">Background worker</span>
+              <span className="stat-card__value">{data.worker.alive ? "Running" : "Not reporting"}</span>
+              <span className="muted">
+                {data.worker.last_heartbeat ? (
+                  <>
+                    Last heartbeat <Timestamp value={data.worker.last_heartbeat} relative />
+                  </>
+                ) : (
+                  "No heartbeat received yet"
+                )}
+              </span>
+            </section>
             <p className="muted">Version {data.version}</p>
           </>
         )}
