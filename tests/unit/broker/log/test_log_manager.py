@@ -1,0 +1,89 @@
+from pathlib import Path
+
+from broker.log.config import LogConfig
+from broker.log.log_manager import LogManager, parse_partition_dir_name
+
+from .helpers import NOW_MS, append_values, read_records
+
+
+def test_partition_directory_names_parse_with_dashes_in_topics() -> None:
+    assert parse_partition_dir_name("my-topic-12") == ("my-topic", 12)
+    assert parse_partition_dir_name("orders.v1-0") == ("orders.v1", 0)
+    assert parse_partition_dir_name("no_partition") is None
+    assert parse_partition_dir_name("topic-x") is None
+
+
+def test_create_is_idempotent_and_spreads_partitions_over_dirs(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    manager.load()
+    logs = [manager.create("orders", p, LogConfig()) for p in range(4)]
+    assert manager.create("orders", 0, LogConfig()) is logs[0]
+    assert {log.directory.parent.name for log in logs} == {"a", "b"}
+    assert manager.get("orders", 3) is logs[3]
+    assert manager.get("orders", 9) is None
+    manager.close()
+
+
+def test_load_reopens_every_partition_with_its_data(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    manager.load()
+    for partition in range(3):
+        append_values(manager.create("events", partition, LogConfig()), partition + 1)
+    manager.close()
+    reloaded = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    reloaded.load()
+    assert sorted((log.topic, log.partition, log.log_end_offset) for log in reloaded.partitions()) == [
+        ("events", 0, 1),
+        ("events", 1, 2),
+        ("events", 2, 3),
+    ]
+    assert read_records(reloaded.get("events", 2))[-1][0] == 2  # type: ignore[arg-type]
+    reloaded.close()
+
+
+def test_deleting_a_topic_renames_then_removes_its_directories(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path], LogConfig())
+    manager.load()
+    append_values(manager.create("doomed", 0, LogConfig()), 3)
+    manager.create("kept", 0, LogConfig())
+    manager.delete_topic("doomed")
+    assert manager.get("doomed", 0) is None
+    assert [p.name.endswith(".delete") for p in tmp_path.iterdir() if p.name.startswith("doomed")] == [True]
+    recreated = manager.create("doomed", 0, LogConfig())
+    assert recreated.log_end_offset == 0
+    manager.run_retention(NOW_MS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doomed-0", "kept-0"]
+    manager.close()
+
+
+def test_dir_usage_reports_sizes_per_directory(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path / "a"], LogConfig())
+    manager.load()
+    append_values(manager.create("t", 0, LogConfig()), 5)
+    [(directory, entries)] = manager.dir_usage()
+    assert directory == tmp_path / "a"
+    assert entries == [("t", 0, manager.get("t", 0).size_bytes())]  # type: ignore[union-attr]
+    assert entries[0][2] > 0
+    manager.close()
+
+
+def test_the_cleaner_runs_only_on_compacted_logs(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path], LogConfig())
+    manager.load()
+    compacted = LogConfig.from_properties({"cleanup.policy": "compact", "segment.bytes": "300"})
+    plain = LogConfig.from_properties({"segment.bytes": "300"})
+    append_values(manager.create("c", 0, compacted), 30)
+    append_values(manager.create("p", 0, plain), 30)
+    stats = manager.run_cleaner(NOW_MS + 1000)
+    assert len(stats) == 1
+    manager.close()
+
+
+def test_flush_due_fsyncs_logs_whose_flush_ms_elapsed(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path], LogConfig())
+    manager.load()
+    log = manager.create("f", 0, LogConfig.from_properties({"flush.ms": "0"}))
+    append_values(log, 2)
+    manager.flush_due(NOW_MS + 10**6)
+    assert (log.directory / "recovery-point").read_text().strip() == "2"
+    manager.close()
