@@ -46,7 +46,9 @@ class BrowserProblems:
         page.on("requestfailed", lambda request: self.messages.append(f"request failed: {request.url}"))
         page.on(
             "response",
-            lambda response: response.status >= 500 and self.messages.append(f"{response.status}: {response.url}"),
+            lambda response: (
+                response.status >= 500 and self.messages.append(f"{response.status}: {response.url}")
+            ),
         )
 
 

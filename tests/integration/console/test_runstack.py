@@ -83,7 +83,11 @@ def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(
         assert '<div id="root">' in page  # the built console's shell, served for a client-side route
 
         second = subprocess.run(
-            [sys.executable, "manage.py", "runstack"], cwd=REPO_ROOT, env=stack_env, capture_output=True, text=True
+            [sys.executable, "manage.py", "runstack"],
+            cwd=REPO_ROOT,
+            env=stack_env,
+            capture_output=True,
+            text=True,
         )
         assert second.returncode != 0
         assert "already running" in second.stderr
