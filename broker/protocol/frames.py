@@ -100,11 +100,11 @@ def decode_body(header: RequestHeader, frame: bytes | memoryview) -> Any:
     except UnknownApi:
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id) from None
     try:
-        entity, size = reader(frame, header.body_offset)
+        entity, _size = reader(frame, header.body_offset)
     except Exception as exc:  # kio's native reader raises assorted errors on bad input
         raise MalformedRequest(f"cannot decode api {header.api_key} v{header.api_version}: {exc}") from None
-    if header.body_offset + size != len(frame):
-        raise MalformedRequest("trailing bytes after the request body")
+    # Trailing bytes are ignored, as Kafka's own parser does: librdkafka 2.x pads some
+    # flexible Metadata requests with extra bytes after the body.
     return entity
 
 

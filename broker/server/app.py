@@ -192,11 +192,10 @@ class BrokerServer:
     def _register_gauges(self, state: BrokerState) -> None:
         def log_sizes() -> list[tuple[dict[str, str], float]]:
             samples = []
-            for topic, partition in state.logs.partitions():
-                partition_log = state.logs.get(topic, partition)
-                if partition_log is not None:
-                    labels = {"topic": topic, "partition": str(partition)}
-                    samples.append((labels, float(partition_log.size_bytes())))
+            for log_dir, partitions in state.logs.dir_usage():
+                for topic, partition, size in partitions:
+                    labels = {"topic": topic, "partition": str(partition), "log_dir": str(log_dir)}
+                    samples.append((labels, float(size)))
             return samples
 
         def group_count() -> list[tuple[dict[str, str], float]]:

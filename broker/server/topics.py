@@ -54,18 +54,22 @@ class TopicManager:
     # --- startup -----------------------------------------------------------------------
 
     def open_all(self) -> None:
-        """Create any partition log the registry knows but the disk lacks, drop orphans."""
+        """Give every registered partition its log with the topic's config; drop orphan logs.
+
+        LogManager.load opens what is on disk with default settings; `create` is idempotent
+        and applies each topic's overrides. Orphans are left by a crash in the middle of a
+        topic deletion (the registry forgets the topic first).
+        """
         known = {(t.name, p) for t in self.metadata.topics() for p in range(t.partitions)}
-        on_disk = set(self.logs.partitions())
-        for topic_name, partition in sorted(on_disk - known):
-            if topic_name not in self.metadata:
-                log.warning("deleting orphaned partition log %s-%d", topic_name, partition)
-                self.logs.delete_topic(topic_name)
+        for partition_log in self.logs.partitions():
+            key = (partition_log.topic, partition_log.partition)
+            if key not in known:
+                log.warning("deleting orphaned partition log %s-%d", *key)
+                self.logs.delete_partition(*key)
         for topic in self.metadata.topics():
             config = self.log_config(topic)
             for partition in range(topic.partitions):
-                if (topic.name, partition) not in on_disk:
-                    self.logs.create(topic.name, partition, config)
+                self.logs.create(topic.name, partition, config)
 
     # --- configs -----------------------------------------------------------------------
 

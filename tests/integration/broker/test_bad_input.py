@@ -9,13 +9,13 @@ import urllib.request
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.static.primitive import i32Timedelta
 
 from broker.records.records import Record, build_batch
+from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 
 pytestmark = pytest.mark.integration
@@ -38,9 +38,7 @@ def produce_error(broker, topic: str, records: bytes) -> int:
 
 
 def make_topic(broker, name: str, **config: str) -> None:
-    AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics([NewTopic(name, 1, 1, config=config)])[
-        name
-    ].result(10)
+    create_topic(broker.bootstrap, name, **config)
 
 
 def test_a_batch_with_a_bad_crc_is_rejected_as_corrupt(broker, topic_name):

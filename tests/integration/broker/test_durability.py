@@ -1,11 +1,17 @@
 """Crash and restart: acknowledged data and metadata survive."""
 
+import datetime
 import threading
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
+from kio.static.primitive import i32Timedelta
+
+from tests.integration.broker.helpers import create_topic
+from tests.integration.broker.kafka_wire import WireClient
 
 pytestmark = pytest.mark.integration
 
@@ -34,9 +40,7 @@ def read_partition(
 
 def test_every_acked_message_survives_kill_9_in_order(fresh_broker, topic_name):
     broker = fresh_broker
-    AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics([NewTopic(topic_name, 2, 1)])[
-        topic_name
-    ].result(10)
+    create_topic(broker.bootstrap, topic_name, 2)
     acked: dict[int, list[tuple[int, bytes]]] = {0: [], 1: []}
     stop = threading.Event()
 
@@ -90,9 +94,7 @@ def test_topics_configs_and_ids_survive_a_graceful_restart(fresh_broker, topic_n
     admin.create_topics([NewTopic(topic_name, 3, 1, config={"retention.ms": "123456"})])[topic_name].result(
         10
     )
-    before = admin.describe_topics(__import__("confluent_kafka").TopicCollection([topic_name]))[
-        topic_name
-    ].result(10)
+    before = admin.describe_topics(TopicCollection([topic_name]))[topic_name].result(10)
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     producer.produce(topic_name, value=b"kept", partition=1)
     producer.flush(10)
@@ -100,10 +102,8 @@ def test_topics_configs_and_ids_survive_a_graceful_restart(fresh_broker, topic_n
     assert "broker stopped" in broker.log_text()
     broker.start()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    after = admin.describe_topics(__import__("confluent_kafka").TopicCollection([topic_name]))[
-        topic_name
-    ].result(10)
-    assert after.topic_id == before.topic_id
+    after = admin.describe_topics(TopicCollection([topic_name]))[topic_name].result(10)
+    assert str(after.topic_id) == str(before.topic_id)
     assert len(after.partitions) == 3
     from confluent_kafka.admin import ConfigResource
 
@@ -113,13 +113,6 @@ def test_topics_configs_and_ids_survive_a_graceful_restart(fresh_broker, topic_n
 
 
 def test_producer_ids_never_repeat_across_restarts(fresh_broker):
-    import datetime
-
-    from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
-    from kio.static.primitive import i32Timedelta
-
-    from tests.integration.broker.kafka_wire import WireClient
-
     request = InitProducerIdRequest(
         transactional_id=None, transaction_timeout=i32Timedelta.parse(datetime.timedelta(seconds=60))
     )

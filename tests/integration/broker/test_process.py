@@ -6,9 +6,9 @@ import urllib.request
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.fixtures.broker import REPO_ROOT
+from tests.integration.broker.helpers import create_topic
 
 pytestmark = pytest.mark.integration
 
@@ -56,9 +56,7 @@ def test_sigterm_stops_gracefully_with_exit_code_0(fresh_broker):
 
 
 def test_metrics_endpoint_reports_traffic(fresh_broker, topic_name):
-    AdminClient({"bootstrap.servers": fresh_broker.bootstrap}).create_topics([NewTopic(topic_name, 1, 1)])[
-        topic_name
-    ].result(10)
+    create_topic(fresh_broker.bootstrap, topic_name)
     producer = Producer({"bootstrap.servers": fresh_broker.bootstrap})
     for _ in range(10):
         producer.produce(topic_name, value=b"0123456789")
@@ -72,4 +70,4 @@ def test_metrics_endpoint_reports_traffic(fresh_broker, topic_name):
     assert 'kafka_broker_requests_total{api="produce"' in text
     assert 'kafka_broker_request_duration_seconds_bucket{api="metadata",le="+Inf"}' in text
     assert "kafka_broker_connections " in text
-    assert f'kafka_log_size_bytes{{topic="{topic_name}",partition="0"}}' in text
+    assert f'kafka_log_size_bytes{{topic="{topic_name}",partition="0",log_dir=' in text
