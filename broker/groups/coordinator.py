@@ -48,6 +48,7 @@ from broker.groups.offsets_log import OffsetsLog
 log = logging.getLogger(__name__)
 
 CLASSIC_GROUP_TYPE = "classic"
+MAX_KEY_STRING_BYTES = 0x7FFF
 # What a group's ACL-free answer to "which operations may I do" is: READ, DELETE, DESCRIBE.
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 
@@ -101,6 +102,11 @@ class GroupDescription:
     protocol_type: str
     protocol_data: str
     members: tuple[DescribedMember, ...]
+
+
+def is_valid_group_id(group_id: str) -> bool:
+    """Non-empty and short enough for the int16-length strings of `__consumer_offsets` keys."""
+    return bool(group_id) and len(group_id.encode()) <= MAX_KEY_STRING_BYTES
 
 
 class GroupCoordinator:
@@ -251,7 +257,7 @@ class GroupCoordinator:
         error = self._availability_error()
         if error is not None:
             return JoinResult(error, member_id=member_id)
-        if not group_id:
+        if not is_valid_group_id(group_id):
             return JoinResult(ErrorCode.invalid_group_id, member_id=member_id)
         if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
             return JoinResult(ErrorCode.invalid_session_timeout, member_id=member_id)
@@ -677,6 +683,9 @@ class GroupCoordinator:
             if len(metadata.encode()) > self.config.offset_metadata_max_bytes:
                 results.append(ErrorCode.offset_metadata_too_large)
                 continue
+            if len(entry.topic.encode()) > MAX_KEY_STRING_BYTES:
+                results.append(ErrorCode.unknown_topic_or_partition)
+                continue
             results.append(ErrorCode.none)
             accepted[(entry.topic, entry.partition)] = CommittedOffset(
                 offset=entry.offset,
@@ -715,7 +724,7 @@ class GroupCoordinator:
         error = self._availability_error()
         if error is not None:
             return error
-        if not group_id:
+        if not is_valid_group_id(group_id):
             return ErrorCode.invalid_group_id
         group = self.groups.get(group_id)
         if group is None:
@@ -759,7 +768,7 @@ class GroupCoordinator:
         error = self._availability_error()
         if error is not None:
             return error, []
-        if not group_id:
+        if not is_valid_group_id(group_id):
             return ErrorCode.invalid_group_id, []
         group = self.groups.get(group_id)
         if group is None or group.is_(GroupState.DEAD):
@@ -799,7 +808,7 @@ class GroupCoordinator:
             group = self.groups.get(group_id)
             if error is not None:
                 results[group_id] = error
-            elif not group_id:
+            elif not is_valid_group_id(group_id):
                 results[group_id] = ErrorCode.invalid_group_id
             elif group is None or group.is_(GroupState.DEAD):
                 results[group_id] = ErrorCode.group_id_not_found
@@ -844,7 +853,7 @@ class GroupCoordinator:
         error = self._availability_error()
         if error is not None:
             return GroupDescription(error, group_id, "", "", "", ())
-        if not group_id:
+        if not is_valid_group_id(group_id):
             return GroupDescription(ErrorCode.invalid_group_id, group_id, "", "", "", ())
         group = self.groups.get(group_id)
         if group is None:
@@ -951,10 +960,15 @@ class GroupCoordinator:
                 for m in group.members.values()
             ),
         )
-        record = (
-            encode_group_metadata_key(GroupMetadataKey(group.group_id)),
-            encode_group_metadata_value(value),
-        )
+        try:
+            record = (
+                encode_group_metadata_key(GroupMetadataKey(group.group_id)),
+                encode_group_metadata_value(value),
+            )
+        except OffsetsFormatError:
+            # A client id or instance id too long for Kafka's int16-length strings.
+            log.warning("group %s: metadata does not fit Kafka's record format", group.group_id)
+            return ErrorCode.unknown_server_error
         return await self._append(self.partition_for(group.group_id), [record])
 
     async def _append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int | None:
