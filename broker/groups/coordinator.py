@@ -569,7 +569,8 @@ class GroupCoordinator:
         self._answer_sync(member, SyncResult(ErrorCode.rebalance_in_progress))
         member.sync_future = future = asyncio.get_running_loop().create_future()
         if member_id == group.leader_id:
-            await self._complete_sync(group, assignments)
+            # Shielded: a leader that disconnects mid-write must not leave the group half-synced.
+            await asyncio.shield(self._complete_sync(group, assignments))
         return await asyncio.shield(future)
 
     async def _complete_sync(self, group: Group, assignments: Mapping[str, bytes]) -> None:
@@ -711,12 +712,16 @@ class GroupCoordinator:
             )
             for (topic, partition), committed in accepted.items()
         ]
-        append_error = await self._append(self.partition_for(group_id), records)
-        if append_error is not None:
-            return [append_error if code == ErrorCode.none else code for code in results]
-        group = self.groups.setdefault(group_id, group)
-        group.offsets.update(accepted)
-        return results
+
+        async def write() -> list[int]:
+            append_error = await self._append(self.partition_for(group_id), records)
+            if append_error is not None:
+                return [append_error if code == ErrorCode.none else code for code in results]
+            self.groups.setdefault(group_id, group).offsets.update(accepted)
+            return results
+
+        # Shielded so a cancelled request cannot leave the log and the memory disagreeing.
+        return await asyncio.shield(write())
 
     def _commit_error(
         self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
@@ -789,15 +794,20 @@ class GroupCoordinator:
             if code == ErrorCode.none and (topic, partition) in group.offsets
         ]
         if doomed:
-            records: list[tuple[bytes, bytes | None]] = [
-                (encode_offset_commit_key(OffsetCommitKey(group_id, t, p)), None) for t, p in doomed
-            ]
-            append_error = await self._append(self.partition_for(group_id), records)
+            append_error = await asyncio.shield(self._remove_offsets(group, doomed))
             if append_error is not None:
                 return append_error, []
-            for key in doomed:
-                group.offsets.pop(key, None)
         return ErrorCode.none, results
+
+    async def _remove_offsets(self, group: Group, keys: Sequence[tuple[str, int]]) -> int | None:
+        records: list[tuple[bytes, bytes | None]] = [
+            (encode_offset_commit_key(OffsetCommitKey(group.group_id, t, p)), None) for t, p in keys
+        ]
+        error = await self._append(self.partition_for(group.group_id), records)
+        if error is None:
+            for key in keys:
+                group.offsets.pop(key, None)
+        return error
 
     # --- admin -------------------------------------------------------------------------------
 
@@ -815,7 +825,7 @@ class GroupCoordinator:
             elif not group.is_(GroupState.EMPTY):
                 results[group_id] = ErrorCode.non_empty_group
             else:
-                results[group_id] = await self._delete_group(group)
+                results[group_id] = await asyncio.shield(self._delete_group(group))
         return results
 
     async def _delete_group(self, group: Group) -> int:

@@ -367,3 +367,15 @@ async def test_leave_group_with_a_stale_member_id_for_an_instance_is_fenced(
     await sync(coordinator, result)
     _, members = coordinator.leave_group(group_id="g", members=[("old-id", "pod-1")])
     assert members == [ErrorCode.fenced_instance_id]
+
+
+async def test_a_leader_cancelled_mid_sync_still_completes_the_generation(
+    coordinator: GroupCoordinator,
+) -> None:
+    leader = await (await join_new_member(coordinator))
+    request = sync(coordinator, leader, assignments={leader.member_id: b"mine"})
+    await asyncio.sleep(0)  # the request is now writing the group metadata
+    request.cancel()
+    await settle()
+    assert state_of(coordinator) is GroupState.STABLE
+    assert coordinator.groups["g"].members[leader.member_id].assignment == b"mine"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from kio.schema.errors import ErrorCode
 
 from broker.groups.coordinator import GroupCoordinator, PartitionOffset
@@ -15,7 +17,7 @@ from broker.groups.offsets_format import (
     partition_for_group,
 )
 
-from .conftest import ManualClock, MemoryOffsetsLog
+from .conftest import ManualClock, MemoryOffsetsLog, settle
 from .helpers import join, stable_group, subscription, sync
 
 
@@ -309,3 +311,15 @@ async def test_group_metadata_is_written_after_sync_in_kafka_format(
     assert stored_member.assignment == member.member_id.encode()
     assert stored_member.session_timeout == 10_000
     assert stored_member.rebalance_timeout == 30_000
+
+
+async def test_a_commit_cancelled_mid_write_still_lands_in_memory_and_log(
+    coordinator: GroupCoordinator, offsets_log: MemoryOffsetsLog
+) -> None:
+    request = asyncio.ensure_future(commit(coordinator, PartitionOffset("t", 0, 9)))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    request.cancel()
+    await settle()
+    assert fetched(coordinator) == {("t", 0): 9}
+    assert decode_key(offsets_log.all_records()[-1][1]) == OffsetCommitKey("g", "t", 0)
