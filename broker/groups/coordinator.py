@@ -908,7 +908,11 @@ class GroupCoordinator:
         expired_total = 0
         for group in list(self.groups.values()):
             expired = self._expired_offsets(group, now, retention)
-            delete_group = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets)
+            delete_group = (
+                group.is_(GroupState.EMPTY)
+                and not group.pending_members  # a client is mid-way through joining
+                and len(expired) == len(group.offsets)
+            )
             if not expired and not delete_group:
                 continue
             records: list[tuple[bytes, bytes | None]] = [

@@ -323,3 +323,14 @@ async def test_a_commit_cancelled_mid_write_still_lands_in_memory_and_log(
     await settle()
     assert fetched(coordinator) == {("t", 0): 9}
     assert decode_key(offsets_log.all_records()[-1][1]) == OffsetCommitKey("g", "t", 0)
+
+
+async def test_expiry_removes_empty_groups_without_offsets_unless_a_member_is_joining(
+    coordinator: GroupCoordinator,
+) -> None:
+    abandoned = await join(coordinator, group="half-joined")
+    assert abandoned.error_code == ErrorCode.member_id_required
+    await join(coordinator, group="refused", protocols=())  # leaves an Empty group behind
+    await coordinator.expire_offsets()
+    assert "refused" not in coordinator.groups
+    assert "half-joined" in coordinator.groups
