@@ -6,7 +6,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --test
 export DJANGO_SETTINGS_MODULE=console.settings
-export STREAMHUB_DATA_DIR=${STREAMHUB_DATA_DIR:-$(mktemp -d /tmp/streamhub-test.XXXXXX)}
+if [[ -z "${STREAMHUB_DATA_DIR:-}" ]]; then
+  STREAMHUB_DATA_DIR=$(mktemp -d /tmp/streamhub-test.XXXXXX)
+  CLEANUP_DIRS=("$STREAMHUB_DATA_DIR")
+fi
+export STREAMHUB_DATA_DIR
+PG_DIR=""
+cleanup() {
+  [[ -n "$PG_DIR" ]] && scripts/throwaway_postgres.sh stop "$PG_DIR"
+  rm -rf "${CLEANUP_DIRS[@]:-}"
+}
+trap cleanup EXIT
 PY=.venv/bin/python
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -31,7 +41,6 @@ fi
 if [[ -z "${DATABASE_URL:-}" ]]; then
   step "starting a throwaway PostgreSQL"
   eval "$(scripts/throwaway_postgres.sh start)"
-  trap 'scripts/throwaway_postgres.sh stop "$PG_DIR"' EXIT
 fi
 
 step "pytest"
