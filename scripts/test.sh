@@ -13,7 +13,7 @@ fi
 export STREAMHUB_DATA_DIR
 PG_DIR=""
 cleanup() {
-  [[ -n "$PG_DIR" ]] && scripts/throwaway_postgres.sh stop "$PG_DIR"
+  if [[ -n "$PG_DIR" ]]; then scripts/throwaway_postgres.sh stop "$PG_DIR"; fi
   rm -rf "${CLEANUP_DIRS[@]:-}"
 }
 trap cleanup EXIT
