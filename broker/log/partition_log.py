@@ -391,8 +391,8 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), next_offset - 1, now_ms):
                 segment = self.roll(now_ms)
-            self.leader_epochs.assign(leader_epoch, first_offset)
             segment.append(data, placed, now_ms)
+            self.leader_epochs.assign(leader_epoch, first_offset)
             self.producer_state.commit(pending)
         self._after_append(record_count)
         return AppendResult(
@@ -426,9 +426,9 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), expected - 1, now_ms):
                 segment = self.roll(now_ms)
+            segment.append(data, placed, now_ms)
             for batch in batches:
                 self.leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
-            segment.append(data, placed, now_ms)
             for _, fields in placed:
                 self._replay_producer_batch(fields)
         self._after_append(sum(batch.record_count for batch in batches))

@@ -9,6 +9,7 @@ from pathlib import Path
 from crc32c import crc32c
 
 from broker.log.config import LogConfig
+from broker.log.errors import LogStorageError
 from broker.log.offset_index import ENTRY as OFFSET_ENTRY
 from broker.log.offset_index import CorruptIndexError, OffsetIndex
 from broker.log.time_index import ENTRY as TIME_ENTRY
@@ -303,9 +304,15 @@ class LogSegment:
         if start == 0 and now_ms is not None:
             self.created_ms = now_ms  # segment.ms counts from the first append
         view = memoryview(data)
-        written = os.write(self._fd, view)
-        while written < len(view):  # regular files rarely write short, but never assume
-            written += os.write(self._fd, view[written:])
+        try:
+            written = os.write(self._fd, view)
+            while written < len(view):  # regular files rarely write short, but never assume
+                written += os.write(self._fd, view[written:])
+        except OSError as exc:
+            # Disk full or failing: cut what did get written so no half batch stays visible.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, start)
+            raise LogStorageError(f"cannot append to {self.log_path}: {exc}") from exc
         self.size += len(view)
         self.unflushed = True
         for relative_position, fields in batches:

@@ -1,6 +1,9 @@
+import resource
+import signal
+
 import pytest
 
-from broker.log.errors import OffsetOutOfRangeError
+from broker.log.errors import LogStorageError, OffsetOutOfRangeError
 from broker.records.batch import iter_batches
 from broker.records.codecs import Codec
 from broker.records.errors import (
@@ -203,3 +206,25 @@ def test_a_follower_append_keeps_the_given_offsets(open_log: LogFactory) -> None
     assert log.end_offset_for_leader_epoch(2) == (2, 7)
     with pytest.raises(InvalidRecordError):
         log.append_as_follower(batch_of(b"d", base_offset=3))
+
+
+def test_a_failed_disk_write_leaves_no_partial_batch(open_log: LogFactory) -> None:
+    log = open_log()
+    append_values(log, 2)
+    size = log.size_bytes()
+    # A real EFBIG from the kernel: cap this process's file size just above the current log.
+    previous_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 50, hard))
+    try:
+        with pytest.raises(LogStorageError) as caught:
+            log.append_as_leader(batch_of(b"x" * 500), leader_epoch=0, now_ms=NOW_MS)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous_handler)
+    assert caught.value.error_code == 56
+    assert log.size_bytes() == size
+    assert (log.directory / "00000000000000000000.log").stat().st_size == size
+    assert log.append_as_leader(batch_of(b"y"), leader_epoch=0, now_ms=NOW_MS).base_offset == 2
+    log.high_watermark = log.log_end_offset
+    assert [value for _, _, value in read_records(log)][-1] == b"y"
