@@ -10,17 +10,13 @@ import itertools
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from broker.log.checkpoint import read_number, write_number
+from broker.log.partition_log import CLEANER_CHECKPOINT_FILE, PartitionLog
 from broker.log.segment import CLEANED_SUFFIX, MAX_RELATIVE_OFFSET, SWAP_SUFFIX, LogSegment
 from broker.records.batch import HEADER, BatchView, read_batch_header
 from broker.records.records import Record, TimestampType, build_batch, decode_records
 
-if TYPE_CHECKING:
-    from broker.log.partition_log import PartitionLog
-
-CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 # Cleaned output is written in chunks of about this size.
 WRITE_BUFFER_BYTES = 1 << 20
 
@@ -52,11 +48,11 @@ class _CleanAborted(Exception):
     """The log changed under the cleaner (truncated, deleted); try again next time."""
 
 
-def first_dirty_offset(log: "PartitionLog") -> int:
+def first_dirty_offset(log: PartitionLog) -> int:
     return max(read_number(log.directory / CLEANER_CHECKPOINT_FILE, 0), log.log_start_offset)
 
 
-def _cleanable_segments(log: "PartitionLog", now_ms: int) -> list[LogSegment]:
+def _cleanable_segments(log: PartitionLog, now_ms: int) -> list[LogSegment]:
     """Closed segments that every consumer can see and that are older than min.compaction.lag.ms."""
     segments, _ = log.segments_snapshot()
     cleanable: list[LogSegment] = []
@@ -73,7 +69,7 @@ def _must_clean_for_max_lag(dirty: Sequence[LogSegment], now_ms: int, max_lag_ms
     return any(0 <= segment.created_ms < now_ms - max_lag_ms for segment in dirty)
 
 
-def clean_log(log: "PartitionLog", now_ms: int) -> CleanerStats | None:
+def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
     """Compact `log` if its policy says so and it is dirty enough; None when there was nothing to do."""
     if not log.config.compacted:
         return None
@@ -190,7 +186,7 @@ def _retain(
     return retained
 
 
-def _rewrite_batch(log: "PartitionLog", batch: BatchView, retained: list[Record]) -> bytes | None:
+def _rewrite_batch(log: PartitionLog, batch: BatchView, retained: list[Record]) -> bytes | None:
     """The batch with only `retained` records, keeping offsets, timestamps and producer fields."""
     if not retained:
         entry = log.producer_state.producers.get(batch.producer_id) if batch.has_producer_id else None
@@ -218,7 +214,7 @@ def _rewrite_batch(log: "PartitionLog", batch: BatchView, retained: list[Record]
 
 
 def _clean_group(
-    log: "PartitionLog",
+    log: PartitionLog,
     group: list[LogSegment],
     latest_offsets: dict[bytes, int],
     tombstone_horizon: int,

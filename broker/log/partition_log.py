@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from broker.log.cleaner import CleanerStats
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
+CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 LOG_START_OFFSET_FILE = "log-start-offset"
 RECOVERY_POINT_FILE = "recovery-point"
 
@@ -616,6 +617,9 @@ class PartitionLog:
             self.leader_epochs.truncate_from_end(end)
             self.producer_state.truncate_snapshots_after(end)
             self._rebuild_producer_state()
+            cleaner_checkpoint = self.directory / CLEANER_CHECKPOINT_FILE
+            if read_number(cleaner_checkpoint, 0) > end:
+                write_number(cleaner_checkpoint, end)
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete whole segments past retention.ms / retention.bytes or below the log start; returns count."""
@@ -624,6 +628,7 @@ class PartitionLog:
             if self.config.deletes:
                 deleted += self._delete_retained_segments(now_ms)
             self._delete_expired_files(now_ms)
+            self.producer_state.remove_expired(now_ms)
         return deleted
 
     def _delete_retained_segments(self, now_ms: int) -> int:

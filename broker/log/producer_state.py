@@ -15,6 +15,8 @@ from broker.records.batch import increment_sequence
 
 BATCHES_TO_REMEMBER = 5
 SNAPSHOTS_TO_KEEP = 3
+# Kafka's producer.id.expiration.ms default: an idle producer is forgotten after a day.
+PRODUCER_ID_EXPIRATION_MS = 86_400_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,15 @@ class ProducerStateManager:
 
     def commit(self, pending: dict[int, ProducerEntry]) -> None:
         self.producers.update(pending)
+
+    def remove_expired(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> int:
+        """Forget producers idle for longer than `expiration_ms` (by their last batch's timestamp)."""
+        expired = [
+            pid for pid, entry in self.producers.items() if entry.last_timestamp < now_ms - expiration_ms
+        ]
+        for producer_id in expired:
+            del self.producers[producer_id]
+        return len(expired)
 
     def replay_batch(
         self, producer_id: int, epoch: int, first_sequence: int, last_sequence: int, batch: BatchMetadata

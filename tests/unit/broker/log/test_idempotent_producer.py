@@ -105,3 +105,17 @@ def test_producer_state_is_rebuilt_from_the_log_after_a_crash(open_log: LogFacto
     with pytest.raises(OutOfOrderSequenceError):
         produce(reopened, 30)
     assert produce(reopened, 20).base_offset == 20
+
+
+def test_producers_idle_longer_than_a_day_are_forgotten_by_retention(open_log: LogFactory) -> None:
+    log = open_log()
+    two_days_ago = NOW_MS - 2 * 86_400_000
+    old = batch_of(b"old", producer_id=1, producer_epoch=0, base_sequence=0, timestamp=two_days_ago)
+    log.append_as_leader(old, leader_epoch=0, now_ms=NOW_MS)
+    produce(log, 0, pid=2)
+    log.apply_retention(NOW_MS)
+    with pytest.raises(UnknownProducerIdError):
+        log.append_as_leader(
+            batch_of(b"next", producer_id=1, producer_epoch=0, base_sequence=1), leader_epoch=0, now_ms=NOW_MS
+        )
+    assert produce(log, 2, pid=2).base_offset == 3
