@@ -22,7 +22,7 @@ DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 # Header walks read this much at a time: many small batches per syscall, little waste on big ones.
-WALK_CHUNK = 64 * 1024
+WALK_CHUNK = 16 * 1024
 # Relative offsets are u32 in the index: a segment may not span more than this.
 MAX_RELATIVE_OFFSET = 2**32 - 1
 
