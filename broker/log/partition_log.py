@@ -604,14 +604,18 @@ class PartitionLog:
             now_ms = _now_ms()
             keep = [s for s in self._segments if s.base_offset < offset]
             drop = [s for s in self._segments if s.base_offset >= offset]
-            if not keep:
-                keep = [LogSegment.create(self.directory, offset, self.config, now_ms)]
-                self._set_log_start_offset(offset)
-            else:
-                keep[-1].truncate_to(offset)
-            self._set_segments(keep)
+            # Rename the dropped files first: a new segment may reuse the first one's name.
             for segment in drop:
                 self._schedule_delete(segment, now_ms)
+            if keep:
+                keep[-1].truncate_to(offset)
+                self._set_segments(keep)
+                if self.log_end_offset < self.log_start_offset:
+                    self._set_log_start_offset(self.log_end_offset)
+            else:
+                # Nothing below the offset survives: start over there, as Kafka's truncateFullyAndStartAt.
+                self._set_segments([LogSegment.create(self.directory, offset, self.config, now_ms)])
+                self._set_log_start_offset(offset)
             end = self.log_end_offset
             self.high_watermark = min(self.high_watermark, end)
             self.leader_epochs.truncate_from_end(end)
