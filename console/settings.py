@@ -55,6 +55,8 @@ SECURE_SSL_REDIRECT = USE_TLS
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if USE_TLS else "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = USE_TLS
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD")
+# Behind a trusted reverse proxy the audit log records the client address it forwards, not its own.
+TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR")
 if env_bool("TRUST_X_FORWARDED_PROTO"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
@@ -79,6 +81,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "console",
     "controlplane.core",
+    "controlplane.tenancy",
+    "controlplane.accounts",
+    "controlplane.audit",
 ]
 
 MIDDLEWARE = [
@@ -157,8 +162,14 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
+# API keys record their last use at most this often, so busy scripts do not turn reads into writes.
+API_KEY_LAST_USED_INTERVAL_SECONDS = 60
+
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "controlplane.core.api.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -167,8 +178,16 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "controlplane.core.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "controlplane.core.api.throttling.ApiKeyRateThrottle",
+        "controlplane.core.api.throttling.SessionUserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "api_key": os.environ.get("API_KEY_RATE", "600/min"),
+        "user": os.environ.get("USER_RATE", "1200/min"),
+    },
     "EXCEPTION_HANDLER": "controlplane.core.api.errors.error_response_handler",
 }
 

@@ -10,6 +10,9 @@ api_v1 = [
     path("auth/login/", api_views.login_view, name="auth-login"),
     path("auth/logout/", api_views.logout_view, name="auth-logout"),
     path("overview/", api_views.overview_view, name="overview"),
+    path("", include("controlplane.tenancy.api.urls")),
+    path("", include("controlplane.accounts.api.urls")),
+    path("", include("controlplane.audit.api.urls")),
 ]
 
 urlpatterns = [

@@ -5,7 +5,32 @@ from typing import Any
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+
+
+class ServiceError(exceptions.APIException):
+    """A service function's refusal, rendered in the error shape with its own code and details."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "invalid"
+    default_detail = "The request was refused."
+
+    def __init__(self, message: str, *, code: str | None = None, details: dict | None = None) -> None:
+        super().__init__(detail=message, code=code or self.default_code)
+        self.details = details or {}
+
+
+class Conflict(ServiceError):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
+class Forbidden(ServiceError):
+    status_code = status.HTTP_403_FORBIDDEN
+    default_code = "permission_denied"
+
+
+class PolicyViolated(ServiceError):
+    default_code = "policy_violation"
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict:
@@ -13,11 +38,16 @@ def error_body(code: str, message: str, details: Any = None) -> dict:
 
 
 def error_response_handler(exc: Exception, context: dict) -> Response | None:
+    # Imported here: rest_framework.views loads the authentication classes, which raise these errors.
+    from rest_framework.views import exception_handler
+
     response = exception_handler(exc, context)
     if response is None:
         return None  # unexpected errors become a 500 and are logged by Django
     if isinstance(exc, exceptions.ValidationError):
         body = error_body("invalid", "The request is not valid.", exc.detail)
+    elif isinstance(exc, ServiceError):
+        body = error_body(str(exc.get_codes()), str(exc.detail), exc.details)
     elif isinstance(exc, Http404):
         body = error_body("not_found", "Not found.")
     elif isinstance(exc, exceptions.APIException):

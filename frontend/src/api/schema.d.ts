@@ -4,6 +4,121 @@
  */
 
 export interface paths {
+    "/api/v1/api-keys/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description REST API keys: the caller's personal keys and the keys of service accounts it can see.
+         *
+         *     The secret is in the create and rotate responses only; afterwards only its hash exists.
+         */
+        get: operations["v1_api_keys_list"];
+        put?: never;
+        /**
+         * @description REST API keys: the caller's personal keys and the keys of service accounts it can see.
+         *
+         *     The secret is in the create and rotate responses only; afterwards only its hash exists.
+         */
+        post: operations["v1_api_keys_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{key_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description REST API keys: the caller's personal keys and the keys of service accounts it can see.
+         *
+         *     The secret is in the create and rotate responses only; afterwards only its hash exists.
+         */
+        get: operations["v1_api_keys_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{key_id}/revoke/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the key at once. */
+        post: operations["v1_api_keys_revoke_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{key_id}/rotate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Issues a replacement key; the old one keeps working for `overlap_seconds`. */
+        post: operations["v1_api_keys_rotate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The change log, read-only: org admins read their organization's, team admins their team's. */
+        get: operations["v1_audit_events_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-events/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The change log, read-only: org admins read their organization's, team admins their team's. */
+        get: operations["v1_audit_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login/": {
         parameters: {
             query?: never;
@@ -52,6 +167,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/memberships/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Team members and their roles; team admins manage their team's members. */
+        get: operations["v1_memberships_list"];
+        put?: never;
+        /** @description Team members and their roles; team admins manage their team's members. */
+        post: operations["v1_memberships_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memberships/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Team members and their roles; team admins manage their team's members. */
+        get: operations["v1_memberships_retrieve"];
+        /** @description Team members and their roles; team admins manage their team's members. */
+        put: operations["v1_memberships_update"];
+        post?: never;
+        /** @description Team members and their roles; team admins manage their team's members. */
+        delete: operations["v1_memberships_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Team members and their roles; team admins manage their team's members. */
+        patch: operations["v1_memberships_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/org-memberships/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Who belongs to an organization and who administers it; visible to and managed by org admins. */
+        get: operations["v1_org_memberships_list"];
+        put?: never;
+        /** @description Who belongs to an organization and who administers it; visible to and managed by org admins. */
+        post: operations["v1_org_memberships_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org-memberships/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Who belongs to an organization and who administers it; visible to and managed by org admins. */
+        get: operations["v1_org_memberships_retrieve"];
+        /** @description Who belongs to an organization and who administers it; visible to and managed by org admins. */
+        put: operations["v1_org_memberships_update"];
+        post?: never;
+        /** @description Who belongs to an organization and who administers it; visible to and managed by org admins. */
+        delete: operations["v1_org_memberships_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Who belongs to an organization and who administers it; visible to and managed by org admins. */
+        patch: operations["v1_org_memberships_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/organizations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Organizations the caller belongs to. They are created by platform administrators. */
+        get: operations["v1_organizations_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Organizations the caller belongs to. They are created by platform administrators. */
+        get: operations["v1_organizations_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/overview/": {
         parameters: {
             query?: never;
@@ -68,10 +293,246 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/policies/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Each team's limits; every team has exactly one policy, which org admins edit. */
+        get: operations["v1_policies_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Each team's limits; every team has exactly one policy, which org admins edit. */
+        get: operations["v1_policies_retrieve"];
+        /** @description Each team's limits; every team has exactly one policy, which org admins edit. */
+        put: operations["v1_policies_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Each team's limits; every team has exactly one policy, which org admins edit. */
+        patch: operations["v1_policies_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/prefixes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap. */
+        get: operations["v1_prefixes_list"];
+        put?: never;
+        /** @description Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap. */
+        post: operations["v1_prefixes_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/prefixes/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap. */
+        get: operations["v1_prefixes_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap. */
+        delete: operations["v1_prefixes_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service-accounts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Applications' identities, owned by a team; Kafka principal `User:<name>`. */
+        get: operations["v1_service_accounts_list"];
+        put?: never;
+        /** @description Applications' identities, owned by a team; Kafka principal `User:<name>`. */
+        post: operations["v1_service_accounts_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service-accounts/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Applications' identities, owned by a team; Kafka principal `User:<name>`. */
+        get: operations["v1_service_accounts_retrieve"];
+        /** @description Applications' identities, owned by a team; Kafka principal `User:<name>`. */
+        put: operations["v1_service_accounts_update"];
+        post?: never;
+        /** @description Applications' identities, owned by a team; Kafka principal `User:<name>`. */
+        delete: operations["v1_service_accounts_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Applications' identities, owned by a team; Kafka principal `User:<name>`. */
+        patch: operations["v1_service_accounts_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/teams/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Org admins create and delete teams; team admins edit their own team. */
+        get: operations["v1_teams_list"];
+        put?: never;
+        /** @description Org admins create and delete teams; team admins edit their own team. */
+        post: operations["v1_teams_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Org admins create and delete teams; team admins edit their own team. */
+        get: operations["v1_teams_retrieve"];
+        /** @description Org admins create and delete teams; team admins edit their own team. */
+        put: operations["v1_teams_update"];
+        post?: never;
+        /** @description Org admins create and delete teams; team admins edit their own team. */
+        delete: operations["v1_teams_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Org admins create and delete teams; team admins edit their own team. */
+        patch: operations["v1_teams_partial_update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description * `user` - User
+         *     * `service_account` - Service account
+         *     * `system` - System
+         * @enum {string}
+         */
+        ActorTypeEnum: "user" | "service_account" | "system";
+        /** @description A key as lists show it: never the secret, which exists only in the create and rotate responses. */
+        ApiKey: {
+            key_id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            readonly owner: string;
+            service_account?: number | null;
+            readonly status: components["schemas"]["StatusEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            /** Format: date-time */
+            revoked_at?: string | null;
+            /** Format: date-time */
+            overlap_until?: string | null;
+            readonly rotated_from: string;
+        };
+        ApiKeyCreateInputRequest: {
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /** @description The account the key acts for; leave it out for a personal key acting for you. */
+            service_account?: number | null;
+            /** Format: date-time */
+            expires_at?: string | null;
+        };
+        ApiKeyRotateInputRequest: {
+            /**
+             * @description How long the old key keeps working next to the new one.
+             * @default 3600
+             */
+            overlap_seconds: number;
+        };
+        /** @description A key as lists show it: never the secret, which exists only in the create and rotate responses. */
+        ApiKeyWithSecret: {
+            key_id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            readonly owner: string;
+            service_account?: number | null;
+            readonly status: components["schemas"]["StatusEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            /** Format: date-time */
+            revoked_at?: string | null;
+            /** Format: date-time */
+            overlap_until?: string | null;
+            readonly rotated_from: string;
+            /** @description The full key. It is shown only this once. */
+            readonly secret: string;
+        };
+        AuditEvent: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly timestamp: string;
+            /** Format: int64 */
+            organization_id?: number | null;
+            /** Format: int64 */
+            team_id?: number | null;
+            team_name?: string;
+            actor_type: components["schemas"]["ActorTypeEnum"];
+            actor_name: string;
+            actor_user?: number | null;
+            via: components["schemas"]["ViaEnum"];
+            api_key_id?: string;
+            action: string;
+            resource_type: string;
+            resource_id?: string;
+            resource_name?: string;
+            before?: unknown;
+            after?: unknown;
+            result: components["schemas"]["ResultEnum"];
+            reason?: string;
+            client_address?: string | null;
+        };
         LoginInputRequest: {
             username: string;
             password: string;
@@ -79,13 +540,316 @@ export interface components {
         LoginOutput: {
             user: components["schemas"]["User"];
         };
+        Membership: {
+            readonly id: number;
+            team: number;
+            readonly username: string;
+            role: components["schemas"]["RoleEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        MembershipCreateInputRequest: {
+            team: number;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username: string;
+            role: components["schemas"]["RoleEnum"];
+        };
+        MembershipUpdateInputRequest: {
+            role: components["schemas"]["RoleEnum"];
+        };
+        OrgMembership: {
+            readonly id: number;
+            organization: number;
+            readonly username: string;
+            is_org_admin?: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        OrgMembershipCreateInputRequest: {
+            organization: number;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username: string;
+            /** @default false */
+            is_org_admin: boolean;
+        };
+        OrgMembershipUpdateInputRequest: {
+            is_org_admin: boolean;
+        };
+        Organization: {
+            readonly id: number;
+            name: string;
+            slug: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
         Overview: {
             version: string;
             worker: components["schemas"]["WorkerStatus"];
         };
+        PaginatedApiKeyList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ApiKey"][];
+        };
+        PaginatedAuditEventList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["AuditEvent"][];
+        };
+        PaginatedMembershipList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Membership"][];
+        };
+        PaginatedOrgMembershipList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["OrgMembership"][];
+        };
+        PaginatedOrganizationList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Organization"][];
+        };
+        PaginatedServiceAccountList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ServiceAccount"][];
+        };
+        PaginatedTeamList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Team"][];
+        };
+        PaginatedTeamPolicyList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["TeamPolicy"][];
+        };
+        PaginatedTeamPrefixList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["TeamPrefix"][];
+        };
+        PatchedMembershipUpdateInputRequest: {
+            role?: components["schemas"]["RoleEnum"];
+        };
+        PatchedOrgMembershipUpdateInputRequest: {
+            is_org_admin?: boolean;
+        };
+        PatchedServiceAccountUpdateInputRequest: {
+            description?: string;
+        };
+        PatchedTeamPolicyUpdateInputRequest: {
+            naming_pattern?: string;
+            max_partitions_per_topic?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
+            max_total_partitions?: number | null;
+            allowed_topic_configs?: string[] | null;
+        };
+        PatchedTeamUpdateInputRequest: {
+            name?: string;
+            description?: string;
+        };
+        /**
+         * @description * `topic` - Topic
+         *     * `group` - Consumer group
+         *     * `transactional_id` - Transactional id
+         *     * `subject` - Schema subject
+         * @enum {string}
+         */
+        ResourceTypeEnum: "topic" | "group" | "transactional_id" | "subject";
+        /**
+         * @description * `success` - Success
+         *     * `failure` - Failure
+         * @enum {string}
+         */
+        ResultEnum: "success" | "failure";
+        /**
+         * @description * `team_admin` - Team admin
+         *     * `developer` - Developer
+         *     * `viewer` - Viewer
+         * @enum {string}
+         */
+        RoleEnum: "team_admin" | "developer" | "viewer";
+        ServiceAccount: {
+            readonly id: number;
+            organization: number;
+            team: number;
+            name: string;
+            readonly principal: string;
+            description?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ServiceAccountCreateInputRequest: {
+            team: number;
+            name: string;
+            /** @default  */
+            description: string;
+        };
+        ServiceAccountUpdateInputRequest: {
+            description: string;
+        };
         Session: {
             authenticated: boolean;
             user: components["schemas"]["User"] | null;
+        };
+        /**
+         * @description * `active` - Active
+         *     * `rotating` - Rotated, valid until the overlap ends
+         *     * `expired` - Expired
+         *     * `revoked` - Revoked
+         * @enum {string}
+         */
+        StatusEnum: "active" | "rotating" | "expired" | "revoked";
+        Team: {
+            readonly id: number;
+            organization: number;
+            name: string;
+            slug: string;
+            description?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        TeamCreateInputRequest: {
+            organization: number;
+            name: string;
+            /** @default  */
+            slug: string;
+            /** @default  */
+            description: string;
+        };
+        TeamPolicy: {
+            readonly id: number;
+            team: number;
+            naming_pattern?: string;
+            /** Format: int64 */
+            max_partitions_per_topic?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
+            /** Format: int64 */
+            max_total_partitions?: number | null;
+            allowed_topic_configs: string[] | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        TeamPolicyUpdateInputRequest: {
+            naming_pattern?: string;
+            max_partitions_per_topic?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
+            max_total_partitions?: number | null;
+            allowed_topic_configs?: string[] | null;
+        };
+        TeamPrefix: {
+            readonly id: number;
+            organization: number;
+            team: number;
+            resource_type: components["schemas"]["ResourceTypeEnum"];
+            prefix: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        TeamPrefixCreateInputRequest: {
+            team: number;
+            resource_type: components["schemas"]["ResourceTypeEnum"];
+            prefix: string;
+        };
+        TeamUpdateInputRequest: {
+            name?: string;
+            description?: string;
         };
         User: {
             id: number;
@@ -93,6 +857,13 @@ export interface components {
             email: string;
             is_superuser: boolean;
         };
+        /**
+         * @description * `session` - Console session
+         *     * `api_key` - API key
+         *     * `system` - System
+         * @enum {string}
+         */
+        ViaEnum: "session" | "api_key" | "system";
         WorkerStatus: {
             alive: boolean;
             /** Format: date-time */
@@ -107,6 +878,213 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    v1_api_keys_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                personal?: boolean;
+                /**
+                 * @description * `team_admin` - Team admin
+                 *     * `developer` - Developer
+                 *     * `viewer` - Viewer
+                 */
+                role?: "developer" | "team_admin" | "viewer";
+                service_account?: number;
+                /**
+                 * @description * `active` - Active
+                 *     * `rotating` - Rotated, valid until the overlap ends
+                 *     * `expired` - Expired
+                 *     * `revoked` - Revoked
+                 */
+                status?: "active" | "expired" | "revoked" | "rotating";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedApiKeyList"];
+                };
+            };
+        };
+    };
+    v1_api_keys_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+        };
+    };
+    v1_api_keys_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+        };
+    };
+    v1_api_keys_revoke_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+        };
+    };
+    v1_api_keys_rotate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRotateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+        };
+    };
+    v1_audit_events_list: {
+        parameters: {
+            query?: {
+                action?: string;
+                /** @description A username or service-account:<name>. */
+                actor?: string;
+                /**
+                 * @description * `user` - User
+                 *     * `service_account` - Service account
+                 *     * `system` - System
+                 */
+                actor_type?: "service_account" | "system" | "user";
+                api_key_id?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                resource_id?: string;
+                resource_type?: string;
+                /**
+                 * @description * `success` - Success
+                 *     * `failure` - Failure
+                 */
+                result?: "failure" | "success";
+                since?: string;
+                team?: number;
+                until?: string;
+                /**
+                 * @description * `session` - Console session
+                 *     * `api_key` - API key
+                 *     * `system` - System
+                 */
+                via?: "api_key" | "session" | "system";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAuditEventList"];
+                };
+            };
+        };
+    };
+    v1_audit_events_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this audit event. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEvent"];
+                };
+            };
+        };
+    };
     v1_auth_login_create: {
         parameters: {
             query?: never;
@@ -167,6 +1145,355 @@ export interface operations {
             };
         };
     };
+    v1_memberships_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `team_admin` - Team admin
+                 *     * `developer` - Developer
+                 *     * `viewer` - Viewer
+                 */
+                role?: "developer" | "team_admin" | "viewer";
+                team?: number;
+                username?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedMembershipList"];
+                };
+            };
+        };
+    };
+    v1_memberships_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MembershipCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+        };
+    };
+    v1_memberships_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+        };
+    };
+    v1_memberships_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MembershipUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+        };
+    };
+    v1_memberships_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_memberships_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedMembershipUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Membership"];
+                };
+            };
+        };
+    };
+    v1_org_memberships_list: {
+        parameters: {
+            query?: {
+                is_org_admin?: boolean;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                username?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrgMembershipList"];
+                };
+            };
+        };
+    };
+    v1_org_memberships_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrgMembershipCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgMembership"];
+                };
+            };
+        };
+    };
+    v1_org_memberships_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this org membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgMembership"];
+                };
+            };
+        };
+    };
+    v1_org_memberships_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this org membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrgMembershipUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgMembership"];
+                };
+            };
+        };
+    };
+    v1_org_memberships_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this org membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_org_memberships_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this org membership. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedOrgMembershipUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgMembership"];
+                };
+            };
+        };
+    };
+    v1_organizations_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                slug?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOrganizationList"];
+                };
+            };
+        };
+    };
+    v1_organizations_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this organization. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
+            };
+        };
+    };
     v1_overview_retrieve: {
         parameters: {
             query?: never;
@@ -182,6 +1509,503 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
+                };
+            };
+        };
+    };
+    v1_policies_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTeamPolicyList"];
+                };
+            };
+        };
+    };
+    v1_policies_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team policy. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPolicy"];
+                };
+            };
+        };
+    };
+    v1_policies_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team policy. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TeamPolicyUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPolicy"];
+                };
+            };
+        };
+    };
+    v1_policies_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team policy. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTeamPolicyUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPolicy"];
+                };
+            };
+        };
+    };
+    v1_prefixes_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                prefix?: string;
+                /**
+                 * @description * `topic` - Topic
+                 *     * `group` - Consumer group
+                 *     * `transactional_id` - Transactional id
+                 *     * `subject` - Schema subject
+                 */
+                resource_type?: "group" | "subject" | "topic" | "transactional_id";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTeamPrefixList"];
+                };
+            };
+        };
+    };
+    v1_prefixes_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamPrefixCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPrefix"];
+                };
+            };
+        };
+    };
+    v1_prefixes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team prefix. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPrefix"];
+                };
+            };
+        };
+    };
+    v1_prefixes_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team prefix. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_service_accounts_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedServiceAccountList"];
+                };
+            };
+        };
+    };
+    v1_service_accounts_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceAccountCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+        };
+    };
+    v1_service_accounts_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this service account. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+        };
+    };
+    v1_service_accounts_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this service account. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceAccountUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+        };
+    };
+    v1_service_accounts_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this service account. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_service_accounts_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this service account. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedServiceAccountUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+        };
+    };
+    v1_teams_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                slug?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTeamList"];
+                };
+            };
+        };
+    };
+    v1_teams_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+        };
+    };
+    v1_teams_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+        };
+    };
+    v1_teams_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TeamUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+        };
+    };
+    v1_teams_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_teams_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this team. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTeamUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
                 };
             };
         };

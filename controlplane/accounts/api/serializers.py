@@ -1,0 +1,107 @@
+"""Input validators (…InputSerializer) and output shapes (…Serializer) of service accounts and API keys."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from controlplane.accounts.choices import ApiKeyStatus
+from controlplane.accounts.models import ApiKey, ServiceAccount
+from controlplane.accounts.services import MAX_ROTATION_OVERLAP
+from controlplane.accounts.validators import validate_service_account_name
+from controlplane.core.api.fields import VisiblePrimaryKeyField
+from controlplane.tenancy.choices import TeamRole
+from controlplane.tenancy.models import Team
+
+# Outputs
+
+
+class ServiceAccountSerializer(serializers.ModelSerializer):
+    principal = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = ServiceAccount
+        fields = ["id", "organization", "team", "name", "principal", "description", "created_at"]
+
+
+class ApiKeySerializer(serializers.ModelSerializer):
+    """A key as lists show it: never the secret, which exists only in the create and rotate responses."""
+
+    owner = serializers.SerializerMethodField()
+    status = serializers.ChoiceField(choices=ApiKeyStatus.choices, read_only=True)
+    rotated_from = serializers.SlugRelatedField(slug_field="key_id", read_only=True)
+
+    class Meta:
+        model = ApiKey
+        fields = [
+            "key_id",
+            "name",
+            "role",
+            "owner",
+            "service_account",
+            "status",
+            "created_at",
+            "expires_at",
+            "last_used_at",
+            "revoked_at",
+            "overlap_until",
+            "rotated_from",
+        ]
+
+    @extend_schema_field(serializers.CharField())
+    def get_owner(self, api_key: ApiKey) -> str:
+        if api_key.service_account_id is not None:
+            return api_key.service_account.principal
+        return api_key.user.get_username()
+
+
+class ApiKeyWithSecretSerializer(ApiKeySerializer):
+    secret = serializers.SerializerMethodField(help_text="The full key. It is shown only this once.")
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "secret"]
+
+    @extend_schema_field(serializers.CharField())
+    def get_secret(self, api_key: ApiKey) -> str:
+        return str(self.context["token"])
+
+
+# Inputs
+
+
+class ServiceAccountCreateInputSerializer(serializers.Serializer):
+    team = VisiblePrimaryKeyField(queryset=Team.objects.all())
+    name = serializers.CharField(max_length=64)
+    description = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
+
+    def validate_name(self, value: str) -> str:
+        try:
+            validate_service_account_name(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from error
+        return value
+
+
+class ServiceAccountUpdateInputSerializer(serializers.Serializer):
+    description = serializers.CharField(max_length=1000, allow_blank=True)
+
+
+class ApiKeyCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    role = serializers.ChoiceField(choices=TeamRole.choices)
+    service_account = VisiblePrimaryKeyField(
+        queryset=ServiceAccount.objects.all(),
+        team_path="team",
+        required=False,
+        allow_null=True,
+        help_text="The account the key acts for; leave it out for a personal key acting for you.",
+    )
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class ApiKeyRotateInputSerializer(serializers.Serializer):
+    overlap_seconds = serializers.IntegerField(
+        min_value=0,
+        max_value=int(MAX_ROTATION_OVERLAP.total_seconds()),
+        default=3600,
+        help_text="How long the old key keeps working next to the new one.",
+    )

@@ -1,0 +1,18 @@
+from django.db import models
+
+
+class ActorType(models.TextChoices):
+    USER = "user", "User"
+    SERVICE_ACCOUNT = "service_account", "Service account"
+    SYSTEM = "system", "System"
+
+
+class Via(models.TextChoices):
+    SESSION = "session", "Console session"
+    API_KEY = "api_key", "API key"
+    SYSTEM = "system", "System"
+
+
+class Result(models.TextChoices):
+    SUCCESS = "success", "Success"
+    FAILURE = "failure", "Failure"

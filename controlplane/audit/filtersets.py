@@ -1,0 +1,34 @@
+import django_filters
+
+from controlplane.audit.choices import ActorType, Result, Via
+from controlplane.audit.models import AuditEvent
+
+
+class AuditEventFilterSet(django_filters.FilterSet):
+    actor = django_filters.CharFilter(
+        field_name="actor_name", help_text="A username or service-account:<name>."
+    )
+    actor_type = django_filters.ChoiceFilter(choices=ActorType.choices)
+    via = django_filters.ChoiceFilter(choices=Via.choices)
+    result = django_filters.ChoiceFilter(choices=Result.choices)
+    team = django_filters.NumberFilter(field_name="team_id")
+    organization = django_filters.NumberFilter(field_name="organization_id")
+    since = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lt")
+
+    class Meta:
+        model = AuditEvent
+        fields = [
+            "actor",
+            "actor_type",
+            "via",
+            "api_key_id",
+            "action",
+            "resource_type",
+            "resource_id",
+            "result",
+            "team",
+            "organization",
+            "since",
+            "until",
+        ]

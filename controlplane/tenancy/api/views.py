@@ -1,0 +1,204 @@
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins
+
+from controlplane.core.api.viewsets import (
+    CreateWithServiceMixin,
+    DestroyWithServiceMixin,
+    ScopedViewSet,
+    UpdateWithServiceMixin,
+)
+from controlplane.tenancy import filtersets, services
+from controlplane.tenancy.access import org_roles, visible_organization_ids
+from controlplane.tenancy.api import serializers
+from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
+
+
+def _writes(output, *, create=None, update=None) -> dict:
+    """Schema of the write actions: input validators in, the output serializer back."""
+    documented = {}
+    if create is not None:
+        documented["create"] = extend_schema(request=create, responses={201: output})
+    if update is not None:
+        documented["update"] = extend_schema(request=update, responses=output)
+        documented["partial_update"] = extend_schema(request=update, responses=output)
+    return documented
+
+
+@extend_schema(tags=["tenancy"])
+class OrganizationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+    """Organizations the caller belongs to. They are created by platform administrators."""
+
+    queryset = Organization.objects.all()
+    serializer_class = serializers.OrganizationSerializer
+    filterset_class = filtersets.OrganizationFilterSet
+    ordering_fields = ["name", "created_at"]
+
+    def restrict(self, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(id__in=visible_organization_ids(self.actor))
+
+
+@extend_schema(tags=["tenancy"])
+@extend_schema_view(
+    **_writes(
+        serializers.OrgMembershipSerializer,
+        create=serializers.OrgMembershipCreateInputSerializer,
+        update=serializers.OrgMembershipUpdateInputSerializer,
+    )
+)
+class OrgMembershipViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    CreateWithServiceMixin,
+    UpdateWithServiceMixin,
+    DestroyWithServiceMixin,
+    ScopedViewSet,
+):
+    """Who belongs to an organization and who administers it; visible to and managed by org admins."""
+
+    queryset = OrgMembership.objects.select_related("user", "organization")
+    serializer_class = serializers.OrgMembershipSerializer
+    create_serializer_class = serializers.OrgMembershipCreateInputSerializer
+    update_serializer_class = serializers.OrgMembershipUpdateInputSerializer
+    filterset_class = filtersets.OrgMembershipFilterSet
+    ordering_fields = ["created_at", "user__username"]
+
+    def restrict(self, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(organization_id__in=list(org_roles(self.actor)))
+
+    def perform_create(self, data: dict) -> OrgMembership:
+        return services.add_org_member(
+            actor=self.actor,
+            organization=data["organization"],
+            user=data["username"],
+            is_org_admin=data["is_org_admin"],
+        )
+
+    def perform_update(self, membership: OrgMembership, changes: dict) -> OrgMembership:
+        is_org_admin = changes.get("is_org_admin", membership.is_org_admin)
+        return services.update_org_member(actor=self.actor, membership=membership, is_org_admin=is_org_admin)
+
+    def perform_destroy(self, membership: OrgMembership) -> None:
+        services.remove_org_member(actor=self.actor, membership=membership)
+
+
+@extend_schema(tags=["tenancy"])
+@extend_schema_view(
+    **_writes(
+        serializers.TeamSerializer,
+        create=serializers.TeamCreateInputSerializer,
+        update=serializers.TeamUpdateInputSerializer,
+    )
+)
+class TeamViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    CreateWithServiceMixin,
+    UpdateWithServiceMixin,
+    DestroyWithServiceMixin,
+    ScopedViewSet,
+):
+    """Org admins create and delete teams; team admins edit their own team."""
+
+    queryset = Team.objects.select_related("organization")
+    serializer_class = serializers.TeamSerializer
+    create_serializer_class = serializers.TeamCreateInputSerializer
+    update_serializer_class = serializers.TeamUpdateInputSerializer
+    filterset_class = filtersets.TeamFilterSet
+    ordering_fields = ["name", "created_at"]
+    team_path = ""
+
+    def perform_create(self, data: dict) -> Team:
+        return services.create_team(actor=self.actor, **data)
+
+    def perform_update(self, team: Team, changes: dict) -> Team:
+        return services.update_team(actor=self.actor, team=team, **changes)
+
+    def perform_destroy(self, team: Team) -> None:
+        services.delete_team(actor=self.actor, team=team)
+
+
+@extend_schema(tags=["tenancy"])
+@extend_schema_view(
+    **_writes(
+        serializers.MembershipSerializer,
+        create=serializers.MembershipCreateInputSerializer,
+        update=serializers.MembershipUpdateInputSerializer,
+    )
+)
+class MembershipViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    CreateWithServiceMixin,
+    UpdateWithServiceMixin,
+    DestroyWithServiceMixin,
+    ScopedViewSet,
+):
+    """Team members and their roles; team admins manage their team's members."""
+
+    queryset = Membership.objects.select_related("user", "team__organization")
+    serializer_class = serializers.MembershipSerializer
+    create_serializer_class = serializers.MembershipCreateInputSerializer
+    update_serializer_class = serializers.MembershipUpdateInputSerializer
+    filterset_class = filtersets.MembershipFilterSet
+    ordering_fields = ["created_at", "role", "user__username"]
+
+    def perform_create(self, data: dict) -> Membership:
+        return services.add_member(
+            actor=self.actor, team=data["team"], user=data["username"], role=data["role"]
+        )
+
+    def perform_update(self, membership: Membership, changes: dict) -> Membership:
+        role = changes.get("role", membership.role)
+        return services.change_member_role(actor=self.actor, membership=membership, role=role)
+
+    def perform_destroy(self, membership: Membership) -> None:
+        services.remove_member(actor=self.actor, membership=membership)
+
+
+@extend_schema(tags=["tenancy"])
+@extend_schema_view(
+    **_writes(serializers.TeamPrefixSerializer, create=serializers.TeamPrefixCreateInputSerializer)
+)
+class TeamPrefixViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    CreateWithServiceMixin,
+    DestroyWithServiceMixin,
+    ScopedViewSet,
+):
+    """Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap."""
+
+    queryset = TeamPrefix.objects.select_related("team__organization")
+    serializer_class = serializers.TeamPrefixSerializer
+    create_serializer_class = serializers.TeamPrefixCreateInputSerializer
+    filterset_class = filtersets.TeamPrefixFilterSet
+    ordering_fields = ["prefix", "resource_type", "created_at"]
+
+    def perform_create(self, data: dict) -> TeamPrefix:
+        return services.add_prefix(actor=self.actor, **data)
+
+    def perform_destroy(self, team_prefix: TeamPrefix) -> None:
+        services.remove_prefix(actor=self.actor, team_prefix=team_prefix)
+
+
+@extend_schema(tags=["tenancy"])
+@extend_schema_view(
+    **_writes(serializers.TeamPolicySerializer, update=serializers.TeamPolicyUpdateInputSerializer)
+)
+class TeamPolicyViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    UpdateWithServiceMixin,
+    ScopedViewSet,
+):
+    """Each team's limits; every team has exactly one policy, which org admins edit."""
+
+    queryset = TeamPolicy.objects.select_related("team__organization")
+    serializer_class = serializers.TeamPolicySerializer
+    update_serializer_class = serializers.TeamPolicyUpdateInputSerializer
+    filterset_class = filtersets.TeamPolicyFilterSet
+    ordering_fields = ["team", "updated_at"]
+
+    def perform_update(self, policy: TeamPolicy, changes: dict) -> TeamPolicy:
+        return services.update_policy(actor=self.actor, policy=policy, changes=changes)
