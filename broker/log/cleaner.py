@@ -42,6 +42,8 @@ class _Counters:
     records_read: int = 0
     records_retained: int = 0
     tombstones_removed: int = 0
+    oldest_retained_tombstone_ms: int | None = None  # max timestamp of the oldest segment keeping one
+    tombstone_retained_in_segment: bool = False
 
 
 class _CleanAborted(Exception):
@@ -77,10 +79,8 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
     cleanable = _cleanable_segments(log, now_ms)
     if not cleanable:
         return None
-    start_dirty = first_dirty_offset(log)
     end_offset = log.segments_snapshot()[0][len(cleanable)].base_offset
-    if start_dirty >= end_offset:
-        return None
+    start_dirty = min(first_dirty_offset(log), end_offset)
     dirty = [
         s
         for s, nxt in zip(cleanable, [*cleanable[1:], None], strict=True)
@@ -89,8 +89,15 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
     dirty_bytes = sum(s.size for s in dirty)
     total_bytes = sum(s.size for s in cleanable)
     ratio = dirty_bytes / total_bytes if total_bytes else 0.0
-    forced = _must_clean_for_max_lag(dirty, now_ms, log.config.max_compaction_lag_ms)
-    if ratio < log.config.min_cleanable_dirty_ratio and not forced:
+    due = (dirty and ratio >= log.config.min_cleanable_dirty_ratio) or _must_clean_for_max_lag(
+        dirty, now_ms, log.config.max_compaction_lag_ms
+    )
+    # Like Kafka's delete horizon: a clean log is cleaned again once its tombstones may go.
+    oldest_tombstone = log.oldest_retained_tombstone_ms
+    tombstones_due = (
+        oldest_tombstone is not None and oldest_tombstone < now_ms - log.config.delete_retention_ms
+    )
+    if not (due or tombstones_due):
         return None
 
     counters = _Counters()
@@ -104,6 +111,7 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
     except _CleanAborted:
         return None
     write_number(log.directory / CLEANER_CHECKPOINT_FILE, end_offset)
+    log.oldest_retained_tombstone_ms = counters.oldest_retained_tombstone_ms
     return CleanerStats(
         first_dirty_offset=start_dirty,
         end_offset=end_offset,
@@ -179,9 +187,11 @@ def _retain(
         latest = latest_offsets.get(record.key)
         if latest is not None and offset < latest:
             continue
-        if record.value is None and drop_tombstones:
-            counters.tombstones_removed += 1
-            continue
+        if record.value is None:
+            if drop_tombstones:
+                counters.tombstones_removed += 1
+                continue
+            counters.tombstone_retained_in_segment = True
         retained.append(record)
     return retained
 
@@ -228,6 +238,7 @@ def _clean_group(
         pending_batches: list[tuple[int, tuple]] = []
         for segment in group:
             drop_tombstones = segment.max_timestamp < tombstone_horizon
+            counters.tombstone_retained_in_segment = False
             for raw, batch in _batches(segment, counters):
                 if batch.is_control:
                     output: bytes | None = raw
@@ -245,6 +256,11 @@ def _clean_group(
                     cleaned.append(pending, pending_batches)
                     counters.bytes_written += len(pending)
                     pending, pending_batches = bytearray(), []
+            if counters.tombstone_retained_in_segment:
+                oldest = counters.oldest_retained_tombstone_ms
+                counters.oldest_retained_tombstone_ms = (
+                    segment.max_timestamp if oldest is None else min(oldest, segment.max_timestamp)
+                )
         if pending:
             cleaned.append(pending, pending_batches)
             counters.bytes_written += len(pending)

@@ -98,6 +98,8 @@ class PartitionLog:
         self._last_flush_ms = _now_ms()
         self._roll_jitter_ms = 0
         self._closed = False
+        # Set by the cleaner: when its tombstones may be dropped, a clean log is worth cleaning again.
+        self.oldest_retained_tombstone_ms: int | None = None
         self.producer_state = ProducerStateManager(directory)
         self.leader_epochs: LeaderEpochCache
 
