@@ -131,7 +131,7 @@ class PartitionLog:
         for path in list(self.directory.iterdir()):
             if path.name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX, ".tmp")):
                 path.unlink(missing_ok=True)
-        for swap_log in sorted(self.directory.glob(f"*.log{SWAP_SUFFIX}")):
+        for swap_log in sorted(self.directory.glob(f"{'[0-9]' * 20}.log{SWAP_SUFFIX}")):
             base_offset = int(swap_log.name.split(".")[0])
             swapped = LogSegment.open(
                 self.directory, base_offset, self.config, recover=True, suffix=SWAP_SUFFIX
@@ -141,8 +141,7 @@ class PartitionLog:
             finally:
                 swapped.close()
             # The swap file replaces every old segment whose base offset falls in its range.
-            for old_log in self.directory.glob("*.log"):
-                old_base = int(old_log.name.split(".")[0])
+            for old_base in self._segment_bases():
                 if base_offset <= old_base < max(next_offset, base_offset + 1):
                     for kind in ("log", "index", "timeindex"):
                         (self.directory / f"{old_base:020d}.{kind}").unlink(missing_ok=True)
@@ -151,8 +150,12 @@ class PartitionLog:
                 if swap_path.exists():
                     os.rename(swap_path, self.directory / f"{base_offset:020d}.{kind}")
 
+    def _segment_bases(self) -> list[int]:
+        """Base offsets of the `<20 digits>.log` files (anything else in the directory is not ours)."""
+        return sorted(int(path.name[:20]) for path in self.directory.glob(f"{'[0-9]' * 20}.log"))
+
     def _load_segments(self, clean_shutdown: bool) -> None:
-        bases = sorted(int(path.name.split(".")[0]) for path in self.directory.glob("*.log"))
+        bases = self._segment_bases()
         recovery_point = read_number(self.directory / RECOVERY_POINT_FILE, 0)
         segments: list[LogSegment] = []
         for i, base in enumerate(bases):

@@ -148,7 +148,7 @@ class ProducerStateManager:
 
     def snapshot_offsets(self) -> list[int]:
         offsets = []
-        for path in self.directory.glob("*.snapshot"):
+        for path in self.directory.glob(f"{'[0-9]' * 20}.snapshot"):
             with contextlib.suppress(ValueError):
                 offsets.append(int(path.name.split(".")[0]))
         return sorted(offsets)

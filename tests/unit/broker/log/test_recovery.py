@@ -160,3 +160,14 @@ def test_leftover_cleaned_files_are_removed(open_log: LogFactory, log_dir: Path)
     reopened = open_log()
     assert reopened.log_end_offset == 3
     assert not list(log_dir.glob("*.cleaned"))
+
+
+def test_foreign_files_in_the_partition_directory_are_left_alone(open_log: LogFactory, log_dir: Path) -> None:
+    log = open_log()
+    append_values(log, 3)
+    log.close()
+    (log_dir / "notes.log").write_text("not a segment")
+    (log_dir / "x.snapshot").write_text("{}")
+    reopened = open_log()
+    assert reopened.log_end_offset == 3
+    assert (log_dir / "notes.log").exists()
