@@ -2,6 +2,7 @@ import threading
 
 from broker.records.batch import iter_batches
 from broker.records.codecs import Codec
+from broker.records.records import Record, build_batch, decode_records
 
 from .conftest import LogFactory
 from .helpers import NOW_MS, batch_of, read_records
@@ -143,3 +144,47 @@ def test_appends_and_reads_continue_while_a_clean_runs(open_log: LogFactory) -> 
     assert result[0] is not None
     assert log.log_end_offset == 250
     assert latest_by_key(log)[b"k0"][0] == 249
+
+
+def test_a_filtered_batch_keeps_its_offsets_timestamps_and_producer_fields(open_log: LogFactory) -> None:
+    log = open_log(**COMPACT)
+    raw = build_batch(
+        [
+            Record(b"a", b"1", timestamp=OLD),
+            Record(b"b", b"2", timestamp=OLD + 5),
+            Record(b"c", b"3", timestamp=OLD + 9),
+        ],
+        producer_id=77,
+        producer_epoch=2,
+        base_sequence=0,
+        codec=Codec.GZIP,
+    )
+    log.append_as_leader(raw, leader_epoch=4, now_ms=NOW_MS)
+    write_keys(log, ["b"] + [f"pad{i}" for i in range(20)])
+    log.clean(NOW_MS)
+    first = next(iter_batches(log.read(0, 1 << 20)))
+    assert (first.base_offset, first.last_offset, first.record_count) == (0, 2, 2)
+    assert (first.producer_id, first.producer_epoch, first.base_sequence) == (77, 2, 0)
+    assert first.partition_leader_epoch == 4
+    assert first.codec == Codec.GZIP
+    assert [(r.key, r.timestamp, r.offset_delta) for r in decode_records(first)] == [
+        (b"a", OLD, 0),
+        (b"c", OLD + 9, 2),
+    ]
+    assert first.max_timestamp == OLD + 9
+
+
+def test_compact_and_delete_topics_get_both_retention_and_compaction(open_log: LogFactory) -> None:
+    log = open_log(**{**COMPACT, "cleanup_policy": "compact,delete"}, retention_ms=86_400_000)
+    write_keys(log, [f"k{i % 3}" for i in range(30)], timestamp=NOW_MS - 2 * 86_400_000)
+    write_keys(log, [f"k{i % 3}" for i in range(30)], timestamp=NOW_MS - 1000)
+    log.roll(NOW_MS)
+    assert log.apply_retention(NOW_MS) > 0
+    assert log.log_start_offset >= 25
+    assert log.clean(NOW_MS) is not None
+    assert {key: value for key, (_, value) in latest_by_key(log).items()} == {
+        b"k0": b"value-of-k0",
+        b"k1": b"value-of-k1",
+        b"k2": b"value-of-k2",
+    }
+    assert len(read_records(log)) == 3
