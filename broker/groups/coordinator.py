@@ -283,6 +283,7 @@ class GroupCoordinator:
             protocol_type=protocol_type,
             protocols=tuple(protocols),
         )
+        log.debug("group %s: JoinGroup from %r (%s)", group_id, member_id, group.state.value)
         if not member_id:
             return await self._join_unknown_member(group, member, require_known_member_id)
         return await self._join_known_member(group, member)
@@ -344,16 +345,25 @@ class GroupCoordinator:
         self._answer_join(old, JoinResult(ErrorCode.fenced_instance_id, member_id=old_member_id))
         self._answer_sync(old, SyncResult(ErrorCode.fenced_instance_id))
         assert joining.group_instance_id is not None
+        previous_leader = group.leader_id
         member = group.replace_static_member(joining.group_instance_id, old_member_id, new_member_id)
-        same_protocols = member.protocols == joining.protocols
         self._update_member(member, joining)
-        if group.is_(GroupState.STABLE) and same_protocols and new_member_id != group.leader_id:
+        if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol_name:
             self._schedule_session_timeout(group, member)
             generation = group.generation_id
             error = await self._store_group(group)
             if error is not None and group.generation_id == generation:
                 return JoinResult(error, member_id=new_member_id)
-            return self._join_result_for(group, member)
+            # Like Kafka: name the leader by its old id, so a restarted leader acts as a
+            # follower and fetches its assignment instead of re-assigning a stable group.
+            return JoinResult(
+                ErrorCode.none,
+                generation_id=group.generation_id,
+                protocol_type=group.protocol_type,
+                protocol_name=group.protocol_name,
+                leader=previous_leader or "",
+                member_id=new_member_id,
+            )
         future = self._await_join(member)
         if not group.is_(GroupState.PREPARING_REBALANCE):
             self._prepare_rebalance(group)
@@ -483,6 +493,13 @@ class GroupCoordinator:
             return
         group.protocol_name = group.select_protocol()
         group.transition_to(GroupState.COMPLETING_REBALANCE, now)
+        log.debug(
+            "group %s: generation %d with %s, leader %s",
+            group.group_id,
+            group.generation_id,
+            list(group.members),
+            group.leader_id,
+        )
         for member in group.members.values():
             self._answer_join(member, self._join_result_for(group, member))
             self._schedule_session_timeout(group, member)
@@ -561,6 +578,7 @@ class GroupCoordinator:
             protocol_name and protocol_name != group.protocol_name
         ):
             return SyncResult(ErrorCode.inconsistent_group_protocol)
+        log.debug("group %s: SyncGroup from %s (%s)", group_id, member_id, group.state.value)
         if group.is_(GroupState.PREPARING_REBALANCE):
             return SyncResult(ErrorCode.rebalance_in_progress)
         self._schedule_session_timeout(group, member)

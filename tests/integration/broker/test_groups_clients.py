@@ -19,9 +19,10 @@ from .test_groups_confluent import create_topic, produce, unique
 pytestmark = pytest.mark.integration
 
 
-def kafka_python_consumer(bootstrap: str, group: str) -> KafkaConsumer:
+def kafka_python_consumer(bootstrap: str, group: str, client_id: str = "kafka-python") -> KafkaConsumer:
     return KafkaConsumer(
         bootstrap_servers=bootstrap,
+        client_id=client_id,
         group_id=group,
         auto_offset_reset="earliest",
         enable_auto_commit=False,
@@ -35,16 +36,20 @@ def test_a_kafka_python_group_splits_partitions_and_commits(broker) -> None:
     topic, group = unique("t"), unique("g")
     create_topic(broker.bootstrap, topic, 4)
     produce(broker.bootstrap, topic, 40, partitions=4)
-    members = [kafka_python_consumer(broker.bootstrap, group) for _ in range(2)]
+    members = [
+        kafka_python_consumer(broker.bootstrap, group, client_id=f"kafka-python-{i}") for i in range(2)
+    ]
     seen: list[bytes] = []
     stop = threading.Event()
 
     def run(member: KafkaConsumer) -> None:
         # kafka-python blocks inside poll() while its JoinGroup waits for the rebalance,
-        # so each member needs its own thread, as in a real deployment.
+        # so each member needs its own thread, as in a real deployment. The poll timeout
+        # must outlast a rebalance: kafka-python 3.0.12 loses a join that completes between
+        # two polls (it never re-enables its heartbeat), whatever the broker does.
         member.subscribe([topic])
         while not stop.is_set():
-            for records in member.poll(timeout_ms=100).values():
+            for records in member.poll(timeout_ms=1000).values():
                 seen.extend(record.value for record in records)
 
     threads = [threading.Thread(target=run, args=(member,)) for member in members]

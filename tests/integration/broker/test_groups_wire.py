@@ -164,6 +164,23 @@ def test_a_second_instance_with_the_same_group_instance_id_fences_the_first(brok
         second = join(second_client, group, instance="pod-0")
         assert second.error_code == ErrorCode.none
         assert second.member_id != first.member_id
+        # The restarted leader takes over without a rebalance and is told the old leader id,
+        # so it does not re-assign a stable group.
+        assert (second.generation_id, second.leader, second.members) == (
+            first.generation_id,
+            first.member_id,
+            (),
+        )
+        resynced = second_client.request(
+            SyncGroupRequest(
+                group_id=group,
+                generation_id=second.generation_id,
+                member_id=second.member_id,
+                group_instance_id="pod-0",
+                assignments=(),
+            )
+        )
+        assert resynced.assignment == b"p"
         assert heartbeat(first_client, group, first.generation_id, first.member_id, "pod-0") == (
             ErrorCode.fenced_instance_id
         )

@@ -379,3 +379,18 @@ async def test_a_leader_cancelled_mid_sync_still_completes_the_generation(
     await settle()
     assert state_of(coordinator) is GroupState.STABLE
     assert coordinator.groups["g"].members[leader.member_id].assignment == b"mine"
+
+
+async def test_a_restarted_static_leader_keeps_the_generation_and_is_named_by_its_old_id(
+    coordinator: GroupCoordinator,
+) -> None:
+    leader = await join(coordinator, instance="pod-1")
+    await sync(coordinator, leader, instance="pod-1", assignments={leader.member_id: b"everything"})
+    restarted = await join(coordinator, instance="pod-1")
+    assert (restarted.generation_id, restarted.leader, restarted.members) == (
+        leader.generation_id,
+        leader.member_id,
+        (),
+    )
+    assert coordinator.groups["g"].leader_id == restarted.member_id
+    assert (await sync(coordinator, restarted, instance="pod-1")).assignment == b"everything"
