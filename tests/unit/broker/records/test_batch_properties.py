@@ -14,12 +14,8 @@ from broker.records.records import Record, build_batch, decode_records
 optional_bytes = st.none() | st.binary(max_size=64)
 headers = st.lists(st.tuples(st.text(max_size=8), optional_bytes), max_size=3).map(tuple)
 records_strategy = st.lists(
-    st.builds(
-        Record,
-        key=optional_bytes,
-        value=optional_bytes,
-        headers=headers,
-        timestamp=st.integers(min_value=0, max_value=2**41),
+    st.tuples(optional_bytes, optional_bytes, headers, st.integers(min_value=0, max_value=2**41)).map(
+        lambda fields: Record(*fields)
     ),
     min_size=1,
     max_size=20,
