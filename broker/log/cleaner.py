@@ -54,17 +54,19 @@ def first_dirty_offset(log: PartitionLog) -> int:
     return max(read_number(log.directory / CLEANER_CHECKPOINT_FILE, 0), log.log_start_offset)
 
 
-def _cleanable_segments(log: PartitionLog, now_ms: int) -> list[LogSegment]:
-    """Closed segments that every consumer can see and that are older than min.compaction.lag.ms."""
+def _cleanable_segments(log: PartitionLog, now_ms: int) -> tuple[list[LogSegment], int]:
+    """Closed segments every consumer can see and older than min.compaction.lag.ms, and where they end."""
     segments, _ = log.segments_snapshot()
     cleanable: list[LogSegment] = []
+    end_offset = segments[0].base_offset
     for segment, following in itertools.pairwise(segments):
         if following.base_offset > log.high_watermark:
             break
         if segment.max_timestamp > now_ms - log.config.min_compaction_lag_ms:
             break
         cleanable.append(segment)
-    return cleanable
+        end_offset = following.base_offset
+    return cleanable, end_offset
 
 
 def _must_clean_for_max_lag(dirty: Sequence[LogSegment], now_ms: int, max_lag_ms: int) -> bool:
@@ -76,10 +78,9 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
     if not log.config.compacted:
         return None
     started = time.monotonic()
-    cleanable = _cleanable_segments(log, now_ms)
+    cleanable, end_offset = _cleanable_segments(log, now_ms)
     if not cleanable:
         return None
-    end_offset = log.segments_snapshot()[0][len(cleanable)].base_offset
     start_dirty = min(first_dirty_offset(log), end_offset)
     dirty = [
         s
@@ -89,7 +90,7 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
     dirty_bytes = sum(s.size for s in dirty)
     total_bytes = sum(s.size for s in cleanable)
     ratio = dirty_bytes / total_bytes if total_bytes else 0.0
-    due = (dirty and ratio >= log.config.min_cleanable_dirty_ratio) or _must_clean_for_max_lag(
+    due = (bool(dirty) and ratio >= log.config.min_cleanable_dirty_ratio) or _must_clean_for_max_lag(
         dirty, now_ms, log.config.max_compaction_lag_ms
     )
     # Like Kafka's delete horizon: a clean log is cleaned again once its tombstones may go.
@@ -101,7 +102,7 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
         return None
 
     counters = _Counters()
-    latest_offsets = _build_offset_map(dirty, start_dirty, end_offset, counters)
+    latest_offsets = _build_offset_map(dirty, start_dirty, end_offset)
     tombstone_horizon = now_ms - log.config.delete_retention_ms
     groups = _group_segments(cleanable, log.config.segment_bytes, log.config.segment_index_bytes)
     written = 0
@@ -138,9 +139,7 @@ def _batches(segment: LogSegment, counters: _Counters) -> Iterator[tuple[bytes, 
         yield raw, read_batch_header(memoryview(raw), 0)
 
 
-def _build_offset_map(
-    dirty: Sequence[LogSegment], start_offset: int, end_offset: int, counters: _Counters
-) -> dict[bytes, int]:
+def _build_offset_map(dirty: Sequence[LogSegment], start_offset: int, end_offset: int) -> dict[bytes, int]:
     latest: dict[bytes, int] = {}
     scratch = _Counters()
     for segment in dirty:
