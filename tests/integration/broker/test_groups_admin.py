@@ -14,6 +14,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient
+from kafka.admin import MemberToRemove
 from kafka.structs import TopicPartition as KafkaPythonTopicPartition
 
 from .test_groups_confluent import (
@@ -151,3 +152,33 @@ def test_kafka_python_admin_lists_describes_and_deletes_groups(
         group: "OK",
         missing: "GroupIdNotFoundError",
     }
+
+
+def test_static_members_are_removed_by_instance_id_in_one_leave_group(
+    broker, admin: AdminClient, kafka_python_admin, open_consumer
+) -> None:
+    topic, group = unique("t"), unique("g")
+    create_topic(broker.bootstrap, topic, 2)
+    members = [
+        open_consumer(
+            broker.bootstrap, group, **{"group.instance.id": f"pod-{i}", "session.timeout.ms": 30000}
+        )
+        for i in range(2)
+    ]
+    for member in members:
+        member.subscribe([topic])
+    poll_until(members, balanced(members, 2))
+    for member in members:
+        member.close()  # static members do not leave on close: they stay until removed or expired
+    assert len(admin.describe_consumer_groups([group])[group].result(10).members) == 2
+
+    result = kafka_python_admin.remove_group_members(
+        group,
+        [MemberToRemove(group_instance_id="pod-0"), MemberToRemove(group_instance_id="pod-1"),
+         MemberToRemove(group_instance_id="pod-9")],
+    )  # fmt: skip
+    # The broker echoes the member ids as sent (empty here), so kafka-python keys by instance id.
+    errors = {key: error.errno for key, error in result.items()}
+    assert errors == {"pod-0": 0, "pod-1": 0, "pod-9": 25}  # UNKNOWN_MEMBER_ID for the stranger
+    described = admin.describe_consumer_groups([group])[group].result(10)
+    assert (described.state, described.members) == (ConsumerGroupState.EMPTY, [])
