@@ -24,7 +24,10 @@ class OffsetIndex:
         self.max_entries = max(1, max_entries)
         self.relative_offsets = array("I")
         self.positions = array("I")
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        # Opened on the first write: closed segments keep no index file descriptors.
+        self._fd = -1
+        self._dirty = False  # written since the last fsync
+        path.touch()
 
     @classmethod
     def load(cls, path: Path, base_offset: int, max_entries: int, log_size: int) -> "OffsetIndex":
@@ -66,7 +69,7 @@ class OffsetIndex:
             return
         self.relative_offsets.append(relative_offset)
         self.positions.append(position)
-        os.write(self._fd, ENTRY.pack(relative_offset, position))
+        os.write(self._file(), ENTRY.pack(relative_offset, position))
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """(offset, position) of the last entry at or before `offset`; (base, 0) when there is none."""
@@ -87,15 +90,27 @@ class OffsetIndex:
             return
         del self.positions[keep:]
         del self.relative_offsets[keep:]
-        os.ftruncate(self._fd, keep * ENTRY.size)
+        os.ftruncate(self._file(), keep * ENTRY.size)
 
     def reset(self) -> None:
         del self.positions[:]
         del self.relative_offsets[:]
-        os.ftruncate(self._fd, 0)
+        os.ftruncate(self._file(), 0)
+
+    def _file(self) -> int:
+        self._dirty = True
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._fd
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if not self._dirty:
+            return
+        was_closed = self._fd < 0
+        os.fsync(self._file())  # fsync reaches the file's pages whichever descriptor wrote them
+        self._dirty = False
+        if was_closed:
+            self.close()
 
     def close(self) -> None:
         if self._fd >= 0:

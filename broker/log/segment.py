@@ -249,6 +249,9 @@ class LogSegment:
     def on_become_inactive(self) -> None:
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        # Closed segments keep only their log file open; the indexes reopen if ever written again.
+        self.offset_index.close()
+        self.time_index.close()
 
     def paths(self) -> list[Path]:
         return [self.log_path, self.offset_index.path, self.time_index.path]

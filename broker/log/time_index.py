@@ -21,7 +21,10 @@ class TimeIndex:
         self.max_entries = max(1, max_entries)
         self.timestamps = array("q")
         self.relative_offsets = array("I")
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        # Opened on the first write: closed segments keep no index file descriptors.
+        self._fd = -1
+        self._dirty = False  # written since the last fsync
+        path.touch()
 
     @classmethod
     def load(cls, path: Path, base_offset: int, max_entries: int, next_offset: int) -> "TimeIndex":
@@ -69,7 +72,7 @@ class TimeIndex:
             return
         self.timestamps.append(timestamp)
         self.relative_offsets.append(relative_offset)
-        os.write(self._fd, ENTRY.pack(timestamp, relative_offset))
+        os.write(self._file(), ENTRY.pack(timestamp, relative_offset))
 
     def lookup(self, timestamp: int) -> int:
         """Offset of the last entry whose timestamp is <= `timestamp`; the segment base when none."""
@@ -85,15 +88,27 @@ class TimeIndex:
             return
         del self.timestamps[keep:]
         del self.relative_offsets[keep:]
-        os.ftruncate(self._fd, keep * ENTRY.size)
+        os.ftruncate(self._file(), keep * ENTRY.size)
 
     def reset(self) -> None:
         del self.timestamps[:]
         del self.relative_offsets[:]
-        os.ftruncate(self._fd, 0)
+        os.ftruncate(self._file(), 0)
+
+    def _file(self) -> int:
+        self._dirty = True
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._fd
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if not self._dirty:
+            return
+        was_closed = self._fd < 0
+        os.fsync(self._file())  # fsync reaches the file's pages whichever descriptor wrote them
+        self._dirty = False
+        if was_closed:
+            self.close()
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -1,3 +1,5 @@
+import os
+
 from broker.records.batch import iter_batches
 
 from .conftest import LogFactory
@@ -64,3 +66,19 @@ def test_the_offset_index_is_sparse(open_log: LogFactory) -> None:
     assert 5 < len(index) < 20
     position_gaps = [b - a for a, b in zip(index.positions, index.positions[1:], strict=False)]
     assert all(gap > 1000 for gap in position_gaps)
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_closed_segments_hold_one_file_descriptor_each(open_log: LogFactory) -> None:
+    log = open_log(segment_bytes=300, index_interval_bytes=10)
+    append_values(log, 60)
+    segment_count = len(log.segments_snapshot()[0])
+    assert segment_count > 10
+    log.close()
+    before = _open_descriptors()
+    reopened = open_log(segment_bytes=300, index_interval_bytes=10)
+    append_values(reopened, 1)
+    assert _open_descriptors() - before <= segment_count + 3
