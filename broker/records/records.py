@@ -83,39 +83,86 @@ def decode_records(batch: BatchView) -> list[Record]:
 
 
 def _decode_record_list(data: bytes, count: int, base_timestamp: int, last_offset_delta: int) -> list[Record]:
-    # The hot loop of compaction and key validation: one-byte varints (the usual case) are decoded
-    # inline; running off the end raises IndexError, which the caller turns into CORRUPT_MESSAGE.
+    # The hot loop of compaction and key validation. Varints of one or two bytes (nearly all of them)
+    # are decoded inline, longer ones by decode_varint; running off the end raises IndexError, which
+    # the caller turns into CORRUPT_MESSAGE.
     records: list[Record] = []
     append = records.append
     position = 0
     end = len(data)
     for _ in range(count):
+        # length
         byte = data[position]
         if byte < 0x80:
             length = (byte >> 1) ^ -(byte & 1)
             position += 1
+        elif data[position + 1] < 0x80:
+            raw = (byte & 0x7F) | (data[position + 1] << 7)
+            length = (raw >> 1) ^ -(raw & 1)
+            position += 2
         else:
             length, position = decode_varint(data, position)
         record_end = position + length
         if length <= 0 or record_end > end:
             raise CorruptRecordError("record length runs past the batch")
         attributes = data[position]
-        byte = data[position + 1]
+        position += 1
+        # timestamp delta
+        byte = data[position]
         if byte < 0x80:
             timestamp_delta = (byte >> 1) ^ -(byte & 1)
-            position += 2
+            position += 1
         else:
-            timestamp_delta, position = decode_varint(data, position + 1)
+            timestamp_delta, position = decode_varint(data, position)
+        # offset delta
         byte = data[position]
         if byte < 0x80:
             offset_delta = (byte >> 1) ^ -(byte & 1)
             position += 1
+        elif data[position + 1] < 0x80:
+            raw = (byte & 0x7F) | (data[position + 1] << 7)
+            offset_delta = (raw >> 1) ^ -(raw & 1)
+            position += 2
         else:
             offset_delta, position = decode_varint(data, position)
-        key, position = _decode_nullable_bytes(data, position, record_end)
-        value, position = _decode_nullable_bytes(data, position, record_end)
+        # key
         byte = data[position]
-        if byte == 0:
+        if byte < 0x80:
+            size = (byte >> 1) ^ -(byte & 1)
+            position += 1
+        elif data[position + 1] < 0x80:
+            raw = (byte & 0x7F) | (data[position + 1] << 7)
+            size = (raw >> 1) ^ -(raw & 1)
+            position += 2
+        else:
+            size, position = decode_varint(data, position)
+        if size == -1:
+            key = None
+        elif 0 <= size <= record_end - position:
+            key = data[position : position + size]
+            position += size
+        else:
+            raise CorruptRecordError(f"bad key length {size}")
+        # value
+        byte = data[position]
+        if byte < 0x80:
+            size = (byte >> 1) ^ -(byte & 1)
+            position += 1
+        elif data[position + 1] < 0x80:
+            raw = (byte & 0x7F) | (data[position + 1] << 7)
+            size = (raw >> 1) ^ -(raw & 1)
+            position += 2
+        else:
+            size, position = decode_varint(data, position)
+        if size == -1:
+            value = None
+        elif 0 <= size <= record_end - position:
+            value = data[position : position + size]
+            position += size
+        else:
+            raise CorruptRecordError(f"bad value length {size}")
+        # headers
+        if data[position] == 0:
             headers: tuple[Header, ...] = ()
             position += 1
         else:
