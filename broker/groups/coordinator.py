@@ -1032,7 +1032,7 @@ class GroupCoordinator:
         async def run() -> None:
             await work
 
-        task = asyncio.ensure_future(run())
+        task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
