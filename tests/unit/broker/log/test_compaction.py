@@ -188,3 +188,14 @@ def test_compact_and_delete_topics_get_both_retention_and_compaction(open_log: L
         b"k2": b"value-of-k2",
     }
     assert len(read_records(log)) == 3
+
+
+def test_a_swap_is_refused_when_retention_removed_the_segments_meanwhile(open_log: LogFactory) -> None:
+    log = open_log(**{**COMPACT, "cleanup_policy": "compact,delete"}, retention_ms=1000)
+    write_keys(log, [f"k{i}" for i in range(30)])
+    segments, _ = log.segments_snapshot()
+    group = list(segments[:2])
+    log.apply_retention(NOW_MS)  # removes the segments a slow clean would be about to replace
+    before = read_records(log)
+    assert log.replace_segments(group, None, NOW_MS) is False
+    assert read_records(log) == before
