@@ -3,7 +3,9 @@
 Every module in this package defines ``APIS: dict[int, tuple[int, int, Handler]]`` mapping an
 api key to (min version, max version, handler). A handler receives the RequestContext and the
 decoded kio request entity and returns the response body as a plain dict, or None when no
-response must be sent (Produce with acks=0). ApiVersions advertises exactly this registry.
+response must be sent (Produce with acks=0). Hot paths may instead return a
+``broker.protocol.frames.FramedResponse`` they encoded themselves (Fetch does).
+ApiVersions advertises exactly this registry.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import pkgutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from broker.protocol.frames import FramedResponse
 from broker.server.context import RequestContext
 
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+Handler = Callable[[RequestContext, Any], Awaitable[dict | FramedResponse | None]]
 ApiTable = dict[int, tuple[int, int, Handler]]
 
 

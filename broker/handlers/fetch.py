@@ -13,6 +13,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.handlers.partition_checks import leader_epoch_error
+from broker.protocol.fetch_encoding import encode_fetch_response
+from broker.protocol.frames import FramedResponse
 from broker.records.errors import StorageError
 from broker.server.context import RequestContext
 
@@ -104,7 +106,7 @@ def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], 
     return responses, total, logs
 
 
-async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
     if request.session_id != 0:
         # We never create fetch sessions (we answer session_id 0), so any id is unknown.
         return {
@@ -118,7 +120,8 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if total < request.min_bytes and max_wait_s > 0 and logs and not ctx.broker.stopping.is_set():
         await _wait_for_append(ctx, logs, max_wait_s)
         responses, total, logs = _read_all(ctx, request)
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
+    body = {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
+    return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
 
 
 async def _wait_for_append(ctx: RequestContext, logs: list[Any], timeout_s: float) -> None:

@@ -37,6 +37,13 @@ class UnsupportedRequest(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class FramedResponse:
+    """A response a hot-path handler encoded itself: buffers to write in order, size prefix included."""
+
+    chunks: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
 class RequestHeader:
     api_key: int
     api_version: int
@@ -120,9 +127,3 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, entity:
     _SIZE.pack_into(data, 0, len(data) - 4)
     del data
     return buffer.getvalue()
-
-
-def encode_raw_response(correlation_id: int, flexible_header: bool, body: bytes) -> bytes:
-    """Frame an already-encoded body (hand-framed hot paths)."""
-    header = _CORRELATION.pack(correlation_id) + (b"\0" if flexible_header else b"")
-    return _SIZE.pack(len(header) + len(body)) + header + body

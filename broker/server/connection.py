@@ -85,7 +85,7 @@ class Connection:
                 finally:
                     self._busy = False
                 if response is not None:
-                    self.writer.write(response)
+                    self.writer.writelines(response)
                     transport = self.writer.transport
                     if transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
                         await self.writer.drain()

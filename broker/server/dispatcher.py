@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from broker.handlers import registry
 from broker.handlers.api_versions import unsupported_version_body
 from broker.protocol.frames import (
+    FramedResponse,
     MalformedRequest,
     UnsupportedRequest,
     decode_body,
@@ -30,8 +31,8 @@ class Peer:
     listener_name: str
 
 
-async def dispatch(state: BrokerState, peer: Peer, frame: bytes) -> bytes | None:
-    """Handle one request frame.
+async def dispatch(state: BrokerState, peer: Peer, frame: bytes) -> list[bytes] | None:
+    """Handle one request frame; returns the response buffers to write (size prefix included).
 
     Raises MalformedRequest for garbage and UnsupportedRequest for api keys/versions we do not
     serve (other than ApiVersions); the connection is closed in both cases, as Kafka does.
@@ -44,7 +45,7 @@ async def dispatch(state: BrokerState, peer: Peer, frame: bytes) -> bytes | None
             # KIP-511: answer a too-new ApiVersions with a v0 body listing what we support,
             # so the client can retry with a version we know.
             body = build_response(API_VERSIONS, 0, unsupported_version_body())
-            return encode_response(API_VERSIONS, 0, header.correlation_id, body)
+            return [encode_response(API_VERSIONS, 0, header.correlation_id, body)]
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id)
     request = decode_body(header, frame)
     ctx = RequestContext(
@@ -61,12 +62,11 @@ async def dispatch(state: BrokerState, peer: Peer, frame: bytes) -> bytes | None
     result = await handler(ctx, request)
     if result is None:
         response = None
-    elif isinstance(result, bytes):
-        # Hand-framed hot paths return the finished frame themselves.
-        response = result
+    elif isinstance(result, FramedResponse):
+        response = result.chunks
     else:
         entity = build_response(header.api_key, header.api_version, result)
-        response = encode_response(header.api_key, header.api_version, header.correlation_id, entity)
+        response = [encode_response(header.api_key, header.api_version, header.correlation_id, entity)]
     state.metrics.record_request(header.api_key, header.api_version, time.perf_counter() - started)
     return response
 

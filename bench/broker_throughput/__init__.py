@@ -1,0 +1,1 @@
+"""Broker throughput benchmark: `python -m bench.broker_throughput --help`."""

@@ -1,0 +1,223 @@
+"""Produce then consume through a real broker process and print comparable numbers.
+
+    python -m bench.broker_throughput [--messages 2000000] [--producers 2] [--sizes 100,1024]
+
+Starts `python -m broker` on a free port with a temporary data directory, runs several
+confluent-kafka producer processes (linger.ms=5) against one topic, then consumes
+everything back, and prints msg/s, MB/s and produce latency percentiles per message size.
+With --profile the broker runs under cProfile and the top functions are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import multiprocessing
+import os
+import pstats
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until_serving(port: int, timeout: float = 30) -> None:
+    request = struct.pack(">hhih", 18, 0, 1, -1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(struct.pack(">i", len(request)) + request)
+                if len(sock.recv(8)) == 8:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("broker did not start")
+
+
+def start_broker(data_dir: Path, port: int, profile_path: Path | None) -> subprocess.Popen[bytes]:
+    command = [sys.executable]
+    if profile_path is not None:
+        command += ["-m", "cProfile", "-o", str(profile_path)]
+    command += [
+        "-m",
+        "broker",
+        "--override",
+        f"listeners=PLAINTEXT://127.0.0.1:{port}",
+        "--override",
+        f"log.dirs={data_dir}",
+        "--override",
+        "offsets.topic.num.partitions=1",
+        "--override",
+        "group.initial.rebalance.delay.ms=0",
+        "--log-level",
+        "WARNING",
+    ]
+    return subprocess.Popen(command, cwd=REPO_ROOT)
+
+
+def produce_worker(bootstrap: str, topic: str, count: int, size: int, results: multiprocessing.Queue) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 5,
+            "acks": "1",
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+            "compression.type": "none",
+        }
+    )
+    payload = os.urandom(size)
+    latencies: list[float] = []
+    errors = 0
+
+    def on_sampled_delivery(sent_at: float, error: object, _message: object) -> None:
+        nonlocal errors
+        if error is not None:
+            errors += 1
+            return
+        latencies.append((time.perf_counter() - sent_at) * 1000)
+
+    # produce_batch queues a whole list per call: per-message Python overhead would otherwise
+    # cap each producer process far below what the broker can take.
+    batch_size = 5_000
+    template = [{"value": payload} for _ in range(batch_size)]
+    started = time.perf_counter()
+    sent = 0
+    while sent < count:
+        batch = template[: min(batch_size, count - sent)]
+        batch[0] = {"value": payload, "callback": functools.partial(on_sampled_delivery, time.perf_counter())}
+        pending = batch
+        while pending:
+            queued = producer.produce_batch(topic, pending)
+            if queued == len(pending):
+                break
+            pending = [{k: v for k, v in m.items() if k != "_error"} for m in pending if "_error" in m]
+            producer.poll(0.005)
+        sent += len(batch)
+        producer.poll(0)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - started
+    results.put((count - remaining, elapsed, latencies, errors + remaining))
+
+
+def consume(bootstrap: str, topic: str, expected: int) -> tuple[int, float]:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{time.time()}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52_428_800,
+            "max.partition.fetch.bytes": 10_485_760,
+            "queued.max.messages.kbytes": 1_048_576,
+        }
+    )
+    consumer.subscribe([topic])
+    received = 0
+    started = None
+    deadline = time.monotonic() + 300
+    while received < expected and time.monotonic() < deadline:
+        batch = consumer.consume(10_000, 1.0)
+        if batch and started is None:
+            started = time.perf_counter()
+        received += sum(1 for m in batch if m.error() is None)
+    elapsed = time.perf_counter() - (started or time.perf_counter())
+    consumer.close()
+    return received, elapsed
+
+
+def run_size(bootstrap: str, size: int, messages: int, producers: int, partitions: int) -> dict[str, float]:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"bench-{size}-{int(time.time())}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    results: multiprocessing.Queue = multiprocessing.Queue()
+    per_producer = messages // producers
+    workers = [
+        multiprocessing.Process(target=produce_worker, args=(bootstrap, topic, per_producer, size, results))
+        for _ in range(producers)
+    ]
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get() for _ in workers]
+    produce_elapsed = time.perf_counter() - started
+    for worker in workers:
+        worker.join()
+    delivered = sum(o[0] for o in outcomes)
+    latencies = sorted(x for o in outcomes for x in o[2])
+    errors = sum(o[3] for o in outcomes)
+    consumed, consume_elapsed = consume(bootstrap, topic, delivered)
+    return {
+        "size": size,
+        "delivered": delivered,
+        "errors": errors,
+        "produce_msgs": delivered / produce_elapsed,
+        "produce_mb": delivered * size / produce_elapsed / 1e6,
+        "p50_ms": statistics.median(latencies) if latencies else float("nan"),
+        "p99_ms": latencies[int(len(latencies) * 0.99)] if latencies else float("nan"),
+        "consumed": consumed,
+        "consume_msgs": consumed / consume_elapsed if consume_elapsed else float("nan"),
+        "consume_mb": consumed * size / consume_elapsed / 1e6 if consume_elapsed else float("nan"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--sizes", default="100,1024")
+    parser.add_argument("--profile", action="store_true", help="run the broker under cProfile")
+    args = parser.parse_args()
+
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="broker-bench-") as tmp:
+        profile_path = Path(tmp) / "broker.prof" if args.profile else None
+        broker = start_broker(Path(tmp) / "logs", port, profile_path)
+        try:
+            wait_until_serving(port)
+            bootstrap = f"127.0.0.1:{port}"
+            print(
+                f"{'size':>6} {'msgs':>9} {'produce msg/s':>14} {'MB/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
+                f"{'consume msg/s':>14} {'MB/s':>8}"
+            )
+            for size in (int(s) for s in args.sizes.split(",")):
+                r = run_size(bootstrap, size, args.messages, args.producers, args.partitions)
+                print(
+                    f"{r['size']:>6} {r['delivered']:>9} {r['produce_msgs']:>14,.0f} {r['produce_mb']:>8.1f} "
+                    f"{r['p50_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['consume_msgs']:>14,.0f} {r['consume_mb']:>8.1f}"
+                    + (f"  ({r['errors']} errors, {r['consumed']} consumed)" if r["errors"] else ""),
+                    flush=True,
+                )
+        finally:
+            broker.send_signal(signal.SIGTERM)
+            broker.wait(60)
+        if profile_path is not None and profile_path.exists():
+            pstats.Stats(str(profile_path)).sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+import pytest
+from kio.serial import entity_reader
+
+from broker.protocol.fetch_encoding import encode_fetch_response
+from broker.protocol.responses import build_response
+from broker.protocol.schemas import response_class
+from broker.records.records import Record, build_batch
+
+BATCH = build_batch([Record(key=b"k", value=b"v" * 300)])
+
+
+def sample_body(with_aborted: bool) -> dict:
+    return {
+        "throttle_time": 3,
+        "error_code": 0,
+        "session_id": 0,
+        "responses": [
+            {
+                "topic": "orders",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "error_code": 0,
+                        "high_watermark": 10,
+                        "last_stable_offset": 10,
+                        "log_start_offset": 2,
+                        "aborted_transactions": [{"producer_id": 7, "first_offset": 3}]
+                        if with_aborted
+                        else None,
+                        "preferred_read_replica": -1,
+                        "records": BATCH,
+                    },
+                    {
+                        "partition_index": 1,
+                        "error_code": 1,
+                        "high_watermark": -1,
+                        "last_stable_offset": -1,
+                        "log_start_offset": -1,
+                        "aborted_transactions": [] if with_aborted else None,
+                        "preferred_read_replica": -1,
+                        "records": b"",
+                    },
+                ],
+            },
+            {"topic": "empty", "partitions": []},
+        ],
+    }
+
+
+@pytest.mark.parametrize("version", range(4, 13))
+@pytest.mark.parametrize("with_aborted", [False, True])
+def test_hand_framed_fetch_decodes_like_kios_own_encoding(version, with_aborted):
+    body = sample_body(with_aborted)
+    frame = b"".join(encode_fetch_response(version, 99, body))
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    assert int.from_bytes(frame[4:8], "big") == 99
+    offset = 8 + (1 if version >= 12 else 0)
+    decoded, size = entity_reader(response_class(1, version))(frame, offset)
+    assert offset + size == len(frame)
+    assert decoded == build_response(1, version, body)
+
+
+def test_record_bytes_are_passed_through_without_copying():
+    chunks = encode_fetch_response(12, 1, sample_body(False))
+    assert any(chunk is BATCH for chunk in chunks)
+
+
+def test_versions_outside_the_hand_framed_range_are_refused():
+    with pytest.raises(ValueError, match="v4-12"):
+        encode_fetch_response(13, 1, sample_body(False))
