@@ -78,6 +78,30 @@ def main() -> None:
         for i in range(reads):
             total += len(log.read(start + i, 64 * 1024))
         report("read 1-record batches up to 64 KB", time.perf_counter() - started, reads, total // reads)
+        size = log.size_bytes()
+        log.flush()
+        for segment in log.segments_snapshot()[0]:
+            segment.close()  # as a killed process leaves it: no clean-shutdown marker
+        started = time.perf_counter()
+        log = PartitionLog.open(Path(scratch) / "bench-0", config, topic="bench", partition=0)
+        report("recovery after a crash (CRC scan), per MB", (time.perf_counter() - started), size // MB, MB)
+        log.close()
+
+        compacted = LogConfig.from_properties(
+            {"cleanup.policy": "compact", "segment.bytes": str(4 * MB), "max.message.bytes": str(2 * MB)}
+        )
+        log = PartitionLog.open(Path(scratch) / "compacted-0", compacted, topic="compacted", partition=0)
+        keyed = build_batch(
+            [Record(b"key-%d" % (i % 1000), b"x" * 90, timestamp=now_ms) for i in range(9000)]
+        )
+        for _ in range(20):
+            log.append_as_leader(keyed, leader_epoch=0, now_ms=now_ms)
+        log.high_watermark = log.log_end_offset
+        log.roll(now_ms)
+        size = log.size_bytes()
+        started = time.perf_counter()
+        log.clean(now_ms)
+        report("compaction (1000 keys), per MB", time.perf_counter() - started, max(1, size // MB), MB)
         log.close()
 
 

@@ -15,7 +15,7 @@ from broker.log.checkpoint import read_number, write_number
 from broker.log.partition_log import CLEANER_CHECKPOINT_FILE, PartitionLog
 from broker.log.segment import CLEANED_SUFFIX, MAX_RELATIVE_OFFSET, SWAP_SUFFIX, LogSegment
 from broker.records.batch import HEADER, BatchView, read_batch_header
-from broker.records.records import Record, TimestampType, build_batch, decode_records
+from broker.records.records import Record, assemble_batch, decode_records, decode_records_with_spans
 
 # Cleaned output is written in chunks of about this size.
 WRITE_BUFFER_BYTES = 1 << 20
@@ -177,9 +177,10 @@ def _retain(
     latest_offsets: dict[bytes, int],
     drop_tombstones: bool,
     counters: _Counters,
-) -> list[Record]:
+) -> list[int]:
+    """Indexes of the records that survive: the latest of their key, tombstones until their horizon."""
     retained = []
-    for record in batch_records:
+    for index, record in enumerate(batch_records):
         if record.key is None:
             continue  # a compacted log cannot place a record without a key
         offset = base_offset + (record.offset_delta or 0)
@@ -191,12 +192,23 @@ def _retain(
                 counters.tombstones_removed += 1
                 continue
             counters.tombstone_retained_in_segment = True
-        retained.append(record)
+        retained.append(index)
     return retained
 
 
-def _rewrite_batch(log: PartitionLog, batch: BatchView, retained: list[Record]) -> bytes | None:
-    """The batch with only `retained` records, keeping offsets, timestamps and producer fields."""
+def _rewrite_batch(
+    log: PartitionLog,
+    batch: BatchView,
+    records: list[Record],
+    encoded: bytes,
+    spans: list[tuple[int, int]],
+    retained: list[int],
+) -> bytes | None:
+    """The batch with only the `retained` records, keeping offsets, timestamps and producer fields.
+
+    The kept records are copied as encoded: their deltas stay valid because the batch keeps its base
+    offset and base timestamp.
+    """
     if not retained:
         entry = log.producer_state.producers.get(batch.producer_id) if batch.has_producer_id else None
         is_last_for_producer = (
@@ -205,20 +217,22 @@ def _rewrite_batch(log: PartitionLog, batch: BatchView, retained: list[Record]) 
         if not is_last_for_producer:
             return None
         # An empty batch keeps the producer's last sequence visible after its records are gone.
-    return build_batch(
-        retained,
+    if batch.is_log_append_time or not retained:
+        max_timestamp = batch.max_timestamp
+    else:
+        max_timestamp = max(records[i].timestamp or 0 for i in retained)
+    return assemble_batch(
+        b"".join(encoded[spans[i][0] : spans[i][1]] for i in retained),
+        len(retained),
+        attributes=batch.attributes,
         base_offset=batch.base_offset,
-        codec=batch.codec,
+        last_offset_delta=batch.last_offset_delta,
+        base_timestamp=batch.base_timestamp,
+        max_timestamp=max_timestamp,
         producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch,
         base_sequence=batch.base_sequence,
-        timestamp_type=TimestampType.LOG_APPEND_TIME
-        if batch.is_log_append_time
-        else TimestampType.CREATE_TIME,
-        transactional=batch.is_transactional,
         partition_leader_epoch=batch.partition_leader_epoch,
-        last_offset_delta=batch.last_offset_delta,
-        max_timestamp=batch.max_timestamp if (batch.is_log_append_time or not retained) else None,
     )
 
 
@@ -242,11 +256,15 @@ def _clean_group(
                 if batch.is_control:
                     output: bytes | None = raw
                 else:
-                    records = decode_records(batch)
+                    spans: list[tuple[int, int]] = []
+                    records, encoded = decode_records_with_spans(batch, spans)
                     counters.records_read += len(records)
                     retained = _retain(records, batch.base_offset, latest_offsets, drop_tombstones, counters)
                     counters.records_retained += len(retained)
-                    output = raw if len(retained) == len(records) else _rewrite_batch(log, batch, retained)
+                    if len(retained) == len(records):
+                        output = raw
+                    else:
+                        output = _rewrite_batch(log, batch, records, encoded, spans, retained)
                 if output is None:
                     continue
                 pending_batches.append((len(pending), HEADER.unpack_from(output, 0)))

@@ -73,16 +73,35 @@ def decode_varint(buffer: bytes | memoryview, position: int) -> tuple[int, int]:
 
 def decode_records(batch: BatchView) -> list[Record]:
     """Decode (decompressing if needed) every record of a batch, checking the count and the framing."""
+    return decode_records_with_spans(batch, None)[0]
+
+
+def decode_records_with_spans(
+    batch: BatchView, spans: list[tuple[int, int]] | None
+) -> tuple[list[Record], bytes]:
+    """Records plus the uncompressed records section; fills `spans` with each record's [start, end).
+
+    Compaction copies the encoded bytes of the records it keeps: their deltas stay valid as long as
+    the batch keeps its base offset and base timestamp.
+    """
     payload = batch.records_payload()
     data = decompress(batch.codec, payload) if batch.codec != Codec.NONE else bytes(payload)
     try:
-        records = _decode_record_list(data, batch.record_count, batch.base_timestamp, batch.last_offset_delta)
+        records = _decode_record_list(
+            data, batch.record_count, batch.base_timestamp, batch.last_offset_delta, spans
+        )
     except IndexError:
         raise CorruptRecordError("a record runs past the end of the batch") from None
-    return records
+    return records, data
 
 
-def _decode_record_list(data: bytes, count: int, base_timestamp: int, last_offset_delta: int) -> list[Record]:
+def _decode_record_list(
+    data: bytes,
+    count: int,
+    base_timestamp: int,
+    last_offset_delta: int,
+    spans: list[tuple[int, int]] | None = None,
+) -> list[Record]:
     # The hot loop of compaction and key validation. Varints of one or two bytes (nearly all of them)
     # are decoded inline, longer ones by decode_varint; running off the end raises IndexError, which
     # the caller turns into CORRUPT_MESSAGE.
@@ -91,6 +110,7 @@ def _decode_record_list(data: bytes, count: int, base_timestamp: int, last_offse
     position = 0
     end = len(data)
     for _ in range(count):
+        record_start = position
         # length
         byte = data[position]
         if byte < 0x80:
@@ -172,6 +192,8 @@ def _decode_record_list(data: bytes, count: int, base_timestamp: int, last_offse
         if offset_delta < 0 or offset_delta > last_offset_delta:
             raise InvalidRecordError(f"offset delta {offset_delta} outside the batch")
         append(Record(key, value, headers, base_timestamp + timestamp_delta, offset_delta, attributes))
+        if spans is not None:
+            spans.append((record_start, record_end))
     if position != end:
         raise InvalidRecordError(f"batch declares {count} records but holds more bytes")
     return records
@@ -276,7 +298,6 @@ def build_batch(
         raise ValueError("last_offset_delta is below the last record's offset delta")
     if max_timestamp is None:
         max_timestamp = max(timestamps) if timestamps else -1
-    payload = compress(codec, body) if codec != Codec.NONE else bytes(body)
     attributes = int(codec)
     if timestamp_type == TimestampType.LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_FLAG
@@ -284,6 +305,38 @@ def build_batch(
         attributes |= TRANSACTIONAL_FLAG
     if control:
         attributes |= CONTROL_FLAG
+    return assemble_batch(
+        body,
+        len(records),
+        attributes=attributes,
+        base_offset=base_offset,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+def assemble_batch(
+    encoded_records: bytes | bytearray,
+    record_count: int,
+    *,
+    attributes: int,
+    base_offset: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    partition_leader_epoch: int,
+) -> bytes:
+    """Header + (compressed, per the attributes' codec) already-encoded records, with its CRC."""
+    codec = Codec(attributes & 0x07)
+    payload = compress(codec, encoded_records) if codec != Codec.NONE else encoded_records
     out = bytearray(HEADER_SIZE)
     HEADER.pack_into(
         out,
@@ -300,7 +353,7 @@ def build_batch(
         producer_id,
         producer_epoch,
         base_sequence,
-        len(records),
+        record_count,
     )
     out += payload
     struct.pack_into(">I", out, CRC_AT, crc32c(memoryview(out)[ATTRIBUTES_AT:]))
