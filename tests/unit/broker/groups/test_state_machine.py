@@ -35,7 +35,8 @@ class GroupProtocolMachine(RuleBasedStateMachine):
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.clock = ManualClock()
-        self.coordinator = GroupCoordinator(MemoryOffsetsLog(), CONFIG, self.clock)
+        self.log = MemoryOffsetsLog()
+        self.coordinator = GroupCoordinator(self.log, CONFIG, self.clock)
         self.run(self.coordinator.start())
         self.joins: list[asyncio.Future[JoinResult]] = []
         self.syncs: list[asyncio.Future[SyncResult]] = []
@@ -207,10 +208,18 @@ class GroupProtocolMachine(RuleBasedStateMachine):
         self.run(self.clock.advance(ms))
         self.collect()
 
+    @rule()
+    def the_retention_check_runs_much_later(self) -> None:
+        self.clock.now += 11 * 60_000  # a jump: overdue timers fire at the next time_passes
+        self.run(self.coordinator.expire_offsets())
+        self.collect()
+
     @invariant()
     def the_group_is_consistent(self) -> None:
         group = self.coordinator.groups.get("g")
         if group is None:
+            event("group removed or not created")
+            self.highest_generation = 0  # a deleted group starts again from generation 0, as in Kafka
             return
         event(f"group reached {group.state.value}")
         assert group.generation_id >= self.highest_generation
@@ -231,6 +240,19 @@ class GroupProtocolMachine(RuleBasedStateMachine):
             assert not any(m.is_awaiting_join for m in group.members.values())
         if group.is_(GroupState.STABLE):
             assert not any(m.is_awaiting_sync for m in group.members.values())
+
+    @invariant()
+    def a_restart_would_restore_the_same_offsets(self) -> None:
+        replayed = GroupCoordinator(self.log, CONFIG, ManualClock(self.clock.now))
+        self.run(replayed.start())
+        live = self.coordinator.groups.get("g")
+        restored = replayed.groups.get("g")
+        live_offsets = {k: v.offset for k, v in live.offsets.items()} if live else {}
+        restored_offsets = {k: v.offset for k, v in restored.offsets.items()} if restored else {}
+        assert restored_offsets == live_offsets
+        if live is not None and restored is not None:
+            assert restored.generation_id <= live.generation_id
+        self.run(replayed.stop())
 
 
 GroupProtocolMachine.TestCase.settings = settings(
