@@ -63,9 +63,6 @@ class Member:
     join_future: asyncio.Future[JoinResult] | None = None
     sync_future: asyncio.Future[SyncResult] | None = None
     session_timer: Timer | None = None
-    # A member that joined in this rebalance and never got a JoinGroup answer: if the
-    # rebalance drops it, its client never learnt its id, so it must not linger.
-    is_new: bool = False
 
     @property
     def is_awaiting_join(self) -> bool:
@@ -117,9 +114,6 @@ class Group:
     def transition_to(self, state: GroupState, now_ms: int) -> None:
         self.state = state
         self.current_state_timestamp = now_ms
-
-    def has_member(self, member_id: str) -> bool:
-        return member_id in self.members
 
     def add_member(self, member: Member) -> None:
         if not self.members:
