@@ -92,11 +92,6 @@ class OffsetIndex:
         del self.relative_offsets[keep:]
         os.ftruncate(self._file(), keep * ENTRY.size)
 
-    def reset(self) -> None:
-        del self.positions[:]
-        del self.relative_offsets[:]
-        os.ftruncate(self._file(), 0)
-
     def _file(self) -> int:
         self._dirty = True
         if self._fd < 0:

@@ -26,12 +26,14 @@ from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStat
 from broker.log.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
+    F_ATTRIBUTES,
     F_BASE_OFFSET,
     F_BASE_SEQUENCE,
     F_LAST_OFFSET_DELTA,
     F_MAX_TIMESTAMP,
     F_PRODUCER_EPOCH,
     F_PRODUCER_ID,
+    F_RECORD_COUNT,
     MAX_RELATIVE_OFFSET,
     SWAP_SUFFIX,
     BatchLocation,
@@ -185,7 +187,7 @@ class PartitionLog:
 
     def _replay_producer_batch(self, fields: HeaderFields) -> None:
         producer_id = fields[F_PRODUCER_ID]
-        if producer_id < 0 or fields[5] & CONTROL_FLAG:
+        if producer_id < 0 or fields[F_ATTRIBUTES] & CONTROL_FLAG:
             return
         first_sequence = fields[F_BASE_SEQUENCE]
         last_sequence = (
@@ -519,7 +521,7 @@ class PartitionLog:
             return None
         for candidate in segment.walk(location.position):
             fields = candidate.fields
-            if fields[F_MAX_TIMESTAMP] < timestamp_ms or fields[12] == 0:
+            if fields[F_MAX_TIMESTAMP] < timestamp_ms or fields[F_RECORD_COUNT] == 0:
                 continue
             batch = read_batch_header(memoryview(segment.read_batch(candidate)), 0)
             for record in decode_records(batch):

@@ -29,12 +29,10 @@ MAX_RELATIVE_OFFSET = 2**32 - 1
 # Field positions in a HEADER.unpack result.
 F_BASE_OFFSET = 0
 F_LENGTH = 1
-F_LEADER_EPOCH = 2
 F_MAGIC = 3
 F_CRC = 4
 F_ATTRIBUTES = 5
 F_LAST_OFFSET_DELTA = 6
-F_BASE_TIMESTAMP = 7
 F_MAX_TIMESTAMP = 8
 F_PRODUCER_ID = 9
 F_PRODUCER_EPOCH = 10
@@ -252,9 +250,6 @@ class LogSegment:
         # Closed segments keep only their log file open; the indexes reopen if ever written again.
         self.offset_index.close()
         self.time_index.close()
-
-    def paths(self) -> list[Path]:
-        return [self.log_path, self.offset_index.path, self.time_index.path]
 
     def rename_suffix(self, suffix: str) -> None:
         """Rename the three files to carry `suffix` (e.g. ".swap", ".deleted", "")."""

@@ -90,11 +90,6 @@ class TimeIndex:
         del self.relative_offsets[keep:]
         os.ftruncate(self._file(), keep * ENTRY.size)
 
-    def reset(self) -> None:
-        del self.timestamps[:]
-        del self.relative_offsets[:]
-        os.ftruncate(self._file(), 0)
-
     def _file(self) -> int:
         self._dirty = True
         if self._fd < 0:

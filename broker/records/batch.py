@@ -18,21 +18,13 @@ HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
 # baseOffset + batchLength: the part of the header that precedes batchLength's span.
 LOG_OVERHEAD = 12
-# Enough bytes to know a batch's offsets and size without reading the rest.
-OFFSET_AND_LENGTH = struct.Struct(">qi")
 
 BASE_OFFSET_AT = 0
 LENGTH_AT = 8
 PARTITION_LEADER_EPOCH_AT = 12
-MAGIC_AT = 16
 CRC_AT = 17
 ATTRIBUTES_AT = 21
-LAST_OFFSET_DELTA_AT = 23
-BASE_TIMESTAMP_AT = 27
 MAX_TIMESTAMP_AT = 35
-PRODUCER_ID_AT = 43
-BASE_SEQUENCE_AT = 53
-RECORDS_COUNT_AT = 57
 
 CODEC_MASK = 0x07
 TIMESTAMP_TYPE_FLAG = 0x08  # set: LogAppendTime
@@ -44,7 +36,6 @@ _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
 _I16 = struct.Struct(">h")
 
-NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
 
 
@@ -169,29 +160,6 @@ def iter_batches(buffer: bytes | bytearray | memoryview) -> Iterator[BatchView]:
         batch = read_batch_header(view, position)
         yield batch
         position = batch.end
-
-
-def valid_prefix(
-    buffer: bytes | bytearray | memoryview, *, check_crc: bool = True
-) -> tuple[int, list[BatchView]]:
-    """Length of the longest prefix made of whole, valid batches, and those batches.
-
-    Used by crash recovery: whatever follows is a torn or corrupt tail.
-    """
-    view = buffer if isinstance(buffer, memoryview) else memoryview(buffer)
-    batches: list[BatchView] = []
-    position = 0
-    total = len(view)
-    while position < total:
-        try:
-            batch = read_batch_header(view, position)
-        except CorruptRecordError:
-            break
-        if check_crc and not batch.is_crc_valid():
-            break
-        batches.append(batch)
-        position = batch.end
-    return position, batches
 
 
 def set_base_offset(buffer: bytearray | memoryview, position: int, base_offset: int) -> None:

@@ -4,13 +4,11 @@ import pytest
 from crc32c import crc32c
 
 from broker.records.batch import (
-    HEADER_SIZE,
     iter_batches,
     read_batch_header,
     set_base_offset,
     set_log_append_time,
     set_partition_leader_epoch,
-    valid_prefix,
 )
 from broker.records.codecs import Codec
 from broker.records.errors import CorruptRecordError, UnsupportedCompressionError
@@ -116,16 +114,6 @@ def test_setting_log_append_time_sets_the_flag_the_max_timestamp_and_a_new_crc()
     assert second.max_timestamp == 999_999
     assert second.is_crc_valid()
     assert second.crc == crc32c(bytes(raw[first_size + 21 :]))
-
-
-def test_valid_prefix_stops_before_a_torn_or_corrupt_batch() -> None:
-    good = make_batch(2) + make_batch(2, base_offset=2)
-    corrupt = bytearray(make_batch(2, base_offset=4))
-    corrupt[-1] ^= 1
-    length, batches = valid_prefix(good + bytes(corrupt) + make_batch(1, base_offset=6))
-    assert length == len(good)
-    assert [b.base_offset for b in batches] == [0, 2]
-    assert valid_prefix(good + make_batch(1)[: HEADER_SIZE + 1])[0] == len(good)
 
 
 def test_build_batch_marks_log_append_time_batches() -> None:
