@@ -2,6 +2,7 @@ import django_filters
 
 from controlplane.audit.choices import ActorType, Result, Via
 from controlplane.audit.models import AuditEvent
+from controlplane.core.api.filters import UtcDateTimeFilter
 
 
 class AuditEventFilterSet(django_filters.FilterSet):
@@ -13,8 +14,8 @@ class AuditEventFilterSet(django_filters.FilterSet):
     result = django_filters.ChoiceFilter(choices=Result.choices)
     team = django_filters.NumberFilter(field_name="team_id")
     organization = django_filters.NumberFilter(field_name="organization_id")
-    since = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lt")
+    since = UtcDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    until = UtcDateTimeFilter(field_name="timestamp", lookup_expr="lt")
 
     class Meta:
         model = AuditEvent

@@ -66,7 +66,14 @@ class TeamPrefixSerializer(serializers.ModelSerializer):
 
 
 class TeamPolicySerializer(serializers.ModelSerializer):
-    allowed_topic_configs = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    # Declared, not derived from the model: derived integer bounds differ between database backends,
+    # and the schema must be the same whichever database generated it.
+    max_partitions_per_topic = serializers.IntegerField(allow_null=True, read_only=True)
+    max_retention_ms = serializers.IntegerField(allow_null=True, read_only=True)
+    max_total_partitions = serializers.IntegerField(allow_null=True, read_only=True)
+    allowed_topic_configs = serializers.ListField(
+        child=serializers.CharField(), allow_null=True, read_only=True
+    )
 
     class Meta:
         model = TeamPolicy

@@ -815,13 +815,10 @@ export interface components {
             readonly id: number;
             team: number;
             naming_pattern?: string;
-            /** Format: int64 */
-            max_partitions_per_topic?: number | null;
-            /** Format: int64 */
-            max_retention_ms?: number | null;
-            /** Format: int64 */
-            max_total_partitions?: number | null;
-            allowed_topic_configs: string[] | null;
+            readonly max_partitions_per_topic: number | null;
+            readonly max_retention_ms: number | null;
+            readonly max_total_partitions: number | null;
+            readonly allowed_topic_configs: string[] | null;
             /** Format: date-time */
             readonly updated_at: string;
         };

@@ -97,7 +97,9 @@ def world(db) -> World:
     team_b_admin = _persona("bob")
     tenancy.add_member(actor=SYSTEM, team=team_b, user=team_b_admin.user, role=TeamRole.TEAM_ADMIN)
     outsider = _persona("otto")
-    tenancy.add_org_member(actor=SYSTEM, organization=other_organization, user=outsider.user, is_org_admin=True)
+    tenancy.add_org_member(
+        actor=SYSTEM, organization=other_organization, user=outsider.user, is_org_admin=True
+    )
 
     return World(
         organization=organization,

@@ -106,7 +106,9 @@ def test_a_rotated_key_works_until_the_overlap_ends(world, key_client) -> None:
     assert (new["role"], new["service_account"]) == (old["role"], old["service_account"])
     assert key_client(new["secret"]).get("/api/v1/teams/").status_code == 200
     assert key_client(old["secret"]).get("/api/v1/teams/").status_code == 200
-    assert world.team_a_admin.client().get(f"/api/v1/api-keys/{old['key_id']}/").json()["status"] == "rotating"
+    assert (
+        world.team_a_admin.client().get(f"/api/v1/api-keys/{old['key_id']}/").json()["status"] == "rotating"
+    )
 
     ApiKey.objects.filter(key_id=old["key_id"]).update(overlap_until=timezone.now() - timedelta(seconds=1))
 

@@ -21,7 +21,9 @@ def test_org_admins_read_the_whole_organizations_trail(world) -> None:
 
 
 def test_team_admins_read_only_their_teams_trail(world) -> None:
-    world.team_b_admin.client().patch(f"/api/v1/teams/{world.team_b.id}/", {"description": "b"}, format="json")
+    world.team_b_admin.client().patch(
+        f"/api/v1/teams/{world.team_b.id}/", {"description": "b"}, format="json"
+    )
 
     response = world.team_a_admin.client().get("/api/v1/audit-events/", {"limit": 500})
 
@@ -49,7 +51,12 @@ def test_the_trail_filters_by_actor_action_resource_team_and_time(world) -> None
     assert by_actor[0]["client_address"] == "127.0.0.1"
 
     assert client.get("/api/v1/audit-events/", {"resource_type": "prefix"}).json()["count"] == 2
-    assert client.get("/api/v1/audit-events/", {"action": "team.create", "team": world.team_b.id}).json()["count"] == 1
+    assert (
+        client.get("/api/v1/audit-events/", {"action": "team.create", "team": world.team_b.id}).json()[
+            "count"
+        ]
+        == 1
+    )
     future = (timezone.now() + timedelta(minutes=1)).isoformat()
     assert client.get("/api/v1/audit-events/", {"since": future}).json()["count"] == 0
     assert client.get("/api/v1/audit-events/", {"until": future}).json()["count"] > 0
@@ -69,10 +76,14 @@ def test_the_trail_is_append_only(world) -> None:
 
 def test_the_trail_of_a_deleted_team_survives_it(world) -> None:
     client = world.org_admin.client()
-    team = client.post("/api/v1/teams/", {"organization": world.organization.id, "name": "Temp"}, format="json").json()
+    team = client.post(
+        "/api/v1/teams/", {"organization": world.organization.id, "name": "Temp"}, format="json"
+    ).json()
     assert client.delete(f"/api/v1/teams/{team['id']}/").status_code == 204
 
-    trail = client.get("/api/v1/audit-events/", {"team": team["id"], "ordering": "timestamp"}).json()["results"]
+    trail = client.get("/api/v1/audit-events/", {"team": team["id"], "ordering": "timestamp"}).json()[
+        "results"
+    ]
 
     assert [row["action"] for row in trail] == ["team.create", "team.delete"]
     assert trail[1]["before"]["name"] == "Temp"
@@ -81,7 +92,10 @@ def test_the_trail_of_a_deleted_team_survives_it(world) -> None:
 def test_a_trusted_proxy_supplies_the_client_address(world, settings) -> None:
     settings.TRUST_X_FORWARDED_FOR = True
     world.org_admin.client().patch(
-        f"/api/v1/teams/{world.team_a.id}/", {"description": "x"}, format="json", HTTP_X_FORWARDED_FOR="198.51.100.7"
+        f"/api/v1/teams/{world.team_a.id}/",
+        {"description": "x"},
+        format="json",
+        HTTP_X_FORWARDED_FOR="198.51.100.7",
     )
 
     assert AuditEvent.objects.get(action="team.update").client_address == "198.51.100.7"

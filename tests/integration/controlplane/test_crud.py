@@ -29,14 +29,22 @@ RESOURCES = [
         "/api/v1/teams/",
         "org_admin",
         "team",
-        create=lambda world: {"organization": world.organization.id, "name": "Billing", "description": "invoices"},
+        create=lambda world: {
+            "organization": world.organization.id,
+            "name": "Billing",
+            "description": "invoices",
+        },
         update={"description": "invoices and refunds"},
     ),
     Resource(
         "/api/v1/org-memberships/",
         "org_admin",
         "org_membership",
-        create=lambda world: {"organization": world.organization.id, "username": "newbie", "is_org_admin": False},
+        create=lambda world: {
+            "organization": world.organization.id,
+            "username": "newbie",
+            "is_org_admin": False,
+        },
         update={"is_org_admin": True},
     ),
     Resource(

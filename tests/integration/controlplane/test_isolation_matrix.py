@@ -90,7 +90,9 @@ def test_another_organizations_admin_sees_none_of_this_organization(world) -> No
 
     for url in ("/api/v1/teams/", "/api/v1/memberships/", "/api/v1/prefixes/", "/api/v1/audit-events/"):
         rows = client.get(url).json()["results"]
-        assert all(row.get("organization", row.get("organization_id")) != world.organization.id for row in rows), url
+        assert all(
+            row.get("organization", row.get("organization_id")) != world.organization.id for row in rows
+        ), url
     assert client.get(f"/api/v1/organizations/{world.organization.id}/").status_code == 404
     assert client.get(f"/api/v1/teams/{world.team_a.id}/").status_code == 404
 
@@ -104,7 +106,9 @@ def test_a_service_account_key_sees_only_its_own_team(world, key_client) -> None
     teams = client.get("/api/v1/teams/").json()["results"]
     assert [team["id"] for team in teams] == [world.team_a.id]
     assert client.get(f"/api/v1/service-accounts/{world.service_account_b.id}/").status_code == 404
-    created = client.post("/api/v1/service-accounts/", {"team": world.team_a.id, "name": "made-by-ci"}, format="json")
+    created = client.post(
+        "/api/v1/service-accounts/", {"team": world.team_a.id, "name": "made-by-ci"}, format="json"
+    )
     assert created.status_code == 201
     event = AuditEvent.objects.get(action="service_account.create", resource_name="made-by-ci")
     assert (event.actor_type, event.actor_name, event.api_key_id) == (
@@ -118,16 +122,26 @@ VIEWER_WRITES = [
     ("post", "/api/v1/service-accounts/", lambda w: {"team": w.team_a.id, "name": "viewer-made"}),
     ("patch", "/api/v1/service-accounts/{sa_a}/", lambda w: {"description": "x"}),
     ("delete", "/api/v1/service-accounts/{sa_a}/", None),
-    ("post", "/api/v1/api-keys/", lambda w: {"name": "k", "role": "viewer", "service_account": w.service_account_a.id}),
+    (
+        "post",
+        "/api/v1/api-keys/",
+        lambda w: {"name": "k", "role": "viewer", "service_account": w.service_account_a.id},
+    ),
     ("patch", "/api/v1/teams/{team_a}/", lambda w: {"description": "x"}),
     ("post", "/api/v1/memberships/", lambda w: {"team": w.team_a.id, "username": "bob", "role": "viewer"}),
     ("patch", "/api/v1/policies/{policy_a}/", lambda w: {"max_partitions_per_topic": 1}),
-    ("post", "/api/v1/prefixes/", lambda w: {"team": w.team_a.id, "resource_type": "group", "prefix": "pay-"}),
+    (
+        "post",
+        "/api/v1/prefixes/",
+        lambda w: {"team": w.team_a.id, "resource_type": "group", "prefix": "pay-"},
+    ),
     ("delete", "/api/v1/teams/{team_a}/", None),
 ]
 
 
-@pytest.mark.parametrize(("method", "url", "payload"), VIEWER_WRITES, ids=[f"{m} {u}" for m, u, _ in VIEWER_WRITES])
+@pytest.mark.parametrize(
+    ("method", "url", "payload"), VIEWER_WRITES, ids=[f"{m} {u}" for m, u, _ in VIEWER_WRITES]
+)
 def test_a_viewer_cannot_change_anything_in_its_own_team(world, method: str, url: str, payload) -> None:
     client = world.team_a_viewer.client()
     url = url.format(sa_a=world.service_account_a.id, team_a=world.team_a.id, policy_a=world.team_a.policy.id)
@@ -149,7 +163,9 @@ def test_a_viewer_key_is_read_only_even_for_an_org_admin(world) -> None:
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
 
     assert client.get(f"/api/v1/service-accounts/{world.service_account_b.id}/").status_code == 200
-    response = client.post("/api/v1/teams/", {"organization": world.organization.id, "name": "X"}, format="json")
+    response = client.post(
+        "/api/v1/teams/", {"organization": world.organization.id, "name": "X"}, format="json"
+    )
     assert response.status_code == 403
     assert client.delete(f"/api/v1/service-accounts/{world.service_account_b.id}/").status_code == 403
 
@@ -170,7 +186,17 @@ def test_a_developer_cannot_mint_a_key_above_its_role(world) -> None:
 def test_a_team_admin_cannot_administer_the_organization(world) -> None:
     client = world.team_a_admin.client()
 
-    assert client.post("/api/v1/teams/", {"organization": world.organization.id, "name": "X"}, format="json").status_code == 403
+    assert (
+        client.post(
+            "/api/v1/teams/", {"organization": world.organization.id, "name": "X"}, format="json"
+        ).status_code
+        == 403
+    )
     assert client.delete(f"/api/v1/teams/{world.team_a.id}/").status_code == 403
-    assert client.patch(f"/api/v1/policies/{world.team_a.policy.id}/", {"max_total_partitions": 1}, format="json").status_code == 403
+    assert (
+        client.patch(
+            f"/api/v1/policies/{world.team_a.policy.id}/", {"max_total_partitions": 1}, format="json"
+        ).status_code
+        == 403
+    )
     assert client.get("/api/v1/org-memberships/").json()["count"] == 0

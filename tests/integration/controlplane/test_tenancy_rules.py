@@ -11,7 +11,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 @pytest.mark.parametrize("prefix", ["payments.cards.", "pay", "payments."])
 def test_a_prefix_overlapping_another_teams_is_refused(world, prefix: str) -> None:
     response = world.org_admin.client().post(
-        "/api/v1/prefixes/", {"team": world.team_b.id, "resource_type": "topic", "prefix": prefix}, format="json"
+        "/api/v1/prefixes/",
+        {"team": world.team_b.id, "resource_type": "topic", "prefix": prefix},
+        format="json",
     )
 
     assert response.status_code == 409
@@ -21,7 +23,9 @@ def test_a_prefix_overlapping_another_teams_is_refused(world, prefix: str) -> No
 
 def test_prefixes_of_different_resource_types_do_not_clash(world) -> None:
     response = world.org_admin.client().post(
-        "/api/v1/prefixes/", {"team": world.team_b.id, "resource_type": "group", "prefix": "payments."}, format="json"
+        "/api/v1/prefixes/",
+        {"team": world.team_b.id, "resource_type": "group", "prefix": "payments."},
+        format="json",
     )
 
     assert response.status_code == 201
@@ -29,7 +33,9 @@ def test_prefixes_of_different_resource_types_do_not_clash(world) -> None:
 
 def test_a_prefix_with_characters_kafka_refuses_is_a_field_error(world) -> None:
     response = world.org_admin.client().post(
-        "/api/v1/prefixes/", {"team": world.team_a.id, "resource_type": "topic", "prefix": "pay ments"}, format="json"
+        "/api/v1/prefixes/",
+        {"team": world.team_a.id, "resource_type": "topic", "prefix": "pay ments"},
+        format="json",
     )
 
     assert response.status_code == 400
@@ -63,7 +69,9 @@ def test_duplicates_are_a_conflict(world, url: str, payload) -> None:
     ],
 )
 def test_bad_policy_values_are_field_errors(world, payload: dict, field: str) -> None:
-    response = world.org_admin.client().patch(f"/api/v1/policies/{world.team_a.policy.id}/", payload, format="json")
+    response = world.org_admin.client().patch(
+        f"/api/v1/policies/{world.team_a.policy.id}/", payload, format="json"
+    )
 
     assert response.status_code == 400
     assert field in response.json()["error"]["details"]
@@ -85,7 +93,9 @@ def test_the_topic_check_reads_the_stored_policy_and_prefixes(world) -> None:
         "too_many_partitions",
         "config_not_allowed",
     }
-    assert tenancy.check_topic_request(team=world.team_a, name="payments.orders", partitions=6, configs={}) == []
+    assert (
+        tenancy.check_topic_request(team=world.team_a, name="payments.orders", partitions=6, configs={}) == []
+    )
 
 
 def test_service_account_names_must_be_valid_principals(world) -> None:
@@ -117,7 +127,9 @@ def test_a_team_with_service_accounts_is_not_deleted(world) -> None:
 def test_adding_a_team_member_makes_them_an_organization_member(world) -> None:
     client = world.team_a_admin.client()
 
-    response = client.post("/api/v1/memberships/", {"team": world.team_a.id, "username": "otto", "role": "viewer"}, format="json")
+    response = client.post(
+        "/api/v1/memberships/", {"team": world.team_a.id, "username": "otto", "role": "viewer"}, format="json"
+    )
 
     assert response.status_code == 201
     assert OrgMembership.objects.filter(user=world.outsider.user, organization=world.organization).exists()
@@ -140,7 +152,9 @@ def test_organizations_are_listed_to_their_members(world) -> None:
 
 def test_unknown_users_and_roles_are_field_errors(world) -> None:
     response = world.team_a_admin.client().post(
-        "/api/v1/memberships/", {"team": world.team_a.id, "username": "nobody", "role": "owner"}, format="json"
+        "/api/v1/memberships/",
+        {"team": world.team_a.id, "username": "nobody", "role": "owner"},
+        format="json",
     )
 
     assert response.status_code == 400

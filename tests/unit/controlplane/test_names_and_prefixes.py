@@ -20,13 +20,20 @@ from controlplane.tenancy.validators import (
         ("payments-", ["payments."], None),
     ],
 )
-def test_it_finds_prefixes_that_overlap_in_either_direction(new: str, owned: list[str], clash: str | None) -> None:
+def test_it_finds_prefixes_that_overlap_in_either_direction(
+    new: str, owned: list[str], clash: str | None
+) -> None:
     assert find_overlap(new, owned) == clash
 
 
 @pytest.mark.parametrize(
     ("resource_type", "prefix"),
-    [("topic", "payments."), ("subject", "payments-value"), ("group", "payments:consumers/"), ("transactional_id", "tx@1")],
+    [
+        ("topic", "payments."),
+        ("subject", "payments-value"),
+        ("group", "payments:consumers/"),
+        ("transactional_id", "tx@1"),
+    ],
 )
 def test_it_accepts_prefixes_kafka_would_accept(resource_type: str, prefix: str) -> None:
     validate_prefix(resource_type, prefix)
@@ -34,7 +41,14 @@ def test_it_accepts_prefixes_kafka_would_accept(resource_type: str, prefix: str)
 
 @pytest.mark.parametrize(
     ("resource_type", "prefix"),
-    [("topic", ""), ("topic", "pay ments"), ("topic", "payments/"), ("group", "a b"), ("group", "x\n"), ("topic", "a" * 250)],
+    [
+        ("topic", ""),
+        ("topic", "pay ments"),
+        ("topic", "payments/"),
+        ("group", "a b"),
+        ("group", "x\n"),
+        ("topic", "a" * 250),
+    ],
 )
 def test_it_rejects_prefixes_with_characters_kafka_would_refuse(resource_type: str, prefix: str) -> None:
     with pytest.raises(ValidationError):
