@@ -69,6 +69,12 @@ def start_broker(data_dir: Path, port: int, profile_path: Path | None) -> subpro
     return subprocess.Popen(command, cwd=REPO_ROOT)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), to report the broker's cost per message."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def produce_worker(bootstrap: str, topic: str, count: int, size: int, results: multiprocessing.Queue) -> None:
     from confluent_kafka import Producer
 
@@ -145,7 +151,9 @@ def consume(bootstrap: str, topic: str, expected: int) -> tuple[int, float]:
     return received, elapsed
 
 
-def run_size(bootstrap: str, size: int, messages: int, producers: int, partitions: int) -> dict[str, float]:
+def run_size(
+    bootstrap: str, broker_pid: int, size: int, messages: int, producers: int, partitions: int
+) -> dict[str, float]:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic = f"bench-{size}-{int(time.time())}"
@@ -157,6 +165,7 @@ def run_size(bootstrap: str, size: int, messages: int, producers: int, partition
         multiprocessing.Process(target=produce_worker, args=(bootstrap, topic, per_producer, size, results))
         for _ in range(producers)
     ]
+    cpu_before = cpu_seconds(broker_pid)
     started = time.perf_counter()
     for worker in workers:
         worker.start()
@@ -167,7 +176,9 @@ def run_size(bootstrap: str, size: int, messages: int, producers: int, partition
     delivered = sum(o[0] for o in outcomes)
     latencies = sorted(x for o in outcomes for x in o[2])
     errors = sum(o[3] for o in outcomes)
+    cpu_produce = cpu_seconds(broker_pid) - cpu_before
     consumed, consume_elapsed = consume(bootstrap, topic, delivered)
+    cpu_consume = cpu_seconds(broker_pid) - cpu_before - cpu_produce
     return {
         "size": size,
         "delivered": delivered,
@@ -179,6 +190,9 @@ def run_size(bootstrap: str, size: int, messages: int, producers: int, partition
         "consumed": consumed,
         "consume_msgs": consumed / consume_elapsed if consume_elapsed else float("nan"),
         "consume_mb": consumed * size / consume_elapsed / 1e6 if consume_elapsed else float("nan"),
+        # Broker CPU per message: how fast the broker alone could go on one core.
+        "produce_cpu_us": cpu_produce / max(delivered, 1) * 1e6,
+        "consume_cpu_us": cpu_consume / max(consumed, 1) * 1e6,
     }
 
 
@@ -205,10 +219,11 @@ def main() -> None:
                 f"{'consume msg/s':>14} {'MB/s':>8}"
             )
             for size in (int(s) for s in args.sizes.split(",")):
-                r = run_size(bootstrap, size, args.messages, args.producers, args.partitions)
+                r = run_size(bootstrap, broker.pid, size, args.messages, args.producers, args.partitions)
                 print(
                     f"{r['size']:>6} {r['delivered']:>9} {r['produce_msgs']:>14,.0f} {r['produce_mb']:>8.1f} "
                     f"{r['p50_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['consume_msgs']:>14,.0f} {r['consume_mb']:>8.1f}"
+                    f" {r['produce_cpu_us']:>12.3f} / {r['consume_cpu_us']:.3f}"
                     + (f"  ({r['errors']} errors, {r['consumed']} consumed)" if r["errors"] else ""),
                     flush=True,
                 )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import io
 import struct
 from dataclasses import dataclass
 from typing import Any
 
+from kio.serial._introspect import EntityField, EntityTupleField, classify_field, is_optional
 from kio.static.protocol import Entity
 
 from broker.protocol.schemas import (
@@ -110,9 +113,40 @@ def decode_body(header: RequestHeader, frame: bytes | memoryview) -> Any:
         entity, _size = reader(frame, header.body_offset)
     except Exception as exc:  # kio's native reader raises assorted errors on bad input
         raise MalformedRequest(f"cannot decode api {header.api_key} v{header.api_version}: {exc}") from None
+    missing = _first_null_in_required_field(entity)
+    if missing is not None:
+        raise MalformedRequest(f"null {missing} in api {header.api_key} v{header.api_version}")
     # Trailing bytes are ignored, as Kafka's own parser does: librdkafka 2.x pads some
     # flexible Metadata requests with extra bytes after the body.
     return entity
+
+
+@functools.cache
+def _null_check_plan(entity_type: type) -> tuple[tuple[str, bool, type | None, bool], ...]:
+    """Per field: (name, may be null, nested entity type, is an array of entities)."""
+    plan = []
+    for field in dataclasses.fields(entity_type):
+        kind = classify_field(field)
+        nested = kind.type_ if isinstance(kind, EntityField | EntityTupleField) else None
+        plan.append((field.name, is_optional(field), nested, isinstance(kind, EntityTupleField)))
+    return tuple(plan)
+
+
+def _first_null_in_required_field(entity: Any) -> str | None:
+    """kio decodes a -1 length as None even where the schema forbids null; Kafka rejects that."""
+    for name, nullable, nested, is_array in _null_check_plan(type(entity)):
+        value = getattr(entity, name)
+        if value is None:
+            if not nullable:
+                return name
+            continue
+        if nested is None:
+            continue
+        for item in value if is_array else (value,):
+            missing = _first_null_in_required_field(item)
+            if missing is not None:
+                return f"{name}.{missing}"
+    return None
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, entity: Entity) -> bytes:

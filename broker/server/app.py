@@ -27,6 +27,41 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+async def open_broker_state(config: BrokerConfig, stopping: asyncio.Event | None = None) -> BrokerState:
+    """Load metadata, logs and groups from the data directory; no sockets are opened."""
+    from broker.log.log_manager import LogManager
+    from broker.server.group_storage import start_group_coordinator
+
+    data_dir = config.log_dirs[0]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    metadata = MetadataStore(data_dir)
+    metadata.load()
+    producer_ids = ProducerIdManager(data_dir)
+    producer_ids.load()
+    logs = LogManager(config.log_dirs, TopicManager.default_log_config_for(config))
+    logs.load()
+    topics = TopicManager(config, metadata, logs)
+    topics.open_all()
+    state = BrokerState(
+        config=config,
+        metadata=metadata,
+        logs=logs,
+        topics=topics,
+        producer_ids=producer_ids,
+        metrics=BrokerMetrics(),
+        stopping=stopping or asyncio.Event(),
+    )
+    state.groups = await start_group_coordinator(state)
+    return state
+
+
+async def close_broker_state(state: BrokerState) -> None:
+    """Stop the group coordinator, then flush and close every log."""
+    if state.groups is not None:
+        await state.groups.close()
+    state.logs.close()
+
+
 class BrokerServer:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
@@ -42,33 +77,13 @@ class BrokerServer:
     # --- lifecycle ---------------------------------------------------------------------
 
     async def start(self) -> None:
-        from broker.log.log_manager import LogManager
-
         config = self.config
+        state = await open_broker_state(config, self.stopping)
+        metadata, metrics = state.metadata, state.metrics
         data_dir = config.log_dirs[0]
-        data_dir.mkdir(parents=True, exist_ok=True)
-        metadata = MetadataStore(data_dir)
-        metadata.load()
-        producer_ids = ProducerIdManager(data_dir)
-        producer_ids.load()
-        metrics = BrokerMetrics()
-        default_log_config = TopicManager.default_log_config_for(config)
-        logs = LogManager(config.log_dirs, default_log_config)
-        logs.load()
-        topics = TopicManager(config, metadata, logs)
-        topics.open_all()
-        state = BrokerState(
-            config=config,
-            metadata=metadata,
-            logs=logs,
-            topics=topics,
-            producer_ids=producer_ids,
-            metrics=metrics,
-            stopping=self.stopping,
-        )
         self.state = state
         self._register_gauges(state)
-        await self._start_groups(state)
+        self._schedule_offsets_expiry(state)
 
         for listener in config.listeners:
             server = await asyncio.start_server(
@@ -98,14 +113,9 @@ class BrokerServer:
             data_dir,
         )
 
-    async def _start_groups(self, state: BrokerState) -> None:
-        from broker.server.group_storage import start_group_coordinator
-
-        state.groups = await start_group_coordinator(state)
+    def _schedule_offsets_expiry(self, state: BrokerState) -> None:
         expiry_s = self.config.get_int("offsets.retention.check.interval.ms") / 1000
-        expire = getattr(state.groups, "expire_offsets", None)
-        if expire is not None:
-            self._schedule("offsets-expiry", expiry_s, lambda: _maybe_await(expire(now_ms())))
+        self._schedule("offsets-expiry", expiry_s, lambda: state.groups.expire_offsets(now_ms()))
 
     def request_stop(self) -> None:
         self._stop_requested.set()
@@ -134,12 +144,8 @@ class BrokerServer:
                 await server.wait_closed()
         if self._metrics_server is not None:
             self._metrics_server.close()
-        state = self.state
-        if state is not None:
-            close_groups = getattr(state.groups, "close", None)
-            if close_groups is not None:
-                await _maybe_await(close_groups())
-            state.logs.close()
+        if self.state is not None:
+            await close_broker_state(self.state)
         log.info("broker stopped")
 
     # --- connections -------------------------------------------------------------------
@@ -199,8 +205,7 @@ class BrokerServer:
             return samples
 
         def group_count() -> list[tuple[dict[str, str], float]]:
-            count = getattr(state.groups, "group_count", None)
-            return [({}, float(count()))] if callable(count) else []
+            return [({}, float(state.groups.group_count()))]
 
         state.metrics.add_gauge("kafka_log_size_bytes", "Bytes on disk per partition.", log_sizes)
         state.metrics.add_gauge(

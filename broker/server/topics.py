@@ -15,7 +15,8 @@ from broker.metadata.topic_registry import MetadataStore, TopicRecord
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
-MAX_PARTITIONS = 100_000
+# Creating partitions opens files on the event loop; a single request may not ask for more.
+MAX_PARTITIONS = 10_000
 _ZERO_UUID = uuid.UUID(int=0)
 
 
