@@ -16,6 +16,7 @@ class ServiceAccountUser:
     """request.user for a service account's key: authenticated, but no Django user and no admin rights."""
 
     service_account: ServiceAccount
+    email: str = ""
     is_authenticated: bool = True
     is_anonymous: bool = False
     is_active: bool = True

@@ -200,3 +200,28 @@ def test_a_team_admin_cannot_administer_the_organization(world) -> None:
         == 403
     )
     assert client.get("/api/v1/org-memberships/").json()["count"] == 0
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/auth/session/",
+        "/api/v1/organizations/",
+        "/api/v1/org-memberships/",
+        "/api/v1/teams/",
+        "/api/v1/memberships/",
+        "/api/v1/prefixes/",
+        "/api/v1/policies/",
+        "/api/v1/service-accounts/",
+        "/api/v1/api-keys/",
+        "/api/v1/audit-events/",
+    ],
+)
+def test_a_service_account_key_reads_every_list_it_may_see(world, key_client, url: str) -> None:
+    _, token = accounts.create_api_key(
+        actor=Actor.system(), name="ci", role=TeamRole.VIEWER, service_account=world.service_account_a
+    )
+
+    response = key_client(str(token)).get(url)
+
+    assert response.status_code == 200
