@@ -116,9 +116,14 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             "responses": [],
         }
     responses, total, logs = _read_all(ctx, request)
-    max_wait_s = request.max_wait.total_seconds()
-    if total < request.min_bytes and max_wait_s > 0 and logs and not ctx.broker.stopping.is_set():
-        await _wait_for_append(ctx, logs, max_wait_s)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + request.max_wait.total_seconds()
+    # Wait for appends until min_bytes are available or max_wait has passed.
+    while total < request.min_bytes and logs and not ctx.broker.stopping.is_set():
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            break
+        await _wait_for_append(ctx, logs, remaining)
         responses, total, logs = _read_all(ctx, request)
     body = {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))

@@ -8,6 +8,8 @@ from kio.schema.errors import ErrorCode
 
 from broker.metadata.topic_names import topic_name_problem
 from broker.metadata.topic_registry import TopicRecord
+from broker.protocol.frames import FramedResponse, encode_body, frame_body
+from broker.protocol.responses import build_response
 from broker.server.context import RequestContext
 from broker.server.topics import TopicError
 
@@ -58,20 +60,52 @@ def error_entry(name: str | None, topic_id: Any, error: ErrorCode) -> dict[str, 
     }
 
 
-async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any]:
+class MetadataCache:
+    """Encoded Metadata bodies, valid while the registry's version is unchanged.
+
+    Clients ask the same question over and over (every topic, or their own topics);
+    encoding with kio costs tens of µs per topic, a cache hit costs a dict lookup.
+    """
+
+    MAX_ENTRIES = 256
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.bodies: dict[tuple[Any, ...], bytes] = {}
+
+    def get(self, metadata_version: int, key: tuple[Any, ...]) -> bytes | None:
+        if metadata_version != self.version:
+            self.version = metadata_version
+            self.bodies.clear()
+            return None
+        return self.bodies.get(key)
+
+    def put(self, metadata_version: int, key: tuple[Any, ...], body: bytes) -> None:
+        if metadata_version == self.version and len(self.bodies) < self.MAX_ENTRIES:
+            self.bodies[key] = body
+
+
+async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
     state = ctx.broker
     include_operations = bool(getattr(request, "include_topic_authorized_operations", False))
     allow_auto_create = bool(getattr(request, "allow_auto_topic_creation", True))
     requested = request.topics
     # v0 used an empty list for "all topics"; v1+ uses null.
     all_topics = requested is None or (ctx.api_version == 0 and not requested)
+    wanted = None if all_topics else tuple((t.name, getattr(t, "topic_id", None)) for t in requested)
+    key = (ctx.api_version, ctx.listener_name, include_operations, allow_auto_create, wanted)
+    version_before = state.metadata.version
+    cache = state.response_caches.setdefault("metadata", MetadataCache())
+    cached = cache.get(version_before, key)
+    if cached is not None:
+        return frame_body(3, ctx.api_version, ctx.correlation_id, cached)
     topics: list[dict[str, Any]] = []
     if all_topics:
         topics = [topic_entry(ctx, t, include_operations) for t in state.metadata.topics()]
     else:
         for wanted in requested:
             topics.append(_lookup(ctx, wanted, allow_auto_create, include_operations))
-    return {
+    body = {
         "throttle_time": 0,
         "brokers": broker_entries(ctx),
         "cluster_id": state.cluster_id,
@@ -79,6 +113,10 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any]:
         "topics": topics,
         "cluster_authorized_operations": ALL_CLUSTER_OPERATIONS if include_operations else OPERATIONS_OMITTED,
     }
+    encoded = encode_body(3, ctx.api_version, build_response(3, ctx.api_version, body))
+    # Auto-creation bumps the version: such an answer is cached under the new version only.
+    cache.put(state.metadata.version, key, encoded)
+    return frame_body(3, ctx.api_version, ctx.correlation_id, encoded)
 
 
 def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_operations: bool) -> dict:

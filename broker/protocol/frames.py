@@ -161,3 +161,18 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, entity:
     _SIZE.pack_into(data, 0, len(data) - 4)
     del data
     return buffer.getvalue()
+
+
+def encode_body(api_key: int, api_version: int, entity: Entity) -> bytes:
+    """Just the response body, for responses cached across requests."""
+    buffer = io.BytesIO()
+    response_writer(api_key, api_version)(buffer, entity)
+    return buffer.getvalue()
+
+
+def frame_body(api_key: int, api_version: int, correlation_id: int, body: bytes) -> FramedResponse:
+    """Put the size prefix and response header in front of an encoded body."""
+    header = _CORRELATION.pack(correlation_id)
+    if response_header_is_flexible(api_key, api_version):
+        header += b"\0"
+    return FramedResponse([_SIZE.pack(len(header) + len(body)) + header, body])

@@ -30,6 +30,8 @@ class BrokerState:
     # Listener name -> port actually bound (differs from the config when it asks for port 0).
     bound_ports: dict[str, int] = field(default_factory=dict)
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    # Encoded responses that handlers may reuse (keyed by handler; each validates its own).
+    response_caches: dict[str, Any] = field(default_factory=dict)
     # Set when shutdown begins, so long-polls return early.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
