@@ -9,4 +9,10 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(minutes=1),
         "options": {"expires": 55},
     },
+    # Dead local brokers get restarted, external clusters get their health observed, stuck operations resent.
+    "clusters.check_all": {
+        "task": "clusters.check_all",
+        "schedule": timedelta(seconds=15),
+        "options": {"expires": 14},
+    },
 }

@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "controlplane.tenancy",
     "controlplane.accounts",
     "controlplane.audit",
+    "controlplane.clusters",
 ]
 
 MIDDLEWARE = [
@@ -164,6 +165,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # API keys record their last use at most this often, so busy scripts do not turn reads into writes.
 API_KEY_LAST_USED_INTERVAL_SECONDS = 60
+# Fernet key(s) for credentials stored in the database (comma separated, first encrypts); default: from SECRET_KEY.
+FIELD_ENCRYPTION_KEY = os.environ.get("FIELD_ENCRYPTION_KEY", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -201,6 +204,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "controlplane.accounts.choices.ApiKeyStatus",
+        "ClusterStatusEnum": "controlplane.clusters.choices.ClusterStatus",
+        "BrokerStatusEnum": "controlplane.clusters.choices.BrokerStatus",
+    },
 }
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")

@@ -13,6 +13,7 @@ api_v1 = [
     path("", include("controlplane.tenancy.api.urls")),
     path("", include("controlplane.accounts.api.urls")),
     path("", include("controlplane.audit.api.urls")),
+    path("", include("controlplane.clusters.api.urls")),
 ]
 
 urlpatterns = [

@@ -7,4 +7,5 @@ export DJANGO_SETTINGS_MODULE=console.settings
 .venv/bin/python manage.py migrate --noinput
 .venv/bin/python manage.py collectstatic --noinput -v 0
 .venv/bin/python manage.py ensure_admin
+.venv/bin/python manage.py ensure_default_cluster
 exec .venv/bin/python manage.py runstack "$@"

@@ -1,4 +1,5 @@
-"""Runs the whole product in the foreground: Redis (embedded default), web, Celery worker and beat.
+"""Runs the whole product in the foreground: Redis (embedded default), web, Celery worker and beat,
+and the brokers of the local clusters (started by the control plane, stopped again on exit).
 
 Logs are prefixed by process name; Ctrl-C (or SIGTERM) stops every process this command started.
 Only one instance may run per data directory.
@@ -15,12 +16,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlparse
 
 import redis
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+
+from controlplane.clusters import services as clusters
 
 STOP_TIMEOUT_SECONDS = 15
 COLORS = ["\033[36m", "\033[33m", "\033[35m", "\033[32m", "\033[34m", "\033[31m"]
@@ -161,6 +165,10 @@ class Command(BaseCommand):
             if redis_spec:
                 supervisor.start(redis_spec)
             self._wait_for_redis()
+            # Local clusters come back before the worker and beat start, so nothing restarts them twice.
+            for line in clusters.start_local_clusters():
+                supervisor.log("clusters", line)
+            clusters.resend_stuck_operations(older_than=timedelta(0))
             python = sys.executable
             supervisor.start(
                 ProcessSpec(
@@ -213,6 +221,9 @@ class Command(BaseCommand):
                     raise CommandError(f"{spec.name} exited unexpectedly (code {code}).")
         finally:
             supervisor.stop_all()
+            # After the worker and beat are gone, so nothing restarts them; data and definitions stay.
+            for line in clusters.stop_local_clusters():
+                supervisor.log("clusters", line)
             os.close(lock_fd)
 
     def _embedded_redis_spec(self) -> ProcessSpec | None:

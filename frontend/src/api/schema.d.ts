@@ -167,6 +167,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Kafka clusters of the caller's organizations. Org admins create, register and delete them.
+         *
+         *     Creating and deleting are long operations: they answer 202 with a link to the operation's progress.
+         *     Deleted clusters are listed with `?status=deleted` only.
+         */
+        get: operations["v1_clusters_list"];
+        put?: never;
+        /** @description Requests a local cluster; provisioning runs in the background. */
+        post: operations["v1_clusters_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The cluster with its brokers and each broker's configs as the cluster reports them. */
+        get: operations["v1_clusters_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Deletes the cluster: local brokers are stopped and their data removed. Repeat its name. */
+        delete: operations["v1_clusters_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/check-health/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Observes the cluster now (brokers up, controller, offline partitions) instead of waiting for beat. */
+        post: operations["v1_clusters_check_health_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/register/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Registers an existing Kafka-compatible cluster; it must answer Metadata with the credentials. */
+        post: operations["v1_clusters_register_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memberships/": {
         parameters: {
             query?: never;
@@ -203,6 +278,40 @@ export interface paths {
         head?: never;
         /** @description Team members and their roles; team admins manage their team's members. */
         patch: operations["v1_memberships_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/operations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Long-running cluster operations and their progress: step n of m, log lines, error. */
+        get: operations["v1_operations_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operations/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Long-running cluster operations and their progress: step n of m, log lines, error. */
+        get: operations["v1_operations_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/org-memberships/": {
@@ -445,6 +554,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The answer to a long operation (202): the operation, where to follow it, and the cluster. */
+        AcceptedOperation: {
+            operation: components["schemas"]["Operation"];
+            readonly operation_url: string;
+            cluster: components["schemas"]["Cluster"];
+        };
         /**
          * @description * `user` - User
          *     * `service_account` - Service account
@@ -533,6 +648,143 @@ export interface components {
             reason?: string;
             client_address?: string | null;
         };
+        /** @enum {unknown} */
+        BlankEnum: "";
+        BrokerConfigEntry: {
+            value: string | null;
+            source: string;
+            read_only: boolean;
+            sensitive: boolean;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `starting` - Starting
+         *     * `running` - Running
+         *     * `dead` - Process not running
+         *     * `stopped` - Stopped
+         * @enum {string}
+         */
+        BrokerStatusEnum: "pending" | "starting" | "running" | "dead" | "stopped";
+        BrokerWithConfigs: {
+            /** Format: int64 */
+            node_id: number;
+            host: string;
+            /** Format: int64 */
+            port: number;
+            status?: components["schemas"]["BrokerStatusEnum"];
+            /** Format: int64 */
+            pid?: number | null;
+            /** Format: int64 */
+            restart_count?: number;
+            /** Format: date-time */
+            last_seen?: string | null;
+            readonly configs: {
+                [key: string]: components["schemas"]["BrokerConfigEntry"];
+            } | null;
+        };
+        Cluster: {
+            readonly id: number;
+            organization: number;
+            name: string;
+            provider: components["schemas"]["ProviderEnum"];
+            /** Format: int64 */
+            broker_count?: number;
+            broker_config?: unknown;
+            /** Format: int64 */
+            requested_port?: number;
+            bootstrap_servers?: string;
+            security_protocol?: components["schemas"]["SecurityProtocolEnum"];
+            sasl_mechanism?: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];
+            admin_username?: string;
+            readonly has_admin_credentials: boolean;
+            /** @default requested */
+            status: components["schemas"]["ClusterStatusEnum"];
+            status_reason?: string;
+            health?: unknown;
+            /** Format: date-time */
+            health_checked_at?: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        ClusterCreateInputRequest: {
+            organization: number;
+            name: string;
+            /** @default 1 */
+            broker_count: number;
+            /** @description Kafka broker property overrides, e.g. {"num.partitions": "3"}. */
+            broker_config?: {
+                [key: string]: string;
+            };
+            /**
+             * @description The first broker's port; 0 picks free ports.
+             * @default 0
+             */
+            port: number;
+        };
+        ClusterDetail: {
+            readonly id: number;
+            organization: number;
+            name: string;
+            provider: components["schemas"]["ProviderEnum"];
+            /** Format: int64 */
+            broker_count?: number;
+            broker_config?: unknown;
+            /** Format: int64 */
+            requested_port?: number;
+            bootstrap_servers?: string;
+            security_protocol?: components["schemas"]["SecurityProtocolEnum"];
+            sasl_mechanism?: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];
+            admin_username?: string;
+            readonly has_admin_credentials: boolean;
+            /** @default requested */
+            status: components["schemas"]["ClusterStatusEnum"];
+            status_reason?: string;
+            health?: unknown;
+            /** Format: date-time */
+            health_checked_at?: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly brokers: components["schemas"]["BrokerWithConfigs"][];
+            /** @description Why broker configs could not be read, if so. */
+            readonly configs_error: string;
+        };
+        ClusterRegisterInputRequest: {
+            organization: number;
+            name: string;
+            /** @description host:port pairs, comma separated. */
+            bootstrap_servers: string;
+            /** @default PLAINTEXT */
+            security_protocol: components["schemas"]["SecurityProtocolEnum"];
+            /** @default  */
+            sasl_mechanism: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];
+            /** @default  */
+            username: string;
+            /** @default  */
+            password: string;
+        };
+        /**
+         * @description * `requested` - Requested
+         *     * `provisioning` - Provisioning
+         *     * `running` - Running
+         *     * `degraded` - Degraded
+         *     * `stopped` - Stopped with the stack
+         *     * `deleting` - Deleting
+         *     * `deleted` - Deleted
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        ClusterStatusEnum: "requested" | "provisioning" | "running" | "degraded" | "stopped" | "deleting" | "deleted" | "failed";
+        /**
+         * @description * `provision` - Provision
+         *     * `delete` - Delete
+         *     * `restart_broker` - Restart broker
+         * @enum {string}
+         */
+        KindEnum: "provision" | "delete" | "restart_broker";
         LoginInputRequest: {
             username: string;
             password: string;
@@ -556,6 +808,26 @@ export interface components {
         };
         MembershipUpdateInputRequest: {
             role: components["schemas"]["RoleEnum"];
+        };
+        Operation: {
+            readonly id: number;
+            cluster: number;
+            readonly cluster_name: string;
+            kind: components["schemas"]["KindEnum"];
+            state?: components["schemas"]["StateEnum"];
+            steps?: unknown;
+            readonly step: number;
+            readonly step_count: number;
+            readonly step_name: string;
+            log?: unknown;
+            error?: string;
+            requested_by?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            started_at?: string | null;
+            /** Format: date-time */
+            finished_at?: string | null;
         };
         OrgMembership: {
             readonly id: number;
@@ -616,6 +888,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedClusterList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Cluster"][];
+        };
         PaginatedMembershipList: {
             /** @example 123 */
             count: number;
@@ -630,6 +917,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Membership"][];
+        };
+        PaginatedOperationList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Operation"][];
         };
         PaginatedOrgMembershipList: {
             /** @example 123 */
@@ -743,6 +1045,12 @@ export interface components {
             description?: string;
         };
         /**
+         * @description * `local` - Local broker processes on this host
+         *     * `external` - An existing cluster, registered by bootstrap address
+         * @enum {string}
+         */
+        ProviderEnum: "local" | "external";
+        /**
          * @description * `topic` - Topic
          *     * `group` - Consumer group
          *     * `transactional_id` - Transactional id
@@ -763,6 +1071,22 @@ export interface components {
          * @enum {string}
          */
         RoleEnum: "team_admin" | "developer" | "viewer";
+        /**
+         * @description * `` - None
+         *     * `PLAIN` - PLAIN
+         *     * `SCRAM-SHA-256` - SCRAM-SHA-256
+         *     * `SCRAM-SHA-512` - SCRAM-SHA-512
+         * @enum {string}
+         */
+        SaslMechanismEnum: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512";
+        /**
+         * @description * `PLAINTEXT` - PLAINTEXT
+         *     * `SASL_PLAINTEXT` - SASL_PLAINTEXT
+         *     * `SASL_SSL` - SASL_SSL
+         *     * `SSL` - SSL
+         * @enum {string}
+         */
+        SecurityProtocolEnum: "PLAINTEXT" | "SASL_PLAINTEXT" | "SASL_SSL" | "SSL";
         ServiceAccount: {
             readonly id: number;
             organization: number;
@@ -786,6 +1110,14 @@ export interface components {
             authenticated: boolean;
             user: components["schemas"]["User"] | null;
         };
+        /**
+         * @description * `pending` - Pending
+         *     * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        StateEnum: "pending" | "running" | "succeeded" | "failed";
         /**
          * @description * `active` - Active
          *     * `rotating` - Rotated, valid until the overlap ends
@@ -1142,6 +1474,162 @@ export interface operations {
             };
         };
     };
+    v1_clusters_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                /**
+                 * @description * `local` - Local broker processes on this host
+                 *     * `external` - An existing cluster, registered by bootstrap address
+                 */
+                provider?: "external" | "local";
+                /**
+                 * @description * `requested` - Requested
+                 *     * `provisioning` - Provisioning
+                 *     * `running` - Running
+                 *     * `degraded` - Degraded
+                 *     * `stopped` - Stopped with the stack
+                 *     * `deleting` - Deleting
+                 *     * `deleted` - Deleted
+                 *     * `failed` - Failed
+                 */
+                status?: "degraded" | "deleted" | "deleting" | "failed" | "provisioning" | "requested" | "running" | "stopped";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedClusterList"];
+                };
+            };
+        };
+    };
+    v1_clusters_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterCreateInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
+    v1_clusters_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDetail"];
+                };
+            };
+        };
+    };
+    v1_clusters_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
+    v1_clusters_check_health_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
+    v1_clusters_register_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClusterRegisterInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
     v1_memberships_list: {
         parameters: {
             query?: {
@@ -1290,6 +1778,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Membership"];
+                };
+            };
+        };
+    };
+    v1_operations_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /**
+                 * @description * `provision` - Provision
+                 *     * `delete` - Delete
+                 *     * `restart_broker` - Restart broker
+                 */
+                kind?: "delete" | "provision" | "restart_broker";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `pending` - Pending
+                 *     * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 */
+                state?: "failed" | "pending" | "running" | "succeeded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOperationList"];
+                };
+            };
+        };
+    };
+    v1_operations_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this operation. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
                 };
             };
         };

@@ -1,0 +1,1 @@
+"""Kafka clusters: their spec and status, provisioning workflows and health."""

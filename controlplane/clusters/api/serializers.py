@@ -1,0 +1,161 @@
+"""Input validators (…InputSerializer) and output shapes (…Serializer) of the clusters API.
+
+Credentials are write-only: no output shape carries a password, encrypted or not.
+"""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
+from controlplane.clusters.models import Broker, Cluster, Operation
+from controlplane.clusters.services import MAX_LOCAL_BROKERS
+from controlplane.core.api.fields import VisibleOrganizationField
+from controlplane.tenancy.models import Organization
+
+# Inputs
+
+
+class ClusterCreateInputSerializer(serializers.Serializer):
+    organization = VisibleOrganizationField(queryset=Organization.objects.all())
+    name = serializers.RegexField(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", max_length=63)
+    broker_count = serializers.IntegerField(min_value=1, max_value=MAX_LOCAL_BROKERS, default=1)
+    broker_config = serializers.DictField(
+        child=serializers.CharField(max_length=1000, allow_blank=True),
+        default=dict,
+        help_text='Kafka broker property overrides, e.g. {"num.partitions": "3"}.',
+    )
+    port = serializers.IntegerField(
+        min_value=0, max_value=65535, default=0, help_text="The first broker's port; 0 picks free ports."
+    )
+
+
+class ClusterRegisterInputSerializer(serializers.Serializer):
+    organization = VisibleOrganizationField(queryset=Organization.objects.all())
+    name = serializers.RegexField(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", max_length=63)
+    bootstrap_servers = serializers.CharField(max_length=1000, help_text="host:port pairs, comma separated.")
+    security_protocol = serializers.ChoiceField(
+        choices=SecurityProtocol.choices, default=SecurityProtocol.PLAINTEXT
+    )
+    sasl_mechanism = serializers.ChoiceField(choices=SaslMechanism.choices, default=SaslMechanism.NONE)
+    username = serializers.CharField(max_length=200, default="", allow_blank=True)
+    password = serializers.CharField(
+        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"}
+    )
+
+
+class ClusterDeleteInputSerializer(serializers.Serializer):
+    confirm_name = serializers.CharField(max_length=63, help_text="The cluster's name, repeated.")
+
+
+# Outputs
+
+
+class BrokerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Broker
+        fields = ["node_id", "host", "port", "status", "pid", "restart_count", "last_seen"]
+
+
+class OperationSerializer(serializers.ModelSerializer):
+    step = serializers.IntegerField(source="current_step", read_only=True)
+    step_count = serializers.SerializerMethodField()
+    step_name = serializers.CharField(source="current_step_name", read_only=True)
+    cluster_name = serializers.CharField(source="cluster.name", read_only=True)
+
+    class Meta:
+        model = Operation
+        fields = [
+            "id",
+            "cluster",
+            "cluster_name",
+            "kind",
+            "state",
+            "steps",
+            "step",
+            "step_count",
+            "step_name",
+            "log",
+            "error",
+            "requested_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+    def get_step_count(self, operation: Operation) -> int:
+        return len(operation.steps)
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    has_admin_credentials = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id",
+            "organization",
+            "name",
+            "provider",
+            "broker_count",
+            "broker_config",
+            "requested_port",
+            "bootstrap_servers",
+            "security_protocol",
+            "sasl_mechanism",
+            "admin_username",
+            "has_admin_credentials",
+            "status",
+            "status_reason",
+            "health",
+            "health_checked_at",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_has_admin_credentials(self, cluster: Cluster) -> bool:
+        return bool(cluster.admin_password_encrypted)
+
+
+class BrokerConfigEntrySerializer(serializers.Serializer):
+    value = serializers.CharField(allow_null=True)
+    source = serializers.CharField()
+    read_only = serializers.BooleanField()
+    sensitive = serializers.BooleanField()
+
+
+class BrokerWithConfigsSerializer(BrokerSerializer):
+    configs = serializers.SerializerMethodField()
+
+    class Meta(BrokerSerializer.Meta):
+        fields = [*BrokerSerializer.Meta.fields, "configs"]
+
+    @extend_schema_field(serializers.DictField(child=BrokerConfigEntrySerializer(), allow_null=True))
+    def get_configs(self, broker: Broker) -> dict | None:
+        return self.context.get("broker_configs", {}).get(broker.node_id)
+
+
+class ClusterDetailSerializer(ClusterSerializer):
+    brokers = BrokerWithConfigsSerializer(many=True, read_only=True)
+    configs_error = serializers.SerializerMethodField(
+        help_text="Why broker configs could not be read, if so."
+    )
+
+    class Meta(ClusterSerializer.Meta):
+        fields = [*ClusterSerializer.Meta.fields, "brokers", "configs_error"]
+
+    def get_configs_error(self, cluster: Cluster) -> str:
+        return self.context.get("configs_error", "")
+
+
+class AcceptedOperationSerializer(serializers.Serializer):
+    """The answer to a long operation (202): the operation, where to follow it, and the cluster."""
+
+    operation = OperationSerializer()
+    operation_url = serializers.SerializerMethodField()
+    cluster = ClusterSerializer(source="operation.cluster")
+
+    def get_operation_url(self, accepted: dict) -> str:
+        return reverse(
+            "operation-detail", args=[accepted["operation"].id], request=self.context.get("request")
+        )

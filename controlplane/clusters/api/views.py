@@ -1,0 +1,105 @@
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from controlplane.clusters import filtersets, services
+from controlplane.clusters.api import serializers
+from controlplane.clusters.choices import ClusterStatus
+from controlplane.clusters.models import Cluster, Operation
+from controlplane.core.api.viewsets import ScopedViewSet
+from controlplane.tenancy.access import visible_organization_ids
+
+
+@extend_schema(tags=["clusters"])
+@extend_schema_view(
+    retrieve=extend_schema(responses=serializers.ClusterDetailSerializer),
+    create=extend_schema(
+        request=serializers.ClusterCreateInputSerializer,
+        responses={202: serializers.AcceptedOperationSerializer},
+    ),
+    destroy=extend_schema(
+        request=serializers.ClusterDeleteInputSerializer,
+        responses={202: serializers.AcceptedOperationSerializer},
+    ),
+)
+class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+    """Kafka clusters of the caller's organizations. Org admins create, register and delete them.
+
+    Creating and deleting are long operations: they answer 202 with a link to the operation's progress.
+    Deleted clusters are listed with `?status=deleted` only.
+    """
+
+    queryset = Cluster.objects.select_related("organization")
+    serializer_class = serializers.ClusterSerializer
+    filterset_class = filtersets.ClusterFilterSet
+    ordering_fields = ["name", "created_at", "status"]
+
+    def restrict(self, queryset: QuerySet) -> QuerySet:
+        queryset = queryset.filter(organization_id__in=visible_organization_ids(self.actor))
+        if self.action == "list" and self.request.query_params.get("status") != ClusterStatus.DELETED:
+            queryset = queryset.exclude(status=ClusterStatus.DELETED)
+        return queryset
+
+    def _accepted(self, operation: Operation) -> Response:
+        body = serializers.AcceptedOperationSerializer(
+            {"operation": operation}, context=self.get_serializer_context()
+        ).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["operation_url"]})
+
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """The cluster with its brokers and each broker's configs as the cluster reports them."""
+        cluster = self.get_object()
+        configs, error = services.read_broker_configs(cluster=cluster)
+        context = {**self.get_serializer_context(), "broker_configs": configs, "configs_error": error}
+        return Response(serializers.ClusterDetailSerializer(cluster, context=context).data)
+
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Requests a local cluster; provisioning runs in the background."""
+        data = self.validated_input(serializers.ClusterCreateInputSerializer)
+        operation = services.request_cluster(
+            actor=self.actor,
+            organization=data.pop("organization"),
+            spec=services.ClusterSpec(**data),
+        )
+        return self._accepted(operation)
+
+    def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Deletes the cluster: local brokers are stopped and their data removed. Repeat its name."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.ClusterDeleteInputSerializer)
+        operation = services.request_cluster_deletion(
+            actor=self.actor, cluster=cluster, confirm_name=data["confirm_name"]
+        )
+        return self._accepted(operation)
+
+    @extend_schema(
+        request=serializers.ClusterRegisterInputSerializer, responses={201: serializers.ClusterSerializer}
+    )
+    @action(detail=False, methods=["post"])
+    def register(self, request: Request) -> Response:
+        """Registers an existing Kafka-compatible cluster; it must answer Metadata with the credentials."""
+        data = self.validated_input(serializers.ClusterRegisterInputSerializer)
+        cluster = services.register_external_cluster(actor=self.actor, **data)
+        return self.respond(cluster, status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=serializers.ClusterSerializer)
+    @action(detail=True, methods=["post"], url_path="check-health")
+    def check_health(self, request: Request, pk: str) -> Response:
+        """Observes the cluster now (brokers up, controller, offline partitions) instead of waiting for beat."""
+        return self.respond(services.check_cluster_health(cluster=self.get_object()))
+
+
+@extend_schema(tags=["clusters"])
+class OperationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+    """Long-running cluster operations and their progress: step n of m, log lines, error."""
+
+    queryset = Operation.objects.select_related("cluster")
+    serializer_class = serializers.OperationSerializer
+    filterset_class = filtersets.OperationFilterSet
+    ordering_fields = ["created_at", "state"]
+
+    def restrict(self, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(cluster__organization_id__in=visible_organization_ids(self.actor))

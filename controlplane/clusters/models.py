@@ -1,0 +1,109 @@
+from django.db import models
+from django.db.models import Q
+
+from controlplane.clusters.choices import (
+    BrokerStatus,
+    ClusterStatus,
+    OperationKind,
+    OperationState,
+    Provider,
+    SaslMechanism,
+    SecurityProtocol,
+)
+from controlplane.tenancy.models import Organization
+
+
+class Cluster(models.Model):
+    """Desired spec (provider, size, config overrides, security) and last observed status of a cluster."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="clusters")
+    name = models.CharField(max_length=63)
+    provider = models.CharField(max_length=20, choices=Provider.choices)
+    broker_count = models.PositiveSmallIntegerField(default=1)
+    # Kafka broker property overrides (validated by broker_configs.validate_broker_config).
+    broker_config = models.JSONField(default=dict, blank=True)
+    # The first broker's listener port for local clusters; 0 lets the provisioner pick free ports.
+    requested_port = models.PositiveIntegerField(default=0)
+    bootstrap_servers = models.CharField(max_length=1000, blank=True)
+    security_protocol = models.CharField(
+        max_length=20, choices=SecurityProtocol.choices, default=SecurityProtocol.PLAINTEXT
+    )
+    sasl_mechanism = models.CharField(max_length=20, choices=SaslMechanism.choices, blank=True)
+    # The control plane's own credential on the cluster; the password is Fernet-encrypted (encryption.py).
+    admin_username = models.CharField(max_length=200, blank=True)
+    admin_password_encrypted = models.TextField(blank=True)
+    status = models.CharField(max_length=20, choices=ClusterStatus.choices, default=ClusterStatus.REQUESTED)
+    status_reason = models.TextField(blank=True)
+    # Last observation through the Kafka gateway: brokers up, controller, offline partitions.
+    health = models.JSONField(default=dict, blank=True)
+    health_checked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["organization_id", "name"]
+        constraints = [
+            # A deleted cluster keeps its row (operations and audit refer to it) but frees its name.
+            models.UniqueConstraint(
+                fields=["organization", "name"],
+                condition=~Q(status="deleted"),
+                name="unique_live_cluster_name_per_org",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Broker(models.Model):
+    """One broker node of a cluster: where it listens and, for local clusters, its process."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="brokers")
+    node_id = models.PositiveIntegerField()
+    host = models.CharField(max_length=255)
+    port = models.PositiveIntegerField()
+    data_dir = models.CharField(max_length=1000, blank=True)
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=BrokerStatus.choices, default=BrokerStatus.PENDING)
+    restart_count = models.PositiveIntegerField(default=0)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster_id", "node_id"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "node_id"], name="unique_node_per_cluster")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name}/{self.node_id}"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+class Operation(models.Model):
+    """A long-running change to a cluster and its progress: step n of m, timestamped log lines, error."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="operations")
+    kind = models.CharField(max_length=30, choices=OperationKind.choices)
+    state = models.CharField(max_length=20, choices=OperationState.choices, default=OperationState.PENDING)
+    steps = models.JSONField(default=list)
+    # 1-based number of the step running (or last run); 0 before the first starts.
+    current_step = models.PositiveSmallIntegerField(default=0)
+    log = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    requested_by = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.cluster_id} ({self.state})"
+
+    @property
+    def current_step_name(self) -> str:
+        return self.steps[self.current_step - 1] if 0 < self.current_step <= len(self.steps) else ""

@@ -1,0 +1,228 @@
+"""The `local` provisioner: broker processes (`python -m broker`) on this host, bound to 127.0.0.1.
+
+Each node has a directory `DATA_DIR/clusters/<cluster id>/node-<node id>/` holding broker.properties,
+broker.log, broker.pid and the partition logs. Listeners are PLAINTEXT on loopback for now; SASL and
+ACLs come with broker security.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+from controlplane.clusters.provisioners.base import NodePlan, Provisioner, ProvisioningFailed
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.gateway import Connection, describe_cluster
+
+HOST = "127.0.0.1"
+# Below this much free space a broker cannot even write its first segments and indexes.
+MIN_FREE_BYTES = 64 * 1024 * 1024
+LOG_TAIL_LINES = 15
+# Defaults of every local node: a cluster of one node needs replication factors of 1.
+NODE_DEFAULTS = {
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "default.replication.factor": "1",
+}
+
+
+def port_is_free(port: int, host: str = HOST) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _any_free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def _proc_state(pid: int) -> str | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return raw[raw.rindex(")") + 2 :].split()[0]
+
+
+def _proc_cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+class LocalProvisioner(Provisioner):
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root if root is not None else Path(settings.DATA_DIR) / "clusters"
+
+    def cluster_dir(self, cluster_id: int) -> Path:
+        return self.root / str(cluster_id)
+
+    def config_path(self, node: NodePlan) -> Path:
+        return node.data_dir / "broker.properties"
+
+    def log_path(self, node: NodePlan) -> Path:
+        return node.data_dir / "broker.log"
+
+    def pid_path(self, node: NodePlan) -> Path:
+        return node.data_dir / "broker.pid"
+
+    def plan_nodes(
+        self, *, cluster_id: int, broker_count: int, first_port: int, reserved_ports: set[int]
+    ) -> list[NodePlan]:
+        nodes = []
+        for index in range(broker_count):
+            node_id = index + 1
+            if first_port:
+                port = first_port + index
+                if port in reserved_ports or not port_is_free(port):
+                    raise ProvisioningFailed(f"Port {port} on {HOST} is already in use.")
+            else:
+                port = _any_free_port()
+                while port in reserved_ports:
+                    port = _any_free_port()
+            reserved_ports = reserved_ports | {port}
+            data_dir = self.cluster_dir(cluster_id) / f"node-{node_id}"
+            nodes.append(NodePlan(node_id=node_id, host=HOST, port=port, data_dir=data_dir))
+        return nodes
+
+    def write_config(self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str]) -> None:
+        properties = {
+            **NODE_DEFAULTS,
+            **overrides,
+            "node.id": str(node.node_id),
+            "listeners": f"PLAINTEXT://{node.address}",
+            "advertised.listeners": f"PLAINTEXT://{node.address}",
+            "log.dirs": str(node.data_dir / "logs"),
+            "cluster.id": f"streamhub-{cluster_id}",
+        }
+        text = "# Written by the StreamHub local provisioner; changes are overwritten.\n" + "".join(
+            f"{name}={value}\n" for name, value in sorted(properties.items())
+        )
+        try:
+            node.data_dir.mkdir(parents=True, exist_ok=True)
+            free = shutil.disk_usage(node.data_dir).free
+            if free < MIN_FREE_BYTES:
+                raise ProvisioningFailed(
+                    f"Only {free // (1024 * 1024)} MiB free on the disk of {node.data_dir}; "
+                    f"a broker needs at least {MIN_FREE_BYTES // (1024 * 1024)} MiB."
+                )
+            temporary = self.config_path(node).with_suffix(".tmp")
+            temporary.write_text(text)
+            temporary.replace(self.config_path(node))
+        except OSError as error:
+            raise ProvisioningFailed(f"Cannot write the config of broker {node.node_id}: {error}") from error
+
+    def start(self, node: NodePlan) -> int:
+        if not port_is_free(node.port):
+            raise ProvisioningFailed(f"Port {node.port} on {HOST} is already in use.")
+        command = [
+            sys.executable,
+            "-m",
+            "controlplane.clusters.provisioners.detach",
+            str(self.log_path(node)),
+            str(self.pid_path(node)),
+            sys.executable,
+            "-m",
+            "broker",
+            "--config",
+            str(self.config_path(node)),
+        ]
+        try:
+            launched = subprocess.run(
+                command,
+                cwd=settings.BASE_DIR,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise ProvisioningFailed(f"Cannot start broker {node.node_id}: {error}") from error
+        if launched.returncode != 0:
+            raise ProvisioningFailed(f"Cannot start broker {node.node_id}: {launched.stderr.strip()}")
+        return int(launched.stdout.strip())
+
+    def is_alive(self, node: NodePlan, pid: int | None) -> bool:
+        if pid is None:
+            return False
+        state = _proc_state(pid)
+        if state is None or state in ("Z", "X"):
+            return False
+        return str(self.config_path(node)) in _proc_cmdline(pid)
+
+    def log_tail(self, node: NodePlan) -> str:
+        try:
+            lines = self.log_path(node).read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(lines[-LOG_TAIL_LINES:])
+
+    def _died(self, node: NodePlan) -> ProvisioningFailed:
+        tail = self.log_tail(node)
+        return ProvisioningFailed(
+            f"Broker {node.node_id} exited during startup." + (f" Its log ends with:\n{tail}" if tail else "")
+        )
+
+    def wait_until_ready(self, node: NodePlan, pid: int, *, timeout_seconds: float) -> None:
+        deadline = time.monotonic() + timeout_seconds
+        connection = Connection(bootstrap_servers=node.address)
+        last_error = ""
+        while time.monotonic() < deadline:
+            if not self.is_alive(node, pid):
+                raise self._died(node)
+            try:
+                description = describe_cluster(connection, timeout_seconds=2)
+            except KafkaGatewayError as error:
+                last_error = str(error)
+                time.sleep(0.2)
+                continue
+            if any(broker.node_id == node.node_id for broker in description.brokers):
+                return
+            last_error = f"Metadata does not list node {node.node_id}"
+        if not self.is_alive(node, pid):
+            raise self._died(node)
+        raise ProvisioningFailed(
+            f"Broker {node.node_id} did not answer Metadata within {timeout_seconds:.0f}s ({last_error})."
+        )
+
+    def stop(self, node: NodePlan, pid: int | None, *, timeout_seconds: float) -> None:
+        if not self.is_alive(node, pid):
+            return
+        assert pid is not None
+        # The broker leads its own session and process group (see detach.py).
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_seconds
+        while time.monotonic() < deadline:
+            if not self.is_alive(node, pid):
+                return
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while self.is_alive(node, pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def remove(self, *, cluster_id: int) -> None:
+        try:
+            shutil.rmtree(self.cluster_dir(cluster_id), ignore_errors=False)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise ProvisioningFailed(f"Cannot remove the cluster's data: {error}") from error

@@ -1,0 +1,522 @@
+"""Every change to clusters goes through these functions: they check rights, write, audit and enqueue.
+
+The provisioning and deletion workflows themselves run in workflows.py (called by Celery tasks).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from controlplane.audit.choices import Result
+from controlplane.audit.services import Change, audited_change, record_event
+from controlplane.clusters.broker_configs import validate_broker_config
+from controlplane.clusters.choices import (
+    ACTIVE_OPERATION_STATES,
+    OPERATION_STEPS,
+    WATCHED_STATUSES,
+    BrokerStatus,
+    ClusterStatus,
+    OperationKind,
+    OperationState,
+    Provider,
+    SaslMechanism,
+    SecurityProtocol,
+    check_transition,
+)
+from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
+from controlplane.clusters.models import Broker, Cluster, Operation
+from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
+from controlplane.clusters.provisioners.local import LocalProvisioner
+from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
+from controlplane.kafka.gateway import (
+    ClusterDescription,
+    Connection,
+    describe_broker_configs,
+    describe_cluster,
+)
+from controlplane.tenancy.access import Actor, require_org_admin
+from controlplane.tenancy.models import Organization
+
+logger = logging.getLogger(__name__)
+
+CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+BOOTSTRAP_ADDRESS = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,252})):([0-9]{1,5})$")
+# Nodes of a local cluster are independent processes until the broker replicates (a later issue).
+MAX_LOCAL_BROKERS = 1
+PROBE_TIMEOUT_SECONDS = 3.0
+START_TIMEOUT_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 10.0
+# An operation still "running" after this long lost its worker; health checks stop waiting for it.
+OPERATION_STALE_AFTER = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What an admin asks for when creating a local cluster."""
+
+    name: str
+    broker_count: int = 1
+    broker_config: dict[str, Any] = field(default_factory=dict)
+    port: int = 0
+    security_protocol: str = SecurityProtocol.PLAINTEXT
+    sasl_mechanism: str = SaslMechanism.NONE
+
+
+def snapshot_cluster(cluster: Cluster) -> dict[str, Any]:
+    return {
+        "name": cluster.name,
+        "provider": cluster.provider,
+        "broker_count": cluster.broker_count,
+        "broker_config": cluster.broker_config,
+        "requested_port": cluster.requested_port,
+        "bootstrap_servers": cluster.bootstrap_servers,
+        "security_protocol": cluster.security_protocol,
+        "sasl_mechanism": cluster.sasl_mechanism,
+        "admin_username": cluster.admin_username,
+        "status": cluster.status,
+    }
+
+
+def _cluster_change(action: str, organization: Organization, **fields: Any) -> Change:
+    return Change(action=action, resource_type="cluster", organization_id=organization.id, **fields)
+
+
+def connection_for(cluster: Cluster, *, bootstrap_servers: str | None = None) -> Connection:
+    return Connection(
+        bootstrap_servers=bootstrap_servers or cluster.bootstrap_servers,
+        security_protocol=cluster.security_protocol,
+        sasl_mechanism=cluster.sasl_mechanism,
+        username=cluster.admin_username,
+        password=decrypt_secret(cluster.admin_password_encrypted),
+    )
+
+
+def node_plan(broker: Broker) -> NodePlan:
+    from pathlib import Path
+
+    return NodePlan(
+        node_id=broker.node_id, host=broker.host, port=broker.port, data_dir=Path(broker.data_dir)
+    )
+
+
+def provisioner_for(cluster: Cluster) -> LocalProvisioner:
+    if cluster.provider != Provider.LOCAL:
+        raise ValueError(f"{cluster.provider} clusters have no provisioner")
+    return LocalProvisioner()
+
+
+def set_cluster_status(cluster: Cluster, status: str, reason: str = "") -> None:
+    """Moves a cluster along its lifecycle (choices.CLUSTER_TRANSITIONS) and records the change."""
+    check_transition(cluster.status, status)
+    if cluster.status == status and cluster.status_reason == reason:
+        return
+    before = {"status": cluster.status, "status_reason": cluster.status_reason}
+    cluster.status, cluster.status_reason = status, reason
+    if status == ClusterStatus.DELETED:
+        cluster.deleted_at = timezone.now()
+    cluster.save(update_fields=["status", "status_reason", "deleted_at", "updated_at"])
+    change = _cluster_change(
+        "cluster.status_change",
+        cluster.organization,
+        before=before,
+        after={"status": status, "status_reason": reason},
+    )
+    change.on(cluster)
+    record_event(actor=Actor.system(), change=change, result=Result.SUCCESS)
+
+
+def _new_operation(cluster: Cluster, kind: str, actor: Actor, parameters: dict | None = None) -> Operation:
+    operation = Operation.objects.create(
+        cluster=cluster,
+        kind=kind,
+        steps=OPERATION_STEPS[kind],
+        parameters=parameters or {},
+        requested_by=actor.name,
+        log=[{"at": timezone.now().isoformat(), "message": f"{kind} requested by {actor.name}"}],
+    )
+    transaction.on_commit(lambda: enqueue_operation(operation.id))
+    return operation
+
+
+def enqueue_operation(operation_id: int) -> None:
+    """Hands the operation to a worker. If the queue is down it stays pending and the health beat re-sends it."""
+    from console.celery import app
+
+    try:
+        app.send_task("clusters.run_operation", args=[operation_id], retry=False, ignore_result=True)
+    except Exception as error:  # the queue's client raises many types; the operation is resent either way
+        logger.warning("could not enqueue operation %s (%s); it will be resent", operation_id, error)
+
+
+def active_operation(cluster: Cluster) -> Operation | None:
+    fresh_since = timezone.now() - OPERATION_STALE_AFTER
+    return (
+        cluster.operations.filter(state__in=ACTIVE_OPERATION_STATES, created_at__gte=fresh_since)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def _validate_local_spec(spec: ClusterSpec) -> dict[str, str]:
+    if not CLUSTER_NAME.match(spec.name):
+        raise ServiceError(
+            "A cluster name is 1-63 lowercase letters, digits and dashes, starting and ending with a "
+            "letter or digit.",
+            code="invalid_name",
+        )
+    if not 1 <= spec.broker_count <= MAX_LOCAL_BROKERS:
+        raise ServiceError(
+            f"Local clusters have 1 to {MAX_LOCAL_BROKERS} brokers until brokers replicate.",
+            code="invalid_broker_count",
+        )
+    if spec.port and not 1024 <= spec.port <= 65535 - spec.broker_count:
+        raise ServiceError(
+            "The port must be between 1024 and 65535, or 0 to pick free ports.", code="invalid_port"
+        )
+    if spec.security_protocol != SecurityProtocol.PLAINTEXT or spec.sasl_mechanism:
+        raise ServiceError(
+            "Local clusters listen with PLAINTEXT on 127.0.0.1 until the broker supports SASL.",
+            code="unsupported_security",
+        )
+    try:
+        return validate_broker_config(spec.broker_config)
+    except ValueError as error:
+        raise ServiceError(
+            "The broker config is not valid.",
+            code="invalid_broker_config",
+            details={"problems": error.args[0]},
+        ) from error
+
+
+def _name_taken(organization: Organization, name: str) -> bool:
+    return (
+        Cluster.objects.filter(organization=organization, name=name)
+        .exclude(status=ClusterStatus.DELETED)
+        .exists()
+    )
+
+
+def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSpec) -> Operation:
+    """Records a local cluster and starts its provisioning workflow; the operation shows the progress."""
+    change = _cluster_change("cluster.create", organization, resource_name=spec.name)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, organization)
+        overrides = _validate_local_spec(spec)
+        if _name_taken(organization, spec.name):
+            raise Conflict(f"A cluster named {spec.name!r} already exists.", code="duplicate")
+        cluster = Cluster.objects.create(
+            organization=organization,
+            name=spec.name,
+            provider=Provider.LOCAL,
+            broker_count=spec.broker_count,
+            broker_config=overrides,
+            requested_port=spec.port,
+            security_protocol=spec.security_protocol,
+            sasl_mechanism=spec.sasl_mechanism,
+        )
+        change.on(cluster)
+        change.after = snapshot_cluster(cluster)
+        operation = _new_operation(cluster, OperationKind.PROVISION, actor)
+    return operation
+
+
+def _probe(connection: Connection) -> ClusterDescription:
+    try:
+        return describe_cluster(connection, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    except AuthenticationFailed as error:
+        raise ServiceError(
+            "The cluster refused the credentials.",
+            code="authentication_failed",
+            details={"kafka_error": error.error_name},
+        ) from error
+    except KafkaGatewayError as error:
+        raise ServiceError(
+            f"The cluster at {connection.bootstrap_servers} did not answer Metadata.",
+            code="cluster_unreachable",
+            details={"kafka_error": error.error_name, "message": error.message},
+        ) from error
+
+
+def _health_from(description: ClusterDescription, expected: int | None) -> dict[str, Any]:
+    return {
+        "reachable": True,
+        "cluster_id": description.cluster_id,
+        "controller_id": description.controller_id,
+        "brokers_up": len(description.brokers),
+        "brokers_expected": expected,
+        "broker_ids": [node.node_id for node in description.brokers],
+        "topic_count": description.topic_count,
+        "partition_count": description.partition_count,
+        "offline_partitions": description.offline_partitions,
+        "error": "",
+    }
+
+
+def _unreachable_health(cluster: Cluster, error: KafkaGatewayError) -> dict[str, Any]:
+    return {**cluster.health, "reachable": False, "brokers_up": 0, "error": str(error)}
+
+
+def register_external_cluster(
+    *,
+    actor: Actor,
+    organization: Organization,
+    name: str,
+    bootstrap_servers: str,
+    security_protocol: str = SecurityProtocol.PLAINTEXT,
+    sasl_mechanism: str = SaslMechanism.NONE,
+    username: str = "",
+    password: str = "",
+) -> Cluster:
+    """Registers an existing Kafka-compatible cluster; it must answer Metadata with the given credentials."""
+    change = _cluster_change("cluster.register", organization, resource_name=name)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, organization)
+        if not CLUSTER_NAME.match(name):
+            raise ServiceError(
+                "A cluster name is 1-63 lowercase letters, digits and dashes.", code="invalid_name"
+            )
+        addresses = [item.strip() for item in bootstrap_servers.split(",") if item.strip()]
+        bad = [
+            item
+            for item in addresses
+            if not BOOTSTRAP_ADDRESS.match(item) or not 0 < int(item.rsplit(":", 1)[1]) < 65536
+        ]
+        if not addresses or bad:
+            raise ServiceError(
+                "Bootstrap servers are host:port pairs separated by commas.",
+                code="invalid_bootstrap_servers",
+                details={"invalid": bad},
+            )
+        sasl = security_protocol.startswith("SASL")
+        if sasl and not (sasl_mechanism and username and password):
+            raise ServiceError(
+                f"{security_protocol} needs a SASL mechanism, a username and a password.",
+                code="invalid_credentials",
+            )
+        if _name_taken(organization, name):
+            raise Conflict(f"A cluster named {name!r} already exists.", code="duplicate")
+        cluster = Cluster(
+            organization=organization,
+            name=name,
+            provider=Provider.EXTERNAL,
+            broker_count=0,
+            bootstrap_servers=",".join(addresses),
+            security_protocol=security_protocol,
+            sasl_mechanism=sasl_mechanism if sasl else "",
+            admin_username=username if sasl else "",
+            admin_password_encrypted=encrypt_secret(password) if sasl else "",
+            status=ClusterStatus.RUNNING,
+        )
+        description = _probe(connection_for(cluster))
+        cluster.broker_count = len(description.brokers)
+        cluster.health = _health_from(description, None)
+        cluster.health_checked_at = timezone.now()
+        cluster.save()
+        Broker.objects.bulk_create(
+            Broker(
+                cluster=cluster,
+                node_id=node.node_id,
+                host=node.host,
+                port=node.port,
+                status=BrokerStatus.RUNNING,
+                last_seen=timezone.now(),
+            )
+            for node in description.brokers
+        )
+        change.on(cluster)
+        change.after = snapshot_cluster(cluster)
+    return cluster
+
+
+def request_cluster_deletion(*, actor: Actor, cluster: Cluster, confirm_name: str) -> Operation:
+    """Starts the delete workflow: local brokers are stopped and their data removed; external clusters
+    are only forgotten. The caller must repeat the cluster's name."""
+    change = _cluster_change("cluster.delete", cluster.organization, before=snapshot_cluster(cluster))
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        if confirm_name != cluster.name:
+            raise ServiceError(
+                "Confirm the deletion with the cluster's exact name.", code="confirmation_mismatch"
+            )
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        if cluster.status in (ClusterStatus.DELETING, ClusterStatus.DELETED):
+            raise Conflict(f"Cluster {cluster.name} is already {cluster.status}.", code="already_deleting")
+        set_cluster_status(cluster, ClusterStatus.DELETING)
+        # Whatever was running for it is superseded; the delete workflow stops the processes.
+        cluster.operations.filter(state__in=ACTIVE_OPERATION_STATES).update(
+            state=OperationState.FAILED,
+            error="Superseded by the cluster's deletion.",
+            finished_at=timezone.now(),
+        )
+        operation = _new_operation(cluster, OperationKind.DELETE, actor)
+        change.after = snapshot_cluster(cluster)
+    return operation
+
+
+def read_broker_configs(*, cluster: Cluster) -> tuple[dict[int, dict[str, dict]], str]:
+    """Each broker's configs as the cluster reports them (DescribeConfigs), or an empty map and why."""
+    node_ids = list(cluster.brokers.values_list("node_id", flat=True))
+    if not node_ids or cluster.status not in (*WATCHED_STATUSES, ClusterStatus.PROVISIONING):
+        return {}, ""
+    try:
+        configs = describe_broker_configs(
+            connection_for(cluster), node_ids, timeout_seconds=PROBE_TIMEOUT_SECONDS
+        )
+    except KafkaGatewayError as error:
+        return {}, str(error)
+    return {
+        node_id: {
+            name: {
+                "value": entry.value,
+                "source": entry.source,
+                "read_only": entry.read_only,
+                "sensitive": entry.sensitive,
+            }
+            for name, entry in entries.items()
+        }
+        for node_id, entries in configs.items()
+    }, ""
+
+
+def check_cluster_health(*, cluster: Cluster) -> Cluster:
+    """Observes a running or degraded cluster. A local broker whose process died marks the cluster degraded
+    and gets a restart operation; a cluster that answers with every broker is running again."""
+    if cluster.status not in WATCHED_STATUSES or active_operation(cluster) is not None:
+        return cluster
+    if cluster.provider == Provider.LOCAL:
+        provisioner = provisioner_for(cluster)
+        dead = [b for b in cluster.brokers.all() if not provisioner.is_alive(node_plan(b), b.pid)]
+        if dead:
+            with transaction.atomic():
+                for broker in dead:
+                    broker.status = BrokerStatus.DEAD
+                    broker.save(update_fields=["status"])
+                ids = ", ".join(str(b.node_id) for b in dead)
+                set_cluster_status(
+                    cluster, ClusterStatus.DEGRADED, f"Broker {ids} is not running; restarting it."
+                )
+                _new_operation(
+                    cluster,
+                    OperationKind.RESTART_BROKER,
+                    Actor.system(),
+                    parameters={"node_ids": [b.node_id for b in dead]},
+                )
+            return cluster
+    observe_cluster(cluster)
+    return cluster
+
+
+def observe_cluster(cluster: Cluster) -> None:
+    """Stores what the cluster reports about itself and sets running or degraded from it."""
+    expected = cluster.brokers.count() if cluster.provider == Provider.LOCAL else None
+    try:
+        description = describe_cluster(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    except KafkaGatewayError as error:
+        cluster.health = _unreachable_health(cluster, error)
+        cluster.health_checked_at = timezone.now()
+        cluster.save(update_fields=["health", "health_checked_at", "updated_at"])
+        reason = (
+            "The cluster is unreachable." if isinstance(error, ClusterUnreachable) else "Metadata failed."
+        )
+        set_cluster_status(cluster, ClusterStatus.DEGRADED, f"{reason} ({error})")
+        return
+    now = timezone.now()
+    cluster.health = _health_from(description, expected)
+    cluster.health_checked_at = now
+    cluster.save(update_fields=["health", "health_checked_at", "updated_at"])
+    seen = {node.node_id for node in description.brokers}
+    cluster.brokers.filter(node_id__in=seen).update(last_seen=now, status=BrokerStatus.RUNNING)
+    problems = []
+    if expected is not None and len(seen) < expected:
+        problems.append(f"{len(seen)} of {expected} brokers answer")
+    if description.offline_partitions:
+        problems.append(f"{description.offline_partitions} partitions are offline")
+    if problems:
+        set_cluster_status(cluster, ClusterStatus.DEGRADED, "; ".join(problems) + ".")
+    else:
+        set_cluster_status(cluster, ClusterStatus.RUNNING)
+
+
+def resend_stuck_operations(*, older_than: timedelta = timedelta(minutes=1)) -> list[int]:
+    """Operations created while the queue was down are still pending: send them again."""
+    cutoff = timezone.now() - older_than
+    ids = list(
+        Operation.objects.filter(state=OperationState.PENDING, created_at__lt=cutoff).values_list(
+            "id", flat=True
+        )
+    )
+    for operation_id in ids:
+        enqueue_operation(operation_id)
+    return ids
+
+
+def start_local_clusters() -> list[str]:
+    """Brings back the local clusters the stack stopped (or that died with the host); returns what it did."""
+    report = []
+    for cluster in Cluster.objects.filter(
+        provider=Provider.LOCAL, status__in=[ClusterStatus.STOPPED, *WATCHED_STATUSES]
+    ).select_related("organization"):
+        provisioner = provisioner_for(cluster)
+        try:
+            for broker in cluster.brokers.all():
+                plan = node_plan(broker)
+                if not provisioner.is_alive(plan, broker.pid):
+                    broker.pid = provisioner.start(plan)
+                    broker.status = BrokerStatus.STARTING
+                    broker.save(update_fields=["pid", "status"])
+                provisioner.wait_until_ready(plan, broker.pid, timeout_seconds=START_TIMEOUT_SECONDS)
+                broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
+                broker.save(update_fields=["status", "last_seen"])
+        except ProvisioningFailed as failure:
+            set_cluster_status(cluster, ClusterStatus.DEGRADED, failure.reason)
+            report.append(f"cluster {cluster.name}: {failure.reason}")
+            continue
+        set_cluster_status(cluster, ClusterStatus.RUNNING)
+        report.append(f"cluster {cluster.name}: running at {cluster.bootstrap_servers}")
+    return report
+
+
+def stop_local_clusters() -> list[str]:
+    """Stops every local broker process, keeping data and definitions (the stack's Ctrl-C)."""
+    report = []
+    for cluster in Cluster.objects.filter(provider=Provider.LOCAL).exclude(
+        status__in=[ClusterStatus.DELETED, ClusterStatus.STOPPED]
+    ):
+        provisioner = provisioner_for(cluster)
+        for broker in cluster.brokers.all():
+            provisioner.stop(node_plan(broker), broker.pid, timeout_seconds=STOP_TIMEOUT_SECONDS)
+            broker.status = BrokerStatus.STOPPED
+            broker.save(update_fields=["status"])
+        if cluster.status in (ClusterStatus.RUNNING, ClusterStatus.DEGRADED, ClusterStatus.PROVISIONING):
+            set_cluster_status(cluster, ClusterStatus.STOPPED, "Stopped with the stack.")
+        report.append(f"cluster {cluster.name}: stopped")
+    return report
+
+
+def ensure_default_cluster(*, organization_name: str, cluster_name: str, port: int) -> Cluster | None:
+    """Defines the organization's default local cluster once (idempotent). Returns it when newly requested."""
+    from controlplane.tenancy import services as tenancy
+
+    actor = Actor.system()
+    organization = Organization.objects.filter(name=organization_name).first()
+    if organization is None:
+        organization = tenancy.create_organization(actor=actor, name=organization_name)
+    if (
+        Cluster.objects.filter(organization=organization, name=cluster_name)
+        .exclude(status=ClusterStatus.DELETED)
+        .exists()
+    ):
+        return None
+    operation = request_cluster(
+        actor=actor, organization=organization, spec=ClusterSpec(name=cluster_name, port=port)
+    )
+    return operation.cluster

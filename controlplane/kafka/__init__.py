@@ -1,0 +1,1 @@
+"""The only place the control plane talks to Kafka clusters (see gateway.py)."""
