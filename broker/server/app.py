@@ -69,7 +69,6 @@ class BrokerServer:
         self._servers: list[asyncio.AbstractServer] = []
         self._metrics_server: asyncio.AbstractServer | None = None
         self._connections: set[Connection] = set()
-        self._connection_tasks: set[asyncio.Task[None]] = set()
         self._periodic: list[asyncio.Task[None]] = []
         self._stop_requested = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -85,12 +84,13 @@ class BrokerServer:
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
 
+        loop = asyncio.get_running_loop()
         for listener in config.listeners:
-            server = await asyncio.start_server(
-                lambda r, w, name=listener.name: self._accept(r, w, name),
+            server = await loop.create_server(
+                lambda name=listener.name: self._accept(name),
                 listener.host or "127.0.0.1",
                 listener.port,
-                limit=2**20,
+                reuse_address=True,
             )
             port = server.sockets[0].getsockname()[1]
             state.bound_ports[listener.name] = port
@@ -135,8 +135,9 @@ class BrokerServer:
             task.cancel()
         for connection in list(self._connections):
             connection.request_stop()
-        if self._connection_tasks:
-            _done, pending = await asyncio.wait(self._connection_tasks, timeout=SHUTDOWN_GRACE_S)
+        workers = {c.worker for c in self._connections if c.worker is not None}
+        if workers:
+            _done, pending = await asyncio.wait(workers, timeout=SHUTDOWN_GRACE_S)
             for task in pending:
                 task.cancel()
         for server in self._servers:
@@ -150,21 +151,13 @@ class BrokerServer:
 
     # --- connections -------------------------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str) -> None:
+    def _accept(self, listener_name: str) -> Connection:
         assert self.state is not None
+        connection = Connection(self.state, listener_name, self._connections.discard)
         if self.stopping.is_set():
-            writer.close()
-            return
-        connection = Connection(self.state, reader, writer, name)
+            connection.request_stop()
         self._connections.add(connection)
-        task = asyncio.current_task()
-        assert task is not None
-        self._connection_tasks.add(task)
-        try:
-            await connection.run()
-        finally:
-            self._connections.discard(connection)
-            self._connection_tasks.discard(task)
+        return connection
 
     # --- periodic work -----------------------------------------------------------------
 

@@ -1,10 +1,17 @@
-"""One client connection: read size-prefixed frames, answer them in order."""
+"""One client connection: read size-prefixed frames, answer them in order.
+
+The socket reads straight into buffers we own (asyncio.BufferedProtocol): small frames are
+sliced out of a shared read buffer, a large frame (a big Produce) gets a buffer of its own
+that the kernel fills directly, so request bytes are not copied on their way to the decoder.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import struct
+from collections.abc import Callable
 
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
 from broker.server.context import BrokerState
@@ -13,84 +20,181 @@ from broker.server.dispatcher import Peer, dispatch
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
-# Past this much unsent response data, wait for the socket before reading more requests.
-_WRITE_HIGH_WATER = 4 * 1024 * 1024
+READ_BUFFER_BYTES = 256 * 1024
+# Frames at least this large are received into their own buffer.
+OWN_BUFFER_FROM = 64 * 1024
+# Stop reading from a client that has this much unprocessed input queued.
+MAX_QUEUED_BYTES = 16 * 1024 * 1024
+MAX_QUEUED_FRAMES = 256
+# Kafka's smallest possible request header (api key, version, correlation id, client id length).
+MIN_FRAME_BYTES = 10
 
 
-class Connection:
+class Connection(asyncio.BufferedProtocol):
     """Requests on one connection are handled one at a time, like Kafka's muted channels.
 
     That keeps responses in request order and keeps pipelined produce requests to a
-    partition in order. Handlers await (long-poll Fetch, acks) without blocking other
-    connections: each connection has its own task.
+    partition in order. A handler that waits (long-poll Fetch) only holds up its own
+    connection: each connection has its own worker task.
     """
 
     def __init__(
-        self,
-        state: BrokerState,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        listener_name: str,
+        self, state: BrokerState, listener_name: str, on_closed: Callable[[Connection], None]
     ) -> None:
         self.state = state
-        self.reader = reader
-        self.writer = writer
-        address = writer.get_extra_info("peername") or ("?", 0)
-        self.peer = Peer(host=str(address[0]), port=int(address[1]), listener_name=listener_name)
-        self._closing = False
-        self._busy = False
+        self.listener_name = listener_name
+        self.peer = Peer(host="?", port=0, listener_name=listener_name)
+        self._on_closed = on_closed
+        self._transport: asyncio.Transport | None = None
+        self._buffer = bytearray(READ_BUFFER_BYTES)
+        self._start = 0  # first unparsed byte in _buffer
+        self._end = 0  # end of received bytes in _buffer
+        self._large: bytearray | None = None  # a large frame being received into its own buffer
+        self._large_filled = 0
+        self._frames: collections.deque[bytes | memoryview] = collections.deque()
+        self._queued_bytes = 0
+        self._reading_paused = False
+        self._frame_ready = asyncio.Event()
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._stopping = False
+        self._lost = False
+        self.worker: asyncio.Task[None] | None = None
 
-    def request_stop(self) -> None:
-        """Stop after the request in progress (graceful shutdown)."""
-        self._closing = True
-        if not self._busy:
-            self.writer.close()
+    # --- asyncio protocol callbacks ----------------------------------------------------
 
-    async def run(self) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio subclasses
+        address = transport.get_extra_info("peername") or ("?", 0)
+        self.peer = Peer(host=str(address[0]), port=int(address[1]), listener_name=self.listener_name)
         metrics = self.state.metrics
         metrics.connections += 1
         metrics.connections_total += 1
+        self.worker = asyncio.get_running_loop().create_task(self._serve(), name=f"conn-{self.peer.port}")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        self._frame_ready.set()
+        self._writable.set()
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._large is not None:
+            return memoryview(self._large)[self._large_filled :]
+        if len(self._buffer) - self._end < OWN_BUFFER_FROM // 4:
+            # Move the unparsed tail to the front to make room.
+            pending = self._end - self._start
+            self._buffer[:pending] = self._buffer[self._start : self._end]
+            self._start, self._end = 0, pending
+        return memoryview(self._buffer)[self._end :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._large is not None:
+            self._large_filled += nbytes
+            if self._large_filled == len(self._large):
+                # kio's native reader wants a read-only buffer; a read-only view costs no copy.
+                self._enqueue(memoryview(self._large).toreadonly())
+                self._large = None
+            return
+        self._end += nbytes
+        self._parse_frames()
+
+    def eof_received(self) -> bool:
+        return False  # close the transport
+
+    # --- framing -----------------------------------------------------------------------
+
+    def _parse_frames(self) -> None:
+        buffer = self._buffer
         max_size = self.state.config.socket_request_max_bytes
+        while self._end - self._start >= 4:
+            (size,) = _SIZE.unpack_from(buffer, self._start)
+            if size < MIN_FRAME_BYTES or size > max_size:
+                self._close_for_bad_input(f"request size {size} outside [{MIN_FRAME_BYTES}, {max_size}]")
+                return
+            body_start = self._start + 4
+            available = self._end - body_start
+            if available >= size:
+                self._enqueue(bytes(memoryview(buffer)[body_start : body_start + size]))
+                self._start = body_start + size
+                continue
+            if size >= OWN_BUFFER_FROM or size > len(buffer) - self._start - 4:
+                large = bytearray(size)
+                large[:available] = memoryview(buffer)[body_start : self._end]
+                self._large, self._large_filled = large, available
+                self._start = self._end = 0
+            break
+        if self._start == self._end:
+            self._start = self._end = 0
+
+    def _enqueue(self, frame: bytes | memoryview) -> None:
+        self._frames.append(frame)
+        self._queued_bytes += len(frame)
+        self._frame_ready.set()
+        if (
+            not self._reading_paused
+            and self._transport is not None
+            and (self._queued_bytes > MAX_QUEUED_BYTES or len(self._frames) > MAX_QUEUED_FRAMES)
+        ):
+            self._transport.pause_reading()
+            self._reading_paused = True
+
+    def _close_for_bad_input(self, reason: str) -> None:
+        log.warning("closing %s:%s: %s", self.peer.host, self.peer.port, reason)
+        self.state.metrics.closed_for_bad_input += 1
+        self._frames.clear()
+        self._stopping = True
+        if self._transport is not None:
+            self._transport.abort()
+
+    # --- request processing ------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Finish the request in progress, then close (graceful shutdown)."""
+        self._stopping = True
+        self._frames.clear()
+        self._frame_ready.set()
+        if self._transport is not None and not self._reading_paused:
+            self._transport.pause_reading()
+            self._reading_paused = True
+
+    async def _serve(self) -> None:
         try:
-            while not self._closing:
-                try:
-                    size_bytes = await self.reader.readexactly(4)
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    return
-                (size,) = _SIZE.unpack(size_bytes)
-                if size < 8 or size > max_size:
-                    log.warning(
-                        "closing %s:%s: request size %d outside [8, %d]",
-                        self.peer.host,
-                        self.peer.port,
-                        size,
-                        max_size,
-                    )
-                    metrics.closed_for_bad_input += 1
-                    return
-                try:
-                    frame = await self.reader.readexactly(size)
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    return
-                self._busy = True
+            while True:
+                while not self._frames:
+                    if self._lost or self._stopping:
+                        return
+                    self._frame_ready.clear()
+                    await self._frame_ready.wait()
+                frame = self._frames.popleft()
+                self._queued_bytes -= len(frame)
+                if (
+                    self._reading_paused
+                    and not self._stopping
+                    and self._queued_bytes <= MAX_QUEUED_BYTES // 2
+                ):
+                    assert self._transport is not None
+                    self._transport.resume_reading()
+                    self._reading_paused = False
                 try:
                     response = await dispatch(self.state, self.peer, frame)
                 except (MalformedRequest, UnsupportedRequest) as exc:
-                    log.warning("closing %s:%s: %s", self.peer.host, self.peer.port, exc)
-                    metrics.closed_for_bad_input += 1
+                    self._close_for_bad_input(str(exc))
                     return
-                except Exception:
-                    log.exception("handler failed; closing %s:%s", self.peer.host, self.peer.port)
-                    return
-                finally:
-                    self._busy = False
-                if response is not None:
-                    self.writer.writelines(response)
-                    transport = self.writer.transport
-                    if transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
-                        await self.writer.drain()
-        except ConnectionError:
-            return
+                if response is not None and not self._lost:
+                    assert self._transport is not None
+                    self._transport.writelines(response)
+                    if not self._writable.is_set():
+                        await self._writable.wait()
+        except Exception:
+            log.exception("request failed; closing %s:%s", self.peer.host, self.peer.port)
         finally:
-            metrics.connections -= 1
-            self.writer.close()
+            self.state.metrics.connections -= 1
+            if self._transport is not None:
+                self._transport.close()
+            self._on_closed(self)

@@ -31,7 +31,7 @@ class Peer:
     listener_name: str
 
 
-async def dispatch(state: BrokerState, peer: Peer, frame: bytes) -> list[bytes] | None:
+async def dispatch(state: BrokerState, peer: Peer, frame: bytes | memoryview) -> list[bytes] | None:
     """Handle one request frame; returns the response buffers to write (size prefix included).
 
     Raises MalformedRequest for garbage and UnsupportedRequest for api keys/versions we do not
