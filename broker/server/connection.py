@@ -149,6 +149,7 @@ class Connection(asyncio.BufferedProtocol):
         self.state.metrics.closed_for_bad_input += 1
         self._frames.clear()
         self._stopping = True
+        self._frame_ready.set()
         if self._transport is not None:
             self._transport.abort()
 
