@@ -13,7 +13,21 @@ import { RouteErrorPage } from "./pages/RouteErrorPage";
 /** Sections that have a real page; the rest of NAV_ITEMS show a placeholder. */
 const PAGES: Record<string, RouteObject["lazy"]> = {
   "/": async () => ({ Component: (await import("./pages/OverviewPage")).OverviewPage }),
+  "/teams": async () => ({ Component: (await import("./pages/TeamsPage")).TeamsPage }),
+  "/service-accounts": async () => ({
+    Component: (await import("./pages/ServiceAccountsPage")).ServiceAccountsPage,
+  }),
+  "/audit": async () => ({ Component: (await import("./pages/AuditLogPage")).AuditLogPage }),
 };
+
+/** Pages below a section, e.g. one team. */
+const DETAIL_PAGES: RouteObject[] = [
+  { path: "teams/:id", lazy: async () => ({ Component: (await import("./pages/TeamDetailPage")).TeamDetailPage }) },
+  {
+    path: "service-accounts/:id",
+    lazy: async () => ({ Component: (await import("./pages/ServiceAccountDetailPage")).ServiceAccountDetailPage }),
+  },
+];
 
 /**
  * The console's routes. Pages are code-split and fetched on first visit. The
@@ -53,7 +67,7 @@ export function buildRoutes(queryClient: QueryClient): RouteObject[] {
             return null;
           },
           element: <AppLayout />,
-          children: [...sections, { path: "*", element: <NotFoundPage /> }],
+          children: [...sections, ...DETAIL_PAGES, { path: "*", element: <NotFoundPage /> }],
         },
       ],
     },

@@ -12,3 +12,42 @@ export type LoginRequest = NonNullable<
   paths["/api/v1/auth/login/"]["post"]["requestBody"]
 >["content"]["application/json"];
 export type Overview = JsonBody<paths["/api/v1/overview/"]["get"]["responses"][200]>;
+
+type ListBody<Path extends keyof paths> = paths[Path] extends { get: { responses: { 200: infer Ok } } }
+  ? JsonBody<Ok>
+  : never;
+type ItemOf<Path extends keyof paths> = ListBody<Path> extends { results: (infer Item)[] } ? Item : never;
+type PostBody<Path extends keyof paths> = paths[Path] extends {
+  post: { requestBody?: { content: { "application/json": infer Body } } };
+}
+  ? Body
+  : never;
+
+/** A limit/offset page of any list endpoint. */
+export interface Page<Item> {
+  count: number;
+  next?: string | null;
+  previous?: string | null;
+  results: Item[];
+}
+
+export type OrgMembership = ItemOf<"/api/v1/org-memberships/">;
+export type Team = ItemOf<"/api/v1/teams/">;
+export type Membership = ItemOf<"/api/v1/memberships/">;
+export type TeamPrefix = ItemOf<"/api/v1/prefixes/">;
+export type TeamPolicy = ItemOf<"/api/v1/policies/">;
+export type ServiceAccount = ItemOf<"/api/v1/service-accounts/">;
+export type ApiKey = ItemOf<"/api/v1/api-keys/">;
+export type AuditEvent = ItemOf<"/api/v1/audit-events/">;
+export type TeamRole = Membership["role"];
+export type PrefixResourceType = TeamPrefix["resource_type"];
+
+export type MembershipCreate = PostBody<"/api/v1/memberships/">;
+export type PrefixCreate = PostBody<"/api/v1/prefixes/">;
+export type ServiceAccountCreate = PostBody<"/api/v1/service-accounts/">;
+export type ApiKeyCreate = PostBody<"/api/v1/api-keys/">;
+export type ApiKeyWithSecret = JsonBody<paths["/api/v1/api-keys/"]["post"]["responses"][201]>;
+export type PolicyUpdate = NonNullable<
+  paths["/api/v1/policies/{id}/"]["patch"]["requestBody"]
+>["content"]["application/json"];
+export type AuditEventFilters = NonNullable<paths["/api/v1/audit-events/"]["get"]["parameters"]["query"]>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatRelativeTime, formatTimestamp } from "./time";
+import { formatRelativeTime, formatTimestamp, fromDateTimeLocal, toDateTimeLocal } from "./time";
 
 describe("formatTimestamp", () => {
   it("shows the instant in the given timezone, with the zone named", () => {
@@ -23,5 +23,18 @@ describe("formatRelativeTime", () => {
     expect(formatRelativeTime("2026-03-01T11:57:00Z", now)).toMatch(/3 minutes ago/);
     expect(formatRelativeTime("2026-03-01T14:00:00Z", now)).toMatch(/in 2 hours/);
     expect(formatRelativeTime("2026-03-01T12:00:00Z", now)).toMatch(/now/);
+  });
+});
+
+describe("datetime-local values", () => {
+  it("round-trips an instant through the browser's local time", () => {
+    const iso = "2026-03-04T05:06:00.000Z";
+    expect(fromDateTimeLocal(toDateTimeLocal(iso))).toBe(iso);
+  });
+
+  it("treats empty or broken values as no value", () => {
+    expect(fromDateTimeLocal("")).toBeNull();
+    expect(fromDateTimeLocal("not a date")).toBeNull();
+    expect(toDateTimeLocal("not a date")).toBe("");
   });
 });

@@ -38,3 +38,18 @@ export function formatRelativeTime(value: string | number | Date, now: Date = ne
   }
   return format.format(0, "second");
 }
+
+/** An instant as a `<input type="datetime-local">` value in the browser's timezone ("" if unparseable). */
+export function toDateTimeLocal(value: string | Date): string {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return "";
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** A `datetime-local` value, read in the browser's timezone, as an ISO instant; null when empty or invalid. */
+export function fromDateTimeLocal(value: string): string | null {
+  if (!value) return null;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+
+import { ApiError } from "../api/errors";
+import { formErrorsOf } from "./formErrors";
+
+describe("formErrorsOf", () => {
+  it("puts a 400's field errors next to the fields the form has", () => {
+    const error = new ApiError(400, "invalid", "The request is not valid.", {
+      name: ["Too long.", "Bad characters."],
+      team: ["Unknown team."],
+      non_field_errors: ["Pick another."],
+    });
+    expect(formErrorsOf(error, ["name"])).toEqual({
+      fields: { name: "Too long. Bad characters." },
+      form: "team: Unknown team. Pick another.",
+    });
+  });
+
+  it("uses the message for refusals without field details", () => {
+    const error = new ApiError(409, "duplicate", "A service account named 'x' already exists.");
+    expect(formErrorsOf(error, ["name"])).toEqual({ fields: {}, form: "A service account named 'x' already exists." });
+  });
+
+  it("has nothing to say without an error", () => {
+    expect(formErrorsOf(null, ["name"])).toEqual({ fields: {}, form: null });
+  });
+});

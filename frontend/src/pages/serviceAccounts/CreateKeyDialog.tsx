@@ -1,0 +1,109 @@
+import { useState, type FormEvent } from "react";
+
+import { useCreateApiKey } from "../../api/hooks/apiKeys";
+import type { ApiKeyWithSecret, ServiceAccount, TeamRole } from "../../api/types";
+import { ROLE_LABELS } from "../../auth/permissions";
+import { Dialog } from "../../components/Dialog";
+import { Field, FormError } from "../../components/Field";
+import { formErrorsOf } from "../../lib/formErrors";
+import { fromDateTimeLocal } from "../../lib/time";
+
+interface CreateKeyDialogProps {
+  open: boolean;
+  account: ServiceAccount;
+  /** Roles the signed-in person may give the key: never above their own. */
+  roles: TeamRole[];
+  onClose: () => void;
+  onCreated: (key: ApiKeyWithSecret) => void;
+}
+
+export function CreateKeyDialog({ open, account, roles, onClose, onCreated }: CreateKeyDialogProps) {
+  return (
+    <Dialog open={open} title={`New API key for ${account.name}`} onClose={onClose}>
+      <CreateKeyForm account={account} roles={roles} onCancel={onClose} onCreated={onCreated} />
+    </Dialog>
+  );
+}
+
+function CreateKeyForm({
+  account,
+  roles,
+  onCancel,
+  onCreated,
+}: Omit<CreateKeyDialogProps, "open" | "onClose"> & { onCancel: () => void }) {
+  const create = useCreateApiKey();
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<TeamRole>(roles.includes("developer") ? "developer" : (roles[0] ?? "viewer"));
+  const [expires, setExpires] = useState("");
+  const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
+  const server = formErrorsOf(create.error, ["name", "role", "expires_at"]);
+  const errors = { ...server.fields, ...localErrors };
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const found: Record<string, string> = {};
+    if (!name.trim()) found.name = "Give the key a name, e.g. where it is used.";
+    const expiresAt = fromDateTimeLocal(expires);
+    if (expires && (expiresAt === null || new Date(expiresAt) <= new Date())) {
+      found.expires_at = "The expiry must be in the future.";
+    }
+    setLocalErrors(found);
+    if (Object.keys(found).length > 0) return;
+    create.mutate(
+      { name: name.trim(), role, service_account: account.id, expires_at: expiresAt },
+      { onSuccess: onCreated },
+    );
+  }
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <Field label="Name" error={errors.name}>
+        {(control) => (
+          <input
+            {...control}
+            className="input"
+            maxLength={100}
+            autoComplete="off"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+        )}
+      </Field>
+      <Field label="Role" hint="What the key may do, within the account's team." error={errors.role}>
+        {(control) => (
+          <select {...control} className="input" value={role} onChange={(e) => setRole(e.target.value as TeamRole)}>
+            {roles.map((option) => (
+              <option key={option} value={option}>
+                {ROLE_LABELS[option]}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="Expires"
+        hint="Optional; in your timezone. Empty means the key never expires."
+        error={errors.expires_at}
+      >
+        {(control) => (
+          <input
+            {...control}
+            className="input"
+            type="datetime-local"
+            value={expires}
+            onChange={(e) => setExpires(e.target.value)}
+          />
+        )}
+      </Field>
+      <FormError message={server.form} />
+      <div className="dialog__actions">
+        <button type="button" className="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="button button--primary" disabled={create.isPending}>
+          Create key
+        </button>
+      </div>
+    </form>
+  );
+}
