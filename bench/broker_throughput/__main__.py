@@ -4,7 +4,8 @@
 
 Starts `python -m broker` on a free port with a temporary data directory, runs several
 confluent-kafka producer processes (linger.ms=5) against one topic, then consumes
-everything back, and prints msg/s, MB/s and produce latency percentiles per message size.
+everything back with several consumer processes, and prints msg/s, MB/s, produce latency
+percentiles and the broker's own CPU time per message, per message size.
 With --profile the broker runs under cProfile and the top functions are printed.
 """
 
@@ -123,36 +124,55 @@ def produce_worker(bootstrap: str, topic: str, count: int, size: int, results: m
     results.put((count - remaining, elapsed, latencies, errors + remaining))
 
 
-def consume(bootstrap: str, topic: str, expected: int) -> tuple[int, float]:
-    from confluent_kafka import Consumer
+def consume_worker(bootstrap: str, topic: str, partitions: list[int], results: multiprocessing.Queue) -> None:
+    """Read the given partitions to their end; report (records, first and last receive time)."""
+    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
-            "group.id": f"bench-{time.time()}",
-            "auto.offset.reset": "earliest",
+            "group.id": "bench-reader",
             "enable.auto.commit": False,
             "fetch.max.bytes": 52_428_800,
             "max.partition.fetch.bytes": 10_485_760,
             "queued.max.messages.kbytes": 1_048_576,
         }
     )
-    consumer.subscribe([topic])
+    expected = sum(
+        consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     received = 0
-    started = None
+    first = last = time.time()
     deadline = time.monotonic() + 300
     while received < expected and time.monotonic() < deadline:
         batch = consumer.consume(10_000, 1.0)
-        if batch and started is None:
-            started = time.perf_counter()
+        if batch and received == 0:
+            first = time.time()
         received += sum(1 for m in batch if m.error() is None)
-    elapsed = time.perf_counter() - (started or time.perf_counter())
+        last = time.time()
     consumer.close()
-    return received, elapsed
+    results.put((received, first, last))
+
+
+def consume(bootstrap: str, topic: str, partitions: int, consumers: int) -> tuple[int, float]:
+    results: multiprocessing.Queue = multiprocessing.Queue()
+    workers = [
+        multiprocessing.Process(
+            target=consume_worker, args=(bootstrap, topic, list(range(i, partitions, consumers)), results)
+        )
+        for i in range(consumers)
+    ]
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    return sum(o[0] for o in outcomes), max(o[2] for o in outcomes) - min(o[1] for o in outcomes)
 
 
 def run_size(
-    bootstrap: str, broker_pid: int, size: int, messages: int, producers: int, partitions: int
+    bootstrap: str, broker_pid: int, size: int, messages: int, producers: int, partitions: int, consumers: int
 ) -> dict[str, float]:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -177,7 +197,7 @@ def run_size(
     latencies = sorted(x for o in outcomes for x in o[2])
     errors = sum(o[3] for o in outcomes)
     cpu_produce = cpu_seconds(broker_pid) - cpu_before
-    consumed, consume_elapsed = consume(bootstrap, topic, delivered)
+    consumed, consume_elapsed = consume(bootstrap, topic, partitions, consumers)
     cpu_consume = cpu_seconds(broker_pid) - cpu_before - cpu_produce
     return {
         "size": size,
@@ -203,6 +223,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--producers", type=int, default=2)
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--consumers", type=int, default=2)
     parser.add_argument("--sizes", default="100,1024")
     parser.add_argument("--profile", action="store_true", help="run the broker under cProfile")
     args = parser.parse_args()
@@ -219,7 +240,15 @@ def main() -> None:
                 f"{'consume msg/s':>14} {'MB/s':>8}"
             )
             for size in (int(s) for s in args.sizes.split(",")):
-                r = run_size(bootstrap, broker.pid, size, args.messages, args.producers, args.partitions)
+                r = run_size(
+                    bootstrap,
+                    broker.pid,
+                    size,
+                    args.messages,
+                    args.producers,
+                    args.partitions,
+                    args.consumers,
+                )
                 print(
                     f"{r['size']:>6} {r['delivered']:>9} {r['produce_msgs']:>14,.0f} {r['produce_mb']:>8.1f} "
                     f"{r['p50_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['consume_msgs']:>14,.0f} {r['consume_mb']:>8.1f}"
