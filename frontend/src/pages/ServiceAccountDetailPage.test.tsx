@@ -1,0 +1,150 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import type { TeamRole } from "../api/types";
+import { json, requestsOf, stubFetch } from "../test/fetchStub";
+import { renderApp } from "../test/renderApp";
+import { accessHandlers, apiKey, billingAccount, membership, page, payments, sessionFor } from "../test/tenancyFixtures";
+
+const SECRET = "shk_k9z8y7_s3cr3t-value";
+
+function stubAccount(myRole: TeamRole, extra = {}) {
+  const access = accessHandlers({ teamRoles: [membership(9, 1, "me", myRole)] });
+  return stubFetch({
+    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
+    "GET /api/v1/org-memberships/": access.orgMemberships,
+    "GET /api/v1/memberships/": access.myMemberships,
+    "GET /api/v1/teams/": page([payments]),
+    "GET /api/v1/service-accounts/20/": json(200, billingAccount),
+    "GET /api/v1/api-keys/": page([apiKey()]),
+    ...extra,
+  });
+}
+
+function sentBody(spy: ReturnType<typeof stubFetch>, method: string, path: string) {
+  const request = requestsOf(spy).find(
+    (candidate) => candidate.method === method && new URL(candidate.url).pathname === path,
+  );
+  return request?.json();
+}
+
+describe("ServiceAccountDetailPage", () => {
+  it("creates a key and shows its secret once, with a copy button", async () => {
+    const fetchSpy = stubAccount("team_admin", {
+      "POST /api/v1/api-keys/": json(201, { ...apiKey({ key_id: "k9z8y7", name: "ci" }), secret: SECRET }),
+    });
+    const { user } = renderApp("/service-accounts/20");
+
+    await user.click(await screen.findByRole("button", { name: "Create API key" }));
+    const form = screen.getByRole("dialog", { name: "New API key for billing-app" });
+    await user.type(within(form).getByLabelText("Name"), "ci");
+    await user.selectOptions(within(form).getByLabelText("Role"), "viewer");
+    await user.click(within(form).getByRole("button", { name: "Create key" }));
+
+    const dialog = await screen.findByRole("dialog", { name: "API key ci created" });
+    expect(dialog).toHaveTextContent("You won’t see it again");
+    expect(within(dialog).getByLabelText("Secret")).toHaveValue(SECRET);
+    await user.click(within(dialog).getByRole("button", { name: "Copy" }));
+    // user-event stands in a clipboard for the browser's.
+    expect(await navigator.clipboard.readText()).toBe(SECRET);
+    expect(within(dialog).getByRole("button", { name: "Copied" })).toBeInTheDocument();
+
+    await user.click(within(dialog).getByRole("button", { name: "I have saved it" }));
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+    expect(document.body.innerHTML).not.toContain(SECRET);
+    expect(await sentBody(fetchSpy, "POST", "/api/v1/api-keys/")).toEqual({
+      name: "ci",
+      role: "viewer",
+      service_account: 20,
+      expires_at: null,
+    });
+  });
+
+  it("refuses an expiry in the past before asking the server", async () => {
+    const fetchSpy = stubAccount("developer");
+    const { user } = renderApp("/service-accounts/20");
+
+    await user.click(await screen.findByRole("button", { name: "Create API key" }));
+    const form = screen.getByRole("dialog", { name: "New API key for billing-app" });
+    // A developer cannot mint a team-admin key, so the choice is not offered.
+    expect(within(form).getAllByRole("option").map((option) => option.textContent)).toEqual(["Developer", "Viewer"]);
+    await user.type(within(form).getByLabelText("Name"), "old");
+    await user.type(within(form).getByLabelText("Expires"), "2001-01-01T10:00");
+    await user.click(within(form).getByRole("button", { name: "Create key" }));
+
+    expect(within(form).getByLabelText("Expires")).toHaveAccessibleDescription(/The expiry must be in the future\./);
+    expect(requestsOf(fetchSpy).some((request) => request.method === "POST")).toBe(false);
+  });
+
+  it("rotates a key with the chosen overlap and shows the new secret once", async () => {
+    const fetchSpy = stubAccount("developer", {
+      "POST /api/v1/api-keys/k1a2b3/rotate/": json(201, { ...apiKey({ key_id: "k5", name: "prod" }), secret: SECRET }),
+    });
+    const { user } = renderApp("/service-accounts/20");
+
+    await user.click(await screen.findByRole("button", { name: "Rotate prod" }));
+    const dialog = screen.getByRole("dialog", { name: "Rotate API key prod?" });
+    await user.selectOptions(within(dialog).getByLabelText("Old key keeps working for"), "1 day");
+    await user.click(within(dialog).getByRole("button", { name: "Rotate key" }));
+
+    const secret = await screen.findByRole("dialog", { name: "API key prod rotated" });
+    expect(within(secret).getByLabelText("Secret")).toHaveValue(SECRET);
+    expect(await sentBody(fetchSpy, "POST", "/api/v1/api-keys/k1a2b3/rotate/")).toEqual({ overlap_seconds: 86_400 });
+  });
+
+  it("revokes a key only after its name is typed", async () => {
+    const fetchSpy = stubAccount("developer", {
+      "POST /api/v1/api-keys/k1a2b3/revoke/": json(200, apiKey({ status: "revoked" })),
+    });
+    const { user } = renderApp("/service-accounts/20");
+
+    await user.click(await screen.findByRole("button", { name: "Revoke prod" }));
+    const dialog = screen.getByRole("alertdialog", { name: "Revoke API key prod?" });
+    expect(within(dialog).getByRole("button", { name: "Revoke" })).toBeDisabled();
+    await user.type(within(dialog).getByLabelText(/to confirm/), "prod");
+    await user.click(within(dialog).getByRole("button", { name: "Revoke" }));
+
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument());
+    expect(requestsOf(fetchSpy).map((request) => `${request.method} ${new URL(request.url).pathname}`)).toContain(
+      "POST /api/v1/api-keys/k1a2b3/revoke/",
+    );
+  });
+
+  it("shows a viewer the keys without any action", async () => {
+    stubAccount("viewer");
+    renderApp("/service-accounts/20");
+
+    expect(await screen.findByRole("table", { name: "API keys" })).toHaveTextContent("prod");
+    expect(screen.queryByRole("button", { name: "Create API key" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /Rotate|Revoke/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Delete service account" })).not.toBeInTheDocument();
+  });
+
+  it("lets a team admin delete the account by typing its name", async () => {
+    stubAccount("team_admin", {
+      "DELETE /api/v1/service-accounts/20/": { status: 204 },
+      "GET /api/v1/service-accounts/": page([]),
+    });
+    const { router, user } = renderApp("/service-accounts/20");
+
+    await user.click(await screen.findByRole("button", { name: "Delete service account" }));
+    const dialog = screen.getByRole("alertdialog", { name: "Delete service account billing-app?" });
+    await user.type(within(dialog).getByLabelText(/to confirm/), "billing-app");
+    await user.click(within(dialog).getByRole("button", { name: "Delete" }));
+
+    expect(await screen.findByText("No service accounts yet")).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/service-accounts");
+    expect(router.state.location.search).toBe("?team=1");
+  });
+
+  it("shows the error when the account cannot be loaded", async () => {
+    stubAccount("viewer", {
+      "GET /api/v1/service-accounts/20/": json(404, { error: { code: "not_found", message: "Not found.", details: {} } }),
+    });
+    renderApp("/service-accounts/20");
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Could not load the service account");
+    expect(alert).toHaveTextContent("Not found.");
+  });
+});
