@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "controlplane.accounts",
     "controlplane.audit",
     "controlplane.clusters",
+    "controlplane.schemas",
 ]
 
 MIDDLEWARE = [

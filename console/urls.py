@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("admin/", admin.site.urls),
+    path("", include("controlplane.schemas.api.urls")),  # Confluent-compatible registry per cluster
     # Everything else is a console route handled by the React router.
     re_path(r"^(?!api/|admin/|static/)(?P<path>.*)$", views.spa_shell, name="console"),
 ]
