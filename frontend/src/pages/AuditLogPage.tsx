@@ -52,18 +52,24 @@ const column = createColumnHelper<AuditEvent>();
 
 export function AuditLogPage() {
   const access = useAccess();
-  if (access.data && !can.readAuditLog(access.data)) {
-    return (
-      <>
-        <PageHeader title="Audit log" />
-        <EmptyState
-          title="The audit log is for admins"
-          description="Organization admins read their organization's log; team admins their team's."
-        />
-      </>
-    );
-  }
-  return <AuditLog />;
+  return (
+    // Waits for the person's rights so nobody without them sends a request bound to be refused.
+    <QueryView query={access} errorTitle="Could not check your access">
+      {(data) =>
+        can.readAuditLog(data) ? (
+          <AuditLog />
+        ) : (
+          <>
+            <PageHeader title="Audit log" />
+            <EmptyState
+              title="The audit log is for admins"
+              description="Organization admins read their organization's log; team admins their team's."
+            />
+          </>
+        )
+      }
+    </QueryView>
+  );
 }
 
 function AuditLog() {

@@ -4,7 +4,15 @@ import { describe, expect, it } from "vitest";
 import type { TeamRole } from "../api/types";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
-import { accessHandlers, apiKey, billingAccount, membership, page, payments, sessionFor } from "../test/tenancyFixtures";
+import {
+  accessHandlers,
+  apiKey,
+  billingAccount,
+  membership,
+  page,
+  payments,
+  sessionFor,
+} from "../test/tenancyFixtures";
 
 const SECRET = "shk_k9z8y7_s3cr3t-value";
 
@@ -67,7 +75,11 @@ describe("ServiceAccountDetailPage", () => {
     await user.click(await screen.findByRole("button", { name: "Create API key" }));
     const form = screen.getByRole("dialog", { name: "New API key for billing-app" });
     // A developer cannot mint a team-admin key, so the choice is not offered.
-    expect(within(form).getAllByRole("option").map((option) => option.textContent)).toEqual(["Developer", "Viewer"]);
+    expect(
+      within(form)
+        .getAllByRole("option")
+        .map((option) => option.textContent),
+    ).toEqual(["Developer", "Viewer"]);
     await user.type(within(form).getByLabelText("Name"), "old");
     await user.type(within(form).getByLabelText("Expires"), "2001-01-01T10:00");
     await user.click(within(form).getByRole("button", { name: "Create key" }));
@@ -139,7 +151,9 @@ describe("ServiceAccountDetailPage", () => {
 
   it("shows the error when the account cannot be loaded", async () => {
     stubAccount("viewer", {
-      "GET /api/v1/service-accounts/20/": json(404, { error: { code: "not_found", message: "Not found.", details: {} } }),
+      "GET /api/v1/service-accounts/20/": json(404, {
+        error: { code: "not_found", message: "Not found.", details: {} },
+      }),
     });
     renderApp("/service-accounts/20");
 

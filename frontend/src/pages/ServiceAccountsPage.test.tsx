@@ -41,7 +41,9 @@ describe("ServiceAccountsPage", () => {
     expect(within(table).getByRole("link", { name: "billing-app" })).toHaveAttribute("href", "/service-accounts/20");
     expect(within(table).queryByText("indexer")).not.toBeInTheDocument();
     expect(screen.getByLabelText("Team")).toHaveValue("1");
-    const listed = requestsOf(fetchSpy).filter((request) => new URL(request.url).pathname === "/api/v1/service-accounts/");
+    const listed = requestsOf(fetchSpy).filter(
+      (request) => new URL(request.url).pathname === "/api/v1/service-accounts/",
+    );
     expect(query(listed[0]!).get("team")).toBe("1");
 
     await user.selectOptions(screen.getByLabelText("Team"), "2");
@@ -98,7 +100,11 @@ describe("ServiceAccountsPage", () => {
     await user.click(await screen.findByRole("button", { name: "New service account" }));
     const dialog = screen.getByRole("dialog", { name: "New service account" });
     // Only teams where the person may create accounts are offered.
-    expect(within(dialog).getAllByRole("option").map((option) => option.textContent)).toEqual(["Payments"]);
+    expect(
+      within(dialog)
+        .getAllByRole("option")
+        .map((option) => option.textContent),
+    ).toEqual(["Payments"]);
     const name = within(dialog).getByLabelText("Name");
 
     await user.type(name, "bad name");

@@ -42,7 +42,9 @@ describe("TeamDetailPage", () => {
     expect(await screen.findByRole("combobox", { name: "Role of bo" })).toHaveValue("viewer");
     expect(screen.getByRole("form", { name: "Add a prefix" })).toBeInTheDocument();
     expect(await screen.findByRole("button", { name: "Edit policy" })).toBeInTheDocument();
-    expect(within(screen.getByRole("table", { name: "Members" })).getAllByRole("button", { name: "Remove" })).toHaveLength(2);
+    expect(
+      within(screen.getByRole("table", { name: "Members" })).getAllByRole("button", { name: "Remove" }),
+    ).toHaveLength(2);
   });
 
   it("shows a developer the team without actions they may not take", async () => {

@@ -18,7 +18,13 @@ describe("TeamsPage", () => {
     expect(screen.getByRole("status")).toBeInTheDocument();
     const table = await screen.findByRole("table", { name: "Teams" });
     const rows = within(table).getAllByRole("row").slice(1);
-    expect(rows.map((row) => within(row).getAllByRole("cell").map((cell) => cell.textContent))).toEqual([
+    expect(
+      rows.map((row) =>
+        within(row)
+          .getAllByRole("cell")
+          .map((cell) => cell.textContent),
+      ),
+    ).toEqual([
       ["Payments", "2", "topic:payments."],
       ["Search", "0", "—"],
     ]);
@@ -43,7 +49,9 @@ describe("TeamsPage", () => {
       "GET /api/v1/auth/session/": json(200, signedIn),
       "GET /api/v1/teams/": () => {
         calls += 1;
-        return calls === 1 ? json(500, { error: { code: "error", message: "The request failed.", details: {} } }) : page([payments]);
+        return calls === 1
+          ? json(500, { error: { code: "error", message: "The request failed.", details: {} } })
+          : page([payments]);
       },
       "GET /api/v1/memberships/": page([]),
       "GET /api/v1/prefixes/": page([]),

@@ -1,4 +1,13 @@
-import type { ApiKey, AuditEvent, Membership, ServiceAccount, Session, Team, TeamPolicy, TeamPrefix } from "../api/types";
+import type {
+  ApiKey,
+  AuditEvent,
+  Membership,
+  ServiceAccount,
+  Session,
+  Team,
+  TeamPolicy,
+  TeamPrefix,
+} from "../api/types";
 import { json, type StubbedResponse } from "./fetchStub";
 
 /** A list endpoint's answer: everything on one page. */
@@ -7,7 +16,10 @@ export function page<Item>(results: Item[], count: number = results.length): Stu
 }
 
 export function sessionFor(username: string, isSuperuser = false): Session {
-  return { authenticated: true, user: { id: 7, username, email: `${username}@example.com`, is_superuser: isSuperuser } };
+  return {
+    authenticated: true,
+    user: { id: 7, username, email: `${username}@example.com`, is_superuser: isSuperuser },
+  };
 }
 
 export const payments: Team = {
