@@ -23,7 +23,9 @@ def _partition_error(index: int, error: ErrorCode | int, message: str | None = N
     }
 
 
-def append_partition(ctx: RequestContext, topic_name: str, index: int, records: bytes | None) -> dict:
+def append_partition(
+    ctx: RequestContext, topic_name: str, index: int, records: bytes | None, acks: int
+) -> dict:
     """Append one partition's batches as leader and answer that partition's part."""
     state = ctx.broker
     topic = state.metadata.get(topic_name)
@@ -36,6 +38,13 @@ def append_partition(ctx: RequestContext, topic_name: str, index: int, records: 
         return _partition_error(index, ErrorCode.not_leader_or_follower)
     if not records:
         return _partition_error(index, ErrorCode.invalid_record, "no record batches")
+    # The only in-sync replica is this one: acks=all cannot be honoured if more are required.
+    if acks == -1 and partition_log.config.min_insync_replicas > 1:
+        return _partition_error(
+            index,
+            ErrorCode.not_enough_replicas,
+            f"min.insync.replicas={partition_log.config.min_insync_replicas} but only 1 replica is in sync",
+        )
     try:
         result = partition_log.append_as_leader(
             records, leader_epoch=topic.leader_epoch(index), now_ms=int(time.time() * 1000)
@@ -70,7 +79,9 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
                     _partition_error(partition.index, ErrorCode.transactional_id_authorization_failed)
                 )
             else:
-                partitions.append(append_partition(ctx, topic_data.name, partition.index, partition.records))
+                partitions.append(
+                    append_partition(ctx, topic_data.name, partition.index, partition.records, acks)
+                )
         responses.append({"name": topic_data.name, "partition_responses": partitions})
     if acks == 0:
         return None

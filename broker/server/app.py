@@ -105,6 +105,8 @@ class BrokerServer:
         self._schedule("retention", config.log_retention_check_interval_ms / 1000, self._run_retention)
         self._schedule("cleaner", config.get_int("log.cleaner.backoff.ms") / 1000, self._run_cleaner)
         self._schedule("flush", FLUSH_CHECK_INTERVAL_S, self._run_flush)
+        max_idle_s = config.get_int("connections.max.idle.ms") / 1000
+        self._schedule("idle-connections", min(max_idle_s / 2, 30.0), lambda: self._close_idle(max_idle_s))
         log.info(
             "broker %d started (cluster %s, %d topics, data in %s)",
             config.node_id,
@@ -173,6 +175,11 @@ class BrokerServer:
                     log.exception("periodic task %s failed", name)
 
         self._periodic.append(asyncio.create_task(loop(), name=f"broker-{name}"))
+
+    def _close_idle(self, max_idle_s: float) -> None:
+        now = asyncio.get_running_loop().time()
+        for connection in list(self._connections):
+            connection.close_if_idle(now, max_idle_s)
 
     def _run_retention(self) -> None:
         assert self.state is not None

@@ -59,6 +59,9 @@ class Connection(asyncio.BufferedProtocol):
         self._writable.set()
         self._stopping = False
         self._lost = False
+        self._busy = False
+        self.last_active = 0.0
+        self._loop: asyncio.AbstractEventLoop  # set in connection_made
         self.worker: asyncio.Task[None] | None = None
 
     # --- asyncio protocol callbacks ----------------------------------------------------
@@ -70,7 +73,9 @@ class Connection(asyncio.BufferedProtocol):
         metrics = self.state.metrics
         metrics.connections += 1
         metrics.connections_total += 1
-        self.worker = asyncio.get_running_loop().create_task(self._serve(), name=f"conn-{self.peer.port}")
+        self._loop = loop = asyncio.get_running_loop()
+        self.last_active = loop.time()
+        self.worker = loop.create_task(self._serve(), name=f"conn-{self.peer.port}")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
@@ -94,6 +99,7 @@ class Connection(asyncio.BufferedProtocol):
         return memoryview(self._buffer)[self._end :]
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active = self._loop.time()
         if self._large is not None:
             self._large_filled += nbytes
             if self._large_filled == len(self._large):
@@ -155,6 +161,16 @@ class Connection(asyncio.BufferedProtocol):
 
     # --- request processing ------------------------------------------------------------
 
+    def close_if_idle(self, now: float, max_idle_s: float) -> bool:
+        """Kafka's connections.max.idle.ms: drop a connection that has been silent too long."""
+        if self._busy or self._frames or now - self.last_active < max_idle_s:
+            return False
+        log.info("closing idle connection %s:%s", self.peer.host, self.peer.port)
+        self.request_stop()
+        if self._transport is not None:
+            self._transport.close()
+        return True
+
     def request_stop(self) -> None:
         """Finish the request in progress, then close (graceful shutdown)."""
         self._stopping = True
@@ -182,11 +198,15 @@ class Connection(asyncio.BufferedProtocol):
                     assert self._transport is not None
                     self._transport.resume_reading()
                     self._reading_paused = False
+                self._busy = True
                 try:
                     response = await dispatch(self.state, self.peer, frame)
                 except (MalformedRequest, UnsupportedRequest) as exc:
                     self._close_for_bad_input(str(exc))
                     return
+                finally:
+                    self._busy = False
+                    self.last_active = self._loop.time()
                 if response is not None and not self._lost:
                     assert self._transport is not None
                     self._transport.writelines(response)

@@ -174,3 +174,22 @@ def test_the_broker_survives_a_storm_of_garbage_and_keeps_serving_a_real_client(
     )
     closes = [line for line in metrics.splitlines() if line.startswith("kafka_broker_bad_input_closes_total")]
     assert int(closes[0].split()[-1]) > 0
+
+
+def test_acks_all_fails_when_more_in_sync_replicas_are_required_than_exist(broker, topic_name):
+    make_topic(broker, topic_name, **{"min.insync.replicas": "2"})
+    batch = build_batch([Record(key=b"k", value=b"v")])
+    with WireClient(broker.bootstrap) as client:
+        strict = client.request(produce_request(topic_name, batch, acks=-1))
+        relaxed = client.request(produce_request(topic_name, batch, acks=1))
+    assert strict.responses[0].partition_responses[0].error_code.value == 19  # NOT_ENOUGH_REPLICAS
+    assert relaxed.responses[0].partition_responses[0].error_code.value == 0
+
+
+def test_invalid_acks_are_refused(broker, topic_name):
+    make_topic(broker, topic_name)
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(
+            produce_request(topic_name, build_batch([Record(key=b"k", value=b"v")]), acks=2)
+        )
+    assert response.responses[0].partition_responses[0].error_code.value == 21  # INVALID_REQUIRED_ACKS

@@ -71,3 +71,15 @@ def test_metrics_endpoint_reports_traffic(fresh_broker, topic_name):
     assert 'kafka_broker_request_duration_seconds_bucket{api="metadata",le="+Inf"}' in text
     assert "kafka_broker_connections " in text
     assert f'kafka_log_size_bytes{{topic="{topic_name}",partition="0",log_dir=' in text
+
+
+def test_idle_connections_are_closed_after_connections_max_idle_ms(broker_factory):
+    import socket
+    import time
+
+    broker = broker_factory(connections_max_idle_ms=400)
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=5) as sock:
+        started = time.monotonic()
+        sock.settimeout(5)
+        assert sock.recv(1) == b""
+        assert time.monotonic() - started < 3
