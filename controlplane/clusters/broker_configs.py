@@ -95,6 +95,13 @@ PROVISIONER_OWNED = frozenset(
     }
 )
 
+
+class InvalidBrokerConfig(ValueError):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
 _INT_RANGES = {INT: (-(2**31), 2**31 - 1), LONG: (-(2**63), 2**63 - 1)}
 
 
@@ -123,9 +130,9 @@ def _type_error(name: str, kind: str, value: object) -> str | None:
 
 
 def validate_broker_config(overrides: object) -> dict[str, str]:
-    """The overrides as Kafka property strings, or ValueError listing every problem found."""
+    """The overrides as Kafka property strings, or InvalidBrokerConfig listing every problem found."""
     if not isinstance(overrides, dict):
-        raise ValueError(["Broker config must be an object of Kafka property names to values."])
+        raise InvalidBrokerConfig(["Broker config must be an object of Kafka property names to values."])
     problems: list[str] = []
     normalized: dict[str, str] = {}
     for name, value in overrides.items():
@@ -143,5 +150,5 @@ def validate_broker_config(overrides: object) -> dict[str, str]:
         else:
             normalized[name] = str(value).lower() if isinstance(value, bool) else str(value).strip()
     if problems:
-        raise ValueError(problems)
+        raise InvalidBrokerConfig(problems)
     return normalized

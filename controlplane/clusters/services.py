@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from controlplane.audit.choices import Result
 from controlplane.audit.services import Change, audited_change, record_event
-from controlplane.clusters.broker_configs import validate_broker_config
+from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
 from controlplane.clusters.choices import (
     ACTIVE_OPERATION_STATES,
     OPERATION_STEPS,
@@ -188,11 +188,11 @@ def _validate_local_spec(spec: ClusterSpec) -> dict[str, str]:
         )
     try:
         return validate_broker_config(spec.broker_config)
-    except ValueError as error:
+    except InvalidBrokerConfig as error:
         raise ServiceError(
             "The broker config is not valid.",
             code="invalid_broker_config",
-            details={"problems": error.args[0]},
+            details={"problems": error.problems},
         ) from error
 
 
