@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,11 +270,6 @@ class BrokerConfig:
                 raise ConfigError(f"advertised.listeners: {adv.name} is not in listeners")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
-
-    def with_overrides(self, **changes: object) -> BrokerConfig:
-        """A copy with some typed values replaced (used by tests and by dynamic broker configs)."""
-        values = {**self.values, **{k.replace("_", "."): v for k, v in changes.items()}}
-        return dataclasses.replace(self, values=values)
 
     def get_int(self, name: str) -> int:
         return int(self.values[name])  # type: ignore[call-overload]

@@ -217,8 +217,3 @@ class TopicManager:
             },
             internal=True,
         )
-
-    # --- lookups -----------------------------------------------------------------------
-
-    def partition_log(self, name: str, partition: int) -> Any:
-        return self.logs.get(name, partition)

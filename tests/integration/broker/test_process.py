@@ -83,3 +83,38 @@ def test_idle_connections_are_closed_after_connections_max_idle_ms(broker_factor
         sock.settimeout(5)
         assert sock.recv(1) == b""
         assert time.monotonic() - started < 3
+
+
+def test_sigterm_during_a_long_poll_answers_it_and_exits_promptly(fresh_broker, topic_name):
+    import datetime
+    import threading
+    import time
+
+    from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
+    from kio.static.primitive import i32Timedelta
+
+    from tests.integration.broker.kafka_wire import WireClient
+
+    create_topic(fresh_broker.bootstrap, topic_name)
+    request = FetchRequest(
+        max_wait=i32Timedelta.parse(datetime.timedelta(seconds=20)),
+        min_bytes=1,
+        topics=(
+            FetchTopic(
+                topic=topic_name,
+                partitions=(FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1000),),
+            ),
+        ),
+        forgotten_topics_data=(),
+    )
+    answers = []
+    with WireClient(fresh_broker.bootstrap, timeout=15) as client:
+        poller = threading.Thread(target=lambda: answers.append(client.request(request)))
+        poller.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        assert fresh_broker.stop() == 0
+        poller.join(10)
+    assert time.monotonic() - started < 5
+    assert answers
+    assert answers[0].responses[0].partitions[0].error_code.value == 0
