@@ -93,3 +93,21 @@ def test_log_append_time_minus_one_means_none_and_a_time_means_that_time():
     )
     when = stamped.responses[0].partition_responses[0].log_append_time
     assert round(when.timestamp() * 1000) == 1_700_000_000_123
+
+
+def _served_versions():
+    from broker.handlers import registry
+
+    return [
+        (key, version)
+        for key, (low, high, _) in sorted(registry().items())
+        for version in range(low, high + 1)
+    ]
+
+
+@pytest.mark.parametrize(("api_key", "version"), _served_versions())
+def test_every_served_response_encodes_from_an_empty_body_and_decodes_back(api_key, version):
+    entity = build_response(api_key, version, {})
+    frame = encode_response(api_key, version, 1, entity)
+    flexible = response_class(api_key, version).__flexible__ and api_key != 18
+    assert decode(api_key, version, frame[4:], flexible_header=flexible) == entity
