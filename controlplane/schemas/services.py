@@ -514,7 +514,7 @@ def _directions(level: str) -> tuple[bool, bool, bool]:
 
 
 def check_against(
-    level: str, candidate: ParsedSchema, previous: Sequence[tuple[SubjectVersion, ParsedSchema]]
+    level: str, candidate: ParsedSchema, previous: Sequence[tuple[int, ParsedSchema]]
 ) -> list[str]:
     """Messages for every rule the candidate breaks against `previous` (oldest first) under `level`."""
     if level == Compatibility.NONE or not previous:
@@ -522,7 +522,7 @@ def check_against(
     backward, forward, transitive = _directions(level)
     targets = previous if transitive else previous[-1:]
     messages: list[str] = []
-    for row, old in targets:
+    for version, old in targets:
         problems = []
         if backward:
             problems += find_incompatibilities(candidate, old)
@@ -533,15 +533,15 @@ def check_against(
                 if not backward or problem not in problems
             ]
         for problem in problems:
-            messages.append(f"{problem}, {{oldSchemaVersion: {row.version}}}")
+            messages.append(f"{problem}, {{oldSchemaVersion: {version}}}")
         if problems:
             messages.append(f"{{compatibility: '{level}'}}")
     return messages
 
 
-def _live_parsed(cluster_id: int, subject: str) -> list[tuple[SubjectVersion, ParsedSchema]]:
+def _live_parsed(cluster_id: int, subject: str) -> list[tuple[int, ParsedSchema]]:
     rows = _versions(cluster_id, subject).select_related("schema").order_by("version")
-    return [(row, parsed_schema(row.schema)) for row in rows]
+    return [(row.version, parsed_schema(row.schema)) for row in rows]
 
 
 def evaluate_compatibility(
@@ -554,7 +554,7 @@ def evaluate_compatibility(
         previous = _live_parsed(cluster_id, subject)
     else:
         row = get_version(cluster_id=cluster_id, subject=subject, version=version)
-        previous = [(row, parsed_schema(row.schema))]
+        previous = [(row.version, parsed_schema(row.schema))]
         level = level.replace("_TRANSITIVE", "")
     messages = check_against(level, candidate, previous)
     return CompatibilityResult(is_compatible=not messages, messages=messages)

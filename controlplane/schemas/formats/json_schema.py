@@ -273,11 +273,7 @@ class _Checker:
                     f"The writer's property '{name}' at '{path}' is not accepted by the reader's "
                     "additionalProperties",
                 )
-        if (
-            not _is_open(reader)
-            and _is_open(writer)
-            and not writer_properties.keys() - reader_properties.keys()
-        ):
+        if not _is_open(reader) and _is_open(writer):
             self.fail(
                 "ADDITIONAL_PROPERTIES_REMOVED",
                 f"{path}/additionalProperties",

@@ -92,8 +92,7 @@ class ProtoModel:
         def visit(messages: Iterable[descriptor_pb2.DescriptorProto], scope: str) -> None:
             for message in messages:
                 name = f"{scope}.{message.name}" if scope else message.name
-                if not message.options.map_entry:
-                    found[name] = message
+                found[name] = message  # map entries too: a map's value type is their field 2
                 visit(message.nested_type, name)
 
         visit(self.file.message_type, self.file.package)
@@ -243,7 +242,7 @@ def _check_message(
                     )
                 )
             continue
-        if _kind(reader_field) != _kind(writer_field):
+        if (_kind(reader_field) == "message") != (_kind(writer_field) == "message"):
             problems.append(
                 Incompatibility(
                     "FIELD_KIND_CHANGED",
