@@ -11,8 +11,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import redis
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from controlplane.audit.choices import Result
 from controlplane.audit.services import Change, audited_change, record_event
@@ -146,10 +150,31 @@ def _new_operation(cluster: Cluster, kind: str, actor: Actor, parameters: dict |
     return operation
 
 
+def _queue_is_down() -> bool:
+    """A quick look before publishing: Celery's own client retries a dead Redis for seconds."""
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith(("redis://", "rediss://")):
+        return False
+    client = redis.Redis.from_url(
+        url, socket_connect_timeout=1, socket_timeout=1, retry=Retry(NoBackoff(), 0)
+    )
+    try:
+        client.ping()
+    except redis.RedisError:
+        return True
+    finally:
+        client.close()
+    return False
+
+
 def enqueue_operation(operation_id: int) -> None:
-    """Hands the operation to a worker. If the queue is down it stays pending and the health beat re-sends it."""
+    """Hands the operation to a worker. If the queue is down it stays pending and is resent later (by the
+    health beat, or when the stack starts)."""
     from console.celery import app
 
+    if _queue_is_down():
+        logger.warning("the task queue is down; operation %s stays pending and will be resent", operation_id)
+        return
     try:
         app.send_task("clusters.run_operation", args=[operation_id], retry=False, ignore_result=True)
     except Exception as error:  # the queue's client raises many types; the operation is resent either way

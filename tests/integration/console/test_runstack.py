@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.gateway import Connection, describe_cluster
 from tests.fixtures.servers import REPO_ROOT, free_port, wait_until
 
 pytestmark = pytest.mark.integration
@@ -61,9 +63,55 @@ def stack_env(tmp_path: Path) -> dict[str, str]:
         "WEB_BIND": f"127.0.0.1:{free_port()}",
         "WEB_WORKERS": "1",
         "CELERY_CONCURRENCY": "1",
+        "DEFAULT_CLUSTER_PORT": str(free_port()),
     }
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO_ROOT, env=env, check=True)
+    # Like scripts/run.sh: the default local cluster is defined before the stack starts.
+    subprocess.run(
+        [sys.executable, "manage.py", "ensure_default_cluster"], cwd=REPO_ROOT, env=env, check=True
+    )
     return env
+
+
+def _broker_answers(port: str) -> bool:
+    try:
+        description = describe_cluster(Connection(f"127.0.0.1:{port}"), timeout_seconds=1)
+    except KafkaGatewayError:
+        return False
+    return [node.node_id for node in description.brokers] == [1]
+
+
+def _local_broker_processes(data_dir: str) -> set[int]:
+    """Broker processes of the stack's local clusters (they run in their own sessions, see the provisioner)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            stat = _proc_stat(int(entry))
+            if stat and stat[0] != "Z" and f"{data_dir}/clusters/" in cmdline and "broker" in cmdline:
+                found.add(int(entry))
+    return found
+
+
+def _start_stack(env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "runstack"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _stop_stack(stack: subprocess.Popen) -> str:
+    stack.send_signal(signal.SIGINT)
+    output, _ = stack.communicate(timeout=60)
+    assert stack.returncode == 0, output
+    return output
 
 
 def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(stack_env) -> None:
@@ -104,3 +152,26 @@ def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(
     for name in ("redis", "web", "worker", "beat"):
         assert f"{name:<8}| stopped" in output
     assert _processes_in_sessions(sessions) == set()
+    assert _local_broker_processes(stack_env["STREAMHUB_DATA_DIR"]) == set()
+
+
+def test_it_provisions_the_default_cluster_stops_its_broker_on_ctrl_c_and_brings_it_back(stack_env) -> None:
+    port, data_dir = stack_env["DEFAULT_CLUSTER_PORT"], stack_env["STREAMHUB_DATA_DIR"]
+    stack = _start_stack(stack_env)
+    try:
+        # The worker runs the provisioning workflow the definition asked for.
+        wait_until(lambda: _broker_answers(port), 60, "the default cluster's broker to answer Metadata")
+        assert len(_local_broker_processes(data_dir)) == 1
+    finally:
+        output = _stop_stack(stack)
+    assert "clusters| cluster local: stopped" in output
+    assert _local_broker_processes(data_dir) == set()
+    assert not _broker_answers(port)
+
+    stack = _start_stack(stack_env)
+    try:
+        wait_until(lambda: _broker_answers(port), 60, "the default cluster to come back on the next run")
+    finally:
+        output = _stop_stack(stack)
+    assert f"clusters| cluster local: running at 127.0.0.1:{port}" in output
+    assert _local_broker_processes(data_dir) == set()
