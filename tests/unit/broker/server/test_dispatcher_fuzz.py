@@ -7,10 +7,26 @@ import io
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kio.schema.delete_records.v2.request import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
+from kio.schema.describe_configs.v4.request import DescribeConfigsRequest, DescribeConfigsResource
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
+from kio.schema.incremental_alter_configs.v1.request import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
 from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
+from kio.schema.offset_for_leader_epoch.v4.request import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_reader, entity_writer
@@ -86,6 +102,49 @@ SEEDS = [
                     name=TOPIC, partitions=(ListOffsetsPartition(partition_index=0, timestamp=-1),)
                 ),
             ),
+        )
+    ),
+    frame(
+        DescribeConfigsRequest(
+            resources=(
+                DescribeConfigsResource(resource_type=2, resource_name=TOPIC, configuration_keys=None),
+            ),
+            include_synonyms=True,
+            include_documentation=False,
+        )
+    ),
+    frame(
+        IncrementalAlterConfigsRequest(
+            resources=(
+                AlterConfigsResource(
+                    resource_type=2,
+                    resource_name=TOPIC,
+                    configs=(AlterableConfig(name="retention.ms", config_operation=0, value="86400000"),),
+                ),
+            ),
+            validate_only=False,
+        )
+    ),
+    frame(
+        OffsetForLeaderEpochRequest(
+            topics=(
+                OffsetForLeaderTopic(
+                    topic=TOPIC,
+                    partitions=(
+                        OffsetForLeaderPartition(partition=0, current_leader_epoch=0, leader_epoch=0),
+                    ),
+                ),
+            )
+        )
+    ),
+    frame(
+        DeleteRecordsRequest(
+            topics=(
+                DeleteRecordsTopic(
+                    name=TOPIC, partitions=(DeleteRecordsPartition(partition_index=0, offset=0),)
+                ),
+            ),
+            timeout=MS_100,
         )
     ),
 ]
