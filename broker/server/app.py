@@ -70,6 +70,7 @@ class BrokerServer:
         self._metrics_server: asyncio.AbstractServer | None = None
         self._connections: set[Connection] = set()
         self._periodic: list[asyncio.Task[None]] = []
+        self._cleaner_pass: asyncio.Future[Any] | None = None
         self._stop_requested = asyncio.Event()
         self.stopping = asyncio.Event()
 
@@ -135,6 +136,9 @@ class BrokerServer:
             server.close()
         for task in self._periodic:
             task.cancel()
+        if self._cleaner_pass is not None and not self._cleaner_pass.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._cleaner_pass), SHUTDOWN_GRACE_S)
         for connection in list(self._connections):
             connection.request_stop()
         workers = {c.worker for c in self._connections if c.worker is not None}
@@ -188,8 +192,12 @@ class BrokerServer:
     async def _run_cleaner(self) -> None:
         assert self.state is not None
         if self.config.get_bool("log.cleaner.enable"):
-            # Compaction rewrites whole segments: keep it off the event loop.
-            await asyncio.to_thread(self.state.logs.run_cleaner, now_ms())
+            # Compaction rewrites whole segments: keep it off the event loop. Shielded, so
+            # that stopping waits for a pass in progress instead of closing logs under it.
+            self._cleaner_pass = asyncio.ensure_future(
+                asyncio.to_thread(self.state.logs.run_cleaner, now_ms())
+            )
+            await asyncio.shield(self._cleaner_pass)
 
     def _run_flush(self) -> None:
         assert self.state is not None
