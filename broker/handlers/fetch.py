@@ -56,7 +56,10 @@ def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], 
                 partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
                 continue
             logs.append(partition_log)
-            epoch_error = leader_epoch_error(part.current_leader_epoch, topic.leader_epoch(index))
+            # current_leader_epoch exists from v9; older clients skip the fencing check.
+            epoch_error = leader_epoch_error(
+                getattr(part, "current_leader_epoch", -1), topic.leader_epoch(index)
+            )
             if epoch_error != ErrorCode.none:
                 partitions.append(_error_partition(index, epoch_error))
                 continue
@@ -107,7 +110,7 @@ def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], 
 
 
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
-    if request.session_id != 0:
+    if getattr(request, "session_id", 0) != 0:  # sessions exist from v7
         # We never create fetch sessions (we answer session_id 0), so any id is unknown.
         return {
             "throttle_time": 0,

@@ -1,0 +1,219 @@
+"""Every served version of the data-path APIs answers correctly (clients differ in what they send)."""
+
+import pytest
+
+from broker.protocol.responses import build_entity
+from broker.protocol.schemas import request_class
+from broker.records.records import Record, build_batch
+from tests.integration.broker.helpers import create_topic
+from tests.integration.broker.kafka_wire import WireClient
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def matrix_topic(broker):
+    return create_topic(broker.bootstrap, "api-version-matrix")
+
+
+def request(api_key: int, version: int, body: dict):
+    return build_entity(request_class(api_key, version), body)
+
+
+@pytest.mark.parametrize("version", range(3, 11))
+def test_produce_answers_every_served_version(broker, matrix_topic, version):
+    body = {
+        "acks": -1,
+        "timeout": 5000,
+        "topic_data": [
+            {
+                "name": matrix_topic,
+                "partition_data": [{"index": 0, "records": build_batch([Record(b"k", b"v")])}],
+            }
+        ],
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(0, version, body))
+    partition = response.responses[0].partition_responses[0]
+    assert partition.error_code.value == 0
+    assert partition.base_offset >= 0
+
+
+@pytest.mark.parametrize("version", range(4, 13))
+def test_fetch_answers_every_served_version(broker, matrix_topic, version):
+    from broker.protocol.responses import build_entity as build
+
+    with WireClient(broker.bootstrap) as client:
+        client.request(
+            build(
+                request_class(0, 9),
+                {
+                    "acks": 1,
+                    "timeout": 5000,
+                    "topic_data": [
+                        {
+                            "name": matrix_topic,
+                            "partition_data": [
+                                {"index": 0, "records": build_batch([Record(b"k", b"fetched")])}
+                            ],
+                        }
+                    ],
+                },
+            )
+        )
+        body = {
+            "replica_id": -1,
+            "max_wait": 100,
+            "min_bytes": 1,
+            "max_bytes": 1 << 20,
+            "topics": [
+                {
+                    "topic": matrix_topic,
+                    "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}],
+                }
+            ],
+            "forgotten_topics_data": [],
+        }
+        response = client.request(request(1, version, body))
+    partition = response.responses[0].partitions[0]
+    assert partition.error_code.value == 0
+    assert partition.high_watermark >= 1
+    assert b"fetched" in partition.records or b"v" in partition.records
+
+
+@pytest.mark.parametrize("version", range(1, 8))
+def test_list_offsets_answers_every_served_version(broker, matrix_topic, version):
+    body = {
+        "replica_id": -1,
+        "topics": [{"name": matrix_topic, "partitions": [{"partition_index": 0, "timestamp": -2}]}],
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(2, version, body))
+    partition = response.topics[0].partitions[0]
+    assert (partition.error_code.value, partition.offset) == (0, 0)
+
+
+@pytest.mark.parametrize("version", range(14))
+def test_metadata_answers_every_served_version(broker, matrix_topic, version):
+    body = {"topics": [{"name": matrix_topic}], "allow_auto_topic_creation": False}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(3, version, body))
+    assert [t.name for t in response.topics] == [matrix_topic]
+    assert response.brokers[0].port == broker.port
+
+
+@pytest.mark.parametrize("version", range(2, 5))
+def test_offset_for_leader_epoch_answers_every_served_version(broker, matrix_topic, version):
+    body = {"topics": [{"topic": matrix_topic, "partitions": [{"partition": 0, "leader_epoch": 0}]}]}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(23, version, body))
+    assert response.topics[0].partitions[0].error_code.value == 0
+
+
+def _versions(api_key: int) -> list[int]:
+    from broker.handlers import registry
+
+    low, high, _ = registry()[api_key]
+    return list(range(low, high + 1))
+
+
+@pytest.mark.parametrize("version", _versions(19))
+def test_create_and_delete_topics_answer_every_served_version(broker, version):
+    name = f"matrix-create-v{version}"
+    create = {"topics": [{"name": name, "num_partitions": 2, "replication_factor": 1}], "timeout": 5000}
+    with WireClient(broker.bootstrap) as client:
+        created = client.request(request(19, version, create))
+        assert created.topics[0].error_code.value == 0
+        delete_version = min(version, 6)
+        if delete_version >= 6:
+            delete = {"topics": [{"name": name}], "timeout": 5000}
+        else:
+            delete = {"topic_names": [name], "timeout": 5000}
+        deleted = client.request(request(20, delete_version, delete))
+    assert deleted.responses[0].error_code.value == 0
+
+
+@pytest.mark.parametrize("version", _versions(37))
+def test_create_partitions_answers_every_served_version(broker, version):
+    name = create_topic(broker.bootstrap, f"matrix-partitions-v{version}")
+    body = {
+        "topics": [{"name": name, "count": 3, "assignments": None}],
+        "timeout": 5000,
+        "validate_only": False,
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(37, version, body))
+    assert response.results[0].error_code.value == 0
+
+
+@pytest.mark.parametrize("version", _versions(32))
+def test_describe_configs_answers_every_served_version(broker, matrix_topic, version):
+    body = {"resources": [{"resource_type": 2, "resource_name": matrix_topic, "configuration_keys": None}]}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(32, version, body))
+    configs = {c.name: c.value for c in response.results[0].configs}
+    assert configs["cleanup.policy"] == "delete"
+
+
+@pytest.mark.parametrize("version", _versions(33))
+def test_alter_configs_answers_every_served_version(broker, matrix_topic, version):
+    body = {
+        "resources": [
+            {
+                "resource_type": 2,
+                "resource_name": matrix_topic,
+                "configs": [{"name": "retention.ms", "value": "1"}],
+            }
+        ],
+        "validate_only": True,
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(33, version, body))
+    assert response.responses[0].error_code.value == 0
+
+
+@pytest.mark.parametrize("version", _versions(44))
+def test_incremental_alter_configs_answers_every_served_version(broker, matrix_topic, version):
+    op = {"name": "retention.ms", "config_operation": 0, "value": "1"}
+    body = {
+        "resources": [{"resource_type": 2, "resource_name": matrix_topic, "configs": [op]}],
+        "validate_only": True,
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(44, version, body))
+    assert response.responses[0].error_code.value == 0
+
+
+@pytest.mark.parametrize("version", _versions(22))
+def test_init_producer_id_answers_every_served_version(broker, version):
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(
+            request(22, version, {"transactional_id": None, "transaction_timeout": 60000})
+        )
+    assert response.error_code.value == 0
+    assert response.producer_id >= 0
+
+
+@pytest.mark.parametrize("version", _versions(35))
+def test_describe_log_dirs_answers_every_served_version(broker, matrix_topic, version):
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(35, version, {"topics": None}))
+    assert any(t.name == matrix_topic for result in response.results for t in result.topics)
+
+
+@pytest.mark.parametrize("version", _versions(21))
+def test_delete_records_answers_every_served_version(broker, version):
+    name = create_topic(broker.bootstrap, f"matrix-delete-records-v{version}")
+    body = {"topics": [{"name": name, "partitions": [{"partition_index": 0, "offset": 0}]}], "timeout": 5000}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(21, version, body))
+    assert response.topics[0].partitions[0].error_code.value == 0
+
+
+@pytest.mark.parametrize("version", _versions(18))
+def test_api_versions_answers_every_served_version(broker, version):
+    body = {"client_software_name": "matrix", "client_software_version": "1"}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(18, version, body))
+    assert response.error_code.value == 0
+    assert {k.api_key for k in response.api_keys} >= {0, 1, 3, 18}
