@@ -41,7 +41,6 @@ class BrokerMetrics:
         self.messages_in: dict[str, int] = defaultdict(int)
         self.bytes_out: dict[str, int] = defaultdict(int)
         self.requests: dict[tuple[str, int], int] = defaultdict(int)
-        self.request_errors: dict[str, int] = defaultdict(int)
         self.latency: dict[str, _Histogram] = defaultdict(_Histogram)
         self.connections = 0
         self.connections_total = 0
