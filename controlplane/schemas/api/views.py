@@ -49,6 +49,14 @@ def respond(body: Any, status: int = 200) -> HttpResponse:
     )
 
 
+class EncodedJson(bytes):
+    """A body already encoded, as the hot paths cache it."""
+
+
+def encode(body: Any) -> EncodedJson:
+    return EncodedJson(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
+
+
 def error(status: int, error_code: int, message: str) -> HttpResponse:
     return respond({"error_code": error_code, "message": message}, status=status)
 
@@ -163,7 +171,7 @@ def _readable_schema(call: Call, schema_id: int):
 def schema_by_id(call: Call, schema_id: str) -> Any:
     key = ("id", schema_id, call.params.get("format"), call.flag("fetchMaxId"), call.params.get("subject"))
 
-    def compute() -> tuple[dict[str, Any], frozenset[str]]:
+    def compute() -> tuple[EncodedJson, frozenset[str]]:
         schema = services.get_schema(cluster_id=call.cluster_id, schema_id=int(schema_id))
         body: dict[str, Any] = {}
         if schema.schema_type != SchemaType.AVRO:
@@ -178,7 +186,7 @@ def schema_by_id(call: Call, schema_id: str) -> Any:
         if call.flag("fetchMaxId"):
             body["maxId"] = services.max_schema_id(call.cluster_id)
         subjects = frozenset(schema.subject_versions.values_list("subject", flat=True))
-        return body, subjects
+        return encode(body), subjects
 
     body, subjects = cache.cached(call.cluster_id, key, compute)
     if not any(call.access.can_read(subject) for subject in subjects):
@@ -234,7 +242,7 @@ def lookup(call: Call, subject: str) -> Any:
     normalize, deleted = call.flag("normalize"), call.flag("deleted")
     key = ("lookup", subject, hashlib.sha256(raw).hexdigest(), normalize, deleted, call.params.get("format"))
 
-    def compute() -> dict[str, Any]:
+    def compute() -> EncodedJson:
         row = services.lookup_schema(
             cluster_id=call.cluster_id,
             subject=subject,
@@ -242,7 +250,7 @@ def lookup(call: Call, subject: str) -> Any:
             normalize=normalize,
             deleted=deleted,
         )
-        return version_body(row, _output_format(call))
+        return encode(version_body(row, _output_format(call)))
 
     return cache.cached(call.cluster_id, key, compute)
 
@@ -507,4 +515,6 @@ def registry(request: HttpRequest, cluster_id: str, rest: str = "") -> HttpRespo
         return error(500, 50001, "Error in the backend data store")
     if isinstance(result, HttpResponse):
         return result
+    if isinstance(result, EncodedJson):
+        return HttpResponse(result, content_type=CONTENT_TYPE)
     return respond(result)
