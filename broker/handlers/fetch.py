@@ -92,7 +92,7 @@ def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], 
                     continue
             total += len(records)
             if records:
-                state.metrics.record_fetch(name, len(records))
+                state.metrics.record_fetch(name, records)
             partitions.append(
                 {
                     "partition_index": index,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
@@ -13,6 +14,21 @@ from kio.index import api_key_map
 log = logging.getLogger(__name__)
 
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+_BATCH_LENGTH = struct.Struct(">i")
+_RECORD_COUNT_AT = 57  # v2 batch header: recordCount sits at [57:61)
+
+
+def count_records(records: bytes) -> int:
+    """Records in a buffer of whole v2 batches, read from the batch headers only."""
+    count = 0
+    position = 0
+    end = len(records) - 61
+    while position <= end:
+        count += _BATCH_LENGTH.unpack_from(records, position + _RECORD_COUNT_AT)[0]
+        position += 12 + _BATCH_LENGTH.unpack_from(records, position + 8)[0]
+    return count
 
 
 def _escape(value: str) -> str:
@@ -40,6 +56,7 @@ class BrokerMetrics:
         self.bytes_in: dict[str, int] = defaultdict(int)
         self.messages_in: dict[str, int] = defaultdict(int)
         self.bytes_out: dict[str, int] = defaultdict(int)
+        self.messages_out: dict[str, int] = defaultdict(int)
         self.requests: dict[tuple[str, int], int] = defaultdict(int)
         self.latency: dict[str, _Histogram] = defaultdict(_Histogram)
         self.connections = 0
@@ -57,8 +74,9 @@ class BrokerMetrics:
         self.bytes_in[topic] += size
         self.messages_in[topic] += count
 
-    def record_fetch(self, topic: str, size: int) -> None:
-        self.bytes_out[topic] += size
+    def record_fetch(self, topic: str, records: bytes) -> None:
+        self.bytes_out[topic] += len(records)
+        self.messages_out[topic] += count_records(records)
 
     def add_gauge(
         self, name: str, help_text: str, sample: Callable[[], Iterable[tuple[dict[str, str], float]]]
@@ -81,6 +99,9 @@ class BrokerMetrics:
         family("kafka_broker_topic_bytes_out_total", "counter", "Record bytes fetched per topic.")
         for topic, value in sorted(self.bytes_out.items()):
             lines.append(f'kafka_broker_topic_bytes_out_total{{topic="{_escape(topic)}"}} {value}')
+        family("kafka_broker_topic_messages_out_total", "counter", "Records fetched per topic.")
+        for topic, value in sorted(self.messages_out.items()):
+            lines.append(f'kafka_broker_topic_messages_out_total{{topic="{_escape(topic)}"}} {value}')
         family("kafka_broker_requests_total", "counter", "Requests handled per API and version.")
         for (api, version), value in sorted(self.requests.items()):
             lines.append(f'kafka_broker_requests_total{{api="{api}",version="{version}"}} {value}')

@@ -2,10 +2,11 @@
 
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.fixtures.broker import REPO_ROOT
 from tests.integration.broker.helpers import create_topic
@@ -67,6 +68,20 @@ def test_metrics_endpoint_reports_traffic(fresh_broker, topic_name):
         .decode()
     )
     assert f'kafka_broker_topic_messages_in_total{{topic="{topic_name}"}} 10' in text
+    consumer = Consumer({"bootstrap.servers": fresh_broker.bootstrap, "group.id": topic_name})
+    consumer.assign([TopicPartition(topic_name, 0, 0)])
+    received = 0
+    deadline = time.monotonic() + 10
+    while received < 10 and time.monotonic() < deadline:
+        message = consumer.poll(0.2)
+        received += message is not None and message.error() is None
+    consumer.close()
+    text = (
+        urllib.request.urlopen(f"http://127.0.0.1:{fresh_broker.metrics_port}/metrics", timeout=5)
+        .read()
+        .decode()
+    )
+    assert f'kafka_broker_topic_messages_out_total{{topic="{topic_name}"}} 10' in text
     assert 'kafka_broker_requests_total{api="produce"' in text
     assert 'kafka_broker_request_duration_seconds_bucket{api="metadata",le="+Inf"}' in text
     assert "kafka_broker_connections " in text
