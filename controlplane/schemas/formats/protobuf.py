@@ -51,6 +51,7 @@ WELL_KNOWN_MODULES = (
     "google.type.quaternion_pb2",
     "google.type.timeofday_pb2",
 )
+_IMPORT = re.compile(r"""^\s*import\s+(?:public\s+|weak\s+)?["']([^"']+)["']""", re.MULTILINE)
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 VARINT_GROUP = {FIELD.TYPE_INT32, FIELD.TYPE_UINT32, FIELD.TYPE_INT64, FIELD.TYPE_UINT64, FIELD.TYPE_BOOL}
 COMPATIBLE_GROUPS = [
@@ -113,6 +114,13 @@ def _decode(text: str, dependencies: list[tuple[str, FDP]]) -> FDP:
     try:
         return parse_proto(text, [file for _, file in dependencies] + list(well_known_files().values()))
     except ProtoSyntaxError as error:
+        # An undefined type usually means a missing reference: say which import has none.
+        known = {name for name, _ in dependencies} | set(well_known_files())
+        for path in _IMPORT.findall(text):
+            if path not in known:
+                raise InvalidSchema(
+                    f"Invalid schema: the import {path!r} is neither a reference nor a well-known type"
+                ) from error
         raise InvalidSchema(f"Invalid schema: {error}") from error
 
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -28,6 +29,7 @@ class Registry:
     team_a_developer: str
     team_a_viewer: str
     team_b_developer: str
+    org_admin_user: Any = None
 
     def client(self, credentials: str | None = None) -> SchemaRegistryClient:
         config = {"url": self.url, "max.retries": 0}
@@ -55,8 +57,7 @@ def _clean_registry_caches() -> Iterator[None]:
     services.forget_parsed()
 
 
-@pytest.fixture
-def registry(live_server, transactional_db) -> Registry:
+def _build_registry(base_url: str) -> Registry:
     organization = tenancy.create_organization(actor=SYSTEM, name="Acme")
     team_a = tenancy.create_team(actor=SYSTEM, organization=organization, name="Payments")
     team_b = tenancy.create_team(actor=SYSTEM, organization=organization, name="Search")
@@ -72,10 +73,23 @@ def registry(live_server, transactional_db) -> Registry:
     tenancy.add_org_member(actor=SYSTEM, organization=organization, user=olga, is_org_admin=True)
     _, olga_token = accounts.create_api_key(actor=Actor(user=olga), name="olga", role=TeamRole.TEAM_ADMIN)
     return Registry(
-        url=f"{live_server.url}/clusters/{cluster.pk}/schema-registry",
+        url=f"{base_url}/clusters/{cluster.pk}/schema-registry",
         cluster=cluster,
         org_admin=f"{olga_token.key_id}:{olga_token.secret}",
         team_a_developer=_key(account_a, TeamRole.DEVELOPER),
         team_a_viewer=_key(account_a, TeamRole.VIEWER),
         team_b_developer=_key(account_b, TeamRole.DEVELOPER),
+        org_admin_user=olga,
     )
+
+
+@pytest.fixture
+def registry(live_server, transactional_db) -> Registry:
+    """The registry on a live server, for real clients."""
+    return _build_registry(live_server.url)
+
+
+@pytest.fixture
+def local_registry(db) -> Registry:
+    """The same registry for Django's test client (url is the path only)."""
+    return _build_registry("")
