@@ -494,7 +494,10 @@ def start_local_clusters() -> list[str]:
         try:
             for broker in cluster.brokers.all():
                 plan = node_plan(broker)
-                if not provisioner.is_alive(plan, broker.pid):
+                running = provisioner.running_pid(plan, broker.pid)
+                if running is not None:
+                    broker.pid = running
+                else:
                     broker.pid = provisioner.start(plan)
                     broker.status = BrokerStatus.STARTING
                     broker.save(update_fields=["pid", "status"])

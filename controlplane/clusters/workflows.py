@@ -161,8 +161,11 @@ def _start_dead_brokers(cluster: Cluster, brokers: list[Broker], progress: Opera
     provisioner = services.provisioner_for(cluster)
     for broker in brokers:
         plan = services.node_plan(broker)
-        if provisioner.is_alive(plan, broker.pid):
-            progress.line(f"broker {broker.node_id}: already running (pid {broker.pid})")
+        running = provisioner.running_pid(plan, broker.pid)
+        if running is not None:
+            broker.pid = running
+            broker.save(update_fields=["pid"])
+            progress.line(f"broker {broker.node_id}: already running (pid {running})")
             continue
         restarting = broker.pid is not None
         broker.pid = provisioner.start(plan)

@@ -51,7 +51,16 @@ class ClusterDeleteInputSerializer(serializers.Serializer):
 # Outputs
 
 
+# Integer fields are declared rather than derived from the models: derived bounds differ between database
+# backends, and the schema must not depend on the database that generated it.
+
+
 class BrokerSerializer(serializers.ModelSerializer):
+    node_id = serializers.IntegerField(read_only=True)
+    port = serializers.IntegerField(read_only=True)
+    pid = serializers.IntegerField(read_only=True, allow_null=True)
+    restart_count = serializers.IntegerField(read_only=True)
+
     class Meta:
         model = Broker
         fields = ["node_id", "host", "port", "status", "pid", "restart_count", "last_seen"]
@@ -88,6 +97,8 @@ class OperationSerializer(serializers.ModelSerializer):
 
 
 class ClusterSerializer(serializers.ModelSerializer):
+    broker_count = serializers.IntegerField(read_only=True)
+    requested_port = serializers.IntegerField(read_only=True)
     has_admin_credentials = serializers.SerializerMethodField()
 
     class Meta:

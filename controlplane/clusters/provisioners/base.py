@@ -49,8 +49,12 @@ class Provisioner(ABC):
         """Starts the node detached from the caller and returns its process id."""
 
     @abstractmethod
+    def running_pid(self, node: NodePlan, pid: int | None) -> int | None:
+        """The node's running process: `pid` if it still is this node's (not a reused pid), or one the
+        provisioner knows of otherwise; None when the node is not running."""
+
     def is_alive(self, node: NodePlan, pid: int | None) -> bool:
-        """Whether the node's process is running (and is really this node's, not a reused pid)."""
+        return self.running_pid(node, pid) is not None
 
     @abstractmethod
     def wait_until_ready(self, node: NodePlan, pid: int, *, timeout_seconds: float) -> None:

@@ -158,13 +158,24 @@ class LocalProvisioner(Provisioner):
             raise ProvisioningFailed(f"Cannot start broker {node.node_id}: {launched.stderr.strip()}")
         return int(launched.stdout.strip())
 
-    def is_alive(self, node: NodePlan, pid: int | None) -> bool:
-        if pid is None:
-            return False
+    def _is_node_process(self, node: NodePlan, pid: int) -> bool:
         state = _proc_state(pid)
         if state is None or state in ("Z", "X"):
             return False
         return str(self.config_path(node)) in _proc_cmdline(pid)
+
+    def _pid_from_file(self, node: NodePlan) -> int | None:
+        try:
+            return int(self.pid_path(node).read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def running_pid(self, node: NodePlan, pid: int | None) -> int | None:
+        # The pid file also knows a broker whose starter was killed before it could record the pid.
+        for candidate in (pid, self._pid_from_file(node)):
+            if candidate and self._is_node_process(node, candidate):
+                return candidate
+        return None
 
     def log_tail(self, node: NodePlan) -> str:
         try:
@@ -202,9 +213,9 @@ class LocalProvisioner(Provisioner):
         )
 
     def stop(self, node: NodePlan, pid: int | None, *, timeout_seconds: float) -> None:
-        if not self.is_alive(node, pid):
+        pid = self.running_pid(node, pid)
+        if pid is None:
             return
-        assert pid is not None
         # The broker leads its own session and process group (see detach.py).
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)

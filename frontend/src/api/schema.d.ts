@@ -666,16 +666,12 @@ export interface components {
          */
         BrokerStatusEnum: "pending" | "starting" | "running" | "dead" | "stopped";
         BrokerWithConfigs: {
-            /** Format: int64 */
-            node_id: number;
+            readonly node_id: number;
             host: string;
-            /** Format: int64 */
-            port: number;
+            readonly port: number;
             status?: components["schemas"]["BrokerStatusEnum"];
-            /** Format: int64 */
-            pid?: number | null;
-            /** Format: int64 */
-            restart_count?: number;
+            readonly pid: number | null;
+            readonly restart_count: number;
             /** Format: date-time */
             last_seen?: string | null;
             readonly configs: {
@@ -687,11 +683,9 @@ export interface components {
             organization: number;
             name: string;
             provider: components["schemas"]["ProviderEnum"];
-            /** Format: int64 */
-            broker_count?: number;
+            readonly broker_count: number;
             broker_config?: unknown;
-            /** Format: int64 */
-            requested_port?: number;
+            readonly requested_port: number;
             bootstrap_servers?: string;
             security_protocol?: components["schemas"]["SecurityProtocolEnum"];
             sasl_mechanism?: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];
@@ -728,11 +722,9 @@ export interface components {
             organization: number;
             name: string;
             provider: components["schemas"]["ProviderEnum"];
-            /** Format: int64 */
-            broker_count?: number;
+            readonly broker_count: number;
             broker_config?: unknown;
-            /** Format: int64 */
-            requested_port?: number;
+            readonly requested_port: number;
             bootstrap_servers?: string;
             security_protocol?: components["schemas"]["SecurityProtocolEnum"];
             sasl_mechanism?: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];

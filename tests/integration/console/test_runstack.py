@@ -49,8 +49,8 @@ def _http_get(url: str) -> tuple[int, str]:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
-    except urllib.error.URLError:
-        return 0, ""  # not listening yet
+    except (urllib.error.URLError, TimeoutError):
+        return 0, ""  # not listening yet, or still too busy starting to answer
 
 
 @pytest.fixture
