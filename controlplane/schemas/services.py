@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -138,15 +139,17 @@ def parse_schema_input(body: Any) -> SchemaInput:
 
 _PARSED: OrderedDict[tuple[int, int], ParsedSchema] = OrderedDict()
 _PARSED_LIMIT = 2048
+_PARSED_LOCK = threading.Lock()  # gunicorn's gthread workers serve requests on several threads
 
 
 def parsed_schema(schema: Schema) -> ParsedSchema:
     """The parsed form of a stored schema. Rows never change, so the cache never goes stale."""
     key = (schema.cluster_id, schema.schema_id)
-    cached = _PARSED.get(key)
-    if cached is not None:
-        _PARSED.move_to_end(key)
-        return cached
+    with _PARSED_LOCK:
+        cached = _PARSED.get(key)
+        if cached is not None:
+            _PARSED.move_to_end(key)
+            return cached
     references = tuple(Reference(**item) for item in schema.references)
     dependencies = resolve_references(schema.cluster_id, references)
     try:
@@ -155,14 +158,16 @@ def parsed_schema(schema: Schema) -> ParsedSchema:
         raise RegistryError(
             500, 50001, f"Stored schema {schema.schema_id} cannot be parsed: {error}"
         ) from error
-    _PARSED[key] = parsed
-    if len(_PARSED) > _PARSED_LIMIT:
-        _PARSED.popitem(last=False)
+    with _PARSED_LOCK:
+        _PARSED[key] = parsed
+        if len(_PARSED) > _PARSED_LIMIT:
+            _PARSED.popitem(last=False)
     return parsed
 
 
 def forget_parsed() -> None:
-    _PARSED.clear()
+    with _PARSED_LOCK:
+        _PARSED.clear()
 
 
 def resolve_references(
@@ -637,18 +642,19 @@ def register_schema(
                 f'Schema being registered is incompatible with an earlier schema for subject "{subject}", '
                 f"details: [{', '.join(messages)}]",
             )
-    for attempt in range(5):
+    attempts_left = 5
+    while True:
         try:
             with transaction.atomic():
                 row = _store_version(cluster_id, subject, schema_input, parsed.schema_type, text, fingerprint)
                 _bump(cluster_id)
             return row
         except IntegrityError:  # a concurrent registration took the id or the version number: try again
-            if attempt == 4:
+            attempts_left -= 1
+            if not attempts_left:
                 raise RegistryError(
                     500, 50001, "Error while registering the schema: concurrent writes"
                 ) from None
-    raise AssertionError("unreachable")
 
 
 def _store_version(
