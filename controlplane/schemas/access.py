@@ -28,6 +28,7 @@ class TeamGrant:
 class RegistryAccess:
     """What one actor may do in one cluster's registry, loaded once (a handful of queries)."""
 
+    organization_id: int
     # The actor's role as an organization admin (capped by its key's role), if it is one.
     org_role: str | None
     grants: tuple[TeamGrant, ...]
@@ -85,4 +86,4 @@ def load_access(actor: Actor, cluster_id: int) -> RegistryAccess:
         for team_id in team_ids
         if prefixes[team_id]
     )
-    return RegistryAccess(org_role=org_role, grants=grants)
+    return RegistryAccess(organization_id=organization_id, org_role=org_role, grants=grants)

@@ -13,21 +13,25 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote
 
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
+from controlplane.audit.choices import Result
+from controlplane.audit.services import Change, record_event
+from controlplane.core.api.client_address import client_address
 from controlplane.schemas import cache, services
 from controlplane.schemas.access import RegistryAccess, UnknownCluster
 from controlplane.schemas.api.auth import authenticate, registry_access
 from controlplane.schemas.choices import SchemaType
 from controlplane.schemas.models import SubjectVersion
 from controlplane.schemas.services import RegistryError
+from controlplane.tenancy.access import Actor
 
 logger = logging.getLogger(__name__)
 
@@ -401,6 +405,49 @@ def subject_mode(call: Call, subject: str) -> Any:
     return {"mode": services.delete_mode(cluster_id=call.cluster_id, subject=subject)}
 
 
+# -- audit: every change the registry accepts is written to the audit log
+
+AUDITED = {
+    ("POST", "register"): "schema.register",
+    ("DELETE", "delete_subject"): "schema_subject.delete",
+    ("DELETE", "delete_version"): "schema_version.delete",
+    ("PUT", "global_config"): "schema_registry.config.update",
+    ("DELETE", "global_config"): "schema_registry.config.delete",
+    ("PUT", "subject_config"): "schema_subject.config.update",
+    ("DELETE", "subject_config"): "schema_subject.config.delete",
+    ("PUT", "global_mode"): "schema_registry.mode.update",
+    ("PUT", "subject_mode"): "schema_subject.mode.update",
+    ("DELETE", "subject_mode"): "schema_subject.mode.delete",
+}
+
+
+def _summary(result: Any) -> Any:
+    """What the log keeps of an answer: ids and versions, not whole schema texts."""
+    if isinstance(result, dict):
+        return {key: value for key, value in result.items() if key != "schema"}
+    return result
+
+
+def audit(call: Call, actor: Actor, handler: Callable[..., Any], parts: dict[str, str], result: Any) -> None:
+    action = AUDITED.get((call.request.method or "", handler.__name__))
+    if action is None:
+        return
+    subject = parts.get("subject", "")
+    change = Change(
+        action=action,
+        resource_type="schema_subject" if subject else "schema_registry",
+        organization_id=call.access.organization_id,
+        resource_id=str(call.cluster_id),
+        resource_name=subject or f"cluster {call.cluster_id}",
+        after={"result": _summary(result), **({"permanent": True} if call.flag("permanent") else {})},
+    )
+    record_event(
+        actor=replace(actor, client_address=client_address(call.request)),
+        change=change,
+        result=Result.SUCCESS,
+    )
+
+
 # -- routing
 
 SUBJECT = "{subject}"
@@ -505,7 +552,12 @@ def registry(request: HttpRequest, cluster_id: str, rest: str = "") -> HttpRespo
             access=registry_access(actor, int(cluster_id)),
             params=request.GET.dict(),
         )
-        result = handler(call, **parts)
+        if (request.method, handler.__name__) in AUDITED:
+            with transaction.atomic():  # the change and its audit event land together
+                result = handler(call, **parts)
+                audit(call, actor, handler, parts, result)
+        else:
+            result = handler(call, **parts)
     except RegistryError as failure:
         return error(failure.status, failure.error_code, failure.message)
     except UnknownCluster:

@@ -213,3 +213,16 @@ def test_changing_the_schema_type_of_a_subject_is_incompatible(http) -> None:
         "/subjects/payments.t-value/versions", {"schema": '{"type": "string"}', "schemaType": "JSON"}
     )
     assert response.status_code == 409
+
+
+def test_registry_changes_are_audited(http, local_registry) -> None:
+    from controlplane.audit.models import AuditEvent
+
+    http.post("/subjects/payments.audit-value/versions", {"schema": '"string"'})
+    http.delete("/subjects/payments.audit-value")
+    http.get("/subjects")
+    events = list(AuditEvent.objects.filter(resource_name="payments.audit-value").order_by("id"))
+    assert [event.action for event in events] == ["schema.register", "schema_subject.delete"]
+    assert events[0].after["result"]["version"] == 1
+    assert events[0].actor_name == "olga"
+    assert events[0].organization_id == local_registry.cluster.organization_id
