@@ -93,15 +93,19 @@ def _claim(operation_id: int) -> bool:
 
 
 def _fail(operation: Operation, progress: OperationLog, reason: str) -> None:
-    progress.finish(error=reason)
-    cluster = Cluster.objects.get(pk=operation.cluster_id)
-    if operation.kind == OperationKind.PROVISION:
-        _stop_brokers(cluster, progress)
-        services.set_cluster_status(cluster, ClusterStatus.FAILED, reason)
-    elif operation.kind == OperationKind.DELETE:
-        services.set_cluster_status(cluster, ClusterStatus.FAILED, f"Deletion failed: {reason}")
-    elif cluster.status in (ClusterStatus.RUNNING, ClusterStatus.DEGRADED):
-        services.set_cluster_status(cluster, ClusterStatus.DEGRADED, reason)
+    # The cluster's status is settled before the operation reads as finished, so whoever waits for the
+    # operation sees the cluster's outcome too.
+    try:
+        cluster = Cluster.objects.get(pk=operation.cluster_id)
+        if operation.kind == OperationKind.PROVISION:
+            _stop_brokers(cluster, progress)
+            services.set_cluster_status(cluster, ClusterStatus.FAILED, reason)
+        elif operation.kind == OperationKind.DELETE:
+            services.set_cluster_status(cluster, ClusterStatus.FAILED, f"Deletion failed: {reason}")
+        elif cluster.status in (ClusterStatus.RUNNING, ClusterStatus.DEGRADED):
+            services.set_cluster_status(cluster, ClusterStatus.DEGRADED, reason)
+    finally:
+        progress.finish(error=reason)
 
 
 def _provision(cluster: Cluster, progress: OperationLog) -> None:

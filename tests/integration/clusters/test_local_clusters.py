@@ -198,3 +198,16 @@ def test_a_second_cluster_never_gets_a_port_reserved_by_a_stopped_one(
     operation = wait_for_operation(accepted["operation"]["id"])
     assert operation.state == "failed"
     assert "already in use" in operation.error
+
+
+def test_brokers_outlive_the_worker_that_started_them(people, worker, wait_for_operation) -> None:
+    cluster = _provision(people.org_admin, people.organization, "durable", wait_for_operation)
+
+    worker.terminate()
+    worker.wait(timeout=20)
+
+    assert _metadata_broker_ids(cluster.bootstrap_servers) == [1]
+    tasks.check_health(cluster.id)
+    cluster.refresh_from_db()
+    assert cluster.status == "running"
+    assert cluster.operations.filter(kind="restart_broker").count() == 0
