@@ -83,7 +83,35 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "metrics.port": (int, 0),
     "metrics.host": (str, "127.0.0.1"),
     "cluster.id": (str, ""),
+    # --- security (see broker/auth/__init__.py for the properties we chose where Kafka has none)
+    "listener.security.protocol.map": (
+        str,
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+    ),
+    "sasl.enabled.mechanisms": (list, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]),
+    "sasl.server.max.receive.size": (int, 524288),
+    "connections.max.reauth.ms": (int, 0),
+    "connection.failed.authentication.delay.ms": (int, 100),
+    # PEM files (Kafka's ssl.keystore.type=PEM): the keystore holds the certificate chain and key.
+    "ssl.keystore.type": (str, "PEM"),
+    "ssl.keystore.location": (str, ""),
+    "ssl.key.password": (str, ""),
+    "ssl.truststore.type": (str, "PEM"),
+    "ssl.truststore.location": (str, ""),
+    "ssl.client.auth": (str, "none"),
+    "super.users": (str, ""),
+    # Not a Kafka property: SCRAM users created at start when missing, `name:MECHANISM:password;...`.
+    "sasl.bootstrap.users": (str, ""),
+    "authorizer.class.name": (str, ""),
+    "allow.everyone.if.no.acl.found": (bool, False),
+    "quota.window.num": (int, 11),
+    "quota.window.size.seconds": (int, 1),
 }
+
+# Never reported by DescribeConfigs (Kafka marks them is_sensitive and sends a null value).
+SENSITIVE_BROKER_CONFIGS = frozenset({"ssl.key.password", "sasl.bootstrap.users"})
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 # Topic config name -> the broker property that supplies its default (Kafka's synonyms).
 TOPIC_CONFIG_BROKER_SYNONYMS: dict[str, str] = {
@@ -170,6 +198,8 @@ def _coerce(name: str, kind: type, value: str) -> object:
             return float(text)
         except ValueError:
             raise ConfigError(f"{name}: expected a number, got {value!r}") from None
+    if kind is list:
+        return [item.strip() for item in text.split(",") if item.strip()]
     return text
 
 
@@ -270,6 +300,64 @@ class BrokerConfig:
                 raise ConfigError(f"advertised.listeners: {adv.name} is not in listeners")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+        self._validate_security()
+
+    def _validate_security(self) -> None:
+        protocols = self.security_protocol_map
+        for listener in self.listeners:
+            protocol = protocols.get(listener.name)
+            if protocol is None:
+                raise ConfigError(
+                    f"listener.security.protocol.map: no security protocol for listener {listener.name}"
+                )
+            if protocol in ("SSL", "SASL_SSL") and not self.get_str("ssl.keystore.location"):
+                raise ConfigError(f"ssl.keystore.location: required by {protocol} listener {listener.name}")
+        for mechanism in self.sasl_enabled_mechanisms:
+            if mechanism not in SUPPORTED_SASL_MECHANISMS:
+                raise ConfigError(
+                    f"sasl.enabled.mechanisms: {mechanism} is not one of {', '.join(SUPPORTED_SASL_MECHANISMS)}"
+                )
+        if (
+            self.get_str("ssl.keystore.type").upper() != "PEM"
+            or self.get_str("ssl.truststore.type").upper() != "PEM"
+        ):
+            raise ConfigError("ssl.keystore.type / ssl.truststore.type: only PEM files are supported")
+        if self.get_str("ssl.client.auth") not in ("none", "requested", "required"):
+            raise ConfigError("ssl.client.auth: must be none, requested or required")
+        for name in ("quota.window.num", "quota.window.size.seconds"):
+            if self.get_int(name) < 1:
+                raise ConfigError(f"{name}: must be at least 1")
+        for entry in self.super_users:
+            if ":" not in entry:
+                raise ConfigError(f"super.users: {entry!r} is not Type:name")
+
+    @property
+    def security_protocol_map(self) -> dict[str, str]:
+        mapping: dict[str, str] = {}
+        for item in self.get_str("listener.security.protocol.map").split(","):
+            name, sep, protocol = item.strip().partition(":")
+            if not item.strip():
+                continue
+            protocol = protocol.strip().upper()
+            if not sep or protocol not in SECURITY_PROTOCOLS:
+                raise ConfigError(f"listener.security.protocol.map: {item!r} is not LISTENER:PROTOCOL")
+            mapping[name.strip().upper()] = protocol
+        return mapping
+
+    def security_protocol(self, listener_name: str) -> str:
+        return self.security_protocol_map.get(listener_name, "PLAINTEXT")
+
+    @property
+    def sasl_enabled_mechanisms(self) -> list[str]:
+        return [str(m).upper() for m in self.values["sasl.enabled.mechanisms"]]  # type: ignore[attr-defined]
+
+    @property
+    def super_users(self) -> list[str]:
+        return [u.strip() for u in self.get_str("super.users").split(";") if u.strip()]
+
+    @property
+    def authorizer_enabled(self) -> bool:
+        return bool(self.get_str("authorizer.class.name").strip())
 
     def get_int(self, name: str) -> int:
         return int(self.values[name])  # type: ignore[call-overload]
@@ -353,6 +441,8 @@ class BrokerConfig:
             value = self.values[name]
             if isinstance(value, bool):
                 return "true" if value else "false"
+            if isinstance(value, list):
+                return ",".join(value)
             return str(value)
         return self.extra.get(name)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.config import BROKER_DEFAULTS, TOPIC_CONFIG_BROKER_SYNONYMS
+from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.metadata.topic_registry import TopicRecord
 from broker.server.context import RequestContext
 from broker.server.topics import TopicError, known_topic_configs
@@ -34,7 +34,7 @@ _TOPIC_TYPES = {
     "segment.index.bytes": INT,
     "min.insync.replicas": INT,
 }
-_BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE}
+_BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE, list: LIST}
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
@@ -48,7 +48,7 @@ def _entry(
         "read_only": read_only,
         "config_source": source,
         "is_default": source == DEFAULT_CONFIG,
-        "is_sensitive": False,
+        "is_sensitive": name in SENSITIVE_BROKER_CONFIGS,
         "synonyms": synonyms,
         "config_type": config_type,
         "documentation": None,
@@ -94,7 +94,7 @@ def _describe_broker(ctx: RequestContext, include_synonyms: bool, keys: Any) -> 
         if keys is not None and name not in keys:
             continue
         source = STATIC_BROKER_CONFIG if name in config.explicit else DEFAULT_CONFIG
-        value = config.broker_value(name)
+        value = None if name in SENSITIVE_BROKER_CONFIGS else config.broker_value(name)
         synonyms = [{"name": name, "value": value, "source": source}] if include_synonyms else []
         # Dynamic broker configs are not supported: everything is read-only at runtime.
         entries.append(_entry(name, value, source, True, _BROKER_TYPES.get(kind, STRING), synonyms))

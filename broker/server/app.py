@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from broker.config import BrokerConfig
+from broker.config import BrokerConfig, ConfigError
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.topic_registry import MetadataStore
 from broker.server.connection import Connection
@@ -51,8 +52,65 @@ async def open_broker_state(config: BrokerConfig, stopping: asyncio.Event | None
         metrics=BrokerMetrics(),
         stopping=stopping or asyncio.Event(),
     )
+    open_security(state)
     state.groups = await start_group_coordinator(state)
     return state
+
+
+def open_security(state: BrokerState) -> None:
+    """Load ACLs, SCRAM credentials and quotas; create the bootstrap users."""
+    from broker.auth.authorizer import Authorizer
+    from broker.auth.sasl import FailedAuthentications
+    from broker.auth.scram_store import ScramStore
+    from broker.metadata.security_registry import SecurityStore
+    from broker.quotas.manager import QuotaManager
+
+    config = state.config
+    security = SecurityStore(config.log_dirs[0])
+    security.load()
+    state.security = security
+    state.scram = ScramStore(security)
+    try:
+        created = state.scram.create_bootstrap_users(config.get_str("sasl.bootstrap.users"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if created:
+        log.info("created bootstrap SCRAM users: %s", ", ".join(created))
+    if config.authorizer_enabled:
+        state.authorizer = Authorizer(
+            security,
+            super_users=config.super_users,
+            allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"),
+        )
+    state.quotas = QuotaManager(
+        security,
+        num_windows=config.get_int("quota.window.num"),
+        window_s=float(config.get_int("quota.window.size.seconds")),
+    )
+    state.failed_authentications = FailedAuthentications(
+        config.get_int("connection.failed.authentication.delay.ms")
+    )
+
+
+def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
+    """TLS for SSL / SASL_SSL listeners from the PEM keystore (and truststore)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    keystore = config.get_str("ssl.keystore.location")
+    password = config.get_str("ssl.key.password") or None
+    try:
+        context.load_cert_chain(keystore, password=password)
+        truststore = config.get_str("ssl.truststore.location")
+        if truststore:
+            context.load_verify_locations(cafile=truststore)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"ssl.keystore.location / ssl.truststore.location: cannot load: {exc}") from None
+    client_auth = config.get_str("ssl.client.auth")
+    context.verify_mode = {
+        "required": ssl.CERT_REQUIRED,
+        "requested": ssl.CERT_OPTIONAL,
+    }.get(client_auth, ssl.CERT_NONE)
+    return context
 
 
 async def close_broker_state(state: BrokerState) -> None:
@@ -86,17 +144,22 @@ class BrokerServer:
         self._schedule_offsets_expiry(state)
 
         loop = asyncio.get_running_loop()
+        tls: ssl.SSLContext | None = None
         for listener in config.listeners:
+            protocol = config.security_protocol(listener.name)
+            if protocol in ("SSL", "SASL_SSL") and tls is None:
+                tls = server_ssl_context(config)
             server = await loop.create_server(
                 lambda name=listener.name: self._accept(name),
                 listener.host or "127.0.0.1",
                 listener.port,
                 reuse_address=True,
+                ssl=tls if protocol in ("SSL", "SASL_SSL") else None,
             )
             port = server.sockets[0].getsockname()[1]
             state.bound_ports[listener.name] = port
             self._servers.append(server)
-            log.info("listening on %s://%s:%d", listener.name, listener.host, port)
+            log.info("listening on %s://%s:%d (%s)", listener.name, listener.host, port, protocol)
         if config.metrics_port:
             self._metrics_server = await serve_metrics(
                 metrics, config.get_str("metrics.host"), config.metrics_port

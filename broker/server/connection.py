@@ -13,8 +13,10 @@ import logging
 import struct
 from collections.abc import Callable
 
+from broker.auth.principal import ANONYMOUS
+from broker.auth.sasl import AuthSession, SaslAuthenticationFailed
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
-from broker.server.context import BrokerState
+from broker.server.context import BrokerState, ClientSession
 from broker.server.dispatcher import Peer, dispatch
 
 log = logging.getLogger(__name__)
@@ -28,6 +30,26 @@ MAX_QUEUED_BYTES = 16 * 1024 * 1024
 MAX_QUEUED_FRAMES = 256
 # Kafka's smallest possible request header (api key, version, correlation id, client id length).
 MIN_FRAME_BYTES = 10
+
+
+_RDN_NAMES = {
+    "commonName": "CN",
+    "organizationalUnitName": "OU",
+    "organizationName": "O",
+    "localityName": "L",
+    "stateOrProvinceName": "ST",
+    "countryName": "C",
+}
+
+
+def certificate_principal(certificate: dict) -> str:
+    """SSL client principal as Kafka prints it: User:CN=...,OU=...,O=... (RFC 2253 order)."""
+    parts = [
+        f"{_RDN_NAMES.get(name, name)}={value}"
+        for rdn in reversed(certificate.get("subject", ()))
+        for name, value in rdn
+    ]
+    return f"User:{','.join(parts)}" if parts else ANONYMOUS
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -63,6 +85,19 @@ class Connection(asyncio.BufferedProtocol):
         self.last_active = 0.0
         self._loop: asyncio.AbstractEventLoop  # set in connection_made
         self.worker: asyncio.Task[None] | None = None
+        self.session = self._new_session()
+
+    def _new_session(self) -> ClientSession:
+        config = self.state.config
+        protocol = config.security_protocol(self.listener_name)
+        auth = AuthSession(
+            requires_sasl=protocol.startswith("SASL_"),
+            enabled_mechanisms=config.sasl_enabled_mechanisms,
+            store=self.state.scram,
+            reauth_ms=config.get_int("connections.max.reauth.ms"),
+            max_token_bytes=config.get_int("sasl.server.max.receive.size"),
+        )
+        return ClientSession(auth=auth)
 
     # --- asyncio protocol callbacks ----------------------------------------------------
 
@@ -75,6 +110,15 @@ class Connection(asyncio.BufferedProtocol):
         metrics.connections_total += 1
         self._loop = loop = asyncio.get_running_loop()
         self.last_active = loop.time()
+        if self.session.auth.principal == ANONYMOUS and not self.session.auth.requires_sasl:
+            certificate = transport.get_extra_info("peercert")
+            if certificate:
+                self.session.auth.principal = certificate_principal(certificate)
+        quotas = self.state.quotas
+        if quotas is not None and not quotas.accept_connection(self.peer.host, loop.time()):
+            # Per-IP connection_creation_rate exceeded: refuse before any request is read.
+            log.info("connection rate quota exceeded for %s; closing", self.peer.host)
+            self._stopping = True
         self.worker = loop.create_task(self._serve(), name=f"conn-{self.peer.port}")
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -117,10 +161,17 @@ class Connection(asyncio.BufferedProtocol):
 
     def _parse_frames(self) -> None:
         buffer = self._buffer
+        auth = self.session.auth
         max_size = self.state.config.socket_request_max_bytes
+        min_size = MIN_FRAME_BYTES
+        if not auth.authenticated:
+            # Kafka's sasl.server.max.receive.size: strangers cannot make us buffer much.
+            max_size = min(max_size, auth.max_token_bytes)
+        if auth.raw_tokens:
+            min_size = 0  # a raw SASL token after a v0 handshake has no request header
         while self._end - self._start >= 4:
             (size,) = _SIZE.unpack_from(buffer, self._start)
-            if size < MIN_FRAME_BYTES or size > max_size:
+            if size < min_size or size > max_size:
                 self._close_for_bad_input(f"request size {size} outside [{MIN_FRAME_BYTES}, {max_size}]")
                 return
             body_start = self._start + 4
@@ -180,6 +231,38 @@ class Connection(asyncio.BufferedProtocol):
             self._transport.pause_reading()
             self._reading_paused = True
 
+    def _raw_sasl_token(self, frame: bytes | memoryview) -> list[bytes] | None:
+        """Legacy SASL (after a v0 SaslHandshake): a raw token in, a raw token out."""
+        try:
+            reply, _complete = self.session.auth.authenticate(bytes(frame))
+        except SaslAuthenticationFailed:
+            return None  # the legacy protocol has no error frame: the connection just closes
+        return [_SIZE.pack(len(reply)) + reply]
+
+    async def _answer_failed_authentication(self, response: list[bytes] | None) -> None:
+        """Hold a failed authentication's answer, longer for an address that keeps failing."""
+        tracker = self.state.failed_authentications
+        delay = tracker.record(self.peer.host, self._loop.time()) if tracker is not None else 0.0
+        log.info("authentication failed for %s:%s", self.peer.host, self.peer.port)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if response is not None and not self._lost and self._transport is not None:
+            self._transport.writelines(response)
+
+    async def _throttle(self, delay_s: float) -> None:
+        """Quota exceeded: hold the response and read nothing more for `delay_s` (Kafka mutes)."""
+        transport = self._transport
+        paused_here = False
+        if transport is not None and not self._reading_paused:
+            transport.pause_reading()
+            self._reading_paused = paused_here = True
+        try:
+            await asyncio.sleep(delay_s)
+        finally:
+            if paused_here and not self._stopping and not self._lost and transport is not None:
+                transport.resume_reading()
+                self._reading_paused = False
+
     async def _serve(self) -> None:
         try:
             while True:
@@ -199,19 +282,31 @@ class Connection(asyncio.BufferedProtocol):
                     self._transport.resume_reading()
                     self._reading_paused = False
                 self._busy = True
+                session = self.session
                 try:
-                    response = await dispatch(self.state, self.peer, frame)
+                    if session.auth.raw_tokens:
+                        response = self._raw_sasl_token(frame)
+                    else:
+                        response = await dispatch(self.state, self.peer, frame, session)
                 except (MalformedRequest, UnsupportedRequest) as exc:
                     self._close_for_bad_input(str(exc))
                     return
                 finally:
                     self._busy = False
                     self.last_active = self._loop.time()
+                if session.auth.failed:
+                    await self._answer_failed_authentication(response)
+                    return
+                if session.throttle_s > 0:
+                    await self._throttle(session.throttle_s)
+                    session.throttle_s = 0.0
                 if response is not None and not self._lost:
                     assert self._transport is not None
                     self._transport.writelines(response)
                     if not self._writable.is_set():
                         await self._writable.wait()
+                if session.auth.close_after_response:
+                    return
         except Exception:
             log.exception("request failed; closing %s:%s", self.peer.host, self.peer.port)
         finally:

@@ -10,8 +10,13 @@ from typing import TYPE_CHECKING, Any
 from broker.config import BrokerConfig, Listener
 
 if TYPE_CHECKING:
+    from broker.auth.authorizer import Authorizer
+    from broker.auth.sasl import AuthSession, FailedAuthentications
+    from broker.auth.scram_store import ScramStore
     from broker.metadata.producer_ids import ProducerIdManager
+    from broker.metadata.security_registry import SecurityStore
     from broker.metadata.topic_registry import MetadataStore
+    from broker.quotas.manager import QuotaManager
     from broker.server.metrics import BrokerMetrics
     from broker.server.topics import TopicManager
 
@@ -27,6 +32,11 @@ class BrokerState:
     producer_ids: ProducerIdManager
     metrics: BrokerMetrics
     groups: Any = None  # broker.groups.coordinator.GroupCoordinator, set once it is loaded
+    security: SecurityStore | None = None
+    scram: ScramStore | None = None
+    authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
+    quotas: QuotaManager | None = None
+    failed_authentications: FailedAuthentications | None = None
     # Listener name -> port actually bound (differs from the config when it asks for port 0).
     bound_ports: dict[str, int] = field(default_factory=dict)
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
@@ -64,6 +74,15 @@ class BrokerState:
         return self.config.listeners[0]
 
 
+@dataclass(eq=False)
+class ClientSession:
+    """Per-connection state that outlives one request: who is calling, and quota delays."""
+
+    auth: AuthSession
+    # Set by the dispatcher: how long to hold the response (and stop reading) for quotas.
+    throttle_s: float = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     api_key: int
@@ -75,3 +94,17 @@ class RequestContext:
     listener_name: str
     broker: BrokerState
     principal: str = "User:ANONYMOUS"
+    session: ClientSession | None = None
+
+    def allowed(self, operation: int, resource_type: int, name: str) -> bool:
+        """The ACL decision for this request's principal and host (True when ACLs are off)."""
+        authorizer = getattr(self.broker, "authorizer", None)
+        if authorizer is None:
+            return True
+        return authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
+
+    def authorized_operations(self, resource_type: int, name: str, everything: int) -> int:
+        authorizer = getattr(self.broker, "authorizer", None)
+        if authorizer is None:
+            return everything
+        return authorizer.authorized_operations(self.principal, self.client_host, resource_type, name)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
+from broker.auth.principal import ANONYMOUS, principal_user
+from broker.auth.sasl import ALLOWED_BEFORE_AUTHENTICATION
 from broker.handlers import registry
 from broker.handlers.api_versions import unsupported_version_body
 from broker.protocol.frames import (
@@ -17,11 +20,18 @@ from broker.protocol.frames import (
     encode_response,
 )
 from broker.protocol.responses import build_response
-from broker.server.context import BrokerState, RequestContext
+from broker.quotas.manager import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
+from broker.server.context import BrokerState, ClientSession, RequestContext
 
 log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
+PRODUCE = 0
+FETCH = 1
+
+
+class IllegalSaslState(MalformedRequest):
+    """A request other than ApiVersions / SASL before authentication (or after the session expired)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +41,24 @@ class Peer:
     listener_name: str
 
 
-async def dispatch(state: BrokerState, peer: Peer, frame: bytes | memoryview) -> list[bytes] | None:
+async def dispatch(
+    state: BrokerState, peer: Peer, frame: bytes | memoryview, session: ClientSession | None = None
+) -> list[bytes] | None:
     """Handle one request frame; returns the response buffers to write (size prefix included).
 
     Raises MalformedRequest for garbage and UnsupportedRequest for api keys/versions we do not
     serve (other than ApiVersions); the connection is closed in both cases, as Kafka does.
+    Without a session the caller is an authenticated anonymous client (unit tests).
+    Quota throttling is left in `session.throttle_s` for the connection to honour.
     """
     started = time.perf_counter()
     header = decode_header(frame)
+    auth = session.auth if session is not None else None
+    if auth is not None and header.api_key not in ALLOWED_BEFORE_AUTHENTICATION:
+        if not auth.authenticated:
+            raise IllegalSaslState(f"api {header.api_key} before SASL authentication completed")
+        if auth.expires_at is not None and auth.expired(time.monotonic()):
+            raise IllegalSaslState("SASL session expired without re-authentication")
     entry = registry().get(header.api_key)
     if entry is None or not entry[0] <= header.api_version <= entry[1]:
         if header.api_key == API_VERSIONS:
@@ -57,9 +77,16 @@ async def dispatch(state: BrokerState, peer: Peer, frame: bytes | memoryview) ->
         client_port=peer.port,
         listener_name=peer.listener_name,
         broker=state,
+        principal=auth.principal if auth is not None else ANONYMOUS,
+        session=session,
     )
     handler = entry[2]
     result = await handler(ctx, request)
+    quotas = state.quotas
+    if session is not None and quotas is not None and quotas.enabled:
+        session.throttle_s = _throttle(ctx, quotas, len(frame), time.perf_counter() - started)
+        if session.throttle_s > 0 and isinstance(result, dict) and "throttle_time" in result:
+            result["throttle_time"] = int(session.throttle_s * 1000)
     if result is None:
         response = None
     elif isinstance(result, FramedResponse):
@@ -69,6 +96,23 @@ async def dispatch(state: BrokerState, peer: Peer, frame: bytes | memoryview) ->
         response = [encode_response(header.api_key, header.api_version, header.correlation_id, entity)]
     state.metrics.record_request(header.api_key, header.api_version, time.perf_counter() - started)
     return response
+
+
+def _throttle(ctx: RequestContext, quotas: Any, request_bytes: int, handler_s: float) -> float:
+    """Record this request against the client's quotas; the longest throttle that applies."""
+    user = principal_user(ctx.principal)
+    client_id = ctx.client_id or ""
+    now = time.monotonic()
+    throttle = 0.0
+    if ctx.api_key == PRODUCE:
+        throttle = quotas.record(PRODUCER_BYTE_RATE, user, client_id, request_bytes, now)
+    elif ctx.api_key == FETCH:
+        # The fetch handler records the bytes it sends and caps them; here only the wait.
+        throttle = quotas.throttle(CONSUMER_BYTE_RATE, user, client_id, now)
+    if ctx.api_key not in ALLOWED_BEFORE_AUTHENTICATION:
+        # request_percentage: handler time as a percentage of one thread.
+        throttle = max(throttle, quotas.record(REQUEST_PERCENTAGE, user, client_id, handler_s * 100, now))
+    return throttle
 
 
 __all__ = ["MalformedRequest", "Peer", "UnsupportedRequest", "dispatch"]

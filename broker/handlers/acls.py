@@ -1,0 +1,195 @@
+"""DescribeAcls (29), CreateAcls (30) and DeleteAcls (31)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import (
+    CLUSTER_NAME,
+    AclBinding,
+    AclFilter,
+    Authorizer,
+    Operation,
+    PatternType,
+    ResourceType,
+)
+from broker.server.context import RequestContext
+
+_DISABLED = "No Authorizer is configured on the broker"
+
+
+def _authorizer(ctx: RequestContext) -> Authorizer | None:
+    return ctx.broker.authorizer
+
+
+def _filter(entry: Any) -> AclFilter:
+    return AclFilter(
+        resource_type=int(entry.resource_type_filter),
+        resource_name=entry.resource_name_filter,
+        pattern_type=int(getattr(entry, "pattern_type_filter", PatternType.LITERAL)),
+        principal=entry.principal_filter,
+        host=entry.host_filter,
+        operation=int(entry.operation),
+        permission=int(entry.permission_type),
+    )
+
+
+def _filter_problem(acl_filter: AclFilter) -> str | None:
+    if (
+        acl_filter.resource_type == ResourceType.UNKNOWN
+        or acl_filter.resource_type not in ResourceType._value2member_map_
+    ):
+        return "unknown resource type"
+    if (
+        acl_filter.pattern_type == PatternType.UNKNOWN
+        or acl_filter.pattern_type not in PatternType._value2member_map_
+    ):
+        return "unknown pattern type"
+    if acl_filter.operation == Operation.UNKNOWN or acl_filter.operation not in Operation._value2member_map_:
+        return "unknown operation"
+    if acl_filter.permission not in (1, 2, 3):
+        return "unknown permission type"
+    return None
+
+
+async def handle_describe_acls(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    def failed(error: ErrorCode, message: str) -> dict[str, Any]:
+        return {"throttle_time": 0, "error_code": error, "error_message": message, "resources": []}
+
+    authorizer = _authorizer(ctx)
+    if authorizer is None:
+        return failed(ErrorCode.security_disabled, _DISABLED)
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return failed(ErrorCode.cluster_authorization_failed, "DESCRIBE on the cluster is required")
+    acl_filter = _filter(request)
+    problem = _filter_problem(acl_filter)
+    if problem is not None:
+        return failed(ErrorCode.invalid_request, problem)
+    resources: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    for acl in sorted(authorizer.acls(), key=lambda a: a.as_tuple()):
+        if acl_filter.matches(acl):
+            resources.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
+                {
+                    "principal": acl.principal,
+                    "host": acl.host,
+                    "operation": acl.operation,
+                    "permission_type": acl.permission,
+                }
+            )
+    return {
+        "throttle_time": 0,
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "resources": [
+            {"resource_type": rtype, "resource_name": name, "pattern_type": pattern, "acls": acls}
+            for (rtype, name, pattern), acls in resources.items()
+        ],
+    }
+
+
+async def handle_create_acls(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    authorizer = _authorizer(ctx)
+    results: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    allowed = ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    for creation in request.creations:
+        if authorizer is None:
+            results.append({"error_code": ErrorCode.security_disabled, "error_message": _DISABLED})
+            continue
+        if not allowed:
+            results.append(
+                {
+                    "error_code": ErrorCode.cluster_authorization_failed,
+                    "error_message": "ALTER on the cluster is required",
+                }
+            )
+            continue
+        acl = AclBinding(
+            resource_type=int(creation.resource_type),
+            resource_name=creation.resource_name,
+            pattern_type=int(getattr(creation, "resource_pattern_type", PatternType.LITERAL)),
+            principal=creation.principal,
+            host=creation.host,
+            operation=int(creation.operation),
+            permission=int(creation.permission_type),
+        )
+        problem = acl.problem()
+        if problem is not None:
+            results.append({"error_code": ErrorCode.invalid_request, "error_message": problem})
+            continue
+        records.append({"type": "create_acl", "acl": list(acl.as_tuple())})
+        results.append({"error_code": ErrorCode.none, "error_message": None})
+    if records:
+        assert ctx.broker.security is not None
+        ctx.broker.security.apply_records(records)
+    return {"throttle_time": 0, "results": results}
+
+
+async def handle_delete_acls(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    authorizer = _authorizer(ctx)
+    allowed = ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    current = authorizer.acls() if authorizer is not None else []
+    results: list[dict[str, Any]] = []
+    doomed: set[AclBinding] = set()
+    for entry in request.filters:
+        if authorizer is None:
+            results.append(
+                {"error_code": ErrorCode.security_disabled, "error_message": _DISABLED, "matching_acls": []}
+            )
+            continue
+        if not allowed:
+            results.append(
+                {
+                    "error_code": ErrorCode.cluster_authorization_failed,
+                    "error_message": "ALTER on the cluster is required",
+                    "matching_acls": [],
+                }
+            )
+            continue
+        acl_filter = _filter(entry)
+        problem = _filter_problem(acl_filter)
+        if problem is not None:
+            results.append(
+                {"error_code": ErrorCode.invalid_request, "error_message": problem, "matching_acls": []}
+            )
+            continue
+        matching = [acl for acl in current if acl_filter.matches(acl)]
+        doomed.update(matching)
+        results.append(
+            {
+                "error_code": ErrorCode.none,
+                "error_message": None,
+                "matching_acls": [
+                    {
+                        "error_code": ErrorCode.none,
+                        "error_message": None,
+                        "resource_type": acl.resource_type,
+                        "resource_name": acl.resource_name,
+                        "pattern_type": acl.pattern_type,
+                        "principal": acl.principal,
+                        "host": acl.host,
+                        "operation": acl.operation,
+                        "permission_type": acl.permission,
+                    }
+                    for acl in matching
+                ],
+            }
+        )
+    if doomed:
+        assert ctx.broker.security is not None
+        ctx.broker.security.apply_records(
+            [
+                {"type": "delete_acl", "acl": list(acl.as_tuple())}
+                for acl in sorted(doomed, key=lambda a: a.as_tuple())
+            ]
+        )
+    return {"throttle_time": 0, "filter_results": results}
+
+
+APIS = {
+    29: (1, 3, handle_describe_acls),
+    30: (1, 3, handle_create_acls),
+    31: (1, 3, handle_delete_acls),
+}

@@ -1,0 +1,109 @@
+"""The persisted security state: ACL bindings, SCRAM credentials and client quotas.
+
+Like the topic registry, every change is a record (a plain dict) applied by `apply_records`
+and folded into a JSON snapshot written with write-then-rename. The file holds salted,
+iterated SCRAM keys (never a password) and is readable by the broker's user only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+SNAPSHOT_NAME = "security-metadata.json"
+
+# (entity type, entity name or None for the default entity), sorted by entity type.
+QuotaEntity = tuple[tuple[str, str | None], ...]
+# resource type, resource name, pattern type, principal, host, operation, permission
+AclTuple = tuple[int, str, int, str, str, int, int]
+
+
+class SecurityStore:
+    """ACLs, SCRAM credentials and quotas for one node; listeners hear about every change."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._path = Path(data_dir) / SNAPSHOT_NAME
+        self._lock = threading.Lock()
+        self.acls: set[AclTuple] = set()
+        # user -> mechanism name -> {"salt", "stored_key", "server_key" (hex), "iterations"}
+        self.scram: dict[str, dict[str, dict[str, Any]]] = {}
+        self.quotas: dict[QuotaEntity, dict[str, float]] = {}
+        self.version = 0
+        self._listeners: list[Callable[[], None]] = []
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    # --- persistence -------------------------------------------------------------------
+
+    def load(self) -> None:
+        if self._path.exists():
+            data = json.loads(self._path.read_text(encoding="utf-8"))
+            self.acls = {tuple(acl) for acl in data.get("acls", [])}  # type: ignore[misc]
+            self.scram = data.get("scram", {})
+            self.quotas = {
+                tuple((e[0], e[1]) for e in entry["entity"]): dict(entry["values"])
+                for entry in data.get("quotas", [])
+            }
+        self.version += 1
+
+    def _save(self) -> None:
+        data = {
+            "acls": sorted(list(acl) for acl in self.acls),
+            "scram": self.scram,
+            "quotas": [
+                {"entity": [list(e) for e in entity], "values": values}
+                for entity, values in sorted(self.quotas.items(), key=lambda kv: repr(kv[0]))
+            ],
+        }
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self._path)
+
+    # --- records -----------------------------------------------------------------------
+
+    def apply_records(self, records: Iterable[dict[str, Any]]) -> None:
+        """Apply change records together, persist once, then tell the listeners."""
+        with self._lock:
+            for record in records:
+                self._apply(record)
+            self._save()
+            self.version += 1
+        for listener in self._listeners:
+            listener()
+
+    def _apply(self, record: dict[str, Any]) -> None:
+        kind = record["type"]
+        if kind == "create_acl":
+            self.acls.add(tuple(record["acl"]))  # type: ignore[arg-type]
+        elif kind == "delete_acl":
+            self.acls.discard(tuple(record["acl"]))  # type: ignore[arg-type]
+        elif kind == "upsert_scram":
+            self.scram.setdefault(record["user"], {})[record["mechanism"]] = record["credential"]
+        elif kind == "delete_scram":
+            mechanisms = self.scram.get(record["user"], {})
+            mechanisms.pop(record["mechanism"], None)
+            if not mechanisms:
+                self.scram.pop(record["user"], None)
+        elif kind == "alter_quota":
+            entity: QuotaEntity = tuple((e[0], e[1]) for e in record["entity"])
+            values = dict(self.quotas.get(entity, {}))
+            for key, value in record["set"].items():
+                values[key] = float(value)
+            for key in record["remove"]:
+                values.pop(key, None)
+            if values:
+                self.quotas[entity] = values
+            else:
+                self.quotas.pop(entity, None)
+        else:
+            raise ValueError(f"unknown security record type {kind!r}")

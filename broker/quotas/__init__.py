@@ -1,0 +1,1 @@
+"""Client quotas, measured and enforced the way Kafka does (rate over sampled windows)."""
