@@ -15,6 +15,7 @@ from collections import deque
 from typing import Protocol
 
 from scramp import ScramMechanism
+from scramp.core import Nonce
 
 from broker.auth.principal import ANONYMOUS, user_principal
 from broker.auth.scram_store import HASHES, ScramStore
@@ -112,6 +113,7 @@ class ScramServer:
                 return self._server.get_server_first().encode("utf-8")
             if self._step == 1:
                 self._step = 2
+                self._accept_repeated_client_nonce(message)
                 self._server.set_client_final(message)
                 if not self._known_user:
                     raise SaslAuthenticationFailed(failure_message(self._mechanism))
@@ -125,6 +127,21 @@ class ScramServer:
             # scramp's messages may quote client input; send the generic one.
             raise SaslAuthenticationFailed(failure_message(self._mechanism)) from None
         raise SaslAuthenticationFailed("Unexpected SCRAM message after authentication completed")
+
+
+    def _accept_repeated_client_nonce(self, client_final: str) -> None:
+        """librdkafka up to 2.0 sends back its own nonce followed by the combined one.
+
+        Kafka's server only checks that the final nonce ends with the one it sent, and the
+        proof covers the message as sent, so accept it the same way.
+        """
+        expected = str(self._server.nonce)
+        for attribute in client_final.split(","):
+            if attribute.startswith("r="):
+                sent = attribute[2:]
+                if sent != expected and sent.endswith(expected):
+                    self._server.nonce = Nonce(sent)
+                return
 
 
 def make_mechanism_server(mechanism: str, store: ScramStore) -> MechanismServer:

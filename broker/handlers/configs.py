@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.metadata.topic_registry import TopicRecord
 from broker.server.context import RequestContext
@@ -101,6 +102,16 @@ def _describe_broker(ctx: RequestContext, include_synonyms: bool, keys: Any) -> 
     return entries
 
 
+def _authorization_error(ctx: RequestContext, resource: Any, operation: Operation) -> ErrorCode | None:
+    """The error for a principal without `operation` on this topic (or the cluster, for brokers)."""
+    if resource.resource_type == TOPIC:
+        if not ctx.allowed(operation, ResourceType.TOPIC, resource.resource_name):
+            return ErrorCode.topic_authorization_failed
+    elif resource.resource_type == BROKER and not ctx.allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME):
+        return ErrorCode.cluster_authorization_failed
+    return None
+
+
 async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     include_synonyms = bool(getattr(request, "include_synonyms", False))
     results = []
@@ -113,7 +124,10 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str
             "resource_name": resource.resource_name,
             "configs": [],
         }
-        if resource.resource_type == TOPIC:
+        denied = _authorization_error(ctx, resource, Operation.DESCRIBE_CONFIGS)
+        if denied is not None:
+            result.update(error_code=denied, error_message="Authorization failed.")
+        elif resource.resource_type == TOPIC:
             topic = ctx.broker.metadata.get(resource.resource_name)
             if topic is None:
                 result.update(error_code=ErrorCode.unknown_topic_or_partition, error_message="Unknown topic")
@@ -162,7 +176,8 @@ def _refuse_non_topic(resource: Any) -> dict | None:
 async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     responses = []
     for resource in request.resources:
-        refused = _refuse_non_topic(resource)
+        denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
+        refused = _refuse_non_topic(resource) if denied is None else _alter_result(resource, denied)
         if refused is not None:
             responses.append(refused)
             continue
@@ -200,7 +215,8 @@ def _incremental(current: dict[str, str], ops: Any, defaults: dict[str, str]) ->
 async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     responses = []
     for resource in request.resources:
-        refused = _refuse_non_topic(resource)
+        denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
+        refused = _refuse_non_topic(resource) if denied is None else _alter_result(resource, denied)
         if refused is not None:
             responses.append(refused)
             continue

@@ -8,13 +8,17 @@ connection waits; the event loop keeps serving everyone else.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import Operation, ResourceType
+from broker.auth.principal import principal_user
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.frames import FramedResponse
+from broker.quotas.manager import CONSUMER_BYTE_RATE
 from broker.records.errors import StorageError
 from broker.server.context import RequestContext
 
@@ -34,11 +38,15 @@ def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> 
     }
 
 
-def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], int, list[Any]]:
+def _read_all(
+    ctx: RequestContext, request: Any, byte_cap: int | None = None
+) -> tuple[list[dict[str, Any]], int, list[Any]]:
     """One pass over every requested partition: (topic responses, bytes read, logs touched)."""
     state = ctx.broker
     read_committed = request.isolation_level == READ_COMMITTED
     budget = request.max_bytes if request.max_bytes > 0 else 0
+    if byte_cap is not None:
+        budget = min(budget, byte_cap)
     total = 0
     logs = []
     responses = []
@@ -46,8 +54,12 @@ def _read_all(ctx: RequestContext, request: Any) -> tuple[list[dict[str, Any]], 
         name = fetch_topic.topic
         topic = state.metadata.get(name)
         partitions = []
+        readable = ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
         for part in fetch_topic.partitions:
             index = part.partition
+            if not readable:
+                partitions.append(_error_partition(index, ErrorCode.topic_authorization_failed))
+                continue
             if topic is None or not 0 <= index < topic.partitions:
                 partitions.append(_error_partition(index, ErrorCode.unknown_topic_or_partition))
                 continue
@@ -118,7 +130,19 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             "session_id": 0,
             "responses": [],
         }
-    responses, total, logs = _read_all(ctx, request)
+    quotas = ctx.broker.quotas
+    user, client_id = principal_user(ctx.principal), ctx.client_id or ""
+    byte_rate = quotas.limit(CONSUMER_BYTE_RATE, user, client_id) if quotas is not None else None
+    byte_cap = None
+    if byte_rate is not None:
+        assert quotas is not None
+        throttle = quotas.throttle(CONSUMER_BYTE_RATE, user, client_id, time.monotonic())
+        if throttle > 0:
+            # Kafka answers a throttled fetch with no data and the time to wait.
+            return _throttled_response(ctx, throttle)
+        # One response may not carry much more than a window's worth of the quota.
+        byte_cap = max(1, int(byte_rate * quotas.window_s))
+    responses, total, logs = _read_all(ctx, request, byte_cap)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait.total_seconds()
     # Wait for appends until min_bytes are available or max_wait has passed.
@@ -127,8 +151,27 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
         if remaining <= 0:
             break
         await _wait_for_append(ctx, logs, remaining)
-        responses, total, logs = _read_all(ctx, request)
-    body = {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
+        responses, total, logs = _read_all(ctx, request, byte_cap)
+    throttle_ms = 0
+    if byte_rate is not None and total:
+        assert quotas is not None
+        throttle_ms = int(quotas.record(CONSUMER_BYTE_RATE, user, client_id, total, time.monotonic()) * 1000)
+    body = {
+        "throttle_time": throttle_ms,
+        "error_code": ErrorCode.none,
+        "session_id": 0,
+        "responses": responses,
+    }
+    return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
+
+
+def _throttled_response(ctx: RequestContext, throttle_s: float) -> FramedResponse:
+    body = {
+        "throttle_time": int(throttle_s * 1000),
+        "error_code": ErrorCode.none,
+        "session_id": 0,
+        "responses": [],
+    }
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
 
 

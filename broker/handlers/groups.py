@@ -13,11 +13,14 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
 from broker.server.context import RequestContext
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
+# Marks an offset of a topic the caller may not describe (OffsetFetch).
+_DENIED_TOPIC: Any = object()
 # Kafka's "authorized operations not requested" marker.
 OPERATIONS_OMITTED = -(2**31)
 GROUP_KEY_TYPE = 0
@@ -40,12 +43,33 @@ def _client_host(ctx: RequestContext) -> str:
 # --- FindCoordinator (10) ------------------------------------------------------------------------
 
 
+def _group_allowed(ctx: RequestContext, operation: Operation, group_id: str) -> bool:
+    return ctx.allowed(operation, ResourceType.GROUP, group_id)
+
+
 def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return {
             "key": key,
             "error_code": ErrorCode.invalid_request,
             "error_message": f"unknown key type {key_type}",
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+        }
+    if key_type == GROUP_KEY_TYPE and not _group_allowed(ctx, Operation.DESCRIBE, key):
+        denied = ErrorCode.group_authorization_failed
+    elif key_type == TRANSACTION_KEY_TYPE and not ctx.allowed(
+        Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key
+    ):
+        denied = ErrorCode.transactional_id_authorization_failed
+    else:
+        denied = None
+    if denied is not None:
+        return {
+            "key": key,
+            "error_code": denied,
+            "error_message": None,
             "node_id": -1,
             "host": "",
             "port": -1,
@@ -76,6 +100,16 @@ async def find_coordinator(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 async def join_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
+    if not _group_allowed(ctx, Operation.READ, request.group_id):
+        return {
+            "error_code": ErrorCode.group_authorization_failed,
+            "generation_id": -1,
+            "protocol_type": None,
+            "protocol_name": None if version >= 7 else "",
+            "leader": "",
+            "member_id": request.member_id,
+            "members": [],
+        }
     session_timeout_ms = _ms(request.session_timeout)
     result = await _coordinator(ctx).join_group(
         group_id=request.group_id,
@@ -106,6 +140,13 @@ async def join_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 async def sync_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not _group_allowed(ctx, Operation.READ, request.group_id):
+        return {
+            "error_code": ErrorCode.group_authorization_failed,
+            "protocol_type": None,
+            "protocol_name": None,
+            "assignment": b"",
+        }
     result = await _coordinator(ctx).sync_group(
         group_id=request.group_id,
         generation_id=request.generation_id,
@@ -124,6 +165,8 @@ async def sync_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 async def heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not _group_allowed(ctx, Operation.READ, request.group_id):
+        return {"error_code": ErrorCode.group_authorization_failed}
     error = _coordinator(ctx).heartbeat(
         group_id=request.group_id,
         generation_id=request.generation_id,
@@ -135,6 +178,8 @@ async def heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 async def leave_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
     coordinator = _coordinator(ctx)
+    if not _group_allowed(ctx, Operation.READ, request.group_id):
+        return {"error_code": ErrorCode.group_authorization_failed, "members": []}
     if ctx.api_version < 3:
         error, results = coordinator.leave_group(
             group_id=request.group_id, members=[(request.member_id, None)]
@@ -163,10 +208,17 @@ async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
     retention = getattr(request, "retention_time", None)
     entries: list[tuple[str, int]] = []
     valid: list[PartitionOffset] = []
+    group_allowed = _group_allowed(ctx, Operation.READ, request.group_id)
+    denied: dict[tuple[str, int], ErrorCode] = {}
     for topic in request.topics:
+        topic_allowed = ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.name)
         for partition in topic.partitions:
             entries.append((topic.name, partition.partition_index))
-            if _partition_exists(ctx, topic.name, partition.partition_index):
+            if not group_allowed:
+                denied[(topic.name, partition.partition_index)] = ErrorCode.group_authorization_failed
+            elif not topic_allowed:
+                denied[(topic.name, partition.partition_index)] = ErrorCode.topic_authorization_failed
+            elif _partition_exists(ctx, topic.name, partition.partition_index):
                 valid.append(
                     PartitionOffset(
                         topic=topic.name,
@@ -176,15 +228,20 @@ async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
                         metadata=partition.committed_metadata,
                     )
                 )
-    codes = await _coordinator(ctx).commit_offsets(
-        group_id=request.group_id,
-        generation_id=request.generation_id_or_member_epoch,
-        member_id=request.member_id,
-        group_instance_id=getattr(request, "group_instance_id", None),
-        offsets=valid,
-        retention_ms=_ms(retention) if retention is not None else -1,
-    )
+    if not group_allowed:
+        codes: list[Any] = []
+        valid = []
+    else:
+        codes = await _coordinator(ctx).commit_offsets(
+            group_id=request.group_id,
+            generation_id=request.generation_id_or_member_epoch,
+            member_id=request.member_id,
+            group_instance_id=getattr(request, "group_instance_id", None),
+            offsets=valid,
+            retention_ms=_ms(retention) if retention is not None else -1,
+        )
     by_partition = {(entry.topic, entry.partition): code for entry, code in zip(valid, codes, strict=True)}
+    by_partition.update(denied)
     topics: dict[str, list[dict[str, Any]]] = {}
     for topic, partition in entries:
         code = by_partition.get((topic, partition), ErrorCode.unknown_topic_or_partition)
@@ -196,7 +253,22 @@ def _fetch_group(
     ctx: RequestContext, group_id: str, requested: Any, per_partition_errors: bool
 ) -> tuple[int, list[dict[str, Any]]]:
     topics = None if requested is None else [(t.name, tuple(t.partition_indexes)) for t in requested]
-    error, offsets = _coordinator(ctx).fetch_offsets(group_id=group_id, topics=topics)
+    if not _group_allowed(ctx, Operation.DESCRIBE, group_id):
+        error: Any = ErrorCode.group_authorization_failed
+        offsets: list[Any] = []
+        if not per_partition_errors:
+            return error, []
+    else:
+        error, offsets = _coordinator(ctx).fetch_offsets(group_id=group_id, topics=topics)
+        # Offsets of topics the caller may not describe: hidden in a full listing, refused
+        # per partition when asked for by name (Kafka's OffsetFetch).
+        if topics is None:
+            offsets = [o for o in offsets if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, o[0])]
+        elif error == ErrorCode.none:
+            offsets = [
+                (t, p, c) if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, t) else (t, p, _DENIED_TOPIC)
+                for t, p, c in offsets
+            ]
     if error != ErrorCode.none:
         if not per_partition_errors:
             return error, []
@@ -204,6 +276,17 @@ def _fetch_group(
         offsets = [(t, p, None) for t, partitions in topics or [] for p in partitions]
     grouped: dict[str, list[dict[str, Any]]] = {}
     for topic, partition, committed in offsets:
+        if committed is _DENIED_TOPIC:
+            grouped.setdefault(topic, []).append(
+                {
+                    "partition_index": partition,
+                    "committed_offset": -1,
+                    "committed_leader_epoch": -1,
+                    "metadata": "",
+                    "error_code": ErrorCode.topic_authorization_failed,
+                }
+            )
+            continue
         grouped.setdefault(topic, []).append(
             {
                 "partition_index": partition,
@@ -230,10 +313,18 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 async def offset_delete(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    partitions = [(topic.name, p.partition_index) for topic in request.topics for p in topic.partitions]
+    if not _group_allowed(ctx, Operation.DELETE, request.group_id):
+        return {"error_code": ErrorCode.group_authorization_failed, "topics": []}
+    requested = [(topic.name, p.partition_index) for topic in request.topics for p in topic.partitions]
+    readable = {name for name, _p in requested if ctx.allowed(Operation.READ, ResourceType.TOPIC, name)}
+    partitions = [(name, p) for name, p in requested if name in readable]
     error, codes = await _coordinator(ctx).delete_offsets(group_id=request.group_id, partitions=partitions)
     if error != ErrorCode.none:
         return {"error_code": error, "topics": []}
+    # Partitions of topics the caller may not read are refused one by one.
+    deleted = dict(zip(partitions, codes, strict=True))
+    codes = [deleted.get(entry, ErrorCode.topic_authorization_failed) for entry in requested]
+    partitions = requested
     topics: dict[str, list[dict[str, Any]]] = {}
     for (topic, partition), code in zip(partitions, codes, strict=True):
         topics.setdefault(topic, []).append({"partition_index": partition, "error_code": code})
@@ -247,6 +338,8 @@ async def offset_delete(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    # Kafka: DESCRIBE on the cluster lists every group, otherwise those the caller may describe.
+    see_all = ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
     error, listed = _coordinator(ctx).list_groups(
         states_filter=getattr(request, "states_filter", ()),
         types_filter=getattr(request, "types_filter", ()),
@@ -261,6 +354,7 @@ async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 "group_type": group.group_type,
             }
             for group in listed
+            if see_all or _group_allowed(ctx, Operation.DESCRIBE, group.group_id)
         ],
     }
 
@@ -270,6 +364,19 @@ async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
     include_operations = getattr(request, "include_authorized_operations", False)
     described = []
     for group_id in request.groups:
+        if not _group_allowed(ctx, Operation.DESCRIBE, group_id):
+            described.append(
+                {
+                    "error_code": ErrorCode.group_authorization_failed,
+                    "group_id": group_id,
+                    "group_state": "",
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": [],
+                    "authorized_operations": OPERATIONS_OMITTED,
+                }
+            )
+            continue
         description = coordinator.describe_group(group_id)
         described.append(
             {
@@ -289,7 +396,9 @@ async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
                     }
                     for member in description.members
                 ],
-                "authorized_operations": GROUP_AUTHORIZED_OPERATIONS
+                "authorized_operations": ctx.authorized_operations(
+                    ResourceType.GROUP, group_id, GROUP_AUTHORIZED_OPERATIONS
+                )
                 if include_operations
                 else OPERATIONS_OMITTED,
             }
@@ -298,8 +407,14 @@ async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 async def delete_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    results = await _coordinator(ctx).delete_groups(request.groups_names)
-    return {"results": [{"group_id": group_id, "error_code": code} for group_id, code in results.items()]}
+    allowed = [g for g in request.groups_names if _group_allowed(ctx, Operation.DELETE, g)]
+    results = await _coordinator(ctx).delete_groups(allowed) if allowed else {}
+    return {
+        "results": [
+            {"group_id": group_id, "error_code": results.get(group_id, ErrorCode.group_authorization_failed)}
+            for group_id in dict.fromkeys(request.groups_names)
+        ]
+    }
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {

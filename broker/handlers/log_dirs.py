@@ -8,10 +8,13 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.server.context import RequestContext
 
 
 async def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed, "results": []}
     wanted: dict[str, set[int]] | None = None
     if request.topics is not None:
         wanted = {t.topic: set(t.partitions) for t in request.topics}

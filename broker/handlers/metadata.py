@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.metadata.topic_names import topic_name_problem
 from broker.metadata.topic_registry import TopicRecord
 from broker.protocol.frames import FramedResponse, encode_body, frame_body
@@ -45,7 +46,11 @@ def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: boo
             }
             for partition in range(topic.partitions)
         ],
-        "topic_authorized_operations": ALL_TOPIC_OPERATIONS if include_operations else OPERATIONS_OMITTED,
+        "topic_authorized_operations": (
+            ctx.authorized_operations(ResourceType.TOPIC, topic.name, ALL_TOPIC_OPERATIONS)
+            if include_operations
+            else OPERATIONS_OMITTED
+        ),
     }
 
 
@@ -93,7 +98,11 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
     # v0 used an empty list for "all topics"; v1+ uses null.
     all_topics = requested is None or (ctx.api_version == 0 and not requested)
     wanted = None if all_topics else tuple((t.name, getattr(t, "topic_id", None)) for t in requested)
-    key = (ctx.api_version, ctx.listener_name, include_operations, allow_auto_create, wanted)
+    key: tuple[Any, ...] = (ctx.api_version, ctx.listener_name, include_operations, allow_auto_create, wanted)
+    if state.authorizer is not None:
+        # The answer depends on who asks and on the ACLs in force.
+        assert state.security is not None
+        key += (ctx.principal, ctx.client_host, state.security.version)
     version_before = state.metadata.version
     cache = state.response_caches.setdefault("metadata", MetadataCache())
     cached = cache.get(version_before, key)
@@ -101,7 +110,11 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
         return frame_body(3, ctx.api_version, ctx.correlation_id, cached)
     topics: list[dict[str, Any]] = []
     if all_topics:
-        topics = [topic_entry(ctx, t, include_operations) for t in state.metadata.topics()]
+        topics = [
+            topic_entry(ctx, t, include_operations)
+            for t in state.metadata.topics()
+            if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, t.name)
+        ]
     else:
         for wanted in requested:
             topics.append(_lookup(ctx, wanted, allow_auto_create, include_operations))
@@ -111,12 +124,18 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
         "cluster_id": state.cluster_id,
         "controller_id": state.node_id,
         "topics": topics,
-        "cluster_authorized_operations": ALL_CLUSTER_OPERATIONS if include_operations else OPERATIONS_OMITTED,
+        "cluster_authorized_operations": _cluster_operations(ctx, include_operations),
     }
     encoded = encode_body(3, ctx.api_version, build_response(3, ctx.api_version, body))
     # Auto-creation bumps the version: such an answer is cached under the new version only.
     cache.put(state.metadata.version, key, encoded)
     return frame_body(3, ctx.api_version, ctx.correlation_id, encoded)
+
+
+def _cluster_operations(ctx: RequestContext, include_operations: bool) -> int:
+    if not include_operations:
+        return OPERATIONS_OMITTED
+    return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME, ALL_CLUSTER_OPERATIONS)
 
 
 def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_operations: bool) -> dict:
@@ -129,12 +148,26 @@ def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_o
         topic = state.metadata.get_by_id(topic_id)
         if topic is None:
             return error_entry(None, topic_id, ErrorCode.unknown_topic_id)
+        if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic.name):
+            return error_entry(None, topic_id, ErrorCode.topic_authorization_failed)
         return topic_entry(ctx, topic, include_operations)
     topic = state.metadata.get(name)
+    describable = ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name)
     if topic is not None:
+        if not describable:
+            return error_entry(name, None, ErrorCode.topic_authorization_failed)
         return topic_entry(ctx, topic, include_operations)
     if topic_name_problem(name):
         return error_entry(name, None, ErrorCode.invalid_topic_exception)
+    # Kafka: creating needs CREATE on the cluster or the topic; otherwise the client is told
+    # it is not authorized rather than that the topic does not exist.
+    may_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) or ctx.allowed(
+        Operation.CREATE, ResourceType.TOPIC, name
+    )
+    if allow_auto_create and state.config.auto_create_topics_enable and not may_create:
+        return error_entry(name, None, ErrorCode.topic_authorization_failed)
+    if not describable:
+        return error_entry(name, None, ErrorCode.topic_authorization_failed)
     if allow_auto_create:
         try:
             created = state.topics.auto_create(name)
@@ -146,6 +179,16 @@ def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_o
 
 
 async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "error_message": "DESCRIBE on the cluster is required",
+            "cluster_id": ctx.broker.cluster_id,
+            "controller_id": -1,
+            "brokers": [],
+            "cluster_authorized_operations": OPERATIONS_OMITTED,
+        }
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     return {
         "throttle_time": 0,
@@ -155,8 +198,8 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str
         "cluster_id": ctx.broker.cluster_id,
         "controller_id": ctx.broker.node_id,
         "brokers": [{"broker_id": ctx.broker.node_id, "host": host, "port": port, "rack": None}],
-        "cluster_authorized_operations": (
-            ALL_CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else OPERATIONS_OMITTED
+        "cluster_authorized_operations": _cluster_operations(
+            ctx, request.include_cluster_authorized_operations
         ),
     }
 

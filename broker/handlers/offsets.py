@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import Operation, ResourceType
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.records.errors import StorageError
 from broker.server.context import RequestContext
@@ -28,6 +29,13 @@ def _locate(ctx: RequestContext, name: str, index: int) -> tuple[Any, Any, Error
 
 def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int) -> dict[str, Any]:
     index = part.partition_index
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+        return {
+            "partition_index": index,
+            "error_code": ErrorCode.topic_authorization_failed,
+            "timestamp": -1,
+            "offset": -1,
+        }
     topic, partition_log, error = _locate(ctx, name, index)
     if error == ErrorCode.none:
         error = leader_epoch_error(getattr(part, "current_leader_epoch", -1), topic.leader_epoch(index))
@@ -87,6 +95,13 @@ async def handle_list_offsets(ctx: RequestContext, request: Any) -> dict[str, An
 
 def _epoch_end_offset(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]:
     index = part.partition
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+        return {
+            "error_code": ErrorCode.topic_authorization_failed,
+            "partition": index,
+            "leader_epoch": -1,
+            "end_offset": -1,
+        }
     topic, partition_log, error = _locate(ctx, name, index)
     if error == ErrorCode.none:
         error = leader_epoch_error(part.current_leader_epoch, topic.leader_epoch(index))
@@ -108,6 +123,12 @@ async def handle_offset_for_leader_epoch(ctx: RequestContext, request: Any) -> d
 
 def _delete_records(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]:
     index = part.partition_index
+    if not ctx.allowed(Operation.DELETE, ResourceType.TOPIC, name):
+        return {
+            "partition_index": index,
+            "low_watermark": -1,
+            "error_code": ErrorCode.topic_authorization_failed,
+        }
     _topic, partition_log, error = _locate(ctx, name, index)
     if error != ErrorCode.none:
         return {"partition_index": index, "low_watermark": -1, "error_code": error}

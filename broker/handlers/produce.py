@@ -7,6 +7,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import Operation, ResourceType
 from broker.records.errors import StorageError
 from broker.server.context import RequestContext
 
@@ -70,8 +71,11 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     responses = []
     for topic_data in request.topic_data:
         partitions = []
+        writable = ctx.allowed(Operation.WRITE, ResourceType.TOPIC, topic_data.name)
         for partition in topic_data.partition_data:
-            if acks not in (0, 1, -1):
+            if not writable:
+                partitions.append(_partition_error(partition.index, ErrorCode.topic_authorization_failed))
+            elif acks not in (0, 1, -1):
                 partitions.append(_partition_error(partition.index, ErrorCode.invalid_required_acks))
             elif request.transactional_id is not None:
                 # Transactions are not served (AddPartitionsToTxn is not advertised).

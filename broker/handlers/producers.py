@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.server.context import RequestContext
 
 
@@ -15,6 +16,13 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
         return {
             "throttle_time": 0,
             "error_code": ErrorCode.transactional_id_authorization_failed,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+    if not _may_write_idempotently(ctx):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
             "producer_id": -1,
             "producer_epoch": -1,
         }
@@ -29,6 +37,14 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
         "producer_id": producer_id,
         "producer_epoch": epoch,
     }
+
+
+def _may_write_idempotently(ctx: RequestContext) -> bool:
+    """Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on any topic."""
+    authorizer = ctx.broker.authorizer
+    if authorizer is None or ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return True
+    return authorizer.allowed_on_any(ctx.principal, ctx.client_host, Operation.WRITE, ResourceType.TOPIC)
 
 
 APIS = {22: (0, 4, handle_init_producer_id)}

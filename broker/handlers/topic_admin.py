@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.handlers.configs import describe_topic_config_entries
 from broker.server.context import RequestContext
 from broker.server.topics import TopicError
@@ -48,11 +49,17 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
     for topic in request.topics:
         seen[topic.name] = seen.get(topic.name, 0) + 1
     results = []
+    cluster_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
     for topic in request.topics:
         result: dict[str, Any] = {"name": topic.name, "topic_id": None, "error_message": None}
         if seen[topic.name] > 1:
             result["error_code"] = ErrorCode.invalid_request
             result["error_message"] = "Duplicate topic in request."
+            results.append(result)
+            continue
+        if not cluster_create and not ctx.allowed(Operation.CREATE, ResourceType.TOPIC, topic.name):
+            result["error_code"] = ErrorCode.topic_authorization_failed
+            result["error_message"] = "Authorization failed."
             results.append(result)
             continue
         try:
@@ -112,6 +119,17 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
                 )
                 continue
             name = topic.name
+            if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+                # Do not confirm that a topic id exists to someone who may not see it.
+                responses.append(
+                    {"name": None, "topic_id": topic_id, "error_code": ErrorCode.topic_authorization_failed}
+                )
+                continue
+        if not ctx.allowed(Operation.DELETE, ResourceType.TOPIC, name):
+            responses.append(
+                {"name": name, "topic_id": topic_id, "error_code": ErrorCode.topic_authorization_failed}
+            )
+            continue
         try:
             deleted = state.topics.delete_topic(name)
         except TopicError as exc:
@@ -131,6 +149,15 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
 async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[str, Any]:
     results = []
     for topic in request.topics:
+        if not ctx.allowed(Operation.ALTER, ResourceType.TOPIC, topic.name):
+            results.append(
+                {
+                    "name": topic.name,
+                    "error_code": ErrorCode.topic_authorization_failed,
+                    "error_message": None,
+                }
+            )
+            continue
         try:
             current = ctx.broker.metadata.get(topic.name)
             if topic.assignments is not None and current is not None:
