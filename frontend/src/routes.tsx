@@ -18,6 +18,8 @@ const PAGES: Record<string, RouteObject["lazy"]> = {
     Component: (await import("./pages/ServiceAccountsPage")).ServiceAccountsPage,
   }),
   "/audit": async () => ({ Component: (await import("./pages/AuditLogPage")).AuditLogPage }),
+  "/clusters": async () => ({ Component: (await import("./pages/ClustersPage")).ClustersPage }),
+  "/schemas": async () => ({ Component: (await import("./pages/SchemasPage")).SchemasPage }),
 };
 
 /** Pages below a section, e.g. one team. */
@@ -26,6 +28,14 @@ const DETAIL_PAGES: RouteObject[] = [
   {
     path: "service-accounts/:id",
     lazy: async () => ({ Component: (await import("./pages/ServiceAccountDetailPage")).ServiceAccountDetailPage }),
+  },
+  {
+    path: "clusters/:id",
+    lazy: async () => ({ Component: (await import("./pages/ClusterDetailPage")).ClusterDetailPage }),
+  },
+  {
+    path: "schemas/:cluster/:subject",
+    lazy: async () => ({ Component: (await import("./pages/SchemaSubjectPage")).SchemaSubjectPage }),
   },
 ];
 

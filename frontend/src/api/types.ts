@@ -51,3 +51,16 @@ export type PolicyUpdate = NonNullable<
   paths["/api/v1/policies/{id}/"]["patch"]["requestBody"]
 >["content"]["application/json"];
 export type AuditEventFilters = NonNullable<paths["/api/v1/audit-events/"]["get"]["parameters"]["query"]>;
+
+export type Organization = ItemOf<"/api/v1/organizations/">;
+export type Cluster = ItemOf<"/api/v1/clusters/">;
+export type ClusterStatus = Cluster["status"];
+export type ClusterDetail = JsonBody<paths["/api/v1/clusters/{id}/"]["get"]["responses"][200]>;
+export type Broker = ClusterDetail["brokers"][number];
+export type BrokerConfigEntry = NonNullable<Broker["configs"]>[string];
+export type Operation = JsonBody<paths["/api/v1/operations/{id}/"]["get"]["responses"][200]>;
+export type AcceptedOperation = JsonBody<paths["/api/v1/clusters/"]["post"]["responses"][202]>;
+export type ClusterCreate = PostBody<"/api/v1/clusters/">;
+export type ClusterRegister = PostBody<"/api/v1/clusters/register/">;
+export type SecurityProtocol = ClusterRegister["security_protocol"];
+export type SaslMechanism = ClusterRegister["sasl_mechanism"];

@@ -42,7 +42,41 @@ export function grantableRoles(role: TeamRole | null): TeamRole[] {
   return ROLES.filter((candidate) => hasRole(role, candidate));
 }
 
+/** A team's name prefix, as far as subject ownership needs it. */
+export interface OwnedPrefix {
+  team: number;
+  organization: number;
+  resource_type: string;
+  prefix: string;
+}
+
+/**
+ * The person's role on one schema subject of a cluster in `organization`
+ * (controlplane/schemas/access.py): a subject belongs to the teams whose topic
+ * or subject prefix it starts with (`<topic>-value` starts with the topic);
+ * org admins act as team admins on every subject.
+ */
+export function roleForSubject(
+  access: Access,
+  organization: number,
+  subject: string,
+  prefixes: readonly OwnedPrefix[],
+): TeamRole | null {
+  if (isOrgAdmin(access, organization)) return "team_admin";
+  let best: TeamRole | null = null;
+  for (const owned of prefixes) {
+    if (owned.organization !== organization) continue;
+    if (owned.resource_type !== "topic" && owned.resource_type !== "subject") continue;
+    if (!subject.startsWith(owned.prefix)) continue;
+    const role = access.teamRoles.get(owned.team) ?? null;
+    if (role !== null && (best === null || ROLE_RANK[role] > ROLE_RANK[best])) best = role;
+  }
+  return best;
+}
+
 export const can = {
+  /** Registering versions and changing a subject's compatibility. */
+  writeSubject: (role: TeamRole | null) => hasRole(role, "developer"),
   manageMembers: (role: TeamRole | null) => hasRole(role, "team_admin"),
   manageServiceAccounts: (role: TeamRole | null) => hasRole(role, "developer"),
   deleteServiceAccount: (role: TeamRole | null) => hasRole(role, "team_admin"),

@@ -1,0 +1,69 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { schemaRegistry, type CompatibilityLevel, type SchemaInput, type SubjectVersion } from "../schemaRegistry";
+
+export const schemaKeys = {
+  all: ["schemas"] as const,
+  cluster: (cluster: number) => [...schemaKeys.all, cluster] as const,
+  subjects: (cluster: number) => [...schemaKeys.cluster(cluster), "subjects"] as const,
+  subject: (cluster: number, subject: string) => [...schemaKeys.cluster(cluster), "subject", subject] as const,
+  versions: (cluster: number, subject: string) => [...schemaKeys.subject(cluster, subject), "versions"] as const,
+  version: (cluster: number, subject: string, version: number) =>
+    [...schemaKeys.subject(cluster, subject), "version", version] as const,
+  config: (cluster: number, subject: string) => [...schemaKeys.subject(cluster, subject), "config"] as const,
+};
+
+export function useSubjects(cluster: number | undefined) {
+  return useQuery({
+    queryKey: schemaKeys.subjects(cluster ?? 0),
+    enabled: cluster !== undefined,
+    queryFn: ({ signal }) => schemaRegistry.listSubjects(cluster ?? 0, signal),
+  });
+}
+
+export function useSubjectVersions(cluster: number, subject: string) {
+  return useQuery({
+    queryKey: schemaKeys.versions(cluster, subject),
+    queryFn: ({ signal }) => schemaRegistry.listVersions(cluster, subject, signal),
+  });
+}
+
+/** One version; versions never change once registered, so they are cached for good. */
+export function useSubjectVersion(cluster: number, subject: string, version: number | null) {
+  return useQuery({
+    queryKey: schemaKeys.version(cluster, subject, version ?? 0),
+    enabled: version !== null,
+    staleTime: Infinity,
+    queryFn: ({ signal }): Promise<SubjectVersion> => schemaRegistry.getVersion(cluster, subject, version ?? 0, signal),
+  });
+}
+
+export function useSubjectConfig(cluster: number, subject: string) {
+  return useQuery({
+    queryKey: schemaKeys.config(cluster, subject),
+    queryFn: ({ signal }) => schemaRegistry.getConfig(cluster, subject, signal),
+  });
+}
+
+export function useSetCompatibility(cluster: number, subject: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (level: CompatibilityLevel) => schemaRegistry.setCompatibility(cluster, subject, level),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: schemaKeys.config(cluster, subject) }),
+  });
+}
+
+export function useTestCompatibility(cluster: number, subject: string) {
+  return useMutation({ mutationFn: (input: SchemaInput) => schemaRegistry.testCompatibility(cluster, subject, input) });
+}
+
+export function useRegisterSchema(cluster: number, subject: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (input: SchemaInput) => schemaRegistry.register(cluster, subject, input),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: schemaKeys.subjects(cluster) });
+      return queryClient.invalidateQueries({ queryKey: schemaKeys.versions(cluster, subject) });
+    },
+  });
+}

@@ -1,0 +1,258 @@
+import { createColumnHelper } from "@tanstack/react-table";
+import { useState } from "react";
+import { useParams } from "react-router";
+
+import { combineQueries } from "../api/combineQueries";
+import { describeError } from "../api/errors";
+import { useAccess } from "../api/hooks/access";
+import {
+  isFinished,
+  useCheckClusterHealth,
+  useCluster,
+  useClusterOperations,
+  useDeleteCluster,
+} from "../api/hooks/clusters";
+import type { Broker, BrokerConfigEntry, ClusterDetail } from "../api/types";
+import { isOrgAdmin } from "../auth/permissions";
+import { ConfirmDialog } from "../components/ConfirmDialog";
+import { DataTable } from "../components/DataTable";
+import { PageHeader } from "../components/PageHeader";
+import { Timestamp } from "../components/Timestamp";
+import { EmptyState, QueryView } from "../components/states";
+import { ClusterStatusBadge, healthOf, HealthBadge } from "./clusters/ClusterStatusBadge";
+import { LiveOperation, OperationProgress } from "./clusters/OperationProgress";
+import { NotFoundPage } from "./NotFoundPage";
+
+export function ClusterDetailPage() {
+  const id = Number(useParams().id);
+  if (!Number.isInteger(id) || id <= 0) return <NotFoundPage />;
+  return <ClusterDetailView id={id} />;
+}
+
+function ClusterDetailView({ id }: { id: number }) {
+  const cluster = useCluster(id);
+  const access = useAccess();
+  return (
+    <QueryView query={combineQueries(cluster, access)} errorTitle="Could not load the cluster">
+      {([clusterData, accessData]) => (
+        <ClusterSections cluster={clusterData} canAdminister={isOrgAdmin(accessData, clusterData.organization)} />
+      )}
+    </QueryView>
+  );
+}
+
+function ClusterSections({ cluster, canAdminister }: { cluster: ClusterDetail; canAdminister: boolean }) {
+  const [deleting, setDeleting] = useState(false);
+  const remove = useDeleteCluster(cluster.id);
+  const checkHealth = useCheckClusterHealth(cluster.id);
+  const gone = cluster.status === "deleting" || cluster.status === "deleted";
+
+  return (
+    <>
+      <PageHeader
+        title={cluster.name}
+        description={
+          <>
+            <ClusterStatusBadge status={cluster.status} /> {cluster.provider === "local" ? "Local" : "External"} cluster
+            {cluster.status_reason ? ` · ${cluster.status_reason}` : ""}
+          </>
+        }
+        actions={
+          <>
+            <button
+              type="button"
+              className="button"
+              disabled={checkHealth.isPending || gone}
+              onClick={() => checkHealth.mutate()}
+            >
+              {checkHealth.isPending ? "Checking…" : "Check health"}
+            </button>
+            {canAdminister && !gone ? (
+              <button type="button" className="button button--danger" onClick={() => setDeleting(true)}>
+                Delete cluster
+              </button>
+            ) : null}
+          </>
+        }
+      />
+      {checkHealth.isError ? (
+        <p className="form-error" role="alert">
+          {describeError(checkHealth.error)}
+        </p>
+      ) : null}
+      <HealthSection cluster={cluster} />
+      <OperationsSection clusterId={cluster.id} />
+      <BrokersSection cluster={cluster} />
+      <BrokerConfigsSection cluster={cluster} />
+      <ConfirmDialog
+        open={deleting}
+        title={`Delete cluster ${cluster.name}?`}
+        description={
+          cluster.provider === "local"
+            ? "Its brokers are stopped and all their data is removed. Clients lose access at once."
+            : "The cluster is forgotten by the console; the cluster itself keeps running."
+        }
+        confirmationText={cluster.name}
+        pending={remove.isPending}
+        error={remove.isError ? describeError(remove.error) : null}
+        onCancel={() => {
+          setDeleting(false);
+          remove.reset();
+        }}
+        onConfirm={() => remove.mutate(cluster.name, { onSuccess: () => setDeleting(false) })}
+      />
+    </>
+  );
+}
+
+function HealthSection({ cluster }: { cluster: ClusterDetail }) {
+  const health = healthOf(cluster.health);
+  return (
+    <section className="section" aria-labelledby="health-heading">
+      <h2 id="health-heading" className="section__title">
+        Health
+      </h2>
+      <dl className="details">
+        <dt>Status</dt>
+        <dd>
+          <HealthBadge health={cluster.health} />
+        </dd>
+        <dt>Bootstrap servers</dt>
+        <dd className="mono">{cluster.bootstrap_servers || "—"}</dd>
+        <dt>Brokers up</dt>
+        <dd>
+          {health.brokers_up ?? "—"}
+          {health.brokers_expected ? ` of ${health.brokers_expected}` : ""}
+        </dd>
+        <dt>Controller</dt>
+        <dd>{health.controller_id ?? "—"}</dd>
+        <dt>Topics / partitions</dt>
+        <dd>
+          {health.topic_count ?? "—"} / {health.partition_count ?? "—"}
+          {health.offline_partitions ? ` (${health.offline_partitions} offline)` : ""}
+        </dd>
+        <dt>Last checked</dt>
+        <dd>{cluster.health_checked_at ? <Timestamp value={cluster.health_checked_at} /> : "never"}</dd>
+        {health.error ? (
+          <>
+            <dt>Error</dt>
+            <dd className="mono">{health.error}</dd>
+          </>
+        ) : null}
+      </dl>
+    </section>
+  );
+}
+
+function OperationsSection({ clusterId }: { clusterId: number }) {
+  const operations = useClusterOperations(clusterId);
+  return (
+    <section className="section" aria-labelledby="operations-heading">
+      <h2 id="operations-heading" className="section__title">
+        Recent operations
+      </h2>
+      <QueryView
+        query={operations}
+        errorTitle="Could not load the operations"
+        isEmpty={(list) => list.length === 0}
+        empty={<EmptyState title="No operations yet" />}
+      >
+        {(list) => (
+          <div className="operations">
+            {list.map((operation) =>
+              isFinished(operation) ? (
+                <OperationProgress key={operation.id} operation={operation} />
+              ) : (
+                <LiveOperation key={operation.id} id={operation.id} />
+              ),
+            )}
+          </div>
+        )}
+      </QueryView>
+    </section>
+  );
+}
+
+const brokerColumn = createColumnHelper<Broker>();
+const brokerColumns = [
+  brokerColumn.accessor("node_id", { header: "Node id" }),
+  brokerColumn.accessor((broker) => `${broker.host}:${broker.port}`, {
+    id: "address",
+    header: "Host:port",
+    cell: (info) => <span className="mono">{info.getValue()}</span>,
+  }),
+  brokerColumn.accessor((broker) => broker.status ?? "pending", { id: "status", header: "Status" }),
+  brokerColumn.accessor("restart_count", { header: "Restarts" }),
+  brokerColumn.accessor((broker) => broker.last_seen ?? "", {
+    id: "last_seen",
+    header: "Last seen",
+    cell: (info) => (info.getValue() ? <Timestamp value={info.getValue()} /> : "never"),
+  }),
+];
+
+function BrokersSection({ cluster }: { cluster: ClusterDetail }) {
+  return (
+    <section className="section" aria-labelledby="brokers-heading">
+      <h2 id="brokers-heading" className="section__title">
+        Brokers
+      </h2>
+      <DataTable
+        label="Brokers"
+        columns={brokerColumns}
+        rows={cluster.brokers}
+        getRowId={(broker) => String(broker.node_id)}
+        filterable={false}
+        pagination={false}
+        emptyTitle={
+          cluster.provider === "local" ? "No brokers started yet" : "Brokers are not tracked for external clusters"
+        }
+      />
+    </section>
+  );
+}
+
+interface ConfigRow extends BrokerConfigEntry {
+  nodeId: number;
+  name: string;
+}
+
+const configColumn = createColumnHelper<ConfigRow>();
+const configColumns = [
+  configColumn.accessor("nodeId", { header: "Broker" }),
+  configColumn.accessor("name", { header: "Name", cell: (info) => <span className="mono">{info.getValue()}</span> }),
+  configColumn.accessor((row) => (row.sensitive ? "(sensitive)" : (row.value ?? "")), {
+    id: "value",
+    header: "Value",
+    cell: (info) => <span className="mono">{info.getValue() || "—"}</span>,
+  }),
+  configColumn.accessor("source", { header: "Source" }),
+  configColumn.accessor((row) => (row.read_only ? "yes" : "no"), { id: "read_only", header: "Read-only" }),
+];
+
+function BrokerConfigsSection({ cluster }: { cluster: ClusterDetail }) {
+  const rows: ConfigRow[] = cluster.brokers.flatMap((broker) =>
+    Object.entries(broker.configs ?? {}).map(([name, entry]) => ({ ...entry, nodeId: broker.node_id, name })),
+  );
+  return (
+    <section className="section" aria-labelledby="configs-heading">
+      <h2 id="configs-heading" className="section__title">
+        Broker configs
+      </h2>
+      {cluster.configs_error ? (
+        <p className="callout callout--warning" role="status">
+          Could not read the broker configs: {cluster.configs_error}
+        </p>
+      ) : null}
+      <DataTable
+        label="Broker configs"
+        columns={configColumns}
+        rows={rows}
+        getRowId={(row) => `${row.nodeId}:${row.name}`}
+        initialSorting={[{ id: "name", desc: false }]}
+        filterPlaceholder="Search configs…"
+        pagination={{ pageSize: 50 }}
+        emptyTitle="No broker configs to show"
+      />
+    </section>
+  );
+}

@@ -1,0 +1,84 @@
+import { Link, useParams } from "react-router";
+
+import { combineQueries } from "../api/combineQueries";
+import { useAccess } from "../api/hooks/access";
+import { useClusters } from "../api/hooks/clusters";
+import { usePrefixes } from "../api/hooks/prefixes";
+import { useSubjectVersion, useSubjectVersions } from "../api/hooks/schemas";
+import { can, roleForSubject } from "../auth/permissions";
+import { PageHeader } from "../components/PageHeader";
+import { EmptyState, QueryView } from "../components/states";
+import { NotFoundPage } from "./NotFoundPage";
+import { CompatibilitySection } from "./schemas/CompatibilitySection";
+import { NewVersionSection } from "./schemas/NewVersionSection";
+import { topicOfSubject } from "./schemas/subjectNames";
+import { DiffSection, VersionsSection } from "./schemas/VersionsSection";
+
+export function SchemaSubjectPage() {
+  const params = useParams();
+  const cluster = Number(params.cluster);
+  const subject = params.subject ?? "";
+  if (!Number.isInteger(cluster) || cluster <= 0 || !subject) return <NotFoundPage />;
+  return <SubjectView cluster={cluster} subject={subject} />;
+}
+
+function UsedBy({ subject }: { subject: string }) {
+  const use = topicOfSubject(subject);
+  if (!use) {
+    return <>Not named after a topic (record-name strategy or a shared subject).</>;
+  }
+  return (
+    <>
+      Used for the {use.part}s of topic <strong className="mono">{use.topic}</strong>.
+    </>
+  );
+}
+
+function SubjectView({ cluster, subject }: { cluster: number; subject: string }) {
+  const clusters = useClusters();
+  const access = useAccess();
+  const prefixes = usePrefixes();
+  const versions = useSubjectVersions(cluster, subject);
+  const latest = useSubjectVersion(cluster, subject, versions.data?.at(-1) ?? null);
+  const clusterName = clusters.data?.find((each) => each.id === cluster)?.name ?? `cluster ${cluster}`;
+
+  return (
+    <>
+      <PageHeader
+        title={subject}
+        description={
+          <>
+            <Link to={`/schemas?cluster=${cluster}`}>{clusterName}</Link> · <UsedBy subject={subject} />
+          </>
+        }
+      />
+      <QueryView
+        query={combineQueries(versions, clusters, access, prefixes)}
+        errorTitle="Could not load the subject"
+        isEmpty={([list]) => list.length === 0}
+        empty={<EmptyState title="No versions" description="Every version of this subject was deleted." />}
+      >
+        {([list, clusterList, accessData, prefixList]) => {
+          const organization = clusterList.find((each) => each.id === cluster)?.organization;
+          const role =
+            organization === undefined ? null : roleForSubject(accessData, organization, subject, prefixList);
+          const mayWrite = can.writeSubject(role);
+          return (
+            <>
+              <VersionsSection cluster={cluster} subject={subject} versions={list} />
+              <DiffSection cluster={cluster} subject={subject} versions={list} />
+              <CompatibilitySection cluster={cluster} subject={subject} canEdit={mayWrite} />
+              <NewVersionSection
+                key={latest.data?.schemaType ?? "AVRO"}
+                cluster={cluster}
+                subject={subject}
+                schemaType={latest.data?.schemaType ?? "AVRO"}
+                canRegister={mayWrite}
+              />
+            </>
+          );
+        }}
+      </QueryView>
+    </>
+  );
+}

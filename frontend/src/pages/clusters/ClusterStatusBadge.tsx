@@ -1,0 +1,51 @@
+import type { ClusterStatus } from "../../api/types";
+
+const TONE: Record<ClusterStatus, string> = {
+  requested: "badge",
+  provisioning: "badge badge--info",
+  running: "badge badge--ok",
+  degraded: "badge badge--warning",
+  stopped: "badge",
+  deleting: "badge badge--warning",
+  deleted: "badge",
+  failed: "badge badge--danger",
+};
+
+export function ClusterStatusBadge({ status }: { status: ClusterStatus }) {
+  return <span className={TONE[status]}>{status}</span>;
+}
+
+/** What the last health check saw, as the API stores it on the cluster. */
+export interface ClusterHealth {
+  reachable?: boolean;
+  brokers_up?: number;
+  brokers_expected?: number | null;
+  controller_id?: number | null;
+  topic_count?: number;
+  partition_count?: number;
+  offline_partitions?: number;
+  error?: string;
+}
+
+export function healthOf(value: unknown): ClusterHealth {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as ClusterHealth) : {};
+}
+
+/** One line: "healthy", "2 of 3 brokers up", "unreachable", or "not checked yet". */
+export function describeHealth(health: ClusterHealth): { text: string; tone: "ok" | "warning" | "danger" | "none" } {
+  if (health.reachable === undefined) return { text: "not checked yet", tone: "none" };
+  if (!health.reachable) return { text: "unreachable", tone: "danger" };
+  const up = health.brokers_up ?? 0;
+  const expected = health.brokers_expected ?? null;
+  if (expected !== null && up < expected) return { text: `${up} of ${expected} brokers up`, tone: "warning" };
+  if ((health.offline_partitions ?? 0) > 0) {
+    return { text: `${health.offline_partitions} offline partitions`, tone: "warning" };
+  }
+  return { text: `healthy · ${up} ${up === 1 ? "broker" : "brokers"} up`, tone: "ok" };
+}
+
+export function HealthBadge({ health }: { health: unknown }) {
+  const { text, tone } = describeHealth(healthOf(health));
+  const className = tone === "none" ? "badge" : `badge badge--${tone}`;
+  return <span className={className}>{text}</span>;
+}

@@ -1,0 +1,193 @@
+import { useState, type FormEvent } from "react";
+import { Link } from "react-router";
+
+import { isFinished, useCreateCluster, useOperation } from "../../api/hooks/clusters";
+import type { AcceptedOperation, Organization } from "../../api/types";
+import { Field, FormError } from "../../components/Field";
+import { formErrorsOf } from "../../lib/formErrors";
+import { configProblemsByRow, duplicateKeys, rowsToConfig, type ConfigRow } from "./brokerConfigRows";
+import { LiveOperation } from "./OperationProgress";
+import { OrganizationField } from "./OrganizationField";
+
+/** The control plane's rule for cluster names (they become directory and host names). */
+export const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export const CLUSTER_NAME_RULE =
+  "1 to 63 lowercase letters, digits and dashes, starting and ending with a letter or digit.";
+/** Local clusters have one broker until brokers replicate (MAX_LOCAL_BROKERS). */
+const MAX_LOCAL_BROKERS = 1;
+
+interface CreateClusterFormProps {
+  organizations: Organization[];
+  onClose: () => void;
+}
+
+/**
+ * A two-step wizard: the cluster's name, size and config overrides, then the
+ * provisioning operation's live progress once the API accepted the request.
+ */
+export function CreateClusterForm({ organizations, onClose }: CreateClusterFormProps) {
+  const [accepted, setAccepted] = useState<AcceptedOperation | null>(null);
+  if (accepted) return <ProvisioningStep accepted={accepted} onClose={onClose} />;
+  return <SpecStep organizations={organizations} onAccepted={setAccepted} onCancel={onClose} />;
+}
+
+function ProvisioningStep({ accepted, onClose }: { accepted: AcceptedOperation; onClose: () => void }) {
+  const operation = useOperation(accepted.operation.id);
+  const finished = operation.data ? isFinished(operation.data) : false;
+  return (
+    <div>
+      <p>
+        Cluster <strong className="mono">{accepted.cluster.name}</strong> was requested. You can close this window:
+        provisioning carries on in the background.
+      </p>
+      <LiveOperation id={accepted.operation.id} />
+      <div className="dialog__actions">
+        <Link className="button" to={`/clusters/${accepted.cluster.id}`} onClick={onClose}>
+          Open the cluster
+        </Link>
+        <button type="button" className="button button--primary" onClick={onClose}>
+          {finished ? "Done" : "Close"}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+interface SpecStepProps {
+  organizations: Organization[];
+  onAccepted: (accepted: AcceptedOperation) => void;
+  onCancel: () => void;
+}
+
+function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
+  const create = useCreateCluster();
+  const [organization, setOrganization] = useState<number | "">(organizations[0]?.id ?? "");
+  const [name, setName] = useState("");
+  const [brokerCount, setBrokerCount] = useState("1");
+  const [rows, setRows] = useState<ConfigRow[]>([]);
+  const [nameError, setNameError] = useState<string | undefined>();
+  const server = formErrorsOf(create.error, ["organization", "name", "broker_count", "broker_config"]);
+  const problems = configProblemsByRow(create.error, rows);
+  const duplicates = duplicateKeys(rows);
+  const formMessage =
+    problems.byRow.size > 0 || problems.unplaced.length > 0
+      ? [create.error instanceof Error ? create.error.message : null, ...problems.unplaced].filter(Boolean).join(" ")
+      : server.form;
+
+  function updateRow(index: number, change: Partial<ConfigRow>) {
+    setRows((current) => current.map((row, at) => (at === index ? { ...row, ...change } : row)));
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!CLUSTER_NAME.test(name)) {
+      setNameError(CLUSTER_NAME_RULE);
+      return;
+    }
+    setNameError(undefined);
+    if (organization === "" || duplicates.size > 0) return;
+    create.mutate(
+      { organization, name, broker_count: Number(brokerCount), broker_config: rowsToConfig(rows), port: 0 },
+      { onSuccess: onAccepted },
+    );
+  }
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <OrganizationField
+        organizations={organizations}
+        value={organization}
+        onChange={setOrganization}
+        error={server.fields.organization}
+      />
+      <Field label="Name" hint={CLUSTER_NAME_RULE} error={nameError ?? server.fields.name}>
+        {(control) => (
+          <input
+            {...control}
+            className="input mono"
+            autoComplete="off"
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+          />
+        )}
+      </Field>
+      <Field
+        label="Brokers"
+        hint="Local clusters run one broker on this host until brokers replicate."
+        error={server.fields.broker_count}
+      >
+        {(control) => (
+          <input
+            {...control}
+            className="input"
+            type="number"
+            min={1}
+            max={MAX_LOCAL_BROKERS}
+            value={brokerCount}
+            onChange={(event) => setBrokerCount(event.target.value)}
+          />
+        )}
+      </Field>
+      <fieldset className="config-rows">
+        <legend className="field__label">Broker config overrides</legend>
+        {rows.length === 0 ? <p className="field__hint">None: the broker's defaults apply.</p> : null}
+        {rows.map((row, index) => {
+          const rowError = duplicates.has(index) ? `${row.key.trim()} is given twice.` : problems.byRow.get(index);
+          const errorId = `config-row-${index}-error`;
+          return (
+            <div key={index} className="config-rows__row">
+              <input
+                className="input mono"
+                aria-label={`Property ${index + 1}`}
+                placeholder="num.partitions"
+                aria-invalid={Boolean(rowError)}
+                aria-describedby={rowError ? errorId : undefined}
+                value={row.key}
+                onChange={(event) => updateRow(index, { key: event.target.value })}
+              />
+              <input
+                className="input mono"
+                aria-label={`Value ${index + 1}`}
+                placeholder="3"
+                aria-invalid={Boolean(rowError)}
+                aria-describedby={rowError ? errorId : undefined}
+                value={row.value}
+                onChange={(event) => updateRow(index, { value: event.target.value })}
+              />
+              <button
+                type="button"
+                className="button button--quiet"
+                aria-label={`Remove property ${index + 1}`}
+                onClick={() => setRows((current) => current.filter((_, at) => at !== index))}
+              >
+                ×
+              </button>
+              {rowError ? (
+                <p id={errorId} className="field__error config-rows__error">
+                  {rowError}
+                </p>
+              ) : null}
+            </div>
+          );
+        })}
+        {server.fields.broker_config ? <p className="field__error">{server.fields.broker_config}</p> : null}
+        <button
+          type="button"
+          className="button"
+          onClick={() => setRows((current) => [...current, { key: "", value: "" }])}
+        >
+          Add override
+        </button>
+      </fieldset>
+      <FormError message={formMessage} />
+      <div className="dialog__actions">
+        <button type="button" className="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="button button--primary" disabled={create.isPending}>
+          Create cluster
+        </button>
+      </div>
+    </form>
+  );
+}
