@@ -34,7 +34,8 @@ def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> 
         "log_start_offset": -1,
         "aborted_transactions": None,
         "preferred_read_replica": -1,
-        "records": None,
+        # Kafka sends empty (not null) records with an error; librdkafka cannot parse null here.
+        "records": b"",
     }
 
 

@@ -93,12 +93,21 @@ class MetadataCache:
 async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
     state = ctx.broker
     include_operations = bool(getattr(request, "include_topic_authorized_operations", False))
+    # v8-10 only: librdkafka's describe_cluster asks through Metadata.
+    include_cluster_operations = bool(getattr(request, "include_cluster_authorized_operations", False))
     allow_auto_create = bool(getattr(request, "allow_auto_topic_creation", True))
     requested = request.topics
     # v0 used an empty list for "all topics"; v1+ uses null.
     all_topics = requested is None or (ctx.api_version == 0 and not requested)
     wanted = None if all_topics else tuple((t.name, getattr(t, "topic_id", None)) for t in requested)
-    key: tuple[Any, ...] = (ctx.api_version, ctx.listener_name, include_operations, allow_auto_create, wanted)
+    key: tuple[Any, ...] = (
+        ctx.api_version,
+        ctx.listener_name,
+        include_operations,
+        include_cluster_operations,
+        allow_auto_create,
+        wanted,
+    )
     if state.authorizer is not None:
         # The answer depends on who asks and on the ACLs in force.
         assert state.security is not None
@@ -124,7 +133,7 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
         "cluster_id": state.cluster_id,
         "controller_id": state.node_id,
         "topics": topics,
-        "cluster_authorized_operations": _cluster_operations(ctx, include_operations),
+        "cluster_authorized_operations": _cluster_operations(ctx, include_cluster_operations),
     }
     encoded = encode_body(3, ctx.api_version, build_response(3, ctx.api_version, body))
     # Auto-creation bumps the version: such an answer is cached under the new version only.
