@@ -1,12 +1,16 @@
 """Produce then consume through a real broker process and print comparable numbers.
 
     python -m bench.broker_throughput [--messages 2000000] [--producers 2] [--sizes 100,1024]
+                                      [--secure | --compare]
 
 Starts `python -m broker` on a free port with a temporary data directory, runs several
 confluent-kafka producer processes (linger.ms=5) against one topic, then consumes
 everything back with several consumer processes, and prints msg/s, MB/s, produce latency
 percentiles and the broker's own CPU time per message, per message size.
 With --profile the broker runs under cProfile and the top functions are printed.
+With --secure every client authenticates with SASL/SCRAM-SHA-512 on a SASL_PLAINTEXT
+listener as a user that is not a super user, with ACLs on, so every request is authorized;
+--compare runs the plain and the secure broker one after the other and prints the ratio.
 """
 
 from __future__ import annotations
@@ -49,7 +53,60 @@ def wait_until_serving(port: int, timeout: float = 30) -> None:
     raise RuntimeError("broker did not start")
 
 
-def start_broker(data_dir: Path, port: int, profile_path: Path | None) -> subprocess.Popen[bytes]:
+BENCH_USER, BENCH_PASSWORD = "bench", "bench-secret"
+ADMIN_USER, ADMIN_PASSWORD = "admin", "admin-secret"
+SECURE_BROKER_PROPERTIES = [
+    "authorizer.class.name=acl",
+    f"super.users=User:{ADMIN_USER}",
+    f"sasl.bootstrap.users={ADMIN_USER}:SCRAM-SHA-512:{ADMIN_PASSWORD};{BENCH_USER}:SCRAM-SHA-512:{BENCH_PASSWORD}",
+]
+
+
+def sasl_client_config(bootstrap: str, user: str, password: str) -> dict[str, str]:
+    return {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": user,
+        "sasl.password": password,
+    }
+
+
+def grant_bench_user(bootstrap: str) -> None:
+    """The bench user may create topics and use topics and groups named bench-*."""
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    principal = f"User:{BENCH_USER}"
+    allow = AclPermissionType.ALLOW
+    prefixed = ResourcePatternType.PREFIXED
+    bindings = [
+        AclBinding(
+            ResourceType.BROKER,
+            "kafka-cluster",
+            ResourcePatternType.LITERAL,
+            principal,
+            "*",
+            AclOperation.CREATE,
+            allow,
+        ),
+        AclBinding(ResourceType.TOPIC, "bench-", prefixed, principal, "*", AclOperation.ALL, allow),
+        AclBinding(ResourceType.GROUP, "bench-", prefixed, principal, "*", AclOperation.READ, allow),
+    ]
+    admin = AdminClient(sasl_client_config(bootstrap, ADMIN_USER, ADMIN_PASSWORD))
+    for future in admin.create_acls(bindings).values():
+        future.result(30)
+
+
+def start_broker(
+    data_dir: Path, port: int, profile_path: Path | None, secure: bool = False
+) -> subprocess.Popen[bytes]:
     command = [sys.executable]
     if profile_path is not None:
         command += ["-m", "cProfile", "-o", str(profile_path)]
@@ -57,7 +114,7 @@ def start_broker(data_dir: Path, port: int, profile_path: Path | None) -> subpro
         "-m",
         "broker",
         "--override",
-        f"listeners=PLAINTEXT://127.0.0.1:{port}",
+        f"listeners={'SASL_PLAINTEXT' if secure else 'PLAINTEXT'}://127.0.0.1:{port}",
         "--override",
         f"log.dirs={data_dir}",
         "--override",
@@ -67,6 +124,8 @@ def start_broker(data_dir: Path, port: int, profile_path: Path | None) -> subpro
         "--log-level",
         "WARNING",
     ]
+    for prop in SECURE_BROKER_PROPERTIES if secure else []:
+        command += ["--override", prop]
     return subprocess.Popen(command, cwd=REPO_ROOT)
 
 
@@ -76,12 +135,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def produce_worker(bootstrap: str, topic: str, count: int, size: int, results: multiprocessing.Queue) -> None:
+def produce_worker(
+    client: dict[str, str], topic: str, count: int, size: int, results: multiprocessing.Queue
+) -> None:
     from confluent_kafka import Producer
 
     producer = Producer(
         {
-            "bootstrap.servers": bootstrap,
+            **client,
             "linger.ms": 5,
             "acks": "1",
             "batch.size": 1_000_000,
@@ -124,13 +185,15 @@ def produce_worker(bootstrap: str, topic: str, count: int, size: int, results: m
     results.put((count - remaining, elapsed, latencies, errors + remaining))
 
 
-def consume_worker(bootstrap: str, topic: str, partitions: list[int], results: multiprocessing.Queue) -> None:
+def consume_worker(
+    client: dict[str, str], topic: str, partitions: list[int], results: multiprocessing.Queue
+) -> None:
     """Read the given partitions to their end; report (records, first and last receive time)."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
         {
-            "bootstrap.servers": bootstrap,
+            **client,
             "group.id": "bench-reader",
             "enable.auto.commit": False,
             "fetch.max.bytes": 52_428_800,
@@ -155,11 +218,11 @@ def consume_worker(bootstrap: str, topic: str, partitions: list[int], results: m
     results.put((received, first, last))
 
 
-def consume(bootstrap: str, topic: str, partitions: int, consumers: int) -> tuple[int, float]:
+def consume(client: dict[str, str], topic: str, partitions: int, consumers: int) -> tuple[int, float]:
     results: multiprocessing.Queue = multiprocessing.Queue()
     workers = [
         multiprocessing.Process(
-            target=consume_worker, args=(bootstrap, topic, list(range(i, partitions, consumers)), results)
+            target=consume_worker, args=(client, topic, list(range(i, partitions, consumers)), results)
         )
         for i in range(consumers)
     ]
@@ -172,17 +235,23 @@ def consume(bootstrap: str, topic: str, partitions: int, consumers: int) -> tupl
 
 
 def run_size(
-    bootstrap: str, broker_pid: int, size: int, messages: int, producers: int, partitions: int, consumers: int
+    client: dict[str, str],
+    broker_pid: int,
+    size: int,
+    messages: int,
+    producers: int,
+    partitions: int,
+    consumers: int,
 ) -> dict[str, float]:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic = f"bench-{size}-{int(time.time())}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(client)
     admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
     results: multiprocessing.Queue = multiprocessing.Queue()
     per_producer = messages // producers
     workers = [
-        multiprocessing.Process(target=produce_worker, args=(bootstrap, topic, per_producer, size, results))
+        multiprocessing.Process(target=produce_worker, args=(client, topic, per_producer, size, results))
         for _ in range(producers)
     ]
     cpu_before = cpu_seconds(broker_pid)
@@ -197,7 +266,7 @@ def run_size(
     latencies = sorted(x for o in outcomes for x in o[2])
     errors = sum(o[3] for o in outcomes)
     cpu_produce = cpu_seconds(broker_pid) - cpu_before
-    consumed, consume_elapsed = consume(bootstrap, topic, partitions, consumers)
+    consumed, consume_elapsed = consume(client, topic, partitions, consumers)
     cpu_consume = cpu_seconds(broker_pid) - cpu_before - cpu_produce
     return {
         "size": size,
@@ -216,32 +285,27 @@ def run_size(
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--messages", type=int, default=1_000_000)
-    parser.add_argument("--producers", type=int, default=2)
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--consumers", type=int, default=2)
-    parser.add_argument("--sizes", default="100,1024")
-    parser.add_argument("--profile", action="store_true", help="run the broker under cProfile")
-    args = parser.parse_args()
-
+def run_broker(args: argparse.Namespace, secure: bool) -> list[dict[str, float]]:
     port = free_port()
+    results = []
     with tempfile.TemporaryDirectory(prefix="broker-bench-") as tmp:
         profile_path = Path(tmp) / "broker.prof" if args.profile else None
-        broker = start_broker(Path(tmp) / "logs", port, profile_path)
+        broker = start_broker(Path(tmp) / "logs", port, profile_path, secure)
         try:
             wait_until_serving(port)
             bootstrap = f"127.0.0.1:{port}"
+            client = {"bootstrap.servers": bootstrap}
+            if secure:
+                grant_bench_user(bootstrap)
+                client = sasl_client_config(bootstrap, BENCH_USER, BENCH_PASSWORD)
+            print(f"--- {'SASL_PLAINTEXT + SCRAM-SHA-512 + ACLs' if secure else 'PLAINTEXT, no ACLs'}")
             print(
                 f"{'size':>6} {'msgs':>9} {'produce msg/s':>14} {'MB/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
                 f"{'consume msg/s':>14} {'MB/s':>8}"
             )
             for size in (int(s) for s in args.sizes.split(",")):
                 r = run_size(
-                    bootstrap,
+                    client,
                     broker.pid,
                     size,
                     args.messages,
@@ -249,6 +313,7 @@ def main() -> None:
                     args.partitions,
                     args.consumers,
                 )
+                results.append(r)
                 print(
                     f"{r['size']:>6} {r['delivered']:>9} {r['produce_msgs']:>14,.0f} {r['produce_mb']:>8.1f} "
                     f"{r['p50_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['consume_msgs']:>14,.0f} {r['consume_mb']:>8.1f}"
@@ -261,6 +326,34 @@ def main() -> None:
             broker.wait(60)
         if profile_path is not None and profile_path.exists():
             pstats.Stats(str(profile_path)).sort_stats("tottime").print_stats(30)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--producers", type=int, default=2)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--consumers", type=int, default=2)
+    parser.add_argument("--sizes", default="100,1024")
+    parser.add_argument("--profile", action="store_true", help="run the broker under cProfile")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--secure", action="store_true", help="SASL/SCRAM clients, ACLs on")
+    mode.add_argument("--compare", action="store_true", help="run plain, then secure, and print the ratio")
+    args = parser.parse_args()
+
+    if not args.compare:
+        run_broker(args, args.secure)
+        return
+    plain = run_broker(args, secure=False)
+    secure = run_broker(args, secure=True)
+    for p, s in zip(plain, secure, strict=True):
+        print(
+            f"size {p['size']:>5}: secure/plain produce throughput {s['produce_msgs'] / p['produce_msgs']:.1%}, "
+            f"broker CPU per produced message {s['produce_cpu_us'] / p['produce_cpu_us']:.1%}"
+        )
 
 
 if __name__ == "__main__":
