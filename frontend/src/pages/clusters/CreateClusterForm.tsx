@@ -157,7 +157,7 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
               <button
                 type="button"
                 className="button button--quiet"
-                aria-label={`Remove property ${index + 1}`}
+                aria-label={`Remove override ${index + 1}`}
                 onClick={() => setRows((current) => current.filter((_, at) => at !== index))}
               >
                 ×
