@@ -128,7 +128,6 @@ class ScramServer:
             raise SaslAuthenticationFailed(failure_message(self._mechanism)) from None
         raise SaslAuthenticationFailed("Unexpected SCRAM message after authentication completed")
 
-
     def _accept_repeated_client_nonce(self, client_final: str) -> None:
         """librdkafka up to 2.0 sends back its own nonce followed by the combined one.
 

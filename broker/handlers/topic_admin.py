@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.auth.principal import principal_user
 from broker.handlers.configs import describe_topic_config_entries
+from broker.quotas.manager import CONTROLLER_MUTATION_RATE
 from broker.server.context import RequestContext
 from broker.server.topics import TopicError
 
@@ -43,6 +46,46 @@ def _check_assignments(ctx: RequestContext, topic: Any) -> tuple[int, int]:
     return len(indexes), sizes.pop()
 
 
+class MutationQuota:
+    """controller_mutation_rate (KIP-599): partitions created or deleted per second.
+
+    Versions that know THROTTLING_QUOTA_EXCEEDED (CreateTopics v6+, DeleteTopics v5+,
+    CreatePartitions v3+) are refused once the client is over its quota; older ones are
+    served and throttled, as Kafka does.
+    """
+
+    def __init__(self, ctx: RequestContext, strict_from: int) -> None:
+        self.ctx = ctx
+        self.quotas = ctx.broker.quotas if getattr(ctx.broker, "quotas", None) is not None else None
+        self.strict = ctx.api_version >= strict_from
+        self.user = principal_user(ctx.principal)
+        self.client_id = ctx.client_id or ""
+        self.throttle_s = 0.0
+
+    def exceeded(self) -> bool:
+        if self.quotas is None or not self.strict:
+            return False
+        throttle = self.quotas.throttle(CONTROLLER_MUTATION_RATE, self.user, self.client_id, time.monotonic())
+        self.throttle_s = max(self.throttle_s, throttle)
+        return throttle > 0
+
+    def record(self, partitions: int) -> None:
+        if self.quotas is None or partitions <= 0:
+            return
+        throttle = self.quotas.record(
+            CONTROLLER_MUTATION_RATE, self.user, self.client_id, partitions, time.monotonic()
+        )
+        self.throttle_s = max(self.throttle_s, throttle)
+
+    def throttle_ms(self) -> int:
+        if not self.strict and self.throttle_s > 0 and self.ctx.session is not None:
+            self.ctx.session.throttle_s = max(self.ctx.session.throttle_s, self.throttle_s)
+        return int(self.throttle_s * 1000)
+
+
+THROTTLED_MESSAGE = "The controller mutation quota is exceeded."
+
+
 async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, Any]:
     topics_manager = ctx.broker.topics
     seen: dict[str, int] = {}
@@ -50,6 +93,7 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
         seen[topic.name] = seen.get(topic.name, 0) + 1
     results = []
     cluster_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
+    mutations = MutationQuota(ctx, strict_from=6)
     for topic in request.topics:
         result: dict[str, Any] = {"name": topic.name, "topic_id": None, "error_message": None}
         if seen[topic.name] > 1:
@@ -60,6 +104,10 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
         if not cluster_create and not ctx.allowed(Operation.CREATE, ResourceType.TOPIC, topic.name):
             result["error_code"] = ErrorCode.topic_authorization_failed
             result["error_message"] = "Authorization failed."
+            results.append(result)
+            continue
+        if not request.validate_only and mutations.exceeded():
+            result.update(error_code=ErrorCode.throttling_quota_exceeded, error_message=THROTTLED_MESSAGE)
             results.append(result)
             continue
         try:
@@ -80,6 +128,8 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
             result.update(error_code=exc.error_code, error_message=exc.message)
             results.append(result)
             continue
+        if not request.validate_only:
+            mutations.record(created.partitions)
         result.update(
             error_code=ErrorCode.none,
             topic_id=None if request.validate_only else created.topic_id,
@@ -97,12 +147,13 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
             ],
         )
         results.append(result)
-    return {"throttle_time": 0, "topics": results}
+    return {"throttle_time": mutations.throttle_ms(), "topics": results}
 
 
 async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, Any]:
     state = ctx.broker
     responses = []
+    mutations = MutationQuota(ctx, strict_from=5)
     # v0-5 send names as a string array; v6 sends (name | topic_id) entries.
     names = getattr(request, "topic_names", None)
     entries = (
@@ -130,6 +181,16 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
                 {"name": name, "topic_id": topic_id, "error_code": ErrorCode.topic_authorization_failed}
             )
             continue
+        if mutations.exceeded():
+            responses.append(
+                {
+                    "name": name,
+                    "topic_id": topic_id,
+                    "error_code": ErrorCode.throttling_quota_exceeded,
+                    "error_message": THROTTLED_MESSAGE,
+                }
+            )
+            continue
         try:
             deleted = state.topics.delete_topic(name)
         except TopicError as exc:
@@ -142,12 +203,14 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
                 }
             )
             continue
+        mutations.record(deleted.partitions)
         responses.append({"name": name, "topic_id": deleted.topic_id, "error_code": ErrorCode.none})
-    return {"throttle_time": 0, "responses": responses}
+    return {"throttle_time": mutations.throttle_ms(), "responses": responses}
 
 
 async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[str, Any]:
     results = []
+    mutations = MutationQuota(ctx, strict_from=3)
     for topic in request.topics:
         if not ctx.allowed(Operation.ALTER, ResourceType.TOPIC, topic.name):
             results.append(
@@ -155,6 +218,15 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                     "name": topic.name,
                     "error_code": ErrorCode.topic_authorization_failed,
                     "error_message": None,
+                }
+            )
+            continue
+        if not request.validate_only and mutations.exceeded():
+            results.append(
+                {
+                    "name": topic.name,
+                    "error_code": ErrorCode.throttling_quota_exceeded,
+                    "error_message": THROTTLED_MESSAGE,
                 }
             )
             continue
@@ -174,12 +246,15 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                             ErrorCode.invalid_replica_assignment,
                             f"Unknown broker ids in {list(assignment.broker_ids)}.",
                         )
+            before = current.partitions if current is not None else 0
             ctx.broker.topics.add_partitions(topic.name, topic.count, validate_only=request.validate_only)
         except TopicError as exc:
             results.append({"name": topic.name, "error_code": exc.error_code, "error_message": exc.message})
             continue
+        if not request.validate_only:
+            mutations.record(topic.count - before)
         results.append({"name": topic.name, "error_code": ErrorCode.none, "error_message": None})
-    return {"throttle_time": 0, "results": results}
+    return {"throttle_time": mutations.throttle_ms(), "results": results}
 
 
 APIS = {

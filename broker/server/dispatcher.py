@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 API_VERSIONS = 18
 PRODUCE = 0
 FETCH = 1
+# Handlers that park the request (long-poll Fetch, JoinGroup/SyncGroup rebalances): their wall
+# time is mostly waiting, not work, so it does not count against request_percentage.
+WAITING_APIS = frozenset({FETCH, 11, 14})
 
 
 class IllegalSaslState(MalformedRequest):
@@ -84,7 +87,10 @@ async def dispatch(
     result = await handler(ctx, request)
     quotas = state.quotas
     if session is not None and quotas is not None and quotas.enabled:
-        session.throttle_s = _throttle(ctx, quotas, len(frame), time.perf_counter() - started)
+        # A handler may already have asked for a throttle (controller mutations).
+        session.throttle_s = max(
+            session.throttle_s, _throttle(ctx, quotas, len(frame), time.perf_counter() - started)
+        )
         if session.throttle_s > 0 and isinstance(result, dict) and "throttle_time" in result:
             result["throttle_time"] = int(session.throttle_s * 1000)
     if result is None:
@@ -109,7 +115,7 @@ def _throttle(ctx: RequestContext, quotas: Any, request_bytes: int, handler_s: f
     elif ctx.api_key == FETCH:
         # The fetch handler records the bytes it sends and caps them; here only the wait.
         throttle = quotas.throttle(CONSUMER_BYTE_RATE, user, client_id, now)
-    if ctx.api_key not in ALLOWED_BEFORE_AUTHENTICATION:
+    if ctx.api_key not in ALLOWED_BEFORE_AUTHENTICATION and ctx.api_key not in WAITING_APIS:
         # request_percentage: handler time as a percentage of one thread.
         throttle = max(throttle, quotas.record(REQUEST_PERCENTAGE, user, client_id, handler_s * 100, now))
     return throttle

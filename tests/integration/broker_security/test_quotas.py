@@ -261,3 +261,38 @@ def test_connections_over_an_ip_connection_rate_are_refused(secure_broker_factor
             if client.is_closed_by_peer(timeout=0.3):
                 refused += 1
     assert refused >= 3
+
+
+def test_topic_mutations_over_the_controller_mutation_rate_are_refused(secure_broker_factory) -> None:
+    import datetime
+
+    from kio.schema.create_topics.v7.request import CreatableTopic, CreateTopicsRequest
+    from kio.static.primitive import i16, i32, i32Timedelta
+
+    from tests.integration.broker_security.wire import admin_wire_client
+
+    broker = secure_broker_factory()
+    assert alter_quotas(broker, {"user": "admin"}, {"controller_mutation_rate": 1}) == (0, None)
+
+    def create(name: str, partitions: int) -> tuple[int, int]:
+        request = CreateTopicsRequest(
+            topics=(
+                CreatableTopic(
+                    name=name,
+                    num_partitions=i32(partitions),
+                    replication_factor=i16(1),
+                    assignments=(),
+                    configs=(),
+                ),
+            ),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+            validate_only=False,
+        )
+        with admin_wire_client(broker) as client:
+            response = client.request(request)
+        return int(response.topics[0].error_code), int(response.throttle_time.total_seconds() * 1000)
+
+    assert create(unique("m"), 20)[0] == 0  # accepted, but now far over 1 partition/s
+    error, throttle_ms = create(unique("m"), 1)
+    assert error == 89  # THROTTLING_QUOTA_EXCEEDED
+    assert throttle_ms > 0
