@@ -146,6 +146,7 @@ def test_an_org_admin_creates_a_cluster_watches_it_come_up_and_deletes_it(
     ).to_be_visible(timeout=60_000)
     expect(page.get_by_role("heading", name="events", level=1)).to_be_visible()
     expect(page.locator(".page-header").get_by_text("deleted", exact=True)).to_be_visible(timeout=10_000)
+    expect(page.get_by_text("not watched while deleted")).to_be_visible()
     assert Cluster.objects.get(name="events").status == "deleted"
     assert broker_pids_under(worker_environment / "clusters") == []
     screenshot(page, "cluster-deleted")

@@ -146,6 +146,8 @@ describe("ClusterDetailPage", () => {
     expect(await screen.findByRole("progressbar", { name: "Step 2 of 3: remove data" })).toBeInTheDocument();
     expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument();
     expect(await screen.findByText("deleting")).toBeInTheDocument();
+    // Health is only watched while the cluster should be up; the last reading is not shown as current.
+    expect(screen.getByText("not watched while deleting")).toBeInTheDocument();
     const sent = requestsOf(fetchSpy).find((request) => request.method === "DELETE")!;
     expect(await sent.json()).toEqual({ confirm_name: "orders" });
   });

@@ -115,7 +115,7 @@ function HealthSection({ cluster }: { cluster: ClusterDetail }) {
       <dl className="details">
         <dt>Status</dt>
         <dd>
-          <HealthBadge health={cluster.health} />
+          <HealthBadge health={cluster.health} status={cluster.status} />
         </dd>
         <dt>Bootstrap servers</dt>
         <dd className="mono">{cluster.bootstrap_servers || "—"}</dd>
@@ -203,9 +203,7 @@ function BrokersSection({ cluster }: { cluster: ClusterDetail }) {
         getRowId={(broker) => String(broker.node_id)}
         filterable={false}
         pagination={false}
-        emptyTitle={
-          cluster.provider === "local" ? "No brokers started yet" : "Brokers are not tracked for external clusters"
-        }
+        emptyTitle="No brokers running"
       />
     </section>
   );

@@ -24,7 +24,7 @@ const columns = [
   column.accessor((cluster) => describeHealth(healthOf(cluster.health)).text, {
     id: "health",
     header: "Health",
-    cell: (info) => <HealthBadge health={info.row.original.health} />,
+    cell: (info) => <HealthBadge health={info.row.original.health} status={info.row.original.status} />,
   }),
   column.accessor("provider", { header: "Provider" }),
   column.accessor("broker_count", { header: "Brokers" }),

@@ -44,7 +44,11 @@ export function describeHealth(health: ClusterHealth): { text: string; tone: "ok
   return { text: `healthy · ${up} ${up === 1 ? "broker" : "brokers"} up`, tone: "ok" };
 }
 
-export function HealthBadge({ health }: { health: unknown }) {
+/** Health checks watch running and degraded clusters only (WATCHED_STATUSES); other health is stale. */
+const WATCHED: ReadonlySet<ClusterStatus> = new Set(["running", "degraded"]);
+
+export function HealthBadge({ health, status }: { health: unknown; status: ClusterStatus }) {
+  if (!WATCHED.has(status)) return <span className="badge">not watched while {status}</span>;
   const { text, tone } = describeHealth(healthOf(health));
   const className = tone === "none" ? "badge" : `badge badge--${tone}`;
   return <span className={className}>{text}</span>;

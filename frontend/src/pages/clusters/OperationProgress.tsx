@@ -89,7 +89,7 @@ export function OperationProgress({ operation }: { operation: Operation }) {
                   : "waiting";
             return (
               <li key={step} className={`operation__step-item operation__step-item--${status}`}>
-                {step}
+                {position}. {step}
               </li>
             );
           })}
