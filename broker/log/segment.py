@@ -10,9 +10,8 @@ from crc32c import crc32c
 
 from broker.log.config import LogConfig
 from broker.log.errors import LogStorageError
-from broker.log.offset_index import ENTRY as OFFSET_ENTRY
-from broker.log.offset_index import CorruptIndexError, OffsetIndex
-from broker.log.time_index import ENTRY as TIME_ENTRY
+from broker.log.offset_index import OffsetIndex
+from broker.log.sparse_index import CorruptIndexError
 from broker.log.time_index import TimeIndex
 from broker.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD
 
@@ -88,8 +87,8 @@ class LogSegment:
         self.recovered_bytes = 0  # bytes cut off a torn tail when the segment was opened
         self.offset_index: OffsetIndex
         self.time_index: TimeIndex
-        self._max_offset_entries = config.segment_index_bytes // OFFSET_ENTRY.size
-        self._max_time_entries = config.segment_index_bytes // TIME_ENTRY.size
+        self._max_offset_entries = config.segment_index_bytes // OffsetIndex.ENTRY.size
+        self._max_time_entries = config.segment_index_bytes // TimeIndex.ENTRY.size
 
     # ---- lifecycle -------------------------------------------------------------------------
 
