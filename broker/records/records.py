@@ -103,8 +103,8 @@ def _decode_record_list(
     spans: list[tuple[int, int]] | None = None,
 ) -> list[Record]:
     # The hot loop of compaction and key validation. Varints of one or two bytes (nearly all of them)
-    # are decoded inline, longer ones by decode_varint; running off the end raises IndexError, which
-    # the caller turns into CORRUPT_MESSAGE.
+    # are decoded inline (here and in _decode_nullable_bytes), longer ones by decode_varint; running
+    # off the end raises IndexError, which the caller turns into CORRUPT_MESSAGE.
     records: list[Record] = []
     append = records.append
     position = 0
@@ -145,42 +145,9 @@ def _decode_record_list(
             position += 2
         else:
             offset_delta, position = decode_varint(data, position)
-        # key
-        byte = data[position]
-        if byte < 0x80:
-            size = (byte >> 1) ^ -(byte & 1)
-            position += 1
-        elif data[position + 1] < 0x80:
-            raw = (byte & 0x7F) | (data[position + 1] << 7)
-            size = (raw >> 1) ^ -(raw & 1)
-            position += 2
-        else:
-            size, position = decode_varint(data, position)
-        if size == -1:
-            key = None
-        elif 0 <= size <= record_end - position:
-            key = data[position : position + size]
-            position += size
-        else:
-            raise CorruptRecordError(f"bad key length {size}")
-        # value
-        byte = data[position]
-        if byte < 0x80:
-            size = (byte >> 1) ^ -(byte & 1)
-            position += 1
-        elif data[position + 1] < 0x80:
-            raw = (byte & 0x7F) | (data[position + 1] << 7)
-            size = (raw >> 1) ^ -(raw & 1)
-            position += 2
-        else:
-            size, position = decode_varint(data, position)
-        if size == -1:
-            value = None
-        elif 0 <= size <= record_end - position:
-            value = data[position : position + size]
-            position += size
-        else:
-            raise CorruptRecordError(f"bad value length {size}")
+        # key, value
+        key, position = _decode_nullable_bytes(data, position, record_end)
+        value, position = _decode_nullable_bytes(data, position, record_end)
         # headers
         if data[position] == 0:
             headers: tuple[Header, ...] = ()
@@ -204,6 +171,10 @@ def _decode_nullable_bytes(buffer: bytes, position: int, limit: int) -> tuple[by
     if byte < 0x80:
         length = (byte >> 1) ^ -(byte & 1)
         position += 1
+    elif buffer[position + 1] < 0x80:
+        raw = (byte & 0x7F) | (buffer[position + 1] << 7)
+        length = (raw >> 1) ^ -(raw & 1)
+        position += 2
     else:
         length, position = decode_varint(buffer, position)
     if length == -1:
