@@ -160,3 +160,23 @@ def test_repeated_failures_from_one_address_are_answered_more_slowly(secure_brok
         assert error_code == 58
     assert timings[0] >= 0.14
     assert timings[2] >= 0.44 > timings[0]
+
+
+def test_a_confluent_producer_reauthenticates_when_its_session_expires(secure_broker_factory) -> None:
+    from confluent_kafka import Producer
+
+    broker = secure_broker_factory(connections_max_reauth_ms=1000)
+    topic = unique("reauth")
+    create_topic_as_admin(broker, topic)
+    errors = ErrorLog()
+    delivered: list[object] = []
+    producer = Producer({**broker.client_config(), "linger.ms": 0, "error_cb": errors})
+    deadline = time.monotonic() + 3.5  # three session lifetimes
+    while time.monotonic() < deadline:
+        producer.produce(topic, b"m", on_delivery=lambda err, _msg: delivered.append(err))
+        producer.poll(0.1)
+    producer.flush(10)
+    assert len(delivered) > 20
+    assert all(error is None for error in delivered)
+    assert not errors.errors, [str(e) for e in errors.errors]
+    assert "SASL session expired" not in broker.log_text()
