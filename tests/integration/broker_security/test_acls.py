@@ -265,3 +265,15 @@ def test_acls_take_effect_at_once_and_survive_a_restart(secure_broker_factory) -
     assert topic in principal.admin().list_topics(timeout=10).topics
     broker.restart()
     assert topic in principal.admin().list_topics(timeout=10).topics
+
+
+def test_an_idempotent_producer_needs_write_on_some_topic(
+    secure_broker: SecureBrokerProcess, principal: Principal
+) -> None:
+    topic = unique("idem")
+    create_topic_as_admin(secure_broker, topic)
+    config = {**principal.config, "enable.idempotence": True}
+    delivery = produce_one(config, topic, timeout=3)
+    assert delivery is not None  # no ACL at all: InitProducerId is refused
+    principal.grant(TOPIC, topic, AclOperation.WRITE)
+    assert produce_one(config, topic) is None
