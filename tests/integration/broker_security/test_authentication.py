@@ -88,6 +88,9 @@ def test_a_scram_user_created_by_the_admin_api_connects_at_once_and_not_after_de
     infos = described[user].result(timeout=10).scram_credential_infos
     assert [(info.mechanism.name, info.iterations) for info in infos] == [("SCRAM_SHA_256", 4096)]
 
+    everyone = admin_client.describe_user_scram_credentials()  # no names: every user
+    assert {"admin", user} <= set(everyone.result(timeout=10))
+
     delete_scram_user(secure_broker, user, "SCRAM-SHA-256")
     errors = ErrorLog()
     client = AdminClient({**config, "error_cb": errors})
@@ -110,24 +113,33 @@ def test_credentials_survive_a_restart_and_are_stored_salted(secure_broker_facto
     assert (broker.log_dir / "security-metadata.json").stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.parametrize("tls", [False, True], ids=["sasl_plaintext", "sasl_ssl"])
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_kcat_authenticates_with_scram_and_fails_with_a_wrong_password(
-    secure_broker: SecureBrokerProcess, kcat: str, mechanism: str
+    secure_broker: SecureBrokerProcess, kcat: str, mechanism: str, tls: bool
 ) -> None:
     user, password = unique("kcat"), "pw-" + unique("s")
     add_scram_user(secure_broker, user, password, mechanism)
+    if tls:
+        transport = [
+            "-b",
+            f"127.0.0.1:{secure_broker.ssl_port}",
+            "-X",
+            "security.protocol=SASL_SSL",
+            "-X",
+            f"ssl.ca.location={secure_broker.certificates.ca_path}",
+        ]
+    else:
+        transport = ["-b", secure_broker.bootstrap, "-X", "security.protocol=SASL_PLAINTEXT"]
 
     def run(secret: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [
                 kcat,
-                "-b",
-                secure_broker.bootstrap,
+                *transport,
                 "-L",
                 "-m",
                 "5",
-                "-X",
-                "security.protocol=SASL_PLAINTEXT",
                 "-X",
                 f"sasl.mechanisms={mechanism}",
                 "-X",
@@ -180,3 +192,30 @@ def test_a_confluent_producer_reauthenticates_when_its_session_expires(secure_br
     assert all(error is None for error in delivered)
     assert not errors.errors, [str(e) for e in errors.errors]
     assert "SASL session expired" not in broker.log_text()
+
+
+def test_credentials_with_too_few_iterations_or_unknown_users_are_refused(
+    secure_broker: SecureBrokerProcess,
+) -> None:
+    import os
+
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    client = AdminClient(secure_broker.client_config())
+    weak = UserScramCredentialUpsertion(
+        unique("weak"), ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 1000), b"pw", os.urandom(16)
+    )
+    missing = UserScramCredentialDeletion(unique("ghost"), ScramMechanism.SCRAM_SHA_512)
+    results = client.alter_user_scram_credentials([weak, missing])
+    codes = {}
+    for name, future in results.items():
+        with pytest.raises(KafkaException) as raised:
+            future.result(timeout=10)
+        codes[name] = raised.value.args[0].code()
+    assert codes == {weak.user: 93, missing.user: 91}  # UNACCEPTABLE_CREDENTIAL, RESOURCE_NOT_FOUND
