@@ -2,7 +2,7 @@ from datetime import timedelta
 
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,36 +13,22 @@ from controlplane.accounts.keys import KeyToken
 from controlplane.accounts.models import ApiKey, ServiceAccount
 from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
-    DestroyWithServiceMixin,
-    ScopedViewSet,
-    UpdateWithServiceMixin,
+    ScopedModelViewSet,
+    ScopedReadOnlyViewSet,
+    write_schemas,
 )
 from controlplane.tenancy.access import visible_teams_q
 
 
 @extend_schema(tags=["service accounts"])
 @extend_schema_view(
-    create=extend_schema(
-        request=serializers.ServiceAccountCreateInputSerializer,
-        responses={201: serializers.ServiceAccountSerializer},
-    ),
-    update=extend_schema(
-        request=serializers.ServiceAccountUpdateInputSerializer,
-        responses=serializers.ServiceAccountSerializer,
-    ),
-    partial_update=extend_schema(
-        request=serializers.ServiceAccountUpdateInputSerializer,
-        responses=serializers.ServiceAccountSerializer,
-    ),
+    **write_schemas(
+        serializers.ServiceAccountSerializer,
+        create=serializers.ServiceAccountCreateInputSerializer,
+        update=serializers.ServiceAccountUpdateInputSerializer,
+    )
 )
-class ServiceAccountViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    CreateWithServiceMixin,
-    UpdateWithServiceMixin,
-    DestroyWithServiceMixin,
-    ScopedViewSet,
-):
+class ServiceAccountViewSet(ScopedModelViewSet):
     """Applications' identities, owned by a team; Kafka principal `User:<name>`."""
 
     queryset = ServiceAccount.objects.select_related("team__organization")
@@ -67,12 +53,9 @@ class ServiceAccountViewSet(
 
 @extend_schema(tags=["api keys"])
 @extend_schema_view(
-    create=extend_schema(
-        request=serializers.ApiKeyCreateInputSerializer,
-        responses={201: serializers.ApiKeyWithSecretSerializer},
-    ),
+    **write_schemas(serializers.ApiKeyWithSecretSerializer, create=serializers.ApiKeyCreateInputSerializer)
 )
-class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, CreateWithServiceMixin, ScopedViewSet):
+class ApiKeyViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     """REST API keys: the caller's personal keys and the keys of service accounts it can see.
 
     The secret is in the create and rotate responses only; afterwards only its hash exists.

@@ -1,16 +1,15 @@
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins
 
 from controlplane.audit.api.serializers import AuditEventSerializer
 from controlplane.audit.filtersets import AuditEventFilterSet
 from controlplane.audit.models import AuditEvent
-from controlplane.core.api.viewsets import ScopedViewSet
+from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.tenancy.access import administered_team_ids, org_roles
 
 
 @extend_schema(tags=["audit"])
-class AuditEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+class AuditEventViewSet(ScopedReadOnlyViewSet):
     """The change log, read-only: org admins read their organization's, team admins their team's."""
 
     queryset = AuditEvent.objects.all()

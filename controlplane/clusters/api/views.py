@@ -1,6 +1,6 @@
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,7 +9,7 @@ from controlplane.clusters import filtersets, services
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.core.api.viewsets import ScopedViewSet
+from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.tenancy.access import visible_organization_ids
 
 
@@ -25,7 +25,7 @@ from controlplane.tenancy.access import visible_organization_ids
         responses={202: serializers.AcceptedOperationSerializer},
     ),
 )
-class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+class ClusterViewSet(ScopedReadOnlyViewSet):
     """Kafka clusters of the caller's organizations. Org admins create, register and delete them.
 
     Creating and deleting are long operations: they answer 202 with a link to the operation's progress.
@@ -93,7 +93,7 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedVie
 
 
 @extend_schema(tags=["clusters"])
-class OperationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+class OperationViewSet(ScopedReadOnlyViewSet):
     """Long-running cluster operations and their progress: step n of m, log lines, error."""
 
     queryset = Operation.objects.select_related("cluster")

@@ -4,7 +4,8 @@ service function, responses shaped by the output serializer."""
 from typing import Any
 
 from django.db.models import Model, QuerySet
-from rest_framework import status
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
@@ -58,6 +59,10 @@ class ScopedViewSet(GenericViewSet):
         return Response(self.get_serializer(instance).data, status=status_code)
 
 
+class ScopedReadOnlyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+    """List and retrieve; subclasses add the write mixins below for the writes they allow."""
+
+
 class CreateWithServiceMixin:
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         instance = self.perform_create(self.validated_input(self.create_serializer_class))
@@ -78,3 +83,25 @@ class DestroyWithServiceMixin:
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         self.perform_destroy(self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ScopedModelViewSet(
+    CreateWithServiceMixin, UpdateWithServiceMixin, DestroyWithServiceMixin, ScopedReadOnlyViewSet
+):
+    """List, retrieve, create, update and delete; every write goes through `perform_*` to a service."""
+
+
+def write_schemas(
+    output: type[Serializer],
+    *,
+    create: type[Serializer] | None = None,
+    update: type[Serializer] | None = None,
+) -> dict[str, Any]:
+    """For `extend_schema_view(**...)`: the write actions take their input validator and answer with `output`."""
+    documented = {}
+    if create is not None:
+        documented["create"] = extend_schema(request=create, responses={201: output})
+    if update is not None:
+        documented["update"] = extend_schema(request=update, responses=output)
+        documented["partial_update"] = extend_schema(request=update, responses=output)
+    return documented

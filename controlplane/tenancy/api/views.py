@@ -1,12 +1,13 @@
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins
 
 from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
-    ScopedViewSet,
+    ScopedModelViewSet,
+    ScopedReadOnlyViewSet,
     UpdateWithServiceMixin,
+    write_schemas,
 )
 from controlplane.tenancy import filtersets, services
 from controlplane.tenancy.access import org_roles, visible_organization_ids
@@ -14,19 +15,8 @@ from controlplane.tenancy.api import serializers
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 
 
-def _writes(output, *, create=None, update=None) -> dict:
-    """Schema of the write actions: input validators in, the output serializer back."""
-    documented = {}
-    if create is not None:
-        documented["create"] = extend_schema(request=create, responses={201: output})
-    if update is not None:
-        documented["update"] = extend_schema(request=update, responses=output)
-        documented["partial_update"] = extend_schema(request=update, responses=output)
-    return documented
-
-
 @extend_schema(tags=["tenancy"])
-class OrganizationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
+class OrganizationViewSet(ScopedReadOnlyViewSet):
     """Organizations the caller belongs to. They are created by platform administrators."""
 
     queryset = Organization.objects.all()
@@ -40,20 +30,13 @@ class OrganizationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Scop
 
 @extend_schema(tags=["tenancy"])
 @extend_schema_view(
-    **_writes(
+    **write_schemas(
         serializers.OrgMembershipSerializer,
         create=serializers.OrgMembershipCreateInputSerializer,
         update=serializers.OrgMembershipUpdateInputSerializer,
     )
 )
-class OrgMembershipViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    CreateWithServiceMixin,
-    UpdateWithServiceMixin,
-    DestroyWithServiceMixin,
-    ScopedViewSet,
-):
+class OrgMembershipViewSet(ScopedModelViewSet):
     """Who belongs to an organization and who administers it; visible to and managed by org admins."""
 
     queryset = OrgMembership.objects.select_related("user", "organization")
@@ -84,20 +67,13 @@ class OrgMembershipViewSet(
 
 @extend_schema(tags=["tenancy"])
 @extend_schema_view(
-    **_writes(
+    **write_schemas(
         serializers.TeamSerializer,
         create=serializers.TeamCreateInputSerializer,
         update=serializers.TeamUpdateInputSerializer,
     )
 )
-class TeamViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    CreateWithServiceMixin,
-    UpdateWithServiceMixin,
-    DestroyWithServiceMixin,
-    ScopedViewSet,
-):
+class TeamViewSet(ScopedModelViewSet):
     """Org admins create and delete teams; team admins edit their own team."""
 
     queryset = Team.objects.select_related("organization")
@@ -120,20 +96,13 @@ class TeamViewSet(
 
 @extend_schema(tags=["tenancy"])
 @extend_schema_view(
-    **_writes(
+    **write_schemas(
         serializers.MembershipSerializer,
         create=serializers.MembershipCreateInputSerializer,
         update=serializers.MembershipUpdateInputSerializer,
     )
 )
-class MembershipViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    CreateWithServiceMixin,
-    UpdateWithServiceMixin,
-    DestroyWithServiceMixin,
-    ScopedViewSet,
-):
+class MembershipViewSet(ScopedModelViewSet):
     """Team members and their roles; team admins manage their team's members."""
 
     queryset = Membership.objects.select_related("user", "team__organization")
@@ -158,15 +127,9 @@ class MembershipViewSet(
 
 @extend_schema(tags=["tenancy"])
 @extend_schema_view(
-    **_writes(serializers.TeamPrefixSerializer, create=serializers.TeamPrefixCreateInputSerializer)
+    **write_schemas(serializers.TeamPrefixSerializer, create=serializers.TeamPrefixCreateInputSerializer)
 )
-class TeamPrefixViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    CreateWithServiceMixin,
-    DestroyWithServiceMixin,
-    ScopedViewSet,
-):
+class TeamPrefixViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     """Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap."""
 
     queryset = TeamPrefix.objects.select_related("team__organization")
@@ -184,14 +147,9 @@ class TeamPrefixViewSet(
 
 @extend_schema(tags=["tenancy"])
 @extend_schema_view(
-    **_writes(serializers.TeamPolicySerializer, update=serializers.TeamPolicyUpdateInputSerializer)
+    **write_schemas(serializers.TeamPolicySerializer, update=serializers.TeamPolicyUpdateInputSerializer)
 )
-class TeamPolicyViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    UpdateWithServiceMixin,
-    ScopedViewSet,
-):
+class TeamPolicyViewSet(UpdateWithServiceMixin, ScopedReadOnlyViewSet):
     """Each team's limits; every team has exactly one policy, which org admins edit."""
 
     queryset = TeamPolicy.objects.select_related("team__organization")
