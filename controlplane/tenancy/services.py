@@ -65,6 +65,17 @@ def _team_change(action: str, resource_type: str, team: Team, **fields: Any) -> 
     )
 
 
+def _existing_org_membership_change(action: str, membership: OrgMembership) -> Change:
+    change = Change(
+        action=action,
+        resource_type="org_membership",
+        organization_id=membership.organization_id,
+        before=snapshot_org_membership(membership),
+    )
+    change.on(membership, name=membership.user.get_username())
+    return change
+
+
 def create_organization(*, actor: Actor, name: str, slug: str = "") -> Organization:
     change = Change(action="organization.create", resource_type="organization", resource_name=name)
     with audited_change(actor=actor, change=change):
@@ -101,13 +112,7 @@ def add_org_member(
 
 
 def update_org_member(*, actor: Actor, membership: OrgMembership, is_org_admin: bool) -> OrgMembership:
-    change = Change(
-        action="org_membership.update",
-        resource_type="org_membership",
-        organization_id=membership.organization_id,
-        before=snapshot_org_membership(membership),
-    )
-    change.on(membership, name=membership.user.get_username())
+    change = _existing_org_membership_change("org_membership.update", membership)
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, membership.organization)
         membership.is_org_admin = is_org_admin
@@ -118,13 +123,7 @@ def update_org_member(*, actor: Actor, membership: OrgMembership, is_org_admin: 
 
 def remove_org_member(*, actor: Actor, membership: OrgMembership) -> None:
     """Leaving an organization also ends every team membership in it."""
-    change = Change(
-        action="org_membership.delete",
-        resource_type="org_membership",
-        organization_id=membership.organization_id,
-        before=snapshot_org_membership(membership),
-    )
-    change.on(membership, name=membership.user.get_username())
+    change = _existing_org_membership_change("org_membership.delete", membership)
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, membership.organization)
         Membership.objects.filter(user=membership.user, team__organization=membership.organization).delete()
