@@ -38,10 +38,6 @@ class ProcessSpec:
     env: dict[str, str] = field(default_factory=dict)
 
 
-class StackAlreadyRunning(CommandError):
-    pass
-
-
 class Supervisor:
     """Starts child processes in their own process groups, prefixes their output, stops them together."""
 
@@ -130,7 +126,7 @@ def _acquire_instance_lock(lock_path: Path) -> int:
     except BlockingIOError:
         holder = os.read(fd, 32).decode().strip() or "unknown"
         os.close(fd)
-        raise StackAlreadyRunning(
+        raise CommandError(
             f"StreamHub is already running from this data directory (pid {holder}). "
             "Stop it first (Ctrl-C in its terminal), or set STREAMHUB_DATA_DIR for a second instance."
         ) from None
