@@ -49,3 +49,24 @@ export function FormError({ message }: { message: string | null }) {
     </p>
   );
 }
+
+interface FormActionsProps {
+  submitLabel: string;
+  /** Set while the request runs, so the form cannot be sent twice. */
+  pending: boolean;
+  onCancel: () => void;
+}
+
+/** A dialog form's Cancel and submit buttons. */
+export function FormActions({ submitLabel, pending, onCancel }: FormActionsProps) {
+  return (
+    <div className="dialog__actions">
+      <button type="button" className="button" onClick={onCancel}>
+        Cancel
+      </button>
+      <button type="submit" className="button button--primary" disabled={pending}>
+        {submitLabel}
+      </button>
+    </div>
+  );
+}

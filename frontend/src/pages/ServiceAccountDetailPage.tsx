@@ -16,6 +16,7 @@ import { PageHeader } from "../components/PageHeader";
 import { SecretDialog } from "../components/SecretDialog";
 import { Timestamp } from "../components/Timestamp";
 import { QueryView } from "../components/states";
+import { useConfirmedAction } from "../components/useConfirmedAction";
 import { NotFoundPage } from "./NotFoundPage";
 import { CreateKeyDialog } from "./serviceAccounts/CreateKeyDialog";
 import { RotateKeyDialog } from "./serviceAccounts/RotateKeyDialog";
@@ -117,11 +118,10 @@ const column = createColumnHelper<ApiKey>();
 
 function KeysSection({ account, role }: { account: ServiceAccount; role: TeamRole | null }) {
   const keys = useServiceAccountKeys(account.id);
-  const revoke = useRevokeApiKey();
+  const revocation = useConfirmedAction(useRevokeApiKey(), (key: ApiKey) => key.key_id);
   const manage = can.manageKeys(role);
   const [creating, setCreating] = useState(false);
   const [rotating, setRotating] = useState<ApiKey | null>(null);
-  const [revoking, setRevoking] = useState<ApiKey | null>(null);
   // The secret lives only in this state, and only until its dialog closes.
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
 
@@ -184,7 +184,7 @@ function KeysSection({ account, role }: { account: ServiceAccount; role: TeamRol
                     <button
                       type="button"
                       className="button button--danger"
-                      onClick={() => setRevoking(key)}
+                      onClick={() => revocation.ask(key)}
                       aria-label={`Revoke ${key.name}`}
                     >
                       Revoke
@@ -242,18 +242,11 @@ function KeysSection({ account, role }: { account: ServiceAccount; role: TeamRol
         }}
       />
       <ConfirmDialog
-        open={revoking !== null}
-        title={`Revoke API key ${revoking?.name ?? ""}?`}
+        {...revocation.dialog}
+        title={`Revoke API key ${revocation.target?.name ?? ""}?`}
         description="It stops working at once; applications using it are refused."
-        confirmationText={revoking?.name ?? ""}
+        confirmationText={revocation.target?.name ?? ""}
         confirmLabel="Revoke"
-        pending={revoke.isPending}
-        error={revoke.isError ? describeError(revoke.error) : null}
-        onCancel={() => {
-          setRevoking(null);
-          revoke.reset();
-        }}
-        onConfirm={() => revoking && revoke.mutate(revoking.key_id, { onSuccess: () => setRevoking(null) })}
       />
       <SecretDialog secret={secret?.value ?? null} title={secret?.title ?? ""} onClose={() => setSecret(null)} />
     </section>

@@ -10,7 +10,7 @@ import type { ServiceAccount, Team } from "../api/types";
 import { can, roleInTeam } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
-import { Field, FormError } from "../components/Field";
+import { Field, FormActions, FormError } from "../components/Field";
 import { PageHeader } from "../components/PageHeader";
 import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
@@ -209,14 +209,7 @@ function CreateServiceAccountForm({ teams, initialTeam, onCancel }: CreateFormPr
         )}
       </Field>
       <FormError message={server.form} />
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="button button--primary" disabled={create.isPending}>
-          Create
-        </button>
-      </div>
+      <FormActions submitLabel="Create" pending={create.isPending} onCancel={onCancel} />
     </form>
   );
 }

@@ -3,16 +3,13 @@ import { Link } from "react-router";
 
 import { isFinished, useCreateCluster, useOperation } from "../../api/hooks/clusters";
 import type { AcceptedOperation, Organization } from "../../api/types";
-import { Field, FormError } from "../../components/Field";
+import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 import { configProblemsByRow, duplicateKeys, rowsToConfig, type ConfigRow } from "./brokerConfigRows";
+import { ClusterNameField, useClusterName } from "./ClusterNameField";
 import { LiveOperation } from "./OperationProgress";
 import { OrganizationField } from "./OrganizationField";
 
-/** The control plane's rule for cluster names (they become directory and host names). */
-export const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-export const CLUSTER_NAME_RULE =
-  "1 to 63 lowercase letters, digits and dashes, starting and ending with a letter or digit.";
 /** Local clusters have one broker until brokers replicate (MAX_LOCAL_BROKERS). */
 const MAX_LOCAL_BROKERS = 1;
 
@@ -62,10 +59,9 @@ interface SpecStepProps {
 function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
   const create = useCreateCluster();
   const [organization, setOrganization] = useState<number | "">(organizations[0]?.id ?? "");
-  const [name, setName] = useState("");
+  const clusterName = useClusterName();
   const [brokerCount, setBrokerCount] = useState("1");
   const [rows, setRows] = useState<ConfigRow[]>([]);
-  const [nameError, setNameError] = useState<string | undefined>();
   const server = formErrorsOf(create.error, ["organization", "name", "broker_count", "broker_config"]);
   const problems = configProblemsByRow(create.error, rows);
   const duplicates = duplicateKeys(rows);
@@ -80,14 +76,15 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (!CLUSTER_NAME.test(name)) {
-      setNameError(CLUSTER_NAME_RULE);
-      return;
-    }
-    setNameError(undefined);
-    if (organization === "" || duplicates.size > 0) return;
+    if (!clusterName.validate() || organization === "" || duplicates.size > 0) return;
     create.mutate(
-      { organization, name, broker_count: Number(brokerCount), broker_config: rowsToConfig(rows), port: 0 },
+      {
+        organization,
+        name: clusterName.name,
+        broker_count: Number(brokerCount),
+        broker_config: rowsToConfig(rows),
+        port: 0,
+      },
       { onSuccess: onAccepted },
     );
   }
@@ -100,17 +97,11 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
         onChange={setOrganization}
         error={server.fields.organization}
       />
-      <Field label="Name" hint={CLUSTER_NAME_RULE} error={nameError ?? server.fields.name}>
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            autoComplete="off"
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-          />
-        )}
-      </Field>
+      <ClusterNameField
+        value={clusterName.name}
+        onChange={clusterName.setName}
+        error={clusterName.error ?? server.fields.name}
+      />
       <Field
         label="Brokers"
         hint="Local clusters run one broker on this host until brokers replicate."
@@ -180,14 +171,7 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
         </button>
       </fieldset>
       <FormError message={formMessage} />
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="button button--primary" disabled={create.isPending}>
-          Create cluster
-        </button>
-      </div>
+      <FormActions submitLabel="Create cluster" pending={create.isPending} onCancel={onCancel} />
     </form>
   );
 }

@@ -4,9 +4,9 @@ import { useNavigate } from "react-router";
 import { ApiError } from "../../api/errors";
 import { useRegisterCluster } from "../../api/hooks/clusters";
 import type { Organization, SaslMechanism, SecurityProtocol } from "../../api/types";
-import { Field, FormError } from "../../components/Field";
+import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
-import { CLUSTER_NAME, CLUSTER_NAME_RULE } from "./CreateClusterForm";
+import { ClusterNameField, useClusterName } from "./ClusterNameField";
 import { OrganizationField } from "./OrganizationField";
 
 const SECURITY_PROTOCOLS: readonly SecurityProtocol[] = ["PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL"];
@@ -49,13 +49,12 @@ export function RegisterClusterForm({
   const navigate = useNavigate();
   const register = useRegisterCluster();
   const [organization, setOrganization] = useState<number | "">(organizations[0]?.id ?? "");
-  const [name, setName] = useState("");
+  const clusterName = useClusterName();
   const [bootstrapServers, setBootstrapServers] = useState("");
   const [securityProtocol, setSecurityProtocol] = useState<SecurityProtocol>("PLAINTEXT");
   const [saslMechanism, setSaslMechanism] = useState<SaslMechanism>("");
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
-  const [nameError, setNameError] = useState<string | undefined>();
   const usesSasl = securityProtocol.startsWith("SASL_");
   const connectionError =
     register.error instanceof ApiError && CONNECTION_ERRORS.has(register.error.code) ? register.error : null;
@@ -63,16 +62,11 @@ export function RegisterClusterForm({
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (!CLUSTER_NAME.test(name)) {
-      setNameError(CLUSTER_NAME_RULE);
-      return;
-    }
-    setNameError(undefined);
-    if (organization === "") return;
+    if (!clusterName.validate() || organization === "") return;
     register.mutate(
       {
         organization,
-        name,
+        name: clusterName.name,
         bootstrap_servers: bootstrapServers.trim(),
         security_protocol: securityProtocol,
         sasl_mechanism: usesSasl ? saslMechanism : "",
@@ -96,17 +90,11 @@ export function RegisterClusterForm({
         onChange={setOrganization}
         error={server.fields.organization}
       />
-      <Field label="Name" hint={CLUSTER_NAME_RULE} error={nameError ?? server.fields.name}>
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            autoComplete="off"
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-          />
-        )}
-      </Field>
+      <ClusterNameField
+        value={clusterName.name}
+        onChange={clusterName.setName}
+        error={clusterName.error ?? server.fields.name}
+      />
       <Field label="Bootstrap servers" hint="host:port pairs, comma separated." error={server.fields.bootstrap_servers}>
         {(control) => (
           <input
@@ -179,14 +167,11 @@ export function RegisterClusterForm({
         </>
       ) : null}
       {connectionError ? <ConnectionError error={connectionError} /> : <FormError message={server.form} />}
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="submit" className="button button--primary" disabled={register.isPending}>
-          {register.isPending ? "Connecting…" : "Register cluster"}
-        </button>
-      </div>
+      <FormActions
+        submitLabel={register.isPending ? "Connecting…" : "Register cluster"}
+        pending={register.isPending}
+        onCancel={onClose}
+      />
     </form>
   );
 }

@@ -4,7 +4,7 @@ import { useCreateApiKey } from "../../api/hooks/apiKeys";
 import type { ApiKeyWithSecret, ServiceAccount, TeamRole } from "../../api/types";
 import { ROLE_LABELS } from "../../auth/permissions";
 import { Dialog } from "../../components/Dialog";
-import { Field, FormError } from "../../components/Field";
+import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 import { fromDateTimeLocal } from "../../lib/time";
 
@@ -96,14 +96,7 @@ function CreateKeyForm({
         )}
       </Field>
       <FormError message={server.form} />
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="button button--primary" disabled={create.isPending}>
-          Create key
-        </button>
-      </div>
+      <FormActions submitLabel="Create key" pending={create.isPending} onCancel={onCancel} />
     </form>
   );
 }

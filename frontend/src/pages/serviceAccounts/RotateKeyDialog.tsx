@@ -3,7 +3,7 @@ import { useState, type FormEvent } from "react";
 import { useRotateApiKey } from "../../api/hooks/apiKeys";
 import type { ApiKey, ApiKeyWithSecret } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
-import { Field, FormError } from "../../components/Field";
+import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 
 /** How long the old key keeps working, so applications can switch without downtime. */
@@ -62,14 +62,7 @@ function RotateForm({
         )}
       </Field>
       <FormError message={errors.form} />
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="button button--primary" disabled={rotate.isPending}>
-          Rotate key
-        </button>
-      </div>
+      <FormActions submitLabel="Rotate key" pending={rotate.isPending} onCancel={onCancel} />
     </form>
   );
 }

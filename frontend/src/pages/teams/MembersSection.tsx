@@ -10,6 +10,7 @@ import { DataTable } from "../../components/DataTable";
 import { Field, FormError } from "../../components/Field";
 import { Timestamp } from "../../components/Timestamp";
 import { QueryView } from "../../components/states";
+import { useConfirmedAction } from "../../components/useConfirmedAction";
 import { formErrorsOf } from "../../lib/formErrors";
 
 const column = createColumnHelper<Membership>();
@@ -23,8 +24,7 @@ interface MembersSectionProps {
 export function MembersSection({ team, role }: MembersSectionProps) {
   const members = useMemberships({ team: team.id });
   const changeRole = useChangeMemberRole();
-  const removeMember = useRemoveMember();
-  const [removing, setRemoving] = useState<Membership | null>(null);
+  const removal = useConfirmedAction(useRemoveMember(), (member: Membership) => member.id);
   const manage = can.manageMembers(role);
   const grantable = grantableRoles(role);
 
@@ -60,7 +60,7 @@ export function MembersSection({ team, role }: MembersSectionProps) {
             id: "actions",
             header: () => <span className="visually-hidden">Actions</span>,
             cell: (info) => (
-              <button type="button" className="button button--danger" onClick={() => setRemoving(info.row.original)}>
+              <button type="button" className="button button--danger" onClick={() => removal.ask(info.row.original)}>
                 Remove
               </button>
             ),
@@ -92,18 +92,11 @@ export function MembersSection({ team, role }: MembersSectionProps) {
         )}
       </QueryView>
       <ConfirmDialog
-        open={removing !== null}
-        title={`Remove ${removing?.username ?? ""} from ${team.name}?`}
+        {...removal.dialog}
+        title={`Remove ${removal.target?.username ?? ""} from ${team.name}?`}
         description="They lose the access this team gives them at once."
-        confirmationText={removing?.username ?? ""}
+        confirmationText={removal.target?.username ?? ""}
         confirmLabel="Remove"
-        pending={removeMember.isPending}
-        error={removeMember.isError ? describeError(removeMember.error) : null}
-        onCancel={() => {
-          setRemoving(null);
-          removeMember.reset();
-        }}
-        onConfirm={() => removing && removeMember.mutate(removing.id, { onSuccess: () => setRemoving(null) })}
       />
     </section>
   );

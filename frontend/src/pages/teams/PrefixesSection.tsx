@@ -1,13 +1,13 @@
 import { createColumnHelper } from "@tanstack/react-table";
 import { useState, type FormEvent } from "react";
 
-import { describeError } from "../../api/errors";
 import { useAddPrefix, usePrefixes, useRemovePrefix } from "../../api/hooks/prefixes";
 import type { PrefixResourceType, Team, TeamPrefix } from "../../api/types";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { DataTable } from "../../components/DataTable";
 import { Field, FormError } from "../../components/Field";
 import { QueryView } from "../../components/states";
+import { useConfirmedAction } from "../../components/useConfirmedAction";
 import { formErrorsOf } from "../../lib/formErrors";
 
 export const RESOURCE_TYPE_LABELS: Record<PrefixResourceType, string> = {
@@ -21,8 +21,7 @@ const column = createColumnHelper<TeamPrefix>();
 
 export function PrefixesSection({ team, canManage }: { team: Team; canManage: boolean }) {
   const prefixes = usePrefixes(team.id);
-  const removePrefix = useRemovePrefix();
-  const [removing, setRemoving] = useState<TeamPrefix | null>(null);
+  const removal = useConfirmedAction(useRemovePrefix(), (teamPrefix: TeamPrefix) => teamPrefix.id);
 
   const columns = [
     column.accessor("resource_type", {
@@ -36,7 +35,7 @@ export function PrefixesSection({ team, canManage }: { team: Team; canManage: bo
             id: "actions",
             header: () => <span className="visually-hidden">Actions</span>,
             cell: (info) => (
-              <button type="button" className="button button--danger" onClick={() => setRemoving(info.row.original)}>
+              <button type="button" className="button button--danger" onClick={() => removal.ask(info.row.original)}>
                 Remove
               </button>
             ),
@@ -65,18 +64,11 @@ export function PrefixesSection({ team, canManage }: { team: Team; canManage: bo
         )}
       </QueryView>
       <ConfirmDialog
-        open={removing !== null}
-        title={`Remove the prefix ${removing?.prefix ?? ""}?`}
+        {...removal.dialog}
+        title={`Remove the prefix ${removal.target?.prefix ?? ""}?`}
         description="The team can no longer create resources under it; existing ones stay."
-        confirmationText={removing?.prefix ?? ""}
+        confirmationText={removal.target?.prefix ?? ""}
         confirmLabel="Remove"
-        pending={removePrefix.isPending}
-        error={removePrefix.isError ? describeError(removePrefix.error) : null}
-        onCancel={() => {
-          setRemoving(null);
-          removePrefix.reset();
-        }}
-        onConfirm={() => removing && removePrefix.mutate(removing.id, { onSuccess: () => setRemoving(null) })}
       />
     </section>
   );
