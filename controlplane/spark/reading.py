@@ -1,0 +1,133 @@
+"""Reading one offset range in an executor, as Arrow record batches in the shape of Spark's Kafka source."""
+
+from __future__ import annotations
+
+import bisect
+import uuid
+from collections.abc import Iterator
+
+import pyarrow as pa
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from controlplane.spark.planning import OffsetRange, TopicReadError
+
+CONSUME_BATCH = 10_000
+HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
+# Spark reads TimestampType from Arrow as microseconds in UTC.
+TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
+
+SCHEMA_DDL = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
+HEADERS_DDL = ", headers array<struct<key: string, value: binary>>"
+
+
+def arrow_schema(include_headers: bool) -> pa.Schema:
+    fields = [
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", TIMESTAMP_TYPE),
+        ("timestampType", pa.int32()),
+    ]
+    if include_headers:
+        fields.append(("headers", HEADER_TYPE))
+    return pa.schema(fields)
+
+
+def _reader_config(kafka_config: dict[str, str], fail_on_data_loss: bool) -> dict[str, object]:
+    return {
+        "group.id": f"spark-reader-{uuid.uuid4().hex[:12]}",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        # Offsets deleted between planning and reading: an error unless data loss is accepted.
+        "auto.offset.reset": "error" if fail_on_data_loss else "earliest",
+        "fetch.wait.max.ms": 100,
+        "queued.min.messages": 200_000,
+        **kafka_config,
+    }
+
+
+def _to_batch(
+    messages: list, offset_range: OffsetRange, include_headers: bool, schema: pa.Schema
+) -> pa.RecordBatch:
+    count = len(messages)
+    stamps = [m.timestamp() for m in messages]
+    columns = [
+        pa.array([m.key() for m in messages], pa.binary()),
+        pa.array([m.value() for m in messages], pa.binary()),
+        pa.repeat(pa.scalar(offset_range.topic, pa.string()), count),
+        pa.repeat(pa.scalar(offset_range.partition, pa.int32()), count),
+        pa.array([m.offset() for m in messages], pa.int64()),
+        pa.array([s[1] * 1000 for s in stamps], pa.int64()).cast(TIMESTAMP_TYPE),
+        # librdkafka numbers CreateTime 1 and LogAppendTime 2; Spark's column uses Kafka's 0 and 1.
+        pa.array([max(s[0] - 1, 0) for s in stamps], pa.int32()),
+    ]
+    if include_headers:
+        headers = []
+        for message in messages:
+            pairs = message.headers()
+            headers.append([{"key": k, "value": v} for k, v in pairs] if pairs else None)
+        columns.append(pa.array(headers, HEADER_TYPE))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def read_range(
+    offset_range: OffsetRange,
+    kafka_config: dict[str, str],
+    *,
+    include_headers: bool = False,
+    fail_on_data_loss: bool = True,
+    poll_timeout_ms: int = 10_000,
+) -> Iterator[pa.RecordBatch]:
+    """Every record of the range that exists (compaction leaves gaps), in offset order."""
+    if offset_range.size <= 0:
+        return
+    schema = arrow_schema(include_headers)
+    consumer = Consumer(_reader_config(kafka_config, fail_on_data_loss))
+    try:
+        consumer.assign([TopicPartition(offset_range.topic, offset_range.partition, offset_range.start)])
+        last_wanted = offset_range.end - 1
+        while True:
+            messages = consumer.consume(CONSUME_BATCH, poll_timeout_ms / 1000)
+            if not messages:
+                raise TopicReadError(
+                    f"no records from {offset_range.topic}-{offset_range.partition} within {poll_timeout_ms} ms "
+                    f"while reading [{offset_range.start}, {offset_range.end})"
+                )
+            records = [m for m in messages if m.error() is None]
+            reached_end = len(records) != len(messages) and _at_end_of_log(
+                messages, offset_range, fail_on_data_loss
+            )
+            if records and records[-1].offset() >= offset_range.end:
+                records = records[: bisect.bisect_left(records, offset_range.end, key=lambda m: m.offset())]
+                reached_end = True
+            if records:
+                yield _to_batch(records, offset_range, include_headers, schema)
+                if records[-1].offset() >= last_wanted:
+                    return
+            if reached_end:
+                return
+    finally:
+        consumer.close()
+
+
+def _at_end_of_log(messages: list, offset_range: OffsetRange, fail_on_data_loss: bool) -> bool:
+    """True at the end of the log (the rest of the range was compacted away or are control records);
+    raises on real errors."""
+    for message in messages:
+        error = message.error()
+        if error is None:
+            continue
+        if error.code() == KafkaError._PARTITION_EOF:
+            if message.offset() >= offset_range.end or fail_on_data_loss is False:
+                return True
+            if message.offset() < offset_range.end:
+                # The log ends before the planned end: records were truncated away (data loss).
+                raise TopicReadError(
+                    f"{offset_range.topic}-{offset_range.partition} ends at {message.offset()}, before the "
+                    f"planned end {offset_range.end}; set failOnDataLoss=false to accept this"
+                )
+        raise TopicReadError(f"reading {offset_range.topic}-{offset_range.partition}: {error.str()}")
+    return False

@@ -1,0 +1,190 @@
+"""The `topics` PySpark data source: batch and streaming reads of topics, and writes to a topic.
+
+    spark.dataSource.register(TopicDataSource)
+    spark.read.format("topics").option("kafka.bootstrap.servers", ...).option("subscribe", "orders").load()
+
+Columns and options follow Spark's own Kafka source (see options.py). Each input partition is one offset range
+of one topic partition, read in the executor with confluent-kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from controlplane.spark.options import ReadOptions, kafka_client_config, lower_keys, parse_read_options
+from controlplane.spark.planning import (
+    OffsetRange,
+    limit_offsets,
+    plan_batch,
+    planning_consumer,
+    resolve_spec,
+    select_partitions,
+    split_ranges,
+    watermarks,
+)
+from controlplane.spark.reading import HEADERS_DDL, SCHEMA_DDL, read_range
+from controlplane.spark.writing import produce_batches
+
+SOURCE_NAME = "topics"
+
+
+class RangePartition(InputPartition):
+    def __init__(self, offset_range: OffsetRange) -> None:
+        super().__init__(offset_range)
+        self.offset_range = offset_range
+
+
+def _read(partition: RangePartition, options: ReadOptions) -> Iterator[pa.RecordBatch]:
+    return read_range(
+        partition.offset_range,
+        options.kafka_config,
+        include_headers=options.include_headers,
+        fail_on_data_loss=options.fail_on_data_loss,
+        poll_timeout_ms=options.poll_timeout_ms,
+    )
+
+
+class TopicBatchReader(DataSourceReader):
+    def __init__(self, options: ReadOptions) -> None:
+        self.read_options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [RangePartition(r) for r in plan_batch(self.read_options)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangePartition)
+        return _read(partition, self.read_options)
+
+
+# Streaming offsets are JSON: {"topic": {"partition": next offset to read}}, as in Spark's checkpoints.
+def to_json_offsets(offsets: dict[tuple[str, int], int]) -> dict[str, dict[str, int]]:
+    result: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        result.setdefault(topic, {})[str(partition)] = offset
+    return result
+
+
+def from_json_offsets(offsets: dict) -> dict[tuple[str, int], int]:
+    return {(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
+
+
+class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, options: ReadOptions) -> None:
+        self.read_options = options
+        self._target: dict[tuple[str, int], int] | None = None
+
+    def _latest(self) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], tuple[int, int]]]:
+        consumer = planning_consumer(self.read_options.kafka_config)
+        try:
+            marks = watermarks(consumer, select_partitions(consumer, self.read_options.selection))
+        finally:
+            consumer.close()
+        return {key: high for key, (_, high) in marks.items()}, marks
+
+    def initialOffset(self) -> dict:
+        consumer = planning_consumer(self.read_options.kafka_config)
+        try:
+            marks = watermarks(consumer, select_partitions(consumer, self.read_options.selection))
+            starts = resolve_spec(
+                consumer,
+                self.read_options.starting,
+                marks,
+                fail_on_data_loss=self.read_options.fail_on_data_loss,
+            )
+        finally:
+            consumer.close()
+        return to_json_offsets(starts)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target, _ = self._latest()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.read_options.max_offsets_per_trigger:
+            return ReadMaxRows(self.read_options.max_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def reportLatestOffset(self) -> dict | None:
+        return to_json_offsets(self._latest()[0])
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        latest = self._target if self._target is not None else self._latest()[0]
+        begin = from_json_offsets(start)
+        # Partitions added since the query started are read from their beginning, as Spark's source does.
+        begin.update({key: 0 for key in latest if key not in begin})
+        latest = {key: max(offset, begin[key]) for key, offset in latest.items()}
+        if isinstance(limit, ReadMaxRows):
+            latest = limit_offsets(begin, latest, limit.max_rows)
+        return to_json_offsets(latest)
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        begin, finish = from_json_offsets(start), from_json_offsets(end)
+        ranges = [
+            OffsetRange(topic, partition, begin.get((topic, partition), 0), offset)
+            for (topic, partition), offset in sorted(finish.items())
+            if offset > begin.get((topic, partition), 0)
+        ]
+        return [RangePartition(r) for r in split_ranges(ranges, self.read_options.min_partitions)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangePartition)
+        return _read(partition, self.read_options)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: Spark's checkpoint holds the offsets, the cluster keeps the records."""
+
+
+@dataclass
+class ProducedCount(WriterCommitMessage):
+    records: int
+
+
+class TopicWriter(DataSourceArrowWriter):
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.kafka_config = kafka_client_config(options)
+        self.topic = lower_keys(options).get("topic")
+        if self.topic is None and "topic" not in schema.fieldNames():
+            raise ValueError("writing needs a 'topic' option or a 'topic' column")
+        self.produced = 0
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        return ProducedCount(produce_batches(iterator, self.kafka_config, default_topic=self.topic))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.produced = sum(m.records for m in messages if isinstance(m, ProducedCount))
+
+
+class TopicDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self) -> str:
+        include_headers = lower_keys(self.options).get("includeheaders", "false").lower() == "true"
+        return SCHEMA_DDL + (HEADERS_DDL if include_headers else "")
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return TopicBatchReader(parse_read_options(self.options))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return TopicStreamReader(parse_read_options(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> TopicWriter:
+        return TopicWriter(dict(self.options), schema)
