@@ -141,8 +141,10 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
         if throttle > 0:
             # Kafka answers a throttled fetch with no data and the time to wait.
             return _throttled_response(ctx, throttle)
-        # One response may not carry much more than a window's worth of the quota.
-        byte_cap = max(1, int(byte_rate * quotas.window_s))
+        # A response carries no more than the client may still receive (and at most one
+        # window's worth); one batch always goes, so a consumer never stalls.
+        headroom = quotas.headroom(CONSUMER_BYTE_RATE, user, client_id, time.monotonic()) or 0.0
+        byte_cap = max(1, int(min(byte_rate * quotas.window_s, headroom)))
     responses, total, logs = _read_all(ctx, request, byte_cap)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait.total_seconds()

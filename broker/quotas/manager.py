@@ -112,6 +112,16 @@ class QuotaManager:
             return self.window_s
         return self._sensor(sensor_key, now).throttle_s(limit, now, self.window_s)
 
+    def headroom(self, key: str, user: str, client_id: str, now: float) -> float | None:
+        """Bytes (or units) the client may still use before it is over its quota; None: no quota."""
+        if not self.enabled:
+            return None
+        quota = self.resolve(key, user, client_id)
+        if quota is None:
+            return None
+        limit, sensor_key = quota
+        return self._sensor(sensor_key, now).headroom(limit, now)
+
     def limit(self, key: str, user: str, client_id: str) -> float | None:
         quota = self.resolve(key, user, client_id) if self.enabled else None
         return quota[0] if quota is not None else None

@@ -46,6 +46,11 @@ class WindowedRate:
         self._advance(now)
         return sum(self._values) / self.elapsed(now)
 
+    def headroom(self, quota: float, now: float) -> float:
+        """How much more may be recorded now without going over `quota`."""
+        self._advance(now)
+        return quota * self.elapsed(now) - sum(self._values)
+
     def throttle_s(self, quota: float, now: float, max_s: float) -> float:
         """How long the client must wait for its rate to come back to `quota` (capped)."""
         rate = self.rate(now)

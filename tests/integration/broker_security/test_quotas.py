@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AclOperation, ResourcePatternType, ResourceType
 
-from tests.fixtures.broker import SecureBrokerProcess
+from tests.fixtures.broker import SecureBrokerProcess, CertificateFiles
 from tests.integration.broker_security.clients import (
     add_scram_user,
     create_topic_as_admin,
@@ -21,6 +23,21 @@ from tests.integration.broker_security.wire import alter_quotas, describe_quotas
 MB = 1_000_000
 MESSAGE = b"x" * 10_000
 MEASURE_S = 10.0
+
+
+@pytest.fixture(scope="module")
+def quota_broker(
+    tmp_path_factory: pytest.TempPathFactory, test_certificates: CertificateFiles
+) -> Iterator[SecureBrokerProcess]:
+    """Kafka's rate lets a new client burst (quota.window.num - 1) windows' worth before it is
+    throttled (about 1.1-1.2 MB in the first 10 s at 1 MB/s with the default 11 windows);
+    5 windows keep that burst small next to a 10-second measurement."""
+    process = SecureBrokerProcess(
+        tmp_path_factory.mktemp("quota-broker"), {"quota.window.num": "5"}, test_certificates
+    )
+    process.start()
+    yield process
+    process.kill9()
 
 
 class Throttles:
@@ -104,16 +121,16 @@ def consume_for(
 
 
 def test_a_producer_limited_to_1_mb_per_second_gets_about_that_and_others_are_unaffected(
-    secure_broker: SecureBrokerProcess,
+    quota_broker: SecureBrokerProcess,
 ) -> None:
     limited_user, free_user = unique("slowp"), unique("fastp")
-    limited, free = user_config(secure_broker, limited_user), user_config(secure_broker, free_user)
-    assert alter_quotas(secure_broker, {"user": limited_user}, {"producer_byte_rate": 1 * MB}) == (0, None)
+    limited, free = user_config(quota_broker, limited_user), user_config(quota_broker, free_user)
+    assert alter_quotas(quota_broker, {"user": limited_user}, {"producer_byte_rate": 1 * MB}) == (0, None)
     limited_topic, free_topic = unique("qp"), unique("qp")
-    create_topic_as_admin(secure_broker, limited_topic)
-    create_topic_as_admin(secure_broker, free_topic)
+    create_topic_as_admin(quota_broker, limited_topic)
+    create_topic_as_admin(quota_broker, free_topic)
     for user, topic in ((limited_user, limited_topic), (free_user, free_topic)):
-        grant(secure_broker, user, ResourceType.TOPIC, topic, AclOperation.WRITE)
+        grant(quota_broker, user, ResourceType.TOPIC, topic, AclOperation.WRITE)
 
     throttles = Throttles()
     rates: dict[str, float] = {}
@@ -129,25 +146,25 @@ def test_a_producer_limited_to_1_mb_per_second_gets_about_that_and_others_are_un
 
 
 def test_a_consumer_limited_to_1_mb_per_second_gets_about_that_and_others_are_unaffected(
-    secure_broker: SecureBrokerProcess,
+    quota_broker: SecureBrokerProcess,
 ) -> None:
     topic = unique("qc")
-    create_topic_as_admin(secure_broker, topic)
-    admin = secure_broker.client_config()
+    create_topic_as_admin(quota_broker, topic)
+    admin = quota_broker.client_config()
     produce_for({**admin, "compression.type": "none"}, topic, 4.0)  # tens of MB to read
     limited_user, free_user = unique("slowc"), unique("fastc")
-    limited, free = user_config(secure_broker, limited_user), user_config(secure_broker, free_user)
+    limited, free = user_config(quota_broker, limited_user), user_config(quota_broker, free_user)
     for user in (limited_user, free_user):
-        grant(secure_broker, user, ResourceType.TOPIC, topic, AclOperation.READ)
+        grant(quota_broker, user, ResourceType.TOPIC, topic, AclOperation.READ)
         grant(
-            secure_broker,
+            quota_broker,
             user,
             ResourceType.GROUP,
             "q-",
             AclOperation.READ,
             pattern=ResourcePatternType.PREFIXED,
         )
-    assert alter_quotas(secure_broker, {"user": limited_user}, {"consumer_byte_rate": 1 * MB}) == (0, None)
+    assert alter_quotas(quota_broker, {"user": limited_user}, {"consumer_byte_rate": 1 * MB}) == (0, None)
 
     throttles = Throttles()
     rates: dict[str, float] = {}
@@ -162,19 +179,19 @@ def test_a_consumer_limited_to_1_mb_per_second_gets_about_that_and_others_are_un
     assert max(throttles.times_ms) > 0
 
 
-def test_raising_a_quota_takes_effect_within_one_window(secure_broker: SecureBrokerProcess) -> None:
+def test_raising_a_quota_takes_effect_within_one_window(quota_broker: SecureBrokerProcess) -> None:
     user = unique("raise")
-    config = user_config(secure_broker, user)
+    config = user_config(quota_broker, user)
     topic = unique("qr")
-    create_topic_as_admin(secure_broker, topic)
-    grant(secure_broker, user, ResourceType.TOPIC, topic, AclOperation.WRITE)
-    alter_quotas(secure_broker, {"user": user}, {"producer_byte_rate": 0.3 * MB})
+    create_topic_as_admin(quota_broker, topic)
+    grant(quota_broker, user, ResourceType.TOPIC, topic, AclOperation.WRITE)
+    alter_quotas(quota_broker, {"user": user}, {"producer_byte_rate": 0.3 * MB})
     acknowledged: list[tuple[float, int]] = []
     producing = threading.Thread(target=produce_for, args=(config, topic, 7.0), kwargs={"acks": acknowledged})
     started = time.monotonic()
     producing.start()
     time.sleep(4.0)
-    alter_quotas(secure_broker, {"user": user}, {"producer_byte_rate": 50 * MB})
+    alter_quotas(quota_broker, {"user": user}, {"producer_byte_rate": 50 * MB})
     raised_at = time.monotonic() - started
     producing.join()
 

@@ -113,3 +113,12 @@ def test_an_ip_connection_rate_refuses_connections_over_it(security: SecuritySto
     accepted = [manager.accept_connection("10.0.0.1", 0.1 * i) for i in range(5)]
     assert accepted == [True, True, False, False, False]
     assert manager.accept_connection("10.0.0.2", 0.5)
+
+
+def test_headroom_is_what_may_still_be_used_before_the_quota_is_exceeded() -> None:
+    rate = WindowedRate(num_windows=3, window_s=1.0, now=0.0)
+    assert rate.headroom(1000, 0.0) == pytest.approx(2000)  # two windows' worth at first
+    rate.record(1500, 0.0)
+    assert rate.headroom(1000, 0.0) == pytest.approx(500)
+    rate.record(1000, 0.0)
+    assert rate.headroom(1000, 0.0) < 0
