@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AclOperation, ResourcePatternType, ResourceType
 
-from tests.fixtures.broker import SecureBrokerProcess, CertificateFiles
+from tests.fixtures.broker import CertificateFiles, SecureBrokerProcess
 from tests.integration.broker_security.clients import (
     add_scram_user,
     create_topic_as_admin,
