@@ -15,4 +15,10 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(seconds=15),
         "options": {"expires": 14},
     },
+    # Desired vs observed state per cluster: re-create what is missing, cache observed state, report drift.
+    "reconcile.reconcile_all": {
+        "task": "reconcile.reconcile_all",
+        "schedule": timedelta(seconds=60),
+        "options": {"expires": 55},
+    },
 }

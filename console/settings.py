@@ -86,6 +86,12 @@ INSTALLED_APPS = [
     "controlplane.audit",
     "controlplane.clusters",
     "controlplane.schemas",
+    "controlplane.topics",
+    "controlplane.acls",
+    "controlplane.quotas",
+    "controlplane.groups",
+    "controlplane.credentials",
+    "controlplane.reconcile",
 ]
 
 MIDDLEWARE = [

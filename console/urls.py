@@ -14,6 +14,12 @@ api_v1 = [
     path("", include("controlplane.accounts.api.urls")),
     path("", include("controlplane.audit.api.urls")),
     path("", include("controlplane.clusters.api.urls")),
+    path("", include("controlplane.topics.api.urls")),
+    path("", include("controlplane.acls.api.urls")),
+    path("", include("controlplane.quotas.api.urls")),
+    path("", include("controlplane.groups.api.urls")),
+    path("", include("controlplane.credentials.api.urls")),
+    path("", include("controlplane.reconcile.api.urls")),
 ]
 
 urlpatterns = [

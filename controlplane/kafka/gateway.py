@@ -6,12 +6,48 @@ callers never see a KafkaException and never wait forever on a cluster that does
 
 from __future__ import annotations
 
+import base64
 import logging
-from collections.abc import Iterable
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    OffsetSpec,
+    ResourcePatternType,
+    ResourceType,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
+from kio.schema.alter_client_quotas.v1 import request as alter_quotas
+from kio.schema.describe_client_quotas.v1 import request as describe_quotas
+from kio.schema.describe_log_dirs.v1.request import DescribeLogDirsRequest
+from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
+from kio.schema.offset_delete.v0 import request as offset_delete
+from kio.static.primitive import f64, i8, i32
 
 from controlplane.kafka.errors import (
     AuthenticationFailed,
@@ -19,6 +55,7 @@ from controlplane.kafka.errors import (
     KafkaGatewayError,
     NotAuthorized,
 )
+from controlplane.kafka.wire import WireConnection
 
 DEFAULT_TIMEOUT_SECONDS = 5.0
 
@@ -34,7 +71,11 @@ _UNREACHABLE = {
     KafkaError.NETWORK_EXCEPTION,
 }
 _AUTHENTICATION = {KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED}
-_AUTHORIZATION = {KafkaError.CLUSTER_AUTHORIZATION_FAILED, KafkaError.TOPIC_AUTHORIZATION_FAILED}
+_AUTHORIZATION = {
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+}
 
 
 @dataclass(frozen=True)
@@ -163,3 +204,717 @@ def describe_broker_configs(
             for name, entry in entries.items()
         }
     return configs
+
+
+# --- shared plumbing for the calls below ----------------------------------------------------------
+
+
+def _result(future: Future, what: str, timeout_seconds: float) -> Any:
+    """The future's value, with librdkafka's failures turned into the typed errors."""
+    try:
+        return future.result(timeout=timeout_seconds + 1)
+    except KafkaException as error:
+        _raise_typed(error.args[0] if error.args else None, f"{what} failed")
+    except TimeoutError as error:
+        raise ClusterUnreachable("_TIMED_OUT", f"{what} got no answer") from error
+
+
+def _raise_for_code(error_code: int, message: str | None, what: str) -> None:
+    if error_code != 0:
+        error = KafkaError(error_code)
+        _raise_typed(error, message or f"{what} failed")
+
+
+def _config_value(entry: ConfigEntry) -> ConfigValue:
+    return ConfigValue(
+        value=None if entry.is_sensitive else entry.value,
+        source=entry.source.name if hasattr(entry.source, "name") else str(entry.source),
+        read_only=bool(entry.is_read_only),
+        sensitive=bool(entry.is_sensitive),
+    )
+
+
+def _wire(connection: Connection, timeout_seconds: float, address: str | None = None) -> WireConnection:
+    """A protocol connection to `address`, else to the first bootstrap server that answers."""
+    candidates = [address] if address else [a.strip() for a in connection.bootstrap_servers.split(",")]
+    last_error: KafkaGatewayError | None = None
+    for candidate in candidates:
+        try:
+            return WireConnection(
+                candidate,
+                security_protocol=connection.security_protocol,
+                sasl_mechanism=connection.sasl_mechanism,
+                username=connection.username,
+                password=connection.password,
+                timeout_seconds=timeout_seconds,
+            )
+        except ClusterUnreachable as error:
+            last_error = error
+    raise last_error or ClusterUnreachable("_TRANSPORT", "no bootstrap server")
+
+
+# --- topics ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    internal: bool
+    partitions: list[PartitionInfo]
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+
+def list_topics(
+    connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> dict[str, TopicInfo]:
+    """Every topic with its partitions, leaders and replicas (one Metadata request)."""
+    admin = _admin(connection, timeout_seconds)
+    try:
+        metadata = admin.list_topics(timeout=timeout_seconds)
+    except KafkaException as error:
+        _raise_typed(error.args[0] if error.args else None, "Metadata request failed")
+    topics = {}
+    for name, topic in metadata.topics.items():
+        if topic.error is not None:
+            continue
+        partitions = [
+            PartitionInfo(partition=p.id, leader=p.leader, replicas=list(p.replicas), isr=list(p.isrs))
+            for p in sorted(topic.partitions.values(), key=lambda p: p.id)
+        ]
+        topics[name] = TopicInfo(name=name, internal=name.startswith("__"), partitions=partitions)
+    return topics
+
+
+def create_topic(
+    connection: Connection,
+    *,
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    configs: Mapping[str, str],
+    validate_only: bool = False,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    admin = _admin(connection, timeout_seconds)
+    new_topic = NewTopic(
+        name, num_partitions=partitions, replication_factor=replication_factor, config=dict(configs)
+    )
+    futures = admin.create_topics(
+        [new_topic], validate_only=validate_only, request_timeout=timeout_seconds, operation_timeout=0
+    )
+    _result(futures[name], "CreateTopics", timeout_seconds)
+
+
+def delete_topic(
+    connection: Connection, *, name: str, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    admin = _admin(connection, timeout_seconds)
+    futures = admin.delete_topics([name], request_timeout=timeout_seconds, operation_timeout=0)
+    _result(futures[name], "DeleteTopics", timeout_seconds)
+
+
+def create_partitions(
+    connection: Connection,
+    *,
+    name: str,
+    total: int,
+    validate_only: bool = False,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    """Grows the topic to `total` partitions (Kafka never shrinks one)."""
+    admin = _admin(connection, timeout_seconds)
+    futures = admin.create_partitions(
+        [NewPartitions(name, total)], validate_only=validate_only, request_timeout=timeout_seconds
+    )
+    _result(futures[name], "CreatePartitions", timeout_seconds)
+
+
+def describe_topic_configs(
+    connection: Connection, names: Iterable[str], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> dict[str, dict[str, ConfigValue]]:
+    admin = _admin(connection, timeout_seconds)
+    resources = {name: ConfigResource(ResourceType.TOPIC, name) for name in names}
+    if not resources:
+        return {}
+    futures = admin.describe_configs(list(resources.values()), request_timeout=timeout_seconds)
+    return {
+        name: {
+            key: _config_value(entry)
+            for key, entry in _result(futures[resource], "DescribeConfigs", timeout_seconds).items()
+        }
+        for name, resource in resources.items()
+    }
+
+
+def alter_topic_configs(
+    connection: Connection,
+    *,
+    name: str,
+    set_configs: Mapping[str, str],
+    delete_configs: Iterable[str] = (),
+    validate_only: bool = False,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    """IncrementalAlterConfigs: sets some names and returns others to their defaults, leaving the rest."""
+    entries = [
+        ConfigEntry(key, str(value), incremental_operation=AlterConfigOpType.SET)
+        for key, value in set_configs.items()
+    ] + [ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE) for key in delete_configs]
+    if not entries:
+        return
+    admin = _admin(connection, timeout_seconds)
+    resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
+    futures = admin.incremental_alter_configs(
+        [resource], validate_only=validate_only, request_timeout=timeout_seconds
+    )
+    _result(futures[resource], "IncrementalAlterConfigs", timeout_seconds)
+
+
+def list_partition_offsets(
+    connection: Connection,
+    partitions: Iterable[tuple[str, int]],
+    *,
+    spec: str = "latest",
+    timestamp_ms: int | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> dict[tuple[str, int], int]:
+    """Offsets per (topic, partition): `earliest`, `latest`, or the first at or after `timestamp_ms`
+    (-1 where no record is that recent)."""
+    wanted = list(partitions)
+    if not wanted:
+        return {}
+    if spec == "earliest":
+        offset_spec = OffsetSpec.earliest()
+    elif spec == "timestamp":
+        offset_spec = OffsetSpec.for_timestamp(int(timestamp_ms or 0))
+    else:
+        offset_spec = OffsetSpec.latest()
+    admin = _admin(connection, timeout_seconds)
+    futures = admin.list_offsets(
+        {TopicPartition(topic, partition): offset_spec for topic, partition in wanted},
+        request_timeout=timeout_seconds,
+    )
+    return {
+        (tp.topic, tp.partition): int(_result(future, "ListOffsets", timeout_seconds).offset)
+        for tp, future in futures.items()
+    }
+
+
+def delete_records(
+    connection: Connection,
+    before_offsets: Mapping[tuple[str, int], int],
+    *,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> dict[tuple[str, int], int]:
+    """DeleteRecords: every record before the given offset goes (-1 means up to the end); returns the
+    new log-start offsets."""
+    if not before_offsets:
+        return {}
+    admin = _admin(connection, timeout_seconds)
+    futures = admin.delete_records(
+        [TopicPartition(topic, partition, offset) for (topic, partition), offset in before_offsets.items()],
+        request_timeout=timeout_seconds,
+        operation_timeout=timeout_seconds,
+    )
+    return {
+        (tp.topic, tp.partition): int(_result(future, "DeleteRecords", timeout_seconds).low_watermark)
+        for tp, future in futures.items()
+    }
+
+
+def describe_partition_sizes(
+    connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> dict[tuple[str, int], int]:
+    """Bytes on disk per (topic, partition), summed over every broker (DescribeLogDirs, which librdkafka
+    lacks). Replicas count once each, so a replicated partition shows its total footprint."""
+    description = describe_cluster(connection, timeout_seconds=timeout_seconds)
+    sizes: dict[tuple[str, int], int] = {}
+    for node in description.brokers:
+        with _wire(connection, timeout_seconds, f"{node.host}:{node.port}") as wire:
+            response = wire.request(DescribeLogDirsRequest(topics=None))
+        for result in response.results:
+            for topic in result.topics:
+                for partition in topic.partitions:
+                    key = (topic.name, int(partition.partition_index))
+                    sizes[key] = sizes.get(key, 0) + int(partition.partition_size)
+    return sizes
+
+
+# --- messages -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrowsedMessage:
+    partition: int
+    offset: int
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+
+
+def browse_messages(
+    connection: Connection,
+    *,
+    topic: str,
+    partitions: list[int],
+    start: str,
+    offset: int | None = None,
+    timestamp_ms: int | None = None,
+    limit: int = 50,
+    max_scanned: int = 10_000,
+    matches: Any = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> list[BrowsedMessage]:
+    """Reads up to `limit` records that satisfy `matches` from the given partitions, starting at an offset,
+    a timestamp, or the newest `limit` records of each partition. It never joins or commits for a group."""
+    config = {
+        **connection.client_config(timeout_seconds),
+        "group.id": f"controlplane-browser-{uuid.uuid4().hex}",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        "fetch.wait.max.ms": 100,
+    }
+    consumer = Consumer(config, logger=_librdkafka_log)
+    try:
+        watermarks = {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout_seconds) for p in partitions
+        }
+        starts: dict[int, int] = {}
+        if start == "timestamp":
+            found = consumer.offsets_for_times(
+                [TopicPartition(topic, p, int(timestamp_ms or 0)) for p in partitions], timeout_seconds
+            )
+            starts = {
+                tp.partition: (tp.offset if tp.offset >= 0 else watermarks[tp.partition][1]) for tp in found
+            }
+        elif start == "newest":
+            starts = {p: max(low, high - limit) for p, (low, high) in watermarks.items()}
+        elif start == "earliest":
+            starts = {p: low for p, (low, _high) in watermarks.items()}
+        else:
+            starts = {p: max(int(offset or 0), watermarks[p][0]) for p in partitions}
+        pending = {p for p in partitions if starts[p] < watermarks[p][1]}
+        if not pending:
+            return []
+        consumer.assign([TopicPartition(topic, p, starts[p]) for p in pending])
+        found_messages: list[BrowsedMessage] = []
+        scanned = 0
+        deadline = time.monotonic() + timeout_seconds
+        while (
+            pending and len(found_messages) < limit and scanned < max_scanned and time.monotonic() < deadline
+        ):
+            for message in consumer.consume(num_messages=500, timeout=0.2):
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        pending.discard(message.partition())
+                        continue
+                    _raise_typed(error, "Fetch failed")
+                partition, position = message.partition(), message.offset()
+                if position >= watermarks[partition][1] - 1:
+                    pending.discard(partition)
+                if position >= watermarks[partition][1]:
+                    continue
+                scanned += 1
+                browsed = BrowsedMessage(
+                    partition=partition,
+                    offset=position,
+                    timestamp_ms=message.timestamp()[1],
+                    key=message.key(),
+                    value=message.value(),
+                    headers=list(message.headers() or []),
+                )
+                if matches is None or matches(browsed):
+                    found_messages.append(browsed)
+        found_messages.sort(key=lambda m: (m.timestamp_ms, m.partition, m.offset))
+        return found_messages[:limit]
+    except KafkaException as error:
+        _raise_typed(error.args[0] if error.args else None, "reading messages failed")
+        raise
+    finally:
+        consumer.close()
+
+
+@dataclass(frozen=True)
+class ProducedMessage:
+    partition: int
+    offset: int
+    timestamp_ms: int
+
+
+def produce_message(
+    connection: Connection,
+    *,
+    topic: str,
+    key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[str, bytes]],
+    partition: int | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> ProducedMessage:
+    producer = Producer(
+        {**connection.client_config(timeout_seconds), "message.timeout.ms": int(timeout_seconds * 1000)},
+        logger=_librdkafka_log,
+    )
+    outcome: dict[str, Any] = {}
+
+    def delivered(error: KafkaError | None, message: Any) -> None:
+        outcome["error"], outcome["message"] = error, message
+
+    extra = {"partition": partition} if partition is not None else {}
+    producer.produce(topic, value=value, key=key, headers=headers, on_delivery=delivered, **extra)
+    producer.flush(timeout_seconds + 1)
+    if "message" not in outcome:
+        raise ClusterUnreachable("_TIMED_OUT", "the message was not acknowledged in time")
+    if outcome["error"] is not None:
+        _raise_typed(outcome["error"], "Produce failed")
+    message = outcome["message"]
+    return ProducedMessage(
+        partition=message.partition(), offset=message.offset(), timestamp_ms=message.timestamp()[1]
+    )
+
+
+# --- ACLs -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class Acl:
+    """One binding in Kafka's model; enum fields hold Kafka's names (TOPIC, PREFIXED, READ, ALLOW)."""
+
+    resource_type: str
+    resource_name: str
+    pattern_type: str
+    principal: str
+    host: str
+    operation: str
+    permission: str
+
+    def binding(self) -> AclBinding:
+        return AclBinding(
+            ResourceType[self.resource_type],
+            self.resource_name,
+            ResourcePatternType[self.pattern_type],
+            self.principal,
+            self.host,
+            AclOperation[self.operation],
+            AclPermissionType[self.permission],
+        )
+
+    @classmethod
+    def of(cls, binding: AclBinding) -> Acl:
+        return cls(
+            resource_type=binding.restype.name,
+            resource_name=binding.name,
+            pattern_type=binding.resource_pattern_type.name,
+            principal=binding.principal,
+            host=binding.host,
+            operation=binding.operation.name,
+            permission=binding.permission_type.name,
+        )
+
+
+def describe_acls(connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS) -> list[Acl]:
+    """Every ACL binding on the cluster."""
+    admin = _admin(connection, timeout_seconds)
+    match_all = AclBindingFilter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+    future = admin.describe_acls(match_all, request_timeout=timeout_seconds)
+    return sorted(Acl.of(binding) for binding in _result(future, "DescribeAcls", timeout_seconds))
+
+
+def create_acls(
+    connection: Connection, acls: Iterable[Acl], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    bindings = [acl.binding() for acl in acls]
+    if not bindings:
+        return
+    admin = _admin(connection, timeout_seconds)
+    for future in admin.create_acls(bindings, request_timeout=timeout_seconds).values():
+        _result(future, "CreateAcls", timeout_seconds)
+
+
+def delete_acls(
+    connection: Connection, acls: Iterable[Acl], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    """Deletes exactly these bindings (each filter matches one binding)."""
+    filters = [
+        AclBindingFilter(
+            b.restype, b.name, b.resource_pattern_type, b.principal, b.host, b.operation, b.permission_type
+        )
+        for b in (acl.binding() for acl in acls)
+    ]
+    if not filters:
+        return
+    admin = _admin(connection, timeout_seconds)
+    for future in admin.delete_acls(filters, request_timeout=timeout_seconds).values():
+        _result(future, "DeleteAcls", timeout_seconds)
+
+
+# --- SCRAM credentials ----------------------------------------------------------------------------
+
+SCRAM_MECHANISMS = {
+    "SCRAM-SHA-256": ScramMechanism.SCRAM_SHA_256,
+    "SCRAM-SHA-512": ScramMechanism.SCRAM_SHA_512,
+}
+
+
+def upsert_scram_credential(
+    connection: Connection,
+    *,
+    user: str,
+    mechanism: str,
+    password: str,
+    salt: bytes,
+    iterations: int = 8192,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    upsertion = UserScramCredentialUpsertion(
+        user, ScramCredentialInfo(SCRAM_MECHANISMS[mechanism], iterations), password.encode(), salt
+    )
+    admin = _admin(connection, timeout_seconds)
+    for future in admin.alter_user_scram_credentials([upsertion], request_timeout=timeout_seconds).values():
+        _result(future, "AlterUserScramCredentials", timeout_seconds)
+
+
+def delete_scram_credential(
+    connection: Connection, *, user: str, mechanism: str, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    deletion = UserScramCredentialDeletion(user, SCRAM_MECHANISMS[mechanism])
+    admin = _admin(connection, timeout_seconds)
+    for future in admin.alter_user_scram_credentials([deletion], request_timeout=timeout_seconds).values():
+        _result(future, "AlterUserScramCredentials", timeout_seconds)
+
+
+# --- client quotas (protocol client: librdkafka has no call for them) -----------------------------
+
+QUOTA_ENTITY_TYPES = ("user", "client-id")
+
+
+@dataclass(frozen=True)
+class QuotaEntry:
+    """A quota entity ({"user": "app"}, {"user": None} for the default user, ...) and its values."""
+
+    entity: dict[str, str | None]
+    values: dict[str, float]
+
+
+def describe_client_quotas(
+    connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> list[QuotaEntry]:
+    """Every user / client-id quota on the cluster (non-strict match of any user, then any client id)."""
+    entries: dict[tuple, QuotaEntry] = {}
+    with _wire(connection, timeout_seconds) as wire:
+        for entity_type in QUOTA_ENTITY_TYPES:
+            request = describe_quotas.DescribeClientQuotasRequest(
+                components=(
+                    describe_quotas.ComponentData(entity_type=entity_type, match_type=i8(2), match=None),
+                ),
+                strict=False,
+            )
+            response = wire.request(request)
+            _raise_for_code(int(response.error_code), response.error_message, "DescribeClientQuotas")
+            for entry in response.entries or ():
+                entity = {e.entity_type: e.entity_name for e in entry.entity}
+                if set(entity) - set(QUOTA_ENTITY_TYPES):
+                    continue
+                key = tuple(sorted(entity.items(), key=lambda item: item[0]))
+                entries[key] = QuotaEntry(entity=entity, values={v.key: float(v.value) for v in entry.values})
+    return list(entries.values())
+
+
+def alter_client_quota(
+    connection: Connection,
+    *,
+    entity: Mapping[str, str | None],
+    set_values: Mapping[str, float],
+    remove_keys: Iterable[str] = (),
+    validate_only: bool = False,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    ops = [
+        alter_quotas.OpData(key=key, value=f64(float(value)), remove=False)
+        for key, value in set_values.items()
+    ]
+    ops += [alter_quotas.OpData(key=key, value=f64(0.0), remove=True) for key in remove_keys]
+    request = alter_quotas.AlterClientQuotasRequest(
+        entries=(
+            alter_quotas.EntryData(
+                entity=tuple(
+                    alter_quotas.EntityData(entity_type=t, entity_name=n) for t, n in entity.items()
+                ),
+                ops=tuple(ops),
+            ),
+        ),
+        validate_only=validate_only,
+    )
+    with _wire(connection, timeout_seconds) as wire:
+        response = wire.request(request)
+    for entry in response.entries:
+        _raise_for_code(int(entry.error_code), entry.error_message, "AlterClientQuotas")
+
+
+# --- consumer groups ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    member_id: str
+    client_id: str
+    host: str
+    assignments: list[tuple[str, int]]
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol: str
+    members: list[GroupMember]
+
+
+def list_groups(
+    connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> dict[str, str]:
+    """Every consumer group id with its state."""
+    admin = _admin(connection, timeout_seconds)
+    result = _result(
+        admin.list_consumer_groups(request_timeout=timeout_seconds), "ListGroups", timeout_seconds
+    )
+    return {listing.group_id: listing.state.name for listing in result.valid}
+
+
+def describe_groups(
+    connection: Connection, group_ids: Iterable[str], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> dict[str, GroupDescription]:
+    ids = list(group_ids)
+    if not ids:
+        return {}
+    admin = _admin(connection, timeout_seconds)
+    futures = admin.describe_consumer_groups(ids, request_timeout=timeout_seconds)
+    described = {}
+    for group_id, future in futures.items():
+        group = _result(future, "DescribeGroups", timeout_seconds)
+        members = [
+            GroupMember(
+                member_id=member.member_id,
+                client_id=member.client_id,
+                host=member.host,
+                assignments=sorted(
+                    (tp.topic, tp.partition)
+                    for tp in (member.assignment.topic_partitions if member.assignment else [])
+                ),
+            )
+            for member in group.members
+        ]
+        described[group_id] = GroupDescription(
+            group_id=group_id,
+            state=group.state.name,
+            protocol=group.partition_assignor or "",
+            members=members,
+        )
+    return described
+
+
+def list_group_offsets(
+    connection: Connection, group_ids: Iterable[str], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> dict[str, dict[tuple[str, int], int]]:
+    """Committed offsets of each group (librdkafka asks one group per request, so they go out together)."""
+    ids = list(group_ids)
+    if not ids:
+        return {}
+    admin = _admin(connection, timeout_seconds)
+    futures = {
+        group_id: admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group_id)], request_timeout=timeout_seconds
+        )[group_id]
+        for group_id in ids
+    }
+    offsets = {}
+    for group_id, future in futures.items():
+        result = _result(future, "OffsetFetch", timeout_seconds)
+        offsets[group_id] = {
+            (tp.topic, tp.partition): int(tp.offset) for tp in result.topic_partitions if tp.offset >= 0
+        }
+    return offsets
+
+
+def alter_group_offsets(
+    connection: Connection,
+    *,
+    group_id: str,
+    offsets: Mapping[tuple[str, int], int],
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    """Commits the given offsets for the group (the cluster refuses while the group has members)."""
+    admin = _admin(connection, timeout_seconds)
+    request = ConsumerGroupTopicPartitions(
+        group_id, [TopicPartition(topic, partition, offset) for (topic, partition), offset in offsets.items()]
+    )
+    future = admin.alter_consumer_group_offsets([request], request_timeout=timeout_seconds)[group_id]
+    result = _result(future, "OffsetCommit", timeout_seconds)
+    for tp in result.topic_partitions:
+        if tp.error is not None:
+            _raise_typed(tp.error, "OffsetCommit failed")
+
+
+def delete_group(
+    connection: Connection, *, group_id: str, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    admin = _admin(connection, timeout_seconds)
+    future = admin.delete_consumer_groups([group_id], request_timeout=timeout_seconds)[group_id]
+    _result(future, "DeleteGroups", timeout_seconds)
+
+
+def delete_group_offsets(
+    connection: Connection,
+    *,
+    group_id: str,
+    topic: str,
+    partitions: Iterable[int],
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    """OffsetDelete (librdkafka lacks it) at the group's coordinator."""
+    with _wire(connection, timeout_seconds) as wire:
+        coordinator = wire.request(FindCoordinatorRequest(key=group_id, key_type=i8(0)))
+    _raise_for_code(int(coordinator.error_code), coordinator.error_message, "FindCoordinator")
+    request = offset_delete.OffsetDeleteRequest(
+        group_id=group_id,
+        topics=(
+            offset_delete.OffsetDeleteRequestTopic(
+                name=topic,
+                partitions=tuple(
+                    offset_delete.OffsetDeleteRequestPartition(partition_index=i32(p)) for p in partitions
+                ),
+            ),
+        ),
+    )
+    with _wire(connection, timeout_seconds, f"{coordinator.host}:{coordinator.port}") as wire:
+        response = wire.request(request)
+    _raise_for_code(int(response.error_code), None, "OffsetDelete")
+    for topic_result in response.topics:
+        for partition in topic_result.partitions:
+            _raise_for_code(int(partition.error_code), None, "OffsetDelete")
+
+
+def decode_text(data: bytes | None) -> tuple[str | None, str]:
+    """(text, encoding): UTF-8 text when the bytes are valid UTF-8, base64 otherwise."""
+    if data is None:
+        return None, "null"
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(data).decode("ascii"), "base64"

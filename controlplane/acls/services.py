@@ -1,0 +1,199 @@
+"""ACL bindings and grants: teams grant their own service accounts access inside their own prefixes;
+org admins grant anything. Each change reaches the cluster through the gateway and is audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controlplane.accounts.models import ServiceAccount
+from controlplane.acls.models import AccessGrant, AclBinding
+from controlplane.acls.templates import scope_problems, template_bindings
+from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import connection_for
+from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.kafka import gateway
+from controlplane.kafka.gateway import Acl
+from controlplane.kafka.refusals import kafka_refusals
+from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
+from controlplane.tenancy.access import Actor, org_roles, require_team_role
+from controlplane.tenancy.choices import TeamRole
+from controlplane.tenancy.models import Team
+
+
+def snapshot_binding(binding: AclBinding) -> dict[str, Any]:
+    return {**AclBinding.fields_of(binding.acl), "managed": binding.managed}
+
+
+def snapshot_grant(grant: AccessGrant) -> dict[str, Any]:
+    return {
+        "template": grant.template,
+        "service_account": grant.service_account.name,
+        "topic_prefix": grant.topic_prefix,
+        "group_prefix": grant.group_prefix,
+        "bindings": [snapshot_binding(b) for b in grant.bindings.all()],
+    }
+
+
+def _change(action: str, resource_type: str, cluster: Cluster, team: Team | None, **fields: Any) -> Change:
+    return Change(
+        action=action,
+        resource_type=resource_type,
+        organization_id=cluster.organization_id,
+        team_id=team.id if team is not None else None,
+        team_name=team.name if team is not None else "",
+        **fields,
+    )
+
+
+def _is_org_admin(actor: Actor, cluster: Cluster) -> bool:
+    return org_roles(actor).get(cluster.organization_id) == TeamRole.TEAM_ADMIN
+
+
+def _require_team_scope(actor: Actor, cluster: Cluster, team: Team, acls: list[Acl]) -> None:
+    """Team developers and admins may grant inside the team's scope; org admins may grant anything."""
+    require_same_organization(cluster, team)
+    require_team_role(actor, team, TeamRole.DEVELOPER)
+    if _is_org_admin(actor, cluster):
+        return
+    principals = {account.principal for account in team.service_accounts.all()}
+    prefixes: dict[str, list[str]] = {}
+    for prefix in team.prefixes.all():
+        prefixes.setdefault(prefix.resource_type, []).append(prefix.prefix)
+    problems = scope_problems(acls, team_principals=principals, team_prefixes=prefixes)
+    if problems:
+        raise Forbidden(problems[0], code="outside_team_scope", details={"problems": problems})
+
+
+def _in_use_elsewhere(cluster: Cluster, acl: Acl, excluding: list[int]) -> bool:
+    return (
+        AclBinding.objects.filter(cluster=cluster, managed=True, **AclBinding.fields_of(acl))
+        .exclude(pk__in=excluding)
+        .exists()
+    )
+
+
+def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Acl) -> AclBinding:
+    """One binding. Without a team only an org admin may create it (it is then the organization's)."""
+    change = _change(
+        "acl.create",
+        "acl_binding",
+        cluster,
+        team,
+        resource_name=str(acl)[:255],
+        after=AclBinding.fields_of(acl),
+    )
+    with audited_change(actor=actor, change=change):
+        if team is None:
+            require_cluster_admin(actor, cluster)
+        else:
+            _require_team_scope(actor, cluster, team, [acl])
+        if AclBinding.objects.filter(cluster=cluster, managed=True, **AclBinding.fields_of(acl)).exists():
+            raise Conflict("This binding already exists.", code="duplicate")
+        with kafka_refusals():
+            gateway.create_acls(connection_for(cluster), [acl])
+        binding = AclBinding.objects.create(
+            cluster=cluster, team=team, managed=True, exists_on_cluster=True, **AclBinding.fields_of(acl)
+        )
+        AclBinding.objects.filter(cluster=cluster, managed=False, **AclBinding.fields_of(acl)).delete()
+        change.on(binding)
+    return binding
+
+
+def delete_binding(*, actor: Actor, binding: AclBinding) -> None:
+    change = _change(
+        "acl.delete", "acl_binding", binding.cluster, binding.team, before=snapshot_binding(binding)
+    )
+    change.on(binding)
+    with audited_change(actor=actor, change=change):
+        if binding.team_id is None:
+            require_cluster_admin(actor, binding.cluster)
+        else:
+            _require_team_scope(actor, binding.cluster, binding.team, [binding.acl])
+        if binding.grant_id is not None:
+            raise Conflict("This binding belongs to a grant; remove the grant instead.", code="part_of_grant")
+        if not _in_use_elsewhere(binding.cluster, binding.acl, [binding.pk]):
+            with kafka_refusals():
+                gateway.delete_acls(connection_for(binding.cluster), [binding.acl])
+        binding.delete()
+
+
+def apply_template(
+    *,
+    actor: Actor,
+    cluster: Cluster,
+    service_account: ServiceAccount,
+    template: str,
+    topic_prefix: str,
+    group_prefix: str = "",
+) -> AccessGrant:
+    """Creates every binding of the template for the service account, in one call."""
+    team = service_account.team
+    change = _change(
+        "acl.grant", "access_grant", cluster, team, resource_name=f"{template}:{service_account.name}"
+    )
+    with audited_change(actor=actor, change=change):
+        if not topic_prefix:
+            raise ServiceError("A grant needs a topic prefix.", code="invalid_prefix")
+        if template != "producer" and not group_prefix:
+            raise ServiceError("This template needs a group prefix.", code="invalid_prefix")
+        acls = template_bindings(
+            template,
+            principal=service_account.principal,
+            topic_prefix=topic_prefix,
+            group_prefix=group_prefix,
+        )
+        _require_team_scope(actor, cluster, team, acls)
+        with kafka_refusals():
+            gateway.create_acls(connection_for(cluster), acls)
+        grant = AccessGrant.objects.create(
+            cluster=cluster,
+            team=team,
+            service_account=service_account,
+            template=template,
+            topic_prefix=topic_prefix,
+            group_prefix=group_prefix,
+        )
+        for acl in acls:
+            AclBinding.objects.create(
+                cluster=cluster,
+                team=team,
+                grant=grant,
+                managed=True,
+                exists_on_cluster=True,
+                **AclBinding.fields_of(acl),
+            )
+            AclBinding.objects.filter(cluster=cluster, managed=False, **AclBinding.fields_of(acl)).delete()
+        change.on(grant)
+        change.after = snapshot_grant(grant)
+    return grant
+
+
+def revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
+    """Removes the grant's bindings together (those another grant still needs stay on the cluster)."""
+    change = _change("acl.revoke", "access_grant", grant.cluster, grant.team, before=snapshot_grant(grant))
+    change.on(grant)
+    with audited_change(actor=actor, change=change):
+        bindings = list(grant.bindings.all())
+        _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in bindings])
+        ids = [b.pk for b in bindings]
+        removable = [b.acl for b in bindings if not _in_use_elsewhere(grant.cluster, b.acl, ids)]
+        with kafka_refusals():
+            gateway.delete_acls(connection_for(grant.cluster), removable)
+        grant.delete()
+
+
+def adopt_binding(*, actor: Actor, binding: AclBinding, team: Team | None) -> AclBinding:
+    """An org admin takes an unmanaged binding into a team (or into the organization's own bindings)."""
+    change = _change("acl.adopt", "acl_binding", binding.cluster, team, before=snapshot_binding(binding))
+    change.on(binding)
+    with audited_change(actor=actor, change=change):
+        require_cluster_admin(actor, binding.cluster)
+        if team is not None:
+            require_same_organization(binding.cluster, team)
+        if binding.managed:
+            raise Conflict("The binding is already managed.", code="already_managed")
+        binding.team, binding.managed = team, True
+        binding.save(update_fields=["team", "managed"])
+        change.after = snapshot_binding(binding)
+    return binding

@@ -1,0 +1,89 @@
+"""What each grant template means in ACL bindings, and whether a team may ask for a binding. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from controlplane.acls.choices import AclOperation, AclResourceType, GrantTemplate, PatternType, Permission
+from controlplane.kafka.gateway import Acl
+from controlplane.tenancy.choices import PrefixResourceType
+
+ANY_HOST = "*"
+
+# Which prefixes a team's binding on each resource type must stay inside.
+PREFIX_KIND = {
+    AclResourceType.TOPIC: PrefixResourceType.TOPIC,
+    AclResourceType.GROUP: PrefixResourceType.GROUP,
+    AclResourceType.TRANSACTIONAL_ID: PrefixResourceType.TRANSACTIONAL_ID,
+}
+
+
+def _allow(resource_type: str, prefix: str, principal: str, *operations: str) -> list[Acl]:
+    return [
+        Acl(resource_type, prefix, PatternType.PREFIXED, principal, ANY_HOST, operation, Permission.ALLOW)
+        for operation in operations
+    ]
+
+
+def template_bindings(
+    template: str, *, principal: str, topic_prefix: str, group_prefix: str = ""
+) -> list[Acl]:
+    """The bindings a template grants, all PREFIXED and ALLOW, in a stable order."""
+    topic, group = AclResourceType.TOPIC, AclResourceType.GROUP
+    if template == GrantTemplate.PRODUCER:
+        return _allow(topic, topic_prefix, principal, AclOperation.WRITE, AclOperation.DESCRIBE)
+    if template == GrantTemplate.CONSUMER:
+        return _allow(topic, topic_prefix, principal, AclOperation.READ, AclOperation.DESCRIBE) + _allow(
+            group, group_prefix, principal, AclOperation.READ
+        )
+    if template == GrantTemplate.STREAM_APP:
+        # Kafka Streams reads and writes its topics, creates its internal (changelog/repartition) topics,
+        # commits as a group and may run with exactly-once transactions named after its application id.
+        return (
+            _allow(
+                topic,
+                topic_prefix,
+                principal,
+                AclOperation.READ,
+                AclOperation.WRITE,
+                AclOperation.DESCRIBE,
+                AclOperation.CREATE,
+                AclOperation.DELETE,
+            )
+            + _allow(group, group_prefix, principal, AclOperation.READ, AclOperation.DESCRIBE)
+            + _allow(
+                AclResourceType.TRANSACTIONAL_ID,
+                group_prefix,
+                principal,
+                AclOperation.WRITE,
+                AclOperation.DESCRIBE,
+            )
+        )
+    raise ValueError(f"unknown template {template}")
+
+
+def within_prefixes(name: str, pattern_type: str, prefixes: Iterable[str]) -> bool:
+    """A LITERAL name or a PREFIXED prefix grants only names inside one of `prefixes`."""
+    return any(name.startswith(prefix) and name for prefix in prefixes)
+
+
+def scope_problems(
+    acls: Iterable[Acl], *, team_principals: set[str], team_prefixes: Mapping[str, list[str]]
+) -> list[str]:
+    """Why a team may not create these bindings (empty when it may): its own service accounts only, named
+    resources inside its prefixes only, no wildcards, no cluster-wide rights."""
+    problems = []
+    for acl in acls:
+        if acl.principal not in team_principals:
+            problems.append(f"{acl.principal} is not one of the team's service accounts.")
+        kind = PREFIX_KIND.get(acl.resource_type)
+        if kind is None:
+            problems.append(f"Only org admins grant rights on {acl.resource_type}.")
+            continue
+        if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED) or acl.resource_name == "*":
+            problems.append("Teams grant LITERAL or PREFIXED bindings on named resources only.")
+        elif not within_prefixes(acl.resource_name, acl.pattern_type, team_prefixes.get(kind, [])):
+            problems.append(
+                f"{acl.resource_type} {acl.resource_name!r} is outside the team's {kind} prefixes."
+            )
+    return problems

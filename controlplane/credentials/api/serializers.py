@@ -1,0 +1,31 @@
+from rest_framework import serializers
+
+from controlplane.accounts.models import ServiceAccount
+from controlplane.core.api.fields import VisiblePrimaryKeyField
+from controlplane.credentials.choices import ScramMechanism
+from controlplane.credentials.models import ScramCredential
+from controlplane.reconcile.api.fields import VisibleClusterField
+
+
+class ScramCredentialSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="service_account.name", read_only=True)
+
+    class Meta:
+        model = ScramCredential
+        fields = ["id", "service_account", "cluster", "mechanism", "username", "created_at", "rotated_at"]
+
+
+class ScramCredentialWithPasswordSerializer(ScramCredentialSerializer):
+    password = serializers.SerializerMethodField(help_text="Shown only this once.")
+
+    class Meta(ScramCredentialSerializer.Meta):
+        fields = [*ScramCredentialSerializer.Meta.fields, "password"]
+
+    def get_password(self, credential: ScramCredential) -> str:
+        return self.context["password"]
+
+
+class ScramCredentialCreateInputSerializer(serializers.Serializer):
+    service_account = VisiblePrimaryKeyField(queryset=ServiceAccount.objects.all(), team_path="team")
+    cluster = VisibleClusterField()
+    mechanism = serializers.ChoiceField(choices=ScramMechanism.choices, default=ScramMechanism.SCRAM_SHA_512)

@@ -1,0 +1,97 @@
+"""Issuing, rotating and revoking a service account's SCRAM credential on a cluster
+(AlterUserScramCredentials). The password is generated here, returned once and never stored."""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from django.utils import timezone
+
+from controlplane.accounts.models import ServiceAccount
+from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import connection_for
+from controlplane.core.api.errors import Conflict
+from controlplane.credentials.models import ScramCredential
+from controlplane.kafka import gateway
+from controlplane.kafka.refusals import kafka_refusals
+from controlplane.reconcile.ownership import require_same_organization
+from controlplane.tenancy.access import Actor, require_team_role
+from controlplane.tenancy.choices import TeamRole
+
+SCRAM_ITERATIONS = 8192
+
+
+def _change(action: str, account: ServiceAccount, cluster: Cluster, mechanism: str) -> Change:
+    return Change(
+        action=action,
+        resource_type="scram_credential",
+        organization_id=account.organization_id,
+        team_id=account.team_id,
+        team_name=account.team.name,
+        resource_name=f"{account.name}@{cluster.name}",
+        extra={"mechanism": mechanism, "principal": account.principal},
+    )
+
+
+def _write_password(credential: ScramCredential) -> str:
+    password = secrets.token_urlsafe(32)
+    with kafka_refusals():
+        gateway.upsert_scram_credential(
+            connection_for(credential.cluster),
+            user=credential.service_account.name,
+            mechanism=credential.mechanism,
+            password=password,
+            salt=os.urandom(16),
+            iterations=SCRAM_ITERATIONS,
+        )
+    return password
+
+
+def issue_scram_credential(
+    *, actor: Actor, service_account: ServiceAccount, cluster: Cluster, mechanism: str
+) -> tuple[ScramCredential, str]:
+    change = _change("scram_credential.issue", service_account, cluster, mechanism)
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, service_account.team, TeamRole.DEVELOPER)
+        require_same_organization(cluster, service_account.team)
+        if ScramCredential.objects.filter(
+            service_account=service_account, cluster=cluster, mechanism=mechanism
+        ).exists():
+            raise Conflict("The credential exists; rotate it for a new password.", code="duplicate")
+        credential = ScramCredential(service_account=service_account, cluster=cluster, mechanism=mechanism)
+        password = _write_password(credential)
+        credential.save()
+        change.on(credential)
+    return credential, password
+
+
+def rotate_scram_credential(*, actor: Actor, credential: ScramCredential) -> tuple[ScramCredential, str]:
+    """A new password; the old one stops working at once (clients reconnect with the new one)."""
+    account = credential.service_account
+    change = _change("scram_credential.rotate", account, credential.cluster, credential.mechanism)
+    change.on(credential)
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, account.team, TeamRole.DEVELOPER)
+        password = _write_password(credential)
+        credential.rotated_at = timezone.now()
+        credential.save(update_fields=["rotated_at"])
+    return credential, password
+
+
+def revoke_scram_credential(*, actor: Actor, credential: ScramCredential) -> None:
+    account = credential.service_account
+    change = _change("scram_credential.revoke", account, credential.cluster, credential.mechanism)
+    change.on(credential)
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, account.team, TeamRole.DEVELOPER)
+        with kafka_refusals():
+            try:
+                gateway.delete_scram_credential(
+                    connection_for(credential.cluster), user=account.name, mechanism=credential.mechanism
+                )
+            except gateway.KafkaGatewayError as error:
+                if error.error_name != "RESOURCE_NOT_FOUND":  # already gone on the cluster
+                    raise
+        credential.delete()

@@ -1,0 +1,94 @@
+"""Input validators (…InputSerializer) and output shapes (…Serializer) of consumer groups."""
+
+from rest_framework import serializers
+
+from controlplane.groups.choices import ResetStrategy
+from controlplane.groups.models import ConsumerGroup, OffsetReset
+
+
+class PartitionLagSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    committed_offset = serializers.IntegerField()
+    log_end_offset = serializers.IntegerField()
+    lag = serializers.IntegerField()
+
+
+class ConsumerGroupSerializer(serializers.ModelSerializer):
+    """A group as the sampler last saw it (lists never wait on the cluster)."""
+
+    class Meta:
+        model = ConsumerGroup
+        fields = ["id", "cluster", "team", "name", "state", "member_count", "total_lag", "observed_at"]
+
+
+class AssignmentSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+
+
+class MemberSerializer(serializers.Serializer):
+    member_id = serializers.CharField()
+    client_id = serializers.CharField()
+    host = serializers.CharField()
+    assignments = AssignmentSerializer(many=True)
+
+
+class LiveGroupSerializer(serializers.Serializer):
+    state = serializers.CharField()
+    protocol = serializers.CharField()
+    members = MemberSerializer(many=True)
+    offsets = PartitionLagSerializer(many=True)
+    total_lag = serializers.IntegerField()
+
+
+class ConsumerGroupDetailSerializer(ConsumerGroupSerializer):
+    live = serializers.SerializerMethodField()
+
+    class Meta(ConsumerGroupSerializer.Meta):
+        fields = [*ConsumerGroupSerializer.Meta.fields, "live"]
+
+    def get_live(self, group: ConsumerGroup) -> dict:
+        return LiveGroupSerializer(self.context["live"]).data
+
+
+class PlannedOffsetSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    old_offset = serializers.IntegerField(allow_null=True)
+    new_offset = serializers.IntegerField()
+
+
+class OffsetResetSerializer(serializers.ModelSerializer):
+    offsets = PlannedOffsetSerializer(many=True)
+
+    class Meta:
+        model = OffsetReset
+        fields = [
+            "id",
+            "group",
+            "strategy",
+            "parameters",
+            "offsets",
+            "requested_by",
+            "applied_at",
+            "undone_at",
+        ]
+
+
+class ExactOffsetInputSerializer(serializers.Serializer):
+    topic = serializers.CharField(max_length=249)
+    partition = serializers.IntegerField(min_value=0)
+    offset = serializers.IntegerField(min_value=0)
+
+
+class ResetInputSerializer(serializers.Serializer):
+    strategy = serializers.ChoiceField(choices=ResetStrategy.choices)
+    topics = serializers.ListField(child=serializers.CharField(max_length=249), default=list, max_length=100)
+    timestamp = serializers.DateTimeField(required=False, default=None)
+    offsets = ExactOffsetInputSerializer(many=True, required=False, default=list)
+    shift_by = serializers.IntegerField(required=False, default=0)
+
+
+class DeleteOffsetsInputSerializer(serializers.Serializer):
+    topic = serializers.CharField(max_length=249)

@@ -1,0 +1,329 @@
+"""One reconciliation pass over a cluster.
+
+Desired state lives in the database (managed rows); observed state comes from the cluster. A pass
+re-creates managed topics, ACL bindings and quotas that are missing, records what it observed (so lists
+answer from the database), reports drift, and records unmanaged resources without ever deleting them.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from controlplane.acls.models import AclBinding
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import connection_for
+from controlplane.groups.models import ConsumerGroup
+from controlplane.groups.services import lags_from
+from controlplane.kafka import gateway
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.gateway import Connection
+from controlplane.quotas.choices import entity_key
+from controlplane.quotas.models import ClientQuota
+from controlplane.reconcile.choices import DriftKind, RunState
+from controlplane.reconcile.models import Drift, ReconcileRun
+from controlplane.reconcile.ownership import owner_in, prefix_table
+from controlplane.tenancy.choices import PrefixResourceType
+from controlplane.topics.models import Topic
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT_SECONDS = 20.0
+DYNAMIC_TOPIC_CONFIG = "DYNAMIC_TOPIC_CONFIG"
+
+
+@dataclass
+class Findings:
+    drifts: list[Drift] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+
+    def drift(self, kind: str, resource_type: str, name: str, team_id: int | None, **details: Any) -> None:
+        self.drifts.append(
+            Drift(
+                kind=kind,
+                resource_type=resource_type,
+                resource_name=name[:600],
+                team_id=team_id,
+                details=details,
+            )
+        )
+
+
+def reconcile_cluster(cluster: Cluster) -> ReconcileRun:
+    run = ReconcileRun.objects.create(cluster=cluster)
+    findings = Findings()
+    connection = connection_for(cluster)
+    try:
+        log_ends = reconcile_topics(cluster, connection, findings)
+        reconcile_acls(cluster, connection, findings)
+        reconcile_quotas(cluster, connection, findings)
+        observe_groups(cluster, connection, log_ends)
+    except KafkaGatewayError as error:
+        run.state, run.error = RunState.FAILED, f"{error.error_name}: {error.message}"
+        logger.warning("reconciling %s failed: %s", cluster.name, error)
+    else:
+        run.state = RunState.SUCCEEDED
+    with transaction.atomic():
+        if run.state == RunState.SUCCEEDED:
+            # The latest successful pass is the truth about drift; a failed pass leaves the last findings.
+            Drift.objects.filter(cluster=cluster).delete()
+            for drift in findings.drifts:
+                drift.cluster, drift.run = cluster, run
+            Drift.objects.bulk_create(findings.drifts)
+        run.finished_at = timezone.now()
+        run.summary = {
+            "created": findings.created,
+            "drift": {
+                kind: sum(1 for d in findings.drifts if d.kind == kind)
+                for kind in {d.kind for d in findings.drifts}
+            },
+        }
+        run.save()
+    return run
+
+
+def reconcile_topics(
+    cluster: Cluster, connection: Connection, findings: Findings
+) -> dict[tuple[str, int], int]:
+    """Returns the log-end offset of every partition (the group sampler needs them too)."""
+    observed = {
+        name: info
+        for name, info in gateway.list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
+        if not info.internal
+    }
+    rows = {topic.name: topic for topic in Topic.objects.filter(cluster=cluster)}
+    for name, topic in rows.items():
+        if topic.managed and name not in observed:
+            try:
+                gateway.create_topic(
+                    connection,
+                    name=name,
+                    partitions=topic.partitions,
+                    replication_factor=topic.replication_factor,
+                    configs=topic.configs,
+                    timeout_seconds=TIMEOUT_SECONDS,
+                )
+            except KafkaGatewayError as error:
+                if error.error_name != "TOPIC_ALREADY_EXISTS":
+                    raise
+            findings.created.append(f"topic:{name}")
+            findings.drift(DriftKind.MANAGED_TOPIC_MISSING, "topic", name, topic.team_id, recreated=True)
+    if any(name not in observed for name, topic in rows.items() if topic.managed):
+        observed = {
+            n: i
+            for n, i in gateway.list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
+            if not i.internal
+        }
+
+    partitions = [(name, p.partition) for name, info in observed.items() for p in info.partitions]
+    starts = gateway.list_partition_offsets(
+        connection, partitions, spec="earliest", timeout_seconds=TIMEOUT_SECONDS
+    )
+    ends = gateway.list_partition_offsets(
+        connection, partitions, spec="latest", timeout_seconds=TIMEOUT_SECONDS
+    )
+    sizes = gateway.describe_partition_sizes(connection, timeout_seconds=TIMEOUT_SECONDS)
+    configs = gateway.describe_topic_configs(connection, list(observed), timeout_seconds=TIMEOUT_SECONDS)
+    now = timezone.now()
+
+    to_update, to_create = [], []
+    for name, info in observed.items():
+        overrides = {
+            key: value.value
+            for key, value in configs.get(name, {}).items()
+            if value.source == DYNAMIC_TOPIC_CONFIG
+        }
+        details = [
+            {
+                "partition": p.partition,
+                "leader": p.leader,
+                "replicas": p.replicas,
+                "isr": p.isr,
+                "start_offset": starts.get((name, p.partition), 0),
+                "end_offset": ends.get((name, p.partition), 0),
+                "size_bytes": sizes.get((name, p.partition), 0),
+            }
+            for p in info.partitions
+        ]
+        topic = rows.get(name)
+        if topic is None:
+            topic = Topic(
+                cluster=cluster, team=None, name=name, managed=False, partitions=len(info.partitions)
+            )
+            to_create.append(topic)
+            findings.drift(DriftKind.UNMANAGED_TOPIC, "topic", name, None, partitions=len(info.partitions))
+        else:
+            to_update.append(topic)
+        topic.exists_on_cluster = True
+        topic.observed_partitions = len(info.partitions)
+        topic.observed_replication_factor = info.replication_factor
+        topic.observed_configs = overrides
+        topic.partition_details = details
+        topic.size_bytes = sum(d["size_bytes"] for d in details)
+        topic.message_count = sum(max(d["end_offset"] - d["start_offset"], 0) for d in details)
+        topic.observed_at = now
+        if topic.managed and topic.pk is not None:
+            _topic_drift(topic, findings)
+    with transaction.atomic():
+        Topic.objects.bulk_create(to_create, batch_size=500)
+        Topic.objects.bulk_update(
+            to_update,
+            [
+                "exists_on_cluster",
+                "observed_partitions",
+                "observed_replication_factor",
+                "observed_configs",
+                "partition_details",
+                "size_bytes",
+                "message_count",
+                "observed_at",
+            ],
+            batch_size=500,
+        )
+        # Unmanaged topics that went away are forgotten; managed ones were re-created above.
+        Topic.objects.filter(cluster=cluster, managed=False).exclude(name__in=list(observed)).delete()
+    for topic in to_update:
+        if not topic.managed:
+            findings.drift(
+                DriftKind.UNMANAGED_TOPIC, "topic", topic.name, None, partitions=topic.observed_partitions
+            )
+    return ends
+
+
+def _topic_drift(topic: Topic, findings: Findings) -> None:
+    desired, observed = topic.configs, topic.observed_configs
+    changed = {
+        key: {"desired": desired.get(key), "observed": observed.get(key)}
+        for key in sorted(set(desired) | set(observed))
+        if desired.get(key) != observed.get(key)
+    }
+    if changed:
+        findings.drift(DriftKind.TOPIC_CONFIG_CHANGED, "topic", topic.name, topic.team_id, configs=changed)
+    if topic.observed_partitions != topic.partitions:
+        findings.drift(
+            DriftKind.TOPIC_PARTITIONS_CHANGED,
+            "topic",
+            topic.name,
+            topic.team_id,
+            desired=topic.partitions,
+            observed=topic.observed_partitions,
+        )
+
+
+def reconcile_acls(cluster: Cluster, connection: Connection, findings: Findings) -> None:
+    observed = set(gateway.describe_acls(connection, timeout_seconds=TIMEOUT_SECONDS))
+    managed = list(AclBinding.objects.filter(cluster=cluster, managed=True))
+    missing = {binding.acl for binding in managed} - observed
+    if missing:
+        gateway.create_acls(connection, sorted(missing), timeout_seconds=TIMEOUT_SECONDS)
+        for binding in managed:
+            if binding.acl in missing:
+                findings.drift(
+                    DriftKind.MANAGED_ACL_MISSING, "acl", str(binding), binding.team_id, recreated=True
+                )
+        findings.created += [f"acl:{acl}" for acl in sorted(missing)]
+    managed_acls = {binding.acl for binding in managed}
+    unmanaged_rows = {row.acl: row for row in AclBinding.objects.filter(cluster=cluster, managed=False)}
+    with transaction.atomic():
+        AclBinding.objects.filter(cluster=cluster, managed=True).update(exists_on_cluster=True)
+        gone = [row.pk for acl, row in unmanaged_rows.items() if acl not in observed]
+        AclBinding.objects.filter(pk__in=gone).delete()
+        new_rows = [
+            AclBinding(cluster=cluster, managed=False, exists_on_cluster=True, **AclBinding.fields_of(acl))
+            for acl in sorted(observed - managed_acls)
+            if acl not in unmanaged_rows
+        ]
+        AclBinding.objects.bulk_create(new_rows)
+    for acl in sorted(observed - managed_acls):
+        findings.drift(
+            DriftKind.UNMANAGED_ACL,
+            "acl",
+            str(AclBinding(**AclBinding.fields_of(acl))),
+            None,
+            **AclBinding.fields_of(acl),
+        )
+
+
+def reconcile_quotas(cluster: Cluster, connection: Connection, findings: Findings) -> None:
+    try:
+        entries = gateway.describe_client_quotas(connection, timeout_seconds=TIMEOUT_SECONDS)
+    except KafkaGatewayError as error:
+        if error.error_name in ("UNSUPPORTED_VERSION", "SECURITY_DISABLED"):
+            return  # a cluster without quota support has nothing to reconcile
+        raise
+    observed = {entity_key(entry.entity): entry for entry in entries}
+    rows = {row.entity_key: row for row in ClientQuota.objects.filter(cluster=cluster)}
+    now = timezone.now()
+    for key, row in rows.items():
+        entry = observed.get(key)
+        if row.managed and row.values and entry is None:
+            gateway.alter_client_quota(
+                connection, entity=row.entity, set_values=row.values, timeout_seconds=TIMEOUT_SECONDS
+            )
+            findings.created.append(f"quota:{key}")
+            findings.drift(DriftKind.MANAGED_QUOTA_MISSING, "quota", key, row.team_id, recreated=True)
+            row.observed_values = dict(row.values)
+        elif entry is not None:
+            row.observed_values = entry.values
+            if row.managed and entry.values != row.values:
+                findings.drift(
+                    DriftKind.QUOTA_CHANGED,
+                    "quota",
+                    key,
+                    row.team_id,
+                    desired=row.values,
+                    observed=entry.values,
+                )
+        elif not row.managed:
+            row.delete()
+            continue
+        row.exists_on_cluster, row.observed_at = key in observed or row.managed, now
+        row.save(update_fields=["observed_values", "exists_on_cluster", "observed_at"])
+    for key, entry in observed.items():
+        if key not in rows or not rows[key].managed:
+            if key not in rows:
+                ClientQuota.objects.create(
+                    cluster=cluster,
+                    entity=entry.entity,
+                    entity_key=key,
+                    managed=False,
+                    values={},
+                    exists_on_cluster=True,
+                    observed_values=entry.values,
+                    observed_at=now,
+                )
+            findings.drift(DriftKind.UNMANAGED_QUOTA, "quota", key, None, values=entry.values)
+
+
+def observe_groups(cluster: Cluster, connection: Connection, log_ends: dict[tuple[str, int], int]) -> None:
+    """Samples every group's state, committed offsets and lag into the database."""
+    states = gateway.list_groups(connection, timeout_seconds=TIMEOUT_SECONDS)
+    committed = gateway.list_group_offsets(connection, list(states), timeout_seconds=TIMEOUT_SECONDS)
+    descriptions = gateway.describe_groups(connection, list(states), timeout_seconds=TIMEOUT_SECONDS)
+    owners = prefix_table(cluster.organization_id, PrefixResourceType.GROUP)
+    rows = {group.name: group for group in ConsumerGroup.objects.filter(cluster=cluster)}
+    now = timezone.now()
+    to_create, to_update = [], []
+    for name, state in states.items():
+        lags = lags_from(committed.get(name, {}), log_ends)
+        group = rows.get(name) or ConsumerGroup(cluster=cluster, name=name)
+        (to_update if group.pk else to_create).append(group)
+        description = descriptions.get(name)
+        group.team_id = owner_in(owners, name)
+        group.state = description.state if description else state
+        group.member_count = len(description.members) if description else 0
+        group.partition_lags = lags
+        group.total_lag = sum(item["lag"] for item in lags)
+        group.observed_at = now
+    with transaction.atomic():
+        ConsumerGroup.objects.bulk_create(to_create, batch_size=500)
+        ConsumerGroup.objects.bulk_update(
+            to_update,
+            ["team", "state", "member_count", "partition_lags", "total_lag", "observed_at"],
+            batch_size=500,
+        )
+        ConsumerGroup.objects.filter(cluster=cluster).exclude(name__in=list(states)).delete()

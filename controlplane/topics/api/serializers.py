@@ -1,0 +1,156 @@
+"""Input validators (…InputSerializer) and output shapes (…Serializer) of topics and their messages."""
+
+from rest_framework import serializers
+
+from controlplane.core.api.fields import VisiblePrimaryKeyField
+from controlplane.reconcile.api.fields import VisibleClusterField
+from controlplane.tenancy.models import Team
+from controlplane.topics.choices import BrowseStart
+from controlplane.topics.models import Topic
+
+# Outputs
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    """A topic as lists show it: desired spec and the last observed state (cached by the reconciler)."""
+
+    class Meta:
+        model = Topic
+        fields = [
+            "id",
+            "cluster",
+            "team",
+            "name",
+            "managed",
+            "partitions",
+            "replication_factor",
+            "configs",
+            "exists_on_cluster",
+            "observed_partitions",
+            "observed_replication_factor",
+            "observed_configs",
+            "size_bytes",
+            "message_count",
+            "observed_at",
+            "created_at",
+        ]
+
+
+class PartitionStateSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    leader = serializers.IntegerField()
+    replicas = serializers.ListField(child=serializers.IntegerField())
+    isr = serializers.ListField(child=serializers.IntegerField())
+    start_offset = serializers.IntegerField()
+    end_offset = serializers.IntegerField()
+    size_bytes = serializers.IntegerField()
+
+
+class ConfigStateSerializer(serializers.Serializer):
+    value = serializers.CharField(allow_null=True)
+    source = serializers.CharField()
+    read_only = serializers.BooleanField()
+    sensitive = serializers.BooleanField()
+
+
+class LiveStateSerializer(serializers.Serializer):
+    exists = serializers.BooleanField()
+    partitions = PartitionStateSerializer(many=True)
+    configs = serializers.DictField(child=ConfigStateSerializer())
+
+
+class TopicDetailSerializer(TopicSerializer):
+    live = serializers.SerializerMethodField()
+
+    class Meta(TopicSerializer.Meta):
+        fields = [*TopicSerializer.Meta.fields, "live"]
+
+    def get_live(self, topic: Topic) -> dict:
+        return LiveStateSerializer(self.context["live"]).data
+
+
+class PayloadSerializer(serializers.Serializer):
+    data = serializers.CharField(allow_null=True)
+    encoding = serializers.ChoiceField(choices=["utf-8", "base64", "null"])
+
+
+class HeaderSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    value = PayloadSerializer()
+
+
+class MessageSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    timestamp = serializers.DateTimeField()
+    key = PayloadSerializer()
+    value = PayloadSerializer()
+    headers = HeaderSerializer(many=True)
+
+
+class ProducedSerializer(serializers.Serializer):
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField()
+
+
+class PurgedSerializer(serializers.Serializer):
+    start_offsets = serializers.DictField(child=serializers.IntegerField())
+
+
+# Inputs
+
+CONFIG_VALUE = serializers.CharField(allow_null=True, allow_blank=True, max_length=1000)
+
+
+class TopicCreateInputSerializer(serializers.Serializer):
+    cluster = VisibleClusterField()
+    team = VisiblePrimaryKeyField(queryset=Team.objects.all())
+    name = serializers.CharField(max_length=249)
+    partitions = serializers.IntegerField(min_value=1, max_value=100_000)
+    replication_factor = serializers.IntegerField(min_value=1, max_value=32, default=1)
+    configs = serializers.DictField(child=serializers.CharField(max_length=1000), default=dict)
+    validate_only = serializers.BooleanField(default=False)
+
+
+class TopicConfigsInputSerializer(serializers.Serializer):
+    configs = serializers.DictField(
+        child=CONFIG_VALUE, help_text="Kafka config names to set; null returns one to the cluster default."
+    )
+
+
+class PartitionsInputSerializer(serializers.Serializer):
+    partitions = serializers.IntegerField(min_value=1, max_value=100_000, help_text="The new total.")
+
+
+class PurgeInputSerializer(serializers.Serializer):
+    partition = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    before_offset = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+
+
+class DeleteTopicInputSerializer(serializers.Serializer):
+    confirm_name = serializers.CharField(max_length=249, help_text="The topic's name, to confirm.")
+
+
+class AdoptInputSerializer(serializers.Serializer):
+    team = VisiblePrimaryKeyField(queryset=Team.objects.all())
+
+
+class BrowseInputSerializer(serializers.Serializer):
+    start = serializers.ChoiceField(choices=BrowseStart.choices, default=BrowseStart.NEWEST)
+    partition = serializers.IntegerField(min_value=0, required=False, default=None)
+    offset = serializers.IntegerField(min_value=0, required=False, default=None)
+    timestamp = serializers.DateTimeField(required=False, default=None)
+    limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
+    key_contains = serializers.CharField(required=False, default="", max_length=200)
+    value_contains = serializers.CharField(required=False, default="", max_length=200)
+    header_key = serializers.CharField(required=False, default="", max_length=200)
+
+
+class ProduceInputSerializer(serializers.Serializer):
+    key = serializers.CharField(allow_null=True, required=False, default=None, max_length=100_000)
+    value = serializers.CharField(
+        allow_null=True, allow_blank=True, required=False, default=None, max_length=1_000_000
+    )
+    headers = serializers.DictField(child=serializers.CharField(max_length=10_000), default=dict)
+    encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
+    partition = serializers.IntegerField(min_value=0, required=False, default=None)

@@ -1,0 +1,116 @@
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from controlplane.core.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
+from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.topics import filtersets, services
+from controlplane.topics.api import serializers
+from controlplane.topics.models import Topic
+
+
+@extend_schema(tags=["topics"])
+class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
+    """Topics of the caller's teams (and, for org admins, unmanaged topics found on their clusters).
+
+    Lists answer from the state the reconciler last observed; a topic's detail asks the cluster.
+    """
+
+    queryset = Topic.objects.select_related("cluster", "team")
+    serializer_class = serializers.TopicSerializer
+    create_serializer_class = serializers.TopicCreateInputSerializer
+    filterset_class = filtersets.TopicFilterSet
+    ordering_fields = ["name", "size_bytes", "partitions", "created_at"]
+
+    def restrict(self, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(visible_rows_q(self.actor))
+
+    @extend_schema(
+        request=serializers.TopicCreateInputSerializer,
+        responses={201: serializers.TopicSerializer, 200: serializers.TopicCreateInputSerializer},
+    )
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Creates the topic; with `validate_only` the cluster checks the request and nothing is created."""
+        data = self.validated_input(serializers.TopicCreateInputSerializer)
+        topic = services.create_topic(actor=self.actor, **data)
+        if topic is None:
+            return Response({**request.data, "validate_only": True}, status=status.HTTP_200_OK)
+        return self.respond(topic, status.HTTP_201_CREATED)
+
+    @extend_schema(responses=serializers.TopicDetailSerializer)
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        topic = self.get_object()
+        live = services.describe_topic(topic=topic)
+        context = {**self.get_serializer_context(), "live": live}
+        return Response(serializers.TopicDetailSerializer(topic, context=context).data)
+
+    @extend_schema(request=serializers.DeleteTopicInputSerializer, responses={204: None})
+    def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Deletes the topic from the cluster; the body must repeat its name."""
+        topic = self.get_object()
+        data = self.validated_input(serializers.DeleteTopicInputSerializer)
+        services.delete_topic(actor=self.actor, topic=topic, **data)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=serializers.TopicConfigsInputSerializer, responses=serializers.TopicSerializer)
+    @action(detail=True, methods=["patch"], url_path="configs")
+    def configs(self, request: Request, pk: str | None = None) -> Response:
+        topic = self.get_object()
+        data = self.validated_input(serializers.TopicConfigsInputSerializer)
+        return self.respond(services.update_topic_configs(actor=self.actor, topic=topic, **data))
+
+    @extend_schema(request=serializers.PartitionsInputSerializer, responses=serializers.TopicSerializer)
+    @action(detail=True, methods=["post"], url_path="partitions")
+    def partitions(self, request: Request, pk: str | None = None) -> Response:
+        topic = self.get_object()
+        data = self.validated_input(serializers.PartitionsInputSerializer)
+        return self.respond(services.add_partitions(actor=self.actor, topic=topic, **data))
+
+    @extend_schema(request=serializers.PurgeInputSerializer, responses=serializers.PurgedSerializer)
+    @action(detail=True, methods=["post"])
+    def purge(self, request: Request, pk: str | None = None) -> Response:
+        """Deletes records: all of them, or those before an offset in one partition."""
+        topic = self.get_object()
+        data = self.validated_input(serializers.PurgeInputSerializer)
+        starts = services.purge_topic(actor=self.actor, topic=topic, **data)
+        return Response({"start_offsets": {str(p): o for p, o in starts.items()}})
+
+    @extend_schema(request=serializers.AdoptInputSerializer, responses=serializers.TopicSerializer)
+    @action(detail=True, methods=["post"])
+    def adopt(self, request: Request, pk: str | None = None) -> Response:
+        """Org admins: make an unmanaged topic a team's managed topic."""
+        topic = self.get_object()
+        data = self.validated_input(serializers.AdoptInputSerializer)
+        return self.respond(services.adopt_topic(actor=self.actor, topic=topic, **data))
+
+    @extend_schema(
+        parameters=[serializers.BrowseInputSerializer], responses=serializers.MessageSerializer(many=True)
+    )
+    @action(detail=True, methods=["get"])
+    def messages(self, request: Request, pk: str | None = None) -> Response:
+        """Records by partition and offset, by timestamp, or the newest, with optional filters."""
+        topic = self.get_object()
+        query = serializers.BrowseInputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = dict(query.validated_data)
+        filters = services.MessageFilter(
+            key_contains=data.pop("key_contains"),
+            value_contains=data.pop("value_contains"),
+            header_key=data.pop("header_key"),
+        )
+        messages = services.browse_messages(actor=self.actor, topic=topic, filters=filters, **data)
+        return Response(serializers.MessageSerializer(messages, many=True).data)
+
+    @extend_schema(
+        request=serializers.ProduceInputSerializer, responses={201: serializers.ProducedSerializer}
+    )
+    @action(detail=True, methods=["post"])
+    def produce(self, request: Request, pk: str | None = None) -> Response:
+        """Produces one test message (key, value, headers) to the topic."""
+        topic = self.get_object()
+        data = self.validated_input(serializers.ProduceInputSerializer)
+        produced = services.produce_test_message(actor=self.actor, topic=topic, **data)
+        return Response(produced, status=status.HTTP_201_CREATED)

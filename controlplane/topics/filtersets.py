@@ -1,0 +1,11 @@
+import django_filters
+
+from controlplane.topics.models import Topic
+
+
+class TopicFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains")
+
+    class Meta:
+        model = Topic
+        fields = ["cluster", "team", "managed", "exists_on_cluster", "name"]

@@ -1,0 +1,412 @@
+"""Every change to topics goes through these functions: they check rights, prefixes and policy, call the
+cluster through the gateway, keep the desired spec in the database and audit."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import Sum
+from django.utils import timezone
+
+from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import connection_for
+from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
+from controlplane.kafka import gateway
+from controlplane.kafka.refusals import kafka_refusals
+from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
+from controlplane.tenancy.access import Actor, require_team_role
+from controlplane.tenancy.choices import TeamRole
+from controlplane.tenancy.models import Team
+from controlplane.tenancy.services import check_topic_request
+from controlplane.topics.choices import KNOWN_TOPIC_CONFIGS, BrowseStart
+from controlplane.topics.models import Topic
+
+MAX_BROWSE_LIMIT = 500
+
+
+def snapshot_topic(topic: Topic) -> dict[str, Any]:
+    return {
+        "name": topic.name,
+        "cluster": topic.cluster.name,
+        "team": topic.team.name if topic.team_id else None,
+        "managed": topic.managed,
+        "partitions": topic.partitions,
+        "replication_factor": topic.replication_factor,
+        "configs": dict(topic.configs),
+    }
+
+
+def _topic_change(action: str, cluster: Cluster, team: Team | None, **fields: Any) -> Change:
+    return Change(
+        action=action,
+        resource_type="topic",
+        organization_id=cluster.organization_id,
+        team_id=team.id if team is not None else None,
+        team_name=team.name if team is not None else "",
+        **fields,
+    )
+
+
+def _require_topic_role(actor: Actor, topic: Topic, minimum: str) -> None:
+    if topic.team_id is None:
+        require_cluster_admin(actor, topic.cluster)
+    else:
+        require_team_role(actor, topic.team, minimum)
+
+
+def _check_config_names(configs: Mapping[str, object]) -> None:
+    unknown = sorted(set(configs) - KNOWN_TOPIC_CONFIGS)
+    if unknown:
+        raise ServiceError(
+            f"Unknown topic config: {', '.join(unknown)}.",
+            code="unknown_config",
+            details={"unknown": unknown},
+        )
+
+
+def _check_policy(
+    team: Team, *, name: str, partitions: int, configs: Mapping[str, str], exclude: Topic | None
+) -> None:
+    others = Topic.objects.filter(team=team, managed=True)
+    if exclude is not None:
+        others = others.exclude(pk=exclude.pk)
+    existing = others.aggregate(total=Sum("partitions"))["total"] or 0
+    violations = check_topic_request(
+        team=team, name=name, partitions=partitions, configs=dict(configs), existing_partitions=existing
+    )
+    if violations:
+        raise PolicyViolated(
+            violations[0].message,
+            details={
+                "violations": [{"code": v.code, "field": v.field, "message": v.message} for v in violations]
+            },
+        )
+
+
+def _stringified(configs: Mapping[str, object]) -> dict[str, str]:
+    return {
+        key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in configs.items()
+    }
+
+
+def create_topic(
+    *,
+    actor: Actor,
+    cluster: Cluster,
+    team: Team,
+    name: str,
+    partitions: int,
+    replication_factor: int = 1,
+    configs: Mapping[str, object] | None = None,
+    validate_only: bool = False,
+) -> Topic | None:
+    """Creates the topic on the cluster and records it as managed; with `validate_only` the cluster only
+    checks it (nothing is created or recorded) and None is returned."""
+    wanted = _stringified(configs or {})
+    change = _topic_change(
+        "topic.create", cluster, team, resource_name=name, extra={"validate_only": validate_only}
+    )
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, team, TeamRole.DEVELOPER)
+        require_same_organization(cluster, team)
+        if partitions < 1 or replication_factor < 1:
+            raise ServiceError(
+                "A topic needs at least one partition and one replica.", code="invalid_partitions"
+            )
+        _check_config_names(wanted)
+        _check_policy(team, name=name, partitions=partitions, configs=wanted, exclude=None)
+        if Topic.objects.filter(cluster=cluster, name=name).exists():
+            raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
+        with kafka_refusals():
+            gateway.create_topic(
+                connection_for(cluster),
+                name=name,
+                partitions=partitions,
+                replication_factor=replication_factor,
+                configs=wanted,
+                validate_only=validate_only,
+            )
+        if validate_only:
+            change.after = {"name": name, "partitions": partitions, "configs": wanted, "valid": True}
+            return None
+        topic = Topic.objects.create(
+            cluster=cluster,
+            team=team,
+            name=name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            configs=wanted,
+            exists_on_cluster=True,
+            observed_partitions=partitions,
+            observed_replication_factor=replication_factor,
+            observed_configs=wanted,
+            observed_at=timezone.now(),
+        )
+        change.on(topic)
+        change.after = snapshot_topic(topic)
+    return topic
+
+
+def update_topic_configs(*, actor: Actor, topic: Topic, configs: Mapping[str, object | None]) -> Topic:
+    """Sets the given configs (None returns a config to the cluster default); other overrides stay."""
+    change = _topic_change("topic.update_configs", topic.cluster, topic.team, before=snapshot_topic(topic))
+    change.on(topic)
+    with audited_change(actor=actor, change=change):
+        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+        _check_config_names(configs)
+        to_set = _stringified({k: v for k, v in configs.items() if v is not None})
+        to_delete = [k for k, v in configs.items() if v is None]
+        merged = {**{k: v for k, v in topic.configs.items() if k not in to_delete}, **to_set}
+        if topic.team_id is not None:
+            _check_policy(
+                topic.team, name=topic.name, partitions=topic.partitions, configs=merged, exclude=topic
+            )
+        with kafka_refusals():
+            gateway.alter_topic_configs(
+                connection_for(topic.cluster), name=topic.name, set_configs=to_set, delete_configs=to_delete
+            )
+        topic.configs = merged
+        topic.observed_configs = merged
+        topic.save(update_fields=["configs", "observed_configs", "updated_at"])
+        change.after = snapshot_topic(topic)
+    return topic
+
+
+def add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> Topic:
+    """Grows the topic to `partitions` in total; Kafka cannot remove partitions, so fewer is refused."""
+    change = _topic_change("topic.add_partitions", topic.cluster, topic.team, before=snapshot_topic(topic))
+    change.on(topic)
+    with audited_change(actor=actor, change=change):
+        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+        current = topic.observed_partitions or topic.partitions
+        if partitions <= current:
+            raise ServiceError(
+                f"Kafka cannot reduce partitions: the topic has {current}; ask for more than that.",
+                code="invalid_partitions",
+                details={"current": current, "requested": partitions},
+            )
+        if topic.team_id is not None:
+            _check_policy(
+                topic.team, name=topic.name, partitions=partitions, configs=topic.configs, exclude=topic
+            )
+        with kafka_refusals():
+            gateway.create_partitions(connection_for(topic.cluster), name=topic.name, total=partitions)
+        topic.partitions = topic.observed_partitions = partitions
+        topic.save(update_fields=["partitions", "observed_partitions", "updated_at"])
+        change.after = snapshot_topic(topic)
+    return topic
+
+
+def purge_topic(
+    *, actor: Actor, topic: Topic, partition: int | None = None, before_offset: int | None = None
+) -> dict[int, int]:
+    """Deletes records: everything (no offset), or those before `before_offset` in one partition.
+    Returns each purged partition's new start offset."""
+    change = _topic_change(
+        "topic.purge",
+        topic.cluster,
+        topic.team,
+        extra={"partition": partition, "before_offset": before_offset},
+    )
+    change.on(topic)
+    with audited_change(actor=actor, change=change):
+        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+        if before_offset is not None and partition is None:
+            raise ServiceError("An offset needs a partition.", code="invalid_purge")
+        count = topic.observed_partitions or topic.partitions
+        targets = [partition] if partition is not None else list(range(count))
+        if any(p < 0 or p >= count for p in targets):
+            raise ServiceError(f"The topic has partitions 0 to {count - 1}.", code="unknown_partition")
+        offset = -1 if before_offset is None else before_offset
+        with kafka_refusals():
+            starts = gateway.delete_records(
+                connection_for(topic.cluster), {(topic.name, p): offset for p in targets}
+            )
+        result = {p: starts[(topic.name, p)] for p in targets}
+        change.after = {"start_offsets": {str(p): o for p, o in result.items()}}
+    return result
+
+
+def delete_topic(*, actor: Actor, topic: Topic, confirm_name: str) -> None:
+    change = _topic_change("topic.delete", topic.cluster, topic.team, before=snapshot_topic(topic))
+    change.on(topic)
+    with audited_change(actor=actor, change=change):
+        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+        if confirm_name != topic.name:
+            raise ServiceError("Type the topic's name to confirm its deletion.", code="confirmation_mismatch")
+        with kafka_refusals():
+            try:
+                gateway.delete_topic(connection_for(topic.cluster), name=topic.name)
+            except gateway.KafkaGatewayError as error:
+                if error.error_name != "UNKNOWN_TOPIC_OR_PART":  # already gone: forgetting it is enough
+                    raise
+        topic.delete()
+
+
+def adopt_topic(*, actor: Actor, topic: Topic, team: Team) -> Topic:
+    """An org admin takes an unmanaged topic into a team: its observed spec becomes the desired one."""
+    change = _topic_change("topic.adopt", topic.cluster, team, before=snapshot_topic(topic))
+    change.on(topic)
+    with audited_change(actor=actor, change=change):
+        require_cluster_admin(actor, topic.cluster)
+        require_same_organization(topic.cluster, team)
+        if topic.managed:
+            raise Conflict("The topic is already managed.", code="already_managed")
+        topic.team, topic.managed = team, True
+        topic.partitions = topic.observed_partitions or topic.partitions
+        topic.replication_factor = topic.observed_replication_factor or topic.replication_factor
+        topic.configs = dict(topic.observed_configs)
+        topic.save()
+        change.after = snapshot_topic(topic)
+    return topic
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def describe_topic(*, topic: Topic) -> dict[str, Any]:
+    """Live state from the cluster: partitions with leaders and offsets, sizes, configs with sources."""
+    connection = connection_for(topic.cluster)
+    with kafka_refusals():
+        info = gateway.list_topics(connection).get(topic.name)
+        if info is None:
+            return {"exists": False, "partitions": [], "configs": {}}
+        keys = [(topic.name, p.partition) for p in info.partitions]
+        starts = gateway.list_partition_offsets(connection, keys, spec="earliest")
+        ends = gateway.list_partition_offsets(connection, keys, spec="latest")
+        sizes = gateway.describe_partition_sizes(connection)
+        configs = gateway.describe_topic_configs(connection, [topic.name])[topic.name]
+    return {
+        "exists": True,
+        "partitions": [
+            {
+                "partition": p.partition,
+                "leader": p.leader,
+                "replicas": p.replicas,
+                "isr": p.isr,
+                "start_offset": starts[(topic.name, p.partition)],
+                "end_offset": ends[(topic.name, p.partition)],
+                "size_bytes": sizes.get((topic.name, p.partition), 0),
+            }
+            for p in info.partitions
+        ],
+        "configs": {
+            name: {
+                "value": value.value,
+                "source": value.source,
+                "read_only": value.read_only,
+                "sensitive": value.sensitive,
+            }
+            for name, value in sorted(configs.items())
+        },
+    }
+
+
+@dataclass(frozen=True)
+class MessageFilter:
+    key_contains: str = ""
+    value_contains: str = ""
+    header_key: str = ""
+
+    def __call__(self, message: gateway.BrowsedMessage) -> bool:
+        if self.key_contains and self.key_contains.encode() not in (message.key or b""):
+            return False
+        if self.value_contains and self.value_contains.encode() not in (message.value or b""):
+            return False
+        return not self.header_key or any(name == self.header_key for name, _ in message.headers)
+
+
+def _rendered(data: bytes | None) -> dict[str, Any]:
+    text, encoding = gateway.decode_text(data)
+    return {"data": text, "encoding": encoding}
+
+
+def browse_messages(
+    *,
+    actor: Actor,
+    topic: Topic,
+    start: str,
+    partition: int | None = None,
+    offset: int | None = None,
+    timestamp: datetime | None = None,
+    limit: int = 50,
+    filters: MessageFilter | None = None,
+) -> list[dict[str, Any]]:
+    """Records of the topic for team members (viewers too); keys, values and headers as UTF-8 text when
+    valid, base64 otherwise."""
+    _require_topic_role(actor, topic, TeamRole.VIEWER)
+    count = topic.observed_partitions or topic.partitions
+    if partition is not None and not 0 <= partition < count:
+        raise ServiceError(f"The topic has partitions 0 to {count - 1}.", code="unknown_partition")
+    if start == BrowseStart.OFFSET and (offset is None or partition is None):
+        raise ServiceError("Browsing from an offset needs a partition and an offset.", code="invalid_browse")
+    if start == BrowseStart.TIMESTAMP and timestamp is None:
+        raise ServiceError("Browsing from a timestamp needs the timestamp.", code="invalid_browse")
+    with kafka_refusals():
+        messages = gateway.browse_messages(
+            connection_for(topic.cluster),
+            topic=topic.name,
+            partitions=[partition] if partition is not None else list(range(count)),
+            start=start,
+            offset=offset,
+            timestamp_ms=int(timestamp.timestamp() * 1000) if timestamp is not None else None,
+            limit=max(1, min(limit, MAX_BROWSE_LIMIT)),
+            matches=filters,
+        )
+    return [
+        {
+            "partition": m.partition,
+            "offset": m.offset,
+            "timestamp": datetime.fromtimestamp(m.timestamp_ms / 1000, tz=UTC).isoformat(),
+            "key": _rendered(m.key),
+            "value": _rendered(m.value),
+            "headers": [{"key": name, "value": _rendered(value)} for name, value in m.headers],
+        }
+        for m in messages
+    ]
+
+
+def _payload(text: str | None, encoding: str) -> bytes | None:
+    if text is None:
+        return None
+    if encoding == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise ServiceError("The payload is not valid base64.", code="invalid_payload") from error
+    return text.encode()
+
+
+def produce_test_message(
+    *,
+    actor: Actor,
+    topic: Topic,
+    key: str | None,
+    value: str | None,
+    headers: Mapping[str, str] | None = None,
+    encoding: str = "utf-8",
+    partition: int | None = None,
+) -> dict[str, Any]:
+    change = _topic_change(
+        "topic.produce_test_message", topic.cluster, topic.team, extra={"partition": partition}
+    )
+    change.on(topic)
+    with audited_change(actor=actor, change=change):
+        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+        with kafka_refusals():
+            produced = gateway.produce_message(
+                connection_for(topic.cluster),
+                topic=topic.name,
+                key=_payload(key, encoding),
+                value=_payload(value, encoding),
+                headers=[(name, item.encode()) for name, item in (headers or {}).items()],
+                partition=partition,
+            )
+        change.after = {"partition": produced.partition, "offset": produced.offset}
+    return {"partition": produced.partition, "offset": produced.offset}
