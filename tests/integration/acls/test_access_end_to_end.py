@@ -1,0 +1,144 @@
+"""Acceptance 1: a team gives its application access through the REST API, and a real client with the
+service account's SCRAM credential is let in inside the team's prefixes and kept out elsewhere."""
+
+import pytest
+from confluent_kafka import KafkaError
+from confluent_kafka.admin import NewTopic
+
+from tests.integration.topics.clients import first_record_or_error, produce_one
+from tests.integration.topics.world import KafkaWorld, create_topic
+
+pytestmark = pytest.mark.integration
+
+
+def _issue_credential(world: KafkaWorld) -> str:
+    response = world.developer_a.post(
+        "/api/v1/scram-credentials/",
+        {"service_account": world.account_a.id, "cluster": world.cluster.id, "mechanism": "SCRAM-SHA-512"},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["username"] == world.account_a.name
+    return body["password"]
+
+
+def _grant(world: KafkaWorld, template: str, **prefixes: str) -> dict:
+    body = {
+        "cluster": world.cluster.id,
+        "service_account": world.account_a.id,
+        "template": template,
+        **prefixes,
+    }
+    response = world.developer_a.post("/api/v1/access-grants/", body, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def test_a_service_account_reaches_its_prefix_only_and_loses_access_when_the_template_goes(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    inside = world.topic_prefix_a + "orders"
+    outside = world.topic_prefix_b + "secrets"
+    create_topic(world, world.developer_a, inside, partitions=2)
+    admin = world.admin_client()  # the handle must outlive its futures
+    for future in admin.create_topics([NewTopic(outside, 1, 1)]).values():
+        future.result(10)
+    password = _issue_credential(world)
+    producer_grant = _grant(world, "producer", topic_prefix=world.topic_prefix_a)
+    consumer_grant = _grant(
+        world, "consumer", topic_prefix=world.topic_prefix_a, group_prefix=world.group_prefix_a
+    )
+    assert {(b["resource_type"], b["operation"], b["pattern_type"]) for b in producer_grant["bindings"]} == {
+        ("TOPIC", "WRITE", "PREFIXED"),
+        ("TOPIC", "DESCRIBE", "PREFIXED"),
+    }
+    assert ("GROUP", "READ") in {(b["resource_type"], b["operation"]) for b in consumer_grant["bindings"]}
+
+    user = world.account_a.name
+    producer = world.producer(user, password, **{"message.timeout.ms": 5000})
+    assert produce_one(producer, inside, b"inside") is None
+    refused = produce_one(producer, outside, b"outside")
+    assert refused is not None and refused.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+    value, error = first_record_or_error(
+        world.consumer(world.group_prefix_a + "reader", user, password), [inside]
+    )
+    assert (value, error) == (b"inside", None)
+    _value, error = first_record_or_error(
+        world.consumer(world.group_prefix_a + "snoop", user, password), [outside]
+    )
+    assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    _value, error = first_record_or_error(world.consumer("elsewhere-group", user, password), [inside])
+    assert error is not None and error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+    assert world.developer_a.delete(f"/api/v1/access-grants/{producer_grant['id']}/").status_code == 204
+    fresh = world.producer(user, password, **{"message.timeout.ms": 5000})
+    revoked = produce_one(fresh, inside, b"after revoke")
+    assert revoked is not None and revoked.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    remaining = world.developer_a.get("/api/v1/acls/", {"cluster": world.cluster.id}).json()["results"]
+    assert {b["grant"] for b in remaining} == {consumer_grant["id"]}
+
+
+def test_a_team_cannot_grant_outside_its_prefixes_or_to_another_teams_account(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    outside = world.developer_a.post(
+        "/api/v1/access-grants/",
+        {
+            "cluster": world.cluster.id,
+            "service_account": world.account_a.id,
+            "template": "producer",
+            "topic_prefix": world.topic_prefix_b,
+        },
+        format="json",
+    )
+    assert outside.status_code == 403
+    assert outside.json()["error"]["code"] == "outside_team_scope"
+
+    foreign_principal = world.developer_a.post(
+        "/api/v1/acls/",
+        {
+            "cluster": world.cluster.id,
+            "team": world.team_a.id,
+            "resource_type": "TOPIC",
+            "resource_name": world.topic_prefix_a,
+            "pattern_type": "PREFIXED",
+            "principal": f"User:{world.account_b.name}",
+            "operation": "READ",
+        },
+        format="json",
+    )
+    assert foreign_principal.status_code == 403
+    cluster_wide = world.developer_a.post(
+        "/api/v1/acls/",
+        {
+            "cluster": world.cluster.id,
+            "team": world.team_a.id,
+            "resource_type": "BROKER",
+            "resource_name": "kafka-cluster",
+            "pattern_type": "LITERAL",
+            "principal": f"User:{world.account_a.name}",
+            "operation": "ALTER",
+        },
+        format="json",
+    )
+    assert cluster_wide.status_code == 403
+
+    admin_grant = world.org_admin.post(
+        "/api/v1/acls/",
+        {
+            "cluster": world.cluster.id,
+            "team": None,
+            "resource_type": "TOPIC",
+            "resource_name": "*",
+            "pattern_type": "LITERAL",
+            "principal": f"User:{world.account_b.name}",
+            "operation": "DESCRIBE",
+        },
+        format="json",
+    )
+    assert admin_grant.status_code == 201, admin_grant.json()
+    assert world.org_admin.delete(f"/api/v1/acls/{admin_grant.json()['id']}/").status_code == 204
