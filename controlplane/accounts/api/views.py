@@ -15,19 +15,13 @@ from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
     ScopedModelViewSet,
     ScopedReadOnlyViewSet,
-    write_schemas,
+    document_writes,
 )
 from controlplane.tenancy.access import visible_teams_q
 
 
 @extend_schema(tags=["service accounts"])
-@extend_schema_view(
-    **write_schemas(
-        serializers.ServiceAccountSerializer,
-        create=serializers.ServiceAccountCreateInputSerializer,
-        update=serializers.ServiceAccountUpdateInputSerializer,
-    )
-)
+@document_writes
 class ServiceAccountViewSet(ScopedModelViewSet):
     """Applications' identities, owned by a team; Kafka principal `User:<name>`."""
 
@@ -53,7 +47,10 @@ class ServiceAccountViewSet(ScopedModelViewSet):
 
 @extend_schema(tags=["api keys"])
 @extend_schema_view(
-    **write_schemas(serializers.ApiKeyWithSecretSerializer, create=serializers.ApiKeyCreateInputSerializer)
+    create=extend_schema(
+        request=serializers.ApiKeyCreateInputSerializer,
+        responses={201: serializers.ApiKeyWithSecretSerializer},
+    ),
 )
 class ApiKeyViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     """REST API keys: the caller's personal keys and the keys of service accounts it can see.

@@ -1,10 +1,10 @@
 """Base viewsets: querysets scoped to the caller, writes validated by an input serializer and handed to a
 service function, responses shaped by the output serializer."""
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db.models import Model, QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -59,6 +59,9 @@ class ScopedViewSet(GenericViewSet):
         return Response(self.get_serializer(instance).data, status=status_code)
 
 
+ViewSetClass = TypeVar("ViewSetClass", bound=type[ScopedViewSet])
+
+
 class ScopedReadOnlyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ScopedViewSet):
     """List and retrieve; subclasses add the write mixins below for the writes they allow."""
 
@@ -91,17 +94,15 @@ class ScopedModelViewSet(
     """List, retrieve, create, update and delete; every write goes through `perform_*` to a service."""
 
 
-def write_schemas(
-    output: type[Serializer],
-    *,
-    create: type[Serializer] | None = None,
-    update: type[Serializer] | None = None,
-) -> dict[str, Any]:
-    """For `extend_schema_view(**...)`: the write actions take their input validator and answer with `output`."""
+def document_writes(viewset: ViewSetClass) -> ViewSetClass:
+    """Class decorator for the OpenAPI schema: the viewset's create and update take its input serializers
+    and answer with its `serializer_class`."""
+    output = viewset.serializer_class
+    create, update = viewset.create_serializer_class, viewset.update_serializer_class
     documented = {}
     if create is not None:
         documented["create"] = extend_schema(request=create, responses={201: output})
     if update is not None:
         documented["update"] = extend_schema(request=update, responses=output)
         documented["partial_update"] = extend_schema(request=update, responses=output)
-    return documented
+    return extend_schema_view(**documented)(viewset)

@@ -1,5 +1,5 @@
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema
 
 from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
@@ -7,7 +7,7 @@ from controlplane.core.api.viewsets import (
     ScopedModelViewSet,
     ScopedReadOnlyViewSet,
     UpdateWithServiceMixin,
-    write_schemas,
+    document_writes,
 )
 from controlplane.tenancy import filtersets, services
 from controlplane.tenancy.access import org_roles, visible_organization_ids
@@ -29,13 +29,7 @@ class OrganizationViewSet(ScopedReadOnlyViewSet):
 
 
 @extend_schema(tags=["tenancy"])
-@extend_schema_view(
-    **write_schemas(
-        serializers.OrgMembershipSerializer,
-        create=serializers.OrgMembershipCreateInputSerializer,
-        update=serializers.OrgMembershipUpdateInputSerializer,
-    )
-)
+@document_writes
 class OrgMembershipViewSet(ScopedModelViewSet):
     """Who belongs to an organization and who administers it; visible to and managed by org admins."""
 
@@ -66,13 +60,7 @@ class OrgMembershipViewSet(ScopedModelViewSet):
 
 
 @extend_schema(tags=["tenancy"])
-@extend_schema_view(
-    **write_schemas(
-        serializers.TeamSerializer,
-        create=serializers.TeamCreateInputSerializer,
-        update=serializers.TeamUpdateInputSerializer,
-    )
-)
+@document_writes
 class TeamViewSet(ScopedModelViewSet):
     """Org admins create and delete teams; team admins edit their own team."""
 
@@ -95,13 +83,7 @@ class TeamViewSet(ScopedModelViewSet):
 
 
 @extend_schema(tags=["tenancy"])
-@extend_schema_view(
-    **write_schemas(
-        serializers.MembershipSerializer,
-        create=serializers.MembershipCreateInputSerializer,
-        update=serializers.MembershipUpdateInputSerializer,
-    )
-)
+@document_writes
 class MembershipViewSet(ScopedModelViewSet):
     """Team members and their roles; team admins manage their team's members."""
 
@@ -126,9 +108,7 @@ class MembershipViewSet(ScopedModelViewSet):
 
 
 @extend_schema(tags=["tenancy"])
-@extend_schema_view(
-    **write_schemas(serializers.TeamPrefixSerializer, create=serializers.TeamPrefixCreateInputSerializer)
-)
+@document_writes
 class TeamPrefixViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     """Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap."""
 
@@ -146,9 +126,7 @@ class TeamPrefixViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, ScopedR
 
 
 @extend_schema(tags=["tenancy"])
-@extend_schema_view(
-    **write_schemas(serializers.TeamPolicySerializer, update=serializers.TeamPolicyUpdateInputSerializer)
-)
+@document_writes
 class TeamPolicyViewSet(UpdateWithServiceMixin, ScopedReadOnlyViewSet):
     """Each team's limits; every team has exactly one policy, which org admins edit."""
 
