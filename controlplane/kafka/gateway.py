@@ -32,6 +32,7 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
+    ConfigSource,
     NewPartitions,
     NewTopic,
     OffsetSpec,
@@ -194,15 +195,7 @@ def describe_broker_configs(
             _raise_typed(error.args[0] if error.args else None, "DescribeConfigs failed")
         except TimeoutError as error:
             raise ClusterUnreachable("_TIMED_OUT", "DescribeConfigs got no answer") from error
-        configs[node_id] = {
-            name: ConfigValue(
-                value=None if entry.is_sensitive else entry.value,
-                source=entry.source.name if hasattr(entry.source, "name") else str(entry.source),
-                read_only=bool(entry.is_read_only),
-                sensitive=bool(entry.is_sensitive),
-            )
-            for name, entry in entries.items()
-        }
+        configs[node_id] = {name: _config_value(entry) for name, entry in entries.items()}
     return configs
 
 
@@ -225,10 +218,18 @@ def _raise_for_code(error_code: int, message: str | None, what: str) -> None:
         _raise_typed(error, message or f"{what} failed")
 
 
+def _source_name(source: object) -> str:
+    """librdkafka reports a config's source as a number; Kafka's names say what it means."""
+    try:
+        return ConfigSource(source).name
+    except ValueError:
+        return str(source)
+
+
 def _config_value(entry: ConfigEntry) -> ConfigValue:
     return ConfigValue(
         value=None if entry.is_sensitive else entry.value,
-        source=entry.source.name if hasattr(entry.source, "name") else str(entry.source),
+        source=_source_name(entry.source),
         read_only=bool(entry.is_read_only),
         sensitive=bool(entry.is_sensitive),
     )

@@ -5,7 +5,7 @@ import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka.admin import NewTopic
 
-from tests.integration.topics.clients import first_record_or_error, produce_one
+from tests.integration.topics.clients import code_of, first_record_or_error, produce_one
 from tests.integration.topics.world import KafkaWorld, create_topic
 
 pytestmark = pytest.mark.integration
@@ -60,7 +60,7 @@ def test_a_service_account_reaches_its_prefix_only_and_loses_access_when_the_tem
     producer = world.producer(user, password, **{"message.timeout.ms": 5000})
     assert produce_one(producer, inside, b"inside") is None
     refused = produce_one(producer, outside, b"outside")
-    assert refused is not None and refused.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert code_of(refused) == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
     value, error = first_record_or_error(
         world.consumer(world.group_prefix_a + "reader", user, password), [inside]
@@ -69,14 +69,14 @@ def test_a_service_account_reaches_its_prefix_only_and_loses_access_when_the_tem
     _value, error = first_record_or_error(
         world.consumer(world.group_prefix_a + "snoop", user, password), [outside]
     )
-    assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert code_of(error) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     _value, error = first_record_or_error(world.consumer("elsewhere-group", user, password), [inside])
-    assert error is not None and error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert code_of(error) == KafkaError.GROUP_AUTHORIZATION_FAILED
 
     assert world.developer_a.delete(f"/api/v1/access-grants/{producer_grant['id']}/").status_code == 204
     fresh = world.producer(user, password, **{"message.timeout.ms": 5000})
     revoked = produce_one(fresh, inside, b"after revoke")
-    assert revoked is not None and revoked.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert code_of(revoked) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     remaining = world.developer_a.get("/api/v1/acls/", {"cluster": world.cluster.id}).json()["results"]
     assert {b["grant"] for b in remaining} == {consumer_grant["id"]}
 

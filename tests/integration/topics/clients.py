@@ -38,3 +38,7 @@ def first_record_or_error(
         raise AssertionError(f"neither a record nor an error within {timeout}s")
     finally:
         consumer.close()
+
+
+def code_of(error: KafkaError | None) -> int | None:
+    return None if error is None else error.code()

@@ -1,0 +1,163 @@
+"""Topics through the REST API on a real cluster: create (and dry-run), configs, partitions, purge,
+delete with confirmation, message browsing and test messages; bad input is a 4xx that explains itself."""
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from controlplane.audit.models import AuditEvent
+from tests.integration.topics.clients import produce_one
+from tests.integration.topics.world import KafkaWorld, create_topic
+
+pytestmark = pytest.mark.integration
+
+
+def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+    name = world.topic_prefix_a + "events"
+    created = create_topic(world, world.developer_a, name, partitions=3, configs={"retention.ms": "3600000"})
+
+    detail = world.viewer_a.get(f"/api/v1/topics/{created['id']}/").json()
+
+    assert [p["partition"] for p in detail["live"]["partitions"]] == [0, 1, 2]
+    assert all(p["leader"] == 1 for p in detail["live"]["partitions"])
+    assert detail["live"]["configs"]["retention.ms"] == {
+        "value": "3600000",
+        "source": "DYNAMIC_TOPIC_CONFIG",
+        "read_only": False,
+        "sensitive": False,
+    }
+    assert detail["live"]["configs"]["cleanup.policy"]["source"] != "DYNAMIC_TOPIC_CONFIG"
+    assert AuditEvent.objects.filter(action="topic.create", resource_name=name, result="success").exists()
+
+
+def test_a_dry_run_creates_nothing(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+    body = {
+        "cluster": world.cluster.id,
+        "team": world.team_a.id,
+        "name": world.topic_prefix_a + "dry",
+        "partitions": 2,
+    }
+    response = world.developer_a.post("/api/v1/topics/", {**body, "validate_only": True}, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert world.developer_a.get("/api/v1/topics/", {"cluster": world.cluster.id}).json()["count"] == 0
+    admin = world.admin_client()
+    assert body["name"] not in admin.list_topics(timeout=5).topics
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "code"),
+    [
+        ({"name": "elsewhere.orders"}, 400, "policy_violation"),
+        ({"configs": {"retention.mss": "1"}}, 400, "unknown_config"),
+        ({"partitions": 0}, 400, "invalid"),
+        ({"replication_factor": 3}, 400, "invalid_replication_factor"),
+    ],
+)
+def test_it_refuses_bad_topic_requests_with_an_explanation(
+    kafka_world: KafkaWorld, change: dict, status: int, code: str
+) -> None:
+    world = kafka_world
+    body = {
+        "cluster": world.cluster.id,
+        "team": world.team_a.id,
+        "name": world.topic_prefix_a + "bad",
+        "partitions": 1,
+    }
+    response = world.developer_a.post("/api/v1/topics/", {**body, **change}, format="json")
+
+    assert response.status_code == status, response.json()
+    assert response.json()["error"]["code"] == code
+
+
+def test_duplicates_partition_decreases_and_wrong_confirmations_are_refused(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+    name = world.topic_prefix_a + "twice"
+    topic = create_topic(world, world.developer_a, name, partitions=2)
+    body = {"cluster": world.cluster.id, "team": world.team_a.id, "name": name, "partitions": 1}
+
+    assert world.developer_a.post("/api/v1/topics/", body, format="json").status_code == 409
+    fewer = world.developer_a.post(
+        f"/api/v1/topics/{topic['id']}/partitions/", {"partitions": 1}, format="json"
+    )
+    assert fewer.status_code == 400
+    assert fewer.json()["error"]["code"] == "invalid_partitions"
+    wrong = world.developer_a.delete(
+        f"/api/v1/topics/{topic['id']}/", {"confirm_name": "nope"}, format="json"
+    )
+    assert wrong.status_code == 400
+    assert (
+        world.viewer_a.post(
+            f"/api/v1/topics/{topic['id']}/partitions/", {"partitions": 4}, format="json"
+        ).status_code
+        == 403
+    )
+
+
+def test_it_changes_configs_adds_partitions_purges_and_deletes(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+    name = world.topic_prefix_a + "lifecycle"
+    topic = create_topic(world, world.developer_a, name, partitions=1)
+    url = f"/api/v1/topics/{topic['id']}/"
+    producer = world.producer()
+    for index in range(5):
+        assert produce_one(producer, name, f"r{index}".encode()) is None
+
+    configs = world.developer_a.patch(
+        url + "configs/", {"configs": {"cleanup.policy": "compact"}}, format="json"
+    )
+    assert configs.status_code == 200, configs.json()
+    grown = world.developer_a.post(url + "partitions/", {"partitions": 3}, format="json")
+    assert grown.json()["partitions"] == 3
+    purged = world.developer_a.post(url + "purge/", {"partition": 0, "before_offset": 3}, format="json")
+    assert purged.json() == {"start_offsets": {"0": 3}}
+
+    live = world.developer_a.get(url).json()["live"]
+    assert live["configs"]["cleanup.policy"]["value"] == "compact"
+    assert len(live["partitions"]) == 3
+    assert live["partitions"][0]["start_offset"] == 3
+    assert live["partitions"][0]["end_offset"] == 5
+
+    assert world.developer_a.delete(url, {"confirm_name": name}, format="json").status_code == 204
+    deadline = time.monotonic() + 5
+    while name in world.admin_client().list_topics(timeout=5).topics and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert name not in world.admin_client().list_topics(timeout=5).topics
+
+
+def test_the_browser_returns_produced_records_by_offset_and_by_timestamp_with_headers(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    name = world.topic_prefix_a + "browse"
+    topic = create_topic(world, world.developer_a, name, partitions=1)
+    url = f"/api/v1/topics/{topic['id']}/"
+    early = world.developer_a.post(
+        url + "produce/", {"key": "k1", "value": "first", "headers": {"trace": "abc"}}, format="json"
+    )
+    assert early.status_code == 201, early.json()
+    time.sleep(0.05)
+    between = datetime.now(UTC)
+    time.sleep(0.05)
+    binary = world.developer_a.post(url + "produce/", {"value": "AP8=", "encoding": "base64"}, format="json")
+    assert binary.json() == {"partition": 0, "offset": 1}
+
+    by_offset = world.viewer_a.get(url + "messages/", {"start": "offset", "partition": 0, "offset": 0}).json()
+    assert [m["offset"] for m in by_offset] == [0, 1]
+    assert by_offset[0]["key"] == {"data": "k1", "encoding": "utf-8"}
+    assert by_offset[0]["value"] == {"data": "first", "encoding": "utf-8"}
+    assert by_offset[0]["headers"] == [{"key": "trace", "value": {"data": "abc", "encoding": "utf-8"}}]
+    assert by_offset[1]["value"] == {"data": "AP8=", "encoding": "base64"}
+
+    by_time = world.viewer_a.get(
+        url + "messages/", {"start": "timestamp", "timestamp": between.isoformat()}
+    ).json()
+    assert [m["offset"] for m in by_time] == [1]
+    newest = world.viewer_a.get(url + "messages/", {"start": "newest", "limit": 1}).json()
+    assert [m["offset"] for m in newest] == [1]
+    filtered = world.viewer_a.get(url + "messages/", {"start": "earliest", "header_key": "trace"}).json()
+    assert [m["offset"] for m in filtered] == [0]
+    assert world.viewer_a.post(url + "produce/", {"value": "x"}, format="json").status_code == 403
