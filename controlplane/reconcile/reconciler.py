@@ -41,7 +41,7 @@ class Findings:
     drifts: list[Drift] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
 
-    def drift(self, kind: str, resource_type: str, name: str, team_id: int | None, **details: Any) -> None:
+    def drift(self, kind: str, resource_type: str, name: str, team_id: int | None, /, **details: Any) -> None:
         self.drifts.append(
             Drift(
                 kind=kind,
@@ -65,6 +65,9 @@ def reconcile_cluster(cluster: Cluster) -> ReconcileRun:
     except KafkaGatewayError as error:
         run.state, run.error = RunState.FAILED, f"{error.error_name}: {error.message}"
         logger.warning("reconciling %s failed: %s", cluster.name, error)
+    except Exception as error:  # a bug must not leave the run "running" forever; the log has the trace
+        run.state, run.error = RunState.FAILED, f"internal error: {error!r}"
+        logger.exception("reconciling %s failed", cluster.name)
     else:
         run.state = RunState.SUCCEEDED
     with transaction.atomic():
