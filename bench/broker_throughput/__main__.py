@@ -1,12 +1,13 @@
 """Produce then consume through a real broker process and print comparable numbers.
 
-    python -m bench.broker_throughput [--messages 2000000] [--producers 2] [--sizes 100,1024]
-                                      [--secure | --compare]
+    python -m bench.broker_throughput [--messages 2000000] [--client native|python] [--sizes 100,1024]
+                                      [--partitions 1] [--secure | --compare]
 
-Starts `python -m broker` on a free port with a temporary data directory, runs several
-confluent-kafka producer processes (linger.ms=5) against one topic, then consumes
-everything back with several consumer processes, and prints msg/s, MB/s, produce latency
-percentiles and the broker's own CPU time per message, per message size.
+Starts `python -m broker` on a free port with a temporary data directory, produces to one topic
+(linger.ms=5, acks=1), then consumes everything back, and prints msg/s, MB/s, produce latency
+percentiles and the broker's own CPU time per message, per message size. The default client is
+the librdkafka C load generator in bench/loadgen (built on first use), so the client is not the
+bottleneck; --client python uses confluent-kafka producer/consumer processes instead.
 With --profile the broker runs under cProfile and the top functions are printed.
 With --secure every client authenticates with SASL/SCRAM-SHA-512 on a SASL_PLAINTEXT
 listener as a user that is not a super user, with ACLs on, so every request is authorized;
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import multiprocessing
 import os
 import pstats
@@ -285,6 +287,53 @@ def run_size(
     }
 
 
+def build_native_loadgen() -> str:
+    """The librdkafka C load generator (bench/loadgen): one client thread that outruns the broker."""
+    built = subprocess.run(
+        [str(REPO_ROOT / "bench" / "loadgen" / "build.sh")], check=True, capture_output=True, text=True
+    )
+    return built.stdout.strip().splitlines()[-1]
+
+
+def run_size_native(
+    loadgen: str, client: dict[str, str], broker_pid: int, size: int, messages: int, partitions: int
+) -> dict[str, float]:
+    """Produce then consume with the C load generator; the same result fields as run_size."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"bench-{size}-{int(time.time())}"
+    admin = AdminClient(client)  # keep the handle alive until the future completes
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    settings = [
+        arg for key, value in client.items() if key != "bootstrap.servers" for arg in ("-X", f"{key}={value}")
+    ]
+    common = ["-b", client["bootstrap.servers"], "-t", topic, "-n", str(messages), *settings]
+
+    def run(mode: str, *extra: str) -> dict:
+        before = cpu_seconds(broker_pid)
+        done = subprocess.run([loadgen, mode, *common, *extra], check=True, capture_output=True, text=True)
+        outcome = json.loads(done.stdout.strip().splitlines()[-1])
+        outcome["broker_cpu"] = cpu_seconds(broker_pid) - before
+        return outcome
+
+    produced = run("produce", "-s", str(size), "-l", "5", "-a", "1")
+    consumed = run("consume", "-p", str(partitions))
+    return {
+        "size": size,
+        "delivered": produced["messages"],
+        "errors": produced["failed"],
+        "produce_msgs": produced["msg_per_s"],
+        "produce_mb": produced["mb_per_s"],
+        "p50_ms": produced["p50_ms"],
+        "p99_ms": produced["p99_ms"],
+        "consumed": consumed["messages"],
+        "consume_msgs": consumed["msg_per_s"],
+        "consume_mb": consumed["mb_per_s"],
+        "produce_cpu_us": produced["broker_cpu"] / max(produced["messages"], 1) * 1e6,
+        "consume_cpu_us": consumed["broker_cpu"] / max(consumed["messages"], 1) * 1e6,
+    }
+
+
 def run_broker(args: argparse.Namespace, secure: bool) -> list[dict[str, float]]:
     port = free_port()
     results = []
@@ -304,15 +353,20 @@ def run_broker(args: argparse.Namespace, secure: bool) -> list[dict[str, float]]
                 f"{'consume msg/s':>14} {'MB/s':>8}"
             )
             for size in (int(s) for s in args.sizes.split(",")):
-                r = run_size(
-                    client,
-                    broker.pid,
-                    size,
-                    args.messages,
-                    args.producers,
-                    args.partitions,
-                    args.consumers,
-                )
+                if args.client == "native":
+                    r = run_size_native(
+                        args.loadgen, client, broker.pid, size, args.messages, args.partitions
+                    )
+                else:
+                    r = run_size(
+                        client,
+                        broker.pid,
+                        size,
+                        args.messages,
+                        args.producers,
+                        args.partitions,
+                        args.consumers,
+                    )
                 results.append(r)
                 print(
                     f"{r['size']:>6} {r['delivered']:>9} {r['produce_msgs']:>14,.0f} {r['produce_mb']:>8.1f} "
@@ -334,8 +388,15 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--messages", type=int, default=1_000_000)
-    parser.add_argument("--producers", type=int, default=2)
-    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument(
+        "--client",
+        choices=("native", "python"),
+        default="native",
+        help="native: the librdkafka C load generator, one producer and one consumer thread (default); "
+        "python: confluent-kafka producer/consumer processes",
+    )
+    parser.add_argument("--producers", type=int, default=2, help="python client processes")
+    parser.add_argument("--partitions", type=int, default=1)
     parser.add_argument("--consumers", type=int, default=2)
     parser.add_argument("--sizes", default="100,1024")
     parser.add_argument("--profile", action="store_true", help="run the broker under cProfile")
@@ -343,6 +404,7 @@ def main() -> None:
     mode.add_argument("--secure", action="store_true", help="SASL/SCRAM clients, ACLs on")
     mode.add_argument("--compare", action="store_true", help="run plain, then secure, and print the ratio")
     args = parser.parse_args()
+    args.loadgen = build_native_loadgen() if args.client == "native" else None
 
     if not args.compare:
         run_broker(args, args.secure)
