@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 
 import { json, requestsOf, signedIn, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
-import { accessHandlers, auditEvent, membership, page, payments, query, sessionFor } from "../test/tenancyFixtures";
+import { bodyCellTexts } from "../test/tables";
+import { auditEvent, membership, page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
 
 function auditRequests(spy: ReturnType<typeof stubFetch>): URLSearchParams[] {
   return requestsOf(spy)
@@ -71,16 +72,7 @@ describe("AuditLogPage", () => {
 
     await user.click(await screen.findByRole("button", { name: /Details of membership.update/ }));
     const drawer = screen.getByRole("dialog", { name: "membership.update · bo" });
-    const rows = within(within(drawer).getByRole("table", { name: "Changes" }))
-      .getAllByRole("row")
-      .slice(1);
-    expect(
-      rows.map((row) =>
-        within(row)
-          .getAllByRole("cell")
-          .map((cell) => cell.textContent),
-      ),
-    ).toEqual([
+    expect(bodyCellTexts(within(drawer).getByRole("table", { name: "Changes" }))).toEqual([
       ["role changed", '"viewer"', '"developer"'],
       ["user", '"bo"', '"bo"'],
     ]);
@@ -105,11 +97,8 @@ describe("AuditLogPage", () => {
   });
 
   it("tells a person who administers nothing that the log is for admins, without asking for it", async () => {
-    const access = accessHandlers({ teamRoles: [membership(9, 1, "me", "developer")] });
     const fetchSpy = stubFetch({
-      "GET /api/v1/auth/session/": json(200, sessionFor("me")),
-      "GET /api/v1/org-memberships/": access.orgMemberships,
-      "GET /api/v1/memberships/": access.myMemberships,
+      ...signedInHandlers({ teamRoles: [membership(9, 1, "me", "developer")] }),
     });
     renderApp("/audit");
 

@@ -4,14 +4,11 @@ import { describe, expect, it } from "vitest";
 import { acme, cluster, logLine, operation } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
-import { accessHandlers, page, sessionFor } from "../test/tenancyFixtures";
+import { page, signedInHandlers } from "../test/tenancyFixtures";
 
 function stubClusters(options: { orgAdmin: boolean }, extra: Parameters<typeof stubFetch>[0] = {}) {
-  const access = accessHandlers({ orgAdminOf: options.orgAdmin ? [10] : [] });
   return stubFetch({
-    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
-    "GET /api/v1/org-memberships/": access.orgMemberships,
-    "GET /api/v1/memberships/": access.myMemberships,
+    ...signedInHandlers({ orgAdminOf: options.orgAdmin ? [10] : [] }),
     "GET /api/v1/organizations/": page([acme]),
     "GET /api/v1/clusters/": page([
       cluster(),

@@ -6,7 +6,7 @@ import { REGISTRY_CONTENT_TYPE } from "../api/schemaRegistry";
 import { acme, cluster } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
-import { accessHandlers, membership, page, paymentsPrefix, sessionFor } from "../test/tenancyFixtures";
+import { membership, page, paymentsPrefix, signedInHandlers } from "../test/tenancyFixtures";
 
 const REGISTRY = "/clusters/3/schema-registry";
 const SUBJECT = "payments.card/v2-value";
@@ -23,11 +23,8 @@ function version(number: number, schema: string) {
 type Handlers = Parameters<typeof stubFetch>[0];
 
 function stubRegistry(role: "viewer" | "developer", extra: Handlers = {}) {
-  const access = accessHandlers({ teamRoles: [membership(9, 1, "me", role)] });
   return stubFetch({
-    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
-    "GET /api/v1/org-memberships/": access.orgMemberships,
-    "GET /api/v1/memberships/": access.myMemberships,
+    ...signedInHandlers({ teamRoles: [membership(9, 1, "me", role)] }),
     "GET /api/v1/organizations/": page([acme]),
     "GET /api/v1/prefixes/": page([paymentsPrefix]),
     "GET /api/v1/clusters/": page([cluster(), cluster({ id: 4, name: "analytics" })]),

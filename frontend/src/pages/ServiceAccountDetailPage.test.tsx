@@ -4,24 +4,13 @@ import { describe, expect, it } from "vitest";
 import type { TeamRole } from "../api/types";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
-import {
-  accessHandlers,
-  apiKey,
-  billingAccount,
-  membership,
-  page,
-  payments,
-  sessionFor,
-} from "../test/tenancyFixtures";
+import { apiKey, billingAccount, membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
 
 const SECRET = "shk_k9z8y7_s3cr3t-value";
 
 function stubAccount(myRole: TeamRole, extra = {}) {
-  const access = accessHandlers({ teamRoles: [membership(9, 1, "me", myRole)] });
   return stubFetch({
-    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
-    "GET /api/v1/org-memberships/": access.orgMemberships,
-    "GET /api/v1/memberships/": access.myMemberships,
+    ...signedInHandlers({ teamRoles: [membership(9, 1, "me", myRole)] }),
     "GET /api/v1/teams/": page([payments]),
     "GET /api/v1/service-accounts/20/": json(200, billingAccount),
     "GET /api/v1/api-keys/": page([apiKey()]),

@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import {
-  accessHandlers,
   apiKey,
   billingAccount,
   membership,
@@ -12,17 +11,14 @@ import {
   payments,
   query,
   search,
-  sessionFor,
+  signedInHandlers,
 } from "../test/tenancyFixtures";
 
 const searchAccount = { ...billingAccount, id: 21, team: 2, name: "indexer", principal: "User:indexer" };
 
 function stubAccounts(myRoles: Parameters<typeof membership>[3][] = ["developer"], extra = {}) {
-  const access = accessHandlers({ teamRoles: myRoles.map((role) => membership(9, 1, "me", role)) });
   return stubFetch({
-    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
-    "GET /api/v1/org-memberships/": access.orgMemberships,
-    "GET /api/v1/memberships/": access.myMemberships,
+    ...signedInHandlers({ teamRoles: myRoles.map((role) => membership(9, 1, "me", role)) }),
     "GET /api/v1/teams/": page([payments, search]),
     "GET /api/v1/service-accounts/": (request) => {
       const team = query(request).get("team");

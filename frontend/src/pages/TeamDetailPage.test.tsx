@@ -4,27 +4,27 @@ import { describe, expect, it } from "vitest";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import {
-  accessHandlers,
   membership,
   page,
   payments,
   paymentsPolicy,
   paymentsPrefix,
   query,
-  sessionFor,
+  signedInHandlers,
 } from "../test/tenancyFixtures";
 
 const members = [membership(1, 1, "ada", "team_admin"), membership(2, 1, "bo", "viewer")];
 
 function stubTeam(options: { orgAdminOf?: number[]; myRole?: "team_admin" | "developer" | "viewer" }, extra = {}) {
-  const access = accessHandlers({
+  const signedIn = signedInHandlers({
     orgAdminOf: options.orgAdminOf,
     teamRoles: options.myRole ? [membership(9, 1, "me", options.myRole)] : [],
   });
   return stubFetch({
-    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
-    "GET /api/v1/org-memberships/": access.orgMemberships,
-    "GET /api/v1/memberships/": (request) => (query(request).has("username") ? access.myMemberships : page(members)),
+    ...signedIn,
+    // The team page lists the team's members from the endpoint that also holds the caller's own roles.
+    "GET /api/v1/memberships/": (request) =>
+      query(request).has("username") ? signedIn["GET /api/v1/memberships/"] : page(members),
     "GET /api/v1/teams/1/": json(200, payments),
     "GET /api/v1/prefixes/": page([paymentsPrefix]),
     "GET /api/v1/policies/": page([paymentsPolicy]),

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 
 import { json, signedIn, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
+import { bodyCellTexts } from "../test/tables";
 import { membership, page, payments, paymentsPrefix, search } from "../test/tenancyFixtures";
 
 describe("TeamsPage", () => {
@@ -17,14 +18,7 @@ describe("TeamsPage", () => {
 
     expect(screen.getByRole("status")).toBeInTheDocument();
     const table = await screen.findByRole("table", { name: "Teams" });
-    const rows = within(table).getAllByRole("row").slice(1);
-    expect(
-      rows.map((row) =>
-        within(row)
-          .getAllByRole("cell")
-          .map((cell) => cell.textContent),
-      ),
-    ).toEqual([
+    expect(bodyCellTexts(table)).toEqual([
       ["Payments", "2", "topic:payments."],
       ["Search", "0", "—"],
     ]);

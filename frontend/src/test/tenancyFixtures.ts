@@ -110,12 +110,13 @@ export function auditEvent(overrides: Partial<AuditEvent> = {}): AuditEvent {
 }
 
 /**
- * Answers the two requests the console makes to learn the signed-in
- * person's rights: org-admin memberships and team memberships.
+ * Answers the requests the console makes to learn who is signed in ("me")
+ * and their rights: the session, org-admin memberships and team memberships.
  */
-export function accessHandlers(options: { orgAdminOf?: number[]; teamRoles?: Membership[] }) {
+export function signedInHandlers(options: { orgAdminOf?: number[]; teamRoles?: Membership[] }) {
   return {
-    orgMemberships: page(
+    "GET /api/v1/auth/session/": json(200, sessionFor("me")),
+    "GET /api/v1/org-memberships/": page(
       (options.orgAdminOf ?? []).map((organization, index) => ({
         id: index + 1,
         organization,
@@ -124,7 +125,7 @@ export function accessHandlers(options: { orgAdminOf?: number[]; teamRoles?: Mem
         created_at: "2026-01-01T10:00:00Z",
       })),
     ),
-    myMemberships: page(options.teamRoles ?? []),
+    "GET /api/v1/memberships/": page(options.teamRoles ?? []),
   };
 }
 
