@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import uuid
@@ -37,6 +38,8 @@ def spark() -> Iterator[object]:
     session.dataSource.register(TopicDataSource)
     yield session
     session.stop()
+    # py4j logs from finalizers after pytest has closed the captured streams.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture
@@ -50,7 +53,9 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, **config: str) 
     return name
 
 
-def produce(bootstrap: str, topic: str, records: list[tuple[int, bytes | None, bytes]], **config: object) -> None:
+def produce(
+    bootstrap: str, topic: str, records: list[tuple[int, bytes | None, bytes]], **config: object
+) -> None:
     """Produce (partition, key, value) records and wait until all are acknowledged."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **config})
     for partition, key, value in records:
