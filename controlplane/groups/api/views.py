@@ -23,7 +23,9 @@ class ConsumerGroupViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     ordering_fields = ["name", "total_lag", "state"]
 
     def restrict(self, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(visible_rows_q(self.actor))
+        queryset = queryset.filter(visible_rows_q(self.actor))
+        # Lists show totals; the per-partition JSON is for details only and is the bulk of each row.
+        return queryset.defer("partition_lags") if self.action == "list" else queryset
 
     @extend_schema(responses=serializers.ConsumerGroupDetailSerializer)
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -26,7 +26,9 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     ordering_fields = ["name", "size_bytes", "partitions", "created_at"]
 
     def restrict(self, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(visible_rows_q(self.actor))
+        queryset = queryset.filter(visible_rows_q(self.actor))
+        # Lists show totals; the per-partition JSON is for details only and is the bulk of each row.
+        return queryset.defer("partition_details") if self.action == "list" else queryset
 
     @extend_schema(
         request=serializers.TopicCreateInputSerializer,
