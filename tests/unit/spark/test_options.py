@@ -1,0 +1,73 @@
+"""Parsing the data source's options, named as in Spark's Kafka source."""
+
+import json
+
+import pytest
+
+from controlplane.spark.options import EARLIEST, LATEST, InvalidOptions, parse_read_options
+
+BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+
+
+def test_it_reads_topics_offsets_and_flags_case_insensitively():
+    options = parse_read_options(
+        {
+            **BOOTSTRAP,
+            "Subscribe": "a, b",
+            "startingOffsets": json.dumps({"a": {"0": 5, "1": -2}}),
+            "ENDINGOFFSETS": "latest",
+            "includeHeaders": "TRUE",
+            "failOnDataLoss": "false",
+            "kafka.security.protocol": "SASL_PLAINTEXT",
+        }
+    )
+    assert options.selection.topics == ("a", "b")
+    assert options.starting.per_partition == {("a", 0): 5, ("a", 1): EARLIEST}
+    assert options.ending.default == LATEST
+    assert options.include_headers is True
+    assert options.fail_on_data_loss is False
+    assert options.kafka_config == {
+        "bootstrap.servers": "127.0.0.1:9092",
+        "security.protocol": "SASL_PLAINTEXT",
+    }
+
+
+def test_it_turns_a_java_jaas_config_into_librdkafka_credentials():
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="svc" password="p\\"w";'
+    options = parse_read_options({**BOOTSTRAP, "subscribe": "a", "kafka.sasl.jaas.config": jaas})
+    assert options.kafka_config["sasl.username"] == "svc"
+    assert options.kafka_config["sasl.password"] == 'p"w'
+    assert "sasl.jaas.config" not in options.kafka_config
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"subscribe": "a", "assign": '{"a": [0]}'}, "exactly one of"),
+        ({}, "exactly one of"),
+        ({"subscribePattern": "("}, "not a regular expression"),
+        ({"assign": '{"a": ["x"]}'}, "lists of partition numbers"),
+        ({"subscribe": "a", "endingOffsets": "earliest"}, "cannot be 'earliest'"),
+        ({"subscribe": "a", "endingOffsets": '{"a": {"0": -2}}'}, "cannot use offset -2"),
+        ({"subscribe": "a", "startingOffsets": "latest"}, "cannot be 'latest' for a batch"),
+        ({"subscribe": "a", "startingOffsets": "{not json"}, "not JSON"),
+        ({"subscribe": "a", "failOnDataLoss": "maybe"}, "true or false"),
+        ({"subscribe": "a", "maxOffsetsPerTrigger": "0"}, "must be positive"),
+        ({"subscribe": "a", "startingTimestamp": "yesterday"}, "milliseconds"),
+    ],
+)
+def test_it_refuses_options_that_describe_no_read(options, message):
+    with pytest.raises(InvalidOptions, match=message):
+        parse_read_options({**BOOTSTRAP, **options})
+
+
+def test_it_needs_a_bootstrap_address():
+    with pytest.raises(InvalidOptions, match=r"kafka\.bootstrap\.servers"):
+        parse_read_options({"subscribe": "a"})
+
+
+def test_a_streaming_read_refuses_ending_offsets_but_may_start_at_latest():
+    with pytest.raises(InvalidOptions, match="not allowed in a streaming query"):
+        parse_read_options({**BOOTSTRAP, "subscribe": "a", "endingOffsets": "latest"}, streaming=True)
+    options = parse_read_options({**BOOTSTRAP, "subscribe": "a", "startingOffsets": "latest"}, streaming=True)
+    assert options.starting.default == LATEST
