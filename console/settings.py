@@ -215,6 +215,8 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": "controlplane.accounts.choices.ApiKeyStatus",
         "ClusterStatusEnum": "controlplane.clusters.choices.ClusterStatus",
         "BrokerStatusEnum": "controlplane.clusters.choices.BrokerStatus",
+        "AclResourceTypeEnum": "controlplane.acls.choices.AclResourceType",
+        "ResourceTypeEnum": "controlplane.tenancy.choices.PrefixResourceType",
     },
 }
 

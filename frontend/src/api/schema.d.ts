@@ -4,6 +4,122 @@
  */
 
 export interface paths {
+    "/api/v1/access-grants/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Templates applied to service accounts ("producer", "consumer", "stream_app"): one call creates the
+         *     template's bindings, deleting the grant removes them together.
+         */
+        get: operations["v1_access_grants_list"];
+        put?: never;
+        /**
+         * @description Templates applied to service accounts ("producer", "consumer", "stream_app"): one call creates the
+         *     template's bindings, deleting the grant removes them together.
+         */
+        post: operations["v1_access_grants_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/access-grants/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Templates applied to service accounts ("producer", "consumer", "stream_app"): one call creates the
+         *     template's bindings, deleting the grant removes them together.
+         */
+        get: operations["v1_access_grants_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Templates applied to service accounts ("producer", "consumer", "stream_app"): one call creates the
+         *     template's bindings, deleting the grant removes them together.
+         */
+        delete: operations["v1_access_grants_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/acls/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description ACL bindings in Kafka's model. Teams see and grant their own; org admins see every binding of their
+         *     clusters, including unmanaged ones found there, and may adopt those.
+         */
+        get: operations["v1_acls_list"];
+        put?: never;
+        /**
+         * @description ACL bindings in Kafka's model. Teams see and grant their own; org admins see every binding of their
+         *     clusters, including unmanaged ones found there, and may adopt those.
+         */
+        post: operations["v1_acls_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/acls/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description ACL bindings in Kafka's model. Teams see and grant their own; org admins see every binding of their
+         *     clusters, including unmanaged ones found there, and may adopt those.
+         */
+        get: operations["v1_acls_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description ACL bindings in Kafka's model. Teams see and grant their own; org admins see every binding of their
+         *     clusters, including unmanaged ones found there, and may adopt those.
+         */
+        delete: operations["v1_acls_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/acls/{id}/adopt/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description ACL bindings in Kafka's model. Teams see and grant their own; org admins see every binding of their
+         *     clusters, including unmanaged ones found there, and may adopt those.
+         */
+        post: operations["v1_acls_adopt_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys/": {
         parameters: {
             query?: never;
@@ -242,6 +358,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/consumer-groups/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Consumer groups whose names are in the caller's teams' group prefixes (org admins: all of their
+         *     clusters'). Lists show the lag the sampler last measured; a group's detail asks the cluster.
+         */
+        get: operations["v1_consumer_groups_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumer-groups/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Consumer groups whose names are in the caller's teams' group prefixes (org admins: all of their
+         *     clusters'). Lists show the lag the sampler last measured; a group's detail asks the cluster.
+         */
+        get: operations["v1_consumer_groups_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Consumer groups whose names are in the caller's teams' group prefixes (org admins: all of their
+         *     clusters'). Lists show the lag the sampler last measured; a group's detail asks the cluster.
+         */
+        delete: operations["v1_consumer_groups_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumer-groups/{id}/delete-offsets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Forgets the group's committed offsets for one topic. */
+        post: operations["v1_consumer_groups_delete_offsets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumer-groups/{id}/reset-offsets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Commits new offsets (refused with 409 while the group has members); the old ones are kept. */
+        post: operations["v1_consumer_groups_reset_offsets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumer-groups/{id}/reset-offsets/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Old -> new offsets the reset would commit; nothing changes. */
+        post: operations["v1_consumer_groups_reset_offsets_preview_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumer-groups/{id}/resets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Consumer groups whose names are in the caller's teams' group prefixes (org admins: all of their
+         *     clusters'). Lists show the lag the sampler last measured; a group's detail asks the cluster.
+         */
+        get: operations["v1_consumer_groups_resets_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumer-groups/{id}/undo-reset/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Restores the offsets the latest reset replaced. */
+        post: operations["v1_consumer_groups_undo_reset_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drift/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Differences the latest reconciliation pass found: teams see their resources' drift; org admins
+         *     also see unmanaged topics, ACLs and quotas found on their clusters.
+         */
+        get: operations["v1_drift_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drift/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Differences the latest reconciliation pass found: teams see their resources' drift; org admins
+         *     also see unmanaged topics, ACLs and quotas found on their clusters.
+         */
+        get: operations["v1_drift_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memberships/": {
         parameters: {
             query?: never;
@@ -474,6 +762,163 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/quotas/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Client quotas of the caller's service accounts; org admins see and set every quota of their clusters. */
+        get: operations["v1_quotas_list"];
+        put?: never;
+        /** @description Sets quota values for an entity (user, client id, both, or defaults with null names). */
+        post: operations["v1_quotas_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quotas/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Client quotas of the caller's service accounts; org admins see and set every quota of their clusters. */
+        get: operations["v1_quotas_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Client quotas of the caller's service accounts; org admins see and set every quota of their clusters. */
+        delete: operations["v1_quotas_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Client quotas of the caller's service accounts; org admins see and set every quota of their clusters. */
+        patch: operations["v1_quotas_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/quotas/{id}/adopt/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Client quotas of the caller's service accounts; org admins see and set every quota of their clusters. */
+        post: operations["v1_quotas_adopt_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reconcile-runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Reconciliation passes of the clusters of organizations the caller administers; POST runs one now. */
+        get: operations["v1_reconcile_runs_list"];
+        put?: never;
+        /** @description Reconciliation passes of the clusters of organizations the caller administers; POST runs one now. */
+        post: operations["v1_reconcile_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reconcile-runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Reconciliation passes of the clusters of organizations the caller administers; POST runs one now. */
+        get: operations["v1_reconcile_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scram-credentials/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description SCRAM credentials of service accounts on clusters: issued and rotated here (the password is in
+         *     that response only), used by Kafka clients as `sasl.username` = the service account's name.
+         */
+        get: operations["v1_scram_credentials_list"];
+        put?: never;
+        /**
+         * @description SCRAM credentials of service accounts on clusters: issued and rotated here (the password is in
+         *     that response only), used by Kafka clients as `sasl.username` = the service account's name.
+         */
+        post: operations["v1_scram_credentials_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scram-credentials/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description SCRAM credentials of service accounts on clusters: issued and rotated here (the password is in
+         *     that response only), used by Kafka clients as `sasl.username` = the service account's name.
+         */
+        get: operations["v1_scram_credentials_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description SCRAM credentials of service accounts on clusters: issued and rotated here (the password is in
+         *     that response only), used by Kafka clients as `sasl.username` = the service account's name.
+         */
+        delete: operations["v1_scram_credentials_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scram-credentials/{id}/rotate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description SCRAM credentials of service accounts on clusters: issued and rotated here (the password is in
+         *     that response only), used by Kafka clients as `sasl.username` = the service account's name.
+         */
+        post: operations["v1_scram_credentials_rotate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/service-accounts/": {
         parameters: {
             query?: never;
@@ -550,6 +995,160 @@ export interface paths {
         patch: operations["v1_teams_partial_update"];
         trace?: never;
     };
+    "/api/v1/topics/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Topics of the caller's teams (and, for org admins, unmanaged topics found on their clusters).
+         *
+         *     Lists answer from the state the reconciler last observed; a topic's detail asks the cluster.
+         */
+        get: operations["v1_topics_list"];
+        put?: never;
+        /** @description Creates the topic; with `validate_only` the cluster checks the request and nothing is created. */
+        post: operations["v1_topics_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Topics of the caller's teams (and, for org admins, unmanaged topics found on their clusters).
+         *
+         *     Lists answer from the state the reconciler last observed; a topic's detail asks the cluster.
+         */
+        get: operations["v1_topics_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Deletes the topic from the cluster; the body must repeat its name. */
+        delete: operations["v1_topics_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/adopt/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Org admins: make an unmanaged topic a team's managed topic. */
+        post: operations["v1_topics_adopt_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description Topics of the caller's teams (and, for org admins, unmanaged topics found on their clusters).
+         *
+         *     Lists answer from the state the reconciler last observed; a topic's detail asks the cluster.
+         */
+        patch: operations["v1_topics_configs_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/messages/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Records by partition and offset, by timestamp, or the newest, with optional filters. */
+        get: operations["v1_topics_messages_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/partitions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Topics of the caller's teams (and, for org admins, unmanaged topics found on their clusters).
+         *
+         *     Lists answer from the state the reconciler last observed; a topic's detail asks the cluster.
+         */
+        post: operations["v1_topics_partitions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/produce/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Produces one test message (key, value, headers) to the topic. */
+        post: operations["v1_topics_produce_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{id}/purge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Deletes records: all of them, or those before an offset in one partition. */
+        post: operations["v1_topics_purge_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -560,6 +1159,65 @@ export interface components {
             readonly operation_url: string;
             cluster: components["schemas"]["Cluster"];
         };
+        AccessGrant: {
+            readonly id: number;
+            cluster: number;
+            team: number;
+            service_account: number;
+            template: components["schemas"]["TemplateEnum"];
+            topic_prefix: string;
+            group_prefix?: string;
+            readonly bindings: components["schemas"]["AclBinding"][];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        AccessGrantCreateInputRequest: {
+            cluster: number;
+            service_account: number;
+            template: components["schemas"]["TemplateEnum"];
+            topic_prefix: string;
+            /** @default  */
+            group_prefix: string;
+        };
+        AclBinding: {
+            readonly id: number;
+            cluster: number;
+            team?: number | null;
+            grant?: number | null;
+            managed?: boolean;
+            resource_type: components["schemas"]["AclResourceTypeEnum"];
+            resource_name: string;
+            pattern_type: components["schemas"]["PatternTypeEnum"];
+            principal: string;
+            host?: string;
+            operation: components["schemas"]["OperationEnum"];
+            permission: components["schemas"]["PermissionEnum"];
+            exists_on_cluster?: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        AclBindingCreateInputRequest: {
+            cluster: number;
+            /** @description The owning team; org admins may leave it empty for an organization-wide binding. */
+            team?: number | null;
+            resource_type: components["schemas"]["AclResourceTypeEnum"];
+            resource_name: string;
+            pattern_type: components["schemas"]["PatternTypeEnum"];
+            principal: string;
+            /** @default * */
+            host: string;
+            operation: components["schemas"]["OperationEnum"];
+            /** @default ALLOW */
+            permission: components["schemas"]["PermissionEnum"];
+        };
+        /**
+         * @description * `TOPIC` - Topic
+         *     * `GROUP` - Consumer group
+         *     * `TRANSACTIONAL_ID` - Transactional id
+         *     * `BROKER` - Cluster
+         * @enum {string}
+         */
+        AclResourceTypeEnum: "TOPIC" | "GROUP" | "TRANSACTIONAL_ID" | "BROKER";
         /**
          * @description * `user` - User
          *     * `service_account` - Service account
@@ -567,6 +1225,12 @@ export interface components {
          * @enum {string}
          */
         ActorTypeEnum: "user" | "service_account" | "system";
+        AdoptBindingInputRequest: {
+            team: number | null;
+        };
+        AdoptInputRequest: {
+            team: number;
+        };
         /** @description A key as lists show it: never the secret, which exists only in the create and rotate responses. */
         ApiKey: {
             key_id: string;
@@ -678,6 +1342,31 @@ export interface components {
                 [key: string]: components["schemas"]["BrokerConfigEntry"];
             } | null;
         };
+        ClientQuota: {
+            readonly id: number;
+            cluster: number;
+            team?: number | null;
+            readonly entity: {
+                [key: string]: unknown;
+            };
+            entity_key: string;
+            managed?: boolean;
+            values?: unknown;
+            exists_on_cluster?: boolean;
+            observed_values?: unknown;
+            /** Format: date-time */
+            observed_at?: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ClientQuotaInputRequest: {
+            /** @description Keys: producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate; null removes a key. */
+            values: {
+                [key: string]: number | null;
+            };
+            cluster: number;
+            entity: components["schemas"]["QuotaEntityRequest"];
+        };
         Cluster: {
             readonly id: number;
             organization: number;
@@ -770,13 +1459,74 @@ export interface components {
          * @enum {string}
          */
         ClusterStatusEnum: "requested" | "provisioning" | "running" | "degraded" | "stopped" | "deleting" | "deleted" | "failed";
+        /** @description A group as the sampler last saw it (lists never wait on the cluster). */
+        ConsumerGroup: {
+            readonly id: number;
+            cluster: number;
+            team?: number | null;
+            name: string;
+            state?: string;
+            /** Format: int64 */
+            member_count?: number;
+            /** Format: int64 */
+            total_lag?: number;
+            /** Format: date-time */
+            observed_at?: string | null;
+        };
+        /** @description A group as the sampler last saw it (lists never wait on the cluster). */
+        ConsumerGroupDetail: {
+            readonly id: number;
+            cluster: number;
+            team?: number | null;
+            name: string;
+            state?: string;
+            /** Format: int64 */
+            member_count?: number;
+            /** Format: int64 */
+            total_lag?: number;
+            /** Format: date-time */
+            observed_at?: string | null;
+            readonly live: {
+                [key: string]: unknown;
+            };
+        };
+        DeleteOffsetsInputRequest: {
+            topic: string;
+        };
+        Drift: {
+            readonly id: number;
+            cluster: number;
+            run: number;
+            team?: number | null;
+            kind: components["schemas"]["DriftKindEnum"];
+            resource_type: string;
+            resource_name: string;
+            details?: unknown;
+            /** Format: date-time */
+            readonly detected_at: string;
+        };
         /**
-         * @description * `provision` - Provision
-         *     * `delete` - Delete
-         *     * `restart_broker` - Restart broker
+         * @description * `topic_config_changed` - A managed topic's configs were changed outside
+         *     * `topic_partitions_changed` - A managed topic's partition count differs
+         *     * `managed_topic_missing` - A managed topic was missing (re-created)
+         *     * `unmanaged_topic` - A topic exists that the control plane does not manage
+         *     * `managed_acl_missing` - A managed ACL binding was missing (re-created)
+         *     * `unmanaged_acl` - An ACL binding exists that the control plane does not manage
+         *     * `managed_quota_missing` - A managed quota was missing (re-applied)
+         *     * `quota_changed` - A managed quota's values were changed outside
+         *     * `unmanaged_quota` - A quota exists that the control plane does not manage
          * @enum {string}
          */
-        KindEnum: "provision" | "delete" | "restart_broker";
+        DriftKindEnum: "topic_config_changed" | "topic_partitions_changed" | "managed_topic_missing" | "unmanaged_topic" | "managed_acl_missing" | "unmanaged_acl" | "managed_quota_missing" | "quota_changed" | "unmanaged_quota";
+        ExactOffsetInputRequest: {
+            topic: string;
+            partition: number;
+            offset: number;
+        };
+        Header: {
+            key: string;
+            value: components["schemas"]["Payload"];
+        };
         LoginInputRequest: {
             username: string;
             password: string;
@@ -784,6 +1534,12 @@ export interface components {
         LoginOutput: {
             user: components["schemas"]["User"];
         };
+        /**
+         * @description * `SCRAM-SHA-256` - SCRAM-SHA-256
+         *     * `SCRAM-SHA-512` - SCRAM-SHA-512
+         * @enum {string}
+         */
+        MechanismEnum: "SCRAM-SHA-256" | "SCRAM-SHA-512";
         Membership: {
             readonly id: number;
             team: number;
@@ -801,12 +1557,33 @@ export interface components {
         MembershipUpdateInputRequest: {
             role: components["schemas"]["RoleEnum"];
         };
+        Message: {
+            partition: number;
+            offset: number;
+            /** Format: date-time */
+            timestamp: string;
+            key: components["schemas"]["Payload"];
+            value: components["schemas"]["Payload"];
+            headers: components["schemas"]["Header"][];
+        };
+        OffsetReset: {
+            readonly id: number;
+            group: number;
+            strategy: components["schemas"]["StrategyEnum"];
+            parameters?: unknown;
+            offsets: components["schemas"]["PlannedOffset"][];
+            requested_by?: string;
+            /** Format: date-time */
+            readonly applied_at: string;
+            /** Format: date-time */
+            undone_at?: string | null;
+        };
         Operation: {
             readonly id: number;
             cluster: number;
             readonly cluster_name: string;
-            kind: components["schemas"]["KindEnum"];
-            state?: components["schemas"]["StateEnum"];
+            kind: components["schemas"]["OperationKindEnum"];
+            state?: components["schemas"]["OperationStateEnum"];
             steps?: unknown;
             readonly step: number;
             readonly step_count: number;
@@ -821,6 +1598,36 @@ export interface components {
             /** Format: date-time */
             finished_at?: string | null;
         };
+        /**
+         * @description * `ALL` - All
+         *     * `READ` - Read
+         *     * `WRITE` - Write
+         *     * `CREATE` - Create
+         *     * `DELETE` - Delete
+         *     * `ALTER` - Alter
+         *     * `DESCRIBE` - Describe
+         *     * `CLUSTER_ACTION` - Cluster action
+         *     * `DESCRIBE_CONFIGS` - Describe configs
+         *     * `ALTER_CONFIGS` - Alter configs
+         *     * `IDEMPOTENT_WRITE` - Idempotent write
+         * @enum {string}
+         */
+        OperationEnum: "ALL" | "READ" | "WRITE" | "CREATE" | "DELETE" | "ALTER" | "DESCRIBE" | "CLUSTER_ACTION" | "DESCRIBE_CONFIGS" | "ALTER_CONFIGS" | "IDEMPOTENT_WRITE";
+        /**
+         * @description * `provision` - Provision
+         *     * `delete` - Delete
+         *     * `restart_broker` - Restart broker
+         * @enum {string}
+         */
+        OperationKindEnum: "provision" | "delete" | "restart_broker";
+        /**
+         * @description * `pending` - Pending
+         *     * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        OperationStateEnum: "pending" | "running" | "succeeded" | "failed";
         OrgMembership: {
             readonly id: number;
             organization: number;
@@ -849,6 +1656,36 @@ export interface components {
         Overview: {
             version: string;
             worker: components["schemas"]["WorkerStatus"];
+        };
+        PaginatedAccessGrantList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["AccessGrant"][];
+        };
+        PaginatedAclBindingList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["AclBinding"][];
         };
         PaginatedApiKeyList: {
             /** @example 123 */
@@ -880,6 +1717,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedClientQuotaList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ClientQuota"][];
+        };
         PaginatedClusterList: {
             /** @example 123 */
             count: number;
@@ -895,6 +1747,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Cluster"][];
         };
+        PaginatedConsumerGroupList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ConsumerGroup"][];
+        };
+        PaginatedDriftList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Drift"][];
+        };
         PaginatedMembershipList: {
             /** @example 123 */
             count: number;
@@ -909,6 +1791,36 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Membership"][];
+        };
+        PaginatedMessageList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Message"][];
+        };
+        PaginatedOffsetResetList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["OffsetReset"][];
         };
         PaginatedOperationList: {
             /** @example 123 */
@@ -954,6 +1866,51 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Organization"][];
+        };
+        PaginatedPlannedOffsetList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["PlannedOffset"][];
+        };
+        PaginatedReconcileRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ReconcileRun"][];
+        };
+        PaginatedScramCredentialList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ScramCredential"][];
         };
         PaginatedServiceAccountList: {
             /** @example 123 */
@@ -1015,6 +1972,31 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["TeamPrefix"][];
         };
+        PaginatedTopicList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Topic"][];
+        };
+        PartitionsInputRequest: {
+            /** @description The new total. */
+            partitions: number;
+        };
+        PatchedClientQuotaUpdateInputRequest: {
+            /** @description Keys: producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate; null removes a key. */
+            values?: {
+                [key: string]: number | null;
+            };
+        };
         PatchedMembershipUpdateInputRequest: {
             role?: components["schemas"]["RoleEnum"];
         };
@@ -1036,12 +2018,112 @@ export interface components {
             name?: string;
             description?: string;
         };
+        PatchedTopicConfigsInputRequest: {
+            /** @description Kafka config names to set; null returns one to the cluster default. */
+            configs?: {
+                [key: string]: string | null;
+            };
+        };
+        /**
+         * @description * `LITERAL` - Literal
+         *     * `PREFIXED` - Prefixed
+         * @enum {string}
+         */
+        PatternTypeEnum: "LITERAL" | "PREFIXED";
+        Payload: {
+            data: string | null;
+            encoding: components["schemas"]["PayloadEncodingEnum"];
+        };
+        /**
+         * @description * `utf-8` - utf-8
+         *     * `base64` - base64
+         *     * `null` - null
+         * @enum {string}
+         */
+        PayloadEncodingEnum: "utf-8" | "base64" | "null";
+        /**
+         * @description * `ALLOW` - Allow
+         *     * `DENY` - Deny
+         * @enum {string}
+         */
+        PermissionEnum: "ALLOW" | "DENY";
+        PlannedOffset: {
+            topic: string;
+            partition: number;
+            old_offset: number | null;
+            new_offset: number;
+        };
+        /**
+         * @description * `utf-8` - utf-8
+         *     * `base64` - base64
+         * @enum {string}
+         */
+        ProduceInputEncodingEnum: "utf-8" | "base64";
+        ProduceInputRequest: {
+            key?: string | null;
+            value?: string | null;
+            headers?: {
+                [key: string]: string;
+            };
+            /** @default utf-8 */
+            encoding: components["schemas"]["ProduceInputEncodingEnum"];
+            partition?: number;
+        };
+        Produced: {
+            partition: number;
+            offset: number;
+        };
         /**
          * @description * `local` - Local broker processes on this host
          *     * `external` - An existing cluster, registered by bootstrap address
          * @enum {string}
          */
         ProviderEnum: "local" | "external";
+        PurgeInputRequest: {
+            partition?: number | null;
+            before_offset?: number | null;
+        };
+        Purged: {
+            start_offsets: {
+                [key: string]: number;
+            };
+        };
+        QuotaEntityRequest: {
+            /** @description null: the default user */
+            user?: string | null;
+            /** @description null: the default client id */
+            client_id?: string | null;
+        };
+        ReconcileInputRequest: {
+            cluster: number;
+        };
+        ReconcileRun: {
+            readonly id: number;
+            cluster: number;
+            state?: components["schemas"]["ReconcileRunStateEnum"];
+            /** Format: date-time */
+            readonly started_at: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+            summary?: unknown;
+            error?: string;
+        };
+        /**
+         * @description * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        ReconcileRunStateEnum: "running" | "succeeded" | "failed";
+        ResetInputRequest: {
+            strategy: components["schemas"]["StrategyEnum"];
+            topics?: string[];
+            /** Format: date-time */
+            timestamp?: string;
+            offsets?: components["schemas"]["ExactOffsetInputRequest"][];
+            /** @default 0 */
+            shift_by: number;
+        };
         /**
          * @description * `topic` - Topic
          *     * `group` - Consumer group
@@ -1071,6 +2153,36 @@ export interface components {
          * @enum {string}
          */
         SaslMechanismEnum: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512";
+        ScramCredential: {
+            readonly id: number;
+            service_account: number;
+            cluster: number;
+            mechanism: components["schemas"]["MechanismEnum"];
+            readonly username: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            rotated_at?: string | null;
+        };
+        ScramCredentialCreateInputRequest: {
+            service_account: number;
+            cluster: number;
+            /** @default SCRAM-SHA-512 */
+            mechanism: components["schemas"]["MechanismEnum"];
+        };
+        ScramCredentialWithPassword: {
+            readonly id: number;
+            service_account: number;
+            cluster: number;
+            mechanism: components["schemas"]["MechanismEnum"];
+            readonly username: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            rotated_at?: string | null;
+            /** @description Shown only this once. */
+            readonly password: string;
+        };
         /**
          * @description * `PLAINTEXT` - PLAINTEXT
          *     * `SASL_PLAINTEXT` - SASL_PLAINTEXT
@@ -1103,14 +2215,6 @@ export interface components {
             user: components["schemas"]["User"] | null;
         };
         /**
-         * @description * `pending` - Pending
-         *     * `running` - Running
-         *     * `succeeded` - Succeeded
-         *     * `failed` - Failed
-         * @enum {string}
-         */
-        StateEnum: "pending" | "running" | "succeeded" | "failed";
-        /**
          * @description * `active` - Active
          *     * `rotating` - Rotated, valid until the overlap ends
          *     * `expired` - Expired
@@ -1118,6 +2222,15 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "active" | "rotating" | "expired" | "revoked";
+        /**
+         * @description * `earliest` - To the earliest offset
+         *     * `latest` - To the latest offset
+         *     * `timestamp` - To the first offset at or after a time
+         *     * `offset` - To exact offsets per partition
+         *     * `shift` - Shift by N
+         * @enum {string}
+         */
+        StrategyEnum: "earliest" | "latest" | "timestamp" | "offset" | "shift";
         Team: {
             readonly id: number;
             organization: number;
@@ -1172,6 +2285,96 @@ export interface components {
             name?: string;
             description?: string;
         };
+        /**
+         * @description * `producer` - Producer on a topic prefix
+         *     * `consumer` - Consumer on a topic prefix with a group prefix
+         *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
+         * @enum {string}
+         */
+        TemplateEnum: "producer" | "consumer" | "stream_app";
+        /** @description A topic as lists show it: desired spec and the last observed state (cached by the reconciler). */
+        Topic: {
+            readonly id: number;
+            cluster: number;
+            team?: number | null;
+            name: string;
+            managed?: boolean;
+            /** Format: int64 */
+            partitions: number;
+            /** Format: int64 */
+            replication_factor?: number;
+            configs?: unknown;
+            exists_on_cluster?: boolean;
+            /** Format: int64 */
+            observed_partitions?: number | null;
+            /** Format: int64 */
+            observed_replication_factor?: number | null;
+            observed_configs?: unknown;
+            /** Format: int64 */
+            size_bytes?: number;
+            /** Format: int64 */
+            message_count?: number;
+            /** Format: date-time */
+            observed_at?: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        TopicCreateInput: {
+            cluster: number;
+            team: number;
+            name: string;
+            partitions: number;
+            /** @default 1 */
+            replication_factor: number;
+            configs?: {
+                [key: string]: string;
+            };
+            /** @default false */
+            validate_only: boolean;
+        };
+        TopicCreateInputRequest: {
+            cluster: number;
+            team: number;
+            name: string;
+            partitions: number;
+            /** @default 1 */
+            replication_factor: number;
+            configs?: {
+                [key: string]: string;
+            };
+            /** @default false */
+            validate_only: boolean;
+        };
+        /** @description A topic as lists show it: desired spec and the last observed state (cached by the reconciler). */
+        TopicDetail: {
+            readonly id: number;
+            cluster: number;
+            team?: number | null;
+            name: string;
+            managed?: boolean;
+            /** Format: int64 */
+            partitions: number;
+            /** Format: int64 */
+            replication_factor?: number;
+            configs?: unknown;
+            exists_on_cluster?: boolean;
+            /** Format: int64 */
+            observed_partitions?: number | null;
+            /** Format: int64 */
+            observed_replication_factor?: number | null;
+            observed_configs?: unknown;
+            /** Format: int64 */
+            size_bytes?: number;
+            /** Format: int64 */
+            message_count?: number;
+            /** Format: date-time */
+            observed_at?: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly live: {
+                [key: string]: unknown;
+            };
+        };
         User: {
             id: number;
             username: string;
@@ -1199,6 +2402,256 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    v1_access_grants_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                service_account?: number;
+                team?: number;
+                /**
+                 * @description * `producer` - Producer on a topic prefix
+                 *     * `consumer` - Consumer on a topic prefix with a group prefix
+                 *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
+                 */
+                template?: "consumer" | "producer" | "stream_app";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAccessGrantList"];
+                };
+            };
+        };
+    };
+    v1_access_grants_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessGrantCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessGrant"];
+                };
+            };
+        };
+    };
+    v1_access_grants_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this access grant. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessGrant"];
+                };
+            };
+        };
+    };
+    v1_access_grants_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this access grant. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_acls_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                grant?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                managed?: boolean;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /**
+                 * @description * `ALL` - All
+                 *     * `READ` - Read
+                 *     * `WRITE` - Write
+                 *     * `CREATE` - Create
+                 *     * `DELETE` - Delete
+                 *     * `ALTER` - Alter
+                 *     * `DESCRIBE` - Describe
+                 *     * `CLUSTER_ACTION` - Cluster action
+                 *     * `DESCRIBE_CONFIGS` - Describe configs
+                 *     * `ALTER_CONFIGS` - Alter configs
+                 *     * `IDEMPOTENT_WRITE` - Idempotent write
+                 */
+                operation?: "ALL" | "ALTER" | "ALTER_CONFIGS" | "CLUSTER_ACTION" | "CREATE" | "DELETE" | "DESCRIBE" | "DESCRIBE_CONFIGS" | "IDEMPOTENT_WRITE" | "READ" | "WRITE";
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `LITERAL` - Literal
+                 *     * `PREFIXED` - Prefixed
+                 */
+                pattern_type?: "LITERAL" | "PREFIXED";
+                principal?: string;
+                /**
+                 * @description * `TOPIC` - Topic
+                 *     * `GROUP` - Consumer group
+                 *     * `TRANSACTIONAL_ID` - Transactional id
+                 *     * `BROKER` - Cluster
+                 */
+                resource_type?: "BROKER" | "GROUP" | "TOPIC" | "TRANSACTIONAL_ID";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAclBindingList"];
+                };
+            };
+        };
+    };
+    v1_acls_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AclBindingCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AclBinding"];
+                };
+            };
+        };
+    };
+    v1_acls_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this acl binding. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AclBinding"];
+                };
+            };
+        };
+    };
+    v1_acls_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this acl binding. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_acls_adopt_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this acl binding. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdoptBindingInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AclBinding"];
+                };
+            };
+        };
+    };
     v1_api_keys_list: {
         parameters: {
             query?: {
@@ -1618,6 +3071,285 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                state?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedConsumerGroupList"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumerGroupDetail"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_consumer_groups_delete_offsets_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteOffsetsInputRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_consumer_groups_reset_offsets_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OffsetReset"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_reset_offsets_preview_create: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                state?: string;
+                team?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPlannedOffsetList"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_resets_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                state?: string;
+                team?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedOffsetResetList"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_undo_reset_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OffsetReset"];
+                };
+            };
+        };
+    };
+    v1_drift_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /**
+                 * @description * `topic_config_changed` - A managed topic's configs were changed outside
+                 *     * `topic_partitions_changed` - A managed topic's partition count differs
+                 *     * `managed_topic_missing` - A managed topic was missing (re-created)
+                 *     * `unmanaged_topic` - A topic exists that the control plane does not manage
+                 *     * `managed_acl_missing` - A managed ACL binding was missing (re-created)
+                 *     * `unmanaged_acl` - An ACL binding exists that the control plane does not manage
+                 *     * `managed_quota_missing` - A managed quota was missing (re-applied)
+                 *     * `quota_changed` - A managed quota's values were changed outside
+                 *     * `unmanaged_quota` - A quota exists that the control plane does not manage
+                 */
+                kind?: "managed_acl_missing" | "managed_quota_missing" | "managed_topic_missing" | "quota_changed" | "topic_config_changed" | "topic_partitions_changed" | "unmanaged_acl" | "unmanaged_quota" | "unmanaged_topic";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                resource_type?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDriftList"];
+                };
+            };
+        };
+    };
+    v1_drift_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this drift. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Drift"];
                 };
             };
         };
@@ -2255,6 +3987,349 @@ export interface operations {
             };
         };
     };
+    v1_quotas_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                exists_on_cluster?: boolean;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                managed?: boolean;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedClientQuotaList"];
+                };
+            };
+        };
+    };
+    v1_quotas_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientQuotaInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientQuota"];
+                };
+            };
+        };
+    };
+    v1_quotas_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this client quota. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientQuota"];
+                };
+            };
+        };
+    };
+    v1_quotas_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this client quota. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_quotas_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this client quota. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedClientQuotaUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientQuota"];
+                };
+            };
+        };
+    };
+    v1_quotas_adopt_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this client quota. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientQuota"];
+                };
+            };
+        };
+    };
+    v1_reconcile_runs_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 */
+                state?: "failed" | "running" | "succeeded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedReconcileRunList"];
+                };
+            };
+        };
+    };
+    v1_reconcile_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconcileInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconcileRun"];
+                };
+            };
+        };
+    };
+    v1_reconcile_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this reconcile run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconcileRun"];
+                };
+            };
+        };
+    };
+    v1_scram_credentials_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /**
+                 * @description * `SCRAM-SHA-256` - SCRAM-SHA-256
+                 *     * `SCRAM-SHA-512` - SCRAM-SHA-512
+                 */
+                mechanism?: "SCRAM-SHA-256" | "SCRAM-SHA-512";
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                service_account?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedScramCredentialList"];
+                };
+            };
+        };
+    };
+    v1_scram_credentials_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScramCredentialCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScramCredentialWithPassword"];
+                };
+            };
+        };
+    };
+    v1_scram_credentials_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this scram credential. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScramCredential"];
+                };
+            };
+        };
+    };
+    v1_scram_credentials_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this scram credential. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_scram_credentials_rotate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this scram credential. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScramCredentialWithPassword"];
+                };
+            };
+        };
+    };
     v1_service_accounts_list: {
         parameters: {
             query?: {
@@ -2545,6 +4620,285 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Team"];
+                };
+            };
+        };
+    };
+    v1_topics_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                exists_on_cluster?: boolean;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                managed?: boolean;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTopicList"];
+                };
+            };
+        };
+    };
+    v1_topics_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TopicCreateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopicCreateInput"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+        };
+    };
+    v1_topics_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopicDetail"];
+                };
+            };
+        };
+    };
+    v1_topics_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_topics_adopt_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdoptInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+        };
+    };
+    v1_topics_configs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTopicConfigsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+        };
+    };
+    v1_topics_messages_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                exists_on_cluster?: boolean;
+                header_key?: string;
+                key_contains?: string;
+                limit?: number;
+                managed?: boolean;
+                name?: string;
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                partition?: number;
+                /**
+                 * @description * `offset` - From an offset
+                 *     * `timestamp` - From a timestamp
+                 *     * `newest` - The newest records
+                 *     * `earliest` - From the start of the log
+                 */
+                start?: "offset" | "timestamp" | "newest" | "earliest";
+                team?: number;
+                timestamp?: string;
+                value_contains?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedMessageList"];
+                };
+            };
+        };
+    };
+    v1_topics_partitions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PartitionsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+        };
+    };
+    v1_topics_produce_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProduceInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Produced"];
+                };
+            };
+        };
+    };
+    v1_topics_purge_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this topic. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PurgeInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Purged"];
                 };
             };
         };
