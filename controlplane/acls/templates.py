@@ -62,9 +62,10 @@ def template_bindings(
     raise ValueError(f"unknown template {template}")
 
 
-def within_prefixes(name: str, pattern_type: str, prefixes: Iterable[str]) -> bool:
-    """A LITERAL name or a PREFIXED prefix grants only names inside one of `prefixes`."""
-    return any(name.startswith(prefix) and name for prefix in prefixes)
+def within_prefixes(name: str, prefixes: Iterable[str]) -> bool:
+    """A LITERAL name, or a PREFIXED binding's prefix, stays inside the team when it starts with one of
+    the team's prefixes (then every name the binding matches does too)."""
+    return any(name.startswith(prefix) for prefix in prefixes)
 
 
 def scope_problems(
@@ -82,7 +83,7 @@ def scope_problems(
             continue
         if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED) or acl.resource_name == "*":
             problems.append("Teams grant LITERAL or PREFIXED bindings on named resources only.")
-        elif not within_prefixes(acl.resource_name, acl.pattern_type, team_prefixes.get(kind, [])):
+        elif not within_prefixes(acl.resource_name, team_prefixes.get(kind, [])):
             problems.append(
                 f"{acl.resource_type} {acl.resource_name!r} is outside the team's {kind} prefixes."
             )

@@ -10,24 +10,8 @@ from django.db.models import Q
 
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.errors import Forbidden
-from controlplane.tenancy.access import Actor, org_roles, role_in_team, visible_teams_q
+from controlplane.tenancy.access import Actor, org_roles, require_org_admin, visible_teams_q
 from controlplane.tenancy.models import Team, TeamPrefix
-
-
-def prefixes_of(team: Team, resource_type: str) -> list[str]:
-    return list(team.prefixes.filter(resource_type=resource_type).values_list("prefix", flat=True))
-
-
-def prefix_owner(organization_id: int, resource_type: str, name: str) -> Team | None:
-    """The team owning `name` by prefix, or None."""
-    matches = [
-        prefix
-        for prefix in TeamPrefix.objects.filter(
-            organization_id=organization_id, resource_type=resource_type
-        ).select_related("team")
-        if name.startswith(prefix.prefix)
-    ]
-    return max(matches, key=lambda prefix: len(prefix.prefix)).team if matches else None
 
 
 def prefix_table(organization_id: int, resource_type: str) -> list[tuple[str, int]]:
@@ -54,10 +38,4 @@ def require_same_organization(cluster: Cluster, team: Team) -> None:
 
 
 def require_cluster_admin(actor: Actor, cluster: Cluster) -> None:
-    from controlplane.tenancy.access import require_org_admin
-
     require_org_admin(actor, cluster.organization)
-
-
-def can_see_team(actor: Actor, team: Team) -> bool:
-    return role_in_team(actor, team) is not None
