@@ -218,7 +218,12 @@ def _topic_drift(topic: Topic, findings: Findings) -> None:
 
 
 def reconcile_acls(cluster: Cluster, connection: Connection, findings: Findings) -> None:
-    observed = set(gateway.describe_acls(connection, timeout_seconds=TIMEOUT_SECONDS))
+    try:
+        observed = set(gateway.describe_acls(connection, timeout_seconds=TIMEOUT_SECONDS))
+    except KafkaGatewayError as error:
+        if error.error_name == "SECURITY_DISABLED":
+            return  # a cluster without an authorizer has no ACLs to keep in agreement
+        raise
     managed = list(AclBinding.objects.filter(cluster=cluster, managed=True))
     missing = {binding.acl for binding in managed} - observed
     if missing:
