@@ -151,12 +151,15 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
         )
         progress.line(f"broker {broker.node_id}: wrote {broker.data_dir}/broker.properties")
 
+    _bring_up(cluster, brokers, progress)
+
+
+def _bring_up(cluster: Cluster, brokers: list[Broker], progress: OperationLog) -> None:
+    """The steps provisioning and restarting share: start, wait for Metadata, verify."""
     progress.step("start brokers")
     _start_dead_brokers(cluster, brokers, progress)
-
     progress.step("wait for Metadata")
     _wait_for_brokers(cluster, brokers, progress)
-
     progress.step("verify")
     _verify(cluster, progress)
 
@@ -211,12 +214,7 @@ def _restart_brokers(cluster: Cluster, progress: OperationLog) -> None:
         )
     node_ids = progress.operation.parameters.get("node_ids")
     brokers = list(cluster.brokers.filter(node_id__in=node_ids) if node_ids else cluster.brokers.all())
-    progress.step("start brokers")
-    _start_dead_brokers(cluster, brokers, progress)
-    progress.step("wait for Metadata")
-    _wait_for_brokers(cluster, brokers, progress)
-    progress.step("verify")
-    _verify(cluster, progress)
+    _bring_up(cluster, brokers, progress)
 
 
 def _stop_brokers(cluster: Cluster, progress: OperationLog) -> None:

@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
 import { listAll } from "../listAll";
@@ -35,16 +35,20 @@ export function useMemberships(filters: MembershipFilters = {}, options: { enabl
   return useQuery({ ...membershipsQueryOptions(filters), enabled: options.enabled ?? true });
 }
 
+/** A membership change can change the caller's own rights, so their access is refetched too. */
+function refetchMemberships(queryClient: QueryClient) {
+  return Promise.all([
+    queryClient.invalidateQueries({ queryKey: membershipKeys.all }),
+    queryClient.invalidateQueries({ queryKey: accessKeys.all }),
+  ]);
+}
+
 export function useAddMember() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: async (body: MembershipCreate): Promise<Membership> =>
       unwrap(await apiClient.POST("/api/v1/memberships/", { body })),
-    onSuccess: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: membershipKeys.all }),
-        queryClient.invalidateQueries({ queryKey: accessKeys.all }),
-      ]),
+    onSuccess: () => refetchMemberships(queryClient),
   });
 }
 
@@ -53,11 +57,7 @@ export function useChangeMemberRole() {
   return useMutation({
     mutationFn: async ({ id, role }: { id: number; role: TeamRole }): Promise<Membership> =>
       unwrap(await apiClient.PATCH("/api/v1/memberships/{id}/", { params: { path: { id } }, body: { role } })),
-    onSuccess: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: membershipKeys.all }),
-        queryClient.invalidateQueries({ queryKey: accessKeys.all }),
-      ]),
+    onSuccess: () => refetchMemberships(queryClient),
   });
 }
 
@@ -67,10 +67,6 @@ export function useRemoveMember() {
     mutationFn: async (id: number): Promise<void> => {
       unwrap(await apiClient.DELETE("/api/v1/memberships/{id}/", { params: { path: { id } } }));
     },
-    onSuccess: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: membershipKeys.all }),
-        queryClient.invalidateQueries({ queryKey: accessKeys.all }),
-      ]),
+    onSuccess: () => refetchMemberships(queryClient),
   });
 }
