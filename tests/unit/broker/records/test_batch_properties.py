@@ -21,6 +21,8 @@ records_strategy = st.lists(
     max_size=20,
 )
 codecs = st.sampled_from(list(Codec))
+# (position, XOR mask) pairs; positions wrap around whatever stretch of bytes a test flips.
+byte_flips = st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4)
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -63,7 +65,7 @@ def _error_code_of_parsing(data: bytes) -> int | None:
 @given(
     records=records_strategy,
     codec=codecs,
-    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4),
+    flips=byte_flips,
 )
 def test_mutated_batches_raise_only_typed_errors(
     records: list[Record], codec: Codec, flips: list[tuple[int, int]]
@@ -92,7 +94,7 @@ def test_random_bytes_never_crash_the_parser(data: bytes) -> None:
 @given(
     records=records_strategy,
     codec=codecs,
-    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4),
+    flips=byte_flips,
 )
 def test_garbage_records_behind_a_valid_crc_raise_only_typed_errors(
     records: list[Record], codec: Codec, flips: list[tuple[int, int]]
