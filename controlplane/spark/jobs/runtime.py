@@ -1,0 +1,110 @@
+"""What every catalog job shares: how it finds its cluster credentials, reads its topic range and reports.
+
+A job learns its connection from a JSON file named by STREAMHUB_KAFKA_CONFIG_FILE (librdkafka properties,
+mode 0600), so credentials never appear in argv or process lists; its non-secret parameters come as JSON.
+Results go to <output_dir>/result.json: {"tables": {...}, "charts": {...}, "files": [...], "metrics": {...}}.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KAFKA_CONFIG_ENV = "STREAMHUB_KAFKA_CONFIG_FILE"
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class TopicRange:
+    """Which records a job reads: a topic, and optionally offsets (JSON as in the data source) or timestamps."""
+
+    topic: str
+    starting_offsets: str = "earliest"
+    ending_offsets: str = "latest"
+    starting_timestamp: int | None = None
+    ending_timestamp: int | None = None
+    fail_on_data_loss: bool = True
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class Result:
+    tables: dict[str, Table] = field(default_factory=dict)
+    charts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tables": {name: dataclasses.asdict(table) for name, table in self.tables.items()},
+            "charts": self.charts,
+            "files": self.files,
+            "metrics": self.metrics,
+        }
+
+
+@dataclass(frozen=True)
+class JobContext:
+    kafka_config: dict[str, str]
+    output_dir: Path
+
+    def source_options(self, source: TopicRange) -> dict[str, str]:
+        options = {f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}
+        options["subscribe"] = source.topic
+        options["failOnDataLoss"] = str(source.fail_on_data_loss).lower()
+        if source.starting_timestamp is not None:
+            options["startingTimestamp"] = str(source.starting_timestamp)
+        else:
+            options["startingOffsets"] = source.starting_offsets
+        if source.ending_timestamp is not None:
+            options["endingTimestamp"] = str(source.ending_timestamp)
+        else:
+            options["endingOffsets"] = source.ending_offsets
+        return options
+
+    def read(self, spark: Any, source: TopicRange) -> Any:
+        return spark.read.format("topics").options(**self.source_options(source)).load()
+
+    def sink_options(self, topic: str) -> dict[str, str]:
+        return {"topic": topic, **{f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}}
+
+
+def load_kafka_config() -> dict[str, str]:
+    path = os.environ.get(KAFKA_CONFIG_ENV)
+    if not path:
+        raise RuntimeError(f"{KAFKA_CONFIG_ENV} does not name a connection file")
+    return {str(k): str(v) for k, v in json.loads(Path(path).read_text()).items()}
+
+
+def parameters_from_json(parameters_type: type, data: dict[str, Any]) -> Any:
+    """Build a (nested) parameters dataclass from JSON, refusing unknown names."""
+    known = {f.name: f for f in dataclasses.fields(parameters_type)}
+    unknown = set(data) - set(known)
+    if unknown:
+        raise ValueError(f"unknown parameters: {', '.join(sorted(unknown))}")
+    values = {}
+    for name, value in data.items():
+        if name == "source" and isinstance(value, dict):
+            value = parameters_from_json(TopicRange, value)
+        values[name] = value
+    return parameters_type(**values)
+
+
+def write_result(output_dir: Path, result: Result, started: float) -> None:
+    result.metrics.setdefault("duration_seconds", round(time.monotonic() - started, 3))
+    records = result.metrics.get("records_read")
+    if records is not None and result.metrics["duration_seconds"] > 0:
+        result.metrics["records_per_second"] = round(records / result.metrics["duration_seconds"], 1)
+    temporary = output_dir / (RESULT_FILE + ".tmp")
+    temporary.write_text(json.dumps(result.as_json(), default=str, indent=1))
+    temporary.replace(output_dir / RESULT_FILE)

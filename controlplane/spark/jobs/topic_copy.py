@@ -1,0 +1,50 @@
+"""Topic → topic copy through a SQL transform over the view `source` (filter, mask, re-key).
+
+The query must be one SELECT (or WITH … SELECT) producing a `value` column and optionally `key`, `partition`
+and `headers`; reading files from SQL is switched off for it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from controlplane.spark.jobs.runtime import JobContext, Result, TopicRange
+
+_SINGLE_SELECT = re.compile(r"^\s*(select|with)\b[^;]*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    source: TopicRange
+    target_topic: str
+    sql: str = "SELECT key, value FROM source"
+
+
+def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
+    if not _SINGLE_SELECT.match(parameters.sql):
+        raise ValueError("the transform must be a single SELECT statement over the view 'source'")
+    spark.conf.set("spark.sql.runSQLOnFiles", "false")
+    # Cached so counting and writing read the source topic once.
+    source = context.read(spark, parameters.source).cache()
+    source.createOrReplaceTempView("source")
+    transformed = spark.sql(parameters.sql.strip().rstrip(";"))
+    if "value" not in transformed.columns:
+        raise ValueError("the transform must produce a 'value' column")
+    read = source.count()
+    copied = transformed.count()
+    transformed.write.format("topics").options(**context.sink_options(parameters.target_topic)).mode(
+        "append"
+    ).save()
+    source.unpersist()
+    return Result(
+        metrics={"records_read": read, "records_written": copied, "target_topic": parameters.target_topic}
+    )
+
+
+if __name__ == "__main__":
+    from controlplane.spark.submit import main
+
+    sys.exit(main(["--job", "topic_copy", *sys.argv[1:]]))
