@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "controlplane.groups",
     "controlplane.credentials",
     "controlplane.reconcile",
+    "controlplane.jobs",
 ]
 
 MIDDLEWARE = [

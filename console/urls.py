@@ -20,6 +20,7 @@ api_v1 = [
     path("", include("controlplane.groups.api.urls")),
     path("", include("controlplane.credentials.api.urls")),
     path("", include("controlplane.reconcile.api.urls")),
+    path("", include("controlplane.jobs.api.urls")),
 ]
 
 urlpatterns = [

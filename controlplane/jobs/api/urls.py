@@ -1,0 +1,8 @@
+from rest_framework.routers import SimpleRouter
+
+from controlplane.jobs.api import views
+
+router = SimpleRouter()
+router.register("job-runs", views.JobRunViewSet)
+
+urlpatterns = router.urls

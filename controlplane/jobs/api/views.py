@@ -1,0 +1,75 @@
+import dataclasses
+import importlib
+
+from django.http import FileResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.jobs import filtersets, services
+from controlplane.jobs.api import serializers
+from controlplane.jobs.models import JobRun
+from controlplane.spark.jobs import CATALOG
+
+
+@extend_schema(tags=["jobs"])
+class JobRunViewSet(ScopedReadOnlyViewSet):
+    """Spark job runs of the caller's teams: launch, watch progress, cancel, read logs and results."""
+
+    queryset = JobRun.objects.select_related("team", "cluster", "service_account")
+    serializer_class = serializers.JobRunSerializer
+    filterset_class = filtersets.JobRunFilterSet
+    ordering_fields = ["created_at", "state", "job"]
+
+    @extend_schema(
+        request=serializers.JobRunLaunchInputSerializer, responses={201: serializers.JobRunSerializer}
+    )
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Launches a catalog job; it is queued for the Spark worker and runs as the given service account."""
+        data = self.validated_input(serializers.JobRunLaunchInputSerializer)
+        run = services.launch_job_run(actor=self.actor, **data)
+        return self.respond(run, status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={202: serializers.JobRunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Stops the run: its Spark processes are terminated and it ends as cancelled."""
+        run = services.cancel_job_run(actor=self.actor, run=self.get_object())
+        return self.respond(run, status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        responses=serializers.JobLogSerializer,
+        parameters=[OpenApiParameter("lines", int, description="How many of the last lines (at most 5000).")],
+    )
+    @action(detail=True, methods=["get"])
+    def log(self, request: Request, pk: str | None = None) -> Response:
+        """The last lines of the driver's log."""
+        try:
+            lines = max(1, min(int(request.query_params.get("lines", 200)), 5000))
+        except ValueError:
+            lines = 200
+        return Response({"lines": services.run_log(self.get_object(), lines)})
+
+    @extend_schema(
+        responses={(200, "application/octet-stream"): bytes},
+        parameters=[OpenApiParameter("path", str, description="A path listed in the run's result files.")],
+    )
+    @action(detail=True, methods=["get"])
+    def download(self, request: Request, pk: str | None = None) -> FileResponse:
+        """One result file of the run."""
+        path = services.result_file(self.get_object(), request.query_params.get("path", ""))
+        return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+
+    @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
+    @action(detail=False, methods=["get"])
+    def catalog(self, request: Request) -> Response:
+        """The jobs that can be launched and their parameters."""
+        entries = []
+        for name in CATALOG:
+            module = importlib.import_module(f"controlplane.spark.jobs.{name}")
+            fields = {f.name: str(f.type) for f in dataclasses.fields(module.Parameters)}
+            entries.append({"job": name, "description": (module.__doc__ or "").strip(), "parameters": fields})
+        return Response(entries)

@@ -1,0 +1,247 @@
+"""Every change to job runs goes through these functions: launching (checked, audited, enqueued on the
+`spark` queue), executing (called by the Celery task), cancelling, and reading logs and result files."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from controlplane.accounts.models import ServiceAccount
+from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import connection_for
+from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.jobs import launcher
+from controlplane.jobs.choices import FINISHED_STATES, RunState
+from controlplane.jobs.models import JobRun
+from controlplane.kafka.gateway import Connection
+from controlplane.spark.jobs.runtime import parameters_from_json
+from controlplane.tenancy.access import Actor, require_team_role
+from controlplane.tenancy.choices import TeamRole
+from controlplane.tenancy.models import Team
+
+logger = logging.getLogger(__name__)
+
+SPARK_QUEUE = "spark"
+MAX_TIME_LIMIT_SECONDS = 6 * 3600
+PROGRESS_INTERVAL_SECONDS = 1.0
+COMPUTE_TARGET_PREFIXES = ("local", "spark://", "k8s://", "sc://", "yarn")
+
+
+def default_compute_target() -> str:
+    return getattr(settings, "SPARK_MASTER", None) or os.environ.get("SPARK_MASTER", "local[2]")
+
+
+def results_root() -> Path:
+    configured = getattr(settings, "JOB_RESULTS_DIR", None) or os.environ.get("JOB_RESULTS_DIR")
+    return Path(configured) if configured else Path(settings.DATA_DIR) / "job-results"
+
+
+def run_directory(run: JobRun) -> Path:
+    return results_root() / str(run.pk)
+
+
+def _change(action: str, run: JobRun) -> Change:
+    return Change(
+        action=action,
+        resource_type="job_run",
+        organization_id=run.team.organization_id,
+        team_id=run.team_id,
+        team_name=run.team.name,
+        extra={"job": run.job, "cluster": run.cluster.name, "compute_target": run.compute_target},
+    )
+
+
+def validate_parameters(job: str, parameters: dict[str, Any]) -> None:
+    module = importlib.import_module(f"controlplane.spark.jobs.{job}")
+    try:
+        parameters_from_json(module.Parameters, parameters)
+    except (TypeError, ValueError) as error:
+        raise ServiceError(f"Invalid parameters for {job}: {error}", code="invalid_parameters") from None
+
+
+def launch_job_run(
+    *,
+    actor: Actor,
+    team: Team,
+    cluster: Cluster,
+    job: str,
+    parameters: dict[str, Any],
+    service_account: ServiceAccount | None = None,
+    password: str = "",
+    compute_target: str | None = None,
+    time_limit_seconds: int = 1800,
+) -> JobRun:
+    """Records a queued run and enqueues it; the Spark job reads as `service_account` with `password`."""
+    target = compute_target or default_compute_target()
+    run = JobRun(
+        team=team,
+        cluster=cluster,
+        service_account=service_account,
+        job=job,
+        parameters=parameters,
+        compute_target=target,
+        time_limit_seconds=time_limit_seconds,
+        credential_encrypted=encrypt_secret(password),
+        created_by=actor.user,
+    )
+    change = _change("job_run.launch", run)
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, team, TeamRole.DEVELOPER)
+        if cluster.organization_id != team.organization_id:
+            raise Forbidden("The cluster belongs to another organization.", code="other_organization")
+        if service_account is not None and service_account.team_id != team.id:
+            raise Forbidden("The service account belongs to another team.", code="other_team")
+        if cluster.security_protocol.startswith("SASL") and (service_account is None or not password):
+            raise ServiceError(
+                "This cluster needs SASL: give the team's service account and its password.",
+                code="credentials",
+            )
+        if not target.startswith(COMPUTE_TARGET_PREFIXES):
+            raise ServiceError(f"Unknown compute target {target!r}.", code="compute_target")
+        if not 10 <= time_limit_seconds <= MAX_TIME_LIMIT_SECONDS:
+            raise ServiceError(
+                f"The time limit must be 10 to {MAX_TIME_LIMIT_SECONDS} seconds.", code="time_limit"
+            )
+        validate_parameters(job, parameters)
+        run.save()
+        change.on(run)
+        change.after = {
+            "job": job,
+            "parameters": parameters,
+            "service_account": getattr(service_account, "name", None),
+        }
+    transaction.on_commit(lambda: enqueue_run(run.pk))
+    return run
+
+
+def enqueue_run(run_id: int) -> None:
+    from controlplane.jobs.tasks import run_job
+
+    run_job.apply_async(args=[run_id], queue=SPARK_QUEUE)
+
+
+def cancel_job_run(*, actor: Actor, run: JobRun) -> JobRun:
+    """A queued run is cancelled at once; a running one is stopped by its worker within a second or two."""
+    change = _change("job_run.cancel", run)
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, run.team, TeamRole.DEVELOPER)
+        change.on(run)
+        locked = JobRun.objects.select_for_update().get(pk=run.pk)
+        if locked.state in FINISHED_STATES:
+            raise Conflict(f"The run has already {locked.state}.", code="finished")
+        locked.cancel_requested = True
+        if locked.state == RunState.QUEUED:
+            _finish(locked, RunState.CANCELLED, "Cancelled before it started.")
+        else:
+            locked.save(update_fields=["cancel_requested"])
+    return locked
+
+
+def kafka_config_for(run: JobRun) -> dict[str, object]:
+    """librdkafka properties for the run: the cluster's address, the team's service account as the user."""
+    cluster = connection_for(run.cluster)
+    connection = Connection(
+        bootstrap_servers=cluster.bootstrap_servers,
+        security_protocol=cluster.security_protocol,
+        sasl_mechanism=cluster.sasl_mechanism,
+        username=run.service_account.name if run.service_account else "",
+        password=decrypt_secret(run.credential_encrypted),
+    )
+    config = connection.client_config(timeout_seconds=10)
+    config.pop("log.connection.close", None)
+    return config
+
+
+def _finish(run: JobRun, state: str, reason: str = "", result: dict | None = None) -> None:
+    run.state = state
+    run.reason = reason
+    run.finished_at = timezone.now()
+    run.credential_encrypted = ""  # the password is only needed while the run runs
+    run.process_group = None
+    if result is not None:
+        run.result = result
+    run.save()
+
+
+def execute_job_run(run_id: int) -> str:
+    """Runs spark-submit for a queued run until it ends, is cancelled or exceeds its time limit."""
+    run = JobRun.objects.select_related("cluster", "team", "service_account").filter(pk=run_id).first()
+    if run is None or run.state in FINISHED_STATES:
+        return "skipped"
+    output_dir = run_directory(run)
+    if run.state == RunState.RUNNING and run.process_group:
+        # Redelivered after the worker died: whatever it had started is stopped and the run starts over.
+        launcher.stop_session(run.process_group)
+    secrets_dir = Path(tempfile.mkdtemp(prefix=f"job-{run.pk}-"))
+    try:
+        connection_file = launcher.write_connection_file(secrets_dir, kafka_config_for(run))
+        spark = launcher.start(
+            job=run.job,
+            parameters=run.parameters,
+            output_dir=output_dir,
+            compute_target=run.compute_target,
+            connection_file=connection_file,
+        )
+        run.state, run.started_at, run.process_group = RunState.RUNNING, timezone.now(), spark.session_id
+        run.save(update_fields=["state", "started_at", "process_group"])
+        return _watch(run, spark)
+    except OSError as error:
+        _finish(run, RunState.FAILED, f"Could not start spark-submit: {error}")
+        return RunState.FAILED
+    finally:
+        shutil.rmtree(secrets_dir, ignore_errors=True)
+
+
+def _watch(run: JobRun, spark: launcher.SparkProcess) -> str:
+    deadline = time.monotonic() + run.time_limit_seconds
+    while True:
+        return_code = spark.process.poll()
+        address = launcher.ui_address(spark.output_dir)
+        progress = launcher.read_progress(address) if address and return_code is None else None
+        if progress is not None:
+            run.progress = progress
+            run.save(update_fields=["progress"])
+        if return_code is not None:
+            break
+        if JobRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+            launcher.stop(spark)
+            _finish(run, RunState.CANCELLED, "Cancelled while running.")
+            return RunState.CANCELLED
+        if time.monotonic() > deadline:
+            launcher.stop(spark)
+            _finish(run, RunState.FAILED, f"The job exceeded its time limit of {run.time_limit_seconds} s.")
+            return RunState.FAILED
+        time.sleep(PROGRESS_INTERVAL_SECONDS)
+    result = launcher.read_result(spark.output_dir)
+    if return_code == 0 and result is not None:
+        if run.progress:
+            run.progress = {**run.progress, "stages_done": run.progress.get("stages_total", 0)}
+        _finish(run, RunState.SUCCEEDED, result=result)
+        return RunState.SUCCEEDED
+    _finish(run, RunState.FAILED, launcher.failure_reason(spark.log_path, return_code))
+    return RunState.FAILED
+
+
+def run_log(run: JobRun, lines: int = 200) -> list[str]:
+    return launcher.log_tail(run_directory(run), lines)
+
+
+def result_file(run: JobRun, relative: str) -> Path:
+    """A file the run produced, refused unless it is inside the run's directory and listed in its result."""
+    root = run_directory(run).resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root) or relative not in run.result.get("files", []) or not path.is_file():
+        raise ServiceError("No such result file.", code="not_found")
+    return path

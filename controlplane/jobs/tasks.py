@@ -1,0 +1,19 @@
+"""Celery entry points of the jobs app, on their own `spark` queue (runstack gives it its own worker)."""
+
+from celery import shared_task
+
+from controlplane.jobs import services
+
+
+@shared_task(
+    name="jobs.run_job",
+    queue=services.SPARK_QUEUE,
+    # The run enforces its own time limit and stops Spark; this only catches a stuck watcher.
+    time_limit=services.MAX_TIME_LIMIT_SECONDS + 300,
+    soft_time_limit=services.MAX_TIME_LIMIT_SECONDS + 240,
+    acks_late=True,
+    ignore_result=True,
+)
+def run_job(run_id: int) -> str:
+    """Runs one job run with spark-submit; a finished run is skipped, so redelivery is harmless."""
+    return services.execute_job_run(run_id)
