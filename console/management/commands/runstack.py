@@ -200,6 +200,8 @@ class Command(BaseCommand):
                         str(options["worker_concurrency"]),
                         "-n",
                         "worker@%h",
+                        "-Q",
+                        "celery,spark",  # spark: job runs (controlplane.jobs), which watch spark-submit
                     ],
                 )
             )
