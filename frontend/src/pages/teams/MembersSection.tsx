@@ -12,6 +12,7 @@ import { Timestamp } from "../../components/Timestamp";
 import { QueryView } from "../../components/states";
 import { useConfirmedAction } from "../../components/useConfirmedAction";
 import { formErrorsOf } from "../../lib/formErrors";
+import { removeColumn } from "./removeColumn";
 
 const column = createColumnHelper<Membership>();
 
@@ -54,19 +55,7 @@ export function MembersSection({ team, role }: MembersSectionProps) {
       },
     }),
     column.accessor("created_at", { header: "Added", cell: (info) => <Timestamp value={info.getValue()} /> }),
-    ...(manage
-      ? [
-          column.display({
-            id: "actions",
-            header: () => <span className="visually-hidden">Actions</span>,
-            cell: (info) => (
-              <button type="button" className="button button--danger" onClick={() => removal.ask(info.row.original)}>
-                Remove
-              </button>
-            ),
-          }),
-        ]
-      : []),
+    ...(manage ? [removeColumn(column, removal.ask)] : []),
   ];
 
   return (

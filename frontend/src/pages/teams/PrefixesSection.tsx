@@ -9,6 +9,7 @@ import { Field, FormError } from "../../components/Field";
 import { QueryView } from "../../components/states";
 import { useConfirmedAction } from "../../components/useConfirmedAction";
 import { formErrorsOf } from "../../lib/formErrors";
+import { removeColumn } from "./removeColumn";
 
 export const RESOURCE_TYPE_LABELS: Record<PrefixResourceType, string> = {
   topic: "Topic",
@@ -29,19 +30,7 @@ export function PrefixesSection({ team, canManage }: { team: Team; canManage: bo
       cell: (info) => RESOURCE_TYPE_LABELS[info.getValue()],
     }),
     column.accessor("prefix", { header: "Prefix", cell: (info) => <span className="mono">{info.getValue()}</span> }),
-    ...(canManage
-      ? [
-          column.display({
-            id: "actions",
-            header: () => <span className="visually-hidden">Actions</span>,
-            cell: (info) => (
-              <button type="button" className="button button--danger" onClick={() => removal.ask(info.row.original)}>
-                Remove
-              </button>
-            ),
-          }),
-        ]
-      : []),
+    ...(canManage ? [removeColumn(column, removal.ask)] : []),
   ];
 
   return (
