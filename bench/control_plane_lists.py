@@ -67,12 +67,14 @@ def populate(bootstrap: str, topics: int, partitions: int, groups: int) -> list[
     from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    # Creating a topic gets slower as the broker holds more of them, so small batches and long timeouts.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 300_000})
     names = [f"bench.topic-{index:05d}" for index in range(topics)]
-    for start in range(0, topics, 200):
-        futures = admin.create_topics([NewTopic(name, partitions, 1) for name in names[start : start + 200]])
-        for future in futures.values():
-            future.result(60)
+    for start in range(0, topics, 25):
+        batch = [NewTopic(name, partitions, 1) for name in names[start : start + 25]]
+        for future in admin.create_topics(batch, request_timeout=300).values():
+            future.result(600)
+        print(f"created {start + len(batch)} topics", file=sys.stderr, flush=True)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
     for name in names:
         for partition in range(partitions):
@@ -188,6 +190,10 @@ def main() -> None:
         ):
             timed(client, url, 3)  # warm caches and connections
             print(json.dumps(timed(client, url, options.runs)))
+    except BaseException:
+        shutil.copy(workdir / "broker.log", Path(tempfile.gettempdir()) / "control_plane_lists.broker.log")
+        print(f"the broker's log is in {tempfile.gettempdir()}/control_plane_lists.broker.log", file=sys.stderr)
+        raise
     finally:
         broker.kill()
         broker.wait()
