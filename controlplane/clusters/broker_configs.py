@@ -1,7 +1,7 @@
 """Broker config overrides a cluster spec may carry: Kafka's own property names, checked by type.
 
-The provisioner owns the properties that place a broker on this host (ids, listeners, data dirs), so a
-spec cannot set those.
+The provisioner owns the properties that place a broker on this host (ids, listeners, data dirs) and
+secure it (SASL, super users, the authorizer), so a spec cannot set those.
 """
 
 from __future__ import annotations
@@ -92,6 +92,12 @@ PROVISIONER_OWNED = frozenset(
         "process.roles",
         "controller.quorum.voters",
         "controller.listener.names",
+        # Security is the provisioner's too: a spec could otherwise lock the control plane out.
+        "sasl.enabled.mechanisms",
+        "sasl.bootstrap.users",
+        "super.users",
+        "authorizer.class.name",
+        "allow.everyone.if.no.acl.found",
     }
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -36,7 +37,7 @@ from controlplane.clusters.choices import (
 )
 from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
-from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
+from controlplane.clusters.provisioners.base import ListenerSecurity, NodePlan, ProvisioningFailed
 from controlplane.clusters.provisioners.local import LocalProvisioner
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
@@ -55,6 +56,12 @@ CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 BOOTSTRAP_ADDRESS = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,252})):([0-9]{1,5})$")
 # Nodes of a local cluster are independent processes until the broker replicates (a later issue).
 MAX_LOCAL_BROKERS = 1
+# The control plane's super user on the local clusters it provisions (principal User:<this>).
+LOCAL_SUPER_USER = "streamhub-admin"
+# What a new local cluster listens with; the mechanism is the one the control plane authenticates with
+# (the broker enables both SCRAM variants).
+LOCAL_SECURITY_PROTOCOL = SecurityProtocol.SASL_PLAINTEXT
+LOCAL_SASL_MECHANISMS = (SaslMechanism.SCRAM_SHA_512, SaslMechanism.SCRAM_SHA_256)
 PROBE_TIMEOUT_SECONDS = 3.0
 START_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
@@ -70,8 +77,8 @@ class ClusterSpec:
     broker_count: int = 1
     broker_config: dict[str, Any] = field(default_factory=dict)
     port: int = 0
-    security_protocol: str = SecurityProtocol.PLAINTEXT
-    sasl_mechanism: str = SaslMechanism.NONE
+    security_protocol: str = LOCAL_SECURITY_PROTOCOL
+    sasl_mechanism: str = SaslMechanism.SCRAM_SHA_512
 
 
 def snapshot_cluster(cluster: Cluster) -> dict[str, Any]:
@@ -101,6 +108,58 @@ def connection_for(cluster: Cluster, *, bootstrap_servers: str | None = None) ->
         username=cluster.admin_username,
         password=decrypt_secret(cluster.admin_password_encrypted),
     )
+
+
+def listener_security(cluster: Cluster) -> ListenerSecurity:
+    """What the provisioner writes for a local cluster: SASL with its super user, or PLAINTEXT for the
+    clusters made before local brokers had security (they keep their protocol)."""
+    if cluster.security_protocol != SecurityProtocol.SASL_PLAINTEXT:
+        return ListenerSecurity(protocol=cluster.security_protocol)
+    return ListenerSecurity(
+        protocol=cluster.security_protocol,
+        super_user=cluster.admin_username,
+        super_user_password=decrypt_secret(cluster.admin_password_encrypted),
+    )
+
+
+def new_super_user_password() -> str:
+    # URL-safe characters only: the broker reads it from a `name:MECHANISM:password;...` list.
+    return secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class SuperUserCredentials:
+    """What a Kafka client needs to act as the control plane on a cluster (shown to operators only)."""
+
+    bootstrap_servers: str
+    security_protocol: str
+    sasl_mechanism: str
+    username: str
+    password: str = field(repr=False)
+
+
+def reveal_super_user_credentials(*, cluster: Cluster) -> SuperUserCredentials:
+    """The control plane's credentials on `cluster`, for an operator at this host's shell (never the API).
+    The reading is audited; the password is not."""
+    if not cluster.admin_password_encrypted:
+        raise ServiceError(
+            f"Cluster {cluster.name} has no stored credentials: it listens with {cluster.security_protocol} "
+            f"at {cluster.bootstrap_servers or '(no address yet)'}.",
+            code="no_credentials",
+        )
+    change = _cluster_change(
+        "cluster.credentials_read", cluster.organization, after={"admin_username": cluster.admin_username}
+    )
+    change.on(cluster)
+    credentials = SuperUserCredentials(
+        bootstrap_servers=cluster.bootstrap_servers,
+        security_protocol=cluster.security_protocol,
+        sasl_mechanism=cluster.sasl_mechanism,
+        username=cluster.admin_username,
+        password=decrypt_secret(cluster.admin_password_encrypted),
+    )
+    record_event(actor=Actor.system(), change=change, result=Result.SUCCESS)
+    return credentials
 
 
 def node_plan(broker: Broker) -> NodePlan:
@@ -206,10 +265,16 @@ def _validate_local_spec(spec: ClusterSpec) -> dict[str, str]:
         raise ServiceError(
             "The port must be between 1024 and 65535, or 0 to pick free ports.", code="invalid_port"
         )
-    if spec.security_protocol != SecurityProtocol.PLAINTEXT or spec.sasl_mechanism:
+    if spec.security_protocol != LOCAL_SECURITY_PROTOCOL or spec.sasl_mechanism not in LOCAL_SASL_MECHANISMS:
         raise ServiceError(
-            "Local clusters listen with PLAINTEXT on 127.0.0.1 until the broker supports SASL.",
+            f"Local clusters listen with SASL_PLAINTEXT on 127.0.0.1 and authenticate with "
+            f"{' or '.join(LOCAL_SASL_MECHANISMS)}; {spec.security_protocol or 'no protocol'} with "
+            f"{spec.sasl_mechanism or 'no SASL mechanism'} is not offered.",
             code="unsupported_security",
+            details={
+                "security_protocol": [LOCAL_SECURITY_PROTOCOL],
+                "sasl_mechanism": list(LOCAL_SASL_MECHANISMS),
+            },
         )
     try:
         return validate_broker_config(spec.broker_config)
@@ -230,7 +295,10 @@ def _name_taken(organization: Organization, name: str) -> bool:
 
 
 def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSpec) -> Operation:
-    """Records a local cluster and starts its provisioning workflow; the operation shows the progress."""
+    """Records a local cluster and starts its provisioning workflow; the operation shows the progress.
+
+    The cluster gets a control-plane super user with a random password, stored only encrypted; the
+    provisioner writes it into the brokers' 0600 config, and `connection_for` authenticates with it."""
     change = _cluster_change("cluster.create", organization, resource_name=spec.name)
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, organization)
@@ -246,6 +314,8 @@ def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSp
             requested_port=spec.port,
             security_protocol=spec.security_protocol,
             sasl_mechanism=spec.sasl_mechanism,
+            admin_username=LOCAL_SUPER_USER,
+            admin_password_encrypted=encrypt_secret(new_super_user_password()),
         )
         change.on(cluster)
         change.after = snapshot_cluster(cluster)
@@ -501,7 +571,12 @@ def start_local_clusters() -> list[str]:
                     broker.pid = provisioner.start(plan)
                     broker.status = BrokerStatus.STARTING
                     broker.save(update_fields=["pid", "status"])
-                provisioner.wait_until_ready(plan, broker.pid, timeout_seconds=START_TIMEOUT_SECONDS)
+                provisioner.wait_until_ready(
+                    plan,
+                    broker.pid,
+                    connection=connection_for(cluster, bootstrap_servers=broker.address),
+                    timeout_seconds=START_TIMEOUT_SECONDS,
+                )
                 broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
                 broker.save(update_fields=["status", "last_seen"])
         except ProvisioningFailed as failure:

@@ -145,9 +145,17 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
         progress.line(f"broker {broker.node_id}: {broker.address}")
 
     progress.step("write configs")
+    security = services.listener_security(cluster)
+    progress.line(
+        f"listeners: {security.protocol}"
+        + (f", ACLs on, super user {security.super_user}" if security.uses_sasl else "")
+    )
     for broker in brokers:
         provisioner.write_config(
-            cluster_id=cluster.id, node=services.node_plan(broker), overrides=cluster.broker_config
+            cluster_id=cluster.id,
+            node=services.node_plan(broker),
+            overrides=cluster.broker_config,
+            security=security,
         )
         progress.line(f"broker {broker.node_id}: wrote {broker.data_dir}/broker.properties")
 
@@ -186,7 +194,10 @@ def _wait_for_brokers(cluster: Cluster, brokers: list[Broker], progress: Operati
     provisioner = services.provisioner_for(cluster)
     for broker in brokers:
         provisioner.wait_until_ready(
-            services.node_plan(broker), broker.pid, timeout_seconds=services.START_TIMEOUT_SECONDS
+            services.node_plan(broker),
+            broker.pid,
+            connection=services.connection_for(cluster, bootstrap_servers=broker.address),
+            timeout_seconds=services.START_TIMEOUT_SECONDS,
         )
         broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
         broker.save(update_fields=["status", "last_seen"])

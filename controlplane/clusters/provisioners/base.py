@@ -7,8 +7,10 @@ workflow, the provisioner only owns the machines and processes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from controlplane.kafka.gateway import Connection
 
 
 class ProvisioningFailed(Exception):
@@ -33,6 +35,20 @@ class NodePlan:
         return f"{self.host}:{self.port}"
 
 
+@dataclass(frozen=True)
+class ListenerSecurity:
+    """How a node's clients authenticate. PLAINTEXT (clusters made before brokers had security) or
+    SASL_PLAINTEXT with SCRAM, ACLs on, and the control plane's super user."""
+
+    protocol: str = "PLAINTEXT"
+    super_user: str = ""
+    super_user_password: str = field(default="", repr=False)
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol == "SASL_PLAINTEXT"
+
+
 class Provisioner(ABC):
     @abstractmethod
     def plan_nodes(
@@ -41,8 +57,11 @@ class Provisioner(ABC):
         """Chooses an address and a data directory per node; refuses ports that are in use."""
 
     @abstractmethod
-    def write_config(self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str]) -> None:
-        """Writes the node's broker configuration (refuses when the disk is full)."""
+    def write_config(
+        self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str], security: ListenerSecurity
+    ) -> None:
+        """Writes the node's broker configuration, readable by its owner only since it may hold the super
+        user's password (refuses when the disk is full)."""
 
     @abstractmethod
     def start(self, node: NodePlan) -> int:
@@ -57,8 +76,11 @@ class Provisioner(ABC):
         return self.running_pid(node, pid) is not None
 
     @abstractmethod
-    def wait_until_ready(self, node: NodePlan, pid: int, *, timeout_seconds: float) -> None:
-        """Returns once the node answers Metadata; raises ProvisioningFailed if it dies or times out."""
+    def wait_until_ready(
+        self, node: NodePlan, pid: int, *, connection: Connection, timeout_seconds: float
+    ) -> None:
+        """Returns once the node answers Metadata on `connection` (the node's address with the cluster's
+        credentials); raises ProvisioningFailed if it dies or times out."""
 
     @abstractmethod
     def stop(self, node: NodePlan, pid: int | None, *, timeout_seconds: float) -> None:

@@ -1,8 +1,9 @@
 """The `local` provisioner: broker processes (`python -m broker`) on this host, bound to 127.0.0.1.
 
-Each node has a directory `DATA_DIR/clusters/<cluster id>/node-<node id>/` holding broker.properties,
-broker.log, broker.pid and the partition logs. Listeners are PLAINTEXT on loopback for now; SASL and
-ACLs come with broker security.
+Each node has a directory `DATA_DIR/clusters/<cluster id>/node-<node id>/` (mode 0700) holding
+broker.properties (mode 0600), broker.log, broker.pid and the partition logs. New clusters listen
+SASL_PLAINTEXT on loopback with SCRAM and ACLs on; the control plane's super user is created by the
+broker from `sasl.bootstrap.users` in broker.properties, so its password is never on a command line.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from pathlib import Path
 
 from django.conf import settings
 
-from controlplane.clusters.provisioners.base import NodePlan, Provisioner, ProvisioningFailed
+from controlplane.clusters.provisioners.base import (
+    ListenerSecurity,
+    NodePlan,
+    Provisioner,
+    ProvisioningFailed,
+)
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.gateway import Connection, describe_cluster
 
@@ -33,6 +39,28 @@ NODE_DEFAULTS = {
     "transaction.state.log.replication.factor": "1",
     "default.replication.factor": "1",
 }
+# Both SCRAM variants, so clients that only speak SHA-256 can authenticate too; PLAIN is not offered.
+SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
+
+
+def security_properties(security: ListenerSecurity, address: str) -> dict[str, str]:
+    """The listener, SASL and ACL properties of a node listening at `address`."""
+    if not security.uses_sasl:
+        return {"listeners": f"PLAINTEXT://{address}", "advertised.listeners": f"PLAINTEXT://{address}"}
+    user, password = security.super_user, security.super_user_password
+    if not user or not password or any(char in f"{user}{password}" for char in ":;\r\n\\"):
+        # These would split or escape the `name:MECHANISM:password;...` list or the properties line.
+        raise ProvisioningFailed("The cluster's super user name or password cannot be written to its config.")
+    return {
+        "listeners": f"SASL_PLAINTEXT://{address}",
+        "advertised.listeners": f"SASL_PLAINTEXT://{address}",
+        "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS),
+        "sasl.bootstrap.users": ";".join(f"{user}:{mechanism}:{password}" for mechanism in SASL_MECHANISMS),
+        "super.users": f"User:{user}",
+        "authorizer.class.name": "acl",
+        "allow.everyone.if.no.acl.found": "false",
+    }
 
 
 def port_is_free(port: int, host: str = HOST) -> bool:
@@ -63,6 +91,16 @@ def _proc_cmdline(pid: int) -> list[str]:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return []
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Replaces `path` with `text` in a file that is 0600 from its creation (never briefly readable)."""
+    temporary = path.with_suffix(".tmp")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+    temporary.replace(path)
 
 
 class LocalProvisioner(Provisioner):
@@ -100,13 +138,14 @@ class LocalProvisioner(Provisioner):
             nodes.append(NodePlan(node_id=node_id, host=HOST, port=port, data_dir=data_dir))
         return nodes
 
-    def write_config(self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str]) -> None:
+    def write_config(
+        self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str], security: ListenerSecurity
+    ) -> None:
         properties = {
             **NODE_DEFAULTS,
             **overrides,
+            **security_properties(security, node.address),
             "node.id": str(node.node_id),
-            "listeners": f"PLAINTEXT://{node.address}",
-            "advertised.listeners": f"PLAINTEXT://{node.address}",
             "log.dirs": str(node.data_dir / "logs"),
             "cluster.id": f"streamhub-{cluster_id}",
         }
@@ -115,15 +154,14 @@ class LocalProvisioner(Provisioner):
         )
         try:
             node.data_dir.mkdir(parents=True, exist_ok=True)
+            node.data_dir.chmod(0o700)
             free = shutil.disk_usage(node.data_dir).free
             if free < MIN_FREE_BYTES:
                 raise ProvisioningFailed(
                     f"Only {free // (1024 * 1024)} MiB free on the disk of {node.data_dir}; "
                     f"a broker needs at least {MIN_FREE_BYTES // (1024 * 1024)} MiB."
                 )
-            temporary = self.config_path(node).with_suffix(".tmp")
-            temporary.write_text(text)
-            temporary.replace(self.config_path(node))
+            _write_private(self.config_path(node), text)
         except OSError as error:
             raise ProvisioningFailed(f"Cannot write the config of broker {node.node_id}: {error}") from error
 
@@ -190,9 +228,10 @@ class LocalProvisioner(Provisioner):
             f"Broker {node.node_id} exited during startup." + (f" Its log ends with:\n{tail}" if tail else "")
         )
 
-    def wait_until_ready(self, node: NodePlan, pid: int, *, timeout_seconds: float) -> None:
+    def wait_until_ready(
+        self, node: NodePlan, pid: int, *, connection: Connection, timeout_seconds: float
+    ) -> None:
         deadline = time.monotonic() + timeout_seconds
-        connection = Connection(bootstrap_servers=node.address)
         last_error = ""
         while time.monotonic() < deadline:
             if not self.is_alive(node, pid):
