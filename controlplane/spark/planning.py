@@ -44,19 +44,43 @@ class OffsetRange:
         return self.end - self.start
 
 
-def planning_consumer(kafka_config: dict[str, str]) -> Consumer:
-    config: dict[str, object] = {
-        "group.id": f"spark-planner-{uuid.uuid4().hex[:12]}",
-        "enable.auto.commit": False,
-        "allow.auto.create.topics": False,
-        **kafka_config,
-    }
-    return Consumer(config)
+class PlanningConsumer(Consumer):
+    """A consumer that keeps the client errors librdkafka reports on the side (an authentication failure
+    surfaces from a metadata request only as "transport failure"), so refusals can name their cause."""
+
+    def __init__(self, kafka_config: dict[str, str]) -> None:
+        self.errors: list[KafkaError] = []
+        super().__init__(
+            {
+                "group.id": f"spark-planner-{uuid.uuid4().hex[:12]}",
+                "enable.auto.commit": False,
+                "allow.auto.create.topics": False,
+                **kafka_config,
+                "error_cb": self.errors.append,
+            }
+        )
+
+    def cause(self) -> str:
+        """The most telling error seen so far: authentication first, else the latest one."""
+        self.poll(0)  # error callbacks are only served while polling
+        authentication = [e for e in self.errors if e.code() in _AUTHENTICATION_CODES]
+        chosen = authentication or self.errors
+        return f" ({chosen[-1].str()})" if chosen else ""
 
 
-def _raise_kafka(error: KafkaException | KafkaError, what: str) -> None:
+_AUTHENTICATION_CODES = {KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED}
+
+
+def planning_consumer(kafka_config: dict[str, str]) -> PlanningConsumer:
+    return PlanningConsumer(kafka_config)
+
+
+def _raise_kafka(error: KafkaException | KafkaError, what: str, consumer: Consumer | None = None) -> None:
     kafka_error = error.args[0] if isinstance(error, KafkaException) else error
-    raise TopicReadError(f"{what}: {kafka_error.str() if hasattr(kafka_error, 'str') else kafka_error}")
+    cause = consumer.cause() if isinstance(consumer, PlanningConsumer) else ""
+    raise TopicReadError(
+        f"{what}: {kafka_error.str() if hasattr(kafka_error, 'str') else kafka_error}{cause}"
+    )
 
 
 def select_partitions(consumer: Consumer, selection: TopicSelection) -> list[tuple[str, int]]:
@@ -64,7 +88,7 @@ def select_partitions(consumer: Consumer, selection: TopicSelection) -> list[tup
     try:
         metadata = consumer.list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as error:
-        _raise_kafka(error, "cannot read the cluster's metadata")
+        _raise_kafka(error, "cannot read the cluster's metadata", consumer)
     known = {
         name: sorted(topic.partitions)
         for name, topic in metadata.topics.items()
@@ -92,7 +116,7 @@ def watermarks(consumer: Consumer, pairs: list[tuple[str, int]]) -> dict[tuple[s
                 TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S, cached=False
             )
         except KafkaException as error:
-            _raise_kafka(error, f"cannot read the offsets of {topic}-{partition}")
+            _raise_kafka(error, f"cannot read the offsets of {topic}-{partition}", consumer)
     return result
 
 
@@ -106,7 +130,7 @@ def _offsets_for_timestamps(
     try:
         answers = consumer.offsets_for_times(query, timeout=METADATA_TIMEOUT_S)
     except KafkaException as error:
-        _raise_kafka(error, "cannot look up offsets by timestamp")
+        _raise_kafka(error, "cannot look up offsets by timestamp", consumer)
     result = {}
     for answer in answers:
         if answer.error is not None:

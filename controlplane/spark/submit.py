@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 
 from controlplane.spark.jobs import CATALOG
-from controlplane.spark.jobs.runtime import JobContext, load_kafka_config, parameters_from_json, write_result
+from controlplane.spark.jobs.runtime import (
+    DRIVER_FILE,
+    JobContext,
+    load_kafka_config,
+    parameters_from_json,
+    write_result,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName(f"streamhub-{arguments.job}").getOrCreate()
     spark.dataSource.register(TopicDataSource)
+    # The launcher polls the driver UI's REST API for progress; the port is picked freely, so tell it where.
+    (arguments.output_dir / DRIVER_FILE).write_text(
+        json.dumps({"ui": spark.sparkContext.uiWebUrl, "application_id": spark.sparkContext.applicationId})
+    )
     try:
         context = JobContext(kafka_config=load_kafka_config(), output_dir=arguments.output_dir)
         result = module.run(spark, parameters, context)

@@ -17,6 +17,7 @@ from typing import Any
 
 KAFKA_CONFIG_ENV = "STREAMHUB_KAFKA_CONFIG_FILE"
 RESULT_FILE = "result.json"
+DRIVER_FILE = "driver.json"  # where the driver's UI listens, written as soon as the session is up
 
 
 @dataclass(frozen=True)
