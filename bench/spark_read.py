@@ -1,0 +1,155 @@
+"""Benchmark: read a topic into Spark with the `topics` data source and count by partition on local[2],
+against the same records read from Parquet by the same session.
+
+    .venv/bin/python bench/spark_read.py [--records 5000000] [--size 100] [--partitions 4]
+
+Starts its own broker, produces with the librdkafka load generator (bench/loadgen), warms the session up
+on a small read so start-up is not measured, then prints one JSON line with both rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.broker_throughput.__main__ import (  # noqa: E402 - the repository root is put on the path first
+    build_native_loadgen,
+    free_port,
+    start_broker,
+    wait_until_serving,
+)
+
+
+def produce(loadgen: str, bootstrap: str, topic: str, records: int, size: int, partitions: int) -> dict:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    command = [
+        loadgen,
+        "produce",
+        "-b",
+        bootstrap,
+        "-t",
+        topic,
+        "-n",
+        str(records),
+        "-s",
+        str(size),
+        "-l",
+        "5",
+    ]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def timed(action) -> tuple[float, object]:
+    started = time.perf_counter()
+    outcome = action()
+    return time.perf_counter() - started, outcome
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=5_000_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--min-partitions", type=int, default=0, help="split ranges into this many tasks")
+    arguments = parser.parse_args()
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    work = Path(tempfile.mkdtemp(prefix="spark-read-bench-"))
+    port = free_port()
+    broker = start_broker(work / "logs", port, None)
+    try:
+        wait_until_serving(port)
+        bootstrap = f"127.0.0.1:{port}"
+        loadgen = build_native_loadgen()
+        produced = produce(
+            loadgen, bootstrap, "bench-spark", arguments.records, arguments.size, arguments.partitions
+        )
+        produce(loadgen, bootstrap, "bench-warmup", 10_000, arguments.size, arguments.partitions)
+
+        from pyspark.sql import SparkSession
+        from pyspark.sql import functions as F
+
+        from controlplane.spark.topic_source import TopicDataSource
+
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.memory", "2g")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        spark.dataSource.register(TopicDataSource)
+
+        def topic_frame(topic: str):
+            reader = (
+                spark.read.format("topics")
+                .option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", topic)
+            )
+            if arguments.min_partitions:
+                reader = reader.option("minPartitions", str(arguments.min_partitions))
+            return reader.load()
+
+        def count_by_partition(frame) -> int:
+            return sum(row["count"] for row in frame.groupBy("partition").count().collect())
+
+        startup_seconds, _ = timed(lambda: count_by_partition(topic_frame("bench-warmup")))
+        topic_seconds, topic_count = timed(lambda: count_by_partition(topic_frame("bench-spark")))
+        parquet_path = str(work / "records.parquet")
+        topic_frame("bench-spark").write.parquet(parquet_path)
+        parquet_seconds, parquet_count = timed(lambda: count_by_partition(spark.read.parquet(parquet_path)))
+        # Counting by partition lets Parquet skip every other column; reading the values too is the fair match
+        # for the topic read, which always fetches whole records.
+        parquet_full_seconds, _ = timed(
+            lambda: (
+                spark.read.parquet(parquet_path)
+                .groupBy("partition")
+                .agg(F.count("*"), F.sum(F.length("value")), F.sum(F.length("key")))
+                .collect()
+            )
+        )
+        spark.stop()
+        assert topic_count == parquet_count == arguments.records, (topic_count, parquet_count)
+        print(
+            json.dumps(
+                {
+                    "records": arguments.records,
+                    "record_bytes": arguments.size,
+                    "partitions": arguments.partitions,
+                    "produce_msg_per_s": round(produced["msg_per_s"]),
+                    "warmup_seconds": round(startup_seconds, 2),
+                    "topic_seconds": round(topic_seconds, 2),
+                    "topic_records_per_s": round(arguments.records / topic_seconds),
+                    "parquet_count_seconds": round(parquet_seconds, 2),
+                    "parquet_count_records_per_s": round(arguments.records / parquet_seconds),
+                    "parquet_all_columns_seconds": round(parquet_full_seconds, 2),
+                    "topic_vs_parquet_all_columns": round(topic_seconds / parquet_full_seconds, 2),
+                    "topic_vs_parquet_count": round(topic_seconds / parquet_seconds, 2),
+                }
+            )
+        )
+    finally:
+        broker.terminate()
+        broker.wait(30)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
