@@ -9,6 +9,11 @@ database), gives the topics to a team, and then times the API's list endpoints w
 
 Usage: .venv/bin/python bench/control_plane_lists.py [--topics 2000] [--partitions 5] [--groups 500] [--runs 30]
 Prints one JSON line per endpoint: p50/p95/max milliseconds over --runs requests, rows returned.
+
+Measured on the 2-core development machine (SQLite, 30 runs each; 2,000 topics / 10,000 partitions / 500 groups):
+topics, 500 per page: p50 77 ms, p95 244 ms, max 271 ms; topics by size, 50 per page: p50 13 ms, max 20 ms;
+groups with lag, 500 per page: p50 36 ms, p95 177 ms, max 214 ms; by lag, 50 per page: p50 12 ms, max 204 ms.
+One reconciliation pass over that cluster took 7.9 s; creating the topics on the broker took ~8 minutes.
 """
 
 from __future__ import annotations
@@ -169,6 +174,13 @@ def main() -> None:
         Topic.objects.filter(cluster=cluster).update(team=team, managed=True)
 
         client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+        base = f"/api/v1/%s/?cluster={cluster.pk}"
+        # The lists carry real observations: one 100-byte record per partition, groups committed at 0.
+        (group,) = client.get(base % "consumer-groups" + "&limit=1").json()["results"]
+        assert group["total_lag"] == options.partitions, group
+        (topic,) = client.get(base % "topics" + "&limit=1").json()["results"]
+        assert topic["observed_partitions"] == options.partitions, topic
+        assert topic["size_bytes"] > 100 * options.partitions, topic
         print(
             json.dumps(
                 {
@@ -180,7 +192,6 @@ def main() -> None:
                 }
             )
         )
-        base = f"/api/v1/%s/?cluster={cluster.pk}"
         for url in (
             base % "topics" + "&limit=500",
             base % "topics" + "&limit=500&offset=1500",
@@ -192,7 +203,9 @@ def main() -> None:
             print(json.dumps(timed(client, url, options.runs)))
     except BaseException:
         shutil.copy(workdir / "broker.log", Path(tempfile.gettempdir()) / "control_plane_lists.broker.log")
-        print(f"the broker's log is in {tempfile.gettempdir()}/control_plane_lists.broker.log", file=sys.stderr)
+        print(
+            f"the broker's log is in {tempfile.gettempdir()}/control_plane_lists.broker.log", file=sys.stderr
+        )
         raise
     finally:
         broker.kill()
