@@ -45,7 +45,7 @@ from confluent_kafka.admin import (
 )
 from kio.schema.alter_client_quotas.v1 import request as alter_quotas
 from kio.schema.describe_client_quotas.v1 import request as describe_quotas
-from kio.schema.describe_log_dirs.v1.request import DescribeLogDirsRequest
+from kio.schema.describe_log_dirs.v1.request import DescribableLogDirTopic, DescribeLogDirsRequest
 from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
 from kio.schema.offset_delete.v0 import request as offset_delete
 from kio.static.primitive import f64, i8, i32
@@ -435,15 +435,25 @@ def delete_records(
 
 
 def describe_partition_sizes(
-    connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    connection: Connection,
+    *,
+    partitions: Mapping[str, list[int]] | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
 ) -> dict[tuple[str, int], int]:
-    """Bytes on disk per (topic, partition), summed over every broker (DescribeLogDirs, which librdkafka
-    lacks). Replicas count once each, so a replicated partition shows its total footprint."""
+    """Bytes on disk per (topic, partition) — of the given partitions, or of all — summed over every
+    broker (DescribeLogDirs, which librdkafka lacks). Replicas count once each, so a replicated partition
+    shows its total footprint."""
     description = describe_cluster(connection, timeout_seconds=timeout_seconds)
+    wanted = None
+    if partitions is not None:
+        wanted = tuple(
+            DescribableLogDirTopic(topic=topic, partitions=tuple(i32(p) for p in numbers))
+            for topic, numbers in partitions.items()
+        )
     sizes: dict[tuple[str, int], int] = {}
     for node in description.brokers:
         with _wire(connection, timeout_seconds, f"{node.host}:{node.port}") as wire:
-            response = wire.request(DescribeLogDirsRequest(topics=None))
+            response = wire.request(DescribeLogDirsRequest(topics=wanted))
         for result in response.results:
             for topic in result.topics:
                 for partition in topic.partitions:

@@ -280,7 +280,9 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
         keys = [(topic.name, p.partition) for p in info.partitions]
         starts = gateway.list_partition_offsets(connection, keys, spec="earliest")
         ends = gateway.list_partition_offsets(connection, keys, spec="latest")
-        sizes = gateway.describe_partition_sizes(connection)
+        sizes = gateway.describe_partition_sizes(
+            connection, partitions={topic.name: [p.partition for p in info.partitions]}
+        )
         configs = gateway.describe_topic_configs(connection, [topic.name])[topic.name]
     return {
         "exists": True,

@@ -7,6 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from controlplane.audit.models import AuditEvent
+from controlplane.clusters.models import Cluster
+from controlplane.tenancy import services as tenancy
+from controlplane.tenancy.access import Actor
+from controlplane.tenancy.models import TeamPolicy
+from tests.fixtures.broker import free_port
 from tests.integration.topics.clients import produce_one
 from tests.integration.topics.world import KafkaWorld, create_topic
 
@@ -161,3 +166,46 @@ def test_the_browser_returns_produced_records_by_offset_and_by_timestamp_with_he
     filtered = world.viewer_a.get(url + "messages/", {"start": "earliest", "header_key": "trace"}).json()
     assert [m["offset"] for m in filtered] == [0]
     assert world.viewer_a.post(url + "produce/", {"value": "x"}, format="json").status_code == 403
+
+
+def test_configs_beyond_the_team_policy_are_refused_on_create_and_update(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+    policy, _ = TeamPolicy.objects.get_or_create(team=world.team_a)
+    tenancy.update_policy(actor=Actor.system(), policy=policy, changes={"max_retention_ms": 86_400_000})
+    body = {
+        "cluster": world.cluster.id,
+        "team": world.team_a.id,
+        "name": world.topic_prefix_a + "long",
+        "partitions": 1,
+    }
+
+    too_long = world.developer_a.post(
+        "/api/v1/topics/", {**body, "configs": {"retention.ms": "-1"}}, format="json"
+    )
+    assert too_long.status_code == 400
+    assert too_long.json()["error"]["details"]["violations"][0]["code"] == "retention_too_long"
+    topic = create_topic(world, world.developer_a, body["name"], configs={"retention.ms": "3600000"})
+    update = world.developer_a.patch(
+        f"/api/v1/topics/{topic['id']}/configs/", {"configs": {"retention.ms": "999999999999"}}, format="json"
+    )
+    assert update.status_code == 400
+    assert update.json()["error"]["code"] == "policy_violation"
+
+
+def test_a_cluster_that_does_not_answer_is_a_4xx_naming_the_kafka_error(kafka_world: KafkaWorld) -> None:
+
+    world = kafka_world
+    Cluster.objects.filter(pk=world.cluster.pk).update(bootstrap_servers=f"127.0.0.1:{free_port()}")
+    body = {
+        "cluster": world.cluster.id,
+        "team": world.team_a.id,
+        "name": world.topic_prefix_a + "x",
+        "partitions": 1,
+    }
+
+    response = world.developer_a.post("/api/v1/topics/", body, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "cluster_unreachable"
+    assert response.json()["error"]["details"]["kafka_error"] in ("_TRANSPORT", "_TIMED_OUT")
+    assert AuditEvent.objects.filter(action="topic.create", result="failure").exists()
