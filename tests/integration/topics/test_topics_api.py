@@ -193,7 +193,6 @@ def test_configs_beyond_the_team_policy_are_refused_on_create_and_update(kafka_w
 
 
 def test_a_cluster_that_does_not_answer_is_a_4xx_naming_the_kafka_error(kafka_world: KafkaWorld) -> None:
-
     world = kafka_world
     Cluster.objects.filter(pk=world.cluster.pk).update(bootstrap_servers=f"127.0.0.1:{free_port()}")
     body = {
