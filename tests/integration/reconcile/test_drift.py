@@ -6,6 +6,7 @@ import time
 import pytest
 from confluent_kafka.admin import (
     AclBinding,
+    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AlterConfigOpType,
@@ -16,6 +17,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from controlplane.clusters.services import connection_for
+from controlplane.kafka import gateway
 from tests.integration.topics.world import KafkaWorld, create_topic, reconcile
 
 pytestmark = pytest.mark.integration
@@ -122,3 +125,69 @@ def test_an_admin_adopts_an_unmanaged_topic_into_a_team(kafka_world: KafkaWorld)
     assert world.developer_a.get(f"/api/v1/topics/{row['id']}/").status_code == 200
     reconcile(world)
     assert not [d for d in _drift(world) if d["resource_name"] == found]
+
+
+def test_acls_and_quotas_made_outside_are_adopted_and_deleted_managed_bindings_come_back(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    grant = world.developer_a.post(
+        "/api/v1/access-grants/",
+        {
+            "cluster": world.cluster.id,
+            "service_account": world.account_a.id,
+            "template": "producer",
+            "topic_prefix": world.topic_prefix_a,
+        },
+        format="json",
+    ).json()
+    write = next(b for b in grant["bindings"] if b["operation"] == "WRITE")
+    admin = world.admin_client()
+    deleted = AclBindingFilter(
+        ResourceType.TOPIC,
+        write["resource_name"],
+        ResourcePatternType.PREFIXED,
+        write["principal"],
+        "*",
+        AclOperation.WRITE,
+        AclPermissionType.ALLOW,
+    )
+    for future in admin.delete_acls([deleted]).values():
+        future.result(10)
+    outsider_user = f"outside-{world.account_a.name}"
+    gateway.alter_client_quota(
+        connection_for(world.cluster), entity={"user": outsider_user}, set_values={"producer_byte_rate": 5e5}
+    )
+
+    run = reconcile(world)
+
+    assert any(item.startswith("acl:") for item in run["summary"]["created"])
+    on_cluster = gateway.describe_acls(connection_for(world.cluster))
+    assert any(acl.principal == write["principal"] and acl.operation == "WRITE" for acl in on_cluster)
+    assert any(
+        d["kind"] == "managed_acl_missing" and d["team"] == world.team_a.id
+        for d in _drift(world, world.developer_a)
+    )
+
+    quotas = world.org_admin.get("/api/v1/quotas/", {"cluster": world.cluster.id, "managed": False}).json()
+    (found,) = [q for q in quotas["results"] if q["entity"] == {"user": outsider_user}]
+    assert found["observed_values"] == {"producer_byte_rate": 5e5}
+    assert world.developer_a.post(f"/api/v1/quotas/{found['id']}/adopt/").status_code == 404
+    adopted = world.org_admin.post(f"/api/v1/quotas/{found['id']}/adopt/")
+    assert adopted.status_code == 200, adopted.json()
+    assert adopted.json()["values"] == {"producer_byte_rate": 5e5}
+
+    acls = world.org_admin.get(
+        "/api/v1/acls/", {"cluster": world.cluster.id, "managed": False, "limit": 500}
+    ).json()
+    outside_acls = [b for b in acls["results"] if b["principal"] == f"User:{world.account_a.name}"]
+    assert outside_acls == []  # the restored binding is the grant's, not an unmanaged one
+    reconcile(world)
+    kinds = {(d["kind"], d["resource_name"]) for d in _drift(world)}
+    assert ("unmanaged_quota", f"user={outsider_user}") not in kinds
+    gateway.alter_client_quota(
+        connection_for(world.cluster),
+        entity={"user": outsider_user},
+        set_values={},
+        remove_keys=["producer_byte_rate"],
+    )
