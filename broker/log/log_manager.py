@@ -37,8 +37,16 @@ class LogManager:
         self.log_dirs = [Path(d) for d in log_dirs]
         self.default_config = default_config
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        # Partitions per log dir, kept up to date so placing a new partition is O(dirs), not O(partitions).
+        self._partitions_per_dir: dict[Path, int] = dict.fromkeys(self.log_dirs, 0)
         # create/delete run on the loop thread, run_cleaner in a worker: guard the dict's shape.
         self._lock = threading.Lock()
+
+    def _register(self, topic: str, partition: int, log: PartitionLog) -> None:
+        with self._lock:
+            self._logs[(topic, partition)] = log
+            parent = log.directory.parent
+            self._partitions_per_dir[parent] = self._partitions_per_dir.get(parent, 0) + 1
 
     def load(self) -> None:
         """Open (and recover) every partition directory; finish deleting topics marked for deletion."""
@@ -58,15 +66,11 @@ class LogManager:
                     logger.warning("duplicate partition directory %s ignored", path)
                     continue
                 log = PartitionLog.open(path, self.default_config, topic=topic, partition=partition)
-                with self._lock:
-                    self._logs[(topic, partition)] = log
+                self._register(topic, partition, log)
 
     def _pick_log_dir(self) -> Path:
         """The directory holding the fewest partitions, as Kafka does."""
-        counts = dict.fromkeys(self.log_dirs, 0)
-        for log in self._logs.values():
-            counts[log.directory.parent] = counts.get(log.directory.parent, 0) + 1
-        return min(self.log_dirs, key=lambda d: counts.get(d, 0))
+        return min(self.log_dirs, key=lambda d: self._partitions_per_dir.get(d, 0))
 
     def create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
         """Open the partition's log, creating its directory if needed (idempotent)."""
@@ -82,8 +86,7 @@ class LogManager:
                 directory = candidate
                 break
         log = PartitionLog.open(directory, config, topic=topic, partition=partition)
-        with self._lock:
-            self._logs[(topic, partition)] = log
+        self._register(topic, partition, log)
         return log
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
@@ -95,6 +98,8 @@ class LogManager:
     def delete_partition(self, topic: str, partition: int) -> None:
         with self._lock:
             log = self._logs.pop((topic, partition), None)
+            if log is not None:
+                self._partitions_per_dir[log.directory.parent] -= 1
         if log is None:
             return
         log.close()

@@ -24,6 +24,22 @@ def test_create_is_idempotent_and_spreads_partitions_over_dirs(tmp_path: Path) -
     manager.close()
 
 
+def test_it_places_new_partitions_in_the_dir_with_fewest_after_loads_and_deletes(tmp_path: Path) -> None:
+    first = LogManager([tmp_path / "a"], LogConfig())
+    first.load()
+    for partition in range(3):
+        first.create("old", partition, LogConfig())
+    first.close()
+    manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    manager.load()  # "a" already holds three partitions
+
+    placed = [manager.create("new", p, LogConfig()).directory.parent.name for p in range(3)]
+    assert placed == ["b", "b", "b"]
+    manager.delete_topic("old")
+    assert manager.create("new", 3, LogConfig()).directory.parent.name == "a"
+    manager.close()
+
+
 def test_load_reopens_every_partition_with_its_data(tmp_path: Path) -> None:
     manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
     manager.load()
