@@ -65,6 +65,9 @@ def security_properties(security: ListenerSecurity, address: str) -> dict[str, s
 
 def port_is_free(port: int, host: str = HOST) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # Like the broker's own listener: connections the broker closed (unauthenticated clients, a
+        # stopped broker's clients) linger in TIME_WAIT on its port, and they must not block a restart.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:

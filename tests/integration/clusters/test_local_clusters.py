@@ -213,3 +213,22 @@ def test_brokers_outlive_the_worker_that_started_them(people, worker, wait_for_o
     cluster.refresh_from_db()
     assert cluster.status == "running"
     assert cluster.operations.filter(kind="restart_broker").count() == 0
+
+
+def test_a_port_whose_broker_closed_its_clients_is_free_again_once_the_broker_stops() -> None:
+    # A SASL broker closes unauthenticated connections itself, which leaves TIME_WAIT entries on its port.
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _address = listener.accept()
+    assert not port_is_free(port)  # listening
+
+    accepted.close()  # the server closes first
+    client.recv(1)
+    client.close()
+    listener.close()
+
+    assert port_is_free(port)

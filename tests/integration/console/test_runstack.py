@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -73,9 +74,29 @@ def stack_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _broker_answers(port: str) -> bool:
+def _default_cluster_connection(env: dict[str, str]) -> Connection:
+    """The default cluster listens with SASL: connect as its super user, as the README tells operators."""
+    printed = subprocess.run(
+        [sys.executable, "manage.py", "cluster_credentials", "local"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    credentials = dict(line.split("=", 1) for line in printed.splitlines())
+    return Connection(
+        bootstrap_servers=credentials["bootstrap.servers"],
+        security_protocol=credentials["security.protocol"],
+        sasl_mechanism=credentials["sasl.mechanism"],
+        username=credentials["sasl.username"],
+        password=credentials["sasl.password"],
+    )
+
+
+def _broker_answers(connection: Connection) -> bool:
     try:
-        description = describe_cluster(Connection(f"127.0.0.1:{port}"), timeout_seconds=1)
+        description = describe_cluster(connection, timeout_seconds=1)
     except KafkaGatewayError:
         return False
     return [node.node_id for node in description.brokers] == [1]
@@ -157,20 +178,26 @@ def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(
 
 def test_it_provisions_the_default_cluster_stops_its_broker_on_ctrl_c_and_brings_it_back(stack_env) -> None:
     port, data_dir = stack_env["DEFAULT_CLUSTER_PORT"], stack_env["STREAMHUB_DATA_DIR"]
+    connection = _default_cluster_connection(stack_env)
+    assert connection.bootstrap_servers == ""  # not provisioned yet; the credentials exist from the request
+    connection = replace(connection, bootstrap_servers=f"127.0.0.1:{port}")
     stack = _start_stack(stack_env)
     try:
         # The worker runs the provisioning workflow the definition asked for.
-        wait_until(lambda: _broker_answers(port), 60, "the default cluster's broker to answer Metadata")
+        wait_until(lambda: _broker_answers(connection), 60, "the default cluster's broker to answer Metadata")
+        assert not _broker_answers(Connection(f"127.0.0.1:{port}"))  # no credentials, no Metadata
         assert len(_local_broker_processes(data_dir)) == 1
     finally:
         output = _stop_stack(stack)
     assert "clusters| cluster local: stopped" in output
     assert _local_broker_processes(data_dir) == set()
-    assert not _broker_answers(port)
+    assert not _broker_answers(connection)
 
     stack = _start_stack(stack_env)
     try:
-        wait_until(lambda: _broker_answers(port), 60, "the default cluster to come back on the next run")
+        wait_until(
+            lambda: _broker_answers(connection), 60, "the default cluster to come back on the next run"
+        )
     finally:
         output = _stop_stack(stack)
     assert f"clusters| cluster local: running at 127.0.0.1:{port}" in output
