@@ -120,6 +120,10 @@ def test_the_super_users_password_is_shown_nowhere_but_to_the_operators_command(
         text = json.dumps(shown, default=str)
         assert password not in text
         assert cluster.admin_password_encrypted not in text
+    assert any(
+        line["message"] == f"listeners: SASL_PLAINTEXT, ACLs on, super user {services.LOCAL_SUPER_USER}"
+        for line in operation["log"]
+    )
     assert detail["admin_username"] == services.LOCAL_SUPER_USER
     assert detail["has_admin_credentials"] is True
     assert detail["configs_error"] == ""

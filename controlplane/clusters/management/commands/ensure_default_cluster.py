@@ -34,5 +34,6 @@ class Command(BaseCommand):
         else:
             self.stdout.write(
                 f"Requested local cluster '{cluster.name}' in {cluster.organization.name}; "
-                "the worker provisions it when the stack runs."
+                "the worker provisions it when the stack runs. Its super user's credentials: "
+                f"manage.py cluster_credentials {cluster.name}"
             )
