@@ -35,7 +35,7 @@ from controlplane.clusters.choices import (
     SecurityProtocol,
     check_transition,
 )
-from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
+from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import ListenerSecurity, NodePlan, ProvisioningFailed
 from controlplane.clusters.provisioners.local import LocalProvisioner
@@ -115,10 +115,14 @@ def listener_security(cluster: Cluster) -> ListenerSecurity:
     clusters made before local brokers had security (they keep their protocol)."""
     if cluster.security_protocol != SecurityProtocol.SASL_PLAINTEXT:
         return ListenerSecurity(protocol=cluster.security_protocol)
+    try:
+        password = decrypt_secret(cluster.admin_password_encrypted)
+    except UnreadableSecret as error:
+        raise ProvisioningFailed(
+            "The super user's password cannot be decrypted: FIELD_ENCRYPTION_KEY (or SECRET_KEY) changed."
+        ) from error
     return ListenerSecurity(
-        protocol=cluster.security_protocol,
-        super_user=cluster.admin_username,
-        super_user_password=decrypt_secret(cluster.admin_password_encrypted),
+        protocol=cluster.security_protocol, super_user=cluster.admin_username, super_user_password=password
     )
 
 

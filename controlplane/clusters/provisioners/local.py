@@ -45,8 +45,10 @@ SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
 
 def security_properties(security: ListenerSecurity, address: str) -> dict[str, str]:
     """The listener, SASL and ACL properties of a node listening at `address`."""
-    if not security.uses_sasl:
+    if security.protocol == "PLAINTEXT":
         return {"listeners": f"PLAINTEXT://{address}", "advertised.listeners": f"PLAINTEXT://{address}"}
+    if not security.uses_sasl:
+        raise ProvisioningFailed(f"Local brokers do not listen with {security.protocol}.")
     user, password = security.super_user, security.super_user_password
     if not user or not password or any(char in f"{user}{password}" for char in ":;\r\n\\"):
         # These would split or escape the `name:MECHANISM:password;...` list or the properties line.

@@ -1,10 +1,12 @@
 import re
 
 import pytest
+from cryptography.fernet import Fernet
 
 from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.provisioners.base import ProvisioningFailed
 from controlplane.clusters.services import (
     LOCAL_SUPER_USER,
     connection_for,
@@ -47,6 +49,14 @@ def test_the_provisioner_gets_the_decrypted_password_of_a_sasl_cluster() -> None
 
     assert security.uses_sasl
     assert (security.super_user, security.super_user_password) == (LOCAL_SUPER_USER, "pw-from-request-time")
+
+
+def test_a_password_the_configured_keys_cannot_read_fails_provisioning_with_the_reason(settings) -> None:
+    cluster = _sasl_cluster("pw-from-request-time")
+    settings.FIELD_ENCRYPTION_KEY = Fernet.generate_key().decode()  # the key was rotated away
+
+    with pytest.raises(ProvisioningFailed, match="cannot be decrypted"):
+        listener_security(cluster)
 
 
 def test_a_cluster_made_before_brokers_had_security_keeps_plaintext() -> None:

@@ -88,6 +88,13 @@ def test_it_refuses_a_password_that_would_not_survive_the_bootstrap_users_list(
     assert not (tmp_path / "7" / "node-1" / "broker.properties").exists()
 
 
+def test_it_refuses_a_protocol_local_brokers_are_not_given_certificates_for(tmp_path: Path) -> None:
+    with pytest.raises(ProvisioningFailed, match="do not listen with SASL_SSL"):
+        LocalProvisioner(root=tmp_path).write_config(
+            cluster_id=7, node=_node(tmp_path), overrides={}, security=ListenerSecurity(protocol="SASL_SSL")
+        )
+
+
 def test_the_provisioner_keeps_its_own_properties_whatever_the_overrides_say(tmp_path: Path) -> None:
     provisioner = LocalProvisioner(root=tmp_path)
     node = _node(tmp_path, node_id=2, port=19093)
