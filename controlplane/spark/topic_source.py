@@ -17,6 +17,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
     InputPartition,
     WriterCommitMessage,
@@ -171,6 +172,20 @@ class TopicWriter(DataSourceArrowWriter):
         self.produced = sum(m.records for m in messages if isinstance(m, ProducedCount))
 
 
+class TopicStreamWriter(DataSourceStreamArrowWriter):
+    """Each micro-batch's rows are produced before Spark commits the batch, so a failed batch is retried
+    (at least once per record; the idempotent producer removes duplicates within one producer session)."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.batch_writer = TopicWriter(options, schema)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        return self.batch_writer.write(iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        self.batch_writer.commit(messages)
+
+
 class TopicDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
@@ -188,3 +203,6 @@ class TopicDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> TopicWriter:
         return TopicWriter(dict(self.options), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> TopicStreamWriter:
+        return TopicStreamWriter(dict(self.options), schema)
