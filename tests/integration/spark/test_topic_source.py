@@ -196,3 +196,28 @@ def test_it_writes_rows_to_a_topic_with_the_idempotent_producer(spark, broker, t
     assert sorted((r.partition, bytes(r.key), bytes(r.value)) for r in rows) == sorted(
         (i % 2, b"k%d" % i, b"value-%d" % i) for i in range(40)
     )
+
+
+def test_a_streaming_query_copies_a_topic_into_another(spark, broker, topic_name, tmp_path):
+    create_topic(broker.bootstrap, topic_name, partitions=2)
+    target = create_topic(broker.bootstrap, f"{topic_name}-out")
+    produce(broker.bootstrap, topic_name, [(i % 2, b"k%d" % i, b"v%d" % i) for i in range(25)])
+    query = (
+        spark.readStream.format("topics")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
+        .option("subscribe", topic_name)
+        .load()
+        .selectExpr("key", "upper(cast(value as string)) as value")
+        .writeStream.format("topics")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
+        .option("topic", target)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(60)
+    assert query.exception() is None
+    rows = read(spark, broker.bootstrap, subscribe=target).collect()
+    assert sorted((bytes(r.key), bytes(r.value)) for r in rows) == sorted(
+        (b"k%d" % i, b"V%d" % i) for i in range(25)
+    )
