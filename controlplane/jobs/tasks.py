@@ -1,4 +1,5 @@
-"""Celery entry points of the jobs app, on their own `spark` queue (runstack gives it its own worker)."""
+"""Celery entry points of the jobs app. Runs are sent to the `spark` queue (services.enqueue_run), which
+runstack's worker consumes next to the default one."""
 
 from celery import shared_task
 
@@ -7,7 +8,6 @@ from controlplane.jobs import services
 
 @shared_task(
     name="jobs.run_job",
-    queue=services.SPARK_QUEUE,
     # The run enforces its own time limit and stops Spark; this only catches a stuck watcher.
     time_limit=services.MAX_TIME_LIMIT_SECONDS + 300,
     soft_time_limit=services.MAX_TIME_LIMIT_SECONDS + 240,
