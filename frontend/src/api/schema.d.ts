@@ -530,6 +530,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/job-runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Spark job runs of the caller's teams: launch, watch progress, cancel, read logs and results. */
+        get: operations["v1_job_runs_list"];
+        put?: never;
+        /** @description Launches a catalog job; it is queued for the Spark worker and runs as the given service account. */
+        post: operations["v1_job_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job-runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Spark job runs of the caller's teams: launch, watch progress, cancel, read logs and results. */
+        get: operations["v1_job_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job-runs/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the run: its Spark processes are terminated and it ends as cancelled. */
+        post: operations["v1_job_runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job-runs/{id}/download/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One result file of the run. */
+        get: operations["v1_job_runs_download_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job-runs/{id}/log/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The last lines of the driver's log. */
+        get: operations["v1_job_runs_log_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job-runs/catalog/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The jobs that can be launched and their parameters. */
+        get: operations["v1_job_runs_catalog_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memberships/": {
         parameters: {
             query?: never;
@@ -1342,6 +1445,13 @@ export interface components {
                 [key: string]: components["schemas"]["BrokerConfigEntry"];
             } | null;
         };
+        CatalogEntry: {
+            job: string;
+            description: string;
+            parameters: {
+                [key: string]: string;
+            };
+        };
         ClientQuota: {
             readonly id: number;
             cluster: number;
@@ -1527,6 +1637,78 @@ export interface components {
             key: string;
             value: components["schemas"]["Payload"];
         };
+        /**
+         * @description * `export_parquet` - Export Parquet
+         *     * `key_skew` - Key Skew
+         *     * `windowed_aggregation` - Windowed Aggregation
+         *     * `json_schema_inference` - Json Schema Inference
+         *     * `topic_copy` - Topic Copy
+         *     * `data_quality` - Data Quality
+         *     * `backlog_profile` - Backlog Profile
+         * @enum {string}
+         */
+        JobEnum: "export_parquet" | "key_skew" | "windowed_aggregation" | "json_schema_inference" | "topic_copy" | "data_quality" | "backlog_profile";
+        JobLog: {
+            lines: string[];
+        };
+        JobRun: {
+            readonly id: number;
+            readonly url: string;
+            readonly team: number;
+            readonly team_name: string;
+            readonly cluster: number;
+            readonly cluster_name: string;
+            readonly service_account: number | null;
+            readonly service_account_name: string;
+            readonly job: components["schemas"]["JobEnum"];
+            readonly parameters: unknown;
+            readonly compute_target: string;
+            readonly time_limit_seconds: number;
+            readonly state: components["schemas"]["JobRunStateEnum"];
+            readonly reason: string;
+            readonly progress: unknown;
+            /**
+             * Format: double
+             * @description Tasks done of all tasks known so far (Spark plans stages as the job goes, so it can step back).
+             */
+            readonly progress_fraction: number;
+            readonly result: unknown;
+            readonly cancel_requested: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /** Format: double */
+            readonly duration_seconds: number | null;
+        };
+        JobRunLaunchInputRequest: {
+            team: number;
+            cluster: number;
+            job: components["schemas"]["JobEnum"];
+            /** @description The job's parameters (see /job-runs/catalog/). */
+            parameters: unknown;
+            service_account?: number | null;
+            /**
+             * @description The service account's SCRAM password on the cluster; used for this run only.
+             * @default
+             */
+            password: string;
+            /** @description local[N], spark://…, k8s://… or sc://…; default SPARK_MASTER. */
+            compute_target?: string;
+            /** @default 1800 */
+            time_limit_seconds: number;
+        };
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
+         *     * `cancelled` - Cancelled
+         * @enum {string}
+         */
+        JobRunStateEnum: "queued" | "running" | "succeeded" | "failed" | "cancelled";
         LoginInputRequest: {
             username: string;
             password: string;
@@ -1717,6 +1899,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedCatalogEntryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["CatalogEntry"][];
+        };
         PaginatedClientQuotaList: {
             /** @example 123 */
             count: number;
@@ -1776,6 +1973,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Drift"][];
+        };
+        PaginatedJobRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["JobRun"][];
         };
         PaginatedMembershipList: {
             /** @example 123 */
@@ -3350,6 +3562,215 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Drift"];
+                };
+            };
+        };
+    };
+    v1_job_runs_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /**
+                 * @description * `export_parquet` - Export Parquet
+                 *     * `key_skew` - Key Skew
+                 *     * `windowed_aggregation` - Windowed Aggregation
+                 *     * `json_schema_inference` - Json Schema Inference
+                 *     * `topic_copy` - Topic Copy
+                 *     * `data_quality` - Data Quality
+                 *     * `backlog_profile` - Backlog Profile
+                 */
+                job?: "backlog_profile" | "data_quality" | "export_parquet" | "json_schema_inference" | "key_skew" | "topic_copy" | "windowed_aggregation";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `queued` - Queued
+                 *     * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 *     * `cancelled` - Cancelled
+                 */
+                state?: "cancelled" | "failed" | "queued" | "running" | "succeeded";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedJobRunList"];
+                };
+            };
+        };
+    };
+    v1_job_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobRunLaunchInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobRun"];
+                };
+            };
+        };
+    };
+    v1_job_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobRun"];
+                };
+            };
+        };
+    };
+    v1_job_runs_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobRun"];
+                };
+            };
+        };
+    };
+    v1_job_runs_download_retrieve: {
+        parameters: {
+            query?: {
+                /** @description A path listed in the run's result files. */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+        };
+    };
+    v1_job_runs_log_retrieve: {
+        parameters: {
+            query?: {
+                /** @description How many of the last lines (at most 5000). */
+                lines?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobLog"];
+                };
+            };
+        };
+    };
+    v1_job_runs_catalog_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /**
+                 * @description * `export_parquet` - Export Parquet
+                 *     * `key_skew` - Key Skew
+                 *     * `windowed_aggregation` - Windowed Aggregation
+                 *     * `json_schema_inference` - Json Schema Inference
+                 *     * `topic_copy` - Topic Copy
+                 *     * `data_quality` - Data Quality
+                 *     * `backlog_profile` - Backlog Profile
+                 */
+                job?: "backlog_profile" | "data_quality" | "export_parquet" | "json_schema_inference" | "key_skew" | "topic_copy" | "windowed_aggregation";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `queued` - Queued
+                 *     * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 *     * `cancelled` - Cancelled
+                 */
+                state?: "cancelled" | "failed" | "queued" | "running" | "succeeded";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCatalogEntryList"];
                 };
             };
         };
