@@ -110,6 +110,17 @@ def main() -> None:
         def count_by_partition(frame) -> int:
             return sum(row["count"] for row in frame.groupBy("partition").count().collect())
 
+        # The reader alone, in this process and without Spark: the ceiling one executor core can reach.
+        from controlplane.spark.options import parse_read_options
+        from controlplane.spark.planning import plan_batch
+        from controlplane.spark.reading import read_range
+
+        ranges = plan_batch(
+            parse_read_options({"kafka.bootstrap.servers": bootstrap, "subscribe": "bench-spark"})
+        )
+        reader_seconds, _ = timed(
+            lambda: sum(b.num_rows for r in ranges for b in read_range(r, {"bootstrap.servers": bootstrap}))
+        )
         startup_seconds, _ = timed(lambda: count_by_partition(topic_frame("bench-warmup")))
         topic_seconds, topic_count = timed(lambda: count_by_partition(topic_frame("bench-spark")))
         parquet_path = str(work / "records.parquet")
@@ -134,6 +145,7 @@ def main() -> None:
                     "record_bytes": arguments.size,
                     "partitions": arguments.partitions,
                     "produce_msg_per_s": round(produced["msg_per_s"]),
+                    "reader_alone_one_core_records_per_s": round(arguments.records / reader_seconds),
                     "warmup_seconds": round(startup_seconds, 2),
                     "topic_seconds": round(topic_seconds, 2),
                     "topic_records_per_s": round(arguments.records / topic_seconds),
