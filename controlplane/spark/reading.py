@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -13,6 +14,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from controlplane.spark.planning import OffsetRange, TopicReadError
 
 CONSUME_BATCH = 10_000
+CONSUME_WAIT_S = 0.05
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 # Spark reads TimestampType from Arrow as microseconds in UTC.
 TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
@@ -91,13 +93,19 @@ def read_range(
     try:
         consumer.assign([TopicPartition(offset_range.topic, offset_range.partition, offset_range.start)])
         last_wanted = offset_range.end - 1
+        idle_since = time.monotonic()
         while True:
-            messages = consumer.consume(CONSUME_BATCH, poll_timeout_ms / 1000)
+            # consume() waits for a full batch or its timeout, so a short timeout keeps the tail of a range
+            # from waiting; the poll timeout bounds how long no record at all may arrive.
+            messages = consumer.consume(CONSUME_BATCH, CONSUME_WAIT_S)
             if not messages:
-                raise TopicReadError(
-                    f"no records from {offset_range.topic}-{offset_range.partition} within {poll_timeout_ms} ms "
-                    f"while reading [{offset_range.start}, {offset_range.end})"
-                )
+                if time.monotonic() - idle_since > poll_timeout_ms / 1000:
+                    raise TopicReadError(
+                        f"no records from {offset_range.topic}-{offset_range.partition} within {poll_timeout_ms} "
+                        f"ms while reading [{offset_range.start}, {offset_range.end})"
+                    )
+                continue
+            idle_since = time.monotonic()
             records = [m for m in messages if m.error() is None]
             reached_end = len(records) != len(messages) and _at_end_of_log(
                 messages, offset_range, fail_on_data_loss
