@@ -30,3 +30,9 @@ class VisibleOrganizationField(serializers.PrimaryKeyRelatedField):
         queryset = super().get_queryset()
         actor = _view_actor(self)
         return queryset.none() if actor is None else queryset.filter(id__in=visible_organization_ids(actor))
+
+
+# Django reports integer ranges per database backend (SQLite's are 64-bit), and drf-spectacular copies them into
+# the schema. Pinning PostgreSQL's ranges keeps one OpenAPI document whatever database generates it.
+POSITIVE_INT_RANGE = {"min_value": 0, "max_value": 2_147_483_647}
+POSITIVE_SMALL_INT_RANGE = {"min_value": 0, "max_value": 32_767}

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from controlplane.core.api.fields import POSITIVE_INT_RANGE
 from controlplane.groups.choices import ResetStrategy
 from controlplane.groups.models import ConsumerGroup, OffsetReset
 
@@ -20,6 +21,7 @@ class ConsumerGroupSerializer(serializers.ModelSerializer):
     class Meta:
         model = ConsumerGroup
         fields = ["id", "cluster", "team", "name", "state", "member_count", "total_lag", "observed_at"]
+        extra_kwargs = {"member_count": POSITIVE_INT_RANGE}
 
 
 class AssignmentSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from controlplane.core.api.fields import VisiblePrimaryKeyField
+from controlplane.core.api.fields import POSITIVE_INT_RANGE, POSITIVE_SMALL_INT_RANGE, VisiblePrimaryKeyField
 from controlplane.reconcile.api.fields import VisibleClusterField
 from controlplane.tenancy.models import Team
 from controlplane.topics.choices import BrowseStart
@@ -34,6 +34,12 @@ class TopicSerializer(serializers.ModelSerializer):
             "observed_at",
             "created_at",
         ]
+        extra_kwargs = {
+            "partitions": POSITIVE_INT_RANGE,
+            "observed_partitions": POSITIVE_INT_RANGE,
+            "replication_factor": POSITIVE_SMALL_INT_RANGE,
+            "observed_replication_factor": POSITIVE_SMALL_INT_RANGE,
+        }
 
 
 class PartitionStateSerializer(serializers.Serializer):

@@ -1576,7 +1576,6 @@ export interface components {
             team?: number | null;
             name: string;
             state?: string;
-            /** Format: int64 */
             member_count?: number;
             /** Format: int64 */
             total_lag?: number;
@@ -1590,7 +1589,6 @@ export interface components {
             team?: number | null;
             name: string;
             state?: string;
-            /** Format: int64 */
             member_count?: number;
             /** Format: int64 */
             total_lag?: number;
@@ -2511,15 +2509,11 @@ export interface components {
             team?: number | null;
             name: string;
             managed?: boolean;
-            /** Format: int64 */
             partitions: number;
-            /** Format: int64 */
             replication_factor?: number;
             configs?: unknown;
             exists_on_cluster?: boolean;
-            /** Format: int64 */
             observed_partitions?: number | null;
-            /** Format: int64 */
             observed_replication_factor?: number | null;
             observed_configs?: unknown;
             /** Format: int64 */
@@ -2564,15 +2558,11 @@ export interface components {
             team?: number | null;
             name: string;
             managed?: boolean;
-            /** Format: int64 */
             partitions: number;
-            /** Format: int64 */
             replication_factor?: number;
             configs?: unknown;
             exists_on_cluster?: boolean;
-            /** Format: int64 */
             observed_partitions?: number | null;
-            /** Format: int64 */
             observed_replication_factor?: number | null;
             observed_configs?: unknown;
             /** Format: int64 */
