@@ -1,0 +1,4 @@
+export { BarChart } from "./BarChart";
+export { formatCompact, formatSeconds } from "./format";
+export { TimeSeriesChart } from "./TimeSeriesChart";
+export type { Bar, BarChartProps, TimeSeries, TimeSeriesChartProps } from "./types";
