@@ -4,6 +4,7 @@ The service account's password is write-only: it is kept encrypted only while th
 """
 
 from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
@@ -55,12 +56,66 @@ class JobRunLaunchInputSerializer(serializers.Serializer):
         return value
 
 
+class ResultTableSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
+
+
+class ChartSeriesSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    values = serializers.ListField(child=serializers.FloatField(allow_null=True))
+
+
+class ResultChartSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["bar", "line"])
+    x_label = serializers.CharField(allow_blank=True)
+    x = serializers.ListField(child=serializers.JSONField(), help_text="Category labels or x values.")
+    series = ChartSeriesSerializer(many=True, help_text="One value per x for each series.")
+
+
+class ResultDocumentSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    content = serializers.JSONField(help_text="e.g. a suggested JSON Schema or Avro schema.")
+
+
+class JobResultSerializer(serializers.Serializer):
+    """What a finished run produced; empty lists until it succeeds."""
+
+    tables = ResultTableSerializer(many=True)
+    charts = ResultChartSerializer(many=True)
+    documents = ResultDocumentSerializer(many=True)
+    files = serializers.ListField(
+        child=serializers.CharField(), help_text="Paths for the download action, relative to the run."
+    )
+    metrics = serializers.DictField(
+        child=serializers.JSONField(), help_text="records_read, duration_seconds, records_per_second, …"
+    )
+
+
+class JobProgressSerializer(serializers.Serializer):
+    """From Spark's status API while the run runs; zeros before the driver is up."""
+
+    stages_done = serializers.IntegerField()
+    stages_total = serializers.IntegerField()
+    tasks_done = serializers.IntegerField()
+    tasks_total = serializers.IntegerField()
+    records_read = serializers.IntegerField()
+
+
+EMPTY_PROGRESS = {"stages_done": 0, "stages_total": 0, "tasks_done": 0, "tasks_total": 0, "records_read": 0}
+EMPTY_RESULT = {"tables": [], "charts": [], "documents": [], "files": [], "metrics": {}}
+
+
 class JobRunSerializer(serializers.ModelSerializer):
     id = serializers.IntegerField(read_only=True)
     team_name = serializers.CharField(source="team.name", read_only=True)
     cluster_name = serializers.CharField(source="cluster.name", read_only=True)
     service_account_name = serializers.CharField(source="service_account.name", read_only=True, default=None)
     progress_fraction = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+    result = serializers.SerializerMethodField()
     duration_seconds = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
 
@@ -80,6 +135,14 @@ class JobRunSerializer(serializers.ModelSerializer):
             return 1.0
         total = run.progress.get("tasks_total", 0)
         return round(run.progress.get("tasks_done", 0) / total, 4) if total else 0.0
+
+    @extend_schema_field(JobProgressSerializer)
+    def get_progress(self, run: JobRun) -> dict:
+        return {**EMPTY_PROGRESS, **run.progress}
+
+    @extend_schema_field(JobResultSerializer)
+    def get_result(self, run: JobRun) -> dict:
+        return {**EMPTY_RESULT, **run.result}
 
     def get_duration_seconds(self, run: JobRun) -> float | None:
         if run.started_at is None:

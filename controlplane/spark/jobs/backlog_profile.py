@@ -14,7 +14,7 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import functions as F
 
-from controlplane.spark.jobs.runtime import JobContext, Result, Table, TopicRange
+from controlplane.spark.jobs.runtime import Chart, JobContext, Result, Table, TopicRange
 from controlplane.spark.options import TopicSelection
 from controlplane.spark.planning import METADATA_TIMEOUT_S, planning_consumer, select_partitions
 
@@ -75,7 +75,9 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
                 ["partition", "committed_offset", "unconsumed", "oldest_unconsumed"], partition_rows
             ),
         },
-        charts={"age_histogram": {"kind": "bar", "x": labels, "y": [row[1] for row in histogram]}},
+        charts={
+            "age_histogram": Chart("bar", labels, {"records": [row[1] for row in histogram]}, x_label="age")
+        },
         metrics={"records_read": total, "unconsumed": total},
     )
 

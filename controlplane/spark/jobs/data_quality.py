@@ -11,7 +11,7 @@ from typing import Any
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from controlplane.spark.jobs.runtime import JobContext, Result, Table, TopicRange
+from controlplane.spark.jobs.runtime import Chart, JobContext, Result, Table, TopicRange
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,11 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
         rows.append([check, count, share, share <= parameters.max_failing_share])
     return Result(
         tables={"checks": Table(["check", "failing", "share", "passed"], rows)},
-        charts={"failing_per_check": {"kind": "bar", "x": [r[0] for r in rows], "y": [r[1] for r in rows]}},
+        charts={
+            "failing_per_check": Chart(
+                "bar", [r[0] for r in rows], {"failing": [r[1] for r in rows]}, "check"
+            )
+        },
         metrics={
             "records_read": total,
             "size_outlier_limit_bytes": round(limit, 1),

@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from controlplane.spark.jobs.runtime import JobContext, Result, Table, TopicRange
+from controlplane.spark.jobs.runtime import Chart, JobContext, Result, Table, TopicRange
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
     total = sum(r[1] for r in rows)
     return Result(
         tables={"partitions": Table(["partition", "records", "first_offset", "last_offset"], rows)},
+        charts={
+            "records_per_partition": Chart(
+                "bar", [r[0] for r in rows], {"records": [r[1] for r in rows]}, "partition"
+            )
+        },
         files=files,
         metrics={"records_read": total, "files": len(files)},
     )

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from controlplane.spark.jobs.runtime import JobContext, Result, Table, TopicRange
+from controlplane.spark.jobs.runtime import Chart, JobContext, Result, Table, TopicRange
 
 PARSE_ERROR = "$parse_error"
 
@@ -137,7 +137,8 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
     ]
     return Result(
         tables={"fields": Table(["field", "present", "presence", "types", "type_conflict"], rows)},
-        charts={
+        charts={"presence": Chart("bar", [r[0] for r in rows], {"presence": [r[2] for r in rows]}, "field")},
+        documents={
             "json_schema": suggest_json_schema(fields, documents),
             "avro_schema": suggest_avro(fields, documents),
         },

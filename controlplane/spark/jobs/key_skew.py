@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from controlplane.spark.jobs.runtime import JobContext, Result, Table, TopicRange
+from controlplane.spark.jobs.runtime import Chart, JobContext, Result, Table, TopicRange
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
             ),
         },
         charts={
-            "records_per_partition": {"kind": "bar", "x": [r[0] for r in rows], "y": [r[1] for r in rows]}
+            "records_per_partition": Chart(
+                "bar", [r[0] for r in rows], {"records": [r[1] for r in rows]}, x_label="partition"
+            )
         },
         metrics={
             "records_read": total,

@@ -2,7 +2,7 @@
 
 A job learns its connection from a JSON file named by STREAMHUB_KAFKA_CONFIG_FILE (librdkafka properties,
 mode 0600), so credentials never appear in argv or process lists; its non-secret parameters come as JSON.
-Results go to <output_dir>/result.json: {"tables": {...}, "charts": {...}, "files": [...], "metrics": {...}}.
+Results go to <output_dir>/result.json and, unchanged, into JobRun.result (see Result.as_json for the shape).
 """
 
 from __future__ import annotations
@@ -39,16 +39,45 @@ class Table:
 
 
 @dataclass
+class Chart:
+    """Plot data: one x axis and one or more named series of numbers (None where a series has no value)."""
+
+    kind: str  # "bar" or "line"
+    x: list[Any]
+    series: dict[str, list[float | int | None]]
+    x_label: str = ""
+
+
+@dataclass
 class Result:
     tables: dict[str, Table] = field(default_factory=dict)
-    charts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    charts: dict[str, Chart] = field(default_factory=dict)
+    # Structured results that are neither tables nor charts, e.g. a suggested JSON Schema.
+    documents: dict[str, Any] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
+        """The stored shape, lists in the order the job gave them so the console can show them as they are:
+
+        {"tables": [{"name", "columns": [str], "rows": [[value]]}],
+         "charts": [{"name", "kind": "bar"|"line", "x_label", "x": [value], "series": [{"name", "values"}]}],
+         "documents": [{"name", "content": any JSON}],
+         "files": [path relative to the run's directory], "metrics": {name: number|string|bool}}
+        """
         return {
-            "tables": {name: dataclasses.asdict(table) for name, table in self.tables.items()},
-            "charts": self.charts,
+            "tables": [{"name": name, **dataclasses.asdict(table)} for name, table in self.tables.items()],
+            "charts": [
+                {
+                    "name": name,
+                    "kind": chart.kind,
+                    "x_label": chart.x_label,
+                    "x": chart.x,
+                    "series": [{"name": label, "values": values} for label, values in chart.series.items()],
+                }
+                for name, chart in self.charts.items()
+            ],
+            "documents": [{"name": name, "content": content} for name, content in self.documents.items()],
             "files": self.files,
             "metrics": self.metrics,
         }

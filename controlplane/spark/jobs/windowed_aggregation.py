@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from controlplane.spark.jobs.runtime import JobContext, Result, Table, TopicRange
+from controlplane.spark.jobs.runtime import Chart, JobContext, Result, Table, TopicRange
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,14 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
                 ["window_start", "window_end", "records", "bytes", "field_sum", "late_records"], rows
             )
         },
-        charts={"records_per_window": {"kind": "line", "x": [r[0] for r in rows], "y": [r[2] for r in rows]}},
+        charts={
+            "records_per_window": Chart(
+                "line",
+                [r[0] for r in rows],
+                {"records": [r[2] for r in rows], "late_records": [r[5] for r in rows]},
+                x_label="window start",
+            )
+        },
         metrics={
             "records_read": total,
             "late_records": late,

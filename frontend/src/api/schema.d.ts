@@ -1452,6 +1452,10 @@ export interface components {
                 [key: string]: string;
             };
         };
+        ChartSeries: {
+            name: string;
+            values: (number | null)[];
+        };
         ClientQuota: {
             readonly id: number;
             cluster: number;
@@ -1649,6 +1653,26 @@ export interface components {
         JobLog: {
             lines: string[];
         };
+        /** @description From Spark's status API while the run runs; zeros before the driver is up. */
+        JobProgress: {
+            stages_done: number;
+            stages_total: number;
+            tasks_done: number;
+            tasks_total: number;
+            records_read: number;
+        };
+        /** @description What a finished run produced; empty lists until it succeeds. */
+        JobResult: {
+            tables: components["schemas"]["ResultTable"][];
+            charts: components["schemas"]["ResultChart"][];
+            documents: components["schemas"]["ResultDocument"][];
+            /** @description Paths for the download action, relative to the run. */
+            files: string[];
+            /** @description records_read, duration_seconds, records_per_second, … */
+            metrics: {
+                [key: string]: unknown;
+            };
+        };
         JobRun: {
             readonly id: number;
             readonly url: string;
@@ -1664,13 +1688,13 @@ export interface components {
             readonly time_limit_seconds: number;
             readonly state: components["schemas"]["JobRunStateEnum"];
             readonly reason: string;
-            readonly progress: unknown;
+            readonly progress: components["schemas"]["JobProgress"];
             /**
              * Format: double
              * @description Tasks done of all tasks known so far (Spark plans stages as the job goes, so it can step back).
              */
             readonly progress_fraction: number;
-            readonly result: unknown;
+            readonly result: components["schemas"]["JobResult"];
             readonly cancel_requested: boolean;
             /** Format: date-time */
             readonly created_at: string;
@@ -2342,12 +2366,37 @@ export interface components {
          * @enum {string}
          */
         ResourceTypeEnum: "topic" | "group" | "transactional_id" | "subject";
+        ResultChart: {
+            name: string;
+            kind: components["schemas"]["ResultChartKindEnum"];
+            x_label: string;
+            /** @description Category labels or x values. */
+            x: unknown[];
+            /** @description One value per x for each series. */
+            series: components["schemas"]["ChartSeries"][];
+        };
+        /**
+         * @description * `bar` - bar
+         *     * `line` - line
+         * @enum {string}
+         */
+        ResultChartKindEnum: "bar" | "line";
+        ResultDocument: {
+            name: string;
+            /** @description e.g. a suggested JSON Schema or Avro schema. */
+            content: unknown;
+        };
         /**
          * @description * `success` - Success
          *     * `failure` - Failure
          * @enum {string}
          */
         ResultEnum: "success" | "failure";
+        ResultTable: {
+            name: string;
+            columns: string[];
+            rows: unknown[][];
+        };
         /**
          * @description * `team_admin` - Team admin
          *     * `developer` - Developer

@@ -107,10 +107,10 @@ def test_json_schema_inference_reports_presence_conflicts_and_a_schema(spark, co
     assert fields["name"][1:] == [6, round(6 / 7, 4), "string", False]
     assert fields["address.city"][1:3] == [1, round(1 / 7, 4)]
     assert result.metrics["parse_errors"] == 1
-    schema = result.charts["json_schema"]
+    schema = result.documents["json_schema"]
     assert schema["required"] == ["id"]
     assert schema["properties"]["address"]["properties"]["city"]["type"] == "string"
-    avro = {f["name"]: f for f in result.charts["avro_schema"]["fields"]}
+    avro = {f["name"]: f for f in result.documents["avro_schema"]["fields"]}
     assert avro["id"]["type"] == "string"  # integer and string conflict: widened
     assert avro["name"]["type"] == ["null", "string"]
 
