@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 
 from console.schedules import BEAT_SCHEDULE
+from controlplane.lag.intervals import sampling_interval_seconds
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -93,6 +94,8 @@ INSTALLED_APPS = [
     "controlplane.credentials",
     "controlplane.reconcile",
     "controlplane.jobs",
+    "controlplane.lag",
+    "controlplane.alerts",
 ]
 
 MIDDLEWARE = [
@@ -232,3 +235,16 @@ LOGGING = {
 }
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+
+# Consumer lag (controlplane.lag): how often each cluster is sampled (5-60 s), the window health is judged
+# over, the lag below which a growing lag is not yet LAGGING, and how long raw samples stay in Redis.
+LAG_SAMPLING_INTERVAL_SECONDS = sampling_interval_seconds()
+# The window defaults to two intervals: a stall or a stop shows within two sampling runs of the change.
+LAG_HEALTH_WINDOW_SECONDS = float(
+    os.environ.get("LAG_HEALTH_WINDOW_SECONDS", str(2 * LAG_SAMPLING_INTERVAL_SECONDS))
+)
+LAG_LAGGING_MIN_MESSAGES = int(os.environ.get("LAG_LAGGING_MIN_MESSAGES", "100"))
+LAG_RAW_RETENTION_SECONDS = int(os.environ.get("LAG_RAW_RETENTION_SECONDS", "3600"))
+LAG_MEMBERS_REFRESH_SECONDS = float(os.environ.get("LAG_MEMBERS_REFRESH_SECONDS", "60"))
+# Bearer token for GET /metrics (Prometheus); org-admin API keys are accepted too. Empty: tokens refused.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

@@ -1,0 +1,200 @@
+"""Alert evaluation at the end of each lag-sampling run of one cluster.
+
+The sampler calls `evaluate_alerts(run)`; one run may carry thousands of groups, so rules, active alerts and
+silences are loaded once, patterns are compiled once, and every write is a bulk statement in one
+transaction. Notifications are only recorded here: Celery tasks deliver them after the commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Q
+
+from controlplane.alerts.choices import ACTIVE_STATES, NotificationStatus
+from controlplane.alerts.conditions import RuleSpec, subjects_of
+from controlplane.alerts.models import Alert, AlertRule, Notification, Silence
+from controlplane.alerts.notices import alert_payload
+from controlplane.alerts.transitions import SilenceSpec, Transition, advance, forget
+from controlplane.clusters.models import Cluster
+from controlplane.lag.observations import SamplingRun
+
+logger = logging.getLogger(__name__)
+
+ALERT_FIELDS_CHANGED_BY_EVALUATION = [
+    "state", "value", "status", "reason", "fired_at", "resolved_at", "last_evaluated_at", "last_notified_at",
+    "notification_count", "silenced_by",
+]  # fmt: skip
+
+
+def rule_spec(rule: AlertRule) -> RuleSpec:
+    return RuleSpec(
+        id=rule.pk,
+        name=rule.name,
+        team_id=rule.team_id,
+        cluster_id=rule.cluster_id,
+        group_pattern=rule.group_pattern,
+        topic_pattern=rule.topic_pattern,
+        granularity=rule.granularity,
+        metric=rule.metric,
+        comparison=rule.comparison,
+        threshold=rule.threshold,
+        resolve_threshold=rule.resolve_threshold,
+        statuses=frozenset(rule.statuses),
+        for_seconds=rule.for_seconds,
+        renotify_interval_seconds=rule.renotify_interval_seconds,
+        send_resolved=rule.send_resolved,
+        severity=rule.severity,
+        channel_ids=tuple(channel.pk for channel in rule.channels.all() if channel.enabled),
+    )
+
+
+def silence_spec(silence: Silence) -> SilenceSpec:
+    return SilenceSpec(
+        id=silence.pk,
+        team_id=silence.team_id,
+        cluster_id=silence.cluster_id,
+        group_pattern=silence.group_pattern,
+        topic_pattern=silence.topic_pattern,
+        rule_id=silence.rule_id,
+        severity=silence.severity,
+        starts_at=silence.starts_at,
+        ends_at=silence.ends_at,
+    )
+
+
+@dataclass
+class _Evaluation:
+    rules: dict[int, RuleSpec]
+    transitions: list[tuple[RuleSpec, Transition]] = field(default_factory=list)
+
+
+def _load_rules(cluster: Cluster) -> dict[int, RuleSpec]:
+    rules = (
+        AlertRule.objects.filter(enabled=True, team__organization_id=cluster.organization_id)
+        .filter(Q(cluster__isnull=True) | Q(cluster_id=cluster.pk))
+        .prefetch_related("channels")
+    )
+    return {rule.pk: rule_spec(rule) for rule in rules}
+
+
+def _load_silences(rules: dict[int, RuleSpec], run: SamplingRun) -> list[SilenceSpec]:
+    team_ids = {rule.team_id for rule in rules.values()}
+    silences = Silence.objects.filter(
+        team_id__in=team_ids, starts_at__lte=run.observed_at, ends_at__gt=run.observed_at
+    ).filter(Q(cluster__isnull=True) | Q(cluster_id=run.cluster_id))
+    return [silence_spec(silence) for silence in silences]
+
+
+def _evaluate(
+    run: SamplingRun, rules: dict[int, RuleSpec], active: dict[tuple[int, str], Alert]
+) -> _Evaluation:
+    silences = _load_silences(rules, run) if rules else []
+    rules_by_team: dict[int, list[RuleSpec]] = defaultdict(list)
+    for rule in rules.values():
+        rules_by_team[rule.team_id].append(rule)
+    evaluation = _Evaluation(rules=rules)
+    seen: set[tuple[int, str]] = set()
+    for group in run.groups:
+        for rule in rules_by_team.get(group.team_id, ()):
+            if not rule.applies_to(group):
+                continue
+            for subject in subjects_of(rule, group):
+                key = (rule.id, subject.fingerprint)
+                seen.add(key)
+                transition = advance(
+                    rule, run.cluster_id, active.get(key), subject, run.observed_at, silences
+                )
+                if transition.alert is not None:
+                    evaluation.transitions.append((rule, transition))
+    for key, alert in active.items():
+        if key not in seen:
+            reason = (
+                "The group is no longer observed."
+                if key[0] in rules
+                else "The rule is disabled or no longer applies."
+            )
+            evaluation.transitions.append((rules.get(key[0]), forget(alert, run.observed_at, reason)))
+    return evaluation
+
+
+def _notifications(
+    evaluation: _Evaluation, run: SamplingRun, cluster: Cluster, team_names: dict[int, str]
+) -> list[Notification]:
+    notifications = []
+    for rule, transition in evaluation.transitions:
+        if transition.notice is None or not rule.channel_ids:
+            continue
+        payload = alert_payload(
+            kind=transition.notice,
+            rule=rule,
+            alert=transition.alert,
+            cluster_name=cluster.name,
+            team_name=team_names.get(rule.team_id, ""),
+        )
+        silence_id = transition.silence.id if transition.silence is not None else None
+        status = NotificationStatus.SUPPRESSED if silence_id is not None else NotificationStatus.PENDING
+        notifications.extend(
+            Notification(
+                alert=transition.alert,
+                channel_id=channel_id,
+                kind=transition.notice,
+                status=status,
+                silence_id=silence_id,
+                payload=payload,
+                created_at=run.observed_at,
+            )
+            for channel_id in rule.channel_ids
+        )
+    return notifications
+
+
+def _save(evaluation: _Evaluation) -> None:
+    created = [t.alert for _, t in evaluation.transitions if t.created and not t.discarded]
+    discarded = [t.alert.pk for _, t in evaluation.transitions if t.discarded and t.alert.pk is not None]
+    changed = [t.alert for _, t in evaluation.transitions if not t.created and not t.discarded]
+    if discarded:
+        Alert.objects.filter(pk__in=discarded).delete()
+    if changed:
+        Alert.objects.bulk_update(changed, ALERT_FIELDS_CHANGED_BY_EVALUATION, batch_size=500)
+    if created:
+        Alert.objects.bulk_create(created, batch_size=500)
+
+
+def evaluate_alerts(run: SamplingRun) -> None:
+    """Advances every alert of the run's cluster and records (and queues) the notifications it causes."""
+    cluster = Cluster.objects.filter(pk=run.cluster_id).first()
+    if cluster is None:
+        return
+    rules = _load_rules(cluster)
+    active_alerts = Alert.objects.filter(cluster_id=cluster.pk, state__in=ACTIVE_STATES)
+    active = {(alert.rule_id, alert.fingerprint): alert for alert in active_alerts}
+    if not rules and not active:
+        return
+    evaluation = _evaluate(run, rules, active)
+    team_names = dict(cluster.organization.teams.values_list("id", "name"))
+    with transaction.atomic():
+        _save(evaluation)
+        # Payloads name the alert's id, which new alerts only have once saved.
+        notifications = Notification.objects.bulk_create(
+            _notifications(evaluation, run, cluster, team_names), batch_size=500
+        )
+        pending = [n.pk for n in notifications if n.status == NotificationStatus.PENDING]
+        if pending:
+            transaction.on_commit(lambda: enqueue_deliveries(pending))
+    logger.debug("evaluated %d alert subjects on cluster %s", len(evaluation.transitions), cluster.pk)
+
+
+def enqueue_deliveries(notification_ids: list[int]) -> None:
+    from controlplane.alerts.tasks import deliver_notification
+
+    for notification_id in notification_ids:
+        try:
+            deliver_notification.delay(notification_id)
+        except Exception:
+            # The queue is down: the notification stays pending and the next sweep sends it.
+            logger.exception("could not queue delivery of alert notification %s", notification_id)
+            return

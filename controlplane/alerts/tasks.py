@@ -1,0 +1,30 @@
+"""Celery entry points of alerting: deliveries take a notification id and are safe to run twice."""
+
+from datetime import timedelta
+
+from celery import shared_task
+
+from controlplane.alerts import delivery
+
+
+@shared_task(
+    name="alerts.deliver_notification",
+    time_limit=120,
+    soft_time_limit=100,
+    acks_late=True,
+    ignore_result=True,
+)
+def deliver_notification(notification_id: int) -> None:
+    """One delivery attempt; a failure worth retrying queues the next attempt after an exponential backoff."""
+    delay = delivery.attempt_delivery(notification_id)
+    if delay is not None:
+        deliver_notification.apply_async(args=[notification_id], countdown=delay)
+
+
+@shared_task(name="alerts.queue_unsent_notifications", time_limit=60, ignore_result=True)
+def queue_unsent_notifications() -> int:
+    """Queues notifications whose delivery task was never queued (the queue was unreachable then)."""
+    ids = delivery.unsent_notification_ids(older_than=timedelta(minutes=2))
+    for notification_id in ids:
+        deliver_notification.delay(notification_id)
+    return len(ids)
