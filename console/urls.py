@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from console import views
 from console.api import views as api_views
+from controlplane.lag.metrics import metrics_view
 
 api_v1 = [
     path("auth/session/", api_views.session_view, name="auth-session"),
@@ -21,6 +22,7 @@ api_v1 = [
     path("", include("controlplane.credentials.api.urls")),
     path("", include("controlplane.reconcile.api.urls")),
     path("", include("controlplane.jobs.api.urls")),
+    path("", include("controlplane.lag.api.urls")),
 ]
 
 urlpatterns = [
@@ -29,6 +31,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("admin/", admin.site.urls),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus scrapes; bearer token, see lag/metrics.py
     path("", include("controlplane.schemas.api.urls")),  # Confluent-compatible registry per cluster
     # Everything else is a console route handled by the React router.
     re_path(r"^(?!api/|admin/|static/)(?P<path>.*)$", views.spa_shell, name="console"),

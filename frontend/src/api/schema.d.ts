@@ -633,6 +633,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/lag/groups/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Health and lag of the consumer groups the caller may see (their teams' groups; org admins: every
+         *     group of their clusters), worst first. `{group}` is the consumer group's id.
+         */
+        get: operations["v1_lag_groups_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/lag/groups/{group}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Current status with its reason, members and every partition's lag, rates and status. */
+        get: operations["v1_lag_groups_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/lag/groups/{group}/chart/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Lag over time, in messages and seconds, per partition and in total. */
+        get: operations["v1_lag_groups_chart_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memberships/": {
         parameters: {
             query?: never;
@@ -1635,6 +1689,56 @@ export interface components {
             partition: number;
             offset: number;
         };
+        /** @description A group's health as the latest sampling run saw it (the fleet view's rows). */
+        GroupLag: {
+            readonly group: number;
+            cluster: number;
+            readonly team: number | null;
+            readonly name: string;
+            status?: components["schemas"]["StatusCa3Enum"];
+            reason?: string;
+            /** Format: int64 */
+            lag_messages?: number;
+            /** Format: double */
+            lag_seconds?: number | null;
+            lag_seconds_is_lower_bound?: boolean;
+            /** Format: double */
+            time_to_catch_up_seconds?: number | null;
+            /** Format: double */
+            consume_rate?: number | null;
+            /** Format: double */
+            produce_rate?: number | null;
+            state?: string;
+            member_count?: number;
+            /** Format: date-time */
+            observed_at: string;
+        };
+        /** @description Plus the members (refreshed every minute) and every partition's health with its reason. */
+        GroupLagDetail: {
+            readonly group: number;
+            cluster: number;
+            readonly team: number | null;
+            readonly name: string;
+            status?: components["schemas"]["StatusCa3Enum"];
+            reason?: string;
+            /** Format: int64 */
+            lag_messages?: number;
+            /** Format: double */
+            lag_seconds?: number | null;
+            lag_seconds_is_lower_bound?: boolean;
+            /** Format: double */
+            time_to_catch_up_seconds?: number | null;
+            /** Format: double */
+            consume_rate?: number | null;
+            /** Format: double */
+            produce_rate?: number | null;
+            state?: string;
+            member_count?: number;
+            /** Format: date-time */
+            observed_at: string;
+            members: components["schemas"]["LagMember"][];
+            partitions: components["schemas"]["PartitionHealth"][];
+        };
         Header: {
             key: string;
             value: components["schemas"]["Payload"];
@@ -1731,6 +1835,28 @@ export interface components {
          * @enum {string}
          */
         JobRunStateEnum: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        LagAssignment: {
+            topic: string;
+            partition: number;
+        };
+        /** @description Columnar series: `times[i]` goes with every series' i-th value (null: no value for that partition). */
+        LagChart: {
+            group: number;
+            resolution: components["schemas"]["ResolutionEnum"];
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            times: string[];
+            total: components["schemas"]["TotalSeries"];
+            partitions: components["schemas"]["PartitionSeries"][];
+        };
+        LagMember: {
+            member_id: string;
+            client_id: string;
+            host: string;
+            assignments: components["schemas"]["LagAssignment"][];
+        };
         LoginInputRequest: {
             username: string;
             password: string;
@@ -1996,6 +2122,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Drift"][];
         };
+        PaginatedGroupLagList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["GroupLag"][];
+        };
         PaginatedJobRunList: {
             /** @example 123 */
             count: number;
@@ -2221,6 +2362,37 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Topic"][];
         };
+        PartitionHealth: {
+            topic: string;
+            partition: number;
+            committed_offset: number | null;
+            log_start_offset: number;
+            log_end_offset: number;
+            lag_messages: number;
+            /** Format: double */
+            lag_seconds: number | null;
+            lag_seconds_is_lower_bound: boolean;
+            /**
+             * Format: double
+             * @description records/s over the health window
+             */
+            consume_rate: number | null;
+            /**
+             * Format: double
+             * @description records/s over the health window
+             */
+            produce_rate: number | null;
+            /** Format: double */
+            time_to_catch_up_seconds: number | null;
+            status: components["schemas"]["StatusCa3Enum"];
+            reason: string;
+        };
+        PartitionSeries: {
+            lag_messages: (number | null)[];
+            lag_seconds: (number | null)[];
+            topic: string;
+            partition: number;
+        };
         PartitionsInputRequest: {
             /** @description The new total. */
             partitions: number;
@@ -2359,6 +2531,13 @@ export interface components {
             shift_by: number;
         };
         /**
+         * @description * `raw` - Raw samples (the last hour, from Redis)
+         *     * `1m` - 1-minute rollups (7 days)
+         *     * `1h` - 1-hour rollups (90 days)
+         * @enum {string}
+         */
+        ResolutionEnum: "raw" | "1m" | "1h";
+        /**
          * @description * `topic` - Topic
          *     * `group` - Consumer group
          *     * `transactional_id` - Transactional id
@@ -2473,6 +2652,17 @@ export interface components {
             authenticated: boolean;
             user: components["schemas"]["User"] | null;
         };
+        /**
+         * @description * `OK` - OK
+         *     * `LAGGING` - Lagging
+         *     * `NO_COMMIT` - No commit
+         *     * `REWIND` - Rewind
+         *     * `STALLED` - Stalled
+         *     * `STOPPED` - Stopped
+         *     * `DATA_LOSS` - Data loss
+         * @enum {string}
+         */
+        StatusCa3Enum: "OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS";
         /**
          * @description * `active` - Active
          *     * `rotating` - Rotated, valid until the overlap ends
@@ -2625,6 +2815,10 @@ export interface components {
             readonly live: {
                 [key: string]: unknown;
             };
+        };
+        TotalSeries: {
+            lag_messages: (number | null)[];
+            lag_seconds: (number | null)[];
         };
         User: {
             id: number;
@@ -3810,6 +4004,103 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedCatalogEntryList"];
+                };
+            };
+        };
+    };
+    v1_lag_groups_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `OK` - OK
+                 *     * `LAGGING` - Lagging
+                 *     * `NO_COMMIT` - No commit
+                 *     * `REWIND` - Rewind
+                 *     * `STALLED` - Stalled
+                 *     * `STOPPED` - Stopped
+                 *     * `DATA_LOSS` - Data loss
+                 */
+                status?: ("DATA_LOSS" | "LAGGING" | "NO_COMMIT" | "OK" | "REWIND" | "STALLED" | "STOPPED")[];
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedGroupLagList"];
+                };
+            };
+        };
+    };
+    v1_lag_groups_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique value identifying this group lag. */
+                group: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupLagDetail"];
+                };
+            };
+        };
+    };
+    v1_lag_groups_chart_retrieve: {
+        parameters: {
+            query?: {
+                /**
+                 * @description auto: raw up to 1 hour, 1-minute rollups up to 7 days, 1-hour rollups beyond
+                 *
+                 *     * `auto` - Automatic
+                 *     * `raw` - Raw samples (the last hour, from Redis)
+                 *     * `1m` - 1-minute rollups (7 days)
+                 *     * `1h` - 1-hour rollups (90 days)
+                 */
+                resolution?: "auto" | "raw" | "1m" | "1h";
+                /** @description default: one hour before `until` */
+                since?: string;
+                /** @description default: now */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique value identifying this group lag. */
+                group: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LagChart"];
                 };
             };
         };

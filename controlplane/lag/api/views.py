@@ -1,0 +1,59 @@
+from datetime import timedelta
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.lag import filtersets, history
+from controlplane.lag.api import serializers
+from controlplane.lag.models import GroupLag
+from controlplane.tenancy.access import org_roles, visible_teams_q
+
+
+@extend_schema(tags=["consumer lag"])
+class GroupLagViewSet(ScopedReadOnlyViewSet):
+    """Health and lag of the consumer groups the caller may see (their teams' groups; org admins: every
+    group of their clusters), worst first. `{group}` is the consumer group's id."""
+
+    queryset = GroupLag.objects.select_related("group")
+    serializer_class = serializers.GroupLagSerializer
+    filterset_class = filtersets.GroupLagFilterSet
+    ordering_fields = ["severity", "lag_messages", "lag_seconds", "time_to_catch_up_seconds", "observed_at"]
+    lookup_field = "group"
+
+    def restrict(self, queryset: QuerySet) -> QuerySet:
+        visible = visible_teams_q(self.actor, "group__team") | Q(
+            group__team__isnull=True, cluster__organization_id__in=list(org_roles(self.actor))
+        )
+        queryset = queryset.filter(visible)
+        # The fleet view shows totals; the per-partition JSON is for a group's detail only.
+        return queryset.defer("partitions", "members") if self.action == "list" else queryset
+
+    @extend_schema(responses=serializers.GroupLagDetailSerializer)
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Current status with its reason, members and every partition's lag, rates and status."""
+        return Response(serializers.GroupLagDetailSerializer(self.get_object()).data)
+
+    @extend_schema(
+        parameters=[serializers.ChartQuerySerializer],
+        responses=serializers.LagChartSerializer,
+    )
+    @action(detail=True, methods=["get"])
+    def chart(self, request: Request, group: str | None = None) -> Response:
+        """Lag over time, in messages and seconds, per partition and in total."""
+        lag = self.get_object()
+        query = serializers.ChartQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        until = query.validated_data.get("until") or timezone.now()
+        since = query.validated_data.get("since") or until - timedelta(hours=1)
+        resolution = query.validated_data["resolution"]
+        if resolution == "auto":
+            resolution = history.pick_resolution(since, until)
+        data = history.chart(
+            history.lag_redis(), group_id=lag.group_id, since=since, until=until, resolution=resolution
+        )
+        return Response(serializers.LagChartSerializer(data).data)
