@@ -20,6 +20,7 @@ from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
 from controlplane.kafka import gateway
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
+from controlplane.schemas.decoding import PayloadDecoder
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
@@ -329,6 +330,15 @@ def _rendered(data: bytes | None) -> dict[str, Any]:
     return {"data": text, "encoding": encoding}
 
 
+def _rendered_payload(data: bytes | None, decoder: PayloadDecoder, *, is_key: bool) -> dict[str, Any]:
+    """Text or base64, plus the `decoded` value when the payload carries a schema registry id."""
+    rendered = _rendered(data)
+    decoded = decoder.decode(data, is_key=is_key)
+    if decoded is not None:
+        rendered["decoded"] = decoded
+    return rendered
+
+
 def browse_messages(
     *,
     actor: Actor,
@@ -341,7 +351,7 @@ def browse_messages(
     filters: MessageFilter | None = None,
 ) -> list[dict[str, Any]]:
     """Records of the topic for team members (viewers too); keys, values and headers as UTF-8 text when
-    valid, base64 otherwise."""
+    valid, base64 otherwise; keys and values framed with a schema id also decoded with the registry."""
     _require_topic_role(actor, topic, TeamRole.VIEWER)
     count = topic.observed_partitions or topic.partitions
     if partition is not None and not 0 <= partition < count:
@@ -361,13 +371,14 @@ def browse_messages(
             limit=max(1, min(limit, MAX_BROWSE_LIMIT)),
             matches=filters,
         )
+    decoder = PayloadDecoder.for_actor(actor=actor, cluster_id=topic.cluster_id, topic=topic.name)
     return [
         {
             "partition": m.partition,
             "offset": m.offset,
             "timestamp": datetime.fromtimestamp(m.timestamp_ms / 1000, tz=UTC).isoformat(),
-            "key": _rendered(m.key),
-            "value": _rendered(m.value),
+            "key": _rendered_payload(m.key, decoder, is_key=True),
+            "value": _rendered_payload(m.value, decoder, is_key=False),
             "headers": [{"key": name, "value": _rendered(value)} for name, value in m.headers],
         }
         for m in messages

@@ -124,8 +124,12 @@ def _decode(text: str, dependencies: list[tuple[str, FDP]]) -> FDP:
         raise InvalidSchema(f"Invalid schema: {error}") from error
 
 
-def _build(file: FDP, dependencies: list[tuple[str, FDP]]) -> None:
-    """Build the file in a fresh pool, so that undefined types and missing imports are refused."""
+MAIN_FILE_NAME = "__registry_schema__.proto"
+
+
+def build_pool(file: FDP, dependencies: list[tuple[str, FDP]]) -> descriptor_pool.DescriptorPool:
+    """A fresh pool holding the file as `MAIN_FILE_NAME` with its imports (named by their reference names)
+    and the well-known types. Building it refuses undefined types and missing imports."""
     pool = descriptor_pool.DescriptorPool()
     available = dict(well_known_files())
     for name, dependency in dependencies:
@@ -150,7 +154,7 @@ def _build(file: FDP, dependencies: list[tuple[str, FDP]]) -> None:
 
     main = FDP()
     main.CopyFrom(file)
-    main.name = "__registry_schema__.proto"
+    main.name = MAIN_FILE_NAME
     available[main.name] = main
     try:
         add(main.name, (main.name,))
@@ -159,6 +163,7 @@ def _build(file: FDP, dependencies: list[tuple[str, FDP]]) -> None:
         raise
     except (TypeError, KeyError, ValueError) as error:
         raise InvalidSchema(f"Invalid schema: {error}") from error
+    return pool
 
 
 def parse(text: str, dependencies: Iterable[tuple[str, ParsedSchema]]) -> ParsedSchema:
@@ -166,7 +171,7 @@ def parse(text: str, dependencies: Iterable[tuple[str, ParsedSchema]]) -> Parsed
     decoded = _decode(text, files)
     decoded.ClearField("name")
     decoded.ClearField("source_code_info")
-    _build(decoded, files)
+    build_pool(decoded, files)
     canonical = print_proto(decoded)
     try:
         stored = parse_proto(canonical, [file for _, file in files] + list(well_known_files().values()))

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from controlplane.core.api.fields import POSITIVE_INT_RANGE, POSITIVE_SMALL_INT_RANGE, VisiblePrimaryKeyField
 from controlplane.reconcile.api.fields import VisibleClusterField
+from controlplane.schemas.choices import SchemaType
 from controlplane.tenancy.models import Team
 from controlplane.topics.choices import BrowseStart
 from controlplane.topics.models import Topic
@@ -75,9 +76,25 @@ class TopicDetailSerializer(TopicSerializer):
         return LiveStateSerializer(self.context["live"]).data
 
 
+class DecodedPayloadSerializer(serializers.Serializer):
+    """A key or value decoded with the schema registry (Confluent framing: magic byte 0, schema id)."""
+
+    schema_id = serializers.IntegerField()
+    format = serializers.ChoiceField(choices=SchemaType.choices, allow_null=True)
+    subject = serializers.CharField(allow_null=True, help_text="A subject holding the schema, if readable.")
+    version = serializers.IntegerField(allow_null=True)
+    message_type = serializers.CharField(allow_null=True, help_text="Protobuf: the message's full name.")
+    value = serializers.JSONField(allow_null=True)
+    error = serializers.CharField(allow_null=True, help_text="Why the payload could not be decoded.")
+
+
 class PayloadSerializer(serializers.Serializer):
     data = serializers.CharField(allow_null=True)
     encoding = serializers.ChoiceField(choices=["utf-8", "base64", "null"])
+    decoded = DecodedPayloadSerializer(
+        required=False,
+        help_text="Keys and values only: present when the payload starts with a schema registry id.",
+    )
 
 
 class HeaderSerializer(serializers.Serializer):

@@ -1656,6 +1656,19 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description A key or value decoded with the schema registry (Confluent framing: magic byte 0, schema id). */
+        DecodedPayload: {
+            schema_id: number;
+            format: (components["schemas"]["FormatEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description A subject holding the schema, if readable. */
+            subject: string | null;
+            version: number | null;
+            /** @description Protobuf: the message's full name. */
+            message_type: string | null;
+            value: unknown;
+            /** @description Why the payload could not be decoded. */
+            error: string | null;
+        };
         DeleteOffsetsInputRequest: {
             topic: string;
         };
@@ -1689,6 +1702,13 @@ export interface components {
             partition: number;
             offset: number;
         };
+        /**
+         * @description * `AVRO` - Avro
+         *     * `JSON` - JSON Schema
+         *     * `PROTOBUF` - Protobuf
+         * @enum {string}
+         */
+        FormatEnum: "AVRO" | "JSON" | "PROTOBUF";
         /** @description A group's health as the latest sampling run saw it (the fleet view's rows). */
         GroupLag: {
             readonly group: number;
@@ -1896,6 +1916,8 @@ export interface components {
             value: components["schemas"]["Payload"];
             headers: components["schemas"]["Header"][];
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         OffsetReset: {
             readonly id: number;
             group: number;
@@ -2439,6 +2461,8 @@ export interface components {
         Payload: {
             data: string | null;
             encoding: components["schemas"]["PayloadEncodingEnum"];
+            /** @description Keys and values only: present when the payload starts with a schema registry id. */
+            decoded?: components["schemas"]["DecodedPayload"];
         };
         /**
          * @description * `utf-8` - utf-8
