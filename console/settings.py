@@ -221,6 +221,15 @@ SPECTACULAR_SETTINGS = {
         "BrokerStatusEnum": "controlplane.clusters.choices.BrokerStatus",
         "AclResourceTypeEnum": "controlplane.acls.choices.AclResourceType",
         "ResourceTypeEnum": "controlplane.tenancy.choices.PrefixResourceType",
+        "HealthEnum": "controlplane.lag.observations.Health",
+        "AlertMetricEnum": "controlplane.alerts.choices.Metric",
+        "AlertComparisonEnum": "controlplane.alerts.choices.Comparison",
+        "AlertGranularityEnum": "controlplane.alerts.choices.Granularity",
+        "AlertSeverityEnum": "controlplane.alerts.choices.Severity",
+        "AlertStateEnum": "controlplane.alerts.choices.AlertState",
+        "ChannelKindEnum": "controlplane.alerts.choices.ChannelKind",
+        "NotificationKindEnum": "controlplane.alerts.choices.NotificationKind",
+        "NotificationStatusEnum": "controlplane.alerts.choices.NotificationStatus",
     },
 }
 

@@ -22,6 +22,7 @@ api_v1 = [
     path("", include("controlplane.credentials.api.urls")),
     path("", include("controlplane.reconcile.api.urls")),
     path("", include("controlplane.jobs.api.urls")),
+    path("", include("controlplane.alerts.api.urls")),
     path("", include("controlplane.lag.api.urls")),
 ]
 

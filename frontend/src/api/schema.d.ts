@@ -120,6 +120,253 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alert-channels/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Where a team's alerts go: signed webhooks, Slack-compatible webhooks, e-mail. */
+        get: operations["v1_alert_channels_list"];
+        put?: never;
+        /** @description Creates a channel; a webhook's signing secret is in this response only. */
+        post: operations["v1_alert_channels_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Where a team's alerts go: signed webhooks, Slack-compatible webhooks, e-mail. */
+        get: operations["v1_alert_channels_retrieve"];
+        /** @description Where a team's alerts go: signed webhooks, Slack-compatible webhooks, e-mail. */
+        put: operations["v1_alert_channels_update"];
+        post?: never;
+        /** @description Where a team's alerts go: signed webhooks, Slack-compatible webhooks, e-mail. */
+        delete: operations["v1_alert_channels_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Where a team's alerts go: signed webhooks, Slack-compatible webhooks, e-mail. */
+        patch: operations["v1_alert_channels_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{id}/rotate-secret/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A new webhook signing secret, shown this once; the old one stops at once. */
+        post: operations["v1_alert_channels_rotate_secret_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-channels/{id}/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Queues a test notification; follow its delivery attempts at /alert-notifications/{id}/. */
+        post: operations["v1_alert_channels_test_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-notifications/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Notifications sent (or suppressed) per channel, with every delivery attempt. */
+        get: operations["v1_alert_notifications_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-notifications/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Notifications sent (or suppressed) per channel, with every delivery attempt. */
+        get: operations["v1_alert_notifications_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-rules/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Lag alert rules of the caller's teams (org admins: every team of their organization). */
+        get: operations["v1_alert_rules_list"];
+        put?: never;
+        /** @description Lag alert rules of the caller's teams (org admins: every team of their organization). */
+        post: operations["v1_alert_rules_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-rules/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Lag alert rules of the caller's teams (org admins: every team of their organization). */
+        get: operations["v1_alert_rules_retrieve"];
+        /** @description Lag alert rules of the caller's teams (org admins: every team of their organization). */
+        put: operations["v1_alert_rules_update"];
+        post?: never;
+        /** @description Lag alert rules of the caller's teams (org admins: every team of their organization). */
+        delete: operations["v1_alert_rules_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Lag alert rules of the caller's teams (org admins: every team of their organization). */
+        patch: operations["v1_alert_rules_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/alert-silences/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Silences: matching alerts keep firing, but their notifications are suppressed (and recorded so). */
+        get: operations["v1_alert_silences_list"];
+        put?: never;
+        /** @description Silences: matching alerts keep firing, but their notifications are suppressed (and recorded so). */
+        post: operations["v1_alert_silences_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-silences/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Silences: matching alerts keep firing, but their notifications are suppressed (and recorded so). */
+        get: operations["v1_alert_silences_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alert-silences/{id}/expire/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Ends the silence now. */
+        post: operations["v1_alert_silences_expire_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Active alerts (`?active=true`) and their history, newest first. */
+        get: operations["v1_alerts_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Active alerts (`?active=true`) and their history, newest first. */
+        get: operations["v1_alerts_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{id}/acknowledge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Records who is handling the alert; its reminders stop. */
+        post: operations["v1_alerts_acknowledge_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys/": {
         parameters: {
             query?: never;
@@ -1388,6 +1635,160 @@ export interface components {
         AdoptInputRequest: {
             team: number;
         };
+        Alert: {
+            readonly id: number;
+            readonly rule: number;
+            readonly rule_name: string;
+            readonly team: number;
+            readonly team_name: string;
+            readonly cluster: number;
+            readonly cluster_name: string;
+            readonly group_name: string;
+            readonly topic: string;
+            readonly partition: number | null;
+            readonly state: components["schemas"]["AlertStateEnum"];
+            readonly severity: components["schemas"]["AlertSeverityEnum"];
+            readonly metric: string;
+            /**
+             * Format: double
+             * @description The metric's last value; null when unknown or infinite.
+             */
+            readonly value: number | null;
+            readonly value_text: string;
+            readonly status: string;
+            readonly reason: string;
+            /** Format: date-time */
+            readonly pending_since: string;
+            /** Format: date-time */
+            readonly fired_at: string | null;
+            /** Format: date-time */
+            readonly resolved_at: string | null;
+            /** Format: date-time */
+            readonly last_evaluated_at: string;
+            /** Format: date-time */
+            readonly last_notified_at: string | null;
+            readonly notification_count: number;
+            /** Format: date-time */
+            readonly acknowledged_at: string | null;
+            readonly acknowledged_by_name: string;
+            readonly silenced_by: number | null;
+        };
+        /**
+         * @description * `gt` - >
+         *     * `gte` - ≥
+         *     * `lt` - <
+         *     * `lte` - ≤
+         * @enum {string}
+         */
+        AlertComparisonEnum: "gt" | "gte" | "lt" | "lte";
+        /**
+         * @description * `group` - One alert per group
+         *     * `partition` - One alert per partition
+         * @enum {string}
+         */
+        AlertGranularityEnum: "group" | "partition";
+        /**
+         * @description * `lag_messages` - Lag (messages)
+         *     * `lag_seconds` - Lag (seconds)
+         *     * `status` - Health status
+         *     * `time_to_catch_up` - Time to catch up (seconds)
+         * @enum {string}
+         */
+        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up";
+        AlertRule: {
+            readonly id: number;
+            readonly team: number;
+            readonly team_name: string;
+            readonly name: string;
+            readonly description: string;
+            readonly cluster: number | null;
+            readonly cluster_name: string;
+            readonly group_pattern: string;
+            readonly topic_pattern: string;
+            readonly granularity: components["schemas"]["AlertGranularityEnum"];
+            readonly metric: components["schemas"]["AlertMetricEnum"];
+            readonly comparison: components["schemas"]["AlertComparisonEnum"];
+            /** Format: double */
+            readonly threshold: number | null;
+            /** Format: double */
+            readonly resolve_threshold: number | null;
+            readonly statuses: unknown;
+            readonly for_seconds: number;
+            readonly severity: components["schemas"]["AlertSeverityEnum"];
+            readonly channels: number[];
+            readonly renotify_interval_seconds: number | null;
+            readonly send_resolved: boolean;
+            readonly enabled: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        AlertRuleCreateInputRequest: {
+            name: string;
+            description?: string;
+            /** @description None: every cluster. */
+            cluster?: number | null;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            group_pattern?: string;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            topic_pattern?: string;
+            granularity?: components["schemas"]["AlertGranularityEnum"];
+            metric: components["schemas"]["AlertMetricEnum"];
+            comparison?: components["schemas"]["AlertComparisonEnum"];
+            /** Format: double */
+            threshold?: number | null;
+            /** Format: double */
+            resolve_threshold?: number | null;
+            statuses?: components["schemas"]["HealthEnum"][];
+            for_seconds?: number;
+            severity?: components["schemas"]["AlertSeverityEnum"];
+            channels?: number[];
+            /** @description None: notify once. */
+            renotify_interval_seconds?: number | null;
+            send_resolved?: boolean;
+            enabled?: boolean;
+            team: number;
+        };
+        AlertRuleUpdateInputRequest: {
+            name: string;
+            description?: string;
+            /** @description None: every cluster. */
+            cluster?: number | null;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            group_pattern?: string;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            topic_pattern?: string;
+            granularity?: components["schemas"]["AlertGranularityEnum"];
+            metric: components["schemas"]["AlertMetricEnum"];
+            comparison?: components["schemas"]["AlertComparisonEnum"];
+            /** Format: double */
+            threshold?: number | null;
+            /** Format: double */
+            resolve_threshold?: number | null;
+            statuses?: components["schemas"]["HealthEnum"][];
+            for_seconds?: number;
+            severity?: components["schemas"]["AlertSeverityEnum"];
+            channels?: number[];
+            /** @description None: notify once. */
+            renotify_interval_seconds?: number | null;
+            send_resolved?: boolean;
+            enabled?: boolean;
+        };
+        /**
+         * @description * `info` - Info
+         *     * `warning` - Warning
+         *     * `critical` - Critical
+         * @enum {string}
+         */
+        AlertSeverityEnum: "info" | "warning" | "critical";
+        /**
+         * @description * `pending` - Pending
+         *     * `firing` - Firing
+         *     * `resolved` - Resolved
+         * @enum {string}
+         */
+        AlertStateEnum: "pending" | "firing" | "resolved";
         /** @description A key as lists show it: never the secret, which exists only in the create and rotate responses. */
         ApiKey: {
             key_id: string;
@@ -1506,6 +1907,13 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /**
+         * @description * `webhook` - Webhook
+         *     * `slack` - Slack-compatible webhook
+         *     * `email` - E-mail
+         * @enum {string}
+         */
+        ChannelKindEnum: "webhook" | "slack" | "email";
         ChartSeries: {
             name: string;
             values: (number | null)[];
@@ -1672,6 +2080,16 @@ export interface components {
         DeleteOffsetsInputRequest: {
             topic: string;
         };
+        DeliveryAttempt: {
+            readonly number: number;
+            /** Format: date-time */
+            readonly started_at: string;
+            /** Format: double */
+            readonly duration_ms: number;
+            readonly status_code: number | null;
+            readonly error: string;
+            readonly succeeded: boolean;
+        };
         Drift: {
             readonly id: number;
             cluster: number;
@@ -1715,7 +2133,7 @@ export interface components {
             cluster: number;
             readonly team: number | null;
             readonly name: string;
-            status?: components["schemas"]["StatusCa3Enum"];
+            status?: components["schemas"]["HealthEnum"];
             reason?: string;
             /** Format: int64 */
             lag_messages?: number;
@@ -1739,7 +2157,7 @@ export interface components {
             cluster: number;
             readonly team: number | null;
             readonly name: string;
-            status?: components["schemas"]["StatusCa3Enum"];
+            status?: components["schemas"]["HealthEnum"];
             reason?: string;
             /** Format: int64 */
             lag_messages?: number;
@@ -1763,6 +2181,17 @@ export interface components {
             key: string;
             value: components["schemas"]["Payload"];
         };
+        /**
+         * @description * `OK` - OK
+         *     * `LAGGING` - Lagging
+         *     * `NO_COMMIT` - No commit
+         *     * `REWIND` - Rewind
+         *     * `STALLED` - Stalled
+         *     * `STOPPED` - Stopped
+         *     * `DATA_LOSS` - Data loss
+         * @enum {string}
+         */
+        HealthEnum: "OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS";
         /**
          * @description * `export_parquet` - Export Parquet
          *     * `key_skew` - Key Skew
@@ -1916,6 +2345,89 @@ export interface components {
             value: components["schemas"]["Payload"];
             headers: components["schemas"]["Header"][];
         };
+        Notification: {
+            readonly id: number;
+            readonly alert: number | null;
+            readonly channel: number;
+            readonly channel_name: string;
+            readonly kind: components["schemas"]["NotificationKindEnum"];
+            readonly status: components["schemas"]["NotificationStatusEnum"];
+            readonly silence: number | null;
+            readonly summary: string;
+            readonly attempt_count: number;
+            readonly last_error: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly sent_at: string | null;
+            readonly attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        NotificationChannel: {
+            readonly id: number;
+            readonly team: number;
+            readonly team_name: string;
+            readonly name: string;
+            readonly kind: components["schemas"]["ChannelKindEnum"];
+            /** @description Slack-style URLs are credentials: only their host is shown. */
+            readonly url: string;
+            readonly email_recipients: unknown;
+            /** @description Requests carry an HMAC-SHA256 signature header. */
+            readonly signed: boolean;
+            readonly enabled: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        NotificationChannelCreateInputRequest: {
+            name: string;
+            url?: string;
+            email_recipients?: string[];
+            enabled?: boolean;
+            team: number;
+            kind: components["schemas"]["ChannelKindEnum"];
+        };
+        NotificationChannelUpdateInputRequest: {
+            name: string;
+            url?: string;
+            email_recipients?: string[];
+            enabled?: boolean;
+        };
+        NotificationChannelWithSecret: {
+            readonly id: number;
+            readonly team: number;
+            readonly team_name: string;
+            readonly name: string;
+            readonly kind: components["schemas"]["ChannelKindEnum"];
+            /** @description Slack-style URLs are credentials: only their host is shown. */
+            readonly url: string;
+            readonly email_recipients: unknown;
+            /** @description Requests carry an HMAC-SHA256 signature header. */
+            readonly signed: boolean;
+            readonly enabled: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** @description The webhook signing secret (empty for other kinds). It is shown only this once. */
+            readonly secret: string;
+        };
+        /**
+         * @description * `firing` - Firing
+         *     * `reminder` - Still firing (re-notification)
+         *     * `resolved` - Resolved
+         *     * `test` - Test
+         * @enum {string}
+         */
+        NotificationKindEnum: "firing" | "reminder" | "resolved" | "test";
+        /**
+         * @description * `pending` - Pending
+         *     * `sent` - Sent
+         *     * `failed` - Failed after every retry
+         *     * `suppressed` - Suppressed by a silence
+         * @enum {string}
+         */
+        NotificationStatusEnum: "pending" | "sent" | "failed" | "suppressed";
         /** @enum {unknown} */
         NullEnum: null;
         OffsetReset: {
@@ -2038,6 +2550,36 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["AclBinding"][];
+        };
+        PaginatedAlertList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Alert"][];
+        };
+        PaginatedAlertRuleList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["AlertRule"][];
         };
         PaginatedApiKeyList: {
             /** @example 123 */
@@ -2204,6 +2746,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Message"][];
         };
+        PaginatedNotificationChannelList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["NotificationChannel"][];
+        };
+        PaginatedNotificationList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Notification"][];
+        };
         PaginatedOffsetResetList: {
             /** @example 123 */
             count: number;
@@ -2324,6 +2896,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ServiceAccount"][];
         };
+        PaginatedSilenceList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Silence"][];
+        };
         PaginatedTeamList: {
             /** @example 123 */
             count: number;
@@ -2406,7 +2993,7 @@ export interface components {
             produce_rate: number | null;
             /** Format: double */
             time_to_catch_up_seconds: number | null;
-            status: components["schemas"]["StatusCa3Enum"];
+            status: components["schemas"]["HealthEnum"];
             reason: string;
         };
         PartitionSeries: {
@@ -2419,6 +3006,31 @@ export interface components {
             /** @description The new total. */
             partitions: number;
         };
+        PatchedAlertRuleUpdateInputRequest: {
+            name?: string;
+            description?: string;
+            /** @description None: every cluster. */
+            cluster?: number | null;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            group_pattern?: string;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            topic_pattern?: string;
+            granularity?: components["schemas"]["AlertGranularityEnum"];
+            metric?: components["schemas"]["AlertMetricEnum"];
+            comparison?: components["schemas"]["AlertComparisonEnum"];
+            /** Format: double */
+            threshold?: number | null;
+            /** Format: double */
+            resolve_threshold?: number | null;
+            statuses?: components["schemas"]["HealthEnum"][];
+            for_seconds?: number;
+            severity?: components["schemas"]["AlertSeverityEnum"];
+            channels?: number[];
+            /** @description None: notify once. */
+            renotify_interval_seconds?: number | null;
+            send_resolved?: boolean;
+            enabled?: boolean;
+        };
         PatchedClientQuotaUpdateInputRequest: {
             /** @description Keys: producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate; null removes a key. */
             values?: {
@@ -2427,6 +3039,12 @@ export interface components {
         };
         PatchedMembershipUpdateInputRequest: {
             role?: components["schemas"]["RoleEnum"];
+        };
+        PatchedNotificationChannelUpdateInputRequest: {
+            name?: string;
+            url?: string;
+            email_recipients?: string[];
+            enabled?: boolean;
         };
         PatchedOrgMembershipUpdateInputRequest: {
             is_org_admin?: boolean;
@@ -2676,17 +3294,58 @@ export interface components {
             authenticated: boolean;
             user: components["schemas"]["User"] | null;
         };
+        Silence: {
+            readonly id: number;
+            readonly team: number;
+            readonly team_name: string;
+            readonly cluster: number | null;
+            readonly cluster_name: string;
+            readonly group_pattern: string;
+            readonly topic_pattern: string;
+            readonly rule: number | null;
+            readonly rule_name: string;
+            readonly severity: components["schemas"]["AlertSeverityEnum"];
+            /** Format: date-time */
+            readonly starts_at: string;
+            /** Format: date-time */
+            readonly ends_at: string;
+            readonly state: components["schemas"]["SilenceStateEnum"];
+            readonly comment: string;
+            readonly created_by_name: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        SilenceCreateInputRequest: {
+            team: number;
+            cluster?: number | null;
+            rule?: number | null;
+            /**
+             * @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set.
+             * @default *
+             */
+            group_pattern: string;
+            /**
+             * @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set.
+             * @default *
+             */
+            topic_pattern: string;
+            severity?: components["schemas"]["AlertSeverityEnum"];
+            /**
+             * Format: date-time
+             * @description Default: now.
+             */
+            starts_at?: string;
+            /** Format: date-time */
+            ends_at: string;
+            comment: string;
+        };
         /**
-         * @description * `OK` - OK
-         *     * `LAGGING` - Lagging
-         *     * `NO_COMMIT` - No commit
-         *     * `REWIND` - Rewind
-         *     * `STALLED` - Stalled
-         *     * `STOPPED` - Stopped
-         *     * `DATA_LOSS` - Data loss
+         * @description * `scheduled` - scheduled
+         *     * `active` - active
+         *     * `expired` - expired
          * @enum {string}
          */
-        StatusCa3Enum: "OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS";
+        SilenceStateEnum: "scheduled" | "active" | "expired";
         /**
          * @description * `active` - Active
          *     * `rotating` - Rotated, valid until the overlap ends
@@ -3117,6 +3776,622 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AclBinding"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_list: {
+        parameters: {
+            query?: {
+                enabled?: boolean;
+                /**
+                 * @description * `webhook` - Webhook
+                 *     * `slack` - Slack-compatible webhook
+                 *     * `email` - E-mail
+                 */
+                kind?: "email" | "slack" | "webhook";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedNotificationChannelList"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationChannelCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannelWithSecret"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannel"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationChannelUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannel"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_alert_channels_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedNotificationChannelUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannel"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_rotate_secret_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannelWithSecret"];
+                };
+            };
+        };
+    };
+    v1_alert_channels_test_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+        };
+    };
+    v1_alert_notifications_list: {
+        parameters: {
+            query?: {
+                alert?: number;
+                channel?: number;
+                /**
+                 * @description * `firing` - Firing
+                 *     * `reminder` - Still firing (re-notification)
+                 *     * `resolved` - Resolved
+                 *     * `test` - Test
+                 */
+                kind?: "firing" | "reminder" | "resolved" | "test";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `pending` - Pending
+                 *     * `sent` - Sent
+                 *     * `failed` - Failed after every retry
+                 *     * `suppressed` - Suppressed by a silence
+                 */
+                status?: "failed" | "pending" | "sent" | "suppressed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedNotificationList"];
+                };
+            };
+        };
+    };
+    v1_alert_notifications_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+        };
+    };
+    v1_alert_rules_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                enabled?: boolean;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /**
+                 * @description * `lag_messages` - Lag (messages)
+                 *     * `lag_seconds` - Lag (seconds)
+                 *     * `status` - Health status
+                 *     * `time_to_catch_up` - Time to catch up (seconds)
+                 */
+                metric?: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up";
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `info` - Info
+                 *     * `warning` - Warning
+                 *     * `critical` - Critical
+                 */
+                severity?: "critical" | "info" | "warning";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAlertRuleList"];
+                };
+            };
+        };
+    };
+    v1_alert_rules_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRuleCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+        };
+    };
+    v1_alert_rules_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this alert rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+        };
+    };
+    v1_alert_rules_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this alert rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRuleUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+        };
+    };
+    v1_alert_rules_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this alert rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_alert_rules_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this alert rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedAlertRuleUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+        };
+    };
+    v1_alert_silences_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                rule?: number;
+                /**
+                 * @description * `scheduled` - Scheduled
+                 *     * `active` - Active
+                 *     * `expired` - Expired
+                 */
+                state?: "active" | "expired" | "scheduled";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSilenceList"];
+                };
+            };
+        };
+    };
+    v1_alert_silences_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SilenceCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"];
+                };
+            };
+        };
+    };
+    v1_alert_silences_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this silence. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"];
+                };
+            };
+        };
+    };
+    v1_alert_silences_expire_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this silence. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"];
+                };
+            };
+        };
+    };
+    v1_alerts_list: {
+        parameters: {
+            query?: {
+                acknowledged?: boolean;
+                /** @description Pending or firing. */
+                active?: string;
+                cluster?: number;
+                group?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                rule?: number;
+                /**
+                 * @description * `info` - Info
+                 *     * `warning` - Warning
+                 *     * `critical` - Critical
+                 */
+                severity?: "critical" | "info" | "warning";
+                /** @description Alerts still open at or after this time. */
+                since?: string;
+                /**
+                 * @description * `pending` - Pending
+                 *     * `firing` - Firing
+                 *     * `resolved` - Resolved
+                 */
+                state?: ("firing" | "pending" | "resolved")[];
+                team?: number;
+                /** @description Alerts opened before. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAlertList"];
+                };
+            };
+        };
+    };
+    v1_alerts_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this alert. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alert"];
+                };
+            };
+        };
+    };
+    v1_alerts_acknowledge_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this alert. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alert"];
                 };
             };
         };

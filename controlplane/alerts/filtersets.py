@@ -1,0 +1,89 @@
+import django_filters
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from controlplane.alerts.choices import (
+    ACTIVE_STATES,
+    AlertState,
+    ChannelKind,
+    Metric,
+    NotificationKind,
+    NotificationStatus,
+    Severity,
+)
+from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
+from controlplane.core.api.filters import UtcDateTimeFilter
+
+SILENCE_STATES = [("scheduled", "Scheduled"), ("active", "Active"), ("expired", "Expired")]
+
+
+class AlertRuleFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains")
+    metric = django_filters.ChoiceFilter(choices=Metric.choices)
+    severity = django_filters.ChoiceFilter(choices=Severity.choices)
+
+    class Meta:
+        model = AlertRule
+        fields = ["team", "cluster", "name", "metric", "severity", "enabled"]
+
+
+class NotificationChannelFilterSet(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=ChannelKind.choices)
+
+    class Meta:
+        model = NotificationChannel
+        fields = ["team", "kind", "enabled"]
+
+
+class SilenceFilterSet(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=SILENCE_STATES, method="filter_state")
+
+    class Meta:
+        model = Silence
+        fields = ["team", "cluster", "rule", "state"]
+
+    def filter_state(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        now = timezone.now()
+        conditions = {
+            "scheduled": Q(starts_at__gt=now),
+            "active": Q(starts_at__lte=now, ends_at__gt=now),
+            "expired": Q(ends_at__lte=now),
+        }
+        return queryset.filter(conditions[value])
+
+
+class AlertFilterSet(django_filters.FilterSet):
+    state = django_filters.MultipleChoiceFilter(choices=AlertState.choices)
+    active = django_filters.BooleanFilter(method="filter_active", help_text="Pending or firing.")
+    team = django_filters.NumberFilter(field_name="rule__team")
+    severity = django_filters.ChoiceFilter(choices=Severity.choices)
+    group = django_filters.CharFilter(field_name="group_name", lookup_expr="icontains")
+    acknowledged = django_filters.BooleanFilter(
+        field_name="acknowledged_at", lookup_expr="isnull", exclude=True
+    )
+    since = django_filters.IsoDateTimeFilter(
+        method="filter_since", help_text="Alerts still open at or after this time."
+    )
+    until = UtcDateTimeFilter(field_name="pending_since", lookup_expr="lt", help_text="Alerts opened before.")
+
+    class Meta:
+        model = Alert
+        fields = ["state", "active", "cluster", "rule", "team", "severity", "group", "acknowledged"]
+
+    def filter_active(self, queryset: QuerySet, name: str, value: bool | None) -> QuerySet:
+        if value is None:
+            return queryset
+        active = Q(state__in=ACTIVE_STATES)
+        return queryset.filter(active if value else ~active)
+
+    def filter_since(self, queryset: QuerySet, name: str, value: object) -> QuerySet:
+        return queryset.filter(Q(resolved_at__isnull=True) | Q(resolved_at__gte=value))
+
+
+class NotificationFilterSet(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=NotificationKind.choices)
+    status = django_filters.ChoiceFilter(choices=NotificationStatus.choices)
+
+    class Meta:
+        model = Notification
+        fields = ["alert", "channel", "kind", "status"]
