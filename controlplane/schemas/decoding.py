@@ -97,17 +97,17 @@ class SchemaDecoder:
 
     def _decode_protobuf(self, payload: bytes) -> Decoded:
         indexes, start = read_message_indexes(payload)
-        message_class, full_name = self._message_class(indexes)
+        message_class, full_name = self.message_class(indexes)
         try:
             message = message_class.FromString(payload[start:])
         except Exception as error:  # the runtime raises DecodeError or RuntimeError (upb)
-            raise UndecodablePayload(f"Not a {full_name} message: {error}") from error
+            raise UndecodablePayload(f"Not a valid {full_name} message: {error}") from error
         value = json_format.MessageToDict(
             message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
         )
         return Decoded(value, message_type=full_name)
 
-    def _message_class(self, indexes: tuple[int, ...]) -> tuple[type, str]:
+    def message_class(self, indexes: tuple[int, ...]) -> tuple[type, str]:
         with self._lock:
             known = self._classes.get(indexes)
         if known is not None:
