@@ -102,9 +102,12 @@ class SchemaDecoder:
             message = message_class.FromString(payload[start:])
         except Exception as error:  # the runtime raises DecodeError or RuntimeError (upb)
             raise UndecodablePayload(f"Not a valid {full_name} message: {error}") from error
-        value = json_format.MessageToDict(
-            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-        )
+        try:
+            value = json_format.MessageToDict(
+                message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            )
+        except (TypeError, ValueError) as error:  # e.g. an Any holding a type this schema does not import
+            raise UndecodablePayload(f"The {full_name} message has no JSON form: {error}") from error
         return Decoded(value, message_type=full_name)
 
     def message_class(self, indexes: tuple[int, ...]) -> tuple[type, str]:
