@@ -152,7 +152,7 @@ class Alert(models.Model):
         indexes = [models.Index(fields=["cluster", "state"]), models.Index(fields=["state", "pending_since"])]
 
     def __str__(self) -> str:
-        return f"{self.rule} on {self.fingerprint}"
+        return f"alert of rule #{self.rule_id} on {self.fingerprint}"
 
 
 class Notification(models.Model):
