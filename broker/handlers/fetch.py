@@ -13,7 +13,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.auth.authorizer import Operation, ResourceType
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.auth.principal import principal_user
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.protocol.fetch_encoding import encode_fetch_response
@@ -44,6 +44,11 @@ def _read_all(
 ) -> tuple[list[dict[str, Any]], int, list[Any]]:
     """One pass over every requested partition: (topic responses, bytes read, logs touched)."""
     state = ctx.broker
+    replication = state.replication
+    # A follower's Fetch (replica_id >= 0) reads up to the log end and reports its progress.
+    follower = replication is not None and request.replica_id >= 0
+    if follower and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _all_failed(request, ErrorCode.topic_authorization_failed), 0, []
     read_committed = request.isolation_level == READ_COMMITTED
     budget = request.max_bytes if request.max_bytes > 0 else 0
     if byte_cap is not None:
@@ -55,7 +60,8 @@ def _read_all(
         name = fetch_topic.topic
         topic = state.metadata.get(name)
         partitions = []
-        readable = ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
+        # Followers were authorized as a cluster action above.
+        readable = follower or ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
         for part in fetch_topic.partitions:
             index = part.partition
             if not readable:
@@ -64,23 +70,39 @@ def _read_all(
             if topic is None or not 0 <= index < topic.partitions:
                 partitions.append(_error_partition(index, ErrorCode.unknown_topic_or_partition))
                 continue
-            partition_log = state.logs.get(name, index)
-            if partition_log is None:
-                partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
-                continue
-            logs.append(partition_log)
+            replica = None
             # current_leader_epoch exists from v9; older clients skip the fencing check.
-            epoch_error = leader_epoch_error(
-                getattr(part, "current_leader_epoch", -1), topic.leader_epoch(index)
-            )
-            if epoch_error != ErrorCode.none:
-                partitions.append(_error_partition(index, epoch_error))
+            requested_epoch = getattr(part, "current_leader_epoch", -1)
+            if replication is not None and replication.manages(name):
+                replica, error = replication.leader_replica(name, index, requested_epoch)
+                if replica is None:
+                    partitions.append(_error_partition(index, error))
+                    continue
+                partition_log = replica.log
+            else:
+                partition_log = state.logs.get(name, index)
+                if partition_log is None:
+                    partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
+                    continue
+                epoch_error = leader_epoch_error(requested_epoch, topic.leader_epoch(index))
+                if epoch_error != ErrorCode.none:
+                    partitions.append(_error_partition(index, epoch_error))
+                    continue
+            logs.append(partition_log)
+            offset = part.fetch_offset
+            if follower and (
+                replica is None
+                or (
+                    partition_log.log_start_offset <= offset <= partition_log.log_end_offset
+                    and not replication.record_follower_fetch(replica, request.replica_id, offset)
+                )
+            ):
+                partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
                 continue
             high_watermark = partition_log.high_watermark
             # Without transactions the last stable offset is the high watermark.
             stable = high_watermark
             log_start = partition_log.log_start_offset
-            offset = part.fetch_offset
             if offset < log_start or offset > partition_log.log_end_offset:
                 partitions.append(
                     {
@@ -93,18 +115,22 @@ def _read_all(
             records = b""
             limit = max(0, min(part.partition_max_bytes, budget - total))
             max_offset = stable if read_committed else high_watermark
+            first = total == 0
+            if follower:
+                max_offset = partition_log.log_end_offset
+                limit, first = _follower_limit(replication, replica, request.replica_id, limit, first)
             # The first partition with data returns at least one whole batch, as in Kafka,
             # so a batch larger than max_bytes cannot stall a consumer.
-            if offset < max_offset and (limit > 0 or total == 0):
+            if offset < max_offset and (limit > 0 or first):
                 try:
-                    records = partition_log.read(
-                        offset, limit, max_offset=max_offset, min_one_message=total == 0
-                    )
+                    records = partition_log.read(offset, limit, max_offset=max_offset, min_one_message=first)
                 except StorageError as exc:
                     partitions.append(_error_partition(index, ErrorCode(exc.error_code), high_watermark))
                     continue
             total += len(records)
-            if records:
+            if follower:
+                replication.leader_throttle.record(len(records), time.monotonic())
+            elif records:
                 state.metrics.record_fetch(name, records)
             partitions.append(
                 {
@@ -120,6 +146,26 @@ def _read_all(
             )
         responses.append({"topic": name, "partitions": partitions})
     return responses, total, logs
+
+
+def _all_failed(request: Any, error: ErrorCode) -> list[dict[str, Any]]:
+    return [
+        {"topic": t.topic, "partitions": [_error_partition(p.partition, error) for p in t.partitions]}
+        for t in request.topics
+    ]
+
+
+def _follower_limit(
+    replication: Any, replica: Any, follower: int, limit: int, first: bool
+) -> tuple[int, bool]:
+    """leader.replication.throttled.rate: a follower outside the ISR gets what the rate allows."""
+    throttle = replication.leader_throttle
+    if not throttle.enabled or follower in replica.leader.isr:
+        return limit, first
+    allowance = throttle.allowance(time.monotonic())
+    if allowance <= 0:
+        return 0, False
+    return min(limit, allowance), first
 
 
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:

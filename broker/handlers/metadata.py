@@ -24,17 +24,28 @@ ALL_CLUSTER_OPERATIONS = sum(1 << bit for bit in (4, 5, 7, 8, 9, 10, 11, 12))
 
 def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
-    return [{"node_id": ctx.broker.node_id, "host": host, "port": port, "rack": None}]
+    local = {"node_id": ctx.broker.node_id, "host": host, "port": port, "rack": None}
+    replication = ctx.broker.replication
+    if replication is None:
+        return [local]
+    entries = {ctx.broker.node_id: local}
+    for broker in replication.live_brokers():
+        endpoint = replication.endpoint(broker.broker_id, ctx.listener_name)
+        if endpoint is not None and broker.broker_id != ctx.broker.node_id:
+            entries[broker.broker_id] = {
+                "node_id": broker.broker_id,
+                "host": endpoint.host,
+                "port": endpoint.port,
+                "rack": broker.rack,
+            }
+    return [entries[node] for node in sorted(entries)]
 
 
-def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: bool) -> dict[str, Any]:
+def _partition_entries(ctx: RequestContext, topic: TopicRecord) -> list[dict[str, Any]]:
     node = ctx.broker.node_id
-    return {
-        "error_code": ErrorCode.none,
-        "name": topic.name,
-        "topic_id": topic.topic_id,
-        "is_internal": topic.internal,
-        "partitions": [
+    replication = ctx.broker.replication
+    if replication is None or not replication.manages(topic.name):
+        return [
             {
                 "error_code": ErrorCode.none,
                 "partition_index": partition,
@@ -45,7 +56,47 @@ def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: boo
                 "offline_replicas": [],
             }
             for partition in range(topic.partitions)
-        ],
+        ]
+    entries = []
+    for partition in range(topic.partitions):
+        assignment = replication.assignment(topic.name, partition)
+        if assignment is None:
+            entries.append(
+                {
+                    "error_code": ErrorCode.leader_not_available,
+                    "partition_index": partition,
+                    "leader_id": -1,
+                    "leader_epoch": -1,
+                    "replica_nodes": [],
+                    "isr_nodes": [],
+                    "offline_replicas": [],
+                }
+            )
+            continue
+        offline = replication.offline_replicas(assignment)
+        leaderless = assignment.leader < 0 or assignment.leader in offline
+        entries.append(
+            {
+                # Kafka's answer for a partition without a live leader: clients retry later.
+                "error_code": ErrorCode.leader_not_available if leaderless else ErrorCode.none,
+                "partition_index": partition,
+                "leader_id": assignment.leader,
+                "leader_epoch": assignment.leader_epoch,
+                "replica_nodes": list(assignment.replicas),
+                "isr_nodes": list(replication.isr_of(topic.name, partition)),
+                "offline_replicas": offline,
+            }
+        )
+    return entries
+
+
+def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: bool) -> dict[str, Any]:
+    return {
+        "error_code": ErrorCode.none,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.internal,
+        "partitions": _partition_entries(ctx, topic),
         "topic_authorized_operations": (
             ctx.authorized_operations(ResourceType.TOPIC, topic.name, ALL_TOPIC_OPERATIONS)
             if include_operations
@@ -112,6 +163,9 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
         # The answer depends on who asks and on the ACLs in force.
         assert state.security is not None
         key += (ctx.principal, ctx.client_host, state.security.version)
+    if state.replication is not None:
+        # Leaders, ISRs and brokers change without the topic registry changing.
+        key += (state.replication.version,)
     version_before = state.metadata.version
     cache = state.response_caches.setdefault("metadata", MetadataCache())
     cached = cache.get(version_before, key)
@@ -198,7 +252,6 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str
             "brokers": [],
             "cluster_authorized_operations": OPERATIONS_OMITTED,
         }
-    host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.none,
@@ -206,7 +259,10 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str
         "endpoint_type": 1,
         "cluster_id": ctx.broker.cluster_id,
         "controller_id": ctx.broker.node_id,
-        "brokers": [{"broker_id": ctx.broker.node_id, "host": host, "port": port, "rack": None}],
+        "brokers": [
+            {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
+            for b in broker_entries(ctx)
+        ],
         "cluster_authorized_operations": _cluster_operations(
             ctx, request.include_cluster_authorized_operations
         ),

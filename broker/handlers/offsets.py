@@ -6,7 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.auth.authorizer import Operation, ResourceType
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.records.errors import StorageError
 from broker.server.context import RequestContext
@@ -17,14 +17,25 @@ MAX_TIMESTAMP = -3
 READ_COMMITTED = 1
 
 
-def _locate(ctx: RequestContext, name: str, index: int) -> tuple[Any, Any, ErrorCode]:
+def _locate(
+    ctx: RequestContext, name: str, index: int, requested_epoch: int = -1
+) -> tuple[Any, int, ErrorCode]:
+    """(log, leader epoch, error) of a partition this broker leads; a stale or newer
+    `requested_epoch` is fenced (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)."""
     topic = ctx.broker.metadata.get(name)
     if topic is None or not 0 <= index < topic.partitions:
-        return None, None, ErrorCode.unknown_topic_or_partition
+        return None, -1, ErrorCode.unknown_topic_or_partition
+    replication = ctx.broker.replication
+    if replication is not None and replication.manages(name):
+        replica, error = replication.leader_replica(name, index, requested_epoch)
+        if replica is None:
+            return None, -1, error
+        return replica.log, replica.assignment.leader_epoch, ErrorCode.none
     partition_log = ctx.broker.logs.get(name, index)
     if partition_log is None:
-        return topic, None, ErrorCode.not_leader_or_follower
-    return topic, partition_log, ErrorCode.none
+        return None, -1, ErrorCode.not_leader_or_follower
+    epoch = topic.leader_epoch(index)
+    return partition_log, epoch, leader_epoch_error(requested_epoch, epoch)
 
 
 def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int) -> dict[str, Any]:
@@ -36,12 +47,9 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
             "timestamp": -1,
             "offset": -1,
         }
-    topic, partition_log, error = _locate(ctx, name, index)
-    if error == ErrorCode.none:
-        error = leader_epoch_error(getattr(part, "current_leader_epoch", -1), topic.leader_epoch(index))
+    partition_log, epoch, error = _locate(ctx, name, index, getattr(part, "current_leader_epoch", -1))
     if error != ErrorCode.none:
         return {"partition_index": index, "error_code": error, "timestamp": -1, "offset": -1}
-    epoch = topic.leader_epoch(index)
     timestamp = part.timestamp
     # Without transactions the last stable offset equals the high watermark.
     latest = partition_log.high_watermark
@@ -93,18 +101,16 @@ async def handle_list_offsets(ctx: RequestContext, request: Any) -> dict[str, An
     }
 
 
-def _epoch_end_offset(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]:
+def _epoch_end_offset(ctx: RequestContext, name: str, part: Any, from_follower: bool) -> dict[str, Any]:
     index = part.partition
-    if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+    if not from_follower and not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
         return {
             "error_code": ErrorCode.topic_authorization_failed,
             "partition": index,
             "leader_epoch": -1,
             "end_offset": -1,
         }
-    topic, partition_log, error = _locate(ctx, name, index)
-    if error == ErrorCode.none:
-        error = leader_epoch_error(part.current_leader_epoch, topic.leader_epoch(index))
+    partition_log, _epoch, error = _locate(ctx, name, index, part.current_leader_epoch)
     if error != ErrorCode.none:
         return {"error_code": error, "partition": index, "leader_epoch": -1, "end_offset": -1}
     epoch, end_offset = partition_log.end_offset_for_leader_epoch(part.leader_epoch)
@@ -112,10 +118,34 @@ def _epoch_end_offset(ctx: RequestContext, name: str, part: Any) -> dict[str, An
 
 
 async def handle_offset_for_leader_epoch(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    # A follower (replica_id >= 0, v3+) truncating its log: a cluster action, as for its Fetch.
+    from_follower = getattr(request, "replica_id", -1) >= 0 and ctx.broker.replication is not None
+    if from_follower and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "topic": t.topic,
+                    "partitions": [
+                        {
+                            "error_code": ErrorCode.cluster_authorization_failed,
+                            "partition": p.partition,
+                            "leader_epoch": -1,
+                            "end_offset": -1,
+                        }
+                        for p in t.partitions
+                    ],
+                }
+                for t in request.topics
+            ],
+        }
     return {
         "throttle_time": 0,
         "topics": [
-            {"topic": t.topic, "partitions": [_epoch_end_offset(ctx, t.topic, p) for p in t.partitions]}
+            {
+                "topic": t.topic,
+                "partitions": [_epoch_end_offset(ctx, t.topic, p, from_follower) for p in t.partitions],
+            }
             for t in request.topics
         ],
     }
@@ -129,7 +159,7 @@ def _delete_records(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]
             "low_watermark": -1,
             "error_code": ErrorCode.topic_authorization_failed,
         }
-    _topic, partition_log, error = _locate(ctx, name, index)
+    partition_log, _epoch, error = _locate(ctx, name, index)
     if error != ErrorCode.none:
         return {"partition_index": index, "low_watermark": -1, "error_code": error}
     offset = part.offset

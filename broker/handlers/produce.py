@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -25,15 +26,27 @@ def _partition_error(index: int, error: ErrorCode | int, message: str | None = N
 
 
 def append_partition(
-    ctx: RequestContext, topic_name: str, index: int, records: bytes | None, acks: int
+    ctx: RequestContext,
+    topic_name: str,
+    index: int,
+    records: bytes | None,
+    acks: int,
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] | None = None,
 ) -> dict:
-    """Append one partition's batches as leader and answer that partition's part."""
+    """Append one partition's batches as leader and answer that partition's part.
+
+    On a replicated partition with acks=all the answer is only provisional: a future for the ISR
+    is added to `waits` and decides the final error code.
+    """
     state = ctx.broker
     topic = state.metadata.get(topic_name)
     if topic is None or not 0 <= index < topic.partitions:
         return _partition_error(index, ErrorCode.unknown_topic_or_partition)
     if topic.internal:
         return _partition_error(index, ErrorCode.invalid_topic_exception, "Cannot append to internal topic")
+    replication = state.replication
+    if replication is not None and replication.manages(topic_name):
+        return _append_replicated(ctx, replication, topic_name, index, records, acks, waits)
     partition_log = state.logs.get(topic_name, index)
     if partition_log is None:
         return _partition_error(index, ErrorCode.not_leader_or_follower)
@@ -55,6 +68,10 @@ def append_partition(
     # One replica: the record is fully replicated as soon as the leader has it.
     partition_log.high_watermark = partition_log.log_end_offset
     state.metrics.record_produce(topic_name, result.size_bytes, result.record_count)
+    return _appended(index, result)
+
+
+def _appended(index: int, result: Any) -> dict[str, Any]:
     return {
         "index": index,
         "error_code": ErrorCode.none,
@@ -66,9 +83,46 @@ def append_partition(
     }
 
 
+def _append_replicated(
+    ctx: RequestContext,
+    replication: Any,
+    topic_name: str,
+    index: int,
+    records: bytes | None,
+    acks: int,
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] | None,
+) -> dict[str, Any]:
+    """A partition with replicas: only its leader appends; acks=all waits for the ISR."""
+    replica, error = replication.leader_replica(topic_name, index)
+    if replica is None:
+        return _partition_error(index, error)
+    if not records:
+        return _partition_error(index, ErrorCode.invalid_record, "no record batches")
+    if acks == -1:
+        error, message = replication.check_enough_replicas(replica)
+        if error != ErrorCode.none:
+            return _partition_error(index, error, message)
+    try:
+        result = replica.log.append_as_leader(
+            records, leader_epoch=replica.assignment.leader_epoch, now_ms=int(time.time() * 1000)
+        )
+    except StorageError as exc:
+        return _partition_error(index, ErrorCode(exc.error_code), str(exc))
+    replication.after_leader_append(replica)
+    ctx.broker.metrics.record_produce(topic_name, result.size_bytes, result.record_count)
+    answer = _appended(index, result)
+    if acks == -1 and waits is not None and result.last_offset >= 0:
+        waiting = replication.wait_for_isr(replica, result.last_offset + 1)
+        if waiting is not None:
+            waits.append((answer, waiting))
+    return answer
+
+
 async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
     acks = request.acks
     responses = []
+    # acks=all on replicated partitions: (partition answer, future for the ISR).
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] = []
     for topic_data in request.topic_data:
         partitions = []
         writable = ctx.allowed(Operation.WRITE, ResourceType.TOPIC, topic_data.name)
@@ -84,12 +138,30 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
                 )
             else:
                 partitions.append(
-                    append_partition(ctx, topic_data.name, partition.index, partition.records, acks)
+                    append_partition(ctx, topic_data.name, partition.index, partition.records, acks, waits)
                 )
         responses.append({"name": topic_data.name, "partition_responses": partitions})
+    if waits:
+        await _wait_for_replicas(waits, request.timeout.total_seconds())
     if acks == 0:
         return None
     return {"responses": responses, "throttle_time": 0}
+
+
+async def _wait_for_replicas(
+    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]], timeout_s: float
+) -> None:
+    """Hold the response until the ISR has every batch, or the request's timeout passes."""
+    futures = [future for _, future in waits]
+    await asyncio.wait(futures, timeout=max(timeout_s, 0.0))
+    for answer, future in waits:
+        if future.done():
+            answer["error_code"] = future.result()
+        else:
+            future.cancel()  # the partition drops cancelled waiters
+            answer["error_code"] = ErrorCode.request_timed_out
+        if answer["error_code"] != ErrorCode.none:
+            answer["base_offset"] = -1
 
 
 APIS = {0: (3, 10, handle_produce)}

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
+# Replicated partitions only: the high watermark survives a restart (a single replica's is its log end).
+HIGH_WATERMARK_FILE = "high-watermark-checkpoint"
 LOG_START_OFFSET_FILE = "log-start-offset"
 RECOVERY_POINT_FILE = "recovery-point"
 
@@ -441,6 +443,29 @@ class PartitionLog:
                 self._replay_producer_batch(fields)
         self._after_append(sum(batch.record_count for batch in batches))
 
+    # ---- high watermark (replicated partitions) --------------------------------------------------
+
+    def advance_high_watermark(self, offset: int) -> bool:
+        """Move the high watermark forward to `offset` (never past the log end, never back).
+
+        Wakes long-polling fetches: with replicas, consumers can only read what the watermark covers.
+        """
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.high_watermark:
+            return False
+        self.high_watermark = offset
+        for listener in list(self._listeners):
+            listener()
+        return True
+
+    def restore_high_watermark(self) -> None:
+        """Adopt the checkpointed high watermark (a replica must not expose its uncommitted tail)."""
+        stored = read_number(self.directory / HIGH_WATERMARK_FILE, self.log_start_offset)
+        self.high_watermark = max(self.log_start_offset, min(stored, self.log_end_offset))
+
+    def checkpoint_high_watermark(self) -> None:
+        write_number(self.directory / HIGH_WATERMARK_FILE, self.high_watermark)
+
     def _after_append(self, record_count: int) -> None:
         self._unflushed_messages += record_count
         if self._unflushed_messages >= self.config.flush_messages:
@@ -631,6 +656,21 @@ class PartitionLog:
             cleaner_checkpoint = self.directory / CLEANER_CHECKPOINT_FILE
             if read_number(cleaner_checkpoint, 0) > end:
                 write_number(cleaner_checkpoint, end)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every batch and restart the log at `offset` (a follower behind the leader's log start)."""
+        with self._lock:
+            now_ms = _now_ms()
+            for segment in self._segments:
+                self._schedule_delete(segment, now_ms)
+            self._set_segments([LogSegment.create(self.directory, offset, self.config, now_ms)])
+            self._set_log_start_offset(offset)
+            self.high_watermark = offset
+            # Nothing before `offset` is ours any more: forget every epoch and producer snapshot.
+            self.leader_epochs.truncate_from_end(-1)
+            self.producer_state.truncate_snapshots_after(-1)
+            self._rebuild_producer_state()
+            write_number(self.directory / CLEANER_CHECKPOINT_FILE, offset)
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete whole segments past retention.ms / retention.bytes or below the log start; returns count."""

@@ -130,6 +130,7 @@ class BrokerServer:
         self._periodic: list[asyncio.Task[None]] = []
         self._cleaner_pass: asyncio.Future[Any] | None = None
         self._stop_requested = asyncio.Event()
+        self._replication: Any = None
         self.stopping = asyncio.Event()
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -143,6 +144,10 @@ class BrokerServer:
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
 
+        from broker.replication import start_replication
+
+        # Before the listeners: no client may see a replicated broker as a single node.
+        self._replication = start_replication(state)
         loop = asyncio.get_running_loop()
         tls: ssl.SSLContext | None = None
         for listener in config.listeners:
@@ -214,6 +219,8 @@ class BrokerServer:
                 await server.wait_closed()
         if self._metrics_server is not None:
             self._metrics_server.close()
+        if self._replication is not None:
+            await self._replication.close()
         if self.state is not None:
             await close_broker_state(self.state)
         log.info("broker stopped")

@@ -37,6 +37,8 @@ class BrokerState:
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
     quotas: QuotaManager | None = None
     failed_authentications: FailedAuthentications | None = None
+    # broker.replication.manager.ReplicaManager in a replicated cluster; None on a single node.
+    replication: Any = None
     # Listener name -> port actually bound (differs from the config when it asks for port 0).
     bound_ports: dict[str, int] = field(default_factory=dict)
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))

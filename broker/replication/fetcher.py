@@ -1,0 +1,336 @@
+"""The replica fetcher: a follower pulls its partitions from their leaders with the real Fetch API.
+
+One `LeaderFetcher` per leader broker, one connection each, every partition followed from that
+leader in one Fetch request (replica_id = our node id, so the leader reads up to its log end and
+records our progress). Batches are appended verbatim — offsets, producer ids and sequences, leader
+epochs — and the follower's high watermark follows the leader's.
+
+A partition starts (and restarts after every leader epoch change) in the *truncating* state: the
+follower asks the leader OffsetForLeaderEpoch about its latest epoch and cuts off a divergent tail
+(`broker.replication.truncation`) before it fetches again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v12 import request as fetch_v12
+from kio.schema.offset_for_leader_epoch.v4 import request as epoch_v4
+from kio.static.primitive import i32, i32Timedelta, i64
+
+from broker.log.leader_epoch import UNDEFINED_EPOCH
+from broker.records.errors import StorageError
+from broker.replication.peer_connection import PeerConnection, PeerConnectionError
+from broker.replication.truncation import decide_truncation
+
+if TYPE_CHECKING:
+    from broker.replication.manager import Replica, ReplicaManager
+
+log = logging.getLogger(__name__)
+
+# Errors after which the leader (or our view of it) must change before fetching makes sense.
+RETRY_LATER = frozenset(
+    {
+        ErrorCode.not_leader_or_follower,
+        ErrorCode.fenced_leader_epoch,
+        ErrorCode.unknown_leader_epoch,
+        ErrorCode.unknown_topic_or_partition,
+        ErrorCode.unknown_topic_id,
+        ErrorCode.kafka_storage_error,
+    }
+)
+IDLE_WAIT_S = 0.05
+
+
+@dataclass(eq=False)
+class FollowedPartition:
+    replica: Replica
+    truncating: bool = True
+    retry_at: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.replica.key
+
+
+class LeaderFetcher:
+    def __init__(self, manager: ReplicaManager, leader_id: int) -> None:
+        self.manager = manager
+        self.leader_id = leader_id
+        self.partitions: dict[tuple[str, int], FollowedPartition] = {}
+        self._changed = asyncio.Event()
+        self._connection: PeerConnection | None = None
+        self._endpoint_changed = False
+        self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
+
+    def follow(self, replica: Replica) -> None:
+        self.partitions[replica.key] = FollowedPartition(replica)
+        self._changed.set()
+
+    def unfollow(self, key: tuple[str, int]) -> None:
+        self.partitions.pop(key, None)
+
+    def reconnect(self) -> None:
+        """The leader's endpoint changed: drop the connection, the next round opens a new one."""
+        self._endpoint_changed = True
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+        if self._connection is not None:
+            await self._connection.close()
+
+    # ---- the fetch loop -----------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        config = self.manager.config
+        backoff_s = config.replica_fetch_backoff_ms / 1000
+        while True:
+            if not self.partitions:
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            connection = await self._connect()
+            if connection is None:
+                await asyncio.sleep(backoff_s)
+                continue
+            try:
+                now = time.monotonic()
+                truncating = [p for p in self.partitions.values() if p.truncating and p.retry_at <= now]
+                if truncating:
+                    await self._truncate(connection, truncating)
+                fetchable = [p for p in self.partitions.values() if not p.truncating and p.retry_at <= now]
+                if fetchable:
+                    await self._fetch(connection, fetchable)
+                else:
+                    await asyncio.sleep(IDLE_WAIT_S)
+            except PeerConnectionError as exc:
+                log.info("replica fetcher for broker %d: %s; retrying", self.leader_id, exc)
+                await asyncio.sleep(backoff_s)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("replica fetcher for broker %d failed; retrying", self.leader_id)
+                await asyncio.sleep(backoff_s)
+
+    async def _connect(self) -> PeerConnection | None:
+        if self._endpoint_changed and self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+        self._endpoint_changed = False
+        if self._connection is not None:
+            return self._connection
+        endpoint = self.manager.endpoint(self.leader_id)
+        if endpoint is None:
+            return None
+        self._connection = PeerConnection(
+            endpoint.host,
+            endpoint.port,
+            client_id=f"broker-{self.manager.node_id}-fetcher",
+            timeout_s=self.manager.config.replica_socket_timeout_ms / 1000,
+        )
+        return self._connection
+
+    def _back_off(self, followed: FollowedPartition) -> None:
+        followed.retry_at = time.monotonic() + self.manager.config.replica_fetch_backoff_ms / 1000
+
+    # ---- truncation ---------------------------------------------------------------------------
+
+    async def _truncate(self, connection: PeerConnection, partitions: list[FollowedPartition]) -> None:
+        asking: list[FollowedPartition] = []
+        for followed in partitions:
+            partition_log = followed.replica.log
+            if partition_log.leader_epochs.latest_epoch == UNDEFINED_EPOCH:
+                # No epochs: nothing was ever appended under a leader, or only what is committed.
+                partition_log.truncate_to(partition_log.high_watermark)
+                followed.truncating = False
+            else:
+                asking.append(followed)
+        if not asking:
+            return
+        by_topic: dict[str, list[epoch_v4.OffsetForLeaderPartition]] = {}
+        for followed in asking:
+            assignment = followed.replica.assignment
+            by_topic.setdefault(assignment.topic, []).append(
+                epoch_v4.OffsetForLeaderPartition(
+                    partition=i32(assignment.partition),
+                    current_leader_epoch=i32(assignment.leader_epoch),
+                    leader_epoch=i32(followed.replica.log.leader_epochs.latest_epoch),
+                )
+            )
+        request = epoch_v4.OffsetForLeaderEpochRequest(
+            replica_id=i32(self.manager.node_id),
+            topics=tuple(
+                epoch_v4.OffsetForLeaderTopic(topic=topic, partitions=tuple(parts))
+                for topic, parts in by_topic.items()
+            ),
+        )
+        response = await connection.request(request)
+        answers = {(t.topic, p.partition): p for t in response.topics for p in t.partitions}
+        for followed in asking:
+            answer = answers.get(followed.key)
+            if self.partitions.get(followed.key) is not followed:
+                continue  # unfollowed or re-followed while we waited
+            if answer is None or answer.error_code != ErrorCode.none:
+                self._back_off(followed)
+                continue
+            partition_log = followed.replica.log
+            decision = decide_truncation(
+                partition_log.leader_epochs,
+                log_end_offset=partition_log.log_end_offset,
+                high_watermark=partition_log.high_watermark,
+                leader_epoch=answer.leader_epoch,
+                leader_end_offset=answer.end_offset,
+            )
+            if decision.offset < partition_log.log_end_offset:
+                log.info(
+                    "truncating %s-%d from %d to %d (leader %d: epoch %d ends at %d)",
+                    *followed.key,
+                    partition_log.log_end_offset,
+                    decision.offset,
+                    self.leader_id,
+                    answer.leader_epoch,
+                    answer.end_offset,
+                )
+                partition_log.truncate_to(decision.offset)
+            followed.truncating = not decision.complete
+
+    # ---- fetching -----------------------------------------------------------------------------
+
+    async def _fetch(self, connection: PeerConnection, partitions: list[FollowedPartition]) -> None:
+        config = self.manager.config
+        throttle = self.manager.follower_throttle
+        allowance = throttle.allowance(time.monotonic())
+        by_topic: dict[str, list[fetch_v12.FetchPartition]] = {}
+        included: list[FollowedPartition] = []
+        for followed in partitions:
+            replica = followed.replica
+            max_bytes = config.replica_fetch_max_bytes
+            if throttle.enabled and self.manager.node_id not in replica.assignment.isr:
+                if allowance <= 0:
+                    continue
+                max_bytes = max(1, min(max_bytes, allowance))
+            included.append(followed)
+            by_topic.setdefault(replica.assignment.topic, []).append(
+                fetch_v12.FetchPartition(
+                    partition=i32(replica.assignment.partition),
+                    current_leader_epoch=i32(replica.assignment.leader_epoch),
+                    fetch_offset=i64(replica.log.log_end_offset),
+                    last_fetched_epoch=i32(-1),
+                    log_start_offset=i64(replica.log.log_start_offset),
+                    partition_max_bytes=i32(max_bytes),
+                )
+            )
+        if not included:
+            await asyncio.sleep(IDLE_WAIT_S)
+            return
+        wait = datetime.timedelta(milliseconds=config.replica_fetch_wait_max_ms)
+        request = fetch_v12.FetchRequest(
+            cluster_id=None,
+            replica_id=i32(self.manager.node_id),
+            max_wait=i32Timedelta.parse(wait),
+            min_bytes=i32(config.replica_fetch_min_bytes),
+            max_bytes=i32(config.replica_fetch_response_max_bytes),
+            isolation_level=0,
+            session_id=i32(0),
+            session_epoch=i32(-1),
+            topics=tuple(
+                fetch_v12.FetchTopic(topic=topic, partitions=tuple(parts))
+                for topic, parts in by_topic.items()
+            ),
+            forgotten_topics_data=(),
+            rack_id="",
+        )
+        response = await connection.request(request, wait_s=wait.total_seconds())
+        if response.error_code != ErrorCode.none:
+            for followed in included:
+                self._back_off(followed)
+            return
+        answers = {(t.topic, p.partition_index): p for t in response.responses for p in t.partitions}
+        for followed in included:
+            answer = answers.get(followed.key)
+            if answer is None or self.partitions.get(followed.key) is not followed:
+                continue
+            self._handle_partition(followed, answer)
+
+    def _handle_partition(self, followed: FollowedPartition, answer: Any) -> None:
+        partition_log = followed.replica.log
+        error = answer.error_code
+        if error == ErrorCode.offset_out_of_range:
+            if partition_log.log_end_offset < answer.log_start_offset:
+                log.info(
+                    "%s-%d is behind the leader's log start %d: starting over there",
+                    *followed.key,
+                    answer.log_start_offset,
+                )
+                partition_log.truncate_fully_and_start_at(answer.log_start_offset)
+            else:
+                followed.truncating = True  # we are ahead of the leader: find where we agree
+            return
+        if error != ErrorCode.none:
+            if error not in RETRY_LATER:
+                log.warning("fetching %s-%d from broker %d: error %s", *followed.key, self.leader_id, error)
+            self._back_off(followed)
+            return
+        records = answer.records
+        if records:
+            try:
+                partition_log.append_as_follower(records)
+            except StorageError as exc:
+                log.warning("cannot append %s-%d from the leader: %s", *followed.key, exc)
+                followed.truncating = True
+                self._back_off(followed)
+                return
+            self.manager.follower_throttle.record(len(records), time.monotonic())
+        partition_log.advance_high_watermark(answer.high_watermark)
+        leader_start = answer.log_start_offset
+        if partition_log.log_start_offset < leader_start <= partition_log.high_watermark:
+            # DeleteRecords and retention on the leader move our log start too.
+            partition_log.delete_records_before(leader_start)
+
+
+class FetcherPool:
+    """The fetchers of one broker, one per leader it follows partitions from."""
+
+    def __init__(self, manager: ReplicaManager) -> None:
+        self.manager = manager
+        self.fetchers: dict[int, LeaderFetcher] = {}
+        self._leader_of: dict[tuple[str, int], int] = {}
+
+    def follow(self, replica: Replica) -> None:
+        """Fetch `replica` from its assignment's leader, starting with truncation."""
+        self.unfollow(replica)
+        leader = replica.assignment.leader
+        if leader < 0 or leader == self.manager.node_id:
+            return
+        fetcher = self.fetchers.get(leader)
+        if fetcher is None:
+            fetcher = self.fetchers[leader] = LeaderFetcher(self.manager, leader)
+        fetcher.follow(replica)
+        self._leader_of[replica.key] = leader
+
+    def unfollow(self, replica: Replica) -> None:
+        leader = self._leader_of.pop(replica.key, None)
+        if leader is not None and leader in self.fetchers:
+            self.fetchers[leader].unfollow(replica.key)
+
+    def is_following(self, replica: Replica) -> bool:
+        return self._leader_of.get(replica.key) == replica.assignment.leader
+
+    def broker_changed(self, broker_id: int) -> None:
+        fetcher = self.fetchers.get(broker_id)
+        if fetcher is not None:
+            fetcher.reconnect()
+
+    async def close(self) -> None:
+        for fetcher in self.fetchers.values():
+            await fetcher.close()
+        self.fetchers.clear()

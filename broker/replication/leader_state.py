@@ -1,0 +1,114 @@
+"""What a partition leader knows about its followers: their progress, the ISR and the high watermark.
+
+Pure bookkeeping (no I/O, no clock of its own) so that the rules can be tested on their own:
+
+- a follower's log end offset is the offset of its latest Fetch (it has everything below it);
+- a follower is *caught up* at a fetch that reaches the leader's log end, and Kafka's refinement:
+  a fetch that reaches what the leader's log end was at the previous fetch proves it was caught up
+  at that previous fetch;
+- it is *out of sync* when it has not been caught up for `replica.lag.time.max.ms`;
+- it may rejoin the ISR once its log end reaches the high watermark and the start of the leader's
+  current epoch (so a rejoining replica has nothing from an older leader beyond that point);
+- the high watermark is the smallest log end offset in the ISR and never moves back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UNKNOWN_OFFSET = -1
+
+
+@dataclass(slots=True)
+class FollowerProgress:
+    log_end_offset: int = UNKNOWN_OFFSET
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+    leader_end_at_last_fetch: int = UNKNOWN_OFFSET
+
+
+class LeaderState:
+    """One partition led by `local_id`: ISR membership and follower progress."""
+
+    def __init__(
+        self,
+        *,
+        local_id: int,
+        replicas: tuple[int, ...],
+        isr: tuple[int, ...],
+        epoch_start_offset: int,
+        now_ms: int,
+    ) -> None:
+        self.local_id = local_id
+        self.replicas = replicas
+        self.isr = frozenset(isr)
+        # An ISR sent to the controller and not yet answered (None: nothing pending).
+        self.proposed_isr: frozenset[int] | None = None
+        # Where this leader's epoch begins: a follower below it may still hold a divergent tail.
+        self.epoch_start_offset = epoch_start_offset
+        # A new leader gives every follower a full lag window before judging it.
+        self.followers = {
+            replica: FollowerProgress(last_caught_up_ms=now_ms if replica in self.isr else 0)
+            for replica in replicas
+            if replica != local_id
+        }
+
+    def record_fetch(self, replica: int, fetch_offset: int, leader_end_offset: int, now_ms: int) -> bool:
+        """Note a follower's Fetch at `fetch_offset`; False when `replica` is not a follower here."""
+        progress = self.followers.get(replica)
+        if progress is None:
+            return False
+        if fetch_offset >= leader_end_offset:
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, now_ms)
+        elif fetch_offset >= progress.leader_end_at_last_fetch >= 0:
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, progress.last_fetch_ms)
+        progress.log_end_offset = fetch_offset
+        progress.leader_end_at_last_fetch = leader_end_offset
+        progress.last_fetch_ms = now_ms
+        return True
+
+    def log_end_offset_of(self, replica: int, local_end_offset: int) -> int:
+        if replica == self.local_id:
+            return local_end_offset
+        progress = self.followers.get(replica)
+        return UNKNOWN_OFFSET if progress is None else progress.log_end_offset
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        """The ISR and a pending proposal together: whichever the controller commits, the high
+        watermark may only cover what every member of it has."""
+        return self.isr if self.proposed_isr is None else self.isr | self.proposed_isr
+
+    def propose_isr(self, isr: tuple[int, ...] | None) -> None:
+        self.proposed_isr = None if isr is None else frozenset(isr)
+
+    def high_watermark_candidate(self, local_end_offset: int) -> int:
+        """min(log end offset) over the maximal ISR; UNKNOWN_OFFSET while a member's is unknown."""
+        ends = [self.log_end_offset_of(replica, local_end_offset) for replica in self.maximal_isr]
+        if any(end == UNKNOWN_OFFSET for end in ends):
+            return UNKNOWN_OFFSET
+        return min(ends, default=local_end_offset)
+
+    def out_of_sync(self, now_ms: int, lag_max_ms: int) -> frozenset[int]:
+        """ISR members (never the leader) that have not caught up within `lag_max_ms`."""
+        return frozenset(
+            replica
+            for replica in self.isr
+            if replica != self.local_id and now_ms - self.followers[replica].last_caught_up_ms > lag_max_ms
+        )
+
+    def ready_to_join(self, high_watermark: int) -> frozenset[int]:
+        """Followers outside the ISR whose log reaches the high watermark and this epoch's start."""
+        return frozenset(
+            replica
+            for replica, progress in self.followers.items()
+            if replica not in self.isr
+            and progress.log_end_offset >= max(high_watermark, self.epoch_start_offset)
+        )
+
+    def set_isr(self, isr: tuple[int, ...], now_ms: int) -> None:
+        joined = frozenset(isr) - self.isr
+        self.isr = frozenset(isr)
+        for replica in joined:
+            if replica in self.followers:
+                self.followers[replica].last_caught_up_ms = now_ms

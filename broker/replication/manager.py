@@ -1,0 +1,490 @@
+"""ReplicaManager: the partitions this broker hosts, whether it leads or follows each, and the rules
+that tie produce, fetch and the ISR together.
+
+Leadership comes from outside — the controller's metadata log (`broker.controller.api`), or for now
+the static assignments file — through `on_image_loaded` / `on_partition_changed`. Changes are
+idempotent by leader epoch: a repeated or older assignment changes nothing.
+
+Leader side: follower Fetch requests report each follower's log end offset; the high watermark is
+the smallest log end offset in the ISR; acks=all waiters complete when it covers their batches; ISR
+changes are proposed to the controller with AlterPartition and take effect when it accepts them.
+Follower side: `broker.replication.fetcher` pulls from the leader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.controller.api import (
+    NO_LEADER,
+    AlterPartitionRequest,
+    AlterPartitionSender,
+    BrokerRegistration,
+    Endpoint,
+    PartitionAssignment,
+    TopicConfigChange,
+)
+from broker.handlers.partition_checks import leader_epoch_error
+from broker.metadata.topic_registry import TopicRecord
+from broker.replication.config import ReplicationConfig
+from broker.replication.delayed_produce import PendingAcks
+from broker.replication.leader_state import LeaderState
+from broker.replication.throttle import ReplicationThrottle
+
+if TYPE_CHECKING:
+    from broker.log.partition_log import PartitionLog
+    from broker.replication.fetcher import FetcherPool
+    from broker.server.context import BrokerState
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(eq=False)
+class Replica:
+    """One hosted partition: its log, its current assignment and, when leading, the leader state."""
+
+    assignment: PartitionAssignment
+    log: PartitionLog
+    leader: LeaderState | None = None
+    acks: PendingAcks = field(default_factory=PendingAcks)
+    alter_in_flight: bool = False
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.assignment.topic, self.assignment.partition
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader is not None
+
+    @property
+    def isr(self) -> tuple[int, ...]:
+        return tuple(sorted(self.leader.isr)) if self.leader is not None else self.assignment.isr
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        state: BrokerState,
+        config: ReplicationConfig,
+        alter_partition: AlterPartitionSender | None = None,
+        *,
+        broker_epoch: int = -1,
+    ) -> None:
+        self.state = state
+        self.config = config
+        self.node_id = config.node_id
+        self.broker_epoch = broker_epoch
+        self.alter_partition = alter_partition
+        self.assignments: dict[tuple[str, int], PartitionAssignment] = {}
+        self.replicas: dict[tuple[str, int], Replica] = {}
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.managed_topics: set[str] = set()
+        # Bumps on every change a Metadata response shows (leaders, ISR, brokers).
+        self.version = 0
+        monotonic = time.monotonic()
+        self.leader_throttle = ReplicationThrottle(config.leader_replication_throttled_rate, monotonic)
+        self.follower_throttle = ReplicationThrottle(config.follower_replication_throttled_rate, monotonic)
+        self.fetchers: FetcherPool | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._alter_tasks: set[asyncio.Task[None]] = set()
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        from broker.replication.fetcher import FetcherPool
+
+        self.fetchers = FetcherPool(self)
+        for replica in self.replicas.values():
+            if not replica.is_leader:
+                self.fetchers.follow(replica)
+        self._tasks.append(
+            asyncio.create_task(
+                self._every(self.config.replica_lag_time_max_ms / 2000, self.shrink_lagging_isrs),
+                name="replication-isr-shrink",
+            )
+        )
+        self._tasks.append(
+            asyncio.create_task(
+                self._every(self.config.high_watermark_checkpoint_interval_ms / 1000, self.checkpoint),
+                name="replication-hwm-checkpoint",
+            )
+        )
+
+    async def close(self) -> None:
+        for task in [*self._tasks, *self._alter_tasks]:
+            task.cancel()
+        for task in [*self._tasks, *self._alter_tasks]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.fetchers is not None:
+            await self.fetchers.close()
+        for replica in self.replicas.values():
+            replica.acks.fail_all(ErrorCode.not_leader_or_follower)
+        self.checkpoint()
+
+    async def _every(self, interval_s: float, work: Any) -> None:
+        while True:
+            await asyncio.sleep(max(interval_s, 0.05))
+            try:
+                work()
+            except Exception:
+                log.exception("replication periodic task failed")
+
+    def checkpoint(self) -> None:
+        for replica in self.replicas.values():
+            replica.log.checkpoint_high_watermark()
+
+    # ---- metadata (broker.controller.api.MetadataListener) ------------------------------------
+
+    def on_image_loaded(
+        self, partitions: Sequence[PartitionAssignment], brokers: Sequence[BrokerRegistration]
+    ) -> None:
+        for broker in brokers:
+            self.brokers[broker.broker_id] = broker
+        known = {(p.topic, p.partition) for p in partitions}
+        for key in [k for k in self.assignments if k not in known]:
+            self.on_partition_removed(self.assignments[key])
+        for assignment in partitions:
+            self.apply(assignment)
+        self.version += 1
+
+    def on_partition_changed(
+        self, previous: PartitionAssignment | None, current: PartitionAssignment
+    ) -> None:
+        self.apply(current)
+
+    def on_partition_removed(self, previous: PartitionAssignment) -> None:
+        key = (previous.topic, previous.partition)
+        self.assignments.pop(key, None)
+        replica = self.replicas.pop(key, None)
+        if replica is not None:
+            self._stop_replica(replica)
+        self.version += 1
+
+    def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
+        """Configs are applied to the topic registry and logs by the broker's metadata applier."""
+
+    def on_broker_changed(self, broker: BrokerRegistration) -> None:
+        self.brokers[broker.broker_id] = broker
+        self.version += 1
+        if self.fetchers is not None:
+            self.fetchers.broker_changed(broker.broker_id)
+
+    def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
+        """ACLs, SCRAM and quotas are not the data path's business."""
+
+    # ---- becoming leader or follower ----------------------------------------------------------
+
+    def apply(self, assignment: PartitionAssignment) -> None:
+        key = (assignment.topic, assignment.partition)
+        current = self.assignments.get(key)
+        if current is not None and _older(assignment, current):
+            return  # a stale update (replayed or reordered): ignore it
+        self.assignments[key] = assignment
+        self.managed_topics.add(assignment.topic)
+        self.version += 1
+        topic = self._ensure_local_topic(assignment)
+        if not assignment.is_replica(self.node_id):
+            replica = self.replicas.pop(key, None)
+            if replica is not None:
+                self._stop_replica(replica)
+            return
+        if assignment.leader == self.node_id:
+            self.become_leader(assignment, topic)
+        else:
+            self.become_follower(assignment, topic)
+
+    def _ensure_local_topic(self, assignment: PartitionAssignment) -> TopicRecord:
+        """The topic registry must know every partition handlers may be asked about."""
+        metadata = self.state.metadata
+        topic = metadata.get(assignment.topic)
+        if topic is None:
+            topic = TopicRecord(
+                name=assignment.topic,
+                topic_id=assignment.topic_id,
+                partitions=assignment.partition + 1,
+                replication_factor=len(assignment.replicas),
+                leader_epochs=(0,) * (assignment.partition + 1),
+            )
+            created = metadata.apply_record({"type": "create_topic", "topic": topic.to_json()})
+            assert created is not None
+            return created
+        if topic.partitions <= assignment.partition:
+            return metadata.add_partitions(assignment.topic, assignment.partition + 1)
+        return topic
+
+    def _open_replica(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
+        key = (assignment.topic, assignment.partition)
+        replica = self.replicas.get(key)
+        if replica is not None:
+            return replica
+        partition_log = self.state.logs.get(*key)
+        if partition_log is None:
+            partition_log = self.state.logs.create(*key, self.state.topics.log_config(topic))
+        # A single replica's high watermark is its log end; a replicated one is what was committed.
+        partition_log.restore_high_watermark()
+        replica = Replica(assignment=assignment, log=partition_log)
+        self.replicas[key] = replica
+        return replica
+
+    def become_leader(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
+        replica = self._open_replica(assignment, topic)
+        if replica.leader is not None and replica.assignment.leader_epoch == assignment.leader_epoch:
+            replica.assignment = assignment
+            replica.leader.set_isr(assignment.isr, now_ms())
+            self.maybe_advance_high_watermark(replica)
+            return replica
+        if self.fetchers is not None:
+            self.fetchers.unfollow(replica)
+        partition_log = replica.log
+        # Everything this leader appends from here on belongs to its epoch; followers truncate
+        # against this boundary (OffsetForLeaderEpoch).
+        partition_log.leader_epochs.assign(assignment.leader_epoch, partition_log.log_end_offset)
+        replica.assignment = assignment
+        replica.leader = LeaderState(
+            local_id=self.node_id,
+            replicas=assignment.replicas,
+            isr=assignment.isr,
+            epoch_start_offset=partition_log.log_end_offset,
+            now_ms=now_ms(),
+        )
+        log.info(
+            "leading %s-%d at epoch %d (log end %d, high watermark %d, isr %s)",
+            assignment.topic,
+            assignment.partition,
+            assignment.leader_epoch,
+            partition_log.log_end_offset,
+            partition_log.high_watermark,
+            list(assignment.isr),
+        )
+        self.maybe_advance_high_watermark(replica)
+        return replica
+
+    def become_follower(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
+        replica = self._open_replica(assignment, topic)
+        previous = replica.assignment
+        replica.assignment = assignment
+        unchanged = previous.leader_epoch == assignment.leader_epoch and previous.leader == assignment.leader
+        if replica.leader is None and unchanged:
+            if self.fetchers is not None and not self.fetchers.is_following(replica):
+                self.fetchers.follow(replica)
+            return replica
+        if replica.leader is not None:
+            replica.leader = None
+            replica.acks.fail_all(ErrorCode.not_leader_or_follower)
+        log.info(
+            "following %s-%d from broker %d at epoch %d (log end %d)",
+            assignment.topic,
+            assignment.partition,
+            assignment.leader,
+            assignment.leader_epoch,
+            replica.log.log_end_offset,
+        )
+        if self.fetchers is not None:
+            self.fetchers.follow(replica)
+        return replica
+
+    def _stop_replica(self, replica: Replica) -> None:
+        replica.acks.fail_all(ErrorCode.not_leader_or_follower)
+        replica.leader = None
+        if self.fetchers is not None:
+            self.fetchers.unfollow(replica)
+        replica.log.checkpoint_high_watermark()
+
+    # ---- lookups for the request handlers -----------------------------------------------------
+
+    def manages(self, topic: str) -> bool:
+        return topic in self.managed_topics
+
+    def leader_replica(
+        self, topic: str, partition: int, requested_epoch: int = -1
+    ) -> tuple[Replica | None, ErrorCode]:
+        """The replica this broker leads, or the error a client gets (fenced, not leader...)."""
+        assignment = self.assignments.get((topic, partition))
+        if assignment is None:
+            return None, ErrorCode.unknown_topic_or_partition
+        error = leader_epoch_error(requested_epoch, assignment.leader_epoch)
+        if error != ErrorCode.none:
+            return None, error
+        replica = self.replicas.get((topic, partition))
+        if replica is None or replica.leader is None:
+            return None, ErrorCode.not_leader_or_follower
+        return replica, ErrorCode.none
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        assignment = self.assignments.get((topic, partition))
+        return assignment.leader_epoch if assignment is not None else -1
+
+    def assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
+        return self.assignments.get((topic, partition))
+
+    def isr_of(self, topic: str, partition: int) -> tuple[int, ...]:
+        """The ISR as this broker knows it (a leader's own view is the freshest)."""
+        replica = self.replicas.get((topic, partition))
+        if replica is not None:
+            return replica.isr
+        assignment = self.assignments.get((topic, partition))
+        return assignment.isr if assignment is not None else ()
+
+    def offline_replicas(self, assignment: PartitionAssignment) -> list[int]:
+        return [r for r in assignment.replicas if r not in self.brokers or self.brokers[r].fenced]
+
+    def endpoint(self, broker_id: int, listener_name: str | None = None) -> Endpoint | None:
+        broker = self.brokers.get(broker_id)
+        if broker is None or not broker.endpoints:
+            return None
+        for endpoint in broker.endpoints:
+            if endpoint.name == listener_name:
+                return endpoint
+        return broker.endpoints[0]
+
+    def live_brokers(self) -> Iterable[BrokerRegistration]:
+        return (b for _, b in sorted(self.brokers.items()) if not b.fenced)
+
+    # ---- produce ------------------------------------------------------------------------------
+
+    def check_enough_replicas(self, replica: Replica) -> tuple[ErrorCode, str | None]:
+        """acks=all before appending: NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas."""
+        assert replica.leader is not None
+        required = replica.log.config.min_insync_replicas
+        if len(replica.leader.isr) < required:
+            return ErrorCode.not_enough_replicas, (
+                f"min.insync.replicas={required} but the ISR has {len(replica.leader.isr)} replica(s)"
+            )
+        return ErrorCode.none, None
+
+    def after_leader_append(self, replica: Replica) -> None:
+        """A leader appended: with an ISR of one, that alone moves the high watermark."""
+        self.maybe_advance_high_watermark(replica)
+
+    def wait_for_isr(self, replica: Replica, end_offset: int) -> asyncio.Future[ErrorCode] | None:
+        """A future for acks=all, None when the high watermark already covers `end_offset`."""
+        if replica.log.high_watermark >= end_offset:
+            return None
+        return replica.acks.wait_for(end_offset)
+
+    # ---- leader: follower progress, high watermark, ISR ---------------------------------------
+
+    def record_follower_fetch(self, replica: Replica, follower: int, fetch_offset: int) -> bool:
+        """A follower fetched at `fetch_offset`; False when it is not a replica of this partition."""
+        leader = replica.leader
+        assert leader is not None
+        partition_log = replica.log
+        if not leader.record_fetch(follower, fetch_offset, partition_log.log_end_offset, now_ms()):
+            return False
+        self.maybe_advance_high_watermark(replica)
+        joining = leader.ready_to_join(partition_log.high_watermark)
+        if joining and not replica.alter_in_flight:
+            self._propose_isr(replica, tuple(sorted(leader.isr | joining)))
+        return True
+
+    def maybe_advance_high_watermark(self, replica: Replica) -> None:
+        leader = replica.leader
+        if leader is None:
+            return
+        partition_log = replica.log
+        candidate = leader.high_watermark_candidate(partition_log.log_end_offset)
+        if candidate >= 0:
+            partition_log.advance_high_watermark(candidate)
+        if len(replica.acks):
+            enough = len(leader.isr) >= partition_log.config.min_insync_replicas
+            replica.acks.complete_up_to(partition_log.high_watermark, enough_replicas=enough)
+
+    def shrink_lagging_isrs(self) -> None:
+        now = now_ms()
+        for replica in list(self.replicas.values()):
+            leader = replica.leader
+            if leader is None or replica.alter_in_flight:
+                continue
+            lagging = leader.out_of_sync(now, self.config.replica_lag_time_max_ms)
+            if lagging:
+                log.info(
+                    "shrinking ISR of %s-%d: %s did not catch up within %d ms",
+                    *replica.key,
+                    sorted(lagging),
+                    self.config.replica_lag_time_max_ms,
+                )
+                self._propose_isr(replica, tuple(sorted(leader.isr - lagging)))
+
+    def _propose_isr(self, replica: Replica, new_isr: tuple[int, ...]) -> None:
+        replica.alter_in_flight = True
+        assert replica.leader is not None
+        # Until the controller answers, the high watermark must respect both the old and new ISR.
+        replica.leader.propose_isr(new_isr)
+        task = asyncio.ensure_future(self._alter_isr(replica, new_isr))
+        self._alter_tasks.add(task)
+        task.add_done_callback(self._alter_tasks.discard)
+
+    async def _alter_isr(self, replica: Replica, new_isr: tuple[int, ...]) -> None:
+        assignment = replica.assignment
+        request = AlterPartitionRequest(
+            broker_id=self.node_id,
+            broker_epoch=self.broker_epoch,
+            topic_id=assignment.topic_id,
+            partition=assignment.partition,
+            leader_epoch=assignment.leader_epoch,
+            partition_epoch=assignment.partition_epoch,
+            new_isr=new_isr,
+        )
+        try:
+            if self.alter_partition is None:
+                raise RuntimeError("no controller to send AlterPartition to")
+            result = await self.alter_partition.alter_partition(request)
+        except Exception:
+            log.exception("AlterPartition for %s-%d failed", *replica.key)
+            result = None
+        finally:
+            replica.alter_in_flight = False
+        if replica.leader is not None:
+            replica.leader.propose_isr(None)
+        if result is None or result.error_code != 0 or result.assignment is None:
+            if result is not None:
+                log.info("AlterPartition for %s-%d refused with error %d", *replica.key, result.error_code)
+            self.maybe_advance_high_watermark(replica)
+            return
+        accepted = result.assignment
+        current = self.replicas.get(replica.key)
+        if current is not replica or replica.leader is None:
+            return
+        if accepted.leader_epoch != replica.assignment.leader_epoch:
+            return  # leadership moved meanwhile; the metadata update handles it
+        self.assignments[replica.key] = accepted
+        replica.assignment = accepted
+        replica.leader.set_isr(accepted.isr, now_ms())
+        self.version += 1
+        log.info(
+            "ISR of %s-%d is now %s (partition epoch %d)",
+            *replica.key,
+            list(accepted.isr),
+            accepted.partition_epoch,
+        )
+        self.maybe_advance_high_watermark(replica)
+
+
+def _older(candidate: PartitionAssignment, current: PartitionAssignment) -> bool:
+    if candidate.leader_epoch != current.leader_epoch:
+        return candidate.leader_epoch < current.leader_epoch
+    return candidate.partition_epoch < current.partition_epoch
+
+
+def accept_alter_partition(
+    current: PartitionAssignment, request: AlterPartitionRequest
+) -> PartitionAssignment:
+    """The partition after an accepted AlterPartition: the new ISR, the partition epoch bumped."""
+    return replace(current, isr=tuple(request.new_isr), partition_epoch=current.partition_epoch + 1)
+
+
+__all__ = ["NO_LEADER", "Replica", "ReplicaManager", "accept_alter_partition"]
