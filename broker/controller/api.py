@@ -10,7 +10,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from broker.controller.image import MetadataImage
 
 NO_LEADER = -1
 
@@ -109,9 +112,10 @@ class MetadataListener(Protocol):
     the other calls describe each change after that.
     """
 
-    def on_image_loaded(
-        self, partitions: Sequence[PartitionAssignment], brokers: Sequence[BrokerRegistration]
-    ) -> None: ...
+    def on_image_loaded(self, image: MetadataImage) -> None:
+        """The whole committed metadata (topics, partitions, brokers, configs, ACLs, SCRAM,
+        quotas); treat it as read-only, it keeps changing as the log is followed."""
+        ...
 
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment

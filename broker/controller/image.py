@@ -1,0 +1,297 @@
+"""The cluster metadata as the committed log describes it: the replicated state machine.
+
+Every controller and every broker folds the same records, in log order, into a
+`MetadataImage`. `apply_entry` returns a `MetadataDelta` naming what changed, which
+`publish` hands to a `MetadataListener`. A snapshot is the list of records that rebuilds
+the image, so loading one goes through the same code as following the log.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from broker.controller import records as rec
+from broker.controller.api import (
+    BrokerRegistration,
+    Endpoint,
+    MetadataListener,
+    PartitionAssignment,
+    TopicConfigChange,
+)
+from broker.controller.records import SECURITY_RECORD_TYPES, Record
+
+
+@dataclass(slots=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID
+    internal: bool = False
+    configs: dict[str, str] = field(default_factory=dict)
+    partitions: dict[int, PartitionAssignment] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class MetadataDelta:
+    """What one entry changed, in the order it happened."""
+
+    partitions: list[tuple[PartitionAssignment | None, PartitionAssignment]] = field(default_factory=list)
+    removed_partitions: list[PartitionAssignment] = field(default_factory=list)
+    topic_configs: list[TopicConfigChange] = field(default_factory=list)
+    brokers: list[BrokerRegistration] = field(default_factory=list)
+    security: list[Record] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.partitions or self.removed_partitions or self.topic_configs or self.brokers or self.security
+        )
+
+
+class MetadataImage:
+    def __init__(self) -> None:
+        self.offset = 0  # index of the last applied Raft entry
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.topics: dict[uuid.UUID, TopicImage] = {}
+        self.topic_ids: dict[str, uuid.UUID] = {}
+        self.broker_configs: dict[str, dict[str, str]] = {}
+        self.acls: set[tuple[Any, ...]] = set()
+        self.scram: dict[str, dict[str, dict[str, Any]]] = {}
+        self.quotas: dict[str, dict[str, float]] = {}  # JSON of the entity -> values
+        self.next_producer_id = 0
+
+    # --- queries -----------------------------------------------------------------------------
+
+    def topic_by_name(self, name: str) -> TopicImage | None:
+        topic_id = self.topic_ids.get(name)
+        return self.topics.get(topic_id) if topic_id else None
+
+    def partitions(self) -> list[PartitionAssignment]:
+        return [p for t in self.topics.values() for p in t.partitions.values()]
+
+    def unfenced_brokers(self) -> list[BrokerRegistration]:
+        return [b for b in self.brokers.values() if not b.fenced and not b.in_controlled_shutdown]
+
+    def is_usable(self, broker_id: int) -> bool:
+        broker = self.brokers.get(broker_id)
+        return broker is not None and not broker.fenced and not broker.in_controlled_shutdown
+
+    # --- applying the log --------------------------------------------------------------------
+
+    def apply_entry(self, offset: int, records: Iterable[Record]) -> MetadataDelta:
+        delta = MetadataDelta()
+        for record in records:
+            self._apply(record, offset, delta)
+        self.offset = offset
+        return delta
+
+    def _apply(self, record: Record, offset: int, delta: MetadataDelta) -> None:
+        kind = record["type"]
+        if kind in SECURITY_RECORD_TYPES:
+            self._apply_security(record)
+            delta.security.append(record)
+        elif kind == "register_broker":
+            broker = BrokerRegistration(
+                broker_id=record["broker_id"],
+                incarnation_id=uuid.UUID(record["incarnation_id"]),
+                epoch=offset,
+                endpoints=tuple(Endpoint(*e) for e in record["endpoints"]),
+                rack=record["rack"],
+                fenced=True,
+            )
+            self.brokers[broker.broker_id] = broker
+            delta.brokers.append(broker)
+        elif kind in ("fence_broker", "unfence_broker", "begin_controlled_shutdown"):
+            broker = self.brokers.get(record["broker_id"])
+            if broker is None or broker.epoch != record["epoch"]:
+                return  # about an earlier registration: nothing to change
+            if kind == "begin_controlled_shutdown":
+                broker = replace(broker, in_controlled_shutdown=True)
+            else:
+                broker = replace(broker, fenced=kind == "fence_broker", in_controlled_shutdown=False)
+            self.brokers[broker.broker_id] = broker
+            delta.brokers.append(broker)
+        elif kind == "unregister_broker":
+            broker = self.brokers.pop(record["broker_id"], None)
+            if broker is not None:
+                delta.brokers.append(replace(broker, fenced=True))
+        elif kind == "topic":
+            topic_id = uuid.UUID(record["topic_id"])
+            self.topics[topic_id] = TopicImage(record["name"], topic_id, bool(record["internal"]))
+            self.topic_ids[record["name"]] = topic_id
+        elif kind == "remove_topic":
+            topic = self.topics.pop(uuid.UUID(record["topic_id"]))
+            del self.topic_ids[topic.name]
+            delta.removed_partitions.extend(topic.partitions.values())
+        elif kind == "partition":
+            self._apply_partition(record, delta)
+        elif kind == "partition_change":
+            self._apply_partition_change(record, delta)
+        elif kind == "config":
+            self._apply_config(record, delta)
+        elif kind == "producer_ids":
+            self.next_producer_id = max(self.next_producer_id, int(record["next_producer_id"]))
+        else:
+            raise ValueError(f"unknown metadata record type {kind!r}")
+
+    def _apply_partition(self, record: Record, delta: MetadataDelta) -> None:
+        topic = self.topics[uuid.UUID(record["topic_id"])]
+        previous = topic.partitions.get(record["partition"])
+        current = PartitionAssignment(
+            topic=topic.name,
+            partition=record["partition"],
+            topic_id=topic.topic_id,
+            leader=record["leader"],
+            leader_epoch=record["leader_epoch"],
+            partition_epoch=record["partition_epoch"],
+            replicas=tuple(record["replicas"]),
+            isr=tuple(record["isr"]),
+        )
+        topic.partitions[current.partition] = current
+        delta.partitions.append((previous, current))
+
+    def _apply_partition_change(self, record: Record, delta: MetadataDelta) -> None:
+        topic = self.topics.get(uuid.UUID(record["topic_id"]))
+        if topic is None or record["partition"] not in topic.partitions:
+            return  # the topic was deleted after the change was decided
+        previous = topic.partitions[record["partition"]]
+        leader = record.get("leader", previous.leader)
+        current = replace(
+            previous,
+            leader=leader,
+            leader_epoch=previous.leader_epoch + (1 if leader != previous.leader else 0),
+            partition_epoch=previous.partition_epoch + 1,
+            isr=tuple(record.get("isr", previous.isr)),
+            replicas=tuple(record.get("replicas", previous.replicas)),
+        )
+        topic.partitions[current.partition] = current
+        delta.partitions.append((previous, current))
+
+    def _apply_config(self, record: Record, delta: MetadataDelta) -> None:
+        if record["resource_type"] == "topic":
+            topic = self.topic_by_name(record["resource_name"])
+            if topic is None:
+                return
+            configs = topic.configs
+        else:
+            configs = self.broker_configs.setdefault(record["resource_name"], {})
+        if record["value"] is None:
+            configs.pop(record["name"], None)
+        else:
+            configs[record["name"]] = record["value"]
+        if record["resource_type"] == "topic":
+            delta.topic_configs.append(TopicConfigChange(topic.name, topic.topic_id, dict(configs)))
+
+    def _apply_security(self, record: Record) -> None:
+        kind = record["type"]
+        if kind == "create_acl":
+            self.acls.add(tuple(record["acl"]))
+        elif kind == "delete_acl":
+            self.acls.discard(tuple(record["acl"]))
+        elif kind == "upsert_scram":
+            self.scram.setdefault(record["user"], {})[record["mechanism"]] = record["credential"]
+        elif kind == "delete_scram":
+            mechanisms = self.scram.get(record["user"], {})
+            mechanisms.pop(record["mechanism"], None)
+            if not mechanisms:
+                self.scram.pop(record["user"], None)
+        else:
+            entity = json.dumps(record["entity"])
+            values = dict(self.quotas.get(entity, {}))
+            values.update({k: float(v) for k, v in record["set"].items()})
+            for key in record["remove"]:
+                values.pop(key, None)
+            if values:
+                self.quotas[entity] = values
+            else:
+                self.quotas.pop(entity, None)
+
+    # --- snapshots ---------------------------------------------------------------------------
+
+    def snapshot_records(self) -> list[Record]:
+        """Records that rebuild this image from an empty one (broker epochs included)."""
+        out: list[Record] = []
+        for broker in self.brokers.values():
+            out.append(
+                {
+                    "type": "broker_state",
+                    "broker_id": broker.broker_id,
+                    "incarnation_id": str(broker.incarnation_id),
+                    "epoch": broker.epoch,
+                    "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in broker.endpoints],
+                    "rack": broker.rack,
+                    "fenced": broker.fenced,
+                    "in_controlled_shutdown": broker.in_controlled_shutdown,
+                }
+            )
+        for topic in self.topics.values():
+            out.append(rec.topic(topic.name, topic.topic_id, topic.internal))
+            for p in topic.partitions.values():
+                out.append(
+                    rec.partition(
+                        p.topic_id,
+                        p.partition,
+                        p.replicas,
+                        p.isr,
+                        p.leader,
+                        p.leader_epoch,
+                        p.partition_epoch,
+                    )
+                )
+            out.extend(rec.config("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))
+        for resource, configs in self.broker_configs.items():
+            out.extend(rec.config("broker", resource, k, v) for k, v in sorted(configs.items()))
+        out.extend({"type": "create_acl", "acl": list(acl)} for acl in sorted(self.acls, key=repr))
+        for user, mechanisms in self.scram.items():
+            out.extend(
+                {"type": "upsert_scram", "user": user, "mechanism": m, "credential": c}
+                for m, c in mechanisms.items()
+            )
+        for entity, values in self.quotas.items():
+            out.append({"type": "alter_quota", "entity": json.loads(entity), "set": values, "remove": []})
+        out.append({"type": "producer_ids", "broker_id": -1, "next_producer_id": self.next_producer_id})
+        return out
+
+    def to_snapshot(self) -> bytes:
+        return json.dumps({"offset": self.offset, "records": self.snapshot_records()}).encode()
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> MetadataImage:
+        document = json.loads(data) if data else {"offset": 0, "records": []}
+        image = cls()
+        delta = MetadataDelta()
+        for record in document["records"]:
+            if record["type"] == "broker_state":
+                image.brokers[record["broker_id"]] = BrokerRegistration(
+                    broker_id=record["broker_id"],
+                    incarnation_id=uuid.UUID(record["incarnation_id"]),
+                    epoch=record["epoch"],
+                    endpoints=tuple(Endpoint(*e) for e in record["endpoints"]),
+                    rack=record["rack"],
+                    fenced=record["fenced"],
+                    in_controlled_shutdown=record["in_controlled_shutdown"],
+                )
+            else:
+                image._apply(record, document["offset"], delta)
+        image.offset = document["offset"]
+        return image
+
+
+def publish(delta: MetadataDelta, listener: MetadataListener) -> None:
+    """Tell a broker's listener about one entry's changes."""
+    for broker in delta.brokers:
+        listener.on_broker_changed(broker)
+    for previous, current in delta.partitions:
+        listener.on_partition_changed(previous, current)
+    for change in delta.topic_configs:
+        listener.on_topic_configs_changed(change)
+    for removed in delta.removed_partitions:
+        listener.on_partition_removed(removed)
+    if delta.security:
+        listener.on_security_records(delta.security)
+
+
+def publish_image(image: MetadataImage, listener: MetadataListener) -> None:
+    listener.on_image_loaded(image)

@@ -1,0 +1,122 @@
+"""Metadata log records: plain JSON-able dicts with a "type", built only by these functions.
+
+One Raft entry holds a JSON list of records that apply together (a topic and its
+partitions, a fencing and the leader elections it causes). ACL, SCRAM and quota records
+are `broker.metadata.security_registry.SecurityStore`'s own records, carried unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from broker.controller.api import Endpoint
+
+Record = dict[str, Any]
+
+SECURITY_RECORD_TYPES = frozenset({"create_acl", "delete_acl", "upsert_scram", "delete_scram", "alter_quota"})
+
+
+def encode_entry(records: Sequence[Record]) -> bytes:
+    return json.dumps(list(records), separators=(",", ":"), sort_keys=True).encode()
+
+
+def decode_entry(data: bytes) -> list[Record]:
+    """Records of one Raft entry; the leader's no-op (empty data) holds none."""
+    return json.loads(data) if data else []
+
+
+def register_broker(
+    broker_id: int, incarnation_id: uuid.UUID, endpoints: Sequence[Endpoint], rack: str | None
+) -> Record:
+    return {
+        "type": "register_broker",
+        "broker_id": broker_id,
+        "incarnation_id": str(incarnation_id),
+        "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in endpoints],
+        "rack": rack,
+    }
+
+
+def fence_broker(broker_id: int, epoch: int) -> Record:
+    return {"type": "fence_broker", "broker_id": broker_id, "epoch": epoch}
+
+
+def unfence_broker(broker_id: int, epoch: int) -> Record:
+    return {"type": "unfence_broker", "broker_id": broker_id, "epoch": epoch}
+
+
+def begin_controlled_shutdown(broker_id: int, epoch: int) -> Record:
+    return {"type": "begin_controlled_shutdown", "broker_id": broker_id, "epoch": epoch}
+
+
+def unregister_broker(broker_id: int) -> Record:
+    return {"type": "unregister_broker", "broker_id": broker_id}
+
+
+def topic(name: str, topic_id: uuid.UUID, internal: bool = False) -> Record:
+    return {"type": "topic", "name": name, "topic_id": str(topic_id), "internal": internal}
+
+
+def remove_topic(topic_id: uuid.UUID) -> Record:
+    return {"type": "remove_topic", "topic_id": str(topic_id)}
+
+
+def partition(
+    topic_id: uuid.UUID,
+    index: int,
+    replicas: Sequence[int],
+    isr: Sequence[int],
+    leader: int,
+    leader_epoch: int = 0,
+    partition_epoch: int = 0,
+) -> Record:
+    return {
+        "type": "partition",
+        "topic_id": str(topic_id),
+        "partition": index,
+        "replicas": list(replicas),
+        "isr": list(isr),
+        "leader": leader,
+        "leader_epoch": leader_epoch,
+        "partition_epoch": partition_epoch,
+    }
+
+
+def partition_change(
+    topic_id: uuid.UUID,
+    index: int,
+    *,
+    leader: int | None = None,
+    isr: Sequence[int] | None = None,
+    replicas: Sequence[int] | None = None,
+) -> Record:
+    """Only the given fields change; applying it bumps partition_epoch, and leader_epoch when
+    the leader changes (so every replica derives the same epochs from the log)."""
+    record: Record = {"type": "partition_change", "topic_id": str(topic_id), "partition": index}
+    if leader is not None:
+        record["leader"] = leader
+    if isr is not None:
+        record["isr"] = list(isr)
+    if replicas is not None:
+        record["replicas"] = list(replicas)
+    return record
+
+
+def config(resource_type: str, resource_name: str, name: str, value: str | None) -> Record:
+    """resource_type is "topic" or "broker" (resource_name "" = the cluster-wide default); a
+    None value removes the override."""
+    return {
+        "type": "config",
+        "resource_type": resource_type,
+        "resource_name": resource_name,
+        "name": name,
+        "value": value,
+    }
+
+
+def producer_ids(broker_id: int, next_producer_id: int) -> Record:
+    """Ids below `next_producer_id` are handed out; the broker got the block ending there."""
+    return {"type": "producer_ids", "broker_id": broker_id, "next_producer_id": next_producer_id}

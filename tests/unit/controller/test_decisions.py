@@ -1,0 +1,182 @@
+"""The active controller's decisions, applied to a metadata image as the log would apply them."""
+
+from __future__ import annotations
+
+import uuid
+
+from broker.controller.api import NO_LEADER, AlterPartitionRequest, Endpoint, PartitionAssignment
+from broker.controller.decisions import ControllerSettings, Decider, Decision, TopicRequest
+from broker.controller.image import MetadataDelta, MetadataImage
+
+SETTINGS = ControllerSettings(session_timeout_s=6.0, default_partitions=3, default_replication_factor=3)
+
+
+def commit(image: MetadataImage, decision: Decision) -> MetadataDelta:
+    assert decision.error_code == 0, decision.message
+    return image.apply_entry(image.offset + 1, decision.records)
+
+
+def cluster(broker_count: int = 3, racks: tuple[str | None, ...] = ()) -> tuple[MetadataImage, Decider]:
+    image = MetadataImage()
+    decider = Decider(SETTINGS, now=0.0)
+    for broker_id in range(1, broker_count + 1):
+        rack = racks[broker_id - 1] if racks else None
+        endpoint = Endpoint("PLAINTEXT", "127.0.0.1", 9090 + broker_id)
+        commit(image, decider.register_broker(image, broker_id, uuid.uuid4(), [endpoint], rack, now=0.0))
+        epoch = image.brokers[broker_id].epoch
+        commit(image, decider.heartbeat(image, broker_id, epoch, image.offset, False, False, now=0.0))
+    return image, decider
+
+
+def only_partition(image: MetadataImage, topic: str = "orders") -> PartitionAssignment:
+    found = image.topic_by_name(topic)
+    assert found is not None
+    return found.partitions[0]
+
+
+def fence(image: MetadataImage, decider: Decider, broker_id: int) -> None:
+    epoch = image.brokers[broker_id].epoch
+    commit(image, decider.heartbeat(image, broker_id, epoch, image.offset, True, False, now=1.0))
+
+
+def test_a_registered_broker_is_unfenced_once_it_has_caught_up_with_its_registration() -> None:
+    image = MetadataImage()
+    decider = Decider(SETTINGS, now=0.0)
+    commit(image, decider.register_broker(image, 1, uuid.uuid4(), [], None, now=0.0))
+    broker = image.brokers[1]
+    assert broker.fenced
+    assert decider.heartbeat(image, 1, broker.epoch, broker.epoch - 1, False, False, 0.5).records == []
+    commit(image, decider.heartbeat(image, 1, broker.epoch, broker.epoch, False, False, 1.0))
+    assert not image.brokers[1].fenced
+    assert decider.heartbeat(image, 1, broker.epoch - 1, 0, False, False, 1.0).error_code == 77  # stale epoch
+
+
+def test_a_second_process_cannot_take_over_a_live_broker_id() -> None:
+    image, decider = cluster(1)
+    refused = decider.register_broker(image, 1, uuid.uuid4(), [], None, now=1.0)
+    assert refused.error_code == 101  # DUPLICATE_BROKER_REGISTRATION
+    later = decider.register_broker(image, 1, uuid.uuid4(), [], None, now=10.0)
+    assert later.error_code == 0
+    commit(image, later)
+    assert image.brokers[1].fenced
+
+
+def test_new_topics_get_distinct_replicas_with_leaders_spread_over_the_brokers() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=6)))
+    topic = image.topic_by_name("orders")
+    assert topic is not None
+    partitions = list(topic.partitions.values())
+    assert all(len(set(p.replicas)) == 3 and p.isr == p.replicas for p in partitions)
+    assert sorted(p.leader for p in partitions) == [1, 1, 2, 2, 3, 3]
+    assert decider.create_topic(image, TopicRequest("orders")).error_code == 36
+    assert decider.create_topic(image, TopicRequest("big", replication_factor=4)).error_code == 38
+
+
+def test_fencing_a_leader_elects_the_next_in_sync_replica_and_bumps_the_epochs() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=1)))
+    before = only_partition(image)
+    fence(image, decider, before.leader)
+    after = only_partition(image)
+    assert after.leader not in (before.leader, NO_LEADER)
+    assert after.leader == before.replicas[1]
+    assert before.leader not in after.isr
+    assert after.leader_epoch == before.leader_epoch + 1
+    assert after.partition_epoch == before.partition_epoch + 1
+
+
+def test_without_unclean_election_the_last_in_sync_replica_waits_to_lead_again() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=1)))
+    p = only_partition(image)
+    leader = p.leader
+    epoch = image.brokers[leader].epoch
+    request = AlterPartitionRequest(
+        leader, epoch, p.topic_id, 0, p.leader_epoch, p.partition_epoch, (leader,)
+    )
+    commit(image, decider.alter_partition(image, request))
+    assert only_partition(image).isr == (leader,)
+    fence(image, decider, leader)
+    assert only_partition(image).leader == NO_LEADER
+    assert only_partition(image).isr == (leader,)  # kept: it holds every committed record
+    returning = image.brokers[leader]
+    commit(image, decider.heartbeat(image, leader, returning.epoch, image.offset, False, False, 2.0))
+    assert only_partition(image).leader == leader
+
+
+def test_unclean_election_picks_an_out_of_sync_replica_when_the_topic_allows_it() -> None:
+    image, decider = cluster(3)
+    request = TopicRequest("orders", partitions=1, configs={"unclean.leader.election.enable": "true"})
+    commit(image, decider.create_topic(image, request))
+    p = only_partition(image)
+    leader = p.leader
+    shrink = AlterPartitionRequest(
+        leader, image.brokers[leader].epoch, p.topic_id, 0, p.leader_epoch, p.partition_epoch, (leader,)
+    )
+    commit(image, decider.alter_partition(image, shrink))
+    fence(image, decider, leader)
+    after = only_partition(image)
+    assert after.leader == p.replicas[1]
+    assert after.isr == (p.replicas[1],)
+
+
+def test_alter_partition_refuses_stale_versions_and_fenced_replicas() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=1)))
+    p = only_partition(image)
+    leader, a, b = p.replicas
+    epoch = image.brokers[leader].epoch
+
+    def ask(**changes: object) -> int:
+        fields = {
+            "broker_id": leader,
+            "broker_epoch": epoch,
+            "topic_id": p.topic_id,
+            "partition": 0,
+            "leader_epoch": p.leader_epoch,
+            "partition_epoch": p.partition_epoch,
+            "new_isr": (leader, a),
+        } | changes
+        return decider.alter_partition(image, AlterPartitionRequest(**fields)).error_code  # type: ignore[arg-type]
+
+    assert ask(broker_epoch=epoch - 1) == 77
+    assert ask(broker_id=a, broker_epoch=image.brokers[a].epoch) == 6
+    assert ask(leader_epoch=p.leader_epoch - 1) == 74
+    assert ask(partition_epoch=p.partition_epoch + 1) == 95
+    assert ask(topic_id=uuid.uuid4()) == 100
+    assert ask(new_isr=(a, b)) == 42
+    assert ask() == 0
+    commit(
+        image,
+        decider.alter_partition(image, AlterPartitionRequest(leader, epoch, p.topic_id, 0, 0, 0, (leader,))),
+    )
+    fence(image, decider, a)
+    shrunk = only_partition(image)
+    expand = AlterPartitionRequest(
+        leader, epoch, p.topic_id, 0, shrunk.leader_epoch, shrunk.partition_epoch, (leader, a)
+    )
+    assert decider.alter_partition(image, expand).error_code == 107  # INELIGIBLE_REPLICA
+
+
+def test_a_broker_that_stops_heartbeating_is_fenced_after_its_session_timeout() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=3)))
+    for broker_id in (1, 2):
+        epoch = image.brokers[broker_id].epoch
+        decider.heartbeat(image, broker_id, epoch, image.offset, False, False, now=5.0)
+    assert decider.fence_expired_broker(image, now=5.5).records == []
+    commit(image, decider.fence_expired_broker(image, now=6.5))
+    assert image.brokers[3].fenced
+    assert decider.fence_expired_broker(image, now=6.6).records == []
+    assert all(p.leader != 3 and 3 not in p.isr for p in image.partitions())
+
+
+def test_controlled_shutdown_moves_leadership_before_the_broker_may_stop() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=3)))
+    epoch = image.brokers[2].epoch
+    assert not decider.should_shut_down(image, 2)
+    commit(image, decider.heartbeat(image, 2, epoch, image.offset, False, True, now=1.0))
+    assert all(p.leader != 2 for p in image.partitions())
+    assert decider.should_shut_down(image, 2)
