@@ -2,6 +2,10 @@
 
 from datetime import timedelta
 
+from controlplane.lag.intervals import sampling_interval_seconds
+
+LAG_SAMPLING_INTERVAL = sampling_interval_seconds()
+
 BEAT_SCHEDULE: dict[str, dict] = {
     # Proves the worker/beat/Redis loop is alive; cheap and idempotent.
     "core.heartbeat": {
@@ -19,6 +23,24 @@ BEAT_SCHEDULE: dict[str, dict] = {
     "reconcile.reconcile_all": {
         "task": "reconcile.reconcile_all",
         "schedule": timedelta(seconds=60),
+        "options": {"expires": 55},
+    },
+    # Consumer lag of every watched cluster (never overlapping per cluster: a Redis lock), every 5-60 s.
+    "lag.sample_all": {
+        "task": "lag.sample_all",
+        "schedule": timedelta(seconds=LAG_SAMPLING_INTERVAL),
+        "options": {"expires": LAG_SAMPLING_INTERVAL - 1},
+    },
+    # Lag rollup retention: 1-minute rows for 7 days, 1-hour rows for 90 days.
+    "lag.prune_rollups": {
+        "task": "lag.prune_rollups",
+        "schedule": timedelta(hours=1),
+        "options": {"expires": 3000},
+    },
+    # Alert notifications whose delivery task could not be queued at the time (Redis was unreachable).
+    "alerts.queue_unsent_notifications": {
+        "task": "alerts.queue_unsent_notifications",
+        "schedule": timedelta(minutes=1),
         "options": {"expires": 55},
     },
 }

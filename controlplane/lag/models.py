@@ -27,6 +27,7 @@ class GroupLag(models.Model):
     member_count = models.PositiveIntegerField(default=0)
     # [{member_id, client_id, host, assignments: [{topic, partition}]}], refreshed every minute
     members = models.JSONField(default=list, blank=True)
+    members_observed_at = models.DateTimeField(null=True, blank=True)
     # [PartitionObservation as a dict]
     partitions = models.JSONField(default=list, blank=True)
     observed_at = models.DateTimeField()

@@ -1,0 +1,518 @@
+"""One sampling run over a cluster: read offsets and groups, judge every partition, keep history, hand the
+run to alert evaluation.
+
+A run reads (over the Kafka protocol only) every partition's log-start, log-end and last-stable offsets,
+every group's state and committed offsets, and members for groups whose state changed or whose members
+are older than LAG_MEMBERS_REFRESH_SECONDS. Lag uses the last stable offset, so open transactions do not
+count as lag. Runs of one cluster never overlap: `sample_cluster_exclusively` holds a Redis lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import transaction
+
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import connection_for
+from controlplane.groups.models import ConsumerGroup
+from controlplane.lag import history, timelag
+from controlplane.lag.cluster_reads import ClusterReader, DescribedGroup, PartitionOffsets
+from controlplane.lag.health import PartitionState, classify
+from controlplane.lag.history import GroupSample, PartitionSample, partition_key
+from controlplane.lag.models import GroupLag
+from controlplane.lag.observations import (
+    HEALTH_SEVERITY,
+    GroupObservation,
+    Health,
+    PartitionObservation,
+    SamplingRun,
+    worst_health,
+)
+from controlplane.reconcile.ownership import owner_in, prefix_table
+from controlplane.tenancy.choices import PrefixResourceType
+
+logger = logging.getLogger(__name__)
+
+INACTIVE_STATES = frozenset({"EMPTY", "DEAD"})
+# Record timestamps are fetched at most this many rounds per run (one offset per partition per round);
+# the rest are interpolated this run and fetched in the next.
+TIMESTAMP_FETCH_ROUNDS = 3
+_TIMESTAMP_CACHE_SIZE = 200_000
+# (cluster id, topic, partition, offset) -> timestamp in ms; records never change, so entries stay valid.
+_timestamps: OrderedDict[tuple[int, str, int, int], int] = OrderedDict()
+
+
+def _state_name(kafka_state: str) -> str:
+    """Kafka's `PreparingRebalance` in the spelling the groups app uses: `PREPARING_REBALANCE`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", kafka_state).upper() if kafka_state else "UNKNOWN"
+
+
+@dataclass
+class _Observed:
+    """What the cluster said in this run."""
+
+    offsets: dict[tuple[str, int], PartitionOffsets]
+    states: dict[str, str]
+    committed: dict[str, dict[tuple[str, int], int]]
+    described: dict[str, DescribedGroup]
+    timestamps: dict[tuple[str, int, int], int]
+
+
+def _cached_timestamp(cluster_id: int, topic: str, partition: int, offset: int) -> int | None:
+    key = (cluster_id, topic, partition, offset)
+    found = _timestamps.get(key)
+    if found is not None:
+        _timestamps.move_to_end(key)
+    return found
+
+
+def _remember_timestamp(cluster_id: int, topic: str, partition: int, offset: int, timestamp: int) -> None:
+    _timestamps[(cluster_id, topic, partition, offset)] = timestamp
+    while len(_timestamps) > _TIMESTAMP_CACHE_SIZE:
+        _timestamps.popitem(last=False)
+
+
+def _first_unconsumed(committed: int, offsets: PartitionOffsets) -> int:
+    return max(committed, offsets.log_start)
+
+
+def _fetch_timestamps(
+    reader: ClusterReader,
+    cluster_id: int,
+    offsets: dict[tuple[str, int], PartitionOffsets],
+    committed: dict[str, dict[tuple[str, int], int]],
+) -> dict[tuple[str, int, int], int]:
+    """Timestamps of the first unconsumed record of every lagging (group, partition), from the cache or
+    fetched (one Fetch per leader per round, one offset per partition in each)."""
+    found: dict[tuple[str, int, int], int] = {}
+    missing: dict[tuple[str, int], set[int]] = {}
+    for group_offsets in committed.values():
+        for tp, offset in group_offsets.items():
+            partition = offsets.get(tp)
+            if partition is None or offset >= partition.last_stable:
+                continue
+            position = _first_unconsumed(offset, partition)
+            cached = _cached_timestamp(cluster_id, tp[0], tp[1], position)
+            if cached is not None:
+                found[(tp[0], tp[1], position)] = cached
+            else:
+                missing.setdefault(tp, set()).add(position)
+    for _round in range(TIMESTAMP_FETCH_ROUNDS):
+        wanted = {tp: min(positions) for tp, positions in missing.items() if positions}
+        if not wanted:
+            break
+        fetched = reader.record_timestamps(wanted)
+        for tp, position in wanted.items():
+            missing[tp].discard(position)
+            if tp in fetched:
+                found[(tp[0], tp[1], position)] = fetched[tp]
+                _remember_timestamp(cluster_id, tp[0], tp[1], position, fetched[tp])
+    return found
+
+
+def read_cluster(cluster: Cluster, *, describe: Callable[[str, str], bool]) -> _Observed:
+    """Everything one run needs from the cluster; members of the active groups for which
+    `describe(name, state)` is true."""
+    with ClusterReader(connection_for(cluster)) as reader:
+        reader.load_metadata()
+        offsets = reader.partition_offsets()
+        listed = reader.list_groups()
+        coordinators = reader.coordinators(sorted(listed))
+        committed = reader.committed_offsets(coordinators)
+        states = {name: _state_name(group.state) for name, group in listed.items()}
+        to_describe = {
+            name: node
+            for name, node in coordinators.items()
+            if states.get(name) not in INACTIVE_STATES and describe(name, states.get(name, ""))
+        }
+        described = reader.describe_groups(to_describe)
+        timestamps = _fetch_timestamps(reader, cluster.pk, offsets, committed)
+    return _Observed(offsets, states, committed, described, timestamps)
+
+
+def _members_payload(described: DescribedGroup) -> list[dict[str, Any]]:
+    return [
+        {
+            "member_id": m.member_id,
+            "client_id": m.client_id,
+            "host": m.host,
+            "assignments": [{"topic": t, "partition": p} for t, p in m.assignments],
+        }
+        for m in described.members
+    ]
+
+
+def _observe_partition(
+    *,
+    tp: tuple[str, int],
+    committed: int | None,
+    offsets: PartitionOffsets,
+    history_window: list[tuple[float, int | None, int]],
+    end_points: list[tuple[float, int]],
+    exact_timestamp_ms: int | None,
+    has_members: bool,
+    assigned: bool,
+    now: float,
+) -> PartitionObservation:
+    lag = 0 if committed is None else max(0, offsets.last_stable - _first_unconsumed(committed, offsets))
+    if committed is not None and committed < offsets.log_start:
+        lag = max(0, offsets.last_stable - committed)  # the deleted records count: they were never read
+    window = [*history_window, (now, committed, lag)]
+    verdict = classify(
+        PartitionState(
+            window=window,
+            log_start_offset=offsets.log_start,
+            has_members=has_members,
+            assigned=assigned,
+            window_seconds=settings.LAG_HEALTH_WINDOW_SECONDS,
+            lagging_min_messages=settings.LAG_LAGGING_MIN_MESSAGES,
+        )
+    )
+    lag_seconds: float | None = None
+    lower_bound = committed is not None and committed < offsets.log_start
+    if committed is not None and lag == 0:
+        lag_seconds = 0.0
+    elif committed is not None and exact_timestamp_ms is not None:
+        lag_seconds = max(0.0, now - exact_timestamp_ms / 1000)
+    elif committed is not None:
+        appended, older_than_history = timelag.appended_at(_first_unconsumed(committed, offsets), end_points)
+        if appended is not None:
+            lag_seconds = max(0.0, now - appended)
+            lower_bound = lower_bound or older_than_history
+    consume_rate = timelag.rate([(t, c) for t, c, _lag in window if c is not None])
+    window_start = now - settings.LAG_HEALTH_WINDOW_SECONDS
+    produce_rate = timelag.rate(
+        [(t, end) for t, end in end_points if t >= window_start] + [(now, offsets.log_end)]
+    )
+    return PartitionObservation(
+        topic=tp[0],
+        partition=tp[1],
+        committed_offset=committed,
+        log_start_offset=offsets.log_start,
+        log_end_offset=offsets.log_end,
+        lag_messages=lag,
+        lag_seconds=lag_seconds,
+        lag_seconds_is_lower_bound=lower_bound,
+        consume_rate=consume_rate,
+        produce_rate=produce_rate,
+        time_to_catch_up_seconds=timelag.time_to_catch_up(lag, consume_rate, produce_rate),
+        status=verdict.status,
+        reason=verdict.reason,
+    )
+
+
+def _group_observation(
+    group: ConsumerGroup, partitions: list[PartitionObservation], member_count: int
+) -> GroupObservation:
+    status = worst_health([p.status for p in partitions])
+    worst = next((p for p in partitions if p.status == status), None)
+    if worst is None:
+        reason = "No committed offsets and no assigned partitions."
+    elif status == Health.OK:
+        reason = (
+            "Every partition is keeping up." if all(p.lag_messages == 0 for p in partitions) else worst.reason
+        )
+    else:
+        reason = f"{worst.topic}/{worst.partition}: {worst.reason}"
+    seconds = [p.lag_seconds for p in partitions if p.lag_seconds is not None]
+    catch_up = [p.time_to_catch_up_seconds for p in partitions]
+    return GroupObservation(
+        cluster_id=group.cluster_id,
+        group_id=group.pk,
+        group=group.name,
+        team_id=group.team_id,
+        status=status,
+        reason=reason,
+        member_count=member_count,
+        lag_messages=sum(p.lag_messages for p in partitions),
+        lag_seconds=max(seconds) if seconds else None,
+        # The slowest partition decides; any partition that is not catching up makes the group not.
+        time_to_catch_up_seconds=None if None in catch_up else max(catch_up, default=0.0),
+        partitions=tuple(partitions),
+    )
+
+
+def _sync_group_rows(cluster: Cluster, names: list[str]) -> dict[str, ConsumerGroup]:
+    """ConsumerGroup rows for every listed group (created here when the reconciler has not seen them)."""
+    rows = {
+        g.name: g
+        for g in ConsumerGroup.objects.filter(cluster=cluster).only("id", "name", "team_id", "cluster_id")
+    }
+    new_names = [name for name in names if name not in rows]
+    if new_names:
+        owners = prefix_table(cluster.organization_id, PrefixResourceType.GROUP)
+        ConsumerGroup.objects.bulk_create(
+            [ConsumerGroup(cluster=cluster, name=name, team_id=owner_in(owners, name)) for name in new_names],
+            batch_size=1000,
+            ignore_conflicts=True,
+        )
+        rows = {
+            g.name: g
+            for g in ConsumerGroup.objects.filter(cluster=cluster).only("id", "name", "team_id", "cluster_id")
+        }
+    return {name: rows[name] for name in names if name in rows}
+
+
+def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> SamplingRun:
+    """One sampling run (callers that may overlap use `sample_cluster_exclusively`)."""
+    client = client or history.lag_redis()
+    previous = {
+        row["group__name"]: row
+        for row in GroupLag.objects.filter(cluster=cluster).values(
+            "group__name", "state", "members", "members_observed_at"
+        )
+    }
+    refresh_before = time.time() - settings.LAG_MEMBERS_REFRESH_SECONDS
+
+    def describe(name: str, state: str) -> bool:
+        """New groups, changed states and members older than LAG_MEMBERS_REFRESH_SECONDS."""
+        row = previous.get(name)
+        return (
+            row is None
+            or row["state"] != state
+            or row["members_observed_at"] is None
+            or row["members_observed_at"].timestamp() < refresh_before
+        )
+
+    observed = read_cluster(cluster, describe=describe)
+    now = time.time()
+    groups = _sync_group_rows(cluster, sorted(observed.states))
+    window_since = now - settings.LAG_HEALTH_WINDOW_SECONDS * 1.1
+    windows = history.group_samples(client, [g.pk for g in groups.values()], since=window_since)
+    end_history = history.log_end_history(client, cluster.pk)
+
+    observations, samples, lag_rows = [], {}, []
+    observed_at = datetime.fromtimestamp(now, tz=UTC)
+    for name, group in groups.items():
+        state = observed.states[name]
+        described = observed.described.get(name)
+        members = (
+            _members_payload(described)
+            if described is not None
+            else ([] if state in INACTIVE_STATES else previous.get(name, {}).get("members", []))
+        )
+        has_members = state not in INACTIVE_STATES and (described is None or bool(described.members))
+        assigned = {(a["topic"], a["partition"]) for m in members for a in m["assignments"]}
+        committed = observed.committed.get(name, {})
+        past: dict[tuple[str, int], list[tuple[float, int | None, int]]] = {}
+        for sample in windows.get(group.pk, []):
+            for p in sample.partitions:
+                past.setdefault((p.topic, p.partition), []).append(
+                    (sample.time, p.committed_offset, p.lag_messages)
+                )
+        partitions = []
+        for tp in sorted(set(committed) | assigned):
+            offsets = observed.offsets.get(tp)
+            if offsets is None:
+                continue  # a deleted topic's leftover commits
+            offset = committed.get(tp)
+            position = None if offset is None else _first_unconsumed(offset, offsets)
+            partitions.append(
+                _observe_partition(
+                    tp=tp,
+                    committed=offset,
+                    offsets=offsets,
+                    history_window=past.get(tp, []),
+                    end_points=end_history.get(partition_key(*tp), []),
+                    exact_timestamp_ms=None if position is None else observed.timestamps.get((*tp, position)),
+                    has_members=has_members,
+                    assigned=tp in assigned if members else has_members,
+                    now=now,
+                )
+            )
+        observation = _group_observation(group, partitions, len(members) if has_members else 0)
+        observations.append(observation)
+        samples[group.pk] = GroupSample(
+            time=now,
+            partitions=tuple(
+                PartitionSample(
+                    p.topic, p.partition, p.committed_offset, p.log_end_offset, p.lag_messages, p.lag_seconds
+                )
+                for p in partitions
+            ),
+        )
+        lag_rows.append(
+            _lag_row(observation, cluster, state, members, observed_at, name, previous, described)
+        )
+
+    _save(cluster, groups, lag_rows, observations, observed_at)
+    history.record_samples(
+        client,
+        cluster_id=cluster.pk,
+        time=now,
+        groups=samples,
+        log_ends={tp: o.log_end for tp, o in observed.offsets.items()},
+    )
+    _roll_up(client, cluster, [g.pk for g in groups.values()], now)
+    run = SamplingRun(cluster_id=cluster.pk, observed_at=observed_at, groups=tuple(observations))
+    _evaluate_alerts(run)
+    return run
+
+
+def _lag_row(
+    observation: GroupObservation,
+    cluster: Cluster,
+    state: str,
+    members: list[dict[str, Any]],
+    observed_at: datetime,
+    name: str,
+    previous: dict[str, dict[str, Any]],
+    described: DescribedGroup | None,
+) -> GroupLag:
+    members_observed_at = (
+        observed_at if described is not None else previous.get(name, {}).get("members_observed_at")
+    )
+    seconds = [
+        p.lag_seconds_is_lower_bound
+        for p in observation.partitions
+        if p.lag_seconds == observation.lag_seconds
+    ]
+    rates = [p.consume_rate for p in observation.partitions if p.consume_rate is not None]
+    produce = [p.produce_rate for p in observation.partitions if p.produce_rate is not None]
+    return GroupLag(
+        group_id=observation.group_id,
+        cluster=cluster,
+        status=observation.status,
+        severity=HEALTH_SEVERITY[observation.status],
+        reason=observation.reason[:500],
+        lag_messages=observation.lag_messages,
+        lag_seconds=observation.lag_seconds,
+        lag_seconds_is_lower_bound=any(seconds),
+        time_to_catch_up_seconds=observation.time_to_catch_up_seconds,
+        consume_rate=sum(rates) if rates else None,
+        produce_rate=sum(produce) if produce else None,
+        state=state,
+        member_count=observation.member_count,
+        members=members,
+        members_observed_at=members_observed_at,
+        partitions=[asdict(p) for p in observation.partitions],
+        observed_at=observed_at,
+    )
+
+
+LAG_FIELDS = [
+    "status",
+    "severity",
+    "reason",
+    "lag_messages",
+    "lag_seconds",
+    "lag_seconds_is_lower_bound",
+    "time_to_catch_up_seconds",
+    "consume_rate",
+    "produce_rate",
+    "state",
+    "member_count",
+    "members",
+    "members_observed_at",
+    "partitions",
+    "observed_at",
+]
+
+
+def _save(
+    cluster: Cluster,
+    groups: dict[str, ConsumerGroup],
+    lag_rows: list[GroupLag],
+    observations: list[GroupObservation],
+    observed_at: datetime,
+) -> None:
+    by_id = {o.group_id: o for o in observations}
+    states = {row.group_id: row.state for row in lag_rows}
+    for group in groups.values():
+        # The groups list answers from ConsumerGroup: keep its state and totals as fresh as the samples.
+        observation = by_id[group.pk]
+        group.state = states[group.pk]
+        group.member_count = observation.member_count
+        group.total_lag = observation.lag_messages
+        group.partition_lags = [
+            {
+                "topic": p.topic,
+                "partition": p.partition,
+                "committed_offset": p.committed_offset,
+                "log_end_offset": p.log_end_offset,
+                "lag": p.lag_messages,
+            }
+            for p in observation.partitions
+            if p.committed_offset is not None
+        ]
+        group.observed_at = observed_at
+    with transaction.atomic():
+        GroupLag.objects.bulk_create(
+            lag_rows, batch_size=500, update_conflicts=True, unique_fields=["group"], update_fields=LAG_FIELDS
+        )
+        GroupLag.objects.filter(cluster=cluster).exclude(
+            group_id__in=[g.pk for g in groups.values()]
+        ).delete()
+        ConsumerGroup.objects.bulk_update(
+            list(groups.values()),
+            ["state", "member_count", "total_lag", "partition_lags", "observed_at"],
+            batch_size=500,
+        )
+
+
+def _roll_up(client: redis.Redis, cluster: Cluster, group_ids: list[int], now: float) -> None:
+    """Rolls finished minutes (from Redis) and finished hours (from the minute rows) into the database,
+    once each: Redis markers remember how far each cluster is rolled up."""
+    minute_key, hour_key = f"lag:rolled_minute:{cluster.pk}", f"lag:rolled_hour:{cluster.pk}"
+    this_minute, this_hour = now - now % 60, now - now % 3600
+    rolled_minute, rolled_hour = client.mget(minute_key, hour_key)
+    if rolled_minute is None:
+        client.set(minute_key, this_minute)
+    elif float(rolled_minute) < this_minute:
+        since = max(float(rolled_minute), this_minute - settings.LAG_RAW_RETENTION_SECONDS)
+        history.roll_up_minutes(client, group_ids=group_ids, since=since, until=this_minute)
+        client.set(minute_key, this_minute)
+    if rolled_hour is None:
+        client.set(hour_key, this_hour)
+    elif float(rolled_hour) < this_hour:
+        hour = max(float(rolled_hour), this_hour - 24 * 3600)
+        while hour < this_hour:
+            history.roll_up_hour(group_ids=group_ids, hour_start=datetime.fromtimestamp(hour, tz=UTC))
+            hour += 3600
+        client.set(hour_key, this_hour)
+
+
+def _evaluate_alerts(run: SamplingRun) -> None:
+    """Alerting judges every run; a failure there must not lose the samples already stored."""
+    try:
+        from controlplane.alerts.evaluation import evaluate_alerts
+    except ImportError:  # alerting not installed in this deployment
+        return
+    try:
+        evaluate_alerts(run)
+    except Exception:
+        logger.exception("alert evaluation failed for cluster %s", run.cluster_id)
+
+
+def sample_cluster_exclusively(cluster_id: int) -> SamplingRun | None:
+    """Samples the cluster unless another run of it holds the lock (then returns None). The lock expires
+    by itself, so a killed worker cannot block sampling for longer than a few intervals."""
+    cluster = Cluster.objects.select_related("organization").filter(pk=cluster_id).first()
+    if cluster is None:
+        return None
+    client = history.lag_redis()
+    lock = client.lock(
+        f"lag:sampling:{cluster_id}",
+        timeout=max(30, 4 * settings.LAG_SAMPLING_INTERVAL_SECONDS),
+        blocking=False,
+    )
+    if not lock.acquire(blocking=False):
+        logger.info("lag sampling of cluster %s skipped: the previous run is still going", cluster_id)
+        return None
+    try:
+        return sample_cluster(cluster, client=client)
+    finally:
+        try:
+            lock.release()
+        except redis.exceptions.LockError:
+            logger.warning("lag sampling of cluster %s outlived its lock", cluster_id)

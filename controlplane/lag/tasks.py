@@ -1,0 +1,30 @@
+"""Celery entry points of lag sampling: thin, named, time-limited; a run can always be repeated."""
+
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from controlplane.clusters.choices import WATCHED_STATUSES
+from controlplane.clusters.models import Cluster
+from controlplane.lag.history import prune_rollups
+from controlplane.lag.sampler import sample_cluster_exclusively
+
+
+@shared_task(name="lag.sample_cluster", time_limit=120, soft_time_limit=110, ignore_result=True)
+def sample_cluster_task(cluster_id: int) -> bool:
+    """One sampling run of the cluster; False when a previous run still holds the cluster's lock."""
+    return sample_cluster_exclusively(cluster_id) is not None
+
+
+@shared_task(name="lag.sample_all", time_limit=30, soft_time_limit=25, ignore_result=True)
+def sample_all() -> None:
+    """Beat entry point: one sampling run per watched cluster; a run not started within an interval is
+    dropped (the next one covers it)."""
+    for cluster_id in Cluster.objects.filter(status__in=WATCHED_STATUSES).values_list("id", flat=True):
+        sample_cluster_task.apply_async(args=[cluster_id], expires=settings.LAG_SAMPLING_INTERVAL_SECONDS)
+
+
+@shared_task(name="lag.prune_rollups", time_limit=600, soft_time_limit=570, ignore_result=True)
+def prune_rollups_task() -> int:
+    """Retention: 1-minute rollups for 7 days, 1-hour rollups for 90 days (raw samples trim themselves)."""
+    return prune_rollups(timezone.now())
