@@ -1,0 +1,129 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { apiClient, unwrap } from "../client";
+import type { paths } from "../schema";
+import { itemsOf } from "./unpaged";
+
+type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
+type GroupsPath = paths["/api/v1/consumer-groups/"]["get"];
+
+export type ConsumerGroupPage = Json<GroupsPath["responses"][200]>;
+export type ConsumerGroup = ConsumerGroupPage["results"][number];
+export type ConsumerGroupQuery = NonNullable<GroupsPath["parameters"]["query"]>;
+export type OffsetResetInput = NonNullable<
+  paths["/api/v1/consumer-groups/{id}/reset-offsets/"]["post"]["requestBody"]
+>["content"]["application/json"];
+export type ResetStrategy = OffsetResetInput["strategy"];
+export type PlannedOffset = Json<
+  paths["/api/v1/consumer-groups/{id}/reset-offsets/preview/"]["post"]["responses"][200]
+>["results"][number];
+export type OffsetReset = Json<paths["/api/v1/consumer-groups/{id}/undo-reset/"]["post"]["responses"][200]>;
+
+/** The group as the cluster describes it now (LiveGroupSerializer; the schema types `live` loosely). */
+export interface PartitionLag {
+  topic: string;
+  partition: number;
+  committed_offset: number;
+  log_end_offset: number;
+  lag: number;
+}
+export interface GroupMember {
+  member_id: string;
+  client_id: string;
+  host: string;
+  assignments: { topic: string; partition: number }[];
+}
+export interface LiveGroup {
+  state: string;
+  protocol: string;
+  members: GroupMember[];
+  offsets: PartitionLag[];
+  total_lag: number;
+}
+export type ConsumerGroupDetail = Omit<
+  Json<paths["/api/v1/consumer-groups/{id}/"]["get"]["responses"][200]>,
+  "live"
+> & { live: LiveGroup };
+
+export const GROUPS_PAGE_SIZE = 50;
+/** Kafka only accepts commits from outside a group while it has no members. */
+export const INACTIVE_GROUP_STATES: ReadonlySet<string> = new Set(["EMPTY", "DEAD", "UNKNOWN"]);
+
+export const groupKeys = {
+  all: ["consumer-groups"] as const,
+  list: (query: ConsumerGroupQuery) => [...groupKeys.all, "list", query] as const,
+  detail: (id: number) => [...groupKeys.all, "detail", id] as const,
+  resets: (id: number) => [...groupKeys.all, "resets", id] as const,
+};
+
+export function useConsumerGroups(query: ConsumerGroupQuery) {
+  return useQuery({
+    queryKey: groupKeys.list(query),
+    queryFn: async ({ signal }): Promise<ConsumerGroupPage> =>
+      unwrap(await apiClient.GET("/api/v1/consumer-groups/", { params: { query }, signal })),
+    // Filter and page changes keep the old rows on screen until the new ones arrive.
+    placeholderData: keepPreviousData,
+    refetchInterval: 30_000,
+  });
+}
+
+/** A group's detail asks the cluster, so it is refreshed, not cached for long. */
+export function useConsumerGroup(id: number) {
+  return useQuery({
+    queryKey: groupKeys.detail(id),
+    queryFn: async ({ signal }): Promise<ConsumerGroupDetail> =>
+      unwrap(
+        await apiClient.GET("/api/v1/consumer-groups/{id}/", { params: { path: { id } }, signal }),
+      ) as unknown as ConsumerGroupDetail,
+    refetchInterval: 15_000,
+  });
+}
+
+export function useOffsetResets(id: number) {
+  return useQuery({
+    queryKey: groupKeys.resets(id),
+    queryFn: async ({ signal }): Promise<OffsetReset[]> =>
+      itemsOf<OffsetReset>(
+        unwrap(await apiClient.GET("/api/v1/consumer-groups/{id}/resets/", { params: { path: { id } }, signal })),
+      ),
+  });
+}
+
+export function usePreviewReset(id: number) {
+  return useMutation({
+    mutationFn: async (body: OffsetResetInput): Promise<PlannedOffset[]> =>
+      itemsOf<PlannedOffset>(
+        unwrap(
+          await apiClient.POST("/api/v1/consumer-groups/{id}/reset-offsets/preview/", {
+            params: { path: { id } },
+            body,
+          }),
+        ),
+      ),
+  });
+}
+
+function useGroupChange<Variables, Result>(id: number, change: (variables: Variables) => Promise<Result>) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: change,
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: groupKeys.detail(id) }),
+        queryClient.invalidateQueries({ queryKey: groupKeys.resets(id) }),
+        queryClient.invalidateQueries({ queryKey: [...groupKeys.all, "list"] }),
+      ]),
+  });
+}
+
+export function useApplyReset(id: number) {
+  return useGroupChange(id, async (body: OffsetResetInput): Promise<OffsetReset> =>
+    unwrap(await apiClient.POST("/api/v1/consumer-groups/{id}/reset-offsets/", { params: { path: { id } }, body })),
+  );
+}
+
+export function useUndoReset(id: number) {
+  return useGroupChange(id, async (): Promise<OffsetReset> =>
+    unwrap(await apiClient.POST("/api/v1/consumer-groups/{id}/undo-reset/", { params: { path: { id } } })),
+  );
+}

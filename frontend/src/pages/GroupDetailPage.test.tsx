@@ -1,0 +1,166 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import { cluster } from "../test/clusterFixtures";
+import { json, requestsOf, stubFetch } from "../test/fetchStub";
+import { bodyCellTexts } from "../test/tables";
+import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
+import { GroupDetailPage } from "./GroupDetailPage";
+import { groupDetail, offsetReset } from "./groups/groupFixtures";
+import { renderPage } from "./groups/renderPage";
+
+type Handlers = Parameters<typeof stubFetch>[0];
+
+function stubGroup(role: "developer" | "viewer", extra: Handlers = {}) {
+  return stubFetch({
+    ...signedInHandlers({ teamRoles: [membership(1, payments.id, "me", role)] }),
+    "GET /api/v1/clusters/": page([cluster()]),
+    "GET /api/v1/teams/": page([payments]),
+    "GET /api/v1/consumer-groups/31/": json(200, groupDetail()),
+    "GET /api/v1/consumer-groups/31/resets/": json(200, []),
+    ...extra,
+  });
+}
+
+const renderGroup = () => renderPage(<GroupDetailPage />, "/groups/:id", "/groups/31");
+
+describe("GroupDetailPage", () => {
+  it("shows the group's state, members with their assignments and lag per partition", async () => {
+    stubGroup("viewer", {
+      "GET /api/v1/consumer-groups/31/": json(
+        200,
+        groupDetail({
+          live: {
+            ...groupDetail().live,
+            state: "STABLE",
+            protocol: "range",
+            members: [
+              {
+                member_id: "m-1",
+                client_id: "billing-1",
+                host: "/10.0.0.5",
+                assignments: [
+                  { topic: "payments.orders", partition: 1 },
+                  { topic: "payments.orders", partition: 0 },
+                ],
+              },
+            ],
+          },
+        }),
+      ),
+    });
+    renderGroup();
+
+    expect(await screen.findByRole("heading", { name: "payments.billing" })).toBeInTheDocument();
+    expect(screen.getByText(/1 member · 1,500 messages behind/)).toBeInTheDocument();
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Partition lag" }))).toEqual([
+      ["payments.orders", "0", "100", "1,100", "1,000", "billing-1"],
+      ["payments.orders", "1", "400", "900", "500", "billing-1"],
+    ]);
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Members" }))).toEqual([
+      ["billing-1", "/10.0.0.5", "payments.orders-0, payments.orders-1", "m-1"],
+    ]);
+  });
+
+  it("offers no reset to viewers", async () => {
+    stubGroup("viewer");
+    renderGroup();
+    expect(await screen.findByText(/Developers of the group's team can reset its offsets/)).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Preview reset" })).not.toBeInTheDocument();
+  });
+
+  it("previews a reset with the lag it leaves, applies it after confirmation and undoes it", async () => {
+    let resets: unknown[] = [];
+    const fetchSpy = stubGroup("developer", {
+      "GET /api/v1/consumer-groups/31/resets/": () => json(200, resets),
+      "POST /api/v1/consumer-groups/31/reset-offsets/preview/": json(200, [
+        { topic: "payments.orders", partition: 0, old_offset: 100, new_offset: 0 },
+        { topic: "payments.orders", partition: 1, old_offset: 400, new_offset: 900 },
+      ]),
+      "POST /api/v1/consumer-groups/31/reset-offsets/": () => {
+        resets = [offsetReset({ strategy: "shift" })];
+        return json(201, resets[0]);
+      },
+      "POST /api/v1/consumer-groups/31/undo-reset/": () => {
+        resets = [offsetReset({ strategy: "shift", undone_at: "2026-01-05T11:05:00Z" })];
+        return json(200, resets[0]);
+      },
+    });
+    const { user } = renderGroup();
+
+    const form = await screen.findByRole("form", { name: "Describe the offset reset" });
+    expect(await screen.findByText("No resets yet")).toBeInTheDocument();
+    await user.selectOptions(within(form).getByLabelText("Strategy"), "shift");
+    await user.click(within(form).getByRole("button", { name: "Preview reset" }));
+    expect(await within(form).findByRole("alert")).toHaveTextContent("Shift by a whole number");
+
+    await user.type(within(form).getByLabelText("Shift by"), "-100");
+    await user.click(within(form).getByRole("checkbox", { name: "payments.orders" }));
+    await user.click(within(form).getByRole("button", { name: "Preview reset" }));
+
+    const preview = await screen.findByRole("table", { name: "Reset preview" });
+    expect(bodyCellTexts(preview)).toEqual([
+      ["payments.orders", "0", "100", "0", "1,000", "1,100 (+100)"],
+      ["payments.orders", "1", "400", "900", "500", "0 (−500)"],
+    ]);
+    const previewBody = await requestsOf(fetchSpy)
+      .find((request) => request.url.endsWith("/reset-offsets/preview/"))!
+      .json();
+    expect(previewBody).toEqual({ strategy: "shift", topics: ["payments.orders"], shift_by: -100 });
+
+    await user.click(screen.getByRole("button", { name: "Apply reset" }));
+    const dialog = screen.getByRole("alertdialog", { name: "Reset offsets of payments.billing" });
+    const confirm = within(dialog).getByRole("button", { name: "Apply reset" });
+    expect(confirm).toBeDisabled();
+    await user.type(within(dialog).getByRole("textbox"), "payments.billing");
+    await user.click(confirm);
+
+    expect(await screen.findByText(/Reset applied to 2 partitions/)).toBeInTheDocument();
+    const applyRequest = requestsOf(fetchSpy).find((request) => request.url.endsWith("/reset-offsets/"))!;
+    expect(await applyRequest.json()).toEqual(previewBody);
+    expect(screen.queryByRole("table", { name: "Reset preview" })).not.toBeInTheDocument();
+
+    await user.click(await screen.findByRole("button", { name: "Undo last reset" }));
+    const undoDialog = screen.getByRole("alertdialog", { name: "Undo the last reset" });
+    await user.type(within(undoDialog).getByRole("textbox"), "payments.billing");
+    await user.click(within(undoDialog).getByRole("button", { name: "Undo reset" }));
+    expect(await screen.findByText(/The last reset was undone/)).toBeInTheDocument();
+    await waitFor(() => expect(screen.queryByRole("button", { name: "Undo last reset" })).not.toBeInTheDocument());
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Reset history" }))[0]?.[1]).toBe("Shift by N messages");
+  });
+
+  it("will not apply while the group has members, and says why", async () => {
+    stubGroup("developer", {
+      "GET /api/v1/consumer-groups/31/": json(200, groupDetail({ live: { ...groupDetail().live, state: "STABLE" } })),
+      "POST /api/v1/consumer-groups/31/reset-offsets/preview/": json(200, [
+        { topic: "payments.orders", partition: 0, old_offset: 100, new_offset: 1100 },
+      ]),
+    });
+    const { user } = renderGroup();
+    await user.click(await screen.findByRole("button", { name: "Preview reset" }));
+    await screen.findByRole("table", { name: "Reset preview" });
+    expect(screen.getByText(/The group has active members/)).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Apply reset" })).toBeDisabled();
+  });
+
+  it("shows the API's refusal of a preview", async () => {
+    stubGroup("developer", {
+      "POST /api/v1/consumer-groups/31/reset-offsets/preview/": json(400, {
+        error: { code: "unknown_topic", message: "Unknown topic: gone.", details: {} },
+      }),
+    });
+    const { user } = renderGroup();
+    await user.click(await screen.findByRole("button", { name: "Preview reset" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("Unknown topic: gone.");
+  });
+
+  it("shows a not-found state for a group the person cannot see", async () => {
+    stubGroup("viewer", {
+      "GET /api/v1/consumer-groups/31/": json(404, {
+        error: { code: "not_found", message: "Not found.", details: {} },
+      }),
+    });
+    renderGroup();
+    expect(await screen.findByRole("alert")).toHaveTextContent("Could not load the consumer group");
+  });
+});

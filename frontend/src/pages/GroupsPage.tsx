@@ -1,0 +1,239 @@
+import { createColumnHelper } from "@tanstack/react-table";
+import { useState, type FormEvent } from "react";
+import { Link, useSearchParams } from "react-router";
+
+import { useClusters } from "../api/hooks/clusters";
+import { GROUPS_PAGE_SIZE, useConsumerGroups, type ConsumerGroup, type ConsumerGroupQuery } from "../api/hooks/groups";
+import { useTeams } from "../api/hooks/teams";
+import { DataTable } from "../components/DataTable";
+import { Field } from "../components/Field";
+import { PageHeader } from "../components/PageHeader";
+import { Pager } from "../components/Pager";
+import { Timestamp } from "../components/Timestamp";
+import { EmptyState, QueryView } from "../components/states";
+import { GROUP_STATES, GroupStateBadge, stateLabel } from "./groups/GroupStateBadge";
+
+const NUMBER = new Intl.NumberFormat();
+const DEFAULT_ORDERING = "-total_lag";
+const ORDERINGS: Record<string, string> = {
+  "-total_lag": "Most lag first",
+  total_lag: "Least lag first",
+  name: "Name",
+  state: "State",
+};
+
+/** Filters, ordering and page live in the URL so a filtered view can be shared and survives a reload. */
+function queryFromParams(params: URLSearchParams): ConsumerGroupQuery {
+  const query: ConsumerGroupQuery = { limit: GROUPS_PAGE_SIZE, ordering: DEFAULT_ORDERING };
+  for (const name of ["cluster", "team", "offset"] as const) {
+    const value = Number(params.get(name));
+    if (Number.isInteger(value) && value > 0) query[name] = value;
+  }
+  const state = params.get("state");
+  if (state) query.state = state;
+  const name = params.get("name");
+  if (name) query.name = name;
+  const ordering = params.get("ordering");
+  if (ordering && ordering in ORDERINGS) query.ordering = ordering;
+  return query;
+}
+
+const column = createColumnHelper<ConsumerGroup>();
+
+export function GroupsPage() {
+  const [searchParams, setSearchParams] = useSearchParams();
+  const query = queryFromParams(searchParams);
+  const groups = useConsumerGroups(query);
+  const clusters = useClusters();
+  const teams = useTeams();
+  const clusterName = new Map((clusters.data ?? []).map((cluster) => [cluster.id, cluster.name]));
+  const teamName = new Map((teams.data ?? []).map((team) => [team.id, team.name]));
+  const filtered = ["cluster", "team", "state", "name"].some((name) => searchParams.has(name));
+
+  function setOffset(offset: number) {
+    setSearchParams((current) => {
+      const params = new URLSearchParams(current);
+      if (offset > 0) params.set("offset", String(offset));
+      else params.delete("offset");
+      return params;
+    });
+  }
+
+  const columns = [
+    column.accessor("name", {
+      header: "Group",
+      cell: (info) => (
+        <Link to={`/groups/${info.row.original.id}`} className="mono">
+          {info.getValue()}
+        </Link>
+      ),
+    }),
+    column.accessor((group) => clusterName.get(group.cluster) ?? `#${group.cluster}`, {
+      id: "cluster",
+      header: "Cluster",
+    }),
+    column.accessor((group) => (group.team == null ? "—" : (teamName.get(group.team) ?? `#${group.team}`)), {
+      id: "team",
+      header: "Team",
+    }),
+    column.accessor((group) => group.state ?? "", {
+      id: "state",
+      header: "State",
+      cell: (info) => <GroupStateBadge state={info.getValue()} />,
+    }),
+    column.accessor((group) => group.member_count ?? 0, { id: "members", header: "Members" }),
+    column.accessor((group) => group.total_lag ?? 0, {
+      id: "lag",
+      header: "Lag (messages)",
+      cell: (info) => NUMBER.format(info.getValue()),
+    }),
+    column.accessor((group) => group.observed_at ?? "", {
+      id: "observed",
+      header: "Sampled",
+      cell: (info) => (info.getValue() ? <Timestamp value={info.getValue()} relative /> : "—"),
+    }),
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Consumer groups"
+        description="Groups in your teams' prefixes with the lag the sampler last measured."
+      />
+      <GroupFilters
+        key={searchParams.toString()}
+        query={query}
+        clusters={(clusters.data ?? []).map((cluster) => ({ id: cluster.id, name: cluster.name }))}
+        teams={(teams.data ?? []).map((team) => ({ id: team.id, name: team.name }))}
+        onApply={(params) => setSearchParams(params)}
+      />
+      <QueryView
+        query={groups}
+        errorTitle="Could not load the consumer groups"
+        isEmpty={(page) => page.count === 0}
+        empty={
+          filtered ? (
+            <EmptyState title="No groups match" description="Change or clear the filters." />
+          ) : (
+            <EmptyState
+              title="No consumer groups yet"
+              description="Groups appear here once a consumer commits offsets on one of your clusters."
+            />
+          )
+        }
+      >
+        {(page) => (
+          <>
+            <DataTable
+              label="Consumer groups"
+              columns={columns}
+              rows={page.results}
+              getRowId={(group) => String(group.id)}
+              filterable={false}
+              pagination={false}
+            />
+            <Pager
+              label="Consumer groups"
+              offset={query.offset ?? 0}
+              limit={GROUPS_PAGE_SIZE}
+              count={page.count}
+              onOffsetChange={setOffset}
+            />
+          </>
+        )}
+      </QueryView>
+    </>
+  );
+}
+
+interface Named {
+  id: number;
+  name: string;
+}
+
+function GroupFilters({
+  query,
+  clusters,
+  teams,
+  onApply,
+}: {
+  query: ConsumerGroupQuery;
+  clusters: Named[];
+  teams: Named[];
+  onApply: (params: URLSearchParams) => void;
+}) {
+  const [draft, setDraft] = useState({
+    name: query.name ?? "",
+    cluster: query.cluster ? String(query.cluster) : "",
+    team: query.team ? String(query.team) : "",
+    state: query.state ?? "",
+    ordering: query.ordering ?? DEFAULT_ORDERING,
+  });
+  const set = (name: keyof typeof draft) => (event: { target: { value: string } }) =>
+    setDraft((current) => ({ ...current, [name]: event.target.value }));
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const params = new URLSearchParams();
+    if (draft.name.trim()) params.set("name", draft.name.trim());
+    for (const name of ["cluster", "team", "state"] as const) if (draft[name]) params.set(name, draft[name]);
+    if (draft.ordering !== DEFAULT_ORDERING) params.set("ordering", draft.ordering);
+    onApply(params);
+  }
+
+  const select = (label: string, name: "cluster" | "team", options: Named[], all: string) => (
+    <Field label={label}>
+      {(control) => (
+        <select {...control} className="input" value={draft[name]} onChange={set(name)}>
+          <option value="">{all}</option>
+          {options.map((option) => (
+            <option key={option.id} value={option.id}>
+              {option.name}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+
+  return (
+    <form className="filters" onSubmit={submit} aria-label="Filter consumer groups">
+      <Field label="Name contains">
+        {(control) => <input {...control} className="input mono" value={draft.name} onChange={set("name")} />}
+      </Field>
+      {select("Cluster", "cluster", clusters, "All clusters")}
+      {select("Team", "team", teams, "All teams")}
+      <Field label="State">
+        {(control) => (
+          <select {...control} className="input" value={draft.state} onChange={set("state")}>
+            <option value="">Any state</option>
+            {GROUP_STATES.map((state) => (
+              <option key={state} value={state}>
+                {stateLabel(state)}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Order">
+        {(control) => (
+          <select {...control} className="input" value={draft.ordering} onChange={set("ordering")}>
+            {Object.entries(ORDERINGS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <div className="actions">
+        <button type="submit" className="button button--primary">
+          Apply filters
+        </button>
+        <button type="button" className="button" onClick={() => onApply(new URLSearchParams())}>
+          Clear
+        </button>
+      </div>
+    </form>
+  );
+}
