@@ -20,6 +20,7 @@ const PAGES: Record<string, RouteObject["lazy"]> = {
   "/audit": async () => ({ Component: (await import("./pages/AuditLogPage")).AuditLogPage }),
   "/clusters": async () => ({ Component: (await import("./pages/ClustersPage")).ClustersPage }),
   "/schemas": async () => ({ Component: (await import("./pages/SchemasPage")).SchemasPage }),
+  "/groups": async () => ({ Component: (await import("./pages/GroupsPage")).GroupsPage }),
 };
 
 /** Pages below a section, e.g. one team. */
@@ -33,6 +34,7 @@ const DETAIL_PAGES: RouteObject[] = [
     path: "clusters/:id",
     lazy: async () => ({ Component: (await import("./pages/ClusterDetailPage")).ClusterDetailPage }),
   },
+  { path: "groups/:id", lazy: async () => ({ Component: (await import("./pages/GroupDetailPage")).GroupDetailPage }) },
   {
     path: "schemas/:cluster/:subject",
     lazy: async () => ({ Component: (await import("./pages/SchemaSubjectPage")).SchemaSubjectPage }),
