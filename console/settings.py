@@ -257,3 +257,10 @@ LAG_RAW_RETENTION_SECONDS = int(os.environ.get("LAG_RAW_RETENTION_SECONDS", "360
 LAG_MEMBERS_REFRESH_SECONDS = float(os.environ.get("LAG_MEMBERS_REFRESH_SECONDS", "60"))
 # Bearer token for GET /metrics (Prometheus); org-admin API keys are accepted too. Empty: tokens refused.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+# Lag alerts (controlplane.alerts): delivery tries per notification, the first retry's delay (doubling after),
+# the HTTP timeout for webhooks, and the sender of alert e-mails (default DEFAULT_FROM_EMAIL).
+ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", "5"))
+ALERT_DELIVERY_BACKOFF_SECONDS = float(os.environ.get("ALERT_DELIVERY_BACKOFF_SECONDS", "5"))
+ALERT_DELIVERY_TIMEOUT_SECONDS = float(os.environ.get("ALERT_DELIVERY_TIMEOUT_SECONDS", "10"))
+ALERT_EMAIL_FROM = os.environ.get("ALERT_EMAIL_FROM", "")

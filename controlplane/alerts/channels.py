@@ -60,7 +60,7 @@ _opener = urllib.request.build_opener(_NoRedirects)
 
 
 def _timeout() -> float:
-    return float(getattr(settings, "ALERT_DELIVERY_TIMEOUT_SECONDS", 10))
+    return settings.ALERT_DELIVERY_TIMEOUT_SECONDS
 
 
 def _post_json(url: str, body: bytes, headers: dict[str, str]) -> int:
@@ -131,7 +131,7 @@ def send_email(channel: NotificationChannel, payload: dict[str, Any]) -> int | N
         send_mail(
             subject=payload["summary"][:200],
             message=_email_body(payload),
-            from_email=getattr(settings, "ALERT_EMAIL_FROM", None) or settings.DEFAULT_FROM_EMAIL,
+            from_email=settings.ALERT_EMAIL_FROM or settings.DEFAULT_FROM_EMAIL,
             recipient_list=list(channel.email_recipients),
         )
     except OSError as error:  # SMTP connection and protocol errors

@@ -21,12 +21,12 @@ MAX_BACKOFF_SECONDS = 600.0
 
 
 def max_attempts() -> int:
-    return int(getattr(settings, "ALERT_DELIVERY_MAX_ATTEMPTS", 5))
+    return settings.ALERT_DELIVERY_MAX_ATTEMPTS
 
 
 def backoff_seconds(attempt_number: int) -> float:
     """Seconds before the attempt after `attempt_number`: base, 2 * base, 4 * base … capped."""
-    base = float(getattr(settings, "ALERT_DELIVERY_BACKOFF_SECONDS", 5))
+    base = settings.ALERT_DELIVERY_BACKOFF_SECONDS
     return min(base * 2 ** (attempt_number - 1), MAX_BACKOFF_SECONDS)
 
 
