@@ -21,6 +21,10 @@ const PAGES: Record<string, RouteObject["lazy"]> = {
   "/clusters": async () => ({ Component: (await import("./pages/ClustersPage")).ClustersPage }),
   "/schemas": async () => ({ Component: (await import("./pages/SchemasPage")).SchemasPage }),
   "/groups": async () => ({ Component: (await import("./pages/GroupsPage")).GroupsPage }),
+  "/topics": async () => ({ Component: (await import("./pages/TopicsPage")).TopicsPage }),
+  "/acls": async () => ({ Component: (await import("./pages/AclsPage")).AclsPage }),
+  "/quotas": async () => ({ Component: (await import("./pages/QuotasPage")).QuotasPage }),
+  "/settings": async () => ({ Component: (await import("./pages/SettingsPage")).SettingsPage }),
 };
 
 /** Pages below a section, e.g. one team. */
@@ -33,6 +37,14 @@ const DETAIL_PAGES: RouteObject[] = [
   {
     path: "clusters/:id",
     lazy: async () => ({ Component: (await import("./pages/ClusterDetailPage")).ClusterDetailPage }),
+  },
+  {
+    path: "topics/:id",
+    lazy: async () => ({ Component: (await import("./pages/TopicDetailPage")).TopicDetailPage }),
+  },
+  {
+    path: "topics/:id/messages",
+    lazy: async () => ({ Component: (await import("./pages/TopicDetailPage")).TopicDetailPage }),
   },
   { path: "groups/:id", lazy: async () => ({ Component: (await import("./pages/GroupDetailPage")).GroupDetailPage }) },
   {

@@ -64,3 +64,58 @@ export type ClusterCreate = PostBody<"/api/v1/clusters/">;
 export type ClusterRegister = PostBody<"/api/v1/clusters/register/">;
 export type SecurityProtocol = ClusterRegister["security_protocol"];
 export type SaslMechanism = ClusterRegister["sasl_mechanism"];
+
+type PatchBody<Path extends keyof paths> = paths[Path] extends {
+  patch: { requestBody?: { content: { "application/json": infer Body } } };
+}
+  ? Body
+  : never;
+
+export type Topic = ItemOf<"/api/v1/topics/">;
+/** A partition as the cluster describes it now (LiveStateSerializer; the schema types `live` loosely). */
+export interface TopicPartition {
+  partition: number;
+  leader: number;
+  replicas: number[];
+  isr: number[];
+  start_offset: number;
+  end_offset: number;
+  size_bytes: number;
+}
+export interface TopicConfigEntry {
+  value: string | null;
+  source: string;
+  read_only: boolean;
+  sensitive: boolean;
+}
+export interface TopicLiveState {
+  exists: boolean;
+  partitions: TopicPartition[];
+  configs: Record<string, TopicConfigEntry>;
+}
+export type TopicDetail = Omit<JsonBody<paths["/api/v1/topics/{id}/"]["get"]["responses"][200]>, "live"> & {
+  live: TopicLiveState;
+};
+export type TopicCreate = PostBody<"/api/v1/topics/">;
+export type TopicConfigsUpdate = PatchBody<"/api/v1/topics/{id}/configs/">;
+export type TopicPurge = PostBody<"/api/v1/topics/{id}/purge/">;
+export type Purged = JsonBody<paths["/api/v1/topics/{id}/purge/"]["post"]["responses"][200]>;
+export type MessageQuery = NonNullable<paths["/api/v1/topics/{id}/messages/"]["get"]["parameters"]["query"]>;
+export type TopicMessage = ItemOf<"/api/v1/topics/{id}/messages/">;
+export type MessagePayload = TopicMessage["value"];
+export type ProduceRequest = PostBody<"/api/v1/topics/{id}/produce/">;
+export type Produced = JsonBody<paths["/api/v1/topics/{id}/produce/"]["post"]["responses"][201]>;
+
+export type AclBinding = ItemOf<"/api/v1/acls/">;
+export type AclBindingCreate = PostBody<"/api/v1/acls/">;
+export type AclBindingFilters = NonNullable<paths["/api/v1/acls/"]["get"]["parameters"]["query"]>;
+export type AccessGrant = ItemOf<"/api/v1/access-grants/">;
+export type AccessGrantCreate = PostBody<"/api/v1/access-grants/">;
+export type ClientQuota = ItemOf<"/api/v1/quotas/">;
+export type ClientQuotaCreate = PostBody<"/api/v1/quotas/">;
+export type ClientQuotaUpdate = PatchBody<"/api/v1/quotas/{id}/">;
+export type ScramCredential = ItemOf<"/api/v1/scram-credentials/">;
+export type ScramCredentialCreate = PostBody<"/api/v1/scram-credentials/">;
+export type ScramCredentialWithPassword = JsonBody<
+  paths["/api/v1/scram-credentials/"]["post"]["responses"][201]
+>;

@@ -81,6 +81,10 @@ export const can = {
   manageServiceAccounts: (role: TeamRole | null) => hasRole(role, "developer"),
   deleteServiceAccount: (role: TeamRole | null) => hasRole(role, "team_admin"),
   manageKeys: (role: TeamRole | null) => hasRole(role, "developer"),
+  /** Creating, changing, purging and deleting a team's topics, and producing test messages. */
+  manageTopics: (role: TeamRole | null) => hasRole(role, "developer"),
+  /** ACL bindings, grants from templates, quotas and SCRAM credentials of the team's service accounts. */
+  manageAccess: (role: TeamRole | null) => hasRole(role, "developer"),
   /** Org admins read their organization's trail, team admins their team's. */
   readAuditLog: (access: Access) =>
     access.isSuperuser ||

@@ -1,6 +1,43 @@
-/** The IANA timezone of the person using the console, e.g. "Europe/Berlin". */
-export function userTimeZone(): string {
+const TIME_ZONE_KEY = "console.timeZone";
+
+/** The browser's own IANA timezone. */
+export function browserTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+function isKnownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat(undefined, { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The timezone picked on the settings page, or null to follow the browser. */
+export function storedTimeZone(): string | null {
+  try {
+    const zone = window.localStorage.getItem(TIME_ZONE_KEY);
+    return zone && isKnownTimeZone(zone) ? zone : null;
+  } catch {
+    // Storage can be blocked; the browser's zone is then used.
+    return null;
+  }
+}
+
+/** Remembers the zone in this browser; null goes back to the browser's own. */
+export function storeTimeZone(zone: string | null): void {
+  try {
+    if (zone) window.localStorage.setItem(TIME_ZONE_KEY, zone);
+    else window.localStorage.removeItem(TIME_ZONE_KEY);
+  } catch {
+    // The choice then lasts only until the page reloads.
+  }
+}
+
+/** The IANA timezone of the person using the console, e.g. "Europe/Berlin": their pick, else the browser's. */
+export function userTimeZone(): string {
+  return storedTimeZone() ?? browserTimeZone();
 }
 
 /** Date and time in the user's locale and timezone, with the zone named. */

@@ -20,6 +20,7 @@ import { useConfirmedAction } from "../components/useConfirmedAction";
 import { NotFoundPage } from "./NotFoundPage";
 import { CreateKeyDialog } from "./serviceAccounts/CreateKeyDialog";
 import { RotateKeyDialog } from "./serviceAccounts/RotateKeyDialog";
+import { ScramCredentialsSection } from "./serviceAccounts/ScramCredentialsSection";
 
 const STATUS_BADGE: Record<ApiKey["status"], string> = {
   active: "badge",
@@ -48,6 +49,7 @@ function ServiceAccountDetail({ id }: { id: number }) {
           <>
             <AccountHeader account={accountData} teamName={team?.name ?? "—"} role={role} />
             <KeysSection account={accountData} role={role} />
+            <ScramCredentialsSection account={accountData} canManage={can.manageAccess(role)} />
           </>
         );
       }}

@@ -25,8 +25,35 @@ export function applyStoredTheme(): void {
   if (theme) document.documentElement.dataset.theme = theme;
 }
 
+/** A theme, or "system" to follow the operating system's setting. */
+export type ThemePreference = Theme | "system";
+/** Fired on window when the settings page changes the preference, so the top bar's toggle follows. */
+const THEME_CHANGE_EVENT = "console:theme-change";
+
+export function themePreference(): ThemePreference {
+  return storedTheme() ?? "system";
+}
+
+export function setThemePreference(preference: ThemePreference): void {
+  try {
+    if (preference === "system") window.localStorage.removeItem(STORAGE_KEY);
+    else window.localStorage.setItem(STORAGE_KEY, preference);
+  } catch {
+    // The choice then lasts only for this page load.
+  }
+  if (preference === "system") delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = preference;
+  window.dispatchEvent(new Event(THEME_CHANGE_EVENT));
+}
+
 export function useTheme(): { theme: Theme; toggleTheme: () => void } {
   const [theme, setTheme] = useState<Theme>(() => storedTheme() ?? systemTheme());
+
+  useEffect(() => {
+    const changed = () => setTheme(storedTheme() ?? systemTheme());
+    window.addEventListener(THEME_CHANGE_EVENT, changed);
+    return () => window.removeEventListener(THEME_CHANGE_EVENT, changed);
+  }, []);
 
   useEffect(() => {
     if (storedTheme() || typeof window.matchMedia !== "function") return;

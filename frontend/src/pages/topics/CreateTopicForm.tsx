@@ -1,0 +1,215 @@
+import { useState, type FormEvent } from "react";
+import { useNavigate } from "react-router";
+
+import { useTeamPolicy } from "../../api/hooks/policies";
+import { usePrefixes } from "../../api/hooks/prefixes";
+import { useCreateTopic } from "../../api/hooks/topics";
+import type { Cluster, Team, TopicCreate } from "../../api/types";
+import { Field, FormError } from "../../components/Field";
+import { formErrorsOf } from "../../lib/formErrors";
+import { KeyValueRows, rowsToRecord, type KeyValueRow } from "./KeyValueRows";
+
+/** Kafka's own rule for topic names. */
+const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
+
+interface CreateTopicFormProps {
+  teams: Team[];
+  clusters: Cluster[];
+  initialCluster?: number;
+  onCancel: () => void;
+}
+
+/**
+ * A new topic for one of the person's teams. "Validate" asks the cluster to
+ * check the request without creating anything; "Create" creates it. Hints
+ * show the team's prefixes and policy limits before the server enforces them.
+ */
+export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: CreateTopicFormProps) {
+  const navigate = useNavigate();
+  const create = useCreateTopic();
+  const [team, setTeam] = useState<number | "">(teams[0]?.id ?? "");
+  const sameOrganization = clusters.filter(
+    (cluster) => cluster.organization === teams.find((each) => each.id === team)?.organization,
+  );
+  const [cluster, setCluster] = useState<number | "">(
+    clusters.some((each) => each.id === initialCluster) ? (initialCluster ?? "") : (clusters[0]?.id ?? ""),
+  );
+  const [name, setName] = useState("");
+  const [partitions, setPartitions] = useState("3");
+  const [replicationFactor, setReplicationFactor] = useState("1");
+  const [configs, setConfigs] = useState<KeyValueRow[]>([]);
+  const [nameError, setNameError] = useState<string | undefined>();
+  const [validated, setValidated] = useState<string | null>(null);
+
+  const policy = useTeamPolicy(typeof team === "number" ? team : 0);
+  const prefixes = usePrefixes(typeof team === "number" ? team : undefined);
+  const topicPrefixes = (prefixes.data ?? [])
+    .filter((prefix) => prefix.resource_type === "topic")
+    .map((prefix) => prefix.prefix);
+  const maxPartitions = policy.data?.max_partitions_per_topic ?? null;
+  const server = formErrorsOf(create.error, ["cluster", "team", "name", "partitions", "replication_factor", "configs"]);
+  const clusterChoices = sameOrganization.length > 0 ? sameOrganization : clusters;
+  // A team's topics live on its organization's clusters; the choice follows a change of team.
+  const chosenCluster = clusterChoices.some((each) => each.id === cluster) ? cluster : (clusterChoices[0]?.id ?? "");
+
+  function request(validateOnly: boolean): TopicCreate | null {
+    if (!TOPIC_NAME.test(name) || name === "." || name === "..") {
+      setNameError("1 to 249 letters, digits, '.', '_' or '-'.");
+      return null;
+    }
+    if (topicPrefixes.length > 0 && !topicPrefixes.some((prefix) => name.startsWith(prefix))) {
+      setNameError(`The name must start with one of the team's prefixes: ${topicPrefixes.join(", ")}`);
+      return null;
+    }
+    setNameError(undefined);
+    if (team === "" || chosenCluster === "") return null;
+    return {
+      team,
+      cluster: chosenCluster,
+      name,
+      partitions: Number(partitions),
+      replication_factor: Number(replicationFactor),
+      configs: rowsToRecord(configs),
+      validate_only: validateOnly,
+    };
+  }
+
+  function send(validateOnly: boolean) {
+    const body = request(validateOnly);
+    if (!body) return;
+    setValidated(null);
+    create.mutate(body, {
+      onSuccess: (result) => {
+        if (result.validated) {
+          setValidated(`The cluster accepts ${name} with ${partitions} partitions. Nothing was created yet.`);
+        } else {
+          navigate(`/topics/${result.topic.id}`);
+        }
+      },
+    });
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    send(false);
+  }
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <Field label="Team" error={server.fields.team}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={team}
+            onChange={(event) => {
+              setTeam(Number(event.target.value));
+              setValidated(null);
+            }}
+          >
+            {teams.map((option) => (
+              <option key={option.id} value={option.id}>
+                {option.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Cluster" error={server.fields.cluster}>
+        {(control) => (
+          <select {...control} className="input" value={chosenCluster} onChange={(event) => setCluster(Number(event.target.value))}>
+            {clusterChoices.map((option) => (
+              <option key={option.id} value={option.id}>
+                {option.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="Name"
+        hint={
+          topicPrefixes.length > 0
+            ? `Starts with the team's prefix: ${topicPrefixes.join(", ")}`
+            : "The team has no topic prefix yet; an admin adds one on the team page."
+        }
+        error={nameError ?? server.fields.name}
+      >
+        {(control) => (
+          <input
+            {...control}
+            className="input mono"
+            autoComplete="off"
+            placeholder={topicPrefixes[0] ? `${topicPrefixes[0]}orders` : undefined}
+            value={name}
+            onChange={(event) => {
+              setName(event.target.value);
+              setValidated(null);
+            }}
+          />
+        )}
+      </Field>
+      <div className="inline-form">
+        <Field
+          label="Partitions"
+          hint={maxPartitions !== null ? `The team's policy allows up to ${maxPartitions}.` : undefined}
+          error={server.fields.partitions}
+        >
+          {(control) => (
+            <input
+              {...control}
+              className="input"
+              type="number"
+              min={1}
+              max={maxPartitions ?? undefined}
+              value={partitions}
+              onChange={(event) => setPartitions(event.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Replication factor" error={server.fields.replication_factor}>
+          {(control) => (
+            <input
+              {...control}
+              className="input"
+              type="number"
+              min={1}
+              max={32}
+              value={replicationFactor}
+              onChange={(event) => setReplicationFactor(event.target.value)}
+            />
+          )}
+        </Field>
+      </div>
+      {policy.data?.max_retention_ms != null ? (
+        <p className="field__hint">retention.ms may be at most {policy.data.max_retention_ms}.</p>
+      ) : null}
+      <KeyValueRows
+        legend="Config overrides"
+        keyLabel="Config"
+        valueLabel="Value"
+        rows={configs}
+        onChange={setConfigs}
+        keyPlaceholder="retention.ms"
+      />
+      {server.fields.configs ? <p className="field__error">{server.fields.configs}</p> : null}
+      <FormError message={server.form} />
+      {validated ? (
+        <p className="callout" role="status">
+          {validated}
+        </p>
+      ) : null}
+      <div className="dialog__actions">
+        <button type="button" className="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="button" className="button" disabled={create.isPending} onClick={() => send(true)}>
+          Validate
+        </button>
+        <button type="submit" className="button button--primary" disabled={create.isPending}>
+          Create topic
+        </button>
+      </div>
+    </form>
+  );
+}
