@@ -26,6 +26,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(config: BrokerConfig) -> None:
+    if config.get_str("process.roles"):
+        from broker.controller.roles import run_cluster_node
+
+        await run_cluster_node(config)
+        return
     from broker.server.app import BrokerServer
 
     server = BrokerServer(config)

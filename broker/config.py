@@ -79,6 +79,15 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "producer.id.expiration.ms": (int, 86400000),
     "connections.max.idle.ms": (int, 600000),
     "replica.fetch.max.bytes": (int, 1048576),
+    # --- cluster mode (broker/controller/README.md); unset process.roles = single-node broker
+    "process.roles": (str, ""),
+    "controller.quorum.voters": (str, ""),
+    "controller.listener.names": (str, "CONTROLLER"),
+    "controller.quorum.election.timeout.ms": (int, 1000),
+    "broker.rack": (str, ""),
+    "broker.heartbeat.interval.ms": (int, 2000),
+    "broker.session.timeout.ms": (int, 9000),
+    "metadata.log.dir": (str, ""),
     # Not a Kafka property: our Prometheus endpoint (0 = off).
     "metrics.port": (int, 0),
     "metrics.host": (str, "127.0.0.1"),
@@ -301,6 +310,10 @@ class BrokerConfig:
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
         self._validate_security()
+        if self.get_str("process.roles"):
+            from broker.controller.roles import validate_cluster_config
+
+            validate_cluster_config(self)
 
     def _validate_security(self) -> None:
         protocols = self.security_protocol_map

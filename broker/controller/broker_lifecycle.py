@@ -1,0 +1,168 @@
+"""A broker's side of the quorum: register, heartbeat, follow the metadata log, shut down cleanly.
+
+The broker follows committed metadata by long-polling `fetch_metadata` on a controller and
+folds each entry into its own `MetadataImage`, telling every `MetadataListener` what changed.
+Heartbeats report how far it has read, which is what unfences it after a (re)start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+
+from broker.controller.api import Endpoint, MetadataListener
+from broker.controller.client import ControllerClient, ControllerUnavailable, RpcChannel
+from broker.controller.image import MetadataImage, publish, publish_image
+from broker.raft.wire import FrameError
+
+log = logging.getLogger("broker.controller.lifecycle")
+
+FETCH_WAIT_MS = 500
+
+
+class BrokerLifecycle:
+    def __init__(
+        self,
+        client: ControllerClient,
+        broker_id: int,
+        endpoints: Sequence[Endpoint],
+        rack: str | None,
+        heartbeat_interval_s: float,
+        listeners: Sequence[MetadataListener] = (),
+    ) -> None:
+        self.client = client
+        self.broker_id = broker_id
+        self.endpoints = tuple(endpoints)
+        self.rack = rack
+        self.heartbeat_interval_s = heartbeat_interval_s
+        self.listeners = list(listeners)
+        self.incarnation_id = uuid.uuid4()
+        self.image = MetadataImage()
+        self.broker_epoch: int | None = None
+        self.fenced = True
+        self.caught_up = asyncio.Event()  # set once the image reached the registration
+        self._tasks: list[asyncio.Task[None]] = []
+        self._want_shutdown = False
+
+    async def start(self) -> None:
+        """Register (retrying until a controller accepts) and start heartbeats and the follower."""
+        for listener in self.listeners:
+            publish_image(self.image, listener)
+        self._tasks.append(asyncio.create_task(self._follow_metadata(), name="metadata-follower"))
+        await self._register()
+        self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="broker-heartbeats"))
+
+    async def _register(self) -> None:
+        params = {
+            "broker_id": self.broker_id,
+            "incarnation_id": str(self.incarnation_id),
+            "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in self.endpoints],
+            "rack": self.rack,
+        }
+        while True:
+            try:
+                reply = await self.client.call("register_broker", params)
+            except ControllerUnavailable as exc:
+                log.warning("broker %d cannot register yet: %s", self.broker_id, exc)
+                continue
+            if reply["error_code"] == 0:
+                self.broker_epoch = int(reply["result"]["broker_epoch"])
+                log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
+                return
+            # DUPLICATE_BROKER_REGISTRATION: our previous life's session has not expired yet.
+            log.info("broker %d registration refused (%s), retrying", self.broker_id, reply["message"])
+            await asyncio.sleep(self.heartbeat_interval_s)
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await self.heartbeat()
+            await asyncio.sleep(self.heartbeat_interval_s)
+
+    async def heartbeat(self) -> dict[str, object] | None:
+        params = {
+            "broker_id": self.broker_id,
+            "broker_epoch": self.broker_epoch,
+            "metadata_offset": self.image.offset,
+            "want_fence": False,
+            "want_shutdown": self._want_shutdown,
+        }
+        try:
+            reply = await self.client.call(
+                "broker_heartbeat", params, timeout_s=self.heartbeat_interval_s * 2
+            )
+        except ControllerUnavailable as exc:
+            log.warning("broker %d heartbeat failed: %s", self.broker_id, exc)
+            return None
+        if reply["error_code"]:
+            log.warning(
+                "broker %d heartbeat refused: %s %s", self.broker_id, reply["error_code"], reply["message"]
+            )
+            return None
+        result = reply["result"]
+        if self.fenced != result["is_fenced"]:
+            log.info("broker %d is %s", self.broker_id, "fenced" if result["is_fenced"] else "unfenced")
+        self.fenced = bool(result["is_fenced"])
+        return dict(result)
+
+    async def _follow_metadata(self) -> None:
+        voters = sorted(self.client.voters)
+        attempt = 0
+        channel: RpcChannel | None = None
+        while True:
+            if channel is None:
+                host, port = self.client.voters[voters[attempt % len(voters)]]
+                channel = RpcChannel(host, port)
+            try:
+                reply = await channel.call(
+                    "fetch_metadata",
+                    {"after_offset": self.image.offset, "max_wait_ms": FETCH_WAIT_MS},
+                    timeout_s=FETCH_WAIT_MS / 1000 + 2.0,
+                )
+            except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
+                channel.close()
+                channel = None
+                attempt += 1
+                await asyncio.sleep(0.1)
+                continue
+            self._apply_fetched(reply["result"])
+
+    def _apply_fetched(self, result: dict[str, object]) -> None:
+        snapshot = result.get("snapshot")
+        if isinstance(snapshot, str):
+            self.image = MetadataImage.from_snapshot(base64.b64decode(snapshot))
+            for listener in self.listeners:
+                publish_image(self.image, listener)
+        for index, records in result["entries"]:  # type: ignore[attr-defined]
+            if index <= self.image.offset:
+                continue
+            delta = self.image.apply_entry(index, records)
+            if delta:
+                for listener in self.listeners:
+                    publish(delta, listener)
+        if self.broker_epoch is not None and self.image.offset >= self.broker_epoch:
+            self.caught_up.set()
+
+    async def controlled_shutdown(self, timeout_s: float) -> bool:
+        """Ask the controller to move leadership away; True once it says the broker may stop."""
+        self._want_shutdown = True
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.broker_epoch is not None:
+            result = await self.heartbeat()
+            if result is not None and result.get("should_shutdown"):
+                return True
+            await asyncio.sleep(min(0.2, self.heartbeat_interval_s))
+        return False
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        self.client.close()

@@ -1,0 +1,151 @@
+"""Running a cluster node: `process.roles` = controller, broker, or broker,controller.
+
+A controller serves the quorum on the listener named by `controller.listener.names`; a broker
+serves clients on its other listeners, registers with the quorum and follows the metadata
+log. Without `process.roles` none of this runs (the single-node broker of broker/server/).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import signal
+from pathlib import Path
+
+from broker.config import BrokerConfig, ConfigError, Listener
+from broker.controller.api import Endpoint
+from broker.controller.client import ControllerClient, parse_voters
+from broker.controller.decisions import ControllerSettings
+from broker.controller.server import ControllerNodeConfig, ControllerServer
+from broker.raft.node import RaftTimings
+
+log = logging.getLogger("broker.cluster")
+
+ROLES = ("broker", "controller")
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
+
+
+def roles_of(config: BrokerConfig) -> set[str]:
+    return {r.strip() for r in config.get_str("process.roles").split(",") if r.strip()}
+
+
+def controller_listener_names(config: BrokerConfig) -> set[str]:
+    return {n.strip().upper() for n in config.get_str("controller.listener.names").split(",") if n.strip()}
+
+
+def validate_cluster_config(config: BrokerConfig) -> None:
+    roles = roles_of(config)
+    unknown = roles - set(ROLES)
+    if unknown or not roles:
+        raise ConfigError(
+            f"process.roles: {config.get_str('process.roles')!r} is not broker, controller or both"
+        )
+    try:
+        voters = parse_voters(config.get_str("controller.quorum.voters"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if not voters:
+        raise ConfigError("controller.quorum.voters: required when process.roles is set")
+    names = controller_listener_names(config)
+    controller_listeners = [listener for listener in config.listeners if listener.name in names]
+    if "controller" in roles:
+        if config.node_id not in voters:
+            raise ConfigError(f"controller.quorum.voters: node.id {config.node_id} is not one of the voters")
+        if not controller_listeners:
+            raise ConfigError(f"listeners: no controller listener named {', '.join(sorted(names))}")
+        for listener in controller_listeners:
+            if config.security_protocol(listener.name) != "PLAINTEXT":
+                raise ConfigError(f"{listener.name}: the controller listener supports PLAINTEXT only")
+    elif controller_listeners:
+        raise ConfigError("listeners: a broker-only node has no controller listener")
+    if "broker" in roles and len(controller_listeners) == len(config.listeners):
+        raise ConfigError("listeners: a broker needs a listener besides the controller listener")
+    if config.get_int("broker.heartbeat.interval.ms") >= config.get_int("broker.session.timeout.ms"):
+        raise ConfigError("broker.heartbeat.interval.ms must be shorter than broker.session.timeout.ms")
+
+
+def metadata_dir(config: BrokerConfig) -> Path:
+    base = config.get_str("metadata.log.dir") or str(config.log_dirs[0])
+    return Path(base) / "__cluster_metadata-0"
+
+
+def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
+    names = controller_listener_names(config)
+    listener = next(item for item in config.listeners if item.name in names)
+    election_timeout_s = config.get_int("controller.quorum.election.timeout.ms") / 1000
+    return ControllerNodeConfig(
+        node_id=config.node_id,
+        voters=parse_voters(config.get_str("controller.quorum.voters")),
+        metadata_dir=metadata_dir(config),
+        listen_host=listener.host or "127.0.0.1",
+        listen_port=listener.port,
+        settings=ControllerSettings(
+            session_timeout_s=config.get_int("broker.session.timeout.ms") / 1000,
+            default_partitions=config.num_partitions,
+            default_replication_factor=config.default_replication_factor,
+            unclean_leader_election=config.get_bool("unclean.leader.election.enable"),
+        ),
+        timings=RaftTimings(
+            election_timeout_s=election_timeout_s, heartbeat_interval_s=election_timeout_s / 10
+        ),
+    )
+
+
+def broker_only_config(config: BrokerConfig) -> BrokerConfig:
+    """The node's config as the client-facing broker sees it: without the controller listener."""
+    names = controller_listener_names(config)
+
+    def keep(listeners: list[Listener]) -> list[Listener]:
+        return [item for item in listeners if item.name not in names]
+
+    return dataclasses.replace(
+        config, listeners=keep(config.listeners), advertised_listeners=keep(config.advertised_listeners)
+    )
+
+
+async def run_cluster_node(config: BrokerConfig) -> None:
+    roles = roles_of(config)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    controller: ControllerServer | None = None
+    broker = None
+    lifecycle = None
+    try:
+        if "controller" in roles:
+            controller = ControllerServer(controller_node_config(config))
+            await controller.start()
+        if "broker" in roles:
+            from broker.controller.broker_lifecycle import BrokerLifecycle
+            from broker.server.app import BrokerServer
+
+            broker_config = broker_only_config(config)
+            broker = BrokerServer(broker_config)
+            await broker.start()
+            assert broker.state is not None
+            endpoints = []
+            for listener in broker_config.listeners:
+                host, port = broker.state.advertised_endpoint(listener.name)
+                endpoints.append(
+                    Endpoint(listener.name, host, port, broker_config.security_protocol(listener.name))
+                )
+            lifecycle = BrokerLifecycle(
+                ControllerClient(parse_voters(config.get_str("controller.quorum.voters"))),
+                broker_id=config.node_id,
+                endpoints=endpoints,
+                rack=config.get_str("broker.rack") or None,
+                heartbeat_interval_s=config.get_int("broker.heartbeat.interval.ms") / 1000,
+            )
+            await lifecycle.start()
+        await stopping.wait()
+    finally:
+        if lifecycle is not None:
+            moved = await lifecycle.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
+            log.info("controlled shutdown %s", "complete" if moved else "timed out")
+            await lifecycle.close()
+        if broker is not None:
+            await broker.stop()
+        if controller is not None:
+            await controller.stop()

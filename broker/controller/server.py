@@ -1,0 +1,490 @@
+"""A controller node: the Raft node, its storage and transport, the metadata image it applies,
+and the controller listener serving peers (Raft frames) and brokers (controller RPCs).
+
+Writes go through one lock: decide against the committed image, propose, wait for the commit,
+answer. So every decision sees the outcome of the previous one, and nothing is answered
+before it is durable on a majority. A new leader decides nothing until the no-op entry of
+its term is applied, so its image holds everything earlier leaders committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.controller import records as rec
+from broker.controller.api import AlterPartitionRequest, Endpoint, PartitionAssignment
+from broker.controller.decisions import PRODUCER_ID_BLOCK, ControllerSettings, Decider, Decision, TopicRequest
+from broker.controller.image import MetadataImage
+from broker.raft.messages import Entry, Envelope, Snapshot
+from broker.raft.node import NotLeader, RaftNode, RaftTimings
+from broker.raft.storage import FileStorage
+from broker.raft.transport import PeerTransport
+from broker.raft.wire import FrameError, encode_frame, message_from_json, read_frame
+
+log = logging.getLogger("broker.controller")
+
+TICK_INTERVAL_S = 0.02
+FENCE_CHECK_INTERVAL_S = 0.25
+COMMIT_TIMEOUT_S = 10.0
+MAX_FETCH_ENTRIES = 500
+
+
+class RpcError(Exception):
+    def __init__(self, code: ErrorCode, message: str = "") -> None:
+        super().__init__(message or code.name)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerNodeConfig:
+    node_id: int
+    voters: Mapping[int, tuple[str, int]]
+    metadata_dir: Path
+    listen_host: str
+    listen_port: int
+    settings: ControllerSettings = field(default_factory=ControllerSettings)
+    timings: RaftTimings = field(default_factory=RaftTimings)
+    snapshot_every_entries: int = 1000
+
+
+def assignment_to_json(p: PartitionAssignment) -> dict[str, Any]:
+    data = asdict(p)
+    data["topic_id"] = str(p.topic_id)
+    data["replicas"] = list(p.replicas)
+    data["isr"] = list(p.isr)
+    return data
+
+
+class ControllerServer:
+    def __init__(self, config: ControllerNodeConfig) -> None:
+        self.config = config
+        self.image = MetadataImage()
+        self.node: RaftNode | None = None
+        self.transport: PeerTransport | None = None
+        self.bound_port = 0
+        self._server: asyncio.Server | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._write_lock = asyncio.Lock()
+        self._pending: dict[int, tuple[int, asyncio.Future[None]]] = {}
+        self._applied = asyncio.Condition()
+        self._decider: Decider | None = None
+        self._term_start_index = 0
+        self._connections: set[asyncio.StreamWriter] = set()
+        self._handler_tasks: set[asyncio.Task[Any]] = set()
+        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
+            "describe_quorum": self._describe_quorum,
+            "describe_cluster": self._describe_cluster,
+            "fetch_metadata": self._fetch_metadata,
+            "register_broker": self._register_broker,
+            "broker_heartbeat": self._broker_heartbeat,
+            "alter_partition": self._alter_partition,
+            "create_topics": self._create_topics,
+            "delete_topics": self._delete_topics,
+            "create_partitions": self._create_partitions,
+            "alter_configs": self._alter_configs,
+            "security_change": self._security_change,
+            "allocate_producer_ids": self._allocate_producer_ids,
+        }
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        config = self.config
+        storage = FileStorage(config.metadata_dir)
+        self.node = RaftNode(config.node_id, list(config.voters), storage, time.monotonic(), config.timings)
+        self._apply_committed()
+        peers = {i: address for i, address in config.voters.items() if i != config.node_id}
+        self.transport = PeerTransport(config.node_id, peers)
+        self.transport.start()
+        self._server = await asyncio.start_server(
+            self._serve_connection, config.listen_host, config.listen_port, reuse_address=True
+        )
+        self.bound_port = self._server.sockets[0].getsockname()[1]
+        self._tasks = [
+            asyncio.create_task(self._tick_loop(), name="raft-tick"),
+            asyncio.create_task(self._fence_loop(), name="controller-fencing"),
+        ]
+        log.info(
+            "controller %d listening on %s:%d, voters %s",
+            config.node_id,
+            config.listen_host,
+            self.bound_port,
+            sorted(config.voters),
+        )
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self._connections):
+            writer.close()
+        for handler in list(self._handler_tasks):
+            handler.cancel()
+        if self._server is not None:
+            await self._server.wait_closed()
+        if self.transport is not None:
+            await self.transport.close()
+        self._fail_pending()
+
+    # --- Raft plumbing -----------------------------------------------------------------------
+
+    def _node(self) -> RaftNode:
+        assert self.node is not None, "the controller is not started"
+        return self.node
+
+    def _send(self, envelopes: list[Envelope]) -> None:
+        assert self.transport is not None
+        for envelope in envelopes:
+            self.transport.send(envelope.to, envelope.message)
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_INTERVAL_S)
+            self._send(self._node().tick(time.monotonic()))
+            await self._after_raft_activity()
+
+    async def _after_raft_activity(self) -> None:
+        node = self._node()
+        was_active = self._decider is not None
+        if node.is_leader and not was_active:
+            self._decider = Decider(self.config.settings, time.monotonic())
+            self._term_start_index = node.last_index  # the no-op entry of this term
+            log.info("controller %d is the active controller for term %d", node.node_id, node.term)
+        elif not node.is_leader and was_active:
+            self._decider = None
+            self._fail_pending()
+            log.info("controller %d is no longer active (leader %s)", node.node_id, node.leader)
+        if self._apply_committed():
+            async with self._applied:
+                self._applied.notify_all()
+
+    def _apply_committed(self) -> bool:
+        node = self._node()
+        items = node.take_committed()
+        for item in items:
+            if isinstance(item, Snapshot):
+                self.image = MetadataImage.from_snapshot(item.data)
+                continue
+            self.image.apply_entry(item.index, rec.decode_entry(item.data))
+            self._resolve(item)
+        if items and self.image.offset - node.snapshot.last_index >= self.config.snapshot_every_entries:
+            term = node.term_at(self.image.offset)
+            assert term is not None
+            node.compact(Snapshot(self.image.offset, term, self.image.to_snapshot()))
+        return bool(items)
+
+    def _resolve(self, entry: Entry) -> None:
+        waiting = self._pending.pop(entry.index, None)
+        if waiting is None:
+            return
+        term, future = waiting
+        if future.done():
+            return
+        if entry.term == term:
+            future.set_result(None)
+        else:
+            future.set_exception(RpcError(ErrorCode.not_controller, "leadership changed before the commit"))
+
+    def _fail_pending(self) -> None:
+        for _, future in self._pending.values():
+            if not future.done():
+                future.set_exception(
+                    RpcError(ErrorCode.not_controller, "leadership changed before the commit")
+                )
+        self._pending.clear()
+
+    async def _wait_until_applied(self, index: int, timeout_s: float) -> bool:
+        async with self._applied:
+            try:
+                await asyncio.wait_for(self._applied.wait_for(lambda: self.image.offset >= index), timeout_s)
+            except TimeoutError:
+                return False
+        return True
+
+    async def decide_and_commit(self, decide: Callable[[Decider, MetadataImage], Decision]) -> Decision:
+        """Decide against the committed image, then commit the records before returning."""
+        async with self._write_lock:
+            decider = self._active_decider()
+            if not await self._wait_until_applied(self._term_start_index, COMMIT_TIMEOUT_S):
+                raise RpcError(ErrorCode.request_timed_out, "the new controller has not caught up yet")
+            decider = self._active_decider()
+            decision = decide(decider, self.image)
+            if decision.error_code or not decision.records:
+                return decision
+            node = self._node()
+            try:
+                envelopes, entry = node.propose(rec.encode_entry(decision.records), time.monotonic())
+            except NotLeader:
+                raise RpcError(ErrorCode.not_controller) from None
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._pending[entry.index] = (entry.term, future)
+            self._send(envelopes)
+            await self._after_raft_activity()  # a single voter commits at once
+            try:
+                await asyncio.wait_for(future, COMMIT_TIMEOUT_S)
+            except TimeoutError:
+                raise RpcError(
+                    ErrorCode.request_timed_out, "the metadata change was not committed in time"
+                ) from None
+            return decision
+
+    def _active_decider(self) -> Decider:
+        if self._decider is None:
+            raise RpcError(ErrorCode.not_controller)
+        return self._decider
+
+    async def _fence_loop(self) -> None:
+        while True:
+            await asyncio.sleep(FENCE_CHECK_INTERVAL_S)
+            if self._decider is None:
+                continue
+            try:
+                while True:
+                    decision = await self.decide_and_commit(
+                        lambda d, image: d.fence_expired_broker(image, time.monotonic())
+                    )
+                    if not decision.records:
+                        break
+                    log.info("fenced a broker whose session expired: %s", decision.records[0])
+            except RpcError as exc:
+                log.debug("fencing check skipped: %s", exc)
+
+    # --- the listener ------------------------------------------------------------------------
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._handler_tasks.add(handler)
+        try:
+            while True:
+                frame = await read_frame(reader)
+                kind = frame.get("t")
+                if kind == "raft":
+                    message = message_from_json(frame["m"])
+                    self._send(self._node().step(message, time.monotonic()))
+                    await self._after_raft_activity()
+                elif kind == "rpc":
+                    reply = await self._answer(frame)
+                    writer.write(encode_frame(reply))
+                    await writer.drain()
+                else:
+                    raise FrameError(f"unknown frame type {kind!r}")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except asyncio.CancelledError:
+            # Shutting down: end quietly (a cancelled handler task is logged as an error by asyncio).
+            pass
+        except FrameError as exc:
+            log.warning("closing a controller connection: %s", exc)
+        finally:
+            self._connections.discard(writer)
+            self._handler_tasks.discard(handler)
+            writer.close()
+
+    async def _answer(self, frame: dict[str, Any]) -> dict[str, Any]:
+        reply: dict[str, Any] = {"t": "reply", "id": frame.get("id"), "error_code": 0, "message": ""}
+        handler = self._handlers.get(str(frame.get("method")))
+        try:
+            if handler is None:
+                raise RpcError(ErrorCode.invalid_request, f"unknown method {frame.get('method')!r}")
+            params = frame.get("params") or {}
+            if not isinstance(params, dict):
+                raise RpcError(ErrorCode.invalid_request, "params must be an object")
+            reply["result"] = await handler(params)
+        except RpcError as exc:
+            reply["error_code"] = exc.code.value
+            reply["message"] = exc.message
+        except (KeyError, TypeError, ValueError) as exc:
+            reply["error_code"] = ErrorCode.invalid_request.value
+            reply["message"] = f"malformed request: {exc!r}"
+        node = self._node()
+        reply["leader_id"] = node.leader
+        return reply
+
+    @staticmethod
+    def _raise_for(decision: Decision) -> None:
+        if decision.error_code:
+            raise RpcError(ErrorCode(decision.error_code), decision.message)
+
+    # --- handlers ----------------------------------------------------------------------------
+
+    async def _describe_quorum(self, params: dict[str, Any]) -> dict[str, Any]:
+        node = self._node()
+        return {
+            "node_id": node.node_id,
+            "leader_id": node.leader,
+            "term": node.term,
+            "role": node.role.value,
+            "commit_index": node.commit_index,
+            "applied_offset": self.image.offset,
+            "voters": list(node.voters),
+        }
+
+    async def _describe_cluster(self, params: dict[str, Any]) -> dict[str, Any]:
+        image = self.image
+        return {
+            "offset": image.offset,
+            "brokers": [
+                {
+                    "broker_id": b.broker_id,
+                    "epoch": b.epoch,
+                    "fenced": b.fenced,
+                    "in_controlled_shutdown": b.in_controlled_shutdown,
+                    "rack": b.rack,
+                    "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in b.endpoints],
+                }
+                for b in image.brokers.values()
+            ],
+            "topics": {
+                t.name: {"topic_id": str(t.topic_id), "configs": t.configs} for t in image.topics.values()
+            },
+            "partitions": [assignment_to_json(p) for p in image.partitions()],
+        }
+
+    async def _fetch_metadata(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Committed entries after `after_offset` (a snapshot first when they were compacted
+        away); waits up to `max_wait_ms` for something new."""
+        after = int(params["after_offset"])
+        if self.image.offset <= after:
+            await self._wait_until_applied(after + 1, int(params.get("max_wait_ms", 0)) / 1000)
+        node = self._node()
+        result: dict[str, Any] = {"entries": [], "applied_offset": self.image.offset}
+        if after < node.snapshot.last_index:
+            result["snapshot"] = base64.b64encode(node.snapshot.data).decode("ascii")
+            after = node.snapshot.last_index
+        upto = min(self.image.offset, after + MAX_FETCH_ENTRIES)
+        if upto > after:
+            result["entries"] = [
+                [e.index, rec.decode_entry(e.data)] for e in node.entries_from(after + 1, upto - after)
+            ]
+        return result
+
+    async def _register_broker(self, params: dict[str, Any]) -> dict[str, Any]:
+        broker_id = int(params["broker_id"])
+        incarnation = uuid.UUID(params["incarnation_id"])
+        endpoints = [Endpoint(str(n), str(h), int(p), str(s)) for n, h, p, s in params["endpoints"]]
+        rack = params.get("rack") or None
+        decision = await self.decide_and_commit(
+            lambda d, image: d.register_broker(
+                image, broker_id, incarnation, endpoints, rack, time.monotonic()
+            )
+        )
+        self._raise_for(decision)
+        return {"broker_epoch": self.image.brokers[broker_id].epoch}
+
+    async def _broker_heartbeat(self, params: dict[str, Any]) -> dict[str, Any]:
+        broker_id = int(params["broker_id"])
+        decision = await self.decide_and_commit(
+            lambda d, image: d.heartbeat(
+                image,
+                broker_id,
+                int(params["broker_epoch"]),
+                int(params["metadata_offset"]),
+                bool(params.get("want_fence", False)),
+                bool(params.get("want_shutdown", False)),
+                time.monotonic(),
+            )
+        )
+        self._raise_for(decision)
+        broker = self.image.brokers[broker_id]
+        return {
+            "is_fenced": broker.fenced,
+            "in_controlled_shutdown": broker.in_controlled_shutdown,
+            "should_shutdown": self._active_decider().should_shut_down(self.image, broker_id),
+        }
+
+    async def _alter_partition(self, params: dict[str, Any]) -> dict[str, Any]:
+        request = AlterPartitionRequest(
+            broker_id=int(params["broker_id"]),
+            broker_epoch=int(params["broker_epoch"]),
+            topic_id=uuid.UUID(params["topic_id"]),
+            partition=int(params["partition"]),
+            leader_epoch=int(params["leader_epoch"]),
+            partition_epoch=int(params["partition_epoch"]),
+            new_isr=tuple(int(b) for b in params["new_isr"]),
+        )
+        decision = await self.decide_and_commit(lambda d, image: d.alter_partition(image, request))
+        self._raise_for(decision)
+        return {
+            "assignment": assignment_to_json(
+                self.image.topics[request.topic_id].partitions[request.partition]
+            )
+        }
+
+    async def _create_topics(self, params: dict[str, Any]) -> dict[str, Any]:
+        results = []
+        for topic in params["topics"]:
+            request = TopicRequest(
+                name=str(topic["name"]),
+                partitions=int(topic.get("partitions", -1)),
+                replication_factor=int(topic.get("replication_factor", -1)),
+                configs={str(k): str(v) for k, v in (topic.get("configs") or {}).items()},
+            )
+            if params.get("validate_only"):
+                decision = self._active_decider().create_topic(self.image, request)
+            else:
+                decision = await self.decide_and_commit(lambda d, image, r=request: d.create_topic(image, r))
+            created = self.image.topic_by_name(request.name)
+            results.append(
+                {
+                    "name": request.name,
+                    "error_code": decision.error_code,
+                    "message": decision.message,
+                    "topic_id": str(created.topic_id) if created and not decision.error_code else None,
+                }
+            )
+        return {"results": results}
+
+    async def _delete_topics(self, params: dict[str, Any]) -> dict[str, Any]:
+        results = []
+        for name in params["names"]:
+            decision = await self.decide_and_commit(lambda d, image, n=str(name): d.delete_topic(image, n))
+            results.append({"name": name, "error_code": decision.error_code, "message": decision.message})
+        return {"results": results}
+
+    async def _create_partitions(self, params: dict[str, Any]) -> dict[str, Any]:
+        name, total = str(params["name"]), int(params["total"])
+        decision = await self.decide_and_commit(lambda d, image: d.create_partitions(image, name, total))
+        self._raise_for(decision)
+        return {}
+
+    async def _alter_configs(self, params: dict[str, Any]) -> dict[str, Any]:
+        changes = {str(k): (None if v is None else str(v)) for k, v in params["changes"].items()}
+        resource_type, resource_name = str(params["resource_type"]), str(params["resource_name"])
+        decision = await self.decide_and_commit(
+            lambda d, image: d.alter_configs(image, resource_type, resource_name, changes)
+        )
+        self._raise_for(decision)
+        return {}
+
+    async def _security_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        records = list(params["records"])
+        decision = await self.decide_and_commit(lambda d, image: d.security_change(records))
+        self._raise_for(decision)
+        return {}
+
+    async def _allocate_producer_ids(self, params: dict[str, Any]) -> dict[str, Any]:
+        broker_id, epoch = int(params["broker_id"]), int(params["broker_epoch"])
+        decision = await self.decide_and_commit(
+            lambda d, image: d.allocate_producer_ids(image, broker_id, epoch)
+        )
+        self._raise_for(decision)
+        end = int(decision.records[0]["next_producer_id"])
+        return {"first_producer_id": end - PRODUCER_ID_BLOCK, "count": PRODUCER_ID_BLOCK}

@@ -1,0 +1,82 @@
+"""Outbound Raft messages over TCP: one connection and one sending task per peer.
+
+Raft tolerates lost messages, so sending never blocks the node: a peer that is down or slow
+has its queue trimmed and its messages dropped; the next heartbeat carries the state again.
+Inbound messages arrive on the controller listener (see broker/controller/server.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+from broker.raft.messages import Message
+from broker.raft.wire import encode_frame, message_to_json
+
+log = logging.getLogger("broker.raft.transport")
+
+MAX_QUEUED = 1000
+CONNECT_TIMEOUT_S = 1.0
+RECONNECT_DELAY_S = 0.2
+
+
+class PeerTransport:
+    def __init__(self, node_id: int, peers: Mapping[int, tuple[str, int]]) -> None:
+        self.node_id = node_id
+        self.peers = dict(peers)
+        self._queues: dict[int, asyncio.Queue[Message]] = {p: asyncio.Queue() for p in self.peers}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._send_loop(peer), name=f"raft-send-{peer}") for peer in self.peers
+        ]
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    def send(self, to: int, message: Message) -> None:
+        queue = self._queues.get(to)
+        if queue is None:
+            return
+        if queue.qsize() >= MAX_QUEUED:
+            # The peer is not keeping up; the oldest messages are the most stale.
+            while queue.qsize() > MAX_QUEUED // 2:
+                queue.get_nowait()
+        queue.put_nowait(message)
+
+    async def _send_loop(self, peer: int) -> None:
+        host, port = self.peers[peer]
+        queue = self._queues[peer]
+        while True:
+            writer: asyncio.StreamWriter | None = None
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
+                while True:
+                    message = await queue.get()
+                    frames = [message]
+                    while not queue.empty() and len(frames) < 64:
+                        frames.append(queue.get_nowait())
+                    writer.write(
+                        b"".join(
+                            encode_frame({"t": "raft", "from": self.node_id, "m": message_to_json(m)})
+                            for m in frames
+                        )
+                    )
+                    await writer.drain()
+            except (TimeoutError, OSError, ConnectionError) as exc:
+                log.debug("raft connection to node %d: %s", peer, exc)
+                # Messages queued while the peer was unreachable are stale by the time it returns.
+                while not queue.empty():
+                    queue.get_nowait()
+                await asyncio.sleep(RECONNECT_DELAY_S)
+            finally:
+                if writer is not None:
+                    writer.close()

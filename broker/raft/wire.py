@@ -1,0 +1,104 @@
+"""Frames on the controller listener: a 4-byte big-endian length, then one JSON object.
+
+Our own encoding rather than Kafka's Vote/BeginQuorumEpoch/Fetch shapes: those describe
+KRaft's pull-based variant of Raft, while `RaftNode` is the push-based Raft of the paper
+(AppendEntries, InstallSnapshot). JSON keeps the low-volume metadata traffic readable in a
+packet capture; entry and snapshot bytes travel base64-encoded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import struct
+from typing import Any
+
+from broker.raft.messages import (
+    AppendEntries,
+    AppendResponse,
+    Entry,
+    InstallSnapshot,
+    Message,
+    RequestVote,
+    Snapshot,
+    VoteResponse,
+)
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_LENGTH = struct.Struct(">I")
+
+
+class FrameError(Exception):
+    """The peer sent something that is not a frame of ours: close the connection."""
+
+
+async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
+    header = await reader.readexactly(_LENGTH.size)
+    (length,) = _LENGTH.unpack(header)
+    if length > MAX_FRAME_BYTES:
+        raise FrameError(f"frame of {length} bytes is larger than {MAX_FRAME_BYTES}")
+    body = await reader.readexactly(length)
+    try:
+        frame = json.loads(body)
+    except ValueError as exc:
+        raise FrameError(f"frame is not JSON: {exc}") from None
+    if not isinstance(frame, dict):
+        raise FrameError("frame is not a JSON object")
+    return frame
+
+
+def encode_frame(frame: dict[str, Any]) -> bytes:
+    body = json.dumps(frame, separators=(",", ":")).encode()
+    return _LENGTH.pack(len(body)) + body
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def message_to_json(message: Message) -> dict[str, Any]:
+    if isinstance(message, RequestVote):
+        return {"kind": "vote", **_fields(message)}
+    if isinstance(message, VoteResponse):
+        return {"kind": "vote_reply", **_fields(message)}
+    if isinstance(message, AppendEntries):
+        fields = _fields(message)
+        fields["entries"] = [[e.index, e.term, _b64(e.data)] for e in message.entries]
+        return {"kind": "append", **fields}
+    if isinstance(message, AppendResponse):
+        return {"kind": "append_reply", **_fields(message)}
+    snapshot = message.snapshot
+    return {
+        "kind": "snapshot",
+        "term": message.term,
+        "leader": message.leader,
+        "snapshot": [snapshot.last_index, snapshot.last_term, _b64(snapshot.data)],
+    }
+
+
+def _fields(message: Any) -> dict[str, Any]:
+    return {name: getattr(message, name) for name in message.__slots__}
+
+
+def message_from_json(data: dict[str, Any]) -> Message:
+    """Raises FrameError for anything malformed."""
+    try:
+        kind = data.pop("kind")
+        if kind == "vote":
+            return RequestVote(**data)
+        if kind == "vote_reply":
+            return VoteResponse(**data)
+        if kind == "append":
+            entries = tuple(Entry(int(i), int(t), base64.b64decode(d)) for i, t, d in data.pop("entries"))
+            return AppendEntries(entries=entries, **data)
+        if kind == "append_reply":
+            return AppendResponse(**data)
+        if kind == "snapshot":
+            index, term, payload = data["snapshot"]
+            return InstallSnapshot(
+                data["term"], data["leader"], Snapshot(int(index), int(term), base64.b64decode(payload))
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FrameError(f"malformed Raft message: {exc}") from None
+    raise FrameError(f"unknown Raft message kind {kind!r}")
