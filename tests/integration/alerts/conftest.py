@@ -131,6 +131,7 @@ class WebhookReceiver:
     url: str
     received: list[Received] = field(default_factory=list)
     failures_left: int = 0  # answer this many requests with 503 first
+    status_for_path: dict[str, int] = field(default_factory=dict)  # fixed answers for some paths
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def signed_by(self, secret: str) -> list[dict[str, Any]]:
@@ -157,7 +158,7 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
                 receiver.received.append(
                     Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 )
-            self.send_response(503 if failing else 204)
+            self.send_response(503 if failing else receiver.status_for_path.get(self.path, 204))
             self.end_headers()
 
         def log_message(self, *args: object) -> None:  # keep the test output clean
