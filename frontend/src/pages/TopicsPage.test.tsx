@@ -1,0 +1,189 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import { cluster } from "../test/clusterFixtures";
+import { json, requestsOf, stubFetch } from "../test/fetchStub";
+import { renderApp } from "../test/renderApp";
+import {
+  membership,
+  page,
+  payments,
+  paymentsPolicy,
+  paymentsPrefix,
+  query,
+  search,
+  signedInHandlers,
+} from "../test/tenancyFixtures";
+import { topic, topicDetail } from "../test/topicFixtures";
+import { filterTopicRows, type TopicRow } from "./TopicsPage";
+
+type Handlers = Parameters<typeof stubFetch>[0];
+
+function stubTopics(role: Parameters<typeof membership>[3] = "developer", extra: Handlers = {}) {
+  return stubFetch({
+    ...signedInHandlers({ teamRoles: [membership(9, 1, "me", role)] }),
+    "GET /api/v1/teams/": page([payments, search]),
+    "GET /api/v1/clusters/": page([cluster(), cluster({ id: 4, name: "analytics" })]),
+    "GET /api/v1/topics/": page([
+      topic(),
+      topic({ id: 31, name: "search.clicks", team: 2, cluster: 4, observed_partitions: 6, partitions: 3 }),
+      topic({ id: 32, name: "legacy.events", team: null, managed: false }),
+    ]),
+    ...extra,
+  });
+}
+
+function manyRows(count: number): TopicRow[] {
+  return Array.from({ length: count }, (_, index) => {
+    const name = `team-${index % 40}.topic-${index}`;
+    return {
+      topic: topic({ id: index + 1, name }),
+      clusterName: "orders",
+      teamName: `Team ${index % 40}`,
+      status: "in_sync",
+      haystack: `${name} orders team ${index % 40}`.toLowerCase(),
+    };
+  });
+}
+
+describe("TopicsPage", () => {
+  it("lists topics with cluster, team, partitions and drift", async () => {
+    stubTopics();
+    renderApp("/topics");
+
+    const table = await screen.findByRole("table", { name: "Topics" });
+    const orders = within(table).getByRole("row", { name: /payments\.orders/ });
+    expect(within(orders).getByRole("link", { name: "payments.orders" })).toHaveAttribute("href", "/topics/30");
+    expect(orders).toHaveTextContent("Payments");
+    expect(orders).toHaveTextContent("2.0 KiB");
+    expect(orders).toHaveTextContent("in sync");
+    const clicks = within(table).getByRole("row", { name: /search\.clicks/ });
+    expect(clicks).toHaveTextContent("analytics");
+    expect(clicks).toHaveTextContent("drift");
+    expect(within(table).getByRole("row", { name: /legacy\.events/ })).toHaveTextContent("unmanaged");
+  });
+
+  it("filters by search, cluster and team, and keeps them in the URL", async () => {
+    stubTopics();
+    const { router, user } = renderApp("/topics?team=1");
+
+    const table = await screen.findByRole("table", { name: "Topics" });
+    expect(within(table).queryByText("search.clicks")).not.toBeInTheDocument();
+    expect(screen.getByLabelText("Team")).toHaveValue("1");
+
+    await user.selectOptions(screen.getByLabelText("Team"), "");
+    await user.type(screen.getByLabelText("Search topics"), "clicks");
+    await waitFor(() => expect(screen.getByTestId("topic-count")).toHaveTextContent("1 of 3 topics"));
+    expect(within(table).getByText("search.clicks")).toBeInTheDocument();
+    expect(within(table).queryByText("payments.orders")).not.toBeInTheDocument();
+    // The URL follows once typing pauses.
+    await waitFor(() => expect(router.state.location.search).toBe("?q=clicks"));
+
+    await user.selectOptions(screen.getByLabelText("Cluster"), "3");
+    await waitFor(() => expect(router.state.location.search).toBe("?q=clicks&cluster=3"));
+    expect(await screen.findByText("No topics match")).toBeInTheDocument();
+  });
+
+  it("filters 2,000 topics in well under 100 ms", () => {
+    const rows = manyRows(2000);
+    const started = performance.now();
+    const ofTeam7 = filterTopicRows(rows, "TEAM-7.");
+    const oneTopic = filterTopicRows(rows, "team-39. topic-1999");
+    const elapsed = performance.now() - started;
+    expect(ofTeam7).toHaveLength(50);
+    expect(ofTeam7.every((row) => row.teamName === "Team 7")).toBe(true);
+    expect(oneTopic.map((row) => row.topic.name)).toEqual(["team-39.topic-1999"]);
+    expect(filterTopicRows(rows, "  ")).toHaveLength(2000);
+    expect(elapsed).toBeLessThan(100);
+  });
+
+  it("renders a 2,000-topic list as a virtual window and narrows it by search", async () => {
+    stubTopics("developer", {
+      "GET /api/v1/topics/": (request) => {
+        const offset = Number(query(request).get("offset"));
+        const limit = Number(query(request).get("limit"));
+        const all = Array.from({ length: 2000 }, (_, index) => topic({ id: index + 1, name: `payments.t${index}` }));
+        return page(all.slice(offset, offset + limit), all.length);
+      },
+    });
+    const { user } = renderApp("/topics");
+
+    const table = await screen.findByRole("table", { name: "Topics" });
+    expect(screen.getByTestId("topic-count")).toHaveTextContent("2000 topics");
+    // Only the rows in view (plus a few) are in the DOM.
+    expect(within(table).getAllByRole("row").length).toBeLessThan(60);
+
+    await user.type(screen.getByLabelText("Search topics"), "t1999");
+    await waitFor(() => expect(screen.getByTestId("topic-count")).toHaveTextContent("1 of 2000 topics"));
+    expect(within(table).getByText("payments.t1999")).toBeInTheDocument();
+  });
+
+  it("shows loading, empty and error states", async () => {
+    stubTopics("developer", { "GET /api/v1/topics/": page([]) });
+    renderApp("/topics");
+    expect(screen.getByRole("status")).toBeInTheDocument();
+    expect(await screen.findByText("No topics yet")).toBeInTheDocument();
+  });
+
+  it("shows an error when the topics cannot be loaded", async () => {
+    stubTopics("developer", {
+      "GET /api/v1/topics/": json(503, { error: { code: "unavailable", message: "Try later.", details: {} } }),
+    });
+    renderApp("/topics");
+    expect(await screen.findByRole("alert")).toHaveTextContent("Could not load the topics");
+  });
+
+  it("offers no create button to a viewer", async () => {
+    stubTopics("viewer");
+    renderApp("/topics");
+    await screen.findByRole("table", { name: "Topics" });
+    await waitFor(() => expect(screen.queryByRole("button", { name: "Create topic" })).not.toBeInTheDocument());
+  });
+
+  it("validates a new topic without creating it, then creates it", async () => {
+    const fetchSpy = stubTopics("developer", {
+      "GET /api/v1/policies/": page([paymentsPolicy]),
+      "GET /api/v1/prefixes/": page([paymentsPrefix]),
+      "POST /api/v1/topics/": async (request) => {
+        const body = await request.clone().json();
+        return body.validate_only ? json(200, body) : json(201, topic({ id: 44, name: body.name }));
+      },
+      "GET /api/v1/topics/44/": json(200, topicDetail({ id: 44, name: "payments.refunds" })),
+    });
+    const { router, user } = renderApp("/topics");
+
+    await user.click(await screen.findByRole("button", { name: "Create topic" }));
+    const dialog = screen.getByRole("dialog", { name: "Create topic" });
+    const name = within(dialog).getByLabelText("Name");
+    await waitFor(() => expect(name).toHaveAccessibleDescription(/payments\./));
+    expect(within(dialog).getByLabelText("Partitions")).toHaveAccessibleDescription("The team's policy allows up to 12.");
+
+    await user.type(name, "refunds");
+    await user.click(within(dialog).getByRole("button", { name: "Validate" }));
+    expect(name).toHaveAccessibleDescription(/must start with one of the team's prefixes: payments\./);
+
+    await user.clear(name);
+    await user.type(name, "payments.refunds");
+    await user.click(within(dialog).getByRole("button", { name: "Add config" }));
+    await user.type(within(dialog).getByLabelText("Config 1"), "retention.ms");
+    await user.type(within(dialog).getByLabelText("Value 1"), "60000");
+    await user.click(within(dialog).getByRole("button", { name: "Validate" }));
+    expect(await within(dialog).findByText(/The cluster accepts payments\.refunds/)).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/topics");
+
+    await user.click(within(dialog).getByRole("button", { name: "Create topic" }));
+    expect(await screen.findByRole("heading", { level: 1, name: "payments.refunds" })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/topics/44");
+    const posts = requestsOf(fetchSpy).filter((request) => request.method === "POST");
+    expect(await posts[0]!.json()).toEqual({
+      team: 1,
+      cluster: 3,
+      name: "payments.refunds",
+      partitions: 3,
+      replication_factor: 1,
+      configs: { "retention.ms": "60000" },
+      validate_only: true,
+    });
+    expect((await posts[1]!.json()).validate_only).toBe(false);
+  });
+});
