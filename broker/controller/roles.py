@@ -61,7 +61,8 @@ def validate_cluster_config(config: BrokerConfig) -> None:
         raise ConfigError("listeners: a broker-only node has no controller listener")
     if "broker" in roles and len(controller_listeners) == len(config.listeners):
         raise ConfigError("listeners: a broker needs a listener besides the controller listener")
-    if config.get_int("broker.heartbeat.interval.ms") >= config.get_int("broker.session.timeout.ms"):
+    heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
+    if "broker" in roles and heartbeat_ms >= config.get_int("broker.session.timeout.ms"):
         raise ConfigError("broker.heartbeat.interval.ms must be shorter than broker.session.timeout.ms")
 
 
