@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
+import redis
 from confluent_kafka import Consumer, Producer
 
 from controlplane.clusters import services as clusters
@@ -20,6 +21,7 @@ from controlplane.lag.sampler import sample_cluster
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from tests.fixtures.broker import BrokerProcess
+from tests.integration.topics.world import kafka_world  # noqa: F401 - the fixture, shared by the apps' tests
 
 SYSTEM = Actor.system()
 # The test samples every INTERVAL seconds (the beat's 5-60 s bounds are for production settings).
@@ -137,8 +139,18 @@ class LagWorld:
 
 
 @pytest.fixture
-def lag_world(db, settings, redis_url: str, fresh_broker: BrokerProcess) -> Iterator[LagWorld]:
+def lag_redis(settings, redis_url: str) -> str:
+    """The session's Redis without earlier tests' lag history (database ids repeat between tests)."""
     settings.REDIS_URL = redis_url
+    client = redis.Redis.from_url(redis_url)
+    keys = list(client.scan_iter("lag:*", count=1000))
+    if keys:
+        client.delete(*keys)
+    return redis_url
+
+
+@pytest.fixture
+def lag_world(db, settings, lag_redis: str, fresh_broker: BrokerProcess) -> Iterator[LagWorld]:
     settings.LAG_HEALTH_WINDOW_SECONDS = 1.5 * INTERVAL
     settings.LAG_LAGGING_MIN_MESSAGES = 10
     uid = uuid.uuid4().hex[:8]
