@@ -85,10 +85,13 @@ class Call:
         except ValueError:
             return default
 
-    def body(self) -> Any:
+    def require_body_type(self) -> None:
         content_type = self.request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
         if content_type not in ACCEPTED_BODY_TYPES:
             raise RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: {content_type}")
+
+    def body(self) -> Any:
+        self.require_body_type()
         raw = self.request.body
         if not raw:
             return {}
@@ -242,6 +245,7 @@ def list_subjects(call: Call) -> Any:
 
 def lookup(call: Call, subject: str) -> Any:
     call.require_read(subject)
+    call.require_body_type()  # before the cache, which knows bodies but not their declared types
     raw = call.request.body
     normalize, deleted = call.flag("normalize"), call.flag("deleted")
     key = ("lookup", subject, hashlib.sha256(raw).hexdigest(), normalize, deleted, call.params.get("format"))
@@ -492,9 +496,9 @@ RAW_ROUTES = _compile("[^/]+")
 DECODED_ROUTES = _compile(".+")
 
 
-def _registry_path(request: HttpRequest, decoded_rest: str) -> tuple[str, bool]:
+def registry_path(meta: dict[str, Any], decoded_rest: str) -> tuple[str, bool]:
     """The path below the registry's base, raw (still percent-encoded) when the server tells us."""
-    raw_uri = request.META.get("RAW_URI") or request.META.get("REQUEST_URI")
+    raw_uri = meta.get("RAW_URI") or meta.get("REQUEST_URI")
     if raw_uri:
         raw_path = raw_uri.split("?", 1)[0]
         marker = raw_path.find(BASE_MARKER)
@@ -503,7 +507,10 @@ def _registry_path(request: HttpRequest, decoded_rest: str) -> tuple[str, bool]:
     return decoded_rest.lstrip("/"), False
 
 
-def _route(method: str, path: str, raw: bool) -> tuple[Callable[..., Any], dict[str, str]]:
+Routed = tuple[Callable[..., Any], dict[str, str]]
+
+
+def route(method: str, path: str, raw: bool) -> Routed:
     allowed = False
     for methods, pattern, handler in RAW_ROUTES if raw else DECODED_ROUTES:
         match = pattern.fullmatch(path)
@@ -526,6 +533,16 @@ _csrf = CsrfViewMiddleware(lambda request: HttpResponse())
 
 @csrf_exempt
 def registry(request: HttpRequest, cluster_id: str, rest: str = "") -> HttpResponse:
+    path, raw = registry_path(request.META, rest)
+    try:
+        routed: Routed | RegistryError = route(request.method or "GET", path, raw)
+    except RegistryError as failure:
+        routed = failure  # answered after authentication, like every other request
+    return serve(request, int(cluster_id), routed)
+
+
+def serve(request: HttpRequest, cluster_id: int, routed: Routed | RegistryError) -> HttpResponse:
+    """Answer a routed registry request: size limit, authentication, CSRF for sessions, the handler."""
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -544,12 +561,13 @@ def registry(request: HttpRequest, cluster_id: str, rest: str = "") -> HttpRespo
         if refused is not None:
             return error(403, 403, "CSRF verification failed")
     try:
-        path, raw = _registry_path(request, rest)
-        handler, parts = _route(request.method or "GET", path, raw)
+        if isinstance(routed, RegistryError):
+            raise routed
+        handler, parts = routed
         call = Call(
             request=request,
-            cluster_id=int(cluster_id),
-            access=registry_access(actor, int(cluster_id)),
+            cluster_id=cluster_id,
+            access=registry_access(actor, cluster_id),
             params=request.GET.dict(),
         )
         if (request.method, handler.__name__) in AUDITED:
