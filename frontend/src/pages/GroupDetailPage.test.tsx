@@ -6,7 +6,7 @@ import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { bodyCellTexts } from "../test/tables";
 import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
 import { GroupDetailPage } from "./GroupDetailPage";
-import { groupDetail, offsetReset } from "./groups/groupFixtures";
+import { groupDetail, groupLag, lagChart, offsetReset } from "./groups/groupFixtures";
 import { renderPage } from "./groups/renderPage";
 
 type Handlers = Parameters<typeof stubFetch>[0];
@@ -18,6 +18,7 @@ function stubGroup(role: "developer" | "viewer", extra: Handlers = {}) {
     "GET /api/v1/teams/": page([payments]),
     "GET /api/v1/consumer-groups/31/": json(200, groupDetail()),
     "GET /api/v1/consumer-groups/31/resets/": json(200, []),
+    "GET /api/v1/lag/groups/31/": json(404, { error: { code: "not_found", message: "Not found.", details: {} } }),
     ...extra,
   });
 }
@@ -162,5 +163,55 @@ describe("GroupDetailPage", () => {
     });
     renderGroup();
     expect(await screen.findByRole("alert")).toHaveTextContent("Could not load the consumer group");
+  });
+
+  it("says when the lag sampler has not seen the group yet", async () => {
+    stubGroup("viewer");
+    renderGroup();
+    expect(await screen.findByText("Not sampled yet")).toBeInTheDocument();
+  });
+
+  it("shows the health with its reason, every partition's status and the lag chart by range and measure", async () => {
+    const fetchSpy = stubGroup("viewer", {
+      "GET /api/v1/lag/groups/31/": json(200, groupLag()),
+      "GET /api/v1/lag/groups/31/chart/": json(200, lagChart()),
+    });
+    const { user, router } = renderGroup();
+
+    const health = await screen.findByRole("region", { name: "Health and lag history" });
+    // The group's status in the summary, and its one partition's in the table.
+    expect(await within(health).findAllByText("stalled")).toHaveLength(2);
+    expect(within(health).getAllByText(/Committed offset has not moved for 5 min/)).toHaveLength(2);
+    expect(within(health).getByText(/1,500 messages · at least 2 min/)).toBeInTheDocument();
+    expect(bodyCellTexts(within(health).getByRole("table", { name: "Partition health" }))[0]).toEqual([
+      "payments.orders-0",
+      "stalled",
+      "Committed offset has not moved for 5 min",
+      "1,000",
+      "≥ 2 min",
+      "0/s",
+      "3/s",
+      "—",
+    ]);
+
+    await user.click(await within(health).findByText("Show the data as a table"));
+    const messages = within(health).getByRole("table", { name: "Lag in messages over the last 1h data" });
+    expect(bodyCellTexts(messages).map((row) => row.slice(1))).toEqual([
+      ["1.4K", "900", "500"],
+      ["1.5K", "1K", "500"],
+    ]);
+
+    await user.click(within(health).getByRole("button", { name: "24h" }));
+    await user.click(within(health).getByRole("button", { name: "Lag in seconds" }));
+    expect(new URLSearchParams(router.state.location.search).get("range")).toBe("24h");
+    const seconds = await within(health).findByRole("table", { name: "Lag in seconds over the last 24h data" });
+    expect(bodyCellTexts(seconds).map((row) => row.slice(1))).toEqual([
+      ["1 min", "1 min", "—"],
+      ["2 min", "2 min", "—"],
+    ]);
+    const chartRequests = requestsOf(fetchSpy).filter((request) => request.url.includes("/chart/"));
+    const last = new URL(chartRequests.at(-1)!.url).searchParams;
+    const span = Date.parse(last.get("until")!) - Date.parse(last.get("since")!);
+    expect(span).toBe(24 * 3_600_000);
   });
 });

@@ -12,6 +12,7 @@ import { Timestamp } from "../components/Timestamp";
 import { QueryView } from "../components/states";
 import { canResetOffsets } from "./groups/groupAccess";
 import { GroupStateBadge } from "./groups/GroupStateBadge";
+import { LagSection } from "./groups/LagSection";
 import { OffsetResetSection } from "./groups/OffsetResetSection";
 import "./groups/groups.css";
 import { NotFoundPage } from "./NotFoundPage";
@@ -79,6 +80,8 @@ function GroupSections({
         <dt>Last sampled</dt>
         <dd>{group.observed_at ? <Timestamp value={group.observed_at} /> : "not yet"}</dd>
       </dl>
+
+      <LagSection group={group.id} />
 
       <section className="section" aria-labelledby="group-lag">
         <h2 id="group-lag" className="section__title">

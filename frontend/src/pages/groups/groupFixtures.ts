@@ -1,4 +1,5 @@
 import type { ConsumerGroup, ConsumerGroupDetail, OffsetReset } from "../../api/hooks/groups";
+import type { GroupLagDetail, LagChart } from "../../api/hooks/lag";
 
 export function consumerGroup(overrides: Partial<ConsumerGroup> = {}): ConsumerGroup {
   return {
@@ -44,6 +45,61 @@ export function offsetReset(overrides: Partial<OffsetReset> = {}): OffsetReset {
     requested_by: "me",
     applied_at: "2026-01-05T11:00:00Z",
     undone_at: null,
+    ...overrides,
+  };
+}
+
+export function groupLag(overrides: Partial<GroupLagDetail> = {}): GroupLagDetail {
+  return {
+    group: 31,
+    cluster: 3,
+    team: 1,
+    name: "payments.billing",
+    status: "STALLED",
+    reason: "Committed offset has not moved for 5 min",
+    lag_messages: 1500,
+    lag_seconds: 120,
+    lag_seconds_is_lower_bound: true,
+    time_to_catch_up_seconds: null,
+    consume_rate: 0,
+    produce_rate: 3,
+    state: "STABLE",
+    member_count: 1,
+    observed_at: "2026-01-05T10:00:00Z",
+    members: [],
+    partitions: [
+      {
+        topic: "payments.orders",
+        partition: 0,
+        committed_offset: 100,
+        log_start_offset: 0,
+        log_end_offset: 1100,
+        lag_messages: 1000,
+        lag_seconds: 120,
+        lag_seconds_is_lower_bound: true,
+        consume_rate: 0,
+        produce_rate: 3,
+        time_to_catch_up_seconds: null,
+        status: "STALLED",
+        reason: "Committed offset has not moved for 5 min",
+      },
+    ],
+    ...overrides,
+  };
+}
+
+export function lagChart(overrides: Partial<LagChart> = {}): LagChart {
+  return {
+    group: 31,
+    resolution: "raw",
+    since: "2026-01-05T09:00:00Z",
+    until: "2026-01-05T10:00:00Z",
+    times: ["2026-01-05T09:59:00Z", "2026-01-05T10:00:00Z"],
+    total: { lag_messages: [1400, 1500], lag_seconds: [60, 120] },
+    partitions: [
+      { topic: "payments.orders", partition: 0, lag_messages: [900, 1000], lag_seconds: [60, 120] },
+      { topic: "payments.orders", partition: 1, lag_messages: [500, 500], lag_seconds: [null, null] },
+    ],
     ...overrides,
   };
 }
