@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { configure, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import { cluster } from "../test/clusterFixtures";
@@ -16,6 +16,9 @@ import {
 } from "../test/tenancyFixtures";
 import { topic, topicDetail } from "../test/topicFixtures";
 import { filterTopicRows, type TopicRow } from "./TopicsPage";
+
+// The machine running the suite is shared and slow at times; pages wait on several requests.
+configure({ asyncUtilTimeout: 5000 });
 
 type Handlers = Parameters<typeof stubFetch>[0];
 
@@ -46,7 +49,7 @@ function manyRows(count: number): TopicRow[] {
   });
 }
 
-describe("TopicsPage", () => {
+describe("TopicsPage", { timeout: 20_000 }, () => {
   it("lists topics with cluster, team, partitions and drift", async () => {
     stubTopics();
     renderApp("/topics");

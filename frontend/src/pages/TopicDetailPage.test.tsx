@@ -1,0 +1,238 @@
+import { configure, screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import { cluster } from "../test/clusterFixtures";
+import { json, requestsOf, stubFetch } from "../test/fetchStub";
+import { renderApp } from "../test/renderApp";
+import { membership, page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
+import { message, topicDetail } from "../test/topicFixtures";
+
+// The machine running the suite is shared and slow at times; pages wait on several requests.
+configure({ asyncUtilTimeout: 5000 });
+
+type Handlers = Parameters<typeof stubFetch>[0];
+
+function stubTopic(role: Parameters<typeof membership>[3] = "developer", extra: Handlers = {}) {
+  return stubFetch({
+    ...signedInHandlers({ teamRoles: [membership(9, 1, "me", role)] }),
+    "GET /api/v1/teams/": page([payments]),
+    "GET /api/v1/clusters/": page([cluster()]),
+    "GET /api/v1/topics/30/": json(200, topicDetail()),
+    "GET /api/v1/topics/": page([]),
+    ...extra,
+  });
+}
+
+describe("TopicDetailPage", { timeout: 20_000 }, () => {
+  it("shows partitions with leaders, offsets and sizes, and configs with their sources", async () => {
+    stubTopic();
+    renderApp("/topics/30");
+
+    expect(await screen.findByRole("heading", { level: 1, name: "payments.orders" })).toBeInTheDocument();
+    const partitions = screen.getByRole("table", { name: "Partitions" });
+    const first = within(partitions).getAllByRole("row")[1]!;
+    expect(first).toHaveTextContent("0");
+    expect(first).toHaveTextContent("700 B");
+    expect(screen.getByText("10")).toBeInTheDocument(); // 7 + 3 messages in total
+    const configs = screen.getByRole("table", { name: "Topic configs" });
+    const rows = within(configs).getAllByRole("row");
+    expect(rows[1]).toHaveTextContent("retention.ms3600000topic override");
+    expect(within(configs).getByRole("row", { name: /message.format.version/ })).toHaveTextContent("read-only");
+  });
+
+  it("edits a config and resets an override to the default", async () => {
+    const fetchSpy = stubTopic("developer", { "PATCH /api/v1/topics/30/configs/": json(200, topicDetail()) });
+    const { user } = renderApp("/topics/30");
+
+    await user.click(await screen.findByRole("button", { name: "Edit cleanup.policy" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit cleanup.policy" });
+    expect(within(dialog).queryByRole("button", { name: "Reset to default" })).not.toBeInTheDocument();
+    await user.clear(within(dialog).getByLabelText("Value"));
+    await user.type(within(dialog).getByLabelText("Value"), "compact");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+
+    await user.click(screen.getByRole("button", { name: "Edit retention.ms" }));
+    await user.click(screen.getByRole("button", { name: "Reset to default" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    const patches = requestsOf(fetchSpy).filter((request) => request.method === "PATCH");
+    expect(await patches[0]!.json()).toEqual({ configs: { "cleanup.policy": "compact" } });
+    expect(await patches[1]!.json()).toEqual({ configs: { "retention.ms": null } });
+  });
+
+  it("offers no changes to a viewer", async () => {
+    stubTopic("viewer");
+    renderApp("/topics/30");
+    await screen.findByRole("table", { name: "Topic configs" });
+    expect(screen.queryByRole("button", { name: "Delete topic" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Produce message" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /^Edit / })).not.toBeInTheDocument();
+  });
+
+  it("deletes the topic only after its name is typed", async () => {
+    const fetchSpy = stubTopic("developer", { "DELETE /api/v1/topics/30/": { status: 204 } });
+    const { router, user } = renderApp("/topics/30");
+
+    await user.click(await screen.findByRole("button", { name: "Delete topic" }));
+    const confirm = screen.getByRole("alertdialog", { name: "Delete topic payments.orders?" });
+    const button = within(confirm).getByRole("button", { name: "Delete" });
+    expect(button).toBeDisabled();
+    await user.type(within(confirm).getByRole("textbox"), "payments.orders");
+    await user.click(button);
+    await waitFor(() => expect(router.state.location.pathname).toBe("/topics"));
+    const deletion = requestsOf(fetchSpy).find((request) => request.method === "DELETE");
+    expect(await deletion!.json()).toEqual({ confirm_name: "payments.orders" });
+  });
+
+  it("purges after confirmation and adds partitions", async () => {
+    const fetchSpy = stubTopic("developer", {
+      "POST /api/v1/topics/30/purge/": json(200, { start_offsets: { "0": 7, "1": 5 } }),
+      "POST /api/v1/topics/30/partitions/": json(200, topicDetail()),
+    });
+    const { user } = renderApp("/topics/30");
+
+    await user.click(await screen.findByRole("button", { name: "Purge" }));
+    const confirm = screen.getByRole("alertdialog", { name: "Purge every message of payments.orders?" });
+    await user.type(within(confirm).getByRole("textbox"), "payments.orders");
+    await user.click(within(confirm).getByRole("button", { name: "Purge" }));
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument());
+
+    await user.click(screen.getByRole("button", { name: "Add partitions" }));
+    const dialog = screen.getByRole("dialog", { name: "Add partitions" });
+    const total = within(dialog).getByLabelText("New partition count");
+    await user.clear(total);
+    await user.type(total, "2");
+    await user.click(within(dialog).getByRole("button", { name: "Add partitions" }));
+    expect(total).toHaveAccessibleDescription(/Enter a total above the current 2\./);
+    await user.clear(total);
+    await user.type(total, "6");
+    await user.click(within(dialog).getByRole("button", { name: "Add partitions" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    const posts = requestsOf(fetchSpy).filter((request) => request.method === "POST");
+    expect(await posts[0]!.json()).toEqual({});
+    expect(await posts[1]!.json()).toEqual({ partitions: 6 });
+  });
+
+  it("shows the error state when the cluster cannot be asked", async () => {
+    stubTopic("developer", {
+      "GET /api/v1/topics/30/": json(502, {
+        error: { code: "cluster_unreachable", message: "The cluster did not answer.", details: {} },
+      }),
+    });
+    renderApp("/topics/30");
+    expect(await screen.findByRole("alert")).toHaveTextContent("The cluster did not answer.");
+  });
+});
+
+describe("Message browser", { timeout: 20_000 }, () => {
+  it("reads the filters from the URL and sends them to the API", async () => {
+    const fetchSpy = stubTopic("viewer", {
+      "GET /api/v1/topics/30/messages/": json(200, [message()]),
+    });
+    renderApp("/topics/30/messages?partition=1&start=offset&offset=4&key=order&header=source&limit=20");
+
+    const list = await screen.findByRole("list", { name: "Messages" });
+    expect(within(list).getByText("offset 6")).toBeInTheDocument();
+    const browse = requestsOf(fetchSpy).find((request) => request.url.includes("/messages/"))!;
+    expect(Object.fromEntries(query(browse))).toEqual({
+      start: "offset",
+      partition: "1",
+      offset: "4",
+      key_contains: "order",
+      header_key: "source",
+      limit: "20",
+    });
+    expect(screen.getByLabelText("Partition")).toHaveValue("1");
+    expect(screen.getByLabelText("Key contains")).toHaveValue("order");
+  });
+
+  it("pretty-prints JSON values, marks base64 and shows headers and decoded payloads", async () => {
+    stubTopic("viewer", {
+      "GET /api/v1/topics/30/messages/": json(200, [
+        message(),
+        message({
+          offset: 7,
+          key: { data: null, encoding: "null" },
+          value: {
+            data: "AAAAAAMCAAoxMg==",
+            encoding: "base64",
+            decoded: { schema_id: 3, subject: "payments.orders-value", version: 1, format: "AVRO", value: { id: "o-2" } },
+          } as ReturnType<typeof message>["value"],
+        }),
+      ]),
+    });
+    renderApp("/topics/30/messages");
+
+    const json_ = await screen.findByLabelText("Value as JSON");
+    expect(json_.textContent).toBe('{\n  "id": "order-1",\n  "amount": 12\n}');
+    const list = screen.getByRole("list", { name: "Messages" });
+    expect(within(list).getAllByRole("term")[0]).toHaveTextContent("source");
+    expect(within(list).getAllByRole("definition")[0]).toHaveTextContent("web");
+    expect(screen.getByText(/Decoded \(Avro, id 3\)/)).toBeInTheDocument();
+    expect(screen.getByLabelText("Decoded value").textContent).toContain('"id": "o-2"');
+    expect(screen.getByText("AAAAAAMCAAoxMg==")).toBeInTheDocument();
+    expect(screen.getByTitle("Not valid UTF-8: shown as base64")).toBeInTheDocument();
+  });
+
+  it("applies new filters through the URL, tails live and pauses", async () => {
+    const fetchSpy = stubTopic("viewer", { "GET /api/v1/topics/30/messages/": json(200, []) });
+    const { router, user } = renderApp("/topics/30/messages");
+
+    expect(await screen.findByText("No messages")).toBeInTheDocument();
+    await user.selectOptions(screen.getByLabelText("Start from"), "timestamp");
+    expect(screen.getByLabelText("From time")).toBeInTheDocument();
+    await user.selectOptions(screen.getByLabelText("Start from"), "earliest");
+    await user.type(screen.getByLabelText("Value contains"), "refund");
+    await user.click(screen.getByRole("button", { name: "Browse" }));
+    await waitFor(() => expect(router.state.location.search).toBe("?start=earliest&value=refund"));
+
+    await user.click(screen.getByRole("button", { name: "Live tail" }));
+    expect(router.state.location.search).toContain("live=1");
+    expect(await screen.findByText(/refreshed every 2 s/)).toBeInTheDocument();
+    await waitFor(() => {
+      const last = requestsOf(fetchSpy)
+        .filter((request) => request.url.includes("/messages/"))
+        .at(-1)!;
+      expect(query(last).get("start")).toBe("newest");
+    });
+    expect(screen.getByRole("button", { name: "Pause" })).toHaveAttribute("aria-pressed", "true");
+    await user.click(screen.getByRole("button", { name: "Pause" }));
+    expect(router.state.location.search).not.toContain("live");
+  });
+
+  it("asks for an offset before browsing from one", async () => {
+    stubTopic("viewer");
+    renderApp("/topics/30/messages?start=offset");
+    expect(await screen.findByText("Choose a partition and an offset to start from.")).toBeInTheDocument();
+  });
+
+  it("produces a message and says where it landed", async () => {
+    const fetchSpy = stubTopic("developer", {
+      "GET /api/v1/topics/30/messages/": json(200, []),
+      "POST /api/v1/topics/30/produce/": json(201, { partition: 1, offset: 5 }),
+    });
+    const { router, user } = renderApp("/topics/30/messages");
+
+    await user.click(await screen.findByRole("button", { name: "Produce message" }));
+    const dialog = screen.getByRole("dialog", { name: "Produce a message to payments.orders" });
+    await user.type(within(dialog).getByLabelText("Key"), "k1");
+    await user.type(within(dialog).getByLabelText("Value"), "hello");
+    await user.click(within(dialog).getByRole("button", { name: "Add header" }));
+    await user.type(within(dialog).getByLabelText("Header 1"), "trace");
+    await user.type(within(dialog).getByLabelText("Header value 1"), "abc");
+    await user.selectOptions(within(dialog).getByLabelText("Partition"), "1");
+    await user.click(within(dialog).getByRole("button", { name: "Produce" }));
+
+    expect(await within(dialog).findByText(/Produced to partition 1 at offset 5\./)).toBeInTheDocument();
+    const produced = requestsOf(fetchSpy).find((request) => request.method === "POST")!;
+    expect(await produced.json()).toEqual({
+      key: "k1",
+      value: "hello",
+      headers: { trace: "abc" },
+      encoding: "utf-8",
+      partition: 1,
+    });
+    await user.click(within(dialog).getByRole("link", { name: "Browse it" }));
+    expect(router.state.location.search).toBe("?partition=1&start=offset&offset=5");
+  });
+});
