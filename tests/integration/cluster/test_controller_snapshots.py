@@ -1,0 +1,168 @@
+"""Snapshots on a live quorum (in one process, over real sockets): a late broker and a restarted
+controller rebuild the same metadata from a snapshot plus the entries after it."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment, TopicConfigChange
+from broker.controller.broker_lifecycle import BrokerLifecycle
+from broker.controller.client import ControllerClient
+from broker.controller.decisions import ControllerSettings
+from broker.controller.image import MetadataImage
+from broker.controller.server import ControllerNodeConfig, ControllerServer
+from broker.raft.node import RaftTimings
+from tests.fixtures.broker import free_port
+
+pytestmark = pytest.mark.integration
+
+SNAPSHOT_EVERY = 5
+
+
+def node_config(node_id: int, voters: dict[int, tuple[str, int]], base: Path) -> ControllerNodeConfig:
+    return ControllerNodeConfig(
+        node_id=node_id,
+        voters=voters,
+        metadata_dir=base / f"controller-{node_id}",
+        listen_host="127.0.0.1",
+        listen_port=voters[node_id][1],
+        settings=ControllerSettings(session_timeout_s=30.0),
+        timings=RaftTimings(election_timeout_s=0.3, heartbeat_interval_s=0.03),
+        snapshot_every_entries=SNAPSHOT_EVERY,
+    )
+
+
+class ImageListener:
+    """Counts what a broker's listener is told, to see the snapshot path was taken."""
+
+    def __init__(self) -> None:
+        self.loaded: list[int] = []
+        self.partitions: dict[tuple[str, int], PartitionAssignment] = {}
+
+    def on_image_loaded(self, image: MetadataImage) -> None:
+        self.loaded.append(image.offset)
+        self.partitions = {(p.topic, p.partition): p for p in image.partitions()}
+
+    def on_partition_changed(
+        self, previous: PartitionAssignment | None, current: PartitionAssignment
+    ) -> None:
+        self.partitions[(current.topic, current.partition)] = current
+
+    def on_partition_removed(self, previous: PartitionAssignment) -> None:
+        self.partitions.pop((previous.topic, previous.partition), None)
+
+    def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
+        pass
+
+    def on_broker_changed(self, broker: BrokerRegistration) -> None:
+        pass
+
+    def on_security_records(self, records: list[dict[str, Any]]) -> None:
+        pass
+
+
+async def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def summary(image: MetadataImage) -> tuple[Any, ...]:
+    return (
+        image.offset,
+        sorted((p.topic, p.partition, p.leader, p.isr) for p in image.partitions()),
+        {t.name: t.configs for t in image.topics.values()},
+        sorted(image.brokers),
+    )
+
+
+def test_a_late_broker_and_a_restarted_controller_rebuild_metadata_from_a_snapshot(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        voters = {i: ("127.0.0.1", free_port()) for i in (1, 2, 3)}
+        servers = {i: ControllerServer(node_config(i, voters, tmp_path)) for i in voters}
+        for server in servers.values():
+            await server.start()
+        client = ControllerClient(voters, request_timeout_s=10)
+        first = BrokerLifecycle(
+            ControllerClient(voters), 1, [Endpoint("PLAINTEXT", "127.0.0.1", 1)], "a", 0.2
+        )
+        await first.start()
+        try:
+            await wait_for(lambda: not first.fenced, 10, "the broker to be unfenced")
+            topics = [{"name": f"topic-{i}", "partitions": 2, "replication_factor": 1} for i in range(4)]
+            reply = await client.call("create_topics", {"topics": topics})
+            assert [r["error_code"] for r in reply["result"]["results"]] == [0, 0, 0, 0]
+            for i in range(8):
+                change = {
+                    "resource_type": "topic",
+                    "resource_name": "topic-0",
+                    "changes": {"retention.ms": str(i)},
+                }
+                assert (await client.call("alter_configs", change))["error_code"] == 0
+
+            leader_id = client.leader_id
+            assert leader_id is not None
+            leader = servers[leader_id]
+            assert leader.node is not None
+            assert leader.node.snapshot.last_index > 0, "no snapshot was taken"
+            assert len(leader.node.log) < leader.image.offset, "compaction kept the whole log"
+
+            listener = ImageListener()
+            late = BrokerLifecycle(ControllerClient(voters), 2, [], None, 0.2, listeners=[listener])
+            await late.start()
+            await wait_for(
+                lambda: late.image.offset >= leader.image.offset, 10, "the late broker to catch up"
+            )
+            assert any(offset > 0 for offset in listener.loaded), (
+                "the late broker did not start from a snapshot"
+            )
+            assert summary(late.image)[1:3] == summary(leader.image)[1:3]
+            assert len(listener.partitions) == 8
+            await late.close()
+
+            follower_id = next(i for i in voters if i != leader_id)
+            await servers[follower_id].stop()
+            restarted = ControllerServer(node_config(follower_id, voters, tmp_path))
+            servers[follower_id] = restarted
+            await restarted.start()
+            await wait_for(
+                lambda: restarted.image.offset >= leader.image.offset, 10, "the restarted controller"
+            )
+            assert summary(restarted.image)[1:] == summary(leader.image)[1:]
+            assert restarted.image.topic_by_name("topic-0").configs == {"retention.ms": "7"}  # type: ignore[union-attr]
+        finally:
+            await first.close()
+            client.close()
+            for server in servers.values():
+                await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_two_processes_with_one_broker_id_cannot_both_register(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        voters = {1: ("127.0.0.1", free_port())}
+        server = ControllerServer(node_config(1, voters, tmp_path))
+        await server.start()
+        client = ControllerClient(voters)
+        try:
+            params = {"broker_id": 5, "endpoints": [], "rack": None}
+            first = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
+            assert first["error_code"] == 0
+            epoch = first["result"]["broker_epoch"]
+            beat = {"broker_id": 5, "broker_epoch": epoch, "metadata_offset": epoch}
+            assert (await client.call("broker_heartbeat", beat))["result"]["is_fenced"] is False
+            second = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
+            assert second["error_code"] == 101  # DUPLICATE_BROKER_REGISTRATION
+        finally:
+            client.close()
+            await server.stop()
+
+    asyncio.run(scenario())
