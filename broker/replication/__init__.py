@@ -37,7 +37,10 @@ def start_replication(state: BrokerState) -> Replication | None:
     if config.static_assignments is None:
         return None
     from broker.replication.manager import ReplicaManager
+    from broker.replication.producer_ids import NodeScopedProducerIds
     from broker.replication.static_assignments import StaticAlterPartition, StaticAssignmentsSource
+
+    state.producer_ids = NodeScopedProducerIds(state.producer_ids, config.node_id)  # type: ignore[assignment]
 
     manager = ReplicaManager(state, config)
     manager.alter_partition = StaticAlterPartition(manager)

@@ -97,12 +97,13 @@ class LeaderState:
             if replica != self.local_id and now_ms - self.followers[replica].last_caught_up_ms > lag_max_ms
         )
 
-    def ready_to_join(self, high_watermark: int) -> frozenset[int]:
-        """Followers outside the ISR whose log reaches the high watermark and this epoch's start."""
-        return frozenset(
-            replica
-            for replica, progress in self.followers.items()
-            if replica not in self.isr
+    def may_join(self, replica: int, high_watermark: int) -> bool:
+        """A follower outside the ISR (judged at its own fetch) whose log reaches the high
+        watermark and this epoch's start."""
+        progress = self.followers.get(replica)
+        return (
+            progress is not None
+            and replica not in self.isr
             and progress.log_end_offset >= max(high_watermark, self.epoch_start_offset)
         )
 

@@ -386,9 +386,8 @@ class ReplicaManager:
         if not leader.record_fetch(follower, fetch_offset, partition_log.log_end_offset, now_ms()):
             return False
         self.maybe_advance_high_watermark(replica)
-        joining = leader.ready_to_join(partition_log.high_watermark)
-        if joining and not replica.alter_in_flight:
-            self._propose_isr(replica, tuple(sorted(leader.isr | joining)))
+        if not replica.alter_in_flight and leader.may_join(follower, partition_log.high_watermark):
+            self._propose_isr(replica, tuple(sorted(leader.isr | {follower})))
         return True
 
     def maybe_advance_high_watermark(self, replica: Replica) -> None:

@@ -7,6 +7,7 @@ metadata log replaces this mode: nothing here elects leaders, fences brokers or 
 on its own. Every broker of the cluster is given the same file:
 
     {
+      "cluster_id": "q1Sh-9_ISia_zwGINzRvyQ",             (optional: every broker reports it)
       "brokers": {"1": "127.0.0.1:9092", "2": "127.0.0.1:9093"},
       "topics": {
         "orders": {
@@ -30,6 +31,7 @@ import contextlib
 import json
 import logging
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from broker.config import ConfigError
@@ -57,11 +59,17 @@ def static_topic_id(topic: str) -> uuid.UUID:
     return uuid.uuid5(_TOPIC_ID_NAMESPACE, topic)
 
 
-def parse_static_assignments(
-    text: str, listener_name: str
-) -> tuple[list[PartitionAssignment], list[BrokerRegistration]]:
+@dataclass(frozen=True)
+class StaticLayout:
+    partitions: list[PartitionAssignment]
+    brokers: list[BrokerRegistration]
+    cluster_id: str | None
+
+
+def parse_static_assignments(text: str, listener_name: str) -> StaticLayout:
     try:
         data = json.loads(text)
+        cluster_id = data.get("cluster_id")
         brokers = [
             BrokerRegistration(
                 broker_id=int(broker_id),
@@ -91,7 +99,7 @@ def parse_static_assignments(
                 )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"replication.static.assignments: {exc!r}") from None
-    return partitions, brokers
+    return StaticLayout(partitions, brokers, str(cluster_id) if cluster_id else None)
 
 
 def _host_port(address: str) -> tuple[str, int]:
@@ -133,8 +141,11 @@ class StaticAssignmentsSource:
         except OSError as exc:
             raise ConfigError(f"replication.static.assignments: cannot read {self.path}: {exc}") from None
         self._seen = (stat.st_mtime, stat.st_size)
-        partitions, brokers = parse_static_assignments(text, self.listener_name)
-        self.manager.on_image_loaded(partitions, brokers)
+        layout = parse_static_assignments(text, self.listener_name)
+        if layout.cluster_id:
+            # Clients refuse brokers that report different cluster ids.
+            self.manager.state.metadata.cluster_id = layout.cluster_id
+        self.manager.on_image_loaded(layout.partitions, layout.brokers)
 
     def start_watching(self) -> None:
         self._task = asyncio.create_task(self._watch(), name="static-assignments-watch")
