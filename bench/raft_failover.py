@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
-import shutil
 import tempfile
 import time
 from pathlib import Path
