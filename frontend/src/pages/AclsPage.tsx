@@ -1,5 +1,5 @@
 import { createColumnHelper } from "@tanstack/react-table";
-import { useId, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useState } from "react";
 import { Link } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
@@ -14,7 +14,7 @@ import { ConfirmDialog } from "../components/ConfirmDialog";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
 import { PageHeader } from "../components/PageHeader";
-import { EmptyState, QueryView } from "../components/states";
+import { EmptyState, LoadingState, QueryView } from "../components/states";
 import { useConfirmedAction } from "../components/useConfirmedAction";
 import { useUrlFilters } from "../lib/useUrlFilters";
 import { ApplyTemplateForm } from "./acls/ApplyTemplateForm";
@@ -118,12 +118,21 @@ export function AclsPage() {
         )}
       </QueryView>
       <Dialog open={creating === "template"} title="Grant access from a template" onClose={() => setCreating(null)}>
-        <ApplyTemplateForm
-          accounts={manageableAccounts}
-          clusters={clusters.data ?? []}
-          initialAccount={Number(accountParam.account) || undefined}
-          onDone={() => setCreating(null)}
-        />
+        {/* A deep link opens this before the lists arrive; the form starts once they have. */}
+        {accounts.data && teams.data && access.data && clusters.data ? (
+          manageableAccounts.length > 0 ? (
+            <ApplyTemplateForm
+              accounts={manageableAccounts}
+              clusters={clusters.data}
+              initialAccount={Number(accountParam.account) || undefined}
+              onDone={() => setCreating(null)}
+            />
+          ) : (
+            <EmptyState title="No service accounts you may grant access to" />
+          )
+        ) : (
+          <LoadingState />
+        )}
       </Dialog>
       <Dialog open={creating === "acl"} title="New ACL binding" onClose={() => setCreating(null)}>
         <CreateAclForm
@@ -167,14 +176,28 @@ function ChoiceFilter({
   );
 }
 
+/** How long the URL waits for typing to pause before it records a text filter. */
+const TYPING_PAUSE_MS = 250;
+
+/**
+ * A text filter that owns what is typed and hands it to the URL once typing
+ * pauses: URL changes render as transitions, and an input fed from them
+ * would drop keystrokes.
+ */
 function TextFilter({ label, value, onChange }: { label: string; value: string; onChange: (value: string) => void }) {
   const id = useId();
+  const [text, setText] = useState(value);
+  useEffect(() => {
+    if (text === value) return;
+    const timer = window.setTimeout(() => onChange(text), TYPING_PAUSE_MS);
+    return () => window.clearTimeout(timer);
+  }, [text, value, onChange]);
   return (
     <div className="field">
       <label htmlFor={id} className="field__label">
         {label}
       </label>
-      <input id={id} type="search" className="input" value={value} onChange={(event) => onChange(event.target.value)} />
+      <input id={id} type="search" className="input" value={text} onChange={(event) => setText(event.target.value)} />
     </div>
   );
 }
