@@ -10,10 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from broker.controller.image import MetadataImage
+from typing import Any, Protocol
 
 NO_LEADER = -1
 
@@ -108,13 +105,16 @@ class MetadataListener(Protocol):
     """What a broker implements to follow the committed metadata log.
 
     Calls come in log order, after the records are committed, on the broker's event loop.
-    `on_image_loaded` comes first (and again after a snapshot replaced the broker's view);
+    `on_image_loaded` comes first (and again whenever a snapshot replaces the broker's view);
     the other calls describe each change after that.
     """
 
-    def on_image_loaded(self, image: MetadataImage) -> None:
-        """The whole committed metadata (topics, partitions, brokers, configs, ACLs, SCRAM,
-        quotas); treat it as read-only, it keeps changing as the log is followed."""
+    def on_image_loaded(
+        self, partitions: Sequence[PartitionAssignment], brokers: Sequence[BrokerRegistration]
+    ) -> None:
+        """Every partition and broker of the committed metadata (replacing what the listener knew).
+        The topic configs and the whole security state follow at once as `on_topic_configs_changed`
+        and `on_security_records` calls; a listener keeping security state replaces it with those."""
         ...
 
     def on_partition_changed(

@@ -294,4 +294,13 @@ def publish(delta: MetadataDelta, listener: MetadataListener) -> None:
 
 
 def publish_image(image: MetadataImage, listener: MetadataListener) -> None:
-    listener.on_image_loaded(image)
+    """Hand a listener the whole image: partitions and brokers, then topic configs and security."""
+    listener.on_image_loaded(image.partitions(), list(image.brokers.values()))
+    for topic in image.topics.values():
+        if topic.configs:
+            listener.on_topic_configs_changed(
+                TopicConfigChange(topic.name, topic.topic_id, dict(topic.configs))
+            )
+    security = [r for r in image.snapshot_records() if r["type"] in SECURITY_RECORD_TYPES]
+    if security:
+        listener.on_security_records(security)

@@ -44,9 +44,11 @@ class ImageListener:
         self.loaded: list[int] = []
         self.partitions: dict[tuple[str, int], PartitionAssignment] = {}
 
-    def on_image_loaded(self, image: MetadataImage) -> None:
-        self.loaded.append(image.offset)
-        self.partitions = {(p.topic, p.partition): p for p in image.partitions()}
+    def on_image_loaded(
+        self, partitions: list[PartitionAssignment], brokers: list[BrokerRegistration]
+    ) -> None:
+        self.loaded.append(len(partitions))
+        self.partitions = {(p.topic, p.partition): p for p in partitions}
 
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment

@@ -39,7 +39,10 @@ def test_a_combined_node_serves_clients_without_its_controller_listener() -> Non
         ({"controller.quorum.voters": ""}, "controller.quorum.voters"),
         ({"node.id": "9"}, "not one of the voters"),
         ({"listeners": "PLAINTEXT://127.0.0.1:9092"}, "no controller listener"),
-        ({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"}, "PLAINTEXT only"),
+        (
+            {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"},
+            "PLAINTEXT only",
+        ),
         ({"broker.heartbeat.interval.ms": "9000"}, "shorter than"),
     ],
 )

@@ -67,8 +67,10 @@ class RecordingListener:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
 
-    def on_image_loaded(self, image: MetadataImage) -> None:
-        self.calls.append(("image", image.offset))
+    def on_image_loaded(
+        self, partitions: list[PartitionAssignment], brokers: list[BrokerRegistration]
+    ) -> None:
+        self.calls.append(("image", (len(partitions), len(brokers))))
 
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment
@@ -102,7 +104,9 @@ def test_listeners_hear_every_change_in_log_order() -> None:
     )
     publish(image.apply_entry(10, [rec.remove_topic(topic_id)]), listener)
     assert listener.calls == [
-        ("image", 5),
+        ("image", (1, 2)),
+        ("configs", {"retention.ms": "1000"}),
+        ("security", ["create_acl"]),
         ("partition", (1, 2)),
         ("configs", {}),
         ("broker", (1, True)),
