@@ -23,6 +23,8 @@ from broker.raft.wire import FrameError
 log = logging.getLogger("broker.controller.lifecycle")
 
 FETCH_WAIT_MS = 500
+STALE_BROKER_EPOCH = 77
+BROKER_ID_NOT_REGISTERED = 102
 
 
 class BrokerLifecycle:
@@ -48,6 +50,7 @@ class BrokerLifecycle:
         self.caught_up = asyncio.Event()  # set once the image reached the registration
         self._tasks: list[asyncio.Task[None]] = []
         self._want_shutdown = False
+        self._registration_lost = False
 
     async def start(self) -> None:
         """Register (retrying until a controller accepts) and start heartbeats and the follower."""
@@ -81,6 +84,11 @@ class BrokerLifecycle:
     async def _heartbeat_loop(self) -> None:
         while True:
             await self.heartbeat()
+            if self._registration_lost:
+                # The controller no longer knows this registration (it was replaced or removed).
+                self._registration_lost = False
+                self.incarnation_id = uuid.uuid4()
+                await self._register()
             await asyncio.sleep(self.heartbeat_interval_s)
 
     async def heartbeat(self) -> dict[str, object] | None:
@@ -102,6 +110,7 @@ class BrokerLifecycle:
             log.warning(
                 "broker %d heartbeat refused: %s %s", self.broker_id, reply["error_code"], reply["message"]
             )
+            self._registration_lost = reply["error_code"] in (STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED)
             return None
         result = reply["result"]
         if self.fenced != result["is_fenced"]:
