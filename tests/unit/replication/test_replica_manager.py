@@ -1,0 +1,314 @@
+"""ReplicaManager with a real broker state and real logs, requests through the dispatcher (no sockets).
+
+Followers are played by the test: it sends the Fetch requests a follower would (replica_id >= 0) and
+appends what it gets to a second log, as the replica fetcher does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v12 import request as fetch_v12
+from kio.schema.produce.v9 import request as produce_v9
+from kio.static.primitive import i16, i32, i32Timedelta, i64
+
+from broker.config import BrokerConfig
+from broker.controller.api import PartitionAssignment
+from broker.log.config import LogConfig
+from broker.log.partition_log import PartitionLog
+from broker.replication.config import ReplicationConfig
+from broker.replication.manager import ReplicaManager
+from broker.replication.peer_connection import decode_response, encode_request
+from broker.replication.static_assignments import StaticAlterPartition, static_topic_id
+from broker.server.app import close_broker_state, open_broker_state
+from broker.server.dispatcher import Peer, dispatch
+from tests.unit.broker.log.helpers import NOW_MS, batch_of
+
+TOPIC = "orders"
+PEER = Peer("127.0.0.1", 40000, "PLAINTEXT")
+LAG_MS = 200
+
+
+def assignment(**changes: Any) -> PartitionAssignment:
+    values: dict[str, Any] = {
+        "topic": TOPIC,
+        "partition": 0,
+        "topic_id": static_topic_id(TOPIC),
+        "leader": 1,
+        "leader_epoch": 0,
+        "partition_epoch": 0,
+        "replicas": (1, 2, 3),
+        "isr": (1, 2, 3),
+        **changes,
+    }
+    return PartitionAssignment(**values)
+
+
+class Node:
+    """Broker 1's state and ReplicaManager on a private event loop."""
+
+    def __init__(self, directory: Path, min_insync: int) -> None:
+        self.loop = asyncio.new_event_loop()
+        config = BrokerConfig.from_properties(
+            {
+                "node.id": "1",
+                "log.dirs": str(directory / "broker-1"),
+                "offsets.topic.num.partitions": "1",
+                "min.insync.replicas": str(min_insync),
+            }
+        )
+        self.state = self.loop.run_until_complete(open_broker_state(config))
+        self.manager = ReplicaManager(
+            self.state, ReplicationConfig(node_id=1, replica_lag_time_max_ms=LAG_MS)
+        )
+        self.manager.alter_partition = StaticAlterPartition(self.manager)
+        self.state.replication = self.manager
+        self.correlation_id = 0
+
+    def send(self, body: Any) -> Any:
+        return self.loop.run_until_complete(self.send_async(body))
+
+    async def send_async(self, body: Any) -> Any:
+        self.correlation_id += 1
+        correlation_id = self.correlation_id
+        frame = encode_request(body, correlation_id, "unit")[4:]
+        chunks = await dispatch(self.state, PEER, frame)
+        assert chunks is not None
+        raw = b"".join(bytes(chunk) for chunk in chunks)[4:]
+        return decode_response(raw, int(body.__api_key__), int(body.__version__), correlation_id)
+
+    def settle(self) -> None:
+        self.loop.run_until_complete(asyncio.sleep(0.01))
+
+    @property
+    def log(self) -> PartitionLog:
+        partition_log = self.state.logs.get(TOPIC, 0)
+        assert partition_log is not None
+        return partition_log
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.manager.close())
+        self.loop.run_until_complete(close_broker_state(self.state))
+        self.loop.close()
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    node = Node(tmp_path, min_insync=2)
+    yield node
+    node.close()
+
+
+def produce_request(values: list[bytes], acks: int = -1, timeout_ms: int = 5_000) -> Any:
+    return produce_v9.ProduceRequest(
+        transactional_id=None,
+        acks=i16(acks),
+        timeout=i32Timedelta.parse(datetime.timedelta(milliseconds=timeout_ms)),
+        topic_data=(
+            produce_v9.TopicProduceData(
+                name=TOPIC,
+                partition_data=(produce_v9.PartitionProduceData(index=i32(0), records=batch_of(*values)),),
+            ),
+        ),
+    )
+
+
+def fetch_request(offset: int, replica_id: int, epoch: int = -1) -> Any:
+    return fetch_v12.FetchRequest(
+        cluster_id=None,
+        replica_id=i32(replica_id),
+        max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=0)),
+        min_bytes=i32(0),
+        max_bytes=i32(1 << 20),
+        isolation_level=0,
+        session_id=i32(0),
+        session_epoch=i32(-1),
+        topics=(
+            fetch_v12.FetchTopic(
+                topic=TOPIC,
+                partitions=(
+                    fetch_v12.FetchPartition(
+                        partition=i32(0),
+                        current_leader_epoch=i32(epoch),
+                        fetch_offset=i64(offset),
+                        last_fetched_epoch=i32(-1),
+                        log_start_offset=i64(-1),
+                        partition_max_bytes=i32(1 << 20),
+                    ),
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+        rack_id="",
+    )
+
+
+def produce_error(response: Any) -> ErrorCode:
+    return response.responses[0].partition_responses[0].error_code
+
+
+def fetched(response: Any) -> Any:
+    return response.responses[0].partitions[0]
+
+
+def follower_log(tmp_path: Path, node_id: int) -> PartitionLog:
+    return PartitionLog.open(
+        tmp_path / f"follower-{node_id}", LogConfig.from_properties({}), topic=TOPIC, partition=0
+    )
+
+
+def test_the_leader_moves_the_high_watermark_as_followers_fetch(node: Node, tmp_path: Path) -> None:
+    node.manager.on_image_loaded([assignment()], [])
+    node.send(produce_request([b"a", b"b", b"c"], acks=1))
+    assert node.log.log_end_offset == 3
+    assert node.log.high_watermark == 0
+    followers = {2: follower_log(tmp_path, 2), 3: follower_log(tmp_path, 3)}
+    for replica_id, copy in followers.items():
+        answer = fetched(node.send(fetch_request(copy.log_end_offset, replica_id)))
+        copy.append_as_follower(answer.records)
+    assert node.log.high_watermark == 0  # the followers have not yet said they hold the records
+    node.send(fetch_request(3, 2))
+    assert node.log.high_watermark == 0
+    answer = fetched(node.send(fetch_request(3, 3)))
+    assert node.log.high_watermark == 3
+    assert answer.high_watermark == 3
+    assert followers[2].read(0, 1 << 20) == node.log.read(0, 1 << 20)
+
+
+def test_consumers_read_only_up_to_the_high_watermark(node: Node) -> None:
+    node.manager.on_image_loaded([assignment()], [])
+    node.send(produce_request([b"a", b"b"], acks=1))
+    node.send(fetch_request(2, 2))
+    node.send(fetch_request(1, 3))
+    assert node.log.high_watermark == 1
+    answer = fetched(node.send(fetch_request(0, -1)))
+    assert answer.high_watermark == 1
+    assert len(answer.records) < len(node.log.read(0, 1 << 20))
+    follower_answer = fetched(node.send(fetch_request(0, 3)))
+    assert follower_answer.records == node.log.read(0, 1 << 20)  # followers read to the log end
+
+
+def test_acks_all_waits_until_the_isr_has_the_batch(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+
+    async def scenario() -> Any:
+        pending = asyncio.ensure_future(node.send_async(produce_request([b"x"])))
+        await asyncio.sleep(0.05)
+        assert not pending.done()
+        await node.send_async(fetch_request(1, 2))
+        return await asyncio.wait_for(pending, 2)
+
+    response = node.loop.run_until_complete(scenario())
+    assert produce_error(response) == ErrorCode.none
+    assert response.responses[0].partition_responses[0].base_offset == 0
+
+
+def test_acks_all_times_out_when_the_isr_never_catches_up(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+    response = node.send(produce_request([b"x"], timeout_ms=100))
+    assert produce_error(response) == ErrorCode.request_timed_out
+
+
+def test_acks_all_is_refused_before_appending_when_the_isr_is_below_min_insync(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(isr=(1,))], [])
+    response = node.send(produce_request([b"x"]))
+    assert produce_error(response) == ErrorCode.not_enough_replicas
+    assert node.log.log_end_offset == 0
+    assert produce_error(node.send(produce_request([b"x"], acks=1))) == ErrorCode.none
+
+
+def test_acks_all_fails_after_append_when_the_isr_shrinks_below_min_insync_meanwhile(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+
+    async def scenario() -> Any:
+        pending = asyncio.ensure_future(node.send_async(produce_request([b"x"], timeout_ms=5_000)))
+        await asyncio.sleep(LAG_MS * 2 / 1000)
+        node.manager.shrink_lagging_isrs()  # follower 2 never fetched
+        return await asyncio.wait_for(pending, 2)
+
+    response = node.loop.run_until_complete(scenario())
+    assert produce_error(response) == ErrorCode.not_enough_replicas_after_append
+    assert node.manager.isr_of(TOPIC, 0) == (1,)
+    assert node.manager.assignment(TOPIC, 0).partition_epoch == 1
+
+
+def test_a_caught_up_follower_rejoins_the_isr_and_the_partition_epoch_is_bumped(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+    node.send(produce_request([b"a"], acks=1))
+    node.send(fetch_request(1, 2))
+    node.send(fetch_request(0, 3))
+    node.settle()
+    assert node.manager.isr_of(TOPIC, 0) == (1, 2)
+    node.send(fetch_request(1, 3))
+    node.settle()
+    assert node.manager.isr_of(TOPIC, 0) == (1, 2, 3)
+    assert node.manager.assignment(TOPIC, 0).partition_epoch == 1
+
+
+def test_clients_are_told_who_leads_and_are_fenced_by_leader_epoch(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(leader=2, leader_epoch=4)], [])
+    assert produce_error(node.send(produce_request([b"x"], acks=1))) == ErrorCode.not_leader_or_follower
+    assert fetched(node.send(fetch_request(0, -1))).error_code == ErrorCode.not_leader_or_follower
+    node.manager.on_partition_changed(None, assignment(leader=1, leader_epoch=5))
+    assert fetched(node.send(fetch_request(0, -1, epoch=4))).error_code == ErrorCode.fenced_leader_epoch
+    assert fetched(node.send(fetch_request(0, -1, epoch=6))).error_code == ErrorCode.unknown_leader_epoch
+    assert fetched(node.send(fetch_request(0, -1, epoch=5))).error_code == ErrorCode.none
+
+
+def test_assignments_are_idempotent_by_leader_epoch(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(leader_epoch=3)], [])
+    node.send(produce_request([b"a"], acks=1))
+    assert node.log.leader_epochs.latest_epoch == 3
+    node.manager.on_partition_changed(None, assignment(leader=2, leader_epoch=2))  # stale: ignored
+    assert node.manager.leader_replica(TOPIC, 0)[1] == ErrorCode.none
+    node.manager.on_partition_changed(None, assignment(leader_epoch=3, partition_epoch=1, isr=(1, 2)))
+    replica, _ = node.manager.leader_replica(TOPIC, 0)
+    assert replica is not None
+    assert replica.isr == (1, 2)
+
+
+def test_losing_leadership_fails_waiting_produce_requests(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+
+    async def scenario() -> Any:
+        pending = asyncio.ensure_future(node.send_async(produce_request([b"x"])))
+        await asyncio.sleep(0.05)
+        node.manager.on_partition_changed(None, assignment(leader=2, leader_epoch=1))
+        return await asyncio.wait_for(pending, 2)
+
+    assert produce_error(node.loop.run_until_complete(scenario())) == ErrorCode.not_leader_or_follower
+
+
+def test_a_new_leader_starts_its_epoch_at_its_log_end(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(leader=2, leader_epoch=0)], [])
+    node.log.append_as_follower(node_batches(node, [b"a", b"b"]))
+    node.manager.on_partition_changed(None, assignment(leader=1, leader_epoch=1))
+    assert node.log.end_offset_for_leader_epoch(0) == (0, 2)
+    assert node.log.end_offset_for_leader_epoch(1) == (1, 2)
+
+
+def node_batches(node: Node, values: list[bytes]) -> bytes:
+    """A batch as a leader would have written it: offsets from 0, leader epoch 0."""
+    other = PartitionLog.open(
+        node.log.directory.parent / f"other-{uuid.uuid4()}",
+        LogConfig.from_properties({}),
+        topic=TOPIC,
+        partition=0,
+    )
+    other.append_as_leader(batch_of(*values), leader_epoch=0, now_ms=NOW_MS)
+    data = other.read(0, 1 << 20)
+    other.close()
+    return data
+
+
+def test_a_partition_without_this_broker_among_its_replicas_is_not_hosted(node: Node) -> None:
+    node.manager.on_image_loaded([assignment(leader=2, replicas=(2, 3), isr=(2, 3))], [])
+    assert node.manager.replicas == {}
+    assert produce_error(node.send(produce_request([b"x"], acks=1))) == ErrorCode.not_leader_or_follower
