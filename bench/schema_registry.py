@@ -5,9 +5,15 @@ Starts gunicorn on a throwaway SQLite database, registers schemas through the AP
 `--seconds` and prints requests/s and latency percentiles as JSON lines.
 
 Usage: .venv/bin/python bench/schema_registry.py [--clients 32] [--seconds 10] [--workers 2] [--threads 8]
+       [--app hot|django]
 
-The load generator is a closed loop on raw sockets (uvloop): each connection sends its next request when the
-previous answer is complete, so the numbers are the server's, with the client sharing the machine's cores.
+`--app django` serves through Django's own WSGI handler (`console.wsgi:django_application`), without the
+registry's lean path for these two endpoints (`controlplane/schemas/api/hot_path.py`), for comparison.
+
+Besides throughput and latency it prints the gunicorn processes' CPU time per request, which stays
+comparable when other work shares the machine. The load generator is a closed loop on raw sockets (uvloop):
+each connection sends its next request when the previous answer is complete, so the numbers are the
+server's, with the client sharing the machine's cores.
 """
 
 from __future__ import annotations
@@ -103,15 +109,41 @@ class Load:
         return seconds
 
 
-def drive(port: int, requests: list[bytes], clients: int, seconds: float) -> dict[str, float]:
+def process_tree_cpu_seconds(root: int) -> float:
+    """User + system CPU time of a process and all its descendants (the gunicorn master and workers)."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        ticks[int(entry.name)] = int(fields[11]) + int(fields[12])
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def drive(
+    port: int, requests: list[bytes], clients: int, seconds: float, server_pid: int
+) -> dict[str, float]:
     import uvloop
 
     warm = Load(port, requests)
     uvloop.run(warm.run(clients, 1.0))
     load = Load(port, requests)
+    cpu_before = process_tree_cpu_seconds(server_pid)
     started = time.perf_counter()
     uvloop.run(load.run(clients, seconds))
     elapsed = time.perf_counter() - started
+    server_cpu = process_tree_cpu_seconds(server_pid) - cpu_before
     latencies = sorted(load.latencies)
 
     def percentile(fraction: float) -> float:
@@ -124,6 +156,8 @@ def drive(port: int, requests: list[bytes], clients: int, seconds: float) -> dic
         "p50_ms": round(percentile(0.50), 2),
         "p99_ms": round(percentile(0.99), 2),
         "max_ms": round(latencies[-1] * 1000, 2),
+        # What a request costs the server whatever else the machine runs: comparable under load.
+        "server_cpu_us_per_request": round(server_cpu / len(latencies) * 1e6),
     }
 
 
@@ -133,6 +167,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--app", choices=["hot", "django"], default="hot")
     parser.add_argument(
         "--switch-interval-ms",
         type=float,
@@ -170,7 +205,7 @@ def main() -> None:
     server = subprocess.Popen(
         [
             str(Path(PYTHON).parent / "gunicorn"),
-            "console.wsgi:application",
+            "console.wsgi:application" if args.app == "hot" else "console.wsgi:django_application",
             "--config",
             str(gunicorn_config),
             "--bind",
@@ -235,11 +270,12 @@ def main() -> None:
             for index in range(SUBJECTS)
         ]
         for name, requests in (("GET /schemas/ids/{id}", by_id), ("POST /subjects/{s} (lookup)", lookups)):
-            result = drive(port, requests, args.clients, args.seconds)
+            result = drive(port, requests, args.clients, args.seconds, server.pid)
             print(
                 json.dumps(
                     {
                         "endpoint": name,
+                        "app": args.app,
                         "clients": args.clients,
                         "workers": args.workers,
                         "threads": args.threads,
