@@ -10,7 +10,8 @@ What a decoded payload looks like (the browse API's `decoded` object):
      "version": 2 | null, "message_type": "acme.Order" | null, "value": <JSON value> | null,
      "error": "why it could not be decoded" | null}
 
-Decoders are built once per (registry, schema id) and kept per process: schema rows never change.
+Decoders are built once per schema and kept per process (schema rows never change); a browse looks each
+schema id up once.
 """
 
 from __future__ import annotations
@@ -171,19 +172,20 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-_decoders: OrderedDict[tuple[int, int], SchemaDecoder] = OrderedDict()
+_decoders: OrderedDict[tuple[int, int, str], SchemaDecoder] = OrderedDict()
 _decoders_lock = threading.Lock()
 
 
 def schema_decoder(cluster_id: int, schema_id: int) -> SchemaDecoder:
     """Raises services.RegistryError for an unknown schema id or a stored schema that no longer parses."""
-    key = (cluster_id, schema_id)
+    schema = services.get_schema(cluster_id=cluster_id, schema_id=schema_id)
+    # The fingerprint too: a database rebuilt from scratch (tests, a restored backup) may reuse ids.
+    key = (cluster_id, schema_id, schema.fingerprint)
     with _decoders_lock:
         known = _decoders.get(key)
         if known is not None:
             _decoders.move_to_end(key)
             return known
-    schema = services.get_schema(cluster_id=cluster_id, schema_id=schema_id)
     references = tuple(services.Reference(**item) for item in schema.references)
     try:
         decoder = SchemaDecoder(schema, services.resolve_references(cluster_id, references))
@@ -224,6 +226,7 @@ class PayloadDecoder:
     can_read_subject: Callable[[str], bool]
     _registry_in_use: bool | None = None
     _subjects: dict[int, list[tuple[str, int]]] = field(default_factory=dict)
+    _decoders: dict[int, SchemaDecoder | services.RegistryError] = field(default_factory=dict)
 
     @classmethod
     def for_actor(cls, *, actor: Actor, cluster_id: int, topic: str) -> PayloadDecoder:
@@ -253,10 +256,14 @@ class PayloadDecoder:
             "value": None,
             "error": None,
         }
-        try:
-            decoder = schema_decoder(self.cluster_id, schema_id)
-        except services.RegistryError as error:
-            result["error"] = error.message
+        if schema_id not in self._decoders:
+            try:
+                self._decoders[schema_id] = schema_decoder(self.cluster_id, schema_id)
+            except services.RegistryError as error:  # remembered too: one lookup per id and browse
+                self._decoders[schema_id] = error
+        decoder = self._decoders[schema_id]
+        if isinstance(decoder, services.RegistryError):
+            result["error"] = decoder.message
             return result
         result["format"] = decoder.schema_type
         result["subject"], result["version"] = self._subject_for(schema_id, is_key=is_key)
