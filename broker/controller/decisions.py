@@ -19,7 +19,10 @@ from broker.controller.api import NO_LEADER, AlterPartitionRequest, Endpoint, Pa
 from broker.controller.image import MetadataImage
 from broker.controller.placement import Candidate, PlacementError, place_partitions
 from broker.controller.records import SECURITY_RECORD_TYPES, Record
+from broker.log.config import LogConfig
+from broker.log.errors import InvalidConfigError
 from broker.metadata.topic_names import collision_key, topic_name_problem
+from broker.server.topics import known_topic_configs
 
 PRODUCER_ID_BLOCK = 1000
 
@@ -240,6 +243,9 @@ class Decider:
             return refuse(
                 ErrorCode.invalid_topic_exception, f"topic {request.name!r} collides with an existing topic"
             )
+        problem = topic_config_problem(request.configs)
+        if problem:
+            return refuse(ErrorCode.invalid_config, problem)
         count = self.settings.default_partitions if request.partitions == -1 else request.partitions
         factor = (
             self.settings.default_replication_factor
@@ -288,8 +294,14 @@ class Decider:
     def alter_configs(
         self, image: MetadataImage, resource_type: str, resource_name: str, changes: dict[str, str | None]
     ) -> Decision:
-        if resource_type == "topic" and image.topic_by_name(resource_name) is None:
-            return refuse(ErrorCode.unknown_topic_or_partition, f"topic {resource_name!r} does not exist")
+        if resource_type == "topic":
+            topic = image.topic_by_name(resource_name)
+            if topic is None:
+                return refuse(ErrorCode.unknown_topic_or_partition, f"topic {resource_name!r} does not exist")
+            merged = {**topic.configs, **changes}
+            problem = topic_config_problem({k: v for k, v in merged.items() if v is not None})
+            if problem:
+                return refuse(ErrorCode.invalid_config, problem)
         if resource_type not in ("topic", "broker"):
             return refuse(ErrorCode.invalid_request, f"unknown resource type {resource_type!r}")
         return Decision([rec.config(resource_type, resource_name, k, v) for k, v in sorted(changes.items())])
@@ -306,3 +318,16 @@ class Decider:
         if broker is None or broker.epoch != broker_epoch:
             return refuse(ErrorCode.stale_broker_epoch)
         return Decision([rec.producer_ids(broker_id, image.next_producer_id + PRODUCER_ID_BLOCK)])
+
+
+def topic_config_problem(configs: dict[str, str]) -> str | None:
+    """Why these topic config overrides are invalid (unknown name, bad value), or None."""
+    known = known_topic_configs()
+    for name in configs:
+        if name not in known:
+            return f"Unknown topic config name: {name}"
+    try:
+        LogConfig.from_properties(configs)
+    except (InvalidConfigError, ValueError) as exc:
+        return str(exc)
+    return None

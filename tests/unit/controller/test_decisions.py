@@ -180,3 +180,17 @@ def test_controlled_shutdown_moves_leadership_before_the_broker_may_stop() -> No
     commit(image, decider.heartbeat(image, 2, epoch, image.offset, False, True, now=1.0))
     assert all(p.leader != 2 for p in image.partitions())
     assert decider.should_shut_down(image, 2)
+
+
+def test_topic_configs_are_validated_before_they_reach_the_log() -> None:
+    image, decider = cluster(1)
+    bad_name = decider.create_topic(image, TopicRequest("t", 1, 1, configs={"retention.days": "1"}))
+    assert bad_name.error_code == 40  # INVALID_CONFIG
+    bad_value = decider.create_topic(image, TopicRequest("t", 1, 1, configs={"retention.ms": "soon"}))
+    assert bad_value.error_code == 40
+    commit(image, decider.create_topic(image, TopicRequest("t", 1, 1, configs={"retention.ms": "1000"})))
+    assert decider.alter_configs(image, "topic", "t", {"cleanup.policy": "sometimes"}).error_code == 40
+    commit(
+        image, decider.alter_configs(image, "topic", "t", {"retention.ms": None, "cleanup.policy": "compact"})
+    )
+    assert image.topic_by_name("t").configs == {"cleanup.policy": "compact"}  # type: ignore[union-attr]
