@@ -1,10 +1,13 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { configure, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import type { TeamRole } from "../api/types";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { apiKey, billingAccount, membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
+
+// The page now loads its SCRAM section too; on a busy machine the first lazy load takes a while.
+configure({ asyncUtilTimeout: 5000 });
 
 const SECRET = "shk_k9z8y7_s3cr3t-value";
 
@@ -14,6 +17,8 @@ function stubAccount(myRole: TeamRole, extra = {}) {
     "GET /api/v1/teams/": page([payments]),
     "GET /api/v1/service-accounts/20/": json(200, billingAccount),
     "GET /api/v1/api-keys/": page([apiKey()]),
+    "GET /api/v1/scram-credentials/": page([]),
+    "GET /api/v1/clusters/": page([]),
     ...extra,
   });
 }
