@@ -156,8 +156,16 @@ describe("Message browser", { timeout: 20_000 }, () => {
           value: {
             data: "AAAAAAMCAAoxMg==",
             encoding: "base64",
-            decoded: { schema_id: 3, subject: "payments.orders-value", version: 1, format: "AVRO", value: { id: "o-2" } },
-          } as ReturnType<typeof message>["value"],
+            decoded: {
+              schema_id: 3,
+              subject: "payments.orders-value",
+              version: 1,
+              format: "AVRO",
+              message_type: null,
+              value: { id: "o-2" },
+              error: null,
+            },
+          },
         }),
       ]),
     });

@@ -1,20 +1,7 @@
 import type { MessagePayload } from "../../api/types";
 
-/**
- * What the schema-decoding step adds to a key or value written with a
- * registry serializer (Confluent wire format). Optional: plain payloads and
- * older servers have none.
- */
-export interface DecodedPayload {
-  schema_id: number;
-  subject?: string | null;
-  version?: number | null;
-  format: string;
-  value?: unknown;
-  error?: string | null;
-}
-
-type PayloadWithDecoding = MessagePayload & { decoded?: DecodedPayload | null };
+/** What the API adds to a key or value framed with a schema registry id (absent otherwise). */
+export type DecodedPayload = NonNullable<MessagePayload["decoded"]>;
 
 const FORMAT_LABELS: Record<string, string> = { AVRO: "Avro", JSON: "JSON Schema", PROTOBUF: "Protobuf" };
 
@@ -30,17 +17,14 @@ export function prettyJson(text: string | null | undefined): string | null {
   }
 }
 
-export function decodedOf(payload: MessagePayload): DecodedPayload | null {
-  return (payload as PayloadWithDecoding).decoded ?? null;
-}
-
-export function formatLabel(format: string): string {
-  return FORMAT_LABELS[format.toUpperCase()] ?? format;
+/** "Avro"; an id the registry does not know has no format. */
+export function formatLabel(format: DecodedPayload["format"]): string {
+  return format ? (FORMAT_LABELS[format] ?? format) : "unknown schema";
 }
 
 /** A key or value: text as text, JSON pretty-printed and collapsible, binary shown as base64, null as null. */
 export function MessagePayloadView({ label, payload }: { label: string; payload: MessagePayload }) {
-  const decoded = decodedOf(payload);
+  const decoded = payload.decoded ?? null;
   if (payload.encoding === "null" || payload.data == null) {
     return (
       <div className="payload">
@@ -56,6 +40,7 @@ export function MessagePayloadView({ label, payload }: { label: string; payload:
           <summary>
             {label}: Decoded ({formatLabel(decoded.format)}, id {decoded.schema_id})
             {decoded.subject ? ` · ${decoded.subject}${decoded.version ? ` v${decoded.version}` : ""}` : ""}
+            {decoded.message_type ? ` · ${decoded.message_type}` : ""}
           </summary>
           {decoded.error ? (
             <p className="form-error">{decoded.error}</p>
