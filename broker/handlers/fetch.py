@@ -129,7 +129,8 @@ def _read_all(
                     continue
             total += len(records)
             if follower:
-                replication.leader_throttle.record(len(records), time.monotonic())
+                if request.replica_id not in replica.leader.isr:  # only catching-up replicas count
+                    replication.leader_throttle.record(len(records), time.monotonic())
             elif records:
                 state.metrics.record_fetch(name, records)
             partitions.append(
@@ -162,10 +163,8 @@ def _follower_limit(
     throttle = replication.leader_throttle
     if not throttle.enabled or follower in replica.leader.isr:
         return limit, first
-    allowance = throttle.allowance(time.monotonic())
-    if allowance <= 0:
-        return 0, False
-    return min(limit, allowance), first
+    # Whole batches within the allowance only: the rate must hold even for the first batch.
+    return min(limit, throttle.allowance(time.monotonic())), False
 
 
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:

@@ -289,7 +289,8 @@ class LeaderFetcher:
                 followed.truncating = True
                 self._back_off(followed)
                 return
-            self.manager.follower_throttle.record(len(records), time.monotonic())
+            if self.manager.node_id not in followed.replica.assignment.isr:
+                self.manager.follower_throttle.record(len(records), time.monotonic())
         partition_log.advance_high_watermark(answer.high_watermark)
         leader_start = answer.log_start_offset
         if partition_log.log_start_offset < leader_start <= partition_log.high_watermark:

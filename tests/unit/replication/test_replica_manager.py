@@ -54,7 +54,7 @@ def assignment(**changes: Any) -> PartitionAssignment:
 class Node:
     """Broker 1's state and ReplicaManager on a private event loop."""
 
-    def __init__(self, directory: Path, min_insync: int) -> None:
+    def __init__(self, directory: Path, min_insync: int, leader_throttle: int | None = None) -> None:
         self.loop = asyncio.new_event_loop()
         config = BrokerConfig.from_properties(
             {
@@ -66,7 +66,10 @@ class Node:
         )
         self.state = self.loop.run_until_complete(open_broker_state(config))
         self.manager = ReplicaManager(
-            self.state, ReplicationConfig(node_id=1, replica_lag_time_max_ms=LAG_MS)
+            self.state,
+            ReplicationConfig(
+                node_id=1, replica_lag_time_max_ms=LAG_MS, leader_replication_throttled_rate=leader_throttle
+            ),
         )
         self.manager.alter_partition = StaticAlterPartition(self.manager)
         self.state.replication = self.manager
@@ -312,3 +315,45 @@ def test_a_partition_without_this_broker_among_its_replicas_is_not_hosted(node: 
     node.manager.on_image_loaded([assignment(leader=2, replicas=(2, 3), isr=(2, 3))], [])
     assert node.manager.replicas == {}
     assert produce_error(node.send(produce_request([b"x"], acks=1))) == ErrorCode.not_leader_or_follower
+
+
+def test_the_leader_throttles_only_followers_outside_the_isr(tmp_path: Path) -> None:
+    node = Node(tmp_path, min_insync=1, leader_throttle=100)
+    try:
+        node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+        for _ in range(30):
+            node.send(produce_request([b"x" * 100], acks=1))
+        everything = len(node.log.read(0, 1 << 30))
+        assert len(fetched(node.send(fetch_request(0, 2))).records) == everything  # in the ISR
+        node.send(fetch_request(30, 2))
+        assert node.log.high_watermark == 30
+        catching_up = fetched(node.send(fetch_request(0, 3))).records
+        # 100 B/s measured over 11 one-second windows: a burst of about ten windows, then nothing.
+        assert 0 < len(catching_up) <= 1_200
+        assert fetched(node.send(fetch_request(10, 3))).records == b""
+    finally:
+        node.close()
+
+
+def test_metadata_reports_leader_replicas_isr_and_offline_replicas(node: Node) -> None:
+    from kio.schema.metadata.v12 import request as metadata_v12
+
+    from broker.controller.api import BrokerRegistration, Endpoint
+
+    brokers = [
+        BrokerRegistration(b, uuid.uuid4(), 0, (Endpoint("PLAINTEXT", "127.0.0.1", 9090 + b),), fenced=b == 3)
+        for b in (1, 2, 3)
+    ]
+    node.manager.on_image_loaded([assignment(leader=2, leader_epoch=7, isr=(1, 2))], brokers)
+    request = metadata_v12.MetadataRequest(
+        topics=(metadata_v12.MetadataRequestTopic(topic_id=None, name=TOPIC),),
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
+    response = node.send(request)
+    assert sorted(b.node_id for b in response.brokers) == [1, 2]  # broker 3 is fenced
+    partition = response.topics[0].partitions[0]
+    assert (partition.leader_id, partition.leader_epoch) == (2, 7)
+    assert (list(partition.replica_nodes), list(partition.isr_nodes)) == ([1, 2, 3], [1, 2])
+    assert list(partition.offline_replicas) == [3]
+    assert response.topics[0].topic_id == static_topic_id(TOPIC)
