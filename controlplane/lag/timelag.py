@@ -9,8 +9,8 @@ the whole history gives only a lower bound, and an offset past the history is ne
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
-from itertools import pairwise
 
 
 def appended_at(offset: int, log_ends: Sequence[tuple[float, int]]) -> tuple[float | None, bool]:
@@ -24,10 +24,13 @@ def appended_at(offset: int, log_ends: Sequence[tuple[float, int]]) -> tuple[flo
     first_time, first_end = log_ends[0]
     if first_end >= target:
         return first_time, True
-    for (t0, e0), (t1, e1) in pairwise(log_ends):
-        if e0 < target <= e1:
-            return t0 + (t1 - t0) * (target - e0) / (e1 - e0), False
-    return None, False
+    # Log ends never decrease, so the crossing is found by bisection on the offsets.
+    ends = [end for _time, end in log_ends]
+    after = bisect.bisect_left(ends, target)
+    if after >= len(log_ends):
+        return None, False
+    (t0, e0), (t1, e1) = log_ends[after - 1], log_ends[after]
+    return t0 + (t1 - t0) * (target - e0) / (e1 - e0), False
 
 
 def rate(points: Sequence[tuple[float, int]]) -> float | None:

@@ -64,7 +64,7 @@ def test_the_beat_entry_samples_every_cluster_in_a_real_worker(
 
     wait_until(
         lambda: GroupLag.objects.filter(cluster_id=cluster_id, group__name=group).exists(),
-        60,
+        120,  # a cold worker on a busy machine
         "the worker to sample the cluster",
         interval=0.2,
     )
