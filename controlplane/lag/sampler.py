@@ -227,7 +227,7 @@ def _produce_rates(
 
 
 def _group_observation(
-    group: ConsumerGroup, partitions: list[PartitionObservation], member_count: int
+    group: _GroupRef, partitions: list[PartitionObservation], member_count: int
 ) -> GroupObservation:
     status = worst_health([p.status for p in partitions])
     worst = next((p for p in partitions if p.status == status), None)
@@ -257,12 +257,22 @@ def _group_observation(
     )
 
 
-def _sync_group_rows(cluster: Cluster, names: list[str]) -> dict[str, ConsumerGroup]:
-    """ConsumerGroup rows for every listed group (created here when the reconciler has not seen them)."""
-    rows = {
-        g.name: g
-        for g in ConsumerGroup.objects.filter(cluster=cluster).only("id", "name", "team_id", "cluster_id")
-    }
+@dataclass(frozen=True)
+class _GroupRef:
+    pk: int
+    name: str
+    cluster_id: int
+    team_id: int | None
+
+
+def _sync_group_rows(cluster: Cluster, names: list[str]) -> dict[str, _GroupRef]:
+    """Ids of every listed group's ConsumerGroup row (created here when the reconciler has not seen it)."""
+
+    def existing() -> dict[str, _GroupRef]:
+        rows = ConsumerGroup.objects.filter(cluster=cluster).values_list("id", "name", "team_id")
+        return {name: _GroupRef(pk, name, cluster.pk, team_id) for pk, name, team_id in rows}
+
+    rows = existing()
     new_names = [name for name in names if name not in rows]
     if new_names:
         owners = prefix_table(cluster.organization_id, PrefixResourceType.GROUP)
@@ -271,10 +281,7 @@ def _sync_group_rows(cluster: Cluster, names: list[str]) -> dict[str, ConsumerGr
             batch_size=1000,
             ignore_conflicts=True,
         )
-        rows = {
-            g.name: g
-            for g in ConsumerGroup.objects.filter(cluster=cluster).only("id", "name", "team_id", "cluster_id")
-        }
+        rows = existing()
     return {name: rows[name] for name in names if name in rows}
 
 
@@ -358,9 +365,10 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
                 for p in partitions
             ),
         )
-        lag_rows.append(
-            _lag_row(observation, cluster, state, members, observed_at, name, previous, described)
+        members_observed_at = (
+            observed_at if described is not None else previous.get(name, {}).get("members_observed_at")
         )
+        lag_rows.append(_lag_row(observation, state, members, members_observed_at, observed_at))
 
     _save(cluster, lag_rows, observations)
     history.record_samples(
@@ -378,46 +386,43 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
 
 def _lag_row(
     observation: GroupObservation,
-    cluster: Cluster,
     state: str,
     members: list[dict[str, Any]],
+    members_observed_at: datetime | None,
     observed_at: datetime,
-    name: str,
-    previous: dict[str, dict[str, Any]],
-    described: DescribedGroup | None,
-) -> GroupLag:
-    members_observed_at = (
-        observed_at if described is not None else previous.get(name, {}).get("members_observed_at")
-    )
-    seconds = [
+) -> tuple[Any, ...]:
+    """The GroupLag row's values, in LAG_COLUMNS order."""
+    lower_bound = any(
         p.lag_seconds_is_lower_bound
         for p in observation.partitions
         if p.lag_seconds == observation.lag_seconds
-    ]
-    rates = [p.consume_rate for p in observation.partitions if p.consume_rate is not None]
-    produce = [p.produce_rate for p in observation.partitions if p.produce_rate is not None]
-    return GroupLag(
-        group_id=observation.group_id,
-        cluster=cluster,
-        status=observation.status,
-        severity=HEALTH_SEVERITY[observation.status],
-        reason=observation.reason[:500],
-        lag_messages=observation.lag_messages,
-        lag_seconds=observation.lag_seconds,
-        lag_seconds_is_lower_bound=any(seconds),
-        time_to_catch_up_seconds=observation.time_to_catch_up_seconds,
-        consume_rate=sum(rates) if rates else None,
-        produce_rate=sum(produce) if produce else None,
-        state=state,
-        member_count=observation.member_count,
-        members=members,
-        members_observed_at=members_observed_at,
-        partitions=[dict(vars(p)) for p in observation.partitions],
-        observed_at=observed_at,
+    )
+    consumed = [p.consume_rate for p in observation.partitions if p.consume_rate is not None]
+    produced = [p.produce_rate for p in observation.partitions if p.produce_rate is not None]
+    return (
+        observation.group_id,
+        observation.cluster_id,
+        observation.status,
+        HEALTH_SEVERITY[observation.status],
+        observation.reason[:500],
+        observation.lag_messages,
+        observation.lag_seconds,
+        lower_bound,
+        observation.time_to_catch_up_seconds,
+        sum(consumed) if consumed else None,
+        sum(produced) if produced else None,
+        state,
+        observation.member_count,
+        members,
+        members_observed_at,
+        [vars(p) for p in observation.partitions],
+        observed_at,
     )
 
 
-LAG_FIELDS = [
+LAG_COLUMNS = [
+    "group",
+    "cluster",
     "status",
     "severity",
     "reason",
@@ -434,64 +439,68 @@ LAG_FIELDS = [
     "partitions",
     "observed_at",
 ]
+GROUP_COLUMNS = ["state", "member_count", "total_lag", "partition_lags", "observed_at", "id"]
+
+
+def _adapter(model: type[Model], name: str) -> Callable[[Any], Any]:
+    """How the database driver wants one column's Python value (what the field's save would do)."""
+    field = model._meta.get_field(name)
+    internal = field.get_internal_type()
+    if internal == "JSONField":
+        return lambda value: connection.ops.adapt_json_value(value, None)
+    if internal == "DateTimeField":
+        return connection.ops.adapt_datetimefield_value
+    return lambda value: value
 
 
 def _write_rows(sql: str, model: type[Model], field_names: list[str], rows: list[tuple[Any, ...]]) -> None:
-    """executemany of `sql` with each value prepared as its model field would save it. A sampling run
-    writes thousands of rows; Django's bulk_update builds a CASE per row and costs about 1 ms a row."""
-    fields = [model._meta.get_field(name) for name in field_names]
-    prepared = [
-        tuple(field.get_db_prep_save(value, connection) for field, value in zip(fields, row, strict=True))
-        for row in rows
-    ]
+    """executemany of `sql` over the rows. A run writes thousands of rows: Django's bulk_update builds a
+    CASE per row (about 1 ms a row), and model instances alone cost more than the writes."""
+    adapters = [_adapter(model, name) for name in field_names]
+    prepared = [tuple(adapt(value) for adapt, value in zip(adapters, row, strict=True)) for row in rows]
     with connection.cursor() as cursor:
         cursor.executemany(sql, prepared)
 
 
-def _save(cluster: Cluster, lag_rows: list[GroupLag], observations: list[GroupObservation]) -> None:
-    by_id = {o.group_id: o for o in observations}
-    lag_columns = ["group", "cluster", *LAG_FIELDS]
-    names = [GroupLag._meta.get_field(name).column for name in lag_columns]
+def _save(cluster: Cluster, lag_rows: list[tuple[Any, ...]], observations: list[GroupObservation]) -> None:
+    names = [GroupLag._meta.get_field(name).column for name in LAG_COLUMNS]
     upsert = (
         f"INSERT INTO {GroupLag._meta.db_table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))}) "
         f"ON CONFLICT ({names[0]}) DO UPDATE SET "
         + ", ".join(f"{column} = EXCLUDED.{column}" for column in names[2:])
     )
     # The groups list answers from ConsumerGroup: keep its state and totals as fresh as the samples.
-    group_columns = ["state", "member_count", "total_lag", "partition_lags", "observed_at", "id"]
     update = (
         f"UPDATE {ConsumerGroup._meta.db_table} SET "
-        + ", ".join(f"{ConsumerGroup._meta.get_field(name).column} = %s" for name in group_columns[:-1])
+        + ", ".join(f"{ConsumerGroup._meta.get_field(name).column} = %s" for name in GROUP_COLUMNS[:-1])
         + " WHERE id = %s"
     )
-    group_values = []
-    for row in lag_rows:
-        observation = by_id[row.group_id]
-        partition_lags = [
-            {
-                "topic": p.topic,
-                "partition": p.partition,
-                "committed_offset": p.committed_offset,
-                "log_end_offset": p.log_end_offset,
-                "lag": p.lag_messages,
-            }
-            for p in observation.partitions
-            if p.committed_offset is not None
-        ]
-        group_values.append(
-            (row.state, row.member_count, row.lag_messages, partition_lags, row.observed_at, row.group_id)
+    state_at, observed_at_at = LAG_COLUMNS.index("state"), LAG_COLUMNS.index("observed_at")
+    group_values = [
+        (
+            row[state_at],
+            observation.member_count,
+            observation.lag_messages,
+            [
+                {
+                    "topic": p.topic,
+                    "partition": p.partition,
+                    "committed_offset": p.committed_offset,
+                    "log_end_offset": p.log_end_offset,
+                    "lag": p.lag_messages,
+                }
+                for p in observation.partitions
+                if p.committed_offset is not None
+            ],
+            row[observed_at_at],
+            observation.group_id,
         )
+        for row, observation in zip(lag_rows, observations, strict=True)
+    ]
     with transaction.atomic():
-        _write_rows(
-            upsert,
-            GroupLag,
-            lag_columns,
-            [(row.group_id, cluster.pk, *(getattr(row, name) for name in LAG_FIELDS)) for row in lag_rows],
-        )
-        GroupLag.objects.filter(cluster=cluster).exclude(
-            group_id__in=[row.group_id for row in lag_rows]
-        ).delete()
-        _write_rows(update, ConsumerGroup, group_columns, group_values)
+        _write_rows(upsert, GroupLag, LAG_COLUMNS, lag_rows)
+        GroupLag.objects.filter(cluster=cluster).exclude(group_id__in=[row[0] for row in lag_rows]).delete()
+        _write_rows(update, ConsumerGroup, GROUP_COLUMNS, group_values)
 
 
 def _roll_up(client: redis.Redis, cluster: Cluster, group_ids: list[int], now: float) -> None:
