@@ -232,3 +232,54 @@ def test_a_follower_truncates_its_divergent_tail_after_a_leader_epoch_change(mak
     assert cluster.log_bytes(1, 0) != diverged_log
     assert b"divergent" not in cluster.log_bytes(1, 0)
     assert consume_all(cluster.bootstrap(2), 0, 13) == committed + newer
+
+
+def test_an_idempotent_producer_keeps_going_when_leadership_moves_between_live_brokers(make_cluster) -> None:
+    cluster = make_cluster(2, **{"min.insync.replicas": "2", "replica.lag.time.max.ms": "10000"})
+    cluster.assign([{"leader": 1, "leader_epoch": 0, "replicas": [1, 2]}])
+    for broker in cluster.brokers.values():
+        broker.start()
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap(),
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.timeout.ms": 30000,
+            "topic.metadata.refresh.interval.ms": 500,
+        }
+    )
+    acknowledged: list[bytes] = []
+    failures: list[KafkaError] = []
+
+    def on_delivery(error: KafkaError | None, message: object) -> None:
+        if error is None:
+            acknowledged.append(message.value())  # type: ignore[attr-defined]
+        else:
+            failures.append(error)
+
+    def produce_some(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            producer.produce(TOPIC, f"m-{i:05d}".encode(), partition=0, on_delivery=on_delivery)
+            producer.poll(0.001)
+
+    produce_some(0, 500)
+    # Leadership moves to broker 2 (epoch 1) while records are in flight; broker 1 follows it.
+    cluster.assign([{"leader": 2, "leader_epoch": 1, "replicas": [1, 2]}])
+    produce_some(500, 1500)
+    assert producer.flush(60) == 0
+    assert failures == []
+    wait_until(
+        lambda: partition_view(cluster.bootstrap(1)) == (2, [1, 2]),
+        30,
+        "broker 1 to report broker 2 as leader",
+    )
+    expected = [f"m-{i:05d}".encode() for i in range(2000)]
+    assert sorted(acknowledged) == expected
+    wait_until(lambda: cluster.log_bytes(1, 0) == cluster.log_bytes(2, 0), 30, "broker 1 to catch up")
+    assert consume_all(cluster.bootstrap(), 0, 2000) == expected  # once each, in order
+    # Both epochs hold records: the move really happened while the producer was writing.
+    checkpoint = (cluster.brokers[1].log_dir / f"{TOPIC}-0" / "leader-epoch-checkpoint").read_text().split()
+    epochs = dict(zip(checkpoint[2::2], checkpoint[3::2], strict=True))
+    assert epochs["0"] == "0"
+    assert 0 < int(epochs["1"]) < 2000
