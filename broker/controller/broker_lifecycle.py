@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import time
 import uuid
@@ -18,6 +17,7 @@ from collections.abc import Sequence
 from broker.controller.api import Endpoint, MetadataListener
 from broker.controller.client import ControllerClient, ControllerUnavailable, RpcChannel
 from broker.controller.image import MetadataImage, publish, publish_image
+from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
 
 log = logging.getLogger("broker.controller.lifecycle")
@@ -51,6 +51,7 @@ class BrokerLifecycle:
         self._tasks: list[asyncio.Task[None]] = []
         self._want_shutdown = False
         self._registration_lost = False
+        self._closing = False
 
     async def start(self) -> None:
         """Register (retrying until a controller accepts) and start heartbeats and the follower."""
@@ -82,7 +83,7 @@ class BrokerLifecycle:
             await asyncio.sleep(self.heartbeat_interval_s)
 
     async def _heartbeat_loop(self) -> None:
-        while True:
+        while not self._closing:
             await self.heartbeat()
             if self._registration_lost:
                 # The controller no longer knows this registration (it was replaced or removed).
@@ -122,7 +123,7 @@ class BrokerLifecycle:
         voters = sorted(self.client.voters)
         attempt = 0
         channel: RpcChannel | None = None
-        while True:
+        while not self._closing:
             if channel is None:
                 host, port = self.client.voters[voters[attempt % len(voters)]]
                 channel = RpcChannel(host, port)
@@ -168,10 +169,7 @@ class BrokerLifecycle:
         return False
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        self._closing = True
+        await cancel_tasks(self._tasks)
         self._tasks = []
         self.client.close()

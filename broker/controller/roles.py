@@ -8,6 +8,7 @@ log. Without `process.roles` none of this runs (the single-node broker of broker
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import signal
@@ -68,7 +69,8 @@ def validate_cluster_config(config: BrokerConfig) -> None:
 
 def metadata_dir(config: BrokerConfig) -> Path:
     base = config.get_str("metadata.log.dir") or str(config.log_dirs[0])
-    return Path(base) / "__cluster_metadata-0"
+    # Not `<name>-<number>`: the log manager would take it for a partition directory.
+    return Path(base) / "__cluster_metadata"
 
 
 def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
@@ -114,6 +116,7 @@ async def run_cluster_node(config: BrokerConfig) -> None:
     controller: ControllerServer | None = None
     broker = None
     lifecycle = None
+    registration: asyncio.Task[None] | None = None
     try:
         if "controller" in roles:
             controller = ControllerServer(controller_node_config(config))
@@ -139,9 +142,14 @@ async def run_cluster_node(config: BrokerConfig) -> None:
                 rack=config.get_str("broker.rack") or None,
                 heartbeat_interval_s=config.get_int("broker.heartbeat.interval.ms") / 1000,
             )
-            await lifecycle.start()
+            # Registration waits for an active controller: a stop signal must still be heard meanwhile.
+            registration = asyncio.create_task(lifecycle.start(), name="broker-registration")
         await stopping.wait()
     finally:
+        if registration is not None and not registration.done():
+            registration.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await registration
         if lifecycle is not None:
             moved = await lifecycle.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
             log.info("controlled shutdown %s", "complete" if moved else "timed out")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import time
 import uuid
@@ -29,6 +28,7 @@ from broker.controller.image import MetadataImage
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
+from broker.raft.tasks import cancel_tasks
 from broker.raft.transport import PeerTransport
 from broker.raft.wire import FrameError, encode_frame, message_from_json, read_frame
 
@@ -83,6 +83,7 @@ class ControllerServer:
         self._term_start_index = 0
         self._connections: set[asyncio.StreamWriter] = set()
         self._handler_tasks: set[asyncio.Task[Any]] = set()
+        self._closing = False
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
             "describe_quorum": self._describe_quorum,
             "describe_cluster": self._describe_cluster,
@@ -125,11 +126,8 @@ class ControllerServer:
         )
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        self._closing = True
+        await cancel_tasks(self._tasks)
         if self._server is not None:
             self._server.close()
         for writer in list(self._connections):
@@ -154,7 +152,7 @@ class ControllerServer:
             self.transport.send(envelope.to, envelope.message)
 
     async def _tick_loop(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(TICK_INTERVAL_S)
             self._send(self._node().tick(time.monotonic()))
             await self._after_raft_activity()
@@ -250,7 +248,7 @@ class ControllerServer:
         return self._decider
 
     async def _fence_loop(self) -> None:
-        while True:
+        while not self._closing:
             await asyncio.sleep(FENCE_CHECK_INTERVAL_S)
             if self._decider is None:
                 continue

@@ -8,11 +8,11 @@ Inbound messages arrive on the controller listener (see broker/controller/server
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 
 from broker.raft.messages import Message
+from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import encode_frame, message_to_json
 
 log = logging.getLogger("broker.raft.transport")
@@ -35,11 +35,7 @@ class PeerTransport:
         ]
 
     async def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_tasks(self._tasks)
         self._tasks = []
 
     def send(self, to: int, message: Message) -> None:

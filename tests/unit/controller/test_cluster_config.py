@@ -29,7 +29,7 @@ def test_a_combined_node_serves_clients_without_its_controller_listener() -> Non
     assert [listener.name for listener in broker_only_config(config).listeners] == ["PLAINTEXT"]
     node = controller_node_config(config)
     assert (node.node_id, node.listen_port) == (1, 9093)
-    assert node.metadata_dir.name == "__cluster_metadata-0"
+    assert node.metadata_dir.name == "__cluster_metadata"
 
 
 @pytest.mark.parametrize(
