@@ -128,7 +128,7 @@ describe("GroupDetailPage", () => {
     expect(await screen.findByText(/The last reset was undone/)).toBeInTheDocument();
     await waitFor(() => expect(screen.queryByRole("button", { name: "Undo last reset" })).not.toBeInTheDocument());
     expect(bodyCellTexts(screen.getByRole("table", { name: "Reset history" }))[0]?.[1]).toBe("Shift by N messages");
-  });
+  }, 30_000);
 
   it("will not apply while the group has members, and says why", async () => {
     stubGroup("developer", {
@@ -213,5 +213,5 @@ describe("GroupDetailPage", () => {
     const last = new URL(chartRequests.at(-1)!.url).searchParams;
     const span = Date.parse(last.get("until")!) - Date.parse(last.get("since")!);
     expect(span).toBe(24 * 3_600_000);
-  });
+  }, 30_000);
 });

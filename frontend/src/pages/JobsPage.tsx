@@ -1,0 +1,279 @@
+import { createColumnHelper } from "@tanstack/react-table";
+import { useState } from "react";
+import { Link, useNavigate, useSearchParams } from "react-router";
+
+import { combineQueries } from "../api/combineQueries";
+import { useAccess } from "../api/hooks/access";
+import {
+  FINISHED_RUN_STATES,
+  JOB_RUNS_PAGE_SIZE,
+  useJobCatalog,
+  useJobRuns,
+  type CatalogEntry,
+  type JobRun,
+  type JobRunQuery,
+  type JobRunState,
+} from "../api/hooks/jobs";
+import { useTeams } from "../api/hooks/teams";
+import type { Team } from "../api/types";
+import { hasRole, roleInTeam, type Access } from "../auth/permissions";
+import { formatCompact, formatSeconds } from "../components/charts";
+import { DataTable } from "../components/DataTable";
+import { Dialog } from "../components/Dialog";
+import { Field } from "../components/Field";
+import { PageHeader } from "../components/PageHeader";
+import { Pager } from "../components/Pager";
+import { Timestamp } from "../components/Timestamp";
+import { EmptyState, QueryView } from "../components/states";
+import { JobProgressBar } from "./jobs/JobProgressBar";
+import { JobStateBadge } from "./jobs/JobStateBadge";
+import "./jobs/jobs.css";
+import { LaunchJobForm } from "./jobs/LaunchJobForm";
+import { recordsPerSecond } from "./jobs/runMetrics";
+
+const STATES: JobRunState[] = ["queued", "running", "succeeded", "failed", "cancelled"];
+
+/** Teams whose developers (and admins) may launch jobs. */
+export function launchableTeams(access: Access, teams: readonly Team[]): Team[] {
+  return teams.filter((team) => hasRole(roleInTeam(access, team), "developer"));
+}
+
+function queryFromParams(params: URLSearchParams): JobRunQuery {
+  const query: JobRunQuery = { limit: JOB_RUNS_PAGE_SIZE, ordering: "-created_at" };
+  const state = params.get("state");
+  if (state && (STATES as string[]).includes(state)) query.state = state as JobRunState;
+  const job = params.get("job");
+  if (job) query.job = job as JobRunQuery["job"];
+  for (const name of ["team", "offset"] as const) {
+    const value = Number(params.get(name));
+    if (Number.isInteger(value) && value > 0) query[name] = value;
+  }
+  return query;
+}
+
+export function JobsPage() {
+  const catalog = useJobCatalog();
+  const access = useAccess();
+  const teams = useTeams();
+  const navigate = useNavigate();
+  const [launching, setLaunching] = useState<string | null>(null);
+
+  return (
+    <>
+      <PageHeader
+        title="Jobs"
+        description="Spark jobs over topic data: launch one from the catalog, watch it run, read its results."
+      />
+      <QueryView
+        query={combineQueries(catalog, access, teams)}
+        loadingLabel="Loading the job catalog…"
+        errorTitle="Could not load the job catalog"
+      >
+        {([entries, accessData, teamsData]) => {
+          const allowed = launchableTeams(accessData, teamsData);
+          return (
+            <>
+              <Catalog entries={entries} canLaunch={allowed.length > 0} onLaunch={setLaunching} />
+              <Dialog
+                open={launching !== null}
+                title="Launch a job"
+                variant="drawer"
+                onClose={() => setLaunching(null)}
+              >
+                {launching !== null ? (
+                  <LaunchJobForm
+                    catalog={entries}
+                    initialJob={launching}
+                    teams={allowed}
+                    onLaunched={(run) => void navigate(`/jobs/${run.id}`)}
+                  />
+                ) : null}
+              </Dialog>
+            </>
+          );
+        }}
+      </QueryView>
+      <Runs />
+    </>
+  );
+}
+
+function Catalog({
+  entries,
+  canLaunch,
+  onLaunch,
+}: {
+  entries: CatalogEntry[];
+  canLaunch: boolean;
+  onLaunch: (job: string) => void;
+}) {
+  return (
+    <section className="section" aria-labelledby="jobs-catalog">
+      <h2 id="jobs-catalog" className="section__title">
+        Catalog
+      </h2>
+      {canLaunch ? null : <p className="muted">Developers of a team can launch jobs; you can follow their runs.</p>}
+      <ul className="job-catalog">
+        {entries.map((entry) => (
+          <li key={entry.job} className="job-catalog__item">
+            <p className="job-catalog__name mono">{entry.job}</p>
+            <p className="job-catalog__description">{entry.description}</p>
+            {canLaunch ? (
+              <div>
+                <button
+                  type="button"
+                  className="button"
+                  aria-label={`Launch ${entry.job}`}
+                  onClick={() => onLaunch(entry.job)}
+                >
+                  Launch…
+                </button>
+              </div>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+const column = createColumnHelper<JobRun>();
+const columns = [
+  column.accessor("id", {
+    header: "Run",
+    cell: (info) => (
+      <Link to={`/jobs/${info.getValue()}`} className="mono">
+        {info.row.original.job} #{info.getValue()}
+      </Link>
+    ),
+  }),
+  column.accessor("team_name", { header: "Team" }),
+  column.accessor("cluster_name", { header: "Cluster" }),
+  column.accessor("state", { header: "State", cell: (info) => <JobStateBadge state={info.getValue()} /> }),
+  column.display({
+    id: "progress",
+    header: "Progress",
+    cell: (info) =>
+      FINISHED_RUN_STATES.has(info.row.original.state) ? null : <JobProgressBar run={info.row.original} compact />,
+  }),
+  column.accessor("created_at", { header: "Launched", cell: (info) => <Timestamp value={info.getValue()} relative /> }),
+  column.accessor((run) => run.duration_seconds ?? -1, {
+    id: "duration",
+    header: "Duration",
+    cell: (info) =>
+      info.row.original.duration_seconds == null ? "—" : formatSeconds(info.row.original.duration_seconds),
+  }),
+  column.accessor((run) => recordsPerSecond(run) ?? -1, {
+    id: "rate",
+    header: "Records/s",
+    cell: (info) => {
+      const rate = recordsPerSecond(info.row.original);
+      return rate == null ? "—" : formatCompact(rate);
+    },
+  }),
+];
+
+function Runs() {
+  const [searchParams, setSearchParams] = useSearchParams();
+  const query = queryFromParams(searchParams);
+  const runs = useJobRuns(query);
+  const catalog = useJobCatalog();
+  const teams = useTeams();
+
+  function setFilter(name: "state" | "job" | "team" | "offset", value: string) {
+    setSearchParams((current) => {
+      const params = new URLSearchParams(current);
+      if (value && value !== "0") params.set(name, value);
+      else params.delete(name);
+      if (name !== "offset") params.delete("offset");
+      return params;
+    });
+  }
+
+  return (
+    <section className="section" aria-labelledby="jobs-runs">
+      <h2 id="jobs-runs" className="section__title">
+        Runs
+      </h2>
+      <div className="filters" role="group" aria-label="Filter runs">
+        <Field label="State">
+          {(control) => (
+            <select
+              {...control}
+              className="input"
+              value={query.state ?? ""}
+              onChange={(event) => setFilter("state", event.target.value)}
+            >
+              <option value="">Any state</option>
+              {STATES.map((state) => (
+                <option key={state} value={state}>
+                  {state}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Job">
+          {(control) => (
+            <select
+              {...control}
+              className="input"
+              value={query.job ?? ""}
+              onChange={(event) => setFilter("job", event.target.value)}
+            >
+              <option value="">Any job</option>
+              {(catalog.data ?? []).map((entry) => (
+                <option key={entry.job} value={entry.job}>
+                  {entry.job}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Team">
+          {(control) => (
+            <select
+              {...control}
+              className="input"
+              value={query.team ? String(query.team) : ""}
+              onChange={(event) => setFilter("team", event.target.value)}
+            >
+              <option value="">All teams</option>
+              {(teams.data ?? []).map((team) => (
+                <option key={team.id} value={team.id}>
+                  {team.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </div>
+      <QueryView
+        query={runs}
+        errorTitle="Could not load the job runs"
+        isEmpty={(page) => page.count === 0}
+        empty={<EmptyState title="No runs yet" description="Launch a job from the catalog to see it here." />}
+      >
+        {(page) => (
+          <>
+            <DataTable
+              label="Job runs"
+              columns={columns}
+              rows={page.results}
+              getRowId={(run) => String(run.id)}
+              filterable={false}
+              pagination={false}
+            />
+            <Pager
+              label="Job runs"
+              offset={query.offset ?? 0}
+              limit={JOB_RUNS_PAGE_SIZE}
+              count={page.count}
+              onOffsetChange={(offset) => setFilter("offset", String(offset))}
+            />
+          </>
+        )}
+      </QueryView>
+    </section>
+  );
+}

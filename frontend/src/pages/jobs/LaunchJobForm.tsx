@@ -1,0 +1,255 @@
+import { useState, type FormEvent } from "react";
+
+import { useClusters } from "../../api/hooks/clusters";
+import { useLaunchJob, type CatalogEntry, type JobName, type JobRun } from "../../api/hooks/jobs";
+import { useServiceAccounts } from "../../api/hooks/serviceAccounts";
+import type { Team } from "../../api/types";
+import { Field, FormError } from "../../components/Field";
+import { formErrorsOf } from "../../lib/formErrors";
+import { buildParameters, fieldsOf, type ParameterField } from "./parameterForm";
+
+interface LaunchJobFormProps {
+  catalog: CatalogEntry[];
+  initialJob: string;
+  /** Teams in which the person may launch jobs (developers and up). */
+  teams: Team[];
+  onLaunched: (run: JobRun) => void;
+}
+
+const SERVER_FIELDS = ["team", "cluster", "service_account", "password", "compute_target", "time_limit_seconds"];
+
+/** Launch a catalog job: where it reads, as whom, and the job's own typed parameters. */
+export function LaunchJobForm({ catalog, initialJob, teams, onLaunched }: LaunchJobFormProps) {
+  const [job, setJob] = useState(initialJob);
+  const [team, setTeam] = useState(teams[0] ? String(teams[0].id) : "");
+  const [cluster, setCluster] = useState("");
+  const [serviceAccount, setServiceAccount] = useState("");
+  const [password, setPassword] = useState("");
+  const [timeLimit, setTimeLimit] = useState("1800");
+  const [computeTarget, setComputeTarget] = useState("");
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
+  const launch = useLaunchJob();
+  const clusters = useClusters();
+  const accounts = useServiceAccounts(team ? Number(team) : undefined);
+
+  const entry = catalog.find((candidate) => candidate.job === job);
+  const fields = entry ? fieldsOf(entry.parameters) : [];
+  const organization = teams.find((candidate) => String(candidate.id) === team)?.organization;
+  const teamClusters = (clusters.data ?? []).filter((candidate) => candidate.organization === organization);
+  const serverErrors = formErrorsOf(launch.error, [...SERVER_FIELDS, "parameters"]);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const built = buildParameters(fields, values);
+    const local: Record<string, string> = "errors" in built ? { ...built.errors } : {};
+    if (!team) local.team = "Pick a team.";
+    if (!cluster) local.cluster = "Pick a cluster.";
+    setFieldErrors(local);
+    if ("errors" in built || Object.keys(local).length > 0) return;
+    launch.mutate(
+      {
+        job: job as JobName,
+        team: Number(team),
+        cluster: Number(cluster),
+        service_account: serviceAccount ? Number(serviceAccount) : null,
+        password,
+        time_limit_seconds: Number(timeLimit) || 1800,
+        parameters: built.parameters,
+        ...(computeTarget.trim() ? { compute_target: computeTarget.trim() } : {}),
+      },
+      { onSuccess: onLaunched },
+    );
+  }
+
+  const errorOf = (name: string) => fieldErrors[name] ?? serverErrors.fields[name];
+
+  return (
+    <form className="launch-form" onSubmit={submit} aria-label="Launch a job" noValidate>
+      <Field label="Job" hint={entry?.description}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={job}
+            onChange={(event) => {
+              setJob(event.target.value);
+              setValues({});
+              setFieldErrors({});
+            }}
+          >
+            {catalog.map((candidate) => (
+              <option key={candidate.job} value={candidate.job}>
+                {candidate.job}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Team" error={errorOf("team")}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={team}
+            onChange={(event) => {
+              setTeam(event.target.value);
+              setCluster("");
+              setServiceAccount("");
+            }}
+          >
+            {teams.map((candidate) => (
+              <option key={candidate.id} value={candidate.id}>
+                {candidate.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Cluster" error={errorOf("cluster")}>
+        {(control) => (
+          <select {...control} className="input" value={cluster} onChange={(event) => setCluster(event.target.value)}>
+            <option value="">Choose…</option>
+            {teamClusters.map((candidate) => (
+              <option key={candidate.id} value={candidate.id}>
+                {candidate.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="Service account"
+        hint="The job reads and writes as this account; SASL clusters need one."
+        error={errorOf("service_account")}
+      >
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={serviceAccount}
+            onChange={(event) => setServiceAccount(event.target.value)}
+          >
+            <option value="">None</option>
+            {(accounts.data ?? []).map((account) => (
+              <option key={account.id} value={account.id}>
+                {account.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="Service account password"
+        hint="Its SCRAM password on the cluster; used for this run only and never shown again."
+        error={errorOf("password")}
+      >
+        {(control) => (
+          <input
+            {...control}
+            className="input"
+            type="password"
+            autoComplete="off"
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+          />
+        )}
+      </Field>
+
+      <fieldset className="launch-form__parameters">
+        <legend className="field__label">Parameters of {job}</legend>
+        {fields.map((field) => (
+          <ParameterInput
+            key={`${job}:${field.path}`}
+            field={field}
+            value={values[field.path] ?? ""}
+            error={fieldErrors[field.path]}
+            onChange={(value) => setValues((current) => ({ ...current, [field.path]: value }))}
+          />
+        ))}
+      </fieldset>
+
+      <details className="launch-form__advanced">
+        <summary>Compute and limits</summary>
+        <Field label="Time limit (seconds)" error={errorOf("time_limit_seconds")}>
+          {(control) => (
+            <input
+              {...control}
+              className="input"
+              type="number"
+              min={10}
+              value={timeLimit}
+              onChange={(event) => setTimeLimit(event.target.value)}
+            />
+          )}
+        </Field>
+        <Field
+          label="Compute target"
+          hint="local[N], spark://…, k8s://… or sc://…; blank for the default."
+          error={errorOf("compute_target")}
+        >
+          {(control) => (
+            <input
+              {...control}
+              className="input mono"
+              value={computeTarget}
+              onChange={(event) => setComputeTarget(event.target.value)}
+            />
+          )}
+        </Field>
+      </details>
+
+      <FormError message={serverErrors.fields.parameters ?? serverErrors.form} />
+      <div className="dialog__actions">
+        <button type="submit" className="button button--primary" disabled={launch.isPending}>
+          {launch.isPending ? "Launching…" : "Launch"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ParameterInput({
+  field,
+  value,
+  error,
+  onChange,
+}: {
+  field: ParameterField;
+  value: string;
+  error: string | undefined;
+  onChange: (value: string) => void;
+}) {
+  const label = field.required ? `${field.label} (required)` : field.label;
+  return (
+    <Field label={label} hint={field.hint ?? (field.required ? undefined : "Blank: the job's default.")} error={error}>
+      {(control) => {
+        if (field.kind === "boolean") {
+          return (
+            <select {...control} className="input" value={value} onChange={(event) => onChange(event.target.value)}>
+              <option value="">Default</option>
+              <option value="true">Yes</option>
+              <option value="false">No</option>
+            </select>
+          );
+        }
+        const type =
+          field.kind === "integer" || field.kind === "number"
+            ? "number"
+            : field.kind === "timestamp"
+              ? "datetime-local"
+              : "text";
+        return (
+          <input
+            {...control}
+            className={field.kind === "json" || field.kind === "text" ? "input mono" : "input"}
+            type={type}
+            step={field.kind === "number" ? "any" : field.kind === "timestamp" ? 1 : undefined}
+            value={value}
+            onChange={(event) => onChange(event.target.value)}
+          />
+        );
+      }}
+    </Field>
+  );
+}
