@@ -14,20 +14,19 @@ from broker.replication.config import ReplicationConfig
 
 if TYPE_CHECKING:
     from broker.replication.manager import ReplicaManager
+    from broker.replication.static_assignments import StaticAssignmentsSource
     from broker.server.context import BrokerState
 
 
 class Replication:
     """What the broker process starts and stops: the manager and what feeds it assignments."""
 
-    def __init__(self, manager: ReplicaManager, source: object) -> None:
+    def __init__(self, manager: ReplicaManager, source: StaticAssignmentsSource) -> None:
         self.manager = manager
         self.source = source
 
     async def close(self) -> None:
-        close = getattr(self.source, "close", None)
-        if close is not None:
-            await close()
+        await self.source.close()
         await self.manager.close()
 
 
@@ -41,7 +40,6 @@ def start_replication(state: BrokerState) -> Replication | None:
     from broker.replication.static_assignments import StaticAlterPartition, StaticAssignmentsSource
 
     state.producer_ids = NodeScopedProducerIds(state.producer_ids, config.node_id)  # type: ignore[assignment]
-
     manager = ReplicaManager(state, config)
     manager.alter_partition = StaticAlterPartition(manager)
     listener_name = state.config.listeners[0].name
