@@ -21,6 +21,7 @@ const PAGES: Record<string, RouteObject["lazy"]> = {
   "/clusters": async () => ({ Component: (await import("./pages/ClustersPage")).ClustersPage }),
   "/schemas": async () => ({ Component: (await import("./pages/SchemasPage")).SchemasPage }),
   "/groups": async () => ({ Component: (await import("./pages/GroupsPage")).GroupsPage }),
+  "/jobs": async () => ({ Component: (await import("./pages/JobsPage")).JobsPage }),
   "/topics": async () => ({ Component: (await import("./pages/TopicsPage")).TopicsPage }),
   "/acls": async () => ({ Component: (await import("./pages/AclsPage")).AclsPage }),
   "/quotas": async () => ({ Component: (await import("./pages/QuotasPage")).QuotasPage }),
@@ -47,6 +48,7 @@ const DETAIL_PAGES: RouteObject[] = [
     lazy: async () => ({ Component: (await import("./pages/TopicDetailPage")).TopicDetailPage }),
   },
   { path: "groups/:id", lazy: async () => ({ Component: (await import("./pages/GroupDetailPage")).GroupDetailPage }) },
+  { path: "jobs/:id", lazy: async () => ({ Component: (await import("./pages/JobRunPage")).JobRunPage }) },
   {
     path: "schemas/:cluster/:subject",
     lazy: async () => ({ Component: (await import("./pages/SchemaSubjectPage")).SchemaSubjectPage }),
