@@ -174,6 +174,24 @@ function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: Top
     [allRows, filters.cluster, filters.team],
   );
   const rows = useMemo(() => filterTopicRows(scopedRows, deferredSearch), [scopedRows, deferredSearch]);
+  // The same element while the rows stay the same, so a keystroke re-renders the box and not the table.
+  const table = useMemo(
+    () =>
+      rows.length === 0 ? (
+        <EmptyState title="No topics match" description="Try another search or clear the filters." />
+      ) : (
+        <DataTable
+          label="Topics"
+          columns={columns}
+          rows={rows}
+          getRowId={(row) => String(row.topic.id)}
+          filterable={false}
+          pagination={false}
+          initialSorting={[{ id: "name", desc: false }]}
+        />
+      ),
+    [rows],
+  );
 
   const clusterOptions = [...clusterNames].sort((a, b) => a[1].localeCompare(b[1]));
   const teamOptions = [...teamNames].sort((a, b) => a[1].localeCompare(b[1]));
@@ -234,19 +252,7 @@ function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: Top
       <p className="muted" role="status" data-testid="topic-count">
         {rows.length === allRows.length ? `${allRows.length} topics` : `${rows.length} of ${allRows.length} topics`}
       </p>
-      {rows.length === 0 ? (
-        <EmptyState title="No topics match" description="Try another search or clear the filters." />
-      ) : (
-        <DataTable
-          label="Topics"
-          columns={columns}
-          rows={rows}
-          getRowId={(row) => String(row.topic.id)}
-          filterable={false}
-          pagination={false}
-          initialSorting={[{ id: "name", desc: false }]}
-        />
-      )}
+      {table}
     </>
   );
 }

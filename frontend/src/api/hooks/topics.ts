@@ -141,9 +141,11 @@ export function useTopicMessages(
 ) {
   return useQuery({
     queryKey: topicKeys.messages(id, query),
-    queryFn: async ({ signal }): Promise<TopicMessage[]> => {
+    // No abort signal: the server reads the records anyway, and pausing live tail or changing a filter
+    // mid-read would otherwise show up as a failed request.
+    queryFn: async (): Promise<TopicMessage[]> => {
       const body: unknown = unwrap(
-        await apiClient.GET("/api/v1/topics/{id}/messages/", { params: { path: { id }, query }, signal }),
+        await apiClient.GET("/api/v1/topics/{id}/messages/", { params: { path: { id }, query } }),
       );
       if (Array.isArray(body)) return body as TopicMessage[];
       return (body as { results: TopicMessage[] }).results;
