@@ -1,23 +1,110 @@
-import { screen } from "@testing-library/react";
+import { screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
+import { cluster } from "../test/clusterFixtures";
 import { json, signedIn, stubFetch } from "../test/fetchStub";
-import { renderApp } from "../test/renderApp";
+import { bodyCellTexts } from "../test/tables";
+import { page, query } from "../test/tenancyFixtures";
+import { groupLag } from "./groups/groupFixtures";
+import { renderPage } from "./groups/renderPage";
+import { OverviewPage } from "./OverviewPage";
 
 const healthy = {
   version: "0.4.1",
   worker: { alive: true, last_heartbeat: new Date(Date.now() - 30_000).toISOString() },
 };
 
-describe("OverviewPage", () => {
-  it("shows the worker's health and the version from the overview endpoint", async () => {
-    stubFetch({
-      "GET /api/v1/auth/session/": json(200, signedIn),
-      "GET /api/v1/overview/": json(200, healthy),
-    });
-    renderApp("/");
+const firing = {
+  id: 4,
+  rule: 2,
+  rule_name: "billing behind",
+  team: 1,
+  team_name: "Payments",
+  cluster: 3,
+  cluster_name: "orders",
+  group_name: "payments.billing",
+  topic: "",
+  partition: null,
+  state: "firing",
+  severity: "critical",
+  metric: "lag_seconds",
+  value: 95,
+  value_text: "95 s",
+  status: "LAGGING",
+  reason: "",
+  pending_since: "2026-01-05T09:58:00Z",
+  fired_at: "2026-01-05T09:59:00Z",
+  resolved_at: null,
+  last_evaluated_at: "2026-01-05T10:00:00Z",
+  last_notified_at: null,
+  notification_count: 1,
+  acknowledged_at: null,
+  acknowledged_by_name: "",
+  silenced_by: null,
+};
 
+type Handlers = Parameters<typeof stubFetch>[0];
+
+function stubOverview(extra: Handlers = {}) {
+  return stubFetch({
+    "GET /api/v1/auth/session/": json(200, signedIn),
+    "GET /api/v1/overview/": json(200, healthy),
+    "GET /api/v1/clusters/": page([cluster()]),
+    "GET /api/v1/lag/groups/": page([groupLag()], 12),
+    "GET /api/v1/alerts/": page([firing]),
+    ...extra,
+  });
+}
+
+const renderOverview = () => renderPage(<OverviewPage />, "/", "/");
+
+describe("OverviewPage", () => {
+  it("shows the clusters with their health, brokers and partitions", async () => {
+    stubOverview();
+    renderOverview();
     expect(await screen.findByRole("heading", { level: 1, name: "Overview" })).toBeInTheDocument();
+    const table = await screen.findByRole("table", { name: "Clusters" });
+    expect(bodyCellTexts(table)).toEqual([["orders", "running", "healthy · 1 broker up", "1 of 1", "4", "12"]]);
+  });
+
+  it("lists the worst-lagging groups from the lag fleet and the firing alerts", async () => {
+    const fetchSpy = stubOverview();
+    renderOverview();
+    const groups = await screen.findByRole("table", { name: "Worst-lagging groups" });
+    expect(bodyCellTexts(groups)).toEqual([
+      ["payments.billing", "stalled", "Committed offset has not moved for 5 min", "1,500", "2 min", "3/s"],
+    ]);
+    expect(within(groups).getByRole("link", { name: "payments.billing" })).toHaveAttribute("href", "/groups/31");
+    expect(screen.getByText(/12 groups in all/)).toBeInTheDocument();
+
+    const alerts = await screen.findByRole("table", { name: "Firing alerts" });
+    expect(bodyCellTexts(alerts)[0]?.slice(0, 4)).toEqual([
+      "critical",
+      "billing behind",
+      "orders · payments.billing",
+      "95 s",
+    ]);
+    const alertRequest = fetchSpy.mock.calls
+      .map(([input]) => input as Request)
+      .find((request) => request.url.includes("/alerts/"))!;
+    expect(query(alertRequest).get("state")).toBe("firing");
+  });
+
+  it("says so when nothing lags, nothing fires and there are no clusters", async () => {
+    stubOverview({
+      "GET /api/v1/clusters/": page([]),
+      "GET /api/v1/lag/groups/": page([]),
+      "GET /api/v1/alerts/": page([]),
+    });
+    renderOverview();
+    expect(await screen.findByText("No clusters yet")).toBeInTheDocument();
+    expect(await screen.findByText("No consumer groups sampled yet")).toBeInTheDocument();
+    expect(await screen.findByText("No alerts firing")).toBeInTheDocument();
+  });
+
+  it("shows the worker's health and the version from the overview endpoint", async () => {
+    stubOverview();
+    renderOverview();
     const worker = await screen.findByRole("region", { name: "Background worker" });
     expect(worker).toHaveTextContent("Running");
     expect(worker).toHaveTextContent("Last heartbeat");
@@ -26,35 +113,34 @@ describe("OverviewPage", () => {
   });
 
   it("warns when the worker has not reported", async () => {
-    stubFetch({
-      "GET /api/v1/auth/session/": json(200, signedIn),
+    stubOverview({
       "GET /api/v1/overview/": json(200, { version: "0.4.1", worker: { alive: false, last_heartbeat: null } }),
     });
-    renderApp("/");
-
+    renderOverview();
     const worker = await screen.findByRole("region", { name: "Background worker" });
     expect(worker).toHaveTextContent("Not reporting");
     expect(worker).toHaveTextContent("No heartbeat received yet");
     expect(worker).toHaveClass("stat-card--warning");
   });
 
-  it("shows the error and loads again on retry", async () => {
+  it("shows each section's error on its own and loads again on retry", async () => {
     let calls = 0;
-    stubFetch({
-      "GET /api/v1/auth/session/": json(200, signedIn),
+    stubOverview({
       "GET /api/v1/overview/": () => {
         calls += 1;
         return calls === 1 ? { status: 502, rawBody: "<html><body>Bad gateway</body></html>" } : json(200, healthy);
       },
+      "GET /api/v1/alerts/": json(403, { error: { code: "forbidden", message: "Not allowed.", details: {} } }),
     });
-    const { user } = renderApp("/");
+    const { user } = renderOverview();
 
-    const alert = await screen.findByRole("alert");
-    expect(alert).toHaveTextContent("Could not load the overview");
+    expect(await screen.findByText("Could not load the alerts")).toBeInTheDocument();
+    const alert = (await screen.findByText("Could not load the overview")).closest("[role=alert]") as HTMLElement;
     expect(alert).toHaveTextContent("The server answered with HTTP 502.");
+    // The other sections still load.
+    expect(await screen.findByRole("table", { name: "Clusters" })).toBeInTheDocument();
 
-    await user.click(screen.getByRole("button", { name: "Try again" }));
-
+    await user.click(within(alert).getByRole("button", { name: "Try again" }));
     expect(await screen.findByRole("region", { name: "Background worker" })).toHaveTextContent("Running");
   });
 });

@@ -1,11 +1,20 @@
 import { queryOptions, useQuery } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
+import type { paths } from "../schema";
 import type { Overview } from "../types";
+
+type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
+export type AlertPage = Json<paths["/api/v1/alerts/"]["get"]["responses"][200]>;
+export type FiringAlert = AlertPage["results"][number];
+
+/** How many of the worst groups and newest alerts the overview shows. */
+export const OVERVIEW_TOP = 5;
 
 export const overviewKeys = {
   all: ["overview"] as const,
   summary: () => [...overviewKeys.all, "summary"] as const,
+  firingAlerts: () => [...overviewKeys.all, "firing-alerts"] as const,
 };
 
 export function overviewQueryOptions() {
@@ -17,4 +26,19 @@ export function overviewQueryOptions() {
 
 export function useOverview() {
   return useQuery(overviewQueryOptions());
+}
+
+/** Alerts firing now, newest first; the count says how many there are in all. */
+export function useFiringAlerts() {
+  return useQuery({
+    queryKey: overviewKeys.firingAlerts(),
+    queryFn: async ({ signal }): Promise<AlertPage> =>
+      unwrap(
+        await apiClient.GET("/api/v1/alerts/", {
+          params: { query: { state: ["firing"], limit: OVERVIEW_TOP, ordering: "-fired_at" } },
+          signal,
+        }),
+      ),
+    refetchInterval: 30_000,
+  });
 }
