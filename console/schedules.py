@@ -31,6 +31,12 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(seconds=LAG_SAMPLING_INTERVAL),
         "options": {"expires": LAG_SAMPLING_INTERVAL - 1},
     },
+    # Raw lag samples of finished minutes (and hours) into the database's rollups.
+    "lag.roll_up_all": {
+        "task": "lag.roll_up_all",
+        "schedule": timedelta(minutes=1),
+        "options": {"expires": 55},
+    },
     # Lag rollup retention: 1-minute rows for 7 days, 1-hour rows for 90 days.
     "lag.prune_rollups": {
         "task": "lag.prune_rollups",

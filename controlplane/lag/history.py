@@ -244,6 +244,28 @@ def roll_up_hour(*, group_ids: list[int], hour_start: datetime) -> int:
     return len(rows)
 
 
+def roll_up_cluster(client: redis.Redis, cluster_id: int, group_ids: list[int], now: float) -> None:
+    """Rolls finished minutes (from Redis) and finished hours (from the minute rows) into the database,
+    once each: Redis markers remember how far each cluster is rolled up."""
+    minute_key, hour_key = f"lag:rolled_minute:{cluster_id}", f"lag:rolled_hour:{cluster_id}"
+    this_minute, this_hour = now - now % 60, now - now % 3600
+    rolled_minute, rolled_hour = client.mget(minute_key, hour_key)
+    if rolled_minute is None:
+        client.set(minute_key, this_minute)
+    elif float(rolled_minute) < this_minute:
+        since = max(float(rolled_minute), this_minute - settings.LAG_RAW_RETENTION_SECONDS)
+        roll_up_minutes(client, group_ids=group_ids, since=since, until=this_minute)
+        client.set(minute_key, this_minute)
+    if rolled_hour is None:
+        client.set(hour_key, this_hour)
+    elif float(rolled_hour) < this_hour:
+        hour = max(float(rolled_hour), this_hour - 24 * 3600)
+        while hour < this_hour:
+            roll_up_hour(group_ids=group_ids, hour_start=datetime.fromtimestamp(hour, tz=UTC))
+            hour += 3600
+        client.set(hour_key, this_hour)
+
+
 def prune_rollups(now: datetime) -> int:
     """Retention: 1-minute rollups for 7 days, 1-hour rollups for 90 days."""
     deleted, _ = LagRollup.objects.filter(

@@ -378,7 +378,6 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
         groups=samples,
         log_ends={tp: o.log_end for tp, o in observed.offsets.items()},
     )
-    _roll_up(client, cluster, [g.pk for g in groups.values()], now)
     run = SamplingRun(cluster_id=cluster.pk, observed_at=observed_at, groups=tuple(observations))
     _evaluate_alerts(run)
     return run
@@ -501,28 +500,6 @@ def _save(cluster: Cluster, lag_rows: list[tuple[Any, ...]], observations: list[
         _write_rows(upsert, GroupLag, LAG_COLUMNS, lag_rows)
         GroupLag.objects.filter(cluster=cluster).exclude(group_id__in=[row[0] for row in lag_rows]).delete()
         _write_rows(update, ConsumerGroup, GROUP_COLUMNS, group_values)
-
-
-def _roll_up(client: redis.Redis, cluster: Cluster, group_ids: list[int], now: float) -> None:
-    """Rolls finished minutes (from Redis) and finished hours (from the minute rows) into the database,
-    once each: Redis markers remember how far each cluster is rolled up."""
-    minute_key, hour_key = f"lag:rolled_minute:{cluster.pk}", f"lag:rolled_hour:{cluster.pk}"
-    this_minute, this_hour = now - now % 60, now - now % 3600
-    rolled_minute, rolled_hour = client.mget(minute_key, hour_key)
-    if rolled_minute is None:
-        client.set(minute_key, this_minute)
-    elif float(rolled_minute) < this_minute:
-        since = max(float(rolled_minute), this_minute - settings.LAG_RAW_RETENTION_SECONDS)
-        history.roll_up_minutes(client, group_ids=group_ids, since=since, until=this_minute)
-        client.set(minute_key, this_minute)
-    if rolled_hour is None:
-        client.set(hour_key, this_hour)
-    elif float(rolled_hour) < this_hour:
-        hour = max(float(rolled_hour), this_hour - 24 * 3600)
-        while hour < this_hour:
-            history.roll_up_hour(group_ids=group_ids, hour_start=datetime.fromtimestamp(hour, tz=UTC))
-            hour += 3600
-        client.set(hour_key, this_hour)
 
 
 def _evaluate_alerts(run: SamplingRun) -> None:

@@ -1,12 +1,15 @@
 """Celery entry points of lag sampling: thin, named, time-limited; a run can always be repeated."""
 
+import time
+
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
 from controlplane.clusters.choices import WATCHED_STATUSES
 from controlplane.clusters.models import Cluster
-from controlplane.lag.history import prune_rollups
+from controlplane.lag.history import lag_redis, prune_rollups, roll_up_cluster
+from controlplane.lag.models import GroupLag
 from controlplane.lag.sampler import sample_cluster_exclusively
 
 
@@ -22,6 +25,21 @@ def sample_all() -> None:
     dropped (the next one covers it)."""
     for cluster_id in Cluster.objects.filter(status__in=WATCHED_STATUSES).values_list("id", flat=True):
         sample_cluster_task.apply_async(args=[cluster_id], expires=settings.LAG_SAMPLING_INTERVAL_SECONDS)
+
+
+@shared_task(name="lag.roll_up", time_limit=300, soft_time_limit=280, ignore_result=True)
+def roll_up_task(cluster_id: int) -> None:
+    """Finished minutes of raw samples into 1-minute rollups, finished hours into 1-hour rollups (the
+    markers in Redis make a repeated or overlapping call a no-op)."""
+    group_ids = list(GroupLag.objects.filter(cluster_id=cluster_id).values_list("group_id", flat=True))
+    roll_up_cluster(lag_redis(), cluster_id, group_ids, time.time())
+
+
+@shared_task(name="lag.roll_up_all", time_limit=30, soft_time_limit=25, ignore_result=True)
+def roll_up_all() -> None:
+    """Beat entry point, every minute: one rollup per watched cluster."""
+    for cluster_id in Cluster.objects.filter(status__in=WATCHED_STATUSES).values_list("id", flat=True):
+        roll_up_task.apply_async(args=[cluster_id], expires=55)
 
 
 @shared_task(name="lag.prune_rollups", time_limit=600, soft_time_limit=570, ignore_result=True)

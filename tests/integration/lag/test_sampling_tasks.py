@@ -76,3 +76,26 @@ def celery_worker_process_for_db(transactional_db, monkeypatch, settings, reques
     monkeypatch.setenv("DATABASE_URL", _database_url_of_this_test())
     monkeypatch.setenv("SECRET_KEY", settings.SECRET_KEY)
     return request.getfixturevalue("celery_worker_process")
+
+
+def test_every_run_is_handed_to_alert_evaluation(
+    db, lag_redis: str, fresh_broker, monkeypatch, caplog
+) -> None:
+    from controlplane.alerts import evaluation
+
+    cluster_id, group = _cluster_with_a_group(fresh_broker)
+    handed: list = []
+    real = evaluation.evaluate_alerts
+
+    def recording(run) -> None:  # passes through to the real evaluation, keeping what it was given
+        handed.append(run)
+        real(run)
+
+    monkeypatch.setattr(evaluation, "evaluate_alerts", recording)
+    assert sample_cluster_task.apply(args=[cluster_id]).get() is True
+
+    (run,) = handed
+    assert run.cluster_id == cluster_id
+    (observed,) = [g for g in run.groups if g.group == group]
+    assert observed.partitions[0].committed_offset == 0
+    assert "alert evaluation failed" not in caplog.text
