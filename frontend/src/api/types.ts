@@ -116,6 +116,4 @@ export type ClientQuotaCreate = PostBody<"/api/v1/quotas/">;
 export type ClientQuotaUpdate = PatchBody<"/api/v1/quotas/{id}/">;
 export type ScramCredential = ItemOf<"/api/v1/scram-credentials/">;
 export type ScramCredentialCreate = PostBody<"/api/v1/scram-credentials/">;
-export type ScramCredentialWithPassword = JsonBody<
-  paths["/api/v1/scram-credentials/"]["post"]["responses"][201]
->;
+export type ScramCredentialWithPassword = JsonBody<paths["/api/v1/scram-credentials/"]["post"]["responses"][201]>;

@@ -26,7 +26,13 @@ function stubAcls(role: Parameters<typeof membership>[3] = "developer", extra: H
     "GET /api/v1/service-accounts/": page([billingAccount]),
     "GET /api/v1/acls/": page([
       ...grantBindings,
-      binding({ id: 63, resource_type: "GROUP", resource_name: "payments-", operation: "READ", pattern_type: "LITERAL" }),
+      binding({
+        id: 63,
+        resource_type: "GROUP",
+        resource_name: "payments-",
+        operation: "READ",
+        pattern_type: "LITERAL",
+      }),
       binding({ id: 64, principal: "User:intruder", permission: "DENY", operation: "ALL", team: null, managed: false }),
     ]),
     "GET /api/v1/access-grants/": page([grant({ bindings: grantBindings })]),
@@ -38,7 +44,10 @@ const noFilters = { principal: "", type: "", name: "", pattern: "", operation: "
 
 describe("AclsPage", { timeout: 20_000 }, () => {
   it("filters bindings on every field", () => {
-    const bindings = [binding(), binding({ id: 2, principal: "User:other", permission: "DENY", resource_type: "GROUP" })];
+    const bindings = [
+      binding(),
+      binding({ id: 2, principal: "User:other", permission: "DENY", resource_type: "GROUP" }),
+    ];
     expect(filterBindings(bindings, { ...noFilters, principal: "OTHER" }).map((each) => each.id)).toEqual([2]);
     expect(filterBindings(bindings, { ...noFilters, type: "TOPIC" }).map((each) => each.id)).toEqual([60]);
     expect(filterBindings(bindings, { ...noFilters, permission: "ALLOW" }).map((each) => each.id)).toEqual([60]);
@@ -67,8 +76,22 @@ describe("AclsPage", { timeout: 20_000 }, () => {
   it("applies a template with the team's prefixes and shows what it grants", async () => {
     const fetchSpy = stubAcls("developer", {
       "GET /api/v1/prefixes/": page([
-        { id: 5, organization: 10, team: 1, resource_type: "topic", prefix: "payments.", created_at: "2026-01-02T10:00:00Z" },
-        { id: 6, organization: 10, team: 1, resource_type: "group", prefix: "payments-", created_at: "2026-01-02T10:00:00Z" },
+        {
+          id: 5,
+          organization: 10,
+          team: 1,
+          resource_type: "topic",
+          prefix: "payments.",
+          created_at: "2026-01-02T10:00:00Z",
+        },
+        {
+          id: 6,
+          organization: 10,
+          team: 1,
+          resource_type: "group",
+          prefix: "payments-",
+          created_at: "2026-01-02T10:00:00Z",
+        },
       ]),
       "POST /api/v1/access-grants/": json(201, grant({ id: 71, template: "consumer" })),
     });

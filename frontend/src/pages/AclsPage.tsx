@@ -272,13 +272,22 @@ function BindingsTable({
   const grantById = new Map(grants.map((grant) => [grant.id, grant]));
 
   const columns = [
-    bindingColumn.accessor("principal", { header: "Principal", cell: (info) => <span className="mono">{info.getValue()}</span> }),
+    bindingColumn.accessor("principal", {
+      header: "Principal",
+      cell: (info) => <span className="mono">{info.getValue()}</span>,
+    }),
     bindingColumn.accessor("resource_type", {
       header: "Resource type",
       cell: (info) => labelOf(RESOURCE_TYPES, info.getValue()),
     }),
-    bindingColumn.accessor("resource_name", { header: "Resource", cell: (info) => <span className="mono">{info.getValue()}</span> }),
-    bindingColumn.accessor("pattern_type", { header: "Pattern", cell: (info) => labelOf(PATTERN_TYPES, info.getValue()) }),
+    bindingColumn.accessor("resource_name", {
+      header: "Resource",
+      cell: (info) => <span className="mono">{info.getValue()}</span>,
+    }),
+    bindingColumn.accessor("pattern_type", {
+      header: "Pattern",
+      cell: (info) => labelOf(PATTERN_TYPES, info.getValue()),
+    }),
     bindingColumn.accessor("operation", { header: "Operation", cell: (info) => labelOf(OPERATIONS, info.getValue()) }),
     bindingColumn.accessor((row) => row.permission ?? "ALLOW", {
       id: "permission",
@@ -381,7 +390,8 @@ function GrantsSection({
   const revocation = useConfirmedAction(useRevokeGrant(), (grant: AccessGrant) => grant.id);
   const clusterById = new Map(clusters.map((cluster) => [cluster.id, cluster]));
   const accountById = new Map(accounts.map((account) => [account.id, account]));
-  const accountName = (grant: AccessGrant) => accountById.get(grant.service_account)?.name ?? `#${grant.service_account}`;
+  const accountName = (grant: AccessGrant) =>
+    accountById.get(grant.service_account)?.name ?? `#${grant.service_account}`;
 
   const columns = [
     grantColumn.accessor((row) => accountName(row), {
@@ -390,7 +400,10 @@ function GrantsSection({
       cell: (info) => <Link to={`/service-accounts/${info.row.original.service_account}`}>{info.getValue()}</Link>,
     }),
     grantColumn.accessor((row) => TEMPLATES[row.template].label, { id: "template", header: "Template" }),
-    grantColumn.accessor("topic_prefix", { header: "Topic prefix", cell: (info) => <span className="mono">{info.getValue()}</span> }),
+    grantColumn.accessor("topic_prefix", {
+      header: "Topic prefix",
+      cell: (info) => <span className="mono">{info.getValue()}</span>,
+    }),
     grantColumn.accessor((row) => row.group_prefix || "—", {
       id: "group_prefix",
       header: "Group prefix",

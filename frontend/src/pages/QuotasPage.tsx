@@ -53,7 +53,10 @@ export function QuotasPage() {
     (clusters.data ?? []).some((cluster) => accessData && isOrgAdmin(accessData, cluster.organization));
 
   const columns = (clusterList: Cluster[], teamList: Team[], accessInfo: Access) => [
-    column.accessor("entity_key", { header: "Entity", cell: (info) => <span className="mono">{info.getValue()}</span> }),
+    column.accessor("entity_key", {
+      header: "Entity",
+      cell: (info) => <span className="mono">{info.getValue()}</span>,
+    }),
     column.accessor((row) => clusterList.find((each) => each.id === row.cluster)?.name ?? String(row.cluster), {
       id: "cluster",
       header: "Cluster",
@@ -71,7 +74,11 @@ export function QuotasPage() {
       cell: (info) => (
         <span
           className={
-            info.getValue() === "applied" ? "badge badge--ok" : info.getValue() === "missing" ? "badge badge--danger" : "badge badge--info"
+            info.getValue() === "applied"
+              ? "badge badge--ok"
+              : info.getValue() === "missing"
+                ? "badge badge--danger"
+                : "badge badge--info"
           }
         >
           {info.getValue()}
@@ -86,7 +93,12 @@ export function QuotasPage() {
         if (!mayChange(accessInfo, quota, teamList, clusterList)) return null;
         return (
           <span className="actions">
-            <button type="button" className="button" aria-label={`Edit ${quota.entity_key}`} onClick={() => setEditing(quota)}>
+            <button
+              type="button"
+              className="button"
+              aria-label={`Edit ${quota.entity_key}`}
+              onClick={() => setEditing(quota)}
+            >
               Edit
             </button>
             <button
@@ -120,7 +132,12 @@ export function QuotasPage() {
         query={combineQueries(quotas, clusters, teams, access)}
         errorTitle="Could not load the quotas"
         isEmpty={([quotaList]) => quotaList.length === 0}
-        empty={<EmptyState title="No quotas yet" description="Without quotas, clients may use the brokers as fast as they can." />}
+        empty={
+          <EmptyState
+            title="No quotas yet"
+            description="Without quotas, clients may use the brokers as fast as they can."
+          />
+        }
       >
         {([quotaList, clusterList, teamList, accessInfo]) => (
           <DataTable

@@ -19,7 +19,9 @@ const THEMES: [ThemePreference, string][] = [
 /** Every IANA zone the browser knows; old browsers without the list get a few common ones. */
 function knownTimeZones(): string[] {
   const intl = Intl as typeof Intl & { supportedValuesOf?: (key: string) => string[] };
-  return intl.supportedValuesOf?.("timeZone") ?? ["UTC", "Europe/London", "Europe/Berlin", "America/New_York", "Asia/Tokyo"];
+  return (
+    intl.supportedValuesOf?.("timeZone") ?? ["UTC", "Europe/London", "Europe/Berlin", "America/New_York", "Asia/Tokyo"]
+  );
 }
 
 export function SettingsPage() {
@@ -59,9 +61,7 @@ function ProfileSection() {
         <dd>{access.data ? access.data.adminOrganizations.size : "…"}</dd>
         <dt>Team roles</dt>
         <dd>
-          {roles.length === 0
-            ? "None"
-            : roles.map(({ team, role }) => `${team}: ${ROLE_LABELS[role]}`).join(", ")}
+          {roles.length === 0 ? "None" : roles.map(({ team, role }) => `${team}: ${ROLE_LABELS[role]}`).join(", ")}
         </dd>
       </dl>
     </section>

@@ -159,7 +159,9 @@ describe("TopicsPage", { timeout: 20_000 }, () => {
     const dialog = screen.getByRole("dialog", { name: "Create topic" });
     const name = within(dialog).getByLabelText("Name");
     await waitFor(() => expect(name).toHaveAccessibleDescription(/payments\./));
-    expect(within(dialog).getByLabelText("Partitions")).toHaveAccessibleDescription("The team's policy allows up to 12.");
+    expect(within(dialog).getByLabelText("Partitions")).toHaveAccessibleDescription(
+      "The team's policy allows up to 12.",
+    );
 
     await user.type(name, "refunds");
     await user.click(within(dialog).getByRole("button", { name: "Validate" }));

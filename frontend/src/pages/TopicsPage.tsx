@@ -55,7 +55,9 @@ const columns = [
   }),
   column.accessor("status", {
     header: "Status",
-    cell: (info) => <span className={TOPIC_STATUS_BADGES[info.getValue()]}>{TOPIC_STATUS_LABELS[info.getValue()]}</span>,
+    cell: (info) => (
+      <span className={TOPIC_STATUS_BADGES[info.getValue()]}>{TOPIC_STATUS_LABELS[info.getValue()]}</span>
+    ),
   }),
 ];
 
@@ -78,10 +80,7 @@ export function TopicsPage() {
   const [creating, setCreating] = useState(false);
 
   const creatableTeams = useMemo(
-    () =>
-      access.data
-        ? (teams.data ?? []).filter((team) => can.manageTopics(roleInTeam(access.data, team)))
-        : [],
+    () => (access.data ? (teams.data ?? []).filter((team) => can.manageTopics(roleInTeam(access.data, team))) : []),
     [access.data, teams.data],
   );
 

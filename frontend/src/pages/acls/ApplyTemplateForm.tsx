@@ -23,7 +23,9 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
   const account = accounts.find((each) => each.id === accountId);
   const clusterChoices = clusters.filter((cluster) => cluster.organization === account?.organization);
   const [clusterId, setClusterId] = useState<number | "">("");
-  const chosenCluster = clusterChoices.some((each) => each.id === clusterId) ? clusterId : (clusterChoices[0]?.id ?? "");
+  const chosenCluster = clusterChoices.some((each) => each.id === clusterId)
+    ? clusterId
+    : (clusterChoices[0]?.id ?? "");
   const [template, setTemplate] = useState<TemplateName>("producer");
   const prefixes = usePrefixes(account?.team);
   const teamPrefix = (kind: string) => prefixes.data?.find((prefix) => prefix.resource_type === kind)?.prefix ?? "";
@@ -72,7 +74,12 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
       </Field>
       <Field label="Cluster" error={server.fields.cluster}>
         {(control) => (
-          <select {...control} className="input" value={chosenCluster} onChange={(event) => setClusterId(Number(event.target.value))}>
+          <select
+            {...control}
+            className="input"
+            value={chosenCluster}
+            onChange={(event) => setClusterId(Number(event.target.value))}
+          >
             {clusterChoices.map((option) => (
               <option key={option.id} value={option.id}>
                 {option.name}
@@ -107,7 +114,11 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
           ))}
         </ul>
       </div>
-      <Field label="Topic prefix" hint="Bindings are PREFIXED: every topic starting with this." error={server.fields.topic_prefix}>
+      <Field
+        label="Topic prefix"
+        hint="Bindings are PREFIXED: every topic starting with this."
+        error={server.fields.topic_prefix}
+      >
         {(control) => (
           <input
             {...control}

@@ -23,7 +23,9 @@ export function CreateAclForm({ accounts, teams, clusters, administeredClusters,
   const clusterChoices =
     team === "" ? administeredClusters : clusters.filter((cluster) => cluster.organization === organization);
   const [clusterId, setClusterId] = useState<number | "">("");
-  const chosenCluster = clusterChoices.some((each) => each.id === clusterId) ? clusterId : (clusterChoices[0]?.id ?? "");
+  const chosenCluster = clusterChoices.some((each) => each.id === clusterId)
+    ? clusterId
+    : (clusterChoices[0]?.id ?? "");
   const teamAccounts = accounts.filter((account) => team === "" || account.team === team);
   const [principal, setPrincipal] = useState(teamAccounts[0]?.principal ?? "User:");
   const [resourceType, setResourceType] = useState<AclBinding["resource_type"]>("TOPIC");
@@ -80,7 +82,12 @@ export function CreateAclForm({ accounts, teams, clusters, administeredClusters,
       </Field>
       <Field label="Cluster" error={server.fields.cluster}>
         {(control) => (
-          <select {...control} className="input" value={chosenCluster} onChange={(event) => setClusterId(Number(event.target.value))}>
+          <select
+            {...control}
+            className="input"
+            value={chosenCluster}
+            onChange={(event) => setClusterId(Number(event.target.value))}
+          >
             {clusterChoices.map((option) => (
               <option key={option.id} value={option.id}>
                 {option.name}

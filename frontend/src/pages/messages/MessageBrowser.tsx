@@ -175,7 +175,9 @@ function BrowseForm({ params, partitionCount, live, onApply }: BrowseFormProps) 
             className="input"
             type="datetime-local"
             value={draft.ts ? toDateTimeLocal(draft.ts) : ""}
-            onChange={(event) => setDraft((current) => ({ ...current, ts: fromDateTimeLocal(event.target.value) ?? "" }))}
+            onChange={(event) =>
+              setDraft((current) => ({ ...current, ts: fromDateTimeLocal(event.target.value) ?? "" }))
+            }
           />
         </div>
       ) : null}

@@ -61,11 +61,7 @@ export function ProduceMessageForm({ topic, onClose }: { topic: TopicDetail; onC
         )}
       </Field>
       <div className="inline-form">
-        <Field
-          label="Encoding"
-          hint="base64 sends the decoded bytes of key and value."
-          error={server.fields.encoding}
-        >
+        <Field label="Encoding" hint="base64 sends the decoded bytes of key and value." error={server.fields.encoding}>
           {(control) => (
             <select
               {...control}
@@ -80,7 +76,12 @@ export function ProduceMessageForm({ topic, onClose }: { topic: TopicDetail; onC
         </Field>
         <Field label="Partition" error={server.fields.partition}>
           {(control) => (
-            <select {...control} className="input" value={partition} onChange={(event) => setPartition(event.target.value)}>
+            <select
+              {...control}
+              className="input"
+              value={partition}
+              onChange={(event) => setPartition(event.target.value)}
+            >
               <option value="">Chosen by the key</option>
               {Array.from({ length: partitionCount }, (_, index) => (
                 <option key={index} value={index}>

@@ -45,7 +45,12 @@ function EntityPart({
         <label htmlFor={modeId} className="field__label">
           {label}
         </label>
-        <select id={modeId} className="input" value={mode} onChange={(event) => onMode(event.target.value as EntityMode)}>
+        <select
+          id={modeId}
+          className="input"
+          value={mode}
+          onChange={(event) => onMode(event.target.value as EntityMode)}
+        >
           <option value="none">Any (not part of the entity)</option>
           <option value="named">Named</option>
           <option value="default">The default</option>
@@ -164,7 +169,12 @@ export function CreateQuotaForm({ clusters, accounts, onDone }: CreateQuotaFormP
     <form onSubmit={submit} noValidate>
       <Field label="Cluster" error={server.fields.cluster}>
         {(control) => (
-          <select {...control} className="input" value={cluster} onChange={(event) => setCluster(Number(event.target.value))}>
+          <select
+            {...control}
+            className="input"
+            value={cluster}
+            onChange={(event) => setCluster(Number(event.target.value))}
+          >
             {clusters.map((option) => (
               <option key={option.id} value={option.id}>
                 {option.name}

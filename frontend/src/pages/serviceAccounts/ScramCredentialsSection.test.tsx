@@ -39,9 +39,11 @@ describe("SCRAM credentials on the service account page", { timeout: 20_000 }, (
     await user.click(screen.getByRole("button", { name: "Issue credential" }));
     const dialog = screen.getByRole("dialog", { name: "Issue a SCRAM credential for billing-app" });
     // Only clusters without a credential yet are offered.
-    expect(within(dialog).getAllByRole("option", { name: /analytics|orders/ }).map((o) => o.textContent)).toEqual([
-      "analytics",
-    ]);
+    expect(
+      within(dialog)
+        .getAllByRole("option", { name: /analytics|orders/ })
+        .map((o) => o.textContent),
+    ).toEqual(["analytics"]);
     await user.click(within(dialog).getByRole("button", { name: "Issue credential" }));
     const secret = await screen.findByRole("dialog", { name: "SCRAM credential issued" });
     expect(within(secret).getByLabelText("Secret")).toHaveValue(PASSWORD);
@@ -70,9 +72,7 @@ describe("SCRAM credentials on the service account page", { timeout: 20_000 }, (
     const removal = screen.getByRole("alertdialog", { name: "Delete this SCRAM credential?" });
     await user.type(within(removal).getByRole("textbox"), "orders");
     await user.click(within(removal).getByRole("button", { name: "Delete" }));
-    await waitFor(() =>
-      expect(requestsOf(fetchSpy).some((request) => request.method === "DELETE")).toBe(true),
-    );
+    await waitFor(() => expect(requestsOf(fetchSpy).some((request) => request.method === "DELETE")).toBe(true));
   });
 
   it("shows a viewer the credentials without any action", async () => {
@@ -91,7 +91,9 @@ describe("SCRAM credentials on the service account page", { timeout: 20_000 }, (
 
   it("shows an error when the credentials cannot be loaded", async () => {
     stubAccount("developer", {
-      "GET /api/v1/scram-credentials/": json(503, { error: { code: "unavailable", message: "Try later.", details: {} } }),
+      "GET /api/v1/scram-credentials/": json(503, {
+        error: { code: "unavailable", message: "Try later.", details: {} },
+      }),
     });
     renderApp("/service-accounts/20");
     expect(await screen.findByRole("alert")).toHaveTextContent("Could not load the SCRAM credentials");

@@ -43,7 +43,10 @@ export function ScramCredentialsSection({ account, canManage }: { account: Servi
 
   const columns = [
     column.accessor((row) => clusterName(row.cluster), { id: "cluster", header: "Cluster" }),
-    column.accessor("username", { header: "Username", cell: (info) => <span className="mono">{info.getValue()}</span> }),
+    column.accessor("username", {
+      header: "Username",
+      cell: (info) => <span className="mono">{info.getValue()}</span>,
+    }),
     column.accessor("mechanism", { header: "Mechanism" }),
     column.accessor("created_at", { header: "Issued", cell: (info) => <Timestamp value={info.getValue()} /> }),
     column.accessor("rotated_at", {
@@ -197,7 +200,12 @@ function IssueCredentialForm({
     <form onSubmit={submit} noValidate>
       <Field label="Cluster" error={server.fields.cluster}>
         {(control) => (
-          <select {...control} className="input" value={cluster} onChange={(event) => setCluster(Number(event.target.value))}>
+          <select
+            {...control}
+            className="input"
+            value={cluster}
+            onChange={(event) => setCluster(Number(event.target.value))}
+          >
             {clusters.map((option) => (
               <option key={option.id} value={option.id}>
                 {option.name}

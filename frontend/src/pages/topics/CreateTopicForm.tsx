@@ -117,7 +117,12 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       </Field>
       <Field label="Cluster" error={server.fields.cluster}>
         {(control) => (
-          <select {...control} className="input" value={chosenCluster} onChange={(event) => setCluster(Number(event.target.value))}>
+          <select
+            {...control}
+            className="input"
+            value={chosenCluster}
+            onChange={(event) => setCluster(Number(event.target.value))}
+          >
             {clusterChoices.map((option) => (
               <option key={option.id} value={option.id}>
                 {option.name}
