@@ -78,7 +78,8 @@ class ControllerServer:
         self._tasks: list[asyncio.Task[None]] = []
         self._write_lock = asyncio.Lock()
         self._pending: dict[int, tuple[int, asyncio.Future[None]]] = {}
-        self._applied = asyncio.Condition()
+        # (applied offset awaited, future) for readers of the image: no locks on the apply path.
+        self._offset_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._decider: Decider | None = None
         self._term_start_index = 0
         self._connections: set[asyncio.StreamWriter] = set()
@@ -155,9 +156,9 @@ class ControllerServer:
         while not self._closing:
             await asyncio.sleep(TICK_INTERVAL_S)
             self._send(self._node().tick(time.monotonic()))
-            await self._after_raft_activity()
+            self._after_raft_activity()
 
-    async def _after_raft_activity(self) -> None:
+    def _after_raft_activity(self) -> None:
         node = self._node()
         was_active = self._decider is not None
         if node.is_leader and not was_active:
@@ -169,8 +170,18 @@ class ControllerServer:
             self._fail_pending()
             log.info("controller %d is no longer active (leader %s)", node.node_id, node.leader)
         if self._apply_committed():
-            async with self._applied:
-                self._applied.notify_all()
+            self._wake_offset_waiters()
+
+    def _wake_offset_waiters(self) -> None:
+        still_waiting = []
+        for index, future in self._offset_waiters:
+            if future.done():
+                continue
+            if self.image.offset >= index:
+                future.set_result(None)
+            else:
+                still_waiting.append((index, future))
+        self._offset_waiters = still_waiting
 
     def _apply_committed(self) -> bool:
         node = self._node()
@@ -208,12 +219,17 @@ class ControllerServer:
         self._pending.clear()
 
     async def _wait_until_applied(self, index: int, timeout_s: float) -> bool:
-        async with self._applied:
-            try:
-                await asyncio.wait_for(self._applied.wait_for(lambda: self.image.offset >= index), timeout_s)
-            except TimeoutError:
-                return False
-        return True
+        if self.image.offset >= index:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._offset_waiters.append((index, future))
+        try:
+            # asyncio.wait neither cancels nor swallows cancellation (unlike 3.11's wait_for).
+            await asyncio.wait([future], timeout=timeout_s)
+        finally:
+            if not future.done():
+                future.cancel()
+        return self.image.offset >= index
 
     async def decide_and_commit(self, decide: Callable[[Decider, MetadataImage], Decision]) -> Decision:
         """Decide against the committed image, then commit the records before returning."""
@@ -233,7 +249,7 @@ class ControllerServer:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._pending[entry.index] = (entry.term, future)
             self._send(envelopes)
-            await self._after_raft_activity()  # a single voter commits at once
+            self._after_raft_activity()  # a single voter commits at once
             try:
                 await asyncio.wait_for(future, COMMIT_TIMEOUT_S)
             except TimeoutError:
@@ -277,7 +293,7 @@ class ControllerServer:
                 if kind == "raft":
                     message = message_from_json(frame["m"])
                     self._send(self._node().step(message, time.monotonic()))
-                    await self._after_raft_activity()
+                    self._after_raft_activity()
                 elif kind == "rpc":
                     reply = await self._answer(frame)
                     writer.write(encode_frame(reply))

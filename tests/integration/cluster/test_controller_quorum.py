@@ -132,7 +132,11 @@ class Quorum:
                 found[:] = [leader]
             return leader is not None
 
-        wait_until(elected, timeout=timeout, what="the quorum to elect a leader")
+        try:
+            wait_until(elected, timeout=timeout, what="the quorum to elect a leader")
+        except TimeoutError:
+            states = {i: c.quorum() for i, c in self.controllers.items() if among is None or i in among}
+            raise TimeoutError(f"no agreed leader after {timeout}s: {states}") from None
         return found[0]
 
 
