@@ -390,7 +390,7 @@ def _lag_row(
     members_observed_at: datetime | None,
     observed_at: datetime,
 ) -> tuple[Any, ...]:
-    """The GroupLag row's values, in LAG_COLUMNS order."""
+    """The GroupLag row's values, in the model's field order (LAG_COLUMNS)."""
     lower_bound = any(
         p.lag_seconds_is_lower_bound
         for p in observation.partitions
@@ -419,25 +419,8 @@ def _lag_row(
     )
 
 
-LAG_COLUMNS = [
-    "group",
-    "cluster",
-    "status",
-    "severity",
-    "reason",
-    "lag_messages",
-    "lag_seconds",
-    "lag_seconds_is_lower_bound",
-    "time_to_catch_up_seconds",
-    "consume_rate",
-    "produce_rate",
-    "state",
-    "member_count",
-    "members",
-    "members_observed_at",
-    "partitions",
-    "observed_at",
-]
+# Every GroupLag column, in the model's order (the order _lag_row returns them in).
+LAG_COLUMNS = [field.name for field in GroupLag._meta.concrete_fields]
 GROUP_COLUMNS = ["state", "member_count", "total_lag", "partition_lags", "observed_at", "id"]
 
 

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from controlplane.core.api.fields import POSITIVE_INT_RANGE
+from controlplane.groups.api.serializers import MemberSerializer
 from controlplane.lag.choices import Resolution
 from controlplane.lag.models import GroupLag
 from controlplane.lag.observations import Health
@@ -22,18 +23,6 @@ class PartitionHealthSerializer(serializers.Serializer):
     time_to_catch_up_seconds = serializers.FloatField(allow_null=True)
     status = serializers.ChoiceField(choices=Health.choices)
     reason = serializers.CharField()
-
-
-class LagAssignmentSerializer(serializers.Serializer):
-    topic = serializers.CharField()
-    partition = serializers.IntegerField()
-
-
-class LagMemberSerializer(serializers.Serializer):
-    member_id = serializers.CharField()
-    client_id = serializers.CharField()
-    host = serializers.CharField()
-    assignments = LagAssignmentSerializer(many=True)
 
 
 class GroupLagSerializer(serializers.ModelSerializer):
@@ -68,7 +57,7 @@ class GroupLagSerializer(serializers.ModelSerializer):
 class GroupLagDetailSerializer(GroupLagSerializer):
     """Plus the members (refreshed every minute) and every partition's health with its reason."""
 
-    members = LagMemberSerializer(many=True)
+    members = MemberSerializer(many=True)
     partitions = PartitionHealthSerializer(many=True)
 
     class Meta(GroupLagSerializer.Meta):

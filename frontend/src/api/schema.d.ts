@@ -1846,6 +1846,10 @@ export interface components {
             /** @description The full key. It is shown only this once. */
             readonly secret: string;
         };
+        Assignment: {
+            topic: string;
+            partition: number;
+        };
         AuditEvent: {
             readonly id: number;
             /** Format: date-time */
@@ -2174,7 +2178,7 @@ export interface components {
             member_count?: number;
             /** Format: date-time */
             observed_at: string;
-            members: components["schemas"]["LagMember"][];
+            members: components["schemas"]["Member"][];
             partitions: components["schemas"]["PartitionHealth"][];
         };
         Header: {
@@ -2284,10 +2288,6 @@ export interface components {
          * @enum {string}
          */
         JobRunStateEnum: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-        LagAssignment: {
-            topic: string;
-            partition: number;
-        };
         /** @description Columnar series: `times[i]` goes with every series' i-th value (null: no value for that partition). */
         LagChart: {
             group: number;
@@ -2299,12 +2299,6 @@ export interface components {
             times: string[];
             total: components["schemas"]["TotalSeries"];
             partitions: components["schemas"]["PartitionSeries"][];
-        };
-        LagMember: {
-            member_id: string;
-            client_id: string;
-            host: string;
-            assignments: components["schemas"]["LagAssignment"][];
         };
         LoginInputRequest: {
             username: string;
@@ -2319,6 +2313,12 @@ export interface components {
          * @enum {string}
          */
         MechanismEnum: "SCRAM-SHA-256" | "SCRAM-SHA-512";
+        Member: {
+            member_id: string;
+            client_id: string;
+            host: string;
+            assignments: components["schemas"]["Assignment"][];
+        };
         Membership: {
             readonly id: number;
             team: number;
