@@ -6,6 +6,9 @@ and waits for it to catch up before the next round.
 
 Usage: .venv/bin/python bench/raft_failover.py [--rounds 20] [--election-timeout-ms 500]
 Prints one JSON line: p50/p90/max seconds from kill to the next committed write.
+
+Measured on the shared 2-core machine, election timeout 500 ms (randomized 0.5-1 s), 20 kills:
+p50 0.97 s, p90 1.11 s, max 1.29 s.
 """
 
 from __future__ import annotations

@@ -4,49 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.raft.simulation import Faults, Simulation
+from tests.unit.raft.simulation import Faults, Simulation, check_live_after_heal, run_chaos_then_heal
 
 CALM = Faults(loss=0, duplicate=0, long_delay=0, crash_per_s=0, leader_crash_per_s=0, partition_per_s=0)
-
-
-def run_chaos_then_heal(size: int, seed: int, chaos_s: float) -> Simulation:
-    simulation = Simulation(size, seed)
-    elapsed = 0.0
-    while elapsed < chaos_s:
-        simulation.run(2.0)
-        simulation.check_log_matching()
-        elapsed += 2.0
-    simulation.heal()
-    simulation.run(6.0, faults_on=False)
-    return simulation
-
-
-def assert_live_after_heal(simulation: Simulation) -> None:
-    leaders = simulation.leaders()
-    assert len(leaders) == 1, f"seed {simulation.seed}: {len(leaders)} leaders after healing"
-    entry = simulation.propose_on_leader("after-heal")
-    assert entry is not None
-    simulation.run(3.0, faults_on=False)
-    for node in simulation.live():
-        applied = simulation.states[node.node_id].applied
-        assert (entry.index, entry.term, "after-heal") in applied, (
-            f"seed {simulation.seed}: node {node.node_id}"
-        )
-    simulation.check_log_matching()
 
 
 @pytest.mark.parametrize("seed", range(25))
 def test_three_nodes_stay_safe_under_loss_crashes_and_partitions_and_recover(seed: int) -> None:
     simulation = run_chaos_then_heal(3, seed, chaos_s=20.0)
     assert simulation.committed, "nothing was ever committed"
-    assert_live_after_heal(simulation)
+    check_live_after_heal(simulation)
 
 
 @pytest.mark.parametrize("seed", range(100, 110))
 def test_five_nodes_stay_safe_under_loss_crashes_and_partitions_and_recover(seed: int) -> None:
     simulation = run_chaos_then_heal(5, seed, chaos_s=20.0)
     assert simulation.committed
-    assert_live_after_heal(simulation)
+    check_live_after_heal(simulation)
 
 
 def test_a_healthy_cluster_elects_one_leader_and_commits_everything_it_accepts() -> None:
