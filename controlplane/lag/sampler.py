@@ -309,8 +309,16 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
     observed = read_cluster(cluster, describe=describe)
     now = time.time()
     groups = _sync_group_rows(cluster, sorted(observed.states))
+    # The window's samples (10% slack for run-time jitter); when runs come slower than the window, the
+    # previous run's sample stands in, so a change is still judged against the run before it.
     window_since = now - settings.LAG_HEALTH_WINDOW_SECONDS * 1.1
-    windows = history.group_samples(client, [g.pk for g in groups.values()], since=window_since)
+    lookback = now - max(settings.LAG_HEALTH_WINDOW_SECONDS * 1.1, 3 * settings.LAG_SAMPLING_INTERVAL_SECONDS)
+    windows = {
+        group_id: [sample for sample in samples if sample.time >= window_since] or samples[-1:]
+        for group_id, samples in history.group_samples(
+            client, [g.pk for g in groups.values()], since=lookback
+        ).items()
+    }
     end_history = history.log_end_history(client, cluster.pk)
     produce_rates = _produce_rates(end_history, observed.offsets, now)
 
