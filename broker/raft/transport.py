@@ -20,6 +20,7 @@ log = logging.getLogger("broker.raft.transport")
 MAX_QUEUED = 1000
 CONNECT_TIMEOUT_S = 1.0
 RECONNECT_DELAY_S = 0.2
+DRAIN_TIMEOUT_S = 2.0
 
 
 class PeerTransport:
@@ -53,11 +54,21 @@ class PeerTransport:
         queue = self._queues[peer]
         while True:
             writer: asyncio.StreamWriter | None = None
+            closed: asyncio.Future[bytes] | None = None
             try:
-                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(host, port), CONNECT_TIMEOUT_S
+                )
+                # Peers never write on this connection, so a read returns only when it is gone:
+                # a killed peer is noticed at once, not only when a write happens to fail.
+                closed = asyncio.ensure_future(reader.read(1))
                 while True:
-                    message = await queue.get()
-                    frames = [message]
+                    waiting = asyncio.ensure_future(queue.get())
+                    await asyncio.wait({waiting, closed}, return_when=asyncio.FIRST_COMPLETED)
+                    if closed.done():
+                        waiting.cancel()
+                        raise ConnectionError("peer closed the connection")
+                    frames = [waiting.result()]
                     while not queue.empty() and len(frames) < 64:
                         frames.append(queue.get_nowait())
                     writer.write(
@@ -66,13 +77,16 @@ class PeerTransport:
                             for m in frames
                         )
                     )
-                    await writer.drain()
-            except (TimeoutError, OSError, ConnectionError) as exc:
-                log.debug("raft connection to node %d: %s", peer, exc)
+                    # A peer that stopped reading (paused, overloaded) must not stall us for good.
+                    await asyncio.wait_for(writer.drain(), DRAIN_TIMEOUT_S)
+            except (OSError, TimeoutError, ConnectionError) as exc:
+                log.debug("raft connection to node %d: %r", peer, exc)
                 # Messages queued while the peer was unreachable are stale by the time it returns.
                 while not queue.empty():
                     queue.get_nowait()
                 await asyncio.sleep(RECONNECT_DELAY_S)
             finally:
+                if closed is not None:
+                    closed.cancel()
                 if writer is not None:
                     writer.close()
