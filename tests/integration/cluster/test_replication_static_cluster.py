@@ -8,7 +8,10 @@ the ISR, the high watermark, acks=all and truncation — not leader election.
 from __future__ import annotations
 
 import json
+import random
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from tests.fixtures.servers import wait_until
 pytestmark = pytest.mark.integration
 
 TOPIC = "replicated"
+FAULT_SECONDS = 12.0
 
 
 class StaticCluster:
@@ -128,13 +132,12 @@ def consume_all(bootstrap: str, partition: int, count: int) -> list[bytes]:
     )
     consumer.assign([TopicPartition(TOPIC, partition, 0)])
     values: list[bytes] = []
+    deadline = time.monotonic() + 60
     try:
-        for _ in range(200):
-            for message in consumer.consume(1000, timeout=0.5):
+        while len(values) < count and time.monotonic() < deadline:
+            for message in consumer.consume(5000, timeout=0.5):
                 assert message.error() is None, message.error()
                 values.append(message.value())
-            if len(values) >= count:
-                break
     finally:
         consumer.close()
     return values
@@ -283,3 +286,80 @@ def test_an_idempotent_producer_keeps_going_when_leadership_moves_between_live_b
     epochs = dict(zip(checkpoint[2::2], checkpoint[3::2], strict=True))
     assert epochs["0"] == "0"
     assert 0 < int(epochs["1"]) < 2000
+
+
+def test_every_acknowledged_record_survives_follower_crashes_and_pauses_once_and_in_order(
+    make_cluster,
+) -> None:
+    """Leadership stays on broker 1: this is the followers' side (restart recovery, the checkpointed
+    high watermark, truncation, catching up, ISR shrink and expand) under acks=all with
+    min.insync.replicas=2."""
+    cluster = make_cluster(3, **{"min.insync.replicas": "2", "replica.lag.time.max.ms": "2000"})
+    cluster.assign([{"leader": 1, "leader_epoch": 0, "replicas": [1, 2, 3]}])
+    for broker in cluster.brokers.values():
+        broker.start()
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap(1),
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 2,
+            "message.timeout.ms": 60000,
+        }
+    )
+    acknowledged: list[bytes] = []
+    refused: list[KafkaError] = []
+
+    def on_delivery(error: KafkaError | None, message: object) -> None:
+        if error is None:
+            acknowledged.append(message.value())  # type: ignore[attr-defined]
+        else:
+            refused.append(error)
+
+    stop = threading.Event()
+
+    def faults() -> None:
+        chooser = random.Random(11)
+        while not stop.is_set():
+            victim = cluster.brokers[chooser.choice([2, 3])]
+            assert victim.process is not None
+            if chooser.random() < 0.5:
+                victim.kill9()
+                time.sleep(chooser.uniform(0.2, 1.5))
+                victim.start()
+            else:
+                victim.process.send_signal(signal.SIGSTOP)
+                time.sleep(chooser.uniform(0.2, 3.0))
+                victim.process.send_signal(signal.SIGCONT)
+            time.sleep(chooser.uniform(0.5, 1.5))
+
+    injector = threading.Thread(target=faults, daemon=True)
+    injector.start()
+    sent = 0
+    deadline = time.monotonic() + FAULT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            producer.produce(TOPIC, f"r-{sent:07d}".encode(), partition=0, on_delivery=on_delivery)
+        except BufferError:  # while the ISR is below min.insync.replicas the queue fills up
+            producer.poll(0.05)
+            continue
+        sent += 1
+        producer.poll(0.01 if sent % 50 == 0 else 0)  # about 5000 records a second
+    stop.set()
+    injector.join(30)
+    assert producer.flush(90) == 0
+    assert refused == []
+    assert len(acknowledged) == sent > 1000
+
+    # Every acknowledged record is there exactly once, in order, and every replica converges.
+    expected = [f"r-{i:07d}".encode() for i in range(sent)]
+    assert acknowledged == expected
+    assert consume_all(cluster.bootstrap(1), 0, sent) == expected
+    wait_until(
+        lambda: partition_view(cluster.bootstrap(1)) == (1, [1, 2, 3]), 60, "the ISR to be whole again"
+    )
+    wait_until(
+        lambda: cluster.log_bytes(2, 0) == cluster.log_bytes(1, 0) == cluster.log_bytes(3, 0),
+        60,
+        "every follower to match the leader",
+    )
