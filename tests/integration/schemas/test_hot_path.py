@@ -77,7 +77,8 @@ def run(application: Any, env: dict[str, Any]) -> tuple[str, list[tuple[str, str
 
 
 @pytest.fixture
-def django_app() -> Any:
+def django_app(transactional_db) -> Any:
+    # Committed data: both handlers close connections left in a transaction, as they do in production.
     return get_wsgi_application()
 
 
