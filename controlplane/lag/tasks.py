@@ -1,5 +1,6 @@
 """Celery entry points of lag sampling: thin, named, time-limited; a run can always be repeated."""
 
+import logging
 import time
 
 from celery import shared_task
@@ -8,15 +9,23 @@ from django.utils import timezone
 
 from controlplane.clusters.choices import WATCHED_STATUSES
 from controlplane.clusters.models import Cluster
+from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.lag.history import lag_redis, prune_rollups, roll_up_cluster
 from controlplane.lag.models import GroupLag
 from controlplane.lag.sampler import sample_cluster_exclusively
 
+logger = logging.getLogger(__name__)
+
 
 @shared_task(name="lag.sample_cluster", time_limit=120, soft_time_limit=110, ignore_result=True)
 def sample_cluster_task(cluster_id: int) -> bool:
-    """One sampling run of the cluster; False when a previous run still holds the cluster's lock."""
-    return sample_cluster_exclusively(cluster_id) is not None
+    """One sampling run of the cluster; False when a previous run still holds the cluster's lock or the
+    cluster did not answer (the next run tries again: no retry piles up behind the schedule)."""
+    try:
+        return sample_cluster_exclusively(cluster_id) is not None
+    except KafkaGatewayError as error:
+        logger.warning("lag sampling of cluster %s failed: %s", cluster_id, error)
+        return False
 
 
 @shared_task(name="lag.sample_all", time_limit=30, soft_time_limit=25, ignore_result=True)

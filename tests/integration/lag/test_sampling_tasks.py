@@ -99,3 +99,16 @@ def test_every_run_is_handed_to_alert_evaluation(
     (observed,) = [g for g in run.groups if g.group == group]
     assert observed.partitions[0].committed_offset == 0
     assert "alert evaluation failed" not in caplog.text
+
+
+def test_a_cluster_that_does_not_answer_fails_the_run_quietly(
+    db, lag_redis: str, broker_factory, caplog
+) -> None:
+    broker = broker_factory()
+    cluster_id, _group = _cluster_with_a_group(broker)
+    broker.kill9()
+
+    assert sample_cluster_task.apply(args=[cluster_id]).get() is False
+    assert f"lag sampling of cluster {cluster_id} failed" in caplog.text
+    # The lock was released: the next run is not skipped for it.
+    assert redis.Redis.from_url(lag_redis).get(f"lag:sampling:{cluster_id}") is None
