@@ -201,6 +201,21 @@ class Decider:
                 )
         return records
 
+    def elect_preferred_leaders(
+        self, image: MetadataImage, partitions: Sequence[tuple[str, int]] | None = None
+    ) -> Decision:
+        """Move leadership back to each partition's first replica where it is usable and in sync
+        (ElectLeaders with the PREFERRED type); None means every partition."""
+        wanted = None if partitions is None else set(partitions)
+        records = []
+        for p in image.partitions():
+            if wanted is not None and (p.topic, p.partition) not in wanted:
+                continue
+            preferred = p.replicas[0] if p.replicas else NO_LEADER
+            if p.leader != preferred and preferred in p.isr and image.is_usable(preferred):
+                records.append(rec.partition_change(p.topic_id, p.partition, leader=preferred))
+        return Decision(records)
+
     def alter_partition(self, image: MetadataImage, request: AlterPartitionRequest) -> Decision:
         broker = image.brokers.get(request.broker_id)
         if broker is None or broker.epoch != request.broker_epoch:

@@ -92,6 +92,7 @@ class ControllerServer:
             "register_broker": self._register_broker,
             "broker_heartbeat": self._broker_heartbeat,
             "alter_partition": self._alter_partition,
+            "elect_preferred_leaders": self._elect_preferred_leaders,
             "create_topics": self._create_topics,
             "delete_topics": self._delete_topics,
             "create_partitions": self._create_partitions,
@@ -441,6 +442,13 @@ class ControllerServer:
                 self.image.topics[request.topic_id].partitions[request.partition]
             )
         }
+
+    async def _elect_preferred_leaders(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`partitions`: [[topic, partition], ...], or absent/null for all."""
+        listed = params.get("partitions")
+        partitions = None if listed is None else [(str(t), int(p)) for t, p in listed]
+        decision = await self.decide_and_commit(lambda d, image: d.elect_preferred_leaders(image, partitions))
+        return {"changed": [[r["topic_id"], r["partition"]] for r in decision.records]}
 
     async def _create_topics(self, params: dict[str, Any]) -> dict[str, Any]:
         results = []

@@ -194,3 +194,27 @@ def test_topic_configs_are_validated_before_they_reach_the_log() -> None:
         image, decider.alter_configs(image, "topic", "t", {"retention.ms": None, "cleanup.policy": "compact"})
     )
     assert image.topic_by_name("t").configs == {"cleanup.policy": "compact"}  # type: ignore[union-attr]
+
+
+def test_preferred_leader_election_moves_leadership_back_to_the_first_in_sync_replica() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=3)))
+    preferred = {p.partition: p.replicas[0] for p in image.partitions()}
+    fence(image, decider, 1)
+    assert all(p.leader != 1 for p in image.partitions())
+    assert decider.elect_preferred_leaders(image).records == []  # 1 is fenced and out of the ISR
+    returning = image.brokers[1]
+    commit(image, decider.heartbeat(image, 1, returning.epoch, image.offset, False, False, 2.0))
+    for p in image.partitions():  # the replica fetcher caught up: the leaders add 1 back
+        request = AlterPartitionRequest(
+            p.leader,
+            image.brokers[p.leader].epoch,
+            p.topic_id,
+            p.partition,
+            p.leader_epoch,
+            p.partition_epoch,
+            (*p.isr, 1),
+        )
+        commit(image, decider.alter_partition(image, request))
+    commit(image, decider.elect_preferred_leaders(image, [("orders", 0), ("orders", 1), ("orders", 2)]))
+    assert {p.partition: p.leader for p in image.partitions()} == preferred
