@@ -25,13 +25,15 @@ _COMPARE = {
 }
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def compile_glob(pattern: str) -> re.Pattern[str]:
     """A shell-style pattern (`*`, `?`, `[…]`) matched against the whole name, case-sensitively."""
     return re.compile(fnmatch.translate(pattern or "*"))
 
 
+@lru_cache(maxsize=65536)
 def glob_matches(pattern: str, name: str) -> bool:
+    # Remembered per (pattern, name): every run asks again about the same groups and topics.
     return compile_glob(pattern).match(name) is not None
 
 

@@ -11,7 +11,7 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 
 from controlplane.alerts.choices import ACTIVE_STATES, NotificationStatus
@@ -24,9 +24,13 @@ from controlplane.lag.observations import SamplingRun
 
 logger = logging.getLogger(__name__)
 
+# Inserts in batches of one size repeat one SQL text, which the driver parses once instead of per batch.
+BULK_BATCH = 250
+
+# What evaluation writes to an alert it already had; last_evaluated_at is set for all of them in one statement.
 ALERT_FIELDS_CHANGED_BY_EVALUATION = [
-    "state", "value", "status", "reason", "fired_at", "resolved_at", "last_evaluated_at", "last_notified_at",
-    "notification_count", "silenced_by",
+    "state", "value", "status", "reason", "fired_at", "resolved_at", "last_notified_at", "notification_count",
+    "silenced_by",
 ]  # fmt: skip
 
 
@@ -69,6 +73,7 @@ def silence_spec(silence: Silence) -> SilenceSpec:
 @dataclass
 class _Evaluation:
     rules: dict[int, RuleSpec]
+    loaded_states: dict[int, tuple]  # alert id -> its evaluated fields as loaded, to write only what changed
     transitions: list[tuple[RuleSpec, Transition]] = field(default_factory=list)
 
 
@@ -96,7 +101,9 @@ def _evaluate(
     rules_by_team: dict[int, list[RuleSpec]] = defaultdict(list)
     for rule in rules.values():
         rules_by_team[rule.team_id].append(rule)
-    evaluation = _Evaluation(rules=rules)
+    evaluation = _Evaluation(
+        rules=rules, loaded_states={alert.pk: _state_of(alert) for alert in active.values()}
+    )
     seen: set[tuple[int, str]] = set()
     for group in run.groups:
         for rule in rules_by_team.get(group.team_id, ()):
@@ -152,16 +159,45 @@ def _notifications(
     return notifications
 
 
-def _save(evaluation: _Evaluation) -> None:
+def _state_of(alert: Alert) -> tuple:
+    return tuple(
+        getattr(alert, Alert._meta.get_field(name).attname) for name in ALERT_FIELDS_CHANGED_BY_EVALUATION
+    )
+
+
+def _update_rows(alerts: list[Alert]) -> None:
+    """One prepared UPDATE executed for many rows: bulk_update's CASE expressions grow with the batch and
+    made steady runs over thousands of firing alerts take minutes."""
+    fields = [Alert._meta.get_field(name) for name in ALERT_FIELDS_CHANGED_BY_EVALUATION]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
+    sql = f"UPDATE {quote(Alert._meta.db_table)} SET {assignments} WHERE {quote('id')} = %s"
+    rows = [
+        [field.get_db_prep_save(getattr(alert, field.attname), connection) for field in fields] + [alert.pk]
+        for alert in alerts
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
+def _save(evaluation: _Evaluation, run: SamplingRun) -> None:
     created = [t.alert for _, t in evaluation.transitions if t.created and not t.discarded]
     discarded = [t.alert.pk for _, t in evaluation.transitions if t.discarded and t.alert.pk is not None]
-    changed = [t.alert for _, t in evaluation.transitions if not t.created and not t.discarded]
+    changed = [
+        t.alert
+        for _, t in evaluation.transitions
+        if not t.created and not t.discarded and _state_of(t.alert) != evaluation.loaded_states[t.alert.pk]
+    ]
     if discarded:
         Alert.objects.filter(pk__in=discarded).delete()
+    # Every active alert was evaluated: one statement says so, before some of them resolve below.
+    Alert.objects.filter(cluster_id=run.cluster_id, state__in=ACTIVE_STATES).update(
+        last_evaluated_at=run.observed_at
+    )
     if changed:
-        Alert.objects.bulk_update(changed, ALERT_FIELDS_CHANGED_BY_EVALUATION, batch_size=500)
+        _update_rows(changed)
     if created:
-        Alert.objects.bulk_create(created, batch_size=500)
+        Alert.objects.bulk_create(created, batch_size=BULK_BATCH)
 
 
 def evaluate_alerts(run: SamplingRun) -> None:
@@ -177,10 +213,10 @@ def evaluate_alerts(run: SamplingRun) -> None:
     evaluation = _evaluate(run, rules, active)
     team_names = dict(cluster.organization.teams.values_list("id", "name"))
     with transaction.atomic():
-        _save(evaluation)
+        _save(evaluation, run)
         # Payloads name the alert's id, which new alerts only have once saved.
         notifications = Notification.objects.bulk_create(
-            _notifications(evaluation, run, cluster, team_names), batch_size=500
+            _notifications(evaluation, run, cluster, team_names), batch_size=BULK_BATCH
         )
         pending = [n.pk for n in notifications if n.status == NotificationStatus.PENDING]
         if pending:

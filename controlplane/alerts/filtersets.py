@@ -1,3 +1,5 @@
+from datetime import datetime
+
 import django_filters
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -70,13 +72,11 @@ class AlertFilterSet(django_filters.FilterSet):
         model = Alert
         fields = ["state", "active", "cluster", "rule", "team", "severity", "group", "acknowledged"]
 
-    def filter_active(self, queryset: QuerySet, name: str, value: bool | None) -> QuerySet:
-        if value is None:
-            return queryset
+    def filter_active(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
         active = Q(state__in=ACTIVE_STATES)
         return queryset.filter(active if value else ~active)
 
-    def filter_since(self, queryset: QuerySet, name: str, value: object) -> QuerySet:
+    def filter_since(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
         return queryset.filter(Q(resolved_at__isnull=True) | Q(resolved_at__gte=value))
 
 

@@ -18,6 +18,7 @@ const PAGES: Record<string, RouteObject["lazy"]> = {
     Component: (await import("./pages/ServiceAccountsPage")).ServiceAccountsPage,
   }),
   "/audit": async () => ({ Component: (await import("./pages/AuditLogPage")).AuditLogPage }),
+  "/alerts": async () => ({ Component: (await import("./pages/AlertsPage")).AlertsPage }),
   "/clusters": async () => ({ Component: (await import("./pages/ClustersPage")).ClustersPage }),
   "/schemas": async () => ({ Component: (await import("./pages/SchemasPage")).SchemasPage }),
   "/groups": async () => ({ Component: (await import("./pages/GroupsPage")).GroupsPage }),
@@ -30,6 +31,7 @@ const PAGES: Record<string, RouteObject["lazy"]> = {
 
 /** Pages below a section, e.g. one team. */
 const DETAIL_PAGES: RouteObject[] = [
+  { path: "alerts/:tab", lazy: async () => ({ Component: (await import("./pages/AlertsPage")).AlertsPage }) },
   { path: "teams/:id", lazy: async () => ({ Component: (await import("./pages/TeamDetailPage")).TeamDetailPage }) },
   {
     path: "service-accounts/:id",

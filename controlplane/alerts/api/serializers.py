@@ -8,7 +8,7 @@ import math
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from controlplane.alerts.choices import ChannelKind
+from controlplane.alerts.choices import ChannelKind, Severity
 from controlplane.alerts.models import (
     Alert,
     AlertRule,
@@ -32,8 +32,9 @@ PATTERN_HELP = "Shell-style pattern on the whole name: `*` any run of characters
 
 class AlertRuleSerializer(serializers.ModelSerializer):
     team_name = serializers.CharField(source="team.name", read_only=True)
-    cluster_name = serializers.CharField(source="cluster.name", read_only=True, default=None)
+    cluster_name = serializers.CharField(source="cluster.name", read_only=True, default=None, allow_null=True)
     channels = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    statuses = serializers.ListField(child=serializers.ChoiceField(choices=Health.choices), read_only=True)
 
     class Meta:
         model = AlertRule
@@ -52,6 +53,7 @@ class NotificationChannelSerializer(serializers.ModelSerializer):
         help_text="Slack-style URLs are credentials: only their host is shown."
     )
     signed = serializers.SerializerMethodField(help_text="Requests carry an HMAC-SHA256 signature header.")
+    email_recipients = serializers.ListField(child=serializers.EmailField(), read_only=True)
 
     class Meta:
         model = NotificationChannel
@@ -89,8 +91,9 @@ class NotificationChannelWithSecretSerializer(NotificationChannelSerializer):
 
 class SilenceSerializer(serializers.ModelSerializer):
     team_name = serializers.CharField(source="team.name", read_only=True)
-    cluster_name = serializers.CharField(source="cluster.name", read_only=True, default=None)
-    rule_name = serializers.CharField(source="rule.name", read_only=True, default=None)
+    cluster_name = serializers.CharField(source="cluster.name", read_only=True, default=None, allow_null=True)
+    rule_name = serializers.CharField(source="rule.name", read_only=True, default=None, allow_null=True)
+    severity = serializers.ChoiceField(choices=Severity.choices, allow_blank=True, read_only=True)
     state = serializers.SerializerMethodField()
 
     class Meta:

@@ -1702,7 +1702,7 @@ export interface components {
             readonly name: string;
             readonly description: string;
             readonly cluster: number | null;
-            readonly cluster_name: string;
+            readonly cluster_name: string | null;
             readonly group_pattern: string;
             readonly topic_pattern: string;
             readonly granularity: components["schemas"]["AlertGranularityEnum"];
@@ -1712,7 +1712,7 @@ export interface components {
             readonly threshold: number | null;
             /** Format: double */
             readonly resolve_threshold: number | null;
-            readonly statuses: unknown;
+            readonly statuses: components["schemas"]["HealthEnum"][];
             readonly for_seconds: number;
             readonly severity: components["schemas"]["AlertSeverityEnum"];
             readonly channels: number[];
@@ -2370,7 +2370,7 @@ export interface components {
             readonly kind: components["schemas"]["ChannelKindEnum"];
             /** @description Slack-style URLs are credentials: only their host is shown. */
             readonly url: string;
-            readonly email_recipients: unknown;
+            readonly email_recipients: string[];
             /** @description Requests carry an HMAC-SHA256 signature header. */
             readonly signed: boolean;
             readonly enabled: boolean;
@@ -2401,7 +2401,7 @@ export interface components {
             readonly kind: components["schemas"]["ChannelKindEnum"];
             /** @description Slack-style URLs are credentials: only their host is shown. */
             readonly url: string;
-            readonly email_recipients: unknown;
+            readonly email_recipients: string[];
             /** @description Requests carry an HMAC-SHA256 signature header. */
             readonly signed: boolean;
             readonly enabled: boolean;
@@ -3299,12 +3299,12 @@ export interface components {
             readonly team: number;
             readonly team_name: string;
             readonly cluster: number | null;
-            readonly cluster_name: string;
+            readonly cluster_name: string | null;
             readonly group_pattern: string;
             readonly topic_pattern: string;
             readonly rule: number | null;
-            readonly rule_name: string;
-            readonly severity: components["schemas"]["AlertSeverityEnum"];
+            readonly rule_name: string | null;
+            readonly severity: components["schemas"]["AlertSeverityEnum"] | components["schemas"]["BlankEnum"];
             /** Format: date-time */
             readonly starts_at: string;
             /** Format: date-time */
@@ -4308,7 +4308,7 @@ export interface operations {
             query?: {
                 acknowledged?: boolean;
                 /** @description Pending or firing. */
-                active?: string;
+                active?: boolean;
                 cluster?: number;
                 group?: string;
                 /** @description Number of results to return per page. */

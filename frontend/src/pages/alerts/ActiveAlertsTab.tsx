@@ -1,0 +1,79 @@
+import { createColumnHelper } from "@tanstack/react-table";
+
+import { DataTable } from "../../components/DataTable";
+import { FormError } from "../../components/Field";
+import { Timestamp } from "../../components/Timestamp";
+import { EmptyState, QueryView } from "../../components/states";
+import { formErrorsOf } from "../../lib/formErrors";
+import { useManageableTeams } from "./access";
+import { useAcknowledgeAlert, useActiveAlerts, type Alert } from "./api";
+import { SEVERITY_BADGES, STATE_BADGES, alertSubject } from "./labels";
+
+const column = createColumnHelper<Alert>();
+
+/** Pending and firing alerts, refreshed about once per sampling interval; acknowledging stops reminders. */
+export function ActiveAlertsTab() {
+  const alerts = useActiveAlerts();
+  const acknowledge = useAcknowledgeAlert();
+  const manageable = new Set(useManageableTeams().map((team) => team.id));
+
+  const columns = [
+    column.accessor("severity", {
+      header: "Severity",
+      cell: (info) => <span className={SEVERITY_BADGES[info.getValue()]}>{info.getValue()}</span>,
+    }),
+    column.accessor("state", {
+      header: "State",
+      cell: (info) => <span className={STATE_BADGES[info.getValue()]}>{info.getValue()}</span>,
+    }),
+    column.accessor("rule_name", { header: "Rule" }),
+    column.accessor((alert) => alertSubject(alert), { id: "subject", header: "Group" }),
+    column.accessor("cluster_name", { header: "Cluster" }),
+    column.accessor("value_text", { header: "Value" }),
+    column.accessor("reason", { header: "Why" }),
+    column.accessor((alert) => alert.fired_at ?? alert.pending_since, {
+      id: "since",
+      header: "Since",
+      cell: (info) => <Timestamp value={info.getValue()} relative />,
+    }),
+    column.display({
+      id: "acknowledged",
+      header: "Acknowledged",
+      cell: ({ row: { original: alert } }) =>
+        alert.acknowledged_by_name ? (
+          <span>
+            {alert.acknowledged_by_name}, <Timestamp value={alert.acknowledged_at ?? ""} relative />
+          </span>
+        ) : manageable.has(alert.team) ? (
+          <button
+            type="button"
+            className="button"
+            disabled={acknowledge.isPending}
+            onClick={() => acknowledge.mutate(alert.id)}
+          >
+            Acknowledge
+          </button>
+        ) : (
+          "—"
+        ),
+    }),
+  ];
+
+  return (
+    <>
+      <FormError message={formErrorsOf(acknowledge.error, []).form} />
+      <QueryView
+        query={alerts}
+        errorTitle="Could not load the active alerts"
+        isEmpty={(list) => list.length === 0}
+        empty={
+          <EmptyState title="Nothing is firing" description="Alerts appear here while a rule's condition holds." />
+        }
+      >
+        {(list) => (
+          <DataTable label="Active alerts" columns={columns} rows={list} getRowId={(alert) => String(alert.id)} />
+        )}
+      </QueryView>
+    </>
+  );
+}

@@ -1,0 +1,319 @@
+import { useState, type FormEvent } from "react";
+
+import { useClusters } from "../../api/hooks/clusters";
+import type { Team } from "../../api/types";
+import { Field, FormActions, FormError } from "../../components/Field";
+import { formErrorsOf } from "../../lib/formErrors";
+import { TeamSelect } from "./TeamSelect";
+import { useChannels, useSaveAlertRule, type AlertRule, type AlertRuleCreate, type Health, type Metric } from "./api";
+import { METRIC_LABELS } from "./labels";
+
+const HEALTH: Health[] = ["LAGGING", "NO_COMMIT", "REWIND", "STALLED", "STOPPED", "DATA_LOSS"];
+const FIELDS = [
+  "team", "name", "cluster", "group_pattern", "topic_pattern", "granularity", "metric", "comparison", "threshold",
+  "resolve_threshold", "statuses", "for_seconds", "severity", "channels", "renotify_interval_seconds",
+] as const; // prettier-ignore
+const RISING = new Set(["gt", "gte"]);
+
+interface RuleFormProps {
+  teams: Team[];
+  rule?: AlertRule;
+  onDone: () => void;
+}
+
+type Values = Omit<
+  AlertRuleCreate,
+  "team" | "threshold" | "resolve_threshold" | "for_seconds" | "renotify_interval_seconds"
+> & {
+  team: number | "";
+  threshold: string;
+  resolve_threshold: string;
+  for_seconds: string;
+  renotify_interval_seconds: string;
+};
+
+function initialValues(teams: Team[], rule?: AlertRule): Values {
+  const text = (value: number | null | undefined) => (value === null || value === undefined ? "" : String(value));
+  return {
+    team: rule?.team ?? teams[0]?.id ?? "",
+    name: rule?.name ?? "",
+    description: rule?.description ?? "",
+    cluster: rule?.cluster ?? null,
+    group_pattern: rule?.group_pattern ?? "*",
+    topic_pattern: rule?.topic_pattern ?? "*",
+    granularity: rule?.granularity ?? "group",
+    metric: rule?.metric ?? "lag_seconds",
+    comparison: rule?.comparison ?? "gt",
+    threshold: text(rule?.threshold ?? (rule ? null : 30)),
+    resolve_threshold: text(rule?.resolve_threshold),
+    statuses: rule?.statuses ?? [],
+    for_seconds: text(rule?.for_seconds ?? 60),
+    severity: rule?.severity ?? "warning",
+    channels: rule?.channels ?? [],
+    renotify_interval_seconds: text(rule?.renotify_interval_seconds),
+    send_resolved: rule?.send_resolved ?? true,
+    enabled: rule?.enabled ?? true,
+  };
+}
+
+/** The same checks the API makes, so most mistakes are named before anything is sent. */
+export function ruleProblems(values: Values): Record<string, string> {
+  const problems: Record<string, string> = {};
+  const number = (text: string) => (text.trim() === "" ? null : Number(text));
+  if (!values.name.trim()) problems.name = "Give the rule a name.";
+  if (!values.group_pattern?.trim()) problems.group_pattern = "Use * for every group.";
+  if (values.metric === "status") {
+    if (!values.statuses?.length) problems.statuses = "Name at least one status that fires.";
+  } else {
+    const threshold = number(values.threshold);
+    const resolve = number(values.resolve_threshold);
+    if (threshold === null || Number.isNaN(threshold) || threshold < 0) {
+      problems.threshold = "A threshold of 0 or more is required for this metric.";
+    } else if (resolve !== null) {
+      if (Number.isNaN(resolve) || resolve < 0) problems.resolve_threshold = "Use a number of 0 or more.";
+      else if (RISING.has(values.comparison ?? "gt") ? resolve > threshold : resolve < threshold)
+        problems.resolve_threshold = RISING.has(values.comparison ?? "gt")
+          ? "The resolve threshold must not be above the threshold."
+          : "The resolve threshold must not be below the threshold.";
+    }
+  }
+  const forSeconds = number(values.for_seconds);
+  if (forSeconds === null || !Number.isInteger(forSeconds) || forSeconds < 0)
+    problems.for_seconds = "Whole seconds, 0 or more.";
+  const renotify = number(values.renotify_interval_seconds);
+  if (renotify !== null && (!Number.isInteger(renotify) || renotify < 60))
+    problems.renotify_interval_seconds = "At least 60 seconds, or empty to notify once.";
+  return problems;
+}
+
+function bodyOf(values: Values): AlertRuleCreate {
+  const number = (text: string) => (text.trim() === "" ? null : Number(text));
+  const isStatus = values.metric === "status";
+  return {
+    ...values,
+    team: Number(values.team),
+    threshold: isStatus ? null : number(values.threshold),
+    resolve_threshold: isStatus ? null : number(values.resolve_threshold),
+    statuses: isStatus ? values.statuses : [],
+    for_seconds: Number(values.for_seconds),
+    renotify_interval_seconds: number(values.renotify_interval_seconds),
+  };
+}
+
+/** Creates a rule, or edits one (its team stays). */
+export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
+  const [values, setValues] = useState<Values>(() => initialValues(teams, rule));
+  const [problems, setProblems] = useState<Record<string, string>>({});
+  const save = useSaveAlertRule();
+  const clusters = useClusters();
+  const channels = useChannels();
+  const server = formErrorsOf(save.error, FIELDS);
+  const errorOf = (name: (typeof FIELDS)[number]) => problems[name] ?? server.fields[name];
+  const set = <Key extends keyof Values>(name: Key, value: Values[Key]) => setValues({ ...values, [name]: value });
+  const teamChannels = (channels.data ?? []).filter((channel) => channel.team === values.team);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const found = ruleProblems(values);
+    setProblems(found);
+    if (Object.keys(found).length > 0) return;
+    const { team, ...changes } = bodyOf(values);
+    const change = rule ? { id: rule.id, body: changes } : { id: null, body: { team, ...changes } };
+    save.mutate(change, { onSuccess: onDone });
+  }
+
+  const input = (name: "name" | "group_pattern" | "topic_pattern", label: string, hint?: string) => (
+    <Field label={label} hint={hint} error={errorOf(name)}>
+      {(control) => (
+        <input
+          {...control}
+          className="input mono"
+          value={values[name] ?? ""}
+          onChange={(event) => set(name, event.target.value)}
+        />
+      )}
+    </Field>
+  );
+  const numberInput = (
+    name: "threshold" | "resolve_threshold" | "for_seconds" | "renotify_interval_seconds",
+    label: string,
+    hint?: string,
+  ) => (
+    <Field label={label} hint={hint} error={errorOf(name)}>
+      {(control) => (
+        <input
+          {...control}
+          className="input"
+          inputMode="decimal"
+          value={values[name]}
+          onChange={(event) => set(name, event.target.value)}
+        />
+      )}
+    </Field>
+  );
+
+  return (
+    <form onSubmit={submit} noValidate>
+      {rule ? null : (
+        <TeamSelect
+          teams={teams}
+          value={values.team}
+          onChange={(team) => setValues({ ...values, team, channels: [] })}
+          error={errorOf("team")}
+        />
+      )}
+      {input("name", "Name")}
+      <Field label="Cluster" error={errorOf("cluster")}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={values.cluster ?? ""}
+            onChange={(event) => set("cluster", event.target.value ? Number(event.target.value) : null)}
+          >
+            <option value="">Every cluster</option>
+            {(clusters.data ?? []).map((cluster) => (
+              <option key={cluster.id} value={cluster.id}>
+                {cluster.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {input(
+        "group_pattern",
+        "Consumer groups",
+        "A pattern on the group name: * matches any run of characters, ? one.",
+      )}
+      {input("topic_pattern", "Topics", "Only partitions of matching topics count.")}
+      <Field label="One alert per" error={errorOf("granularity")}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={values.granularity}
+            onChange={(event) => set("granularity", event.target.value as Values["granularity"])}
+          >
+            <option value="group">Group</option>
+            <option value="partition">Partition</option>
+          </select>
+        )}
+      </Field>
+      <Field label="Metric" error={errorOf("metric")}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={values.metric}
+            onChange={(event) => set("metric", event.target.value as Metric)}
+          >
+            {Object.entries(METRIC_LABELS).map(([metric, label]) => (
+              <option key={metric} value={metric}>
+                {label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {values.metric === "status" ? (
+        <fieldset className="field">
+          <legend className="field__label">Fires on</legend>
+          {HEALTH.map((status) => (
+            <label key={status} className="radio">
+              <input
+                type="checkbox"
+                checked={values.statuses?.includes(status) ?? false}
+                onChange={(event) =>
+                  set(
+                    "statuses",
+                    event.target.checked
+                      ? [...(values.statuses ?? []), status]
+                      : (values.statuses ?? []).filter((each) => each !== status),
+                  )
+                }
+              />{" "}
+              {status}
+            </label>
+          ))}
+          {errorOf("statuses") ? <p className="field__error">{errorOf("statuses")}</p> : null}
+        </fieldset>
+      ) : (
+        <>
+          <Field label="Comparison" error={errorOf("comparison")}>
+            {(control) => (
+              <select
+                {...control}
+                className="input"
+                value={values.comparison}
+                onChange={(event) => set("comparison", event.target.value as Values["comparison"])}
+              >
+                <option value="gt">above (&gt;)</option>
+                <option value="gte">at or above (≥)</option>
+                <option value="lt">below (&lt;)</option>
+                <option value="lte">at or below (≤)</option>
+              </select>
+            )}
+          </Field>
+          {numberInput("threshold", "Threshold")}
+          {numberInput(
+            "resolve_threshold",
+            "Resolve threshold",
+            "A firing alert resolves only once the value is back past this. Empty: the threshold.",
+          )}
+        </>
+      )}
+      {numberInput("for_seconds", "For (seconds)", "How long the condition must hold before the alert fires.")}
+      <Field label="Severity" error={errorOf("severity")}>
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={values.severity}
+            onChange={(event) => set("severity", event.target.value as Values["severity"])}
+          >
+            <option value="info">Info</option>
+            <option value="warning">Warning</option>
+            <option value="critical">Critical</option>
+          </select>
+        )}
+      </Field>
+      <fieldset className="field">
+        <legend className="field__label">Channels</legend>
+        {teamChannels.length === 0 ? <p className="muted">The team has no channels yet.</p> : null}
+        {teamChannels.map((channel) => (
+          <label key={channel.id} className="radio">
+            <input
+              type="checkbox"
+              checked={values.channels?.includes(channel.id) ?? false}
+              onChange={(event) =>
+                set(
+                  "channels",
+                  event.target.checked
+                    ? [...(values.channels ?? []), channel.id]
+                    : (values.channels ?? []).filter((each) => each !== channel.id),
+                )
+              }
+            />{" "}
+            {channel.name} ({channel.kind})
+          </label>
+        ))}
+        {errorOf("channels") ? <p className="field__error">{errorOf("channels")}</p> : null}
+      </fieldset>
+      {numberInput("renotify_interval_seconds", "Re-notify every (seconds)", "Empty: notify once while firing.")}
+      <label className="radio">
+        <input
+          type="checkbox"
+          checked={values.send_resolved}
+          onChange={(event) => set("send_resolved", event.target.checked)}
+        />{" "}
+        Send a notice when it resolves
+      </label>
+      <label className="radio">
+        <input type="checkbox" checked={values.enabled} onChange={(event) => set("enabled", event.target.checked)} />{" "}
+        Enabled
+      </label>
+      <FormError message={server.form} />
+      <FormActions submitLabel={rule ? "Save" : "Create rule"} pending={save.isPending} onCancel={onDone} />
+    </form>
+  );
+}
