@@ -4,6 +4,7 @@ controller rebuild the same metadata from a snapshot plus the entries after it."
 from __future__ import annotations
 
 import asyncio
+import struct
 import uuid
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,34 @@ def test_two_processes_with_one_broker_id_cannot_both_register(tmp_path: Path) -
             assert (await client.call("broker_heartbeat", beat))["result"]["is_fenced"] is False
             second = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
             assert second["error_code"] == 101  # DUPLICATE_BROKER_REGISTRATION
+        finally:
+            client.close()
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_the_controller_listener_refuses_bad_input_and_keeps_serving(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        voters = {1: ("127.0.0.1", free_port())}
+        server = ControllerServer(node_config(1, voters, tmp_path))
+        await server.start()
+        client = ControllerClient(voters)
+        try:
+            reader, writer = await asyncio.open_connection(*voters[1])
+            writer.write(struct.pack(">I", 5) + b"nope!")  # not JSON: the connection is closed
+            await writer.drain()
+            assert await reader.read() == b""
+            writer.close()
+
+            unknown = await client.call("become_leader", {})
+            assert unknown["error_code"] == 42  # INVALID_REQUEST
+            malformed = await client.call("register_broker", {"broker_id": "seven"})
+            assert malformed["error_code"] == 42
+            bad_name = await client.call("create_topics", {"topics": [{"name": "bad/name", "partitions": 1}]})
+            assert bad_name["result"]["results"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION
+            quorum = await client.call("describe_quorum", {})
+            assert quorum["result"]["role"] == "leader"
         finally:
             client.close()
             await server.stop()
