@@ -1,8 +1,6 @@
-"""Decoding record keys and values written by Confluent serializers, for the message browser.
-
-A framed payload is magic byte 0, the schema id as 4 big-endian bytes, then the data: Avro binary, JSON text,
-or for Protobuf a list of message indexes (zig-zag varints: a count then the indexes, a lone 0 meaning [0])
-followed by the message. Payloads that do not start with the magic byte are not decoded.
+"""Decoding record keys and values written by Confluent serializers, for the message browser, with the
+schemas of the cluster's registry (the wire format itself is in `wire.py`). Payloads that do not start with
+the magic byte are not decoded.
 
 What a decoded payload looks like (the browse API's `decoded` object):
 
@@ -16,18 +14,12 @@ schema id up once.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
-import math
-import struct
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
-from decimal import Decimal
 from typing import Any
 
 import fastavro
@@ -39,15 +31,16 @@ from controlplane.schemas.choices import SchemaType
 from controlplane.schemas.formats.proto_text import FDP
 from controlplane.schemas.formats.protobuf import build_pool
 from controlplane.schemas.models import Schema, SubjectVersion
+from controlplane.schemas.wire import (
+    HEADER_SIZE,
+    UndecodablePayload,
+    framed_schema_id,
+    jsonable,
+    read_message_indexes,
+)
 from controlplane.tenancy.access import Actor
 
-MAGIC_BYTE = 0
-HEADER_SIZE = 5
 _DECODERS_LIMIT = 1024
-
-
-class UndecodablePayload(Exception):
-    """The bytes after the schema id do not match the schema; the message says how."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +87,7 @@ class SchemaDecoder:
         left = len(payload) - reader.tell()
         if left:
             raise UndecodablePayload(f"{left} bytes are left over after the Avro record: another schema?")
-        return _jsonable(value)
+        return jsonable(value)
 
     def _decode_protobuf(self, payload: bytes) -> Decoded:
         indexes, start = read_message_indexes(payload)
@@ -130,48 +123,6 @@ class SchemaDecoder:
         return message_class, full_name
 
 
-def read_message_indexes(payload: bytes) -> tuple[tuple[int, ...], int]:
-    """The Protobuf message index path at the start of `payload` and where the message starts."""
-    position = 0
-
-    def varint() -> int:
-        nonlocal position
-        shift = result = 0
-        while True:
-            if position >= len(payload) or shift > 63:
-                raise UndecodablePayload("The Protobuf message indexes are cut short")
-            byte = payload[position]
-            position += 1
-            result |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return (result >> 1) ^ -(result & 1)  # zig-zag
-
-    count = varint()
-    if count == 0:
-        return (0,), position
-    if not 0 < count <= 64:
-        raise UndecodablePayload(f"{count} is not a plausible number of Protobuf message indexes")
-    return tuple(varint() for _ in range(count)), position
-
-
-def _jsonable(value: Any) -> Any:
-    """Avro's Python values as JSON: bytes as base64, logical types as their text forms."""
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, Decimal | uuid.UUID):
-        return str(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return value
-
-
 _decoders: OrderedDict[tuple[int, int, str], SchemaDecoder] = OrderedDict()
 _decoders_lock = threading.Lock()
 
@@ -205,12 +156,6 @@ def schema_decoder(cluster_id: int, schema_id: int) -> SchemaDecoder:
 def forget_decoders() -> None:
     with _decoders_lock:
         _decoders.clear()
-
-
-def framed_schema_id(data: bytes | None) -> int | None:
-    if data is None or len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
-        return None
-    return struct.unpack_from(">I", data, 1)[0]
 
 
 @dataclass

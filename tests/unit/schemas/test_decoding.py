@@ -13,13 +13,9 @@ import fastavro
 import pytest
 
 from controlplane.schemas import services
-from controlplane.schemas.decoding import (
-    SchemaDecoder,
-    UndecodablePayload,
-    framed_schema_id,
-    read_message_indexes,
-)
+from controlplane.schemas.decoding import SchemaDecoder
 from controlplane.schemas.models import Schema
+from controlplane.schemas.wire import UndecodablePayload, framed_schema_id, read_message_indexes
 
 
 @pytest.fixture(autouse=True)
