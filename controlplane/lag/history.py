@@ -18,7 +18,8 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django.db.models import Avg, Max, Sum
+from django.db.models import Avg, Max, Sum, TextField
+from django.db.models.functions import Cast
 
 from controlplane.lag.choices import Resolution, RollupResolution
 from controlplane.lag.models import LagRollup
@@ -307,10 +308,19 @@ def chart(client: redis.Redis, *, group_id: int, since: datetime, until: datetim
             for s in samples
         ]
     else:
-        rows = LagRollup.objects.filter(
-            group_id=group_id, resolution=resolution, bucket_start__gte=since, bucket_start__lte=until
-        ).values_list("bucket_start", "lag_messages_max", "lag_seconds_max", "partitions")
-        points = [(start, messages, seconds, partitions) for start, messages, seconds, partitions in rows]
+        rows = list(
+            LagRollup.objects.filter(
+                group_id=group_id, resolution=resolution, bucket_start__gte=since, bucket_start__lte=until
+            ).values_list(
+                "bucket_start", "lag_messages_max", "lag_seconds_max", Cast("partitions", TextField())
+            )
+        )
+        # One parse of all buckets' JSON: per-row decoding was most of a 24-hour chart's time.
+        decoded = json.loads("[" + ",".join(text for *_rest, text in rows) + "]")
+        points = [
+            (start, messages, seconds, parts)
+            for (start, messages, seconds, _t), parts in zip(rows, decoded, strict=True)
+        ]
     keys = sorted({key for *_rest, partitions in points for key in partitions}, key=_partition_sort_key)
     series = []
     for key in keys:
