@@ -364,3 +364,28 @@ def test_every_acknowledged_record_survives_follower_crashes_and_pauses_once_and
         60,
         "every follower to match the leader",
     )
+
+
+def test_a_catching_up_follower_copies_no_faster_than_its_throttle(make_cluster) -> None:
+    rate = 20_000
+    cluster = make_cluster(
+        2, **{"min.insync.replicas": "1", "follower.replication.throttled.rate": str(rate)}
+    )
+    cluster.assign([{"leader": 1, "leader_epoch": 0, "replicas": [1, 2], "isr": [1]}])
+    cluster.brokers[1].start()
+    values = [bytes([65 + i % 26]) * 1000 for i in range(1000)]  # about 1 MB (the producer does not compress)
+    # Batches of about 10 kB: a fetch returns whole batches, so the throttle works at that grain.
+    assert produce(cluster.bootstrap(1), values, **{"batch.size": 10_000}) == [None] * len(values)
+    leader_size = len(cluster.log_bytes(1, 0))
+
+    follower = cluster.brokers[2]
+    follower.start()
+    started = time.monotonic()
+    wait_until(lambda: len(cluster.log_bytes(2, 0)) > 0, 30, "the follower to start copying")
+    time.sleep(3)
+    elapsed = time.monotonic() - started
+    copied = len(cluster.log_bytes(2, 0))
+    # Kafka's quota allows a burst of ten one-second windows, then the rate.
+    assert copied <= rate * (10 + elapsed) + 12_000
+    assert copied < leader_size / 2
+    assert cluster.log_bytes(2, 0) == cluster.log_bytes(1, 0)[:copied]  # a prefix, byte for byte
