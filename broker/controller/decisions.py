@@ -107,10 +107,13 @@ class Decider:
         if broker.epoch != broker_epoch:
             return refuse(ErrorCode.stale_broker_epoch)
         self._last_heartbeat[broker_id] = now
-        if want_shutdown and not broker.in_controlled_shutdown:
+        if want_shutdown and not broker.in_controlled_shutdown and not broker.fenced:
             records = [rec.begin_controlled_shutdown(broker_id, broker.epoch)]
             records.extend(self._partition_changes_without(image, broker_id))
             return Decision(records)
+        if want_shutdown and self.should_shut_down(image, broker_id):
+            # Done moving leadership: fenced now, so a restart may register again at once.
+            return Decision([rec.fence_broker(broker_id, broker.epoch)])
         if want_fence and not broker.fenced:
             return Decision(
                 [

@@ -422,7 +422,7 @@ class ControllerServer:
         return {
             "is_fenced": broker.fenced,
             "in_controlled_shutdown": broker.in_controlled_shutdown,
-            "should_shutdown": self._active_decider().should_shut_down(self.image, broker_id),
+            "should_shutdown": bool(params.get("want_shutdown")) and broker.fenced,
         }
 
     async def _alter_partition(self, params: dict[str, Any]) -> dict[str, Any]:

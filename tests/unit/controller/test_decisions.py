@@ -180,6 +180,10 @@ def test_controlled_shutdown_moves_leadership_before_the_broker_may_stop() -> No
     commit(image, decider.heartbeat(image, 2, epoch, image.offset, False, True, now=1.0))
     assert all(p.leader != 2 for p in image.partitions())
     assert decider.should_shut_down(image, 2)
+    commit(image, decider.heartbeat(image, 2, epoch, image.offset, False, True, now=1.2))
+    assert image.brokers[2].fenced
+    # The stopped broker's next life registers at once instead of waiting out the old session.
+    assert decider.register_broker(image, 2, uuid.uuid4(), [], None, now=1.5).error_code == 0
 
 
 def test_topic_configs_are_validated_before_they_reach_the_log() -> None:
