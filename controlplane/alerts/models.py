@@ -17,7 +17,20 @@ from controlplane.clusters.models import Cluster
 from controlplane.tenancy.models import Team
 
 
-class NotificationChannel(models.Model):
+class Authored(models.Model):
+    """Who created a team's alerting object, and when it last changed."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class NotificationChannel(Authored):
     """Where a team's alerts are sent. Webhooks are signed with a per-channel secret kept encrypted."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_channels")
@@ -28,11 +41,6 @@ class NotificationChannel(models.Model):
     # HMAC-SHA256 key of webhook signatures, Fernet-encrypted (clusters.encryption); shown once at creation.
     secret_encrypted = models.TextField(blank=True)
     enabled = models.BooleanField(default=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["team_id", "name"]
@@ -42,7 +50,7 @@ class NotificationChannel(models.Model):
         return self.name
 
 
-class AlertRule(models.Model):
+class AlertRule(Authored):
     """A team's condition on its consumer groups' lag, held for a duration before it fires."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_rules")
@@ -67,11 +75,6 @@ class AlertRule(models.Model):
     renotify_interval_seconds = models.PositiveIntegerField(null=True, blank=True)  # None: notify once
     send_resolved = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["team_id", "name"]

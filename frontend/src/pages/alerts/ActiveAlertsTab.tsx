@@ -1,15 +1,11 @@
-import { createColumnHelper } from "@tanstack/react-table";
-
 import { DataTable } from "../../components/DataTable";
 import { FormError } from "../../components/Field";
 import { Timestamp } from "../../components/Timestamp";
 import { EmptyState, QueryView } from "../../components/states";
 import { formErrorsOf } from "../../lib/formErrors";
 import { useManageableTeams } from "./access";
-import { useAcknowledgeAlert, useActiveAlerts, type Alert } from "./api";
-import { SEVERITY_BADGES, STATE_BADGES, alertSubject } from "./labels";
-
-const column = createColumnHelper<Alert>();
+import { useAcknowledgeAlert, useActiveAlerts } from "./api";
+import { ALERT_IDENTITY_COLUMNS, alertColumn as column } from "./alertColumns";
 
 /** Pending and firing alerts, refreshed about once per sampling interval; acknowledging stops reminders. */
 export function ActiveAlertsTab() {
@@ -18,16 +14,7 @@ export function ActiveAlertsTab() {
   const manageable = new Set(useManageableTeams().map((team) => team.id));
 
   const columns = [
-    column.accessor("severity", {
-      header: "Severity",
-      cell: (info) => <span className={SEVERITY_BADGES[info.getValue()]}>{info.getValue()}</span>,
-    }),
-    column.accessor("state", {
-      header: "State",
-      cell: (info) => <span className={STATE_BADGES[info.getValue()]}>{info.getValue()}</span>,
-    }),
-    column.accessor("rule_name", { header: "Rule" }),
-    column.accessor((alert) => alertSubject(alert), { id: "subject", header: "Group" }),
+    ...ALERT_IDENTITY_COLUMNS,
     column.accessor("cluster_name", { header: "Cluster" }),
     column.accessor("value_text", { header: "Value" }),
     column.accessor("reason", { header: "Why" }),

@@ -7,6 +7,7 @@ import { Dialog } from "../../components/Dialog";
 import { Field, FormActions, FormError } from "../../components/Field";
 import { EmptyState, QueryView } from "../../components/states";
 import { formErrorsOf } from "../../lib/formErrors";
+import { NewButton } from "./NewButton";
 import { TeamSelect } from "./TeamSelect";
 import { useManageableTeams } from "./access";
 import {
@@ -60,13 +61,7 @@ export function ChannelsTab() {
 
   return (
     <>
-      {teams.length > 0 ? (
-        <div className="actions">
-          <button type="button" className="button button--primary" onClick={() => setCreating(true)}>
-            New channel
-          </button>
-        </div>
-      ) : null}
+      <NewButton visible={teams.length > 0} label="New channel" onClick={() => setCreating(true)} />
       <FormError message={formErrorsOf(sendTest.error, []).form} />
       {testing !== null ? <TestResult notificationId={testing} /> : null}
       <QueryView

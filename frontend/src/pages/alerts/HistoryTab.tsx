@@ -1,26 +1,15 @@
-import { createColumnHelper } from "@tanstack/react-table";
 import { useId, useState } from "react";
 
 import { DataTable } from "../../components/DataTable";
 import { Timestamp } from "../../components/Timestamp";
 import { EmptyState, QueryView } from "../../components/states";
-import { useAlertHistory, type Alert, type HistoryFilters } from "./api";
-import { SEVERITY_BADGES, STATE_BADGES, alertSubject } from "./labels";
+import { ALERT_IDENTITY_COLUMNS, alertColumn as column } from "./alertColumns";
+import { useAlertHistory, type HistoryFilters } from "./api";
 
-const column = createColumnHelper<Alert>();
 const optionalTime = (value: string | null | undefined) => (value ? <Timestamp value={value} /> : "—");
 
 const columns = [
-  column.accessor("severity", {
-    header: "Severity",
-    cell: (info) => <span className={SEVERITY_BADGES[info.getValue()]}>{info.getValue()}</span>,
-  }),
-  column.accessor("state", {
-    header: "State",
-    cell: (info) => <span className={STATE_BADGES[info.getValue()]}>{info.getValue()}</span>,
-  }),
-  column.accessor("rule_name", { header: "Rule" }),
-  column.accessor((alert) => alertSubject(alert), { id: "subject", header: "Group" }),
+  ...ALERT_IDENTITY_COLUMNS,
   column.accessor("value_text", { header: "Last value" }),
   column.accessor("pending_since", { header: "Opened", cell: (info) => <Timestamp value={info.getValue()} /> }),
   column.accessor("fired_at", { header: "Fired", cell: (info) => optionalTime(info.getValue()) }),

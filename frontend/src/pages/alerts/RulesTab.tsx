@@ -6,6 +6,7 @@ import { DataTable } from "../../components/DataTable";
 import { Dialog } from "../../components/Dialog";
 import { EmptyState, QueryView } from "../../components/states";
 import { describeError } from "../../api/errors";
+import { NewButton } from "./NewButton";
 import { RuleForm } from "./RuleForm";
 import { useManageableTeams } from "./access";
 import { useAlertRules, useDeleteAlertRule, type AlertRule } from "./api";
@@ -56,13 +57,7 @@ export function RulesTab() {
 
   return (
     <>
-      {teams.length > 0 ? (
-        <div className="actions">
-          <button type="button" className="button button--primary" onClick={() => setEditing("new")}>
-            New rule
-          </button>
-        </div>
-      ) : null}
+      <NewButton visible={teams.length > 0} label="New rule" onClick={() => setEditing("new")} />
       <QueryView
         query={rules}
         errorTitle="Could not load the alert rules"

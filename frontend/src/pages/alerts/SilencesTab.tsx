@@ -8,6 +8,7 @@ import { Field, FormActions, FormError } from "../../components/Field";
 import { Timestamp } from "../../components/Timestamp";
 import { EmptyState, QueryView } from "../../components/states";
 import { formErrorsOf } from "../../lib/formErrors";
+import { NewButton } from "./NewButton";
 import { TeamSelect } from "./TeamSelect";
 import { useManageableTeams } from "./access";
 import { useAlertRules, useCreateSilence, useExpireSilence, useSilences, type Silence } from "./api";
@@ -64,13 +65,7 @@ export function SilencesTab() {
 
   return (
     <>
-      {teams.length > 0 ? (
-        <div className="actions">
-          <button type="button" className="button button--primary" onClick={() => setCreating(true)}>
-            New silence
-          </button>
-        </div>
-      ) : null}
+      <NewButton visible={teams.length > 0} label="New silence" onClick={() => setCreating(true)} />
       <FormError message={formErrorsOf(expire.error, []).form} />
       <QueryView
         query={silences}
