@@ -1,17 +1,24 @@
-"""Snapshots on a live quorum (in one process, over real sockets): a late broker and a restarted
-controller rebuild the same metadata from a snapshot plus the entries after it."""
+"""Controller servers in this process over real sockets: snapshots (a late broker and a restarted
+controller rebuild the metadata), AlterPartition through the client, duplicate broker ids, bad input."""
 
 from __future__ import annotations
 
 import asyncio
 import struct
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment, TopicConfigChange
+from broker.controller.api import (
+    AlterPartitionRequest,
+    BrokerRegistration,
+    Endpoint,
+    PartitionAssignment,
+    TopicConfigChange,
+)
 from broker.controller.broker_lifecycle import BrokerLifecycle
 from broker.controller.client import ControllerClient
 from broker.controller.decisions import ControllerSettings
@@ -194,6 +201,55 @@ def test_the_controller_listener_refuses_bad_input_and_keeps_serving(tmp_path: P
             assert quorum["result"]["role"] == "leader"
         finally:
             client.close()
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        voters = {1: ("127.0.0.1", free_port())}
+        server = ControllerServer(node_config(1, voters, tmp_path))
+        await server.start()
+        brokers = [BrokerLifecycle(ControllerClient(voters), i, [], None, 0.2) for i in (1, 2)]
+        client = ControllerClient(voters)
+        try:
+            for broker in brokers:
+                await broker.start()
+            await wait_for(lambda: not any(b.fenced for b in brokers), 10, "both brokers to be unfenced")
+            topic = {"name": "isr", "partitions": 1, "replication_factor": 2}
+            assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+            p = server.image.partitions()[0]
+            leader = next(b for b in brokers if b.broker_id == p.leader)
+            assert leader.broker_epoch is not None
+            follower = next(b for b in p.replicas if b != p.leader)
+
+            shrink = AlterPartitionRequest(
+                p.leader, leader.broker_epoch, p.topic_id, 0, p.leader_epoch, p.partition_epoch, (p.leader,)
+            )
+            result = await client.alter_partition(shrink)
+            assert result.error_code == 0
+            assert result.assignment is not None
+            assert result.assignment.isr == (p.leader,)
+            assert result.assignment.partition_epoch == p.partition_epoch + 1
+            # The same (now stale) version again is refused; the leader must use the new one.
+            assert (await client.alter_partition(shrink)).error_code == 95  # INVALID_UPDATE_VERSION
+            expand = replace(
+                shrink, partition_epoch=result.assignment.partition_epoch, new_isr=(p.leader, follower)
+            )
+            expanded = await client.alter_partition(expand)
+            assert expanded.assignment is not None
+            assert expanded.assignment.isr == (p.leader, follower)
+            # Every broker following the log sees the committed ISR.
+            await wait_for(
+                lambda: all(b.image.partitions()[0].isr == (p.leader, follower) for b in brokers),
+                5,
+                "brokers",
+            )
+        finally:
+            client.close()
+            for broker in brokers:
+                await broker.close()
             await server.stop()
 
     asyncio.run(scenario())
