@@ -248,7 +248,7 @@ def main() -> None:
                     "Authorization": f"Basic {auth}",
                 },
             )
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=120) as response:  # workers may still be booting
                 ids.append(json.loads(response.read())["id"])
 
         def http(method: str, path: str, body: bytes = b"") -> bytes:
