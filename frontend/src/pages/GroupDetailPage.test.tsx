@@ -204,6 +204,8 @@ describe("GroupDetailPage", () => {
     await user.click(within(health).getByRole("button", { name: "24h" }));
     await user.click(within(health).getByRole("button", { name: "Lag in seconds" }));
     expect(new URLSearchParams(router.state.location.search).get("range")).toBe("24h");
+    // The new range loads afresh; its table opens on request like the first one.
+    await user.click(await within(health).findByText("Show the data as a table"));
     const seconds = await within(health).findByRole("table", { name: "Lag in seconds over the last 24h data" });
     expect(bodyCellTexts(seconds).map((row) => row.slice(1))).toEqual([
       ["1 min", "1 min", "—"],

@@ -68,13 +68,19 @@ export function GroupsPage() {
         </Link>
       ),
     }),
-    column.accessor((group) => clusterName.get(group.cluster) ?? `#${group.cluster}`, {
-      id: "cluster",
+    // Names are looked up in the cell: the table caches accessor values per row, and the cluster and
+    // team lists may arrive after the groups.
+    column.accessor("cluster", {
       header: "Cluster",
+      cell: (info) => clusterName.get(info.getValue()) ?? `#${info.getValue()}`,
     }),
-    column.accessor((group) => (group.team == null ? "—" : (teamName.get(group.team) ?? `#${group.team}`)), {
+    column.accessor((group) => group.team ?? null, {
       id: "team",
       header: "Team",
+      cell: (info) => {
+        const team = info.getValue();
+        return team == null ? "—" : (teamName.get(team) ?? `#${team}`);
+      },
     }),
     column.accessor((group) => group.state ?? "", {
       id: "state",

@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 
 import { ApiError } from "../errors";
 import { apiClient, unwrap } from "../client";
@@ -68,7 +68,6 @@ export function useLagChart(group: number, range: LagRange, enabled = true) {
         }),
       );
     },
-    placeholderData: keepPreviousData,
     refetchInterval: LAG_REFRESH_MS,
   });
 }

@@ -160,7 +160,11 @@ function LagChartPanel({ group }: { group: number }) {
               timestamps={data.timestamps}
               series={data.series}
               formatValue={metric === "seconds" ? formatSeconds : formatCompact}
-              emptyTitle="No lag samples in this range yet"
+              emptyTitle={
+                range === "1h"
+                  ? "No lag samples in this range yet"
+                  : "No rollups in this range yet: ranges beyond an hour use 1-minute rollups, written as each minute ends"
+              }
             />
           ) : null
         }
