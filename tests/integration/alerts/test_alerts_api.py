@@ -208,3 +208,23 @@ def test_silences_are_created_listed_and_expired(world: World) -> None:
     response = world.developer.post("/api/v1/alert-silences/", past, format="json")
     assert response.status_code == 400
     assert "ends_at" in response.json()["error"]["details"]
+
+
+def test_evaluation_keeps_one_alert_per_subject_with_its_latest_value(world: World) -> None:
+    _rule(world, for_seconds=60)
+    start = timezone.now()
+    for offset, seconds in [(0, 200.0), (15, 300.0), (30, 250.0)]:
+        evaluate_alerts(world.run(start + timedelta(seconds=offset), {"payments-a": seconds}))
+    alert = Alert.objects.get()
+    assert alert.state == "pending"
+    assert alert.value == 2500  # 250 s of lag at 10 messages/s in the test runs
+    assert alert.pending_since == start
+    assert alert.last_evaluated_at == start + timedelta(seconds=30)
+    evaluate_alerts(world.run(start + timedelta(seconds=60), {"payments-a": 300.0}))
+    alert.refresh_from_db()
+    assert alert.state == "firing"
+    assert alert.fired_at == start + timedelta(seconds=60)
+    evaluate_alerts(world.run(start + timedelta(seconds=75), {}))  # the group is gone
+    alert.refresh_from_db()
+    assert alert.state == "resolved"
+    assert alert.reason == "The group is no longer observed."
