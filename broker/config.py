@@ -88,6 +88,9 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "broker.heartbeat.interval.ms": (int, 2000),
     "broker.session.timeout.ms": (int, 9000),
     "metadata.log.dir": (str, ""),
+    "auto.leader.rebalance.enable": (bool, True),
+    "leader.imbalance.check.interval.seconds": (int, 300),
+    "leader.imbalance.per.broker.percentage": (int, 10),
     # Not a Kafka property: our Prometheus endpoint (0 = off).
     "metrics.port": (int, 0),
     "metrics.host": (str, "127.0.0.1"),

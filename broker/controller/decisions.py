@@ -33,6 +33,9 @@ class ControllerSettings:
     default_partitions: int = 1
     default_replication_factor: int = 1
     unclean_leader_election: bool = False
+    auto_leader_rebalance: bool = True
+    leader_imbalance_check_interval_s: float = 300.0
+    leader_imbalance_percentage: int = 10
 
 
 @dataclass(slots=True)
@@ -218,6 +221,20 @@ class Decider:
             if p.leader != preferred and preferred in p.isr and image.is_usable(preferred):
                 records.append(rec.partition_change(p.topic_id, p.partition, leader=preferred))
         return Decision(records)
+
+    def rebalance_leaders(self, image: MetadataImage, imbalance_percentage: int) -> Decision:
+        """Kafka's automatic rebalancing: for each broker that is the preferred leader of more
+        partitions than it leads by over `imbalance_percentage`, elect it back where possible."""
+        preferred: dict[int, list[PartitionAssignment]] = {}
+        for p in image.partitions():
+            if p.replicas:
+                preferred.setdefault(p.replicas[0], []).append(p)
+        chosen = []
+        for broker_id, partitions in preferred.items():
+            not_leading = [p for p in partitions if p.leader != broker_id]
+            if len(not_leading) * 100 > imbalance_percentage * len(partitions):
+                chosen.extend((p.topic, p.partition) for p in not_leading)
+        return self.elect_preferred_leaders(image, chosen) if chosen else Decision()
 
     def alter_partition(self, image: MetadataImage, request: AlterPartitionRequest) -> Decision:
         broker = image.brokers.get(request.broker_id)

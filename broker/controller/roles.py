@@ -88,6 +88,9 @@ def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
             default_partitions=config.num_partitions,
             default_replication_factor=config.default_replication_factor,
             unclean_leader_election=config.get_bool("unclean.leader.election.enable"),
+            auto_leader_rebalance=config.get_bool("auto.leader.rebalance.enable"),
+            leader_imbalance_check_interval_s=config.get_int("leader.imbalance.check.interval.seconds"),
+            leader_imbalance_percentage=config.get_int("leader.imbalance.per.broker.percentage"),
         ),
         timings=RaftTimings(
             election_timeout_s=election_timeout_s, heartbeat_interval_s=election_timeout_s / 10

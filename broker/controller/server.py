@@ -119,6 +119,8 @@ class ControllerServer:
             asyncio.create_task(self._tick_loop(), name="raft-tick"),
             asyncio.create_task(self._fence_loop(), name="controller-fencing"),
         ]
+        if config.settings.auto_leader_rebalance:
+            self._tasks.append(asyncio.create_task(self._rebalance_loop(), name="leader-rebalancing"))
         log.info(
             "controller %d listening on %s:%d, voters %s",
             config.node_id,
@@ -279,6 +281,22 @@ class ControllerServer:
                     log.info("fenced a broker whose session expired: %s", decision.records[0])
             except RpcError as exc:
                 log.debug("fencing check skipped: %s", exc)
+
+    async def _rebalance_loop(self) -> None:
+        settings = self.config.settings
+        while not self._closing:
+            await asyncio.sleep(settings.leader_imbalance_check_interval_s)
+            if self._decider is None:
+                continue
+            try:
+                decision = await self.decide_and_commit(
+                    lambda d, image: d.rebalance_leaders(image, settings.leader_imbalance_percentage)
+                )
+            except RpcError as exc:
+                log.debug("leader rebalancing skipped: %s", exc)
+                continue
+            if decision.records:
+                log.info("moved %d leaderships back to their preferred replicas", len(decision.records))
 
     # --- the listener ------------------------------------------------------------------------
 

@@ -222,3 +222,35 @@ def test_preferred_leader_election_moves_leadership_back_to_the_first_in_sync_re
         commit(image, decider.alter_partition(image, request))
     commit(image, decider.elect_preferred_leaders(image, [("orders", 0), ("orders", 1), ("orders", 2)]))
     assert {p.partition: p.leader for p in image.partitions()} == preferred
+
+
+def test_automatic_rebalancing_only_moves_leaders_of_brokers_above_the_imbalance_threshold() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=12, replication_factor=2)))
+    # Broker 1 restarts: controlled shutdown moved all 4 leaderships it prefers to other brokers.
+    led_by_1 = [p for p in image.partitions() if p.leader == 1]
+    moved = led_by_1[0]
+    epoch = image.brokers[1].epoch
+    commit(
+        image, decider.heartbeat(image, 1, epoch, image.offset, False, True, now=1.0)
+    )  # controlled shutdown
+    commit(image, decider.heartbeat(image, 1, epoch, image.offset, False, True, now=1.1))  # fenced
+    commit(image, decider.register_broker(image, 1, uuid.uuid4(), [], None, now=1.2))
+    commit(image, decider.heartbeat(image, 1, image.brokers[1].epoch, image.offset, False, False, now=1.3))
+    for p in image.partitions():
+        if 1 in p.replicas and 1 not in p.isr:
+            leader_epoch = image.brokers[p.leader].epoch
+            expand = AlterPartitionRequest(
+                p.leader,
+                leader_epoch,
+                p.topic_id,
+                p.partition,
+                p.leader_epoch,
+                p.partition_epoch,
+                (*p.isr, 1),
+            )
+            commit(image, decider.alter_partition(image, expand))
+    assert image.topic_by_name("orders").partitions[moved.partition].leader != 1  # type: ignore[union-attr]
+    assert decider.rebalance_leaders(image, imbalance_percentage=100).records == []
+    commit(image, decider.rebalance_leaders(image, imbalance_percentage=10))
+    assert all(p.leader == p.replicas[0] for p in image.partitions())
