@@ -11,6 +11,7 @@ from django.utils import timezone
 from controlplane.lag import history
 from controlplane.lag.models import LagRollup
 from controlplane.lag.sampler import sample_cluster
+from tests.integration.groups.test_offset_resets import _consume_and_commit
 from tests.integration.topics.clients import produce_one
 from tests.integration.topics.world import KafkaWorld, create_topic
 
@@ -19,17 +20,8 @@ pytestmark = pytest.mark.integration
 
 def _commit_some(world: KafkaWorld, topic: str, group: str, count: int) -> None:
     consumer = world.consumer(group)
-    consumer.subscribe([topic])
-    seen = 0
-    deadline = time.monotonic() + 20
-    while seen < count and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is not None and message.error() is None:
-            seen += 1
-            if seen == count:
-                consumer.commit(message=message, asynchronous=False)
+    _consume_and_commit(consumer, topic, count)
     consumer.close()
-    assert seen == count
 
 
 @pytest.fixture
