@@ -25,13 +25,17 @@ def _partition_error(index: int, error: ErrorCode | int, message: str | None = N
     }
 
 
+# acks=all on replicated partitions: (provisional partition answer, future for the ISR).
+Waits = list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]]
+
+
 def append_partition(
     ctx: RequestContext,
     topic_name: str,
     index: int,
     records: bytes | None,
     acks: int,
-    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] | None = None,
+    waits: Waits | None = None,
 ) -> dict:
     """Append one partition's batches as leader and answer that partition's part.
 
@@ -45,34 +49,35 @@ def append_partition(
     if topic.internal:
         return _partition_error(index, ErrorCode.invalid_topic_exception, "Cannot append to internal topic")
     replication = state.replication
+    replica = None
     if replication is not None and replication.manages(topic_name):
-        return _append_replicated(ctx, replication, topic_name, index, records, acks, waits)
-    partition_log = state.logs.get(topic_name, index)
-    if partition_log is None:
-        return _partition_error(index, ErrorCode.not_leader_or_follower)
+        replica, error = replication.leader_replica(topic_name, index)
+        if replica is None:
+            return _partition_error(index, error)
+        partition_log, leader_epoch = replica.log, replica.assignment.leader_epoch
+    else:
+        partition_log, leader_epoch = state.logs.get(topic_name, index), topic.leader_epoch(index)
+        if partition_log is None:
+            return _partition_error(index, ErrorCode.not_leader_or_follower)
     if not records:
         return _partition_error(index, ErrorCode.invalid_record, "no record batches")
-    # The only in-sync replica is this one: acks=all cannot be honoured if more are required.
-    if acks == -1 and partition_log.config.min_insync_replicas > 1:
-        return _partition_error(
-            index,
-            ErrorCode.not_enough_replicas,
-            f"min.insync.replicas={partition_log.config.min_insync_replicas} but only 1 replica is in sync",
-        )
+    if acks == -1:
+        error, message = _enough_replicas(replication, replica, partition_log.config.min_insync_replicas)
+        if error != ErrorCode.none:
+            return _partition_error(index, error, message)
     try:
         result = partition_log.append_as_leader(
-            records, leader_epoch=topic.leader_epoch(index), now_ms=int(time.time() * 1000)
+            records, leader_epoch=leader_epoch, now_ms=int(time.time() * 1000)
         )
     except StorageError as exc:
         return _partition_error(index, ErrorCode(exc.error_code), str(exc))
-    # One replica: the record is fully replicated as soon as the leader has it.
-    partition_log.high_watermark = partition_log.log_end_offset
+    if replica is None:
+        # One replica: the record is fully replicated as soon as the leader has it.
+        partition_log.high_watermark = partition_log.log_end_offset
+    else:
+        replication.after_leader_append(replica)
     state.metrics.record_produce(topic_name, result.size_bytes, result.record_count)
-    return _appended(index, result)
-
-
-def _appended(index: int, result: Any) -> dict[str, Any]:
-    return {
+    answer = {
         "index": index,
         "error_code": ErrorCode.none,
         "base_offset": result.base_offset,
@@ -81,48 +86,30 @@ def _appended(index: int, result: Any) -> dict[str, Any]:
         "record_errors": [],
         "error_message": None,
     }
-
-
-def _append_replicated(
-    ctx: RequestContext,
-    replication: Any,
-    topic_name: str,
-    index: int,
-    records: bytes | None,
-    acks: int,
-    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] | None,
-) -> dict[str, Any]:
-    """A partition with replicas: only its leader appends; acks=all waits for the ISR."""
-    replica, error = replication.leader_replica(topic_name, index)
-    if replica is None:
-        return _partition_error(index, error)
-    if not records:
-        return _partition_error(index, ErrorCode.invalid_record, "no record batches")
-    if acks == -1:
-        error, message = replication.check_enough_replicas(replica)
-        if error != ErrorCode.none:
-            return _partition_error(index, error, message)
-    try:
-        result = replica.log.append_as_leader(
-            records, leader_epoch=replica.assignment.leader_epoch, now_ms=int(time.time() * 1000)
-        )
-    except StorageError as exc:
-        return _partition_error(index, ErrorCode(exc.error_code), str(exc))
-    replication.after_leader_append(replica)
-    ctx.broker.metrics.record_produce(topic_name, result.size_bytes, result.record_count)
-    answer = _appended(index, result)
-    if acks == -1 and waits is not None and result.last_offset >= 0:
+    if replica is not None and acks == -1 and waits is not None and result.last_offset >= 0:
         waiting = replication.wait_for_isr(replica, result.last_offset + 1)
         if waiting is not None:
             waits.append((answer, waiting))
     return answer
 
 
+def _enough_replicas(replication: Any, replica: Any, min_insync: int) -> tuple[ErrorCode, str | None]:
+    """acks=all before appending: NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas."""
+    if replica is not None:
+        return replication.check_enough_replicas(replica)
+    # A single node's only in-sync replica is itself.
+    if min_insync > 1:
+        return (
+            ErrorCode.not_enough_replicas,
+            f"min.insync.replicas={min_insync} but only 1 replica is in sync",
+        )
+    return ErrorCode.none, None
+
+
 async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
     acks = request.acks
     responses = []
-    # acks=all on replicated partitions: (partition answer, future for the ISR).
-    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]] = []
+    waits: Waits = []
     for topic_data in request.topic_data:
         partitions = []
         writable = ctx.allowed(Operation.WRITE, ResourceType.TOPIC, topic_data.name)
@@ -148,9 +135,7 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     return {"responses": responses, "throttle_time": 0}
 
 
-async def _wait_for_replicas(
-    waits: list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]], timeout_s: float
-) -> None:
+async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:
     """Hold the response until the ISR has every batch, or the request's timeout passes."""
     futures = [future for _, future in waits]
     await asyncio.wait(futures, timeout=max(timeout_s, 0.0))
