@@ -177,7 +177,9 @@ class Setup:
     def topic(self, name: str, partitions: int, records: list[tuple]) -> str:
         """A topic under the service account's prefix with (partition, key, value[, timestamp ms]) records."""
         topic = f"{self.topic_prefix}-{name}"
-        self.admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(10)
+        # Tests give records fixed timestamps from the past: retention must not delete them during the test.
+        config = {"retention.ms": "-1"}
+        self.admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(10)
         producer = Producer({**self.admin_config, "linger.ms": 5})
         for partition, key, value, *timestamp in records:
             producer.produce(
