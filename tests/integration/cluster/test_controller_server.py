@@ -4,8 +4,10 @@ controller rebuild the metadata), AlterPartition through the client, duplicate b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import struct
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -93,6 +95,20 @@ def summary(image: MetadataImage) -> tuple[Any, ...]:
     )
 
 
+@contextlib.asynccontextmanager
+async def single_controller(base: Path) -> AsyncIterator[tuple[ControllerServer, ControllerClient]]:
+    """A one-voter quorum (it elects itself at once) and a client for it."""
+    voters = {1: ("127.0.0.1", free_port())}
+    server = ControllerServer(node_config(1, voters, base))
+    await server.start()
+    client = ControllerClient(voters)
+    try:
+        yield server, client
+    finally:
+        client.close()
+        await server.stop()
+
+
 def test_a_late_broker_and_a_restarted_controller_rebuild_metadata_from_a_snapshot(tmp_path: Path) -> None:
     async def scenario() -> None:
         voters = {i: ("127.0.0.1", free_port()) for i in (1, 2, 3)}
@@ -158,11 +174,7 @@ def test_a_late_broker_and_a_restarted_controller_rebuild_metadata_from_a_snapsh
 
 def test_two_processes_with_one_broker_id_cannot_both_register(tmp_path: Path) -> None:
     async def scenario() -> None:
-        voters = {1: ("127.0.0.1", free_port())}
-        server = ControllerServer(node_config(1, voters, tmp_path))
-        await server.start()
-        client = ControllerClient(voters)
-        try:
+        async with single_controller(tmp_path) as (_, client):
             params = {"broker_id": 5, "endpoints": [], "rack": None}
             first = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
             assert first["error_code"] == 0
@@ -171,21 +183,14 @@ def test_two_processes_with_one_broker_id_cannot_both_register(tmp_path: Path) -
             assert (await client.call("broker_heartbeat", beat))["result"]["is_fenced"] is False
             second = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
             assert second["error_code"] == 101  # DUPLICATE_BROKER_REGISTRATION
-        finally:
-            client.close()
-            await server.stop()
 
     asyncio.run(scenario())
 
 
 def test_the_controller_listener_refuses_bad_input_and_keeps_serving(tmp_path: Path) -> None:
     async def scenario() -> None:
-        voters = {1: ("127.0.0.1", free_port())}
-        server = ControllerServer(node_config(1, voters, tmp_path))
-        await server.start()
-        client = ControllerClient(voters)
-        try:
-            reader, writer = await asyncio.open_connection(*voters[1])
+        async with single_controller(tmp_path) as (server, client):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.bound_port)
             writer.write(struct.pack(">I", 5) + b"nope!")  # not JSON: the connection is closed
             await writer.drain()
             assert await reader.read() == b""
@@ -199,57 +204,55 @@ def test_the_controller_listener_refuses_bad_input_and_keeps_serving(tmp_path: P
             assert bad_name["result"]["results"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION
             quorum = await client.call("describe_quorum", {})
             assert quorum["result"]["role"] == "leader"
-        finally:
-            client.close()
-            await server.stop()
 
     asyncio.run(scenario())
 
 
 def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) -> None:
     async def scenario() -> None:
-        voters = {1: ("127.0.0.1", free_port())}
-        server = ControllerServer(node_config(1, voters, tmp_path))
-        await server.start()
-        brokers = [BrokerLifecycle(ControllerClient(voters), i, [], None, 0.2) for i in (1, 2)]
-        client = ControllerClient(voters)
-        try:
-            for broker in brokers:
-                await broker.start()
-            await wait_for(lambda: not any(b.fenced for b in brokers), 10, "both brokers to be unfenced")
-            topic = {"name": "isr", "partitions": 1, "replication_factor": 2}
-            assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
-            p = server.image.partitions()[0]
-            leader = next(b for b in brokers if b.broker_id == p.leader)
-            assert leader.broker_epoch is not None
-            follower = next(b for b in p.replicas if b != p.leader)
+        async with single_controller(tmp_path) as (server, client):
+            brokers = [BrokerLifecycle(ControllerClient(client.voters), i, [], None, 0.2) for i in (1, 2)]
+            try:
+                for broker in brokers:
+                    await broker.start()
+                await wait_for(lambda: not any(b.fenced for b in brokers), 10, "both brokers to be unfenced")
+                topic = {"name": "isr", "partitions": 1, "replication_factor": 2}
+                assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+                p = server.image.partitions()[0]
+                leader = next(b for b in brokers if b.broker_id == p.leader)
+                assert leader.broker_epoch is not None
+                follower = next(b for b in p.replicas if b != p.leader)
 
-            shrink = AlterPartitionRequest(
-                p.leader, leader.broker_epoch, p.topic_id, 0, p.leader_epoch, p.partition_epoch, (p.leader,)
-            )
-            result = await client.alter_partition(shrink)
-            assert result.error_code == 0
-            assert result.assignment is not None
-            assert result.assignment.isr == (p.leader,)
-            assert result.assignment.partition_epoch == p.partition_epoch + 1
-            # The same (now stale) version again is refused; the leader must use the new one.
-            assert (await client.alter_partition(shrink)).error_code == 95  # INVALID_UPDATE_VERSION
-            expand = replace(
-                shrink, partition_epoch=result.assignment.partition_epoch, new_isr=(p.leader, follower)
-            )
-            expanded = await client.alter_partition(expand)
-            assert expanded.assignment is not None
-            assert expanded.assignment.isr == (p.leader, follower)
-            # Every broker following the log sees the committed ISR.
-            await wait_for(
-                lambda: all(b.image.partitions()[0].isr == (p.leader, follower) for b in brokers),
-                5,
-                "brokers",
-            )
-        finally:
-            client.close()
-            for broker in brokers:
-                await broker.close()
-            await server.stop()
+                shrink = AlterPartitionRequest(
+                    p.leader,
+                    leader.broker_epoch,
+                    p.topic_id,
+                    0,
+                    p.leader_epoch,
+                    p.partition_epoch,
+                    (p.leader,),
+                )
+                result = await client.alter_partition(shrink)
+                assert result.error_code == 0
+                assert result.assignment is not None
+                assert result.assignment.isr == (p.leader,)
+                assert result.assignment.partition_epoch == p.partition_epoch + 1
+                # The same (now stale) version again is refused; the leader must use the new one.
+                assert (await client.alter_partition(shrink)).error_code == 95  # INVALID_UPDATE_VERSION
+                expand = replace(
+                    shrink, partition_epoch=result.assignment.partition_epoch, new_isr=(p.leader, follower)
+                )
+                expanded = await client.alter_partition(expand)
+                assert expanded.assignment is not None
+                assert expanded.assignment.isr == (p.leader, follower)
+                # Every broker following the log sees the committed ISR.
+                await wait_for(
+                    lambda: all(b.image.partitions()[0].isr == (p.leader, follower) for b in brokers),
+                    5,
+                    "brokers",
+                )
+            finally:
+                for broker in brokers:
+                    await broker.close()
 
     asyncio.run(scenario())
