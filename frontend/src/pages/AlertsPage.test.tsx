@@ -232,6 +232,31 @@ describe("AlertsPage", { timeout: 30_000 }, () => {
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
   });
 
+  it("edits a rule into a status rule without sending a threshold", async () => {
+    const patches: unknown[] = [];
+    stubAlerts("developer", {
+      "PATCH /api/v1/alert-rules/3/": async (request: Request) => {
+        patches.push(await request.json());
+        return json(200, { ...rule, metric: "status", threshold: null, statuses: ["STALLED"] });
+      },
+    });
+    const { user } = renderApp("/alerts/rules");
+
+    const table = await screen.findByRole("table", { name: "Alert rules" }, FIRST_RENDER);
+    await user.click(within(table).getByRole("button", { name: "Edit" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit alert rule" });
+    expect(within(dialog).queryByLabelText("Team")).not.toBeInTheDocument();
+    expect(within(dialog).getByLabelText("Name")).toHaveValue("payments fall behind");
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "status");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(within(dialog).getByText("Name at least one status that fires.")).toBeInTheDocument();
+    await user.click(within(dialog).getByLabelText("STALLED"));
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(patches).toHaveLength(1));
+    expect(patches[0]).toMatchObject({ metric: "status", statuses: ["STALLED"], threshold: null, channels: [8] });
+    expect(patches[0]).not.toHaveProperty("team");
+  });
+
   it("offers a viewer no changes to rules, silences or channels", async () => {
     stubAlerts("viewer");
     renderApp("/alerts/rules");
