@@ -5,10 +5,9 @@
     decoded.select("offset", "decoded.*")
     undecodable_count(decoded)
 
-A framed payload is magic byte 0, the schema id as 4 big-endian bytes, then the data: Avro binary, JSON text, or
-for Protobuf the message index path (zig-zag varints: a count then the indexes, a lone 0 meaning [0]) and the
-message. Each executor asks the registry for a schema id once (the writer's schema, references included) and
-keeps the decoder. A value that cannot be decoded gets a reason in `decode_error` and is counted, not fatal,
+The framing (controlplane/schemas/wire.py, shared with the message browser): magic byte 0, the schema id as 4
+big-endian bytes, then Avro binary, JSON text, or a Protobuf message index path and the message. Each executor
+asks the registry for a schema id once (the writer's schema, references included) and keeps the decoder. A value that cannot be decoded gets a reason in `decode_error` and is counted, not fatal,
 unless `fail_on_error` is set.
 
 Runs without Django: the registry is reached over HTTP with confluent-kafka's SchemaRegistryClient.
@@ -19,13 +18,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-import math
-import struct
 import threading
-import uuid
 from collections.abc import Callable, Iterator
-from datetime import date, datetime, time
-from decimal import Decimal
 from typing import Any
 
 import fastavro
@@ -33,57 +27,15 @@ import pyarrow as pa
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
-MAGIC_BYTE = 0
-HEADER = struct.Struct(">bI")
+from controlplane.schemas.wire import (
+    HEADER_SIZE,
+    UndecodablePayload,
+    framed_schema_id,
+    jsonable,
+    read_message_indexes,
+)
+
 OUTPUT_COLUMNS = (("schema_id", pa.int32()), ("decoded", pa.string()), ("decode_error", pa.string()))
-
-
-class UndecodableValue(ValueError):
-    """A value that is not a framed payload of a schema the registry knows, or does not match its schema."""
-
-
-def _jsonable(value: Any) -> Any:
-    """Avro's Python values as JSON: bytes as base64, logical types as their text forms."""
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Decimal | uuid.UUID):
-        return str(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return value
-
-
-def _zigzag_varints(data: bytes, count: int, position: int) -> tuple[list[int], int]:
-    numbers = []
-    for _ in range(count):
-        shift = result = 0
-        while True:
-            if position >= len(data) or shift > 63:
-                raise UndecodableValue("the Protobuf message indexes are cut short")
-            byte = data[position]
-            position += 1
-            result |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        numbers.append((result >> 1) ^ -(result & 1))
-    return numbers, position
-
-
-def message_indexes(data: bytes) -> tuple[list[int], int]:
-    """The Protobuf message index path at the start of `data`, and where the message starts."""
-    [count], position = _zigzag_varints(data, 1, 0)
-    if count == 0:
-        return [0], position
-    if not 0 < count <= 64:
-        raise UndecodableValue(f"{count} is not a plausible number of Protobuf message indexes")
-    return _zigzag_varints(data, count, position)
 
 
 class RegistryDecoder:
@@ -101,18 +53,18 @@ class RegistryDecoder:
         self._lock = threading.Lock()
 
     def decode(self, payload: bytes) -> tuple[int, Any]:
-        """(schema id, decoded value); raises UndecodableValue."""
-        if len(payload) < HEADER.size or payload[0] != MAGIC_BYTE:
-            raise UndecodableValue("not framed by a schema id (magic byte 0 and 4 bytes)")
-        _, schema_id = HEADER.unpack_from(payload)
+        """(schema id, decoded value); raises UndecodablePayload."""
+        schema_id = framed_schema_id(payload)
+        if schema_id is None:
+            raise UndecodablePayload("not framed by a schema id (magic byte 0 and 4 bytes)")
         decoder = self._decoder(schema_id)
         try:
-            return schema_id, decoder(payload[HEADER.size :])
-        except UndecodableValue:
+            return schema_id, decoder(payload[HEADER_SIZE:])
+        except UndecodablePayload:
             raise
         # Avro and Protobuf readers report garbled input with whatever they trip on.
         except Exception as error:
-            raise UndecodableValue(f"does not match schema {schema_id}: {error!r}") from error
+            raise UndecodablePayload(f"does not match schema {schema_id}: {error!r}") from error
 
     def _decoder(self, schema_id: int) -> Callable[[bytes], Any]:
         with self._lock:
@@ -122,10 +74,10 @@ class RegistryDecoder:
         try:
             schema = self.client.get_schema(schema_id)
             decoder = self._build(schema_id, schema)
-        except UndecodableValue:
+        except UndecodablePayload:
             raise
         except Exception as error:  # the client raises SchemaRegistryError or a transport error
-            raise UndecodableValue(
+            raise UndecodablePayload(
                 f"schema {schema_id} cannot be loaded from the registry: {error}"
             ) from error
         with self._lock:
@@ -147,53 +99,58 @@ class RegistryDecoder:
                 reader = io.BytesIO(data)
                 value = fastavro.schemaless_reader(reader, parsed, None)
                 if reader.tell() != len(data):
-                    raise UndecodableValue(
+                    raise UndecodablePayload(
                         f"{len(data) - reader.tell()} bytes left over after the Avro record"
                     )
-                return _jsonable(value)
+                return jsonable(value)
 
             return avro
         if kind == "PROTOBUF":
             return self._protobuf(schema_id)
-        raise UndecodableValue(f"schema {schema_id} has an unknown type {kind}")
+        raise UndecodablePayload(f"schema {schema_id} has an unknown type {kind}")
 
     def _protobuf(self, schema_id: int) -> Callable[[bytes], Any]:
         pool = descriptor_pool.DescriptorPool()
         added: set[str] = set()
 
-        def add(serialized: Any) -> descriptor_pb2.FileDescriptorProto:
-            """Adds a file after the files it imports (registered as references)."""
+        def add(serialized: Any, name: str) -> descriptor_pb2.FileDescriptorProto:
+            """Adds a file after the files it imports (registered as references, named as imported)."""
             for reference in serialized.references or []:
                 if reference.name not in added:
                     added.add(reference.name)
                     version = self._serialized_client.get_version(
                         reference.subject, reference.version, fmt="serialized"
                     )
-                    add(version.schema)
+                    add(version.schema, reference.name)
             file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(serialized.schema_str))
+            # The serialized form may leave the file unnamed; imports find their files by name.
+            if not file.name:
+                file.name = name
             pool.Add(file)
             return file
 
-        file = add(self._serialized_client.get_schema(schema_id, fmt="serialized"))
+        file = add(
+            self._serialized_client.get_schema(schema_id, fmt="serialized"), f"schema-{schema_id}.proto"
+        )
         classes: dict[tuple[int, ...], type] = {}
 
-        def message_class(indexes: list[int]) -> type:
-            found = classes.get(tuple(indexes))
+        def message_class(indexes: tuple[int, ...]) -> type:
+            found = classes.get(indexes)
             if found is not None:
                 return found
             messages, scope = file.message_type, file.package
             full_name = ""
             for index in indexes:
                 if not 0 <= index < len(messages):
-                    raise UndecodableValue(f"schema {schema_id} has no message at index path {indexes}")
+                    raise UndecodablePayload(f"schema {schema_id} has no message at index path {indexes}")
                 full_name = f"{scope}.{messages[index].name}" if scope else messages[index].name
                 messages, scope = messages[index].nested_type, full_name
             found = message_factory.GetMessageClass(pool.FindMessageTypeByName(full_name))
-            classes[tuple(indexes)] = found
+            classes[indexes] = found
             return found
 
         def protobuf(data: bytes) -> Any:
-            indexes, start = message_indexes(data)
+            indexes, start = read_message_indexes(data)
             message = message_class(indexes).FromString(data[start:])
             return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
@@ -219,13 +176,10 @@ def _decode_one(
         return None, None, None
     try:
         schema_id, value = decoder.decode(payload)
-    except UndecodableValue as error:
+    except UndecodablePayload as error:
         if fail_on_error:
             raise
-        schema_id = (
-            HEADER.unpack_from(payload)[1] if len(payload) >= HEADER.size and payload[0] == 0 else None
-        )
-        return schema_id, None, str(error)
+        return framed_schema_id(payload), None, str(error)
     return schema_id, json.dumps(value), None
 
 

@@ -1,23 +1,10 @@
-"""The parts of decode_values that need no registry: framing, Protobuf message indexes, null values."""
+"""The parts of decode_values that need no registry: values without the framing, and null values."""
 
 import pyarrow as pa
 import pytest
 
-from controlplane.spark.decoding import RegistryDecoder, UndecodableValue, decode_batch, message_indexes
-
-
-def test_message_indexes_read_a_lone_zero_as_the_first_message() -> None:
-    assert message_indexes(b"\x00rest") == ([0], 1)
-
-
-def test_message_indexes_read_a_count_then_zig_zag_indexes() -> None:
-    # count 2, then indexes 1 and 3 (zig-zag: 2 and 6)
-    assert message_indexes(bytes([4, 2, 6]) + b"msg") == ([1, 3], 3)
-
-
-def test_message_indexes_refuse_a_cut_short_path() -> None:
-    with pytest.raises(UndecodableValue, match="cut short"):
-        message_indexes(bytes([4, 2]))
+from controlplane.schemas.wire import UndecodablePayload
+from controlplane.spark.decoding import RegistryDecoder, decode_batch
 
 
 def test_a_batch_gets_schema_id_decoded_and_error_columns_without_failing_on_bad_values() -> None:
@@ -35,5 +22,5 @@ def test_a_batch_gets_schema_id_decoded_and_error_columns_without_failing_on_bad
 
 def test_a_bad_value_fails_the_batch_when_asked_to() -> None:
     batch = pa.RecordBatch.from_pydict({"value": pa.array([b"plain"], pa.binary())})
-    with pytest.raises(UndecodableValue):
+    with pytest.raises(UndecodablePayload):
         decode_batch(batch, "value", RegistryDecoder("http://127.0.0.1:9"), fail_on_error=True)
