@@ -237,11 +237,13 @@ class ControllerServer:
     async def decide_and_commit(self, decide: Callable[[Decider, MetadataImage], Decision]) -> Decision:
         """Decide against the committed image, then commit the records before returning."""
         async with self._write_lock:
-            decider = self._active_decider()
-            if not await self._wait_until_applied(self._term_start_index, COMMIT_TIMEOUT_S):
-                raise RpcError(ErrorCode.request_timed_out, "the new controller has not caught up yet")
-            decider = self._active_decider()
-            decision = decide(decider, self.image)
+            # Until the current term's no-op is applied, the image may miss earlier leaders' commits
+            # (re-checked in a loop: leadership may be lost and won again meanwhile).
+            while self.image.offset < self._term_start_index or self._decider is None:
+                self._active_decider()
+                if not await self._wait_until_applied(self._term_start_index, COMMIT_TIMEOUT_S):
+                    raise RpcError(ErrorCode.request_timed_out, "the new controller has not caught up yet")
+            decision = decide(self._active_decider(), self.image)
             if decision.error_code or not decision.records:
                 return decision
             node = self._node()
