@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
@@ -94,21 +95,20 @@ def make_cluster(tmp_path: Path) -> Iterator:
         cluster.stop_all()
 
 
+PRODUCER_DEFAULTS = {
+    "acks": "all",
+    "enable.idempotence": True,
+    "linger.ms": 5,
+    "message.timeout.ms": 30000,
+    "topic.metadata.refresh.interval.ms": 500,
+}
+
+
 def produce(
     bootstrap: str, values: list[bytes], partition: int = 0, **config: object
 ) -> list[KafkaError | None]:
     """Produce `values` in order and return each delivery's error (None: acknowledged)."""
-    producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "message.timeout.ms": 20000,
-            "topic.metadata.refresh.interval.ms": 500,
-            **config,
-        }
-    )
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS, **config})
     errors: list[KafkaError | None] = [None] * len(values)
     delivered = [False] * len(values)
 
@@ -125,6 +125,34 @@ def produce(
     assert producer.flush(60) == 0
     assert all(delivered)
     return errors
+
+
+class TrackedProducer:
+    """An idempotent acks=all producer that remembers which records were acknowledged."""
+
+    def __init__(self, bootstrap: str, **config: object) -> None:
+        self.producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS, **config})
+        self.acknowledged: list[bytes] = []
+        self.failures: list[KafkaError] = []
+
+    def _on_delivery(self, error: KafkaError | None, message: Any) -> None:
+        if error is None:
+            self.acknowledged.append(message.value())
+        else:
+            self.failures.append(error)
+
+    def send(self, value: bytes) -> bool:
+        """Queue one record for partition 0; False when the client's queue is full."""
+        try:
+            self.producer.produce(TOPIC, value, partition=0, on_delivery=self._on_delivery)
+        except BufferError:
+            self.producer.poll(0.05)
+            return False
+        return True
+
+    def flush(self, timeout_s: float) -> None:
+        assert self.producer.flush(timeout_s) == 0
+        assert self.failures == []
 
 
 def consume_all(bootstrap: str, partition: int, count: int) -> list[bytes]:
@@ -244,43 +272,25 @@ def test_an_idempotent_producer_keeps_going_when_leadership_moves_between_live_b
     cluster = make_cluster(2, **{"min.insync.replicas": "2", "replica.lag.time.max.ms": "10000"})
     cluster.assign([{"leader": 1, "leader_epoch": 0, "replicas": [1, 2]}])
     cluster.start_all()
-    producer = Producer(
-        {
-            "bootstrap.servers": cluster.bootstrap(),
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "message.timeout.ms": 30000,
-            "topic.metadata.refresh.interval.ms": 500,
-        }
-    )
-    acknowledged: list[bytes] = []
-    failures: list[KafkaError] = []
-
-    def on_delivery(error: KafkaError | None, message: object) -> None:
-        if error is None:
-            acknowledged.append(message.value())  # type: ignore[attr-defined]
-        else:
-            failures.append(error)
+    producer = TrackedProducer(cluster.bootstrap())
 
     def produce_some(first: int, count: int) -> None:
         for i in range(first, first + count):
-            producer.produce(TOPIC, f"m-{i:05d}".encode(), partition=0, on_delivery=on_delivery)
-            producer.poll(0.001)
+            assert producer.send(f"m-{i:05d}".encode())
+            producer.producer.poll(0.001)
 
     produce_some(0, 500)
     # Leadership moves to broker 2 (epoch 1) while records are in flight; broker 1 follows it.
     cluster.assign([{"leader": 2, "leader_epoch": 1, "replicas": [1, 2]}])
     produce_some(500, 1500)
-    assert producer.flush(60) == 0
-    assert failures == []
+    producer.flush(60)
     wait_until(
         lambda: partition_view(cluster.bootstrap(1)) == (2, [1, 2]),
         30,
         "broker 1 to report broker 2 as leader",
     )
     expected = [f"m-{i:05d}".encode() for i in range(2000)]
-    assert sorted(acknowledged) == expected
+    assert sorted(producer.acknowledged) == expected
     wait_until(lambda: cluster.log_bytes(1, 0) == cluster.log_bytes(2, 0), 30, "broker 1 to catch up")
     assert consume_all(cluster.bootstrap(), 0, 2000) == expected  # once each, in order
     # Both epochs hold records: the move really happened while the producer was writing.
@@ -299,24 +309,7 @@ def test_every_acknowledged_record_survives_follower_crashes_and_pauses_once_and
     cluster = make_cluster(3, **{"min.insync.replicas": "2", "replica.lag.time.max.ms": "2000"})
     cluster.assign([{"leader": 1, "leader_epoch": 0, "replicas": [1, 2, 3]}])
     cluster.start_all()
-    producer = Producer(
-        {
-            "bootstrap.servers": cluster.bootstrap(1),
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 2,
-            "message.timeout.ms": 60000,
-        }
-    )
-    acknowledged: list[bytes] = []
-    refused: list[KafkaError] = []
-
-    def on_delivery(error: KafkaError | None, message: object) -> None:
-        if error is None:
-            acknowledged.append(message.value())  # type: ignore[attr-defined]
-        else:
-            refused.append(error)
-
+    producer = TrackedProducer(cluster.bootstrap(1), **{"linger.ms": 2, "message.timeout.ms": 60000})
     stop = threading.Event()
 
     def faults() -> None:
@@ -339,22 +332,18 @@ def test_every_acknowledged_record_survives_follower_crashes_and_pauses_once_and
     sent = 0
     deadline = time.monotonic() + FAULT_SECONDS
     while time.monotonic() < deadline:
-        try:
-            producer.produce(TOPIC, f"r-{sent:07d}".encode(), partition=0, on_delivery=on_delivery)
-        except BufferError:  # while the ISR is below min.insync.replicas the queue fills up
-            producer.poll(0.05)
-            continue
-        sent += 1
-        producer.poll(0.01 if sent % 50 == 0 else 0)  # about 5000 records a second
+        # The queue fills up while the ISR is below min.insync.replicas.
+        if producer.send(f"r-{sent:07d}".encode()):
+            sent += 1
+            producer.producer.poll(0.01 if sent % 50 == 0 else 0)  # about 5000 records a second
     stop.set()
     injector.join(30)
-    assert producer.flush(90) == 0
-    assert refused == []
-    assert len(acknowledged) == sent > 1000
+    producer.flush(90)
+    assert len(producer.acknowledged) == sent > 1000
 
     # Every acknowledged record is there exactly once, in order, and every replica converges.
     expected = [f"r-{i:07d}".encode() for i in range(sent)]
-    assert acknowledged == expected
+    assert producer.acknowledged == expected
     assert consume_all(cluster.bootstrap(1), 0, sent) == expected
     wait_until(
         lambda: partition_view(cluster.bootstrap(1)) == (1, [1, 2, 3]), 60, "the ISR to be whole again"
