@@ -38,6 +38,7 @@ TICK_INTERVAL_S = 0.02
 FENCE_CHECK_INTERVAL_S = 0.25
 COMMIT_TIMEOUT_S = 10.0
 MAX_FETCH_ENTRIES = 500
+HANDOVER_DELIVERY_S = 0.1
 
 
 class RpcError(Exception):
@@ -132,6 +133,12 @@ class ControllerServer:
     async def stop(self) -> None:
         self._closing = True
         await cancel_tasks(self._tasks)
+        if self.node is not None and self.transport is not None:
+            handover = self.node.transfer_leadership()
+            if handover:
+                # Hand the quorum over instead of leaving it to an election timeout.
+                self._send(handover)
+                await asyncio.sleep(HANDOVER_DELIVERY_S)
         if self._server is not None:
             self._server.close()
         for writer in list(self._connections):

@@ -73,7 +73,15 @@ class InstallSnapshot:
     snapshot: Snapshot
 
 
-Message = RequestVote | VoteResponse | AppendEntries | AppendResponse | InstallSnapshot
+@dataclass(frozen=True, slots=True)
+class TimeoutNow:
+    """From a leader handing over (it is stopping): start an election now, skipping pre-vote."""
+
+    term: int
+    leader: int
+
+
+Message = RequestVote | VoteResponse | AppendEntries | AppendResponse | InstallSnapshot | TimeoutNow
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from broker.raft.messages import (
     Message,
     RequestVote,
     Snapshot,
+    TimeoutNow,
     VoteResponse,
 )
 from broker.raft.storage import RaftStorage
@@ -165,6 +166,17 @@ class RaftNode:
         self.snapshot = snapshot
         self.log = remaining
 
+    def transfer_leadership(self) -> list[Envelope]:
+        """A stopping leader asks its most up-to-date peer to take over at once. Only a peer
+        holding the whole log qualifies (it will win the vote); otherwise nothing is sent and
+        the cluster elects a leader after the usual timeout."""
+        if self.role is not Role.LEADER or not self.peers:
+            return []
+        successor = max(self.peers, key=lambda p: self._match_index.get(p, 0))
+        if self._match_index.get(successor, 0) < self.last_index:
+            return []
+        return [Envelope(successor, TimeoutNow(self.term, self.node_id))]
+
     def tick(self, now: float) -> list[Envelope]:
         if self.role is Role.LEADER:
             if self._lost_quorum(now):
@@ -183,7 +195,9 @@ class RaftNode:
         granted_pre_vote = isinstance(message, VoteResponse) and message.pre_vote and message.granted
         if message.term > self.term and not granted_pre_vote:
             # A newer term exists: whoever we were, we follow now (the sender may not lead).
-            leader = message.leader if isinstance(message, AppendEntries | InstallSnapshot) else None
+            leader = (
+                message.leader if isinstance(message, AppendEntries | InstallSnapshot | TimeoutNow) else None
+            )
             self._become_follower(message.term, leader, now)
         if isinstance(message, VoteResponse):
             return self._on_vote_response(message, now)
@@ -191,6 +205,10 @@ class RaftNode:
             return self._on_append_entries(message, now)
         if isinstance(message, AppendResponse):
             return self._on_append_response(message, now)
+        if isinstance(message, TimeoutNow):
+            if message.term == self.term and self.role is Role.FOLLOWER:
+                return self._start_election(now)
+            return []
         return self._on_install_snapshot(message, now)
 
     # --- elections ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from broker.raft.messages import (
     Message,
     RequestVote,
     Snapshot,
+    TimeoutNow,
     VoteResponse,
 )
 
@@ -68,6 +69,8 @@ def message_to_json(message: Message) -> dict[str, Any]:
         return {"kind": "append", **fields}
     if isinstance(message, AppendResponse):
         return {"kind": "append_reply", **_fields(message)}
+    if isinstance(message, TimeoutNow):
+        return {"kind": "timeout_now", **_fields(message)}
     snapshot = message.snapshot
     return {
         "kind": "snapshot",
@@ -94,6 +97,8 @@ def message_from_json(data: dict[str, Any]) -> Message:
             return AppendEntries(entries=entries, **data)
         if kind == "append_reply":
             return AppendResponse(**data)
+        if kind == "timeout_now":
+            return TimeoutNow(**data)
         if kind == "snapshot":
             index, term, payload = data["snapshot"]
             return InstallSnapshot(

@@ -41,6 +41,7 @@ class Faults:
     heal_after_s: tuple[float, float] = (0.5, 4.0)
     propose_per_s: float = 20.0
     compact_per_s: float = 0.2
+    transfer_per_s: float = 0.1
 
 
 @dataclass
@@ -159,6 +160,7 @@ class Simulation:
             partition_per_s=0.0,
             propose_per_s=self.faults.propose_per_s,
             compact_per_s=self.faults.compact_per_s,
+            transfer_per_s=0.0,
         )
 
     def _inject_faults(self) -> None:
@@ -169,6 +171,9 @@ class Simulation:
         leaders = self.leaders()
         if leaders and self.rng.random() < self.faults.leader_crash_per_s * STEP_S:
             self.crash(self.rng.choice(leaders).node_id)
+        elif leaders and self.rng.random() < self.faults.transfer_per_s * STEP_S:
+            leader = self.rng.choice(leaders)
+            self.send(leader.node_id, leader.transfer_leadership())
         if self.groups is None and self.rng.random() < self.faults.partition_per_s * STEP_S:
             shuffled = self.ids[:]
             self.rng.shuffle(shuffled)

@@ -6,7 +6,15 @@ import pytest
 
 from tests.unit.raft.simulation import Faults, Simulation, check_live_after_heal, run_chaos_then_heal
 
-CALM = Faults(loss=0, duplicate=0, long_delay=0, crash_per_s=0, leader_crash_per_s=0, partition_per_s=0)
+CALM = Faults(
+    loss=0,
+    duplicate=0,
+    long_delay=0,
+    crash_per_s=0,
+    leader_crash_per_s=0,
+    partition_per_s=0,
+    transfer_per_s=0,
+)
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -50,3 +58,19 @@ def test_a_returning_node_does_not_disturb_a_stable_leader() -> None:
     # Pre-vote: the isolated node never raised its term, so the leader kept its term.
     assert simulation.leaders()[0].node_id == leader.node_id
     assert simulation.leaders()[0].term == term
+
+
+def test_a_stopping_leader_hands_over_without_waiting_for_an_election_timeout() -> None:
+    simulation = Simulation(3, seed=5, faults=CALM)
+    simulation.run(4.0)
+    (leader,) = simulation.leaders()
+    term_before = leader.term
+    simulation.run(0.5)  # let the followers acknowledge everything
+    handover = leader.transfer_leadership()
+    assert len(handover) == 1
+    simulation.send(leader.node_id, handover)
+    simulation.run(0.2)  # well under the 0.5 s election timeout
+    (successor,) = simulation.leaders()
+    assert successor.node_id == handover[0].to
+    assert successor.term == term_before + 1
+    assert not leader.is_leader

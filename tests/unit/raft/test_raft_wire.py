@@ -18,6 +18,7 @@ from broker.raft.messages import (
     Message,
     RequestVote,
     Snapshot,
+    TimeoutNow,
     VoteResponse,
 )
 from broker.raft.wire import FrameError, encode_frame, message_from_json, message_to_json, read_frame
@@ -30,6 +31,7 @@ messages = st.one_of(
     st.builds(AppendEntries, small, small, small, small, st.tuples(entries, entries), small),
     st.builds(AppendResponse, small, small, st.booleans(), small),
     st.builds(InstallSnapshot, small, small, st.builds(Snapshot, small, small, st.binary(max_size=64))),
+    st.builds(TimeoutNow, small, small),
 )
 
 
