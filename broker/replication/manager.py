@@ -152,8 +152,11 @@ class ReplicaManager:
     def on_image_loaded(
         self, partitions: Sequence[PartitionAssignment], brokers: Sequence[BrokerRegistration]
     ) -> None:
-        for broker in brokers:
-            self.brokers[broker.broker_id] = broker
+        previous_brokers, self.brokers = self.brokers, {b.broker_id: b for b in brokers}
+        if self.fetchers is not None:
+            for broker_id, broker in self.brokers.items():
+                if previous_brokers.get(broker_id, broker).endpoints != broker.endpoints:
+                    self.fetchers.broker_changed(broker_id)
         known = {(p.topic, p.partition) for p in partitions}
         for key in [k for k in self.assignments if k not in known]:
             self.on_partition_removed(self.assignments[key])
@@ -169,6 +172,7 @@ class ReplicaManager:
     def on_partition_removed(self, previous: PartitionAssignment) -> None:
         key = (previous.topic, previous.partition)
         self.assignments.pop(key, None)
+        # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
             self._stop_replica(replica)

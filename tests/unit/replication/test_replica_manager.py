@@ -357,3 +357,18 @@ def test_metadata_reports_leader_replicas_isr_and_offline_replicas(node: Node) -
     assert (list(partition.replica_nodes), list(partition.isr_nodes)) == ([1, 2, 3], [1, 2])
     assert list(partition.offline_replicas) == [3]
     assert response.topics[0].topic_id == static_topic_id(TOPIC)
+
+
+def test_a_new_image_replaces_partitions_and_brokers_it_no_longer_lists(node: Node) -> None:
+    from broker.controller.api import BrokerRegistration, Endpoint
+
+    old_broker = BrokerRegistration(
+        9, uuid.uuid4(), 0, (Endpoint("PLAINTEXT", "127.0.0.1", 9099),), fenced=False
+    )
+    node.manager.on_image_loaded([assignment()], [old_broker])
+    assert node.manager.manages(TOPIC)
+    node.manager.on_image_loaded([], [])
+    assert node.manager.brokers == {}
+    assert node.manager.replicas == {}
+    # Not served as a single-node topic either, although its registry entry and log remain here.
+    assert produce_error(node.send(produce_request([b"x"], acks=1))) == ErrorCode.unknown_topic_or_partition
