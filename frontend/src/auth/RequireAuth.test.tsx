@@ -3,8 +3,15 @@ import { describe, expect, it } from "vitest";
 
 import { json, requestsOf, signedIn, signedOut, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
+import { page } from "../test/tenancyFixtures";
 
 const overview = { version: "0.1.0", worker: { alive: true, last_heartbeat: null } };
+/** The overview page's other panels, empty, so no request of the home page goes unanswered. */
+const overviewPanels = {
+  "GET /api/v1/clusters/": page([]),
+  "GET /api/v1/lag/groups/": page([]),
+  "GET /api/v1/alerts/": page([]),
+};
 
 describe("the auth guard", () => {
   it("redirects a signed-out visitor to the login page with next set", async () => {
@@ -18,7 +25,11 @@ describe("the auth guard", () => {
   });
 
   it("shows the layout with navigation and the username to a signed-in person", async () => {
-    stubFetch({ "GET /api/v1/auth/session/": json(200, signedIn), "GET /api/v1/overview/": json(200, overview) });
+    stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedIn),
+      "GET /api/v1/overview/": json(200, overview),
+      ...overviewPanels,
+    });
     const { router, user } = renderApp("/");
 
     const nav = await screen.findByRole("navigation", { name: "Main" });
@@ -43,16 +54,18 @@ describe("the auth guard", () => {
     ]);
     expect(screen.getByText("ada")).toBeInTheDocument();
 
-    await user.click(within(nav).getByRole("link", { name: "Consumer groups" }));
-    expect(await screen.findByRole("heading", { level: 1, name: "Consumer groups" })).toBeInTheDocument();
-    expect(screen.getByText("Not available yet")).toBeInTheDocument();
-    expect(router.state.location.pathname).toBe("/groups");
-    expect(within(nav).getByRole("link", { name: "Consumer groups" })).toHaveAttribute("aria-current", "page");
+    // Settings needs nothing from the API beyond the session, so the click shows its page straight away.
+    await user.click(within(nav).getByRole("link", { name: "Settings" }));
+    expect(await screen.findByRole("heading", { level: 1, name: "Settings" })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/settings");
+    expect(within(nav).getByRole("link", { name: "Settings" })).toHaveAttribute("aria-current", "page");
+    expect(within(nav).getByRole("link", { name: "Overview" })).not.toHaveAttribute("aria-current");
   });
 
   it("sends the person to the login page when the API says the session ended", async () => {
     stubFetch({
       "GET /api/v1/auth/session/": json(200, signedIn),
+      ...overviewPanels,
       "GET /api/v1/overview/": json(403, {
         error: { code: "not_authenticated", message: "Authentication credentials were not provided.", details: {} },
       }),
@@ -69,6 +82,7 @@ describe("the auth guard", () => {
     const fetchSpy = stubFetch({
       "GET /api/v1/auth/session/": () => json(200, session),
       "GET /api/v1/overview/": json(200, overview),
+      ...overviewPanels,
       "POST /api/v1/auth/logout/": () => {
         session = signedOut;
         return { status: 204 };
