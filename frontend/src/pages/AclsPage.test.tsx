@@ -9,7 +9,7 @@ import { binding, grant } from "../test/topicFixtures";
 import { filterBindings } from "./AclsPage";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
-configure({ asyncUtilTimeout: 5000 });
+configure({ asyncUtilTimeout: 10_000 });
 
 type Handlers = Parameters<typeof stubFetch>[0];
 
@@ -42,7 +42,7 @@ function stubAcls(role: Parameters<typeof membership>[3] = "developer", extra: H
 
 const noFilters = { principal: "", type: "", name: "", pattern: "", operation: "", permission: "", cluster: "" };
 
-describe("AclsPage", { timeout: 20_000 }, () => {
+describe("AclsPage", { timeout: 30_000 }, () => {
   it("filters bindings on every field", () => {
     const bindings = [
       binding(),

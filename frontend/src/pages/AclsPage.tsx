@@ -1,5 +1,5 @@
 import { createColumnHelper } from "@tanstack/react-table";
-import { useEffect, useId, useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { Link } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
@@ -13,6 +13,7 @@ import { can, isOrgAdmin, roleInTeam, type Access } from "../auth/permissions";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
+import { SelectField, TextField, type Choice } from "../components/FormFields";
 import { PageHeader } from "../components/PageHeader";
 import { EmptyState, LoadingState, QueryView } from "../components/states";
 import { useConfirmedAction } from "../components/useConfirmedAction";
@@ -155,25 +156,10 @@ function ChoiceFilter({
 }: {
   label: string;
   value: string;
-  choices: readonly (readonly [string, string])[];
+  choices: readonly Choice<string>[];
   onChange: (value: string) => void;
 }) {
-  const id = useId();
-  return (
-    <div className="field">
-      <label htmlFor={id} className="field__label">
-        {label}
-      </label>
-      <select id={id} className="input" value={value} onChange={(event) => onChange(event.target.value)}>
-        <option value="">Any</option>
-        {choices.map(([choice, text]) => (
-          <option key={choice} value={choice}>
-            {text}
-          </option>
-        ))}
-      </select>
-    </div>
-  );
+  return <SelectField label={label} value={value} choices={choices} emptyLabel="Any" onChange={onChange} />;
 }
 
 /** How long the URL waits for typing to pause before it records a text filter. */
@@ -185,21 +171,13 @@ const TYPING_PAUSE_MS = 250;
  * would drop keystrokes.
  */
 function TextFilter({ label, value, onChange }: { label: string; value: string; onChange: (value: string) => void }) {
-  const id = useId();
   const [text, setText] = useState(value);
   useEffect(() => {
     if (text === value) return;
     const timer = window.setTimeout(() => onChange(text), TYPING_PAUSE_MS);
     return () => window.clearTimeout(timer);
   }, [text, value, onChange]);
-  return (
-    <div className="field">
-      <label htmlFor={id} className="field__label">
-        {label}
-      </label>
-      <input id={id} type="search" className="input" value={text} onChange={(event) => setText(event.target.value)} />
-    </div>
-  );
+  return <TextField label={label} mono={false} value={text} onChange={setText} />;
 }
 
 function BindingFilters({

@@ -8,7 +8,7 @@ import { billingAccount, membership, page, payments, signedInHandlers } from "..
 import { quota } from "../test/topicFixtures";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
-configure({ asyncUtilTimeout: 5000 });
+configure({ asyncUtilTimeout: 10_000 });
 
 type Handlers = Parameters<typeof stubFetch>[0];
 
@@ -33,7 +33,7 @@ function stubQuotas(role: Parameters<typeof membership>[3] = "developer", extra:
   });
 }
 
-describe("QuotasPage", { timeout: 20_000 }, () => {
+describe("QuotasPage", { timeout: 30_000 }, () => {
   it("lists quotas with readable limits", async () => {
     stubQuotas();
     renderApp("/quotas");

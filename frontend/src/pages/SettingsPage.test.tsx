@@ -7,7 +7,7 @@ import { renderApp, renderWithQueryClient } from "../test/renderApp";
 import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
-configure({ asyncUtilTimeout: 5000 });
+configure({ asyncUtilTimeout: 10_000 });
 
 function stubSettings() {
   return stubFetch({
@@ -16,7 +16,7 @@ function stubSettings() {
   });
 }
 
-describe("SettingsPage", { timeout: 20_000 }, () => {
+describe("SettingsPage", { timeout: 30_000 }, () => {
   it("shows the profile, team roles and where the API is documented", async () => {
     stubSettings();
     renderApp("/settings");

@@ -1,10 +1,11 @@
-import { useId, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 
 import { useAccess } from "../api/hooks/access";
 import { useSession } from "../api/hooks/session";
 import { useTeams } from "../api/hooks/teams";
 import type { TeamRole } from "../api/types";
 import { ROLE_LABELS } from "../auth/permissions";
+import { SelectField } from "../components/FormFields";
 import { PageHeader } from "../components/PageHeader";
 import { LoadingState } from "../components/states";
 import { browserTimeZone, formatTimestamp, storedTimeZone, storeTimeZone } from "../lib/time";
@@ -69,7 +70,6 @@ function ProfileSection() {
 }
 
 function DisplaySection() {
-  const zoneId = useId();
   const zones = useMemo(knownTimeZones, []);
   const [zone, setZone] = useState(storedTimeZone() ?? "");
   const [theme, setTheme] = useState<ThemePreference>(themePreference);
@@ -80,30 +80,17 @@ function DisplaySection() {
       <h2 id="display-heading" className="section__title">
         Display
       </h2>
-      <div className="field">
-        <label htmlFor={zoneId} className="field__label">
-          Time zone
-        </label>
-        <select
-          id={zoneId}
-          className="input"
-          value={zone}
-          onChange={(event) => {
-            storeTimeZone(event.target.value || null);
-            setZone(event.target.value);
-          }}
-        >
-          <option value="">Browser default ({browserZone})</option>
-          {zones.map((each) => (
-            <option key={each} value={each}>
-              {each}
-            </option>
-          ))}
-        </select>
-        <p className="field__hint" role="status">
-          Times show like this: {formatTimestamp(new Date(), zone || browserZone)}
-        </p>
-      </div>
+      <SelectField
+        label="Time zone"
+        value={zone}
+        choices={zones.map((each) => [each, each] as const)}
+        emptyLabel={`Browser default (${browserZone})`}
+        hint={`Times show like this: ${formatTimestamp(new Date(), zone || browserZone)}`}
+        onChange={(chosen) => {
+          storeTimeZone(chosen || null);
+          setZone(chosen);
+        }}
+      />
       <fieldset className="field">
         <legend className="field__label">Theme</legend>
         {THEMES.map(([value, label]) => (

@@ -8,7 +8,7 @@ import { membership, page, payments, query, signedInHandlers } from "../test/ten
 import { message, topicDetail } from "../test/topicFixtures";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
-configure({ asyncUtilTimeout: 5000 });
+configure({ asyncUtilTimeout: 10_000 });
 
 type Handlers = Parameters<typeof stubFetch>[0];
 
@@ -23,7 +23,7 @@ function stubTopic(role: Parameters<typeof membership>[3] = "developer", extra: 
   });
 }
 
-describe("TopicDetailPage", { timeout: 20_000 }, () => {
+describe("TopicDetailPage", { timeout: 30_000 }, () => {
   it("shows partitions with leaders, offsets and sizes, and configs with their sources", async () => {
     stubTopic();
     renderApp("/topics/30");
@@ -124,7 +124,7 @@ describe("TopicDetailPage", { timeout: 20_000 }, () => {
   });
 });
 
-describe("Message browser", { timeout: 20_000 }, () => {
+describe("Message browser", { timeout: 30_000 }, () => {
   it("reads the filters from the URL and sends them to the API", async () => {
     const fetchSpy = stubTopic("viewer", {
       "GET /api/v1/topics/30/messages/": json(200, [message()]),

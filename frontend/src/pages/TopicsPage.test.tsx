@@ -18,7 +18,7 @@ import { topic, topicDetail } from "../test/topicFixtures";
 import { filterTopicRows, type TopicRow } from "./TopicsPage";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
-configure({ asyncUtilTimeout: 5000 });
+configure({ asyncUtilTimeout: 10_000 });
 
 type Handlers = Parameters<typeof stubFetch>[0];
 
@@ -49,7 +49,7 @@ function manyRows(count: number): TopicRow[] {
   });
 }
 
-describe("TopicsPage", { timeout: 20_000 }, () => {
+describe("TopicsPage", { timeout: 30_000 }, () => {
   it("lists topics with cluster, team, partitions and drift", async () => {
     stubTopics();
     renderApp("/topics");

@@ -11,6 +11,7 @@ import type { Topic } from "../api/types";
 import { can, roleInTeam } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
+import { SelectField, type Choice } from "../components/FormFields";
 import { PageHeader } from "../components/PageHeader";
 import { EmptyState, QueryView } from "../components/states";
 import { formatBytes } from "../lib/bytes";
@@ -136,8 +137,6 @@ interface TopicListProps {
 
 function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: TopicListProps) {
   const searchId = useId();
-  const clusterId = useId();
-  const teamId = useId();
   // The box answers every keystroke; the table follows as a deferred render, so typing never waits on it.
   const [search, setSearch] = useState(filters.q);
   const deferredSearch = useDeferredValue(search);
@@ -192,8 +191,9 @@ function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: Top
     [rows],
   );
 
-  const clusterOptions = [...clusterNames].sort((a, b) => a[1].localeCompare(b[1]));
-  const teamOptions = [...teamNames].sort((a, b) => a[1].localeCompare(b[1]));
+  // Values as text: they go to and come from the URL.
+  const byName = (names: Map<number, string>): Choice<string>[] =>
+    [...names].map(([id, name]) => [String(id), name] as const).sort((a, b) => a[1].localeCompare(b[1]));
 
   return (
     <>
@@ -211,42 +211,20 @@ function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: Top
             onChange={(event) => setSearch(event.target.value)}
           />
         </div>
-        <div className="field">
-          <label htmlFor={clusterId} className="field__label">
-            Cluster
-          </label>
-          <select
-            id={clusterId}
-            className="input"
-            value={filters.cluster}
-            onChange={(event) => setFilters({ cluster: event.target.value })}
-          >
-            <option value="">All clusters</option>
-            {clusterOptions.map(([id, name]) => (
-              <option key={id} value={id}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={teamId} className="field__label">
-            Team
-          </label>
-          <select
-            id={teamId}
-            className="input"
-            value={filters.team}
-            onChange={(event) => setFilters({ team: event.target.value })}
-          >
-            <option value="">All teams</option>
-            {teamOptions.map(([id, name]) => (
-              <option key={id} value={id}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          label="Cluster"
+          value={filters.cluster}
+          choices={byName(clusterNames)}
+          emptyLabel="All clusters"
+          onChange={(cluster) => setFilters({ cluster })}
+        />
+        <SelectField
+          label="Team"
+          value={filters.team}
+          choices={byName(teamNames)}
+          emptyLabel="All teams"
+          onChange={(team) => setFilters({ team })}
+        />
       </div>
       <p className="muted" role="status" data-testid="topic-count">
         {rows.length === allRows.length ? `${allRows.length} topics` : `${rows.length} of ${allRows.length} topics`}

@@ -3,7 +3,8 @@ import { useState, type FormEvent } from "react";
 import { useApplyTemplate } from "../../api/hooks/acls";
 import { usePrefixes } from "../../api/hooks/prefixes";
 import type { Cluster, ServiceAccount } from "../../api/types";
-import { Field, FormActions, FormError } from "../../components/Field";
+import { FormActions, FormError } from "../../components/Field";
+import { choicesOf, SelectField, TextField } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
 import { TEMPLATES, type TemplateName } from "./aclChoices";
 
@@ -52,58 +53,31 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
 
   return (
     <form onSubmit={submit} noValidate>
-      <Field label="Service account" error={server.fields.service_account}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={accountId}
-            onChange={(event) => {
-              setAccountId(Number(event.target.value));
-              setTopicPrefix(null);
-              setGroupPrefix(null);
-            }}
-          >
-            {accounts.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Cluster" error={server.fields.cluster}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={chosenCluster}
-            onChange={(event) => setClusterId(Number(event.target.value))}
-          >
-            {clusterChoices.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Template" error={server.fields.template}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={template}
-            onChange={(event) => setTemplate(event.target.value as TemplateName)}
-          >
-            {(Object.keys(TEMPLATES) as TemplateName[]).map((name) => (
-              <option key={name} value={name}>
-                {TEMPLATES[name].label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField
+        label="Service account"
+        value={accountId}
+        choices={choicesOf(accounts)}
+        onChange={(chosen) => {
+          setAccountId(chosen);
+          setTopicPrefix(null);
+          setGroupPrefix(null);
+        }}
+        error={server.fields.service_account}
+      />
+      <SelectField
+        label="Cluster"
+        value={chosenCluster}
+        choices={choicesOf(clusterChoices)}
+        onChange={setClusterId}
+        error={server.fields.cluster}
+      />
+      <SelectField
+        label="Template"
+        value={template}
+        choices={(Object.keys(TEMPLATES) as TemplateName[]).map((name) => [name, TEMPLATES[name].label] as const)}
+        onChange={setTemplate}
+        error={server.fields.template}
+      />
       <div className="callout" aria-label="What the template grants">
         <p>
           {description.label} grants {account ? <span className="mono">{account.principal}</span> : "the account"}:
@@ -114,33 +88,20 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
           ))}
         </ul>
       </div>
-      <Field
+      <TextField
         label="Topic prefix"
         hint="Bindings are PREFIXED: every topic starting with this."
+        value={topicPrefix ?? teamPrefix("topic")}
+        onChange={setTopicPrefix}
         error={server.fields.topic_prefix}
-      >
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            autoComplete="off"
-            value={topicPrefix ?? teamPrefix("topic")}
-            onChange={(event) => setTopicPrefix(event.target.value)}
-          />
-        )}
-      </Field>
+      />
       {description.needsGroupPrefix ? (
-        <Field label="Group prefix" error={server.fields.group_prefix}>
-          {(control) => (
-            <input
-              {...control}
-              className="input mono"
-              autoComplete="off"
-              value={groupPrefix ?? teamPrefix("group")}
-              onChange={(event) => setGroupPrefix(event.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Group prefix"
+          value={groupPrefix ?? teamPrefix("group")}
+          onChange={setGroupPrefix}
+          error={server.fields.group_prefix}
+        />
       ) : null}
       <FormError message={server.form} />
       <FormActions submitLabel="Grant access" pending={apply.isPending} onCancel={onDone} />

@@ -2,7 +2,8 @@ import { useState, type FormEvent } from "react";
 
 import { useCreateAclBinding } from "../../api/hooks/acls";
 import type { AclBinding, AclBindingCreate, Cluster, ServiceAccount, Team } from "../../api/types";
-import { Field, FormActions, FormError } from "../../components/Field";
+import { FormActions, FormError } from "../../components/Field";
+import { choicesOf, SelectField, TextField } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
 import { OPERATIONS, PATTERN_TYPES, PERMISSIONS, RESOURCE_TYPES } from "./aclChoices";
 
@@ -63,134 +64,71 @@ export function CreateAclForm({ accounts, teams, clusters, administeredClusters,
 
   return (
     <form onSubmit={submit} noValidate>
-      <Field label="Team" error={server.fields.team}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={team}
-            onChange={(event) => setTeam(event.target.value ? Number(event.target.value) : "")}
-          >
-            {teams.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-            {administeredClusters.length > 0 ? <option value="">No team (organization-wide)</option> : null}
-          </select>
-        )}
-      </Field>
-      <Field label="Cluster" error={server.fields.cluster}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={chosenCluster}
-            onChange={(event) => setClusterId(Number(event.target.value))}
-          >
-            {clusterChoices.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Principal" hint="User:<service account name>" error={server.fields.principal}>
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            list="acl-principals"
-            autoComplete="off"
-            value={principal}
-            onChange={(event) => setPrincipal(event.target.value)}
-          />
-        )}
-      </Field>
+      <SelectField
+        label="Team"
+        value={team}
+        choices={choicesOf(teams)}
+        onChange={setTeam}
+        emptyLabel={administeredClusters.length > 0 ? "No team (organization-wide)" : undefined}
+        error={server.fields.team}
+      />
+      <SelectField
+        label="Cluster"
+        value={chosenCluster}
+        choices={choicesOf(clusterChoices)}
+        onChange={setClusterId}
+        error={server.fields.cluster}
+      />
+      <TextField
+        label="Principal"
+        hint="User:<service account name>"
+        list="acl-principals"
+        value={principal}
+        onChange={setPrincipal}
+        error={server.fields.principal}
+      />
       <datalist id="acl-principals">
         {teamAccounts.map((account) => (
           <option key={account.id} value={account.principal} />
         ))}
       </datalist>
       <div className="inline-form">
-        <Field label="Resource type" error={server.fields.resource_type}>
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={resourceType}
-              onChange={(event) => setResourceType(event.target.value as AclBinding["resource_type"])}
-            >
-              {RESOURCE_TYPES.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Pattern" error={server.fields.pattern_type}>
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={patternType}
-              onChange={(event) => setPatternType(event.target.value as AclBinding["pattern_type"])}
-            >
-              {PATTERN_TYPES.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="Resource type"
+          value={resourceType}
+          choices={RESOURCE_TYPES}
+          onChange={setResourceType}
+          error={server.fields.resource_type}
+        />
+        <SelectField
+          label="Pattern"
+          value={patternType}
+          choices={PATTERN_TYPES}
+          onChange={setPatternType}
+          error={server.fields.pattern_type}
+        />
       </div>
-      <Field label="Resource name" error={server.fields.resource_name}>
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            autoComplete="off"
-            value={resourceName}
-            onChange={(event) => setResourceName(event.target.value)}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Resource name"
+        value={resourceName}
+        onChange={setResourceName}
+        error={server.fields.resource_name}
+      />
       <div className="inline-form">
-        <Field label="Operation" error={server.fields.operation}>
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={operation}
-              onChange={(event) => setOperation(event.target.value as AclBinding["operation"])}
-            >
-              {OPERATIONS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Permission" error={server.fields.permission}>
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={permission}
-              onChange={(event) => setPermission(event.target.value as NonNullable<AclBinding["permission"]>)}
-            >
-              {PERMISSIONS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="Operation"
+          value={operation}
+          choices={OPERATIONS}
+          onChange={setOperation}
+          error={server.fields.operation}
+        />
+        <SelectField
+          label="Permission"
+          value={permission}
+          choices={PERMISSIONS}
+          onChange={setPermission}
+          error={server.fields.permission}
+        />
       </div>
       <FormError message={server.form} />
       <FormActions submitLabel="Create binding" pending={create.isPending} onCancel={onDone} />

@@ -2,11 +2,13 @@ import { useId, useState, type FormEvent } from "react";
 
 import { useTopicMessages, type BrowseQuery } from "../../api/hooks/topics";
 import type { TopicDetail, TopicMessage } from "../../api/types";
+import { SelectField, TextField } from "../../components/FormFields";
 import { Timestamp } from "../../components/Timestamp";
 import { EmptyState, ErrorState, LoadingState } from "../../components/states";
 import { fromDateTimeLocal, toDateTimeLocal } from "../../lib/time";
 import { useUrlFilters } from "../../lib/useUrlFilters";
 import { MessagePayloadView } from "./MessagePayloadView";
+import { partitionChoices } from "./partitionChoices";
 
 /** How often live tail asks for the newest records. */
 export const LIVE_TAIL_MS = 2000;
@@ -112,11 +114,9 @@ interface BrowseFormProps {
 }
 
 function BrowseForm({ params, partitionCount, live, onApply }: BrowseFormProps) {
-  const ids = { partition: useId(), start: useId(), offset: useId(), ts: useId(), limit: useId() };
-  const filterIds = { key: useId(), value: useId(), header: useId() };
+  const ids = { offset: useId(), ts: useId(), limit: useId() };
   const [draft, setDraft] = useState<BrowseParams>({ ...params, start: startOf(params.start) });
-  const set = (name: keyof BrowseParams) => (event: { target: { value: string } }) =>
-    setDraft((current) => ({ ...current, [name]: event.target.value }));
+  const set = (name: keyof BrowseParams) => (value: string) => setDraft((current) => ({ ...current, [name]: value }));
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -125,31 +125,20 @@ function BrowseForm({ params, partitionCount, live, onApply }: BrowseFormProps) 
 
   return (
     <form className="inline-form filters" onSubmit={submit} aria-label="Browse messages">
-      <div className="field">
-        <label htmlFor={ids.partition} className="field__label">
-          Partition
-        </label>
-        <select id={ids.partition} className="input" value={draft.partition} onChange={set("partition")}>
-          <option value="">All partitions</option>
-          {Array.from({ length: partitionCount }, (_, partition) => (
-            <option key={partition} value={partition}>
-              {partition}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor={ids.start} className="field__label">
-          Start from
-        </label>
-        <select id={ids.start} className="input" value={draft.start} onChange={set("start")} disabled={live}>
-          {STARTS.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField
+        label="Partition"
+        value={draft.partition}
+        choices={partitionChoices(partitionCount)}
+        emptyLabel="All partitions"
+        onChange={(partition) => setDraft((current) => ({ ...current, partition }))}
+      />
+      <SelectField
+        label="Start from"
+        value={startOf(draft.start)}
+        choices={STARTS}
+        disabled={live}
+        onChange={(start) => setDraft((current) => ({ ...current, start }))}
+      />
       {draft.start === "offset" ? (
         <div className="field">
           <label htmlFor={ids.offset} className="field__label">
@@ -161,7 +150,7 @@ function BrowseForm({ params, partitionCount, live, onApply }: BrowseFormProps) 
             type="number"
             min={0}
             value={draft.offset}
-            onChange={set("offset")}
+            onChange={(event) => set("offset")(event.target.value)}
           />
         </div>
       ) : null}
@@ -193,27 +182,12 @@ function BrowseForm({ params, partitionCount, live, onApply }: BrowseFormProps) 
           max={500}
           placeholder={String(DEFAULT_LIMIT)}
           value={draft.limit}
-          onChange={set("limit")}
+          onChange={(event) => set("limit")(event.target.value)}
         />
       </div>
-      <div className="field">
-        <label htmlFor={filterIds.key} className="field__label">
-          Key contains
-        </label>
-        <input id={filterIds.key} className="input" value={draft.key} onChange={set("key")} />
-      </div>
-      <div className="field">
-        <label htmlFor={filterIds.value} className="field__label">
-          Value contains
-        </label>
-        <input id={filterIds.value} className="input" value={draft.value} onChange={set("value")} />
-      </div>
-      <div className="field">
-        <label htmlFor={filterIds.header} className="field__label">
-          Header key
-        </label>
-        <input id={filterIds.header} className="input" value={draft.header} onChange={set("header")} />
-      </div>
+      <TextField label="Key contains" mono={false} value={draft.key} onChange={set("key")} />
+      <TextField label="Value contains" mono={false} value={draft.value} onChange={set("value")} />
+      <TextField label="Header key" mono={false} value={draft.header} onChange={set("header")} />
       <div className="field">
         <button type="submit" className="button button--primary">
           Browse

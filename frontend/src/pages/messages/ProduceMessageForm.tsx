@@ -4,10 +4,16 @@ import { Link } from "react-router";
 import { useProduceMessage } from "../../api/hooks/topics";
 import type { Produced, ProduceRequest, TopicDetail } from "../../api/types";
 import { Field, FormError } from "../../components/Field";
+import { SelectField, TextField, type Choice } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
 import { KeyValueRows, rowsToRecord, type KeyValueRow } from "../topics/KeyValueRows";
+import { partitionChoices } from "./partitionChoices";
 
 type Encoding = NonNullable<ProduceRequest["encoding"]>;
+const ENCODINGS: Choice<Encoding>[] = [
+  ["utf-8", "UTF-8 text"],
+  ["base64", "base64"],
+];
 
 /** One test message: key, value, headers, optionally a partition; the result names where it landed. */
 export function ProduceMessageForm({ topic, onClose }: { topic: TopicDetail; onClose: () => void }) {
@@ -38,17 +44,13 @@ export function ProduceMessageForm({ topic, onClose }: { topic: TopicDetail; onC
 
   return (
     <form onSubmit={submit} noValidate>
-      <Field label="Key" hint="Empty sends no key (null)." error={server.fields.key}>
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            autoComplete="off"
-            value={key}
-            onChange={(event) => setKey(event.target.value)}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Key"
+        hint="Empty sends no key (null)."
+        value={key}
+        onChange={setKey}
+        error={server.fields.key}
+      />
       <Field label="Value" error={server.fields.value}>
         {(control) => (
           <textarea
@@ -61,36 +63,22 @@ export function ProduceMessageForm({ topic, onClose }: { topic: TopicDetail; onC
         )}
       </Field>
       <div className="inline-form">
-        <Field label="Encoding" hint="base64 sends the decoded bytes of key and value." error={server.fields.encoding}>
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={encoding}
-              onChange={(event) => setEncoding(event.target.value as Encoding)}
-            >
-              <option value="utf-8">UTF-8 text</option>
-              <option value="base64">base64</option>
-            </select>
-          )}
-        </Field>
-        <Field label="Partition" error={server.fields.partition}>
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={partition}
-              onChange={(event) => setPartition(event.target.value)}
-            >
-              <option value="">Chosen by the key</option>
-              {Array.from({ length: partitionCount }, (_, index) => (
-                <option key={index} value={index}>
-                  {index}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="Encoding"
+          hint="base64 sends the decoded bytes of key and value."
+          value={encoding}
+          choices={ENCODINGS}
+          onChange={setEncoding}
+          error={server.fields.encoding}
+        />
+        <SelectField
+          label="Partition"
+          value={partition}
+          choices={partitionChoices(partitionCount)}
+          emptyLabel="Chosen by the key"
+          onChange={setPartition}
+          error={server.fields.partition}
+        />
       </div>
       <KeyValueRows legend="Headers" keyLabel="Header" valueLabel="Header value" rows={headers} onChange={setHeaders} />
       <FormError message={server.form} />

@@ -3,6 +3,7 @@ import { useId, useState, type FormEvent } from "react";
 import { useCreateQuota, useUpdateQuota } from "../../api/hooks/quotas";
 import type { ClientQuota, Cluster, ServiceAccount } from "../../api/types";
 import { Field, FormActions, FormError } from "../../components/Field";
+import { choicesOf, SelectField } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
 
 /** The quota keys Kafka knows for user and client-id entities (controlplane/quotas/choices.py). */
@@ -167,22 +168,13 @@ export function CreateQuotaForm({ clusters, accounts, onDone }: CreateQuotaFormP
 
   return (
     <form onSubmit={submit} noValidate>
-      <Field label="Cluster" error={server.fields.cluster}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={cluster}
-            onChange={(event) => setCluster(Number(event.target.value))}
-          >
-            {clusters.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField
+        label="Cluster"
+        value={cluster}
+        choices={choicesOf(clusters)}
+        onChange={setCluster}
+        error={server.fields.cluster}
+      />
       <EntityPart
         label="User"
         mode={userMode}

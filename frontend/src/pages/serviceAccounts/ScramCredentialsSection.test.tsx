@@ -9,7 +9,7 @@ import { apiKey, billingAccount, membership, page, payments, signedInHandlers } 
 import { scramCredential } from "../../test/topicFixtures";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
-configure({ asyncUtilTimeout: 5000 });
+configure({ asyncUtilTimeout: 10_000 });
 
 const PASSWORD = "Zx9-one-time-scram-password";
 
@@ -25,7 +25,7 @@ function stubAccount(role: TeamRole, extra: Parameters<typeof stubFetch>[0] = {}
   });
 }
 
-describe("SCRAM credentials on the service account page", { timeout: 20_000 }, () => {
+describe("SCRAM credentials on the service account page", { timeout: 30_000 }, () => {
   it("lists credentials per cluster and issues one, showing the password once", async () => {
     const fetchSpy = stubAccount("developer", {
       "POST /api/v1/scram-credentials/": json(201, { ...scramCredential({ id: 91, cluster: 4 }), password: PASSWORD }),

@@ -13,7 +13,8 @@ import type { Cluster, ScramCredential, ScramCredentialCreate, ServiceAccount } 
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { DataTable } from "../../components/DataTable";
 import { Dialog } from "../../components/Dialog";
-import { Field, FormActions, FormError } from "../../components/Field";
+import { FormActions, FormError } from "../../components/Field";
+import { choicesOf, SelectField } from "../../components/FormFields";
 import { SecretDialog } from "../../components/SecretDialog";
 import { Timestamp } from "../../components/Timestamp";
 import { QueryView } from "../../components/states";
@@ -198,38 +199,20 @@ function IssueCredentialForm({
 
   return (
     <form onSubmit={submit} noValidate>
-      <Field label="Cluster" error={server.fields.cluster}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={cluster}
-            onChange={(event) => setCluster(Number(event.target.value))}
-          >
-            {clusters.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Mechanism" error={server.fields.mechanism}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={mechanism}
-            onChange={(event) => setMechanism(event.target.value as Mechanism)}
-          >
-            {MECHANISMS.map((option) => (
-              <option key={option} value={option}>
-                {option}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectField
+        label="Cluster"
+        value={cluster}
+        choices={choicesOf(clusters)}
+        onChange={setCluster}
+        error={server.fields.cluster}
+      />
+      <SelectField
+        label="Mechanism"
+        value={mechanism}
+        choices={MECHANISMS.map((each) => [each, each] as const)}
+        onChange={setMechanism}
+        error={server.fields.mechanism}
+      />
       <FormError message={server.form} />
       <FormActions submitLabel="Issue credential" pending={issue.isPending} onCancel={onCancel} />
     </form>

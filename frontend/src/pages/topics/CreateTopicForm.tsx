@@ -6,6 +6,7 @@ import { usePrefixes } from "../../api/hooks/prefixes";
 import { useCreateTopic } from "../../api/hooks/topics";
 import type { Cluster, Team, TopicCreate } from "../../api/types";
 import { Field, FormError } from "../../components/Field";
+import { choicesOf, SelectField, TextField } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
 import { KeyValueRows, rowsToRecord, type KeyValueRow } from "./KeyValueRows";
 
@@ -96,64 +97,38 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
 
   return (
     <form onSubmit={submit} noValidate>
-      <Field label="Team" error={server.fields.team}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={team}
-            onChange={(event) => {
-              setTeam(Number(event.target.value));
-              setValidated(null);
-            }}
-          >
-            {teams.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Cluster" error={server.fields.cluster}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={chosenCluster}
-            onChange={(event) => setCluster(Number(event.target.value))}
-          >
-            {clusterChoices.map((option) => (
-              <option key={option.id} value={option.id}>
-                {option.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field
+      <SelectField
+        label="Team"
+        value={team}
+        choices={choicesOf(teams)}
+        onChange={(chosen) => {
+          setTeam(chosen);
+          setValidated(null);
+        }}
+        error={server.fields.team}
+      />
+      <SelectField
+        label="Cluster"
+        value={chosenCluster}
+        choices={choicesOf(clusterChoices)}
+        onChange={setCluster}
+        error={server.fields.cluster}
+      />
+      <TextField
         label="Name"
         hint={
           topicPrefixes.length > 0
             ? `Starts with the team's prefix: ${topicPrefixes.join(", ")}`
             : "The team has no topic prefix yet; an admin adds one on the team page."
         }
+        placeholder={topicPrefixes[0] ? `${topicPrefixes[0]}orders` : undefined}
+        value={name}
+        onChange={(typed) => {
+          setName(typed);
+          setValidated(null);
+        }}
         error={nameError ?? server.fields.name}
-      >
-        {(control) => (
-          <input
-            {...control}
-            className="input mono"
-            autoComplete="off"
-            placeholder={topicPrefixes[0] ? `${topicPrefixes[0]}orders` : undefined}
-            value={name}
-            onChange={(event) => {
-              setName(event.target.value);
-              setValidated(null);
-            }}
-          />
-        )}
-      </Field>
+      />
       <div className="inline-form">
         <Field
           label="Partitions"
