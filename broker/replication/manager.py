@@ -328,10 +328,6 @@ class ReplicaManager:
             return None, ErrorCode.not_leader_or_follower
         return replica, ErrorCode.none
 
-    def leader_epoch(self, topic: str, partition: int) -> int:
-        assignment = self.assignments.get((topic, partition))
-        return assignment.leader_epoch if assignment is not None else -1
-
     def assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
         return self.assignments.get((topic, partition))
 
