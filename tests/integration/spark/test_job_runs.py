@@ -83,6 +83,7 @@ def test_cancelling_a_running_job_stops_its_spark_processes(setup):
     assert launcher.session_processes(session) == []
 
 
+@pytest.mark.timeout(900)  # four spark-submits one after the other
 def test_bad_runs_fail_with_a_readable_reason_and_the_worker_keeps_serving(setup):
     unknown = setup.launch("key_skew", {"source": {"topic": f"{setup.topic_prefix}-missing"}})
     wrong_password = setup.launch(
@@ -103,15 +104,15 @@ def test_bad_runs_fail_with_a_readable_reason_and_the_worker_keeps_serving(setup
     unreachable = setup.launch(
         "key_skew", {"source": {"topic": f"{setup.topic_prefix}-x"}}, cluster=nowhere.pk
     )
-    assert "unknown topic" in setup.wait_finished(unknown["id"])["reason"]
-    failed = setup.wait_finished(wrong_password["id"])
+    assert "unknown topic" in setup.wait_finished(unknown["id"], timeout=300)["reason"]
+    failed = setup.wait_finished(wrong_password["id"], timeout=300)
     assert failed["state"] == "failed"
     assert "authentication" in failed["reason"].lower() or "sasl" in failed["reason"].lower(), failed[
         "reason"
     ]
-    slow = setup.wait_finished(too_slow["id"])
+    slow = setup.wait_finished(too_slow["id"], timeout=300)
     assert slow == slow | {"state": "failed", "reason": "The job exceeded its time limit of 10 s."}
-    gone = setup.wait_finished(unreachable["id"])
+    gone = setup.wait_finished(unreachable["id"], timeout=300)
     assert gone["state"] == "failed"
     assert "cannot read the cluster's metadata" in gone["reason"], gone["reason"]
 
