@@ -4,23 +4,17 @@ A team developer then creates a signed webhook channel and a lag rule in /alerts
 it, a real Celery worker delivers the signed notice to an HTTP receiver in this test, the alert is
 acknowledged in the Active tab, and once the consumer catches up it resolves into the History tab."""
 
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
-import redis
 from confluent_kafka.admin import AdminClient, NewTopic
 from playwright.sync_api import Page, expect
 
 from controlplane.alerts.choices import AlertState
 from controlplane.alerts.models import Alert
 from controlplane.clusters import services as clusters
-from controlplane.clusters.models import Cluster
 from controlplane.groups.models import ConsumerGroup
-from controlplane.lag.models import GroupLag
-from controlplane.lag.sampler import sample_cluster
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
@@ -28,7 +22,13 @@ from tests.e2e.conftest import screenshot
 from tests.fixtures.servers import wait_until
 from tests.integration.alerts.conftest import WebhookReceiver, webhook_receiver  # noqa: F401 - the fixture
 from tests.integration.clusters.conftest import _database_url_of_this_test
-from tests.integration.lag.conftest import INTERVAL, DrivenConsumer, SteadyProducer
+from tests.integration.lag.conftest import (
+    INTERVAL,
+    DrivenConsumer,
+    LagWorld,
+    SteadyProducer,
+    lag_redis,  # noqa: F401 - the fixture
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -37,26 +37,6 @@ SYSTEM = Actor.system()
 # The slow consumer falls behind by about 45 records a second, so the group is far above this when the rule
 # is first evaluated and far below it once the consumer keeps up again.
 THRESHOLD = 100
-
-
-@dataclass
-class Payments:
-    cluster: Cluster
-    topic: str
-    group: str
-    producer: SteadyProducer
-    consumer: DrivenConsumer
-    runs: list[float]
-
-    def sample(self) -> GroupLag:
-        """One sampling run at least INTERVAL after the previous one, as the beat would make them."""
-        if self.runs:
-            pause = self.runs[-1] + INTERVAL - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
-        self.runs.append(time.monotonic())
-        sample_cluster(self.cluster)
-        return GroupLag.objects.get(group__cluster=self.cluster, group__name=self.group)
 
 
 @pytest.fixture
@@ -70,18 +50,12 @@ def delivery_worker(transactional_db, monkeypatch, settings, request) -> None:
 
 
 @pytest.fixture
-def payments(django_user_model, broker, settings, redis_url: str) -> Iterator[Payments]:
+def payments(django_user_model, broker, settings, lag_redis: str) -> Iterator[LagWorld]:  # noqa: F811 - the imported fixture
     """Team Payments of Acme, with dana as a developer, owns a topic and a consumer group on the session's
     broker (registered as Acme's cluster `orders`); a producer writes 50 records a second and the group's only
     member keeps up until the test slows it down."""
-    settings.REDIS_URL = redis_url
     settings.LAG_HEALTH_WINDOW_SECONDS = 1.5 * INTERVAL
     settings.LAG_LAGGING_MIN_MESSAGES = 10
-    # Database ids repeat between tests: earlier tests' lag history must not show up in this one's chart.
-    client = redis.Redis.from_url(redis_url)
-    stale = list(client.scan_iter("lag:*", count=1000))
-    if stale:
-        client.delete(*stale)
     organization = tenancy.create_organization(actor=SYSTEM, name="Acme")
     team = tenancy.create_team(actor=SYSTEM, organization=organization, name="Payments")
     user = django_user_model.objects.create_user("dana", "dana@example.com", PASSWORD)
@@ -100,7 +74,7 @@ def payments(django_user_model, broker, settings, redis_url: str) -> Iterator[Pa
     producer.start()
     consumer.start()
     assert consumer.assigned.wait(20), "the consumer was never assigned its partitions"
-    yield Payments(cluster, topic, group, producer, consumer, [])
+    yield LagWorld(broker, cluster, topic, group, producer, consumer)
     consumer.leave()
     producer.stop()
 
@@ -122,7 +96,7 @@ def compact_number(text: str) -> float:
 def test_the_console_shows_a_lagging_groups_chart_and_its_alert_fires_is_acknowledged_and_resolves(
     page: Page,
     live_server,
-    payments: Payments,
+    payments: LagWorld,
     delivery_worker,
     webhook_receiver: WebhookReceiver,  # noqa: F811 - the imported fixture
 ) -> None:
