@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { cluster } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
-import { billingAccount, membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
+import { billingAccount, membership, page, payments, paymentsPrefix, signedInHandlers } from "../test/tenancyFixtures";
 import { binding, grant } from "../test/topicFixtures";
 import { filterBindings } from "./AclsPage";
 
@@ -76,22 +76,8 @@ describe("AclsPage", { timeout: 30_000 }, () => {
   it("applies a template with the team's prefixes and shows what it grants", async () => {
     const fetchSpy = stubAcls("developer", {
       "GET /api/v1/prefixes/": page([
-        {
-          id: 5,
-          organization: 10,
-          team: 1,
-          resource_type: "topic",
-          prefix: "payments.",
-          created_at: "2026-01-02T10:00:00Z",
-        },
-        {
-          id: 6,
-          organization: 10,
-          team: 1,
-          resource_type: "group",
-          prefix: "payments-",
-          created_at: "2026-01-02T10:00:00Z",
-        },
+        paymentsPrefix,
+        { ...paymentsPrefix, id: 6, resource_type: "group", prefix: "payments-" },
       ]),
       "POST /api/v1/access-grants/": json(201, grant({ id: 71, template: "consumer" })),
     });
