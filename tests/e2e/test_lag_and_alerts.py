@@ -169,6 +169,7 @@ def test_the_console_shows_a_lagging_groups_chart_and_its_alert_fires_is_acknowl
     form.get_by_label("For (seconds)").fill("0")
     form.get_by_label("Severity").select_option("critical")
     form.get_by_label("on-call hook (webhook)").check()
+    screenshot(page, "lag-alert-rule-form")
     form.get_by_role("button", name="Create rule").click()
     rules = page.get_by_role("table", name="Alert rules")
     expect(rules.get_by_role("row", name="billing falls behind")).to_contain_text(
@@ -215,8 +216,8 @@ def test_the_console_shows_a_lagging_groups_chart_and_its_alert_fires_is_acknowl
     resolved = history.get_by_role("row", name=payments.group)
     expect(resolved).to_contain_text("resolved")
     expect(resolved).to_contain_text("dana")
+    screenshot(page, "lag-alert-history")
     # A fresh load: the tab's cached list would only catch up at its next poll (every 15 s).
     page.goto(f"{live_server.url}/alerts")
     expect(page.get_by_text("Nothing is firing")).to_be_visible()
-    screenshot(page, "lag-alert-history")
     assert page.problems.messages == []
