@@ -182,6 +182,32 @@ describe("Message browser", { timeout: 30_000 }, () => {
     expect(screen.getByTitle("Not valid UTF-8: shown as base64")).toBeInTheDocument();
   });
 
+  it("says why a framed payload could not be decoded", async () => {
+    stubTopic("viewer", {
+      "GET /api/v1/topics/30/messages/": json(200, [
+        message({
+          value: {
+            data: "AAAAAGM=",
+            encoding: "base64",
+            decoded: {
+              schema_id: 99,
+              subject: null,
+              version: null,
+              format: null,
+              message_type: null,
+              value: null,
+              error: "Schema id 99 is not in the registry.",
+            },
+          },
+        }),
+      ]),
+    });
+    renderApp("/topics/30/messages");
+    expect(await screen.findByText(/Decoded \(unknown schema, id 99\)/)).toBeInTheDocument();
+    expect(screen.getByText("Schema id 99 is not in the registry.")).toBeInTheDocument();
+    expect(screen.queryByLabelText("Decoded value")).not.toBeInTheDocument();
+  });
+
   it("applies new filters through the URL, tails live and pauses", async () => {
     const fetchSpy = stubTopic("viewer", { "GET /api/v1/topics/30/messages/": json(200, []) });
     const { router, user } = renderApp("/topics/30/messages");
