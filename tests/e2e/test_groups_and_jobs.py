@@ -63,9 +63,9 @@ def acme(django_user_model, broker, settings, redis_url: str) -> Acme:
     return Acme(olga=olga, team=team, cluster=cluster, prefix=prefix)
 
 
-def sign_in(page: Page, url: str) -> None:
+def sign_in(page: Page, url: str, username: str = "olga") -> None:
     page.goto(url)
-    page.get_by_label("Username").fill("olga")
+    page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
 
@@ -82,11 +82,12 @@ def produce(bootstrap: str, topic: str, records: list[tuple[int, bytes | None, b
     assert producer.flush(15) == 0
 
 
-def consume_and_commit(bootstrap: str, topic: str, group: str, per_partition: int) -> None:
-    """A real group member reads both partitions, commits `per_partition` records of each and leaves."""
+def commit_as_group(config: dict, topic: str, group: str, offsets: dict[int, int]) -> None:
+    """A real group member reads until it has seen `offsets[p]` records of each partition p, commits those
+    offsets and leaves the group."""
     consumer = Consumer(
         {
-            "bootstrap.servers": bootstrap,
+            **config,
             "group.id": group,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
@@ -95,13 +96,13 @@ def consume_and_commit(bootstrap: str, topic: str, group: str, per_partition: in
     )
     consumer.subscribe([topic])
     seen: collections.Counter[int] = collections.Counter()
-    deadline = time.monotonic() + 30
-    while min(seen[0], seen[1]) < per_partition and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while any(seen[p] < n for p, n in offsets.items()) and time.monotonic() < deadline:
         message = consumer.poll(0.2)
         if message is not None and message.error() is None:
             seen[message.partition()] += 1
-    assert min(seen[0], seen[1]) >= per_partition, seen
-    consumer.commit(offsets=[TopicPartition(topic, p, per_partition) for p in (0, 1)], asynchronous=False)
+    assert all(seen[p] >= n for p, n in offsets.items()), seen
+    consumer.commit(offsets=[TopicPartition(topic, p, n) for p, n in offsets.items()], asynchronous=False)
     consumer.close()
 
 
@@ -122,7 +123,8 @@ def test_a_consumer_group_shows_its_lag_and_chart_and_its_offsets_are_reset_with
     produce(
         broker.bootstrap, topic, [(p, None, b"order") for p in (0, 1) for _ in range(PRODUCED_PER_PARTITION)]
     )
-    consume_and_commit(broker.bootstrap, topic, group, CONSUMED_PER_PARTITION)
+    config = {"bootstrap.servers": broker.bootstrap}
+    commit_as_group(config, topic, group, {0: CONSUMED_PER_PARTITION, 1: CONSUMED_PER_PARTITION})
     before = committed_offsets(broker.bootstrap, group, topic, 2)
     assert before == [CONSUMED_PER_PARTITION, CONSUMED_PER_PARTITION]
     # Two sampling runs, as the beat would make them: the chart needs points over time.

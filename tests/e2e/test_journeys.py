@@ -3,11 +3,10 @@ cluster and watches it come up, creates a topic, produces and browses a message,
 a producer grant, sees a real consumer group with its lag and previews an offset reset. A team member sees only
 their own team's topics, groups and service accounts, and other teams' direct URLs answer not found."""
 
-import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
@@ -25,19 +24,11 @@ from controlplane.topics import services as topics
 from controlplane.topics.models import Topic
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_clusters_and_schemas import provisioning_worker, worker_environment  # noqa: F401
-from tests.e2e.test_groups_and_jobs import produce
+from tests.e2e.test_groups_and_jobs import PASSWORD, commit_as_group, produce, sign_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "a long test password"
 SYSTEM = Actor.system()
-
-
-def sign_in(page: Page, url: str, username: str) -> None:
-    page.goto(url)
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
 
 
 def team_with_prefixes(organization: Organization, name: str, prefix: str) -> Team:
@@ -45,23 +36,6 @@ def team_with_prefixes(organization: Organization, name: str, prefix: str) -> Te
     for resource_type in (PrefixResourceType.TOPIC, PrefixResourceType.GROUP):
         tenancy.add_prefix(actor=SYSTEM, team=team, resource_type=resource_type, prefix=prefix)
     return team
-
-
-def commit_as_group(config: dict, topic: str, group: str, read: int) -> None:
-    """A real group member reads `read` records of partition 0, commits there and leaves the group."""
-    consumer = Consumer(
-        {**config, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
-    )
-    consumer.subscribe([topic])
-    seen = 0
-    deadline = time.monotonic() + 60
-    while seen < read and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is not None and message.error() is None:
-            seen += 1
-    assert seen == read
-    consumer.commit(offsets=[TopicPartition(topic, 0, read)], asynchronous=False)
-    consumer.close()
 
 
 @pytest.mark.usefixtures("worker_environment", "provisioning_worker")
@@ -147,7 +121,7 @@ def test_an_org_admin_goes_from_a_new_cluster_to_a_consumer_groups_offset_reset_
     for index in range(9):
         producer.produce(topic, value=b"order %d" % index, partition=0)
     assert producer.flush(15) == 0
-    commit_as_group(super_user, topic, group, 4)
+    commit_as_group(super_user, topic, group, {0: 4})
     sample_cluster(cluster)
     page.get_by_role("navigation").get_by_role("link", name="Consumer groups").click()
     row = page.get_by_role("table", name="Consumer groups").get_by_role("row", name=group)
@@ -193,8 +167,8 @@ def test_a_team_member_sees_only_their_teams_topics_groups_and_service_accounts(
     config = {"bootstrap.servers": broker.bootstrap}
     produce(broker.bootstrap, f"pay-{uid}.orders", [(0, None, b"x")] * 3)
     produce(broker.bootstrap, f"search-{uid}.queries", [(0, None, b"q")] * 3)
-    commit_as_group(config, f"pay-{uid}.orders", f"pay-{uid}.billing", 1)
-    commit_as_group(config, f"search-{uid}.queries", f"search-{uid}.indexer", 2)
+    commit_as_group(config, f"pay-{uid}.orders", f"pay-{uid}.billing", {0: 1})
+    commit_as_group(config, f"search-{uid}.queries", f"search-{uid}.indexer", {0: 2})
     sample_cluster(cluster)
     theirs_group = ConsumerGroup.objects.get(name=f"pay-{uid}.billing")
 
