@@ -1,4 +1,4 @@
-import { screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import { cluster } from "../test/clusterFixtures";
@@ -34,6 +34,20 @@ describe("GroupsPage", () => {
     expect(cells[1]?.slice(0, 6)).toEqual(["payments.audit", "orders", "—", "stable", "2", "0"]);
     const listRequest = requestsOf(fetchSpy).find((request) => request.url.includes("/consumer-groups/"));
     expect(query(listRequest!).get("ordering")).toBe("-total_lag");
+  });
+
+  it("names clusters and teams that arrive after the groups", async () => {
+    const later = async <T,>(answer: T): Promise<T> => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return answer;
+    };
+    stubGroups([consumerGroup()], {
+      "GET /api/v1/clusters/": () => later(page([cluster()])),
+      "GET /api/v1/teams/": () => later(page([payments])),
+    });
+    renderPage(<GroupsPage />, "/groups", "/groups");
+    const table = await screen.findByRole("table", { name: "Consumer groups" });
+    await waitFor(() => expect(bodyCellTexts(table)[0]?.slice(1, 3)).toEqual(["orders", "Payments"]));
   });
 
   it("puts the filters in the URL and sends them to the API", async () => {
