@@ -91,7 +91,8 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     @extend_schema(
         parameters=[serializers.BrowseInputSerializer], responses=serializers.MessageSerializer(many=True)
     )
-    @action(detail=True, methods=["get"])
+    # A plain list: the browse limit bounds it, so neither pagination nor the list filters apply.
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def messages(self, request: Request, pk: str | None = None) -> Response:
         """Records by partition and offset, by timestamp, or the newest, with optional filters."""
         topic = self.get_object()

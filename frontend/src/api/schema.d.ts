@@ -2731,21 +2731,6 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Membership"][];
         };
-        PaginatedMessageList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=400&limit=100
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=200&limit=100
-             */
-            previous?: string | null;
-            results: components["schemas"]["Message"][];
-        };
         PaginatedNotificationChannelList: {
             /** @example 123 */
             count: number;
@@ -6834,16 +6819,10 @@ export interface operations {
     v1_topics_messages_list: {
         parameters: {
             query?: {
-                cluster?: number;
-                exists_on_cluster?: boolean;
                 header_key?: string;
                 key_contains?: string;
                 limit?: number;
-                managed?: boolean;
-                name?: string;
                 offset?: number;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
                 partition?: number;
                 /**
                  * @description * `offset` - From an offset
@@ -6852,7 +6831,6 @@ export interface operations {
                  *     * `earliest` - From the start of the log
                  */
                 start?: "offset" | "timestamp" | "newest" | "earliest";
-                team?: number;
                 timestamp?: string;
                 value_contains?: string;
             };
@@ -6870,7 +6848,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedMessageList"];
+                    "application/json": components["schemas"]["Message"][];
                 };
             };
         };

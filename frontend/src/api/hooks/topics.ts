@@ -130,10 +130,7 @@ export function useDeleteTopic(id: number) {
   });
 }
 
-/**
- * Records of a topic. The endpoint answers with a plain array although the
- * schema documents a page, so both shapes are read.
- */
+/** Records of a topic: a plain list, bounded by the browse limit. */
 export function useTopicMessages(
   id: number,
   query: BrowseQuery,
@@ -143,13 +140,8 @@ export function useTopicMessages(
     queryKey: topicKeys.messages(id, query),
     // No abort signal: the server reads the records anyway, and pausing live tail or changing a filter
     // mid-read would otherwise show up as a failed request.
-    queryFn: async (): Promise<TopicMessage[]> => {
-      const body: unknown = unwrap(
-        await apiClient.GET("/api/v1/topics/{id}/messages/", { params: { path: { id }, query } }),
-      );
-      if (Array.isArray(body)) return body as TopicMessage[];
-      return (body as { results: TopicMessage[] }).results;
-    },
+    queryFn: async (): Promise<TopicMessage[]> =>
+      unwrap(await apiClient.GET("/api/v1/topics/{id}/messages/", { params: { path: { id }, query } })),
     placeholderData: keepPreviousData,
     staleTime: 0,
     refetchInterval: options.refetchInterval ?? false,
