@@ -25,7 +25,9 @@ def describe_value(metric: str, value: float | None, status: str) -> str:
         return "unknown"
     if value == float("inf"):
         return "never (not catching up)"
-    return f"{value:,.0f} {_METRIC_UNITS[metric]}" if value >= 10 else f"{value:.1f} {_METRIC_UNITS[metric]}"
+    # Messages are counted, so they are whole; seconds below 10 keep a decimal.
+    whole = metric == Metric.LAG_MESSAGES or value >= 10
+    return f"{value:,.0f} {_METRIC_UNITS[metric]}" if whole else f"{value:.1f} {_METRIC_UNITS[metric]}"
 
 
 def _json_number(value: float | None) -> float | None:

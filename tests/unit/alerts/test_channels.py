@@ -3,10 +3,11 @@
 from datetime import UTC, datetime
 
 from controlplane.alerts.channels import new_signing_secret, signature, signature_is_valid, slack_message
+from controlplane.alerts.choices import Metric
 from controlplane.alerts.conditions import RuleSpec
 from controlplane.alerts.delivery import backoff_seconds
 from controlplane.alerts.models import Alert
-from controlplane.alerts.notices import alert_payload, channel_test_payload
+from controlplane.alerts.notices import alert_payload, channel_test_payload, describe_value
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -69,3 +70,9 @@ def test_retries_back_off_exponentially_up_to_a_cap(settings) -> None:
     settings.ALERT_DELIVERY_BACKOFF_SECONDS = 2
     assert [backoff_seconds(n) for n in (1, 2, 3, 4)] == [2, 4, 8, 16]
     assert backoff_seconds(30) == 600
+
+
+def test_a_message_count_is_described_as_a_whole_number_and_short_seconds_keep_a_decimal() -> None:
+    assert describe_value(Metric.LAG_MESSAGES, 1.0, "OK") == "1 messages"
+    assert describe_value(Metric.LAG_MESSAGES, 12345.0, "OK") == "12,345 messages"
+    assert describe_value(Metric.LAG_SECONDS, 2.5, "OK") == "2.5 s"

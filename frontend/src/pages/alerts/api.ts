@@ -50,6 +50,8 @@ export function useActiveAlerts() {
         unwrap(await apiClient.GET("/api/v1/alerts/", { params: { query: { active: true, offset, limit } }, signal })),
       ),
     refetchInterval: ACTIVE_ALERTS_POLL_MS,
+    // Coming back to the tab must not show an alert as firing that resolved meanwhile.
+    refetchOnMount: "always",
   });
 }
 
