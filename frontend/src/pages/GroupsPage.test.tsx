@@ -7,7 +7,7 @@ import { GroupsPage } from "./GroupsPage";
 import { renderPage } from "./groups/renderPage";
 import { bodyCellTexts } from "../test/tables";
 import { page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
-import { consumerGroup } from "./groups/groupFixtures";
+import { consumerGroup, groupLag } from "./groups/groupFixtures";
 
 function stubGroups(groups: Parameters<typeof page>[0], extra: Parameters<typeof stubFetch>[0] = {}) {
   return stubFetch({
@@ -15,6 +15,7 @@ function stubGroups(groups: Parameters<typeof page>[0], extra: Parameters<typeof
     "GET /api/v1/clusters/": page([cluster()]),
     "GET /api/v1/teams/": page([payments]),
     "GET /api/v1/consumer-groups/": page(groups),
+    "GET /api/v1/lag/groups/": page([groupLag()]),
     ...extra,
   });
 }
@@ -32,6 +33,9 @@ describe("GroupsPage", () => {
     const cells = bodyCellTexts(table);
     expect(cells[0]?.slice(0, 6)).toEqual(["payments.billing", "orders", "Payments", "empty", "0", "1,500"]);
     expect(cells[1]?.slice(0, 6)).toEqual(["payments.audit", "orders", "—", "stable", "2", "0"]);
+    // Health and time lag from the lag sampler, where it has seen the group.
+    await waitFor(() => expect(bodyCellTexts(table)[0]?.slice(6, 8)).toEqual(["stalled", "2 min"]));
+    expect(cells[1]?.slice(6, 8)).toEqual(["—", "—"]);
     const listRequest = requestsOf(fetchSpy).find((request) => request.url.includes("/consumer-groups/"));
     expect(query(listRequest!).get("ordering")).toBe("-total_lag");
   });

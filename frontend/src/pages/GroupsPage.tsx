@@ -4,6 +4,7 @@ import { Link, useSearchParams } from "react-router";
 
 import { useClusters } from "../api/hooks/clusters";
 import { GROUPS_PAGE_SIZE, useConsumerGroups, type ConsumerGroup, type ConsumerGroupQuery } from "../api/hooks/groups";
+import { useLagFleet } from "../api/hooks/lag";
 import { useTeams } from "../api/hooks/teams";
 import { DataTable } from "../components/DataTable";
 import { Field } from "../components/Field";
@@ -11,7 +12,9 @@ import { PageHeader } from "../components/PageHeader";
 import { Pager } from "../components/Pager";
 import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
+import { formatSeconds } from "../components/charts";
 import { GROUP_STATES, GroupStateBadge, stateLabel } from "./groups/GroupStateBadge";
+import { LagStatusBadge } from "./groups/LagStatusBadge";
 
 const NUMBER = new Intl.NumberFormat();
 const DEFAULT_ORDERING = "-total_lag";
@@ -48,6 +51,9 @@ export function GroupsPage() {
   const teams = useTeams();
   const clusterName = new Map((clusters.data ?? []).map((cluster) => [cluster.id, cluster.name]));
   const teamName = new Map((teams.data ?? []).map((team) => [team.id, team.name]));
+  // Health comes from the lag sampler's fleet view, for the same filters (at most one page of it).
+  const fleet = useLagFleet({ cluster: query.cluster, team: query.team, name: query.name, limit: 500 });
+  const healthOf = new Map((fleet.data?.results ?? []).map((row) => [row.group, row]));
   const filtered = ["cluster", "team", "state", "name"].some((name) => searchParams.has(name));
 
   function setOffset(offset: number) {
@@ -92,6 +98,22 @@ export function GroupsPage() {
       id: "lag",
       header: "Lag (messages)",
       cell: (info) => NUMBER.format(info.getValue()),
+    }),
+    column.display({
+      id: "health",
+      header: "Health",
+      cell: (info) => {
+        const health = healthOf.get(info.row.original.id);
+        return health ? <LagStatusBadge status={health.status} reason={health.reason} /> : "—";
+      },
+    }),
+    column.display({
+      id: "lag-seconds",
+      header: "Lag (time)",
+      cell: (info) => {
+        const seconds = healthOf.get(info.row.original.id)?.lag_seconds;
+        return seconds == null ? "—" : formatSeconds(seconds);
+      },
     }),
     column.accessor((group) => group.observed_at ?? "", {
       id: "observed",
