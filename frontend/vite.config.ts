@@ -36,6 +36,8 @@ export default defineConfig(({ command }) => ({
     setupFiles: ["./src/test/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
+    // Generous for a loaded CI machine; a test that really hangs still fails.
+    testTimeout: 20_000,
     unstubGlobals: true,
   },
 }));

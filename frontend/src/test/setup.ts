@@ -1,6 +1,9 @@
 import "@testing-library/jest-dom/vitest";
-import { cleanup } from "@testing-library/react";
+import { cleanup, configure } from "@testing-library/react";
 import { afterEach } from "vitest";
+
+// Lazy pages and their chunks load slower on a busy 2-core CI machine than the 1 s default allows.
+configure({ asyncUtilTimeout: 5_000 });
 
 afterEach(() => {
   cleanup();
