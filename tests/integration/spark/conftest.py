@@ -25,7 +25,6 @@ from confluent_kafka.admin import (
 )
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import connection
 from rest_framework.test import APIClient
 
 from controlplane.accounts import services as accounts
@@ -37,6 +36,7 @@ from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
 from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
 from tests.fixtures.servers import stop_process, wait_until
+from tests.integration.clusters.conftest import _database_url_of_this_test
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -89,17 +89,6 @@ def produce(
 
 
 SYSTEM = Actor.system()
-
-
-def _database_url_of_this_test() -> str:
-    settings_dict = connection.settings_dict
-    if settings_dict["ENGINE"] != "django.db.backends.postgresql":
-        pytest.skip("the worker process needs a database it can share with the test: set DATABASE_URL")
-    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
-    return (
-        f"postgres://{settings_dict['USER']}{password}@{settings_dict['HOST']}:{settings_dict['PORT']}"
-        f"/{settings_dict['NAME']}"
-    )
 
 
 @pytest.fixture
