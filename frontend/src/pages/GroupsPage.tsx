@@ -7,7 +7,7 @@ import { GROUPS_PAGE_SIZE, useConsumerGroups, type ConsumerGroup, type ConsumerG
 import { useLagFleet } from "../api/hooks/lag";
 import { useTeams } from "../api/hooks/teams";
 import { DataTable } from "../components/DataTable";
-import { Field } from "../components/Field";
+import { SelectField, TextField, type Choice } from "../components/FormFields";
 import { PageHeader } from "../components/PageHeader";
 import { Pager } from "../components/Pager";
 import { Timestamp } from "../components/Timestamp";
@@ -197,9 +197,6 @@ function GroupFilters({
     state: query.state ?? "",
     ordering: query.ordering ?? DEFAULT_ORDERING,
   });
-  const set = (name: keyof typeof draft) => (event: { target: { value: string } }) =>
-    setDraft((current) => ({ ...current, [name]: event.target.value }));
-
   function submit(event: FormEvent) {
     event.preventDefault();
     const params = new URLSearchParams();
@@ -209,51 +206,33 @@ function GroupFilters({
     onApply(params);
   }
 
-  const select = (label: string, name: "cluster" | "team", options: Named[], all: string) => (
-    <Field label={label}>
-      {(control) => (
-        <select {...control} className="input" value={draft[name]} onChange={set(name)}>
-          <option value="">{all}</option>
-          {options.map((option) => (
-            <option key={option.id} value={option.id}>
-              {option.name}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
+  const select = (label: string, name: keyof typeof draft, choices: readonly Choice<string>[], empty?: string) => (
+    <SelectField
+      label={label}
+      value={draft[name]}
+      choices={choices}
+      emptyLabel={empty}
+      onChange={(value) => setDraft((current) => ({ ...current, [name]: value }))}
+    />
   );
+  const named = (options: Named[]) => options.map((option) => [String(option.id), option.name] as const);
 
   return (
     <form className="filters" onSubmit={submit} aria-label="Filter consumer groups">
-      <Field label="Name contains">
-        {(control) => <input {...control} className="input mono" value={draft.name} onChange={set("name")} />}
-      </Field>
-      {select("Cluster", "cluster", clusters, "All clusters")}
-      {select("Team", "team", teams, "All teams")}
-      <Field label="State">
-        {(control) => (
-          <select {...control} className="input" value={draft.state} onChange={set("state")}>
-            <option value="">Any state</option>
-            {GROUP_STATES.map((state) => (
-              <option key={state} value={state}>
-                {stateLabel(state)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Order">
-        {(control) => (
-          <select {...control} className="input" value={draft.ordering} onChange={set("ordering")}>
-            {Object.entries(ORDERINGS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <TextField
+        label="Name contains"
+        value={draft.name}
+        onChange={(name) => setDraft((current) => ({ ...current, name }))}
+      />
+      {select("Cluster", "cluster", named(clusters), "All clusters")}
+      {select("Team", "team", named(teams), "All teams")}
+      {select(
+        "State",
+        "state",
+        GROUP_STATES.map((state) => [state, stateLabel(state)] as const),
+        "Any state",
+      )}
+      {select("Order", "ordering", Object.entries(ORDERINGS) as [string, string][])}
       <div className="actions">
         <button type="submit" className="button button--primary">
           Apply filters

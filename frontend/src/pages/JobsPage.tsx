@@ -20,7 +20,7 @@ import { hasRole, roleInTeam, type Access } from "../auth/permissions";
 import { formatCompact, formatSeconds } from "../components/charts";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
-import { Field } from "../components/Field";
+import { choicesOf, SelectField } from "../components/FormFields";
 import { PageHeader } from "../components/PageHeader";
 import { Pager } from "../components/Pager";
 import { Timestamp } from "../components/Timestamp";
@@ -196,57 +196,27 @@ function Runs() {
         Runs
       </h2>
       <div className="filters" role="group" aria-label="Filter runs">
-        <Field label="State">
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={query.state ?? ""}
-              onChange={(event) => setFilter("state", event.target.value)}
-            >
-              <option value="">Any state</option>
-              {STATES.map((state) => (
-                <option key={state} value={state}>
-                  {state}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Job">
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={query.job ?? ""}
-              onChange={(event) => setFilter("job", event.target.value)}
-            >
-              <option value="">Any job</option>
-              {(catalog.data ?? []).map((entry) => (
-                <option key={entry.job} value={entry.job}>
-                  {entry.job}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Team">
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={query.team ? String(query.team) : ""}
-              onChange={(event) => setFilter("team", event.target.value)}
-            >
-              <option value="">All teams</option>
-              {(teams.data ?? []).map((team) => (
-                <option key={team.id} value={team.id}>
-                  {team.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+          label="State"
+          value={query.state ?? ""}
+          choices={STATES.map((state) => [state, state] as const)}
+          emptyLabel="Any state"
+          onChange={(state) => setFilter("state", state)}
+        />
+        <SelectField
+          label="Job"
+          value={query.job ?? ""}
+          choices={(catalog.data ?? []).map((entry) => [entry.job, entry.job] as const)}
+          emptyLabel="Any job"
+          onChange={(job) => setFilter("job", job)}
+        />
+        <SelectField
+          label="Team"
+          value={query.team ?? ""}
+          choices={choicesOf(teams.data ?? [])}
+          emptyLabel="All teams"
+          onChange={(team) => setFilter("team", String(team))}
+        />
       </div>
       <QueryView
         query={runs}

@@ -5,6 +5,7 @@ import { useLaunchJob, type CatalogEntry, type JobName, type JobRun } from "../.
 import { useServiceAccounts } from "../../api/hooks/serviceAccounts";
 import type { Team } from "../../api/types";
 import { Field, FormError } from "../../components/Field";
+import { SelectField } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
 import { buildParameters, fieldsOf, type ParameterField } from "./parameterForm";
 
@@ -15,6 +16,10 @@ interface LaunchJobFormProps {
   teams: Team[];
   onLaunched: (run: JobRun) => void;
 }
+
+/** Records as drop-down choices keyed by their id as text (the form keeps its values as text). */
+const named = (items: readonly { id: number; name: string }[]) =>
+  items.map((item) => [String(item.id), item.name] as const);
 
 const SERVER_FIELDS = ["team", "cluster", "service_account", "password", "compute_target", "time_limit_seconds"];
 
@@ -66,79 +71,45 @@ export function LaunchJobForm({ catalog, initialJob, teams, onLaunched }: Launch
 
   return (
     <form className="launch-form" onSubmit={submit} aria-label="Launch a job" noValidate>
-      <Field label="Job" hint={entry?.description}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={job}
-            onChange={(event) => {
-              setJob(event.target.value);
-              setValues({});
-              setFieldErrors({});
-            }}
-          >
-            {catalog.map((candidate) => (
-              <option key={candidate.job} value={candidate.job}>
-                {candidate.job}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Team" error={errorOf("team")}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={team}
-            onChange={(event) => {
-              setTeam(event.target.value);
-              setCluster("");
-              setServiceAccount("");
-            }}
-          >
-            {teams.map((candidate) => (
-              <option key={candidate.id} value={candidate.id}>
-                {candidate.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Cluster" error={errorOf("cluster")}>
-        {(control) => (
-          <select {...control} className="input" value={cluster} onChange={(event) => setCluster(event.target.value)}>
-            <option value="">Choose…</option>
-            {teamClusters.map((candidate) => (
-              <option key={candidate.id} value={candidate.id}>
-                {candidate.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field
+      <SelectField
+        label="Job"
+        hint={entry?.description}
+        value={job}
+        choices={catalog.map((candidate) => [candidate.job, candidate.job] as const)}
+        onChange={(chosen) => {
+          setJob(chosen);
+          setValues({});
+          setFieldErrors({});
+        }}
+      />
+      <SelectField
+        label="Team"
+        error={errorOf("team")}
+        value={team}
+        choices={named(teams)}
+        onChange={(chosen) => {
+          setTeam(chosen);
+          setCluster("");
+          setServiceAccount("");
+        }}
+      />
+      <SelectField
+        label="Cluster"
+        error={errorOf("cluster")}
+        value={cluster}
+        choices={named(teamClusters)}
+        emptyLabel="Choose…"
+        onChange={setCluster}
+      />
+      <SelectField
         label="Service account"
         hint="The job reads and writes as this account; SASL clusters need one."
         error={errorOf("service_account")}
-      >
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={serviceAccount}
-            onChange={(event) => setServiceAccount(event.target.value)}
-          >
-            <option value="">None</option>
-            {(accounts.data ?? []).map((account) => (
-              <option key={account.id} value={account.id}>
-                {account.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+        value={serviceAccount}
+        choices={named(accounts.data ?? [])}
+        emptyLabel="None"
+        onChange={setServiceAccount}
+      />
       <Field
         label="Service account password"
         hint="Its SCRAM password on the cluster; used for this run only and never shown again."
