@@ -12,6 +12,7 @@ import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from controlplane.spark.planning import OffsetRange, TopicReadError
+from controlplane.spark.raw_reading import connection_settings, native_decoder, read_range_raw
 
 # Records per consume() call and so per Arrow batch: fewer, larger batches cost Spark less per record.
 CONSUME_BATCH = 50_000
@@ -89,10 +90,39 @@ def read_range(
     fail_on_data_loss: bool = True,
     poll_timeout_ms: int = 10_000,
 ) -> Iterator[pa.RecordBatch]:
-    """Every record of the range that exists (compaction leaves gaps), in offset order."""
+    """Every record of the range that exists (compaction leaves gaps), in offset order.
+
+    Raw fetches decoded in bulk where possible (raw_reading.py); confluent-kafka for headers, TLS and other
+    settings that path does not implement, where no C compiler is available, and from wherever the raw path
+    hands over (partition errors are reported by confluent-kafka, the same way in every case)."""
     if offset_range.size <= 0:
         return
     schema = arrow_schema(include_headers)
+    settings = connection_settings(kafka_config)
+    if not include_headers and settings is not None and native_decoder() is not None:
+        handover = yield from read_range_raw(
+            offset_range,
+            settings,
+            schema,
+            fail_on_data_loss=fail_on_data_loss,
+            poll_timeout_ms=poll_timeout_ms,
+        )
+        if handover is None:
+            return
+        offset_range = OffsetRange(offset_range.topic, offset_range.partition, handover, offset_range.end)
+    yield from _consume_range(
+        offset_range, kafka_config, include_headers, fail_on_data_loss, poll_timeout_ms, schema
+    )
+
+
+def _consume_range(
+    offset_range: OffsetRange,
+    kafka_config: dict[str, str],
+    include_headers: bool,
+    fail_on_data_loss: bool,
+    poll_timeout_ms: int,
+    schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
     consumer = Consumer(_reader_config(kafka_config, fail_on_data_loss))
     try:
         consumer.assign([TopicPartition(offset_range.topic, offset_range.partition, offset_range.start)])

@@ -1,0 +1,170 @@
+"""The bulk record decoder of the raw read path, on batches built by the broker's own record code
+(no cluster, no sockets)."""
+
+import struct
+
+import pytest
+
+from broker.records.codecs import Codec
+from broker.records.records import Record, TimestampType, build_batch
+from controlplane.spark.planning import OffsetRange
+from controlplane.spark.raw_reading import (
+    AbortedTransactions,
+    RecordDataError,
+    connection_settings,
+    decode_record_set,
+    native_decoder,
+)
+from controlplane.spark.reading import arrow_schema
+
+pytestmark = pytest.mark.skipif(native_decoder() is None, reason="no C compiler for the native decoder")
+
+SCHEMA = arrow_schema(False)
+T0 = 1_700_000_000_000
+
+
+def rows(batch) -> list[tuple]:
+    columns = batch.to_pydict()
+    return list(
+        zip(
+            columns["offset"],
+            columns["key"],
+            columns["value"],
+            [int(t.timestamp() * 1000) for t in columns["timestamp"]],
+            columns["timestampType"],
+            strict=True,
+        )
+    )
+
+
+def decode(record_set: bytes, start: int = 0, end: int = 1_000, next_offset: int | None = None):
+    offset_range = OffsetRange("orders", 3, start, end)
+    return decode_record_set(
+        record_set, offset_range, start if next_offset is None else next_offset, SCHEMA, AbortedTransactions()
+    )
+
+
+@pytest.mark.parametrize("codec", list(Codec))
+def test_it_decodes_keys_values_offsets_and_timestamps_of_every_codec(codec):
+    records = [Record(b"k%d" % i, b"v" * i, timestamp=T0 + i) for i in range(200)]
+    decoded = decode(build_batch(records, base_offset=40, codec=codec))
+    assert rows(decoded.batch) == [(40 + i, b"k%d" % i, b"v" * i, T0 + i, 0) for i in range(200)]
+    assert decoded.next_offset == 240
+    assert decoded.batch.column("topic").to_pylist() == ["orders"] * 200
+    assert decoded.batch.column("partition").to_pylist() == [3] * 200
+
+
+def test_it_keeps_null_and_empty_keys_and_values_apart():
+    records = [
+        Record(None, b"a", timestamp=T0),
+        Record(b"", None, timestamp=T0),
+        Record(b"k", b"", timestamp=T0),
+    ]
+    decoded = decode(build_batch(records))
+    assert [(r[1], r[2]) for r in rows(decoded.batch)] == [(None, b"a"), (b"", None), (b"k", b"")]
+
+
+def test_it_skips_headers_and_reads_the_records_after_them():
+    records = [
+        Record(b"k1", b"v1", headers=(("trace", b"x" * 300), ("n", None)), timestamp=T0),
+        Record(b"k2", b"v2", timestamp=T0 - 5),
+    ]
+    decoded = decode(build_batch(records))
+    assert rows(decoded.batch) == [(0, b"k1", b"v1", T0, 0), (1, b"k2", b"v2", T0 - 5, 0)]
+
+
+def test_it_keeps_only_offsets_inside_the_range_and_follows_compaction_gaps():
+    gappy = [Record(b"k%d" % d, b"v%d" % d, timestamp=T0, offset_delta=d) for d in (0, 3, 4, 9)]
+    record_set = build_batch(gappy, base_offset=100, last_offset_delta=12) + build_batch(
+        [Record(b"late", b"x", timestamp=T0)], base_offset=113
+    )
+    decoded = decode(record_set, start=103, end=113)
+    assert [r[0] for r in rows(decoded.batch)] == [103, 104, 109]
+    # The next fetch starts after the range's end: the batch at 113 is not wanted.
+    assert decoded.next_offset == 113
+
+
+def test_it_leaves_a_batch_cut_short_by_the_fetch_size_for_the_next_fetch():
+    first = build_batch([Record(b"a", b"1", timestamp=T0)], base_offset=0)
+    second = build_batch([Record(b"b", b"2", timestamp=T0)], base_offset=1)
+    decoded = decode(first + second[:-3])
+    assert [r[0] for r in rows(decoded.batch)] == [0]
+    assert decoded.next_offset == 1
+
+
+def test_it_stamps_log_append_time_batches_with_the_brokers_time():
+    batch = build_batch(
+        [Record(b"a", b"1", timestamp=T0), Record(b"b", b"2", timestamp=T0 + 1)],
+        timestamp_type=TimestampType.LOG_APPEND_TIME,
+        max_timestamp=T0 + 500,
+    )
+    assert [(r[3], r[4]) for r in rows(decode(batch).batch)] == [(T0 + 500, 1), (T0 + 500, 1)]
+
+
+def control(producer_id: int, base_offset: int, kind: int) -> bytes:
+    return build_batch(
+        [Record(struct.pack(">hh", 0, kind), struct.pack(">hi", 0, 0), timestamp=T0)],
+        base_offset=base_offset,
+        producer_id=producer_id,
+        producer_epoch=0,
+        transactional=True,
+        control=True,
+    )
+
+
+def transactional(producer_id: int, base_offset: int, value: bytes) -> bytes:
+    return build_batch(
+        [Record(None, value, timestamp=T0)],
+        base_offset=base_offset,
+        producer_id=producer_id,
+        producer_epoch=0,
+        transactional=True,
+    )
+
+
+def test_it_drops_aborted_transactions_and_control_records():
+    record_set = (
+        transactional(7, 0, b"aborted")
+        + transactional(8, 1, b"committed")
+        + control(7, 2, 0)
+        + control(8, 3, 1)
+        + transactional(7, 4, b"later")
+    )
+    aborted = AbortedTransactions()
+    aborted.add([(0, 7)])
+    decoded = decode_record_set(record_set, OffsetRange("orders", 0, 0, 10), 0, SCHEMA, aborted)
+    assert [(r[0], r[2]) for r in rows(decoded.batch)] == [(1, b"committed"), (4, b"later")]
+    assert decoded.next_offset == 5
+
+
+def test_a_set_of_control_records_only_yields_no_batch_but_moves_on():
+    decoded = decode(control(7, 0, 1) + control(7, 1, 1))
+    assert decoded.batch is None
+    assert decoded.next_offset == 2
+
+
+def test_it_refuses_a_record_whose_length_runs_past_its_batch():
+    batch = bytearray(build_batch([Record(b"k", b"value", timestamp=T0)]))
+    # The first record's length varint sits right after the 61-byte header: claim 60 bytes (zigzag 120).
+    batch[61] = 120
+    with pytest.raises(RecordDataError):
+        decode(bytes(batch))
+
+
+def test_it_refuses_a_negative_length_other_than_null():
+    record = bytearray(build_batch([Record(b"k", b"value", timestamp=T0)]))
+    # Record: length, attributes, timestamp delta, offset delta, then the key length: -2 (zigzag 3).
+    record[61 + 4] = 3
+    with pytest.raises(RecordDataError):
+        decode(bytes(record))
+
+
+def test_it_leaves_tls_and_unknown_sasl_settings_to_confluent_kafka():
+    plain = {"bootstrap.servers": "a:1,b:2"}
+    assert connection_settings(plain).bootstrap == ["a:1", "b:2"]
+    scram = {**plain, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512"}
+    assert connection_settings(scram).sasl_mechanism == "SCRAM-SHA-512"
+    assert connection_settings({**plain, "security.protocol": "SASL_SSL"}) is None
+    assert connection_settings({**scram, "sasl.mechanism": "OAUTHBEARER"}) is None
+    assert connection_settings({**plain, "ssl.ca.location": "/ca.pem"}) is None
+    assert connection_settings({**plain, "isolation.level": "read_uncommitted"}).read_committed is False
