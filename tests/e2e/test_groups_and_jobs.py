@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from controlplane.clusters import services as clusters
 from controlplane.clusters.models import Cluster
+from controlplane.jobs.models import JobRun
 from controlplane.lag.sampler import sample_cluster
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
@@ -240,7 +241,8 @@ def test_a_spark_job_launched_from_the_console_shows_its_progress_and_results(
         if text.startswith(("Done", "Failed")):
             break
         time.sleep(0.3)
-    assert (bar.get_attribute("aria-valuetext") or "").startswith("Done"), states
+    final = bar.get_attribute("aria-valuetext") or ""
+    assert final.startswith("Done"), (states, [run.reason for run in JobRun.objects.all()])
     assert states & {"Queued", "Starting", *{f"{n}%" for n in range(100)}}, states
     expect(bar).to_have_attribute("aria-valuenow", "100")
     expect(page.locator(".page-header")).to_contain_text("succeeded")
