@@ -41,7 +41,13 @@ class ConsumerGroupViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     @extend_schema(
         request=serializers.ResetInputSerializer, responses=serializers.PlannedOffsetSerializer(many=True)
     )
-    @action(detail=True, methods=["post"], url_path="reset-offsets/preview")
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="reset-offsets/preview",
+        pagination_class=None,
+        filter_backends=[],
+    )
     def preview_reset(self, request: Request, pk: str | None = None) -> Response:
         """Old -> new offsets the reset would commit; nothing changes."""
         planned = services.preview_reset(
@@ -68,7 +74,7 @@ class ConsumerGroupViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
         return Response(serializers.OffsetResetSerializer(reset).data)
 
     @extend_schema(responses=serializers.OffsetResetSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def resets(self, request: Request, pk: str | None = None) -> Response:
         group = self.get_object()
         return Response(serializers.OffsetResetSerializer(group.offset_resets.all()[:50], many=True).data)

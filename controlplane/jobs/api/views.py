@@ -64,7 +64,7 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
         return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
 
     @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
-    @action(detail=False, methods=["get"])
+    @action(detail=False, methods=["get"], pagination_class=None, filter_backends=[])
     def catalog(self, request: Request) -> Response:
         """The jobs that can be launched and their parameters."""
         entries = []

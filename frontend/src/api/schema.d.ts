@@ -2611,21 +2611,6 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
-        PaginatedCatalogEntryList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=400&limit=100
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=200&limit=100
-             */
-            previous?: string | null;
-            results: components["schemas"]["CatalogEntry"][];
-        };
         PaginatedClientQuotaList: {
             /** @example 123 */
             count: number;
@@ -2761,21 +2746,6 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Notification"][];
         };
-        PaginatedOffsetResetList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=400&limit=100
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=200&limit=100
-             */
-            previous?: string | null;
-            results: components["schemas"]["OffsetReset"][];
-        };
         PaginatedOperationList: {
             /** @example 123 */
             count: number;
@@ -2820,21 +2790,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Organization"][];
-        };
-        PaginatedPlannedOffsetList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=400&limit=100
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?offset=200&limit=100
-             */
-            previous?: string | null;
-            results: components["schemas"]["PlannedOffset"][];
         };
         PaginatedReconcileRunList: {
             /** @example 123 */
@@ -4930,18 +4885,7 @@ export interface operations {
     };
     v1_consumer_groups_reset_offsets_preview_create: {
         parameters: {
-            query?: {
-                cluster?: number;
-                /** @description Number of results to return per page. */
-                limit?: number;
-                name?: string;
-                /** @description The initial index from which to return the results. */
-                offset?: number;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                state?: string;
-                team?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @description A unique integer value identifying this consumer group. */
@@ -4960,25 +4904,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedPlannedOffsetList"];
+                    "application/json": components["schemas"]["PlannedOffset"][];
                 };
             };
         };
     };
     v1_consumer_groups_resets_list: {
         parameters: {
-            query?: {
-                cluster?: number;
-                /** @description Number of results to return per page. */
-                limit?: number;
-                name?: string;
-                /** @description The initial index from which to return the results. */
-                offset?: number;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                state?: string;
-                team?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @description A unique integer value identifying this consumer group. */
@@ -4993,7 +4926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedOffsetResetList"];
+                    "application/json": components["schemas"]["OffsetReset"][];
                 };
             };
         };
@@ -5248,34 +5181,7 @@ export interface operations {
     };
     v1_job_runs_catalog_list: {
         parameters: {
-            query?: {
-                cluster?: number;
-                /**
-                 * @description * `export_parquet` - Export Parquet
-                 *     * `key_skew` - Key Skew
-                 *     * `windowed_aggregation` - Windowed Aggregation
-                 *     * `json_schema_inference` - Json Schema Inference
-                 *     * `topic_copy` - Topic Copy
-                 *     * `data_quality` - Data Quality
-                 *     * `backlog_profile` - Backlog Profile
-                 */
-                job?: "backlog_profile" | "data_quality" | "export_parquet" | "json_schema_inference" | "key_skew" | "topic_copy" | "windowed_aggregation";
-                /** @description Number of results to return per page. */
-                limit?: number;
-                /** @description The initial index from which to return the results. */
-                offset?: number;
-                /** @description Which field to use when ordering the results. */
-                ordering?: string;
-                /**
-                 * @description * `queued` - Queued
-                 *     * `running` - Running
-                 *     * `succeeded` - Succeeded
-                 *     * `failed` - Failed
-                 *     * `cancelled` - Cancelled
-                 */
-                state?: "cancelled" | "failed" | "queued" | "running" | "succeeded";
-                team?: number;
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
@@ -5287,7 +5193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedCatalogEntryList"];
+                    "application/json": components["schemas"]["CatalogEntry"][];
                 };
             };
         };

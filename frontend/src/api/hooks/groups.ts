@@ -2,7 +2,6 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 
 import { apiClient, unwrap } from "../client";
 import type { paths } from "../schema";
-import { itemsOf } from "./unpaged";
 
 type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
 type GroupsPath = paths["/api/v1/consumer-groups/"]["get"];
@@ -16,7 +15,7 @@ export type OffsetResetInput = NonNullable<
 export type ResetStrategy = OffsetResetInput["strategy"];
 export type PlannedOffset = Json<
   paths["/api/v1/consumer-groups/{id}/reset-offsets/preview/"]["post"]["responses"][200]
->["results"][number];
+>[number];
 export type OffsetReset = Json<paths["/api/v1/consumer-groups/{id}/undo-reset/"]["post"]["responses"][200]>;
 
 /** The group as the cluster describes it now (LiveGroupSerializer; the schema types `live` loosely). */
@@ -83,22 +82,18 @@ export function useOffsetResets(id: number) {
   return useQuery({
     queryKey: groupKeys.resets(id),
     queryFn: async ({ signal }): Promise<OffsetReset[]> =>
-      itemsOf<OffsetReset>(
-        unwrap(await apiClient.GET("/api/v1/consumer-groups/{id}/resets/", { params: { path: { id } }, signal })),
-      ),
+      unwrap(await apiClient.GET("/api/v1/consumer-groups/{id}/resets/", { params: { path: { id } }, signal })),
   });
 }
 
 export function usePreviewReset(id: number) {
   return useMutation({
     mutationFn: async (body: OffsetResetInput): Promise<PlannedOffset[]> =>
-      itemsOf<PlannedOffset>(
-        unwrap(
-          await apiClient.POST("/api/v1/consumer-groups/{id}/reset-offsets/preview/", {
-            params: { path: { id } },
-            body,
-          }),
-        ),
+      unwrap(
+        await apiClient.POST("/api/v1/consumer-groups/{id}/reset-offsets/preview/", {
+          params: { path: { id } },
+          body,
+        }),
       ),
   });
 }

@@ -2,7 +2,6 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 
 import { apiClient, unwrap } from "../client";
 import type { paths } from "../schema";
-import { itemsOf } from "./unpaged";
 
 type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
 type RunsPath = paths["/api/v1/job-runs/"];
@@ -15,7 +14,7 @@ export type JobName = JobRun["job"];
 export type JobResult = JobRun["result"];
 export type JobProgress = JobRun["progress"];
 export type JobLaunch = NonNullable<RunsPath["post"]["requestBody"]>["content"]["application/json"];
-export type CatalogEntry = Json<paths["/api/v1/job-runs/catalog/"]["get"]["responses"][200]>["results"][number];
+export type CatalogEntry = Json<paths["/api/v1/job-runs/catalog/"]["get"]["responses"][200]>[number];
 
 export const JOB_RUNS_PAGE_SIZE = 25;
 /** How often a queued or running run is asked for its progress. */
@@ -34,7 +33,7 @@ export function useJobCatalog() {
   return useQuery({
     queryKey: jobKeys.catalog(),
     queryFn: async ({ signal }): Promise<CatalogEntry[]> =>
-      itemsOf<CatalogEntry>(unwrap(await apiClient.GET("/api/v1/job-runs/catalog/", { signal }))),
+      unwrap(await apiClient.GET("/api/v1/job-runs/catalog/", { signal })),
     staleTime: 5 * 60_000,
   });
 }
