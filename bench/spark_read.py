@@ -4,7 +4,8 @@ against the same records read from Parquet by the same session.
     .venv/bin/python bench/spark_read.py [--records 5000000] [--size 100] [--partitions 4]
 
 Starts its own broker, produces with the librdkafka load generator (bench/loadgen), warms the session up
-on a small read so start-up is not measured, then prints one JSON line with both rates.
+on a small read so start-up is not measured, then prints one JSON line with both rates. The machine's load
+average moves every number here: compare the topic read with the in-memory and Parquet reads of the same run.
 """
 
 from __future__ import annotations
@@ -165,6 +166,7 @@ def main() -> None:
         # The reader alone, in this process and without Spark: the ceiling one executor core can reach.
         from controlplane.spark.options import parse_read_options
         from controlplane.spark.planning import plan_batch
+        from controlplane.spark.raw_reading import native_decoder
         from controlplane.spark.reading import read_range
 
         ranges = plan_batch(
@@ -216,6 +218,8 @@ def main() -> None:
                     "record_bytes": arguments.size,
                     "partitions": arguments.partitions,
                     "produce_msg_per_s": round(produced["msg_per_s"]),
+                    # Which reader this machine ran: the raw path needs a C compiler (raw_reading.py).
+                    "reader_path": "raw fetch + native decoder" if native_decoder() else "confluent-kafka",
                     "reader_alone_one_core_records_per_s": round(arguments.records / reader_seconds),
                     "reader_alone_cpu_us_per_record": round(reader_cpu_seconds / arguments.records * 1e6, 2),
                     "warmup_seconds": round(startup_seconds, 2),
