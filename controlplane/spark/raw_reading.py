@@ -21,14 +21,14 @@ import tempfile
 import time
 from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from kio.schema.fetch.v5.request import FetchPartition, FetchRequest, FetchTopic
-from kio.schema.metadata.v1.request import MetadataRequest, MetadataRequestTopic
+from kio.schema.metadata.v4.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.types import BrokerId, TopicName
 
 from broker.records.batch import (
@@ -137,7 +137,7 @@ class ConnectionSettings:
     security_protocol: str
     sasl_mechanism: str
     username: str
-    password: str
+    password: str = field(repr=False)
     read_committed: bool
 
 
@@ -367,6 +367,8 @@ def decode_record_set(
 
     if not wanted:
         return DecodedRecords(None, next_offset)
+    if total_bytes >= 2**31:
+        raise RecordDataError("more than 2 GiB of records in one fetch: beyond Arrow's binary offsets")
     buffers = _allocate(total_records, total_bytes)
     columns = buffers.struct
     start, end = offset_range.start, offset_range.end
@@ -439,7 +441,12 @@ def read_range_raw(
             if part.error_code != 0:
                 return next_offset
             aborted.add([(t.first_offset, t.producer_id) for t in part.aborted_transactions or ()])
-            decoded = decode_record_set(part.records or b"", offset_range, next_offset, schema, aborted)
+            try:
+                decoded = decode_record_set(part.records or b"", offset_range, next_offset, schema, aborted)
+            except RecordDataError as error:
+                # Old message formats and corrupt data: librdkafka reads the one and reports the other.
+                log.warning("raw read of %s handed to confluent-kafka: %s", offset_range, error)
+                return next_offset
             progressed = decoded.next_offset > next_offset
             next_offset = decoded.next_offset
             if next_offset < offset_range.end:

@@ -168,3 +168,10 @@ def test_it_leaves_tls_and_unknown_sasl_settings_to_confluent_kafka():
     assert connection_settings({**scram, "sasl.mechanism": "OAUTHBEARER"}) is None
     assert connection_settings({**plain, "ssl.ca.location": "/ca.pem"}) is None
     assert connection_settings({**plain, "isolation.level": "read_uncommitted"}).read_committed is False
+
+
+def test_it_refuses_old_message_formats_so_confluent_kafka_reads_them():
+    batch = bytearray(build_batch([Record(b"k", b"value", timestamp=T0)]))
+    batch[16] = 1  # magic: the byte after baseOffset, batchLength and partitionLeaderEpoch
+    with pytest.raises(RecordDataError):
+        decode(bytes(batch))
