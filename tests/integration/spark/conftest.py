@@ -3,6 +3,7 @@ job runs: a real Celery worker on the `spark` queue and a team whose service acc
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import subprocess
@@ -209,4 +210,5 @@ class Setup:
 
 @pytest.fixture
 def setup(spark_worker, secure_broker, request) -> Setup:
-    return Setup(secure_broker, request.node.name[-12:].strip("_").lower().replace("_", "-"))
+    # Unique per test (several test names end alike) and stable, so a failure names the same resources.
+    return Setup(secure_broker, hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10])
