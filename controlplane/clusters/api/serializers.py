@@ -170,3 +170,27 @@ class AcceptedOperationSerializer(serializers.Serializer):
         return reverse(
             "operation-detail", args=[accepted["operation"].id], request=self.context.get("request")
         )
+
+
+class ThroughputQuerySerializer(serializers.Serializer):
+    since = serializers.DateTimeField(required=False, help_text="default: one hour before `until`")
+    until = serializers.DateTimeField(required=False, help_text="default: now")
+
+    def validate(self, attrs: dict) -> dict:
+        if "since" in attrs and "until" in attrs and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError({"since": "must be before until"})
+        return attrs
+
+
+class TopicThroughputSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    messages_per_second = serializers.ListField(child=serializers.FloatField())
+
+
+class ThroughputSerializer(serializers.Serializer):
+    """Messages per second between consecutive lag-sampler runs (raw history: the last hour at most)."""
+
+    cluster = serializers.IntegerField()
+    times = serializers.ListField(child=serializers.DateTimeField(), help_text="end of each interval")
+    messages_per_second = serializers.ListField(child=serializers.FloatField())
+    by_topic = TopicThroughputSerializer(many=True, help_text="busiest topic first")

@@ -1,4 +1,7 @@
+from datetime import UTC, datetime, timedelta
+
 from django.db.models import QuerySet
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
@@ -10,6 +13,8 @@ from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.lag import history
+from controlplane.lag.throughput import throughput
 from controlplane.tenancy.access import visible_organization_ids
 
 
@@ -90,6 +95,31 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
     def check_health(self, request: Request, pk: str) -> Response:
         """Observes the cluster now (brokers up, controller, offline partitions) instead of waiting for beat."""
         return self.respond(services.check_cluster_health(cluster=self.get_object()))
+
+    @extend_schema(
+        parameters=[serializers.ThroughputQuerySerializer], responses=serializers.ThroughputSerializer
+    )
+    @action(detail=True, methods=["get"])
+    def throughput(self, request: Request, pk: str) -> Response:
+        """Messages per second, in total and per topic, from the lag sampler's log-end offsets (last hour)."""
+        cluster = self.get_object()
+        query = serializers.ThroughputQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        until = query.validated_data.get("until") or timezone.now()
+        since = query.validated_data.get("since") or until - timedelta(hours=1)
+        ends = history.log_end_history(history.lag_redis(), cluster.id, since=since.timestamp())
+        rates = throughput(ends)
+        keep = [index for index, time in enumerate(rates.times) if time <= until.timestamp()]
+        body = {
+            "cluster": cluster.id,
+            "times": [datetime.fromtimestamp(rates.times[index], tz=UTC) for index in keep],
+            "messages_per_second": [rates.messages_per_second[index] for index in keep],
+            "by_topic": [
+                {"topic": topic.topic, "messages_per_second": [topic.messages_per_second[i] for i in keep]}
+                for topic in rates.by_topic
+            ],
+        }
+        return Response(serializers.ThroughputSerializer(body).data)
 
 
 @extend_schema(tags=["clusters"])

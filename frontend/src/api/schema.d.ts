@@ -588,6 +588,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{id}/throughput/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Messages per second, in total and per topic, from the lag sampler's log-end offsets (last hour). */
+        get: operations["v1_clusters_throughput_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/register/": {
         parameters: {
             query?: never;
@@ -3364,6 +3381,15 @@ export interface components {
          * @enum {string}
          */
         TemplateEnum: "producer" | "consumer" | "stream_app";
+        /** @description Messages per second between consecutive lag-sampler runs (raw history: the last hour at most). */
+        Throughput: {
+            cluster: number;
+            /** @description end of each interval */
+            times: string[];
+            messages_per_second: number[];
+            /** @description busiest topic first */
+            by_topic: components["schemas"]["TopicThroughput"][];
+        };
         /** @description A topic as lists show it: desired spec and the last observed state (cached by the reconciler). */
         Topic: {
             readonly id: number;
@@ -3438,6 +3464,10 @@ export interface components {
             readonly live: {
                 [key: string]: unknown;
             };
+        };
+        TopicThroughput: {
+            topic: string;
+            messages_per_second: number[];
         };
         TotalSeries: {
             lag_messages: (number | null)[];
@@ -4732,6 +4762,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
+    v1_clusters_throughput_retrieve: {
+        parameters: {
+            query?: {
+                /** @description default: one hour before `until` */
+                since?: string;
+                /** @description default: now */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Throughput"];
                 };
             };
         };
