@@ -43,6 +43,18 @@ const firing = {
   silenced_by: null,
 };
 
+const throughput = {
+  cluster: 3,
+  times: ["2026-01-05T10:00:15Z", "2026-01-05T10:00:30Z"],
+  messages_per_second: [1500, 70],
+  by_topic: ["orders", "audit", "clicks", "views", "payments", "logs"].map((topic, index) => ({
+    topic,
+    messages_per_second: [6 - index, 6 - index],
+  })),
+};
+
+const noSamples = { cluster: 3, times: [], messages_per_second: [], by_topic: [] };
+
 type Handlers = Parameters<typeof stubFetch>[0];
 
 function stubOverview(extra: Handlers = {}) {
@@ -52,6 +64,7 @@ function stubOverview(extra: Handlers = {}) {
     "GET /api/v1/clusters/": page([cluster()]),
     "GET /api/v1/lag/groups/": page([groupLag()], 12),
     "GET /api/v1/alerts/": page([firing]),
+    "GET /api/v1/clusters/3/throughput/": json(200, throughput),
     ...extra,
   });
 }
@@ -142,5 +155,62 @@ describe("OverviewPage", () => {
 
     await user.click(within(alert).getByRole("button", { name: "Try again" }));
     expect(await screen.findByRole("region", { name: "Background worker" })).toHaveTextContent("Running");
+  });
+
+  it("charts the selected cluster's total throughput and its five busiest topics", async () => {
+    stubOverview();
+    const { user } = renderOverview();
+    const section = (await screen.findByRole("heading", { name: "Throughput (messages/s), last hour" })).closest(
+      "section",
+    ) as HTMLElement;
+    await user.click(await within(section).findByText("Show the data as a table"));
+    const table = within(section).getByRole("table", { name: "Throughput of orders in messages per second data" });
+    const [header, first] = within(table).getAllByRole("row");
+    expect(
+      within(header!)
+        .getAllByRole("columnheader")
+        .map((cell) => cell.textContent),
+    ).toEqual(["Time", "total", "orders", "audit", "clicks", "views", "payments"]);
+    expect(
+      within(first!)
+        .getAllByRole("cell")
+        .slice(1, 3)
+        .map((cell) => cell.textContent),
+    ).toEqual(["1.5K/s", "6/s"]);
+  });
+
+  it("lets the user switch the throughput chart to another cluster", async () => {
+    const fetchSpy = stubOverview({
+      "GET /api/v1/clusters/": page([cluster(), cluster({ id: 8, name: "clicks" })]),
+      "GET /api/v1/clusters/8/throughput/": json(200, noSamples),
+    });
+    const { user } = renderOverview();
+    const picker = await screen.findByRole("combobox", { name: "Cluster" });
+    await user.selectOptions(picker, "clicks");
+    expect(await screen.findByText("No samples yet — the lag sampler runs every 15 s")).toBeInTheDocument();
+    const urls = fetchSpy.mock.calls.map(([input]) => new URL((input as Request).url).pathname);
+    expect(urls).toContain("/api/v1/clusters/8/throughput/");
+  });
+
+  it("says when the sampler has no throughput samples yet", async () => {
+    stubOverview({ "GET /api/v1/clusters/3/throughput/": json(200, noSamples) });
+    renderOverview();
+    expect(await screen.findByText("No samples yet — the lag sampler runs every 15 s")).toBeInTheDocument();
+  });
+
+  it("shows the throughput's error and loads it again on retry", async () => {
+    let calls = 0;
+    stubOverview({
+      "GET /api/v1/clusters/3/throughput/": () => {
+        calls += 1;
+        return calls === 1
+          ? json(503, { error: { code: "unavailable", message: "Redis is down.", details: {} } })
+          : json(200, throughput);
+      },
+    });
+    const { user } = renderOverview();
+    const alert = (await screen.findByText("Could not load the throughput")).closest("[role=alert]") as HTMLElement;
+    await user.click(within(alert).getByRole("button", { name: "Try again" }));
+    expect(await screen.findByText("Show the data as a table")).toBeInTheDocument();
   });
 });

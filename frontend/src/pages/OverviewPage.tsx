@@ -1,11 +1,19 @@
 import { createColumnHelper } from "@tanstack/react-table";
+import { useState } from "react";
 import { Link } from "react-router";
 
 import { useClusters } from "../api/hooks/clusters";
 import { useLagFleet, type GroupLag } from "../api/hooks/lag";
-import { OVERVIEW_TOP, useFiringAlerts, useOverview, type FiringAlert } from "../api/hooks/overview";
+import {
+  OVERVIEW_TOP,
+  useClusterThroughput,
+  useFiringAlerts,
+  useOverview,
+  type ClusterThroughput,
+  type FiringAlert,
+} from "../api/hooks/overview";
 import type { Cluster } from "../api/types";
-import { formatCompact, formatSeconds } from "../components/charts";
+import { formatCompact, formatSeconds, TimeSeriesChart, type TimeSeries } from "../components/charts";
 import { DataTable } from "../components/DataTable";
 import { PageHeader } from "../components/PageHeader";
 import { Timestamp } from "../components/Timestamp";
@@ -20,6 +28,7 @@ export function OverviewPage() {
     <>
       <PageHeader title="Overview" description="Your organization's Kafka service at a glance." />
       <ClustersSection />
+      <ThroughputSection />
       <WorstGroupsSection />
       <FiringAlertsSection />
       <WorkerSection />
@@ -102,6 +111,81 @@ function ClustersSection() {
         )}
       </QueryView>
     </section>
+  );
+}
+
+/** The chart draws the total and this many of the busiest topics. */
+const THROUGHPUT_TOPICS = 5;
+
+function ThroughputSection() {
+  const clusters = useClusters();
+  const [chosen, setChosen] = useState<number | null>(null);
+  const rows = clusters.data ?? [];
+  // Before the user picks one, the first listed cluster is shown.
+  const selected = rows.find((row) => row.id === chosen) ?? rows[0];
+  if (!selected) return null;
+  return (
+    <section className="section" aria-labelledby="overview-throughput">
+      <h2 id="overview-throughput" className="section__title">
+        Throughput (messages/s), last hour
+      </h2>
+      {rows.length > 1 ? (
+        <label className="field">
+          <span className="field__label">Cluster</span>
+          <select className="input" value={selected.id} onChange={(event) => setChosen(Number(event.target.value))}>
+            {rows.map((row) => (
+              <option key={row.id} value={row.id}>
+                {row.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      <ThroughputChart cluster={selected.id} name={selected.name} />
+    </section>
+  );
+}
+
+/** The total first, then the busiest topics (the API lists topics busiest first). */
+function throughputSeries(throughput: ClusterThroughput): { timestamps: number[]; series: TimeSeries[] } {
+  return {
+    timestamps: throughput.times.map((time) => new Date(time).getTime()),
+    series: [
+      { label: "total", values: throughput.messages_per_second },
+      ...throughput.by_topic
+        .slice(0, THROUGHPUT_TOPICS)
+        .map((topic) => ({ label: topic.topic, values: topic.messages_per_second })),
+    ],
+  };
+}
+
+function ThroughputChart({ cluster, name }: { cluster: number; name: string }) {
+  const throughput = useClusterThroughput(cluster);
+  return (
+    <QueryView
+      query={throughput}
+      loadingLabel="Loading the throughput…"
+      errorTitle="Could not load the throughput"
+      isEmpty={(data) => data.times.length === 0}
+      empty={
+        <EmptyState
+          title="No samples yet — the lag sampler runs every 15 s"
+          description="Throughput needs two sampling runs of this cluster."
+        />
+      }
+    >
+      {(data) => {
+        const { timestamps, series } = throughputSeries(data);
+        return (
+          <TimeSeriesChart
+            label={`Throughput of ${name} in messages per second`}
+            timestamps={timestamps}
+            series={series}
+            formatValue={(value) => `${formatCompact(value)}/s`}
+          />
+        );
+      }}
+    </QueryView>
   );
 }
 

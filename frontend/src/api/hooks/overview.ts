@@ -7,6 +7,7 @@ import type { Overview } from "../types";
 type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
 export type AlertPage = Json<paths["/api/v1/alerts/"]["get"]["responses"][200]>;
 export type FiringAlert = AlertPage["results"][number];
+export type ClusterThroughput = Json<paths["/api/v1/clusters/{id}/throughput/"]["get"]["responses"][200]>;
 
 /** How many of the worst groups and newest alerts the overview shows. */
 export const OVERVIEW_TOP = 5;
@@ -15,6 +16,7 @@ export const overviewKeys = {
   all: ["overview"] as const,
   summary: () => [...overviewKeys.all, "summary"] as const,
   firingAlerts: () => [...overviewKeys.all, "firing-alerts"] as const,
+  throughput: (cluster: number) => [...overviewKeys.all, "throughput", cluster] as const,
 };
 
 export function overviewQueryOptions() {
@@ -40,5 +42,18 @@ export function useFiringAlerts() {
         }),
       ),
     refetchInterval: 30_000,
+  });
+}
+
+/** The lag sampler writes the log-end points the throughput comes from every 15 s by default. */
+const THROUGHPUT_REFRESH_MS = 15_000;
+
+/** Messages per second over the last hour, in total and per topic (busiest first). */
+export function useClusterThroughput(cluster: number) {
+  return useQuery({
+    queryKey: overviewKeys.throughput(cluster),
+    queryFn: async ({ signal }): Promise<ClusterThroughput> =>
+      unwrap(await apiClient.GET("/api/v1/clusters/{id}/throughput/", { params: { path: { id: cluster } }, signal })),
+    refetchInterval: THROUGHPUT_REFRESH_MS,
   });
 }
