@@ -36,7 +36,7 @@ from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
 from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
-from tests.fixtures.servers import stop_process, wait_until
+from tests.fixtures.servers import point_celery_at, stop_process, wait_until
 from tests.integration.clusters.conftest import _database_url_of_this_test
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -95,11 +95,8 @@ SYSTEM = Actor.system()
 @pytest.fixture
 def spark_worker(transactional_db, redis_url: str, tmp_path: Path, settings) -> Iterator[subprocess.Popen]:
     """A real Celery worker consuming only the `spark` queue, on this test's database and data dir."""
-    settings.CELERY_BROKER_URL = settings.CELERY_RESULT_BACKEND = settings.REDIS_URL = redis_url
+    point_celery_at(redis_url, settings)
     settings.DATA_DIR = tmp_path
-    from console.celery import app
-
-    app.conf.broker_url = app.conf.result_backend = redis_url
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
