@@ -7,7 +7,7 @@ import { bodyCellTexts } from "../test/tables";
 import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
 import { GroupDetailPage } from "./GroupDetailPage";
 import { groupDetail, groupLag, lagChart, offsetReset } from "./groups/groupFixtures";
-import { renderPage } from "./groups/renderPage";
+import { renderPage } from "../test/renderPage";
 
 type Handlers = Parameters<typeof stubFetch>[0];
 

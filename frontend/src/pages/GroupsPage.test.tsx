@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { cluster } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { GroupsPage } from "./GroupsPage";
-import { renderPage } from "./groups/renderPage";
+import { renderPage } from "../test/renderPage";
 import { bodyCellTexts } from "../test/tables";
 import { page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
 import { consumerGroup, groupLag } from "./groups/groupFixtures";

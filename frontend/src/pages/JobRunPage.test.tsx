@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { json, stubFetch } from "../test/fetchStub";
 import { bodyCellTexts } from "../test/tables";
 import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
-import { renderPage } from "./groups/renderPage";
+import { renderPage } from "../test/renderPage";
 import { jobRun, keySkewResult } from "./jobs/jobFixtures";
 import { JobRunPage } from "./JobRunPage";
 

@@ -5,7 +5,7 @@ import { cluster } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { bodyCellTexts } from "../test/tables";
 import { billingAccount, membership, page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
-import { renderPage } from "./groups/renderPage";
+import { renderPage } from "../test/renderPage";
 import { exportEntry, jobRun, keySkewEntry } from "./jobs/jobFixtures";
 import { JobsPage } from "./JobsPage";
 

@@ -6,7 +6,7 @@ import { json, signedIn, stubFetch } from "../test/fetchStub";
 import { bodyCellTexts } from "../test/tables";
 import { page, query } from "../test/tenancyFixtures";
 import { groupLag } from "./groups/groupFixtures";
-import { renderPage } from "./groups/renderPage";
+import { renderPage } from "../test/renderPage";
 import { OverviewPage } from "./OverviewPage";
 
 const healthy = {
