@@ -15,19 +15,17 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from controlplane.accounts import services as accounts
 from controlplane.schemas import cache, decoding, services
 from controlplane.schemas.api import auth
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
+from tests.integration.schemas.protobuf_orders import order_classes
 from tests.integration.topics.clients import produce_one
 from tests.integration.topics.world import KafkaWorld, build_world, create_topic
 
 pytestmark = pytest.mark.integration
-
-FIELD = descriptor_pb2.FieldDescriptorProto
 
 
 @dataclass
@@ -139,50 +137,12 @@ def test_json_schema_values_are_decoded_and_plain_keys_are_left_alone(browse_wor
     assert decoded["error"] is None
 
 
-def order_classes(import_name: str) -> tuple[type, type]:
-    """Order (with a nested Line) in its own file, importing Money from `import_name`."""
-    common = descriptor_pb2.FileDescriptorProto(name=import_name, package="acme.common", syntax="proto3")
-    money = common.message_type.add(name="Money")
-    money.field.add(name="cents", number=1, type=FIELD.TYPE_INT64, label=FIELD.LABEL_OPTIONAL)
-    money.field.add(name="currency", number=2, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL)
-    order_file = descriptor_pb2.FileDescriptorProto(
-        name="acme/order.proto", package="acme.orders", syntax="proto3", dependency=[import_name]
-    )
-    order_file.message_type.add(name="Receipt").field.add(
-        name="number", number=1, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL
-    )
-    order = order_file.message_type.add(name="Order")
-    line = order.nested_type.add(name="Line")
-    line.field.add(name="sku", number=1, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL)
-    line.field.add(name="qty", number=2, type=FIELD.TYPE_INT32, label=FIELD.LABEL_OPTIONAL)
-    order.field.add(name="id", number=1, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL)
-    order.field.add(
-        name="total",
-        number=2,
-        type=FIELD.TYPE_MESSAGE,
-        type_name=".acme.common.Money",
-        label=FIELD.LABEL_OPTIONAL,
-    )
-    order.field.add(
-        name="lines",
-        number=3,
-        type=FIELD.TYPE_MESSAGE,
-        type_name=".acme.orders.Order.Line",
-        label=FIELD.LABEL_REPEATED,
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(common)
-    pool.Add(order_file)
-    return (
-        message_factory.GetMessageClass(pool.FindMessageTypeByName("acme.orders.Order")),
-        message_factory.GetMessageClass(pool.FindMessageTypeByName("acme.orders.Order.Line")),
-    )
-
-
 def test_protobuf_messages_with_a_nested_type_and_an_import_are_decoded(browse_world: BrowseWorld) -> None:
     topic, url = browse_world.topic("proto")
     # Imports are registered under their file name: inside team A's prefix, so its key may write it.
-    order_class, line_class = order_classes(f"{browse_world.kafka.topic_prefix_a}common.proto")
+    order_class, line_class = order_classes(
+        f"{browse_world.kafka.topic_prefix_a}common.proto", receipt_first=True
+    )
     conf = {"use.deprecated.format": False}
     order = order_class(id="o1", lines=[line_class(sku="x", qty=2)])
     order.total.cents = 1250

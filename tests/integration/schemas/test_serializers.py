@@ -11,11 +11,10 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from tests.integration.schemas.protobuf_orders import order_classes
 
 pytestmark = pytest.mark.integration
-
-FIELD = descriptor_pb2.FieldDescriptorProto
 
 
 def round_trip(
@@ -111,48 +110,9 @@ def test_json_schema_round_trips_with_auto_registration_and_latest_version(regis
     ]
 
 
-def _order_classes() -> tuple[type, type]:
-    """Order (with a nested Line message) in acme/order.proto, importing Money from acme/common.proto."""
-    common = descriptor_pb2.FileDescriptorProto(
-        name="acme/common.proto", package="acme.common", syntax="proto3"
-    )
-    money = common.message_type.add(name="Money")
-    money.field.add(name="cents", number=1, type=FIELD.TYPE_INT64, label=FIELD.LABEL_OPTIONAL)
-    money.field.add(name="currency", number=2, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL)
-
-    order_file = descriptor_pb2.FileDescriptorProto(
-        name="acme/order.proto", package="acme.orders", syntax="proto3", dependency=["acme/common.proto"]
-    )
-    order = order_file.message_type.add(name="Order")
-    line = order.nested_type.add(name="Line")
-    line.field.add(name="sku", number=1, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL)
-    line.field.add(name="qty", number=2, type=FIELD.TYPE_INT32, label=FIELD.LABEL_OPTIONAL)
-    order.field.add(name="id", number=1, type=FIELD.TYPE_STRING, label=FIELD.LABEL_OPTIONAL)
-    order.field.add(
-        name="total",
-        number=2,
-        type=FIELD.TYPE_MESSAGE,
-        type_name=".acme.common.Money",
-        label=FIELD.LABEL_OPTIONAL,
-    )
-    order.field.add(
-        name="lines",
-        number=3,
-        type=FIELD.TYPE_MESSAGE,
-        type_name=".acme.orders.Order.Line",
-        label=FIELD.LABEL_REPEATED,
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(common)
-    pool.Add(order_file)
-    order_class = message_factory.GetMessageClass(pool.FindMessageTypeByName("acme.orders.Order"))
-    line_class = message_factory.GetMessageClass(pool.FindMessageTypeByName("acme.orders.Order.Line"))
-    return order_class, line_class
-
-
 def test_protobuf_with_a_nested_message_and_an_import_round_trips(registry, broker) -> None:
     client = registry.client(registry.org_admin)  # the import is registered under its file name
-    order_class, line_class = _order_classes()
+    order_class, line_class = order_classes()
     topic = topic_name()
     serializer = ProtobufSerializer(order_class, client, conf={"use.deprecated.format": False})
     deserializer = ProtobufDeserializer(order_class, conf={"use.deprecated.format": False})
