@@ -17,7 +17,7 @@ from pyspark.errors import PythonException
 
 from controlplane.spark.decoding import decode_values, undecodable_count
 from tests.integration.schemas.conftest import _build_registry
-from tests.integration.schemas.test_serializers import _order_classes
+from tests.integration.schemas.protobuf_orders import order_classes
 from tests.integration.spark.conftest import create_topic
 
 pytestmark = pytest.mark.integration
@@ -47,7 +47,7 @@ def framed_topics(live_server, transactional_db, broker):
         kind: create_topic(broker.bootstrap, f"payments.{kind}-{suffix}")
         for kind in ("avro", "json", "proto")
     }
-    order_class, line_class = _order_classes()
+    order_class, line_class = order_classes()
     orders = [order_class(id="o1", lines=[line_class(sku="x", qty=2)]), order_class(id="o2")]
     orders[0].total.cents = 1250
     serializers = {
