@@ -358,6 +358,9 @@ class ControllerServer:
             reply["message"] = f"malformed request: {exc!r}"
         node = self._node()
         reply["leader_id"] = node.leader
+        # A broker that forwarded an admin request waits for its own image to reach this offset,
+        # so its next Metadata response already shows the change.
+        reply["applied_offset"] = self.image.offset
         return reply
 
     @staticmethod
