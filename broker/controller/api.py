@@ -21,6 +21,8 @@ class PartitionAssignment:
 
     `leader_epoch` changes whenever the leader changes; `partition_epoch` changes on every
     change to the partition (leader, ISR, replicas) and is the version AlterPartition checks.
+    During a reassignment (KIP-455) `replicas` holds the target replicas first, then the ones
+    being removed; `adding_replicas` are still catching up, `removing_replicas` leave when it ends.
     """
 
     topic: str
@@ -31,6 +33,8 @@ class PartitionAssignment:
     partition_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
 
     @property
     def has_leader(self) -> bool:
@@ -38,6 +42,20 @@ class PartitionAssignment:
 
     def is_replica(self, broker_id: int) -> bool:
         return broker_id in self.replicas
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def original_replicas(self) -> tuple[int, ...]:
+        """The replicas before the ongoing reassignment (what cancelling it returns to)."""
+        return tuple(b for b in self.replicas if b not in self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replicas once the ongoing reassignment completes."""
+        return tuple(b for b in self.replicas if b not in self.removing_replicas)
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,4 +161,6 @@ def assignment_from_json(data: Mapping[str, Any]) -> PartitionAssignment:
         partition_epoch=int(data["partition_epoch"]),
         replicas=tuple(data["replicas"]),
         isr=tuple(data["isr"]),
+        adding_replicas=tuple(data.get("adding_replicas", ())),
+        removing_replicas=tuple(data.get("removing_replicas", ())),
     )

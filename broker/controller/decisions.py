@@ -9,8 +9,9 @@ the active controller; a newly elected controller gives every broker a fresh ses
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kio.schema.errors import ErrorCode
 
@@ -38,13 +39,29 @@ class ControllerSettings:
     leader_imbalance_percentage: int = 10
 
 
+ELECTION_PREFERRED = 0
+ELECTION_UNCLEAN = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionResult:
+    """The outcome for one partition of a request about many (ElectLeaders, reassignments)."""
+
+    topic: str
+    partition: int
+    error_code: int = 0
+    message: str = ""
+
+
 @dataclass(slots=True)
 class Decision:
-    """Records to commit, or an error code (with a message) and no records."""
+    """Records to commit, or an error code (with a message) and no records. A request about
+    many partitions also gets one result per partition (the records hold the successful ones)."""
 
     records: list[Record] = field(default_factory=list)
     error_code: int = 0
     message: str = ""
+    results: list[PartitionResult] = field(default_factory=list)
 
 
 def refuse(code: ErrorCode, message: str = "") -> Decision:
@@ -207,20 +224,58 @@ class Decider:
                 )
         return records
 
+    def elect_leaders(
+        self, image: MetadataImage, election_type: int, partitions: Sequence[tuple[str, int]] | None = None
+    ) -> Decision:
+        """ElectLeaders: PREFERRED moves leadership to the first replica when it is usable and in
+        sync; UNCLEAN elects a leader for a leaderless partition, from outside the ISR if it must.
+        None means every partition, and then partitions needing no election are not reported."""
+        results = []
+        records = []
+        if partitions is None:
+            wanted = [(p.topic, p.partition) for p in image.partitions()]
+        else:
+            wanted = list(dict.fromkeys(partitions))
+        for topic, index in wanted:
+            found = _find_partition(image, topic, index)
+            if isinstance(found, PartitionResult):
+                results.append(found)
+                continue
+            record, code = self._elect(image, found, election_type)
+            if record is not None:
+                records.append(record)
+            if partitions is not None or code != ErrorCode.election_not_needed:
+                results.append(PartitionResult(topic, index, code.value))
+        return Decision(records, results=results)
+
+    def _elect(
+        self, image: MetadataImage, p: PartitionAssignment, election_type: int
+    ) -> tuple[Record | None, ErrorCode]:
+        if election_type == ELECTION_PREFERRED:
+            preferred = p.replicas[0] if p.replicas else NO_LEADER
+            if p.leader == preferred:
+                return None, ErrorCode.election_not_needed
+            if preferred in p.isr and image.is_usable(preferred):
+                return rec.partition_change(p.topic_id, p.partition, leader=preferred), ErrorCode.none
+            return None, ErrorCode.preferred_leader_not_available
+        if p.leader != NO_LEADER:
+            return None, ErrorCode.election_not_needed
+        for broker_id in p.replicas:
+            if broker_id in p.isr and image.is_usable(broker_id):
+                return rec.partition_change(p.topic_id, p.partition, leader=broker_id), ErrorCode.none
+        for broker_id in p.replicas:
+            if image.is_usable(broker_id):
+                # Unclean: the new leader's log defines the partition from now on.
+                record = rec.partition_change(p.topic_id, p.partition, leader=broker_id, isr=[broker_id])
+                return record, ErrorCode.none
+        return None, ErrorCode.eligible_leaders_not_available
+
     def elect_preferred_leaders(
         self, image: MetadataImage, partitions: Sequence[tuple[str, int]] | None = None
     ) -> Decision:
-        """Move leadership back to each partition's first replica where it is usable and in sync
-        (ElectLeaders with the PREFERRED type); None means every partition."""
-        wanted = None if partitions is None else set(partitions)
-        records = []
-        for p in image.partitions():
-            if wanted is not None and (p.topic, p.partition) not in wanted:
-                continue
-            preferred = p.replicas[0] if p.replicas else NO_LEADER
-            if p.leader != preferred and preferred in p.isr and image.is_usable(preferred):
-                records.append(rec.partition_change(p.topic_id, p.partition, leader=preferred))
-        return Decision(records)
+        """Move leadership back to each partition's first replica where it is usable and in sync;
+        None means every partition."""
+        return self.elect_leaders(image, ELECTION_PREFERRED, partitions)
 
     def rebalance_leaders(self, image: MetadataImage, imbalance_percentage: int) -> Decision:
         """Kafka's automatic rebalancing: for each broker that is the preferred leader of more
@@ -263,7 +318,143 @@ class Decider:
             )
         if new_isr == p.isr:
             return Decision()
+        # The leader adds replicas to the ISR as they catch up: the moment a reassignment may end.
+        completion = self._complete_reassignment(image, p, new_isr)
+        if completion is not None:
+            return Decision([completion])
         return Decision([rec.partition_change(p.topic_id, p.partition, isr=new_isr)])
+
+    # --- reassignments (KIP-455) -------------------------------------------------------------
+
+    def reassign_partitions(
+        self, image: MetadataImage, reassignments: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> Decision:
+        """AlterPartitionReassignments: each (topic, partition, target replicas or None to cancel)
+        gets a result; the records start, change, cancel or at once complete the reassignments."""
+        records = []
+        results = []
+        counts = Counter((topic, index) for topic, index, _ in reassignments)
+        for topic, index, target in reassignments:
+            if counts[(topic, index)] > 1:
+                results.append(
+                    PartitionResult(
+                        topic, index, ErrorCode.invalid_request.value, "the partition is listed twice"
+                    )
+                )
+                continue
+            found = _find_partition(image, topic, index)
+            if isinstance(found, PartitionResult):
+                results.append(found)
+                continue
+            record, code, message = self._reassign(image, found, target)
+            if record is not None:
+                records.append(record)
+            results.append(PartitionResult(topic, index, code.value, message))
+        return Decision(records, results=results)
+
+    def _reassign(
+        self, image: MetadataImage, p: PartitionAssignment, target: Sequence[int] | None
+    ) -> tuple[Record | None, ErrorCode, str]:
+        original = p.original_replicas
+        if target is None:
+            if not p.is_reassigning:
+                return None, ErrorCode.no_reassignment_in_progress, "no reassignment is in progress"
+            wanted = original
+        else:
+            wanted = tuple(target)
+            problem = _target_problem(image, wanted)
+            if problem:
+                return None, ErrorCode.invalid_replica_assignment, problem
+        if not p.is_reassigning and wanted == p.replicas:
+            return None, ErrorCode.none, ""
+        # A new target replaces an ongoing reassignment: it starts again from the original replicas.
+        replicas = (*wanted, *(b for b in original if b not in wanted))
+        adding = tuple(b for b in wanted if b not in original)
+        removing = tuple(b for b in original if b not in wanted)
+        isr = tuple(b for b in p.isr if b in replicas)
+        if not isr:
+            # Only possible when earlier-added replicas alone were in sync: they must not be dropped.
+            return None, ErrorCode.invalid_replica_assignment, "no in-sync replica would remain"
+        staged = replace(p, replicas=replicas, isr=isr, adding_replicas=adding, removing_replicas=removing)
+        record = self._complete_reassignment(image, staged, isr, base=p)
+        if record is None:
+            leader = p.leader if p.leader in isr else self._choose_leader(image, staged, isr)
+            record = rec.partition_change(
+                p.topic_id,
+                p.partition,
+                leader=leader,
+                isr=isr,
+                replicas=replicas,
+                adding_replicas=adding,
+                removing_replicas=removing,
+            )
+        return record, ErrorCode.none, ""
+
+    def _complete_reassignment(
+        self,
+        image: MetadataImage,
+        p: PartitionAssignment,
+        isr: Sequence[int],
+        base: PartitionAssignment | None = None,
+    ) -> Record | None:
+        """The record ending `p`'s reassignment once every adding replica is in `isr`, or None.
+
+        The target replicas become the replicas, the ISR keeps only them, and a removed leader
+        hands over to the first usable in-sync target replica (a leader epoch bump).
+        `base` is the committed partition the record applies to when `p` is only staged."""
+        if not p.is_reassigning or any(b not in isr for b in p.adding_replicas):
+            return None
+        target = p.target_replicas
+        new_isr = [b for b in isr if b in target]
+        if not new_isr:
+            return None  # wait until a target replica is in sync
+        leader = p.leader
+        if leader not in new_isr:
+            leader = self._choose_leader(image, replace(p, replicas=target), new_isr)
+            if leader == NO_LEADER and p.leader != NO_LEADER:
+                return None  # keep the current leader until a target replica can take over
+        current = base or p
+        return rec.partition_change(
+            p.topic_id,
+            p.partition,
+            leader=leader if leader != current.leader else None,
+            isr=new_isr,
+            replicas=target,
+            adding_replicas=(),
+            removing_replicas=(),
+        )
+
+    def list_reassignments(
+        self, image: MetadataImage, partitions: Sequence[tuple[str, int]] | None = None
+    ) -> list[PartitionAssignment]:
+        """Partitions with a reassignment in progress (of those listed; None: all)."""
+        wanted = None if partitions is None else set(partitions)
+        return [
+            p
+            for p in image.partitions()
+            if p.is_reassigning and (wanted is None or (p.topic, p.partition) in wanted)
+        ]
+
+    def unregister_broker(self, image: MetadataImage, broker_id: int) -> Decision:
+        """Forget a broker for good (it was removed from the cluster): only a stopped (fenced)
+        broker that no partition lists as a replica, so nothing is left pointing at it."""
+        broker = image.brokers.get(broker_id)
+        if broker is None:
+            return refuse(ErrorCode.broker_id_not_registered, f"broker {broker_id} is not registered")
+        if not broker.fenced:
+            return refuse(
+                ErrorCode.invalid_request,
+                f"broker {broker_id} is running: stop it before unregistering it",
+            )
+        hosted = [f"{p.topic}-{p.partition}" for p in image.partitions() if broker_id in p.replicas]
+        if hosted:
+            return refuse(
+                ErrorCode.invalid_request,
+                f"broker {broker_id} is still a replica of {len(hosted)} partition(s), e.g. {hosted[0]}: "
+                "reassign them first",
+            )
+        self._last_heartbeat.pop(broker_id, None)
+        return Decision([rec.unregister_broker(broker_id)])
 
     # --- topics and configs ------------------------------------------------------------------
 
@@ -317,7 +508,7 @@ class Decider:
         current = len(topic.partitions)
         if total <= current:
             return refuse(ErrorCode.invalid_partitions, f"topic {name!r} already has {current} partitions")
-        factor = len(topic.partitions[0].replicas) if topic.partitions else 1
+        factor = len(topic.partitions[0].target_replicas) if topic.partitions else 1
         try:
             placements = self._place(image, total - current, factor)
         except PlacementError as exc:
@@ -353,6 +544,27 @@ class Decider:
         if broker is None or broker.epoch != broker_epoch:
             return refuse(ErrorCode.stale_broker_epoch)
         return Decision([rec.producer_ids(broker_id, image.next_producer_id + PRODUCER_ID_BLOCK)])
+
+
+def _find_partition(image: MetadataImage, topic: str, index: int) -> PartitionAssignment | PartitionResult:
+    found = image.topic_by_name(topic)
+    if found is None or index not in found.partitions:
+        return PartitionResult(
+            topic, index, ErrorCode.unknown_topic_or_partition.value, f"no partition {topic}-{index}"
+        )
+    return found.partitions[index]
+
+
+def _target_problem(image: MetadataImage, target: Sequence[int]) -> str | None:
+    """Why a reassignment target is invalid (INVALID_REPLICA_ASSIGNMENT), or None."""
+    if not target:
+        return "the target replica list is empty"
+    if len(set(target)) != len(target):
+        return f"the target replicas {list(target)} contain a broker twice"
+    unknown = sorted(b for b in target if b not in image.brokers)
+    if unknown:
+        return f"the target replicas include unregistered brokers {unknown}"
+    return None
 
 
 def topic_config_problem(configs: dict[str, str]) -> str | None:

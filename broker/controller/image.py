@@ -148,6 +148,8 @@ class MetadataImage:
             partition_epoch=record["partition_epoch"],
             replicas=tuple(record["replicas"]),
             isr=tuple(record["isr"]),
+            adding_replicas=tuple(record.get("adding_replicas", ())),
+            removing_replicas=tuple(record.get("removing_replicas", ())),
         )
         topic.partitions[current.partition] = current
         delta.partitions.append((previous, current))
@@ -165,6 +167,8 @@ class MetadataImage:
             partition_epoch=previous.partition_epoch + 1,
             isr=tuple(record.get("isr", previous.isr)),
             replicas=tuple(record.get("replicas", previous.replicas)),
+            adding_replicas=tuple(record.get("adding_replicas", previous.adding_replicas)),
+            removing_replicas=tuple(record.get("removing_replicas", previous.removing_replicas)),
         )
         topic.partitions[current.partition] = current
         delta.partitions.append((previous, current))
@@ -238,6 +242,8 @@ class MetadataImage:
                         p.leader,
                         p.leader_epoch,
                         p.partition_epoch,
+                        p.adding_replicas,
+                        p.removing_replicas,
                     )
                 )
             out.extend(rec.config("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))

@@ -72,8 +72,10 @@ def partition(
     leader: int,
     leader_epoch: int = 0,
     partition_epoch: int = 0,
+    adding_replicas: Sequence[int] = (),
+    removing_replicas: Sequence[int] = (),
 ) -> Record:
-    return {
+    record: Record = {
         "type": "partition",
         "topic_id": str(topic_id),
         "partition": index,
@@ -83,6 +85,12 @@ def partition(
         "leader_epoch": leader_epoch,
         "partition_epoch": partition_epoch,
     }
+    # Only written while a reassignment is in progress, so older logs read the same.
+    if adding_replicas:
+        record["adding_replicas"] = list(adding_replicas)
+    if removing_replicas:
+        record["removing_replicas"] = list(removing_replicas)
+    return record
 
 
 def partition_change(
@@ -92,9 +100,12 @@ def partition_change(
     leader: int | None = None,
     isr: Sequence[int] | None = None,
     replicas: Sequence[int] | None = None,
+    adding_replicas: Sequence[int] | None = None,
+    removing_replicas: Sequence[int] | None = None,
 ) -> Record:
     """Only the given fields change; applying it bumps partition_epoch, and leader_epoch when
-    the leader changes (so every replica derives the same epochs from the log)."""
+    the leader changes (so every replica derives the same epochs from the log). A reassignment
+    sets `adding_replicas` / `removing_replicas`; completing or cancelling it sets them empty."""
     record: Record = {"type": "partition_change", "topic_id": str(topic_id), "partition": index}
     if leader is not None:
         record["leader"] = leader
@@ -102,6 +113,10 @@ def partition_change(
         record["isr"] = list(isr)
     if replicas is not None:
         record["replicas"] = list(replicas)
+    if adding_replicas is not None:
+        record["adding_replicas"] = list(adding_replicas)
+    if removing_replicas is not None:
+        record["removing_replicas"] = list(removing_replicas)
     return record
 
 

@@ -65,6 +65,8 @@ def assignment_to_json(p: PartitionAssignment) -> dict[str, Any]:
     data["topic_id"] = str(p.topic_id)
     data["replicas"] = list(p.replicas)
     data["isr"] = list(p.isr)
+    data["adding_replicas"] = list(p.adding_replicas)
+    data["removing_replicas"] = list(p.removing_replicas)
     return data
 
 
