@@ -23,7 +23,15 @@ from kio.schema.errors import ErrorCode
 
 from broker.controller import records as rec
 from broker.controller.api import AlterPartitionRequest, Endpoint, PartitionAssignment
-from broker.controller.decisions import PRODUCER_ID_BLOCK, ControllerSettings, Decider, Decision, TopicRequest
+from broker.controller.decisions import (
+    ELECTION_PREFERRED,
+    ELECTION_UNCLEAN,
+    PRODUCER_ID_BLOCK,
+    ControllerSettings,
+    Decider,
+    Decision,
+    TopicRequest,
+)
 from broker.controller.image import MetadataImage
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
@@ -70,6 +78,17 @@ def assignment_to_json(p: PartitionAssignment) -> dict[str, Any]:
     return data
 
 
+def _partition_list(listed: Any) -> list[tuple[str, int]] | None:
+    return None if listed is None else [(str(t), int(p)) for t, p in listed]
+
+
+def _results_json(decision: Decision) -> list[dict[str, Any]]:
+    return [
+        {"topic": r.topic, "partition": r.partition, "error_code": r.error_code, "message": r.message}
+        for r in decision.results
+    ]
+
+
 class ControllerServer:
     def __init__(self, config: ControllerNodeConfig) -> None:
         self.config = config
@@ -95,7 +114,12 @@ class ControllerServer:
             "register_broker": self._register_broker,
             "broker_heartbeat": self._broker_heartbeat,
             "alter_partition": self._alter_partition,
-            "elect_preferred_leaders": self._elect_preferred_leaders,
+            "elect_leaders": self._elect_leaders,
+            # The earlier name of elect_leaders (PREFERRED unless `election_type` says otherwise).
+            "elect_preferred_leaders": self._elect_leaders,
+            "alter_partition_reassignments": self._alter_partition_reassignments,
+            "list_partition_reassignments": self._list_partition_reassignments,
+            "unregister_broker": self._unregister_broker,
             "create_topics": self._create_topics,
             "delete_topics": self._delete_topics,
             "create_partitions": self._create_partitions,
@@ -475,12 +499,53 @@ class ControllerServer:
             )
         }
 
-    async def _elect_preferred_leaders(self, params: dict[str, Any]) -> dict[str, Any]:
-        """`partitions`: [[topic, partition], ...], or absent/null for all."""
-        listed = params.get("partitions")
-        partitions = None if listed is None else [(str(t), int(p)) for t, p in listed]
-        decision = await self.decide_and_commit(lambda d, image: d.elect_preferred_leaders(image, partitions))
-        return {"changed": [[r["topic_id"], r["partition"]] for r in decision.records]}
+    async def _elect_leaders(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`election_type` 0 PREFERRED (default) or 1 UNCLEAN; `partitions`: [[topic, partition], ...],
+        or absent/null for all (then partitions needing no election are left out of `results`)."""
+        election_type = int(params.get("election_type", ELECTION_PREFERRED))
+        if election_type not in (ELECTION_PREFERRED, ELECTION_UNCLEAN):
+            raise RpcError(ErrorCode.invalid_request, f"unknown election type {election_type}")
+        partitions = _partition_list(params.get("partitions"))
+        decision = await self.decide_and_commit(
+            lambda d, image: d.elect_leaders(image, election_type, partitions)
+        )
+        return {
+            "changed": [[r["topic_id"], r["partition"]] for r in decision.records],
+            "results": _results_json(decision),
+        }
+
+    async def _alter_partition_reassignments(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`reassignments`: [[topic, partition, [broker ids] or null to cancel], ...]."""
+        reassignments = [
+            (str(t), int(p), None if ids is None else [int(b) for b in ids])
+            for t, p, ids in params["reassignments"]
+        ]
+        decision = await self.decide_and_commit(lambda d, image: d.reassign_partitions(image, reassignments))
+        return {"results": _results_json(decision)}
+
+    async def _list_partition_reassignments(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`partitions`: [[topic, partition], ...] or absent/null for all. Answered by the active
+        controller, so a reassignment it just accepted is listed."""
+        partitions = _partition_list(params.get("partitions"))
+        ongoing = self._active_decider().list_reassignments(self.image, partitions)
+        return {
+            "reassignments": [
+                {
+                    "topic": p.topic,
+                    "partition": p.partition,
+                    "replicas": list(p.replicas),
+                    "adding_replicas": list(p.adding_replicas),
+                    "removing_replicas": list(p.removing_replicas),
+                }
+                for p in ongoing
+            ]
+        }
+
+    async def _unregister_broker(self, params: dict[str, Any]) -> dict[str, Any]:
+        broker_id = int(params["broker_id"])
+        decision = await self.decide_and_commit(lambda d, image: d.unregister_broker(image, broker_id))
+        self._raise_for(decision)
+        return {}
 
     async def _create_topics(self, params: dict[str, Any]) -> dict[str, Any]:
         results = []
