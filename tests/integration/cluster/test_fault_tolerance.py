@@ -1,0 +1,35 @@
+"""Acceptance 1 of the cluster issue: no acknowledged record is lost while brokers die, hang and restart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fixtures.cluster import LocalCluster
+from tests.integration.cluster.fault_checker import run_soak
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+FAULT_SECONDS = 45.0
+
+
+def test_the_local_cluster_lists_an_added_broker_and_drops_a_killed_one(cluster3: LocalCluster) -> None:
+    fourth = cluster3.add_broker(4)
+    cluster3.wait_ready()
+    assert cluster3.metadata_brokers(fourth) == {1, 2, 3, 4}
+
+    cluster3.node(2).kill9()
+    cluster3.wait_ready()  # fenced after broker.session.timeout.ms: the others stop listing it
+    assert cluster3.metadata_brokers(cluster3.node(1)) == {1, 3, 4}
+
+
+def test_every_acknowledged_record_survives_kills_pauses_and_restarts(cluster3: LocalCluster) -> None:
+    report = run_soak(cluster3, FAULT_SECONDS, seed=11, log=print)
+    print(json.dumps(report.summary(), indent=2))
+
+    assert sum(report.faults.values()) >= 5, report.summary()
+    assert report.acked > 1000, report.summary()
+    assert not report.failed_deliveries, report.summary()
+    assert report.ok, report.summary()
+    assert report.consumed > 0, report.summary()
