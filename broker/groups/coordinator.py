@@ -15,6 +15,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from kio.schema.errors import ErrorCode
 
@@ -43,7 +44,7 @@ from broker.groups.offsets_format import (
     encode_offset_commit_value,
     partition_for_group,
 )
-from broker.groups.offsets_log import OffsetsLog
+from broker.groups.offsets_log import OffsetsAppendError, OffsetsLog
 
 log = logging.getLogger(__name__)
 
@@ -109,38 +110,136 @@ def is_valid_group_id(group_id: str) -> bool:
     return bool(group_id) and len(group_id.encode()) <= MAX_KEY_STRING_BYTES
 
 
+class CoordinatorLocator(Protocol):
+    """Which broker coordinates a group (FindCoordinator) when that is not always this one."""
+
+    def locate(self, group_id: str, listener_name: str) -> CoordinatorEndpoint: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorEndpoint:
+    error_code: int
+    node_id: int = -1
+    host: str = ""
+    port: int = -1
+
+
+@dataclass(eq=False, slots=True)
+class OwnedPartition:
+    """A `__consumer_offsets` partition whose groups this coordinator serves once `loaded`."""
+
+    loaded: bool = False
+
+
+# Kafka's GroupMetadataManager turns storage errors into ones group clients act on: retry
+# later (COORDINATOR_NOT_AVAILABLE) or look the coordinator up again (NOT_COORDINATOR).
+_APPEND_ERRORS = {
+    ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
+    ErrorCode.not_enough_replicas_after_append: ErrorCode.coordinator_not_available,
+    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
+    ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
+    ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
+}
+_TOO_LARGE = {ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size}
+
+
+def coordinator_error_for_append(error_code: int, *, offset_commit: bool) -> int:
+    """The group-level answer for an append to `__consumer_offsets` that failed with `error_code`."""
+    if error_code in _TOO_LARGE:
+        return ErrorCode.invalid_commit_offset_size if offset_commit else ErrorCode.unknown_server_error
+    return _APPEND_ERRORS.get(error_code, error_code)  # type: ignore[call-overload]
+
+
 class GroupCoordinator:
-    """Owns every group of this broker (a single node coordinates all offsets partitions)."""
+    """Serves the groups of the `__consumer_offsets` partitions it owns.
+
+    A single node owns every partition from the start (`owns_every_partition`); in a cluster
+    a partition is loaded when this broker becomes its leader and unloaded when leadership
+    moves away, and groups of other partitions get NOT_COORDINATOR.
+    """
 
     def __init__(
         self,
         log: OffsetsLog,
         config: GroupCoordinatorConfig | None = None,
         clock: Clock | None = None,
+        *,
+        owns_every_partition: bool = True,
     ) -> None:
         self.log = log
         self.config = config or GroupCoordinatorConfig()
         self.clock: Clock = clock or LoopClock()
         self.groups: dict[str, Group] = {}
-        self.loaded = False
+        self.partitions: dict[int, OwnedPartition] = {}
+        if owns_every_partition:
+            self.partitions = {p: OwnedPartition() for p in range(log.num_partitions)}
+        # Set in a cluster, where FindCoordinator may name another broker.
+        self.locator: CoordinatorLocator | None = None
         self.stopped = False
         self._tasks: set[asyncio.Task[None]] = set()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Replays `__consumer_offsets` to rebuild groups and offsets, then starts serving."""
+        """Replays every owned partition of `__consumer_offsets`, then serves their groups."""
+        for partition, owned in list(self.partitions.items()):
+            await self._replay_partition(partition, owned)
+
+    def load_partition(self, partition: int) -> asyncio.Task[None] | None:
+        """Becomes the coordinator of the partition's groups; they get COORDINATOR_LOAD_IN_PROGRESS
+        until its log is replayed (in the returned task). None when already owned or stopped."""
+        if self.stopped or partition in self.partitions:
+            return None
+        owned = self.partitions[partition] = OwnedPartition()
+
+        async def replay() -> None:
+            try:
+                await self._replay_partition(partition, owned)
+            except Exception:
+                log.exception("loading __consumer_offsets partition %d failed", partition)
+                if self.partitions.get(partition) is owned:
+                    del self.partitions[partition]
+
+        task = asyncio.get_running_loop().create_task(replay(), name=f"load-offsets-{partition}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def unload_partition(self, partition: int) -> None:
+        """Stops coordinating the partition's groups: their waiting JoinGroup/SyncGroup requests
+        get NOT_COORDINATOR, timers stop and the state is dropped (the new leader replays it)."""
+        if self.partitions.pop(partition, None) is None:
+            return
+        unloaded = [group_id for group_id in self.groups if self.partition_for(group_id) == partition]
+        for group_id in unloaded:
+            group = self.groups.pop(group_id)
+            self._release_group(group)
+            # Like Kafka: an unloaded group is Dead, so writes still in flight leave it alone.
+            group.transition_to(GroupState.DEAD, self.clock.now_ms())
+        log.info("unloaded __consumer_offsets partition %d (%d groups)", partition, len(unloaded))
+
+    def owns_partition(self, partition: int) -> bool:
+        return partition in self.partitions
+
+    async def _replay_partition(self, partition: int, owned: OwnedPartition) -> None:
         metadata: dict[str, GroupMetadataValue | None] = {}
         offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
-        for partition in range(self.log.num_partitions):
-            for count, (_, key_bytes, value_bytes) in enumerate(self.log.read(partition)):
-                if count % 1000 == 999:
-                    await asyncio.sleep(0)  # let the broker keep serving during a long replay
-                try:
-                    self._replay_record(key_bytes, value_bytes, metadata, offsets)
-                except OffsetsFormatError:
-                    log.warning("skipping an unreadable __consumer_offsets record in partition %d", partition)
+        for count, (_, key_bytes, value_bytes) in enumerate(self.log.read(partition)):
+            if count % 1000 == 999:
+                await asyncio.sleep(0)  # let the broker keep serving during a long replay
+                if self.partitions.get(partition) is not owned:
+                    return  # unloaded meanwhile: the log may be changing under us
+            try:
+                self._replay_record(key_bytes, value_bytes, metadata, offsets)
+            except OffsetsFormatError:
+                log.warning("skipping an unreadable __consumer_offsets record in partition %d", partition)
+        if self.partitions.get(partition) is not owned:
+            return
         for group_id in metadata.keys() | offsets.keys():
+            if self.partition_for(group_id) != partition:
+                log.warning("group %s found in __consumer_offsets partition %d: ignored", group_id, partition)
+                continue
             value = metadata.get(group_id)
             group_offsets = {tp: o for tp, o in offsets.get(group_id, {}).items() if o is not None}
             if value is None and not group_offsets:
@@ -148,7 +247,7 @@ class GroupCoordinator:
             group = self._group_from_metadata(group_id, value)
             group.offsets = group_offsets
             self.groups[group_id] = group
-        self.loaded = True
+        owned.loaded = True
 
     @staticmethod
     def _replay_record(
@@ -210,17 +309,20 @@ class GroupCoordinator:
         """Stops timers and answers every waiting request with NOT_COORDINATOR."""
         self.stopped = True
         for group in self.groups.values():
-            for timer in (group.rebalance_timer, group.sync_timer, *group.pending_members.values()):
-                if timer is not None:
-                    timer.cancel()
-            for member in group.members.values():
-                if member.session_timer is not None:
-                    member.session_timer.cancel()
-                self._answer_join(member, JoinResult(ErrorCode.not_coordinator, member_id=member.member_id))
-                self._answer_sync(member, SyncResult(ErrorCode.not_coordinator))
+            self._release_group(group)
         tasks = list(self._tasks)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _release_group(self, group: Group) -> None:
+        for timer in (group.rebalance_timer, group.sync_timer, *group.pending_members.values()):
+            if timer is not None:
+                timer.cancel()
+        for member in group.members.values():
+            if member.session_timer is not None:
+                member.session_timer.cancel()
+            self._answer_join(member, JoinResult(ErrorCode.not_coordinator, member_id=member.member_id))
+            self._answer_sync(member, SyncResult(ErrorCode.not_coordinator))
 
     async def close(self) -> None:
         await self.stop()
@@ -231,10 +333,13 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return partition_for_group(group_id, self.log.num_partitions)
 
-    def _availability_error(self) -> int | None:
+    def _availability_error(self, group_id: str) -> int | None:
         if self.stopped:
             return ErrorCode.not_coordinator
-        if not self.loaded:
+        owned = self.partitions.get(self.partition_for(group_id))
+        if owned is None:
+            return ErrorCode.not_coordinator
+        if not owned.loaded:
             return ErrorCode.coordinator_load_in_progress
         return None
 
@@ -254,7 +359,7 @@ class GroupCoordinator:
         client_host: str,
         require_known_member_id: bool,
     ) -> JoinResult:
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return JoinResult(error, member_id=member_id)
         if not is_valid_group_id(group_id):
@@ -560,7 +665,7 @@ class GroupCoordinator:
         protocol_name: str | None,
         assignments: Mapping[str, bytes],
     ) -> SyncResult:
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return SyncResult(error)
         group = self.groups.get(group_id)
@@ -618,7 +723,7 @@ class GroupCoordinator:
     def heartbeat(
         self, *, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
     ) -> int:
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return error
         group = self.groups.get(group_id)
@@ -641,7 +746,7 @@ class GroupCoordinator:
         self, *, group_id: str, members: Sequence[tuple[str, str | None]]
     ) -> tuple[int, list[int]]:
         """Removes (member_id, group_instance_id) pairs; returns a group error and one per member."""
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return error, [error] * len(members)
         group = self.groups.get(group_id)
@@ -732,7 +837,7 @@ class GroupCoordinator:
         ]
 
         async def write() -> list[int]:
-            append_error = await self._append(self.partition_for(group_id), records)
+            append_error = await self._append(self.partition_for(group_id), records, offset_commit=True)
             if append_error is not None:
                 return [append_error if code == ErrorCode.none else code for code in results]
             self.groups.setdefault(group_id, group).offsets.update(accepted)
@@ -744,7 +849,7 @@ class GroupCoordinator:
     def _commit_error(
         self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
     ) -> int | None:
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return error
         if not is_valid_group_id(group_id):
@@ -776,7 +881,7 @@ class GroupCoordinator:
         There are no pending transactional offsets in this coordinator, so `require_stable`
         has nothing to wait for.
         """
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return error, []
         group = self.groups.get(group_id)
@@ -788,7 +893,7 @@ class GroupCoordinator:
     async def delete_offsets(
         self, *, group_id: str, partitions: Sequence[tuple[str, int]]
     ) -> tuple[int, list[int]]:
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return error, []
         if not is_valid_group_id(group_id):
@@ -832,7 +937,7 @@ class GroupCoordinator:
     async def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
         results: dict[str, int] = {}
         for group_id in group_ids:
-            error = self._availability_error()
+            error = self._availability_error(group_id)
             group = self.groups.get(group_id)
             if error is not None:
                 results[group_id] = error
@@ -863,9 +968,11 @@ class GroupCoordinator:
     def list_groups(
         self, *, states_filter: Sequence[str] = (), types_filter: Sequence[str] = ()
     ) -> tuple[int, list[ListedGroup]]:
-        error = self._availability_error()
-        if error is not None:
-            return error, []
+        """The groups of the partitions this coordinator owns (Kafka's ListGroups per broker)."""
+        if self.stopped:
+            return ErrorCode.not_coordinator, []
+        if not all(owned.loaded for owned in self.partitions.values()):
+            return ErrorCode.coordinator_load_in_progress, []
         states = {s.lower() for s in states_filter}
         types = {t.lower() for t in types_filter}
         if types and CLASSIC_GROUP_TYPE not in types:
@@ -878,7 +985,7 @@ class GroupCoordinator:
         return ErrorCode.none, sorted(listed, key=lambda g: g.group_id)
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        error = self._availability_error()
+        error = self._availability_error(group_id)
         if error is not None:
             return GroupDescription(error, group_id, "", "", "", ())
         if not is_valid_group_id(group_id):
@@ -919,7 +1026,7 @@ class GroupCoordinator:
         offset from its commit time; a live consumer group only loses offsets of topics
         it no longer subscribes to (KIP-211, KIP-496).
         """
-        if self._availability_error() is not None:
+        if self.stopped:
             return 0
         now = self.clock.now_ms() if now_ms is None else now_ms
         retention = self.config.offsets_retention_ms
@@ -939,7 +1046,7 @@ class GroupCoordinator:
             if delete_group:
                 records.append((encode_group_metadata_key(GroupMetadataKey(group.group_id)), None))
             if await self._append(self.partition_for(group.group_id), records) is not None:
-                continue
+                continue  # not written (not owned any more, or too few replicas): memory stays
             for key in expired:
                 group.offsets.pop(key, None)
             expired_total += len(expired)
@@ -1003,12 +1110,24 @@ class GroupCoordinator:
             return ErrorCode.unknown_server_error
         return await self._append(self.partition_for(group.group_id), [record])
 
-    async def _append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int | None:
+    async def _append(
+        self, partition: int, records: Sequence[tuple[bytes, bytes | None]], *, offset_commit: bool = False
+    ) -> int | None:
+        """Writes to an owned, loaded partition; None once the log has it (in a cluster: the ISR),
+        else the error for the client."""
+        owned = self.partitions.get(partition)
+        if owned is None or not owned.loaded:
+            return ErrorCode.not_coordinator
         try:
             await self.log.append(partition, records)
+        except OffsetsAppendError as exc:
+            return coordinator_error_for_append(exc.error_code, offset_commit=offset_commit)
         except Exception:
             log.exception("writing to __consumer_offsets partition %d failed", partition)
             return ErrorCode.coordinator_not_available
+        if self.partitions.get(partition) is not owned:
+            # Leadership moved while the ISR was awaited: the new coordinator replays the log.
+            return ErrorCode.not_coordinator
         return None
 
     # --- small helpers -----------------------------------------------------------------------

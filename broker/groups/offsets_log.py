@@ -1,7 +1,7 @@
 """The storage the group coordinator needs: Kafka's `__consumer_offsets` topic.
 
 SERVER implements this over the real log; the coordinator only appends key/value
-records (a None value is a tombstone) and replays partitions on start.
+records (a None value is a tombstone) and replays partitions when it takes them over.
 """
 
 from __future__ import annotations
@@ -12,11 +12,21 @@ from typing import Protocol
 OFFSETS_TOPIC_NAME = "__consumer_offsets"
 
 
+class OffsetsAppendError(Exception):
+    """An append refused or not replicated, with the Kafka error code the log gave
+    (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT...)."""
+
+    def __init__(self, error_code: int, message: str = "") -> None:
+        super().__init__(message or f"__consumer_offsets append failed with error {error_code}")
+        self.error_code = error_code
+
+
 class OffsetsLog(Protocol):
     num_partitions: int
 
     async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
-        """Appends the records as one batch and returns the offset of the last one."""
+        """Appends the records as one batch and returns the offset of the last one once it is
+        committed; raises OffsetsAppendError when it cannot be."""
         ...
 
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:

@@ -74,7 +74,20 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
             "host": "",
             "port": -1,
         }
-    # One broker coordinates every group and every transactional id.
+    groups = ctx.broker.groups
+    locator = groups.locator if groups is not None else None
+    if key_type == GROUP_KEY_TYPE and locator is not None:
+        # In a cluster: the leader of the group's __consumer_offsets partition.
+        found = locator.locate(key, ctx.listener_name)
+        return {
+            "key": key,
+            "error_code": found.error_code,
+            "error_message": None,
+            "node_id": found.node_id,
+            "host": found.host,
+            "port": found.port,
+        }
+    # A single node coordinates every group; transactional ids are answered here in any case.
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     return {
         "key": key,

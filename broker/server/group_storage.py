@@ -1,23 +1,72 @@
-"""The group coordinator's storage: Kafka's `__consumer_offsets` topic on our own logs."""
+"""The group coordinator's storage: Kafka's `__consumer_offsets` topic on our own logs.
+
+A single node keeps the topic local and coordinates every group. In a cluster the topic is
+created through the controller and replicated like any other; each broker coordinates the
+groups of the partitions it leads (`cluster_group_coordinator`), and its writes count only
+once the ISR has them.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from broker.groups.coordinator import GroupCoordinator, GroupCoordinatorConfig
-from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
+from kio.schema.errors import ErrorCode
+
+from broker.config import BrokerConfig
+from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
+from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
+from broker.groups.offsets_format import partition_for_group
+from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
 from broker.records.batch import iter_batches
+from broker.records.errors import StorageError
 from broker.records.records import Record, build_batch, decode_records
 from broker.server.context import BrokerState
 
+log = logging.getLogger(__name__)
+
 # Replay reads this much of a partition per step.
 READ_CHUNK_BYTES = 4 * 1024 * 1024
+# After a failed attempt to create `__consumer_offsets`, FindCoordinator waits this long to retry.
+CREATE_RETRY_S = 1.0
+TOPIC_ALREADY_EXISTS = 36
+
+
+def read_offsets_records(partition_log: Any) -> Iterator[tuple[int, bytes, bytes | None]]:
+    """(offset, key, value) of every keyed data record of a partition log, up to its log end."""
+    offset = partition_log.log_start_offset
+    end = partition_log.log_end_offset
+    while offset < end:
+        chunk = partition_log.read(offset, READ_CHUNK_BYTES, max_offset=end, min_one_message=True)
+        if not chunk:
+            return
+        for batch in iter_batches(chunk):
+            if batch.is_control:
+                offset = batch.next_offset
+                continue
+            for record in decode_records(batch):
+                record_offset = batch.base_offset + (record.offset_delta or 0)
+                if record_offset >= offset and record.key is not None:
+                    yield record_offset, record.key, record.value
+            offset = batch.next_offset
+
+
+def _append_batch(
+    partition_log: Any, records: Sequence[tuple[bytes, bytes | None]], leader_epoch: int
+) -> Any:
+    now_ms = int(time.time() * 1000)
+    batch = build_batch([Record(key=key, value=value, timestamp=now_ms) for key, value in records])
+    try:
+        return partition_log.append_as_leader(batch, leader_epoch=leader_epoch, now_ms=now_ms)
+    except StorageError as exc:
+        raise OffsetsAppendError(exc.error_code, str(exc)) from None
 
 
 class ConsumerOffsetsLog:
-    """Implements broker.groups.offsets_log.OffsetsLog over the partition logs."""
+    """Implements broker.groups.offsets_log.OffsetsLog over the partition logs of a single node."""
 
     def __init__(self, state: BrokerState) -> None:
         self._state = state
@@ -33,42 +82,205 @@ class ConsumerOffsetsLog:
     async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
         topic = self._state.metadata.get(OFFSETS_TOPIC_NAME)
         epoch = topic.leader_epoch(partition) if topic is not None else 0
-        now_ms = int(time.time() * 1000)
-        batch = build_batch([Record(key=key, value=value, timestamp=now_ms) for key, value in records])
         partition_log = self._partition_log(partition)
-        result = partition_log.append_as_leader(batch, leader_epoch=epoch, now_ms=now_ms)
+        result = _append_batch(partition_log, records, epoch)
         partition_log.high_watermark = partition_log.log_end_offset
         return int(result.last_offset)
 
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
-        partition_log = self._partition_log(partition)
-        offset = partition_log.log_start_offset
-        end = partition_log.log_end_offset
-        while offset < end:
-            chunk = partition_log.read(offset, READ_CHUNK_BYTES, max_offset=end, min_one_message=True)
-            if not chunk:
+        return read_offsets_records(self._partition_log(partition))
+
+
+class ReplicatedOffsetsLog:
+    """OffsetsLog over a replicated `__consumer_offsets`: appends as the partition's leader and
+    returns once the ISR has the batch (Kafka's acks=all for the offsets topic)."""
+
+    def __init__(self, state: BrokerState, num_partitions: int, commit_timeout_ms: int) -> None:
+        self._state = state
+        # The configured count until the topic exists; then the topic's (the listener keeps it).
+        self.num_partitions = num_partitions
+        self._commit_timeout_s = commit_timeout_ms / 1000
+
+    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
+        replication = self._state.replication
+        replica, error = replication.leader_replica(OFFSETS_TOPIC_NAME, partition)
+        if replica is None:
+            raise OffsetsAppendError(error)
+        error, message = replication.check_enough_replicas(replica)
+        if error != ErrorCode.none:
+            raise OffsetsAppendError(error, message or "")
+        result = _append_batch(replica.log, records, replica.assignment.leader_epoch)
+        replication.after_leader_append(replica)
+        waiting = replication.wait_for_isr(replica, result.last_offset + 1)
+        if waiting is not None:
+            done, _ = await asyncio.wait({waiting}, timeout=self._commit_timeout_s)
+            if not done:
+                waiting.cancel()  # the partition drops cancelled waiters
+                raise OffsetsAppendError(ErrorCode.request_timed_out)
+            if waiting.result() != ErrorCode.none:
+                raise OffsetsAppendError(waiting.result())
+        return int(result.last_offset)
+
+    def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
+        partition_log = self._state.logs.get(OFFSETS_TOPIC_NAME, partition)
+        if partition_log is None:
+            raise LookupError(f"{OFFSETS_TOPIC_NAME}-{partition} has no log on this broker")
+        return read_offsets_records(partition_log)
+
+
+class OffsetsLeadershipListener:
+    """A broker.controller.api.MetadataListener (registered after the ReplicaManager, so a
+    replica is already leader or follower when this runs): the coordinator loads a
+    `__consumer_offsets` partition when this broker becomes its leader and unloads it when
+    leadership moves away."""
+
+    def __init__(self, coordinator: GroupCoordinator, offsets_log: Any, node_id: int) -> None:
+        self._coordinator = coordinator
+        self._offsets_log = offsets_log
+        self._node_id = node_id
+
+    def on_image_loaded(
+        self, partitions: Sequence[PartitionAssignment], brokers: Sequence[BrokerRegistration]
+    ) -> None:
+        offsets = [a for a in partitions if a.topic == OFFSETS_TOPIC_NAME]
+        if offsets:
+            self._offsets_log.num_partitions = max(a.partition for a in offsets) + 1
+        led = {a.partition for a in offsets if a.leader == self._node_id}
+        for partition in [p for p in self._coordinator.partitions if p not in led]:
+            self._coordinator.unload_partition(partition)
+        for partition in sorted(led):
+            self._coordinator.load_partition(partition)
+
+    def on_partition_changed(
+        self, previous: PartitionAssignment | None, current: PartitionAssignment
+    ) -> None:
+        if current.topic != OFFSETS_TOPIC_NAME:
+            return
+        # Partitions of a new topic arrive one by one: the count only grows here.
+        self._offsets_log.num_partitions = max(self._offsets_log.num_partitions, current.partition + 1)
+        if current.leader == self._node_id:
+            self._coordinator.load_partition(current.partition)
+        else:
+            self._coordinator.unload_partition(current.partition)
+
+    def on_partition_removed(self, previous: PartitionAssignment) -> None:
+        if previous.topic == OFFSETS_TOPIC_NAME:
+            self._coordinator.unload_partition(previous.partition)
+
+    def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
+        """Topic configs do not move groups."""
+
+    def on_broker_changed(self, broker: BrokerRegistration) -> None:
+        """Leadership changes arrive as partition changes."""
+
+    def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
+        """ACLs are checked by the request handlers."""
+
+
+def offsets_topic_configs(config: BrokerConfig) -> dict[str, str]:
+    return {
+        "cleanup.policy": "compact",
+        "compression.type": "producer",
+        "segment.bytes": str(config.get_int("offsets.topic.segment.bytes")),
+    }
+
+
+class ClusterCoordinatorLocator:
+    """FindCoordinator in a cluster: the leader of the group's `__consumer_offsets` partition.
+
+    The topic is created through the controller on the first lookup (as Kafka does); until it
+    has a leader the answer is COORDINATOR_NOT_AVAILABLE and clients retry.
+    """
+
+    def __init__(self, state: BrokerState, offsets_log: ReplicatedOffsetsLog) -> None:
+        self._state = state
+        self._offsets_log = offsets_log
+        self._creating: asyncio.Task[None] | None = None
+        self._retry_after = 0.0
+
+    def locate(self, group_id: str, listener_name: str) -> CoordinatorEndpoint:
+        replication = self._state.replication
+        partition = partition_for_group(group_id, self._offsets_log.num_partitions)
+        assignment = replication.assignment(OFFSETS_TOPIC_NAME, partition)
+        if assignment is None:
+            if self._state.cluster.image.topic_by_name(OFFSETS_TOPIC_NAME) is None:
+                self._create_offsets_topic()
+            return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
+        endpoint = replication.endpoint(assignment.leader, listener_name) if assignment.has_leader else None
+        if endpoint is None:
+            return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
+        return CoordinatorEndpoint(ErrorCode.none, assignment.leader, endpoint.host, endpoint.port)
+
+    def _create_offsets_topic(self) -> None:
+        if self._creating is not None and not self._creating.done():
+            return
+        if time.monotonic() < self._retry_after:
+            return
+        self._creating = asyncio.get_running_loop().create_task(
+            self._create(), name="create-__consumer_offsets"
+        )
+
+    async def _create(self) -> None:
+        config = self._state.config
+        live = sum(1 for _ in self._state.replication.live_brokers())
+        factor = max(1, min(config.get_int("offsets.topic.replication.factor"), live))
+        topic = {
+            "name": OFFSETS_TOPIC_NAME,
+            "partitions": config.offsets_topic_num_partitions,
+            "replication_factor": factor,
+            "configs": offsets_topic_configs(config),
+            "internal": True,
+        }
+        try:
+            result = await self._state.cluster.call("create_topics", {"topics": [topic]})
+        except Exception as exc:  # the controller is unreachable or refused: a later lookup retries
+            log.warning("creating %s failed: %s", OFFSETS_TOPIC_NAME, exc)
+            self._retry_after = time.monotonic() + CREATE_RETRY_S
+            return
+        for answer in result.get("results", []):
+            if answer.get("error_code") not in (0, TOPIC_ALREADY_EXISTS):
+                log.warning("creating %s refused: %s", OFFSETS_TOPIC_NAME, answer.get("message"))
+                self._retry_after = time.monotonic() + CREATE_RETRY_S
                 return
-            for batch in iter_batches(chunk):
-                if batch.is_control:
-                    offset = batch.next_offset
-                    continue
-                for record in decode_records(batch):
-                    record_offset = batch.base_offset + (record.offset_delta or 0)
-                    if record_offset >= offset and record.key is not None:
-                        yield record_offset, record.key, record.value
-                offset = batch.next_offset
+        log.info(
+            "created %s (%d partitions, replication factor %d)",
+            OFFSETS_TOPIC_NAME,
+            topic["partitions"],
+            factor,
+        )
+
+
+def coordinator_config(config: BrokerConfig) -> GroupCoordinatorConfig:
+    return GroupCoordinatorConfig(
+        initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+        min_session_timeout_ms=config.group_min_session_timeout_ms,
+        max_session_timeout_ms=config.group_max_session_timeout_ms,
+        offsets_retention_ms=config.get_int("offsets.retention.minutes") * 60_000,
+    )
 
 
 async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
-    config = state.config
-    coordinator = GroupCoordinator(
-        ConsumerOffsetsLog(state),
-        GroupCoordinatorConfig(
-            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
-            min_session_timeout_ms=config.group_min_session_timeout_ms,
-            max_session_timeout_ms=config.group_max_session_timeout_ms,
-            offsets_retention_ms=config.get_int("offsets.retention.minutes") * 60_000,
-        ),
-    )
+    """A single node's coordinator: every partition of the local `__consumer_offsets`, replayed."""
+    coordinator = GroupCoordinator(ConsumerOffsetsLog(state), coordinator_config(state.config))
     await coordinator.start()
     return coordinator
+
+
+def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, OffsetsLeadershipListener]:
+    """A cluster broker's coordinator and the metadata listener that moves groups with the
+    leadership of `__consumer_offsets` partitions.
+
+    Call it once `state.replication` (the ReplicaManager) and `state.cluster` exist, on the
+    event loop; partitions this broker already leads start loading at once.
+    """
+    config = state.config
+    offsets_log = ReplicatedOffsetsLog(
+        state, config.offsets_topic_num_partitions, config.get_int("offsets.commit.timeout.ms")
+    )
+    coordinator = GroupCoordinator(offsets_log, coordinator_config(config), owns_every_partition=False)
+    coordinator.locator = ClusterCoordinatorLocator(state, offsets_log)
+    listener = OffsetsLeadershipListener(coordinator, offsets_log, state.node_id)
+    # The listener may be registered after the broker caught up: start from what it knows now.
+    current = [a for a in state.replication.assignments.values() if a.topic == OFFSETS_TOPIC_NAME]
+    listener.on_image_loaded(current, [])
+    return coordinator, listener
