@@ -107,6 +107,20 @@ class LeaderState:
             and progress.log_end_offset >= max(high_watermark, self.epoch_start_offset)
         )
 
+    def set_replicas(self, replicas: tuple[int, ...], now_ms: int) -> None:
+        """A reassignment added or removed replicas: track fetches from the added ones (outside
+        the ISR until they catch up) and forget the removed ones."""
+        if replicas == self.replicas:
+            return
+        self.replicas = replicas
+        for replica in replicas:
+            if replica != self.local_id and replica not in self.followers:
+                self.followers[replica] = FollowerProgress(
+                    last_caught_up_ms=now_ms if replica in self.isr else 0
+                )
+        for replica in [r for r in self.followers if r not in replicas]:
+            del self.followers[replica]
+
     def set_isr(self, isr: tuple[int, ...], now_ms: int) -> None:
         joined = frozenset(isr) - self.isr
         self.isr = frozenset(isr)

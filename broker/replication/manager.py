@@ -202,9 +202,7 @@ class ReplicaManager:
         self.version += 1
         topic = self._ensure_local_topic(assignment)
         if not assignment.is_replica(self.node_id):
-            replica = self.replicas.pop(key, None)
-            if replica is not None:
-                self._stop_replica(replica)
+            self._drop_replica(assignment)
             return
         if assignment.leader == self.node_id:
             self.become_leader(assignment, topic)
@@ -248,6 +246,8 @@ class ReplicaManager:
         replica = self._open_replica(assignment, topic)
         if replica.leader is not None and replica.assignment.leader_epoch == assignment.leader_epoch:
             replica.assignment = assignment
+            # A reassignment changes the replicas under the same leader epoch: track the added ones.
+            replica.leader.set_replicas(assignment.replicas, now_ms())
             replica.leader.set_isr(assignment.isr, now_ms())
             self.maybe_advance_high_watermark(replica)
             return replica
@@ -300,6 +300,19 @@ class ReplicaManager:
         if self.fetchers is not None:
             self.fetchers.follow(replica)
         return replica
+
+    def _drop_replica(self, assignment: PartitionAssignment) -> None:
+        """The newest assignment does not list this broker (a reassignment moved the partition away,
+        or it never lived here): stop the replica and delete its local log, as Kafka does."""
+        key = (assignment.topic, assignment.partition)
+        replica = self.replicas.pop(key, None)
+        if replica is not None:
+            self._stop_replica(replica)
+        if self.assignments.get(key) is not assignment or assignment.is_replica(self.node_id):
+            return  # never delete a log this broker is still a replica of
+        if self.state.logs.get(*key) is not None:
+            log.info("%s-%d is no longer assigned to this broker: deleting its log", *key)
+            self.state.logs.delete_partition(*key)
 
     def _stop_replica(self, replica: Replica) -> None:
         replica.acks.fail_all(ErrorCode.not_leader_or_follower)
@@ -462,6 +475,8 @@ class ReplicaManager:
             return  # leadership moved meanwhile; the metadata update handles it
         self.assignments[replica.key] = accepted
         replica.assignment = accepted
+        # The ISR change may have completed a reassignment (removed replicas are gone).
+        replica.leader.set_replicas(accepted.replicas, now_ms())
         replica.leader.set_isr(accepted.isr, now_ms())
         self.version += 1
         log.info(
