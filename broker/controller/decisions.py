@@ -327,10 +327,14 @@ class Decider:
     # --- reassignments (KIP-455) -------------------------------------------------------------
 
     def reassign_partitions(
-        self, image: MetadataImage, reassignments: Sequence[tuple[str, int, Sequence[int] | None]]
+        self,
+        image: MetadataImage,
+        reassignments: Sequence[tuple[str, int, Sequence[int] | None]],
+        allow_replication_factor_change: bool = True,
     ) -> Decision:
         """AlterPartitionReassignments: each (topic, partition, target replicas or None to cancel)
-        gets a result; the records start, change, cancel or at once complete the reassignments."""
+        gets a result; the records start, change, cancel or at once complete the reassignments.
+        Without `allow_replication_factor_change` (KIP-860) a target must keep the replica count."""
         records = []
         results = []
         counts = Counter((topic, index) for topic, index, _ in reassignments)
@@ -345,6 +349,16 @@ class Decider:
             found = _find_partition(image, topic, index)
             if isinstance(found, PartitionResult):
                 results.append(found)
+                continue
+            if (
+                not allow_replication_factor_change
+                and target is not None
+                and len(target) != len(found.original_replicas)
+            ):
+                message = "the request does not allow changing the replication factor"
+                results.append(
+                    PartitionResult(topic, index, ErrorCode.invalid_replication_factor.value, message)
+                )
                 continue
             record, code, message = self._reassign(image, found, target)
             if record is not None:

@@ -515,12 +515,16 @@ class ControllerServer:
         }
 
     async def _alter_partition_reassignments(self, params: dict[str, Any]) -> dict[str, Any]:
-        """`reassignments`: [[topic, partition, [broker ids] or null to cancel], ...]."""
+        """`reassignments`: [[topic, partition, [broker ids] or null to cancel], ...];
+        `allow_replication_factor_change` (default true)."""
         reassignments = [
             (str(t), int(p), None if ids is None else [int(b) for b in ids])
             for t, p, ids in params["reassignments"]
         ]
-        decision = await self.decide_and_commit(lambda d, image: d.reassign_partitions(image, reassignments))
+        allow_factor_change = bool(params.get("allow_replication_factor_change", True))
+        decision = await self.decide_and_commit(
+            lambda d, image: d.reassign_partitions(image, reassignments, allow_factor_change)
+        )
         return {"results": _results_json(decision)}
 
     async def _list_partition_reassignments(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -216,3 +216,14 @@ def test_only_a_stopped_broker_without_replicas_can_be_unregistered() -> None:
     fence(image, decider, 3)
     commit(image, decider.unregister_broker(image, 3))
     assert 3 not in image.brokers
+
+
+def test_a_request_may_forbid_changing_the_replication_factor() -> None:
+    image, decider = cluster(4)
+    orders(image, decider)
+    grow = decider.reassign_partitions(
+        image, [("orders", 0, [1, 2, 3])], allow_replication_factor_change=False
+    )
+    assert grow.results[0].error_code == 38  # INVALID_REPLICATION_FACTOR
+    move = decider.reassign_partitions(image, [("orders", 0, [3, 4])], allow_replication_factor_change=False)
+    assert move.results[0].error_code == 0
