@@ -1,0 +1,156 @@
+"""Producer failover time: kill -9 the leader of a partition of a 3-broker cluster, repeatedly.
+
+    .venv/bin/python bench/cluster_failover.py [--kills 20] [--rate 200]
+
+The nodes run with the failover timings the `local` provisioner configures (PROVISIONER_TIMINGS below:
+heartbeat 500 ms, session 3 s, election 1 s, replica lag 10 s). An idempotent acks=all producer
+(librdkafka defaults otherwise, see PRODUCER_SETTINGS) produces `--rate` records/s to one partition with
+three replicas. Each round kill -9s the partition's current leader and measures the time from the kill
+to the first acknowledgement of a record produced after the kill; then restarts the node and waits until
+it is back in the ISR. Prints each round and one JSON line with p50/p90/p99/max seconds.
+Target (acceptance 2 of the cluster issue): producers resume within 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from tests.fixtures.cluster import LocalCluster, start_cluster
+from tests.integration.cluster.fault_checker import create_topic, partition_states, wait_for_isr
+
+TOPIC = "failover"
+# What controlplane's local provisioner writes for clusters of three or more brokers.
+PROVISIONER_TIMINGS = {
+    "broker.heartbeat.interval.ms": "500",
+    "broker.session.timeout.ms": "3000",
+    "controller.quorum.election.timeout.ms": "1000",
+    "replica.lag.time.max.ms": "10000",
+}
+# Only what a careful application sets: idempotence and acks=all. Every timeout is librdkafka's default
+# (request.timeout.ms 30 s, message.timeout.ms 300 s, retry.backoff.ms 100, reconnect.backoff.max.ms 10 s).
+PRODUCER_SETTINGS = {"acks": "all", "enable.idempotence": "true", "linger.ms": "5"}
+
+
+class TimedProducer(threading.Thread):
+    """Produces at a steady rate; remembers when each record was enqueued and when it was acknowledged."""
+
+    def __init__(self, cluster: LocalCluster, rate: float) -> None:
+        super().__init__(name="failover-producer", daemon=True)
+        self.producer = Producer(cluster.client_config(**PRODUCER_SETTINGS))
+        self.rate = rate
+        self.lock = threading.Lock()
+        self.acks: list[tuple[float, float]] = []  # (enqueued, acknowledged), monotonic seconds
+        self.errors: list[str] = []
+        self._stopping = threading.Event()
+
+    def _on_delivery(self, enqueued: float, error: KafkaError | None, _message: Message) -> None:
+        if error is not None:
+            self.errors.append(error.name())
+            return
+        with self.lock:
+            self.acks.append((enqueued, time.monotonic()))
+
+    def run(self) -> None:
+        interval = 1 / self.rate
+        while not self._stopping.is_set():
+            enqueued = time.monotonic()
+            self.producer.produce(
+                TOPIC,
+                b"x" * 100,
+                partition=0,
+                on_delivery=lambda e, m, t=enqueued: self._on_delivery(t, e, m),
+            )
+            self.producer.poll(max(0.0, interval - (time.monotonic() - enqueued)))
+
+    def first_ack_of_a_record_enqueued_after(self, moment: float, timeout_s: float) -> float | None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                acknowledged = [acked for enqueued, acked in self.acks if enqueued > moment]
+            if acknowledged:
+                return min(acknowledged)
+            time.sleep(0.01)
+        return None
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()
+        self.producer.flush(30)
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * fraction))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--rate", type=float, default=200.0, help="records per second")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="cluster-failover-"))
+    cluster = start_cluster(base, 3, properties=PROVISIONER_TIMINGS)
+    resumed: list[float] = []
+    stuck = 0
+    try:
+        create_topic(cluster, TOPIC, 1)
+        producer = TimedProducer(cluster, args.rate)
+        producer.start()
+        time.sleep(2)
+        for round_number in range(1, args.kills + 1):
+            leader = cluster.node(partition_states(cluster, TOPIC)[0][0])
+            killed_at = time.monotonic()
+            leader.kill9()
+            acked_at = producer.first_ack_of_a_record_enqueued_after(killed_at, timeout_s=60)
+            if acked_at is None:
+                stuck += 1
+                print(f"round {round_number}: killed leader {leader.node_id}, no acknowledgement within 60 s")
+            else:
+                resumed.append(acked_at - killed_at)
+                new_leader = partition_states(cluster, TOPIC)[0][0]
+                print(
+                    f"round {round_number}: killed leader {leader.node_id}, producing again after "
+                    f"{resumed[-1]:.2f} s (new leader {new_leader})",
+                    flush=True,
+                )
+            leader.start()
+            cluster.wait_ready()
+            if not wait_for_isr(cluster, TOPIC, 60):
+                print(f"round {round_number}: node {leader.node_id} not back in the ISR after 60 s")
+            time.sleep(1)
+        producer.stop()
+    finally:
+        cluster.stop()
+    shutil.rmtree(base, ignore_errors=True)
+    ordered = sorted(resumed)
+    summary = {
+        "kills": args.kills,
+        "resumed": len(resumed),
+        "no_ack_within_60s": stuck,
+        "delivery_errors": len(producer.errors),
+        "timings": PROVISIONER_TIMINGS,
+    }
+    if ordered:
+        summary |= {
+            "p50_s": round(statistics.median(ordered), 2),
+            "p90_s": round(percentile(ordered, 0.9), 2),
+            "p99_s": round(percentile(ordered, 0.99), 2),
+            "max_s": round(ordered[-1], 2),
+            "within_5s": sum(1 for r in ordered if r <= 5.0),
+        }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
