@@ -118,10 +118,21 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "allow.everyone.if.no.acl.found": (bool, False),
     "quota.window.num": (int, 11),
     "quota.window.size.seconds": (int, 1),
+    # --- inter-broker connections (broker/replication/README.md): replica fetchers authenticate as this
+    # Empty: the first listener that is not a controller listener.
+    "inter.broker.listener.name": (str, ""),
+    # Empty: the protocol the listener map gives the inter-broker listener.
+    "security.inter.broker.protocol": (str, ""),
+    # Kafka's default is GSSAPI, which we do not have.
+    "sasl.mechanism.inter.broker.protocol": (str, "SCRAM-SHA-512"),
+    # The broker's own client login; `listener.name.<listener>.<mechanism>.sasl.jaas.config` wins.
+    "sasl.jaas.config": (str, ""),
+    # "https" checks the peer's certificate against its host name; empty turns that off.
+    "ssl.endpoint.identification.algorithm": (str, "https"),
 }
 
 # Never reported by DescribeConfigs (Kafka marks them is_sensitive and sends a null value).
-SENSITIVE_BROKER_CONFIGS = frozenset({"ssl.key.password", "sasl.bootstrap.users"})
+SENSITIVE_BROKER_CONFIGS = frozenset({"ssl.key.password", "sasl.bootstrap.users", "sasl.jaas.config"})
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 

@@ -45,10 +45,9 @@ def _read_all(
     """One pass over every requested partition: (topic responses, bytes read, logs touched)."""
     state = ctx.broker
     replication = state.replication
-    # A follower's Fetch (replica_id >= 0) reads up to the log end and reports its progress.
+    # A follower's Fetch (replica_id >= 0, CLUSTER_ACTION checked in handle_fetch) reads up to
+    # the log end and reports its progress.
     follower = replication is not None and request.replica_id >= 0
-    if follower and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
-        return _all_failed(request, ErrorCode.topic_authorization_failed), 0, []
     read_committed = request.isolation_level == READ_COMMITTED
     budget = request.max_bytes if request.max_bytes > 0 else 0
     if byte_cap is not None:
@@ -168,6 +167,19 @@ def _follower_limit(
 
 
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
+    if request.replica_id >= 0 and not ctx.allowed(
+        Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        # Only brokers fetch as replicas: a follower's Fetch reads past the high watermark and
+        # moves the ISR, so a client posing as one is refused outright (as Kafka does).
+        body = {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "session_id": 0,
+            # v4-6 have no top-level error code: every partition carries it too.
+            "responses": _all_failed(request, ErrorCode.cluster_authorization_failed),
+        }
+        return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
     if getattr(request, "session_id", 0) != 0:  # sessions exist from v7
         # We never create fetch sessions (we answer session_id 0), so any id is unknown.
         return {

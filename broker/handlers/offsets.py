@@ -118,9 +118,11 @@ def _epoch_end_offset(ctx: RequestContext, name: str, part: Any, from_follower: 
 
 
 async def handle_offset_for_leader_epoch(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    # A follower (replica_id >= 0, v3+) truncating its log: a cluster action, as for its Fetch.
-    from_follower = getattr(request, "replica_id", -1) >= 0 and ctx.broker.replication is not None
-    if from_follower and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+    # A follower (replica_id >= 0, v3+) truncating its log: a cluster action, as for its Fetch,
+    # whether or not this broker replicates (a client must not pose as a follower anywhere).
+    claims_replica = getattr(request, "replica_id", -1) >= 0
+    from_follower = claims_replica and ctx.broker.replication is not None
+    if claims_replica and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         return {
             "throttle_time": 0,
             "topics": [

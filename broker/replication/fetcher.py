@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import datetime
 import logging
+import ssl
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from kio.static.primitive import i32, i32Timedelta, i64
 
 from broker.log.leader_epoch import UNDEFINED_EPOCH
 from broker.records.errors import StorageError
-from broker.replication.peer_connection import PeerConnection, PeerConnectionError
+from broker.replication.peer_connection import PeerAuthenticationError, PeerConnection, PeerConnectionError
 from broker.replication.truncation import decide_truncation
 
 if TYPE_CHECKING:
@@ -61,9 +62,12 @@ class FollowedPartition:
 
 
 class LeaderFetcher:
-    def __init__(self, manager: ReplicaManager, leader_id: int) -> None:
+    def __init__(
+        self, manager: ReplicaManager, leader_id: int, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.manager = manager
         self.leader_id = leader_id
+        self.ssl_context = ssl_context
         self.partitions: dict[tuple[str, int], FollowedPartition] = {}
         self._changed = asyncio.Event()
         self._connection: PeerConnection | None = None
@@ -112,6 +116,15 @@ class LeaderFetcher:
                     await self._fetch(connection, fetchable)
                 else:
                     await asyncio.sleep(IDLE_WAIT_S)
+            except PeerAuthenticationError as exc:
+                # Once per backoff: a wrong password or a missing SCRAM user stops replication entirely.
+                log.warning(
+                    "replica fetcher for broker %d cannot authenticate: %s; retrying in %d ms",
+                    self.leader_id,
+                    exc,
+                    config.replica_fetch_backoff_ms,
+                )
+                await asyncio.sleep(backoff_s)
             except PeerConnectionError as exc:
                 log.info("replica fetcher for broker %d: %s; retrying", self.leader_id, exc)
                 await asyncio.sleep(backoff_s)
@@ -128,7 +141,8 @@ class LeaderFetcher:
         self._endpoint_changed = False
         if self._connection is not None:
             return self._connection
-        endpoint = self.manager.endpoint(self.leader_id)
+        inter_broker = self.manager.config.inter_broker
+        endpoint = self.manager.endpoint(self.leader_id, inter_broker.listener_name)
         if endpoint is None:
             return None
         self._connection = PeerConnection(
@@ -136,6 +150,8 @@ class LeaderFetcher:
             endpoint.port,
             client_id=f"broker-{self.manager.node_id}-fetcher",
             timeout_s=self.manager.config.replica_socket_timeout_ms / 1000,
+            ssl_context=self.ssl_context,
+            sasl=inter_broker.sasl,
         )
         return self._connection
 
@@ -303,6 +319,8 @@ class FetcherPool:
 
     def __init__(self, manager: ReplicaManager) -> None:
         self.manager = manager
+        # One TLS context for every peer (None unless the inter-broker listener uses TLS).
+        self.ssl_context = manager.config.inter_broker.client_ssl_context()
         self.fetchers: dict[int, LeaderFetcher] = {}
         self._leader_of: dict[tuple[str, int], int] = {}
 
@@ -314,7 +332,7 @@ class FetcherPool:
             return
         fetcher = self.fetchers.get(leader)
         if fetcher is None:
-            fetcher = self.fetchers[leader] = LeaderFetcher(self.manager, leader)
+            fetcher = self.fetchers[leader] = LeaderFetcher(self.manager, leader, self.ssl_context)
         fetcher.follow(replica)
         self._leader_of[replica.key] = leader
 
