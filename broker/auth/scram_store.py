@@ -120,6 +120,13 @@ class ScramStore:
 
     def create_bootstrap_users(self, spec: str) -> list[str]:
         """Create the `name:MECHANISM:password;...` users that have no credential yet."""
+        records, created = self.bootstrap_user_records(spec)
+        if records:
+            self.apply(records)
+        return created
+
+    def bootstrap_user_records(self, spec: str) -> tuple[list[dict[str, object]], list[str]]:
+        """The records creating the bootstrap users that have no credential yet, and their names."""
         records: list[dict[str, object]] = []
         created = []
         for item in (entry.strip() for entry in spec.split(";")):
@@ -136,6 +143,4 @@ class ScramStore:
             if self.get(user, mechanism) is None:
                 records.append(self.upsert_record(user, credential_from_password(mechanism, password)))
                 created.append(user)
-        if records:
-            self.apply(records)
-        return created
+        return records, created

@@ -48,6 +48,7 @@ class BrokerLifecycle:
         self.broker_epoch: int | None = None
         self.fenced = True
         self.caught_up = asyncio.Event()  # set once the image reached the registration
+        self._offset_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._want_shutdown = False
         self._registration_lost = False
@@ -156,6 +157,34 @@ class BrokerLifecycle:
                     publish(delta, listener)
         if self.broker_epoch is not None and self.image.offset >= self.broker_epoch:
             self.caught_up.set()
+        self._wake_offset_waiters()
+
+    async def wait_for_offset(self, offset: int, timeout_s: float) -> bool:
+        """Wait until this broker's image has applied `offset`; False if it has not in time."""
+        if self.image.offset >= offset:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._offset_waiters.append((offset, future))
+        try:
+            await asyncio.wait([future], timeout=timeout_s)
+        finally:
+            if not future.done():
+                future.cancel()
+                self._offset_waiters = [(o, f) for o, f in self._offset_waiters if f is not future]
+        return self.image.offset >= offset
+
+    def _wake_offset_waiters(self) -> None:
+        if not self._offset_waiters:
+            return
+        waiting = []
+        for offset, future in self._offset_waiters:
+            if future.done():
+                continue
+            if self.image.offset >= offset:
+                future.set_result(None)
+            else:
+                waiting.append((offset, future))
+        self._offset_waiters = waiting
 
     async def controlled_shutdown(self, timeout_s: float) -> bool:
         """Ask the controller to move leadership away; True once it says the broker may stop."""

@@ -15,8 +15,7 @@ import signal
 from pathlib import Path
 
 from broker.config import BrokerConfig, ConfigError, Listener
-from broker.controller.api import Endpoint
-from broker.controller.client import ControllerClient, parse_voters
+from broker.controller.client import parse_voters
 from broker.controller.decisions import ControllerSettings
 from broker.controller.server import ControllerNodeConfig, ControllerServer
 from broker.raft.node import RaftTimings
@@ -118,46 +117,36 @@ async def run_cluster_node(config: BrokerConfig) -> None:
         loop.add_signal_handler(signum, stopping.set)
     controller: ControllerServer | None = None
     broker = None
-    lifecycle = None
-    registration: asyncio.Task[None] | None = None
+    starting: asyncio.Task[None] | None = None
     try:
         if "controller" in roles:
             controller = ControllerServer(controller_node_config(config))
             await controller.start()
         if "broker" in roles:
-            from broker.controller.broker_lifecycle import BrokerLifecycle
+            from broker.controller.broker_node import join_cluster
             from broker.server.app import BrokerServer
 
-            broker_config = broker_only_config(config)
-            broker = BrokerServer(broker_config)
-            await broker.start()
-            assert broker.state is not None
-            endpoints = []
-            for listener in broker_config.listeners:
-                host, port = broker.state.advertised_endpoint(listener.name)
-                endpoints.append(
-                    Endpoint(listener.name, host, port, broker_config.security_protocol(listener.name))
-                )
-            lifecycle = BrokerLifecycle(
-                ControllerClient(parse_voters(config.get_str("controller.quorum.voters"))),
-                broker_id=config.node_id,
-                endpoints=endpoints,
-                rack=config.get_str("broker.rack") or None,
-                heartbeat_interval_s=config.get_int("broker.heartbeat.interval.ms") / 1000,
+            broker = BrokerServer(broker_only_config(config))
+            # Joining waits for an active controller: a stop signal must still be heard meanwhile.
+            starting = asyncio.create_task(
+                broker.start(join_cluster=lambda state: join_cluster(config, state)), name="broker-start"
             )
-            # Registration waits for an active controller: a stop signal must still be heard meanwhile.
-            registration = asyncio.create_task(lifecycle.start(), name="broker-registration")
+            stop_wait = asyncio.create_task(stopping.wait())
+            await asyncio.wait({starting, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            stop_wait.cancel()
+            if starting.done():
+                starting.result()  # a failed start ends the process with its error
         await stopping.wait()
     finally:
-        if registration is not None and not registration.done():
-            registration.cancel()
+        if starting is not None and not starting.done():
+            starting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await registration
-        if lifecycle is not None:
-            moved = await lifecycle.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
-            log.info("controlled shutdown %s", "complete" if moved else "timed out")
-            await lifecycle.close()
+                await starting
         if broker is not None:
+            membership = broker.cluster_membership
+            if membership is not None:
+                moved = await membership.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
+                log.info("controlled shutdown %s", "complete" if moved else "timed out")
             await broker.stop()
         if controller is not None:
             await controller.stop()

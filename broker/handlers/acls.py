@@ -15,6 +15,7 @@ from broker.auth.authorizer import (
     PatternType,
     ResourceType,
 )
+from broker.controller.forwarding import ControllerError, commit_security_records, failed_with
 from broker.server.context import RequestContext
 
 _DISABLED = "No Authorizer is configured on the broker"
@@ -122,8 +123,10 @@ async def handle_create_acls(ctx: RequestContext, request: Any) -> dict[str, Any
         records.append({"type": "create_acl", "acl": list(acl.as_tuple())})
         results.append({"error_code": ErrorCode.none, "error_message": None})
     if records:
-        assert ctx.broker.security is not None
-        ctx.broker.security.apply_records(records)
+        try:
+            await commit_security_records(ctx.broker, records)
+        except ControllerError as exc:
+            results = [failed_with(r, exc) for r in results]
     return {"throttle_time": 0, "results": results}
 
 
@@ -178,13 +181,14 @@ async def handle_delete_acls(ctx: RequestContext, request: Any) -> dict[str, Any
             }
         )
     if doomed:
-        assert ctx.broker.security is not None
-        ctx.broker.security.apply_records(
-            [
-                {"type": "delete_acl", "acl": list(acl.as_tuple())}
-                for acl in sorted(doomed, key=lambda a: a.as_tuple())
-            ]
-        )
+        records = [
+            {"type": "delete_acl", "acl": list(acl.as_tuple())}
+            for acl in sorted(doomed, key=lambda a: a.as_tuple())
+        ]
+        try:
+            await commit_security_records(ctx.broker, records)
+        except ControllerError as exc:
+            results = [failed_with({**r, "matching_acls": []}, exc) for r in results]
     return {"throttle_time": 0, "filter_results": results}
 
 

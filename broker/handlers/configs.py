@@ -155,11 +155,11 @@ def _alter_result(resource: Any, error: ErrorCode = ErrorCode.none, message: str
     }
 
 
-def _apply_to_topic(
+async def _apply_to_topic(
     ctx: RequestContext, resource: Any, new_configs: dict[str, str], validate_only: bool
 ) -> dict:
     try:
-        ctx.broker.topics.set_configs(resource.resource_name, new_configs, validate_only=validate_only)
+        await ctx.broker.topics.configure(resource.resource_name, new_configs, validate_only=validate_only)
     except TopicError as exc:
         return _alter_result(resource, exc.error_code, exc.message)
     return _alter_result(resource)
@@ -183,7 +183,7 @@ async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, A
             continue
         # AlterConfigs replaces the whole set of overrides.
         configs = {c.name: c.value for c in resource.configs if c.value is not None}
-        responses.append(_apply_to_topic(ctx, resource, configs, request.validate_only))
+        responses.append(await _apply_to_topic(ctx, resource, configs, request.validate_only))
     return {"throttle_time": 0, "responses": responses}
 
 
@@ -233,7 +233,7 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) ->
         except TopicError as exc:
             responses.append(_alter_result(resource, exc.error_code, exc.message))
             continue
-        responses.append(_apply_to_topic(ctx, resource, configs, request.validate_only))
+        responses.append(await _apply_to_topic(ctx, resource, configs, request.validate_only))
     return {"throttle_time": 0, "responses": responses}
 
 

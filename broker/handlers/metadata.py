@@ -180,7 +180,7 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
         ]
     else:
         for wanted in requested:
-            topics.append(_lookup(ctx, wanted, allow_auto_create, include_operations))
+            topics.append(await _lookup(ctx, wanted, allow_auto_create, include_operations))
     body = {
         "throttle_time": 0,
         "brokers": broker_entries(ctx),
@@ -201,7 +201,9 @@ def _cluster_operations(ctx: RequestContext, include_operations: bool) -> int:
     return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME, ALL_CLUSTER_OPERATIONS)
 
 
-def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_operations: bool) -> dict:
+async def _lookup(
+    ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_operations: bool
+) -> dict:
     state = ctx.broker
     name = wanted.name
     topic_id = getattr(wanted, "topic_id", None)
@@ -233,7 +235,7 @@ def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_o
         return error_entry(name, None, ErrorCode.topic_authorization_failed)
     if allow_auto_create:
         try:
-            created = state.topics.auto_create(name)
+            created = await state.topics.auto_create_topic(name)
         except TopicError as exc:
             return error_entry(name, None, exc.error_code)
         if created is not None:

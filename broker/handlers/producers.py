@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.controller.forwarding import ControllerError
 from broker.server.context import RequestContext
+
+log = logging.getLogger(__name__)
 
 
 async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -26,11 +30,21 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
             "producer_id": -1,
             "producer_epoch": -1,
         }
-    producer_id, epoch = ctx.broker.producer_ids.init_producer(
-        None,
-        getattr(request, "producer_id", -1),
-        getattr(request, "producer_epoch", -1),
-    )
+    current_id, current_epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
+    if ctx.broker.cluster is None:
+        producer_id, epoch = ctx.broker.producer_ids.init_producer(None, current_id, current_epoch)
+    else:
+        try:
+            producer_id, epoch = await ctx.broker.cluster.init_producer(current_id, current_epoch)
+        except ControllerError as exc:
+            # Clients retry InitProducerId on this code (no controller reachable right now).
+            log.warning("InitProducerId: no producer id from the controller: %s", exc.message)
+            return {
+                "throttle_time": 0,
+                "error_code": ErrorCode.coordinator_not_available,
+                "producer_id": -1,
+                "producer_epoch": -1,
+            }
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.none,

@@ -7,6 +7,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.controller.forwarding import ControllerError, commit_security_records, failed_with
 from broker.metadata.security_registry import QuotaEntity
 from broker.quotas.manager import CLIENT_ID, CLIENT_KEYS, IP, IP_KEYS, USER, entity_key
 from broker.server.context import RequestContext
@@ -115,8 +116,10 @@ async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> dict[
         )
         results.append(result(ErrorCode.none))
     if records and not request.validate_only:
-        assert ctx.broker.security is not None
-        ctx.broker.security.apply_records(records)
+        try:
+            await commit_security_records(ctx.broker, records)
+        except ControllerError as exc:
+            results = [failed_with(r, exc) for r in results]
     return {"throttle_time": 0, "entries": results}
 
 

@@ -19,6 +19,7 @@ from broker.auth.scram_store import (
     ScramStore,
     credential_from_salted_password,
 )
+from broker.controller.forwarding import ControllerError, commit_security_records
 from broker.server.context import RequestContext
 
 
@@ -127,7 +128,11 @@ async def handle_alter_user_scram_credentials(ctx: RequestContext, request: Any)
         record for user, user_records in records.items() if user not in errors for record in user_records
     ]
     if accepted:
-        store.apply(accepted)
+        try:
+            await commit_security_records(ctx.broker, accepted)
+        except ControllerError as exc:
+            for user in records:
+                errors.setdefault(user, (ErrorCode(exc.code), exc.message))
     results = []
     for user in order:
         error, message = errors.get(user, (ErrorCode.none, None))

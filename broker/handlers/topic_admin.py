@@ -117,7 +117,7 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
                     raise TopicError(ErrorCode.invalid_config, f"Null value for config {config.name}")
                 configs[config.name] = config.value
             partitions, replication_factor = _check_assignments(ctx, topic)
-            created = topics_manager.create_topic(
+            created = await topics_manager.create(
                 topic.name,
                 partitions,
                 replication_factor,
@@ -192,7 +192,7 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
             )
             continue
         try:
-            deleted = state.topics.delete_topic(name)
+            deleted = await state.topics.delete(name)
         except TopicError as exc:
             responses.append(
                 {
@@ -247,7 +247,7 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                             f"Unknown broker ids in {list(assignment.broker_ids)}.",
                         )
             before = current.partitions if current is not None else 0
-            ctx.broker.topics.add_partitions(topic.name, topic.count, validate_only=request.validate_only)
+            await ctx.broker.topics.grow(topic.name, topic.count, validate_only=request.validate_only)
         except TopicError as exc:
             results.append({"name": topic.name, "error_code": exc.error_code, "error_message": exc.message})
             continue

@@ -81,6 +81,17 @@ class SecurityStore:
         for listener in self._listeners:
             listener()
 
+    def replace_all(self, records: Iterable[dict[str, Any]]) -> None:
+        """Forget everything, then apply `records` (a cluster broker adopting the controller's state)."""
+        with self._lock:
+            self.acls, self.scram, self.quotas = set(), {}, {}
+            for record in records:
+                self._apply(record)
+            self._save()
+            self.version += 1
+        for listener in self._listeners:
+            listener()
+
     def _apply(self, record: dict[str, Any]) -> None:
         kind = record["type"]
         if kind == "create_acl":

@@ -28,8 +28,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def open_broker_state(config: BrokerConfig, stopping: asyncio.Event | None = None) -> BrokerState:
-    """Load metadata, logs and groups from the data directory; no sockets are opened."""
+async def open_broker_state(
+    config: BrokerConfig, stopping: asyncio.Event | None = None, *, cluster_member: bool = False
+) -> BrokerState:
+    """Load metadata, logs and groups from the data directory; no sockets are opened.
+
+    A `cluster_member` takes its topics, security state and group coordinator from the
+    controller quorum once it has joined (broker/controller/broker_node.py), not from here.
+    """
     from broker.log.log_manager import LogManager
     from broker.server.group_storage import start_group_coordinator
 
@@ -52,13 +58,15 @@ async def open_broker_state(config: BrokerConfig, stopping: asyncio.Event | None
         metrics=BrokerMetrics(),
         stopping=stopping or asyncio.Event(),
     )
-    open_security(state)
-    state.groups = await start_group_coordinator(state)
+    open_security(state, create_bootstrap_users=not cluster_member)
+    if not cluster_member:
+        state.groups = await start_group_coordinator(state)
     return state
 
 
-def open_security(state: BrokerState) -> None:
-    """Load ACLs, SCRAM credentials and quotas; create the bootstrap users."""
+def open_security(state: BrokerState, *, create_bootstrap_users: bool = True) -> None:
+    """Load ACLs, SCRAM credentials and quotas; create the bootstrap users (a cluster member
+    proposes them to the controller instead, once it has joined)."""
     from broker.auth.authorizer import Authorizer
     from broker.auth.sasl import FailedAuthentications
     from broker.auth.scram_store import ScramStore
@@ -71,10 +79,11 @@ def open_security(state: BrokerState) -> None:
     state.security = security
     state.scram = ScramStore(security)
     try:
-        created = state.scram.create_bootstrap_users(config.get_str("sasl.bootstrap.users"))
+        records, created = state.scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    if created:
+    if created and create_bootstrap_users:
+        state.scram.apply(records)
         log.info("created bootstrap SCRAM users: %s", ", ".join(created))
     if config.authorizer_enabled:
         state.authorizer = Authorizer(
@@ -131,23 +140,31 @@ class BrokerServer:
         self._cleaner_pass: asyncio.Future[Any] | None = None
         self._stop_requested = asyncio.Event()
         self._replication: Any = None
+        # broker.controller.broker_node.ClusterMembership once a cluster member has joined.
+        self.cluster_membership: Any = None
         self.stopping = asyncio.Event()
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, join_cluster: Callable[[BrokerState], Awaitable[Any]] | None = None) -> None:
+        """Open the data directory, bind the listeners and serve.
+
+        `join_cluster` (a cluster member's, see broker/controller/broker_node.py) runs after the
+        listeners are bound and before they accept anyone; what it returns is closed on stop.
+        """
         config = self.config
-        state = await open_broker_state(config, self.stopping)
+        state = await open_broker_state(config, self.stopping, cluster_member=join_cluster is not None)
         metadata, metrics = state.metadata, state.metrics
         data_dir = config.log_dirs[0]
         self.state = state
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
 
-        from broker.replication import start_replication
+        if join_cluster is None:
+            from broker.replication import start_replication
 
-        # Before the listeners: no client may see a replicated broker as a single node.
-        self._replication = start_replication(state)
+            # Before the listeners: no client may see a replicated broker as a single node.
+            self._replication = start_replication(state)
         loop = asyncio.get_running_loop()
         tls: ssl.SSLContext | None = None
         for listener in config.listeners:
@@ -160,11 +177,16 @@ class BrokerServer:
                 listener.port,
                 reuse_address=True,
                 ssl=tls if protocol in ("SSL", "SASL_SSL") else None,
+                start_serving=join_cluster is None,
             )
             port = server.sockets[0].getsockname()[1]
             state.bound_ports[listener.name] = port
             self._servers.append(server)
             log.info("listening on %s://%s:%d (%s)", listener.name, listener.host, port, protocol)
+        if join_cluster is not None:
+            self.cluster_membership = await join_cluster(state)
+            for server in self._servers:
+                await server.start_serving()
         if config.metrics_port:
             self._metrics_server = await serve_metrics(
                 metrics, config.get_str("metrics.host"), config.metrics_port
@@ -186,7 +208,11 @@ class BrokerServer:
 
     def _schedule_offsets_expiry(self, state: BrokerState) -> None:
         expiry_s = self.config.get_int("offsets.retention.check.interval.ms") / 1000
-        self._schedule("offsets-expiry", expiry_s, lambda: state.groups.expire_offsets(now_ms()))
+        self._schedule(
+            "offsets-expiry",
+            expiry_s,
+            lambda: state.groups.expire_offsets(now_ms()) if state.groups is not None else None,
+        )
 
     def request_stop(self) -> None:
         self._stop_requested.set()
@@ -219,6 +245,8 @@ class BrokerServer:
                 await server.wait_closed()
         if self._metrics_server is not None:
             self._metrics_server.close()
+        if self.cluster_membership is not None:
+            await self.cluster_membership.close()
         if self._replication is not None:
             await self._replication.close()
         if self.state is not None:
@@ -283,7 +311,7 @@ class BrokerServer:
             return samples
 
         def group_count() -> list[tuple[dict[str, str], float]]:
-            return [({}, float(state.groups.group_count()))]
+            return [({}, float(state.groups.group_count() if state.groups is not None else 0))]
 
         state.metrics.add_gauge("kafka_log_size_bytes", "Bytes on disk per partition.", log_sizes)
         state.metrics.add_gauge(

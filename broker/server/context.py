@@ -39,6 +39,9 @@ class BrokerState:
     failed_authentications: FailedAuthentications | None = None
     # broker.replication.manager.ReplicaManager in a replicated cluster; None on a single node.
     replication: Any = None
+    # broker.controller.forwarding.ControllerLink when the broker belongs to a controller quorum
+    # (`process.roles`); None on a single node. Metadata writes go through it.
+    cluster: Any = None
     # Listener name -> port actually bound (differs from the config when it asks for port 0).
     bound_ports: dict[str, int] = field(default_factory=dict)
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))

@@ -29,6 +29,11 @@ class TopicError(Exception):
         self.message = message
 
 
+def _raise_for_result(result: dict[str, Any]) -> None:
+    if result.get("error_code"):
+        raise TopicError(ErrorCode(result["error_code"]), result.get("message") or "")
+
+
 def _log_config_class() -> Any:
     from broker.log.config import LogConfig
 
@@ -42,11 +47,18 @@ def known_topic_configs() -> frozenset[str]:
 
 
 class TopicManager:
+    """Topic commands. The sync ones change this node's registry and logs directly (a single
+    node); the async ones (`create`, `delete`, `grow`, `configure`, `auto_create_topic`) are what
+    request handlers call: in a cluster (`cluster` set) they go through the active controller and
+    return once this broker's registry shows the result."""
+
     def __init__(self, config: BrokerConfig, metadata: MetadataStore, logs: Any) -> None:
         self.config = config
         self.metadata = metadata
         self.logs = logs
         self.default_log_config = self.default_log_config_for(config)
+        # broker.controller.forwarding.ControllerLink on a cluster member.
+        self.cluster: Any = None
 
     @staticmethod
     def default_log_config_for(config: BrokerConfig) -> Any:
@@ -143,13 +155,7 @@ class TopicManager:
         return topic
 
     def delete_topic(self, name: str) -> TopicRecord:
-        topic = self.metadata.get(name)
-        if topic is None:
-            raise TopicError(ErrorCode.unknown_topic_or_partition, "This server does not host this topic.")
-        if topic.internal:
-            raise TopicError(ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}")
-        if not self.config.get_bool("delete.topic.enable"):
-            raise TopicError(ErrorCode.topic_deletion_disabled, "Topic deletion is disabled.")
+        topic = self._deletable(name)
         # Registry first: once it forgets the topic, a crash leaves only orphan logs that
         # open_all removes on the next start.
         self.metadata.delete_topic(name)
@@ -201,6 +207,120 @@ class TopicManager:
             if exc.error_code == ErrorCode.topic_already_exists:
                 return self.metadata.get(name)
             raise
+
+    # --- commands for request handlers (single node or cluster) ------------------------------
+
+    async def create(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str] | None = None,
+        *,
+        validate_only: bool = False,
+        internal: bool = False,
+    ) -> TopicRecord:
+        if self.cluster is None:
+            return self.create_topic(
+                name, partitions, replication_factor, configs, validate_only=validate_only, internal=internal
+            )
+        configs = dict(configs or {})
+        self.validate_configs(configs)
+        topic = {
+            "name": name,
+            "partitions": partitions,
+            "replication_factor": replication_factor,
+            "configs": configs,
+            "internal": internal,
+        }
+        result = await self._forward("create_topics", {"validate_only": validate_only, "topics": [topic]})
+        _raise_for_result(result["results"][0])
+        if validate_only:
+            return TopicRecord(
+                name=name,
+                topic_id=_ZERO_UUID,
+                partitions=self.config.num_partitions if partitions == -1 else partitions,
+                replication_factor=(
+                    self.config.default_replication_factor if replication_factor == -1 else replication_factor
+                ),
+                configs=configs,
+            )
+        return self._seen_locally(name)
+
+    async def delete(self, name: str) -> TopicRecord:
+        if self.cluster is None:
+            return self.delete_topic(name)
+        topic = self._deletable(name)
+        result = await self._forward("delete_topics", {"names": [name]})
+        _raise_for_result(result["results"][0])
+        log.info("deleted topic %s", name)
+        return topic
+
+    async def grow(self, name: str, total: int, *, validate_only: bool = False) -> TopicRecord:
+        if self.cluster is None:
+            return self.add_partitions(name, total, validate_only=validate_only)
+        topic = self.add_partitions(name, total, validate_only=True)  # the same checks as a single node
+        if validate_only:
+            return topic
+        await self._forward("create_partitions", {"name": name, "total": total})
+        return self._seen_locally(name)
+
+    async def configure(
+        self, name: str, configs: dict[str, str], *, validate_only: bool = False
+    ) -> TopicRecord:
+        """Replace the topic's config overrides with `configs`."""
+        if self.cluster is None:
+            return self.set_configs(name, configs, validate_only=validate_only)
+        topic = self.set_configs(name, configs, validate_only=True)
+        if validate_only:
+            return topic
+        changes: dict[str, str | None] = {k: v for k, v in configs.items() if topic.configs.get(k) != v}
+        changes.update({k: None for k in topic.configs if k not in configs})
+        if changes:
+            await self._forward(
+                "alter_configs", {"resource_type": "topic", "resource_name": name, "changes": changes}
+            )
+        return self._seen_locally(name)
+
+    async def auto_create_topic(self, name: str) -> TopicRecord | None:
+        """Create a topic on first use when the broker allows it; None if it may not."""
+        if self.cluster is None:
+            return self.auto_create(name)
+        if not self.config.auto_create_topics_enable:
+            return None
+        try:
+            return await self.create(name)
+        except TopicError as exc:
+            if exc.error_code == ErrorCode.topic_already_exists:
+                return self.metadata.get(name)
+            raise
+
+    def _deletable(self, name: str) -> TopicRecord:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise TopicError(ErrorCode.unknown_topic_or_partition, "This server does not host this topic.")
+        if topic.internal:
+            raise TopicError(ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}")
+        if not self.config.get_bool("delete.topic.enable"):
+            raise TopicError(ErrorCode.topic_deletion_disabled, "Topic deletion is disabled.")
+        return topic
+
+    async def _forward(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from broker.controller.forwarding import ControllerError
+
+        try:
+            return await self.cluster.call(method, params)
+        except ControllerError as exc:
+            raise TopicError(ErrorCode(exc.code), exc.message) from None
+
+    def _seen_locally(self, name: str) -> TopicRecord:
+        topic = self.metadata.get(name)
+        if topic is None:
+            raise TopicError(
+                ErrorCode.request_timed_out,
+                f"Topic '{name}' was changed but this broker has not caught up yet.",
+            )
+        return topic
 
     def ensure_offsets_topic(self) -> TopicRecord:
         topic = self.metadata.get(OFFSETS_TOPIC)

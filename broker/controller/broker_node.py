@@ -1,0 +1,119 @@
+"""Joining a broker to the controller quorum: everything a cluster broker runs besides its listeners.
+
+`join_cluster` runs after the broker bound its listeners (so it can advertise the real ports)
+and before it serves a single request: it registers with the active controller, catches up
+with the metadata log (topics, partitions, security), starts replication, then the group
+coordinator. Until then no client can see the broker, and it can never serve a partition it
+does not lead.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import uuid
+from typing import TYPE_CHECKING
+
+from broker.config import BrokerConfig
+from broker.controller.api import Endpoint
+from broker.controller.applier import ClusterMetadataApplier
+from broker.controller.broker_lifecycle import BrokerLifecycle
+from broker.controller.client import ControllerClient, parse_voters
+from broker.controller.forwarding import ControllerError, ControllerLink, commit_security_records
+from broker.replication.config import ReplicationConfig
+from broker.replication.manager import ReplicaManager
+
+if TYPE_CHECKING:
+    from broker.server.context import BrokerState
+
+log = logging.getLogger("broker.cluster")
+
+_CLUSTER_ID_NAMESPACE = uuid.UUID("0b5f4a52-5e1d-4c55-9a8e-3c1f0d7a6e21")
+
+
+def cluster_id_for(config: BrokerConfig) -> str:
+    """`cluster.id` if set, else derived from the quorum: the same on every node of a cluster,
+    different between clusters (clients refuse brokers reporting different ids)."""
+    configured = config.get_str("cluster.id").strip()
+    if configured:
+        return configured
+    voters = parse_voters(config.get_str("controller.quorum.voters"))
+    canonical = ",".join(f"{node}@{host}:{port}" for node, (host, port) in sorted(voters.items()))
+    digest = uuid.uuid5(_CLUSTER_ID_NAMESPACE, canonical).bytes
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+class ClusterMembership:
+    """What `join_cluster` started; the broker closes it before its logs."""
+
+    def __init__(self, lifecycle: BrokerLifecycle, manager: ReplicaManager, state: BrokerState) -> None:
+        self.lifecycle = lifecycle
+        self.manager = manager
+        self.state = state
+
+    async def controlled_shutdown(self, timeout_s: float) -> bool:
+        """Move leadership away (the controller answers once this broker leads nothing)."""
+        return await self.lifecycle.controlled_shutdown(timeout_s)
+
+    async def close(self) -> None:
+        if self.state.groups is not None:
+            await self.state.groups.close()
+            self.state.groups = None
+        await self.lifecycle.close()
+        await self.manager.close()
+
+
+async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembership:
+    """Register, catch up with the metadata log and start the data path (see the module doc)."""
+    endpoints = []
+    for listener in state.config.listeners:
+        host, port = state.advertised_endpoint(listener.name)
+        endpoints.append(Endpoint(listener.name, host, port, state.config.security_protocol(listener.name)))
+    client = ControllerClient(parse_voters(config.get_str("controller.quorum.voters")))
+    lifecycle = BrokerLifecycle(
+        client,
+        broker_id=config.node_id,
+        endpoints=endpoints,
+        rack=config.get_str("broker.rack") or None,
+        heartbeat_interval_s=config.get_int("broker.heartbeat.interval.ms") / 1000,
+    )
+    link = ControllerLink(client, lifecycle, config.node_id)
+    manager = ReplicaManager(state, ReplicationConfig.from_broker_config(state.config), alter_partition=link)
+    lifecycle.listeners = [ClusterMetadataApplier(state, lambda: lifecycle.image, [manager])]
+    state.metadata.cluster_id = cluster_id_for(config)
+    state.replication = manager
+    state.cluster = link
+    state.topics.cluster = link
+    membership = ClusterMembership(lifecycle, manager, state)
+    try:
+        await lifecycle.start()
+        await lifecycle.caught_up.wait()
+        manager.broker_epoch = lifecycle.broker_epoch or -1
+        manager.start()
+        await _create_bootstrap_users(config, state)
+    except BaseException:
+        await membership.close()
+        raise
+    log.info(
+        "broker %d joined the cluster (epoch %s, metadata offset %d, %d partitions hosted)",
+        config.node_id,
+        lifecycle.broker_epoch,
+        lifecycle.image.offset,
+        len(manager.replicas),
+    )
+    return membership
+
+
+async def _create_bootstrap_users(config: BrokerConfig, state: BrokerState) -> None:
+    """`sasl.bootstrap.users` missing from the cluster's SCRAM credentials are proposed to the
+    controller (every node has the same list; the first to ask creates them)."""
+    assert state.scram is not None
+    records, created = state.scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
+    if not records:
+        return
+    try:
+        await commit_security_records(state, records)
+    except ControllerError as exc:
+        log.warning("bootstrap SCRAM users not created yet (%s); the next start retries", exc.message)
+        return
+    log.info("created bootstrap SCRAM users: %s", ", ".join(created))
