@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pytest
 
 from broker.groups.coordinator import GroupCoordinator, GroupCoordinatorConfig
+from broker.groups.offsets_log import OffsetsAppendError
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -32,14 +33,26 @@ class MemoryOffsetsLog:
             p: [] for p in range(num_partitions)
         }
         self.fail_appends = False
+        # As a replicated log reports them: a Kafka error refusing the append before it is
+        # written (NOT_ENOUGH_REPLICAS...), and one ending the wait for the ISR after it is.
+        self.append_error: int | None = None
+        self.isr_error: int | None = None
+        # While set and not released, written appends wait here (the ISR has not caught up).
+        self.isr_gate: asyncio.Event | None = None
 
     async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
         await asyncio.sleep(0)  # a real append yields to the loop; so must this one
         if self.fail_appends:
             raise OSError("disk full")
+        if self.append_error is not None:
+            raise OffsetsAppendError(self.append_error)
         stored = self.partitions[partition]
         for key, value in records:
             stored.append((len(stored), key, value))
+        if self.isr_gate is not None:
+            await self.isr_gate.wait()
+        if self.isr_error is not None:
+            raise OffsetsAppendError(self.isr_error)
         return len(stored) - 1
 
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
