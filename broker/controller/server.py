@@ -559,6 +559,8 @@ class ControllerServer:
                 partitions=int(topic.get("partitions", -1)),
                 replication_factor=int(topic.get("replication_factor", -1)),
                 configs={str(k): str(v) for k, v in (topic.get("configs") or {}).items()},
+                # Brokers create __consumer_offsets this way (hidden from Produce, is_internal in Metadata).
+                internal=bool(topic.get("internal", False)),
             )
             if params.get("validate_only"):
                 decision = self._active_decider().create_topic(self.image, request)
