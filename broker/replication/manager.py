@@ -110,6 +110,10 @@ class ReplicaManager:
         for replica in self.replicas.values():
             if not replica.is_leader:
                 self.fetchers.follow(replica)
+        # Caught up with the metadata now: logs of partitions assigned elsewhere can go.
+        for assignment in list(self.assignments.values()):
+            if not assignment.is_replica(self.node_id):
+                self._delete_log(assignment)
         self._tasks.append(
             asyncio.create_task(
                 self._every(self.config.replica_lag_time_max_ms / 2000, self.shrink_lagging_isrs),
@@ -302,16 +306,22 @@ class ReplicaManager:
         return replica
 
     def _drop_replica(self, assignment: PartitionAssignment) -> None:
-        """The newest assignment does not list this broker (a reassignment moved the partition away,
-        or it never lived here): stop the replica and delete its local log, as Kafka does."""
-        key = (assignment.topic, assignment.partition)
-        replica = self.replicas.pop(key, None)
+        """The newest assignment does not list this broker (a reassignment moved the partition
+        away, or it never lived here): stop the replica and delete its local log, as Kafka does."""
+        replica = self.replicas.pop((assignment.topic, assignment.partition), None)
         if replica is not None:
             self._stop_replica(replica)
+        if self.fetchers is not None:
+            self._delete_log(assignment)
+        # Not started: a restarted broker is still replaying the metadata log, whose past states
+        # need not list it; `start` deletes what the caught-up assignments do not list.
+
+    def _delete_log(self, assignment: PartitionAssignment) -> None:
+        key = (assignment.topic, assignment.partition)
         if self.assignments.get(key) is not assignment or assignment.is_replica(self.node_id):
             return  # never delete a log this broker is still a replica of
         if self.state.logs.get(*key) is not None:
-            log.info("%s-%d is no longer assigned to this broker: deleting its log", *key)
+            log.info("%s-%d is not assigned to this broker: deleting its log", *key)
             self.state.logs.delete_partition(*key)
 
     def _stop_replica(self, replica: Replica) -> None:
