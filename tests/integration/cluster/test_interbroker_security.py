@@ -1,0 +1,307 @@
+"""Replication between brokers whose only listeners need SASL (and TLS), with ACLs on.
+
+Followers authenticate to leaders with the broker's own login (`listener.name.<l>.<mech>.sasl.jaas.config`)
+and fetch as a super user; a client that is not allowed CLUSTER_ACTION cannot pose as a follower.
+Leadership is fixed with the test/bootstrap static assignments file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from confluent_kafka.admin import AdminClient
+from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v12 import request as fetch_v12
+from kio.schema.offset_for_leader_epoch.v4 import request as epoch_v4
+from kio.static.primitive import i32, i32Timedelta, i64
+
+from broker.auth.jaas import SCRAM_LOGIN_MODULE, SaslCredentials
+from broker.replication.peer_connection import PeerConnection
+from tests.fixtures.broker import BrokerProcess, CertificateFiles, free_port
+from tests.fixtures.servers import wait_until
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "secured"
+ADMIN_PASSWORD = "admin-inter-broker-secret"
+ALICE_PASSWORD = "alice-secret"
+MECHANISM = "SCRAM-SHA-512"
+
+
+def broker_login(password: str = ADMIN_PASSWORD) -> str:
+    return f'{SCRAM_LOGIN_MODULE} required username="admin" password="{password}";'
+
+
+def security_properties(listener: str) -> dict[str, str]:
+    """What the control plane's local provisioner writes, plus the broker's own inter-broker login."""
+    return {
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+        "sasl.bootstrap.users": f"admin:{MECHANISM}:{ADMIN_PASSWORD};alice:{MECHANISM}:{ALICE_PASSWORD}",
+        "super.users": "User:admin",
+        "authorizer.class.name": "acl",
+        "allow.everyone.if.no.acl.found": "false",
+        "sasl.mechanism.inter.broker.protocol": MECHANISM,
+        f"listener.name.{listener.lower()}.{MECHANISM.lower()}.sasl.jaas.config": broker_login(),
+    }
+
+
+def client_settings(user: str = "admin", password: str = ADMIN_PASSWORD) -> dict[str, str]:
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": MECHANISM,
+        "sasl.username": user,
+        "sasl.password": password,
+    }
+
+
+class StaticSaslCluster:
+    """Brokers 1..n with a SASL_PLAINTEXT client listener (and optionally a SASL_SSL one that comes
+    first, so that it is the inter-broker listener), leadership fixed by a static assignments file."""
+
+    def __init__(self, base: Path, size: int, *, tls: CertificateFiles | None = None) -> None:
+        base.mkdir(parents=True, exist_ok=True)
+        self.assignments_path = base / "assignments.json"
+        self.brokers: dict[int, BrokerProcess] = {}
+        self.inter_broker_ports: dict[int, int] = {}
+        inter_broker = "SASL_SSL" if tls else "SASL_PLAINTEXT"
+        for node in range(1, size + 1):
+            broker = BrokerProcess(
+                base / f"broker-{node}",
+                {
+                    "node.id": str(node),
+                    "replication.static.assignments": str(self.assignments_path),
+                    "auto.create.topics.enable": "false",
+                    "replica.fetch.wait.max.ms": "200",
+                    "replica.fetch.backoff.ms": "200",
+                    "replica.lag.time.max.ms": "2000",
+                    "connection.failed.authentication.delay.ms": "10",
+                    **security_properties(inter_broker),
+                },
+            )
+            listeners = f"SASL_PLAINTEXT://127.0.0.1:{broker.port}"
+            self.inter_broker_ports[node] = broker.port
+            if tls is not None:
+                self.inter_broker_ports[node] = free_port()
+                listeners = f"SASL_SSL://127.0.0.1:{self.inter_broker_ports[node]},{listeners}"
+                broker.properties["ssl.keystore.location"] = str(tls.keystore_path)
+                broker.properties["ssl.truststore.location"] = str(tls.ca_path)
+            broker.properties["listeners"] = listeners
+            self.brokers[node] = broker
+
+    def assign(self, leader: int, replicas: list[int]) -> None:
+        body = {
+            "cluster_id": "interbroker-security-test",
+            "brokers": {str(node): f"127.0.0.1:{port}" for node, port in self.inter_broker_ports.items()},
+            "topics": {TOPIC: {"partitions": [{"leader": leader, "leader_epoch": 0, "replicas": replicas}]}},
+        }
+        self.assignments_path.write_text(json.dumps(body))
+
+    def start_all(self) -> None:
+        for broker in self.brokers.values():
+            broker.start()
+
+    def log_bytes(self, node: int) -> bytes:
+        directory = self.brokers[node].log_dir / f"{TOPIC}-0"
+        return b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
+
+    def bootstrap(self, node: int) -> str:
+        return self.brokers[node].bootstrap
+
+    def stop_all(self) -> None:
+        for broker in self.brokers.values():
+            broker.kill9()
+
+
+@pytest.fixture
+def make_static_cluster(tmp_path: Path) -> Iterator[Any]:
+    clusters: list[StaticSaslCluster] = []
+
+    def make(size: int, **options: Any) -> StaticSaslCluster:
+        cluster = StaticSaslCluster(tmp_path / f"cluster-{len(clusters)}", size, **options)
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in clusters:
+        cluster.stop_all()
+
+
+def produce(bootstrap: str, values: list[bytes], **config: Any) -> list[KafkaError | None]:
+    """Produce `values` to partition 0 in order; each delivery's error (None: acknowledged)."""
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            **client_settings(),
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.timeout.ms": 30000,
+            **config,
+        }
+    )
+    errors: list[KafkaError | None] = [None] * len(values)
+
+    def report(index: int) -> Any:
+        def on_delivery(error: KafkaError | None, _message: object) -> None:
+            errors[index] = error
+
+        return on_delivery
+
+    for index, value in enumerate(values):
+        producer.produce(TOPIC, value, partition=0, on_delivery=report(index))
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    return errors
+
+
+def partition_isr(bootstrap: str, **settings: str) -> tuple[int, list[int]]:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **client_settings(), **settings})
+    info = admin.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions[0]
+    return info.leader, sorted(info.isrs)
+
+
+def replica_fetch_request(replica_id: int, topic: str = TOPIC) -> fetch_v12.FetchRequest:
+    return fetch_v12.FetchRequest(
+        cluster_id=None,
+        replica_id=i32(replica_id),
+        max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=0)),
+        min_bytes=i32(1),
+        max_bytes=i32(1_048_576),
+        isolation_level=0,
+        session_id=i32(0),
+        session_epoch=i32(-1),
+        topics=(
+            fetch_v12.FetchTopic(
+                topic=topic,
+                partitions=(
+                    fetch_v12.FetchPartition(
+                        partition=i32(0),
+                        current_leader_epoch=i32(-1),
+                        fetch_offset=i64(0),
+                        last_fetched_epoch=i32(-1),
+                        log_start_offset=i64(-1),
+                        partition_max_bytes=i32(1_048_576),
+                    ),
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+        rack_id="",
+    )
+
+
+def epoch_request(replica_id: int) -> epoch_v4.OffsetForLeaderEpochRequest:
+    return epoch_v4.OffsetForLeaderEpochRequest(
+        replica_id=i32(replica_id),
+        topics=(
+            epoch_v4.OffsetForLeaderTopic(
+                topic=TOPIC,
+                partitions=(
+                    epoch_v4.OffsetForLeaderPartition(
+                        partition=i32(0), current_leader_epoch=i32(-1), leader_epoch=i32(0)
+                    ),
+                ),
+            ),
+        ),
+    )
+
+
+def send_as(bootstrap: str, user: str, password: str, *requests: Any) -> list[Any]:
+    """Send requests over one SCRAM-authenticated connection (the broker's own client)."""
+    host, port = bootstrap.rsplit(":", 1)
+
+    async def exchange() -> list[Any]:
+        connection = PeerConnection(
+            host, int(port), client_id=user, timeout_s=15, sasl=SaslCredentials(MECHANISM, user, password)
+        )
+        try:
+            return [await connection.request(request) for request in requests]
+        finally:
+            await connection.close()
+
+    return asyncio.run(exchange())
+
+
+def test_followers_authenticate_with_scram_and_replicate_with_acls_on(make_static_cluster: Any) -> None:
+    cluster = make_static_cluster(3)
+    cluster.assign(leader=1, replicas=[1, 2, 3])
+    cluster.start_all()
+    values = [f"record-{i}".encode() for i in range(500)]
+    assert produce(cluster.bootstrap(1), values) == [None] * len(values)
+    wait_until(
+        lambda: all(cluster.log_bytes(node) == cluster.log_bytes(1) for node in (2, 3)),
+        30,
+        "followers to hold the leader's log",
+    )
+    assert len(cluster.log_bytes(1)) > 500 * 10
+    assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2, 3])
+
+
+def test_followers_replicate_over_a_sasl_ssl_inter_broker_listener(
+    make_static_cluster: Any, test_certificates: CertificateFiles
+) -> None:
+    cluster = make_static_cluster(2, tls=test_certificates)
+    cluster.assign(leader=1, replicas=[1, 2])
+    cluster.start_all()
+    assert produce(cluster.bootstrap(1), [b"over tls"] * 50) == [None] * 50
+    wait_until(
+        lambda: cluster.log_bytes(2) == cluster.log_bytes(1), 30, "broker 2 to replicate over SASL_SSL"
+    )
+    assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2])
+
+
+def test_a_follower_with_a_wrong_password_falls_out_of_the_isr_and_never_logs_it(
+    make_static_cluster: Any,
+) -> None:
+    cluster = make_static_cluster(2)
+    wrong = "not-the-inter-broker-password"
+    cluster.brokers[2].properties[f"listener.name.sasl_plaintext.{MECHANISM.lower()}.sasl.jaas.config"] = (
+        broker_login(wrong)
+    )
+    cluster.assign(leader=1, replicas=[1, 2])
+    cluster.start_all()
+    assert produce(cluster.bootstrap(1), [b"unreplicated"], acks="1", **{"enable.idempotence": False}) == [
+        None
+    ]
+    wait_until(lambda: partition_isr(cluster.bootstrap(1)) == (1, [1]), 30, "the ISR to shrink to the leader")
+    follower_log = cluster.brokers[2].log_text()
+    wait_until(lambda: "cannot authenticate" in cluster.brokers[2].log_text(), 10, "the follower to log why")
+    follower_log = cluster.brokers[2].log_text()
+    assert "refused SCRAM-SHA-512 login as 'admin'" in follower_log
+    for text in (follower_log, cluster.brokers[1].log_text()):
+        assert wrong not in text
+        assert ADMIN_PASSWORD not in text
+    assert cluster.log_bytes(2) == b""
+
+
+def test_a_client_without_cluster_action_cannot_fetch_as_a_replica(make_static_cluster: Any) -> None:
+    # Broker 2 is a replica that never starts: the requests below claim to be it.
+    cluster = make_static_cluster(2)
+    cluster.assign(leader=1, replicas=[1, 2])
+    cluster.brokers[1].start()
+    assert produce(cluster.bootstrap(1), [b"private"], acks="1", **{"enable.idempotence": False}) == [None]
+
+    fetch, epochs = send_as(
+        cluster.bootstrap(1), "alice", ALICE_PASSWORD, replica_fetch_request(2), epoch_request(2)
+    )
+    assert fetch.error_code == ErrorCode.cluster_authorization_failed
+    assert [p.error_code for t in fetch.responses for p in t.partitions] == [
+        ErrorCode.cluster_authorization_failed
+    ]
+    assert all(p.records in (None, b"") for t in fetch.responses for p in t.partitions)
+    assert [p.error_code for t in epochs.topics for p in t.partitions] == [
+        ErrorCode.cluster_authorization_failed
+    ]
+
+    # The broker keeps serving: the super user may fetch as a replica on the same broker.
+    (fetch,) = send_as(cluster.bootstrap(1), "admin", ADMIN_PASSWORD, replica_fetch_request(2))
+    assert fetch.error_code == ErrorCode.none
+    assert [p.error_code for t in fetch.responses for p in t.partitions] == [ErrorCode.none]
+    assert [p.records for t in fetch.responses for p in t.partitions] == [cluster.log_bytes(1)]
