@@ -80,6 +80,8 @@ class OperationKind(models.TextChoices):
     PROVISION = "provision", "Provision"
     DELETE = "delete", "Delete"
     RESTART_BROKER = "restart_broker", "Restart broker"
+    ADD_BROKER = "add_broker", "Add broker"
+    REMOVE_BROKER = "remove_broker", "Remove broker"
 
 
 class OperationState(models.TextChoices):
@@ -102,4 +104,18 @@ OPERATION_STEPS: dict[str, list[str]] = {
     ],
     OperationKind.DELETE: ["stop brokers", "remove data", "release"],
     OperationKind.RESTART_BROKER: ["start brokers", "wait for Metadata", "verify"],
+    OperationKind.ADD_BROKER: [
+        "allocate ports",
+        "write configs",
+        "start brokers",
+        "wait for Metadata",
+        "verify",
+    ],
+    OperationKind.REMOVE_BROKER: [
+        "plan reassignment",
+        "move replicas",
+        "stop broker",
+        "unregister",
+        "remove data",
+    ],
 }

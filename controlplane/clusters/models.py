@@ -63,6 +63,9 @@ class Broker(models.Model):
     node_id = models.PositiveIntegerField()
     host = models.CharField(max_length=255)
     port = models.PositiveIntegerField()
+    # The controller listener's port of a local node that votes in the controller quorum; 0 otherwise.
+    controller_port = models.PositiveIntegerField(default=0)
+    rack = models.CharField(max_length=100, blank=True)
     data_dir = models.CharField(max_length=1000, blank=True)
     pid = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=20, choices=BrokerStatus.choices, default=BrokerStatus.PENDING)
@@ -79,6 +82,10 @@ class Broker(models.Model):
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def is_controller(self) -> bool:
+        return self.controller_port > 0
 
 
 class Operation(models.Model):

@@ -37,16 +37,34 @@ from controlplane.clusters.choices import (
 )
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
-from controlplane.clusters.provisioners.base import ListenerSecurity, NodePlan, ProvisioningFailed
+from controlplane.clusters.placement import (
+    PartitionKey,
+    PartitionProgress,
+    PlacementRefused,
+    check_target,
+    plan_drain,
+    plan_move_onto,
+    reassignment_progress,
+)
+from controlplane.clusters.provisioners.base import (
+    ClusterTopology,
+    ListenerSecurity,
+    NodePlan,
+    ProvisioningFailed,
+)
 from controlplane.clusters.provisioners.local import LocalProvisioner
+from controlplane.clusters.provisioners.local import default_replication_factor as local_replication_factor
 from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.kafka import gateway
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
 from controlplane.kafka.gateway import (
     ClusterDescription,
     Connection,
+    PartitionInfo,
     describe_broker_configs,
     describe_cluster,
 )
+from controlplane.kafka.refusals import kafka_refusals
 from controlplane.tenancy.access import Actor, require_org_admin
 from controlplane.tenancy.models import Organization
 
@@ -54,8 +72,9 @@ logger = logging.getLogger(__name__)
 
 CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 BOOTSTRAP_ADDRESS = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,252})):([0-9]{1,5})$")
-# Nodes of a local cluster are independent processes until the broker replicates (a later issue).
-MAX_LOCAL_BROKERS = 1
+MAX_LOCAL_BROKERS = 9
+# New local clusters replicate: three brokers, each also a controller voter (see provisioners/local.py).
+DEFAULT_LOCAL_BROKERS = 3
 # The control plane's super user on the local clusters it provisions (principal User:<this>).
 LOCAL_SUPER_USER = "streamhub-admin"
 # What a new local cluster listens with; the mechanism is the one the control plane authenticates with
@@ -74,7 +93,7 @@ class ClusterSpec:
     """What an admin asks for when creating a local cluster."""
 
     name: str
-    broker_count: int = 1
+    broker_count: int = DEFAULT_LOCAL_BROKERS
     broker_config: dict[str, Any] = field(default_factory=dict)
     port: int = 0
     security_protocol: str = LOCAL_SECURITY_PROTOCOL
@@ -170,8 +189,25 @@ def node_plan(broker: Broker) -> NodePlan:
     from pathlib import Path
 
     return NodePlan(
-        node_id=broker.node_id, host=broker.host, port=broker.port, data_dir=Path(broker.data_dir)
+        node_id=broker.node_id,
+        host=broker.host,
+        port=broker.port,
+        data_dir=Path(broker.data_dir),
+        controller_port=broker.controller_port,
     )
+
+
+def cluster_topology(cluster: Cluster) -> ClusterTopology:
+    """The controller voters every node of the cluster is configured with (none: single-node)."""
+    return ClusterTopology(voters=tuple(node_plan(b) for b in cluster.brokers.all() if b.is_controller))
+
+
+def default_replication_factor(cluster: Cluster) -> int:
+    """The replication factor of a topic created without one: what the provisioner configured for a local
+    cluster; 1 for a registered cluster, whose defaults are its own."""
+    if cluster.provider != Provider.LOCAL:
+        return 1
+    return local_replication_factor(len(cluster_topology(cluster).voters) or 1)
 
 
 def provisioner_for(cluster: Cluster) -> LocalProvisioner:
@@ -262,8 +298,7 @@ def _validate_local_spec(spec: ClusterSpec) -> dict[str, str]:
         )
     if not 1 <= spec.broker_count <= MAX_LOCAL_BROKERS:
         raise ServiceError(
-            f"Local clusters have 1 to {MAX_LOCAL_BROKERS} brokers until brokers replicate.",
-            code="invalid_broker_count",
+            f"Local clusters have 1 to {MAX_LOCAL_BROKERS} brokers.", code="invalid_broker_count"
         )
     if spec.port and not 1024 <= spec.port <= 65535 - spec.broker_count:
         raise ServiceError(
@@ -344,7 +379,16 @@ def _probe(connection: Connection) -> ClusterDescription:
         ) from error
 
 
-def _health_from(description: ClusterDescription, expected: int | None) -> dict[str, Any]:
+# Per-broker health: listed in Metadata (registered, unfenced); its process runs but the cluster does not
+# list it (starting, or fenced); its process is not running.
+BROKER_UP, BROKER_NOT_LISTED, BROKER_DOWN = "up", "not_listed", "down"
+
+
+def _health_from(
+    description: ClusterDescription,
+    expected: int | None,
+    dead_node_ids: set[int] | frozenset[int] = frozenset(),
+) -> dict[str, Any]:
     return {
         "reachable": True,
         "cluster_id": description.cluster_id,
@@ -355,8 +399,20 @@ def _health_from(description: ClusterDescription, expected: int | None) -> dict[
         "topic_count": description.topic_count,
         "partition_count": description.partition_count,
         "offline_partitions": description.offline_partitions,
+        "under_replicated_partitions": description.under_replicated_partitions,
+        "dead_broker_ids": sorted(dead_node_ids),
         "error": "",
     }
+
+
+def broker_health(cluster: Cluster, broker: Broker) -> str:
+    """A broker's status from the cluster's last health check (up, not_listed or down)."""
+    health = cluster.health or {}
+    if broker.node_id in health.get("dead_broker_ids", []) or broker.status == BrokerStatus.DEAD:
+        return BROKER_DOWN
+    if broker.node_id in health.get("broker_ids", []):
+        return BROKER_UP
+    return BROKER_NOT_LISTED
 
 
 def _unreachable_health(cluster: Cluster, error: KafkaGatewayError) -> dict[str, Any]:
@@ -487,35 +543,39 @@ def read_broker_configs(*, cluster: Cluster) -> tuple[dict[int, dict[str, dict]]
 
 
 def check_cluster_health(*, cluster: Cluster) -> Cluster:
-    """Observes a running or degraded cluster. A local broker whose process died marks the cluster degraded
-    and gets a restart operation; a cluster that answers with every broker is running again."""
+    """Observes a running or degraded cluster: brokers up, under-replicated and offline partitions. A local
+    broker whose process died marks the cluster degraded and gets a restart operation; a cluster that
+    answers with every broker and fully replicated partitions is running again."""
     if cluster.status not in WATCHED_STATUSES or active_operation(cluster) is not None:
         return cluster
+    dead = []
     if cluster.provider == Provider.LOCAL:
         provisioner = provisioner_for(cluster)
         dead = [b for b in cluster.brokers.all() if not provisioner.is_alive(node_plan(b), b.pid)]
-        if dead:
-            with transaction.atomic():
-                for broker in dead:
-                    broker.status = BrokerStatus.DEAD
-                    broker.save(update_fields=["status"])
-                ids = ", ".join(str(b.node_id) for b in dead)
-                set_cluster_status(
-                    cluster, ClusterStatus.DEGRADED, f"Broker {ids} is not running; restarting it."
-                )
-                _new_operation(
-                    cluster,
-                    OperationKind.RESTART_BROKER,
-                    Actor.system(),
-                    parameters={"node_ids": [b.node_id for b in dead]},
-                )
-            return cluster
-    observe_cluster(cluster)
+    # The survivors of a replicated cluster still answer: their view (under-replicated partitions, the
+    # ISR without the dead broker) is worth recording even while a broker is down.
+    observe_cluster(cluster, dead_node_ids={b.node_id for b in dead})
+    if dead:
+        with transaction.atomic():
+            for broker in dead:
+                broker.status = BrokerStatus.DEAD
+                broker.save(update_fields=["status"])
+            ids = ", ".join(str(b.node_id) for b in dead)
+            set_cluster_status(
+                cluster, ClusterStatus.DEGRADED, f"Broker {ids} is not running; restarting it."
+            )
+            _new_operation(
+                cluster,
+                OperationKind.RESTART_BROKER,
+                Actor.system(),
+                parameters={"node_ids": [b.node_id for b in dead]},
+            )
     return cluster
 
 
-def observe_cluster(cluster: Cluster) -> None:
-    """Stores what the cluster reports about itself and sets running or degraded from it."""
+def observe_cluster(cluster: Cluster, *, dead_node_ids: set[int] | frozenset[int] = frozenset()) -> None:
+    """Stores what the cluster reports about itself and sets running or degraded from it: degraded while a
+    broker is missing or any partition is under-replicated or offline."""
     expected = cluster.brokers.count() if cluster.provider == Provider.LOCAL else None
     try:
         description = describe_cluster(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
@@ -529,16 +589,20 @@ def observe_cluster(cluster: Cluster) -> None:
         set_cluster_status(cluster, ClusterStatus.DEGRADED, f"{reason} ({error})")
         return
     now = timezone.now()
-    cluster.health = _health_from(description, expected)
+    cluster.health = _health_from(description, expected, dead_node_ids)
     cluster.health_checked_at = now
     cluster.save(update_fields=["health", "health_checked_at", "updated_at"])
-    seen = {node.node_id for node in description.brokers}
+    seen = {node.node_id for node in description.brokers} - set(dead_node_ids)
     cluster.brokers.filter(node_id__in=seen).update(last_seen=now, status=BrokerStatus.RUNNING)
     problems = []
+    if dead_node_ids:
+        problems.append(f"broker {', '.join(map(str, sorted(dead_node_ids)))} is not running")
     if expected is not None and len(seen) < expected:
         problems.append(f"{len(seen)} of {expected} brokers answer")
     if description.offline_partitions:
         problems.append(f"{description.offline_partitions} partitions are offline")
+    if description.under_replicated_partitions:
+        problems.append(f"{description.under_replicated_partitions} partitions are under-replicated")
     if problems:
         set_cluster_status(cluster, ClusterStatus.DEGRADED, "; ".join(problems) + ".")
     else:
@@ -609,8 +673,11 @@ def stop_local_clusters() -> list[str]:
     return report
 
 
-def ensure_default_cluster(*, organization_name: str, cluster_name: str, port: int) -> Cluster | None:
-    """Defines the organization's default local cluster once (idempotent). Returns it when newly requested."""
+def ensure_default_cluster(
+    *, organization_name: str, cluster_name: str, port: int, broker_count: int = 1
+) -> Cluster | None:
+    """Defines the organization's default local cluster once (idempotent). Returns it when newly requested.
+    The development stack's cluster is one broker unless asked for more (it starts with every `make run`)."""
     from controlplane.tenancy import services as tenancy
 
     actor = Actor.system()
@@ -624,6 +691,182 @@ def ensure_default_cluster(*, organization_name: str, cluster_name: str, port: i
     ):
         return None
     operation = request_cluster(
-        actor=actor, organization=organization, spec=ClusterSpec(name=cluster_name, port=port)
+        actor=actor,
+        organization=organization,
+        spec=ClusterSpec(name=cluster_name, port=port, broker_count=broker_count),
     )
     return operation.cluster
+
+
+# --- brokers joining and leaving, partition reassignments ------------------------------------------
+
+
+def _require_replicated_local(cluster: Cluster) -> None:
+    if cluster.provider != Provider.LOCAL:
+        raise ServiceError("Brokers of a registered cluster are managed where it runs.", code="not_local")
+    if not cluster_topology(cluster).replicated:
+        raise Conflict(
+            f"Cluster {cluster.name} is a single broker without a controller quorum; brokers join "
+            "clusters created with two or more.",
+            code="single_node",
+        )
+    if cluster.status not in WATCHED_STATUSES:
+        raise Conflict(f"Cluster {cluster.name} is {cluster.status}.", code="not_running")
+    busy = active_operation(cluster)
+    if busy is not None:
+        raise Conflict(
+            f"Operation {busy.id} ({busy.kind}) is still running on {cluster.name}.",
+            code="operation_running",
+            details={"operation": busy.id},
+        )
+
+
+def request_broker_addition(*, actor: Actor, cluster: Cluster) -> Operation:
+    """Adds one broker-only node to a replicated local cluster (an operation: ports, config, start, wait
+    until the cluster lists it). It holds no replicas until partitions are reassigned onto it."""
+    change = _cluster_change("cluster.add_broker", cluster.organization, before=snapshot_cluster(cluster))
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        _require_replicated_local(cluster)
+        if cluster.brokers.count() >= MAX_LOCAL_BROKERS:
+            raise Conflict(
+                f"Local clusters have at most {MAX_LOCAL_BROKERS} brokers.", code="too_many_brokers"
+            )
+        # Node ids are not reused while the cluster lives: a removed broker's id may linger in old
+        # metadata (replica lists of deleted topics, the controller's memory of its registration).
+        used = set(cluster.brokers.values_list("node_id", flat=True)) | {
+            int(parameters.get("node_id", 0))
+            for parameters in cluster.operations.filter(kind=OperationKind.ADD_BROKER).values_list(
+                "parameters", flat=True
+            )
+        }
+        node_id = max(used, default=0) + 1
+        operation = _new_operation(cluster, OperationKind.ADD_BROKER, actor, parameters={"node_id": node_id})
+        change.after = {**snapshot_cluster(cluster), "node_id": node_id}
+    return operation
+
+
+def _live_partitions(cluster: Cluster) -> dict[PartitionKey, PartitionInfo]:
+    with kafka_refusals():
+        topics = gateway.list_topics(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    return {(topic.name, info.partition): info for topic in topics.values() for info in topic.partitions}
+
+
+def plan_broker_drain(cluster: Cluster, node_id: int) -> dict[PartitionKey, list[int]]:
+    """Where the replicas of `node_id` go when it leaves; Conflict when the others cannot hold them."""
+    brokers = set(cluster.brokers.values_list("node_id", flat=True))
+    try:
+        return plan_drain(_live_partitions(cluster), node_id, brokers)
+    except PlacementRefused as refused:
+        raise Conflict(str(refused), code="not_enough_brokers") from refused
+
+
+def request_broker_removal(*, actor: Actor, cluster: Cluster, node_id: int) -> Operation:
+    """Removes a broker-only node: its replicas move to the other brokers (keeping each partition's
+    replication factor), then it is stopped, unregistered and its directory dropped. Controller voters
+    cannot leave (the quorum's membership is fixed), nor a broker whose replicas would have nowhere to go."""
+    change = _cluster_change(
+        "cluster.remove_broker",
+        cluster.organization,
+        before=snapshot_cluster(cluster),
+        extra={"node_id": node_id},
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        _require_replicated_local(cluster)
+        broker = cluster.brokers.filter(node_id=node_id).first()
+        if broker is None:
+            raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
+        if broker.is_controller:
+            raise Conflict(
+                f"Broker {node_id} is a controller voter; the controller quorum's membership is fixed.",
+                code="controller_voter",
+            )
+        moves = plan_broker_drain(cluster, node_id)
+        operation = _new_operation(
+            cluster, OperationKind.REMOVE_BROKER, actor, parameters={"node_id": node_id}
+        )
+        change.after = {"node_id": node_id, "partitions_to_move": len(moves)}
+    return operation
+
+
+def reassign_partitions(
+    *,
+    actor: Actor,
+    cluster: Cluster,
+    topic: str,
+    partitions: list[int] | None = None,
+    replicas: list[int] | None = None,
+    onto_broker: int | None = None,
+) -> dict[PartitionKey, list[int]]:
+    """Starts moving partitions of `topic` (all, or the given ones): to the given `replicas`, or one replica
+    of each onto `onto_broker` (keeping the replication factor). Returns the targets requested; the
+    cluster copies the data in the background (describe_reassignments shows how far it got)."""
+    change = _cluster_change(
+        "cluster.reassign_partitions",
+        cluster.organization,
+        extra={"topic": topic, "partitions": partitions, "replicas": replicas, "onto_broker": onto_broker},
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        if (replicas is None) == (onto_broker is None):
+            raise ServiceError(
+                "Give either the target replicas or a broker to move onto.", code="invalid_target"
+            )
+        live = _live_partitions(cluster)
+        chosen = {key: info for key, info in live.items() if key[0] == topic}
+        if not chosen:
+            raise ServiceError(f"Cluster {cluster.name} has no topic {topic!r}.", code="unknown_topic")
+        if partitions is not None:
+            missing = sorted(set(partitions) - {key[1] for key in chosen})
+            if missing:
+                raise ServiceError(
+                    f"{topic} has no partition {', '.join(map(str, missing))}.", code="unknown_partition"
+                )
+            chosen = {key: info for key, info in chosen.items() if key[1] in partitions}
+        with kafka_refusals():
+            brokers = {node.node_id for node in _probe(connection_for(cluster)).brokers}
+        try:
+            if replicas is not None:
+                targets = {key: list(replicas) for key in chosen}
+                for key in targets:
+                    check_target(chosen[key], key, replicas, brokers)
+            else:
+                check_target(next(iter(chosen.values())), next(iter(chosen)), [onto_broker or 0], brokers)
+                targets = plan_move_onto(chosen, int(onto_broker or 0))
+        except PlacementRefused as refused:
+            raise ServiceError(str(refused), code="invalid_target") from refused
+        with kafka_refusals():
+            gateway.alter_partition_reassignments(connection_for(cluster), targets)
+        change.after = {f"{key[0]}-{key[1]}": target for key, target in targets.items()}
+    return targets
+
+
+@dataclass(frozen=True)
+class ReassignmentsView:
+    partitions: list[PartitionProgress]
+    percent: float
+
+
+def describe_reassignments(*, cluster: Cluster) -> ReassignmentsView:
+    """The cluster's ongoing reassignments with each adding replica's bytes against its leader's."""
+    connection = connection_for(cluster)
+    with kafka_refusals():
+        ongoing = gateway.list_partition_reassignments(connection, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+        if not ongoing:
+            return ReassignmentsView(partitions=[], percent=100.0)
+        live = _live_partitions(cluster)
+        wanted: dict[str, list[int]] = {}
+        for move in ongoing:
+            wanted.setdefault(move.topic, []).append(move.partition)
+        sizes = gateway.describe_replica_sizes(
+            connection, partitions=wanted, timeout_seconds=PROBE_TIMEOUT_SECONDS
+        )
+    leaders = {key: info.leader for key, info in live.items()}
+    rows, percent = reassignment_progress(ongoing, leaders, sizes)
+    return ReassignmentsView(partitions=rows, percent=percent)

@@ -1,4 +1,4 @@
-"""The long-running workflows behind an Operation: provision, delete, restart brokers.
+"""The long-running workflows behind an Operation: provision, delete, restart, add and remove brokers.
 
 Each step is recorded as it starts (step n of m, with timestamped log lines), so the API shows the
 progress while the worker runs. Steps are idempotent: a redelivered task resumes where it stopped.
@@ -7,6 +7,7 @@ progress while the worker runs. Steps are idempotent: a redelivered task resumes
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -16,7 +17,10 @@ from django.utils import timezone
 from controlplane.clusters import services
 from controlplane.clusters.choices import BrokerStatus, ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Broker, Cluster, Operation
-from controlplane.clusters.provisioners.base import ProvisioningFailed
+from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
+from controlplane.clusters.provisioners.local import controller_ids
+from controlplane.core.api.errors import ServiceError
+from controlplane.kafka import gateway
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.gateway import describe_cluster
 
@@ -24,6 +28,11 @@ logger = logging.getLogger(__name__)
 
 # The Celery time limit of clusters.run_operation: a run older than this lost its worker.
 OPERATION_TIME_LIMIT_SECONDS = 300
+# How long a cluster may take until Metadata lists every broker (they register and are unfenced once the
+# controller quorum has elected a leader).
+REGISTRATION_TIMEOUT_SECONDS = 60.0
+# Draining a broker waits this long for its replicas to be copied elsewhere, within the operation's limit.
+DRAIN_TIMEOUT_SECONDS = 200.0
 
 
 class OperationLog:
@@ -60,11 +69,15 @@ def run_operation(operation_id: int) -> str:
         OperationKind.PROVISION: _provision,
         OperationKind.DELETE: _delete,
         OperationKind.RESTART_BROKER: _restart_brokers,
+        OperationKind.ADD_BROKER: _add_broker,
+        OperationKind.REMOVE_BROKER: _remove_broker,
     }[operation.kind]
     try:
         workflow(operation.cluster, progress)
-    except (ProvisioningFailed, KafkaGatewayError) as failure:
+    except (ProvisioningFailed, KafkaGatewayError, ServiceError) as failure:
         reason = failure.reason if isinstance(failure, ProvisioningFailed) else str(failure)
+        if isinstance(failure, ServiceError):
+            reason = str(failure.detail)
         _fail(operation, progress, reason)
         return OperationState.FAILED
     except Exception as unexpected:  # the operation must end with a reason, whatever went wrong
@@ -117,32 +130,21 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
     progress.step("allocate ports")
     if not cluster.brokers.exists():
         with transaction.atomic():
-            # Ports of other live local clusters stay theirs even while their processes are stopped.
-            reserved = set(
-                Broker.objects.filter(cluster__provider=Provider.LOCAL)
-                .exclude(cluster=cluster)
-                .exclude(cluster__status=ClusterStatus.DELETED)
-                .values_list("port", flat=True)
-            )
+            reserved = _reserved_ports(cluster)
             plans = provisioner.plan_nodes(
                 cluster_id=cluster.id,
-                broker_count=cluster.broker_count,
+                node_ids=list(range(1, cluster.broker_count + 1)),
+                controller_ids=controller_ids(cluster.broker_count),
                 first_port=cluster.requested_port,
                 reserved_ports=reserved,
             )
             for plan in plans:
-                Broker.objects.create(
-                    cluster=cluster,
-                    node_id=plan.node_id,
-                    host=plan.host,
-                    port=plan.port,
-                    data_dir=str(plan.data_dir),
-                )
+                _create_broker(cluster, plan)
             cluster.bootstrap_servers = ",".join(plan.address for plan in plans)
             cluster.save(update_fields=["bootstrap_servers", "updated_at"])
     brokers = list(cluster.brokers.all())
     for broker in brokers:
-        progress.line(f"broker {broker.node_id}: {broker.address}")
+        _describe_node(broker, progress)
 
     progress.step("write configs")
     security = services.listener_security(cluster)
@@ -150,16 +152,48 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
         f"listeners: {security.protocol}"
         + (f", ACLs on, super user {security.super_user}" if security.uses_sasl else "")
     )
+    _write_configs(cluster, brokers, progress)
+    _bring_up(cluster, brokers, progress)
+
+
+def _reserved_ports(cluster: Cluster) -> set[int]:
+    """Ports of other live local clusters, which stay theirs even while their processes are stopped, and
+    this cluster's own."""
+    brokers = Broker.objects.filter(cluster__provider=Provider.LOCAL).exclude(
+        cluster__status=ClusterStatus.DELETED
+    )
+    return {port for pair in brokers.values_list("port", "controller_port") for port in pair if port}
+
+
+def _create_broker(cluster: Cluster, plan: NodePlan) -> Broker:
+    return Broker.objects.create(
+        cluster=cluster,
+        node_id=plan.node_id,
+        host=plan.host,
+        port=plan.port,
+        controller_port=plan.controller_port,
+        data_dir=str(plan.data_dir),
+    )
+
+
+def _describe_node(broker: Broker, progress: OperationLog) -> None:
+    role = f"broker + controller (quorum port {broker.controller_port})" if broker.is_controller else "broker"
+    progress.line(f"broker {broker.node_id}: {broker.address}, {role}")
+
+
+def _write_configs(cluster: Cluster, brokers: list[Broker], progress: OperationLog) -> None:
+    provisioner = services.provisioner_for(cluster)
+    security = services.listener_security(cluster)
+    topology = services.cluster_topology(cluster)
     for broker in brokers:
         provisioner.write_config(
             cluster_id=cluster.id,
             node=services.node_plan(broker),
             overrides=cluster.broker_config,
             security=security,
+            topology=topology,
         )
         progress.line(f"broker {broker.node_id}: wrote {broker.data_dir}/broker.properties")
-
-    _bring_up(cluster, brokers, progress)
 
 
 def _bring_up(cluster: Cluster, brokers: list[Broker], progress: OperationLog) -> None:
@@ -205,13 +239,29 @@ def _wait_for_brokers(cluster: Cluster, brokers: list[Broker], progress: Operati
 
 
 def _verify(cluster: Cluster, progress: OperationLog) -> None:
-    description = describe_cluster(
-        services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
-    )
+    """Waits until the cluster's Metadata lists every broker: in a replicated cluster each has then
+    registered with the controller and been unfenced."""
     expected = set(cluster.brokers.values_list("node_id", flat=True))
-    seen = {node.node_id for node in description.brokers}
-    if not expected <= seen:
-        raise ProvisioningFailed(f"Metadata lists brokers {sorted(seen)}, expected {sorted(expected)}.")
+    deadline = time.monotonic() + REGISTRATION_TIMEOUT_SECONDS
+    reported: set[int] = set()
+    while True:
+        try:
+            description = describe_cluster(
+                services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
+            )
+            seen = {node.node_id for node in description.brokers}
+        except KafkaGatewayError:
+            if time.monotonic() > deadline:
+                raise
+            seen = set()
+        for node_id in sorted((seen & expected) - reported):
+            progress.line(f"broker {node_id}: registered and listed in Metadata")
+        reported |= seen & expected
+        if expected <= seen:
+            break
+        if time.monotonic() > deadline:
+            raise ProvisioningFailed(f"Metadata lists brokers {sorted(seen)}, expected {sorted(expected)}.")
+        time.sleep(0.25)
     progress.line(
         f"cluster {description.cluster_id}: {len(seen)} broker(s), controller {description.controller_id}"
     )
@@ -255,3 +305,107 @@ def _delete(cluster: Cluster, progress: OperationLog) -> None:
         # Freeing the broker rows frees their ports for other clusters.
         cluster.brokers.all().delete()
         services.set_cluster_status(cluster, ClusterStatus.DELETED)
+
+
+def _add_broker(cluster: Cluster, progress: OperationLog) -> None:
+    """A new broker-only node with the cluster's voters and security; it registers with the controller."""
+    node_id = int(progress.operation.parameters["node_id"])
+    provisioner = services.provisioner_for(cluster)
+    progress.step("allocate ports")
+    broker = cluster.brokers.filter(node_id=node_id).first()
+    if broker is None:
+        with transaction.atomic():
+            (plan,) = provisioner.plan_nodes(
+                cluster_id=cluster.id,
+                node_ids=[node_id],
+                controller_ids=set(),
+                first_port=0,
+                reserved_ports=_reserved_ports(cluster),
+            )
+            broker = _create_broker(cluster, plan)
+            cluster.broker_count = cluster.brokers.count()
+            cluster.save(update_fields=["broker_count", "updated_at"])
+    _describe_node(broker, progress)
+    progress.step("write configs")
+    _write_configs(cluster, [broker], progress)
+    _bring_up(cluster, [broker], progress)
+    _refresh_bootstrap_servers(cluster)
+
+
+def _refresh_bootstrap_servers(cluster: Cluster) -> None:
+    cluster.bootstrap_servers = ",".join(b.address for b in cluster.brokers.all())
+    cluster.broker_count = cluster.brokers.count()
+    cluster.save(update_fields=["bootstrap_servers", "broker_count", "updated_at"])
+
+
+def _remove_broker(cluster: Cluster, progress: OperationLog) -> None:
+    """Drains a broker-only node (its replicas go to the others), then stops, unregisters and deletes it."""
+    node_id = int(progress.operation.parameters["node_id"])
+    broker = cluster.brokers.filter(node_id=node_id).first()
+    connection = services.connection_for(cluster)
+    progress.step("plan reassignment")
+    if broker is None:
+        progress.line(f"broker {node_id} is already gone")
+        return
+    moves = services.plan_broker_drain(cluster, node_id)
+    progress.line(f"{len(moves)} partition(s) have a replica on broker {node_id}")
+    for (topic, partition), target in sorted(moves.items()):
+        progress.line(f"{topic}-{partition}: -> {target}")
+    gateway.alter_partition_reassignments(connection, moves)
+
+    progress.step("move replicas")
+    _wait_until_drained(cluster, node_id, progress)
+
+    progress.step("stop broker")
+    # Clients stop bootstrapping from it before it goes away.
+    cluster.bootstrap_servers = ",".join(b.address for b in cluster.brokers.exclude(node_id=node_id))
+    cluster.save(update_fields=["bootstrap_servers", "updated_at"])
+    provisioner = services.provisioner_for(cluster)
+    plan = services.node_plan(broker)
+    provisioner.stop(plan, broker.pid, timeout_seconds=services.STOP_TIMEOUT_SECONDS)
+    broker.status = BrokerStatus.STOPPED
+    broker.save(update_fields=["status"])
+    progress.line(f"broker {node_id}: stopped")
+
+    progress.step("unregister")
+    gateway.unregister_broker(services.connection_for(cluster), node_id=node_id)
+    progress.line(f"broker {node_id}: unregistered from the controller")
+
+    progress.step("remove data")
+    provisioner.remove_node(plan)
+    broker.delete()
+    _refresh_bootstrap_servers(cluster)
+    progress.line(f"broker {node_id}: removed {plan.data_dir}")
+    services.observe_cluster(cluster)
+
+
+def _wait_until_drained(cluster: Cluster, node_id: int, progress: OperationLog) -> None:
+    """Waits until no partition has a replica on `node_id` and no reassignment still runs, logging the
+    copy progress now and then."""
+    deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
+    last_report = 0.0
+    while True:
+        topics = gateway.list_topics(
+            services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
+        )
+        holding = [
+            f"{name}-{info.partition}"
+            for name, topic in topics.items()
+            for info in topic.partitions
+            if node_id in info.replicas
+        ]
+        if not holding:
+            progress.line(f"broker {node_id} holds no replicas")
+            return
+        if time.monotonic() > deadline:
+            raise ProvisioningFailed(
+                f"Broker {node_id} still holds {len(holding)} replica(s) after {DRAIN_TIMEOUT_SECONDS:.0f}s: "
+                + ", ".join(holding[:10])
+            )
+        if time.monotonic() - last_report > 5:
+            view = services.describe_reassignments(cluster=cluster)
+            progress.line(
+                f"{len(holding)} replica(s) still on broker {node_id}; copies {view.percent:.0f}% done"
+            )
+            last_report = time.monotonic()
+        time.sleep(0.5)

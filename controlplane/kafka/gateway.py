@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from confluent_kafka import (
@@ -44,11 +45,14 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 from kio.schema.alter_client_quotas.v1 import request as alter_quotas
+from kio.schema.alter_partition_reassignments.v0 import request as alter_reassignments
 from kio.schema.describe_client_quotas.v1 import request as describe_quotas
 from kio.schema.describe_log_dirs.v1.request import DescribableLogDirTopic, DescribeLogDirsRequest
 from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
+from kio.schema.list_partition_reassignments.v0 import request as list_reassignments
 from kio.schema.offset_delete.v0 import request as offset_delete
-from kio.static.primitive import f64, i8, i32
+from kio.schema.unregister_broker.v0.request import UnregisterBrokerRequest
+from kio.static.primitive import f64, i8, i32, i32Timedelta
 
 from controlplane.kafka.errors import (
     AuthenticationFailed,
@@ -125,6 +129,8 @@ class ClusterDescription:
     topic_count: int
     partition_count: int
     offline_partitions: int
+    # Partitions whose in-sync replicas are fewer than their replicas.
+    under_replicated_partitions: int = 0
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,7 @@ def describe_cluster(
         topic_count=len(metadata.topics),
         partition_count=len(partitions),
         offline_partitions=sum(1 for p in partitions if p.leader < 0),
+        under_replicated_partitions=sum(1 for p in partitions if len(p.isrs) < len(p.replicas)),
     )
 
 
@@ -263,6 +270,16 @@ class PartitionInfo:
     leader: int
     replicas: list[int]
     isr: list[int]
+    # Replicas on brokers the cluster does not list as alive (Kafka's offline replicas).
+    offline_replicas: list[int] = field(default_factory=list)
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    @property
+    def offline(self) -> bool:
+        return self.leader < 0
 
 
 @dataclass(frozen=True)
@@ -286,11 +303,18 @@ def list_topics(
     except KafkaException as error:
         _raise_typed(error.args[0] if error.args else None, "Metadata request failed")
     topics = {}
+    alive = set(metadata.brokers)
     for name, topic in metadata.topics.items():
         if topic.error is not None:
             continue
         partitions = [
-            PartitionInfo(partition=p.id, leader=p.leader, replicas=list(p.replicas), isr=list(p.isrs))
+            PartitionInfo(
+                partition=p.id,
+                leader=p.leader,
+                replicas=list(p.replicas),
+                isr=list(p.isrs),
+                offline_replicas=[replica for replica in p.replicas if replica not in alive],
+            )
             for p in sorted(topic.partitions.values(), key=lambda p: p.id)
         ]
         topics[name] = TopicInfo(name=name, internal=name.startswith("__"), partitions=partitions)
@@ -443,6 +467,22 @@ def describe_partition_sizes(
     """Bytes on disk per (topic, partition) — of the given partitions, or of all — summed over every
     broker (DescribeLogDirs, which librdkafka lacks). Replicas count once each, so a replicated partition
     shows its total footprint."""
+    sizes: dict[tuple[str, int], int] = {}
+    for (topic, partition, _node_id), size in describe_replica_sizes(
+        connection, partitions=partitions, timeout_seconds=timeout_seconds
+    ).items():
+        sizes[(topic, partition)] = sizes.get((topic, partition), 0) + size
+    return sizes
+
+
+def describe_replica_sizes(
+    connection: Connection,
+    *,
+    partitions: Mapping[str, list[int]] | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> dict[tuple[str, int, int], int]:
+    """Bytes on disk per (topic, partition, broker id): each broker's own replicas (DescribeLogDirs asked
+    of every broker the cluster lists)."""
     description = describe_cluster(connection, timeout_seconds=timeout_seconds)
     wanted = None
     if partitions is not None:
@@ -450,16 +490,108 @@ def describe_partition_sizes(
             DescribableLogDirTopic(topic=topic, partitions=tuple(i32(p) for p in numbers))
             for topic, numbers in partitions.items()
         )
-    sizes: dict[tuple[str, int], int] = {}
+    sizes: dict[tuple[str, int, int], int] = {}
     for node in description.brokers:
         with _wire(connection, timeout_seconds, f"{node.host}:{node.port}") as wire:
             response = wire.request(DescribeLogDirsRequest(topics=wanted))
         for result in response.results:
             for topic in result.topics:
                 for partition in topic.partitions:
-                    key = (topic.name, int(partition.partition_index))
+                    key = (topic.name, int(partition.partition_index), node.node_id)
                     sizes[key] = sizes.get(key, 0) + int(partition.partition_size)
     return sizes
+
+
+# --- reassignments and brokers (protocol client: librdkafka 2.16 has no calls for them) ------------
+
+
+@dataclass(frozen=True)
+class OngoingReassignment:
+    """A partition whose replica set is changing: `replicas` is the full set while it moves (target plus
+    the replicas still to be removed)."""
+
+    topic: str
+    partition: int
+    replicas: list[int]
+    adding: list[int]
+    removing: list[int]
+
+    @property
+    def target(self) -> list[int]:
+        return [replica for replica in self.replicas if replica not in self.removing]
+
+
+def alter_partition_reassignments(
+    connection: Connection,
+    targets: Mapping[tuple[str, int], list[int] | None],
+    *,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    """AlterPartitionReassignments: moves each partition to its target replicas (the first leads when
+    preferred); None cancels the partition's ongoing reassignment."""
+    if not targets:
+        return
+    by_topic: dict[str, list[alter_reassignments.ReassignablePartition]] = {}
+    for (topic, partition), replicas in targets.items():
+        by_topic.setdefault(topic, []).append(
+            alter_reassignments.ReassignablePartition(
+                partition_index=i32(partition),
+                replicas=None if replicas is None else tuple(i32(r) for r in replicas),
+            )
+        )
+    request = alter_reassignments.AlterPartitionReassignmentsRequest(
+        timeout=i32Timedelta.parse(timedelta(seconds=timeout_seconds)),
+        topics=tuple(
+            alter_reassignments.ReassignableTopic(name=topic, partitions=tuple(partitions))
+            for topic, partitions in by_topic.items()
+        ),
+    )
+    with _wire(connection, timeout_seconds) as wire:
+        response = wire.request(request)
+    _raise_for_code(int(response.error_code), response.error_message, "AlterPartitionReassignments")
+    for topic_result in response.responses:
+        for partition in topic_result.partitions:
+            _raise_for_code(
+                int(partition.error_code),
+                partition.error_message
+                and f"{topic_result.name}-{partition.partition_index}: {partition.error_message}",
+                "AlterPartitionReassignments",
+            )
+
+
+def list_partition_reassignments(
+    connection: Connection, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> list[OngoingReassignment]:
+    """Every ongoing reassignment of the cluster (ListPartitionReassignments)."""
+    request = list_reassignments.ListPartitionReassignmentsRequest(
+        timeout=i32Timedelta.parse(timedelta(seconds=timeout_seconds)), topics=None
+    )
+    with _wire(connection, timeout_seconds) as wire:
+        response = wire.request(request)
+    _raise_for_code(int(response.error_code), response.error_message, "ListPartitionReassignments")
+    return sorted(
+        (
+            OngoingReassignment(
+                topic=topic.name,
+                partition=int(partition.partition_index),
+                replicas=[int(r) for r in partition.replicas],
+                adding=[int(r) for r in partition.adding_replicas],
+                removing=[int(r) for r in partition.removing_replicas],
+            )
+            for topic in response.topics
+            for partition in topic.partitions
+        ),
+        key=lambda ongoing: (ongoing.topic, ongoing.partition),
+    )
+
+
+def unregister_broker(
+    connection: Connection, *, node_id: int, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> None:
+    """UnregisterBroker: the controller forgets a broker that was shut down for good."""
+    with _wire(connection, timeout_seconds) as wire:
+        response = wire.request(UnregisterBrokerRequest(broker_id=i32(node_id)))
+    _raise_for_code(int(response.error_code), response.error_message, "UnregisterBroker")
 
 
 # --- messages -------------------------------------------------------------------------------------

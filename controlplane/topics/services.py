@@ -15,9 +15,10 @@ from django.utils import timezone
 
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connection_for
+from controlplane.clusters.services import connection_for, default_replication_factor
 from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
 from controlplane.kafka import gateway
+from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.schemas.decoding import PayloadDecoder
@@ -103,13 +104,16 @@ def create_topic(
     team: Team,
     name: str,
     partitions: int,
-    replication_factor: int = 1,
+    replication_factor: int | None = None,
     configs: Mapping[str, object] | None = None,
     validate_only: bool = False,
 ) -> Topic | None:
     """Creates the topic on the cluster and records it as managed; with `validate_only` the cluster only
-    checks it (nothing is created or recorded) and None is returned."""
+    checks it (nothing is created or recorded) and None is returned. Without a replication factor the
+    topic gets the cluster's default (3 on a local cluster of three brokers or more)."""
     wanted = _stringified(configs or {})
+    if replication_factor is None:
+        replication_factor = default_replication_factor(cluster)
     change = _topic_change(
         "topic.create", cluster, team, resource_name=name, extra={"validate_only": validate_only}
     )
@@ -271,6 +275,17 @@ def adopt_topic(*, actor: Actor, topic: Topic, team: Team) -> Topic:
 # --- reading -------------------------------------------------------------------------------------
 
 
+def _reassignments_of(connection: gateway.Connection, topic: str) -> dict[int, gateway.OngoingReassignment]:
+    """The topic's partitions being reassigned; none from a cluster that cannot list reassignments (an
+    older Kafka, or a single broker without a controller, may close the connection), which cannot be
+    moving any. A cluster that is really unreachable fails the calls that follow."""
+    try:
+        ongoing = gateway.list_partition_reassignments(connection)
+    except KafkaGatewayError:
+        return {}
+    return {move.partition: move for move in ongoing if move.topic == topic}
+
+
 def describe_topic(*, topic: Topic) -> dict[str, Any]:
     """Live state from the cluster: partitions with leaders and offsets, sizes, configs with sources."""
     connection = connection_for(topic.cluster)
@@ -279,6 +294,7 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
         if info is None:
             return {"exists": False, "partitions": [], "configs": {}}
         keys = [(topic.name, p.partition) for p in info.partitions]
+        moving = _reassignments_of(connection, topic.name)
         starts = gateway.list_partition_offsets(connection, keys, spec="earliest")
         ends = gateway.list_partition_offsets(connection, keys, spec="latest")
         sizes = gateway.describe_partition_sizes(
@@ -293,6 +309,11 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
                 "leader": p.leader,
                 "replicas": p.replicas,
                 "isr": p.isr,
+                "offline_replicas": p.offline_replicas,
+                "under_replicated": p.under_replicated,
+                "offline": p.offline,
+                "adding_replicas": moving[p.partition].adding if p.partition in moving else [],
+                "removing_replicas": moving[p.partition].removing if p.partition in moving else [],
                 "start_offset": starts[(topic.name, p.partition)],
                 "end_offset": ends[(topic.name, p.partition)],
                 "size_bytes": sizes.get((topic.name, p.partition), 0),

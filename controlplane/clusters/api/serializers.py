@@ -7,9 +7,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from controlplane.clusters import services
 from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
 from controlplane.clusters.models import Broker, Cluster, Operation
-from controlplane.clusters.services import MAX_LOCAL_BROKERS
+from controlplane.clusters.services import DEFAULT_LOCAL_BROKERS, MAX_LOCAL_BROKERS
 from controlplane.core.api.fields import VisibleOrganizationField
 from controlplane.tenancy.models import Organization
 
@@ -19,7 +20,13 @@ from controlplane.tenancy.models import Organization
 class ClusterCreateInputSerializer(serializers.Serializer):
     organization = VisibleOrganizationField(queryset=Organization.objects.all())
     name = serializers.RegexField(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", max_length=63)
-    broker_count = serializers.IntegerField(min_value=1, max_value=MAX_LOCAL_BROKERS, default=1)
+    broker_count = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_LOCAL_BROKERS,
+        default=DEFAULT_LOCAL_BROKERS,
+        help_text="1: a single broker; 2 or more: replicated, the first three nodes also vote in the "
+        "controller quorum (3 or more: topics default to 3 replicas, min.insync.replicas 2).",
+    )
     broker_config = serializers.DictField(
         child=serializers.CharField(max_length=1000, allow_blank=True),
         default=dict,
@@ -48,6 +55,36 @@ class ClusterDeleteInputSerializer(serializers.Serializer):
     confirm_name = serializers.CharField(max_length=63, help_text="The cluster's name, repeated.")
 
 
+class BrokerRemoveInputSerializer(serializers.Serializer):
+    confirm_node_id = serializers.IntegerField(help_text="The broker's node id, repeated.")
+
+
+class ReassignmentInputSerializer(serializers.Serializer):
+    topic = serializers.CharField(max_length=249)
+    partitions = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        required=False,
+        allow_empty=False,
+        help_text="Partitions to move; all of the topic's when omitted.",
+    )
+    replicas = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        required=False,
+        allow_empty=False,
+        help_text="The target replica list (the first is the preferred leader).",
+    )
+    onto_broker = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        help_text="Instead of `replicas`: move one replica of each partition onto this broker.",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        if ("replicas" in attrs) == ("onto_broker" in attrs):
+            raise serializers.ValidationError("Give either replicas or onto_broker.")
+        return attrs
+
+
 # Outputs
 
 
@@ -58,12 +95,37 @@ class ClusterDeleteInputSerializer(serializers.Serializer):
 class BrokerSerializer(serializers.ModelSerializer):
     node_id = serializers.IntegerField(read_only=True)
     port = serializers.IntegerField(read_only=True)
+    controller_port = serializers.IntegerField(read_only=True)
     pid = serializers.IntegerField(read_only=True, allow_null=True)
     restart_count = serializers.IntegerField(read_only=True)
+    roles = serializers.SerializerMethodField()
+    health = serializers.SerializerMethodField(
+        help_text="From the last health check: up (listed in Metadata), not_listed (not registered or "
+        "fenced), down (its process is not running)."
+    )
 
     class Meta:
         model = Broker
-        fields = ["node_id", "host", "port", "status", "pid", "restart_count", "last_seen"]
+        fields = [
+            "node_id",
+            "host",
+            "port",
+            "controller_port",
+            "rack",
+            "roles",
+            "status",
+            "health",
+            "pid",
+            "restart_count",
+            "last_seen",
+        ]
+
+    def get_roles(self, broker: Broker) -> list[str]:
+        return ["broker", "controller"] if broker.is_controller else ["broker"]
+
+    @extend_schema_field(serializers.CharField())
+    def get_health(self, broker: Broker) -> str:
+        return services.broker_health(broker.cluster, broker)
 
 
 class OperationSerializer(serializers.ModelSerializer):
@@ -194,3 +256,38 @@ class ThroughputSerializer(serializers.Serializer):
     times = serializers.ListField(child=serializers.DateTimeField(), help_text="end of each interval")
     messages_per_second = serializers.ListField(child=serializers.FloatField())
     by_topic = TopicThroughputSerializer(many=True, help_text="busiest topic first")
+
+
+class ReplicaProgressSerializer(serializers.Serializer):
+    node_id = serializers.IntegerField()
+    bytes = serializers.IntegerField()
+
+
+class PartitionReassignmentSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    replicas = serializers.ListField(child=serializers.IntegerField(), help_text="the full set while moving")
+    target = serializers.ListField(child=serializers.IntegerField())
+    adding = serializers.ListField(child=serializers.IntegerField())
+    removing = serializers.ListField(child=serializers.IntegerField())
+    leader = serializers.IntegerField()
+    leader_bytes = serializers.IntegerField()
+    adding_bytes = ReplicaProgressSerializer(many=True)
+    percent = serializers.FloatField(help_text="adding replicas' bytes against the leader's")
+
+
+class ReassignmentsSerializer(serializers.Serializer):
+    """The cluster's ongoing partition reassignments; an empty list when nothing moves."""
+
+    partitions = PartitionReassignmentSerializer(many=True)
+    percent = serializers.FloatField(help_text="over every adding replica; 100 when nothing moves")
+
+
+class ReassignmentTargetSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    replicas = serializers.ListField(child=serializers.IntegerField())
+
+
+class ReassignmentStartedSerializer(serializers.Serializer):
+    requested = ReassignmentTargetSerializer(many=True)

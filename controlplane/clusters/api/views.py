@@ -12,6 +12,7 @@ from controlplane.clusters import filtersets, services
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
+from controlplane.core.api.errors import ServiceError
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.lag import history
 from controlplane.lag.throughput import throughput
@@ -89,6 +90,55 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         data = self.validated_input(serializers.ClusterRegisterInputSerializer)
         cluster = services.register_external_cluster(actor=self.actor, **data)
         return self.respond(cluster, status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={202: serializers.AcceptedOperationSerializer})
+    @action(detail=True, methods=["post"], url_path="brokers")
+    def add_broker(self, request: Request, pk: str) -> Response:
+        """Adds a broker-only node to a replicated local cluster. It holds no replicas until partitions are
+        reassigned onto it."""
+        return self._accepted(services.request_broker_addition(actor=self.actor, cluster=self.get_object()))
+
+    @extend_schema(
+        request=serializers.BrokerRemoveInputSerializer,
+        responses={202: serializers.AcceptedOperationSerializer},
+    )
+    @action(detail=True, methods=["delete"], url_path=r"brokers/(?P<node_id>[0-9]+)")
+    def remove_broker(self, request: Request, pk: str, node_id: str) -> Response:
+        """Removes a broker-only node: its replicas move to the others first (409 when they cannot hold
+        every partition's replicas, or for a controller voter). Repeat its node id."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.BrokerRemoveInputSerializer)
+        if data["confirm_node_id"] != int(node_id):
+            raise ServiceError("Confirm the removal with the broker's node id.", code="confirmation_mismatch")
+        return self._accepted(
+            services.request_broker_removal(actor=self.actor, cluster=cluster, node_id=int(node_id))
+        )
+
+    @extend_schema(responses=serializers.ReassignmentsSerializer)
+    @action(detail=True, methods=["get"])
+    def reassignments(self, request: Request, pk: str) -> Response:
+        """Ongoing partition reassignments with each adding replica's bytes against the leader's."""
+        view = services.describe_reassignments(cluster=self.get_object())
+        return Response(serializers.ReassignmentsSerializer(view).data)
+
+    @extend_schema(
+        request=serializers.ReassignmentInputSerializer,
+        responses={202: serializers.ReassignmentStartedSerializer},
+    )
+    @reassignments.mapping.post
+    def start_reassignment(self, request: Request, pk: str) -> Response:
+        """Moves partitions of a topic to target replicas, or one replica of each onto a broker. The cluster
+        copies in the background; GET shows the progress."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.ReassignmentInputSerializer)
+        targets = services.reassign_partitions(actor=self.actor, cluster=cluster, **data)
+        body = {
+            "requested": [
+                {"topic": topic, "partition": partition, "replicas": replicas}
+                for (topic, partition), replicas in sorted(targets.items())
+            ]
+        }
+        return Response(serializers.ReassignmentStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=None, responses=serializers.ClusterSerializer)
     @action(detail=True, methods=["post"], url_path="check-health")

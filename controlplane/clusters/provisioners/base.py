@@ -23,16 +23,37 @@ class ProvisioningFailed(Exception):
 
 @dataclass(frozen=True)
 class NodePlan:
-    """Where one broker node lives."""
+    """Where one broker node lives. A node with a controller port also votes in the controller quorum."""
 
     node_id: int
     host: str
     port: int
     data_dir: Path
+    controller_port: int = 0
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def is_controller(self) -> bool:
+        return self.controller_port > 0
+
+
+@dataclass(frozen=True)
+class ClusterTopology:
+    """What every node of a replicated cluster must agree on: the controller voters (their number also
+    sets the replication defaults). A cluster without voters runs single-node brokers."""
+
+    voters: tuple[NodePlan, ...] = ()
+
+    @property
+    def replicated(self) -> bool:
+        return bool(self.voters)
+
+    @property
+    def voters_property(self) -> str:
+        return ",".join(f"{node.node_id}@{node.host}:{node.controller_port}" for node in self.voters)
 
 
 @dataclass(frozen=True)
@@ -52,13 +73,26 @@ class ListenerSecurity:
 class Provisioner(ABC):
     @abstractmethod
     def plan_nodes(
-        self, *, cluster_id: int, broker_count: int, first_port: int, reserved_ports: set[int]
+        self,
+        *,
+        cluster_id: int,
+        node_ids: list[int],
+        controller_ids: set[int],
+        first_port: int,
+        reserved_ports: set[int],
     ) -> list[NodePlan]:
-        """Chooses an address and a data directory per node; refuses ports that are in use."""
+        """Chooses an address and a data directory per node, and a controller port for the nodes in
+        `controller_ids`; refuses ports that are in use."""
 
     @abstractmethod
     def write_config(
-        self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str], security: ListenerSecurity
+        self,
+        *,
+        cluster_id: int,
+        node: NodePlan,
+        overrides: dict[str, str],
+        security: ListenerSecurity,
+        topology: ClusterTopology | None = None,
     ) -> None:
         """Writes the node's broker configuration, readable by its owner only since it may hold the super
         user's password (refuses when the disk is full)."""

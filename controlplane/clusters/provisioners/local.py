@@ -4,6 +4,10 @@ Each node has a directory `DATA_DIR/clusters/<cluster id>/node-<node id>/` (mode
 broker.properties (mode 0600), broker.log, broker.pid and the partition logs. New clusters listen
 SASL_PLAINTEXT on loopback with SCRAM and ACLs on; the control plane's super user is created by the
 broker from `sasl.bootstrap.users` in broker.properties, so its password is never on a command line.
+
+A cluster of more than one node runs KRaft-style: the first three nodes are `broker,controller` with a
+PLAINTEXT CONTROLLER listener on a loopback port of their own, further nodes are brokers only. Brokers
+authenticate to each other as the super user (SCRAM-SHA-512, the JAAS line in broker.properties).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from django.conf import settings
 
 from controlplane.clusters.provisioners.base import (
+    ClusterTopology,
     ListenerSecurity,
     NodePlan,
     Provisioner,
@@ -41,6 +46,71 @@ NODE_DEFAULTS = {
 }
 # Both SCRAM variants, so clients that only speak SHA-256 can authenticate too; PLAIN is not offered.
 SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
+INTER_BROKER_MECHANISM = "SCRAM-SHA-512"
+CONTROLLER_LISTENER = "CONTROLLER"
+# At most this many nodes vote in the controller quorum; more voters only slow every metadata commit.
+MAX_CONTROLLERS = 3
+# Failover timings of replicated clusters, chosen so a dead broker is fenced and its partitions get a new
+# leader well within 5 s: a broker heartbeats every 0.5 s and is fenced after 3 s of silence; a dead
+# active controller is replaced after 1-2 s; a follower falls out of the ISR after 10 s without catching up.
+FAILOVER_TIMINGS = {
+    "broker.heartbeat.interval.ms": "500",
+    "broker.session.timeout.ms": "3000",
+    "controller.quorum.election.timeout.ms": "1000",
+    "replica.lag.time.max.ms": "10000",
+}
+
+
+def replication_defaults(broker_count: int) -> dict[str, str]:
+    """New topics survive one broker failure when the cluster is big enough: RF 3 with two in sync from
+    three brokers on, RF 2 (one in sync) with two. Nodes take it from the number of controller voters,
+    which a cluster keeps when brokers are added, so every node of a cluster has the same defaults."""
+    if broker_count <= 1:
+        return dict(NODE_DEFAULTS)
+    factor, in_sync = (3, 2) if broker_count >= 3 else (2, 1)
+    return {
+        "default.replication.factor": str(factor),
+        "offsets.topic.replication.factor": str(factor),
+        "transaction.state.log.replication.factor": str(factor),
+        "min.insync.replicas": str(in_sync),
+        "transaction.state.log.min.isr": str(in_sync),
+    }
+
+
+def default_replication_factor(broker_count: int) -> int:
+    return int(replication_defaults(broker_count)["default.replication.factor"])
+
+
+def controller_ids(broker_count: int) -> set[int]:
+    """The nodes that vote in the controller quorum of a new cluster; none for a single-node cluster."""
+    return set(range(1, min(broker_count, MAX_CONTROLLERS) + 1)) if broker_count > 1 else set()
+
+
+def cluster_properties(
+    node: NodePlan, topology: ClusterTopology, security: ListenerSecurity, client: dict[str, str]
+) -> dict[str, str]:
+    """The node's roles, quorum and listeners in a replicated cluster, given its client listener
+    properties `client` (from security_properties)."""
+    properties = {
+        "process.roles": "broker,controller" if node.is_controller else "broker",
+        "controller.quorum.voters": topology.voters_property,
+        "controller.listener.names": CONTROLLER_LISTENER,
+        "inter.broker.listener.name": security.protocol,
+        "listener.security.protocol.map": f"{security.protocol}:{security.protocol}",
+    }
+    if node.is_controller:
+        properties["listeners"] = (
+            f"{client['listeners']},{CONTROLLER_LISTENER}://{node.host}:{node.controller_port}"
+        )
+        properties["listener.security.protocol.map"] += f",{CONTROLLER_LISTENER}:PLAINTEXT"
+    if security.uses_sasl:
+        properties["sasl.mechanism.inter.broker.protocol"] = INTER_BROKER_MECHANISM
+        listener = security.protocol.lower()
+        properties[f"listener.name.{listener}.{INTER_BROKER_MECHANISM.lower()}.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{security.super_user}" password="{security.super_user_password}";'
+        )
+    return properties
 
 
 def security_properties(security: ListenerSecurity, address: str) -> dict[str, str]:
@@ -50,8 +120,9 @@ def security_properties(security: ListenerSecurity, address: str) -> dict[str, s
     if not security.uses_sasl:
         raise ProvisioningFailed(f"Local brokers do not listen with {security.protocol}.")
     user, password = security.super_user, security.super_user_password
-    if not user or not password or any(char in f"{user}{password}" for char in ":;\r\n\\"):
-        # These would split or escape the `name:MECHANISM:password;...` list or the properties line.
+    if not user or not password or any(char in f"{user}{password}" for char in ':;\r\n\\"'):
+        # These would split or escape the `name:MECHANISM:password;...` list, the JAAS line's quoted
+        # values or the properties line.
         raise ProvisioningFailed("The cluster's super user name or password cannot be written to its config.")
     return {
         "listeners": f"SASL_PLAINTEXT://{address}",
@@ -125,31 +196,64 @@ class LocalProvisioner(Provisioner):
         return node.data_dir / "broker.pid"
 
     def plan_nodes(
-        self, *, cluster_id: int, broker_count: int, first_port: int, reserved_ports: set[int]
+        self,
+        *,
+        cluster_id: int,
+        node_ids: list[int],
+        controller_ids: set[int],
+        first_port: int,
+        reserved_ports: set[int],
     ) -> list[NodePlan]:
         nodes = []
-        for index in range(broker_count):
-            node_id = index + 1
+        taken = set(reserved_ports)
+
+        def free_port() -> int:
+            port = _any_free_port()
+            while port in taken:
+                port = _any_free_port()
+            taken.add(port)
+            return port
+
+        for index, node_id in enumerate(node_ids):
             if first_port:
                 port = first_port + index
-                if port in reserved_ports or not port_is_free(port):
+                if port in taken or not port_is_free(port):
                     raise ProvisioningFailed(f"Port {port} on {HOST} is already in use.")
+                taken.add(port)
             else:
-                port = _any_free_port()
-                while port in reserved_ports:
-                    port = _any_free_port()
-            reserved_ports = reserved_ports | {port}
+                port = free_port()
+            # Controller ports are never the requested ones: clients only need the broker ports.
+            controller_port = free_port() if node_id in controller_ids else 0
             data_dir = self.cluster_dir(cluster_id) / f"node-{node_id}"
-            nodes.append(NodePlan(node_id=node_id, host=HOST, port=port, data_dir=data_dir))
+            nodes.append(
+                NodePlan(
+                    node_id=node_id,
+                    host=HOST,
+                    port=port,
+                    data_dir=data_dir,
+                    controller_port=controller_port,
+                )
+            )
         return nodes
 
     def write_config(
-        self, *, cluster_id: int, node: NodePlan, overrides: dict[str, str], security: ListenerSecurity
+        self,
+        *,
+        cluster_id: int,
+        node: NodePlan,
+        overrides: dict[str, str],
+        security: ListenerSecurity,
+        topology: ClusterTopology | None = None,
     ) -> None:
+        topology = topology or ClusterTopology()
+        client = security_properties(security, node.address)
+        replicated = cluster_properties(node, topology, security, client) if topology.replicated else {}
         properties = {
-            **NODE_DEFAULTS,
+            **replication_defaults(len(topology.voters) or 1),
+            **(FAILOVER_TIMINGS if topology.replicated else {}),
             **overrides,
-            **security_properties(security, node.address),
+            **client,
+            **replicated,
             "node.id": str(node.node_id),
             "log.dirs": str(node.data_dir / "logs"),
             "cluster.id": f"streamhub-{cluster_id}",
@@ -171,8 +275,9 @@ class LocalProvisioner(Provisioner):
             raise ProvisioningFailed(f"Cannot write the config of broker {node.node_id}: {error}") from error
 
     def start(self, node: NodePlan) -> int:
-        if not port_is_free(node.port):
-            raise ProvisioningFailed(f"Port {node.port} on {HOST} is already in use.")
+        for port in (node.port, node.controller_port):
+            if port and not port_is_free(port):
+                raise ProvisioningFailed(f"Port {port} on {HOST} is already in use.")
         command = [
             sys.executable,
             "-m",
@@ -273,6 +378,15 @@ class LocalProvisioner(Provisioner):
         deadline = time.monotonic() + 5
         while self.is_alive(node, pid) and time.monotonic() < deadline:
             time.sleep(0.05)
+
+    def remove_node(self, node: NodePlan) -> None:
+        """Removes one node's directory (a broker that left the cluster)."""
+        try:
+            shutil.rmtree(node.data_dir)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise ProvisioningFailed(f"Cannot remove broker {node.node_id}'s data: {error}") from error
 
     def remove(self, *, cluster_id: int) -> None:
         try:

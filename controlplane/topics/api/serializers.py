@@ -48,6 +48,17 @@ class PartitionStateSerializer(serializers.Serializer):
     leader = serializers.IntegerField()
     replicas = serializers.ListField(child=serializers.IntegerField())
     isr = serializers.ListField(child=serializers.IntegerField())
+    offline_replicas = serializers.ListField(
+        child=serializers.IntegerField(), help_text="replicas on brokers the cluster does not list"
+    )
+    under_replicated = serializers.BooleanField(help_text="fewer in-sync replicas than replicas")
+    offline = serializers.BooleanField(help_text="no leader")
+    adding_replicas = serializers.ListField(
+        child=serializers.IntegerField(), help_text="replicas a reassignment is copying to"
+    )
+    removing_replicas = serializers.ListField(
+        child=serializers.IntegerField(), help_text="replicas a reassignment will drop"
+    )
     start_offset = serializers.IntegerField()
     end_offset = serializers.IntegerField()
     size_bytes = serializers.IntegerField()
@@ -130,7 +141,9 @@ class TopicCreateInputSerializer(serializers.Serializer):
     team = VisiblePrimaryKeyField(queryset=Team.objects.all())
     name = serializers.CharField(max_length=249)
     partitions = serializers.IntegerField(min_value=1, max_value=100_000)
-    replication_factor = serializers.IntegerField(min_value=1, max_value=32, default=1)
+    replication_factor = serializers.IntegerField(
+        min_value=1, max_value=32, required=False, help_text="default: the cluster's (3 on 3+ local brokers)"
+    )
     configs = serializers.DictField(child=serializers.CharField(max_length=1000), default=dict)
     validate_only = serializers.BooleanField(default=False)
 

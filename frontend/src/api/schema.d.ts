@@ -571,6 +571,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{id}/brokers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Adds a broker-only node to a replicated local cluster. It holds no replicas until partitions are
+         *     reassigned onto it.
+         */
+        post: operations["v1_clusters_brokers_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/brokers/{node_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * @description Removes a broker-only node: its replicas move to the others first (409 when they cannot hold
+         *     every partition's replicas, or for a controller voter). Repeat its node id.
+         */
+        delete: operations["v1_clusters_brokers_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{id}/check-health/": {
         parameters: {
             query?: never;
@@ -582,6 +622,27 @@ export interface paths {
         put?: never;
         /** @description Observes the cluster now (brokers up, controller, offline partitions) instead of waiting for beat. */
         post: operations["v1_clusters_check_health_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/reassignments/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Ongoing partition reassignments with each adding replica's bytes against the leader's. */
+        get: operations["v1_clusters_reassignments_retrieve"];
+        put?: never;
+        /**
+         * @description Moves partitions of a topic to target replicas, or one replica of each onto a broker. The cluster
+         *     copies in the background; GET shows the progress.
+         */
+        post: operations["v1_clusters_reassignments_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1912,7 +1973,12 @@ export interface components {
             readonly node_id: number;
             host: string;
             readonly port: number;
+            readonly controller_port: number;
+            rack?: string;
+            readonly roles: string[];
             status?: components["schemas"]["BrokerStatusEnum"];
+            /** @description From the last health check: up (listed in Metadata), not_listed (not registered or fenced), down (its process is not running). */
+            readonly health: string;
             readonly pid: number | null;
             readonly restart_count: number;
             /** Format: date-time */
@@ -1991,7 +2057,10 @@ export interface components {
         ClusterCreateInputRequest: {
             organization: number;
             name: string;
-            /** @default 1 */
+            /**
+             * @description 1: a single broker; 2 or more: replicated, the first three nodes also vote in the controller quorum (3 or more: topics default to 3 replicas, min.insync.replicas 2).
+             * @default 3
+             */
             broker_count: number;
             /** @description Kafka broker property overrides, e.g. {"num.partitions": "3"}. */
             broker_config?: {
@@ -2498,9 +2567,11 @@ export interface components {
          * @description * `provision` - Provision
          *     * `delete` - Delete
          *     * `restart_broker` - Restart broker
+         *     * `add_broker` - Add broker
+         *     * `remove_broker` - Remove broker
          * @enum {string}
          */
-        OperationKindEnum: "provision" | "delete" | "restart_broker";
+        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker";
         /**
          * @description * `pending` - Pending
          *     * `running` - Running
@@ -2953,6 +3024,23 @@ export interface components {
             status: components["schemas"]["HealthEnum"];
             reason: string;
         };
+        PartitionReassignment: {
+            topic: string;
+            partition: number;
+            /** @description the full set while moving */
+            replicas: number[];
+            target: number[];
+            adding: number[];
+            removing: number[];
+            leader: number;
+            leader_bytes: number;
+            adding_bytes: components["schemas"]["ReplicaProgress"][];
+            /**
+             * Format: double
+             * @description adding replicas' bytes against the leader's
+             */
+            percent: number;
+        };
         PartitionSeries: {
             lag_messages: (number | null)[];
             lag_seconds: (number | null)[];
@@ -3099,6 +3187,32 @@ export interface components {
             /** @description null: the default client id */
             client_id?: string | null;
         };
+        ReassignmentInputRequest: {
+            topic: string;
+            /** @description Partitions to move; all of the topic's when omitted. */
+            partitions?: number[];
+            /** @description The target replica list (the first is the preferred leader). */
+            replicas?: number[];
+            /** @description Instead of `replicas`: move one replica of each partition onto this broker. */
+            onto_broker?: number;
+        };
+        ReassignmentStarted: {
+            requested: components["schemas"]["ReassignmentTarget"][];
+        };
+        ReassignmentTarget: {
+            topic: string;
+            partition: number;
+            replicas: number[];
+        };
+        /** @description The cluster's ongoing partition reassignments; an empty list when nothing moves. */
+        Reassignments: {
+            partitions: components["schemas"]["PartitionReassignment"][];
+            /**
+             * Format: double
+             * @description over every adding replica; 100 when nothing moves
+             */
+            percent: number;
+        };
         ReconcileInputRequest: {
             cluster: number;
         };
@@ -3120,6 +3234,10 @@ export interface components {
          * @enum {string}
          */
         ReconcileRunStateEnum: "running" | "succeeded" | "failed";
+        ReplicaProgress: {
+            node_id: number;
+            bytes: number;
+        };
         ResetInputRequest: {
             strategy: components["schemas"]["StrategyEnum"];
             topics?: string[];
@@ -3418,8 +3536,8 @@ export interface components {
             team: number;
             name: string;
             partitions: number;
-            /** @default 1 */
-            replication_factor: number;
+            /** @description default: the cluster's (3 on 3+ local brokers) */
+            replication_factor?: number;
             configs?: {
                 [key: string]: string;
             };
@@ -3431,8 +3549,8 @@ export interface components {
             team: number;
             name: string;
             partitions: number;
-            /** @default 1 */
-            replication_factor: number;
+            /** @description default: the cluster's (3 on 3+ local brokers) */
+            replication_factor?: number;
             configs?: {
                 [key: string]: string;
             };
@@ -4744,6 +4862,51 @@ export interface operations {
             };
         };
     };
+    v1_clusters_brokers_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
+    v1_clusters_brokers_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
     v1_clusters_check_health_create: {
         parameters: {
             query?: never;
@@ -4762,6 +4925,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
+    v1_clusters_reassignments_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reassignments"];
+                };
+            };
+        };
+    };
+    v1_clusters_reassignments_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReassignmentStarted"];
                 };
             };
         };
@@ -5512,8 +5723,10 @@ export interface operations {
                  * @description * `provision` - Provision
                  *     * `delete` - Delete
                  *     * `restart_broker` - Restart broker
+                 *     * `add_broker` - Add broker
+                 *     * `remove_broker` - Remove broker
                  */
-                kind?: "delete" | "provision" | "restart_broker";
+                kind?: "add_broker" | "delete" | "provision" | "remove_broker" | "restart_broker";
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description The initial index from which to return the results. */

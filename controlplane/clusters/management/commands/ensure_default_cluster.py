@@ -20,6 +20,12 @@ class Command(BaseCommand):
             default=int(os.environ.get("DEFAULT_CLUSTER_PORT", "9092")),
             help="the broker's port on 127.0.0.1 (0 picks a free one)",
         )
+        parser.add_argument(
+            "--brokers",
+            type=int,
+            default=int(os.environ.get("DEFAULT_CLUSTER_BROKERS", "1")),
+            help="brokers of the default cluster (1: a single broker; 3: replicated with a controller quorum)",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         port = int(options["port"])
@@ -28,6 +34,7 @@ class Command(BaseCommand):
             cluster_name=str(options["name"]),
             # Another Kafka may already own the well-known port; then any free port will do.
             port=port if port == 0 or port_is_free(port) else 0,
+            broker_count=int(options["brokers"]),
         )
         if cluster is None:
             self.stdout.write(f"Cluster '{options['name']}' already exists; leaving it unchanged.")

@@ -24,6 +24,8 @@ const KIND_LABEL: Record<Operation["kind"], string> = {
   provision: "Provisioning",
   delete: "Deleting",
   restart_broker: "Restarting a broker",
+  add_broker: "Adding a broker",
+  remove_broker: "Removing a broker",
 };
 
 /** "step 3 of 5: start brokers", or the end state once the operation finished. */
