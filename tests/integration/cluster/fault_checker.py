@@ -64,20 +64,10 @@ def parse_value(value: bytes) -> tuple[str, int]:
     return producer_name.decode(), int(seq)
 
 
-def create_topic(
-    cluster: LocalCluster,
-    topic: str,
-    partitions: int,
-    replication_factor: int = 3,
-    *,
-    replica_assignment: list[list[int]] | None = None,
-) -> None:
+def create_topic(cluster: LocalCluster, topic: str, partitions: int, replication_factor: int = 3) -> None:
     """Create `topic` and wait until every replica of every partition is in its ISR."""
     admin = AdminClient(cluster.client_config())
-    if replica_assignment is not None:
-        new_topic = NewTopic(topic, replica_assignment=replica_assignment)
-    else:
-        new_topic = NewTopic(topic, partitions, replication_factor)
+    new_topic = NewTopic(topic, partitions, replication_factor)
     admin.create_topics([new_topic], operation_timeout=20)[topic].result(timeout=30)
     if not wait_for_isr(cluster, topic, timeout_s=30):
         raise TimeoutError(f"{topic}: ISR incomplete 30 s after creation: {partition_states(cluster, topic)}")
@@ -288,6 +278,7 @@ class SoakReport:
         default_factory=list
     )  # (partition, seen, final end)
     consumer_conflicts: int = 0
+    consumer_errors: Counter[str] = field(default_factory=Counter)
     read_beyond_watermark: list[tuple[int, int, int]] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
     isr_not_restored: int = 0
@@ -327,6 +318,7 @@ class SoakReport:
             "watermark_beyond_final_end": len(self.watermark_beyond_end),
             "consumer_conflicting_reads": self.consumer_conflicts,
             "read_beyond_watermark": len(self.read_beyond_watermark),
+            "consumer_errors": dict(self.consumer_errors),
             "max_produce_stall_s": round(self.max_produce_stall_s, 2),
             "ok": self.ok,
             "first_problems": {
@@ -385,6 +377,7 @@ def check_soak(
     report.consumed = len(consumer.seen)
     report.consumer_conflicts = len(consumer.conflicts)
     report.read_beyond_watermark = consumer.beyond_watermark
+    report.consumer_errors = consumer.errors
     return report
 
 
