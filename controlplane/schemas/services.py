@@ -18,7 +18,6 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 
-from controlplane.schemas import cache
 from controlplane.schemas.choices import (
     DEFAULT_COMPATIBILITY,
     DEFAULT_MODE,
@@ -576,7 +575,6 @@ def _bump(cluster_id: int) -> None:
                 RegistryState.objects.create(cluster_id=cluster_id, generation=1)
         except IntegrityError:
             RegistryState.objects.filter(cluster_id=cluster_id).update(generation=F("generation") + 1)
-    cache.invalidate_locally(cluster_id)
 
 
 def lookup_schema(

@@ -1,8 +1,10 @@
 """Who is calling: HTTP Basic with an API key (user = key id, password = secret: how Confluent clients send
 `basic.auth.user.info`), a `Bearer` API key, or the console's session.
 
-Verified keys and the access they carry are remembered for `AUTH_TTL_S` per process, so a busy serializer
-costs no database round trip per request; a revoked key therefore stops working within that time.
+A key's secret is checked once per process and `AUTH_TTL_S`; in between, every request still reads the key's
+state with the registry's generation (`cache.read_stamp`, one query), so a revoked or rotated key, or a
+deactivated owner, is re-checked on the very next request. The access a caller has (teams, prefixes) is
+remembered for `AUTH_TTL_S`, so a membership change takes effect within that time.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import binascii
 import hashlib
 import threading
 import time
+from dataclasses import dataclass
 
 from django.http import HttpRequest
 
 from controlplane.accounts.keys import TOKEN_PREFIX
 from controlplane.accounts.models import ApiKey
 from controlplane.accounts.services import authenticate_api_key
+from controlplane.schemas import cache
 from controlplane.schemas.access import RegistryAccess, load_access
+from controlplane.schemas.cache import Stamp, read_stamp
 from controlplane.tenancy.access import Actor
 
 AUTH_TTL_S = 10.0
@@ -43,33 +48,57 @@ def _token_from_header(header: str) -> str | None:
     return f"{TOKEN_PREFIX}_{user}_{password}"
 
 
-def _verified_key(token: str) -> ApiKey | None:
+def key_state_of(api_key: ApiKey) -> int:
+    """The `cache.KEY_*` bits of a loaded key, to compare with what the database says now."""
+    state = cache.KEY_REVOKED if api_key.revoked_at is not None else 0
+    if api_key.overlap_until is not None:
+        state |= cache.KEY_ROTATED
+    if api_key.user_id is not None and not api_key.user.is_active:
+        state |= cache.KEY_OWNER_INACTIVE
+    return state
+
+
+@dataclass(frozen=True)
+class Caller:
+    actor: Actor
+    by_session: bool
+    # Read before anything this process remembers about the registry is trusted.
+    stamp: Stamp
+
+
+def _verified_key(token: str, cluster_id: int) -> tuple[ApiKey, Stamp] | None:
     digest = hashlib.sha256(token.encode()).hexdigest()
-    now = time.monotonic()
     with _lock:
         known = _keys.get(digest)
-    if known is not None and known[1] > now:
-        return known[0]
-    api_key = authenticate_api_key(raw_token=token)
-    if api_key is not None:
+    if known is not None and known[1] > time.monotonic():
+        api_key = known[0]
+        stamp = read_stamp(cluster_id, api_key.pk)
+        if stamp.key_state == key_state_of(api_key) and api_key.is_usable:
+            return api_key, stamp
         with _lock:
-            _keys[digest] = (api_key, now + AUTH_TTL_S)
-    return api_key
+            _keys.pop(digest, None)  # revoked, rotated, owner deactivated or expired: check it afresh
+    api_key = authenticate_api_key(raw_token=token)
+    if api_key is None:
+        return None
+    with _lock:
+        _keys[digest] = (api_key, time.monotonic() + AUTH_TTL_S)
+    return api_key, read_stamp(cluster_id, api_key.pk)
 
 
-def authenticate(request: HttpRequest) -> tuple[Actor, bool] | None:
-    """The actor and whether it came by session; None when nobody valid is calling."""
+def authenticate(request: HttpRequest, cluster_id: int) -> Caller | None:
+    """The caller and the request's stamp; None when nobody valid is calling."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if header:
         token = _token_from_header(header)
-        api_key = _verified_key(token) if token else None
-        if api_key is None:
+        verified = _verified_key(token, cluster_id) if token else None
+        if verified is None:
             return None
+        api_key, stamp = verified
         user = api_key.user if api_key.user_id is not None else None
-        return Actor(user=user, api_key=api_key), False
+        return Caller(actor=Actor(user=user, api_key=api_key), by_session=False, stamp=stamp)
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
-        return Actor(user=user), True
+        return Caller(actor=Actor(user=user), by_session=True, stamp=read_stamp(cluster_id))
     return None
 
 

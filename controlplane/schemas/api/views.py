@@ -71,6 +71,8 @@ class Call:
     cluster_id: int
     access: RegistryAccess
     params: dict[str, str]
+    # The registry's generation as this request read it (see cache.py).
+    generation: int
 
     def flag(self, *names: str) -> bool:
         """Query booleans, spelled `true`/`True`/`false`/`False`; the first name present wins."""
@@ -195,7 +197,7 @@ def schema_by_id(call: Call, schema_id: str) -> Any:
         subjects = frozenset(schema.subject_versions.values_list("subject", flat=True))
         return encode(body), subjects
 
-    body, subjects = cache.cached(call.cluster_id, key, compute)
+    body, subjects = cache.cached(call.cluster_id, call.generation, key, compute)
     if not any(call.access.can_read(subject) for subject in subjects):
         raise RegistryError(403, 40301, f"User is denied operation Read on Schema: {schema_id}")
     return body
@@ -260,7 +262,7 @@ def lookup(call: Call, subject: str) -> Any:
         )
         return encode(version_body(row, _output_format(call)))
 
-    return cache.cached(call.cluster_id, key, compute)
+    return cache.cached(call.cluster_id, call.generation, key, compute)
 
 
 def delete_subject(call: Call, subject: str) -> Any:
@@ -549,13 +551,13 @@ def serve(request: HttpRequest, cluster_id: int, routed: Routed | RegistryError)
         length = 0
     if length > MAX_BODY_BYTES:
         return error(413, 413, f"Request body is larger than {MAX_BODY_BYTES} bytes")
-    authenticated = authenticate(request)
-    if authenticated is None:
+    caller = authenticate(request, cluster_id)
+    if caller is None:
         response = error(401, 401, "Unauthorized")
         response["WWW-Authenticate"] = 'Basic realm="schema-registry"'
         return response
-    actor, by_session = authenticated
-    if by_session and request.method not in ("GET", "HEAD", "OPTIONS"):
+    actor = caller.actor
+    if caller.by_session and request.method not in ("GET", "HEAD", "OPTIONS"):
         # Console sessions are cookie-based: their writes need the CSRF token like any other form.
         refused = _csrf.process_view(request, None, (), {})
         if refused is not None:
@@ -569,6 +571,7 @@ def serve(request: HttpRequest, cluster_id: int, routed: Routed | RegistryError)
             cluster_id=cluster_id,
             access=registry_access(actor, cluster_id),
             params=request.GET.dict(),
+            generation=caller.stamp.generation,
         )
         if (request.method, handler.__name__) in AUDITED:
             with transaction.atomic():  # the change and its audit event land together
