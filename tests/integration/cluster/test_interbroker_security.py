@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,24 @@ def test_a_follower_with_a_wrong_password_falls_out_of_the_isr_and_never_logs_it
         assert wrong not in text
         assert ADMIN_PASSWORD not in text
     assert cluster.log_bytes(2) == b""
+
+
+def test_followers_re_authenticate_before_their_sasl_session_expires(make_static_cluster: Any) -> None:
+    cluster = make_static_cluster(2)
+    for broker in cluster.brokers.values():
+        # Leaders announce a 3 s session lifetime; a follower that missed it would be cut off.
+        broker.properties["connections.max.reauth.ms"] = "3000"
+    cluster.assign(leader=1, replicas=[1, 2])
+    cluster.start_all()
+    for round_ in range(3):
+        values = [f"round-{round_}-{i}".encode() for i in range(20)]
+        assert produce(cluster.bootstrap(1), values) == [None] * len(values)
+        wait_until(lambda: cluster.log_bytes(2) == cluster.log_bytes(1), 30, "broker 2 to catch up")
+        time.sleep(3)
+    assert "SASL session expired" not in cluster.brokers[1].log_text()
+    # The follower's one connection lasted: it never had to reconnect.
+    assert "replica fetcher for broker 1" not in cluster.brokers[2].log_text()
+    assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2])
 
 
 def test_a_client_without_cluster_action_cannot_fetch_as_a_replica(make_static_cluster: Any) -> None:
