@@ -10,19 +10,24 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, ElectionType, Producer, TopicPartition
+from confluent_kafka import Consumer, ElectionType, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient
 from kafka import TopicPartition as KafkaTopicPartition
-from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError
+from kafka.errors import (
+    ClusterAuthorizationFailedError,
+    InvalidReplicationAssignmentError,
+    NoReassignmentInProgressError,
+)
 from kio.schema.errors import ErrorCode
 from kio.schema.unregister_broker.v0.request import UnregisterBrokerRequest
 from kio.static.primitive import i32
 
 from broker.log.log_manager import partition_dir_name
-from tests.fixtures.broker import BrokerProcess
+from tests.fixtures.broker import BrokerProcess, SecureBrokerProcess
 from tests.fixtures.cluster import LocalCluster, start_cluster
 from tests.integration.broker.kafka_wire import WireClient
+from tests.integration.broker_security.clients import add_scram_user, unique
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -262,5 +267,29 @@ def test_a_single_broker_has_nothing_to_move_or_elect(single_broker: BrokerProce
         answer = legacy_admin.alter_partition_reassignments({partition: [2]})
         assert answer == {partition: InvalidReplicationAssignmentError}
         assert legacy_admin.list_partition_reassignments() == {}
+    finally:
+        legacy_admin.close()
+
+
+def test_moving_and_electing_need_the_cluster_alter_permission(secure_broker: SecureBrokerProcess) -> None:
+    user, password = unique("mover"), "mover-secret"
+    add_scram_user(secure_broker, user, password)
+    config = secure_broker.client_config(user, password, "SCRAM-SHA-256")
+    admin = AdminClient(config)  # kept alive until its future resolves
+    with pytest.raises(KafkaException) as refused:
+        admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition("any", 0)]).result(10)
+    assert refused.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    legacy_admin = KafkaAdminClient(
+        bootstrap_servers=config["bootstrap.servers"],
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_plain_username=user,
+        sasl_plain_password=password,
+    )
+    try:
+        with pytest.raises(ClusterAuthorizationFailedError):
+            legacy_admin.alter_partition_reassignments({KafkaTopicPartition("any", 0): [1]})
+        with pytest.raises(ClusterAuthorizationFailedError):
+            legacy_admin.list_partition_reassignments()
     finally:
         legacy_admin.close()
