@@ -34,7 +34,7 @@ CLIENT_TIMEOUTS = {"socket.timeout.ms": 2000, "socket.connection.setup.timeout.m
 
 def _provision(client, organization, name: str, wait_for_operation) -> tuple[Cluster, dict]:
     response = client.post(
-        "/api/v1/clusters/", {"organization": organization.id, "name": name}, format="json"
+        "/api/v1/clusters/", {"organization": organization.id, "name": name, "broker_count": 1}, format="json"
     )
     assert response.status_code == 202, response.json()
     operation = wait_for_operation(response.json()["operation"]["id"])
@@ -180,7 +180,9 @@ def test_an_existing_plaintext_cluster_is_still_provisioned_and_watched_with_pla
 def test_unsupported_security_for_a_local_cluster_is_refused_with_a_clear_reason(
     people, protocol: str, mechanism: str
 ) -> None:
-    spec = services.ClusterSpec(name="events", security_protocol=protocol, sasl_mechanism=mechanism)
+    spec = services.ClusterSpec(
+        name="events", broker_count=1, security_protocol=protocol, sasl_mechanism=mechanism
+    )
 
     with pytest.raises(ServiceError) as refused:
         services.request_cluster(actor=Actor.system(), organization=people.organization, spec=spec)
@@ -195,10 +197,12 @@ def test_scram_sha_256_is_a_supported_choice_and_each_cluster_gets_its_own_passw
     first = services.request_cluster(
         actor=Actor.system(),
         organization=people.organization,
-        spec=services.ClusterSpec(name="first", sasl_mechanism="SCRAM-SHA-256"),
+        spec=services.ClusterSpec(name="first", broker_count=1, sasl_mechanism="SCRAM-SHA-256"),
     ).cluster
     second = services.request_cluster(
-        actor=Actor.system(), organization=people.organization, spec=services.ClusterSpec(name="second")
+        actor=Actor.system(),
+        organization=people.organization,
+        spec=services.ClusterSpec(name="second", broker_count=1),
     ).cluster
 
     assert (first.security_protocol, first.sasl_mechanism) == ("SASL_PLAINTEXT", "SCRAM-SHA-256")

@@ -44,7 +44,9 @@ def test_a_team_issues_its_service_account_a_scram_credential_on_a_local_cluster
     )
     assert account.status_code == 201, account.json()
     accepted = admin.post(
-        "/api/v1/clusters/", {"organization": people.organization.id, "name": "shared"}, format="json"
+        "/api/v1/clusters/",
+        {"organization": people.organization.id, "name": "shared", "broker_count": 1},
+        format="json",
     )
     assert accepted.status_code == 202, accepted.json()
     assert wait_for_operation(accepted.json()["operation"]["id"]).state == "succeeded"
