@@ -19,6 +19,19 @@ from broker.controller.forwarding import ControllerError
 from broker.server.context import RequestContext
 
 ELECTION_TYPES = (0, 1)  # PREFERRED, UNCLEAN
+DENIED = {
+    "error_code": ErrorCode.cluster_authorization_failed,
+    "error_message": "Cluster authorization failed.",
+}
+
+
+def _cluster_denied(ctx: RequestContext, operation: int) -> bool:
+    return not ctx.allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+def _failure(exc: ControllerError) -> dict[str, Any]:
+    """The top-level error of a request the controller refused (or no controller answered)."""
+    return {"error_code": ErrorCode(exc.code), "error_message": exc.message}
 
 
 def _requested_partitions(
@@ -75,7 +88,7 @@ async def handle_elect_leaders(ctx: RequestContext, request: Any) -> dict[str, A
             "replica_election_results": _election_results(results),
         }
 
-    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+    if _cluster_denied(ctx, Operation.ALTER):
         return everyone(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     if request.election_type not in ELECTION_TYPES:
         return everyone(ErrorCode.invalid_request, f"Unknown election type {request.election_type}.")
@@ -124,11 +137,8 @@ async def handle_alter_partition_reassignments(ctx: RequestContext, request: Any
         "error_message": None,
         "responses": [],
     }
-    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
-        response.update(
-            error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed."
-        )
-        return response
+    if _cluster_denied(ctx, Operation.ALTER):
+        return {**response, **DENIED}
     wanted = [
         (topic.name, int(p.partition_index), None if p.replicas is None else [int(b) for b in p.replicas])
         for topic in request.topics
@@ -145,8 +155,7 @@ async def handle_alter_partition_reassignments(ctx: RequestContext, request: Any
         try:
             answer = await cluster.call("alter_partition_reassignments", params)
         except ControllerError as exc:
-            response.update(error_code=ErrorCode(exc.code), error_message=exc.message)
-            return response
+            return {**response, **_failure(exc)}
         results = answer["results"]
     response["responses"] = _group_by_topic(
         results,
@@ -186,11 +195,8 @@ async def handle_list_partition_reassignments(ctx: RequestContext, request: Any)
         "error_message": None,
         "topics": [],
     }
-    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
-        response.update(
-            error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed."
-        )
-        return response
+    if _cluster_denied(ctx, Operation.DESCRIBE):
+        return {**response, **DENIED}
     cluster = ctx.broker.cluster
     if cluster is None:
         return response  # one broker never moves a replica
@@ -203,8 +209,7 @@ async def handle_list_partition_reassignments(ctx: RequestContext, request: Any)
             {"partitions": None if requested is None else [list(tp) for tp in requested]},
         )
     except ControllerError as exc:
-        response.update(error_code=ErrorCode(exc.code), error_message=exc.message)
-        return response
+        return {**response, **_failure(exc)}
     response["topics"] = _group_by_topic(
         answer["reassignments"],
         "name",
@@ -224,11 +229,8 @@ async def handle_list_partition_reassignments(ctx: RequestContext, request: Any)
 
 async def handle_unregister_broker(ctx: RequestContext, request: Any) -> dict[str, Any]:
     response: dict[str, Any] = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None}
-    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
-        response.update(
-            error_code=ErrorCode.cluster_authorization_failed, error_message="Cluster authorization failed."
-        )
-        return response
+    if _cluster_denied(ctx, Operation.ALTER):
+        return {**response, **DENIED}
     broker_id = int(request.broker_id)
     cluster = ctx.broker.cluster
     if cluster is None:
@@ -243,7 +245,7 @@ async def handle_unregister_broker(ctx: RequestContext, request: Any) -> dict[st
     try:
         await cluster.call("unregister_broker", {"broker_id": broker_id})
     except ControllerError as exc:
-        response.update(error_code=ErrorCode(exc.code), error_message=exc.message)
+        return {**response, **_failure(exc)}
     return response
 
 

@@ -34,6 +34,20 @@ def only_partition(image: MetadataImage, topic: str = "orders") -> PartitionAssi
     return found.partitions[0]
 
 
+def add_to_isr(image: MetadataImage, decider: Decider, p: PartitionAssignment, *joining: int) -> None:
+    """The leader reports followers that caught up (the AlterPartition its replica manager sends)."""
+    request = AlterPartitionRequest(
+        p.leader,
+        image.brokers[p.leader].epoch,
+        p.topic_id,
+        p.partition,
+        p.leader_epoch,
+        p.partition_epoch,
+        (*p.isr, *joining),
+    )
+    commit(image, decider.alter_partition(image, request))
+
+
 def fence(image: MetadataImage, decider: Decider, broker_id: int) -> None:
     epoch = image.brokers[broker_id].epoch
     commit(image, decider.heartbeat(image, broker_id, epoch, image.offset, True, False, now=1.0))
@@ -210,16 +224,7 @@ def test_preferred_leader_election_moves_leadership_back_to_the_first_in_sync_re
     returning = image.brokers[1]
     commit(image, decider.heartbeat(image, 1, returning.epoch, image.offset, False, False, 2.0))
     for p in image.partitions():  # the replica fetcher caught up: the leaders add 1 back
-        request = AlterPartitionRequest(
-            p.leader,
-            image.brokers[p.leader].epoch,
-            p.topic_id,
-            p.partition,
-            p.leader_epoch,
-            p.partition_epoch,
-            (*p.isr, 1),
-        )
-        commit(image, decider.alter_partition(image, request))
+        add_to_isr(image, decider, p, 1)
     commit(image, decider.elect_preferred_leaders(image, [("orders", 0), ("orders", 1), ("orders", 2)]))
     assert {p.partition: p.leader for p in image.partitions()} == preferred
 
@@ -239,17 +244,7 @@ def test_automatic_rebalancing_only_moves_leaders_of_brokers_above_the_imbalance
     commit(image, decider.heartbeat(image, 1, image.brokers[1].epoch, image.offset, False, False, now=1.3))
     for p in image.partitions():
         if 1 in p.replicas and 1 not in p.isr:
-            leader_epoch = image.brokers[p.leader].epoch
-            expand = AlterPartitionRequest(
-                p.leader,
-                leader_epoch,
-                p.topic_id,
-                p.partition,
-                p.leader_epoch,
-                p.partition_epoch,
-                (*p.isr, 1),
-            )
-            commit(image, decider.alter_partition(image, expand))
+            add_to_isr(image, decider, p, 1)
     assert image.topic_by_name("orders").partitions[moved.partition].leader != 1  # type: ignore[union-attr]
     assert decider.rebalance_leaders(image, imbalance_percentage=100).records == []
     commit(image, decider.rebalance_leaders(image, imbalance_percentage=10))

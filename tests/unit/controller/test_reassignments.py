@@ -5,7 +5,7 @@ from __future__ import annotations
 from broker.controller.api import NO_LEADER, AlterPartitionRequest, PartitionAssignment
 from broker.controller.decisions import ELECTION_PREFERRED, ELECTION_UNCLEAN, Decider, TopicRequest
 from broker.controller.image import MetadataImage
-from tests.unit.controller.test_decisions import cluster, commit, fence, only_partition
+from tests.unit.controller.test_decisions import add_to_isr, cluster, commit, fence, only_partition
 
 
 def orders(image: MetadataImage, decider: Decider, replicas: int = 2) -> PartitionAssignment:
@@ -19,18 +19,7 @@ def orders(image: MetadataImage, decider: Decider, replicas: int = 2) -> Partiti
 
 
 def expand_isr(image: MetadataImage, decider: Decider, *joining: int) -> None:
-    """The leader reports followers that caught up (the AlterPartition its replica manager sends)."""
-    p = only_partition(image)
-    request = AlterPartitionRequest(
-        p.leader,
-        image.brokers[p.leader].epoch,
-        p.topic_id,
-        p.partition,
-        p.leader_epoch,
-        p.partition_epoch,
-        (*p.isr, *joining),
-    )
-    commit(image, decider.alter_partition(image, request))
+    add_to_isr(image, decider, only_partition(image), *joining)
 
 
 def reassign(image: MetadataImage, decider: Decider, target: list[int] | None) -> int:
