@@ -200,6 +200,10 @@ class GroupCoordinator:
                 log.exception("loading __consumer_offsets partition %d failed", partition)
                 if self.partitions.get(partition) is owned:
                     del self.partitions[partition]
+                return
+            if owned.loaded:
+                groups = sum(1 for group_id in self.groups if self.partition_for(group_id) == partition)
+                log.info("coordinating the %d groups of __consumer_offsets partition %d", groups, partition)
 
         task = asyncio.get_running_loop().create_task(replay(), name=f"load-offsets-{partition}")
         self._tasks.add(task)
