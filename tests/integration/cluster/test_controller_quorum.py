@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.broker import REPO_ROOT, BrokerProcess, free_port
+from tests.fixtures.cluster import start_cluster
 from tests.fixtures.servers import wait_until
 
 pytestmark = pytest.mark.integration
@@ -281,31 +282,19 @@ def test_a_broker_that_stops_heartbeating_is_fenced_and_its_leaderships_move(
 
 
 def test_combined_nodes_form_a_quorum_serve_clients_and_shut_down_in_a_controlled_way(tmp_path: Path) -> None:
-    controller_ports = {i: free_port() for i in (1, 2, 3)}
-    voters = ",".join(f"{i}@127.0.0.1:{port}" for i, port in controller_ports.items())
-    nodes: dict[int, BrokerProcess] = {}
+    cluster = start_cluster(
+        tmp_path,
+        3,
+        properties={
+            "broker.heartbeat.interval.ms": str(HEARTBEAT_MS),
+            "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+        },
+    )
+    controller_ports = [node.controller_port for node in cluster.nodes.values()]
     try:
-        for node_id, controller_port in controller_ports.items():
-            node = BrokerProcess(
-                tmp_path / f"node-{node_id}",
-                {
-                    "process.roles": "broker,controller",
-                    "node.id": str(node_id),
-                    "controller.quorum.voters": voters,
-                    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-                    "controller.quorum.election.timeout.ms": "500",
-                    "broker.heartbeat.interval.ms": str(HEARTBEAT_MS),
-                    "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
-                },
-            )
-            node.properties["listeners"] = (
-                f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{controller_port}"
-            )
-            node.start()  # returns once the client listener answers ApiVersions
-            nodes[node_id] = node
 
         def fenced_by_id() -> dict[int, bool]:
-            for port in controller_ports.values():
+            for port in controller_ports:
                 reply = rpc(port, "describe_cluster")["result"]
                 if reply["brokers"]:
                     return {b["broker_id"]: b["fenced"] for b in reply["brokers"]}
@@ -318,15 +307,14 @@ def test_combined_nodes_form_a_quorum_serve_clients_and_shut_down_in_a_controlle
         )
         endpoints = {
             b["broker_id"]: b["endpoints"]
-            for b in rpc(controller_ports[1], "describe_cluster")["result"]["brokers"]
+            for b in rpc(controller_ports[0], "describe_cluster")["result"]["brokers"]
         }
-        assert endpoints[2] == [["PLAINTEXT", "127.0.0.1", nodes[2].port, "PLAINTEXT"]]
+        assert endpoints[2] == [["PLAINTEXT", "127.0.0.1", cluster.node(2).broker_port, "PLAINTEXT"]]
         # The metadata log sits beside the partition logs and survives the broker's start-up scan.
-        assert (nodes[1].log_dir / "__cluster_metadata" / "log").exists()
+        assert (cluster.node(1).data_dir / "logs" / "__cluster_metadata" / "log").exists()
 
-        assert nodes[3].stop(timeout=20) == 0
-        assert "controlled shutdown complete" in nodes[3].log_text()
+        assert cluster.node(3).stop(timeout=20) == 0
+        assert "controlled shutdown complete" in cluster.node(3).log_text()
         wait_until(lambda: fenced_by_id()[3] is True, timeout=15, what="the stopped broker to be fenced")
     finally:
-        for node in nodes.values():
-            node.kill9()
+        cluster.stop()
