@@ -22,6 +22,7 @@ from broker.controller.client import ControllerClient, parse_voters
 from broker.controller.forwarding import ControllerError, ControllerLink, commit_security_records
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
+from broker.server.group_storage import cluster_group_coordinator
 
 if TYPE_CHECKING:
     from broker.server.context import BrokerState
@@ -79,7 +80,8 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
     )
     link = ControllerLink(client, lifecycle, config.node_id)
     manager = ReplicaManager(state, ReplicationConfig.from_broker_config(state.config), alter_partition=link)
-    lifecycle.listeners = [ClusterMetadataApplier(state, lambda: lifecycle.image, [manager])]
+    applier = ClusterMetadataApplier(state, lambda: lifecycle.image, [manager])
+    lifecycle.listeners = [applier]
     state.metadata.cluster_id = cluster_id_for(config)
     state.replication = manager
     state.cluster = link
@@ -90,6 +92,9 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
         await lifecycle.caught_up.wait()
         manager.broker_epoch = lifecycle.broker_epoch or -1
         manager.start()
+        # After the ReplicaManager: a coordinator loads a partition once its replica leads it.
+        state.groups, group_listener = cluster_group_coordinator(state)
+        applier.followers.append(group_listener)
         await _create_bootstrap_users(config, state)
     except BaseException:
         await membership.close()
