@@ -2,7 +2,8 @@
 
 Followers authenticate to leaders with the broker's own login (`listener.name.<l>.<mech>.sasl.jaas.config`)
 and fetch as a super user; a client that is not allowed CLUSTER_ACTION cannot pose as a follower.
-Leadership is fixed with the test/bootstrap static assignments file.
+Most tests fix leadership with the test/bootstrap static assignments file; the last one runs a real
+controller quorum (tests/fixtures/cluster.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, Producer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
 from kio.schema.errors import ErrorCode
 from kio.schema.offset_for_leader_epoch.v4 import request as epoch_v4
 from kio.static.primitive import i32
@@ -24,6 +33,7 @@ from kio.static.primitive import i32
 from broker.auth.jaas import SCRAM_LOGIN_MODULE, SaslCredentials
 from broker.replication.peer_connection import PeerConnection
 from tests.fixtures.broker import CertificateFiles, free_port
+from tests.fixtures.cluster import LocalCluster, start_cluster
 from tests.fixtures.servers import wait_until
 from tests.integration.cluster.test_replication_static_cluster import StaticCluster
 from tests.unit.replication.test_replica_manager import TOPIC, fetch_request
@@ -280,3 +290,83 @@ def test_a_client_without_cluster_action_cannot_fetch_as_a_replica(make_static_c
     assert fetch.error_code == ErrorCode.none
     assert [p.error_code for t in fetch.responses for p in t.partitions] == [ErrorCode.none]
     assert [p.records for t in fetch.responses for p in t.partitions] == [cluster.partition_bytes(1)]
+
+
+# --- a real controller quorum ------------------------------------------------------------------
+
+
+@pytest.fixture
+def sasl_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    cluster = start_cluster(
+        tmp_path / "cluster",
+        3,
+        properties=security_properties("SASL_PLAINTEXT"),
+        client_protocol="SASL_PLAINTEXT",
+        client_settings=client_settings(),
+    )
+    try:
+        yield cluster
+    finally:
+        # pytest shows this only when the test failed.
+        print(f"\n=== node logs ===\n{cluster.log_tails(60)}")
+        cluster.stop()
+
+
+def test_a_sasl_cluster_with_acls_replicates_and_keeps_acknowledged_records_when_the_leader_dies(
+    sasl_cluster: LocalCluster,
+) -> None:
+    admin = AdminClient(sasl_cluster.client_config())
+    admin.create_topics([NewTopic(TOPIC, 1, 3)])[TOPIC].result(30)
+    grants = [
+        (ResourceType.TOPIC, TOPIC, ResourcePatternType.LITERAL, operation)
+        for operation in (AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE)
+    ] + [(ResourceType.GROUP, "alice-", ResourcePatternType.PREFIXED, AclOperation.READ)]
+    acls = [
+        AclBinding(kind, name, pattern, "User:alice", "*", operation, AclPermissionType.ALLOW)
+        for kind, name, pattern, operation in grants
+    ]
+    for future in admin.create_acls(acls).values():
+        future.result(30)
+    alice = client_settings("alice", ALICE_PASSWORD)
+    wait_until(
+        lambda: partition_isr(sasl_cluster.bootstrap, **alice)[1] == [1, 2, 3],
+        30,
+        "all three replicas in the ISR",
+    )
+
+    values = [f"acknowledged-{i}".encode() for i in range(100)]
+    assert produce(sasl_cluster.bootstrap, values, **alice) == [None] * len(values)
+    leader, _isr = partition_isr(sasl_cluster.bootstrap, **alice)
+    sasl_cluster.node(leader).kill9()
+    survivors = ",".join(node.bootstrap for node in sasl_cluster.brokers if node.node_id != leader)
+    wait_until(
+        lambda: partition_isr(survivors, **alice)[0] not in (leader, -1), 30, "a new leader from the ISR"
+    )
+
+    # A follower that is not allowed CLUSTER_ACTION: alice may read the topic, not pose as broker 1.
+    new_leader = next(
+        node for node in sasl_cluster.brokers if node.node_id == partition_isr(survivors, **alice)[0]
+    )
+    (fetch,) = send_as(new_leader.bootstrap, "alice", ALICE_PASSWORD, fetch_request(0, 1))
+    assert fetch.error_code == ErrorCode.cluster_authorization_failed
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": survivors,
+            **alice,
+            "group.id": "alice-reader",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.assign([TopicPartition(TOPIC, 0, 0)])
+    read: list[bytes] = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(read) < len(values) and time.monotonic() < deadline:
+            for message in consumer.consume(500, timeout=0.5):
+                assert message.error() is None, message.error()
+                read.append(message.value())
+    finally:
+        consumer.close()
+    assert read == values
