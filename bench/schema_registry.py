@@ -1,19 +1,29 @@
 """Schema registry throughput: `GET /schemas/ids/{id}` and `POST /subjects/{s}` (lookup) under concurrent clients.
 
-Starts gunicorn on a throwaway SQLite database, registers schemas through the API with an org admin's API key
-(HTTP Basic, like Confluent clients), then drives each endpoint with `--clients` keep-alive connections for
-`--seconds` and prints requests/s and latency percentiles as JSON lines.
+Starts gunicorn with the product's settings (`console/gunicorn_config.py`) on a throwaway SQLite database (or the
+database `DATABASE_URL` names), registers schemas through the API with an org admin's API key (HTTP Basic, like
+Confluent clients), then drives each endpoint with `--clients` keep-alive connections for `--seconds` and prints
+one JSON line per endpoint.
 
-Usage: .venv/bin/python bench/schema_registry.py [--clients 32] [--seconds 10] [--workers 2] [--threads 8]
-       [--app hot|django]
+Usage: .venv/bin/python bench/schema_registry.py [--clients 32] [--seconds 10] [--rate 2000]
+       [--workers N] [--threads N] [--switch-interval-ms MS] [--app hot|django]
+
+Two ways to load the server, with the same numbers printed (achieved requests/s, p50/p90/p99/max latency):
+
+- closed loop (the default): each connection sends its next request as soon as the previous answer is
+  complete, so the server runs flat out. It shows the maximum throughput; its latencies are those of a
+  saturated server with `--clients` requests always queued.
+- fixed rate (`--rate R`): the connections together send R requests/s on a schedule (connection i sends
+  request k at start + (k * clients + i) / R). Latency is measured from the *scheduled* send time, so a
+  stalled server is charged for every request it delayed (no coordinated omission). This is the
+  acceptance question: does the registry sustain R requests/s with a low p99.
 
 `--app django` serves through Django's own WSGI handler (`console.wsgi:django_application`), without the
 registry's lean path for these two endpoints (`controlplane/schemas/api/hot_path.py`), for comparison.
 
-Besides throughput and latency it prints the gunicorn processes' CPU time per request, which stays
-comparable when other work shares the machine. The load generator is a closed loop on raw sockets (uvloop):
-each connection sends its next request when the previous answer is complete, so the numbers are the
-server's, with the client sharing the machine's cores.
+Each line also carries the gunicorn processes' CPU time per request, which stays comparable when other work
+shares the machine, and the machine's load average before and after the run (the load generator runs on the
+same cores: numbers from a busy machine are not the server's best).
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ def free_port() -> int:
 
 SETUP = """
 import json
+import secrets
 from controlplane.accounts import services as accounts
 from controlplane.clusters.models import Cluster
 from controlplane.tenancy import services as tenancy
@@ -52,9 +63,10 @@ from controlplane.tenancy.access import Actor
 from django.contrib.auth import get_user_model
 
 system = Actor.system()
-organization = tenancy.create_organization(actor=system, name="Bench")
+suffix = secrets.token_hex(4)  # a shared DATABASE_URL may hold earlier runs
+organization = tenancy.create_organization(actor=system, name=f"Bench {suffix}")
 cluster = Cluster.objects.create(organization=organization, name="bench", provider="external")
-user = get_user_model().objects.create_user("bench", "bench@example.com", "a long bench password")
+user = get_user_model().objects.create_user(f"bench-{suffix}", "bench@example.com", "a long bench password")
 tenancy.add_org_member(actor=system, organization=organization, user=user, is_org_admin=True)
 _, token = accounts.create_api_key(actor=Actor(user=user), name="bench", role="team_admin")
 print(json.dumps({"cluster": cluster.pk, "user": token.key_id, "password": token.secret}))
@@ -72,41 +84,62 @@ def schema_for(index: int) -> str:
     )
 
 
+async def _read_response(reader: asyncio.StreamReader) -> bool:
+    """Read one response; whether it was a 200."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line[:15].lower() == b"content-length:":
+            length = int(line[15:])
+    await reader.readexactly(length)
+    return head.startswith(b"HTTP/1.1 200")
+
+
 class Load:
-    def __init__(self, port: int, requests: list[bytes]) -> None:
+    """`clients` keep-alive connections, each with one request in flight.
+
+    With `rate` None each connection sends again as soon as its answer is in (closed loop). With a rate,
+    connection i sends its k-th request at start + (k * clients + i) / rate, or at once if it is late,
+    and the latency counts from that scheduled time.
+    """
+
+    def __init__(self, port: int, requests: list[bytes], clients: int, rate: float | None) -> None:
         self.port = port
         self.requests = requests
+        self.clients = clients
+        self.rate = rate
         self.latencies: list[float] = []
         self.errors = 0
-        self.running = True
+        self.deadline = 0.0
 
-    async def client(self, offset: int) -> None:
+    async def client(self, offset: int, start: float) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        index = offset
+        sent = 0
         try:
-            while self.running:
-                request = self.requests[index % len(self.requests)]
-                index += 1
-                started = time.perf_counter()
-                writer.write(request)
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line[:15].lower() == b"content-length:":
-                        length = int(line[15:])
-                await reader.readexactly(length)
-                self.latencies.append(time.perf_counter() - started)
-                if not head.startswith(b"HTTP/1.1 200"):
-                    self.errors += 1
+            while True:
+                if self.rate is None:
+                    scheduled = time.perf_counter()
+                else:
+                    scheduled = start + (sent * self.clients + offset) / self.rate
+                    delay = scheduled - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                if scheduled >= self.deadline:
+                    break
+                writer.write(self.requests[(offset + sent) % len(self.requests)])
+                sent += 1
+                ok = await _read_response(reader)
+                self.latencies.append(time.perf_counter() - scheduled)
+                self.errors += not ok
         finally:
             writer.close()
 
-    async def run(self, clients: int, seconds: float) -> float:
-        tasks = [asyncio.create_task(self.client(offset)) for offset in range(clients)]
-        await asyncio.sleep(seconds)
-        self.running = False
-        await asyncio.gather(*tasks)
-        return seconds
+    async def run(self, seconds: float) -> float:
+        """Load for `seconds` of scheduled sends; returns the time until the last answer came in."""
+        start = time.perf_counter()
+        self.deadline = start + seconds
+        await asyncio.gather(*(self.client(offset, start) for offset in range(self.clients)))
+        return time.perf_counter() - start
 
 
 def process_tree_cpu_seconds(root: int) -> float:
@@ -132,32 +165,35 @@ def process_tree_cpu_seconds(root: int) -> float:
 
 
 def drive(
-    port: int, requests: list[bytes], clients: int, seconds: float, server_pid: int
+    port: int, requests: list[bytes], clients: int, seconds: float, rate: float | None, server_pid: int
 ) -> dict[str, float]:
     import uvloop
 
-    warm = Load(port, requests)
-    uvloop.run(warm.run(clients, 1.0))
-    load = Load(port, requests)
+    uvloop.run(Load(port, requests, clients, rate).run(1.0))  # warm every worker's caches and connections
+    load = Load(port, requests, clients, rate)
+    load_average_before = os.getloadavg()[0]
     cpu_before = process_tree_cpu_seconds(server_pid)
-    started = time.perf_counter()
-    uvloop.run(load.run(clients, seconds))
-    elapsed = time.perf_counter() - started
+    elapsed = uvloop.run(load.run(seconds))
     server_cpu = process_tree_cpu_seconds(server_pid) - cpu_before
     latencies = sorted(load.latencies)
 
     def percentile(fraction: float) -> float:
-        return latencies[min(len(latencies) - 1, int(len(latencies) * fraction))] * 1000
+        return round(latencies[min(len(latencies) - 1, int(len(latencies) * fraction))] * 1000, 2)
 
     return {
+        "mode": "closed loop" if rate is None else "fixed rate",
+        "target_requests_per_s": rate,
         "requests": len(latencies),
         "errors": load.errors,
         "requests_per_s": round(len(latencies) / elapsed),
-        "p50_ms": round(percentile(0.50), 2),
-        "p99_ms": round(percentile(0.99), 2),
+        "p50_ms": percentile(0.50),
+        "p90_ms": percentile(0.90),
+        "p99_ms": percentile(0.99),
         "max_ms": round(latencies[-1] * 1000, 2),
         # What a request costs the server whatever else the machine runs: comparable under load.
         "server_cpu_us_per_request": round(server_cpu / len(latencies) * 1e6),
+        "load_average_1m_before": round(load_average_before, 2),
+        "load_average_1m_after": round(os.getloadavg()[0], 2),
     }
 
 
@@ -165,14 +201,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--rate", type=float, default=None, help="requests/s on a fixed schedule (default: closed loop)"
+    )
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_WORKERS", "2")))
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("WEB_THREADS", "4")))
     parser.add_argument("--app", choices=["hot", "django"], default="hot")
     parser.add_argument(
         "--switch-interval-ms",
         type=float,
-        default=5.0,
-        help="the workers' GIL switch interval (Python's default is 5 ms); shorter trims tail latency",
+        default=None,
+        help="the workers' GIL switch interval (WEB_SWITCH_INTERVAL_MS; default: the product's, see console/wsgi.py)",
     )
     args = parser.parse_args()
 
@@ -186,6 +225,8 @@ def main() -> None:
         "LOG_LEVEL": "WARNING",
         "PYTHONPATH": str(REPO),
     }
+    if args.switch_interval_ms is not None:
+        env["WEB_SWITCH_INTERVAL_MS"] = str(args.switch_interval_ms)
     subprocess.run([PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
     setup = subprocess.run(
         [PYTHON, "manage.py", "shell", "-c", SETUP],
@@ -197,17 +238,10 @@ def main() -> None:
     )
     credentials = json.loads(setup.stdout.strip().splitlines()[-1])
     port = free_port()
-    gunicorn_config = data_dir / "gunicorn.conf.py"
-    gunicorn_config.write_text(
-        "import sys\n\n\ndef post_fork(server, worker):\n"
-        f"    sys.setswitchinterval({args.switch_interval_ms / 1000!r})\n"
-    )
     server = subprocess.Popen(
         [
             str(Path(PYTHON).parent / "gunicorn"),
             "console.wsgi:application" if args.app == "hot" else "console.wsgi:django_application",
-            "--config",
-            str(gunicorn_config),
             "--bind",
             f"127.0.0.1:{port}",
             "--worker-class",
@@ -270,7 +304,7 @@ def main() -> None:
             for index in range(SUBJECTS)
         ]
         for name, requests in (("GET /schemas/ids/{id}", by_id), ("POST /subjects/{s} (lookup)", lookups)):
-            result = drive(port, requests, args.clients, args.seconds, server.pid)
+            result = drive(port, requests, args.clients, args.seconds, args.rate, server.pid)
             print(
                 json.dumps(
                     {
@@ -279,7 +313,8 @@ def main() -> None:
                         "clients": args.clients,
                         "workers": args.workers,
                         "threads": args.threads,
-                        "switch_interval_ms": args.switch_interval_ms,
+                        "switch_interval_ms": env.get("WEB_SWITCH_INTERVAL_MS", "product default"),
+                        "database": "postgresql" if env.get("DATABASE_URL") else "sqlite",
                         **result,
                     }
                 ),

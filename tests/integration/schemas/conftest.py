@@ -93,3 +93,9 @@ def registry(live_server, transactional_db) -> Registry:
 def local_registry(db) -> Registry:
     """The same registry for Django's test client (url is the path only)."""
     return _build_registry("")
+
+
+@pytest.fixture
+def shared_registry(transactional_db) -> Registry:
+    """The registry committed to the database, for servers in other processes (url is the path only)."""
+    return _build_registry("")

@@ -1,0 +1,155 @@
+"""Each gunicorn worker caches registry answers and verified keys; a change made by another process must
+still be seen by the very next request. Two real gunicorn servers share the test's PostgreSQL database:
+one caches, the other (or the test process) writes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from controlplane.accounts import services as accounts
+from controlplane.accounts.models import ApiKey
+from tests.fixtures.servers import free_port, stop_process, wait_until
+from tests.integration.clusters.conftest import _database_url_of_this_test
+from tests.integration.schemas.conftest import SYSTEM, Registry
+
+pytestmark = pytest.mark.integration
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+SUBJECT = "payments.orders-value"
+# In the registry's canonical form, so answers echo it unchanged.
+ORDER = json.dumps(
+    {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}]}, separators=(",", ":")
+)
+ORDER_V2 = json.dumps(
+    {
+        "type": "record",
+        "name": "Order",
+        "fields": [{"name": "id", "type": "string"}, {"name": "note", "type": "string", "default": ""}],
+    },
+    separators=(",", ":"),
+)
+
+
+class Server:
+    """One gunicorn server (one worker process) serving the registry at `base`."""
+
+    def __init__(self, base: str, credentials: str) -> None:
+        self.base = base
+        self.authorization = "Basic " + base64.b64encode(credentials.encode()).decode()
+
+    def call(self, method: str, path: str, body: object | None = None) -> tuple[int, object]:
+        request = urllib.request.Request(
+            self.base + path,
+            data=json.dumps(body).encode() if body is not None else None,
+            method=method,
+            headers={"Authorization": self.authorization, "Content-Type": CONTENT_TYPE},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as failure:
+            return failure.code, json.loads(failure.read())
+
+    def answers(self) -> bool:
+        try:
+            return self.call("GET", "/schemas/types")[0] == 200
+        except OSError:  # not listening yet
+            return False
+
+    def lookup(self, schema: str, *, deleted: bool = False) -> tuple[int, object]:
+        query = "?deleted=true" if deleted else ""
+        return self.call("POST", f"/subjects/{SUBJECT}{query}", {"schema": schema})
+
+
+def _start_gunicorn(port: int, data_dir: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_of_this_test(),
+        "SECRET_KEY": settings.SECRET_KEY,  # API key hashes are peppered with it
+        "STREAMHUB_DATA_DIR": str(data_dir),
+        "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "gunicorn", "console.wsgi:application"),
+            *("--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "2", "--log-level", "warning"),
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def gunicorn_ports(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
+    """Two servers for the whole module: each test's registry has its own cluster id, so nothing cached
+    for one test can answer another."""
+    ports = (free_port(), free_port())
+    data_dir = tmp_path_factory.mktemp("gunicorn")
+    processes = [_start_gunicorn(port, data_dir / str(port)) for port in ports]
+    try:
+        yield ports
+    finally:
+        for process in processes:
+            stop_process(process)
+
+
+@pytest.fixture
+def servers(shared_registry: Registry, gunicorn_ports: tuple[int, int]) -> tuple[Server, Server]:
+    writer, reader = (
+        Server(f"http://127.0.0.1:{port}{shared_registry.url}", shared_registry.team_a_developer)
+        for port in gunicorn_ports
+    )
+    for server in (writer, reader):
+        wait_until(server.answers, 60, "gunicorn to answer")
+    return writer, reader
+
+
+def test_a_soft_and_a_permanent_delete_in_one_process_are_seen_at_once_by_another(servers) -> None:
+    writer, reader = servers
+    status, registered = writer.call("POST", f"/subjects/{SUBJECT}/versions", {"schema": ORDER})
+    assert status == 200
+    assert reader.lookup(ORDER) == (
+        200,
+        {"subject": SUBJECT, "version": 1, "id": registered["id"], "schema": ORDER},
+    )
+    assert reader.call("GET", f"/schemas/ids/{registered['id']}")[0] == 200  # both answers now cached
+
+    assert writer.call("DELETE", f"/subjects/{SUBJECT}") == (200, [1])
+    assert reader.lookup(ORDER)[1]["error_code"] == 40401
+    assert reader.lookup(ORDER, deleted=True)[0] == 200  # a soft-deleted version only when asked for
+
+    assert writer.call("DELETE", f"/subjects/{SUBJECT}?permanent=true") == (200, [1])
+    assert reader.lookup(ORDER, deleted=True)[1]["error_code"] == 40401
+    assert reader.call("GET", f"/schemas/ids/{registered['id']}")[1]["error_code"] == 40403
+
+
+def test_a_new_version_registered_in_one_process_is_seen_at_once_by_another(servers) -> None:
+    writer, reader = servers
+    assert writer.call("POST", f"/subjects/{SUBJECT}/versions", {"schema": ORDER})[0] == 200
+    assert reader.lookup(ORDER_V2)[1]["error_code"] == 40403
+
+    status, registered = writer.call("POST", f"/subjects/{SUBJECT}/versions", {"schema": ORDER_V2})
+    assert status == 200
+    status, found = reader.lookup(ORDER_V2)
+    assert (status, found["version"], found["id"]) == (200, 2, registered["id"])
+
+
+def test_a_key_revoked_by_another_process_is_refused_on_the_next_request(servers, shared_registry) -> None:
+    _writer, reader = servers
+    assert reader.call("GET", "/subjects")[0] == 200  # the key is verified and remembered
+    api_key = ApiKey.objects.get(key_id=shared_registry.team_a_developer.split(":")[0])
+    accounts.revoke_api_key(actor=SYSTEM, api_key=api_key)
+    assert reader.call("GET", "/subjects") == (401, {"error_code": 401, "message": "Unauthorized"})
