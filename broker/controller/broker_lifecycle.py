@@ -55,9 +55,11 @@ class BrokerLifecycle:
         self._closing = False
 
     async def start(self) -> None:
-        """Register (retrying until a controller accepts) and start heartbeats and the follower."""
-        for listener in self.listeners:
-            publish_image(self.image, listener)
+        """Register (retrying until a controller accepts) and start heartbeats and the follower.
+
+        Listeners hear nothing until the image has caught up with the registration; then they
+        get the whole image at once (never a replay of history: a broker must not act on
+        leaderships that ended long ago), and every change after it."""
         self._tasks.append(asyncio.create_task(self._follow_metadata(), name="metadata-follower"))
         await self._register()
         self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="broker-heartbeats"))
@@ -146,17 +148,24 @@ class BrokerLifecycle:
         snapshot = result.get("snapshot")
         if isinstance(snapshot, str):
             self.image = MetadataImage.from_snapshot(base64.b64decode(snapshot))
-            for listener in self.listeners:
-                publish_image(self.image, listener)
+            if self.caught_up.is_set():
+                for listener in self.listeners:
+                    publish_image(self.image, listener)
         for index, records in result["entries"]:  # type: ignore[attr-defined]
             if index <= self.image.offset:
                 continue
             delta = self.image.apply_entry(index, records)
-            if delta:
+            if delta and self.caught_up.is_set():
                 for listener in self.listeners:
                     publish(delta, listener)
-        if self.broker_epoch is not None and self.image.offset >= self.broker_epoch:
+        if (
+            not self.caught_up.is_set()
+            and self.broker_epoch is not None
+            and self.image.offset >= self.broker_epoch
+        ):
             self.caught_up.set()
+            for listener in self.listeners:
+                publish_image(self.image, listener)
         self._wake_offset_waiters()
 
     async def wait_for_offset(self, offset: int, timeout_s: float) -> bool:
