@@ -11,6 +11,7 @@ Assignments are opaque bytes: eager and cooperative assignors both run in the cl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
@@ -178,6 +179,8 @@ class GroupCoordinator:
         self.locator: CoordinatorLocator | None = None
         self.stopped = False
         self._tasks: set[asyncio.Task[None]] = set()
+        # Partition loads may wait for followers; stopping cancels them rather than waiting.
+        self._loads: set[asyncio.Task[None]] = set()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -206,8 +209,8 @@ class GroupCoordinator:
                 log.info("coordinating the %d groups of __consumer_offsets partition %d", groups, partition)
 
         task = asyncio.get_running_loop().create_task(replay(), name=f"load-offsets-{partition}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._loads.add(task)
+        task.add_done_callback(self._loads.discard)
         return task
 
     def unload_partition(self, partition: int) -> None:
@@ -238,6 +241,11 @@ class GroupCoordinator:
                 self._replay_record(key_bytes, value_bytes, metadata, offsets)
             except OffsetsFormatError:
                 log.warning("skipping an unreadable __consumer_offsets record in partition %d", partition)
+        if self.partitions.get(partition) is not owned:
+            return
+        # A new leader may hold records its followers lack; serve them once they are committed.
+        with contextlib.suppress(OffsetsAppendError):  # leadership moved: the check below sees it
+            await self.log.wait_until_committed(partition)
         if self.partitions.get(partition) is not owned:
             return
         for group_id in metadata.keys() | offsets.keys():
@@ -312,6 +320,8 @@ class GroupCoordinator:
     async def stop(self) -> None:
         """Stops timers and answers every waiting request with NOT_COORDINATOR."""
         self.stopped = True
+        for load in list(self._loads):
+            load.cancel()
         for group in self.groups.values():
             self._release_group(group)
         tasks = list(self._tasks)

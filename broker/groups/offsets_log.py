@@ -32,3 +32,8 @@ class OffsetsLog(Protocol):
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
         """Yields (offset, key, value) for every record of the partition, oldest first."""
         ...
+
+    async def wait_until_committed(self, partition: int) -> None:
+        """Returns once every record `read` yields is committed (a replicated leader's high
+        watermark reached its log end); raises OffsetsAppendError when it no longer leads."""
+        ...

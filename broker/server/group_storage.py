@@ -90,6 +90,9 @@ class ConsumerOffsetsLog:
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
         return read_offsets_records(self._partition_log(partition))
 
+    async def wait_until_committed(self, partition: int) -> None:
+        """A single node's log is committed as soon as it is written."""
+
 
 class ReplicatedOffsetsLog:
     """OffsetsLog over a replicated `__consumer_offsets`: appends as the partition's leader and
@@ -126,6 +129,16 @@ class ReplicatedOffsetsLog:
         if partition_log is None:
             raise LookupError(f"{OFFSETS_TOPIC_NAME}-{partition} has no log on this broker")
         return read_offsets_records(partition_log)
+
+    async def wait_until_committed(self, partition: int) -> None:
+        replication = self._state.replication
+        replica, error = replication.leader_replica(OFFSETS_TOPIC_NAME, partition)
+        if replica is None:
+            raise OffsetsAppendError(error)
+        # Completes when the high watermark covers the log end, or fails when leadership moves.
+        waiting = replication.wait_for_isr(replica, replica.log.log_end_offset)
+        if waiting is not None and await waiting == ErrorCode.not_leader_or_follower:
+            raise OffsetsAppendError(ErrorCode.not_leader_or_follower)
 
 
 class OffsetsLeadershipListener:

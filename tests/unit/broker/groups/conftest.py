@@ -58,6 +58,9 @@ class MemoryOffsetsLog:
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
         return iter(list(self.partitions[partition]))
 
+    async def wait_until_committed(self, partition: int) -> None:
+        """Every stored record counts as committed."""
+
     def all_records(self) -> list[tuple[int, bytes, bytes | None]]:
         return [(p, key, value) for p, records in self.partitions.items() for _, key, value in records]
 

@@ -229,3 +229,26 @@ async def test_the_first_find_coordinator_creates_the_internal_offsets_topic_thr
         # offsets.topic.replication.factor is 3, but only two brokers are alive.
         assert topic["replication_factor"] == 2
         assert topic["configs"]["cleanup.policy"] == "compact"
+
+
+async def test_a_new_leader_serves_its_groups_only_once_what_it_replayed_is_committed(tmp_path: Path) -> None:
+    async with cluster_broker(tmp_path, isr=(1, 2), commit_timeout_ms=100) as (state, coordinator, listener):
+        # Written on this leader, never acknowledged by the follower: beyond the high watermark.
+        assert await commit(coordinator, 5) == [ErrorCode.coordinator_not_available]
+        first, away, back = (
+            offsets_partition(1, (1, 2)),
+            offsets_partition(2, (1, 2), epoch=1),
+            offsets_partition(1, (1, 2), epoch=2),
+        )
+        for previous, current in ((first, away), (away, back)):
+            state.replication.on_partition_changed(previous, current)
+            listener.on_partition_changed(previous, current)
+        await asyncio.sleep(0.05)
+        assert coordinator.fetch_offsets(group_id="readers", topics=None)[0] == (
+            ErrorCode.coordinator_load_in_progress
+        )
+
+        follower_fetches_everything(state)
+
+        await until(lambda: coordinator.partitions[0].loaded)
+        assert committed(coordinator) == {("orders", 0): 5}  # committed now, as Kafka would serve it
