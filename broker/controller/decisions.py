@@ -194,7 +194,12 @@ class Decider:
                 if leader != NO_LEADER and leader not in isr:
                     isr = [leader]  # an unclean election: the new leader's log defines the partition
             if leader != p.leader or tuple(isr) != p.isr:
-                records.append(rec.partition_change(p.topic_id, p.partition, leader=leader, isr=isr))
+                # An unclean election can put the last adding replica in the ISR: the move ends.
+                staged = replace(p, leader=leader, isr=tuple(isr))
+                completion = self._complete_reassignment(image, staged, isr, base=p)
+                records.append(
+                    completion or rec.partition_change(p.topic_id, p.partition, leader=leader, isr=isr)
+                )
         return records
 
     def _choose_leader(
@@ -392,7 +397,7 @@ class Decider:
         staged = replace(p, replicas=replicas, isr=isr, adding_replicas=adding, removing_replicas=removing)
         record = self._complete_reassignment(image, staged, isr, base=p)
         if record is None:
-            leader = p.leader if p.leader in isr else self._choose_leader(image, staged, isr)
+            leader = p.leader if p.leader in isr else _first_usable_in_sync(image, replicas, isr)
             record = rec.partition_change(
                 p.topic_id,
                 p.partition,
@@ -424,7 +429,7 @@ class Decider:
             return None  # wait until a target replica is in sync
         leader = p.leader
         if leader not in new_isr:
-            leader = self._choose_leader(image, replace(p, replicas=target), new_isr)
+            leader = _first_usable_in_sync(image, target, new_isr)
             if leader == NO_LEADER and p.leader != NO_LEADER:
                 return None  # keep the current leader until a target replica can take over
         current = base or p
@@ -567,6 +572,11 @@ def _find_partition(image: MetadataImage, topic: str, index: int) -> PartitionAs
             topic, index, ErrorCode.unknown_topic_or_partition.value, f"no partition {topic}-{index}"
         )
     return found.partitions[index]
+
+
+def _first_usable_in_sync(image: MetadataImage, replicas: Sequence[int], isr: Sequence[int]) -> int:
+    """A clean leader for a reassigned partition: never one outside the ISR it gets."""
+    return next((b for b in replicas if b in isr and image.is_usable(b)), NO_LEADER)
 
 
 def _target_problem(image: MetadataImage, target: Sequence[int]) -> str | None:

@@ -216,3 +216,30 @@ def test_a_request_may_forbid_changing_the_replication_factor() -> None:
     assert grow.results[0].error_code == 38  # INVALID_REPLICATION_FACTOR
     move = decider.reassign_partitions(image, [("orders", 0, [3, 4])], allow_replication_factor_change=False)
     assert move.results[0].error_code == 0
+
+
+def test_an_unclean_election_onto_the_added_replica_completes_the_move() -> None:
+    image, decider = cluster(3)
+    commit(
+        image,
+        decider.create_topic(
+            image,
+            TopicRequest(
+                "orders",
+                partitions=1,
+                replication_factor=1,
+                configs={"unclean.leader.election.enable": "true"},
+            ),
+        ),
+    )
+    before = only_partition(image)
+    target = next(b for b in (1, 2, 3) if b != before.leader)
+    assert reassign(image, decider, [target]) == 0
+    fence(image, decider, before.leader)
+    done = only_partition(image)
+    assert (done.leader, done.replicas, done.isr, done.is_reassigning) == (
+        target,
+        (target,),
+        (target,),
+        False,
+    )
