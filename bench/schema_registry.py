@@ -223,7 +223,7 @@ def main() -> None:
         "SECRET_KEY": "bench-only-secret-key-bench-only-secret-key-0123456789",
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     if args.switch_interval_ms is not None:
         env["WEB_SWITCH_INTERVAL_MS"] = str(args.switch_interval_ms)
