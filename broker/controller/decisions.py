@@ -194,13 +194,16 @@ class Decider:
                 if leader != NO_LEADER and leader not in isr:
                     isr = [leader]  # an unclean election: the new leader's log defines the partition
             if leader != p.leader or tuple(isr) != p.isr:
-                # An unclean election can put the last adding replica in the ISR: the move ends.
-                staged = replace(p, leader=leader, isr=tuple(isr))
-                completion = self._complete_reassignment(image, staged, isr, base=p)
-                records.append(
-                    completion or rec.partition_change(p.topic_id, p.partition, leader=leader, isr=isr)
-                )
+                records.append(self._leader_and_isr_change(image, p, leader, isr))
         return records
+
+    def _leader_and_isr_change(
+        self, image: MetadataImage, p: PartitionAssignment, leader: int, isr: Sequence[int]
+    ) -> Record:
+        # An unclean election can put the last adding replica in the ISR: then the move ends too.
+        staged = replace(p, leader=leader, isr=tuple(isr))
+        completion = self._complete_reassignment(image, staged, isr, base=p)
+        return completion or rec.partition_change(p.topic_id, p.partition, leader=leader, isr=isr)
 
     def _choose_leader(
         self, image: MetadataImage, p: PartitionAssignment, isr: Sequence[int], excluded: int = NO_LEADER
@@ -224,9 +227,7 @@ class Decider:
             if broker_id in p.isr:
                 records.append(rec.partition_change(p.topic_id, p.partition, leader=broker_id))
             elif self._unclean_allowed(image, p.topic_id) and not any(image.is_usable(b) for b in p.isr):
-                records.append(
-                    rec.partition_change(p.topic_id, p.partition, leader=broker_id, isr=[broker_id])
-                )
+                records.append(self._leader_and_isr_change(image, p, broker_id, [broker_id]))
         return records
 
     def elect_leaders(
@@ -271,8 +272,7 @@ class Decider:
         for broker_id in p.replicas:
             if image.is_usable(broker_id):
                 # Unclean: the new leader's log defines the partition from now on.
-                record = rec.partition_change(p.topic_id, p.partition, leader=broker_id, isr=[broker_id])
-                return record, ErrorCode.none
+                return self._leader_and_isr_change(image, p, broker_id, [broker_id]), ErrorCode.none
         return None, ErrorCode.eligible_leaders_not_available
 
     def elect_preferred_leaders(
