@@ -4,13 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from typing import Any
 
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import JoinResult, SyncResult
+from broker.server.context import RequestContext
 
 from .conftest import settle
 
 RANGE = (("range", b"range-metadata"),)
+
+
+def request_context(broker: Any, api_key: int, version: int) -> RequestContext:
+    """A request from a PLAINTEXT client to `broker` (a BrokerState, or a stand-in with what handlers read)."""
+    return RequestContext(
+        api_key=api_key,
+        api_version=version,
+        correlation_id=1,
+        client_id="handler-test",
+        client_host="127.0.0.1",
+        client_port=50000,
+        listener_name="PLAINTEXT",
+        broker=broker,
+    )
 
 
 def subscription(*topics: str) -> bytes:

@@ -22,6 +22,7 @@ from broker.protocol.schemas import request_class
 from broker.server.context import RequestContext
 
 from .conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
+from .helpers import request_context
 
 NODE_ID = 7
 ENDPOINT = ("127.0.0.1", 19092)
@@ -41,16 +42,7 @@ def context(coordinator: GroupCoordinator, api_key: int, version: int) -> Reques
         node_id=NODE_ID,
         advertised_endpoint=lambda listener: ENDPOINT,
     )
-    return RequestContext(
-        api_key=api_key,
-        api_version=version,
-        correlation_id=1,
-        client_id="handler-test",
-        client_host="127.0.0.1",
-        client_port=50000,
-        listener_name="PLAINTEXT",
-        broker=broker,  # type: ignore[arg-type]
-    )
+    return request_context(broker, api_key, version)
 
 
 async def started_coordinator(loaded: bool = True) -> GroupCoordinator:

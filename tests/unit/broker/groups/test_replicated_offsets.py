@@ -32,6 +32,8 @@ from broker.server.app import close_broker_state, open_broker_state
 from broker.server.context import BrokerState, RequestContext
 from broker.server.group_storage import OffsetsLeadershipListener, cluster_group_coordinator
 
+from .helpers import request_context
+
 NODE_ID = 1
 OFFSETS_TOPIC_ID = uuid.UUID(int=0xC0FFEE)
 
@@ -179,16 +181,7 @@ async def test_losing_leadership_while_a_commit_waits_answers_not_coordinator(tm
 
 
 def find_context(state: BrokerState, version: int) -> RequestContext:
-    return RequestContext(
-        api_key=10,
-        api_version=version,
-        correlation_id=1,
-        client_id="unit",
-        client_host="127.0.0.1",
-        client_port=50000,
-        listener_name="PLAINTEXT",
-        broker=state,
-    )
+    return request_context(state, 10, version)
 
 
 async def test_find_coordinator_names_the_partition_leader_on_the_listener_asked(tmp_path: Path) -> None:
