@@ -5,6 +5,11 @@ Stable, with Dead for deleted groups. JoinGroup and SyncGroup wait (on futures) 
 rebalance completes; timers come from an injectable clock. Offsets and group metadata
 are written to `__consumer_offsets` in Kafka's own format, and replayed on start.
 
+A group belongs to one `__consumer_offsets` partition (`partition_for_group`). A single node
+owns them all; a cluster broker owns those it leads: `load_partition` when it becomes the
+leader, `unload_partition` when leadership moves (broker/server/group_storage.py follows the
+metadata log), and answers NOT_COORDINATOR for every other group.
+
 Assignments are opaque bytes: eager and cooperative assignors both run in the clients.
 """
 
