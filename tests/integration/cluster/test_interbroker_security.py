@@ -9,6 +9,7 @@ controller quorum (tests/fixtures/cluster.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -32,9 +33,10 @@ from kio.static.primitive import i32
 
 from broker.auth.jaas import SCRAM_LOGIN_MODULE, SaslCredentials
 from broker.replication.peer_connection import PeerConnection
-from tests.fixtures.broker import CertificateFiles, free_port
+from tests.fixtures.broker import CertificateFiles, SecureBrokerProcess, free_port
 from tests.fixtures.cluster import LocalCluster, start_cluster
 from tests.fixtures.servers import wait_until
+from tests.integration.broker_security.clients import add_scram_user, admin, grant, unique
 from tests.integration.cluster.test_replication_static_cluster import StaticCluster
 from tests.unit.replication.test_replica_manager import TOPIC, fetch_request
 
@@ -370,3 +372,31 @@ def test_a_sasl_cluster_with_acls_replicates_and_keeps_acknowledged_records_when
     finally:
         consumer.close()
     assert read == values
+
+
+def test_a_single_broker_refuses_replica_requests_from_a_client_without_cluster_action(
+    secure_broker: SecureBrokerProcess,
+) -> None:
+    """No replication here, yet replica_id >= 0 still needs CLUSTER_ACTION, even from a topic reader."""
+    user, password, topic = unique("reader"), "reader-secret", unique("plain-topic")
+    add_scram_user(secure_broker, user, password, MECHANISM)
+    client = admin(secure_broker)  # alive until the future resolves
+    client.create_topics([NewTopic(topic, 1, 1)])[topic].result(10)
+    grant(secure_broker, user, ResourceType.TOPIC, topic, AclOperation.READ)
+    as_consumer = fetch_request(0, -1)
+    as_consumer = dataclasses.replace(
+        as_consumer, topics=(dataclasses.replace(as_consumer.topics[0], topic=topic),)
+    )
+    as_replica = dataclasses.replace(as_consumer, replica_id=i32(0))
+    epochs = epoch_request(0)
+    epochs = dataclasses.replace(epochs, topics=(dataclasses.replace(epochs.topics[0], topic=topic),))
+
+    consumer_fetch, replica_fetch, replica_epochs = send_as(
+        secure_broker.bootstrap, user, password, as_consumer, as_replica, epochs
+    )
+    assert consumer_fetch.error_code == ErrorCode.none
+    assert [p.error_code for t in consumer_fetch.responses for p in t.partitions] == [ErrorCode.none]
+    assert replica_fetch.error_code == ErrorCode.cluster_authorization_failed
+    assert [p.error_code for t in replica_epochs.topics for p in t.partitions] == [
+        ErrorCode.cluster_authorization_failed
+    ]
