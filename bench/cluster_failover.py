@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+from confluent_kafka.admin import AdminClient
 
 from tests.fixtures.cluster import LocalCluster, start_cluster
 from tests.integration.cluster.fault_checker import create_topic, partition_states, wait_for_isr
@@ -46,9 +47,9 @@ PRODUCER_SETTINGS = {"acks": "all", "enable.idempotence": "true", "linger.ms": "
 class TimedProducer(threading.Thread):
     """Produces at a steady rate; remembers when each record was enqueued and when it was acknowledged."""
 
-    def __init__(self, cluster: LocalCluster, rate: float) -> None:
+    def __init__(self, cluster: LocalCluster, rate: float, settings: dict[str, str]) -> None:
         super().__init__(name="failover-producer", daemon=True)
-        self.producer = Producer(cluster.client_config(**PRODUCER_SETTINGS))
+        self.producer = Producer(cluster.client_config(**(PRODUCER_SETTINGS | settings)))
         self.rate = rate
         self.lock = threading.Lock()
         self.acks: list[tuple[float, float]] = []  # (enqueued, acknowledged), monotonic seconds
@@ -90,6 +91,34 @@ class TimedProducer(threading.Thread):
         self.producer.flush(30)
 
 
+def wait_for_new_leader(cluster: LocalCluster, old_leader: int, timeout_s: float) -> tuple[int, float] | None:
+    """(new leader, when a live broker first reported it) once the partition is led by another broker."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            leader = partition_states(cluster, TOPIC)[0][0]
+        except KafkaException:
+            leader = -1
+        if leader not in (-1, old_leader):
+            return leader, time.monotonic()
+        time.sleep(0.05)
+    return None
+
+
+def active_controller(cluster: LocalCluster) -> int:
+    return AdminClient(cluster.client_config()).list_topics(timeout=5).controller_id
+
+
+def distribution(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "p50_s": round(statistics.median(ordered), 2),
+        "p90_s": round(percentile(ordered, 0.9), 2),
+        "p99_s": round(percentile(ordered, 0.99), 2),
+        "max_s": round(ordered[-1], 2),
+    }
+
+
 def percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * fraction))]
 
@@ -98,30 +127,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--rate", type=float, default=200.0, help="records per second")
+    parser.add_argument(
+        "--broker", action="append", default=[], metavar="KEY=VALUE", help="override a timing"
+    )
+    parser.add_argument(
+        "--client", action="append", default=[], metavar="KEY=VALUE", help="a producer setting"
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="cluster-failover-"))
-    cluster = start_cluster(base, 3, properties=PROVISIONER_TIMINGS)
+    timings = PROVISIONER_TIMINGS | dict(setting.split("=", 1) for setting in args.broker)
+    client_settings = dict(setting.split("=", 1) for setting in args.client)
+    cluster = start_cluster(base, 3, properties=timings)
     resumed: list[float] = []
+    election: list[float] = []
+    delivery_errors: list[str] = []
+    controller_killed = 0
     stuck = 0
     try:
         create_topic(cluster, TOPIC, 1)
-        producer = TimedProducer(cluster, args.rate)
+        producer = TimedProducer(cluster, args.rate, client_settings)
         producer.start()
         time.sleep(2)
         for round_number in range(1, args.kills + 1):
             leader = cluster.node(partition_states(cluster, TOPIC)[0][0])
+            was_controller = active_controller(cluster) == leader.node_id
             killed_at = time.monotonic()
             leader.kill9()
+            elected = wait_for_new_leader(cluster, leader.node_id, timeout_s=60)
             acked_at = producer.first_ack_of_a_record_enqueued_after(killed_at, timeout_s=60)
-            if acked_at is None:
+            if acked_at is None or elected is None:
                 stuck += 1
-                print(f"round {round_number}: killed leader {leader.node_id}, no acknowledgement within 60 s")
-            else:
-                resumed.append(acked_at - killed_at)
-                new_leader = partition_states(cluster, TOPIC)[0][0]
                 print(
-                    f"round {round_number}: killed leader {leader.node_id}, producing again after "
-                    f"{resumed[-1]:.2f} s (new leader {new_leader})",
+                    f"round {round_number}: killed leader {leader.node_id}, no new leader or ack within 60 s"
+                )
+            else:
+                new_leader, elected_at = elected
+                resumed.append(acked_at - killed_at)
+                election.append(elected_at - killed_at)
+                controller_killed += was_controller
+                print(
+                    f"round {round_number}: killed leader {leader.node_id}"
+                    f"{' (the active controller)' if was_controller else ''}, broker {new_leader} leads after "
+                    f"{election[-1]:.2f} s, producing again after {resumed[-1]:.2f} s",
                     flush=True,
                 )
             leader.start()
@@ -130,25 +177,24 @@ def main() -> None:
                 print(f"round {round_number}: node {leader.node_id} not back in the ISR after 60 s")
             time.sleep(1)
         producer.stop()
+        delivery_errors = producer.errors
     finally:
         cluster.stop()
     shutil.rmtree(base, ignore_errors=True)
-    ordered = sorted(resumed)
-    summary = {
+    summary: dict[str, object] = {
         "kills": args.kills,
         "resumed": len(resumed),
-        "no_ack_within_60s": stuck,
-        "delivery_errors": len(producer.errors),
-        "timings": PROVISIONER_TIMINGS,
+        "no_leader_or_ack_within_60s": stuck,
+        "delivery_errors": len(delivery_errors),
+        "kills_of_the_active_controller": controller_killed,
+        "timings": timings,
+        "client_settings": PRODUCER_SETTINGS | client_settings,
     }
-    if ordered:
-        summary |= {
-            "p50_s": round(statistics.median(ordered), 2),
-            "p90_s": round(percentile(ordered, 0.9), 2),
-            "p99_s": round(percentile(ordered, 0.99), 2),
-            "max_s": round(ordered[-1], 2),
-            "within_5s": sum(1 for r in ordered if r <= 5.0),
+    if resumed:
+        summary["producer_resumed"] = distribution(resumed) | {
+            "within_5s": sum(1 for r in resumed if r <= 5.0)
         }
+        summary["new_leader_in_metadata"] = distribution(election)
     print(json.dumps(summary))
 
 

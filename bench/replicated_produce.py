@@ -1,7 +1,7 @@
 """Produce throughput with replication: 3 local brokers, RF 3, acks=all, next to a single broker.
 
     .venv/bin/python bench/replicated_produce.py [--messages 500000] [--sizes 100,1024] [--partitions 1]
-                                                 [--paced-rate 2000] [--paced-seconds 10]
+                                                 [--paced-rate 1000] [--paced-seconds 10]
 
 Saturated throughput comes from the librdkafka C load generator of bench/broker_throughput (one producer
 thread, linger.ms=5, as many records in flight as librdkafka allows), so its latency percentiles are
@@ -91,7 +91,7 @@ def saturated(
 
 
 def paced(target: Target, topic: str, size: int, acks: str, rate: float, seconds: float) -> dict[str, float]:
-    producer = Producer({"bootstrap.servers": target.bootstrap, "acks": acks, "linger.ms": "1"})
+    producer = Producer({"bootstrap.servers": target.bootstrap, "acks": acks, "linger.ms": "5"})
     latencies: list[float] = []
     failed = 0
 
@@ -170,7 +170,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=500_000)
     parser.add_argument("--sizes", type=lambda text: [int(s) for s in text.split(",")], default=[100, 1024])
     parser.add_argument("--partitions", type=int, default=1)
-    parser.add_argument("--paced-rate", type=float, default=2000.0)
+    parser.add_argument("--paced-rate", type=float, default=1000.0)
     parser.add_argument("--paced-seconds", type=float, default=10.0)
     args = parser.parse_args()
     loadgen = build_native_loadgen()
