@@ -102,6 +102,38 @@ def wait_for_isr(cluster: LocalCluster, topic: str, timeout_s: float, *, size: i
     return False
 
 
+@dataclass
+class ProducedRecords:
+    """What one producer sent (seq n went to partition n % partitions) and what was acknowledged."""
+
+    name: str
+    partitions: int
+    sent: int = 0
+    # partition -> [(offset, seq)] in acknowledgement order
+    acked: dict[int, list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
+    failed: dict[int, str] = field(default_factory=dict)  # seq -> error name
+
+
+@dataclass
+class ConsumedRecords:
+    """What a consumer read: (partition, offset) -> value, and the high watermarks it was shown."""
+
+    seen: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    conflicts: list[tuple[int, int, bytes, bytes]] = field(default_factory=list)  # same offset, other value
+    beyond_watermark: list[tuple[int, int, int]] = field(default_factory=list)  # (partition, offset, high)
+    high_watermarks: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def record(self, partition: int, offset: int, value: bytes, high_watermark: int | None) -> None:
+        earlier = self.seen.setdefault((partition, offset), value)
+        if earlier != value:
+            self.conflicts.append((partition, offset, earlier, value))
+        if high_watermark is not None and high_watermark >= 0:
+            if offset >= high_watermark:
+                self.beyond_watermark.append((partition, offset, high_watermark))
+            self.high_watermarks[partition] = max(self.high_watermarks[partition], high_watermark)
+
+
 class AckedProducer(threading.Thread):
     """Produces `rate` records/s round-robin over the partitions; records every delivery report."""
 
@@ -117,13 +149,10 @@ class AckedProducer(threading.Thread):
         settings: dict[str, str] | None = None,
     ) -> None:
         super().__init__(name=f"producer-{name}", daemon=True)
-        self.producer = Producer(cluster.client_config(**PRODUCER_SETTINGS, **(settings or {})))
-        self.topic, self.partitions, self.producer_name = topic, partitions, name
+        self.producer = Producer(cluster.client_config(**(PRODUCER_SETTINGS | (settings or {}))))
+        self.topic = topic
         self.rate, self.value_size = rate, value_size
-        self.sent = 0
-        # partition -> [(offset, seq)] in acknowledgement order
-        self.acked: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        self.failed: dict[int, str] = {}
+        self.records = ProducedRecords(name, partitions)
         self.ack_times: list[float] = []
         self.fatal: str | None = None
         self._stopping = threading.Event()
@@ -131,29 +160,30 @@ class AckedProducer(threading.Thread):
     def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
         _, seq = parse_value(message.value())
         if error is not None:
-            self.failed[seq] = error.name()
+            self.records.failed[seq] = error.name()
             if error.fatal():
                 self.fatal = error.str()
             return
-        self.acked[message.partition()].append((message.offset(), seq))
+        self.records.acked[message.partition()].append((message.offset(), seq))
         self.ack_times.append(time.monotonic())
 
     def run(self) -> None:
+        records = self.records
         started = time.monotonic()
         while not self._stopping.is_set() and self.fatal is None:
-            due = int((time.monotonic() - started) * self.rate) - self.sent
+            due = int((time.monotonic() - started) * self.rate) - records.sent
             for _ in range(max(0, due)):
-                seq = self.sent
+                seq = records.sent
                 try:
                     self.producer.produce(
                         self.topic,
-                        value_of(self.producer_name, seq, self.value_size),
-                        partition=seq % self.partitions,
+                        value_of(records.name, seq, self.value_size),
+                        partition=seq % records.partitions,
                         on_delivery=self._on_delivery,
                     )
                 except BufferError:
                     break
-                self.sent += 1
+                records.sent += 1
             self.producer.poll(0.01)
 
     def stop(self, flush_timeout_s: float = 60.0) -> int:
@@ -185,12 +215,7 @@ class WatchingConsumer(threading.Thread):
             )
         )
         self.topic = topic
-        self.seen: dict[tuple[int, int], bytes] = {}
-        self.conflicts: list[tuple[int, int, bytes, bytes]] = []
-        self.beyond_watermark: list[tuple[int, int, int]] = []  # (partition, offset, high watermark then)
-        self.high_watermarks: dict[int, int] = defaultdict(int)
-        self.reads = 0
-        self.errors: Counter[str] = Counter()
+        self.records = ConsumedRecords()
         self._stopping = threading.Event()
 
     def run(self) -> None:
@@ -201,27 +226,15 @@ class WatchingConsumer(threading.Thread):
                 if message is None:
                     continue
                 if message.error() is not None:
-                    self.errors[message.error().name()] += 1
+                    self.records.errors[message.error().name()] += 1
                     continue
-                self._record(message)
+                # The cached high watermark is the one the last Fetch response for this partition carried.
+                _, high = self.consumer.get_watermark_offsets(
+                    TopicPartition(self.topic, message.partition()), cached=True
+                )
+                self.records.record(message.partition(), message.offset(), message.value(), high)
         finally:
             self.consumer.close()
-
-    def _record(self, message: Message) -> None:
-        key = (message.partition(), message.offset())
-        value = message.value()
-        self.reads += 1
-        earlier = self.seen.setdefault(key, value)
-        if earlier != value:
-            self.conflicts.append((*key, earlier, value))
-        # The cached high watermark is the one the last Fetch response for this partition carried.
-        _, high = self.consumer.get_watermark_offsets(
-            TopicPartition(self.topic, message.partition()), cached=True
-        )
-        if high is not None and high >= 0:
-            if key[1] >= high:
-                self.beyond_watermark.append((*key, high))
-            self.high_watermarks[message.partition()] = max(self.high_watermarks[message.partition()], high)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -334,18 +347,20 @@ class SoakReport:
 
 
 def check_soak(
-    producer: AckedProducer, consumer: WatchingConsumer, log: dict[int, list[tuple[int, bytes]]]
+    produced: ProducedRecords, consumed: ConsumedRecords, log: dict[int, list[tuple[int, bytes]]]
 ) -> SoakReport:
-    report = SoakReport(sent=producer.sent, failed_deliveries=Counter(producer.failed.values()))
-    report.acked = sum(len(acks) for acks in producer.acked.values())
+    """Compare what was acknowledged and consumed with the final `log` (partition -> [(offset, value)])."""
+    report = SoakReport(sent=produced.sent, failed_deliveries=Counter(produced.failed.values()))
+    report.acked = sum(len(acks) for acks in produced.acked.values())
     report.log_records = sum(len(records) for records in log.values())
+    log_by_offset = {partition: dict(records) for partition, records in log.items()}
     for partition, records in log.items():
-        by_offset = dict(records)
+        by_offset = log_by_offset[partition]
         mine = [
             (offset, seq)
             for offset, value in records
             for name, seq in [parse_value(value)]
-            if name == producer.producer_name
+            if name == produced.name
         ]
         counts = Counter(seq for _, seq in mine)
         report.duplicates += [(partition, seq) for seq, n in counts.items() if n > 1]
@@ -354,30 +369,30 @@ def check_soak(
             for (_, before), (offset, seq) in itertools.pairwise(mine)
             if seq <= before
         ]
-        for offset, seq in producer.acked.get(partition, []):
+        for offset, seq in produced.acked.get(partition, []):
             value = by_offset.get(offset)
             if seq not in counts:
                 report.losses.append((partition, offset, seq))
-            elif value is None or parse_value(value) != (producer.producer_name, seq):
+            elif value is None or parse_value(value) != (produced.name, seq):
                 report.moved.append((partition, offset, seq))
         # Everything sent to this partition before its last record in the log must be there, unless it failed.
         last = max(counts, default=-1)
         report.gaps += [
             (partition, seq)
-            for seq in range(partition, last, producer.partitions)
-            if seq not in counts and seq not in producer.failed
+            for seq in range(partition, last, produced.partitions)
+            if seq not in counts and seq not in produced.failed
         ]
         final_end = records[-1][0] + 1 if records else 0
-        high = consumer.high_watermarks.get(partition, 0)
+        high = consumed.high_watermarks.get(partition, 0)
         if high > final_end:
             report.watermark_beyond_end.append((partition, high, final_end))
-    for (partition, offset), value in consumer.seen.items():
-        if dict(log.get(partition, [])).get(offset) != value:
+    for (partition, offset), value in consumed.seen.items():
+        if log_by_offset.get(partition, {}).get(offset) != value:
             report.consumed_then_vanished.append((partition, offset))
-    report.consumed = len(consumer.seen)
-    report.consumer_conflicts = len(consumer.conflicts)
-    report.read_beyond_watermark = consumer.beyond_watermark
-    report.consumer_errors = consumer.errors
+    report.consumed = len(consumed.seen)
+    report.consumer_conflicts = len(consumed.conflicts)
+    report.read_beyond_watermark = consumed.beyond_watermark
+    report.consumer_errors = consumed.errors
     return report
 
 
@@ -391,12 +406,15 @@ class FaultInjector:
         *,
         seed: int | None = None,
         hold_s: tuple[float, float] = (0.5, 3.0),
+        pause_hold_s: tuple[float, float] = (1.0, 5.0),
         heal_timeout_s: float = 30.0,
         log: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.cluster, self.topic = cluster, topic
         self.random = random.Random(seed)
-        self.hold_s, self.heal_timeout_s = hold_s, heal_timeout_s
+        # Pauses run longer: past broker.session.timeout.ms the paused broker is fenced while it still
+        # believes it leads, and must not acknowledge anything when it wakes up.
+        self.hold_s, self.pause_hold_s, self.heal_timeout_s = hold_s, pause_hold_s, heal_timeout_s
         self.faults: Counter[str] = Counter()
         self.isr_not_restored = 0
         self.log = log
@@ -404,7 +422,7 @@ class FaultInjector:
     def inject_one(self) -> None:
         node = self.random.choice(self.cluster.brokers)
         kind = self.random.choice(FAULT_KINDS)
-        hold = self.random.uniform(*self.hold_s)
+        hold = self.random.uniform(*(self.pause_hold_s if kind == "pause" else self.hold_s))
         self.log(f"{time.strftime('%H:%M:%S')} {kind} node {node.node_id} for {hold:.1f}s")
         if kind == "kill9":
             node.kill9()
@@ -462,7 +480,7 @@ def run_soak(
     wait_for_isr(cluster, topic, 30)
     time.sleep(1)  # let the group member read the tail
     consumer.stop()
-    report = check_soak(producer, consumer, read_everything(cluster, topic, partitions))
+    report = check_soak(producer.records, consumer.records, read_everything(cluster, topic, partitions))
     report.faults = injector.faults
     report.isr_not_restored = injector.isr_not_restored
     report.max_produce_stall_s = producer.max_stall_s(faults_started)

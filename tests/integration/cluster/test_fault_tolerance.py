@@ -8,11 +8,67 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.fixtures.cluster import LocalCluster
-from tests.integration.cluster.fault_checker import create_topic, read_everything, run_soak, wait_for_isr
+from tests.integration.cluster.fault_checker import (
+    ConsumedRecords,
+    ProducedRecords,
+    check_soak,
+    create_topic,
+    read_everything,
+    run_soak,
+    value_of,
+    wait_for_isr,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 FAULT_SECONDS = 45.0
+
+
+def history(acked: list[int]) -> ProducedRecords:
+    """A producer that sent seqs 0..9 to two partitions and had `acked` acknowledged at offset seq // 2."""
+    produced = ProducedRecords("p1", partitions=2, sent=10)
+    for seq in acked:
+        produced.acked[seq % 2].append((seq // 2, seq))
+    return produced
+
+
+def partition_log(*seqs: int) -> list[tuple[int, bytes]]:
+    return [(offset, value_of("p1", seq, 20)) for offset, seq in enumerate(seqs)]
+
+
+def test_the_checker_accepts_a_log_holding_every_acknowledged_record_once_in_order() -> None:
+    consumed = ConsumedRecords()
+    consumed.record(0, 1, value_of("p1", 2, 20), high_watermark=3)
+    report = check_soak(
+        history(list(range(10))), consumed, {0: partition_log(0, 2, 4, 6, 8), 1: partition_log(1, 3, 5, 7, 9)}
+    )
+    assert report.ok, report.summary()
+    assert (report.acked, report.log_records, report.consumed) == (10, 10, 1)
+
+
+def test_the_checker_reports_lost_duplicated_reordered_and_gapped_records() -> None:
+    log = {0: partition_log(0, 2, 2, 6, 4), 1: partition_log(1, 5, 7, 9)}
+    report = check_soak(history([0, 2, 4, 6, 8, 1, 3]), ConsumedRecords(), log)
+
+    assert (0, 4, 8) in report.losses  # acknowledged at offset 4, not in the log
+    assert (1, 1, 3) in report.losses
+    assert report.duplicates == [(0, 2)]
+    assert (0, 4, 4) in report.reorderings  # seq 4 after seq 6
+    assert report.gaps == [(1, 3)]  # 3 is missing below 9 and did not fail
+    assert report.moved == [(0, 2, 4)]  # 4 was acknowledged at offset 2, which holds 2
+    assert not report.ok
+
+
+def test_the_checker_reports_consumed_records_that_later_vanished() -> None:
+    consumed = ConsumedRecords()
+    consumed.record(0, 2, value_of("p1", 4, 20), high_watermark=3)
+    consumed.record(0, 3, value_of("p1", 6, 20), high_watermark=3)  # served beyond the watermark
+    report = check_soak(history([0, 2]), consumed, {0: partition_log(0, 2), 1: partition_log()})
+
+    assert report.consumed_then_vanished == [(0, 2), (0, 3)]
+    assert report.read_beyond_watermark == [(0, 3, 3)]
+    assert report.watermark_beyond_end == [(0, 3, 2)]
+    assert not report.ok
 
 
 def test_the_local_cluster_lists_an_added_broker_and_drops_a_killed_one(cluster3: LocalCluster) -> None:
