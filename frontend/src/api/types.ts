@@ -78,6 +78,13 @@ export interface TopicPartition {
   leader: number;
   replicas: number[];
   isr: number[];
+  /** Replicas on brokers the cluster does not list as alive. */
+  offline_replicas?: number[];
+  under_replicated?: boolean;
+  offline?: boolean;
+  /** Replicas a reassignment is copying to / will drop. */
+  adding_replicas?: number[];
+  removing_replicas?: number[];
   start_offset: number;
   end_offset: number;
   size_bytes: number;

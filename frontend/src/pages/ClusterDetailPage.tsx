@@ -12,11 +12,14 @@ import {
   useClusterOperations,
   useDeleteCluster,
 } from "../api/hooks/clusters";
+import { useAddBroker, useRemoveBroker } from "../api/hooks/replication";
 import type { Broker, BrokerConfigEntry, ClusterDetail } from "../api/types";
 import { isOrgAdmin } from "../auth/permissions";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { DataTable } from "../components/DataTable";
+import { DegradedBanner } from "../components/DegradedBanner";
 import { PageHeader } from "../components/PageHeader";
+import { ReassignmentsPanel } from "../components/ReassignmentsPanel";
 import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
 import { ClusterStatusBadge, healthOf, HealthBadge } from "./clusters/ClusterStatusBadge";
@@ -80,9 +83,17 @@ function ClusterSections({ cluster, canAdminister }: { cluster: ClusterDetail; c
           {describeError(checkHealth.error)}
         </p>
       ) : null}
+      <DegradedBanner status={cluster.status} reason={cluster.status_reason} health={healthOf(cluster.health)} />
       <HealthSection cluster={cluster} />
       <OperationsSection clusterId={cluster.id} />
-      <BrokersSection cluster={cluster} />
+      <BrokersSection cluster={cluster} canAdminister={canAdminister && !gone} />
+      {isReplicatedLocal(cluster) && !gone ? (
+        <ReassignmentsPanel
+          clusterId={cluster.id}
+          brokerIds={cluster.brokers.map((broker) => broker.node_id)}
+          canAdminister={canAdminister}
+        />
+      ) : null}
       <BrokerConfigsSection cluster={cluster} />
       <ConfirmDialog
         open={deleting}
@@ -131,6 +142,8 @@ function HealthSection({ cluster }: { cluster: ClusterDetail }) {
           {health.topic_count ?? "—"} / {health.partition_count ?? "—"}
           {health.offline_partitions ? ` (${health.offline_partitions} offline)` : ""}
         </dd>
+        <dt>Under-replicated partitions</dt>
+        <dd>{health.under_replicated_partitions ?? "—"}</dd>
         <dt>Last checked</dt>
         <dd>{cluster.health_checked_at ? <Timestamp value={cluster.health_checked_at} /> : "never"}</dd>
         {health.error ? (
@@ -173,6 +186,17 @@ function OperationsSection({ clusterId }: { clusterId: number }) {
   );
 }
 
+/** A local cluster with a controller quorum: brokers join and leave it, and its partitions move. */
+function isReplicatedLocal(cluster: ClusterDetail): boolean {
+  return cluster.provider === "local" && cluster.brokers.some((broker) => broker.roles.includes("controller"));
+}
+
+const BROKER_HEALTH: Record<string, { text: string; tone: string }> = {
+  up: { text: "up", tone: "badge badge--ok" },
+  not_listed: { text: "not in Metadata", tone: "badge badge--warning" },
+  down: { text: "down", tone: "badge badge--danger" },
+};
+
 const brokerColumn = createColumnHelper<Broker>();
 const brokerColumns = [
   brokerColumn.accessor("node_id", { header: "Node id" }),
@@ -181,7 +205,19 @@ const brokerColumns = [
     header: "Host:port",
     cell: (info) => <span className="mono">{info.getValue()}</span>,
   }),
-  brokerColumn.accessor((broker) => broker.status ?? "pending", { id: "status", header: "Status" }),
+  brokerColumn.accessor((broker) => broker.rack || "—", { id: "rack", header: "Rack" }),
+  brokerColumn.accessor((broker) => (broker.roles.includes("controller") ? "controller + broker" : "broker"), {
+    id: "role",
+    header: "Role",
+  }),
+  brokerColumn.accessor((broker) => broker.status ?? "pending", { id: "status", header: "Process" }),
+  brokerColumn.accessor("health", {
+    header: "Status",
+    cell: (info) => {
+      const shown = BROKER_HEALTH[info.getValue()] ?? { text: info.getValue(), tone: "badge" };
+      return <span className={shown.tone}>{shown.text}</span>;
+    },
+  }),
   brokerColumn.accessor("restart_count", { header: "Restarts" }),
   brokerColumn.accessor((broker) => broker.last_seen ?? "", {
     id: "last_seen",
@@ -190,20 +226,73 @@ const brokerColumns = [
   }),
 ];
 
-function BrokersSection({ cluster }: { cluster: ClusterDetail }) {
+function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; canAdminister: boolean }) {
+  const [removing, setRemoving] = useState<number | null>(null);
+  const add = useAddBroker(cluster.id);
+  const remove = useRemoveBroker(cluster.id);
+  const manageable = canAdminister && isReplicatedLocal(cluster);
+  const columns = manageable
+    ? [
+        ...brokerColumns,
+        brokerColumn.display({
+          id: "actions",
+          header: "Actions",
+          cell: (info) =>
+            info.row.original.roles.includes("controller") ? (
+              <span className="muted">controller voter</span>
+            ) : (
+              <button
+                type="button"
+                className="button button--danger"
+                onClick={() => setRemoving(info.row.original.node_id)}
+              >
+                Remove broker {info.row.original.node_id}
+              </button>
+            ),
+        }),
+      ]
+    : brokerColumns;
   return (
     <section className="section" aria-labelledby="brokers-heading">
       <h2 id="brokers-heading" className="section__title">
         Brokers
       </h2>
+      {manageable ? (
+        <p>
+          <button type="button" className="button" disabled={add.isPending} onClick={() => add.mutate()}>
+            {add.isPending ? "Adding…" : "Add broker"}
+          </button>
+        </p>
+      ) : null}
+      {add.isError ? (
+        <p className="form-error" role="alert">
+          {describeError(add.error)}
+        </p>
+      ) : null}
       <DataTable
         label="Brokers"
-        columns={brokerColumns}
+        columns={columns}
         rows={cluster.brokers}
         getRowId={(broker) => String(broker.node_id)}
         filterable={false}
         pagination={false}
         emptyTitle="No brokers running"
+      />
+      <ConfirmDialog
+        open={removing !== null}
+        title={`Remove broker ${removing ?? ""}?`}
+        description="Its replicas move to the other brokers first; then it is stopped, unregistered and its data removed."
+        confirmationText={String(removing ?? "")}
+        confirmLabel="Remove"
+        pending={remove.isPending}
+        error={remove.isError ? describeError(remove.error) : null}
+        onCancel={() => {
+          setRemoving(null);
+          remove.reset();
+        }}
+        onConfirm={() => {
+          if (removing !== null) remove.mutate(removing, { onSuccess: () => setRemoving(null) });
+        }}
       />
     </section>
   );

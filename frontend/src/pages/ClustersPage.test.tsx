@@ -35,6 +35,27 @@ describe("ClustersPage", () => {
     expect(rows[1]).toHaveTextContent("healthy · 1 broker up");
   });
 
+  it("shows a replicated cluster with under-replicated partitions as degraded with the count", async () => {
+    stubClusters(
+      { orgAdmin: false },
+      {
+        "GET /api/v1/clusters/": page([
+          cluster({
+            broker_count: 3,
+            status: "degraded",
+            health: { reachable: true, brokers_up: 3, brokers_expected: 3, under_replicated_partitions: 5 },
+          }),
+        ]),
+      },
+    );
+    renderApp("/clusters");
+
+    const row = within(await screen.findByRole("table", { name: "Clusters" })).getAllByRole("row")[1]!;
+    expect(row).toHaveTextContent("degraded");
+    expect(row).toHaveTextContent("5 under-replicated partitions");
+    expect(row).toHaveTextContent("3");
+  });
+
   it("offers create and register to org admins only", async () => {
     stubClusters({ orgAdmin: false });
     renderApp("/clusters");
@@ -157,7 +178,7 @@ describe("ClustersPage", () => {
     expect(await posted[2]!.json()).toEqual({
       organization: 10,
       name: "orders",
-      broker_count: 1,
+      broker_count: 3,
       broker_config: { "num.partitions": "3" },
       port: 0,
     });

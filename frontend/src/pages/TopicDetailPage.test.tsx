@@ -40,6 +40,66 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     expect(within(configs).getByRole("row", { name: /message.format.version/ })).toHaveTextContent("read-only");
   });
 
+  it("marks under-replicated, offline and moving partitions in the partitions table", async () => {
+    const replicated = topicDetail();
+    replicated.live.partitions = [
+      {
+        partition: 0,
+        leader: 1,
+        replicas: [1, 2, 3],
+        isr: [1, 2],
+        offline_replicas: [3],
+        under_replicated: true,
+        offline: false,
+        adding_replicas: [],
+        removing_replicas: [],
+        start_offset: 0,
+        end_offset: 7,
+        size_bytes: 700,
+      },
+      {
+        partition: 1,
+        leader: -1,
+        replicas: [3],
+        isr: [],
+        offline_replicas: [3],
+        under_replicated: true,
+        offline: true,
+        adding_replicas: [],
+        removing_replicas: [],
+        start_offset: 0,
+        end_offset: 0,
+        size_bytes: 0,
+      },
+      {
+        partition: 2,
+        leader: 2,
+        replicas: [2, 1, 4, 3],
+        isr: [2, 1, 3],
+        offline_replicas: [],
+        under_replicated: true,
+        offline: false,
+        adding_replicas: [4],
+        removing_replicas: [3],
+        start_offset: 0,
+        end_offset: 3,
+        size_bytes: 300,
+      },
+    ];
+    stubTopic("developer", { "GET /api/v1/topics/30/": json(200, replicated) });
+    renderApp("/topics/30");
+
+    const table = await screen.findByRole("table", { name: "Partitions" });
+    const [, first, second, third] = within(table).getAllByRole("row");
+    expect(first).toHaveTextContent("1, 2, 3 (offline: 3)");
+    expect(first).toHaveTextContent("not in sync: 3");
+    expect(within(first!).getByText("under-replicated")).toBeInTheDocument();
+    expect(within(first!).queryByText("offline")).not.toBeInTheDocument();
+    expect(within(second!).getByText("offline")).toBeInTheDocument();
+    expect(within(second!).getByText("none")).toBeInTheDocument();
+    expect(within(third!).getByText("moving +4 −3")).toBeInTheDocument();
+  });
+
   it("edits a config and resets an override to the default", async () => {
     const fetchSpy = stubTopic("developer", { "PATCH /api/v1/topics/30/configs/": json(200, topicDetail()) });
     const { user } = renderApp("/topics/30");

@@ -24,6 +24,9 @@ export interface ClusterHealth {
   topic_count?: number;
   partition_count?: number;
   offline_partitions?: number;
+  under_replicated_partitions?: number;
+  broker_ids?: number[];
+  dead_broker_ids?: number[];
   error?: string;
 }
 
@@ -31,7 +34,7 @@ export function healthOf(value: unknown): ClusterHealth {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as ClusterHealth) : {};
 }
 
-/** One line: "healthy", "2 of 3 brokers up", "unreachable", or "not checked yet". */
+/** One line: "healthy", "2 of 3 brokers up", "4 under-replicated partitions", "unreachable", or "not checked yet". */
 export function describeHealth(health: ClusterHealth): { text: string; tone: "ok" | "warning" | "danger" | "none" } {
   if (health.reachable === undefined) return { text: "not checked yet", tone: "none" };
   if (!health.reachable) return { text: "unreachable", tone: "danger" };
@@ -40,6 +43,9 @@ export function describeHealth(health: ClusterHealth): { text: string; tone: "ok
   if (expected !== null && up < expected) return { text: `${up} of ${expected} brokers up`, tone: "warning" };
   if ((health.offline_partitions ?? 0) > 0) {
     return { text: `${health.offline_partitions} offline partitions`, tone: "warning" };
+  }
+  if ((health.under_replicated_partitions ?? 0) > 0) {
+    return { text: `${health.under_replicated_partitions} under-replicated partitions`, tone: "warning" };
   }
   return { text: `healthy · ${up} ${up === 1 ? "broker" : "brokers"} up`, tone: "ok" };
 }

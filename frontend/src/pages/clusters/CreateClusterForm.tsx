@@ -10,8 +10,8 @@ import { ClusterNameField, useClusterName } from "./ClusterNameField";
 import { LiveOperation } from "./OperationProgress";
 import { OrganizationField } from "./OrganizationField";
 
-/** Local clusters have one broker until brokers replicate (MAX_LOCAL_BROKERS). */
-const MAX_LOCAL_BROKERS = 1;
+/** Local clusters have 1 to 9 brokers (MAX_LOCAL_BROKERS); new ones replicate over three by default. */
+const MAX_LOCAL_BROKERS = 9;
 
 interface CreateClusterFormProps {
   organizations: Organization[];
@@ -60,7 +60,7 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
   const create = useCreateCluster();
   const [organization, setOrganization] = useState<number | "">(organizations[0]?.id ?? "");
   const clusterName = useClusterName();
-  const [brokerCount, setBrokerCount] = useState("1");
+  const [brokerCount, setBrokerCount] = useState("3");
   const [rows, setRows] = useState<ConfigRow[]>([]);
   const server = formErrorsOf(create.error, ["organization", "name", "broker_count", "broker_config"]);
   const problems = configProblemsByRow(create.error, rows);
@@ -104,7 +104,7 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
       />
       <Field
         label="Brokers"
-        hint="Local clusters run one broker on this host until brokers replicate."
+        hint="One runs a single broker; two or more replicate (the first three also vote in the controller quorum; from three on, topics get 3 replicas with min.insync.replicas 2)."
         error={server.fields.broker_count}
       >
         {(control) => (
