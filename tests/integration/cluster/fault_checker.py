@@ -295,6 +295,7 @@ class SoakReport:
     read_beyond_watermark: list[tuple[int, int, int]] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
     isr_not_restored: int = 0
+    shutdown_hangs: int = 0
     max_produce_stall_s: float = 0.0
     fault_seconds: float = 0.0
 
@@ -317,6 +318,7 @@ class SoakReport:
             "fault_seconds": round(self.fault_seconds, 1),
             "faults": dict(self.faults),
             "isr_not_restored_before_next_fault": self.isr_not_restored,
+            "sigterm_shutdowns_that_hung": self.shutdown_hangs,
             "records_sent": self.sent,
             "records_acked": self.acked,
             "failed_deliveries": dict(self.failed_deliveries),
@@ -417,6 +419,7 @@ class FaultInjector:
         self.hold_s, self.pause_hold_s, self.heal_timeout_s = hold_s, pause_hold_s, heal_timeout_s
         self.faults: Counter[str] = Counter()
         self.isr_not_restored = 0
+        self.shutdown_hangs = 0
         self.log = log
 
     def inject_one(self) -> None:
@@ -433,7 +436,12 @@ class FaultInjector:
             time.sleep(hold)
             node.resume()
         else:
-            node.stop()
+            try:
+                node.stop(timeout=self.heal_timeout_s)
+            except RuntimeError:
+                # stop() killed it after the timeout: a broker bug to report, not a reason to end the soak.
+                self.shutdown_hangs += 1
+                self.log(f"node {node.node_id} ignored SIGTERM for {self.heal_timeout_s}s (killed)")
             time.sleep(hold)
             node.start()
         self.faults[kind] += 1
@@ -483,6 +491,7 @@ def run_soak(
     report = check_soak(producer.records, consumer.records, read_everything(cluster, topic, partitions))
     report.faults = injector.faults
     report.isr_not_restored = injector.isr_not_restored
+    report.shutdown_hangs = injector.shutdown_hangs
     report.max_produce_stall_s = producer.max_stall_s(faults_started)
     report.fault_seconds = fault_time
     if producer.fatal is not None:

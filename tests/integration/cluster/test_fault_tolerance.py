@@ -106,3 +106,4 @@ def test_every_acknowledged_record_survives_kills_pauses_and_restarts(cluster3: 
     assert not report.failed_deliveries, report.summary()
     assert report.ok, report.summary()
     assert report.consumed > 0, report.summary()
+    assert report.shutdown_hangs == 0, report.summary()
