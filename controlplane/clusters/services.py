@@ -629,8 +629,11 @@ def start_local_clusters() -> list[str]:
         provider=Provider.LOCAL, status__in=[ClusterStatus.STOPPED, *WATCHED_STATUSES]
     ).select_related("organization"):
         provisioner = provisioner_for(cluster)
+        brokers = list(cluster.brokers.all())
         try:
-            for broker in cluster.brokers.all():
+            # Every node starts before any is waited for: a replicated cluster's brokers only answer once
+            # a majority of its controller voters runs.
+            for broker in brokers:
                 plan = node_plan(broker)
                 running = provisioner.running_pid(plan, broker.pid)
                 if running is not None:
@@ -639,14 +642,15 @@ def start_local_clusters() -> list[str]:
                     broker.pid = provisioner.start(plan)
                     broker.status = BrokerStatus.STARTING
                     broker.save(update_fields=["pid", "status"])
+            for broker in brokers:
                 provisioner.wait_until_ready(
-                    plan,
+                    node_plan(broker),
                     broker.pid,
                     connection=connection_for(cluster, bootstrap_servers=broker.address),
                     timeout_seconds=START_TIMEOUT_SECONDS,
                 )
                 broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
-                broker.save(update_fields=["status", "last_seen"])
+                broker.save(update_fields=["pid", "status", "last_seen"])
         except ProvisioningFailed as failure:
             set_cluster_status(cluster, ClusterStatus.DEGRADED, failure.reason)
             report.append(f"cluster {cluster.name}: {failure.reason}")
@@ -663,7 +667,8 @@ def stop_local_clusters() -> list[str]:
         status__in=[ClusterStatus.DELETED, ClusterStatus.STOPPED]
     ):
         provisioner = provisioner_for(cluster)
-        for broker in cluster.brokers.all():
+        # Broker-only nodes first, controller voters last: a broker's controlled shutdown needs the quorum.
+        for broker in sorted(cluster.brokers.all(), key=lambda each: (each.is_controller, each.node_id)):
             provisioner.stop(node_plan(broker), broker.pid, timeout_seconds=STOP_TIMEOUT_SECONDS)
             broker.status = BrokerStatus.STOPPED
             broker.save(update_fields=["status"])

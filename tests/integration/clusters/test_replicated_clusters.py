@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from controlplane.clusters import services
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import connection_for
 from controlplane.tenancy import services as tenancy
@@ -38,11 +39,11 @@ def _provision(people, wait_for_operation, name: str, **spec: Any) -> Cluster:
     return Cluster.objects.get(pk=accepted.json()["cluster"]["id"])
 
 
-def _create_topic(people, cluster: Cluster, name: str, partitions: int) -> dict:
+def _create_topic(people, cluster: Cluster, name: str, partitions: int, **extra: Any) -> dict:
     team = Team.objects.get(organization=people.organization, name="Payments")
     if not team.prefixes.exists():
         tenancy.add_prefix(actor=Actor.system(), team=team, resource_type="topic", prefix="payments.")
-    body = {"cluster": cluster.id, "team": team.id, "name": name, "partitions": partitions}
+    body = {"cluster": cluster.id, "team": team.id, "name": name, "partitions": partitions, **extra}
     response = people.developer.post("/api/v1/topics/", body, format="json")
     assert response.status_code == 201, response.json()
     return response.json()
@@ -113,6 +114,12 @@ def test_a_three_broker_cluster_replicates_new_topics_and_survives_a_lost_broker
 
     wait_until(healthy, 60, "the cluster to be running again", interval=1)
     assert all(sorted(p["isr"]) == [1, 2, 3] for p in _partitions(people, topic["id"]))
+
+    # The stack's Ctrl-C and next start: every node stops, then all come back together.
+    assert services.stop_local_clusters() == ["cluster replicated: stopped"]
+    assert services.start_local_clusters() == [f"cluster replicated: running at {cluster.bootstrap_servers}"]
+    wait_until(healthy, 60, "the restarted cluster to be running", interval=1)
+    assert _check_health(people, cluster)["health"]["brokers_up"] == 3
 
 
 class Traffic:
@@ -205,6 +212,17 @@ def test_a_fourth_broker_joins_and_a_partition_moves_onto_it_while_clients_run(
     detail = people.org_admin.get(f"/api/v1/clusters/{cluster.id}/").json()
     assert [(b["node_id"], b["roles"]) for b in detail["brokers"]][-1] == (4, ["broker"])
     assert detail["broker_count"] == 4
+
+    wide = _create_topic(people, cluster, "payments.wide", partitions=1, replication_factor=4)
+    crowded = people.org_admin.delete(
+        f"/api/v1/clusters/{cluster.id}/brokers/4/", {"confirm_node_id": 4}, format="json"
+    )
+    assert crowded.status_code == 409
+    assert crowded.json()["error"]["code"] == "not_enough_brokers"
+    dropped = people.developer.delete(
+        f"/api/v1/topics/{wide['id']}/", {"confirm_name": "payments.wide"}, format="json"
+    )
+    assert dropped.status_code == 204
 
     with Traffic(cluster, "payments.ledger") as traffic:
         started = people.org_admin.post(
