@@ -11,6 +11,7 @@ import math
 import re
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -22,6 +23,9 @@ from controlplane.spark.options import (
     ReadOptions,
     TopicSelection,
 )
+
+if TYPE_CHECKING:
+    from controlplane.spark.pushdown import RangeFilter
 
 METADATA_TIMEOUT_S = 15.0
 
@@ -202,25 +206,32 @@ def resolve_spec(
     }
 
 
-def plan_batch(options: ReadOptions) -> list[OffsetRange]:
-    """The offset ranges of a batch read, in topic and partition order, empty ones left out."""
+def plan_batch(options: ReadOptions, range_filter: RangeFilter | None = None) -> list[OffsetRange]:
+    """The offset ranges of a batch read, in topic and partition order, empty ones left out, narrowed to what
+    the filters Spark pushed down allow."""
     consumer = planning_consumer(options.kafka_config)
     try:
         pairs = select_partitions(consumer, options.selection)
         marks = watermarks(consumer, pairs)
         starts = resolve_spec(consumer, options.starting, marks, fail_on_data_loss=options.fail_on_data_loss)
         ends = resolve_spec(consumer, options.ending, marks, fail_on_data_loss=options.fail_on_data_loss)
+        for key in pairs:
+            if ends[key] < starts[key]:
+                raise InvalidOptions(
+                    f"ending offset {ends[key]} of {key[0]}-{key[1]} is before its starting offset {starts[key]}"
+                )
+        if range_filter is not None:
+            pairs = [key for key in pairs if range_filter.allows_partition(key[1])]
+            if range_filter.min_timestamp_ms is not None:
+                # Records before the first one at or after the timestamp are all earlier: start there.
+                stamps = dict.fromkeys(pairs, range_filter.min_timestamp_ms)
+                by_time = _offsets_for_timestamps(consumer, stamps, marks)
+                starts = {key: max(starts[key], by_time.get(key, starts[key])) for key in starts}
     finally:
         consumer.close()
-    ranges = []
-    for key in pairs:
-        start, end = starts[key], ends[key]
-        if end < start:
-            raise InvalidOptions(
-                f"ending offset {end} of {key[0]}-{key[1]} is before its starting offset {start}"
-            )
-        if end > start:
-            ranges.append(OffsetRange(key[0], key[1], start, end))
+    ranges = [OffsetRange(key[0], key[1], starts[key], ends[key]) for key in pairs if ends[key] > starts[key]]
+    if range_filter is not None:
+        ranges = range_filter.narrow(ranges)
     return split_ranges(ranges, options.min_partitions)
 
 

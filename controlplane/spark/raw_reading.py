@@ -44,6 +44,7 @@ from broker.records.errors import CorruptRecordError, UnsupportedCompressionErro
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.wire import WireConnection
 from controlplane.spark.planning import OffsetRange, TopicReadError
+from controlplane.spark.projection import TIMESTAMP_TYPE, Projection
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +230,8 @@ def _connect_to_leader(settings: ConnectionSettings, topic: str, partition: int)
     return None
 
 
-def _decompress(codec: int, data: memoryview) -> bytes | memoryview:
+def _decompress(attributes: int, data: memoryview) -> bytes | memoryview:
+    codec = attributes & CODEC_MASK
     if codec == Codec.NONE:
         return data  # decoded in place, no copy
     try:
@@ -286,28 +288,37 @@ def _control_type(records: bytes | memoryview) -> int:
 class _Buffers:
     offsets: np.ndarray
     timestamps: np.ndarray
-    key_ends: np.ndarray
-    key_valid: np.ndarray
-    key_data: np.ndarray
-    value_ends: np.ndarray
-    value_valid: np.ndarray
-    value_data: np.ndarray
+    key_ends: np.ndarray | None
+    key_valid: np.ndarray | None
+    key_data: np.ndarray | None
+    value_ends: np.ndarray | None
+    value_valid: np.ndarray | None
+    value_data: np.ndarray | None
     struct: _Columns
 
 
-def _allocate(records: int, data_bytes: int) -> _Buffers:
-    arrays = {
+def _allocate(records: int, data_bytes: int, *, keys: bool = True, values: bool = True) -> _Buffers:
+    """Column buffers for the decoder; keys or values not wanted get no buffers and are never copied."""
+
+    def binary(wanted: bool) -> dict[str, np.ndarray | None]:
+        if not wanted:
+            return {"ends": None, "valid": None, "data": None}
+        return {
+            "ends": np.zeros(records + 1, np.int32),
+            "valid": np.empty(records, np.uint8),
+            "data": np.empty(max(data_bytes, 1), np.uint8),
+        }
+
+    arrays: dict[str, np.ndarray | None] = {
         "offsets": np.empty(records, np.int64),
         "timestamps": np.empty(records, np.int64),
-        "key_ends": np.zeros(records + 1, np.int32),
-        "key_valid": np.empty(records, np.uint8),
-        "key_data": np.empty(max(data_bytes, 1), np.uint8),
-        "value_ends": np.zeros(records + 1, np.int32),
-        "value_valid": np.empty(records, np.uint8),
-        "value_data": np.empty(max(data_bytes, 1), np.uint8),
+        **{f"key_{name}": array for name, array in binary(keys).items()},
+        **{f"value_{name}": array for name, array in binary(values).items()},
     }
-    columns = _Columns(**{name: array.ctypes.data for name, array in arrays.items()})
-    columns.record_capacity, columns.key_capacity, columns.value_capacity = records, data_bytes, data_bytes
+    columns = _Columns(**{name: None if a is None else a.ctypes.data for name, a in arrays.items()})
+    columns.record_capacity = records
+    columns.key_capacity = data_bytes if keys else 0
+    columns.value_capacity = data_bytes if values else 0
     return _Buffers(**arrays, struct=columns)
 
 
@@ -318,21 +329,31 @@ def _binary_column(ends: np.ndarray, valid: np.ndarray, data: np.ndarray, count:
     )
 
 
+@dataclass
+class _WantedBatch:
+    payload: np.ndarray
+    record_count: int
+    base_offset: int
+    base_timestamp: int
+    append_time: int  # the broker's time for LogAppendTime batches, else -1
+
+
 def decode_record_set(
     records: bytes | memoryview,
     offset_range: OffsetRange,
     next_offset: int,
-    schema: pa.Schema,
+    projection: Projection,
     aborted: AbortedTransactions,
 ) -> DecodedRecords:
     """The records of the complete batches in a Fetch response's record set with offsets in
-    [next_offset, range end); a trailing partial batch (cut by max_bytes) is left for the next fetch."""
+    [next_offset, range end), with the projection's columns; a trailing partial batch (cut by max_bytes) is
+    left for the next fetch."""
     decoder = native_decoder()
     if decoder is None:
         raise RecordDataError("the native record decoder is unavailable")
     view = memoryview(records)
-    wanted: list[tuple[np.ndarray, int, int, int, int]] = []
-    total_records = total_bytes = 0
+    wanted: list[_WantedBatch] = []
+    total_records = total_bytes = counted = 0
     position = 0
     while position + HEADER.size <= len(view) and next_offset < offset_range.end:
         header = HEADER.unpack_from(view, position)
@@ -348,72 +369,106 @@ def decode_record_set(
         last_offset = base_offset + last_delta
         if last_offset < next_offset:
             continue
-        payload = _decompress(attributes & CODEC_MASK, payload)
-        if not aborted.skips(producer_id, last_offset, attributes, payload):
-            log_append = attributes & TIMESTAMP_TYPE_FLAG
-            # Uncompressed payloads are decoded in place: a view over the response, not a copy.
-            wanted.append(
-                (
-                    np.frombuffer(payload, np.uint8),
-                    record_count,
-                    base_offset,
-                    base_timestamp,
-                    max_timestamp if log_append else -1,
-                )
-            )
-            total_records += record_count
-            total_bytes += len(payload)
         next_offset = last_offset + 1
+        control = attributes & CONTROL_FLAG
+        if aborted.skips(
+            producer_id, last_offset, attributes, _decompress(attributes, payload) if control else b""
+        ):
+            continue
+        if projection.counts_only and base_offset >= offset_range.start and last_offset < offset_range.end:
+            # Every record of the batch is in the range: its header says how many, nothing inside is needed.
+            counted += record_count
+            continue
+        decompressed = _decompress(attributes, payload)
+        # Uncompressed payloads are decoded in place: a view over the response, not a copy.
+        wanted.append(
+            _WantedBatch(
+                np.frombuffer(decompressed, np.uint8),
+                record_count,
+                base_offset,
+                base_timestamp,
+                max_timestamp if attributes & TIMESTAMP_TYPE_FLAG else -1,
+            )
+        )
+        total_records += record_count
+        total_bytes += len(decompressed)
 
-    if not wanted:
+    if not wanted and not counted:
         return DecodedRecords(None, next_offset)
     if total_bytes >= 2**31:
         raise RecordDataError("more than 2 GiB of records in one fetch: beyond Arrow's binary offsets")
-    buffers = _allocate(total_records, total_bytes)
+    buffers = _allocate(
+        total_records, total_bytes, keys=projection.wants("key"), values=projection.wants("value")
+    )
     columns = buffers.struct
     start, end = offset_range.start, offset_range.end
     stamp_types: list[tuple[int, int, int]] = []
-    for payload, record_count, base_offset, base_timestamp, append_time in wanted:
+    for batch in wanted:
         first = columns.count
         kept = decoder(
-            payload.ctypes.data,
-            len(payload),
-            record_count,
-            base_offset,
-            base_timestamp,
+            batch.payload.ctypes.data,
+            len(batch.payload),
+            batch.record_count,
+            batch.base_offset,
+            batch.base_timestamp,
             start,
             end,
             ctypes.byref(columns),
         )
         if kept < 0:
-            raise RecordDataError(f"a malformed record in the batch at offset {base_offset}")
-        if append_time >= 0:
-            stamp_types.append((first, first + kept, append_time))
-    count = columns.count
-    timestamps = buffers.timestamps[:count]
-    timestamp_types = np.zeros(count, np.int32)
-    for first, last, append_time in stamp_types:
-        # LogAppendTime batches: every record carries the broker's append time (the batch's max timestamp).
-        timestamps[first:last] = append_time
-        timestamp_types[first:last] = 1
-    arrays = [
-        _binary_column(buffers.key_ends, buffers.key_valid, buffers.key_data, count, columns.key_nulls),
-        _binary_column(
-            buffers.value_ends, buffers.value_valid, buffers.value_data, count, columns.value_nulls
+            raise RecordDataError(f"a malformed record in the batch at offset {batch.base_offset}")
+        if batch.append_time >= 0:
+            stamp_types.append((first, first + kept, batch.append_time))
+    count = columns.count + counted
+    return DecodedRecords(
+        _to_batch(buffers, columns, count, stamp_types, offset_range, projection), next_offset
+    )
+
+
+def _to_batch(
+    buffers: _Buffers,
+    columns: _Columns,
+    count: int,
+    stamp_types: list[tuple[int, int, int]],
+    offset_range: OffsetRange,
+    projection: Projection,
+) -> pa.RecordBatch:
+    """The decoded columns the projection asks for, built without copying the decoder's buffers."""
+    decoded = columns.count
+
+    def timestamps() -> np.ndarray:
+        stamps = buffers.timestamps[:decoded]
+        for first, last, append_time in stamp_types:
+            # LogAppendTime batches: every record carries the broker's append time (the batch's max timestamp).
+            stamps[first:last] = append_time
+        return stamps
+
+    def timestamp_types() -> np.ndarray:
+        types = np.zeros(decoded, np.int32)
+        for first, last, _ in stamp_types:
+            types[first:last] = 1
+        return types
+
+    builders = {
+        "key": lambda: _binary_column(
+            buffers.key_ends, buffers.key_valid, buffers.key_data, decoded, columns.key_nulls
         ),
-        pa.repeat(pa.scalar(offset_range.topic, pa.string()), count),
-        pa.repeat(pa.scalar(offset_range.partition, pa.int32()), count),
-        pa.array(buffers.offsets[:count]),
-        pa.array(timestamps * 1000).cast(schema.field("timestamp").type),
-        pa.array(timestamp_types),
-    ]
-    return DecodedRecords(pa.RecordBatch.from_arrays(arrays, schema=schema), next_offset)
+        "value": lambda: _binary_column(
+            buffers.value_ends, buffers.value_valid, buffers.value_data, decoded, columns.value_nulls
+        ),
+        "topic": lambda: pa.repeat(pa.scalar(offset_range.topic, pa.string()), count),
+        "partition": lambda: pa.repeat(pa.scalar(offset_range.partition, pa.int32()), count),
+        "offset": lambda: pa.array(buffers.offsets[:decoded]),
+        "timestamp": lambda: pa.array(timestamps() * 1000).cast(TIMESTAMP_TYPE),
+        "timestampType": lambda: pa.array(timestamp_types()),
+    }
+    return pa.RecordBatch.from_arrays([builders[c]() for c in projection.columns], schema=projection.schema)
 
 
 def read_range_raw(
     offset_range: OffsetRange,
     settings: ConnectionSettings,
-    schema: pa.Schema,
+    projection: Projection,
     *,
     fail_on_data_loss: bool,
     poll_timeout_ms: int,
@@ -442,7 +497,9 @@ def read_range_raw(
                 return next_offset
             aborted.add([(t.first_offset, t.producer_id) for t in part.aborted_transactions or ()])
             try:
-                decoded = decode_record_set(part.records or b"", offset_range, next_offset, schema, aborted)
+                decoded = decode_record_set(
+                    part.records or b"", offset_range, next_offset, projection, aborted
+                )
             except RecordDataError as error:
                 # Old message formats and corrupt data: librdkafka reads the one and reports the other.
                 log.warning("raw read of %s handed to confluent-kafka: %s", offset_range, error)

@@ -12,32 +12,19 @@ import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from controlplane.spark.planning import OffsetRange, TopicReadError
+from controlplane.spark.projection import HEADER_TYPE, TIMESTAMP_TYPE, Projection, full_projection
 from controlplane.spark.raw_reading import connection_settings, native_decoder, read_range_raw
 
 # Records per consume() call and so per Arrow batch: fewer, larger batches cost Spark less per record.
 CONSUME_BATCH = 50_000
 CONSUME_WAIT_S = 0.05
-HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-# Spark reads TimestampType from Arrow as microseconds in UTC.
-TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
 
 SCHEMA_DDL = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
 HEADERS_DDL = ", headers array<struct<key: string, value: binary>>"
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
-    fields = [
-        ("key", pa.binary()),
-        ("value", pa.binary()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp", TIMESTAMP_TYPE),
-        ("timestampType", pa.int32()),
-    ]
-    if include_headers:
-        fields.append(("headers", HEADER_TYPE))
-    return pa.schema(fields)
+    return full_projection(include_headers).schema
 
 
 def _reader_config(kafka_config: dict[str, str], fail_on_data_loss: bool) -> dict[str, object]:
@@ -56,30 +43,35 @@ def _reader_config(kafka_config: dict[str, str], fail_on_data_loss: bool) -> dic
     }
 
 
-def _to_batch(
-    messages: list[Message], offset_range: OffsetRange, include_headers: bool, schema: pa.Schema
-) -> pa.RecordBatch:
+def _to_batch(messages: list[Message], offset_range: OffsetRange, projection: Projection) -> pa.RecordBatch:
     count = len(messages)
+    stamps: np.ndarray | None = None
+
+    def timestamps() -> np.ndarray:
+        # (type, milliseconds) pairs as one array: column arithmetic in numpy instead of per-record Python.
+        nonlocal stamps
+        if stamps is None:
+            stamps = np.array(list(map(Message.timestamp, messages)), dtype=np.int64).reshape(count, 2)
+        return stamps
+
     # map() over the C methods instead of comprehensions: the per-record cost is the method call alone.
-    # (type, milliseconds) pairs as one array: column arithmetic in numpy instead of per-record Python.
-    stamps = np.array(list(map(Message.timestamp, messages)), dtype=np.int64).reshape(count, 2)
-    columns = [
-        pa.array(list(map(Message.key, messages)), pa.binary()),
-        pa.array(list(map(Message.value, messages)), pa.binary()),
-        pa.repeat(pa.scalar(offset_range.topic, pa.string()), count),
-        pa.repeat(pa.scalar(offset_range.partition, pa.int32()), count),
-        pa.array(np.fromiter(map(Message.offset, messages), np.int64, count)),
-        pa.array(stamps[:, 1] * 1000).cast(TIMESTAMP_TYPE),
+    builders = {
+        "key": lambda: pa.array(list(map(Message.key, messages)), pa.binary()),
+        "value": lambda: pa.array(list(map(Message.value, messages)), pa.binary()),
+        "topic": lambda: pa.repeat(pa.scalar(offset_range.topic, pa.string()), count),
+        "partition": lambda: pa.repeat(pa.scalar(offset_range.partition, pa.int32()), count),
+        "offset": lambda: pa.array(np.fromiter(map(Message.offset, messages), np.int64, count)),
+        "timestamp": lambda: pa.array(timestamps()[:, 1] * 1000).cast(TIMESTAMP_TYPE),
         # librdkafka numbers CreateTime 1 and LogAppendTime 2; Spark's column uses Kafka's 0 and 1.
-        pa.array(np.maximum(stamps[:, 0] - 1, 0).astype(np.int32)),
-    ]
-    if include_headers:
-        headers = []
-        for message in messages:
-            pairs = message.headers()
-            headers.append([{"key": k, "value": v} for k, v in pairs] if pairs else None)
-        columns.append(pa.array(headers, HEADER_TYPE))
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
+        "timestampType": lambda: pa.array(np.maximum(timestamps()[:, 0] - 1, 0).astype(np.int32)),
+        "headers": lambda: pa.array(list(map(_headers, messages)), HEADER_TYPE),
+    }
+    return pa.RecordBatch.from_arrays([builders[c]() for c in projection.columns], schema=projection.schema)
+
+
+def _headers(message: Message) -> list[dict] | None:
+    pairs = message.headers()
+    return [{"key": k, "value": v} for k, v in pairs] if pairs else None
 
 
 def read_range(
@@ -89,39 +81,38 @@ def read_range(
     include_headers: bool = False,
     fail_on_data_loss: bool = True,
     poll_timeout_ms: int = 10_000,
+    projection: Projection | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Every record of the range that exists (compaction leaves gaps), in offset order.
+    """Every record of the range that exists (compaction leaves gaps), in offset order, with the columns of
+    `projection` (by default all of them, headers if `include_headers`).
 
     Raw fetches decoded in bulk where possible (raw_reading.py); confluent-kafka for headers, TLS and other
     settings that path does not implement, where no C compiler is available, and from wherever the raw path
     hands over (partition errors are reported by confluent-kafka, the same way in every case)."""
     if offset_range.size <= 0:
         return
-    schema = arrow_schema(include_headers)
+    projection = projection or full_projection(include_headers)
     settings = connection_settings(kafka_config)
-    if not include_headers and settings is not None and native_decoder() is not None:
+    if not projection.include_headers and settings is not None and native_decoder() is not None:
         handover = yield from read_range_raw(
             offset_range,
             settings,
-            schema,
+            projection,
             fail_on_data_loss=fail_on_data_loss,
             poll_timeout_ms=poll_timeout_ms,
         )
         if handover is None:
             return
         offset_range = OffsetRange(offset_range.topic, offset_range.partition, handover, offset_range.end)
-    yield from _consume_range(
-        offset_range, kafka_config, include_headers, fail_on_data_loss, poll_timeout_ms, schema
-    )
+    yield from _consume_range(offset_range, kafka_config, fail_on_data_loss, poll_timeout_ms, projection)
 
 
 def _consume_range(
     offset_range: OffsetRange,
     kafka_config: dict[str, str],
-    include_headers: bool,
     fail_on_data_loss: bool,
     poll_timeout_ms: int,
-    schema: pa.Schema,
+    projection: Projection,
 ) -> Iterator[pa.RecordBatch]:
     consumer = Consumer(_reader_config(kafka_config, fail_on_data_loss))
     try:
@@ -152,7 +143,7 @@ def _consume_range(
                 records = records[: bisect.bisect_left(records, offset_range.end, key=lambda m: m.offset())]
                 reached_end = True
             if records:
-                yield _to_batch(records, offset_range, include_headers, schema)
+                yield _to_batch(records, offset_range, projection)
                 if records[-1].offset() >= last_wanted:
                     return
             if reached_end:

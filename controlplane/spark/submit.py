@@ -39,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
-    from controlplane.spark.topic_source import TopicDataSource
+    from controlplane.spark.topic_source import register_topic_source
 
     spark = SparkSession.builder.appName(f"streamhub-{arguments.job}").getOrCreate()
-    spark.dataSource.register(TopicDataSource)
+    register_topic_source(spark)
     # The launcher polls the driver UI's REST API for progress; the port is picked freely, so tell it where.
     (arguments.output_dir / DRIVER_FILE).write_text(
         json.dumps({"ui": spark.sparkContext.uiWebUrl, "application_id": spark.sparkContext.applicationId})

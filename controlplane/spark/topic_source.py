@@ -1,24 +1,28 @@
 """The `topics` PySpark data source: batch and streaming reads of topics, and writes to a topic.
 
-    spark.dataSource.register(TopicDataSource)
+    register_topic_source(spark)
     spark.read.format("topics").option("kafka.bootstrap.servers", ...).option("subscribe", "orders").load()
 
-Columns and options follow Spark's own Kafka source (see options.py). Each input partition is one offset range
-of one topic partition, read in the executor with confluent-kafka.
+Columns and options follow Spark's own Kafka source (see options.py); a user-supplied schema picks a subset of
+the columns (projection.py). Each input partition is one offset range of one topic partition, read in the
+executor (raw_reading.py, or confluent-kafka). Filters on partition, offset and timestamp narrow the ranges
+(pushdown.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+from pyspark.sql import SparkSession
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
     DataSourceStreamArrowWriter,
     DataSourceStreamReader,
+    Filter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -41,10 +45,20 @@ from controlplane.spark.planning import (
     split_ranges,
     watermarks,
 )
+from controlplane.spark.projection import Projection, projection_for
+from controlplane.spark.pushdown import RangeFilter, push_filters
 from controlplane.spark.reading import HEADERS_DDL, SCHEMA_DDL, read_range
 from controlplane.spark.writing import produce_batches
 
 SOURCE_NAME = "topics"
+# PySpark refuses to plan a read with a reader that implements pushFilters unless this is on.
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def register_topic_source(spark: SparkSession) -> None:
+    """Registers the `topics` source in a session, with the Python filter pushdown it relies on turned on."""
+    spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+    spark.dataSource.register(TopicDataSource)
 
 
 class RangePartition(InputPartition):
@@ -53,26 +67,34 @@ class RangePartition(InputPartition):
         self.offset_range = offset_range
 
 
-def _read(partition: RangePartition, options: ReadOptions) -> Iterator[pa.RecordBatch]:
+def _read(
+    partition: RangePartition, options: ReadOptions, projection: Projection
+) -> Iterator[pa.RecordBatch]:
     return read_range(
         partition.offset_range,
         options.kafka_config,
-        include_headers=options.include_headers,
         fail_on_data_loss=options.fail_on_data_loss,
         poll_timeout_ms=options.poll_timeout_ms,
+        projection=projection,
     )
 
 
 class TopicBatchReader(DataSourceReader):
-    def __init__(self, options: ReadOptions) -> None:
+    def __init__(self, options: ReadOptions, projection: Projection) -> None:
         self.read_options = options
+        self.projection = projection
+        self.range_filter = RangeFilter()
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        self.range_filter, remaining = push_filters(filters, self.projection.source_column)
+        return remaining
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [RangePartition(r) for r in plan_batch(self.read_options)]
+        return [RangePartition(r) for r in plan_batch(self.read_options, self.range_filter)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangePartition)
-        return _read(partition, self.read_options)
+        return _read(partition, self.read_options, self.projection)
 
 
 # Streaming offsets are JSON: {"topic": {"partition": next offset to read}}, as in Spark's checkpoints.
@@ -88,8 +110,9 @@ def from_json_offsets(offsets: dict) -> dict[tuple[str, int], int]:
 
 
 class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, options: ReadOptions) -> None:
+    def __init__(self, options: ReadOptions, projection: Projection) -> None:
         self.read_options = options
+        self.projection = projection
         self._target: dict[tuple[str, int], int] | None = None
 
     def _latest(self) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], tuple[int, int]]]:
@@ -146,7 +169,7 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangePartition)
-        return _read(partition, self.read_options)
+        return _read(partition, self.read_options, self.projection)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets, the cluster keeps the records."""
@@ -196,10 +219,12 @@ class TopicDataSource(DataSource):
         return SCHEMA_DDL + (HEADERS_DDL if include_headers else "")
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return TopicBatchReader(parse_read_options(self.options))
+        options = parse_read_options(self.options)
+        return TopicBatchReader(options, projection_for(schema, options.include_headers))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return TopicStreamReader(parse_read_options(self.options, streaming=True))
+        options = parse_read_options(self.options, streaming=True)
+        return TopicStreamReader(options, projection_for(schema, options.include_headers))
 
     def writer(self, schema: StructType, overwrite: bool) -> TopicWriter:
         return TopicWriter(dict(self.options), schema)

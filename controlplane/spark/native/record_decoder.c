@@ -12,10 +12,10 @@ typedef struct {
     int64_t *timestamps;     /* milliseconds */
     int32_t *key_ends;       /* Arrow binary offsets: entry i+1 is the end of key i (entry 0 set by caller) */
     uint8_t *key_valid;      /* one byte per record: 0 for a null key */
-    uint8_t *key_data;
+    uint8_t *key_data;       /* NULL when keys are not wanted: they are checked and skipped, never copied */
     int32_t *value_ends;
     uint8_t *value_valid;
-    uint8_t *value_data;
+    uint8_t *value_data;     /* NULL when values are not wanted */
     int64_t record_capacity;
     int64_t key_capacity;
     int64_t value_capacity;
@@ -46,7 +46,8 @@ static int read_varint(const uint8_t *p, const uint8_t *end, const uint8_t **nex
     return 1;
 }
 
-/* One nullable byte field (length -1 = null) into a column; `keep` is 0 for records outside the range. */
+/* One nullable byte field (length -1 = null) into a column; `keep` is 0 for records outside the range
+ * and for a column nobody asked for (data == NULL). */
 static int read_field(const uint8_t **p, const uint8_t *end, int keep, int64_t index, int32_t *ends,
                       uint8_t *valid, uint8_t *data, int64_t capacity, int64_t *nulls) {
     int64_t length;
@@ -87,11 +88,11 @@ int64_t decode_records(const uint8_t *data, int64_t length, int64_t record_count
         int keep = offset >= min_offset && offset < end_offset;
         int64_t index = out->count;
         if (keep && index >= out->record_capacity) return -1;
-        if (!read_field(&p, record_end, keep, index, out->key_ends, out->key_valid, out->key_data,
-                        out->key_capacity, &out->key_nulls))
+        if (!read_field(&p, record_end, keep && out->key_data, index, out->key_ends, out->key_valid,
+                        out->key_data, out->key_capacity, &out->key_nulls))
             return -1;
-        if (!read_field(&p, record_end, keep, index, out->value_ends, out->value_valid, out->value_data,
-                        out->value_capacity, &out->value_nulls))
+        if (!read_field(&p, record_end, keep && out->value_data, index, out->value_ends, out->value_valid,
+                        out->value_data, out->value_capacity, &out->value_nulls))
             return -1;
         /* Headers are skipped: the record length says where the next record starts. */
         if (keep) {

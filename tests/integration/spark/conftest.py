@@ -50,7 +50,7 @@ def spark() -> Iterator[object]:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
     from pyspark.sql import SparkSession
 
-    from controlplane.spark.topic_source import TopicDataSource
+    from controlplane.spark.topic_source import register_topic_source
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -61,7 +61,7 @@ def spark() -> Iterator[object]:
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
-    session.dataSource.register(TopicDataSource)
+    register_topic_source(session)
     yield session
     session.stop()
     # py4j logs from finalizers after pytest has closed the captured streams.

@@ -4,10 +4,22 @@
 import struct
 
 import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from broker.records.codecs import Codec
 from broker.records.records import Record, TimestampType, build_batch
+from controlplane.spark.options import InvalidOptions
 from controlplane.spark.planning import OffsetRange
+from controlplane.spark.projection import full_projection, projection_for
 from controlplane.spark.raw_reading import (
     AbortedTransactions,
     RecordDataError,
@@ -15,11 +27,10 @@ from controlplane.spark.raw_reading import (
     decode_record_set,
     native_decoder,
 )
-from controlplane.spark.reading import arrow_schema
 
 pytestmark = pytest.mark.skipif(native_decoder() is None, reason="no C compiler for the native decoder")
 
-SCHEMA = arrow_schema(False)
+FULL = full_projection(False)
 T0 = 1_700_000_000_000
 
 
@@ -40,7 +51,7 @@ def rows(batch) -> list[tuple]:
 def decode(record_set: bytes, start: int = 0, end: int = 1_000, next_offset: int | None = None):
     offset_range = OffsetRange("orders", 3, start, end)
     return decode_record_set(
-        record_set, offset_range, start if next_offset is None else next_offset, SCHEMA, AbortedTransactions()
+        record_set, offset_range, start if next_offset is None else next_offset, FULL, AbortedTransactions()
     )
 
 
@@ -132,7 +143,7 @@ def test_it_drops_aborted_transactions_and_control_records():
     )
     aborted = AbortedTransactions()
     aborted.add([(0, 7)])
-    decoded = decode_record_set(record_set, OffsetRange("orders", 0, 0, 10), 0, SCHEMA, aborted)
+    decoded = decode_record_set(record_set, OffsetRange("orders", 0, 0, 10), 0, FULL, aborted)
     assert [(r[0], r[2]) for r in rows(decoded.batch)] == [(1, b"committed"), (4, b"later")]
     assert decoded.next_offset == 5
 
@@ -175,3 +186,81 @@ def test_it_refuses_old_message_formats_so_confluent_kafka_reads_them():
     batch[16] = 1  # magic: the byte after baseOffset, batchLength and partitionLeaderEpoch
     with pytest.raises(RecordDataError):
         decode(bytes(batch))
+
+
+def projected(*fields: tuple[str, DataType]):
+    return projection_for(StructType([StructField(name, kind) for name, kind in fields]), False)
+
+
+def test_a_projection_yields_only_its_columns_under_the_names_it_was_given():
+    records = [Record(b"k%d" % i, b"v%d" % i, timestamp=T0 + i) for i in range(5)]
+    projection = projected(("VALUE", BinaryType()), ("offset", LongType()))
+    decoded = decode_record_set(
+        build_batch(records, base_offset=10),
+        OffsetRange("orders", 3, 11, 14),
+        11,
+        projection,
+        AbortedTransactions(),
+    )
+    assert decoded.batch.schema.names == ["VALUE", "offset"]
+    assert decoded.batch.to_pydict() == {"VALUE": [b"v1", b"v2", b"v3"], "offset": [11, 12, 13]}
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.ZSTD])
+def test_counting_by_partition_counts_whole_batches_and_decodes_only_those_cut_by_the_range(codec):
+    gappy = [Record(None, b"v", timestamp=T0, offset_delta=d) for d in (0, 3, 4, 9)]
+    record_set = (
+        build_batch(gappy, base_offset=100, last_offset_delta=12, codec=codec)  # 100..112, cut at 103
+        + build_batch([Record(None, b"x", timestamp=T0)] * 7, base_offset=113, codec=codec)  # 113..119, whole
+        + build_batch(
+            [Record(None, b"y", timestamp=T0)] * 5, base_offset=120, codec=codec
+        )  # 120..124, cut at 122
+    )
+    projection = projected(("partition", IntegerType()))
+    decoded = decode_record_set(
+        record_set, OffsetRange("orders", 3, 103, 122), 103, projection, AbortedTransactions()
+    )
+    # 103, 104, 109 from the first batch, all 7 of the second, 120 and 121 of the third.
+    assert decoded.batch.to_pydict() == {"partition": [3] * 12}
+    assert decoded.next_offset == 125  # past the range: the read is done
+
+
+def test_counting_still_drops_aborted_transactions():
+    record_set = transactional(7, 0, b"aborted") + transactional(8, 1, b"committed") + control(7, 2, 0)
+    aborted = AbortedTransactions()
+    aborted.add([(0, 7)])
+    projection = projected(("topic", StringType()), ("partition", IntegerType()))
+    decoded = decode_record_set(record_set, OffsetRange("orders", 0, 0, 10), 0, projection, aborted)
+    assert decoded.batch.to_pydict() == {"topic": ["orders"], "partition": [0]}
+
+
+def test_the_default_projection_is_the_kafka_sources_full_schema():
+    assert FULL.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    assert full_projection(True).schema.names[-1] == "headers"
+    assert projection_for(None, False) == FULL
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ((("partition", IntegerType()), ("payload", BinaryType())), "column 'payload' is not a column"),
+        ((("offset", IntegerType()),), "column 'offset' must have type bigint, not int"),
+        ((("key", BinaryType()), ("KEY", BinaryType())), "column 'KEY' is named twice"),
+        ((), "the schema names no column"),
+    ],
+)
+def test_a_schema_with_a_column_the_source_lacks_or_a_wrong_type_is_refused_by_name(fields, message):
+    with pytest.raises(InvalidOptions, match=message):
+        projected(*fields)
+
+
+def test_asking_for_the_headers_column_reads_headers():
+    projection = projected(
+        ("offset", LongType()),
+        (
+            "headers",
+            ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])),
+        ),
+    )
+    assert projection.include_headers
+    assert not projection.counts_only
