@@ -1,9 +1,15 @@
-"""Fixtures for tests against a local multi-node cluster (tests/fixtures/cluster.py)."""
+"""Fixtures for tests against a local multi-node cluster (tests/fixtures/cluster.py).
+
+`cluster3` is three `broker,controller` nodes; `cluster_factory(size, **options)` starts other shapes
+(`start_cluster`'s keywords: properties, controllers, client_protocol, client_settings). Every cluster a
+test started is stopped afterwards, and when the test failed the tail of each node's log is printed.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,12 +32,24 @@ def _test_failed(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture
-def cluster3(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    """Three nodes, each a broker and a controller; RF 3 and min.insync.replicas 2 by default."""
-    cluster = start_cluster(tmp_path / "cluster", 3)
+def cluster_factory(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., LocalCluster]]:
+    started: list[LocalCluster] = []
+
+    def start(size: int = 3, **options: Any) -> LocalCluster:
+        cluster = start_cluster(tmp_path / f"cluster-{len(started) + 1}", size, **options)
+        started.append(cluster)
+        return cluster
+
     try:
-        yield cluster
+        yield start
     finally:
-        if _test_failed(request):
-            print(f"\n=== node logs of the failed test ===\n{cluster.log_tails(60)}")
-        cluster.stop()
+        for cluster in started:
+            if _test_failed(request):
+                print(f"\n=== node logs of the failed test ({cluster.base_dir}) ===\n{cluster.log_tails(60)}")
+            cluster.stop()
+
+
+@pytest.fixture
+def cluster3(cluster_factory: Callable[..., LocalCluster]) -> LocalCluster:
+    """Three nodes, each a broker and a controller; RF 3 and min.insync.replicas 2 by default."""
+    return cluster_factory(3)

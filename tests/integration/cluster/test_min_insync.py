@@ -6,13 +6,12 @@ every node a controller, two nodes down would also take the quorum away and noth
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import KafkaError, Message, Producer
 
-from tests.fixtures.cluster import LocalCluster, start_cluster
+from tests.fixtures.cluster import LocalCluster
 from tests.fixtures.servers import wait_until
 from tests.integration.cluster.fault_checker import create_topic, partition_states, wait_for_isr
 
@@ -22,12 +21,8 @@ TOPIC = "guarded"
 
 
 @pytest.fixture
-def one_controller_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    cluster = start_cluster(tmp_path / "cluster", 3, controllers=1)
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+def one_controller_cluster(cluster_factory: Callable[..., LocalCluster]) -> LocalCluster:
+    return cluster_factory(3, controllers=1)
 
 
 def produce_one(cluster: LocalCluster, acks: str, timeout_s: float = 20.0) -> KafkaError | None:
