@@ -24,7 +24,7 @@ ALL_CLUSTER_OPERATIONS = sum(1 << bit for bit in (4, 5, 7, 8, 9, 10, 11, 12))
 
 def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
-    local = {"node_id": ctx.broker.node_id, "host": host, "port": port, "rack": None}
+    local = {"node_id": ctx.broker.node_id, "host": host, "port": port, "rack": _own_rack(ctx)}
     replication = ctx.broker.replication
     if replication is None:
         return [local]
@@ -39,6 +39,10 @@ def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
                 "rack": broker.rack,
             }
     return [entries[node] for node in sorted(entries)]
+
+
+def _own_rack(ctx: RequestContext) -> str | None:
+    return ctx.broker.config.get_str("broker.rack") or None
 
 
 def _partition_entries(ctx: RequestContext, topic: TopicRecord) -> list[dict[str, Any]]:

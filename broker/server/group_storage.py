@@ -235,8 +235,9 @@ class ClusterCoordinatorLocator:
 
     async def _create(self) -> None:
         config = self._state.config
-        live = sum(1 for _ in self._state.replication.live_brokers())
-        factor = max(1, min(config.get_int("offsets.topic.replication.factor"), live))
+        # As in Kafka: never a smaller replication factor than configured. With too few live
+        # brokers the controller refuses, lookups answer COORDINATOR_NOT_AVAILABLE and retry.
+        factor = config.get_int("offsets.topic.replication.factor")
         topic = {
             "name": OFFSETS_TOPIC_NAME,
             "partitions": config.offsets_topic_num_partitions,
