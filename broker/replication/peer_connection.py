@@ -108,7 +108,11 @@ class PeerConnection:
         try:
             await asyncio.wait_for(self._ensure_session(), self.timeout_s)
             return await asyncio.wait_for(self._exchange(body), self.timeout_s + wait_s)
-        except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:  # ssl errors are OSErrors
+        except ssl.SSLError as exc:
+            # Like Kafka's SslAuthenticationException: a peer we cannot trust (or that refuses us).
+            await self.close()
+            raise PeerAuthenticationError(f"{self.host}:{self.port}: TLS handshake failed: {exc}") from None
+        except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
             await self.close()
             raise PeerConnectionError(f"{self.host}:{self.port}: {exc!r}") from None
         except PeerConnectionError:

@@ -222,6 +222,22 @@ def test_followers_replicate_over_a_sasl_ssl_inter_broker_listener(
     assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2])
 
 
+def test_a_follower_does_not_fetch_from_a_leader_whose_certificate_it_cannot_verify(
+    make_static_cluster: Any, test_certificates: CertificateFiles, tmp_path: Path
+) -> None:
+    cluster = make_static_cluster(2, tls=test_certificates)
+    # Broker 2 trusts only another CA, for its inter-broker client (the listener-prefixed property).
+    other_ca = CertificateFiles(tmp_path / "other-ca")
+    cluster.brokers[2].properties["listener.name.sasl_ssl.ssl.truststore.location"] = str(other_ca.ca_path)
+    cluster.assign_leader(leader=1, replicas=[1, 2])
+    cluster.start_all()
+    assert produce(cluster.bootstrap(1), [b"untrusted"], acks="1", **{"enable.idempotence": False}) == [None]
+    wait_until(lambda: partition_isr(cluster.bootstrap(1)) == (1, [1]), 30, "the ISR to shrink to the leader")
+    wait_until(lambda: "TLS handshake failed" in cluster.brokers[2].log_text(), 10, "the follower to log why")
+    assert "CERTIFICATE_VERIFY_FAILED" in cluster.brokers[2].log_text()
+    assert cluster.partition_bytes(2) == b""
+
+
 def test_a_follower_with_a_wrong_password_falls_out_of_the_isr_and_never_logs_it(
     make_static_cluster: Any,
 ) -> None:
