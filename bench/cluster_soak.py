@@ -48,7 +48,7 @@ def main() -> None:
     finally:
         cluster.stop()
     print(json.dumps(report.summary(), indent=2))
-    if args.keep or not report.ok:
+    if args.keep or not report.ok or report.shutdown_hangs:
         print(f"node logs and data kept in {base}")
     else:
         shutil.rmtree(base, ignore_errors=True)

@@ -438,10 +438,10 @@ class FaultInjector:
         else:
             try:
                 node.stop(timeout=self.heal_timeout_s)
-            except RuntimeError:
+            except RuntimeError as hung:
                 # stop() killed it after the timeout: a broker bug to report, not a reason to end the soak.
                 self.shutdown_hangs += 1
-                self.log(f"node {node.node_id} ignored SIGTERM for {self.heal_timeout_s}s (killed)")
+                self.log(f"{hung} (killed)")
             time.sleep(hold)
             node.start()
         self.faults[kind] += 1
