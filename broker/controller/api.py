@@ -145,6 +145,11 @@ class MetadataListener(Protocol):
 
     def on_broker_changed(self, broker: BrokerRegistration) -> None: ...
 
+    def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        """Dynamic broker configs of broker `resource_name` ("" = the cluster-wide default): all of
+        them after the change."""
+        ...
+
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACL / SCRAM / quota records in `broker.metadata.security_registry.SecurityStore`'s format."""
         ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from broker.controller.api import (
@@ -100,6 +100,10 @@ class ClusterMetadataApplier:
     def on_broker_changed(self, broker: BrokerRegistration) -> None:
         for follower in self.followers:
             follower.on_broker_changed(broker)
+
+    def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        for follower in self.followers:
+            follower.on_broker_configs_changed(resource_name, configs)
 
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         assert self.state.security is not None

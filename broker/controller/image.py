@@ -41,12 +41,20 @@ class MetadataDelta:
     partitions: list[tuple[PartitionAssignment | None, PartitionAssignment]] = field(default_factory=list)
     removed_partitions: list[PartitionAssignment] = field(default_factory=list)
     topic_configs: list[TopicConfigChange] = field(default_factory=list)
+    # Dynamic broker configs that changed: (resource name — a broker id or "" for the cluster
+    # default, all of that resource's dynamic configs afterwards).
+    broker_configs: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     brokers: list[BrokerRegistration] = field(default_factory=list)
     security: list[Record] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
-            self.partitions or self.removed_partitions or self.topic_configs or self.brokers or self.security
+            self.partitions
+            or self.removed_partitions
+            or self.topic_configs
+            or self.broker_configs
+            or self.brokers
+            or self.security
         )
 
 
@@ -187,6 +195,8 @@ class MetadataImage:
             configs[record["name"]] = record["value"]
         if record["resource_type"] == "topic":
             delta.topic_configs.append(TopicConfigChange(topic.name, topic.topic_id, dict(configs)))
+        else:
+            delta.broker_configs.append((record["resource_name"], dict(configs)))
 
     def _apply_security(self, record: Record) -> None:
         kind = record["type"]
@@ -295,6 +305,8 @@ def publish(delta: MetadataDelta, listener: MetadataListener) -> None:
         listener.on_topic_configs_changed(change)
     for removed in delta.removed_partitions:
         listener.on_partition_removed(removed)
+    for resource_name, configs in delta.broker_configs:
+        listener.on_broker_configs_changed(resource_name, configs)
     if delta.security:
         listener.on_security_records(delta.security)
 
@@ -307,6 +319,8 @@ def publish_image(image: MetadataImage, listener: MetadataListener) -> None:
             listener.on_topic_configs_changed(
                 TopicConfigChange(topic.name, topic.topic_id, dict(topic.configs))
             )
+    for resource_name, configs in image.broker_configs.items():
+        listener.on_broker_configs_changed(resource_name, dict(configs))
     security = [r for r in image.snapshot_records() if r["type"] in SECURITY_RECORD_TYPES]
     if security:
         listener.on_security_records(security)

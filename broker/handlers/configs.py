@@ -8,7 +8,9 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
+from broker.controller.forwarding import ControllerError
 from broker.metadata.topic_registry import TopicRecord
+from broker.replication.manager import DYNAMIC_BROKER_CONFIGS
 from broker.server.context import RequestContext
 from broker.server.topics import TopicError, known_topic_configs
 
@@ -17,6 +19,8 @@ BROKER = 4
 
 # ConfigSource values from Kafka's DescribeConfigsResponse.
 DYNAMIC_TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 
@@ -88,7 +92,9 @@ def describe_topic_config_entries(
     return entries
 
 
-def _describe_broker(ctx: RequestContext, include_synonyms: bool, keys: Any) -> list[dict[str, Any]]:
+def _describe_broker(
+    ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any
+) -> list[dict[str, Any]]:
     config = ctx.broker.config
     entries = []
     for name, (kind, _default) in sorted(BROKER_DEFAULTS.items()):
@@ -97,8 +103,30 @@ def _describe_broker(ctx: RequestContext, include_synonyms: bool, keys: Any) -> 
         source = STATIC_BROKER_CONFIG if name in config.explicit else DEFAULT_CONFIG
         value = None if name in SENSITIVE_BROKER_CONFIGS else config.broker_value(name)
         synonyms = [{"name": name, "value": value, "source": source}] if include_synonyms else []
-        # Dynamic broker configs are not supported: everything is read-only at runtime.
+        # Everything but the dynamic replication throttles is read-only at runtime.
         entries.append(_entry(name, value, source, True, _BROKER_TYPES.get(kind, STRING), synonyms))
+    if ctx.broker.cluster is not None:
+        entries.extend(_describe_dynamic(ctx, resource_name, include_synonyms, keys))
+    return entries
+
+
+def _describe_dynamic(
+    ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any
+) -> list[dict[str, Any]]:
+    """The dynamic replication throttles: this broker's value, else the cluster default, else unset."""
+    own = _dynamic_broker_configs(ctx, resource_name) if resource_name else {}
+    default = _dynamic_broker_configs(ctx, "")
+    entries = []
+    for name in DYNAMIC_BROKER_CONFIGS:
+        if keys is not None and name not in keys:
+            continue
+        synonyms = []
+        if name in own:
+            synonyms.append({"name": name, "value": own[name], "source": DYNAMIC_BROKER_CONFIG})
+        if name in default:
+            synonyms.append({"name": name, "value": default[name], "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
+        value, source = (synonyms[0]["value"], synonyms[0]["source"]) if synonyms else (None, DEFAULT_CONFIG)
+        entries.append(_entry(name, value, source, False, LONG, synonyms if include_synonyms else []))
     return entries
 
 
@@ -139,7 +167,7 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str
             if resource.resource_name not in ("", str(ctx.broker.node_id)):
                 result.update(error_code=ErrorCode.invalid_request, error_message="Unknown broker id")
             else:
-                result["configs"] = _describe_broker(ctx, include_synonyms, keys)
+                result["configs"] = _describe_broker(ctx, resource.resource_name, include_synonyms, keys)
         else:
             result.update(error_code=ErrorCode.invalid_request, error_message="Unsupported resource type")
         results.append(result)
@@ -165,24 +193,68 @@ async def _apply_to_topic(
     return _alter_result(resource)
 
 
-def _refuse_non_topic(resource: Any) -> dict | None:
+def _refuse_unsupported(ctx: RequestContext, resource: Any) -> dict | None:
     if resource.resource_type == BROKER:
-        return _alter_result(resource, ErrorCode.invalid_request, "Dynamic broker configs are not supported")
+        if ctx.broker.cluster is None:
+            return _alter_result(
+                resource, ErrorCode.invalid_request, "Dynamic broker configs need a cluster (process.roles)"
+            )
+        name = resource.resource_name
+        if name and (not name.isdigit() or int(name) not in ctx.broker.cluster.image.brokers):
+            return _alter_result(resource, ErrorCode.invalid_request, f"Unknown broker id {name}")
+        return None
     if resource.resource_type != TOPIC:
         return _alter_result(resource, ErrorCode.invalid_request, "Unsupported resource type")
     return None
+
+
+def _dynamic_broker_configs(ctx: RequestContext, resource_name: str) -> dict[str, str]:
+    return dict(ctx.broker.cluster.image.broker_configs.get(resource_name, {}))
+
+
+async def _apply_to_broker(
+    ctx: RequestContext, resource: Any, changes: dict[str, str | None], validate_only: bool
+) -> dict:
+    """Dynamic broker configs (a broker id, or "" for the cluster default) go to the controller."""
+    for name, value in changes.items():
+        if name not in DYNAMIC_BROKER_CONFIGS:
+            return _alter_result(
+                resource,
+                ErrorCode.invalid_config,
+                f"Cannot update {name} dynamically; only {', '.join(DYNAMIC_BROKER_CONFIGS)}",
+            )
+        if value is not None and (not value.isdigit() or int(value) <= 0):
+            return _alter_result(
+                resource, ErrorCode.invalid_config, f"{name} must be a positive number of bytes/s"
+            )
+    if validate_only or not changes:
+        return _alter_result(resource)
+    try:
+        await ctx.broker.cluster.call(
+            "alter_configs",
+            {"resource_type": "broker", "resource_name": resource.resource_name, "changes": changes},
+        )
+    except ControllerError as exc:
+        return _alter_result(resource, ErrorCode(exc.code), exc.message)
+    return _alter_result(resource)
 
 
 async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     responses = []
     for resource in request.resources:
         denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
-        refused = _refuse_non_topic(resource) if denied is None else _alter_result(resource, denied)
+        refused = _refuse_unsupported(ctx, resource) if denied is None else _alter_result(resource, denied)
         if refused is not None:
             responses.append(refused)
             continue
         # AlterConfigs replaces the whole set of overrides.
         configs = {c.name: c.value for c in resource.configs if c.value is not None}
+        if resource.resource_type == BROKER:
+            current = _dynamic_broker_configs(ctx, resource.resource_name)
+            changes: dict[str, str | None] = {k: v for k, v in configs.items() if current.get(k) != v}
+            changes.update({k: None for k in current if k not in configs})
+            responses.append(await _apply_to_broker(ctx, resource, changes, request.validate_only))
+            continue
         responses.append(await _apply_to_topic(ctx, resource, configs, request.validate_only))
     return {"throttle_time": 0, "responses": responses}
 
@@ -216,17 +288,20 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) ->
     responses = []
     for resource in request.resources:
         denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
-        refused = _refuse_non_topic(resource) if denied is None else _alter_result(resource, denied)
+        refused = _refuse_unsupported(ctx, resource) if denied is None else _alter_result(resource, denied)
         if refused is not None:
             responses.append(refused)
-            continue
-        topic = ctx.broker.metadata.get(resource.resource_name)
-        if topic is None:
-            responses.append(_alter_result(resource, ErrorCode.unknown_topic_or_partition, "Unknown topic"))
             continue
         names = [op.name for op in resource.configs]
         if len(names) != len(set(names)):
             responses.append(_alter_result(resource, ErrorCode.invalid_request, "Duplicate config keys"))
+            continue
+        if resource.resource_type == BROKER:
+            responses.append(await _alter_broker_incrementally(ctx, resource, request.validate_only))
+            continue
+        topic = ctx.broker.metadata.get(resource.resource_name)
+        if topic is None:
+            responses.append(_alter_result(resource, ErrorCode.unknown_topic_or_partition, "Unknown topic"))
             continue
         try:
             configs = _incremental(topic.configs, resource.configs, ctx.broker.config.topic_defaults())
@@ -235,6 +310,18 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) ->
             continue
         responses.append(await _apply_to_topic(ctx, resource, configs, request.validate_only))
     return {"throttle_time": 0, "responses": responses}
+
+
+async def _alter_broker_incrementally(ctx: RequestContext, resource: Any, validate_only: bool) -> dict:
+    changes: dict[str, str | None] = {}
+    for op in resource.configs:
+        if op.config_operation == SET and op.value is not None:
+            changes[op.name] = op.value
+        elif op.config_operation == DELETE:
+            changes[op.name] = None
+        else:
+            return _alter_result(resource, ErrorCode.invalid_config, f"{op.name}: only SET and DELETE apply")
+    return await _apply_to_broker(ctx, resource, changes, validate_only)
 
 
 APIS = {

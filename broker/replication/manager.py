@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,11 @@ if TYPE_CHECKING:
     from broker.server.context import BrokerState
 
 log = logging.getLogger(__name__)
+
+LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
+FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
+# The broker configs a cluster changes at runtime (AlterConfigs on a broker or the cluster default).
+DYNAMIC_BROKER_CONFIGS = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
 
 
 def now_ms() -> int:
@@ -97,6 +102,8 @@ class ReplicaManager:
         monotonic = time.monotonic()
         self.leader_throttle = ReplicationThrottle(config.leader_replication_throttled_rate, monotonic)
         self.follower_throttle = ReplicationThrottle(config.follower_replication_throttled_rate, monotonic)
+        # Dynamic broker configs by resource name (this broker's id, or "" for the cluster default).
+        self.dynamic_configs: dict[str, dict[str, str]] = {}
         self.fetchers: FetcherPool | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._alter_tasks: set[asyncio.Task[None]] = set()
@@ -190,6 +197,31 @@ class ReplicaManager:
         self.version += 1
         if self.fetchers is not None:
             self.fetchers.broker_changed(broker.broker_id)
+
+    def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        """`leader.replication.throttled.rate` / `follower.replication.throttled.rate` set
+        dynamically (AlterConfigs on this broker, or on the cluster default ""): they override the
+        properties file, this broker's over the default."""
+        if resource_name not in ("", str(self.node_id)):
+            return
+        self.dynamic_configs[resource_name] = dict(configs)
+        now = time.monotonic()
+        for throttle, name, static in (
+            (self.leader_throttle, LEADER_THROTTLED_RATE, self.config.leader_replication_throttled_rate),
+            (
+                self.follower_throttle,
+                FOLLOWER_THROTTLED_RATE,
+                self.config.follower_replication_throttled_rate,
+            ),
+        ):
+            throttle.set_rate(self.dynamic_rate(name, static), now)
+
+    def dynamic_rate(self, name: str, static: int | None) -> int | None:
+        for resource_name in (str(self.node_id), ""):
+            value = self.dynamic_configs.get(resource_name, {}).get(name)
+            if value is not None:
+                return int(value)
+        return static
 
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACLs, SCRAM and quotas are not the data path's business."""

@@ -18,6 +18,16 @@ class ReplicationThrottle:
         self.bytes_per_second = bytes_per_second
         self._rate = WindowedRate(NUM_WINDOWS, WINDOW_S, now) if bytes_per_second else None
 
+    def set_rate(self, bytes_per_second: int | None, now: float) -> None:
+        """A new rate (a dynamic broker config changed); None switches the throttle off."""
+        if bytes_per_second == self.bytes_per_second:
+            return
+        self.bytes_per_second = bytes_per_second
+        if not bytes_per_second:
+            self._rate = None
+        elif self._rate is None:
+            self._rate = WindowedRate(NUM_WINDOWS, WINDOW_S, now)
+
     @property
     def enabled(self) -> bool:
         return self._rate is not None

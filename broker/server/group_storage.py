@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -185,6 +185,9 @@ class OffsetsLeadershipListener:
 
     def on_broker_changed(self, broker: BrokerRegistration) -> None:
         """Leadership changes arrive as partition changes."""
+
+    def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        """Dynamic broker configs do not move groups."""
 
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACLs are checked by the request handlers."""
