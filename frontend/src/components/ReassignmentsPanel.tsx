@@ -4,24 +4,8 @@ import { describeError } from "../api/errors";
 import { useReassignments, useStartReassignment, type PartitionReassignment } from "../api/hooks/replication";
 import { formatBytes } from "../lib/bytes";
 import { SelectField, TextField } from "./FormFields";
+import { ProgressBar } from "./ProgressBar";
 import { EmptyState, QueryView } from "./states";
-
-function ProgressBar({ percent, label }: { percent: number; label: string }) {
-  const clamped = Math.max(0, Math.min(100, percent));
-  return (
-    <div
-      className="progress"
-      role="progressbar"
-      aria-label={label}
-      aria-valuemin={0}
-      aria-valuemax={100}
-      aria-valuenow={clamped}
-      aria-valuetext={`${clamped.toFixed(0)}%`}
-    >
-      <div className="progress__bar" style={{ width: `${clamped}%` }} />
-    </div>
-  );
-}
 
 function copiedBytes(move: PartitionReassignment): number {
   return move.adding_bytes.reduce((sum, replica) => sum + Math.min(replica.bytes, move.leader_bytes), 0);

@@ -1,5 +1,6 @@
 import { isFinished, useOperation } from "../../api/hooks/clusters";
 import type { Operation } from "../../api/types";
+import { ProgressBar } from "../../components/ProgressBar";
 import { Timestamp } from "../../components/Timestamp";
 import { ErrorState, LoadingState } from "../../components/states";
 
@@ -67,17 +68,7 @@ export function OperationProgress({ operation }: { operation: Operation }) {
           {state}
         </span>
       </div>
-      <div
-        className="progress"
-        role="progressbar"
-        aria-label={label}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={percentDone(operation)}
-        aria-valuetext={label}
-      >
-        <div className="progress__bar" style={{ width: `${percentDone(operation)}%` }} />
-      </div>
+      <ProgressBar percent={percentDone(operation)} label={label} valueText={label} />
       <p className="operation__step">{label}</p>
       {steps.length > 0 ? (
         <ol className="operation__steps" aria-label="Steps">
