@@ -75,6 +75,8 @@ class TopicRequest:
     replication_factor: int = -1
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
+    # Manual placement (CreateTopics' assignments): the replicas of partition 0, 1, ... in order.
+    assignments: tuple[tuple[int, ...], ...] = ()
 
 
 class Decider:
@@ -499,14 +501,20 @@ class Decider:
         )
         if count < 1:
             return refuse(ErrorCode.invalid_partitions, "the number of partitions must be at least 1")
-        try:
-            placements = self._place(image, count, factor)
-        except PlacementError as exc:
-            return refuse(ErrorCode.invalid_replication_factor, str(exc))
+        if request.assignments:
+            problem = manual_placement_problem(image, request.assignments)
+            if problem:
+                return refuse(ErrorCode.invalid_replica_assignment, problem)
+            placements = list(request.assignments)
+        else:
+            try:
+                placements = self._place(image, count, factor)
+            except PlacementError as exc:
+                return refuse(ErrorCode.invalid_replication_factor, str(exc))
         topic_id = uuid.uuid4()
         records = [rec.topic(request.name, topic_id, request.internal)]
         for index, replicas in enumerate(placements):
-            records.append(rec.partition(topic_id, index, replicas, replicas, replicas[0]))
+            records.append(new_partition(image, topic_id, index, replicas))
         records.extend(rec.config("topic", request.name, k, v) for k, v in sorted(request.configs.items()))
         return Decision(records)
 
@@ -520,7 +528,13 @@ class Decider:
             return refuse(ErrorCode.unknown_topic_or_partition, f"topic {name!r} does not exist")
         return Decision([rec.remove_topic(topic.topic_id)])
 
-    def create_partitions(self, image: MetadataImage, name: str, total: int) -> Decision:
+    def create_partitions(
+        self,
+        image: MetadataImage,
+        name: str,
+        total: int,
+        assignments: tuple[tuple[int, ...], ...] = (),
+    ) -> Decision:
         topic = image.topic_by_name(name)
         if topic is None:
             return refuse(ErrorCode.unknown_topic_or_partition, f"topic {name!r} does not exist")
@@ -528,12 +542,23 @@ class Decider:
         if total <= current:
             return refuse(ErrorCode.invalid_partitions, f"topic {name!r} already has {current} partitions")
         factor = len(topic.partitions[0].target_replicas) if topic.partitions else 1
-        try:
-            placements = self._place(image, total - current, factor)
-        except PlacementError as exc:
-            return refuse(ErrorCode.invalid_replication_factor, str(exc))
+        if assignments:
+            if len(assignments) != total - current:
+                return refuse(
+                    ErrorCode.invalid_replica_assignment,
+                    f"{total - current} new partitions but {len(assignments)} assignments",
+                )
+            problem = manual_placement_problem(image, assignments, factor)
+            if problem:
+                return refuse(ErrorCode.invalid_replica_assignment, problem)
+            placements = list(assignments)
+        else:
+            try:
+                placements = self._place(image, total - current, factor)
+            except PlacementError as exc:
+                return refuse(ErrorCode.invalid_replication_factor, str(exc))
         return Decision(
-            [rec.partition(topic.topic_id, current + i, r, r, r[0]) for i, r in enumerate(placements)]
+            [new_partition(image, topic.topic_id, current + i, r) for i, r in enumerate(placements)]
         )
 
     def alter_configs(
@@ -589,6 +614,32 @@ def _target_problem(image: MetadataImage, target: Sequence[int]) -> str | None:
     if unknown:
         return f"the target replicas include unregistered brokers {unknown}"
     return None
+
+
+def manual_placement_problem(
+    image: MetadataImage, assignments: Sequence[Sequence[int]], factor: int | None = None
+) -> str | None:
+    """Why explicit replica lists cannot be used (Kafka's INVALID_REPLICA_ASSIGNMENT), or None."""
+    sizes = {len(replicas) for replicas in assignments}
+    if 0 in sizes or len(sizes) != 1:
+        return "every partition needs the same, non-zero number of replicas"
+    if factor is not None and sizes != {factor}:
+        return f"the topic's replication factor is {factor}"
+    for replicas in assignments:
+        if len(set(replicas)) != len(replicas):
+            return f"duplicate brokers in {list(replicas)}"
+        unknown = sorted(b for b in replicas if b not in image.brokers)
+        if unknown:
+            return f"unknown broker ids {unknown}"
+        if not any(image.is_usable(b) for b in replicas):
+            return f"no live broker among {list(replicas)}"
+    return None
+
+
+def new_partition(image: MetadataImage, topic_id: uuid.UUID, index: int, replicas: Sequence[int]) -> Record:
+    """A new partition led by its first live replica; its ISR is its live replicas."""
+    live = tuple(b for b in replicas if image.is_usable(b)) or tuple(replicas)
+    return rec.partition(topic_id, index, tuple(replicas), live, live[0])
 
 
 def topic_config_problem(configs: dict[str, str]) -> str | None:

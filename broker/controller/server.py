@@ -561,6 +561,7 @@ class ControllerServer:
                 configs={str(k): str(v) for k, v in (topic.get("configs") or {}).items()},
                 # Brokers create __consumer_offsets this way (hidden from Produce, is_internal in Metadata).
                 internal=bool(topic.get("internal", False)),
+                assignments=_assignments(topic.get("assignments")),
             )
             if params.get("validate_only"):
                 decision = self._active_decider().create_topic(self.image, request)
@@ -586,7 +587,10 @@ class ControllerServer:
 
     async def _create_partitions(self, params: dict[str, Any]) -> dict[str, Any]:
         name, total = str(params["name"]), int(params["total"])
-        decision = await self.decide_and_commit(lambda d, image: d.create_partitions(image, name, total))
+        assignments = _assignments(params.get("assignments"))
+        decision = await self.decide_and_commit(
+            lambda d, image: d.create_partitions(image, name, total, assignments)
+        )
         self._raise_for(decision)
         return {}
 
@@ -613,3 +617,8 @@ class ControllerServer:
         self._raise_for(decision)
         end = int(decision.records[0]["next_producer_id"])
         return {"first_producer_id": end - PRODUCER_ID_BLOCK, "count": PRODUCER_ID_BLOCK}
+
+
+def _assignments(listed: Any) -> tuple[tuple[int, ...], ...]:
+    """`[[broker ids of partition 0], [of partition 1], ...]` (absent or null: automatic placement)."""
+    return tuple(tuple(int(b) for b in replicas) for replicas in listed or ())

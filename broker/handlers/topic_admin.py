@@ -40,10 +40,17 @@ def _check_assignments(ctx: RequestContext, topic: Any) -> tuple[int, int]:
             raise TopicError(
                 ErrorCode.invalid_replica_assignment, "Duplicate brokers in a replica assignment."
             )
+        # A cluster's controller checks the broker ids against the registered brokers.
         unknown = [b for b in assignment.broker_ids if b != ctx.broker.node_id]
-        if unknown:
+        if unknown and ctx.broker.cluster is None:
             raise TopicError(ErrorCode.invalid_replica_assignment, f"Unknown broker ids {unknown}.")
     return len(indexes), sizes.pop()
+
+
+def _replica_lists(assignments: Any) -> list[list[int]]:
+    """CreateTopics' manual assignments as replica lists in partition order."""
+    ordered = sorted(assignments or (), key=lambda a: a.partition_index)
+    return [list(a.broker_ids) for a in ordered]
 
 
 class MutationQuota:
@@ -123,6 +130,7 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
                 replication_factor,
                 configs,
                 validate_only=request.validate_only,
+                assignments=_replica_lists(topic.assignments),
             )
         except TopicError as exc:
             result.update(error_code=exc.error_code, error_message=exc.message)
@@ -241,13 +249,18 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                         "assignments provided.",
                     )
                 for assignment in topic.assignments:
-                    if list(assignment.broker_ids) != [ctx.broker.node_id]:
+                    if ctx.broker.cluster is None and list(assignment.broker_ids) != [ctx.broker.node_id]:
                         raise TopicError(
                             ErrorCode.invalid_replica_assignment,
                             f"Unknown broker ids in {list(assignment.broker_ids)}.",
                         )
             before = current.partitions if current is not None else 0
-            await ctx.broker.topics.grow(topic.name, topic.count, validate_only=request.validate_only)
+            await ctx.broker.topics.grow(
+                topic.name,
+                topic.count,
+                validate_only=request.validate_only,
+                assignments=[list(a.broker_ids) for a in topic.assignments or ()],
+            )
         except TopicError as exc:
             results.append({"name": topic.name, "error_code": exc.error_code, "error_message": exc.message})
             continue

@@ -219,7 +219,10 @@ class TopicManager:
         *,
         validate_only: bool = False,
         internal: bool = False,
+        assignments: list[list[int]] | None = None,
     ) -> TopicRecord:
+        """`assignments`: explicit replica lists per partition (checked by the controller in a
+        cluster; a single node accepts only itself, see handlers/topic_admin.py)."""
         if self.cluster is None:
             return self.create_topic(
                 name, partitions, replication_factor, configs, validate_only=validate_only, internal=internal
@@ -232,6 +235,7 @@ class TopicManager:
             "replication_factor": replication_factor,
             "configs": configs,
             "internal": internal,
+            "assignments": assignments or None,
         }
         result = await self._forward("create_topics", {"validate_only": validate_only, "topics": [topic]})
         _raise_for_result(result["results"][0])
@@ -256,13 +260,22 @@ class TopicManager:
         log.info("deleted topic %s", name)
         return topic
 
-    async def grow(self, name: str, total: int, *, validate_only: bool = False) -> TopicRecord:
+    async def grow(
+        self,
+        name: str,
+        total: int,
+        *,
+        validate_only: bool = False,
+        assignments: list[list[int]] | None = None,
+    ) -> TopicRecord:
         if self.cluster is None:
             return self.add_partitions(name, total, validate_only=validate_only)
         topic = self.add_partitions(name, total, validate_only=True)  # the same checks as a single node
         if validate_only:
             return topic
-        await self._forward("create_partitions", {"name": name, "total": total})
+        await self._forward(
+            "create_partitions", {"name": name, "total": total, "assignments": assignments or None}
+        )
         return self._seen_locally(name)
 
     async def configure(

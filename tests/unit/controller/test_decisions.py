@@ -249,3 +249,37 @@ def test_automatic_rebalancing_only_moves_leaders_of_brokers_above_the_imbalance
     assert decider.rebalance_leaders(image, imbalance_percentage=100).records == []
     commit(image, decider.rebalance_leaders(image, imbalance_percentage=10))
     assert all(p.leader == p.replicas[0] for p in image.partitions())
+
+
+def test_explicit_replica_assignments_place_partitions_where_asked_led_by_the_first_live_replica() -> None:
+    image, decider = cluster(3)
+    fence(image, decider, 2)
+    request = TopicRequest("placed", partitions=2, assignments=((2, 3), (3, 1)))
+    commit(image, decider.create_topic(image, request))
+
+    topic = image.topic_by_name("placed")
+    assert topic is not None
+    first, second = topic.partitions[0], topic.partitions[1]
+    assert (first.replicas, first.leader, first.isr) == ((2, 3), 3, (3,))  # broker 2 is fenced
+    assert (second.replicas, second.leader, second.isr) == ((3, 1), 3, (3, 1))
+
+    commit(image, decider.create_partitions(image, "placed", 3, ((1, 2),)))
+    assert topic.partitions[2].replicas == (1, 2)
+
+
+def test_explicit_replica_assignments_are_refused_with_unknown_duplicate_or_uneven_brokers() -> None:
+    image, decider = cluster(3)
+    for assignments, reason in (
+        (((1, 9),), "unknown broker ids [9]"),
+        (((1, 1),), "duplicate brokers"),
+        (((1, 2), (3,)), "same, non-zero number"),
+    ):
+        decision = decider.create_topic(
+            image, TopicRequest("bad", partitions=len(assignments), assignments=assignments)
+        )
+        assert decision.error_code == 39
+        assert reason in decision.message
+    commit(image, decider.create_topic(image, TopicRequest("two", partitions=1, replication_factor=2)))
+    refused = decider.create_partitions(image, "two", 2, ((1, 2, 3),))
+    assert refused.error_code == 39
+    assert "replication factor is 2" in refused.message
