@@ -1,6 +1,7 @@
 """Produce throughput with replication: 3 local brokers, RF 3, acks=all, next to a single broker.
 
     .venv/bin/python bench/replicated_produce.py [--messages 500000] [--sizes 100,1024] [--partitions 1]
+                                                 [--acks 1,all]
                                                  [--paced-rate 1000] [--paced-seconds 10]
 
 Saturated throughput comes from the librdkafka C load generator of bench/broker_throughput (one producer
@@ -125,7 +126,7 @@ def paced(target: Target, topic: str, size: int, acks: str, rate: float, seconds
 def measure(loadgen: str, target: Target, args: argparse.Namespace) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for size in args.sizes:
-        for acks in ("1", "all"):
+        for acks in args.acks:
             topic = f"bench-{size}-{acks}-{time.monotonic_ns()}"
             create_topic(target, topic, args.partitions)
             full = saturated(loadgen, target, topic, size, args.messages, acks)
@@ -170,6 +171,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=500_000)
     parser.add_argument("--sizes", type=lambda text: [int(s) for s in text.split(",")], default=[100, 1024])
     parser.add_argument("--partitions", type=int, default=1)
+    parser.add_argument("--acks", type=lambda text: text.split(","), default=["1", "all"])
     parser.add_argument("--paced-rate", type=float, default=1000.0)
     parser.add_argument("--paced-seconds", type=float, default=10.0)
     args = parser.parse_args()
