@@ -337,7 +337,12 @@ class BrokerConfig:
                 raise ConfigError(
                     f"listener.security.protocol.map: no security protocol for listener {listener.name}"
                 )
-            if protocol in ("SSL", "SASL_SSL") and not self.get_str("ssl.keystore.location"):
+            if (
+                protocol in ("SSL", "SASL_SSL")
+                and not self.get_str("ssl.keystore.location")
+                # A controller listener may have a listener-prefixed keystore (see validate_cluster_config).
+                and not (self.get_str("process.roles") and listener.name in self.controller_listener_names)
+            ):
                 raise ConfigError(f"ssl.keystore.location: required by {protocol} listener {listener.name}")
         for mechanism in self.sasl_enabled_mechanisms:
             if mechanism not in SUPPORTED_SASL_MECHANISMS:
@@ -373,6 +378,15 @@ class BrokerConfig:
 
     def security_protocol(self, listener_name: str) -> str:
         return self.security_protocol_map.get(listener_name, "PLAINTEXT")
+
+    def listener_property(self, listener_name: str, name: str) -> str:
+        """`listener.name.<listener>.<name>` when set, else the un-prefixed property (Kafka's lookup)."""
+        prefixed = self.extra.get(f"listener.name.{listener_name.lower()}.{name}", "").strip()
+        return prefixed or self.get_str(name).strip()
+
+    @property
+    def controller_listener_names(self) -> set[str]:
+        return {n.strip().upper() for n in self.get_str("controller.listener.names").split(",") if n.strip()}
 
     @property
     def sasl_enabled_mechanisms(self) -> list[str]:

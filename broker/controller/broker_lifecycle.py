@@ -128,8 +128,7 @@ class BrokerLifecycle:
         channel: RpcChannel | None = None
         while not self._closing:
             if channel is None:
-                host, port = self.client.voters[voters[attempt % len(voters)]]
-                channel = RpcChannel(host, port)
+                channel = self.client.channel(voters[attempt % len(voters)])
             try:
                 reply = await channel.call(
                     "fetch_metadata",

@@ -20,6 +20,7 @@ from broker.controller.applier import ClusterMetadataApplier
 from broker.controller.broker_lifecycle import BrokerLifecycle
 from broker.controller.client import ControllerClient, parse_voters
 from broker.controller.forwarding import ControllerError, ControllerLink, commit_security_records
+from broker.controller.tls import controller_tls
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.group_storage import cluster_group_coordinator
@@ -70,7 +71,11 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
     for listener in state.config.listeners:
         host, port = state.advertised_endpoint(listener.name)
         endpoints.append(Endpoint(listener.name, host, port, state.config.security_protocol(listener.name)))
-    client = ControllerClient(parse_voters(config.get_str("controller.quorum.voters")))
+    tls = controller_tls(config)
+    client = ControllerClient(
+        parse_voters(config.get_str("controller.quorum.voters")),
+        ssl=tls.client_context() if tls is not None else None,
+    )
     lifecycle = BrokerLifecycle(
         client,
         broker_id=config.node_id,

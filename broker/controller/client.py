@@ -12,6 +12,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
+from ssl import SSLContext
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -46,8 +47,9 @@ def parse_voters(text: str) -> dict[int, tuple[str, int]]:
 class RpcChannel:
     """One connection to one controller; one request at a time."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, ssl: SSLContext | None = None) -> None:
         self.host, self.port = host, port
+        self.ssl = ssl
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._lock = asyncio.Lock()
@@ -64,7 +66,7 @@ class RpcChannel:
     async def _exchange(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if self._writer is None:
             self._reader, self._writer = await asyncio.wait_for(
-                asyncio.open_connection(self.host, self.port), CONNECT_TIMEOUT_S
+                asyncio.open_connection(self.host, self.port, ssl=self.ssl), CONNECT_TIMEOUT_S
             )
         assert self._reader is not None
         request_id = next(self._ids)
@@ -84,14 +86,27 @@ class RpcChannel:
 
 
 class ControllerClient:
-    def __init__(self, voters: Mapping[int, tuple[str, int]], request_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        voters: Mapping[int, tuple[str, int]],
+        request_timeout_s: float = 5.0,
+        *,
+        ssl: SSLContext | None = None,
+    ) -> None:
+        """`ssl`: the client context of an SSL controller listener (see broker/controller/tls.py)."""
         if not voters:
             raise ValueError("at least one controller is required")
         self.voters = dict(voters)
         self.request_timeout_s = request_timeout_s
+        self.ssl = ssl
         self.leader_id: int | None = None
-        self._channels = {i: RpcChannel(host, port) for i, (host, port) in self.voters.items()}
+        self._channels = {i: self.channel(i) for i in self.voters}
         self._rotation = itertools.cycle(sorted(self.voters))
+
+    def channel(self, node_id: int) -> RpcChannel:
+        """A new connection (not yet opened) to one controller, secured like this client's."""
+        host, port = self.voters[node_id]
+        return RpcChannel(host, port, ssl=self.ssl)
 
     def close(self) -> None:
         for channel in self._channels.values():

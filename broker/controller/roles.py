@@ -18,6 +18,7 @@ from broker.config import BrokerConfig, ConfigError, Listener
 from broker.controller.client import parse_voters
 from broker.controller.decisions import ControllerSettings
 from broker.controller.server import ControllerNodeConfig, ControllerServer
+from broker.controller.tls import controller_tls, warn_if_unauthenticated
 from broker.raft.node import RaftTimings
 
 log = logging.getLogger("broker.cluster")
@@ -31,7 +32,7 @@ def roles_of(config: BrokerConfig) -> set[str]:
 
 
 def controller_listener_names(config: BrokerConfig) -> set[str]:
-    return {n.strip().upper() for n in config.get_str("controller.listener.names").split(",") if n.strip()}
+    return config.controller_listener_names
 
 
 def validate_cluster_config(config: BrokerConfig) -> None:
@@ -54,11 +55,10 @@ def validate_cluster_config(config: BrokerConfig) -> None:
             raise ConfigError(f"controller.quorum.voters: node.id {config.node_id} is not one of the voters")
         if not controller_listeners:
             raise ConfigError(f"listeners: no controller listener named {', '.join(sorted(names))}")
-        for listener in controller_listeners:
-            if config.security_protocol(listener.name) != "PLAINTEXT":
-                raise ConfigError(f"{listener.name}: the controller listener supports PLAINTEXT only")
     elif controller_listeners:
         raise ConfigError("listeners: a broker-only node has no controller listener")
+    # Brokers dial the controllers with the same protocol and files: checked for every role.
+    controller_tls(config)
     if "broker" in roles and len(controller_listeners) == len(config.listeners):
         raise ConfigError("listeners: a broker needs a listener besides the controller listener")
     heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
@@ -82,6 +82,7 @@ def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
         metadata_dir=metadata_dir(config),
         listen_host=listener.host or "127.0.0.1",
         listen_port=listener.port,
+        tls=controller_tls(config),
         settings=ControllerSettings(
             session_timeout_s=config.get_int("broker.session.timeout.ms") / 1000,
             default_partitions=config.num_partitions,
@@ -120,7 +121,11 @@ async def run_cluster_node(config: BrokerConfig) -> None:
     starting: asyncio.Task[None] | None = None
     try:
         if "controller" in roles:
-            controller = ControllerServer(controller_node_config(config))
+            node_config = controller_node_config(config)
+            warn_if_unauthenticated(
+                "/".join(sorted(controller_listener_names(config))), node_config.listen_host, node_config.tls
+            )
+            controller = ControllerServer(node_config)
             await controller.start()
         if "broker" in roles:
             from broker.controller.broker_node import join_cluster

@@ -33,6 +33,7 @@ from broker.controller.decisions import (
     TopicRequest,
 )
 from broker.controller.image import MetadataImage
+from broker.controller.tls import ControllerTls
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
@@ -66,6 +67,8 @@ class ControllerNodeConfig:
     settings: ControllerSettings = field(default_factory=ControllerSettings)
     timings: RaftTimings = field(default_factory=RaftTimings)
     snapshot_every_entries: int = 1000
+    # None: the controller listener is PLAINTEXT (peers and brokers are not authenticated).
+    tls: ControllerTls | None = None
 
 
 def assignment_to_json(p: PartitionAssignment) -> dict[str, Any]:
@@ -136,10 +139,18 @@ class ControllerServer:
         self.node = RaftNode(config.node_id, list(config.voters), storage, time.monotonic(), config.timings)
         self._apply_committed()
         peers = {i: address for i, address in config.voters.items() if i != config.node_id}
-        self.transport = PeerTransport(config.node_id, peers)
+        tls = config.tls
+        self.transport = PeerTransport(
+            config.node_id, peers, ssl=tls.client_context() if tls is not None else None
+        )
         self.transport.start()
         self._server = await asyncio.start_server(
-            self._serve_connection, config.listen_host, config.listen_port, reuse_address=True
+            self._serve_connection,
+            config.listen_host,
+            config.listen_port,
+            reuse_address=True,
+            # A peer without a certificate from our CA fails the handshake: it never sends a frame.
+            ssl=tls.server_context() if tls is not None else None,
         )
         self.bound_port = self._server.sockets[0].getsockname()[1]
         self._tasks = [
@@ -149,10 +160,11 @@ class ControllerServer:
         if config.settings.auto_leader_rebalance:
             self._tasks.append(asyncio.create_task(self._rebalance_loop(), name="leader-rebalancing"))
         log.info(
-            "controller %d listening on %s:%d, voters %s",
+            "controller %d listening on %s:%d (%s), voters %s",
             config.node_id,
             config.listen_host,
             self.bound_port,
+            "mutual TLS" if tls is not None else "PLAINTEXT",
             sorted(config.voters),
         )
 

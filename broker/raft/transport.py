@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from ssl import SSLContext, SSLError
 
 from broker.raft.messages import Message
 from broker.raft.tasks import cancel_tasks
@@ -24,9 +25,14 @@ DRAIN_TIMEOUT_S = 2.0
 
 
 class PeerTransport:
-    def __init__(self, node_id: int, peers: Mapping[int, tuple[str, int]]) -> None:
+    def __init__(
+        self, node_id: int, peers: Mapping[int, tuple[str, int]], *, ssl: SSLContext | None = None
+    ) -> None:
         self.node_id = node_id
         self.peers = dict(peers)
+        # The client side of the controller listener's mutual TLS (None: PLAINTEXT).
+        self.ssl = ssl
+        self._tls_failing: set[int] = set()
         self._queues: dict[int, asyncio.Queue[Message]] = {p: asyncio.Queue() for p in self.peers}
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -57,8 +63,9 @@ class PeerTransport:
             closed: asyncio.Future[bytes] | None = None
             try:
                 reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(host, port), CONNECT_TIMEOUT_S
+                    asyncio.open_connection(host, port, ssl=self.ssl), CONNECT_TIMEOUT_S
                 )
+                self._tls_failing.discard(peer)
                 # Peers never write on this connection, so a read returns only when it is gone:
                 # a killed peer is noticed at once, not only when a write happens to fail.
                 closed = asyncio.ensure_future(reader.read(1))
@@ -80,7 +87,12 @@ class PeerTransport:
                     # A peer that stopped reading (paused, overloaded) must not stall us for good.
                     await asyncio.wait_for(writer.drain(), DRAIN_TIMEOUT_S)
             except (OSError, TimeoutError, ConnectionError) as exc:
-                log.debug("raft connection to node %d: %r", peer, exc)
+                if isinstance(exc, SSLError) and peer not in self._tls_failing:
+                    # A certificate problem does not heal by retrying: say so once, not every 200 ms.
+                    log.warning("raft connection to node %d: TLS handshake failed: %s", peer, exc)
+                    self._tls_failing.add(peer)
+                else:
+                    log.debug("raft connection to node %d: %r", peer, exc)
                 # Messages queued while the peer was unreachable are stale by the time it returns.
                 while not queue.empty():
                     queue.get_nowait()

@@ -41,7 +41,7 @@ def test_a_combined_node_serves_clients_without_its_controller_listener() -> Non
         ({"listeners": "PLAINTEXT://127.0.0.1:9092"}, "no controller listener"),
         (
             {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"},
-            "PLAINTEXT only",
+            "PLAINTEXT or SSL",
         ),
         ({"broker.heartbeat.interval.ms": "9000"}, "shorter than"),
     ],
