@@ -193,7 +193,12 @@ def describe_broker_configs(
     """Every broker config of the given nodes (DescribeConfigs, resource type BROKER)."""
     admin = _admin(connection, timeout_seconds)
     resources = {node_id: ConfigResource(ResourceType.BROKER, str(node_id)) for node_id in node_ids}
-    futures = admin.describe_configs(list(resources.values()), request_timeout=timeout_seconds)
+    # librdkafka sends a BROKER resource to that broker and refuses two of them in one call (_CONFLICT),
+    # so each node is asked on its own; the calls still run side by side.
+    futures = {
+        resource: admin.describe_configs([resource], request_timeout=timeout_seconds)[resource]
+        for resource in resources.values()
+    }
     configs: dict[int, dict[str, ConfigValue]] = {}
     for node_id, resource in resources.items():
         try:

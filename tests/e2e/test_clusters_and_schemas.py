@@ -100,6 +100,7 @@ def test_an_org_admin_creates_a_cluster_watches_it_come_up_and_deletes_it(
     page.get_by_role("button", name="Create cluster").click()
     dialog = page.get_by_role("dialog", name="Create cluster")
     dialog.get_by_label("Name").fill("events")
+    dialog.get_by_label("Brokers").fill("1")  # replicated clusters: test_cluster_replication.py
     dialog.get_by_role("button", name="Add override").click()
     dialog.get_by_label("Property 1").fill("num.partitions")
     dialog.get_by_label("Value 1").fill("lots")

@@ -100,7 +100,7 @@ export function ReassignmentsPanel({
         {(view) => (
           <>
             <ProgressBar percent={view.percent} label={`All moves: ${view.percent.toFixed(0)}% copied`} />
-            <ul className="operations" aria-label="Moving partitions">
+            <ul className="operations" aria-label="Moving partitions" style={{ listStyle: "none", padding: 0 }}>
               {view.partitions.map((move) => (
                 <MovingPartition key={`${move.topic}-${move.partition}`} move={move} />
               ))}
