@@ -118,7 +118,7 @@ def tls_cluster(cluster_factory: Callable[..., LocalCluster]) -> LocalCluster:
     return cluster_factory(3, controller_tls=True)
 
 
-def test_a_tls_quorum_serves_a_replicated_topic_and_fails_over_after_kill_9(
+def test_a_tls_quorum_serves_a_replicated_topic_fails_over_after_kill_9_and_admits_a_new_broker(
     tls_cluster: LocalCluster,
 ) -> None:
     cluster = tls_cluster
@@ -144,6 +144,9 @@ def test_a_tls_quorum_serves_a_replicated_topic_and_fails_over_after_kill_9(
     _produce(cluster, "before", [b"d"])
     assert _consume(cluster, "before", 4) == [b"a", b"b", b"c", b"d"]
     assert _consume(cluster, "after", 2) == [b"x", b"y"]
+    # A broker-only node dials the controllers with TLS too (the map's CONTROLLER:SSL says so).
+    cluster.add_broker(4)
+    cluster.wait_ready()
 
 
 def test_a_controller_answers_only_peers_with_a_certificate_from_the_cluster_ca(
