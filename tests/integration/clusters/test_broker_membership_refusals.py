@@ -37,26 +37,23 @@ def test_a_single_broker_cluster_takes_no_brokers(people) -> None:
     assert not Operation.objects.filter(cluster=single).exists()
 
 
-def test_a_controller_voter_cannot_be_removed(people) -> None:
+@pytest.mark.parametrize(
+    ("node_id", "confirmed", "status", "code"),
+    [(2, 2, 409, "controller_voter"), (4, 3, 400, "confirmation_mismatch")],
+    ids=["a controller voter cannot leave", "the node id must be repeated"],
+)
+def test_a_removal_is_refused_for_a_voter_or_without_the_node_id(
+    people, node_id: int, confirmed: int, status: int, code: str
+) -> None:
     replicated = _cluster(people, "replicated", voters=3, brokers=4)
 
     refused = people.org_admin.delete(
-        f"/api/v1/clusters/{replicated.id}/brokers/2/", {"confirm_node_id": 2}, format="json"
+        f"/api/v1/clusters/{replicated.id}/brokers/{node_id}/", {"confirm_node_id": confirmed}, format="json"
     )
 
-    assert refused.status_code == 409
-    assert _error_code(refused) == "controller_voter"
-
-
-def test_a_removal_must_repeat_the_node_id(people) -> None:
-    replicated = _cluster(people, "replicated", voters=3, brokers=4)
-
-    refused = people.org_admin.delete(
-        f"/api/v1/clusters/{replicated.id}/brokers/4/", {"confirm_node_id": 3}, format="json"
-    )
-
-    assert refused.status_code == 400
-    assert _error_code(refused) == "confirmation_mismatch"
+    assert refused.status_code == status
+    assert _error_code(refused) == code
+    assert not Operation.objects.filter(cluster=replicated).exists()
 
 
 def test_brokers_are_not_added_while_another_operation_runs(people) -> None:
