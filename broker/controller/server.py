@@ -48,6 +48,7 @@ FENCE_CHECK_INTERVAL_S = 0.25
 COMMIT_TIMEOUT_S = 10.0
 MAX_FETCH_ENTRIES = 500
 HANDOVER_DELIVERY_S = 0.1
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 
 class RpcError(Exception):
@@ -151,6 +152,8 @@ class ControllerServer:
             reuse_address=True,
             # A peer without a certificate from our CA fails the handshake: it never sends a frame.
             ssl=tls.server_context() if tls is not None else None,
+            # asyncio's default (60 s) lets a silent connection hold a handshake slot for a minute.
+            ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S if tls is not None else None,
         )
         self.bound_port = self._server.sockets[0].getsockname()[1]
         self._tasks = [
