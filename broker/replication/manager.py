@@ -50,6 +50,7 @@ LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
 # The broker configs a cluster changes at runtime (AlterConfigs on a broker or the cluster default).
 DYNAMIC_BROKER_CONFIGS = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
+ALTER_PARTITION_RETRY_S = 1.0
 
 
 def now_ms() -> int:
@@ -65,6 +66,8 @@ class Replica:
     leader: LeaderState | None = None
     acks: PendingAcks = field(default_factory=PendingAcks)
     alter_in_flight: bool = False
+    # After a refused or failed AlterPartition, no new proposal before this (time.monotonic()).
+    alter_retry_after: float = 0.0
 
     @property
     def key(self) -> tuple[str, int]:
@@ -406,6 +409,14 @@ class ReplicaManager:
                 return endpoint
         return broker.endpoints[0]
 
+    def isr_eligible(self, broker_id: int) -> bool:
+        """Kafka's rule for joining the ISR: the broker is registered, unfenced and not shutting down
+        (with static assignments, where nothing is fenced, every replica is)."""
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            return not self.brokers
+        return not broker.fenced and not broker.in_controlled_shutdown
+
     def live_brokers(self) -> Iterable[BrokerRegistration]:
         return (b for _, b in sorted(self.brokers.items()) if not b.fenced)
 
@@ -441,7 +452,12 @@ class ReplicaManager:
         if not leader.record_fetch(follower, fetch_offset, partition_log.log_end_offset, now_ms()):
             return False
         self.maybe_advance_high_watermark(replica)
-        if not replica.alter_in_flight and leader.may_join(follower, partition_log.high_watermark):
+        if (
+            not replica.alter_in_flight
+            and time.monotonic() >= replica.alter_retry_after
+            and self.isr_eligible(follower)
+            and leader.may_join(follower, partition_log.high_watermark)
+        ):
             self._propose_isr(replica, tuple(sorted(leader.isr | {follower})))
         return True
 
@@ -505,6 +521,8 @@ class ReplicaManager:
         if replica.leader is not None:
             replica.leader.propose_isr(None)
         if result is None or result.error_code != 0 or result.assignment is None:
+            # Every follower fetch could propose again: wait a little instead of hammering the controller.
+            replica.alter_retry_after = time.monotonic() + ALTER_PARTITION_RETRY_S
             if result is not None:
                 log.info("AlterPartition for %s-%d refused with error %d", *replica.key, result.error_code)
             self.maybe_advance_high_watermark(replica)

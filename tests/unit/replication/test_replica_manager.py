@@ -20,7 +20,7 @@ from kio.schema.produce.v9 import request as produce_v9
 from kio.static.primitive import i16, i32, i32Timedelta, i64
 
 from broker.config import BrokerConfig
-from broker.controller.api import PartitionAssignment
+from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.replication.config import ReplicationConfig
@@ -253,6 +253,28 @@ def test_a_caught_up_follower_rejoins_the_isr_and_the_partition_epoch_is_bumped(
     node.settle()
     assert node.manager.isr_of(TOPIC, 0) == (1, 2, 3)
     assert node.manager.assignment(TOPIC, 0).partition_epoch == 1
+
+
+def test_a_caught_up_follower_that_is_fenced_or_shutting_down_is_not_proposed_for_the_isr(node: Node) -> None:
+    brokers = [registration(1), registration(2), registration(3, in_controlled_shutdown=True)]
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], brokers)
+    node.send(produce_request([b"a"], acks=1))
+    node.send(fetch_request(1, 2))
+    node.send(fetch_request(1, 3))
+    node.settle()
+    assert node.manager.isr_of(TOPIC, 0) == (1, 2)
+
+    node.manager.on_broker_changed(registration(3))
+    node.send(fetch_request(1, 3))
+    node.settle()
+    assert node.manager.isr_of(TOPIC, 0) == (1, 2, 3)
+
+
+def registration(broker_id: int, *, in_controlled_shutdown: bool = False) -> BrokerRegistration:
+    endpoint = Endpoint("PLAINTEXT", "127.0.0.1", 9090 + broker_id)
+    return BrokerRegistration(
+        broker_id, uuid.uuid4(), 1, (endpoint,), fenced=False, in_controlled_shutdown=in_controlled_shutdown
+    )
 
 
 def test_clients_are_told_who_leads_and_are_fenced_by_leader_epoch(node: Node) -> None:
