@@ -548,13 +548,16 @@ def check_cluster_health(*, cluster: Cluster) -> Cluster:
     answers with every broker and fully replicated partitions is running again."""
     if cluster.status not in WATCHED_STATUSES or active_operation(cluster) is not None:
         return cluster
-    dead = []
+    dead: list[Broker] = []
+    brokers = list(cluster.brokers.all())
     if cluster.provider == Provider.LOCAL:
         provisioner = provisioner_for(cluster)
-        dead = [b for b in cluster.brokers.all() if not provisioner.is_alive(node_plan(b), b.pid)]
+        dead = [b for b in brokers if not provisioner.is_alive(node_plan(b), b.pid)]
     # The survivors of a replicated cluster still answer: their view (under-replicated partitions, the
-    # ISR without the dead broker) is worth recording even while a broker is down.
-    observe_cluster(cluster, dead_node_ids={b.node_id for b in dead})
+    # ISR without the dead broker) is worth recording even while a broker is down. With none left there
+    # is nobody to ask.
+    if len(dead) < len(brokers) or not brokers:
+        observe_cluster(cluster, dead_node_ids={b.node_id for b in dead})
     if dead:
         with transaction.atomic():
             for broker in dead:

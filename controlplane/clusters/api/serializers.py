@@ -161,6 +161,13 @@ class OperationSerializer(serializers.ModelSerializer):
 class ClusterSerializer(serializers.ModelSerializer):
     broker_count = serializers.IntegerField(read_only=True)
     requested_port = serializers.IntegerField(read_only=True)
+    health = serializers.JSONField(
+        read_only=True,
+        help_text="The last health check: reachable, cluster_id, controller_id, brokers_up, brokers_expected, "
+        "broker_ids (listed in Metadata), dead_broker_ids (local processes not running), topic_count, "
+        "partition_count, offline_partitions, under_replicated_partitions, error. A running cluster with a "
+        "broker down or missing, or any offline or under-replicated partition, is degraded.",
+    )
     has_admin_credentials = serializers.SerializerMethodField()
 
     class Meta:

@@ -2046,7 +2046,8 @@ export interface components {
             /** @default requested */
             status: components["schemas"]["ClusterStatusEnum"];
             status_reason?: string;
-            health?: unknown;
+            /** @description The last health check: reachable, cluster_id, controller_id, brokers_up, brokers_expected, broker_ids (listed in Metadata), dead_broker_ids (local processes not running), topic_count, partition_count, offline_partitions, under_replicated_partitions, error. A running cluster with a broker down or missing, or any offline or under-replicated partition, is degraded. */
+            readonly health: unknown;
             /** Format: date-time */
             health_checked_at?: string | null;
             /** Format: date-time */
@@ -2088,7 +2089,8 @@ export interface components {
             /** @default requested */
             status: components["schemas"]["ClusterStatusEnum"];
             status_reason?: string;
-            health?: unknown;
+            /** @description The last health check: reachable, cluster_id, controller_id, brokers_up, brokers_expected, broker_ids (listed in Metadata), dead_broker_ids (local processes not running), topic_count, partition_count, offline_partitions, under_replicated_partitions, error. A running cluster with a broker down or missing, or any offline or under-replicated partition, is degraded. */
+            readonly health: unknown;
             /** Format: date-time */
             health_checked_at?: string | null;
             /** Format: date-time */
