@@ -9,6 +9,14 @@ three replicas. Each round kill -9s the partition's current leader and measures 
 to the first acknowledgement of a record produced after the kill; then restarts the node and waits until
 it is back in the ISR. Prints each round and one JSON line with p50/p90/p99/max seconds.
 Target (acceptance 2 of the cluster issue): producers resume within 5 s.
+
+Measured on the shared 2-core box (load average 11-15), 20 kills each:
+- provisioner timings (session 3 s): resumed p50 4.30-4.36 s, p90 4.87-6.07 s, max 5.04-8.34 s (15-19 of 20
+  within 5 s); the new leader shows in Metadata after p50 3.1 s. Slow rounds killed the active controller.
+- `--broker broker.session.timeout.ms=2000`: resumed p50 3.30 s, p90 3.79 s, max 4.01 s (20 of 20 within 5 s,
+  5 kills of the active controller); new leader in Metadata p50 2.01 s, max 2.33 s.
+A kill -9 is noticed only when the broker's session expires, then librdkafka needs another ~1-2 s (metadata
+refresh and retry backoff) to send to the new leader.
 """
 
 from __future__ import annotations
