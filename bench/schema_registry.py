@@ -33,6 +33,7 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -326,6 +327,7 @@ def main() -> None:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
