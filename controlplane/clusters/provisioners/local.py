@@ -6,7 +6,8 @@ SASL_PLAINTEXT on loopback with SCRAM and ACLs on; the control plane's super use
 broker from `sasl.bootstrap.users` in broker.properties, so its password is never on a command line.
 
 A cluster of more than one node runs KRaft-style: the first three nodes are `broker,controller` with a
-PLAINTEXT CONTROLLER listener on a loopback port of their own, further nodes are brokers only. Brokers
+CONTROLLER listener on a loopback port of their own, further nodes are brokers only. The quorum speaks
+mutual TLS with a CA of the cluster's own (`controller-certificates/` in the cluster directory). Brokers
 authenticate to each other as the super user (SCRAM-SHA-512, the JAAS line in broker.properties).
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from broker.controller.certificates import NodeCertificates, issue_cluster_certificates
 from controlplane.clusters.provisioners.base import (
     ClusterTopology,
     ListenerSecurity,
@@ -50,12 +52,13 @@ INTER_BROKER_MECHANISM = "SCRAM-SHA-512"
 CONTROLLER_LISTENER = "CONTROLLER"
 # At most this many nodes vote in the controller quorum; more voters only slow every metadata commit.
 MAX_CONTROLLERS = 3
-# Failover timings of replicated clusters, chosen so a dead broker is fenced and its partitions get a new
-# leader well within 5 s: a broker heartbeats every 0.5 s and is fenced after 3 s of silence; a dead
+# Failover timings of replicated clusters, chosen so producers resume within 5 s of a broker's death
+# (bench/cluster_failover.py): a broker heartbeats every 0.4 s and is fenced after 2 s of silence, its
+# partitions get new leaders at once, and clients need ~1-2 s more to refresh their metadata; a dead
 # active controller is replaced after 1-2 s; a follower falls out of the ISR after 10 s without catching up.
 FAILOVER_TIMINGS = {
-    "broker.heartbeat.interval.ms": "500",
-    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "400",
+    "broker.session.timeout.ms": "2000",
     "controller.quorum.election.timeout.ms": "1000",
     "replica.lag.time.max.ms": "10000",
 }
@@ -87,10 +90,14 @@ def controller_ids(broker_count: int) -> set[int]:
 
 
 def cluster_properties(
-    node: NodePlan, topology: ClusterTopology, security: ListenerSecurity, client: dict[str, str]
+    node: NodePlan,
+    topology: ClusterTopology,
+    security: ListenerSecurity,
+    client: dict[str, str],
+    certificates: NodeCertificates,
 ) -> dict[str, str]:
     """The node's roles, quorum and listeners in a replicated cluster, given its client listener
-    properties `client` (from security_properties)."""
+    properties `client` (from security_properties) and its controller-listener certificate."""
     properties = {
         "process.roles": "broker,controller" if node.is_controller else "broker",
         "controller.quorum.voters": topology.voters_property,
@@ -98,11 +105,14 @@ def cluster_properties(
         "inter.broker.listener.name": security.protocol,
         "listener.security.protocol.map": f"{security.protocol}:{security.protocol}",
     }
+    # The quorum speaks mutual TLS with the cluster's own CA: another local process cannot reach
+    # the controllers (which hold ACLs and SCRAM credentials) even on loopback.
+    properties["listener.security.protocol.map"] += f",{CONTROLLER_LISTENER}:SSL"
+    properties.update(certificates.controller_properties(CONTROLLER_LISTENER))
     if node.is_controller:
         properties["listeners"] = (
             f"{client['listeners']},{CONTROLLER_LISTENER}://{node.host}:{node.controller_port}"
         )
-        properties["listener.security.protocol.map"] += f",{CONTROLLER_LISTENER}:PLAINTEXT"
     if security.uses_sasl:
         properties["sasl.mechanism.inter.broker.protocol"] = INTER_BROKER_MECHANISM
         listener = security.protocol.lower()
@@ -247,7 +257,10 @@ class LocalProvisioner(Provisioner):
     ) -> None:
         topology = topology or ClusterTopology()
         client = security_properties(security, node.address)
-        replicated = cluster_properties(node, topology, security, client) if topology.replicated else {}
+        replicated = {}
+        if topology.replicated:
+            certificates = self.node_certificates(cluster_id, node)
+            replicated = cluster_properties(node, topology, security, client, certificates)
         properties = {
             **replication_defaults(len(topology.voters) or 1),
             **(FAILOVER_TIMINGS if topology.replicated else {}),
@@ -273,6 +286,19 @@ class LocalProvisioner(Provisioner):
             _write_private(self.config_path(node), text)
         except OSError as error:
             raise ProvisioningFailed(f"Cannot write the config of broker {node.node_id}: {error}") from error
+
+    def node_certificates(self, cluster_id: int, node: NodePlan) -> NodeCertificates:
+        """The node's controller-listener keystore, issued by the cluster's CA (created on first use;
+        its key stays in the cluster directory, which only the control plane's user can read)."""
+        directory = self.cluster_dir(cluster_id) / "controller-certificates"
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            directory.chmod(0o700)
+            return issue_cluster_certificates(directory, [node.node_id], [node.host])[node.node_id]
+        except (OSError, ValueError) as error:
+            raise ProvisioningFailed(
+                f"Cannot issue the certificate of broker {node.node_id}: {error}"
+            ) from error
 
     def start(self, node: NodePlan) -> int:
         for port in (node.port, node.controller_port):

@@ -81,7 +81,7 @@ def test_a_three_broker_cluster_replicates_new_topics_and_survives_a_lost_broker
     # Each broker reports its own configs (librdkafka asks one BROKER resource per call).
     assert detail["configs_error"] == ""
     assert [b["configs"]["min.insync.replicas"]["value"] for b in detail["brokers"]] == ["2", "2", "2"]
-    assert [b["configs"]["broker.session.timeout.ms"]["value"] for b in detail["brokers"]] == ["3000"] * 3
+    assert [b["configs"]["broker.session.timeout.ms"]["value"] for b in detail["brokers"]] == ["2000"] * 3
     operation = cluster.operations.get(kind="provision")
     assert {f"broker {n}: registered and listed in Metadata" for n in (1, 2, 3)} <= {
         line["message"] for line in operation.log

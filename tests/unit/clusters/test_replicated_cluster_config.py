@@ -7,6 +7,7 @@ import pytest
 
 from broker.config import BrokerConfig, parse_properties
 from broker.controller.roles import roles_of
+from broker.controller.tls import controller_tls
 from controlplane.clusters.provisioners.base import ClusterTopology, ListenerSecurity, NodePlan
 from controlplane.clusters.provisioners.local import (
     LocalProvisioner,
@@ -68,8 +69,22 @@ def test_a_controller_node_listens_for_clients_with_scram_and_for_the_quorum_in_
         "CONTROLLER://127.0.0.1:19191",
     ]
     assert [str(listener) for listener in config.advertised_listeners] == ["SASL_PLAINTEXT://127.0.0.1:19091"]
-    assert config.security_protocol_map == {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+    assert config.security_protocol_map == {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "CONTROLLER": "SSL"}
     assert config.get_str("controller.listener.names") == "CONTROLLER"
+
+
+def test_the_quorum_speaks_mutual_tls_with_certificates_from_the_cluster_ca(tmp_path: Path) -> None:
+    nodes = _nodes(tmp_path, 4)
+    topology = ClusterTopology(voters=tuple(nodes[:3]))
+
+    for node in (nodes[0], nodes[3]):  # a voter and a broker-only node both dial the controllers
+        config = _written(tmp_path, node, topology)
+        tls = controller_tls(config)
+        assert tls is not None
+        assert tls.keystore.name == f"node-{node.node_id}.pem"
+        assert tls.keystore.stat().st_mode & 0o077 == 0
+        assert tls.truststore.name == "ca.pem"
+        tls.server_context()  # the keystore and CA load
 
 
 def test_a_fourth_node_is_a_broker_with_the_same_voters_and_no_controller_listener(tmp_path: Path) -> None:
@@ -123,8 +138,8 @@ def test_failover_timings_are_set_and_a_spec_may_still_override_them(tmp_path: P
     _written(tmp_path, nodes[0], topology, **{"replica.lag.time.max.ms": "20000"})
     tuned_lag = _properties(tmp_path, nodes[0])["replica.lag.time.max.ms"]
 
-    assert config.get_int("broker.heartbeat.interval.ms") == 500
-    assert config.get_int("broker.session.timeout.ms") == 3000
+    assert config.get_int("broker.heartbeat.interval.ms") == 400
+    assert config.get_int("broker.session.timeout.ms") == 2000
     assert config.get_int("controller.quorum.election.timeout.ms") == 1000
     assert (lag, tuned_lag) == ("10000", "20000")
 
