@@ -682,10 +682,10 @@ def stop_local_clusters() -> list[str]:
 
 
 def ensure_default_cluster(
-    *, organization_name: str, cluster_name: str, port: int, broker_count: int = 1
+    *, organization_name: str, cluster_name: str, port: int, broker_count: int = 3
 ) -> Cluster | None:
     """Defines the organization's default local cluster once (idempotent). Returns it when newly requested.
-    The development stack's cluster is one broker unless asked for more (it starts with every `make run`)."""
+    Like every new local cluster, three brokers (RF 3) unless asked otherwise (DEFAULT_CLUSTER_BROKERS)."""
     from controlplane.tenancy import services as tenancy
 
     actor = Actor.system()

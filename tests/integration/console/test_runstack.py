@@ -99,7 +99,7 @@ def _broker_answers(connection: Connection) -> bool:
         description = describe_cluster(connection, timeout_seconds=1)
     except KafkaGatewayError:
         return False
-    return [node.node_id for node in description.brokers] == [1]
+    return sorted(node.node_id for node in description.brokers) == [1, 2, 3]
 
 
 def _local_broker_processes(data_dir: str) -> set[int]:
@@ -176,7 +176,9 @@ def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(
     assert _local_broker_processes(stack_env["STREAMHUB_DATA_DIR"]) == set()
 
 
-def test_it_provisions_the_default_cluster_stops_its_broker_on_ctrl_c_and_brings_it_back(stack_env) -> None:
+def test_it_provisions_the_default_cluster_stops_its_brokers_on_ctrl_c_and_brings_them_back(
+    stack_env,
+) -> None:
     port, data_dir = stack_env["DEFAULT_CLUSTER_PORT"], stack_env["STREAMHUB_DATA_DIR"]
     connection = _default_cluster_connection(stack_env)
     assert connection.bootstrap_servers == ""  # not provisioned yet; the credentials exist from the request
@@ -184,9 +186,12 @@ def test_it_provisions_the_default_cluster_stops_its_broker_on_ctrl_c_and_brings
     stack = _start_stack(stack_env)
     try:
         # The worker runs the provisioning workflow the definition asked for.
-        wait_until(lambda: _broker_answers(connection), 60, "the default cluster's broker to answer Metadata")
+        # Three brokers by default: replicated, with a controller quorum.
+        wait_until(
+            lambda: _broker_answers(connection), 90, "the default cluster's brokers to answer Metadata"
+        )
         assert not _broker_answers(Connection(f"127.0.0.1:{port}"))  # no credentials, no Metadata
-        assert len(_local_broker_processes(data_dir)) == 1
+        assert len(_local_broker_processes(data_dir)) == 3
     finally:
         output = _stop_stack(stack)
     assert "clusters| cluster local: stopped" in output
@@ -196,7 +201,7 @@ def test_it_provisions_the_default_cluster_stops_its_broker_on_ctrl_c_and_brings
     stack = _start_stack(stack_env)
     try:
         wait_until(
-            lambda: _broker_answers(connection), 60, "the default cluster to come back on the next run"
+            lambda: _broker_answers(connection), 90, "the default cluster to come back on the next run"
         )
     finally:
         output = _stop_stack(stack)

@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--brokers",
             type=int,
-            default=int(os.environ.get("DEFAULT_CLUSTER_BROKERS", "1")),
+            default=int(os.environ.get("DEFAULT_CLUSTER_BROKERS", "3")),
             help="brokers of the default cluster (1: a single broker; 3: replicated with a controller quorum)",
         )
 
