@@ -9,6 +9,12 @@ checked (tests/integration/cluster/fault_checker.py). Prints the fault log and o
 kind, records acknowledged, duplicates, losses, reorderings, gaps, records the consumer saw that vanished,
 and the longest produce stall. Exit status 1 when the check fails. Network partitions are not injected
 (they need root for network namespaces); a SIGSTOPped broker stands in for a node cut off.
+
+Measured on the shared 2-core box (load average 11-15), two 5-minute runs at 300 records/s over 3 partitions:
+43 and 47 faults (21/17 kill -9, 14/16 SIGTERM, 8/14 SIGSTOP of up to 5 s), 91,409 and 90,913 records acknowledged,
+every one in the log once and in order (0 losses, duplicates, reorderings, gaps), the group member read them all and
+nothing it read vanished; longest produce stall 3.1 s / 3.0 s. 1 and 2 SIGTERMs hung (the node was killed after
+30 s): a replica fetcher that swallowed its cancellation keeps the broker's shutdown waiting.
 """
 
 from __future__ import annotations
