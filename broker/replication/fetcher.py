@@ -13,7 +13,6 @@ follower asks the leader OffsetForLeaderEpoch about its latest epoch and cuts of
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import logging
 import ssl
@@ -27,6 +26,7 @@ from kio.schema.offset_for_leader_epoch.v4 import request as epoch_v4
 from kio.static.primitive import i32, i32Timedelta, i64
 
 from broker.log.leader_epoch import UNDEFINED_EPOCH
+from broker.raft.tasks import cancel_tasks
 from broker.records.errors import StorageError
 from broker.replication.peer_connection import PeerAuthenticationError, PeerConnection, PeerConnectionError
 from broker.replication.truncation import decide_truncation
@@ -48,6 +48,7 @@ RETRY_LATER = frozenset(
     }
 )
 IDLE_WAIT_S = 0.05
+CLOSE_TIMEOUT_S = 5.0
 
 
 @dataclass(eq=False)
@@ -72,6 +73,7 @@ class LeaderFetcher:
         self._changed = asyncio.Event()
         self._connection: PeerConnection | None = None
         self._endpoint_changed = False
+        self._closing = False
         self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
 
     def follow(self, replica: Replica) -> None:
@@ -86,9 +88,13 @@ class LeaderFetcher:
         self._endpoint_changed = True
 
     async def close(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        # Python 3.11's wait_for can swallow a cancellation that races a completed fetch, so the
+        # loop also checks `_closing`, and the wait is bounded: a stuck fetcher never holds up shutdown.
+        self._closing = True
+        self._changed.set()
+        if self._connection is not None:
+            await self._connection.close()
+        await cancel_tasks([self._task], CLOSE_TIMEOUT_S)
         if self._connection is not None:
             await self._connection.close()
 
@@ -97,7 +103,7 @@ class LeaderFetcher:
     async def _run(self) -> None:
         config = self.manager.config
         backoff_s = config.replica_fetch_backoff_ms / 1000
-        while True:
+        while not self._closing:
             if not self.partitions:
                 self._changed.clear()
                 await self._changed.wait()
