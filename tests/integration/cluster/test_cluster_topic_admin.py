@@ -25,7 +25,9 @@ def test_explicit_replica_assignments_are_honoured_and_checked_against_the_regis
     assert states[0][0] == 2  # the first replica leads
 
     with pytest.raises(Exception, match="unknown broker ids"):
-        admin.create_topics([NewTopic("misplaced", num_partitions=1, replica_assignment=[[1, 7]])])["misplaced"].result(15)
+        admin.create_topics([NewTopic("misplaced", num_partitions=1, replica_assignment=[[1, 7]])])[
+            "misplaced"
+        ].result(15)
     # Every broker answers Metadata with the new topic (not only the one that forwarded it).
     for node in cluster3.brokers:
         other = AdminClient({"bootstrap.servers": node.bootstrap})
