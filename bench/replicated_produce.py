@@ -21,6 +21,10 @@ records, one partition, ranges over two to three runs (msg/s, MB/s, saturated p9
 | 3 brokers, RF 3 | 1 | 245-371 k/s, 25-37 MB/s, p99 534-863 ms; paced 4.8/61-159 | 99-128 k/s, 101-132 MB/s, p99 1.8-2.2 s |
 | 3 brokers, RF 3 | all | 133-237 k/s, 13-24 MB/s, p99 684-1548 ms; paced 6.7-7.6/914-999 | 15-33 k/s, 15-34 MB/s, p99 8.7-19.5 s |
 
+Quiet box (load < 3), 300 k records, one partition: 100 B — 1 broker acks=all 1.57 M msg/s (157 MB/s, p99 118 ms,
+paced 3.6/8.4 ms), 3 brokers RF 3 acks=all 1.05 M msg/s (105 MB/s, p99 194 ms, paced 4.7/14.5 ms); 1 KiB — 1 broker
+acks=all 407 k msg/s (416 MB/s, p99 553 ms), 3 brokers RF 3 acks=all 134 k msg/s (137 MB/s, p99 2.1 s).
+
 At 1 KiB with acks=all the three brokers write three times the bytes to one disk: py-spy shows the followers
 blocked in `os.write` (LogSegment.append) under dirty-page writeback, and acks=all waits for the slowest one.
 """
