@@ -79,11 +79,17 @@ class TopicRequest:
     assignments: tuple[tuple[int, ...], ...] = ()
 
 
+NEW_CONTROLLER_SESSION_SHARE = 0.5
+
+
 class Decider:
     def __init__(self, settings: ControllerSettings, now: float) -> None:
         self.settings = settings
         self._last_heartbeat: dict[int, float] = {}
-        self._active_since = now
+        # A new active controller has heard from no broker yet. Live brokers find it within a heartbeat
+        # or two; one that died with the previous controller (a combined node killed) must not get a
+        # whole second session on top of the election, so the unheard get half a session.
+        self._active_since = now - settings.session_timeout_s * (1 - NEW_CONTROLLER_SESSION_SHARE)
 
     def _last_contact(self, broker_id: int) -> float:
         return self._last_heartbeat.get(broker_id, self._active_since)

@@ -186,6 +186,21 @@ def test_a_broker_that_stops_heartbeating_is_fenced_after_its_session_timeout() 
     assert all(p.leader != 3 and 3 not in p.isr for p in image.partitions())
 
 
+def test_a_new_active_controller_fences_a_broker_it_never_hears_from_after_half_a_session() -> None:
+    image, previous = cluster(3)
+    commit(image, previous.create_topic(image, TopicRequest("orders", partitions=3)))
+    decider = Decider(SETTINGS, now=100.0)  # the controller changed; broker 3 died with the old one
+    for broker_id in (1, 2):
+        decider.heartbeat(
+            image, broker_id, image.brokers[broker_id].epoch, image.offset, False, False, now=101.0
+        )
+    assert decider.fence_expired_broker(image, now=102.9).records == []
+    commit(image, decider.fence_expired_broker(image, now=103.1))
+    assert image.brokers[3].fenced
+    assert not image.brokers[1].fenced
+    assert not image.brokers[2].fenced
+
+
 def test_controlled_shutdown_moves_leadership_before_the_broker_may_stop() -> None:
     image, decider = cluster(3)
     commit(image, decider.create_topic(image, TopicRequest("orders", partitions=3)))
