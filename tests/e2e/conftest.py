@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Request, sync_playwright
 
 from tests.fixtures.servers import REPO_ROOT
 
@@ -43,13 +43,19 @@ class BrowserProblems:
         self.messages: list[str] = []
         page.on("console", lambda msg: msg.type == "error" and self.messages.append(f"console: {msg.text}"))
         page.on("pageerror", lambda error: self.messages.append(f"page error: {error}"))
-        page.on("requestfailed", lambda request: self.messages.append(f"request failed: {request.url}"))
+        page.on("requestfailed", self._request_failed)
         page.on(
             "response",
             lambda response: (
                 response.status >= 500 and self.messages.append(f"{response.status}: {response.url}")
             ),
         )
+
+    def _request_failed(self, request: Request) -> None:
+        # A query the page cancelled itself (a newer poll replaced it, the view went away) is aborted
+        # by the browser; a refused, reset or empty answer from the server is a problem.
+        if request.failure != "net::ERR_ABORTED":
+            self.messages.append(f"request failed: {request.url} ({request.failure})")
 
 
 @pytest.fixture

@@ -184,8 +184,7 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
       team: 1,
       cluster: 3,
       name: "payments.refunds",
-      partitions: 3,
-      replication_factor: 1,
+      partitions: 3, // no replication_factor: the cluster's default
       configs: { "retention.ms": "60000" },
       validate_only: true,
     });

@@ -37,7 +37,8 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
   );
   const [name, setName] = useState("");
   const [partitions, setPartitions] = useState("3");
-  const [replicationFactor, setReplicationFactor] = useState("1");
+  // Empty: the cluster's default (3 on a cluster of three or more brokers, with min.insync.replicas 2).
+  const [replicationFactor, setReplicationFactor] = useState("");
   const [configs, setConfigs] = useState<KeyValueRow[]>([]);
   const [nameError, setNameError] = useState<string | undefined>();
   const [validated, setValidated] = useState<string | null>(null);
@@ -69,7 +70,7 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       cluster: chosenCluster,
       name,
       partitions: Number(partitions),
-      replication_factor: Number(replicationFactor),
+      ...(replicationFactor === "" ? {} : { replication_factor: Number(replicationFactor) }),
       configs: rowsToRecord(configs),
       validate_only: validateOnly,
     };
@@ -155,6 +156,7 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
               type="number"
               min={1}
               max={32}
+              placeholder="cluster default"
               value={replicationFactor}
               onChange={(event) => setReplicationFactor(event.target.value)}
             />
