@@ -16,8 +16,10 @@ Measured on the shared 2-core box (load average 11-15), 20 kills each:
 - `--broker broker.session.timeout.ms=2000`: resumed p50 3.30 s, p90 3.79 s, max 4.01 s (20 of 20 within 5 s,
   5 kills of the active controller); new leader in Metadata p50 2.01 s, max 2.33 s.
 Quiet box (load < 3), provisioner timings (session 2 s): 30 kills, 26 resumed within 5 s; p50 3.7 s; the misses
-(5.0-5.8 s) killed the node that was also the active controller: Raft elects a new one (1-2 s), which must then wait
-a whole session timeout before it fences the dead broker.
+(5.0-5.8 s) killed the node that was also the active controller: Raft elects a new one (1-2 s), which then waited
+a whole session timeout before it fenced the dead broker. Since a new controller gives unheard brokers half a
+session: 12 kills (4 of the active controller), 12 resumed within 5 s, p50 3.81 s, max 3.94 s; new leader in
+Metadata p50 2.14 s, max 2.37 s.
 A kill -9 is noticed only when the broker's session expires, then librdkafka needs another ~1-2 s (metadata
 refresh and retry backoff) to send to the new leader.
 """
