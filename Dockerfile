@@ -19,4 +19,4 @@ RUN DJANGO_SETTINGS_MODULE=console.settings SECRET_KEY=build-only python manage.
     && mkdir -p /data && chown streamhub /data
 USER streamhub
 EXPOSE 8000 9092
-CMD ["gunicorn", "console.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4"]
+CMD ["granian", "--interface", "wsgi", "console.wsgi:application", "--host", "0.0.0.0", "--port", "8000", "--workers", "3", "--blocking-threads", "4", "--access-log"]

@@ -1,6 +1,7 @@
 """Schema registry throughput: `GET /schemas/ids/{id}` and `POST /subjects/{s}` (lookup) under concurrent clients.
 
-Starts gunicorn with the product's settings (`console/gunicorn_config.py`) on a throwaway SQLite database (or the
+Starts the product's web server (granian, the command line `runstack` uses: `console/webserver.py`) on a
+throwaway SQLite database (or the
 database `DATABASE_URL` names), registers schemas through the API with an org admin's API key (HTTP Basic, like
 Confluent clients), then drives each endpoint with `--clients` keep-alive connections for `--seconds` and prints
 one JSON line per endpoint.
@@ -21,7 +22,7 @@ Two ways to load the server, with the same numbers printed (achieved requests/s,
 `--app django` serves through Django's own WSGI handler (`console.wsgi:django_application`), without the
 registry's lean path for these two endpoints (`controlplane/schemas/api/hot_path.py`), for comparison.
 
-Each line also carries the gunicorn processes' CPU time per request, which stays comparable when other work
+Each line also carries the web server processes' CPU time per request, which stays comparable when other work
 shares the machine, and the machine's load average before and after the run (the load generator runs on the
 same cores: numbers from a busy machine are not the server's best).
 """
@@ -46,6 +47,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 SUBJECTS = 50
+
+sys.path.insert(0, str(REPO))
+from console.webserver import web_server_command  # noqa: E402
 
 
 def free_port() -> int:
@@ -144,7 +148,7 @@ class Load:
 
 
 def process_tree_cpu_seconds(root: int) -> float:
-    """User + system CPU time of a process and all its descendants (the gunicorn master and workers)."""
+    """User + system CPU time of a process and all its descendants (the web server and its workers)."""
     parents: dict[int, int] = {}
     ticks: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -240,22 +244,17 @@ def main() -> None:
     credentials = json.loads(setup.stdout.strip().splitlines()[-1])
     port = free_port()
     server = subprocess.Popen(
-        [
-            str(Path(PYTHON).parent / "gunicorn"),
-            "console.wsgi:application" if args.app == "hot" else "console.wsgi:django_application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--worker-class",
-            "gthread",
-            "--workers",
-            str(args.workers),
-            "--threads",
-            str(args.threads),
-            "--keep-alive",
-            "60",
-            "--log-level",
-            "warning",
-        ],
+        web_server_command(
+            host="127.0.0.1",
+            port=port,
+            workers=args.workers,
+            threads=args.threads,
+            application="console.wsgi:application"
+            if args.app == "hot"
+            else "console.wsgi:django_application",
+            access_log=False,
+            log_level="warning",
+        ),
         cwd=REPO,
         env=env,
     )

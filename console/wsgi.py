@@ -1,4 +1,4 @@
-"""WSGI entry point (gunicorn console.wsgi)."""
+"""WSGI entry point (granian serves `console.wsgi:application`; see console/webserver.py)."""
 
 import os
 import sys
@@ -7,8 +7,8 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
-# gunicorn's threads hand the GIL to each other every switch interval; Python's default (5 ms) lets one busy
-# thread hold up quick requests (the registry's cached reads) for that long. Each worker imports this module.
+# The server's worker threads hand the GIL to each other every switch interval; Python's default (5 ms) lets
+# one busy thread hold up quick requests (the registry's cached reads) for that long. Each worker imports this.
 sys.setswitchinterval(float(os.environ.get("WEB_SWITCH_INTERVAL_MS", "1")) / 1000)
 
 django_application = get_wsgi_application()

@@ -3,7 +3,7 @@
 Every write bumps `RegistryState.generation` in the write's own transaction. Each request reads the counter
 once (`read_stamp`, one indexed query, together with the caller's API key state) before it looks at the cache,
 and an answer is served only while it was computed under that same generation. So a write in any process —
-another gunicorn worker, another host — is seen by the very next request everywhere: a new version, a soft
+another web server worker, another host — is seen by the very next request everywhere: a new version, a soft
 or a permanent delete never leave a stale answer behind. An answer is tagged with the generation read
 *before* it was computed, so a write landing during the computation can only make it look older, never newer.
 """

@@ -138,7 +138,7 @@ def parse_schema_input(body: Any) -> SchemaInput:
 
 _PARSED: OrderedDict[tuple[int, int], ParsedSchema] = OrderedDict()
 _PARSED_LIMIT = 2048
-_PARSED_LOCK = threading.Lock()  # gunicorn's gthread workers serve requests on several threads
+_PARSED_LOCK = threading.Lock()  # each web server worker serves requests on several threads
 
 
 def parsed_schema(schema: Schema) -> ParsedSchema:

@@ -24,6 +24,7 @@ import redis
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from console.webserver import DEFAULT_THREADS, web_server_command
 from controlplane.clusters import services as clusters
 
 STOP_TIMEOUT_SECONDS = 15
@@ -98,7 +99,7 @@ class Supervisor:
                 self.log(spec.name, "did not stop in time; killing")
                 _signal_group(process, signal.SIGKILL)
                 process.wait()
-            # Children of the child (e.g. gunicorn workers) share its group; make sure none survive.
+            # Children of the child (e.g. the web server's workers) share its group; make sure none survive.
             _signal_group(process, signal.SIGKILL)
             self.log(spec.name, f"stopped (exit code {process.returncode})")
 
@@ -142,6 +143,9 @@ class Command(BaseCommand):
         parser.add_argument("--bind", default=os.environ.get("WEB_BIND", "127.0.0.1:8000"))
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_WORKERS", "2")))
         parser.add_argument(
+            "--web-threads", type=int, default=int(os.environ.get("WEB_THREADS", str(DEFAULT_THREADS)))
+        )
+        parser.add_argument(
             "--worker-concurrency", type=int, default=int(os.environ.get("CELERY_CONCURRENCY", "2"))
         )
 
@@ -169,22 +173,12 @@ class Command(BaseCommand):
             supervisor.start(
                 ProcessSpec(
                     "web",
-                    [
-                        python,
-                        "-m",
-                        "gunicorn",
-                        "console.wsgi:application",
-                        "--bind",
-                        str(options["bind"]),
-                        "--workers",
-                        str(options["web_workers"]),
-                        "--threads",
-                        "4",
-                        "--access-logfile",
-                        "-",
-                        "--graceful-timeout",
-                        "10",
-                    ],
+                    web_server_command(
+                        host=host.strip("[]"),
+                        port=int(port),
+                        workers=int(options["web_workers"]),
+                        threads=int(options["web_threads"]),
+                    ),
                 )
             )
             celery = [python, "-m", "celery", "-A", "console"]

@@ -2,8 +2,9 @@
 
 Plain Django views rather than DRF: the wire format is Confluent's (its content types, its error bodies,
 its paths with percent-encoded subjects), the routes carry no trailing slash, and the hot lookups must stay
-cheap. Subjects are routed on the raw request path when the server provides it (gunicorn's RAW_URI,
-REQUEST_URI), so `a%2Fb` is one subject segment; otherwise on the decoded path with the subject matched greedily.
+cheap. Subjects are routed on the raw request path when the server provides it (RAW_URI or REQUEST_URI, as
+gunicorn and uWSGI do), so `a%2Fb` is one subject segment; otherwise (granian, the product's server, hands
+over only the decoded path) on the decoded path with the subject matched greedily.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Each gunicorn worker caches registry answers and verified keys; a change made by another process must
-still be seen by the very next request. Two real gunicorn servers share the test's PostgreSQL database:
-one caches, the other (or the test process) writes."""
+"""Each web server worker caches registry answers and verified keys; a change made by another process must
+still be seen by the very next request. Two real web servers (the product's granian command line) share the
+test's PostgreSQL database: one caches, the other (or the test process) writes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import base64
 import json
 import os
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from console.webserver import web_server_command
 from controlplane.accounts import services as accounts
 from controlplane.accounts.models import ApiKey
 from tests.fixtures.servers import free_port, stop_process, wait_until
@@ -43,7 +43,7 @@ ORDER_V2 = json.dumps(
 
 
 class Server:
-    """One gunicorn server (one worker process) serving the registry at `base`."""
+    """One web server (one worker process) serving the registry at `base`."""
 
     def __init__(self, base: str, credentials: str) -> None:
         self.base = base
@@ -73,7 +73,7 @@ class Server:
         return self.call("POST", f"/subjects/{SUBJECT}{query}", {"schema": schema})
 
 
-def _start_gunicorn(port: int, data_dir: Path) -> subprocess.Popen:
+def _start_web_server(port: int, data_dir: Path) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": _database_url_of_this_test(),
@@ -83,22 +83,21 @@ def _start_gunicorn(port: int, data_dir: Path) -> subprocess.Popen:
         "LOG_LEVEL": "WARNING",
     }
     return subprocess.Popen(
-        [
-            *(sys.executable, "-m", "gunicorn", "console.wsgi:application"),
-            *("--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "2", "--log-level", "warning"),
-        ],
+        web_server_command(
+            host="127.0.0.1", port=port, workers=1, threads=2, access_log=False, log_level="warning"
+        ),
         cwd=REPO_ROOT,
         env=env,
     )
 
 
 @pytest.fixture(scope="module")
-def gunicorn_ports(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
+def server_ports(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
     """Two servers for the whole module: each test's registry has its own cluster id, so nothing cached
     for one test can answer another."""
     ports = (free_port(), free_port())
-    data_dir = tmp_path_factory.mktemp("gunicorn")
-    processes = [_start_gunicorn(port, data_dir / str(port)) for port in ports]
+    data_dir = tmp_path_factory.mktemp("web")
+    processes = [_start_web_server(port, data_dir / str(port)) for port in ports]
     try:
         yield ports
     finally:
@@ -107,13 +106,13 @@ def gunicorn_ports(django_db_setup, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture
-def servers(shared_registry: Registry, gunicorn_ports: tuple[int, int]) -> tuple[Server, Server]:
+def servers(shared_registry: Registry, server_ports: tuple[int, int]) -> tuple[Server, Server]:
     writer, reader = (
         Server(f"http://127.0.0.1:{port}{shared_registry.url}", shared_registry.team_a_developer)
-        for port in gunicorn_ports
+        for port in server_ports
     )
     for server in (writer, reader):
-        wait_until(server.answers, 60, "gunicorn to answer")
+        wait_until(server.answers, 60, "the web server to answer")
     return writer, reader
 
 
