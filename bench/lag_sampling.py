@@ -7,7 +7,7 @@ commits offsets for 5,000 groups straight over the protocol (one OffsetCommit pe
 the 10 partitions of one topic, at offsets 0-19 so almost every partition lags and needs a record
 timestamp). Times a cold sampling run (every group described, record timestamps fetched) and warm runs,
 then seeds a day of 1-minute rollups for one group and times GET /api/v1/lag/groups/{id}/chart/ for the
-last 24 hours through the whole request path (API key, scoping, serialization).
+last 24 hours over HTTP from the product's web server (granian, one worker: API key, scoping, serialization).
 
 Usage: .venv/bin/python bench/lag_sampling.py [--groups 5000] [--topics 50] [--partitions 10] [--runs 20]
 Prints one JSON line with the numbers.
@@ -16,6 +16,7 @@ Prints one JSON line with the numbers.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import shutil
@@ -26,11 +27,13 @@ import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.control_plane_lists import free_port, start_broker  # noqa: E402 - the repository root comes first
+from console.webserver import web_server_command  # noqa: E402
 
 RECORDS_PER_PARTITION = 20
 
@@ -59,6 +62,19 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _connect(port: int) -> http.client.HTTPConnection:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            connection.connect()
+            return connection
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def populate(bootstrap: str, topics: int, partitions: int, groups: int) -> None:
@@ -130,13 +146,9 @@ def main() -> None:
         import django
 
         django.setup()
-        from django.conf import settings
         from django.core.management import call_command
-        from django.test import Client
         from django.utils import timezone
 
-        settings.ALLOWED_HOSTS = ["*"]
-        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_CLASSES": []}
         call_command("migrate", verbosity=0)
 
         from django.contrib.auth import get_user_model
@@ -191,24 +203,35 @@ def main() -> None:
             batch_size=1000,
             ignore_conflicts=True,  # the sampling runs may have rolled up a real minute already
         )
-        client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-        url = f"/api/v1/lag/groups/{row.group_id}/chart/"
-        since = (timezone.now() - timedelta(hours=24)).isoformat()
-        chart_ms = []
-        for _ in range(options.runs):
-            started = time.perf_counter()
-            response = client.get(url, {"since": since})
-            chart_ms.append((time.perf_counter() - started) * 1000)
-            assert response.status_code == 200, response.content[:300]
-        body = response.json()
+        # Through the product's web server, as the console asks for it: a separate process with only what a
+        # web worker holds in memory (this one holds the sampler's whole run).
+        port = free_port()
+        server = subprocess.Popen(
+            web_server_command(host="127.0.0.1", port=port, workers=1, access_log=False, log_level="warning"),
+            cwd=REPO,
+            env={**os.environ, "DEBUG": "0", "LOG_LEVEL": "WARNING"},
+        )
+        try:
+            connection = _connect(port)
+            path = f"/api/v1/lag/groups/{row.group_id}/chart/?" + urlencode(
+                {"since": (now - timedelta(minutes=24 * 60 - 1)).isoformat()}  # the seeded day, to the minute
+            )
+            chart_ms = []
+            for _ in range(options.runs):
+                started = time.perf_counter()
+                connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+                response = connection.getresponse()
+                payload = response.read()
+                chart_ms.append((time.perf_counter() - started) * 1000)
+                assert response.status == 200, payload[:300]
+        finally:
+            server.terminate()
+            server.wait(30)
+        body = json.loads(payload)
         assert body["resolution"] == "1m"
         assert len(body["times"]) == 24 * 60, len(body["times"])
-        chart_ms.sort()
-        chart_cpu_ms = []
-        for _ in range(options.runs):
-            started = time.process_time()
-            client.get(url, {"since": since})
-            chart_cpu_ms.append((time.process_time() - started) * 1000)
+        # The first request also pays for the worker's first URL resolution, imports and cold caches.
+        chart_first_ms, chart_ms = chart_ms[0], sorted(chart_ms[1:])
         print(
             json.dumps(
                 {
@@ -224,9 +247,11 @@ def main() -> None:
                     "partitions_with_lag_seconds": timed_lag,
                     "chart_24h_points": len(body["times"]),
                     "chart_24h_series": len(body["partitions"]),
+                    "chart_24h_first_ms": round(chart_first_ms, 1),
                     "chart_24h_p50_ms": round(statistics.median(chart_ms), 1),
+                    "chart_24h_p90_ms": round(chart_ms[int(len(chart_ms) * 0.9)], 1),
                     "chart_24h_max_ms": round(chart_ms[-1], 1),
-                    "chart_24h_cpu_p50_ms": round(statistics.median(chart_cpu_ms), 1),
+                    "chart_24h_bytes": len(payload),
                 }
             )
         )
