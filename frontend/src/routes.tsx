@@ -5,13 +5,12 @@ import { sessionQueryOptions } from "./api/hooks/session";
 import { safeNextPath } from "./auth/nextPath";
 import { LoadingState } from "./components/states";
 import { AppLayout } from "./layout/AppLayout";
-import { NAV_ITEMS } from "./layout/navigation";
+import { NAV_ITEMS, type NavPath } from "./layout/navigation";
 import { NotFoundPage } from "./pages/NotFoundPage";
-import { NotYetAvailablePage } from "./pages/NotYetAvailablePage";
 import { RouteErrorPage } from "./pages/RouteErrorPage";
 
-/** Sections that have a real page; the rest of NAV_ITEMS show a placeholder. */
-const PAGES: Record<string, RouteObject["lazy"]> = {
+/** The page of every sidebar section; a NAV_ITEMS entry without one here does not type-check. */
+const PAGES: Record<NavPath, NonNullable<RouteObject["lazy"]>> = {
   "/": async () => ({ Component: (await import("./pages/OverviewPage")).OverviewPage }),
   "/teams": async () => ({ Component: (await import("./pages/TeamsPage")).TeamsPage }),
   "/service-accounts": async () => ({
@@ -66,9 +65,8 @@ export function buildRoutes(queryClient: QueryClient): RouteObject[] {
   const loadSession = () => queryClient.ensureQueryData(sessionQueryOptions()).catch(() => null);
 
   const sections: RouteObject[] = NAV_ITEMS.map((item) => {
-    const lazy = PAGES[item.path];
     const location = item.path === "/" ? { index: true as const } : { path: item.path.slice(1) };
-    return lazy ? { ...location, lazy } : { ...location, element: <NotYetAvailablePage title={item.label} /> };
+    return { ...location, lazy: PAGES[item.path] };
   });
 
   return [

@@ -4,7 +4,7 @@ export interface NavItem {
 }
 
 /** The sidebar, in order. Each entry has a route of the same path. */
-export const NAV_ITEMS: readonly NavItem[] = [
+export const NAV_ITEMS = [
   { path: "/", label: "Overview" },
   { path: "/clusters", label: "Clusters" },
   { path: "/topics", label: "Topics" },
@@ -18,4 +18,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { path: "/alerts", label: "Alerts" },
   { path: "/audit", label: "Audit log" },
   { path: "/settings", label: "Settings" },
-];
+] as const satisfies readonly NavItem[];
+
+/** The path of a sidebar entry; routes.tsx maps every one to its page. */
+export type NavPath = (typeof NAV_ITEMS)[number]["path"];

@@ -23,14 +23,15 @@ export const signedOut: Session = { authenticated: false, user: null };
 
 /**
  * Replaces the global fetch with one that answers from `handlers`, keyed by
- * "METHOD /path/". A request nobody expected fails the test instead of
- * hanging. Returns the spy so tests can inspect the requests sent.
+ * "METHOD /path/". A request nobody expected goes to `fallback`, or without
+ * one fails the test instead of hanging. Returns the spy so tests can inspect
+ * the requests sent.
  */
-export function stubFetch(handlers: Record<string, Handler>) {
+export function stubFetch(handlers: Record<string, Handler>, fallback?: Handler) {
   const spy = vi.fn(async (input: RequestInfo | URL): Promise<Response> => {
     const request = input instanceof Request ? input : new Request(input);
     const key = `${request.method} ${new URL(request.url).pathname}`;
-    const handler = handlers[key];
+    const handler = handlers[key] ?? fallback;
     if (!handler) throw new Error(`Unexpected request in test: ${key}`);
     const answer = typeof handler === "function" ? await handler(request) : handler;
     if (answer.status === 204) return new Response(null, { status: 204 });
