@@ -5,10 +5,12 @@ test's PostgreSQL database: one caches, the other (or the test process) writes."
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,3 +154,35 @@ def test_a_key_revoked_by_another_process_is_refused_on_the_next_request(servers
     api_key = ApiKey.objects.get(key_id=shared_registry.team_a_developer.split(":")[0])
     accounts.revoke_api_key(actor=SYSTEM, api_key=api_key)
     assert reader.call("GET", "/subjects") == (401, {"error_code": 401, "message": "Unauthorized"})
+
+
+def test_chunked_bodies_are_sized_before_the_registry_and_refused_over_its_limit(servers) -> None:
+    """The real web server hands chunked bodies over without a Content-Length; the registry's size limit
+    must still hold for them, and a refused one must not stop the server."""
+    writer, _reader = servers
+    url = urllib.parse.urlsplit(writer.base)
+
+    def chunked_post(path: str, chunks: list[bytes]) -> tuple[int, object]:
+        connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        try:
+            connection.request(
+                "POST",
+                url.path + path,
+                body=iter(chunks),
+                headers={"Authorization": writer.authorization, "Content-Type": CONTENT_TYPE},
+                encode_chunked=True,
+            )
+            response = connection.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            connection.close()
+
+    body = json.dumps({"schema": ORDER}).encode()
+    status, registered = chunked_post(f"/subjects/{SUBJECT}/versions", [body[:10], body[10:]])
+    assert status == 200, registered
+    five_mebibytes = [b" " * (1 << 20)] * 5
+    assert chunked_post(f"/subjects/{SUBJECT}/versions", [body[:-1], *five_mebibytes, b"}"]) == (
+        413,
+        {"error_code": 413, "message": f"Request body is larger than {4 * 1024 * 1024} bytes"},
+    )
+    assert writer.lookup(ORDER)[1]["id"] == registered["id"]
