@@ -28,6 +28,7 @@ from controlplane.tenancy.models import Team
 from controlplane.topics import services as topics
 from controlplane.topics.models import Topic
 from tests.e2e.conftest import screenshot
+from tests.e2e.measurements import SEARCH_AND_MEASURE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -181,25 +182,6 @@ def test_an_avro_message_is_shown_decoded(page: Page, live_server, payments: Pay
     expect(messages.get_by_title("Not valid UTF-8: shown as base64")).to_be_visible()
     screenshot(page, "message-browser-avro")
     assert page.problems.messages == []
-
-
-SEARCH_AND_MEASURE = """
-async (term) => {
-  const input = document.querySelector('input[type="search"]');
-  const count = document.querySelector('[data-testid="topic-count"]');
-  const setValue = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
-  const started = performance.now();
-  setValue.call(input, term);
-  input.dispatchEvent(new Event("input", { bubbles: true }));
-  await new Promise((resolve) => {
-    const check = () => (count.textContent.startsWith("1 of") ? resolve() : requestAnimationFrame(check));
-    check();
-  });
-  // Until the frame with the filtered table is painted.
-  await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-  return performance.now() - started;
-}
-"""
 
 
 def test_two_thousand_topics_are_listed_and_a_search_renders_within_100_ms(
