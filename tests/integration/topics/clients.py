@@ -5,13 +5,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 
 def produce_one(producer: Producer, topic: str, value: bytes = b"hello", **kwargs: Any) -> KafkaError | None:
-    """Produces one record and waits for its delivery report: None when acknowledged, else the error."""
+    """Produces one record and waits for its delivery report: None when acknowledged, else the error.
+
+    librdkafka refuses the record at once, without a delivery report, when its metadata already says the topic
+    is not authorized or does not exist; that refusal is the outcome too."""
     outcome: list[KafkaError | None] = []
-    producer.produce(topic, value, on_delivery=lambda error, _message: outcome.append(error), **kwargs)
+    try:
+        producer.produce(topic, value, on_delivery=lambda error, _message: outcome.append(error), **kwargs)
+    except KafkaException as refused:
+        return refused.args[0]
     producer.flush(15)
     assert outcome, "no delivery report"
     return outcome[0]
