@@ -25,8 +25,15 @@ CLUSTER_TRANSITIONS: dict[str, frozenset[str]] = {
     ClusterStatus.REQUESTED: frozenset(
         {ClusterStatus.PROVISIONING, ClusterStatus.FAILED, ClusterStatus.DELETING}
     ),
+    # Degraded: the brokers came up and registered but some partitions were still catching up at the end.
     ClusterStatus.PROVISIONING: frozenset(
-        {ClusterStatus.RUNNING, ClusterStatus.FAILED, ClusterStatus.STOPPED, ClusterStatus.DELETING}
+        {
+            ClusterStatus.RUNNING,
+            ClusterStatus.DEGRADED,
+            ClusterStatus.FAILED,
+            ClusterStatus.STOPPED,
+            ClusterStatus.DELETING,
+        }
     ),
     ClusterStatus.RUNNING: frozenset({ClusterStatus.DEGRADED, ClusterStatus.STOPPED, ClusterStatus.DELETING}),
     ClusterStatus.DEGRADED: frozenset(

@@ -576,12 +576,19 @@ def check_cluster_health(*, cluster: Cluster) -> Cluster:
     return cluster
 
 
-def observe_cluster(cluster: Cluster, *, dead_node_ids: set[int] | frozenset[int] = frozenset()) -> None:
+def observe_cluster(
+    cluster: Cluster,
+    *,
+    dead_node_ids: set[int] | frozenset[int] = frozenset(),
+    description: ClusterDescription | None = None,
+) -> None:
     """Stores what the cluster reports about itself and sets running or degraded from it: degraded while a
-    broker is missing or any partition is under-replicated or offline."""
+    broker is missing or any partition is under-replicated or offline. `description` is a Metadata answer the
+    caller already has (asking again could reach a broker whose view is a moment behind)."""
     expected = cluster.brokers.count() if cluster.provider == Provider.LOCAL else None
     try:
-        description = describe_cluster(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
+        if description is None:
+            description = describe_cluster(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
     except KafkaGatewayError as error:
         cluster.health = _unreachable_health(cluster, error)
         cluster.health_checked_at = timezone.now()

@@ -22,7 +22,7 @@ from controlplane.clusters.provisioners.local import controller_ids
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka import gateway
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import describe_cluster
+from controlplane.kafka.gateway import ClusterDescription, describe_cluster
 
 logger = logging.getLogger(__name__)
 
@@ -240,10 +240,13 @@ def _wait_for_brokers(cluster: Cluster, brokers: list[Broker], progress: Operati
 
 def _verify(cluster: Cluster, progress: OperationLog) -> None:
     """Waits until the cluster's Metadata lists every broker: in a replicated cluster each has then
-    registered with the controller and been unfenced."""
+    registered with the controller and been unfenced. Then, for as long as the same deadline allows, until
+    no partition is under-replicated or offline (replicas of a restarted broker catching up); a cluster
+    still short of that when the time is up is degraded, which the health checks take from there."""
     expected = set(cluster.brokers.values_list("node_id", flat=True))
     deadline = time.monotonic() + REGISTRATION_TIMEOUT_SECONDS
     reported: set[int] = set()
+    listed: ClusterDescription | None = None
     while True:
         try:
             description = describe_cluster(
@@ -251,21 +254,27 @@ def _verify(cluster: Cluster, progress: OperationLog) -> None:
             )
             seen = {node.node_id for node in description.brokers}
         except KafkaGatewayError:
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline and listed is None:
                 raise
-            seen = set()
+            description, seen = None, set()
         for node_id in sorted((seen & expected) - reported):
             progress.line(f"broker {node_id}: registered and listed in Metadata")
         reported |= seen & expected
-        if expected <= seen:
-            break
+        if description is not None and expected <= seen:
+            listed = description
+            if not description.under_replicated_partitions and not description.offline_partitions:
+                break
         if time.monotonic() > deadline:
-            raise ProvisioningFailed(f"Metadata lists brokers {sorted(seen)}, expected {sorted(expected)}.")
+            if listed is None:
+                raise ProvisioningFailed(
+                    f"Metadata lists brokers {sorted(seen)}, expected {sorted(expected)}."
+                )
+            break
         time.sleep(0.25)
     progress.line(
-        f"cluster {description.cluster_id}: {len(seen)} broker(s), controller {description.controller_id}"
+        f"cluster {listed.cluster_id}: {len(expected)} broker(s), controller {listed.controller_id}"
     )
-    services.observe_cluster(cluster)
+    services.observe_cluster(cluster, description=listed)
 
 
 def _restart_brokers(cluster: Cluster, progress: OperationLog) -> None:

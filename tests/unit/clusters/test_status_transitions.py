@@ -13,6 +13,7 @@ from controlplane.clusters.choices import (
     [
         (ClusterStatus.REQUESTED, ClusterStatus.PROVISIONING),
         (ClusterStatus.PROVISIONING, ClusterStatus.RUNNING),
+        (ClusterStatus.PROVISIONING, ClusterStatus.DEGRADED),
         (ClusterStatus.RUNNING, ClusterStatus.DEGRADED),
         (ClusterStatus.DEGRADED, ClusterStatus.RUNNING),
         (ClusterStatus.RUNNING, ClusterStatus.STOPPED),
