@@ -1,10 +1,15 @@
 """One JSON error shape for every API response: {"error": {"code", "message", "details"}}."""
 
+import logging
 from typing import Any
 
+import redis
 from django.http import Http404
+from kombu.exceptions import OperationalError as TaskQueueUnreachable
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
 
 
 class ServiceError(exceptions.APIException):
@@ -41,6 +46,8 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
     # Imported here: rest_framework.views loads the authentication classes, which raise these errors.
     from rest_framework.views import exception_handler
 
+    if isinstance(exc, redis.RedisError | TaskQueueUnreachable):
+        return _backing_store_unavailable(exc)
     response = exception_handler(exc, context)
     if response is None:
         return None  # unexpected errors become a 500 and are logged by Django
@@ -61,3 +68,14 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
     if response.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
         response.data["error"]["details"] = {"retry_after_seconds": getattr(exc, "wait", None)}
     return response
+
+
+def _backing_store_unavailable(exc: Exception) -> Response:
+    """Redis (lag history, the task queue) being down is an outage of ours, not a bug in the request: a 503
+    the console can show and a client can retry, instead of a 500 with a traceback."""
+    logger.warning("Redis unreachable while answering a request: %s: %s", type(exc).__name__, exc)
+    body = error_body(
+        "service_unavailable",
+        "A backing service (Redis: lag history and the task queue) is unreachable; retry shortly.",
+    )
+    return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})

@@ -9,6 +9,7 @@ from itertools import pairwise
 import pytest
 
 from controlplane.tenancy import services as tenancy
+from tests.fixtures.servers import free_port
 from tests.integration.lag.conftest import PRODUCE_PER_SECOND, SYSTEM, LagWorld
 from tests.integration.topics.world import api_client
 
@@ -50,3 +51,17 @@ def test_the_endpoint_reports_the_produced_rate_from_the_samplers_log_end_points
 
     _stranger_user, stranger = api_client(f"sam-{world.topic}")
     assert stranger.get(f"/api/v1/clusters/{world.cluster.id}/throughput/").status_code == 404
+
+
+def test_the_endpoint_answers_503_while_redis_is_down(lag_world: LagWorld, settings) -> None:
+    user, org_admin = api_client(f"otto-{lag_world.topic}")
+    tenancy.add_org_member(
+        actor=SYSTEM, organization=lag_world.cluster.organization, user=user, is_org_admin=True
+    )
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+
+    response = org_admin.get(f"/api/v1/clusters/{lag_world.cluster.id}/throughput/")
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json()["error"]["code"] == "service_unavailable"

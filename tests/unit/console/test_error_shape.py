@@ -1,4 +1,6 @@
+import redis
 from django.http import Http404
+from kombu.exceptions import OperationalError
 from rest_framework import exceptions
 
 from controlplane.core.api.errors import error_response_handler
@@ -35,3 +37,19 @@ def test_it_keeps_the_throttle_wait_in_the_details() -> None:
 
 def test_it_leaves_unexpected_errors_to_django() -> None:
     assert error_response_handler(RuntimeError("boom"), {}) is None
+
+
+def test_an_unreachable_redis_is_a_503_not_a_500() -> None:
+    response = error_response_handler(redis.ConnectionError("Error 111 connecting to 127.0.0.1:6390."), {})
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.data["error"]["code"] == "service_unavailable"
+    assert "Redis" in response.data["error"]["message"]
+
+
+def test_an_unreachable_task_queue_is_a_503() -> None:
+    response = error_response_handler(OperationalError("Error 111 connecting to 127.0.0.1:6390."), {})
+
+    assert response.status_code == 503
+    assert response.data["error"]["code"] == "service_unavailable"
