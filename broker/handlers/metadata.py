@@ -28,10 +28,15 @@ def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
     replication = ctx.broker.replication
     if replication is None:
         return [local]
-    entries = {ctx.broker.node_id: local}
+    # Only unfenced brokers, this one included, as in Kafka: a broker that serves before the controller
+    # has unfenced it must not make a client (or the control plane) count it as available yet.
+    entries = {}
     for broker in replication.live_brokers():
+        if broker.broker_id == ctx.broker.node_id:
+            entries[broker.broker_id] = local
+            continue
         endpoint = replication.endpoint(broker.broker_id, ctx.listener_name)
-        if endpoint is not None and broker.broker_id != ctx.broker.node_id:
+        if endpoint is not None:
             entries[broker.broker_id] = {
                 "node_id": broker.broker_id,
                 "host": endpoint.host,
