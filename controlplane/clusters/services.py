@@ -523,9 +523,9 @@ def read_broker_configs(*, cluster: Cluster) -> tuple[dict[int, dict[str, dict]]
     if not node_ids or cluster.status not in (*WATCHED_STATUSES, ClusterStatus.PROVISIONING):
         return {}, ""
     try:
-        configs = describe_broker_configs(
-            connection_for(cluster), node_ids, timeout_seconds=PROBE_TIMEOUT_SECONDS
-        )
+        # The gateway's default timeout, not the health probe's 3 s: each broker is asked on its own
+        # connection, and a busy machine can take longer than that to open one to a just-started broker.
+        configs = describe_broker_configs(connection_for(cluster), node_ids)
     except KafkaGatewayError as error:
         return {}, str(error)
     return {
