@@ -10,6 +10,7 @@ import asyncio
 import datetime
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -379,6 +380,22 @@ def test_metadata_reports_leader_replicas_isr_and_offline_replicas(node: Node) -
     assert (list(partition.replica_nodes), list(partition.isr_nodes)) == ([1, 2, 3], [1, 2])
     assert list(partition.offline_replicas) == [3]
     assert response.topics[0].topic_id == static_topic_id(TOPIC)
+
+
+def test_metadata_leaves_out_this_broker_while_the_controller_has_it_fenced(node: Node) -> None:
+    from kio.schema.metadata.v12 import request as metadata_v12
+
+    # A broker serves as soon as its image holds its registration, before the controller unfences it;
+    # counting it then would let a client or the control plane expect replicas it cannot have yet.
+    fenced_self = replace(registration(1), fenced=True)
+    node.manager.on_image_loaded([], [fenced_self, registration(2), registration(3)])
+    request = metadata_v12.MetadataRequest(
+        topics=(), allow_auto_topic_creation=False, include_topic_authorized_operations=False
+    )
+    assert [b.node_id for b in node.send(request).brokers] == [2, 3]
+
+    node.manager.on_broker_changed(registration(1))
+    assert [b.node_id for b in node.send(request).brokers] == [1, 2, 3]
 
 
 def test_a_new_image_replaces_partitions_and_brokers_it_no_longer_lists(node: Node) -> None:
