@@ -154,6 +154,7 @@ class AckedProducer(threading.Thread):
         self.rate, self.value_size = rate, value_size
         self.records = ProducedRecords(name, partitions)
         self.ack_times: list[float] = []
+        self.ack_times_by_partition: dict[int, list[float]] = defaultdict(list)
         self.fatal: str | None = None
         self._stopping = threading.Event()
 
@@ -165,7 +166,9 @@ class AckedProducer(threading.Thread):
                 self.fatal = error.str()
             return
         self.records.acked[message.partition()].append((message.offset(), seq))
-        self.ack_times.append(time.monotonic())
+        acked_at = time.monotonic()
+        self.ack_times.append(acked_at)
+        self.ack_times_by_partition[message.partition()].append(acked_at)
 
     def run(self) -> None:
         records = self.records
@@ -196,6 +199,17 @@ class AckedProducer(threading.Thread):
         """The longest time without an acknowledgement after `since` (monotonic) while producing."""
         times = [since] + [t for t in self.ack_times if t >= since]
         return max((b - a for a, b in itertools.pairwise(times)), default=0.0)
+
+    def max_partition_stall_s(self, since: float, until: float) -> float:
+        """The longest time any one partition went without an acknowledgement between `since` and
+        `until` (monotonic): a failover stalls only the partitions whose leader moves, which the other
+        partitions' acknowledgements would hide from `max_stall_s`."""
+        longest = 0.0
+        for partition in range(self.records.partitions):
+            times = self.ack_times_by_partition.get(partition, [])
+            window = [since] + [t for t in times if since <= t <= until] + [until]
+            longest = max(longest, max(b - a for a, b in itertools.pairwise(window)))
+        return longest
 
 
 class WatchingConsumer(threading.Thread):

@@ -1,0 +1,176 @@
+"""Controller failover under load: take the active controller away and see what the new one decides.
+
+Shared by tests/integration/cluster/test_controller_failover.py (a few rounds) and
+`bench/cluster_failover.py` (many). A round kill -9s or SIGSTOPs one node while an idempotent acks=all
+producer (fault_checker.AckedProducer) writes to every partition, holds the fault long enough for the
+victim to be fenced, restores it, waits until every ISR is full again, and then reads what the controllers
+committed meanwhile straight from the metadata log (the `fetch_metadata` controller RPC): a fencing of any
+broker but the victim, or an ISR change that leaves out a broker other than the victim, is a failover
+that hurt a healthy broker. The round's stall is the longest time one partition went without an
+acknowledgement (fault_checker.AckedProducer.max_partition_stall_s).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.fixtures.cluster import ClusterNode, LocalCluster
+from tests.integration.cluster.fault_checker import AckedProducer, wait_for_isr
+from tests.integration.cluster.test_controller_quorum import rpc
+
+FAULTS = ("controller-kill9", "controller-pause", "broker-kill9", "broker-pause")
+HEAL_TIMEOUT_S = 60.0
+
+
+def _reachable_controllers(cluster: LocalCluster) -> list[ClusterNode]:
+    return [
+        node
+        for node in cluster.nodes.values()
+        if node.controller_port is not None and node.is_running and not node.paused
+    ]
+
+
+def active_controller(cluster: LocalCluster, timeout_s: float = 30.0) -> int:
+    """The node id of the active controller: the leader of the highest term a running controller reports."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        best: tuple[int, int] | None = None  # (term, leader)
+        for node in _reachable_controllers(cluster):
+            assert node.controller_port is not None
+            try:
+                quorum = rpc(node.controller_port, "describe_quorum", timeout=2.0)["result"]
+            except OSError:
+                continue
+            if quorum["leader_id"] is not None and (best is None or quorum["term"] > best[0]):
+                best = (quorum["term"], quorum["leader_id"])
+        if best is not None:
+            return best[1]
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no active controller within {timeout_s}s\n{cluster.log_tails()}")
+        time.sleep(0.1)
+
+
+def committed_offset(cluster: LocalCluster) -> int:
+    """The highest metadata offset a running controller has applied."""
+    offsets = []
+    for node in _reachable_controllers(cluster):
+        assert node.controller_port is not None
+        try:
+            offsets.append(
+                int(rpc(node.controller_port, "describe_quorum", timeout=2.0)["result"]["applied_offset"])
+            )
+        except OSError:
+            continue
+    if not offsets:
+        raise RuntimeError("no controller answered describe_quorum")
+    return max(offsets)
+
+
+def metadata_records_after(cluster: LocalCluster, offset: int) -> list[tuple[int, dict[str, Any]]]:
+    """(log index, record) of every record committed after `offset`, read from a running controller."""
+    node = _reachable_controllers(cluster)[0]
+    assert node.controller_port is not None
+    found: list[tuple[int, dict[str, Any]]] = []
+    after = offset
+    while True:
+        reply = rpc(node.controller_port, "fetch_metadata", {"after_offset": after, "max_wait_ms": 0})
+        result = reply["result"]
+        if "snapshot" in result:
+            raise RuntimeError(f"the metadata log after offset {offset} was compacted away; cannot audit it")
+        if not result["entries"]:
+            return found
+        for index, records in result["entries"]:
+            found.extend((index, record) for record in records)
+            after = index
+
+
+@dataclass
+class RoundResult:
+    fault: str
+    victim: int
+    was_controller: bool
+    stall_s: float
+    healthy_brokers_fenced: list[int] = field(default_factory=list)
+    isr_shrinks_of_healthy_brokers: list[tuple[str, int, list[int]]] = field(default_factory=list)
+    isr_restored: bool = True
+
+    @property
+    def hurt_healthy_brokers(self) -> bool:
+        return bool(self.healthy_brokers_fenced or self.isr_shrinks_of_healthy_brokers)
+
+    def describe(self) -> str:
+        victim = f"node {self.victim}{' (the active controller)' if self.was_controller else ''}"
+        text = f"{self.fault} of {victim}: longest partition stall {self.stall_s:.2f} s"
+        if self.healthy_brokers_fenced:
+            text += f", FENCED running brokers {self.healthy_brokers_fenced}"
+        if self.isr_shrinks_of_healthy_brokers:
+            text += f", {len(self.isr_shrinks_of_healthy_brokers)} ISR shrinks leaving out running brokers"
+        if not self.isr_restored:
+            text += ", ISR NOT restored"
+        return text
+
+
+def audit(
+    records: list[tuple[int, dict[str, Any]]], victim: int, brokers: set[int]
+) -> tuple[list[int], list]:
+    """Fencings of brokers other than `victim`, and ISR changes leaving out one of them (every partition
+    has a replica on each of `brokers`)."""
+    healthy = brokers - {victim}
+    fenced = [r["broker_id"] for _, r in records if r["type"] == "fence_broker" and r["broker_id"] in healthy]
+    shrinks = [
+        (r["topic_id"], r["partition"], r["isr"])
+        for _, r in records
+        if r["type"] in ("partition_change", "partition") and "isr" in r and not healthy <= set(r["isr"])
+    ]
+    return fenced, shrinks
+
+
+def run_round(
+    cluster: LocalCluster,
+    producer: AckedProducer,
+    topic: str,
+    fault: str,
+    *,
+    hold_s: float,
+    log: Callable[[str], None] = lambda line: None,
+) -> RoundResult:
+    """One fault (see FAULTS) with `hold_s` before the victim is restored; returns what it cost."""
+    if not wait_for_isr(cluster, topic, HEAL_TIMEOUT_S):
+        raise RuntimeError(f"{topic}: ISR not full before the round\n{cluster.log_tails()}")
+    controller = active_controller(cluster)
+    if fault.startswith("controller-"):
+        victim = controller
+    else:
+        victim = next(node.node_id for node in cluster.brokers if node.node_id != controller)
+    node = cluster.node(victim)
+    before = committed_offset(cluster)
+    started = time.monotonic()
+    log(f"{time.strftime('%H:%M:%S')} {fault} of node {victim} (active controller {controller})")
+    if fault.endswith("pause"):
+        node.pause()
+        time.sleep(hold_s)
+        node.resume()
+    else:
+        node.kill9()
+        time.sleep(hold_s)
+        node.start()
+    cluster.wait_ready(HEAL_TIMEOUT_S)
+    restored = wait_for_isr(cluster, topic, HEAL_TIMEOUT_S)
+    ended = time.monotonic()
+    fenced, shrinks = audit(
+        metadata_records_after(cluster, before), victim, {b.node_id for b in cluster.brokers}
+    )
+    result = RoundResult(
+        fault=fault,
+        victim=victim,
+        was_controller=victim == controller,
+        stall_s=producer.max_partition_stall_s(started, ended),
+        healthy_brokers_fenced=fenced,
+        isr_shrinks_of_healthy_brokers=shrinks,
+        isr_restored=restored,
+    )
+    log(result.describe())
+    return result
