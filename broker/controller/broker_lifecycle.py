@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Sequence
 
-from broker.controller.api import Endpoint, MetadataListener
+from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
 from broker.controller.client import ControllerClient, ControllerUnavailable, RpcChannel
 from broker.controller.image import MetadataImage, publish, publish_image
 from broker.raft.tasks import cancel_tasks
@@ -23,6 +23,11 @@ from broker.raft.wire import FrameError
 log = logging.getLogger("broker.controller.lifecycle")
 
 FETCH_WAIT_MS = 500
+# A fetch not answered this long after its wait is over goes to another controller.
+FETCH_SLACK_S = 1.0
+# After a failed heartbeat, the next one goes out this soon (the client has looked for the controller).
+HEARTBEAT_RETRY_S = 0.05
+MIN_HEARTBEAT_ATTEMPT_S = 0.25
 STALE_BROKER_EPOCH = 77
 BROKER_ID_NOT_REGISTERED = 102
 
@@ -87,12 +92,17 @@ class BrokerLifecycle:
 
     async def _heartbeat_loop(self) -> None:
         while not self._closing:
-            await self.heartbeat()
+            answered = await self.heartbeat()
             if self._registration_lost:
                 # The controller no longer knows this registration (it was replaced or removed).
                 self._registration_lost = False
                 self.incarnation_id = uuid.uuid4()
                 await self._register()
+            if answered is None:
+                # The controller moved or did not answer: the session runs on, so look for the new one
+                # right away instead of a whole interval later.
+                await asyncio.sleep(HEARTBEAT_RETRY_S)
+                continue
             await asyncio.sleep(self.heartbeat_interval_s)
 
     async def heartbeat(self) -> dict[str, object] | None:
@@ -104,8 +114,13 @@ class BrokerLifecycle:
             "want_shutdown": self._want_shutdown,
         }
         try:
+            # A controller that does not answer within an interval is given up for another voter
+            # (a paused one keeps its connections open and would hold the heartbeat to the end).
             reply = await self.client.call(
-                "broker_heartbeat", params, timeout_s=self.heartbeat_interval_s * 2
+                "broker_heartbeat",
+                params,
+                timeout_s=self.heartbeat_interval_s * 2,
+                attempt_timeout_s=max(self.heartbeat_interval_s, MIN_HEARTBEAT_ATTEMPT_S),
             )
         except ControllerUnavailable as exc:
             log.warning("broker %d heartbeat failed: %s", self.broker_id, exc)
@@ -123,24 +138,34 @@ class BrokerLifecycle:
         return dict(result)
 
     async def _follow_metadata(self) -> None:
+        """Long-poll the active controller (it knows of a commit first; any voter would do), and
+        learn from every reply who that is."""
         voters = sorted(self.client.voters)
         attempt = 0
+        source: int | None = None
         channel: RpcChannel | None = None
         while not self._closing:
-            if channel is None:
-                channel = self.client.channel(voters[attempt % len(voters)])
+            leader = self.client.leader_id
+            if channel is None or (leader is not None and leader != source):
+                if channel is not None:
+                    channel.close()
+                source = leader if leader is not None else voters[attempt % len(voters)]
+                channel = self.client.channel(source)
             try:
                 reply = await channel.call(
                     "fetch_metadata",
                     {"after_offset": self.image.offset, "max_wait_ms": FETCH_WAIT_MS},
-                    timeout_s=FETCH_WAIT_MS / 1000 + 2.0,
+                    timeout_s=FETCH_WAIT_MS / 1000 + FETCH_SLACK_S,
                 )
             except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
                 channel.close()
                 channel = None
+                if source is not None:
+                    self.client.active.lost(source)
                 attempt += 1
                 await asyncio.sleep(0.1)
                 continue
+            self.client.observe_reply(reply)
             self._apply_fetched(reply["result"])
 
     def _apply_fetched(self, result: dict[str, object]) -> None:
@@ -166,6 +191,11 @@ class BrokerLifecycle:
             for listener in self.listeners:
                 publish_image(self.image, listener)
         self._wake_offset_waiters()
+
+    def committed_assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
+        """The partition as this broker's image of the metadata log has it (None: unknown here)."""
+        found = self.image.topic_by_name(topic)
+        return None if found is None else found.partitions.get(partition)
 
     async def wait_for_offset(self, offset: int, timeout_s: float) -> bool:
         """Wait until this broker's image has applied `offset`; False if it has not in time."""

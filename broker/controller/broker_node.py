@@ -48,8 +48,11 @@ def cluster_id_for(config: BrokerConfig) -> str:
 class ClusterMembership:
     """What `join_cluster` started; the broker closes it before its logs."""
 
-    def __init__(self, lifecycle: BrokerLifecycle, manager: ReplicaManager, state: BrokerState) -> None:
+    def __init__(
+        self, lifecycle: BrokerLifecycle, manager: ReplicaManager, state: BrokerState, link: ControllerLink
+    ) -> None:
         self.lifecycle = lifecycle
+        self.link = link
         self.manager = manager
         self.state = state
 
@@ -63,6 +66,7 @@ class ClusterMembership:
             self.state.groups = None
         await self.lifecycle.close()
         await self.manager.close()
+        self.link.close()
 
 
 async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembership:
@@ -83,15 +87,18 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
         rack=config.get_str("broker.rack") or None,
         heartbeat_interval_s=config.get_int("broker.heartbeat.interval.ms") / 1000,
     )
-    link = ControllerLink(client, lifecycle, config.node_id)
+    # Kafka's separate controller channels: forwarded admin writes (a large topic creation may take
+    # seconds) and AlterPartition never delay heartbeats, nor each other; all follow one active controller.
+    link = ControllerLink(client.sibling(), lifecycle, config.node_id, alter_client=client.sibling())
     manager = ReplicaManager(state, ReplicationConfig.from_broker_config(state.config), alter_partition=link)
+    manager.committed_assignment = lifecycle.committed_assignment
     applier = ClusterMetadataApplier(state, lambda: lifecycle.image, [manager])
     lifecycle.listeners = [applier]
     state.metadata.cluster_id = cluster_id_for(config)
     state.replication = manager
     state.cluster = link
     state.topics.cluster = link
-    membership = ClusterMembership(lifecycle, manager, state)
+    membership = ClusterMembership(lifecycle, manager, state, link)
     try:
         await lifecycle.start()
         await lifecycle.caught_up.wait()

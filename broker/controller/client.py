@@ -1,7 +1,9 @@
 """Talking to the controller quorum from a broker (or a tool): RPCs that find the active controller.
 
 A write sent to a controller that is not active comes back NOT_CONTROLLER with the leader it
-knows of; the client follows the hint, or tries the next voter, until its deadline.
+knows of (and the Raft term it knows it in); the client follows the newest hint, or asks every
+voter at once who leads, until its deadline. A controller that does not answer is passed over
+for a while, so a paused or dead controller costs one attempt, not one per request.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ log = logging.getLogger("broker.controller.client")
 
 CONNECT_TIMEOUT_S = 1.0
 RETRY_DELAY_S = 0.1
+# How long asking every voter who leads may take (a paused voter never answers).
+DISCOVERY_TIMEOUT_S = 0.5
+# How long a controller that did not answer is passed over while others still name it as leader.
+SUSPECT_S = 3.0
+# AlterPartition may be repeated (a duplicate fails on its partition epoch and the leader takes the ISR
+# from its metadata image): a controller that does not answer in this time is given up for another.
+ALTER_PARTITION_ATTEMPT_S = 2.0
 
 
 class ControllerUnavailable(Exception):
@@ -56,12 +65,14 @@ class RpcChannel:
         self._ids = itertools.count(1)
 
     async def call(self, method: str, params: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
-        async with self._lock:
-            try:
-                return await asyncio.wait_for(self._exchange(method, params), timeout_s)
-            except BaseException:
-                self.close()  # a half-read reply would desynchronize the connection
-                raise
+        """Send one request and read its reply; `timeout_s` includes waiting for the channel."""
+        async with asyncio.timeout(timeout_s):
+            async with self._lock:
+                try:
+                    return await self._exchange(method, params)
+                except BaseException:
+                    self.close()  # a half-read reply would desynchronize the connection
+                    raise
 
     async def _exchange(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if self._writer is None:
@@ -85,6 +96,56 @@ class RpcChannel:
         self._reader = self._writer = None
 
 
+class ActiveController:
+    """Who this process believes the active controller is, shared by all its controller clients.
+
+    Hints come with the Raft term they were true in (controller replies carry `leader_id` and
+    `term`); an older term's hint never replaces a newer one. A controller that failed to answer is
+    suspected for a while: hints naming it in a term no newer than the failure are ignored, so a
+    broker does not keep returning to a paused or dead controller that peers still name as leader
+    until their election timeout.
+    """
+
+    def __init__(self) -> None:
+        self.leader_id: int | None = None
+        self.term = -1
+        self._suspected: dict[int, tuple[int, float]] = {}  # node -> (term, until)
+
+    def observe(self, leader_id: int | None, term: int | None) -> None:
+        """A reply said `leader_id` leads in `term` (None: no leader known there)."""
+        if term is None or term < self.term:
+            return
+        if term > self.term:
+            self.term, self.leader_id = term, None
+        if leader_id is not None and not self.suspected(leader_id, term):
+            self.leader_id = leader_id
+
+    def lost(self, node_id: int) -> None:
+        """`node_id` did not answer (refused, timed out, closed): stop sending to it."""
+        self._suspected[node_id] = (self.term, time.monotonic() + SUSPECT_S)
+        if self.leader_id == node_id:
+            self.leader_id = None
+
+    def alive(self, node_id: int) -> None:
+        """`node_id` answered: whatever it says, it is not a dead or paused controller."""
+        self._suspected.pop(node_id, None)
+
+    def not_active(self, node_id: int) -> None:
+        """`node_id` answered NOT_CONTROLLER without naming anyone else."""
+        if self.leader_id == node_id:
+            self.leader_id = None
+
+    def suspected(self, node_id: int, term: int) -> bool:
+        suspicion = self._suspected.get(node_id)
+        if suspicion is None:
+            return False
+        suspected_term, until = suspicion
+        if term > suspected_term or time.monotonic() > until:
+            del self._suspected[node_id]
+            return False
+        return True
+
+
 class ControllerClient:
     def __init__(
         self,
@@ -92,16 +153,34 @@ class ControllerClient:
         request_timeout_s: float = 5.0,
         *,
         ssl: SSLContext | None = None,
+        active: ActiveController | None = None,
     ) -> None:
-        """`ssl`: the client context of an SSL controller listener (see broker/controller/tls.py)."""
+        """`ssl`: the client context of an SSL controller listener (see broker/controller/tls.py);
+        `active`: shared with the process's other clients (see `sibling`)."""
         if not voters:
             raise ValueError("at least one controller is required")
         self.voters = dict(voters)
         self.request_timeout_s = request_timeout_s
         self.ssl = ssl
-        self.leader_id: int | None = None
+        self.active = active or ActiveController()
         self._channels = {i: self.channel(i) for i in self.voters}
-        self._rotation = itertools.cycle(sorted(self.voters))
+        # Discovery asks every voter at once on connections of its own, never queued behind a call.
+        self._probes = {i: self.channel(i) for i in self.voters}
+
+    def sibling(self, request_timeout_s: float | None = None) -> ControllerClient:
+        """A client with connections of its own that shares what this one knows about the active
+        controller: a slow request on one (a large topic creation) never delays another's requests
+        (heartbeats), and a controller change one of them notices redirects all of them."""
+        return ControllerClient(
+            self.voters,
+            self.request_timeout_s if request_timeout_s is None else request_timeout_s,
+            ssl=self.ssl,
+            active=self.active,
+        )
+
+    @property
+    def leader_id(self) -> int | None:
+        return self.active.leader_id
 
     def channel(self, node_id: int) -> RpcChannel:
         """A new connection (not yet opened) to one controller, secured like this client's."""
@@ -109,36 +188,86 @@ class ControllerClient:
         return RpcChannel(host, port, ssl=self.ssl)
 
     def close(self) -> None:
-        for channel in self._channels.values():
+        for channel in [*self._channels.values(), *self._probes.values()]:
             channel.close()
 
+    def observe_reply(self, reply: Mapping[str, Any]) -> None:
+        """Learn the leader from any controller's reply (the metadata follower's fetches too)."""
+        leader, term = reply.get("leader_id"), reply.get("term")
+        self.active.observe(
+            int(leader) if isinstance(leader, int) else None, int(term) if isinstance(term, int) else None
+        )
+
     async def call(
-        self, method: str, params: Mapping[str, Any], timeout_s: float | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        timeout_s: float | None = None,
+        *,
+        attempt_timeout_s: float | None = None,
     ) -> dict[str, Any]:
-        """Call the active controller; returns the reply (whose error_code may be non-zero)."""
+        """Call the active controller; returns the reply (whose error_code may be non-zero).
+
+        NOT_CONTROLLER, a refused or lost connection, or no answer within `attempt_timeout_s`
+        (only for requests that may be repeated: heartbeats, AlterPartition) sends the request to the
+        controller the replies name, or finds it by asking every voter, until `timeout_s` is up."""
         deadline = time.monotonic() + (timeout_s or self.request_timeout_s)
         last_problem = "no attempt"
-        while time.monotonic() < deadline:
-            target = self.leader_id if self.leader_id in self._channels else next(self._rotation)
-            assert target is not None
+        while (remaining := deadline - time.monotonic()) > 0:
+            target = self.active.leader_id
+            if target not in self._channels:
+                target = await self.discover(min(remaining, DISCOVERY_TIMEOUT_S))
+                if target is None:
+                    last_problem = "no controller is active"
+                    await asyncio.sleep(min(RETRY_DELAY_S, max(0.0, deadline - time.monotonic())))
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+            wait = remaining if attempt_timeout_s is None else min(remaining, attempt_timeout_s)
             try:
-                reply = await self._channels[target].call(
-                    method, params, max(0.05, deadline - time.monotonic())
-                )
+                reply = await self._channels[target].call(method, params, max(0.05, wait))
             except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError) as exc:
                 last_problem = f"controller {target}: {exc!r}"
-                self.leader_id = None
-                await asyncio.sleep(RETRY_DELAY_S)
+                self.active.lost(target)
                 continue
+            self.active.alive(target)
+            self.observe_reply(reply)
             if reply["error_code"] != ErrorCode.not_controller.value:
-                self.leader_id = target
                 return reply
-            hint = reply.get("leader_id")
-            self.leader_id = hint if hint != target else None
-            last_problem = f"controller {target} is not active (leader {hint})"
-            if self.leader_id is None:
-                await asyncio.sleep(RETRY_DELAY_S)
+            last_problem = f"controller {target} is not active (leader {reply.get('leader_id')})"
+            self.active.not_active(target)
+            if self.active.leader_id is None:
+                await asyncio.sleep(min(RETRY_DELAY_S, max(0.0, deadline - time.monotonic())))
         raise ControllerUnavailable(f"{method}: {last_problem}")
+
+    async def discover(self, timeout_s: float) -> int | None:
+        """Ask every voter who leads (in parallel, so a paused one costs nothing); the leader of the
+        newest term any of them reports, once a majority answered or `timeout_s` is up."""
+        majority = len(self.voters) // 2 + 1
+        asking = {
+            asyncio.ensure_future(probe.call("describe_quorum", {}, timeout_s)): node_id
+            for node_id, probe in self._probes.items()
+        }
+        answered = 0
+        try:
+            pending = set(asking)
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    if future.exception() is not None:
+                        continue
+                    reply = future.result()
+                    answered += 1
+                    self.active.alive(asking[future])
+                    quorum = reply.get("result") or {}
+                    self.active.observe(quorum.get("leader_id"), quorum.get("term"))
+                if answered >= majority and self.active.leader_id is not None:
+                    break
+        finally:
+            for future in asking:
+                future.cancel()
+        return self.active.leader_id
 
     async def call_node(
         self, node_id: int, method: str, params: Mapping[str, Any], timeout_s: float = 2.0
@@ -158,7 +287,7 @@ class ControllerClient:
             "new_isr": list(request.new_isr),
         }
         try:
-            reply = await self.call("alter_partition", params)
+            reply = await self.call("alter_partition", params, attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S)
         except ControllerUnavailable:
             return AlterPartitionResult(ErrorCode.not_controller.value)
         if reply["error_code"]:

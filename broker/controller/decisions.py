@@ -3,14 +3,15 @@
 No I/O and no waiting: every method validates against the committed `MetadataImage` and
 returns the records to append (or an error code). The caller proposes the records through
 Raft and answers the requester once they are committed. Heartbeat times live only here, on
-the active controller; a newly elected controller gives every broker a fresh session.
+the active controller; a newly elected controller gives every broker a fresh session (see
+`Decider._last_contact`).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kio.schema.errors import ErrorCode
@@ -79,20 +80,38 @@ class TopicRequest:
     assignments: tuple[tuple[int, ...], ...] = ()
 
 
-NEW_CONTROLLER_SESSION_SHARE = 0.5
-
-
 class Decider:
-    def __init__(self, settings: ControllerSettings, now: float) -> None:
+    def __init__(
+        self, settings: ControllerSettings, now: float, voter_contact: Mapping[int, float] | None = None
+    ) -> None:
+        """`voter_contact`: when this controller last heard from each other voter over Raft (kept up
+        to date by the caller)."""
         self.settings = settings
         self._last_heartbeat: dict[int, float] = {}
-        # A new active controller has heard from no broker yet. Live brokers find it within a heartbeat
-        # or two; one that died with the previous controller (a combined node killed) must not get a
-        # whole second session on top of the election, so the unheard get half a session.
-        self._active_since = now - settings.session_timeout_s * (1 - NEW_CONTROLLER_SESSION_SHARE)
+        self._active_since = now
+        self._voter_contact = voter_contact if voter_contact is not None else {}
 
     def _last_contact(self, broker_id: int) -> float:
-        return self._last_heartbeat.get(broker_id, self._active_since)
+        """A new active controller has heard from no broker yet. As in Kafka's KRaft, each gets a whole
+        session from the moment this controller became active to find it: a live broker may have been
+        waiting on the previous controller until then. Except a broker that shares its process with
+        another voter (a combined node has one id for both roles): that voter's Raft messages say when
+        the process was last alive, so a broker that died with the previous controller is fenced a
+        session after it died, as any dead broker is, not a session after the election."""
+        heard = self._last_heartbeat.get(broker_id)
+        if heard is not None:
+            return heard
+        process_alive = self._voter_contact.get(broker_id)
+        if process_alive is not None:
+            return min(self._active_since, process_alive)
+        return self._active_since
+
+    def touch(self, image: MetadataImage, broker_id: int, broker_epoch: int, now: float) -> None:
+        """A heartbeat of the current registration arrived (before it is decided on): the broker is
+        alive, however long the answer then waits for earlier writes."""
+        broker = image.brokers.get(broker_id)
+        if broker is not None and broker.epoch == broker_epoch:
+            self._last_heartbeat[broker_id] = max(now, self._last_heartbeat.get(broker_id, now))
 
     # --- brokers -----------------------------------------------------------------------------
 

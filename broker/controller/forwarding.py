@@ -43,12 +43,25 @@ class ControllerError(Exception):
 
 
 class ControllerLink:
-    def __init__(self, client: ControllerClient, lifecycle: BrokerLifecycle, node_id: int) -> None:
+    def __init__(
+        self,
+        client: ControllerClient,
+        lifecycle: BrokerLifecycle,
+        node_id: int,
+        *,
+        alter_client: ControllerClient | None = None,
+    ) -> None:
+        """`alter_client`: the connections AlterPartition goes over (default: `client`'s)."""
         self.client = client
+        self.alter_client = alter_client or client
         self.lifecycle = lifecycle
         self.node_id = node_id
         self._producer_ids: range = range(0)
         self._producer_id_lock = asyncio.Lock()
+
+    def close(self) -> None:
+        self.client.close()
+        self.alter_client.close()
 
     @property
     def image(self) -> MetadataImage:
@@ -83,7 +96,7 @@ class ControllerLink:
         epoch = self.broker_epoch
         if epoch is None:
             return AlterPartitionResult(ErrorCode.stale_broker_epoch.value)
-        return await self.client.alter_partition(dataclasses.replace(request, broker_epoch=epoch))
+        return await self.alter_client.alter_partition(dataclasses.replace(request, broker_epoch=epoch))
 
     # --- producer ids ----------------------------------------------------------------------
 

@@ -107,6 +107,9 @@ class ControllerServer:
         # (applied offset awaited, future) for readers of the image: no locks on the apply path.
         self._offset_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._decider: Decider | None = None
+        # When each other voter was last heard from over Raft: in a combined node that is its broker's
+        # process too, which tells a new active controller which broker died with the old one.
+        self._voter_contact: dict[int, float] = {}
         self._term_start_index = 0
         self._connections: set[asyncio.StreamWriter] = set()
         self._handler_tasks: set[asyncio.Task[Any]] = set()
@@ -213,7 +216,7 @@ class ControllerServer:
         node = self._node()
         was_active = self._decider is not None
         if node.is_leader and not was_active:
-            self._decider = Decider(self.config.settings, time.monotonic())
+            self._decider = Decider(self.config.settings, time.monotonic(), voter_contact=self._voter_contact)
             self._term_start_index = node.last_index  # the no-op entry of this term
             log.info("controller %d is the active controller for term %d", node.node_id, node.term)
         elif not node.is_leader and was_active:
@@ -361,6 +364,9 @@ class ControllerServer:
                 kind = frame.get("t")
                 if kind == "raft":
                     message = message_from_json(frame["m"])
+                    sender = frame.get("from")
+                    if isinstance(sender, int) and sender in self.config.voters:
+                        self._voter_contact[sender] = time.monotonic()
                     self._send(self._node().step(message, time.monotonic()))
                     self._after_raft_activity()
                 elif kind == "rpc":
@@ -399,6 +405,8 @@ class ControllerServer:
             reply["message"] = f"malformed request: {exc!r}"
         node = self._node()
         reply["leader_id"] = node.leader
+        # The term the hint is true in: a client never trades a newer term's leader for an older one's.
+        reply["term"] = node.term
         # A broker that forwarded an admin request waits for its own image to reach this offset,
         # so its next Metadata response already shows the change.
         reply["applied_offset"] = self.image.offset
@@ -477,6 +485,9 @@ class ControllerServer:
 
     async def _broker_heartbeat(self, params: dict[str, Any]) -> dict[str, Any]:
         broker_id = int(params["broker_id"])
+        if self._decider is not None:
+            # The broker reached us: that keeps its session even if the answer waits behind a long write.
+            self._decider.touch(self.image, broker_id, int(params["broker_epoch"]), time.monotonic())
         decision = await self.decide_and_commit(
             lambda d, image: d.heartbeat(
                 image,

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,8 @@ FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
 # The broker configs a cluster changes at runtime (AlterConfigs on a broker or the cluster default).
 DYNAMIC_BROKER_CONFIGS = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
 ALTER_PARTITION_RETRY_S = 1.0
+# How often a leader compares its ISR with the committed metadata (see reconcile_with_committed).
+ISR_RECONCILE_INTERVAL_S = 1.0
 
 
 def now_ms() -> int:
@@ -108,6 +110,8 @@ class ReplicaManager:
         # Dynamic broker configs by resource name (this broker's id, or "" for the cluster default).
         self.dynamic_configs: dict[str, dict[str, str]] = {}
         self.fetchers: FetcherPool | None = None
+        # The partition as the metadata log committed it (a cluster broker's image), for reconciling.
+        self.committed_assignment: Callable[[str, int], PartitionAssignment | None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._alter_tasks: set[asyncio.Task[None]] = set()
 
@@ -130,6 +134,13 @@ class ReplicaManager:
                 name="replication-isr-shrink",
             )
         )
+        if self.committed_assignment is not None:
+            self._tasks.append(
+                asyncio.create_task(
+                    self._every(ISR_RECONCILE_INTERVAL_S, self.reconcile_with_committed),
+                    name="replication-isr-reconcile",
+                )
+            )
         self._tasks.append(
             asyncio.create_task(
                 self._every(self.config.high_watermark_checkpoint_interval_ms / 1000, self.checkpoint),
@@ -489,6 +500,34 @@ class ReplicaManager:
                 )
                 self._propose_isr(replica, tuple(sorted(leader.isr - lagging)))
 
+    def reconcile_with_committed(self) -> None:
+        """A leader's ISR must not disagree with the committed metadata for long: where no
+        AlterPartition is in flight and the log holds a state at least as new as the leader's
+        (same leader epoch), the leader takes it. A lost or late answer, or a missed update, heals
+        within a second instead of leaving Metadata and the leader's view apart."""
+        assert self.committed_assignment is not None
+        for replica in list(self.replicas.values()):
+            if replica.leader is None or replica.alter_in_flight:
+                continue
+            committed = self.committed_assignment(*replica.key)
+            held = replica.assignment
+            if (
+                committed is None
+                or committed.leader_epoch != held.leader_epoch
+                or _older(committed, held)
+                or (committed == held and replica.leader.isr == frozenset(committed.isr))
+            ):
+                continue
+            if replica.leader.isr != frozenset(committed.isr):
+                log.warning(
+                    "ISR of %s-%d was %s here but %s in the metadata log (partition epoch %d): taking it",
+                    *replica.key,
+                    sorted(replica.leader.isr),
+                    list(committed.isr),
+                    committed.partition_epoch,
+                )
+            self.apply(committed)
+
     def _propose_isr(self, replica: Replica, new_isr: tuple[int, ...]) -> None:
         replica.alter_in_flight = True
         assert replica.leader is not None
@@ -531,8 +570,10 @@ class ReplicaManager:
         current = self.replicas.get(replica.key)
         if current is not replica or replica.leader is None:
             return
-        if accepted.leader_epoch != replica.assignment.leader_epoch:
-            return  # leadership moved meanwhile; the metadata update handles it
+        if accepted.leader_epoch != replica.assignment.leader_epoch or _older(accepted, replica.assignment):
+            # Leadership moved, or the metadata log already brought a newer state of the partition (a
+            # fencing's ISR change) while the answer was on its way: the answer must not undo it.
+            return
         self.assignments[replica.key] = accepted
         replica.assignment = accepted
         # The ISR change may have completed a reassignment (removed replicas are gone).

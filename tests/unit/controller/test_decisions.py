@@ -186,19 +186,50 @@ def test_a_broker_that_stops_heartbeating_is_fenced_after_its_session_timeout() 
     assert all(p.leader != 3 and 3 not in p.isr for p in image.partitions())
 
 
-def test_a_new_active_controller_fences_a_broker_it_never_hears_from_after_half_a_session() -> None:
+def test_a_new_active_controller_gives_every_broker_a_whole_session_to_find_it() -> None:
+    # Kafka's KRaft: brokers may still be waiting on the previous controller when this one becomes
+    # active; none is fenced before a whole session has passed since then.
     image, previous = cluster(3)
     commit(image, previous.create_topic(image, TopicRequest("orders", partitions=3)))
-    decider = Decider(SETTINGS, now=100.0)  # the controller changed; broker 3 died with the old one
-    for broker_id in (1, 2):
-        decider.heartbeat(
-            image, broker_id, image.brokers[broker_id].epoch, image.offset, False, False, now=101.0
-        )
-    assert decider.fence_expired_broker(image, now=102.9).records == []
-    commit(image, decider.fence_expired_broker(image, now=103.1))
+    decider = Decider(SETTINGS, now=100.0)
+    decider.heartbeat(image, 1, image.brokers[1].epoch, image.offset, False, False, now=101.0)
+    assert decider.fence_expired_broker(image, now=105.9).records == []
+    commit(image, decider.fence_expired_broker(image, now=106.1))
+    fenced = [b for b in image.brokers.values() if b.fenced]
+    assert len(fenced) == 1
+    assert fenced[0].broker_id in (2, 3)
+    decider.heartbeat(image, 1, image.brokers[1].epoch, image.offset, False, False, now=106.5)
+    commit(image, decider.fence_expired_broker(image, now=106.6))
+    assert {b.broker_id for b in image.brokers.values() if b.fenced} == {2, 3}
+
+
+def test_a_broker_that_died_with_its_controller_is_fenced_a_session_after_its_raft_went_quiet() -> None:
+    # Combined nodes: broker 3 shares its process with voter 3, the previous active controller, which
+    # this controller last heard from over Raft at 99.0. Voter 2 is alive (heard from just now).
+    image, previous = cluster(3)
+    commit(image, previous.create_topic(image, TopicRequest("orders", partitions=3)))
+    voter_contact = {2: 100.9, 3: 99.0}
+    decider = Decider(SETTINGS, now=100.5, voter_contact=voter_contact)
+    assert decider.fence_expired_broker(image, now=104.9).records == []
+    commit(image, decider.fence_expired_broker(image, now=105.1))
     assert image.brokers[3].fenced
+    assert all(p.leader != 3 and 3 not in p.isr for p in image.partitions())
+    # Broker 2 (its voter alive) and broker 1 (this controller's own) still have their whole session.
+    assert decider.fence_expired_broker(image, now=106.4).records == []
     assert not image.brokers[1].fenced
     assert not image.brokers[2].fenced
+
+
+def test_a_heartbeat_that_arrived_keeps_the_session_though_its_answer_waits() -> None:
+    image, _ = cluster(3)
+    decider = Decider(SETTINGS, now=100.0)
+    decider.touch(image, 2, image.brokers[2].epoch, now=105.0)
+    decider.touch(image, 3, image.brokers[3].epoch + 1, now=105.0)  # not its registration: ignored
+    for broker_id in (1, 3):
+        decider.heartbeat(image, broker_id, image.brokers[broker_id].epoch, image.offset, False, False, 108.0)
+    assert decider.fence_expired_broker(image, now=110.9).records == []
+    commit(image, decider.fence_expired_broker(image, now=111.1))
+    assert [b.broker_id for b in image.brokers.values() if b.fenced] == [2]
 
 
 def test_controlled_shutdown_moves_leadership_before_the_broker_may_stop() -> None:

@@ -411,3 +411,50 @@ def test_a_new_image_replaces_partitions_and_brokers_it_no_longer_lists(node: No
     assert node.manager.replicas == {}
     # Not served as a single-node topic either, although its registry entry and log remain here.
     assert produce_error(node.send(produce_request([b"x"], acks=1))) == ErrorCode.unknown_topic_or_partition
+
+
+class SlowAlterPartition:
+    """A controller whose AlterPartition answer arrives only when the test releases it."""
+
+    def __init__(self, manager: ReplicaManager) -> None:
+        self.accepting = StaticAlterPartition(manager)
+        self.release = asyncio.Event()
+
+    async def alter_partition(self, request: Any) -> Any:
+        result = await self.accepting.alter_partition(request)
+        await self.release.wait()
+        return result
+
+
+def test_a_late_alter_partition_answer_does_not_undo_a_newer_committed_isr(node: Node) -> None:
+    # The leader proposes 3 back into the ISR; before the answer arrives the metadata log brings a newer
+    # state of the partition (the controller fenced broker 2, same leader epoch). The answer is older.
+    node.manager.on_image_loaded([assignment(isr=(1, 2))], [])
+    slow = SlowAlterPartition(node.manager)
+    node.manager.alter_partition = slow
+    node.send(produce_request([b"a"], acks=1))
+    node.send(fetch_request(1, 3))
+    node.settle()
+    node.manager.on_partition_changed(None, assignment(isr=(1,), partition_epoch=2))
+    slow.release.set()
+    node.settle()
+    assert node.manager.isr_of(TOPIC, 0) == (1,)
+    assert node.manager.assignment(TOPIC, 0).partition_epoch == 2
+
+
+def test_a_leader_takes_the_committed_isr_where_its_own_disagrees(node: Node) -> None:
+    committed = {(TOPIC, 0): assignment(isr=(1, 2), partition_epoch=4)}
+    node.manager.committed_assignment = lambda topic, partition: committed.get((topic, partition))
+    # The leader's view is older than the log (its answer was lost, an update was missed).
+    node.manager.on_image_loaded([assignment(isr=(1, 2, 3), partition_epoch=3)], [])
+    node.manager.reconcile_with_committed()
+    assert node.manager.isr_of(TOPIC, 0) == (1, 2)
+    assert node.manager.assignment(TOPIC, 0).partition_epoch == 4
+    # An AlterPartition answer newer than this broker's image (the image catches up later) is kept.
+    node.manager.on_partition_changed(None, assignment(isr=(1, 2, 3), partition_epoch=5))
+    node.manager.reconcile_with_committed()
+    assert node.manager.isr_of(TOPIC, 0) == (1, 2, 3)
+    # Another leader epoch in the log is the metadata follower's business, not reconciliation's.
+    committed[(TOPIC, 0)] = assignment(leader=2, leader_epoch=1, isr=(2, 3), partition_epoch=6)
+    node.manager.reconcile_with_committed()
+    assert node.manager.leader_replica(TOPIC, 0)[1] == ErrorCode.none
