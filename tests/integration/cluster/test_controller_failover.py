@@ -9,12 +9,15 @@ session 2 s, election timeout 1 s): the ones users get.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from controlplane.clusters.provisioners.local import FAILOVER_TIMINGS
-from tests.fixtures.cluster import LocalCluster
-from tests.integration.cluster.controller_failover import run_round
+from tests.fixtures.cluster import ClusterNode, LocalCluster
+from tests.integration.cluster.controller_failover import active_controller, run_round
 from tests.integration.cluster.fault_checker import (
     AckedProducer,
     ConsumedRecords,
@@ -22,6 +25,7 @@ from tests.integration.cluster.fault_checker import (
     create_topic,
     read_everything,
 )
+from tests.integration.cluster.test_controller_quorum import rpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -64,3 +68,69 @@ def test_losing_the_active_controller_fences_no_running_broker(cluster_factory) 
     assert report.ok, summary
     assert undelivered == 0, summary
     assert max(r.stall_s for r in rounds) <= MAX_STALL_S, summary
+
+
+def committed_isrs(cluster: LocalCluster, topic: str) -> dict[int, list[int]]:
+    """partition -> ISR as the metadata log committed it, from a running controller's image."""
+    node = next(n for n in cluster.nodes.values() if n.is_running and not n.paused)
+    assert node.controller_port is not None
+    described = rpc(node.controller_port, "describe_cluster")["result"]
+    return {p["partition"]: sorted(p["isr"]) for p in described["partitions"] if p["topic"] == topic}
+
+
+def reported_isrs(cluster: LocalCluster, node: ClusterNode, topic: str) -> dict[int, list[int]] | str:
+    admin = AdminClient(cluster.client_config(**{"bootstrap.servers": node.bootstrap}))
+    try:
+        described = admin.list_topics(topic, timeout=2).topics[topic]
+    except KafkaException as error:
+        return str(error)
+    return {p: sorted(meta.isrs) for p, meta in described.partitions.items()}
+
+
+def test_leaders_send_alter_partition_to_the_new_controller_and_isrs_heal(cluster_factory) -> None:
+    cluster: LocalCluster = cluster_factory(3, properties=dict(FAILOVER_TIMINGS))
+    controller = active_controller(cluster)
+    leader, follower = (node_id for node_id in sorted(cluster.nodes) if node_id != controller)
+    topic, partitions = "isr-heal", 20
+    # Replicas only on the two brokers that are not the controller: the controller's node can stay paused
+    # while their ISRs must heal, so every AlterPartition has to find the new controller.
+    admin = AdminClient(cluster.client_config())
+    assignment = [[leader, follower] for _ in range(partitions)]
+    new_topic = NewTopic(
+        topic, num_partitions=partitions, replica_assignment=assignment, config={"min.insync.replicas": "1"}
+    )
+    admin.create_topics([new_topic], operation_timeout=20)[topic].result(timeout=30)
+    full = {p: sorted([leader, follower]) for p in range(partitions)}
+    assert wait_until(lambda: committed_isrs(cluster, topic) == full, 30)
+
+    cluster.node(follower).kill9()  # fenced a session later: out of every ISR
+    assert wait_until(lambda: committed_isrs(cluster, topic) == {p: [leader] for p in full}, 30)
+    cluster.node(controller).pause()  # the active controller hangs, its connections stay open
+    try:
+        restarted = time.monotonic()
+        cluster.node(follower).start()  # registers with the new controller, then catches up
+        healed = wait_until(
+            lambda: (
+                committed_isrs(cluster, topic) == full
+                and all(reported_isrs(cluster, cluster.node(n), topic) == full for n in (leader, follower))
+            ),
+            30,
+        )
+        elapsed = time.monotonic() - restarted
+        print(f"ISRs committed and reported full {elapsed:.2f} s after the follower restarted")
+        leader_log = cluster.node(leader).log_text()
+        assert healed, (committed_isrs(cluster, topic), reported_isrs(cluster, cluster.node(leader), topic))
+        assert elapsed < 10.0
+        assert active_controller(cluster) != controller
+        assert "refused with error 41" not in leader_log
+    finally:
+        cluster.node(controller).resume()
+
+
+def wait_until(condition, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
