@@ -85,6 +85,8 @@ class BrokerLifecycle:
             if reply["error_code"] == 0:
                 self.broker_epoch = int(reply["result"]["broker_epoch"])
                 log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
+                # The follower may have applied the registration before this answer arrived.
+                self._publish_once_caught_up()
                 return
             # DUPLICATE_BROKER_REGISTRATION: our previous life's session has not expired yet.
             log.info("broker %d registration refused (%s), retrying", self.broker_id, reply["message"])
@@ -182,6 +184,10 @@ class BrokerLifecycle:
             if delta and self.caught_up.is_set():
                 for listener in self.listeners:
                     publish(delta, listener)
+        self._publish_once_caught_up()
+        self._wake_offset_waiters()
+
+    def _publish_once_caught_up(self) -> None:
         if (
             not self.caught_up.is_set()
             and self.broker_epoch is not None
@@ -190,7 +196,6 @@ class BrokerLifecycle:
             self.caught_up.set()
             for listener in self.listeners:
                 publish_image(self.image, listener)
-        self._wake_offset_waiters()
 
     def committed_assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
         """The partition as this broker's image of the metadata log has it (None: unknown here)."""

@@ -9,6 +9,7 @@ for a while, so a paused or dead controller costs one attempt, not one per reque
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -110,6 +111,7 @@ class ActiveController:
         self.leader_id: int | None = None
         self.term = -1
         self._suspected: dict[int, tuple[int, float]] = {}  # node -> (term, until)
+        self._moved: asyncio.Event | None = None
 
     def observe(self, leader_id: int | None, term: int | None) -> None:
         """A reply said `leader_id` leads in `term` (None: no leader known there)."""
@@ -117,8 +119,18 @@ class ActiveController:
             return
         if term > self.term:
             self.term, self.leader_id = term, None
-        if leader_id is not None and not self.suspected(leader_id, term):
+        if leader_id is not None and not self.suspected(leader_id, term) and leader_id != self.leader_id:
             self.leader_id = leader_id
+            if self._moved is not None:
+                self._moved.set()
+                self._moved = None
+
+    def moved(self) -> asyncio.Event:
+        """Set when another controller becomes the one to send to (requests waiting on the previous
+        one are sent again there instead of waiting out their timeout)."""
+        if self._moved is None:
+            self._moved = asyncio.Event()
+        return self._moved
 
     def lost(self, node_id: int) -> None:
         """`node_id` did not answer (refused, timed out, closed): stop sending to it."""
@@ -226,10 +238,13 @@ class ControllerClient:
                     break
             wait = remaining if attempt_timeout_s is None else min(remaining, attempt_timeout_s)
             try:
-                reply = await self._channels[target].call(method, params, max(0.05, wait))
+                reply = await self._attempt(target, method, params, max(0.05, wait))
             except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError) as exc:
                 last_problem = f"controller {target}: {exc!r}"
                 self.active.lost(target)
+                continue
+            if reply is None:
+                last_problem = f"controller {target} was replaced by {self.active.leader_id}"
                 continue
             self.active.alive(target)
             self.observe_reply(reply)
@@ -240,6 +255,28 @@ class ControllerClient:
             if self.active.leader_id is None:
                 await asyncio.sleep(min(RETRY_DELAY_S, max(0.0, deadline - time.monotonic())))
         raise ControllerUnavailable(f"{method}: {last_problem}")
+
+    async def _attempt(
+        self, target: int, method: str, params: Mapping[str, Any], timeout_s: float
+    ) -> dict[str, Any] | None:
+        """One request to `target`; None when another controller took over while it waited (a hung
+        controller would otherwise hold every request queued on its connection to the end)."""
+        moved = self.active.moved()
+        request = asyncio.ensure_future(self._channels[target].call(method, params, timeout_s))
+        watching = asyncio.ensure_future(moved.wait())
+        try:
+            await asyncio.wait({request, watching}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            request.cancel()
+            raise
+        finally:
+            watching.cancel()
+        if request.done() or self.active.leader_id in (None, target):
+            return await request
+        request.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await request
+        return None
 
     async def discover(self, timeout_s: float) -> int | None:
         """Ask every voter who leads (in parallel, so a paused one costs nothing); the leader of the

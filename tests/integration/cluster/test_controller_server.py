@@ -256,3 +256,68 @@ def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) 
                     await broker.close()
 
     asyncio.run(scenario())
+
+
+@contextlib.asynccontextmanager
+async def hung_controller() -> AsyncIterator[tuple[str, int]]:
+    """A controller address that accepts connections and never answers (a SIGSTOPped process)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    try:
+        yield "127.0.0.1", server.sockets[0].getsockname()[1]
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+def test_requests_queued_on_a_hung_controller_move_to_the_new_one(tmp_path: Path) -> None:
+    # The broker still believes voter 9 is active; it hangs. Twenty AlterPartitions wait on its
+    # connection. The broker's heartbeats give up on it after one interval and find controller 1: every
+    # queued request goes there at once, instead of each waiting out its own timeout in turn.
+    async def scenario() -> None:
+        async with single_controller(tmp_path) as (server, admin), hung_controller() as hung:
+            voters = {**admin.voters, 9: hung}
+            broker = BrokerLifecycle(ControllerClient(admin.voters), 1, [], None, 0.2)
+            await broker.start()
+            await wait_for(lambda: not broker.fenced, 10, "the broker to be unfenced")
+            topic = {"name": "many", "partitions": 20, "replication_factor": 1}
+            assert (await admin.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+            await broker.close()
+
+            heartbeats = ControllerClient(voters)
+            heartbeats.active.observe(9, term=0)  # what it knew before the controller moved
+            lifecycle = BrokerLifecycle(heartbeats, 1, [], None, 0.2)
+            lifecycle.broker_epoch = server.image.brokers[1].epoch
+            alter = heartbeats.sibling()
+            requests = [
+                AlterPartitionRequest(
+                    1,
+                    lifecycle.broker_epoch,
+                    p.topic_id,
+                    p.partition,
+                    p.leader_epoch,
+                    p.partition_epoch,
+                    (1,),
+                )
+                for p in server.image.partitions()
+            ]
+            started = asyncio.get_running_loop().time()
+            beating = asyncio.create_task(lifecycle._heartbeat_loop())
+            try:
+                results = await asyncio.gather(*(alter.alter_partition(r) for r in requests))
+            finally:
+                beating.cancel()
+                alter.close()
+                heartbeats.close()
+            elapsed = asyncio.get_running_loop().time() - started
+            assert [r.error_code for r in results] == [0] * 20
+            assert elapsed < 2.0, elapsed
+            assert heartbeats.leader_id == 1
+
+    asyncio.run(scenario())
