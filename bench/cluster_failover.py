@@ -60,6 +60,7 @@ def distribution(results: list[RoundResult]) -> dict[str, object]:
         "stall_p99_s": round(percentile(stalls, 0.99), 2),
         "stall_max_s": round(stalls[-1], 2),
         "within_5s": sum(1 for s in stalls if s <= 5.0),
+        "rounds_whose_victim_led_partitions": sum(1 for r in results if r.partitions_led),
         "rounds_fencing_running_brokers": sum(1 for r in results if r.healthy_brokers_fenced),
         "rounds_shrinking_isr_of_running_brokers": sum(
             1 for r in results if r.isr_shrinks_of_healthy_brokers

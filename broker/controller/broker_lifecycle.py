@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 
 from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
-from broker.controller.client import ControllerClient, ControllerUnavailable, RpcChannel
+from broker.controller.client import ControllerClient, ControllerUnavailable
 from broker.controller.image import MetadataImage, publish, publish_image
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
@@ -141,34 +141,33 @@ class BrokerLifecycle:
 
     async def _follow_metadata(self) -> None:
         """Long-poll the active controller (it knows of a commit first; any voter would do), and
-        learn from every reply who that is."""
+        learn from every reply who that is. Its own connections: never queued behind a heartbeat."""
+        fetcher = self.client.sibling()
         voters = sorted(self.client.voters)
         attempt = 0
-        source: int | None = None
-        channel: RpcChannel | None = None
-        while not self._closing:
-            leader = self.client.leader_id
-            if channel is None or (leader is not None and leader != source):
-                if channel is not None:
-                    channel.close()
-                source = leader if leader is not None else voters[attempt % len(voters)]
-                channel = self.client.channel(source)
-            try:
-                reply = await channel.call(
-                    "fetch_metadata",
-                    {"after_offset": self.image.offset, "max_wait_ms": FETCH_WAIT_MS},
-                    timeout_s=FETCH_WAIT_MS / 1000 + FETCH_SLACK_S,
-                )
-            except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
-                channel.close()
-                channel = None
-                if source is not None:
-                    self.client.active.lost(source)
-                attempt += 1
-                await asyncio.sleep(0.1)
-                continue
-            self.client.observe_reply(reply)
-            self._apply_fetched(reply["result"])
+        try:
+            while not self._closing:
+                source = fetcher.leader_id
+                if source is None:
+                    source = voters[attempt % len(voters)]
+                try:
+                    reply = await fetcher.call_node_unless_moved(
+                        source,
+                        "fetch_metadata",
+                        {"after_offset": self.image.offset, "max_wait_ms": FETCH_WAIT_MS},
+                        timeout_s=FETCH_WAIT_MS / 1000 + FETCH_SLACK_S,
+                    )
+                except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
+                    fetcher.active.lost(source)
+                    attempt += 1
+                    await asyncio.sleep(0.1)
+                    continue
+                if reply is None:
+                    continue  # the process found another active controller: fetch from it
+                fetcher.observe_reply(reply)
+                self._apply_fetched(reply["result"])
+        finally:
+            fetcher.close()
 
     def _apply_fetched(self, result: dict[str, object]) -> None:
         snapshot = result.get("snapshot")

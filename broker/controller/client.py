@@ -54,6 +54,11 @@ def parse_voters(text: str) -> dict[int, tuple[str, int]]:
     return voters
 
 
+class ChannelBusy(TimeoutError):
+    """A request's time ran out while earlier requests on the same connection were still answered:
+    nothing is known about the controller from that."""
+
+
 class RpcChannel:
     """One connection to one controller; one request at a time."""
 
@@ -66,14 +71,26 @@ class RpcChannel:
         self._ids = itertools.count(1)
 
     async def call(self, method: str, params: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
-        """Send one request and read its reply; `timeout_s` includes waiting for the channel."""
-        async with asyncio.timeout(timeout_s):
-            async with self._lock:
-                try:
-                    return await self._exchange(method, params)
-                except BaseException:
-                    self.close()  # a half-read reply would desynchronize the connection
-                    raise
+        """Send one request and read its reply; `timeout_s` includes waiting for the channel
+        (ChannelBusy when it ran out before this request's turn came)."""
+        acquired = False
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self._lock.acquire()
+                acquired = True
+                return await self._exchange(method, params)
+        except TimeoutError:
+            if not acquired:
+                raise ChannelBusy(f"{method}: earlier requests still held the connection") from None
+            self.close()
+            raise
+        except BaseException:
+            if acquired:
+                self.close()  # a half-read reply would desynchronize the connection
+            raise
+        finally:
+            if acquired:
+                self._lock.release()
 
     async def _exchange(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if self._writer is None:
@@ -178,6 +195,7 @@ class ControllerClient:
         self._channels = {i: self.channel(i) for i in self.voters}
         # Discovery asks every voter at once on connections of its own, never queued behind a call.
         self._probes = {i: self.channel(i) for i in self.voters}
+        self._discovery: asyncio.Future[int | None] | None = None
 
     def sibling(self, request_timeout_s: float | None = None) -> ControllerClient:
         """A client with connections of its own that shares what this one knows about the active
@@ -200,6 +218,8 @@ class ControllerClient:
         return RpcChannel(host, port, ssl=self.ssl)
 
     def close(self) -> None:
+        if self._discovery is not None:
+            self._discovery.cancel()
         for channel in [*self._channels.values(), *self._probes.values()]:
             channel.close()
 
@@ -239,6 +259,9 @@ class ControllerClient:
             wait = remaining if attempt_timeout_s is None else min(remaining, attempt_timeout_s)
             try:
                 reply = await self._attempt(target, method, params, max(0.05, wait))
+            except ChannelBusy as exc:
+                last_problem = f"controller {target}: {exc}"
+                continue
             except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError) as exc:
                 last_problem = f"controller {target}: {exc!r}"
                 self.active.lost(target)
@@ -280,7 +303,13 @@ class ControllerClient:
 
     async def discover(self, timeout_s: float) -> int | None:
         """Ask every voter who leads (in parallel, so a paused one costs nothing); the leader of the
-        newest term any of them reports, once a majority answered or `timeout_s` is up."""
+        newest term any of them reports, once a majority answered or `timeout_s` is up. Requests
+        looking at the same time share one round of questions."""
+        if self._discovery is None or self._discovery.done():
+            self._discovery = asyncio.ensure_future(self._ask_every_voter(timeout_s))
+        return await asyncio.shield(self._discovery)
+
+    async def _ask_every_voter(self, timeout_s: float) -> int | None:
         majority = len(self.voters) // 2 + 1
         asking = {
             asyncio.ensure_future(probe.call("describe_quorum", {}, timeout_s)): node_id
@@ -303,7 +332,10 @@ class ControllerClient:
                     break
         finally:
             for future in asking:
-                future.cancel()
+                if not future.done():
+                    future.cancel()
+                elif not future.cancelled():
+                    future.exception()  # answered after the round ended: nothing more to learn
         return self.active.leader_id
 
     async def call_node(
@@ -311,6 +343,13 @@ class ControllerClient:
     ) -> dict[str, Any]:
         """Ask one particular controller (reads any controller can answer)."""
         return await self._channels[node_id].call(method, params, timeout_s)
+
+    async def call_node_unless_moved(
+        self, node_id: int, method: str, params: Mapping[str, Any], timeout_s: float
+    ) -> dict[str, Any] | None:
+        """Like `call_node`, but None as soon as another controller than `node_id` becomes the one
+        to ask (a long poll on a hung controller ends when the process finds the new one)."""
+        return await self._attempt(node_id, method, params, timeout_s)
 
     async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
         """`AlterPartitionSender` for partition leaders."""

@@ -13,12 +13,13 @@ acknowledgement (fault_checker.AckedProducer.max_partition_stall_s).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fixtures.cluster import ClusterNode, LocalCluster
-from tests.integration.cluster.fault_checker import AckedProducer, wait_for_isr
+from tests.integration.cluster.fault_checker import AckedProducer, partition_states, wait_for_isr
 from tests.integration.cluster.test_controller_quorum import rpc
 
 FAULTS = ("controller-kill9", "controller-pause", "broker-kill9", "broker-pause")
@@ -92,6 +93,7 @@ class RoundResult:
     fault: str
     victim: int
     was_controller: bool
+    partitions_led: int
     stall_s: float
     healthy_brokers_fenced: list[int] = field(default_factory=list)
     isr_shrinks_of_healthy_brokers: list[tuple[str, int, list[int]]] = field(default_factory=list)
@@ -102,7 +104,8 @@ class RoundResult:
         return bool(self.healthy_brokers_fenced or self.isr_shrinks_of_healthy_brokers)
 
     def describe(self) -> str:
-        victim = f"node {self.victim}{' (the active controller)' if self.was_controller else ''}"
+        role = "the active controller, " if self.was_controller else ""
+        victim = f"node {self.victim} ({role}leading {self.partitions_led} partitions)"
         text = f"{self.fault} of {victim}: longest partition stall {self.stall_s:.2f} s"
         if self.healthy_brokers_fenced:
             text += f", FENCED running brokers {self.healthy_brokers_fenced}"
@@ -141,10 +144,13 @@ def run_round(
     if not wait_for_isr(cluster, topic, HEAL_TIMEOUT_S):
         raise RuntimeError(f"{topic}: ISR not full before the round\n{cluster.log_tails()}")
     controller = active_controller(cluster)
+    led = Counter(leader for leader, _, _ in partition_states(cluster, topic).values())
     if fault.startswith("controller-"):
         victim = controller
     else:
-        victim = next(node.node_id for node in cluster.brokers if node.node_id != controller)
+        # The broker leading the most partitions: a failure that moves leaders, like most controller ones.
+        others = [node.node_id for node in cluster.brokers if node.node_id != controller]
+        victim = max(others, key=lambda node_id: (led[node_id], -node_id))
     node = cluster.node(victim)
     before = committed_offset(cluster)
     started = time.monotonic()
@@ -167,6 +173,7 @@ def run_round(
         fault=fault,
         victim=victim,
         was_controller=victim == controller,
+        partitions_led=led[victim],
         stall_s=producer.max_partition_stall_s(started, ended),
         healthy_brokers_fenced=fenced,
         isr_shrinks_of_healthy_brokers=shrinks,
