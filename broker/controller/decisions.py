@@ -82,14 +82,20 @@ class TopicRequest:
 
 class Decider:
     def __init__(
-        self, settings: ControllerSettings, now: float, voter_contact: Mapping[int, float] | None = None
+        self,
+        settings: ControllerSettings,
+        now: float,
+        voter_contact: Mapping[int, float] | None = None,
+        raft_round_s: float = 1.0,
     ) -> None:
         """`voter_contact`: when this controller last heard from each other voter over Raft (kept up
-        to date by the caller)."""
+        to date by the caller); `raft_round_s`: the time within which every live voter answers a new
+        leader (the election timeout: heartbeats go out ten times in it)."""
         self.settings = settings
         self._last_heartbeat: dict[int, float] = {}
         self._active_since = now
         self._voter_contact = voter_contact if voter_contact is not None else {}
+        self._raft_round_s = raft_round_s
 
     def _last_contact(self, broker_id: int) -> float:
         """A new active controller has heard from no broker yet. As in Kafka's KRaft, each gets a whole
@@ -97,13 +103,17 @@ class Decider:
         waiting on the previous controller until then. Except a broker that shares its process with
         another voter (a combined node has one id for both roles): that voter's Raft messages say when
         the process was last alive, so a broker that died with the previous controller is fenced a
-        session after it died, as any dead broker is, not a session after the election."""
+        session after it died, as any dead broker is, not a session after the election (nor before a
+        Raft round since the election)."""
         heard = self._last_heartbeat.get(broker_id)
         if heard is not None:
             return heard
         process_alive = self._voter_contact.get(broker_id)
         if process_alive is not None:
-            return min(self._active_since, process_alive)
+            # Followers do not talk to each other: a live voter's earlier silence says nothing until it
+            # has had a Raft round to answer this leader, so never fence before that round is over.
+            earliest = self._active_since + self._raft_round_s - self.settings.session_timeout_s
+            return min(self._active_since, max(process_alive, earliest))
         return self._active_since
 
     def touch(self, image: MetadataImage, broker_id: int, broker_epoch: int, now: float) -> None:

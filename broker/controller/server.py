@@ -216,7 +216,12 @@ class ControllerServer:
         node = self._node()
         was_active = self._decider is not None
         if node.is_leader and not was_active:
-            self._decider = Decider(self.config.settings, time.monotonic(), voter_contact=self._voter_contact)
+            self._decider = Decider(
+                self.config.settings,
+                time.monotonic(),
+                voter_contact=self._voter_contact,
+                raft_round_s=self.config.timings.election_timeout_s,
+            )
             self._term_start_index = node.last_index  # the no-op entry of this term
             log.info("controller %d is the active controller for term %d", node.node_id, node.term)
         elif not node.is_leader and was_active:

@@ -220,6 +220,17 @@ def test_a_broker_that_died_with_its_controller_is_fenced_a_session_after_its_ra
     assert not image.brokers[2].fenced
 
 
+def test_a_live_voter_silent_before_the_election_gets_a_raft_round_to_answer() -> None:
+    # Voter 2 followed the previous leader and last wrote to this node in an election long ago.
+    image, _ = cluster(3)
+    voter_contact = {2: 10.0}
+    decider = Decider(SETTINGS, now=100.0, voter_contact=voter_contact, raft_round_s=1.0)
+    assert decider.fence_expired_broker(image, now=100.9).records == []
+    voter_contact[2] = 100.1  # it answered the new leader's first appends
+    assert decider.fence_expired_broker(image, now=105.9).records == []
+    assert decider.fence_expired_broker(image, now=106.1).records != []
+
+
 def test_a_heartbeat_that_arrived_keeps_the_session_though_its_answer_waits() -> None:
     image, _ = cluster(3)
     decider = Decider(SETTINGS, now=100.0)
