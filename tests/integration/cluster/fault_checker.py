@@ -42,12 +42,15 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.fixtures.cluster import LocalCluster
 
 # Client settings a paused (SIGSTOPped) leader must not be able to stall beyond a few seconds: librdkafka
-# waits request.timeout.ms (30 s by default) for an answer from a broker whose socket stays open.
+# waits socket.timeout.ms (60 s by default) for an answer to a Produce request from a broker whose socket
+# stays open (request.timeout.ms is only the broker's acks timeout): without this, a paused leader stalled its
+# partitions for the whole pause (bench/cluster_failover.py --hold 9: 9.2-9.4 s), with 3 s for 3.9-5.0 s.
 PRODUCER_SETTINGS = {
     "acks": "all",
     "enable.idempotence": "true",
     "linger.ms": "5",
     "request.timeout.ms": "5000",
+    "socket.timeout.ms": "3000",
     "message.timeout.ms": "120000",
     "socket.keepalive.enable": "true",
 }
