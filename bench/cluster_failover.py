@@ -18,6 +18,16 @@ every ISR is full again), and from the metadata log whether any running broker w
 ISR. Prints each round and one JSON line: per fault kind p50/p90/p99/max stall, rounds within 5 s, rounds
 that hurt running brokers; then the loss check over everything acknowledged.
 Goal (issue 18): a controller failover stalls producers no longer than a broker failure does, p99 < 5 s.
+
+Measured on the shared 2-core box (load average 5.2-6.2 from the other sessions), 12 rounds of each, every
+victim leading 2-4 of the 6 partitions, 57,008 records acknowledged, 0 lost:
+- controller-kill9: stall p50 2.57 s, p90 2.96 s, max 3.01 s; broker-kill9: p50 2.17 s, p90 2.99 s, max 3.07 s.
+- controller-pause: p50 4.44 s, p90 4.71 s, max 5.00 s; broker-pause: p50 4.18 s, p90 4.74 s, max 5.04 s.
+- No running broker fenced, no ISR leaving out a running broker, in any of the 48 rounds.
+Before the fix (commit 5d0a2cd), 5 of 5 controller-pause rounds fenced one or two running brokers (the new
+controller's own included) and shrank 6-24 ISRs. A SIGSTOP stall is bounded by the producer's
+socket.timeout.ms (3 s in PRODUCER_SETTINGS): with librdkafka's default (60 s) a paused leader stalls its
+partitions for the whole pause, controller or not (`--hold 9`: 9.2-9.4 s for both kinds).
 """
 
 from __future__ import annotations
