@@ -286,6 +286,7 @@ class ControllerClient:
         controller would otherwise hold every request queued on its connection to the end)."""
         moved = self.active.moved()
         request = asyncio.ensure_future(self._channels[target].call(method, params, timeout_s))
+        request.add_done_callback(_consume_outcome)
         watching = asyncio.ensure_future(moved.wait())
         try:
             await asyncio.wait({request, watching}, return_when=asyncio.FIRST_COMPLETED)
@@ -315,6 +316,8 @@ class ControllerClient:
             asyncio.ensure_future(probe.call("describe_quorum", {}, timeout_s)): node_id
             for node_id, probe in self._probes.items()
         }
+        for future in asking:
+            future.add_done_callback(_consume_outcome)
         answered = 0
         try:
             pending = set(asking)
@@ -332,10 +335,7 @@ class ControllerClient:
                     break
         finally:
             for future in asking:
-                if not future.done():
-                    future.cancel()
-                elif not future.cancelled():
-                    future.exception()  # answered after the round ended: nothing more to learn
+                future.cancel()
         return self.active.leader_id
 
     async def call_node(
@@ -369,6 +369,13 @@ class ControllerClient:
         if reply["error_code"]:
             return AlterPartitionResult(reply["error_code"])
         return AlterPartitionResult(0, assignment_from_json(reply["result"]["assignment"]))
+
+
+def _consume_outcome(future: asyncio.Future[Any]) -> None:
+    """A request given up on (cancelled, or its answer no longer needed) may still end with an error:
+    it is expected, not "never retrieved" (3.11's wait_for can turn a cancellation into the error)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def assignment_from_json(data: Mapping[str, Any]) -> PartitionAssignment:
