@@ -216,6 +216,25 @@ def provisioner_for(cluster: Cluster) -> LocalProvisioner:
     return LocalProvisioner()
 
 
+def set_cluster_guardrails(
+    *, actor: Actor, cluster: Cluster, partition_replicas_per_broker: int | None
+) -> Cluster:
+    """Org admins set how many partition replicas each broker of the cluster may carry (None: the
+    default); topic requests beyond the cluster's budget are refused before they reach it."""
+    change = _cluster_change(
+        "cluster.set_guardrails",
+        cluster.organization,
+        before={"partition_replicas_per_broker": cluster.partition_replicas_per_broker},
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        cluster.partition_replicas_per_broker = partition_replicas_per_broker
+        cluster.save(update_fields=["partition_replicas_per_broker", "updated_at"])
+        change.after = {"partition_replicas_per_broker": partition_replicas_per_broker}
+    return cluster
+
+
 def set_cluster_status(cluster: Cluster, status: str, reason: str = "") -> None:
     """Moves a cluster along its lifecycle (choices.CLUSTER_TRANSITIONS) and records the change."""
     check_transition(cluster.status, status)
@@ -281,9 +300,13 @@ def enqueue_operation(operation_id: int) -> None:
 
 
 def active_operation(cluster: Cluster) -> Operation | None:
+    """The cluster's own running operation (provisioning, brokers); teams' changes to resources on it
+    (resource_type set) run beside those."""
     fresh_since = timezone.now() - OPERATION_STALE_AFTER
     return (
-        cluster.operations.filter(state__in=ACTIVE_OPERATION_STATES, created_at__gte=fresh_since)
+        cluster.operations.filter(
+            state__in=ACTIVE_OPERATION_STATES, created_at__gte=fresh_since, resource_type=""
+        )
         .order_by("-created_at")
         .first()
     )

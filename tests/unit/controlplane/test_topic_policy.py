@@ -54,7 +54,7 @@ def test_it_allows_only_the_listed_topic_configs() -> None:
     policy = TeamPolicy(allowed_topic_configs=["cleanup.policy"])
 
     assert _codes(policy=policy, configs={"cleanup.policy": "compact"}) == []
-    assert _codes(policy=policy, configs={"segment.bytes": "1024", "cleanup.policy": "delete"}) == [
+    assert _codes(policy=policy, configs={"segment.bytes": "1048576", "cleanup.policy": "delete"}) == [
         "config_not_allowed"
     ]
 
