@@ -44,7 +44,8 @@ def loads_bounded(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> Any:
 
 
 class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser with the nesting bound: a deep body is a 400 in the API's error shape."""
+    """DRF's JSON parser with the nesting bound: a deep body is a 400 in the API's error shape. (DRF hands
+    it `request.body`, whose size Django has already checked: a larger body is a 413, see errors.py.)"""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
         raw = stream.read() if stream is not None else b""

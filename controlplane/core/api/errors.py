@@ -4,6 +4,8 @@ import logging
 from typing import Any
 
 import redis
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import OperationalError as DatabaseUnavailable
 from django.http import Http404, HttpRequest, JsonResponse
 from kombu.exceptions import OperationalError as TaskQueueUnreachable
@@ -66,6 +68,10 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
         return _backing_store_unavailable(exc)
     if isinstance(exc, DatabaseUnavailable):
         return _database_unavailable(exc)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body = error_body("request_too_large", f"The request body is larger than {limit} bytes.")
+        return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     response = exception_handler(exc, context)
     if response is None:
         return _unexpected(exc)
