@@ -13,7 +13,12 @@ HTTP in each of three states:
 Prints one JSON line per state and call: p50/p99/max milliseconds, and the answers by status (201/204:
 confirmed within the request; 202: the operation confirms it later; anything else is counted too).
 
-Measured on the shared 2-core box (see the README's bench table for the latest numbers and load).
+Measured on the shared 2-core box, load average 6.7-6.9 (other sessions' test runs), 30 rounds, RF 2, 3 partitions:
+- healthy:     create p50 129 ms, p99 198 ms; delete p50 114 ms, p99 216 ms; all 201 / 204
+- broker_down: create p50 176 ms, p99 348 ms; delete p50 161 ms, p99 283 ms; all 201 / 204
+- broker_hung: create p50 218 ms, p99 2,312 ms; delete p50 205 ms, p99 642 ms; all 201 / 204
+  (a request whose client first picks the hung broker waits for its connection; none hit the 5 s timeout in
+  this run, in shorter runs one create did and was answered 202, then confirmed by its operation)
 """
 
 from __future__ import annotations
