@@ -10,11 +10,11 @@ from controlplane.acls.models import AccessGrant, AclBinding
 from controlplane.acls.templates import scope_problems, template_bindings
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.kafka import gateway
 from controlplane.kafka.gateway import Acl
-from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
@@ -73,6 +73,14 @@ def _in_use_elsewhere(cluster: Cluster, acl: Acl, excluding: list[int]) -> bool:
     )
 
 
+def _on_cluster(cluster: Cluster, acls: list[Acl]) -> bool:
+    return set(acls) <= set(gateway.describe_acls(connection_for(cluster)))
+
+
+def _gone_from_cluster(cluster: Cluster, acls: list[Acl]) -> bool:
+    return not set(acls) & set(gateway.describe_acls(connection_for(cluster)))
+
+
 def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Acl) -> AclBinding:
     """One binding. Without a team only an org admin may create it (it is then the organization's)."""
     change = _change(
@@ -90,7 +98,7 @@ def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Ac
             _require_team_scope(actor, cluster, team, [acl])
         if AclBinding.objects.filter(cluster=cluster, managed=True, **AclBinding.fields_of(acl)).exists():
             raise Conflict("This binding already exists.", code="duplicate")
-        with kafka_refusals():
+        with confirmed_change(lambda: _on_cluster(cluster, [acl])):
             gateway.create_acls(connection_for(cluster), [acl])
         binding = AclBinding.objects.create(
             cluster=cluster, team=team, managed=True, exists_on_cluster=True, **AclBinding.fields_of(acl)
@@ -113,7 +121,7 @@ def delete_binding(*, actor: Actor, binding: AclBinding) -> None:
         if binding.grant_id is not None:
             raise Conflict("This binding belongs to a grant; remove the grant instead.", code="part_of_grant")
         if not _in_use_elsewhere(binding.cluster, binding.acl, [binding.pk]):
-            with kafka_refusals():
+            with confirmed_change(lambda: _gone_from_cluster(binding.cluster, [binding.acl])):
                 gateway.delete_acls(connection_for(binding.cluster), [binding.acl])
         binding.delete()
 
@@ -144,7 +152,7 @@ def apply_template(
             group_prefix=group_prefix,
         )
         _require_team_scope(actor, cluster, team, acls)
-        with kafka_refusals():
+        with confirmed_change(lambda: _on_cluster(cluster, acls)):
             gateway.create_acls(connection_for(cluster), acls)
         grant = AccessGrant.objects.create(
             cluster=cluster,
@@ -178,7 +186,7 @@ def revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
         _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in bindings])
         ids = [b.pk for b in bindings]
         removable = [b.acl for b in bindings if not _in_use_elsewhere(grant.cluster, b.acl, ids)]
-        with kafka_refusals():
+        with confirmed_change(lambda: _gone_from_cluster(grant.cluster, removable)):
             gateway.delete_acls(connection_for(grant.cluster), removable)
         grant.delete()
 

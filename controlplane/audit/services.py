@@ -113,7 +113,8 @@ def audited_change(*, actor: Actor, change: Change) -> Iterator[Change]:
             yield change
             record_event(actor=actor, change=change, result=Result.SUCCESS)
     except ServiceError as refusal:
-        record_event(actor=actor, change=change, result=Result.FAILURE, reason=str(refusal.detail))
+        result = getattr(refusal, "audit_result", Result.FAILURE)
+        record_event(actor=actor, change=change, result=result, reason=str(refusal.detail))
         raise
     except IntegrityError as clash:
         reason = "It conflicts with an existing object."

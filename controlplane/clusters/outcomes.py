@@ -19,7 +19,8 @@ Each kind registers a `ChangeHandler`: how to look at the cluster, and what to w
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
@@ -80,6 +81,39 @@ def handles(kind: str) -> Callable[[type], type]:
 
 def is_ambiguous(error: KafkaGatewayError) -> bool:
     return isinstance(error, ClusterUnreachable) or error.error_name in AMBIGUOUS_ERRORS
+
+
+class OutcomeUnknown(ServiceError):
+    """The cluster did not answer in time and does not show the change yet: neither success nor failure."""
+
+    status_code = 503
+    default_code = "outcome_unknown"
+    audit_result = Result.UNKNOWN
+
+
+@contextmanager
+def confirmed_change(look: Callable[[], bool]) -> Iterator[None]:
+    """For changes answered within the request (ACLs, quotas, credentials, group offsets): a refusal is an
+    API refusal as with `kafka_refusals`; no answer in time is not a failure until the cluster has been
+    read back with `look` (True: the change is there). There, the block counts as done and the caller
+    records its success; not there, the caller's audit records the unknown outcome and the API answers
+    503 outcome_unknown, which says it may still happen (the reconciler then reports it as drift)."""
+    try:
+        yield
+    except KafkaGatewayError as error:
+        if not is_ambiguous(error):
+            raise refusal_for(error) from error
+        try:
+            applied = look()
+        except KafkaGatewayError:
+            applied = False
+        if not applied:
+            raise OutcomeUnknown(
+                "The cluster did not answer in time and does not show the change yet; it may still apply "
+                "it. Look again shortly before retrying.",
+                details={"kafka_error": error.error_name},
+            ) from error
+        logger.info("the cluster applied a change it did not confirm in time (%s)", error.error_name)
 
 
 def _note(operation: Operation, message: str) -> None:

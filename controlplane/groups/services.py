@@ -11,6 +11,7 @@ from typing import Any
 from django.utils import timezone
 
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.groups.choices import INACTIVE_STATES, ResetStrategy
@@ -141,6 +142,12 @@ def preview_reset(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
         return [asdict(p) for p in _plan(connection_for(group.cluster), group, request)]
 
 
+def _committed(connection: gateway.Connection, group: str, offsets: dict[tuple[str, int], int]) -> bool:
+    """Whether the group's committed offsets are these (a reset read back after no answer)."""
+    committed = gateway.list_group_offsets(connection, [group]).get(group, {})
+    return all(committed.get(key) == offset for key, offset in offsets.items())
+
+
 def reset_offsets(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) -> OffsetReset:
     """Applies the reset and keeps the replaced offsets for `undo_reset`."""
     parameters = {
@@ -156,11 +163,9 @@ def reset_offsets(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
         with kafka_refusals():
             _require_inactive(connection, group)
             planned = _plan(connection, group, request)
-            gateway.alter_group_offsets(
-                connection,
-                group_id=group.name,
-                offsets={(p.topic, p.partition): p.new_offset for p in planned},
-            )
+        offsets = {(p.topic, p.partition): p.new_offset for p in planned}
+        with confirmed_change(lambda: _committed(connection, group.name, offsets)):
+            gateway.alter_group_offsets(connection, group_id=group.name, offsets=offsets)
         reset = OffsetReset.objects.create(
             group=group,
             strategy=request.strategy,
@@ -212,6 +217,7 @@ def delete_group(*, actor: Actor, group: ConsumerGroup) -> None:
         connection = connection_for(group.cluster)
         with kafka_refusals():
             _require_inactive(connection, group)
+        with confirmed_change(lambda: group.name not in gateway.list_groups(connection)):
             gateway.delete_group(connection, group_id=group.name)
         group.delete()
 

@@ -3362,9 +3362,10 @@ export interface components {
         /**
          * @description * `success` - Success
          *     * `failure` - Failure
+         *     * `unknown` - Outcome unknown
          * @enum {string}
          */
-        ResultEnum: "success" | "failure";
+        ResultEnum: "success" | "failure" | "unknown";
         ResultTable: {
             name: string;
             columns: string[];
@@ -4733,8 +4734,9 @@ export interface operations {
                 /**
                  * @description * `success` - Success
                  *     * `failure` - Failure
+                 *     * `unknown` - Outcome unknown
                  */
-                result?: "failure" | "success";
+                result?: "failure" | "success" | "unknown";
                 since?: string;
                 team?: number;
                 until?: string;

@@ -178,3 +178,36 @@ def test_with_the_limit_raised_a_slow_cluster_ends_in_an_operation_that_matches_
         assert not rows.exists()
         assert event.result == "failure"
         assert listed == []
+
+
+def test_an_acl_change_a_hung_cluster_does_not_answer_is_an_unknown_outcome_never_a_failure(
+    db, settings, secure_broker_factory
+) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    broker = secure_broker_factory()
+    world = build_world(broker)
+    body = {
+        "cluster": world.cluster.id,
+        "team": world.team_a.id,
+        "resource_type": "TOPIC",
+        "resource_name": world.topic_prefix_a,
+        "pattern_type": "PREFIXED",
+        "principal": f"User:{world.account_a.name}",
+        "operation": "READ",
+    }
+    broker.process.send_signal(signal.SIGSTOP)
+    try:
+        response = world.developer_a.post("/api/v1/acls/", body, format="json")
+    finally:
+        broker.process.send_signal(signal.SIGCONT)
+
+    assert response.status_code == 503, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "outcome_unknown"
+    assert error["request_id"] == response["X-Request-ID"]
+    (event,) = AuditEvent.objects.filter(action="acl.create")
+    assert (event.result, event.request_id) == ("unknown", error["request_id"])
+    # Once the cluster answers again the same request is confirmed by the cluster itself.
+    retried = world.developer_a.post("/api/v1/acls/", body, format="json")
+    assert retried.status_code == 201, retried.json()
