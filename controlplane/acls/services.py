@@ -19,6 +19,7 @@ from controlplane.reconcile.ownership import require_cluster_admin, require_same
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
+from controlplane.topics.guardrails import check_change_rate
 
 
 def snapshot_binding(binding: AclBinding) -> dict[str, Any]:
@@ -96,6 +97,7 @@ def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Ac
             require_cluster_admin(actor, cluster)
         else:
             _require_team_scope(actor, cluster, team, [acl])
+            check_change_rate(team)
         if AclBinding.objects.filter(cluster=cluster, managed=True, **AclBinding.fields_of(acl)).exists():
             raise Conflict("This binding already exists.", code="duplicate")
         with confirmed_change(lambda: _on_cluster(cluster, [acl])):
@@ -118,6 +120,7 @@ def delete_binding(*, actor: Actor, binding: AclBinding) -> None:
             require_cluster_admin(actor, binding.cluster)
         else:
             _require_team_scope(actor, binding.cluster, binding.team, [binding.acl])
+            check_change_rate(binding.team)
         if binding.grant_id is not None:
             raise Conflict("This binding belongs to a grant; remove the grant instead.", code="part_of_grant")
         if not _in_use_elsewhere(binding.cluster, binding.acl, [binding.pk]):
@@ -152,6 +155,7 @@ def apply_template(
             group_prefix=group_prefix,
         )
         _require_team_scope(actor, cluster, team, acls)
+        check_change_rate(team)
         with confirmed_change(lambda: _on_cluster(cluster, acls)):
             gateway.create_acls(connection_for(cluster), acls)
         grant = AccessGrant.objects.create(
@@ -184,6 +188,7 @@ def revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
     with audited_change(actor=actor, change=change):
         bindings = list(grant.bindings.all())
         _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in bindings])
+        check_change_rate(grant.team)
         ids = [b.pk for b in bindings]
         removable = [b.acl for b in bindings if not _in_use_elsewhere(grant.cluster, b.acl, ids)]
         with confirmed_change(lambda: _gone_from_cluster(grant.cluster, removable)):

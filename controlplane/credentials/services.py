@@ -19,6 +19,7 @@ from controlplane.kafka import gateway
 from controlplane.reconcile.ownership import require_same_organization
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
+from controlplane.topics.guardrails import check_change_rate
 
 SCRAM_ITERATIONS = 8192
 
@@ -81,6 +82,7 @@ def rotate_scram_credential(*, actor: Actor, credential: ScramCredential) -> tup
     change.on(credential)
     with audited_change(actor=actor, change=change):
         require_team_role(actor, account.team, TeamRole.DEVELOPER)
+        check_change_rate(account.team)
         password = _write_password(credential)
         credential.rotated_at = timezone.now()
         credential.save(update_fields=["rotated_at"])
@@ -93,6 +95,7 @@ def revoke_scram_credential(*, actor: Actor, credential: ScramCredential) -> Non
     change.on(credential)
     with audited_change(actor=actor, change=change):
         require_team_role(actor, account.team, TeamRole.DEVELOPER)
+        check_change_rate(account.team)
 
         def delete() -> bool:
             try:

@@ -23,6 +23,7 @@ from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
+from controlplane.topics.guardrails import check_change_rate
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,8 @@ def reset_offsets(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
     change = _change("group.reset_offsets", group, extra={"strategy": request.strategy, **parameters})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
             _require_inactive(connection, group)
@@ -184,6 +187,8 @@ def undo_reset(*, actor: Actor, group: ConsumerGroup) -> OffsetReset:
     change = _change("group.undo_reset", group, extra={"reset": reset.pk if reset else None})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         if reset is None:
             raise Conflict("There is no reset to undo.", code="nothing_to_undo")
         connection = connection_for(group.cluster)
@@ -214,6 +219,8 @@ def delete_group(*, actor: Actor, group: ConsumerGroup) -> None:
     change = _change("group.delete", group, before={"name": group.name, "state": group.state})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
             _require_inactive(connection, group)
@@ -227,6 +234,8 @@ def delete_group_offsets(*, actor: Actor, group: ConsumerGroup, topic: str) -> N
     change = _change("group.delete_offsets", group, extra={"topic": topic})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
             info = gateway.list_topics(connection).get(topic)

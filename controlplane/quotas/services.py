@@ -21,6 +21,7 @@ from controlplane.reconcile.ownership import require_cluster_admin, require_same
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
+from controlplane.topics.guardrails import check_change_rate
 
 
 def snapshot_quota(quota: ClientQuota) -> dict[str, Any]:
@@ -99,6 +100,8 @@ def set_quota(
     )
     with audited_change(actor=actor, change=change):
         _require_control(actor, cluster, team)
+        if team is not None:
+            check_change_rate(team)
         validate_values(values)
         to_set = {k: float(v) for k, v in values.items() if v is not None}
         to_remove = [k for k, v in values.items() if v is None]
@@ -125,6 +128,8 @@ def delete_quota(*, actor: Actor, quota: ClientQuota) -> None:
     change.on(quota, name=quota.entity_key)
     with audited_change(actor=actor, change=change):
         _require_control(actor, quota.cluster, quota.team)
+        if quota.team is not None:
+            check_change_rate(quota.team)
         keys = set(quota.values) | set(quota.observed_values)
         with confirmed_change(lambda: _observed_as(quota.cluster, quota.entity_key, {}, sorted(keys))):
             gateway.alter_client_quota(

@@ -15,6 +15,9 @@ from django.db.models import F, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from controlplane.audit.choices import Result
+from controlplane.audit.models import AuditEvent
+from controlplane.clusters.choices import ACTIVE_OPERATION_STATES
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.core.api.errors import PolicyViolated, ServiceError
 from controlplane.tenancy.guardrails import DEFAULT_PARTITION_REPLICAS_PER_BROKER, effective_limits
@@ -22,6 +25,16 @@ from controlplane.tenancy.models import Team, TeamPolicy
 from controlplane.topics.models import Topic
 
 RATE_WINDOW = timedelta(minutes=1)
+# Audit resource types whose changes reach a cluster, and actions among them that do not.
+CLUSTER_CHANGING_RESOURCES = [
+    "topic",
+    "acl_binding",
+    "access_grant",
+    "client_quota",
+    "scram_credential",
+    "consumer_group",
+]
+NOT_CLUSTER_CHANGES = ["topic.adopt", "acl.adopt", "quota.adopt", "topic.produce_test_message"]
 
 
 class RateLimited(ServiceError):
@@ -93,11 +106,20 @@ def _replicas_of(topic: Topic) -> int:
 
 
 def check_change_rate(team: Team) -> None:
-    """A team's cluster-changing requests per minute (every one is an operation)."""
+    """A team's cluster-changing requests in the last minute: those recorded as done or of unknown outcome
+    in the audit log, and changes still being confirmed (not in the log yet). Refusals do not count, so
+    being refused for the rate never extends it."""
     policy = TeamPolicy.objects.filter(team=team).first()
     allowed = effective_limits(policy).admin_operations_per_minute
     since = timezone.now() - RATE_WINDOW
-    recent = Operation.objects.filter(team=team, created_at__gte=since).count()
+    recorded = AuditEvent.objects.filter(
+        team_id=team.id,
+        timestamp__gte=since,
+        resource_type__in=CLUSTER_CHANGING_RESOURCES,
+        result__in=[Result.SUCCESS, Result.UNKNOWN],
+    ).exclude(action__in=NOT_CLUSTER_CHANGES)
+    confirming = Operation.objects.filter(team=team, created_at__gte=since, state__in=ACTIVE_OPERATION_STATES)
+    recent = recorded.count() + confirming.count()
     if recent >= allowed:
         raise RateLimited(
             f"Team {team.name} made {recent} cluster changes in the last minute; its limit is {allowed} per "

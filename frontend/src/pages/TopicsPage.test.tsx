@@ -164,6 +164,9 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
       "Up to 12 per topic, 3000 for the team.",
     );
     expect(within(dialog).getByLabelText("Guardrails")).toHaveTextContent(/retention\.ms at most 2592000000/);
+    expect(within(dialog).getByLabelText("Cluster")).toHaveAccessibleDescription(
+      "12 of 4,000 partition replicas in use (4,000 per broker on 1); a topic needs partitions × replication factor.",
+    );
 
     await user.type(name, "refunds");
     await user.click(within(dialog).getByRole("button", { name: "Validate" }));

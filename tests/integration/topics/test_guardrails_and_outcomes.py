@@ -211,3 +211,40 @@ def test_an_acl_change_a_hung_cluster_does_not_answer_is_an_unknown_outcome_neve
     # Once the cluster answers again the same request is confirmed by the cluster itself.
     retried = world.developer_a.post("/api/v1/acls/", body, format="json")
     assert retried.status_code == 201, retried.json()
+
+
+def test_a_teams_cluster_changes_per_minute_are_limited_and_refusals_do_not_count(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    policy = world.team_a.policy
+    assert (
+        world.org_admin.patch(
+            f"/api/v1/policies/{policy.id}/", {"admin_operations_per_minute": 2}, format="json"
+        ).status_code
+        == 200
+    )
+    names = [world.topic_prefix_a + f"rate-{n}" for n in range(3)]
+    for name in names[:2]:
+        assert (
+            world.developer_a.post("/api/v1/topics/", _request(world, name, 1), format="json").status_code
+            == 201
+        )
+
+    for _ in range(2):  # the refusal itself is not a change: asking again is refused the same way
+        refused = world.developer_a.post("/api/v1/topics/", _request(world, names[2], 1), format="json")
+        assert refused.status_code == 429, refused.json()
+        assert refused.json()["error"]["code"] == "rate_limited"
+        assert refused.json()["error"]["details"]["limit_per_minute"] == 2
+    assert names[2] not in _topics_on_cluster(world)
+    # ACL changes of the team count against the same limit.
+    acl = {
+        "cluster": world.cluster.id,
+        "team": world.team_a.id,
+        "resource_type": "TOPIC",
+        "resource_name": world.topic_prefix_a,
+        "pattern_type": "PREFIXED",
+        "principal": f"User:{world.account_a.name}",
+        "operation": "READ",
+    }
+    assert world.developer_a.post("/api/v1/acls/", acl, format="json").status_code == 429

@@ -11,6 +11,16 @@ import { formErrorsOf } from "../../lib/formErrors";
 import { LiveOperation } from "../clusters/OperationProgress";
 import { KeyValueRows, rowsToRecord, type KeyValueRow } from "./KeyValueRows";
 
+/** The cluster's guardrail: partition replicas its brokers may carry, and how many are in use. */
+export function budgetHint(cluster: Cluster | undefined): string | undefined {
+  const budget = cluster?.partition_budget;
+  if (!budget) return undefined;
+  return (
+    `${budget.used_replicas.toLocaleString()} of ${budget.max_replicas.toLocaleString()} partition replicas in use ` +
+    `(${budget.per_broker.toLocaleString()} per broker on ${budget.brokers}); a topic needs partitions × replication factor.`
+  );
+}
+
 /** Kafka's own rule for topic names. */
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
 
@@ -134,6 +144,7 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       />
       <SelectField
         label="Cluster"
+        hint={budgetHint(clusterChoices.find((each) => each.id === chosenCluster))}
         value={chosenCluster}
         choices={choicesOf(clusterChoices)}
         onChange={setCluster}
