@@ -1,8 +1,9 @@
 """Guardrails: the limits that keep one team from hurting the others on a shared cluster.
 
-Every team has them whether or not anyone configured a policy: a team policy's empty field means "the
-default below"; org admins raise (or lower) a limit by setting the field. The cluster adds its own budget
-of partition replicas per broker (see `cluster_replica_budget`), whoever asks.
+Every team has them whether or not anyone configured a policy. A limit comes from the team's policy if it
+sets one, else from its organization's guardrails (`Organization.guardrails`, for all its teams), else from
+the defaults below; org admins raise (or lower) limits at either level. The cluster adds its own budget of
+partition replicas per broker (topics/guardrails.py), whoever asks.
 
 Why these defaults (Kafka's own guidance, and what hurt in practice):
 - 1,000 partitions per topic: a topic of 10,000 partitions (a typo, or a misunderstanding of what a
@@ -22,8 +23,8 @@ Why these defaults (Kafka's own guidance, and what hurt in practice):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from controlplane.tenancy.models import TeamPolicy
 
@@ -49,11 +50,21 @@ DEFAULT_LIMITS = Limits()
 LIMIT_FIELDS = tuple(DEFAULT_LIMITS.as_dict())
 
 
-def effective_limits(policy: TeamPolicy | None) -> Limits:
-    """The team's limits: its policy's values where set, the defaults elsewhere."""
-    if policy is None:
-        return DEFAULT_LIMITS
-    chosen: dict[str, Any] = {
-        name: getattr(policy, name) for name in LIMIT_FIELDS if getattr(policy, name, None) is not None
+def effective_limits(
+    policy: TeamPolicy | None, organization_limits: Mapping[str, int | None] | None = None
+) -> Limits:
+    """The team's limits: its policy's values where set, its organization's where not, else the defaults."""
+    organization = {
+        k: v for k, v in (organization_limits or {}).items() if k in LIMIT_FIELDS and v is not None
     }
-    return Limits(**{**DEFAULT_LIMITS.as_dict(), **chosen})
+    team = {
+        name: getattr(policy, name)
+        for name in LIMIT_FIELDS
+        if policy is not None and getattr(policy, name, None) is not None
+    }
+    return Limits(**{**DEFAULT_LIMITS.as_dict(), **organization, **team})
+
+
+def team_limits(policy: TeamPolicy) -> Limits:
+    """`effective_limits` for a stored policy, with its organization's guardrails."""
+    return effective_limits(policy, policy.team.organization.guardrails)

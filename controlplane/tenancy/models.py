@@ -7,6 +7,8 @@ from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 class Organization(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
+    # Guardrail limits for every team of the organization whose own policy sets none (guardrails.py).
+    guardrails = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

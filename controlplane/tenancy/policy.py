@@ -26,9 +26,10 @@ def evaluate_topic_request(
     configs: Mapping[str, str],
     existing_partitions: int = 0,
     replication_factor: int | None = None,
+    organization_limits: Mapping[str, int | None] | None = None,
 ) -> list[PolicyViolation]:
     """Every way the request breaks the rules, so the caller can explain all of them at once."""
-    limits = effective_limits(policy)
+    limits = effective_limits(policy, organization_limits)
     violations: list[PolicyViolation] = []
     prefixes = list(topic_prefixes)
     if not any(name.startswith(prefix) for prefix in prefixes):

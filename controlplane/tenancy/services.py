@@ -277,6 +277,27 @@ def update_policy(*, actor: Actor, policy: TeamPolicy, changes: dict[str, Any]) 
     return policy
 
 
+def update_organization_guardrails(
+    *, actor: Actor, organization: Organization, changes: dict[str, int | None]
+) -> Organization:
+    """Org admins set limits for all the organization's teams (None: back to the default); a team's own
+    policy still overrides them."""
+    change = Change(
+        action="organization.set_guardrails",
+        resource_type="organization",
+        organization_id=organization.id,
+        before=dict(organization.guardrails),
+    )
+    change.on(organization)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, organization)
+        merged = {**organization.guardrails, **changes}
+        organization.guardrails = {k: v for k, v in merged.items() if k in LIMIT_FIELDS and v is not None}
+        organization.save(update_fields=["guardrails"])
+        change.after = dict(organization.guardrails)
+    return organization
+
+
 def check_topic_request(
     *,
     team: Team,
@@ -300,4 +321,5 @@ def check_topic_request(
             configs=configs,
             existing_partitions=existing_partitions,
             replication_factor=replication_factor,
+            organization_limits=team.organization.guardrails,
         )

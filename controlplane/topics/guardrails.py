@@ -110,7 +110,7 @@ def check_change_rate(team: Team) -> None:
     in the audit log, and changes still being confirmed (not in the log yet). Refusals do not count, so
     being refused for the rate never extends it."""
     policy = TeamPolicy.objects.filter(team=team).first()
-    allowed = effective_limits(policy).admin_operations_per_minute
+    allowed = effective_limits(policy, team.organization.guardrails).admin_operations_per_minute
     since = timezone.now() - RATE_WINDOW
     recorded = AuditEvent.objects.filter(
         team_id=team.id,

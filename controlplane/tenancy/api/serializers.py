@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
-from controlplane.tenancy.guardrails import DEFAULT_LIMITS, LIMIT_FIELDS, effective_limits
+from controlplane.tenancy.guardrails import DEFAULT_LIMITS, LIMIT_FIELDS, effective_limits, team_limits
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 from controlplane.tenancy.validators import (
     validate_naming_pattern,
@@ -78,6 +78,27 @@ class EffectiveLimitsSerializer(serializers.Serializer):
     admin_operations_per_minute = serializers.IntegerField()
 
 
+class OrganizationGuardrailsSerializer(serializers.Serializer):
+    organization = serializers.IntegerField(source="id")
+    limits = serializers.SerializerMethodField(help_text="The organization's own limits for its teams.")
+    effective_limits = serializers.SerializerMethodField(
+        help_text="What a team without limits of its own gets: these, the defaults where they set none."
+    )
+    default_limits = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_limits(self, organization: Organization) -> dict[str, int]:
+        return dict(organization.guardrails)
+
+    @extend_schema_field(EffectiveLimitsSerializer)
+    def get_effective_limits(self, organization: Organization) -> dict[str, int]:
+        return effective_limits(None, organization.guardrails).as_dict()
+
+    @extend_schema_field(EffectiveLimitsSerializer)
+    def get_default_limits(self, organization: Organization) -> dict[str, int]:
+        return DEFAULT_LIMITS.as_dict()
+
+
 class TeamPolicySerializer(serializers.ModelSerializer):
     # Declared, not derived from the model: derived integer bounds differ between database backends,
     # and the schema must be the same whichever database generated it.
@@ -112,7 +133,7 @@ class TeamPolicySerializer(serializers.ModelSerializer):
 
     @extend_schema_field(EffectiveLimitsSerializer)
     def get_effective_limits(self, policy: TeamPolicy) -> dict[str, int]:
-        return effective_limits(policy).as_dict()
+        return team_limits(policy).as_dict()
 
     @extend_schema_field(EffectiveLimitsSerializer)
     def get_default_limits(self, policy: TeamPolicy) -> dict[str, int]:
@@ -165,6 +186,35 @@ class TeamPrefixCreateInputSerializer(serializers.Serializer):
         except DjangoValidationError as error:
             raise serializers.ValidationError({"prefix": error.messages}) from error
         return attrs
+
+
+class GuardrailLimitsInputSerializer(serializers.Serializer):
+    """Limits an org admin sets for all teams of the organization (null: back to the default)."""
+
+    max_partitions_per_topic = serializers.IntegerField(
+        min_value=1, max_value=100_000, allow_null=True, required=False
+    )
+    max_total_partitions = serializers.IntegerField(
+        min_value=1, max_value=1_000_000, allow_null=True, required=False
+    )
+    max_replication_factor = serializers.IntegerField(
+        min_value=1, max_value=32, allow_null=True, required=False
+    )
+    max_retention_ms = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
+    )
+    min_segment_bytes = serializers.IntegerField(
+        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
+    )
+    max_segment_bytes = serializers.IntegerField(
+        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
+    )
+    min_segment_ms = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
+    )
+    admin_operations_per_minute = serializers.IntegerField(
+        min_value=1, max_value=100_000, allow_null=True, required=False
+    )
 
 
 class TeamPolicyUpdateInputSerializer(serializers.Serializer):

@@ -1181,6 +1181,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/{id}/guardrails/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The limits every team of the organization gets unless its own policy sets them; org admins
+         *     change them (null returns a limit to the default).
+         */
+        get: operations["v1_organizations_guardrails_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description The limits every team of the organization gets unless its own policy sets them; org admins
+         *     change them (null returns a limit to the default).
+         */
+        patch: operations["v1_organizations_guardrails_partial_update"];
+        trace?: never;
+    };
     "/api/v1/overview/": {
         parameters: {
             query?: never;
@@ -2666,6 +2690,16 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        OrganizationGuardrails: {
+            organization: number;
+            /** @description The organization's own limits for its teams. */
+            readonly limits: {
+                [key: string]: number;
+            };
+            /** @description What a team without limits of its own gets: these, the defaults where they set none. */
+            readonly effective_limits: components["schemas"]["EffectiveLimits"];
+            readonly default_limits: components["schemas"]["EffectiveLimits"];
+        };
         Overview: {
             version: string;
             worker: components["schemas"]["WorkerStatus"];
@@ -3152,6 +3186,19 @@ export interface components {
         PatchedClusterGuardrailsInputRequest: {
             /** @description Partition replicas each broker may carry; null: the default (4,000). */
             partition_replicas_per_broker?: number | null;
+        };
+        /** @description Limits an org admin sets for all teams of the organization (null: back to the default). */
+        PatchedGuardrailLimitsInputRequest: {
+            max_partitions_per_topic?: number | null;
+            max_total_partitions?: number | null;
+            max_replication_factor?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
+            min_segment_bytes?: number | null;
+            max_segment_bytes?: number | null;
+            /** Format: int64 */
+            min_segment_ms?: number | null;
+            admin_operations_per_minute?: number | null;
         };
         PatchedMembershipUpdateInputRequest: {
             role?: components["schemas"]["RoleEnum"];
@@ -6099,6 +6146,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Organization"];
+                };
+            };
+        };
+    };
+    v1_organizations_guardrails_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this organization. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationGuardrails"];
+                };
+            };
+        };
+    };
+    v1_organizations_guardrails_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this organization. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedGuardrailLimitsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationGuardrails"];
                 };
             };
         };

@@ -248,3 +248,31 @@ def test_a_teams_cluster_changes_per_minute_are_limited_and_refusals_do_not_coun
         "operation": "READ",
     }
     assert world.developer_a.post("/api/v1/acls/", acl, format="json").status_code == 429
+
+
+def test_org_admins_set_limits_for_all_their_teams_and_a_team_policy_still_overrides_them(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    organization = world.team_a.organization_id
+    url = f"/api/v1/organizations/{organization}/guardrails/"
+    assert world.developer_a.patch(url, {"max_partitions_per_topic": 2000}, format="json").status_code == 403
+    raised = world.org_admin.patch(url, {"max_partitions_per_topic": 2000}, format="json")
+    assert raised.status_code == 200, raised.json()
+    assert raised.json()["limits"] == {"max_partitions_per_topic": 2000}
+    assert world.developer_a.get(url).json()["effective_limits"]["max_partitions_per_topic"] == 2000
+    policy = world.developer_a.get(f"/api/v1/policies/{world.team_a.policy.id}/").json()
+    assert policy["effective_limits"]["max_partitions_per_topic"] == 2000
+    name = world.topic_prefix_a + "org-raised"
+    dry_run = {**_request(world, name, 1500), "validate_only": True}
+
+    assert world.developer_a.post("/api/v1/topics/", dry_run, format="json").status_code == 200
+
+    world.org_admin.patch(
+        f"/api/v1/policies/{world.team_a.policy.id}/", {"max_partitions_per_topic": 100}, format="json"
+    )
+    refused = world.developer_a.post("/api/v1/topics/", dry_run, format="json")
+    assert refused.status_code == 400
+    assert "100 allowed per topic" in refused.json()["error"]["message"]
+    assert name not in _topics_on_cluster(world)
+    assert AuditEvent.objects.filter(action="organization.set_guardrails", result="success").count() == 1
