@@ -37,6 +37,7 @@ from controlplane.clusters.choices import (
 )
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.placement import (
     PartitionKey,
     PartitionProgress,
@@ -879,10 +880,24 @@ def reassign_partitions(
                 targets = plan_move_onto(chosen, int(onto_broker or 0))
         except PlacementRefused as refused:
             raise ServiceError(str(refused), code="invalid_target") from refused
-        with kafka_refusals():
+        with confirmed_change(lambda: _reassigning_or_moved(cluster, targets)):
             gateway.alter_partition_reassignments(connection_for(cluster), targets)
         change.after = {f"{key[0]}-{key[1]}": target for key, target in targets.items()}
     return targets
+
+
+def _reassigning_or_moved(cluster: Cluster, targets: dict[tuple[str, int], list[int]]) -> bool:
+    """A reassignment read back after no answer: every partition is moving, or already on its target."""
+    connection = connection_for(cluster)
+    moving = {(move.topic, move.partition) for move in gateway.list_partition_reassignments(connection)}
+    live = {
+        (name, info.partition): info.replicas
+        for name, topic in gateway.list_topics(connection).items()
+        for info in topic.partitions
+    }
+    return all(
+        key in moving or sorted(live.get(key, [])) == sorted(target) for key, target in targets.items()
+    )
 
 
 @dataclass(frozen=True)
