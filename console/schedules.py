@@ -19,6 +19,12 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(seconds=15),
         "options": {"expires": 14},
     },
+    # Teams' changes the cluster did not confirm within the request: looked at until their outcome is known.
+    "clusters.settle_changes": {
+        "task": "clusters.settle_changes",
+        "schedule": timedelta(seconds=10),
+        "options": {"expires": 9},
+    },
     # Desired vs observed state per cluster: re-create what is missing, cache observed state, report drift.
     "reconcile.reconcile_all": {
         "task": "reconcile.reconcile_all",

@@ -26,6 +26,9 @@ api_v1 = [
     path("", include("controlplane.lag.api.urls")),
 ]
 
+# Failures outside DRF's views answer in the API's error shape with the request id, not Django's HTML page.
+handler500 = "controlplane.core.api.errors.server_error_view"
+
 urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -10,15 +10,16 @@ from controlplane.acls.models import AccessGrant, AclBinding
 from controlplane.acls.templates import scope_problems, template_bindings
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.kafka import gateway
 from controlplane.kafka.gateway import Acl
-from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
+from controlplane.topics.guardrails import check_change_rate
 
 
 def snapshot_binding(binding: AclBinding) -> dict[str, Any]:
@@ -73,6 +74,14 @@ def _in_use_elsewhere(cluster: Cluster, acl: Acl, excluding: list[int]) -> bool:
     )
 
 
+def _on_cluster(cluster: Cluster, acls: list[Acl]) -> bool:
+    return set(acls) <= set(gateway.describe_acls(connection_for(cluster)))
+
+
+def _gone_from_cluster(cluster: Cluster, acls: list[Acl]) -> bool:
+    return not set(acls) & set(gateway.describe_acls(connection_for(cluster)))
+
+
 def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Acl) -> AclBinding:
     """One binding. Without a team only an org admin may create it (it is then the organization's)."""
     change = _change(
@@ -88,9 +97,10 @@ def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Ac
             require_cluster_admin(actor, cluster)
         else:
             _require_team_scope(actor, cluster, team, [acl])
+            check_change_rate(team)
         if AclBinding.objects.filter(cluster=cluster, managed=True, **AclBinding.fields_of(acl)).exists():
             raise Conflict("This binding already exists.", code="duplicate")
-        with kafka_refusals():
+        with confirmed_change(lambda: _on_cluster(cluster, [acl])):
             gateway.create_acls(connection_for(cluster), [acl])
         binding = AclBinding.objects.create(
             cluster=cluster, team=team, managed=True, exists_on_cluster=True, **AclBinding.fields_of(acl)
@@ -110,10 +120,11 @@ def delete_binding(*, actor: Actor, binding: AclBinding) -> None:
             require_cluster_admin(actor, binding.cluster)
         else:
             _require_team_scope(actor, binding.cluster, binding.team, [binding.acl])
+            check_change_rate(binding.team)
         if binding.grant_id is not None:
             raise Conflict("This binding belongs to a grant; remove the grant instead.", code="part_of_grant")
         if not _in_use_elsewhere(binding.cluster, binding.acl, [binding.pk]):
-            with kafka_refusals():
+            with confirmed_change(lambda: _gone_from_cluster(binding.cluster, [binding.acl])):
                 gateway.delete_acls(connection_for(binding.cluster), [binding.acl])
         binding.delete()
 
@@ -144,7 +155,8 @@ def apply_template(
             group_prefix=group_prefix,
         )
         _require_team_scope(actor, cluster, team, acls)
-        with kafka_refusals():
+        check_change_rate(team)
+        with confirmed_change(lambda: _on_cluster(cluster, acls)):
             gateway.create_acls(connection_for(cluster), acls)
         grant = AccessGrant.objects.create(
             cluster=cluster,
@@ -176,9 +188,10 @@ def revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
     with audited_change(actor=actor, change=change):
         bindings = list(grant.bindings.all())
         _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in bindings])
+        check_change_rate(grant.team)
         ids = [b.pk for b in bindings]
         removable = [b.acl for b in bindings if not _in_use_elsewhere(grant.cluster, b.acl, ids)]
-        with kafka_refusals():
+        with confirmed_change(lambda: _gone_from_cluster(grant.cluster, removable)):
             gateway.delete_acls(connection_for(grant.cluster), removable)
         grant.delete()
 

@@ -16,3 +16,5 @@ class Via(models.TextChoices):
 class Result(models.TextChoices):
     SUCCESS = "success", "Success"
     FAILURE = "failure", "Failure"
+    # The cluster did not answer in time and did not show the change when read back: it may still happen.
+    UNKNOWN = "unknown", "Outcome unknown"

@@ -31,6 +31,8 @@ class AuditEvent(models.Model):
     result = models.CharField(max_length=10, choices=Result.choices)
     reason = models.TextField(blank=True)
     client_address = models.GenericIPAddressField(null=True, blank=True)
+    # The HTTP request that caused it (its X-Request-ID), also for outcomes settled after the request.
+    request_id = models.CharField(max_length=64, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-timestamp", "-id"]

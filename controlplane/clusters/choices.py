@@ -89,6 +89,11 @@ class OperationKind(models.TextChoices):
     RESTART_BROKER = "restart_broker", "Restart broker"
     ADD_BROKER = "add_broker", "Add broker"
     REMOVE_BROKER = "remove_broker", "Remove broker"
+    # Changes a team asks of a cluster whose outcome the request could not confirm in time.
+    TOPIC_CREATE = "topic_create", "Create topic"
+    TOPIC_DELETE = "topic_delete", "Delete topic"
+    TOPIC_PARTITIONS = "topic_partitions", "Add partitions"
+    TOPIC_CONFIGS = "topic_configs", "Change topic configs"
 
 
 class OperationState(models.TextChoices):
@@ -101,7 +106,13 @@ class OperationState(models.TextChoices):
 ACTIVE_OPERATION_STATES = (OperationState.PENDING, OperationState.RUNNING)
 
 # The named steps of each workflow, in order; Operation stores which one it is on.
+CHANGE_STEPS = ["check guardrails", "send to the cluster", "confirm on the cluster"]
+
 OPERATION_STEPS: dict[str, list[str]] = {
+    OperationKind.TOPIC_CREATE: CHANGE_STEPS,
+    OperationKind.TOPIC_DELETE: CHANGE_STEPS,
+    OperationKind.TOPIC_PARTITIONS: CHANGE_STEPS,
+    OperationKind.TOPIC_CONFIGS: CHANGE_STEPS,
     OperationKind.PROVISION: [
         "allocate ports",
         "write configs",

@@ -20,4 +20,4 @@ class OperationFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Operation
-        fields = ["cluster", "kind", "state"]
+        fields = ["cluster", "kind", "state", "team", "resource_type", "resource_name"]

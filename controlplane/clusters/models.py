@@ -37,6 +37,8 @@ class Cluster(models.Model):
     # Last observation through the Kafka gateway: brokers up, controller, offline partitions.
     health = models.JSONField(default=dict, blank=True)
     health_checked_at = models.DateTimeField(null=True, blank=True)
+    # Guardrail: partition replicas each broker may carry (empty: the default, see topics/guardrails.py).
+    partition_replicas_per_broker = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
@@ -101,12 +103,27 @@ class Operation(models.Model):
     error = models.TextField(blank=True)
     parameters = models.JSONField(default=dict, blank=True)
     requested_by = models.CharField(max_length=200, blank=True)
+    # Changes a team asked for (topics, ...): whose, on what, by which request, and who asked, as the audit
+    # log records an actor, so the outcome is recorded for them even when it is settled later.
+    team = models.ForeignKey(
+        "tenancy.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="operations"
+    )
+    resource_type = models.CharField(max_length=50, blank=True)
+    resource_name = models.CharField(max_length=255, blank=True)
+    request_id = models.CharField(max_length=64, blank=True, db_index=True)
+    actor = models.JSONField(default=dict, blank=True)
+    # What the control plane saw on the cluster when it settled the outcome.
+    observed = models.JSONField(default=dict, blank=True)
+    # Until then an outcome the cluster does not show yet may still come; after it, it is a failure.
+    settle_by = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["cluster", "resource_type", "resource_name"])]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.cluster_id} ({self.state})"

@@ -37,6 +37,7 @@ from controlplane.clusters.choices import (
 )
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.placement import (
     PartitionKey,
     PartitionProgress,
@@ -216,6 +217,25 @@ def provisioner_for(cluster: Cluster) -> LocalProvisioner:
     return LocalProvisioner()
 
 
+def set_cluster_guardrails(
+    *, actor: Actor, cluster: Cluster, partition_replicas_per_broker: int | None
+) -> Cluster:
+    """Org admins set how many partition replicas each broker of the cluster may carry (None: the
+    default); topic requests beyond the cluster's budget are refused before they reach it."""
+    change = _cluster_change(
+        "cluster.set_guardrails",
+        cluster.organization,
+        before={"partition_replicas_per_broker": cluster.partition_replicas_per_broker},
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        cluster.partition_replicas_per_broker = partition_replicas_per_broker
+        cluster.save(update_fields=["partition_replicas_per_broker", "updated_at"])
+        change.after = {"partition_replicas_per_broker": partition_replicas_per_broker}
+    return cluster
+
+
 def set_cluster_status(cluster: Cluster, status: str, reason: str = "") -> None:
     """Moves a cluster along its lifecycle (choices.CLUSTER_TRANSITIONS) and records the change."""
     check_transition(cluster.status, status)
@@ -281,9 +301,13 @@ def enqueue_operation(operation_id: int) -> None:
 
 
 def active_operation(cluster: Cluster) -> Operation | None:
+    """The cluster's own running operation (provisioning, brokers); teams' changes to resources on it
+    (resource_type set) run beside those."""
     fresh_since = timezone.now() - OPERATION_STALE_AFTER
     return (
-        cluster.operations.filter(state__in=ACTIVE_OPERATION_STATES, created_at__gte=fresh_since)
+        cluster.operations.filter(
+            state__in=ACTIVE_OPERATION_STATES, created_at__gte=fresh_since, resource_type=""
+        )
         .order_by("-created_at")
         .first()
     )
@@ -856,10 +880,24 @@ def reassign_partitions(
                 targets = plan_move_onto(chosen, int(onto_broker or 0))
         except PlacementRefused as refused:
             raise ServiceError(str(refused), code="invalid_target") from refused
-        with kafka_refusals():
+        with confirmed_change(lambda: _reassigning_or_moved(cluster, targets)):
             gateway.alter_partition_reassignments(connection_for(cluster), targets)
         change.after = {f"{key[0]}-{key[1]}": target for key, target in targets.items()}
     return targets
+
+
+def _reassigning_or_moved(cluster: Cluster, targets: dict[tuple[str, int], list[int]]) -> bool:
+    """A reassignment read back after no answer: every partition is moving, or already on its target."""
+    connection = connection_for(cluster)
+    moving = {(move.topic, move.partition) for move in gateway.list_partition_reassignments(connection)}
+    live = {
+        (name, info.partition): info.replicas
+        for name, topic in gateway.list_topics(connection).items()
+        for info in topic.partitions
+    }
+    return all(
+        key in moving or sorted(live.get(key, [])) == sorted(target) for key, target in targets.items()
+    )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from controlplane.clusters import services, workflows
+from controlplane.clusters import outcomes, services, workflows
 from controlplane.clusters.choices import WATCHED_STATUSES
 from controlplane.clusters.models import Cluster
 
@@ -32,3 +32,9 @@ def check_all() -> None:
     for cluster_id in Cluster.objects.filter(status__in=WATCHED_STATUSES).values_list("id", flat=True):
         check_health.apply_async(args=[cluster_id], expires=30)
     services.resend_stuck_operations()
+
+
+@shared_task(name="clusters.settle_changes", time_limit=60, soft_time_limit=50, ignore_result=True)
+def settle_changes() -> None:
+    """Beat entry point: looks at the cluster for every team change whose outcome is not confirmed yet."""
+    outcomes.settle_running()

@@ -11,14 +11,15 @@ from django.utils import timezone
 from controlplane.accounts.models import ServiceAccount
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict
 from controlplane.credentials.models import ScramCredential
 from controlplane.kafka import gateway
-from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_same_organization
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
+from controlplane.topics.guardrails import check_change_rate
 
 SCRAM_ITERATIONS = 8192
 
@@ -36,16 +37,23 @@ def _change(action: str, account: ServiceAccount, cluster: Cluster, mechanism: s
 
 
 def _write_password(credential: ScramCredential) -> str:
-    password = secrets.token_urlsafe(32)
-    with kafka_refusals():
+    password, salt = secrets.token_urlsafe(32), os.urandom(16)
+
+    def upsert() -> bool:
         gateway.upsert_scram_credential(
             connection_for(credential.cluster),
             user=credential.service_account.name,
             mechanism=credential.mechanism,
             password=password,
-            salt=os.urandom(16),
+            salt=salt,
             iterations=SCRAM_ITERATIONS,
         )
+        return True
+
+    # The cluster offers no read of a credential's secret; the same upsert sent again is idempotent and
+    # its answer confirms the outcome when the first went unanswered.
+    with confirmed_change(upsert):
+        upsert()
     return password
 
 
@@ -74,6 +82,7 @@ def rotate_scram_credential(*, actor: Actor, credential: ScramCredential) -> tup
     change.on(credential)
     with audited_change(actor=actor, change=change):
         require_team_role(actor, account.team, TeamRole.DEVELOPER)
+        check_change_rate(account.team)
         password = _write_password(credential)
         credential.rotated_at = timezone.now()
         credential.save(update_fields=["rotated_at"])
@@ -86,7 +95,9 @@ def revoke_scram_credential(*, actor: Actor, credential: ScramCredential) -> Non
     change.on(credential)
     with audited_change(actor=actor, change=change):
         require_team_role(actor, account.team, TeamRole.DEVELOPER)
-        with kafka_refusals():
+        check_change_rate(account.team)
+
+        def delete() -> bool:
             try:
                 gateway.delete_scram_credential(
                     connection_for(credential.cluster), user=account.name, mechanism=credential.mechanism
@@ -94,4 +105,8 @@ def revoke_scram_credential(*, actor: Actor, credential: ScramCredential) -> Non
             except gateway.KafkaGatewayError as error:
                 if error.error_name != "RESOURCE_NOT_FOUND":  # already gone on the cluster
                     raise
+            return True
+
+        with confirmed_change(delete):  # sent again when unanswered: "already gone" confirms it
+            delete()
         credential.delete()

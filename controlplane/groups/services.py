@@ -11,6 +11,7 @@ from typing import Any
 from django.utils import timezone
 
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.groups.choices import INACTIVE_STATES, ResetStrategy
@@ -22,6 +23,7 @@ from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
+from controlplane.topics.guardrails import check_change_rate
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,12 @@ def preview_reset(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
         return [asdict(p) for p in _plan(connection_for(group.cluster), group, request)]
 
 
+def _committed(connection: gateway.Connection, group: str, offsets: dict[tuple[str, int], int]) -> bool:
+    """Whether the group's committed offsets are these (a reset read back after no answer)."""
+    committed = gateway.list_group_offsets(connection, [group]).get(group, {})
+    return all(committed.get(key) == offset for key, offset in offsets.items())
+
+
 def reset_offsets(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) -> OffsetReset:
     """Applies the reset and keeps the replaced offsets for `undo_reset`."""
     parameters = {
@@ -152,15 +160,15 @@ def reset_offsets(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
     change = _change("group.reset_offsets", group, extra={"strategy": request.strategy, **parameters})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
             _require_inactive(connection, group)
             planned = _plan(connection, group, request)
-            gateway.alter_group_offsets(
-                connection,
-                group_id=group.name,
-                offsets={(p.topic, p.partition): p.new_offset for p in planned},
-            )
+        offsets = {(p.topic, p.partition): p.new_offset for p in planned}
+        with confirmed_change(lambda: _committed(connection, group.name, offsets)):
+            gateway.alter_group_offsets(connection, group_id=group.name, offsets=offsets)
         reset = OffsetReset.objects.create(
             group=group,
             strategy=request.strategy,
@@ -179,6 +187,8 @@ def undo_reset(*, actor: Actor, group: ConsumerGroup) -> OffsetReset:
     change = _change("group.undo_reset", group, extra={"reset": reset.pk if reset else None})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         if reset is None:
             raise Conflict("There is no reset to undo.", code="nothing_to_undo")
         connection = connection_for(group.cluster)
@@ -209,9 +219,12 @@ def delete_group(*, actor: Actor, group: ConsumerGroup) -> None:
     change = _change("group.delete", group, before={"name": group.name, "state": group.state})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
             _require_inactive(connection, group)
+        with confirmed_change(lambda: group.name not in gateway.list_groups(connection)):
             gateway.delete_group(connection, group_id=group.name)
         group.delete()
 
@@ -221,6 +234,8 @@ def delete_group_offsets(*, actor: Actor, group: ConsumerGroup, topic: str) -> N
     change = _change("group.delete_offsets", group, extra={"topic": topic})
     with audited_change(actor=actor, change=change):
         _require_group_role(actor, group, TeamRole.DEVELOPER)
+        if group.team is not None:
+            check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
             info = gateway.list_topics(connection).get(topic)

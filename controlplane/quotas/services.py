@@ -11,16 +11,17 @@ from django.utils import timezone
 from controlplane.accounts.models import ServiceAccount
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.kafka import gateway
-from controlplane.kafka.refusals import kafka_refusals
 from controlplane.quotas.choices import QuotaKey, entity_key
 from controlplane.quotas.models import ClientQuota
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
+from controlplane.topics.guardrails import check_change_rate
 
 
 def snapshot_quota(quota: ClientQuota) -> dict[str, Any]:
@@ -79,6 +80,13 @@ def _require_control(actor: Actor, cluster: Cluster, team: Team | None) -> None:
     require_team_role(actor, team, TeamRole.DEVELOPER)
 
 
+def _observed_as(cluster: Cluster, key: str, to_set: Mapping[str, float], to_remove: list[str]) -> bool:
+    """Whether the cluster shows the entity's quota with these keys set and those removed."""
+    entries = gateway.describe_client_quotas(connection_for(cluster))
+    values = next((entry.values for entry in entries if entity_key(entry.entity) == key), {})
+    return all(values.get(k) == v for k, v in to_set.items()) and not set(to_remove) & set(values)
+
+
 def set_quota(
     *, actor: Actor, cluster: Cluster, entity: Mapping[str, str | None], values: Mapping[str, float | None]
 ) -> ClientQuota:
@@ -92,10 +100,12 @@ def set_quota(
     )
     with audited_change(actor=actor, change=change):
         _require_control(actor, cluster, team)
+        if team is not None:
+            check_change_rate(team)
         validate_values(values)
         to_set = {k: float(v) for k, v in values.items() if v is not None}
         to_remove = [k for k, v in values.items() if v is None]
-        with kafka_refusals():
+        with confirmed_change(lambda: _observed_as(cluster, key, to_set, to_remove)):
             gateway.alter_client_quota(
                 connection_for(cluster), entity=entity, set_values=to_set, remove_keys=to_remove
             )
@@ -118,8 +128,10 @@ def delete_quota(*, actor: Actor, quota: ClientQuota) -> None:
     change.on(quota, name=quota.entity_key)
     with audited_change(actor=actor, change=change):
         _require_control(actor, quota.cluster, quota.team)
+        if quota.team is not None:
+            check_change_rate(quota.team)
         keys = set(quota.values) | set(quota.observed_values)
-        with kafka_refusals():
+        with confirmed_change(lambda: _observed_as(quota.cluster, quota.entity_key, {}, sorted(keys))):
             gateway.alter_client_quota(
                 connection_for(quota.cluster), entity=quota.entity, set_values={}, remove_keys=sorted(keys)
             )

@@ -15,6 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlplane.acls.models import AclBinding
+from controlplane.clusters import outcomes
+from controlplane.clusters.choices import OperationKind
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import connection_for
 from controlplane.groups.models import ConsumerGroup
@@ -93,11 +95,14 @@ def reconcile_topics(
     cluster: Cluster, connection: Connection, findings: Findings
 ) -> dict[tuple[str, int], int]:
     """Returns the log-end offset of every partition (the group sampler needs them too)."""
+    # Changes still being confirmed are settled first, so what follows sees their recorded outcome.
+    outcomes.settle_running(cluster)
     observed = {
         name: info
         for name, info in gateway.list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
         if not info.internal
     }
+    adopt_late_changes(cluster, observed, findings)
     rows = {topic.name: topic for topic in Topic.objects.filter(cluster=cluster)}
     for name, topic in rows.items():
         if topic.managed and name not in observed:
@@ -195,6 +200,28 @@ def reconcile_topics(
                 DriftKind.UNMANAGED_TOPIC, "topic", topic.name, None, partitions=topic.observed_partitions
             )
     return ends
+
+
+def adopt_late_changes(cluster: Cluster, observed: dict[str, gateway.TopicInfo], findings: Findings) -> None:
+    """Topic creates and deletes reported failed because the cluster did not show them in time, which it
+    shows now: recorded for the team and request that asked (never re-created or left unmanaged)."""
+    managed = set(Topic.objects.filter(cluster=cluster, managed=True).values_list("name", flat=True))
+    for name in sorted(set(observed) - managed):
+        operation = outcomes.adoptable(cluster, OperationKind.TOPIC_CREATE, name)
+        if operation is not None:
+            info = observed[name]
+            shape = {
+                "exists": True,
+                "partitions": len(info.partitions),
+                "replication_factor": info.replication_factor,
+            }
+            outcomes.adopt(operation, outcomes.Look(applied=True, observed=shape))
+            findings.created.append(f"adopted topic:{name} (operation {operation.id})")
+    for name in sorted(managed - set(observed)):
+        operation = outcomes.adoptable(cluster, OperationKind.TOPIC_DELETE, name)
+        if operation is not None:
+            outcomes.adopt(operation, outcomes.Look(applied=True, observed={"exists": False}))
+            findings.created.append(f"adopted deletion of topic:{name} (operation {operation.id})")
 
 
 def _topic_drift(topic: Topic, findings: Findings) -> None:

@@ -7,6 +7,8 @@ from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 class Organization(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
+    # Guardrail limits for every team of the organization whose own policy sets none (guardrails.py).
+    guardrails = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -90,13 +92,19 @@ class TeamPrefix(models.Model):
 
 
 class TeamPolicy(models.Model):
-    """Limits on what a team may ask for. Empty values mean "no limit"."""
+    """Limits on what a team may ask for. An empty limit means the guardrail default
+    (controlplane/tenancy/guardrails.py); org admins set one to raise or lower it."""
 
     team = models.OneToOneField(Team, on_delete=models.CASCADE, related_name="policy")
     naming_pattern = models.CharField(max_length=200, blank=True)
     max_partitions_per_topic = models.PositiveIntegerField(null=True, blank=True)
     max_retention_ms = models.BigIntegerField(null=True, blank=True)
     max_total_partitions = models.PositiveIntegerField(null=True, blank=True)
+    max_replication_factor = models.PositiveSmallIntegerField(null=True, blank=True)
+    min_segment_bytes = models.BigIntegerField(null=True, blank=True)
+    max_segment_bytes = models.BigIntegerField(null=True, blank=True)
+    min_segment_ms = models.BigIntegerField(null=True, blank=True)
+    admin_operations_per_minute = models.PositiveIntegerField(null=True, blank=True)
     # None allows every topic config; a list allows only the names in it.
     allowed_topic_configs = models.JSONField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)

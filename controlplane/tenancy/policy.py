@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from controlplane.tenancy.guardrails import Limits, effective_limits
 from controlplane.tenancy.models import TeamPolicy
 
 
@@ -24,8 +25,11 @@ def evaluate_topic_request(
     partitions: int,
     configs: Mapping[str, str],
     existing_partitions: int = 0,
+    replication_factor: int | None = None,
+    organization_limits: Mapping[str, int | None] | None = None,
 ) -> list[PolicyViolation]:
     """Every way the request breaks the rules, so the caller can explain all of them at once."""
+    limits = effective_limits(policy, organization_limits)
     violations: list[PolicyViolation] = []
     prefixes = list(topic_prefixes)
     if not any(name.startswith(prefix) for prefix in prefixes):
@@ -43,24 +47,31 @@ def evaluate_topic_request(
                 f"{name!r} does not match the naming pattern {policy.naming_pattern!r}.",
             )
         )
-    if policy.max_partitions_per_topic is not None and partitions > policy.max_partitions_per_topic:
+    if partitions > limits.max_partitions_per_topic:
         violations.append(
             PolicyViolation(
                 "too_many_partitions",
                 "partitions",
-                f"{partitions} partitions is more than the {policy.max_partitions_per_topic} allowed per topic.",
+                f"{partitions} partitions is more than the {limits.max_partitions_per_topic} allowed per "
+                "topic; an org admin can raise the team's limit.",
             )
         )
-    if (
-        policy.max_total_partitions is not None
-        and existing_partitions + partitions > policy.max_total_partitions
-    ):
+    if existing_partitions + partitions > limits.max_total_partitions:
         violations.append(
             PolicyViolation(
                 "total_partitions_exceeded",
                 "partitions",
                 f"The team would have {existing_partitions + partitions} partitions; "
-                f"its limit is {policy.max_total_partitions}.",
+                f"its limit is {limits.max_total_partitions}.",
+            )
+        )
+    if replication_factor is not None and replication_factor > limits.max_replication_factor:
+        violations.append(
+            PolicyViolation(
+                "replication_factor_too_high",
+                "replication_factor",
+                f"Replication factor {replication_factor} is more than the {limits.max_replication_factor} "
+                "allowed.",
             )
         )
     if policy.allowed_topic_configs is not None:
@@ -70,28 +81,61 @@ def evaluate_topic_request(
                     "config_not_allowed", f"configs.{config_name}", f"{config_name} may not be set."
                 )
             )
-    violations.extend(_check_retention(policy, configs))
+    violations.extend(_check_retention(limits, configs))
+    violations.extend(_check_segments(limits, configs))
     return violations
 
 
-def _check_retention(policy: TeamPolicy, configs: Mapping[str, str]) -> list[PolicyViolation]:
-    if policy.max_retention_ms is None or "retention.ms" not in configs:
-        return []
+def _integer_config(configs: Mapping[str, str], name: str) -> int | PolicyViolation | None:
+    if name not in configs:
+        return None
     try:
-        retention_ms = int(configs["retention.ms"])
+        return int(configs[name])
     except (TypeError, ValueError):
-        return [
-            PolicyViolation(
-                "invalid_config_value", "configs.retention.ms", "retention.ms must be an integer."
-            )
-        ]
+        return PolicyViolation("invalid_config_value", f"configs.{name}", f"{name} must be an integer.")
+
+
+def _check_retention(limits: Limits, configs: Mapping[str, str]) -> list[PolicyViolation]:
+    retention_ms = _integer_config(configs, "retention.ms")
+    if retention_ms is None or isinstance(retention_ms, PolicyViolation):
+        return [retention_ms] if retention_ms is not None else []
     # -1 keeps data forever, which no cap allows.
-    if retention_ms < 0 or retention_ms > policy.max_retention_ms:
+    if retention_ms < 0 or retention_ms > limits.max_retention_ms:
         return [
             PolicyViolation(
                 "retention_too_long",
                 "configs.retention.ms",
-                f"retention.ms {retention_ms} exceeds the team's limit of {policy.max_retention_ms} ms.",
+                f"retention.ms {retention_ms} exceeds the team's limit of {limits.max_retention_ms} ms.",
             )
         ]
     return []
+
+
+def _check_segments(limits: Limits, configs: Mapping[str, str]) -> list[PolicyViolation]:
+    violations: list[PolicyViolation] = []
+    segment_bytes = _integer_config(configs, "segment.bytes")
+    if isinstance(segment_bytes, PolicyViolation):
+        violations.append(segment_bytes)
+    elif (
+        segment_bytes is not None
+        and not limits.min_segment_bytes <= segment_bytes <= limits.max_segment_bytes
+    ):
+        violations.append(
+            PolicyViolation(
+                "segment_size_out_of_bounds",
+                "configs.segment.bytes",
+                f"segment.bytes must be between {limits.min_segment_bytes} and {limits.max_segment_bytes}.",
+            )
+        )
+    segment_ms = _integer_config(configs, "segment.ms")
+    if isinstance(segment_ms, PolicyViolation):
+        violations.append(segment_ms)
+    elif segment_ms is not None and segment_ms < limits.min_segment_ms:
+        violations.append(
+            PolicyViolation(
+                "segment_time_too_short",
+                "configs.segment.ms",
+                f"segment.ms must be at least {limits.min_segment_ms} ms.",
+            )
+        )
+    return violations

@@ -17,17 +17,12 @@ from controlplane.tenancy.access import (
     require_team_role,
 )
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
+from controlplane.tenancy.guardrails import LIMIT_FIELDS
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 from controlplane.tenancy.policy import PolicyViolation, evaluate_topic_request
 from controlplane.tenancy.validators import find_overlap, validate_prefix
 
-POLICY_FIELDS = (
-    "naming_pattern",
-    "max_partitions_per_topic",
-    "max_retention_ms",
-    "max_total_partitions",
-    "allowed_topic_configs",
-)
+POLICY_FIELDS = ("naming_pattern", *LIMIT_FIELDS, "allowed_topic_configs")
 
 
 def snapshot_team(team: Team) -> dict[str, Any]:
@@ -282,8 +277,35 @@ def update_policy(*, actor: Actor, policy: TeamPolicy, changes: dict[str, Any]) 
     return policy
 
 
+def update_organization_guardrails(
+    *, actor: Actor, organization: Organization, changes: dict[str, int | None]
+) -> Organization:
+    """Org admins set limits for all the organization's teams (None: back to the default); a team's own
+    policy still overrides them."""
+    change = Change(
+        action="organization.set_guardrails",
+        resource_type="organization",
+        organization_id=organization.id,
+        before=dict(organization.guardrails),
+    )
+    change.on(organization)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, organization)
+        merged = {**organization.guardrails, **changes}
+        organization.guardrails = {k: v for k, v in merged.items() if k in LIMIT_FIELDS and v is not None}
+        organization.save(update_fields=["guardrails"])
+        change.after = dict(organization.guardrails)
+    return organization
+
+
 def check_topic_request(
-    *, team: Team, name: str, partitions: int, configs: dict[str, str], existing_partitions: int = 0
+    *,
+    team: Team,
+    name: str,
+    partitions: int,
+    configs: dict[str, str],
+    existing_partitions: int = 0,
+    replication_factor: int | None = None,
 ) -> list[PolicyViolation]:
     """What the topics service asks before creating or changing a topic for `team`."""
     with transaction.atomic():
@@ -298,4 +320,6 @@ def check_topic_request(
             partitions=partitions,
             configs=configs,
             existing_partitions=existing_partitions,
+            replication_factor=replication_factor,
+            organization_limits=team.organization.guardrails,
         )

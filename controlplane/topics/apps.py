@@ -7,3 +7,7 @@ class TopicsConfig(AppConfig):
     name = "controlplane.topics"
     label = "topics"
     verbose_name = "Topics"
+
+    def ready(self) -> None:
+        # Registers how topic changes are confirmed on a cluster (controlplane/clusters/outcomes.py).
+        from controlplane.topics import operations  # noqa: F401

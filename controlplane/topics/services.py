@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Sum
-from django.utils import timezone
 
-from controlplane.audit.services import Change, audited_change
-from controlplane.clusters.models import Cluster
+from controlplane.audit.choices import Result
+from controlplane.audit.services import Change, actor_record, audited_change, audited_refusals, record_event
+from controlplane.clusters import outcomes
+from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
+from controlplane.clusters.models import Cluster, Operation
 from controlplane.clusters.services import connection_for, default_replication_factor
 from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
 from controlplane.kafka import gateway
@@ -27,21 +30,11 @@ from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
 from controlplane.tenancy.services import check_topic_request
 from controlplane.topics.choices import KNOWN_TOPIC_CONFIGS, BrowseStart
+from controlplane.topics.guardrails import check_change_rate, check_cluster_capacity
 from controlplane.topics.models import Topic
+from controlplane.topics.operations import snapshot_topic
 
 MAX_BROWSE_LIMIT = 500
-
-
-def snapshot_topic(topic: Topic) -> dict[str, Any]:
-    return {
-        "name": topic.name,
-        "cluster": topic.cluster.name,
-        "team": topic.team.name if topic.team_id else None,
-        "managed": topic.managed,
-        "partitions": topic.partitions,
-        "replication_factor": topic.replication_factor,
-        "configs": dict(topic.configs),
-    }
 
 
 def _topic_change(action: str, cluster: Cluster, team: Team | None, **fields: Any) -> Change:
@@ -73,14 +66,28 @@ def _check_config_names(configs: Mapping[str, object]) -> None:
 
 
 def _check_policy(
-    team: Team, *, name: str, partitions: int, configs: Mapping[str, str], exclude: Topic | None
+    team: Team,
+    *,
+    cluster: Cluster,
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    configs: Mapping[str, str],
+    exclude: Topic | None,
 ) -> None:
+    """The team's policy and guardrails, the cluster's partition budget and the team's rate of changes:
+    all checked here, before anything is sent to the cluster."""
     others = Topic.objects.filter(team=team, managed=True)
     if exclude is not None:
         others = others.exclude(pk=exclude.pk)
     existing = others.aggregate(total=Sum("partitions"))["total"] or 0
     violations = check_topic_request(
-        team=team, name=name, partitions=partitions, configs=dict(configs), existing_partitions=existing
+        team=team,
+        name=name,
+        partitions=partitions,
+        configs=dict(configs),
+        existing_partitions=existing,
+        replication_factor=replication_factor,
     )
     if violations:
         raise PolicyViolated(
@@ -89,12 +96,55 @@ def _check_policy(
                 "violations": [{"code": v.code, "field": v.field, "message": v.message} for v in violations]
             },
         )
+    check_cluster_capacity(
+        cluster, partitions=partitions, replication_factor=replication_factor, exclude=exclude
+    )
+    check_change_rate(team)
 
 
 def _stringified(configs: Mapping[str, object]) -> dict[str, str]:
     return {
         key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in configs.items()
     }
+
+
+def _begin(
+    actor: Actor,
+    kind: str,
+    change: Change,
+    cluster: Cluster,
+    parameters: dict[str, Any],
+    *,
+    topic: Topic | None = None,
+) -> Operation:
+    """Records the change about to be sent, once nothing else is changing the topic: the cluster's row is
+    locked for the check, so two requests never both pass it (a create racing a delete of the same name,
+    or two deletes of which the second would remove a topic re-created in between)."""
+    name = change.resource_name
+    with audited_refusals(actor=actor, change=change), transaction.atomic():
+        Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+        running = Operation.objects.filter(
+            cluster=cluster, resource_type="topic", resource_name=name, state__in=ACTIVE_OPERATION_STATES
+        ).first()
+        if running is not None:
+            raise Conflict(
+                f"A change to topic {name!r} is still in progress (operation {running.id}); wait for it to "
+                "finish.",
+                code="change_in_progress",
+                details={"operation": running.id},
+            )
+        if topic is None and Topic.objects.filter(cluster=cluster, name=name).exists():
+            raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
+        if topic is not None and not Topic.objects.filter(pk=topic.pk).exists():
+            raise Conflict(f"Topic {name!r} was deleted meanwhile.", code="gone")
+        return outcomes.begin(
+            kind=kind,
+            cluster=cluster,
+            change=change,
+            actor=actor_record(actor),
+            parameters=parameters,
+            team_id=change.team_id,
+        )
 
 
 def create_topic(
@@ -107,17 +157,19 @@ def create_topic(
     replication_factor: int | None = None,
     configs: Mapping[str, object] | None = None,
     validate_only: bool = False,
-) -> Topic | None:
-    """Creates the topic on the cluster and records it as managed; with `validate_only` the cluster only
-    checks it (nothing is created or recorded) and None is returned. Without a replication factor the
-    topic gets the cluster's default (3 on a local cluster of three brokers or more)."""
+) -> Operation | None:
+    """Creates the topic on the cluster and records it as managed. Returns the operation: `succeeded` when
+    the cluster confirmed it within the request, `running` when its outcome is still being confirmed. With
+    `validate_only` the cluster only checks it (nothing is created or recorded) and None is returned.
+    Without a replication factor the topic gets the cluster's default (3 on a local cluster of three
+    brokers or more)."""
     wanted = _stringified(configs or {})
     if replication_factor is None:
         replication_factor = default_replication_factor(cluster)
     change = _topic_change(
         "topic.create", cluster, team, resource_name=name, extra={"validate_only": validate_only}
     )
-    with audited_change(actor=actor, change=change):
+    with audited_refusals(actor=actor, change=change):
         require_team_role(actor, team, TeamRole.DEVELOPER)
         require_same_organization(cluster, team)
         if partitions < 1 or replication_factor < 1:
@@ -125,44 +177,55 @@ def create_topic(
                 "A topic needs at least one partition and one replica.", code="invalid_partitions"
             )
         _check_config_names(wanted)
-        _check_policy(team, name=name, partitions=partitions, configs=wanted, exclude=None)
-        if Topic.objects.filter(cluster=cluster, name=name).exists():
-            raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
-        with kafka_refusals():
-            gateway.create_topic(
-                connection_for(cluster),
-                name=name,
-                partitions=partitions,
-                replication_factor=replication_factor,
-                configs=wanted,
-                validate_only=validate_only,
-            )
-        if validate_only:
-            change.after = {"name": name, "partitions": partitions, "configs": wanted, "valid": True}
-            return None
-        topic = Topic.objects.create(
+        _check_policy(
+            team,
             cluster=cluster,
-            team=team,
             name=name,
             partitions=partitions,
             replication_factor=replication_factor,
             configs=wanted,
-            exists_on_cluster=True,
-            observed_partitions=partitions,
-            observed_replication_factor=replication_factor,
-            observed_configs=wanted,
-            observed_at=timezone.now(),
+            exclude=None,
         )
-        change.on(topic)
-        change.after = snapshot_topic(topic)
-    return topic
+        if Topic.objects.filter(cluster=cluster, name=name).exists():
+            raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
+        if validate_only:
+            with kafka_refusals():
+                gateway.create_topic(
+                    connection_for(cluster),
+                    name=name,
+                    partitions=partitions,
+                    replication_factor=replication_factor,
+                    configs=wanted,
+                    validate_only=True,
+                )
+    if validate_only:
+        change.after = {"name": name, "partitions": partitions, "configs": wanted, "valid": True}
+        record_event(actor=actor, change=change, result=Result.SUCCESS)
+        return None
+    operation = _begin(
+        actor,
+        OperationKind.TOPIC_CREATE,
+        change,
+        cluster,
+        {"partitions": partitions, "replication_factor": replication_factor, "configs": wanted},
+    )
+    return outcomes.run(
+        operation,
+        lambda: gateway.create_topic(
+            connection_for(cluster),
+            name=name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            configs=wanted,
+        ),
+    )
 
 
-def update_topic_configs(*, actor: Actor, topic: Topic, configs: Mapping[str, object | None]) -> Topic:
+def update_topic_configs(*, actor: Actor, topic: Topic, configs: Mapping[str, object | None]) -> Operation:
     """Sets the given configs (None returns a config to the cluster default); other overrides stay."""
     change = _topic_change("topic.update_configs", topic.cluster, topic.team, before=snapshot_topic(topic))
     change.on(topic)
-    with audited_change(actor=actor, change=change):
+    with audited_refusals(actor=actor, change=change):
         _require_topic_role(actor, topic, TeamRole.DEVELOPER)
         _check_config_names(configs)
         to_set = _stringified({k: v for k, v in configs.items() if v is not None})
@@ -170,24 +233,35 @@ def update_topic_configs(*, actor: Actor, topic: Topic, configs: Mapping[str, ob
         merged = {**{k: v for k, v in topic.configs.items() if k not in to_delete}, **to_set}
         if topic.team_id is not None:
             _check_policy(
-                topic.team, name=topic.name, partitions=topic.partitions, configs=merged, exclude=topic
+                topic.team,
+                cluster=topic.cluster,
+                name=topic.name,
+                partitions=topic.partitions,
+                replication_factor=topic.replication_factor,
+                configs=merged,
+                exclude=topic,
             )
-        with kafka_refusals():
-            gateway.alter_topic_configs(
-                connection_for(topic.cluster), name=topic.name, set_configs=to_set, delete_configs=to_delete
-            )
-        topic.configs = merged
-        topic.observed_configs = merged
-        topic.save(update_fields=["configs", "observed_configs", "updated_at"])
-        change.after = snapshot_topic(topic)
-    return topic
+    operation = _begin(
+        actor,
+        OperationKind.TOPIC_CONFIGS,
+        change,
+        topic.cluster,
+        {"topic_id": topic.id, "configs": merged, "set": to_set, "delete": to_delete},
+        topic=topic,
+    )
+    return outcomes.run(
+        operation,
+        lambda: gateway.alter_topic_configs(
+            connection_for(topic.cluster), name=topic.name, set_configs=to_set, delete_configs=to_delete
+        ),
+    )
 
 
-def add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> Topic:
+def add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> Operation:
     """Grows the topic to `partitions` in total; Kafka cannot remove partitions, so fewer is refused."""
     change = _topic_change("topic.add_partitions", topic.cluster, topic.team, before=snapshot_topic(topic))
     change.on(topic)
-    with audited_change(actor=actor, change=change):
+    with audited_refusals(actor=actor, change=change):
         _require_topic_role(actor, topic, TeamRole.DEVELOPER)
         current = topic.observed_partitions or topic.partitions
         if partitions <= current:
@@ -198,14 +272,26 @@ def add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> Topic:
             )
         if topic.team_id is not None:
             _check_policy(
-                topic.team, name=topic.name, partitions=partitions, configs=topic.configs, exclude=topic
+                topic.team,
+                cluster=topic.cluster,
+                name=topic.name,
+                partitions=partitions,
+                replication_factor=topic.replication_factor,
+                configs=topic.configs,
+                exclude=topic,
             )
-        with kafka_refusals():
-            gateway.create_partitions(connection_for(topic.cluster), name=topic.name, total=partitions)
-        topic.partitions = topic.observed_partitions = partitions
-        topic.save(update_fields=["partitions", "observed_partitions", "updated_at"])
-        change.after = snapshot_topic(topic)
-    return topic
+    operation = _begin(
+        actor,
+        OperationKind.TOPIC_PARTITIONS,
+        change,
+        topic.cluster,
+        {"topic_id": topic.id, "partitions": partitions},
+        topic=topic,
+    )
+    return outcomes.run(
+        operation,
+        lambda: gateway.create_partitions(connection_for(topic.cluster), name=topic.name, total=partitions),
+    )
 
 
 def purge_topic(
@@ -238,20 +324,28 @@ def purge_topic(
     return result
 
 
-def delete_topic(*, actor: Actor, topic: Topic, confirm_name: str) -> None:
+def delete_topic(*, actor: Actor, topic: Topic, confirm_name: str) -> Operation:
+    """Deletes the topic from the cluster, then forgets it; a topic already gone is only forgotten."""
     change = _topic_change("topic.delete", topic.cluster, topic.team, before=snapshot_topic(topic))
     change.on(topic)
-    with audited_change(actor=actor, change=change):
+    with audited_refusals(actor=actor, change=change):
         _require_topic_role(actor, topic, TeamRole.DEVELOPER)
         if confirm_name != topic.name:
             raise ServiceError("Type the topic's name to confirm its deletion.", code="confirmation_mismatch")
-        with kafka_refusals():
-            try:
-                gateway.delete_topic(connection_for(topic.cluster), name=topic.name)
-            except gateway.KafkaGatewayError as error:
-                if error.error_name != "UNKNOWN_TOPIC_OR_PART":  # already gone: forgetting it is enough
-                    raise
-        topic.delete()
+        if topic.team_id is not None:
+            check_change_rate(topic.team)
+    operation = _begin(
+        actor, OperationKind.TOPIC_DELETE, change, topic.cluster, {"topic_id": topic.id}, topic=topic
+    )
+
+    def send() -> None:
+        try:
+            gateway.delete_topic(connection_for(topic.cluster), name=topic.name)
+        except KafkaGatewayError as error:
+            if error.error_name != "UNKNOWN_TOPIC_OR_PART":  # already gone: forgetting it is enough
+                raise
+
+    return outcomes.run(operation, send)
 
 
 def adopt_topic(*, actor: Actor, topic: Topic, team: Team) -> Topic:

@@ -55,6 +55,22 @@ class ClusterDeleteInputSerializer(serializers.Serializer):
     confirm_name = serializers.CharField(max_length=63, help_text="The cluster's name, repeated.")
 
 
+class ClusterGuardrailsInputSerializer(serializers.Serializer):
+    partition_replicas_per_broker = serializers.IntegerField(
+        min_value=1,
+        max_value=1_000_000,
+        allow_null=True,
+        help_text="Partition replicas each broker may carry; null: the default (4,000).",
+    )
+
+
+class PartitionBudgetSerializer(serializers.Serializer):
+    per_broker = serializers.IntegerField()
+    brokers = serializers.IntegerField()
+    max_replicas = serializers.IntegerField()
+    used_replicas = serializers.IntegerField()
+
+
 class BrokerRemoveInputSerializer(serializers.Serializer):
     confirm_node_id = serializers.IntegerField(help_text="The broker's node id, repeated.")
 
@@ -129,6 +145,10 @@ class BrokerSerializer(serializers.ModelSerializer):
 
 
 class OperationSerializer(serializers.ModelSerializer):
+    """A cluster operation (provisioning, brokers) or a team's change to a cluster whose outcome is being
+    confirmed (`team`, `resource_type`, `resource_name`): `succeeded`/`failed` only after the control
+    plane looked at the cluster; `observed` is what it saw."""
+
     step = serializers.IntegerField(source="current_step", read_only=True)
     step_count = serializers.SerializerMethodField()
     step_name = serializers.CharField(source="current_step_name", read_only=True)
@@ -149,6 +169,11 @@ class OperationSerializer(serializers.ModelSerializer):
             "log",
             "error",
             "requested_by",
+            "team",
+            "resource_type",
+            "resource_name",
+            "request_id",
+            "observed",
             "created_at",
             "started_at",
             "finished_at",
@@ -169,6 +194,9 @@ class ClusterSerializer(serializers.ModelSerializer):
         "broker down or missing, or any offline or under-replicated partition, is degraded.",
     )
     has_admin_credentials = serializers.SerializerMethodField()
+    partition_budget = serializers.SerializerMethodField(
+        help_text="Guardrail: partition replicas the cluster may carry (per broker times brokers) and in use."
+    )
 
     class Meta:
         model = Cluster
@@ -189,12 +217,24 @@ class ClusterSerializer(serializers.ModelSerializer):
             "status_reason",
             "health",
             "health_checked_at",
+            "partition_replicas_per_broker",
+            "partition_budget",
             "created_at",
             "updated_at",
         ]
+        extra_kwargs = {
+            "partition_replicas_per_broker": {"read_only": True, "min_value": 1, "max_value": 1_000_000}
+        }
 
     def get_has_admin_credentials(self, cluster: Cluster) -> bool:
         return bool(cluster.admin_password_encrypted)
+
+    @extend_schema_field(PartitionBudgetSerializer)
+    def get_partition_budget(self, cluster: Cluster) -> dict[str, int]:
+        # Imported here: topics' models depend on this app's models.
+        from controlplane.topics.guardrails import partition_budget
+
+        return partition_budget(cluster).as_dict()
 
 
 class BrokerConfigEntrySerializer(serializers.Serializer):

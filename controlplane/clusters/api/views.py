@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import status
@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.clusters import filtersets, services
+from controlplane.clusters import filtersets, outcomes, services
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
@@ -16,7 +16,7 @@ from controlplane.core.api.errors import ServiceError
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.lag import history
 from controlplane.lag.throughput import throughput
-from controlplane.tenancy.access import visible_organization_ids
+from controlplane.tenancy.access import visible_organization_ids, visible_teams_q
 
 
 @extend_schema(tags=["clusters"])
@@ -140,6 +140,16 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         }
         return Response(serializers.ReassignmentStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(
+        request=serializers.ClusterGuardrailsInputSerializer, responses=serializers.ClusterSerializer
+    )
+    @action(detail=True, methods=["patch"], url_path="guardrails")
+    def guardrails(self, request: Request, pk: str) -> Response:
+        """Org admins: the cluster's partition budget (partition replicas per broker)."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.ClusterGuardrailsInputSerializer)
+        return self.respond(services.set_cluster_guardrails(actor=self.actor, cluster=cluster, **data))
+
     @extend_schema(request=None, responses=serializers.ClusterSerializer)
     @action(detail=True, methods=["post"], url_path="check-health")
     def check_health(self, request: Request, pk: str) -> Response:
@@ -174,7 +184,9 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
 
 @extend_schema(tags=["clusters"])
 class OperationViewSet(ScopedReadOnlyViewSet):
-    """Long-running cluster operations and their progress: step n of m, log lines, error."""
+    """Long-running cluster operations and their progress: step n of m, log lines, error; and teams'
+    changes to clusters whose outcome is being confirmed. A team's changes are visible to that team (and
+    its org admins) only; reading a running one looks at the cluster again (at most once a second)."""
 
     queryset = Operation.objects.select_related("cluster")
     serializer_class = serializers.OperationSerializer
@@ -182,4 +194,11 @@ class OperationViewSet(ScopedReadOnlyViewSet):
     ordering_fields = ["created_at", "state"]
 
     def restrict(self, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(cluster__organization_id__in=visible_organization_ids(self.actor))
+        in_organization = Q(cluster__organization_id__in=visible_organization_ids(self.actor))
+        return queryset.filter(
+            (Q(team__isnull=True) & in_organization)
+            | (Q(team__isnull=False) & visible_teams_q(self.actor, "team"))
+        )
+
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return Response(self.get_serializer(outcomes.settle_if_due(self.get_object())).data)

@@ -4,10 +4,15 @@ import logging
 from typing import Any
 
 import redis
-from django.http import Http404
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError as DatabaseUnavailable
+from django.http import Http404, HttpRequest, JsonResponse
 from kombu.exceptions import OperationalError as TaskQueueUnreachable
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+
+from controlplane.core.request_ids import current_request_id
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +44,20 @@ class PolicyViolated(ServiceError):
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
+    """The error shape; `request_id` is the one in the response's X-Request-ID header and in the logs."""
+    return {
+        "error": {
+            "code": code,
+            "message": message,
+            "details": details or {},
+            "request_id": current_request_id(),
+        }
+    }
+
+
+INTERNAL_ERROR_MESSAGE = (
+    "The server failed to answer this request. It has been logged; quote the request id when reporting it."
+)
 
 
 def error_response_handler(exc: Exception, context: dict) -> Response | None:
@@ -48,9 +66,15 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
 
     if isinstance(exc, redis.RedisError | TaskQueueUnreachable):
         return _backing_store_unavailable(exc)
+    if isinstance(exc, DatabaseUnavailable):
+        return _database_unavailable(exc)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body = error_body("request_too_large", f"The request body is larger than {limit} bytes.")
+        return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     response = exception_handler(exc, context)
     if response is None:
-        return None  # unexpected errors become a 500 and are logged by Django
+        return _unexpected(exc)
     if isinstance(exc, exceptions.ValidationError):
         body = error_body("invalid", "The request is not valid.", exc.detail)
     elif isinstance(exc, ServiceError):
@@ -65,8 +89,8 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
     else:
         body = error_body("error", "The request failed.")
     response.data = body
-    if response.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
-        response.data["error"]["details"] = {"retry_after_seconds": getattr(exc, "wait", None)}
+    if isinstance(exc, exceptions.Throttled):
+        response.data["error"]["details"] = {"retry_after_seconds": exc.wait}
     return response
 
 
@@ -79,3 +103,28 @@ def _backing_store_unavailable(exc: Exception) -> Response:
         "A backing service (Redis: lag history and the task queue) is unreachable; retry shortly.",
     )
     return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
+
+
+def _database_unavailable(exc: Exception) -> Response:
+    """The database refused or dropped the connection, or stayed locked past its timeout: retryable."""
+    logger.warning("database unavailable while answering a request: %s", exc)
+    body = error_body("service_unavailable", "The database is busy or unreachable; retry shortly.")
+    return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
+
+
+def _unexpected(exc: Exception) -> Response:
+    """A bug: logged with its traceback and request id, answered in the error shape (never an HTML page)."""
+    logger.error("unexpected error answering a request", exc_info=exc)
+    return Response(
+        error_body("internal_error", INTERNAL_ERROR_MESSAGE), status=status.HTTP_500_INTERNAL_SERVER_ERROR
+    )
+
+
+def server_error_view(request: HttpRequest) -> JsonResponse:
+    """Django's handler500, for failures outside DRF's views (middleware, plain views): the error shape
+    of the API asked (the schema registry has Confluent's), with the request id. Django has already
+    logged the exception with it."""
+    if "/schema-registry" in request.path:
+        body = {"error_code": 50001, "message": f"{INTERNAL_ERROR_MESSAGE} ({current_request_id()})"}
+        return JsonResponse(body, status=500, content_type="application/vnd.schemaregistry.v1+json")
+    return JsonResponse(error_body("internal_error", INTERNAL_ERROR_MESSAGE), status=500)

@@ -39,6 +39,7 @@ REGISTRY_PATH = re.compile(r"/clusters/(?P<cluster_id>\d+)/schema-registry(?:/(?
 # Middleware that set response headers: the hot path runs them.
 HEADER_MIDDLEWARE = frozenset(
     {
+        "controlplane.core.request_ids.RequestIdMiddleware",
         "django.middleware.security.SecurityMiddleware",
         "django.middleware.common.CommonMiddleware",
         "django.middleware.clickjacking.XFrameOptionsMiddleware",

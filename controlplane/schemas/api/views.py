@@ -26,6 +26,7 @@ from django.views.decorators.csrf import csrf_exempt
 from controlplane.audit.choices import Result
 from controlplane.audit.services import Change, record_event
 from controlplane.core.api.client_address import client_address
+from controlplane.core.json_limits import loads_bounded
 from controlplane.schemas import cache, services
 from controlplane.schemas.access import RegistryAccess, UnknownCluster
 from controlplane.schemas.api.auth import authenticate, registry_access
@@ -99,7 +100,7 @@ class Call:
         if not raw:
             return {}
         try:
-            return json.loads(raw)
+            return loads_bounded(raw)
         except (ValueError, UnicodeDecodeError) as failure:
             raise RegistryError(400, 400, f"Unrecognized request body: {failure}") from failure
 

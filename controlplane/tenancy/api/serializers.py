@@ -2,10 +2,12 @@
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
+from controlplane.tenancy.guardrails import DEFAULT_LIMITS, LIMIT_FIELDS, effective_limits, team_limits
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 from controlplane.tenancy.validators import (
     validate_naming_pattern,
@@ -65,15 +67,56 @@ class TeamPrefixSerializer(serializers.ModelSerializer):
         fields = ["id", "organization", "team", "resource_type", "prefix", "created_at"]
 
 
+class EffectiveLimitsSerializer(serializers.Serializer):
+    max_partitions_per_topic = serializers.IntegerField()
+    max_total_partitions = serializers.IntegerField()
+    max_replication_factor = serializers.IntegerField()
+    max_retention_ms = serializers.IntegerField()
+    min_segment_bytes = serializers.IntegerField()
+    max_segment_bytes = serializers.IntegerField()
+    min_segment_ms = serializers.IntegerField()
+    admin_operations_per_minute = serializers.IntegerField()
+
+
+class OrganizationGuardrailsSerializer(serializers.Serializer):
+    organization = serializers.IntegerField(source="id")
+    limits = serializers.SerializerMethodField(help_text="The organization's own limits for its teams.")
+    effective_limits = serializers.SerializerMethodField(
+        help_text="What a team without limits of its own gets: these, the defaults where they set none."
+    )
+    default_limits = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_limits(self, organization: Organization) -> dict[str, int]:
+        return dict(organization.guardrails)
+
+    @extend_schema_field(EffectiveLimitsSerializer)
+    def get_effective_limits(self, organization: Organization) -> dict[str, int]:
+        return effective_limits(None, organization.guardrails).as_dict()
+
+    @extend_schema_field(EffectiveLimitsSerializer)
+    def get_default_limits(self, organization: Organization) -> dict[str, int]:
+        return DEFAULT_LIMITS.as_dict()
+
+
 class TeamPolicySerializer(serializers.ModelSerializer):
     # Declared, not derived from the model: derived integer bounds differ between database backends,
     # and the schema must be the same whichever database generated it.
     max_partitions_per_topic = serializers.IntegerField(allow_null=True, read_only=True)
     max_retention_ms = serializers.IntegerField(allow_null=True, read_only=True)
     max_total_partitions = serializers.IntegerField(allow_null=True, read_only=True)
+    max_replication_factor = serializers.IntegerField(allow_null=True, read_only=True)
+    min_segment_bytes = serializers.IntegerField(allow_null=True, read_only=True)
+    max_segment_bytes = serializers.IntegerField(allow_null=True, read_only=True)
+    min_segment_ms = serializers.IntegerField(allow_null=True, read_only=True)
+    admin_operations_per_minute = serializers.IntegerField(allow_null=True, read_only=True)
     allowed_topic_configs = serializers.ListField(
         child=serializers.CharField(), allow_null=True, read_only=True
     )
+    effective_limits = serializers.SerializerMethodField(
+        help_text="The limits in force: the policy's own values, the guardrail defaults where it sets none."
+    )
+    default_limits = serializers.SerializerMethodField(help_text="The guardrail defaults.")
 
     class Meta:
         model = TeamPolicy
@@ -81,12 +124,20 @@ class TeamPolicySerializer(serializers.ModelSerializer):
             "id",
             "team",
             "naming_pattern",
-            "max_partitions_per_topic",
-            "max_retention_ms",
-            "max_total_partitions",
+            *LIMIT_FIELDS,
             "allowed_topic_configs",
+            "effective_limits",
+            "default_limits",
             "updated_at",
         ]
+
+    @extend_schema_field(EffectiveLimitsSerializer)
+    def get_effective_limits(self, policy: TeamPolicy) -> dict[str, int]:
+        return team_limits(policy).as_dict()
+
+    @extend_schema_field(EffectiveLimitsSerializer)
+    def get_default_limits(self, policy: TeamPolicy) -> dict[str, int]:
+        return DEFAULT_LIMITS.as_dict()
 
 
 # Inputs
@@ -137,6 +188,35 @@ class TeamPrefixCreateInputSerializer(serializers.Serializer):
         return attrs
 
 
+class GuardrailLimitsInputSerializer(serializers.Serializer):
+    """Limits an org admin sets for all teams of the organization (null: back to the default)."""
+
+    max_partitions_per_topic = serializers.IntegerField(
+        min_value=1, max_value=100_000, allow_null=True, required=False
+    )
+    max_total_partitions = serializers.IntegerField(
+        min_value=1, max_value=1_000_000, allow_null=True, required=False
+    )
+    max_replication_factor = serializers.IntegerField(
+        min_value=1, max_value=32, allow_null=True, required=False
+    )
+    max_retention_ms = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
+    )
+    min_segment_bytes = serializers.IntegerField(
+        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
+    )
+    max_segment_bytes = serializers.IntegerField(
+        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
+    )
+    min_segment_ms = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
+    )
+    admin_operations_per_minute = serializers.IntegerField(
+        min_value=1, max_value=100_000, allow_null=True, required=False
+    )
+
+
 class TeamPolicyUpdateInputSerializer(serializers.Serializer):
     naming_pattern = serializers.CharField(max_length=200, allow_blank=True, required=False)
     max_partitions_per_topic = serializers.IntegerField(
@@ -147,6 +227,21 @@ class TeamPolicyUpdateInputSerializer(serializers.Serializer):
     )
     max_total_partitions = serializers.IntegerField(
         min_value=1, max_value=1_000_000, allow_null=True, required=False
+    )
+    max_replication_factor = serializers.IntegerField(
+        min_value=1, max_value=32, allow_null=True, required=False
+    )
+    min_segment_bytes = serializers.IntegerField(
+        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
+    )
+    max_segment_bytes = serializers.IntegerField(
+        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
+    )
+    min_segment_ms = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
+    )
+    admin_operations_per_minute = serializers.IntegerField(
+        min_value=1, max_value=100_000, allow_null=True, required=False
     )
     allowed_topic_configs = serializers.ListField(
         child=serializers.CharField(max_length=200), allow_null=True, required=False, max_length=200

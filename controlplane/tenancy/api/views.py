@@ -1,5 +1,8 @@
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
@@ -26,6 +29,24 @@ class OrganizationViewSet(ScopedReadOnlyViewSet):
 
     def restrict(self, queryset: QuerySet) -> QuerySet:
         return queryset.filter(id__in=visible_organization_ids(self.actor))
+
+    @extend_schema(methods=["GET"], request=None, responses=serializers.OrganizationGuardrailsSerializer)
+    @extend_schema(
+        methods=["PATCH"],
+        request=serializers.GuardrailLimitsInputSerializer,
+        responses=serializers.OrganizationGuardrailsSerializer,
+    )
+    @action(detail=True, methods=["get", "patch"])
+    def guardrails(self, request: Request, pk: str | None = None) -> Response:
+        """The limits every team of the organization gets unless its own policy sets them; org admins
+        change them (null returns a limit to the default)."""
+        organization = self.get_object()
+        if request.method == "PATCH":
+            changes = self.validated_input(serializers.GuardrailLimitsInputSerializer, partial=True)
+            organization = services.update_organization_guardrails(
+                actor=self.actor, organization=organization, changes=changes
+            )
+        return Response(serializers.OrganizationGuardrailsSerializer(organization).data)
 
 
 @extend_schema(tags=["tenancy"])

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -5,6 +7,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.clusters.api.serializers import AcceptedOperationSerializer
+from controlplane.clusters.choices import OperationState
+from controlplane.clusters.models import Operation
 from controlplane.core.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.reconcile.ownership import visible_rows_q
 from controlplane.topics import filtersets, services
@@ -30,17 +35,43 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
         # Lists show totals; the per-partition JSON is for details only and is the bulk of each row.
         return queryset.defer("partition_details") if self.action == "list" else queryset
 
+    def _outcome(self, operation: Operation, done: Callable[[], Response]) -> Response:
+        """The change's answer: `done()` when the cluster confirmed it within the request, else 202 with the
+        operation that confirms it (poll `operation_url`)."""
+        if operation.state == OperationState.SUCCEEDED:
+            response = done()
+        else:
+            body = AcceptedOperationSerializer(
+                {"operation": operation}, context=self.get_serializer_context()
+            ).data
+            response = Response(
+                body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["operation_url"]}
+            )
+        response["X-Operation-ID"] = str(operation.id)
+        return response
+
+    def _topic_of(
+        self, operation: Operation, status_code: int = status.HTTP_200_OK
+    ) -> Callable[[], Response]:
+        return lambda: self.respond(Topic.objects.get(pk=operation.parameters["topic_id"]), status_code)
+
     @extend_schema(
         request=serializers.TopicCreateInputSerializer,
-        responses={201: serializers.TopicSerializer, 200: serializers.TopicCreateInputSerializer},
+        responses={
+            201: serializers.TopicSerializer,
+            200: serializers.TopicCreateInputSerializer,
+            202: AcceptedOperationSerializer,
+        },
     )
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:
-        """Creates the topic; with `validate_only` the cluster checks the request and nothing is created."""
+        """Creates the topic; with `validate_only` the cluster checks the request and nothing is created.
+        201: created and confirmed. 202: the cluster did not confirm it in time; the operation settles the
+        outcome once the control plane has looked at the cluster."""
         data = self.validated_input(serializers.TopicCreateInputSerializer)
-        topic = services.create_topic(actor=self.actor, **data)
-        if topic is None:
+        operation = services.create_topic(actor=self.actor, **data)
+        if operation is None:
             return Response({**request.data, "validate_only": True}, status=status.HTTP_200_OK)
-        return self.respond(topic, status.HTTP_201_CREATED)
+        return self._outcome(operation, self._topic_of(operation, status.HTTP_201_CREATED))
 
     @extend_schema(responses=serializers.TopicDetailSerializer)
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -49,27 +80,38 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
         context = {**self.get_serializer_context(), "live": live}
         return Response(serializers.TopicDetailSerializer(topic, context=context).data)
 
-    @extend_schema(request=serializers.DeleteTopicInputSerializer, responses={204: None})
+    @extend_schema(
+        request=serializers.DeleteTopicInputSerializer,
+        responses={204: None, 202: AcceptedOperationSerializer},
+    )
     def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
-        """Deletes the topic from the cluster; the body must repeat its name."""
+        """Deletes the topic from the cluster; the body must repeat its name. 202 as for create."""
         topic = self.get_object()
         data = self.validated_input(serializers.DeleteTopicInputSerializer)
-        services.delete_topic(actor=self.actor, topic=topic, **data)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        operation = services.delete_topic(actor=self.actor, topic=topic, **data)
+        return self._outcome(operation, lambda: Response(status=status.HTTP_204_NO_CONTENT))
 
-    @extend_schema(request=serializers.TopicConfigsInputSerializer, responses=serializers.TopicSerializer)
+    @extend_schema(
+        request=serializers.TopicConfigsInputSerializer,
+        responses={200: serializers.TopicSerializer, 202: AcceptedOperationSerializer},
+    )
     @action(detail=True, methods=["patch"], url_path="configs")
     def configs(self, request: Request, pk: str | None = None) -> Response:
         topic = self.get_object()
         data = self.validated_input(serializers.TopicConfigsInputSerializer)
-        return self.respond(services.update_topic_configs(actor=self.actor, topic=topic, **data))
+        operation = services.update_topic_configs(actor=self.actor, topic=topic, **data)
+        return self._outcome(operation, self._topic_of(operation))
 
-    @extend_schema(request=serializers.PartitionsInputSerializer, responses=serializers.TopicSerializer)
+    @extend_schema(
+        request=serializers.PartitionsInputSerializer,
+        responses={200: serializers.TopicSerializer, 202: AcceptedOperationSerializer},
+    )
     @action(detail=True, methods=["post"], url_path="partitions")
     def partitions(self, request: Request, pk: str | None = None) -> Response:
         topic = self.get_object()
         data = self.validated_input(serializers.PartitionsInputSerializer)
-        return self.respond(services.add_partitions(actor=self.actor, topic=topic, **data))
+        operation = services.add_partitions(actor=self.actor, topic=topic, **data)
+        return self._outcome(operation, self._topic_of(operation))
 
     @extend_schema(request=serializers.PurgeInputSerializer, responses=serializers.PurgedSerializer)
     @action(detail=True, methods=["post"])

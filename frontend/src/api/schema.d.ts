@@ -628,6 +628,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{id}/guardrails/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Org admins: the cluster's partition budget (partition replicas per broker). */
+        patch: operations["v1_clusters_guardrails_partial_update"];
+        trace?: never;
+    };
     "/api/v1/clusters/{id}/reassignments/": {
         parameters: {
             query?: never;
@@ -1057,7 +1074,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Long-running cluster operations and their progress: step n of m, log lines, error. */
+        /**
+         * @description Long-running cluster operations and their progress: step n of m, log lines, error; and teams'
+         *     changes to clusters whose outcome is being confirmed. A team's changes are visible to that team (and
+         *     its org admins) only; reading a running one looks at the cluster again (at most once a second).
+         */
         get: operations["v1_operations_list"];
         put?: never;
         post?: never;
@@ -1074,7 +1095,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Long-running cluster operations and their progress: step n of m, log lines, error. */
+        /**
+         * @description Long-running cluster operations and their progress: step n of m, log lines, error; and teams'
+         *     changes to clusters whose outcome is being confirmed. A team's changes are visible to that team (and
+         *     its org admins) only; reading a running one looks at the cluster again (at most once a second).
+         */
         get: operations["v1_operations_retrieve"];
         put?: never;
         post?: never;
@@ -1154,6 +1179,30 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{id}/guardrails/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The limits every team of the organization gets unless its own policy sets them; org admins
+         *     change them (null returns a limit to the default).
+         */
+        get: operations["v1_organizations_guardrails_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description The limits every team of the organization gets unless its own policy sets them; org admins
+         *     change them (null returns a limit to the default).
+         */
+        patch: operations["v1_organizations_guardrails_partial_update"];
         trace?: never;
     };
     "/api/v1/overview/": {
@@ -1491,7 +1540,11 @@ export interface paths {
          */
         get: operations["v1_topics_list"];
         put?: never;
-        /** @description Creates the topic; with `validate_only` the cluster checks the request and nothing is created. */
+        /**
+         * @description Creates the topic; with `validate_only` the cluster checks the request and nothing is created.
+         *     201: created and confirmed. 202: the cluster did not confirm it in time; the operation settles the
+         *     outcome once the control plane has looked at the cluster.
+         */
         post: operations["v1_topics_create"];
         delete?: never;
         options?: never;
@@ -1514,7 +1567,7 @@ export interface paths {
         get: operations["v1_topics_retrieve"];
         put?: never;
         post?: never;
-        /** @description Deletes the topic from the cluster; the body must repeat its name. */
+        /** @description Deletes the topic from the cluster; the body must repeat its name. 202 as for create. */
         delete: operations["v1_topics_destroy"];
         options?: never;
         head?: never;
@@ -2050,6 +2103,9 @@ export interface components {
             readonly health: unknown;
             /** Format: date-time */
             health_checked_at?: string | null;
+            readonly partition_replicas_per_broker: number | null;
+            /** @description Guardrail: partition replicas the cluster may carry (per broker times brokers) and in use. */
+            readonly partition_budget: components["schemas"]["PartitionBudget"];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -2093,6 +2149,9 @@ export interface components {
             readonly health: unknown;
             /** Format: date-time */
             health_checked_at?: string | null;
+            readonly partition_replicas_per_broker: number | null;
+            /** @description Guardrail: partition replicas the cluster may carry (per broker times brokers) and in use. */
+            readonly partition_budget: components["schemas"]["PartitionBudget"];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -2207,6 +2266,16 @@ export interface components {
          * @enum {string}
          */
         DriftKindEnum: "topic_config_changed" | "topic_partitions_changed" | "managed_topic_missing" | "unmanaged_topic" | "managed_acl_missing" | "unmanaged_acl" | "managed_quota_missing" | "quota_changed" | "unmanaged_quota";
+        EffectiveLimits: {
+            max_partitions_per_topic: number;
+            max_total_partitions: number;
+            max_replication_factor: number;
+            max_retention_ms: number;
+            min_segment_bytes: number;
+            max_segment_bytes: number;
+            min_segment_ms: number;
+            admin_operations_per_minute: number;
+        };
         ExactOffsetInputRequest: {
             topic: string;
             partition: number;
@@ -2530,6 +2599,11 @@ export interface components {
             /** Format: date-time */
             undone_at?: string | null;
         };
+        /**
+         * @description A cluster operation (provisioning, brokers) or a team's change to a cluster whose outcome is being
+         *     confirmed (`team`, `resource_type`, `resource_name`): `succeeded`/`failed` only after the control
+         *     plane looked at the cluster; `observed` is what it saw.
+         */
         Operation: {
             readonly id: number;
             cluster: number;
@@ -2543,6 +2617,11 @@ export interface components {
             log?: unknown;
             error?: string;
             requested_by?: string;
+            team?: number | null;
+            resource_type?: string;
+            resource_name?: string;
+            request_id?: string;
+            observed?: unknown;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -2571,9 +2650,13 @@ export interface components {
          *     * `restart_broker` - Restart broker
          *     * `add_broker` - Add broker
          *     * `remove_broker` - Remove broker
+         *     * `topic_create` - Create topic
+         *     * `topic_delete` - Delete topic
+         *     * `topic_partitions` - Add partitions
+         *     * `topic_configs` - Change topic configs
          * @enum {string}
          */
-        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker";
+        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker" | "topic_create" | "topic_delete" | "topic_partitions" | "topic_configs";
         /**
          * @description * `pending` - Pending
          *     * `running` - Running
@@ -2606,6 +2689,16 @@ export interface components {
             slug: string;
             /** Format: date-time */
             readonly created_at: string;
+        };
+        OrganizationGuardrails: {
+            organization: number;
+            /** @description The organization's own limits for its teams. */
+            readonly limits: {
+                [key: string]: number;
+            };
+            /** @description What a team without limits of its own gets: these, the defaults where they set none. */
+            readonly effective_limits: components["schemas"]["EffectiveLimits"];
+            readonly default_limits: components["schemas"]["EffectiveLimits"];
         };
         Overview: {
             version: string;
@@ -3001,6 +3094,12 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Topic"][];
         };
+        PartitionBudget: {
+            per_broker: number;
+            brokers: number;
+            max_replicas: number;
+            used_replicas: number;
+        };
         PartitionHealth: {
             topic: string;
             partition: number;
@@ -3084,6 +3183,23 @@ export interface components {
                 [key: string]: number | null;
             };
         };
+        PatchedClusterGuardrailsInputRequest: {
+            /** @description Partition replicas each broker may carry; null: the default (4,000). */
+            partition_replicas_per_broker?: number | null;
+        };
+        /** @description Limits an org admin sets for all teams of the organization (null: back to the default). */
+        PatchedGuardrailLimitsInputRequest: {
+            max_partitions_per_topic?: number | null;
+            max_total_partitions?: number | null;
+            max_replication_factor?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
+            min_segment_bytes?: number | null;
+            max_segment_bytes?: number | null;
+            /** Format: int64 */
+            min_segment_ms?: number | null;
+            admin_operations_per_minute?: number | null;
+        };
         PatchedMembershipUpdateInputRequest: {
             role?: components["schemas"]["RoleEnum"];
         };
@@ -3105,6 +3221,12 @@ export interface components {
             /** Format: int64 */
             max_retention_ms?: number | null;
             max_total_partitions?: number | null;
+            max_replication_factor?: number | null;
+            min_segment_bytes?: number | null;
+            max_segment_bytes?: number | null;
+            /** Format: int64 */
+            min_segment_ms?: number | null;
+            admin_operations_per_minute?: number | null;
             allowed_topic_configs?: string[] | null;
         };
         PatchedTeamUpdateInputRequest: {
@@ -3287,9 +3409,10 @@ export interface components {
         /**
          * @description * `success` - Success
          *     * `failure` - Failure
+         *     * `unknown` - Outcome unknown
          * @enum {string}
          */
-        ResultEnum: "success" | "failure";
+        ResultEnum: "success" | "failure" | "unknown";
         ResultTable: {
             name: string;
             columns: string[];
@@ -3462,9 +3585,18 @@ export interface components {
             team: number;
             naming_pattern?: string;
             readonly max_partitions_per_topic: number | null;
-            readonly max_retention_ms: number | null;
             readonly max_total_partitions: number | null;
+            readonly max_replication_factor: number | null;
+            readonly max_retention_ms: number | null;
+            readonly min_segment_bytes: number | null;
+            readonly max_segment_bytes: number | null;
+            readonly min_segment_ms: number | null;
+            readonly admin_operations_per_minute: number | null;
             readonly allowed_topic_configs: string[] | null;
+            /** @description The limits in force: the policy's own values, the guardrail defaults where it sets none. */
+            readonly effective_limits: components["schemas"]["EffectiveLimits"];
+            /** @description The guardrail defaults. */
+            readonly default_limits: components["schemas"]["EffectiveLimits"];
             /** Format: date-time */
             readonly updated_at: string;
         };
@@ -3474,6 +3606,12 @@ export interface components {
             /** Format: int64 */
             max_retention_ms?: number | null;
             max_total_partitions?: number | null;
+            max_replication_factor?: number | null;
+            min_segment_bytes?: number | null;
+            max_segment_bytes?: number | null;
+            /** Format: int64 */
+            min_segment_ms?: number | null;
+            admin_operations_per_minute?: number | null;
             allowed_topic_configs?: string[] | null;
         };
         TeamPrefix: {
@@ -4643,8 +4781,9 @@ export interface operations {
                 /**
                  * @description * `success` - Success
                  *     * `failure` - Failure
+                 *     * `unknown` - Outcome unknown
                  */
-                result?: "failure" | "success";
+                result?: "failure" | "success" | "unknown";
                 since?: string;
                 team?: number;
                 until?: string;
@@ -4920,6 +5059,32 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
+    v1_clusters_guardrails_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedClusterGuardrailsInputRequest"];
+            };
+        };
         responses: {
             200: {
                 headers: {
@@ -5727,14 +5892,20 @@ export interface operations {
                  *     * `restart_broker` - Restart broker
                  *     * `add_broker` - Add broker
                  *     * `remove_broker` - Remove broker
+                 *     * `topic_create` - Create topic
+                 *     * `topic_delete` - Delete topic
+                 *     * `topic_partitions` - Add partitions
+                 *     * `topic_configs` - Change topic configs
                  */
-                kind?: "add_broker" | "delete" | "provision" | "remove_broker" | "restart_broker";
+                kind?: "add_broker" | "delete" | "provision" | "remove_broker" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
+                resource_name?: string;
+                resource_type?: string;
                 /**
                  * @description * `pending` - Pending
                  *     * `running` - Running
@@ -5742,6 +5913,7 @@ export interface operations {
                  *     * `failed` - Failed
                  */
                 state?: "failed" | "pending" | "running" | "succeeded";
+                team?: number;
             };
             header?: never;
             path?: never;
@@ -5974,6 +6146,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Organization"];
+                };
+            };
+        };
+    };
+    v1_organizations_guardrails_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this organization. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationGuardrails"];
+                };
+            };
+        };
+    };
+    v1_organizations_guardrails_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this organization. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedGuardrailLimitsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationGuardrails"];
                 };
             };
         };
@@ -6897,6 +7117,14 @@ export interface operations {
                     "application/json": components["schemas"]["Topic"];
                 };
             };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
         };
     };
     v1_topics_retrieve: {
@@ -6933,6 +7161,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
             /** @description No response body */
             204: {
                 headers: {
@@ -6990,6 +7226,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Topic"];
+                };
+            };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
                 };
             };
         };
@@ -7053,6 +7297,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Topic"];
+                };
+            };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
                 };
             };
         };

@@ -99,7 +99,17 @@ function AuditLog() {
     column.accessor("result", {
       header: "Result",
       cell: (info) => (
-        <span className={info.getValue() === "failure" ? "badge badge--danger" : "badge"}>{info.getValue()}</span>
+        <span
+          className={
+            info.getValue() === "failure"
+              ? "badge badge--danger"
+              : info.getValue() === "unknown"
+                ? "badge badge--warning"
+                : "badge"
+          }
+        >
+          {info.getValue()}
+        </span>
       ),
     }),
     column.display({

@@ -1,7 +1,7 @@
 import { configure, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { cluster } from "../test/clusterFixtures";
+import { cluster, logLine, operation } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import {
@@ -32,6 +32,7 @@ function stubTopics(role: Parameters<typeof membership>[3] = "developer", extra:
       topic({ id: 31, name: "search.clicks", team: 2, cluster: 4, observed_partitions: 6, partitions: 3 }),
       topic({ id: 32, name: "legacy.events", team: null, managed: false }),
     ]),
+    "GET /api/v1/operations/": page([]),
     ...extra,
   });
 }
@@ -160,7 +161,11 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
     const name = within(dialog).getByLabelText("Name");
     await waitFor(() => expect(name).toHaveAccessibleDescription(/payments\./));
     expect(within(dialog).getByLabelText("Partitions")).toHaveAccessibleDescription(
-      "The team's policy allows up to 12.",
+      "Up to 12 per topic, 3000 for the team.",
+    );
+    expect(within(dialog).getByLabelText("Guardrails")).toHaveTextContent(/retention\.ms at most 2592000000/);
+    expect(within(dialog).getByLabelText("Cluster")).toHaveAccessibleDescription(
+      "12 of 4,000 partition replicas in use (4,000 per broker on 1); a topic needs partitions × replication factor.",
     );
 
     await user.type(name, "refunds");
@@ -189,5 +194,50 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
       validate_only: true,
     });
     expect((await posts[1]!.json()).validate_only).toBe(false);
+  });
+
+  it("follows the operation when the cluster does not confirm a creation in time", async () => {
+    const confirming = operation({
+      id: 77,
+      kind: "topic_create",
+      state: "running",
+      resource_type: "topic",
+      resource_name: "payments.big",
+      steps: ["check guardrails", "send to the cluster", "confirm on the cluster"],
+      step: 3,
+      step_count: 3,
+      step_name: "confirm on the cluster",
+      log: [logLine("no answer from the cluster (REQUEST_TIMED_OUT); reading it back")],
+    });
+    let polls = 0;
+    stubTopics("developer", {
+      "GET /api/v1/policies/": page([paymentsPolicy]),
+      "GET /api/v1/prefixes/": page([paymentsPrefix]),
+      "POST /api/v1/topics/": json(202, {
+        operation: confirming,
+        operation_url: "/api/v1/operations/77/",
+        cluster: cluster(),
+      }),
+      "GET /api/v1/operations/77/": () => {
+        polls += 1;
+        return json(
+          200,
+          polls > 1 ? { ...confirming, state: "succeeded", log: [logLine("confirmed on the cluster")] } : confirming,
+        );
+      },
+    });
+    const { router, user } = renderApp("/topics");
+
+    await user.click(await screen.findByRole("button", { name: "Create topic" }));
+    const dialog = screen.getByRole("dialog", { name: "Create topic" });
+    await user.type(within(dialog).getByLabelText("Name"), "payments.big");
+    await user.click(within(dialog).getByRole("button", { name: "Create topic" }));
+
+    expect(await within(dialog).findByText(/did not confirm payments\.big in time/)).toBeInTheDocument();
+    const progress = await within(dialog).findByRole("group", { name: "Creating topic payments.big" });
+    expect(progress).toHaveTextContent(/running|confirm on the cluster/);
+    await waitFor(() => expect(within(progress).getByText("succeeded")).toBeInTheDocument());
+    expect(within(progress).getByText("confirmed on the cluster")).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe("/topics");
   });
 });

@@ -16,6 +16,8 @@ import { PageHeader } from "../components/PageHeader";
 import { EmptyState, QueryView } from "../components/states";
 import { formatBytes } from "../lib/bytes";
 import { useUrlFilters } from "../lib/useUrlFilters";
+import { useRunningTopicChanges } from "../api/hooks/clusters";
+import { OperationProgress } from "./clusters/OperationProgress";
 import { CreateTopicForm } from "./topics/CreateTopicForm";
 import { TOPIC_STATUS_BADGES, TOPIC_STATUS_LABELS, topicStatus, type TopicStatus } from "./topics/topicStatus";
 
@@ -98,6 +100,7 @@ export function TopicsPage() {
           ) : null
         }
       />
+      <TopicChangesInProgress />
       <QueryView
         query={combineQueries(topics, clusters, teams)}
         errorTitle="Could not load the topics"
@@ -124,6 +127,21 @@ export function TopicsPage() {
         />
       </Dialog>
     </>
+  );
+}
+
+/** Topic changes the cluster has not confirmed yet; each shows how far the control plane has got. */
+function TopicChangesInProgress() {
+  const running = useRunningTopicChanges();
+  const operations = running.data ?? [];
+  if (operations.length === 0) return null;
+  return (
+    <section aria-label="Changes being confirmed" className="operations">
+      <h2>Changes being confirmed</h2>
+      {operations.map((operation) => (
+        <OperationProgress key={operation.id} operation={operation} />
+      ))}
+    </section>
   );
 }
 

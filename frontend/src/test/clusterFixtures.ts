@@ -16,6 +16,8 @@ export function cluster(overrides: Partial<Cluster> = {}): Cluster {
     sasl_mechanism: "",
     admin_username: "",
     has_admin_credentials: false,
+    partition_replicas_per_broker: null,
+    partition_budget: { per_broker: 4000, brokers: 1, max_replicas: 4000, used_replicas: 12 },
     status: "running",
     status_reason: "",
     health: {

@@ -45,6 +45,18 @@ export const paymentsPrefix: TeamPrefix = {
   created_at: "2026-01-02T10:00:00Z",
 };
 
+/** The API's guardrail defaults (controlplane/tenancy/guardrails.py). */
+export const GUARDRAIL_DEFAULTS: TeamPolicy["default_limits"] = {
+  max_partitions_per_topic: 1000,
+  max_total_partitions: 3000,
+  max_replication_factor: 5,
+  max_retention_ms: 2592000000,
+  min_segment_bytes: 1048576,
+  max_segment_bytes: 1073741824,
+  min_segment_ms: 600000,
+  admin_operations_per_minute: 60,
+};
+
 export const paymentsPolicy: TeamPolicy = {
   id: 3,
   team: 1,
@@ -52,7 +64,14 @@ export const paymentsPolicy: TeamPolicy = {
   max_partitions_per_topic: 12,
   max_retention_ms: null,
   max_total_partitions: null,
+  max_replication_factor: null,
+  min_segment_bytes: null,
+  max_segment_bytes: null,
+  min_segment_ms: null,
+  admin_operations_per_minute: null,
   allowed_topic_configs: null,
+  effective_limits: { ...GUARDRAIL_DEFAULTS, max_partitions_per_topic: 12 },
+  default_limits: GUARDRAIL_DEFAULTS,
   updated_at: "2026-01-02T10:00:00Z",
 };
 

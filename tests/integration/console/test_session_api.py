@@ -74,7 +74,7 @@ def test_it_hides_the_overview_from_anonymous_users(csrf_client) -> None:
     response = csrf_client.get("/api/v1/overview/")
 
     assert response.status_code == 403
-    assert set(response.json()["error"]) == {"code", "message", "details"}
+    assert set(response.json()["error"]) == {"code", "message", "details", "request_id"}
 
 
 def test_it_rejects_an_invalid_login_payload_with_field_details(csrf_client) -> None:

@@ -127,7 +127,7 @@ def test_anonymous_callers_get_the_error_shape_and_nothing_else(world, resource:
     response = APIClient().get(resource.url)
 
     assert response.status_code == 403
-    assert set(response.json()["error"]) == {"code", "message", "details"}
+    assert set(response.json()["error"]) == {"code", "message", "details", "request_id"}
 
 
 def test_the_console_session_works_like_a_key(world) -> None:

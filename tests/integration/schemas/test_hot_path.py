@@ -56,6 +56,8 @@ def environ(
         "CONTENT_LENGTH": str(len(body)),
         "wsgi.input": io.BytesIO(body),
         "wsgi.url_scheme": "http",
+        # The same caller-given request id both ways: the answers are then byte for byte the same.
+        "HTTP_X_REQUEST_ID": "hot-path-test-0001",
         **extra,
     }
     if with_raw_uri:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from controlplane.audit.models import AuditEvent
-from controlplane.clusters.models import Cluster
+from controlplane.clusters.models import Cluster, Operation
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.models import TeamPolicy
@@ -59,7 +59,8 @@ def test_a_dry_run_creates_nothing(kafka_world: KafkaWorld) -> None:
         ({"name": "elsewhere.orders"}, 400, "policy_violation"),
         ({"configs": {"retention.mss": "1"}}, 400, "unknown_config"),
         ({"partitions": 0}, 400, "invalid"),
-        ({"replication_factor": 3}, 400, "invalid_replication_factor"),
+        # The guardrail knows the cluster's brokers: refused before the request reaches the cluster.
+        ({"replication_factor": 3}, 400, "not_enough_brokers"),
     ],
 )
 def test_it_refuses_bad_topic_requests_with_an_explanation(
@@ -192,7 +193,9 @@ def test_configs_beyond_the_team_policy_are_refused_on_create_and_update(kafka_w
     assert update.json()["error"]["code"] == "policy_violation"
 
 
-def test_a_cluster_that_does_not_answer_is_a_4xx_naming_the_kafka_error(kafka_world: KafkaWorld) -> None:
+def test_a_cluster_that_does_not_answer_is_refused_with_nothing_sent(kafka_world: KafkaWorld) -> None:
+    """The cluster is read before a change is sent: unreachable then, the request is refused (certainly
+    not applied), and the operation and the audit log say the same."""
     world = kafka_world
     Cluster.objects.filter(pk=world.cluster.pk).update(bootstrap_servers=f"127.0.0.1:{free_port()}")
     body = {
@@ -208,3 +211,6 @@ def test_a_cluster_that_does_not_answer_is_a_4xx_naming_the_kafka_error(kafka_wo
     assert response.json()["error"]["code"] == "cluster_unreachable"
     assert response.json()["error"]["details"]["kafka_error"] in ("_TRANSPORT", "_TIMED_OUT")
     assert AuditEvent.objects.filter(action="topic.create", result="failure").exists()
+    operation = Operation.objects.get(resource_name=body["name"])
+    assert operation.state == "failed"
+    assert "Nothing was sent" in operation.error

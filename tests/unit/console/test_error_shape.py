@@ -1,8 +1,10 @@
 import redis
+from django.db import OperationalError as DatabaseOperationalError
 from django.http import Http404
 from kombu.exceptions import OperationalError
 from rest_framework import exceptions
 
+from controlplane.core import request_ids
 from controlplane.core.api.errors import error_response_handler
 
 
@@ -15,6 +17,7 @@ def test_it_wraps_validation_errors_with_field_details() -> None:
             "code": "invalid",
             "message": "The request is not valid.",
             "details": {"name": ["This field is required."]},
+            "request_id": "",  # outside a request; the middleware sets it for every request
         }
     }
 
@@ -35,8 +38,27 @@ def test_it_keeps_the_throttle_wait_in_the_details() -> None:
     assert response.data["error"]["details"] == {"retry_after_seconds": 12}
 
 
-def test_it_leaves_unexpected_errors_to_django() -> None:
-    assert error_response_handler(RuntimeError("boom"), {}) is None
+def test_an_unexpected_error_is_a_500_in_the_error_shape_with_the_request_id_and_is_logged(caplog) -> None:
+    token = request_ids._current.set("req-1234abcd")
+    try:
+        response = error_response_handler(RuntimeError("boom: secret detail"), {})
+    finally:
+        request_ids._current.reset(token)
+
+    assert response.status_code == 500
+    assert response.data["error"]["code"] == "internal_error"
+    assert response.data["error"]["request_id"] == "req-1234abcd"
+    assert "secret" not in str(response.data)
+    (record,) = [r for r in caplog.records if r.name == "controlplane.core.api.errors"]
+    assert record.exc_info[1].args == ("boom: secret detail",)
+
+
+def test_a_locked_or_unreachable_database_is_a_503() -> None:
+    response = error_response_handler(DatabaseOperationalError("database is locked"), {})
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.data["error"]["code"] == "service_unavailable"
 
 
 def test_an_unreachable_redis_is_a_503_not_a_500() -> None:

@@ -1,5 +1,6 @@
 """The topic policy check is pure: it is given a policy and prefixes, and explains every violation."""
 
+from controlplane.tenancy.guardrails import DEFAULT_LIMITS, effective_limits
 from controlplane.tenancy.models import TeamPolicy
 from controlplane.tenancy.policy import evaluate_topic_request
 
@@ -54,7 +55,7 @@ def test_it_allows_only_the_listed_topic_configs() -> None:
     policy = TeamPolicy(allowed_topic_configs=["cleanup.policy"])
 
     assert _codes(policy=policy, configs={"cleanup.policy": "compact"}) == []
-    assert _codes(policy=policy, configs={"segment.bytes": "1024", "cleanup.policy": "delete"}) == [
+    assert _codes(policy=policy, configs={"segment.bytes": "1048576", "cleanup.policy": "delete"}) == [
         "config_not_allowed"
     ]
 
@@ -87,3 +88,31 @@ def test_it_reports_all_violations_at_once_with_the_field_they_concern() -> None
         ("too_many_partitions", "partitions"),
     }
     assert all(violation.message for violation in violations)
+
+
+def test_an_empty_policy_still_has_the_guardrail_defaults() -> None:
+    assert _codes(partitions=1000) == []
+    assert _codes(partitions=10_000) == ["too_many_partitions", "total_partitions_exceeded"]
+    assert _codes(partitions=500, existing_partitions=2600) == ["total_partitions_exceeded"]
+    assert _codes(replication_factor=5) == []
+    assert _codes(replication_factor=6) == ["replication_factor_too_high"]
+    assert _codes(configs={"retention.ms": str(30 * 24 * 3600 * 1000)}) == []
+    assert _codes(configs={"retention.ms": str(31 * 24 * 3600 * 1000)}) == ["retention_too_long"]
+    assert _codes(configs={"retention.ms": "-1"}) == ["retention_too_long"]
+
+
+def test_segments_stay_within_bounds() -> None:
+    assert _codes(configs={"segment.bytes": str(1024 * 1024), "segment.ms": "600000"}) == []
+    assert _codes(configs={"segment.bytes": "1024"}) == ["segment_size_out_of_bounds"]
+    assert _codes(configs={"segment.bytes": str(2 * 1024**3)}) == ["segment_size_out_of_bounds"]
+    assert _codes(configs={"segment.ms": "1000"}) == ["segment_time_too_short"]
+    assert _codes(configs={"segment.ms": "soon"}) == ["invalid_config_value"]
+
+
+def test_an_org_admin_raises_a_limit_by_setting_it_in_the_policy() -> None:
+    policy = TeamPolicy(
+        max_partitions_per_topic=10_000, max_total_partitions=20_000, max_replication_factor=7
+    )
+
+    assert _codes(policy=policy, partitions=10_000, replication_factor=7) == []
+    assert effective_limits(policy).max_retention_ms == DEFAULT_LIMITS.max_retention_ms

@@ -13,6 +13,7 @@ export const clusterKeys = {
 export const operationKeys = {
   all: ["operations"] as const,
   forCluster: (cluster: number) => [...operationKeys.all, "cluster", cluster] as const,
+  topicChanges: () => [...operationKeys.all, "topic-changes"] as const,
   detail: (id: number) => [...operationKeys.all, "detail", id] as const,
 };
 
@@ -59,6 +60,24 @@ export function useClusterOperations(cluster: number) {
           signal,
         }),
       ).results,
+  });
+}
+
+/**
+ * Changes to the caller's topics whose outcome the cluster has not confirmed yet (the API answered 202),
+ * polled while any is running: reading a running one makes the control plane look at the cluster again.
+ */
+export function useRunningTopicChanges() {
+  return useQuery({
+    queryKey: operationKeys.topicChanges(),
+    queryFn: async ({ signal }): Promise<Operation[]> =>
+      unwrap(
+        await apiClient.GET("/api/v1/operations/", {
+          params: { query: { resource_type: "topic", state: "running", ordering: "-created_at", limit: 20 } },
+          signal,
+        }),
+      ).results,
+    refetchInterval: (query) => ((query.state.data ?? []).length > 0 ? 2000 : 15000),
   });
 }
 

@@ -3,6 +3,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 import { apiClient, unwrap } from "../client";
 import { listAll } from "../listAll";
 import type {
+  AcceptedOperation,
   MessageQuery,
   ProduceRequest,
   Produced,
@@ -53,8 +54,23 @@ export function useTopic(id: number) {
   });
 }
 
-/** The API answers a validate-only request with the request itself (200) and a creation with the topic (201). */
-export type CreateTopicResult = { validated: true } | { validated: false; topic: Topic };
+/**
+ * The API answers a validate-only request with the request itself (200), a creation the cluster confirmed
+ * with the topic (201), and one the cluster did not confirm in time with the operation that settles its
+ * outcome once the control plane has looked at the cluster (202).
+ */
+export type CreateTopicResult =
+  | { validated: true }
+  | { validated: false; topic: Topic }
+  | { validated: false; operation: AcceptedOperation["operation"] };
+
+/** A change to a topic: its result when the cluster confirmed it, or the operation confirming it (202). */
+export type TopicChangeResult<T> = { done: T } | { operation: AcceptedOperation["operation"] };
+
+function changeResult<T>(status: number, data: unknown): TopicChangeResult<T> {
+  if (status === 202) return { operation: (data as AcceptedOperation).operation };
+  return { done: data as T };
+}
 
 export function useCreateTopic() {
   const queryClient = useQueryClient();
@@ -63,6 +79,9 @@ export function useCreateTopic() {
       const result = await apiClient.POST("/api/v1/topics/", { body });
       const data = unwrap(result);
       if (result.response.status === 201) return { validated: false, topic: data as Topic };
+      if (result.response.status === 202) {
+        return { validated: false, operation: (data as unknown as AcceptedOperation).operation };
+      }
       return { validated: true };
     },
     onSuccess: (result) => {
@@ -81,8 +100,13 @@ function refetchTopic(queryClient: ReturnType<typeof useQueryClient>, id: number
 export function useUpdateTopicConfigs(id: number) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (configs: TopicConfigsUpdate["configs"]): Promise<Topic> =>
-      unwrap(await apiClient.PATCH("/api/v1/topics/{id}/configs/", { params: { path: { id } }, body: { configs } })),
+    mutationFn: async (configs: TopicConfigsUpdate["configs"]): Promise<TopicChangeResult<Topic>> => {
+      const result = await apiClient.PATCH("/api/v1/topics/{id}/configs/", {
+        params: { path: { id } },
+        body: { configs },
+      });
+      return changeResult<Topic>(result.response.status, unwrap(result));
+    },
     onSuccess: () => refetchTopic(queryClient, id),
   });
 }
@@ -90,10 +114,13 @@ export function useUpdateTopicConfigs(id: number) {
 export function useAddPartitions(id: number) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (partitions: number): Promise<Topic> =>
-      unwrap(
-        await apiClient.POST("/api/v1/topics/{id}/partitions/", { params: { path: { id } }, body: { partitions } }),
-      ),
+    mutationFn: async (partitions: number): Promise<TopicChangeResult<Topic>> => {
+      const result = await apiClient.POST("/api/v1/topics/{id}/partitions/", {
+        params: { path: { id } },
+        body: { partitions },
+      });
+      return changeResult<Topic>(result.response.status, unwrap(result));
+    },
     onSuccess: () => refetchTopic(queryClient, id),
   });
 }
@@ -114,17 +141,18 @@ export function usePurgeTopic(id: number) {
 export function useDeleteTopic(id: number) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (confirmName: string): Promise<void> => {
-      unwrap(
-        await apiClient.DELETE("/api/v1/topics/{id}/", {
-          params: { path: { id } },
-          // The API reads the confirmation from the body; the generated schema omits DELETE bodies.
-          ...({ body: { confirm_name: confirmName } } as object),
-        }),
-      );
+    mutationFn: async (confirmName: string): Promise<TopicChangeResult<null>> => {
+      const result = await apiClient.DELETE("/api/v1/topics/{id}/", {
+        params: { path: { id } },
+        // The API reads the confirmation from the body; the generated schema omits DELETE bodies.
+        ...({ body: { confirm_name: confirmName } } as object),
+      });
+      return changeResult<null>(result.response.status, unwrap(result) ?? null);
     },
     onSuccess: () => {
       queryClient.removeQueries({ queryKey: topicKeys.detail(id) });
+      // A deletion the cluster has not confirmed yet shows among the topics page's changes in progress.
+      void queryClient.invalidateQueries({ queryKey: ["operations"] });
       return queryClient.invalidateQueries({ queryKey: topicKeys.list() });
     },
   });

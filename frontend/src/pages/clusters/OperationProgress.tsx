@@ -27,6 +27,10 @@ const KIND_LABEL: Record<Operation["kind"], string> = {
   restart_broker: "Restarting a broker",
   add_broker: "Adding a broker",
   remove_broker: "Removing a broker",
+  topic_create: "Creating topic",
+  topic_delete: "Deleting topic",
+  topic_partitions: "Adding partitions to",
+  topic_configs: "Changing configs of",
 };
 
 /** "step 3 of 5: start brokers", or the end state once the operation finished. */
@@ -52,14 +56,16 @@ export function OperationProgress({ operation }: { operation: Operation }) {
   const label = progressLabel(operation);
   const log = logOf(operation);
   const steps = stepsOf(operation);
+  // A team's change names what it changes (a topic); the cluster's own operations name the cluster.
+  const subject = operation.resource_name ? operation.resource_name : operation.cluster_name;
   return (
     <div
       className={`operation operation--${state}`}
-      aria-label={`${KIND_LABEL[operation.kind]} ${operation.cluster_name}`}
+      aria-label={`${KIND_LABEL[operation.kind]} ${subject}`}
       role="group"
     >
       <div className="operation__header">
-        <strong>{KIND_LABEL[operation.kind]}</strong> <span className="mono">{operation.cluster_name}</span>{" "}
+        <strong>{KIND_LABEL[operation.kind]}</strong> <span className="mono">{subject}</span>{" "}
         <span
           className={
             state === "failed" ? "badge badge--danger" : state === "succeeded" ? "badge badge--ok" : "badge badge--info"

@@ -4,6 +4,7 @@ import { useAddPartitions } from "../../api/hooks/topics";
 import type { TopicDetail } from "../../api/types";
 import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
+import { LiveOperation } from "../clusters/OperationProgress";
 
 /** Kafka only adds partitions; keys then map to other partitions, which the hint says. */
 export function AddPartitionsForm({ topic, onDone }: { topic: TopicDetail; onDone: () => void }) {
@@ -11,6 +12,8 @@ export function AddPartitionsForm({ topic, onDone }: { topic: TopicDetail; onDon
   const [total, setTotal] = useState(String(current + 1));
   const [error, setError] = useState<string | undefined>();
   const add = useAddPartitions(topic.id);
+  // Set when the cluster did not confirm the change in time (202): the form follows the operation.
+  const [confirming, setConfirming] = useState<number | null>(null);
   const server = formErrorsOf(add.error, ["partitions"]);
 
   function submit(event: FormEvent) {
@@ -21,8 +24,12 @@ export function AddPartitionsForm({ topic, onDone }: { topic: TopicDetail; onDon
       return;
     }
     setError(undefined);
-    add.mutate(wanted, { onSuccess: onDone });
+    add.mutate(wanted, {
+      onSuccess: (result) => ("operation" in result ? setConfirming(result.operation.id) : onDone()),
+    });
   }
+
+  if (confirming !== null) return <LiveOperation id={confirming} />;
 
   return (
     <form onSubmit={submit} noValidate>

@@ -7,6 +7,7 @@ import { DataTable } from "../../components/DataTable";
 import { Dialog } from "../../components/Dialog";
 import { Field, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
+import { LiveOperation } from "../clusters/OperationProgress";
 
 interface ConfigRow extends TopicConfigEntry {
   name: string;
@@ -97,13 +98,20 @@ export function ConfigsSection({ topic, canChange }: { topic: TopicDetail; canCh
 function EditConfigForm({ topic, config, onDone }: { topic: TopicDetail; config: ConfigRow; onDone: () => void }) {
   const update = useUpdateTopicConfigs(topic.id);
   const [value, setValue] = useState(config.value ?? "");
+  // Set when the cluster did not confirm the change in time (202): the form follows the operation.
+  const [confirming, setConfirming] = useState<number | null>(null);
   const server = formErrorsOf(update.error, ["configs"]);
   const isOverride = config.source === "DYNAMIC_TOPIC_CONFIG";
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    update.mutate({ [config.name]: value }, { onSuccess: onDone });
+    update.mutate(
+      { [config.name]: value },
+      { onSuccess: (result) => ("operation" in result ? setConfirming(result.operation.id) : onDone()) },
+    );
   }
+
+  if (confirming !== null) return <LiveOperation id={confirming} />;
 
   return (
     <form onSubmit={submit} noValidate>

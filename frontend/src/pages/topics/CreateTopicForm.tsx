@@ -8,7 +8,18 @@ import type { Cluster, Team, TopicCreate } from "../../api/types";
 import { Field, FormError } from "../../components/Field";
 import { choicesOf, SelectField, TextField } from "../../components/FormFields";
 import { formErrorsOf } from "../../lib/formErrors";
+import { LiveOperation } from "../clusters/OperationProgress";
 import { KeyValueRows, rowsToRecord, type KeyValueRow } from "./KeyValueRows";
+
+/** The cluster's guardrail: partition replicas its brokers may carry, and how many are in use. */
+export function budgetHint(cluster: Cluster | undefined): string | undefined {
+  const budget = cluster?.partition_budget;
+  if (!budget) return undefined;
+  return (
+    `${budget.used_replicas.toLocaleString()} of ${budget.max_replicas.toLocaleString()} partition replicas in use ` +
+    `(${budget.per_broker.toLocaleString()} per broker on ${budget.brokers}); a topic needs partitions × replication factor.`
+  );
+}
 
 /** Kafka's own rule for topic names. */
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
@@ -42,13 +53,17 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
   const [configs, setConfigs] = useState<KeyValueRow[]>([]);
   const [nameError, setNameError] = useState<string | undefined>();
   const [validated, setValidated] = useState<string | null>(null);
+  // Set when the cluster did not confirm the creation in time: the form follows the operation instead.
+  const [confirming, setConfirming] = useState<number | null>(null);
 
   const policy = useTeamPolicy(typeof team === "number" ? team : 0);
   const prefixes = usePrefixes(typeof team === "number" ? team : undefined);
   const topicPrefixes = (prefixes.data ?? [])
     .filter((prefix) => prefix.resource_type === "topic")
     .map((prefix) => prefix.prefix);
-  const maxPartitions = policy.data?.max_partitions_per_topic ?? null;
+  // The guardrails in force for the team: its policy's limits, the defaults where it sets none.
+  const limits = policy.data?.effective_limits;
+  const maxPartitions = limits?.max_partitions_per_topic ?? policy.data?.max_partitions_per_topic ?? null;
   const server = formErrorsOf(create.error, ["cluster", "team", "name", "partitions", "replication_factor", "configs"]);
   const clusterChoices = sameOrganization.length > 0 ? sameOrganization : clusters;
   // A team's topics live on its organization's clusters; the choice follows a change of team.
@@ -84,6 +99,8 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       onSuccess: (result) => {
         if (result.validated) {
           setValidated(`The cluster accepts ${name} with ${partitions} partitions. Nothing was created yet.`);
+        } else if ("operation" in result) {
+          setConfirming(result.operation.id);
         } else {
           navigate(`/topics/${result.topic.id}`);
         }
@@ -94,6 +111,23 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
   function submit(event: FormEvent) {
     event.preventDefault();
     send(false);
+  }
+
+  if (confirming !== null) {
+    return (
+      <div>
+        <p className="callout" role="status">
+          The cluster did not confirm {name} in time. The control plane is reading the cluster back and records the
+          outcome here once it has seen it.
+        </p>
+        <LiveOperation id={confirming} />
+        <div className="dialog__actions">
+          <button type="button" className="button" onClick={onCancel}>
+            Close
+          </button>
+        </div>
+      </div>
+    );
   }
 
   return (
@@ -110,6 +144,7 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       />
       <SelectField
         label="Cluster"
+        hint={budgetHint(clusterChoices.find((each) => each.id === chosenCluster))}
         value={chosenCluster}
         choices={choicesOf(clusterChoices)}
         onChange={setCluster}
@@ -133,7 +168,11 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       <div className="inline-form">
         <Field
           label="Partitions"
-          hint={maxPartitions !== null ? `The team's policy allows up to ${maxPartitions}.` : undefined}
+          hint={
+            maxPartitions !== null
+              ? `Up to ${maxPartitions} per topic${limits ? `, ${limits.max_total_partitions} for the team` : ""}.`
+              : undefined
+          }
           error={server.fields.partitions}
         >
           {(control) => (
@@ -148,14 +187,20 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
             />
           )}
         </Field>
-        <Field label="Replication factor" error={server.fields.replication_factor}>
+        <Field
+          label="Replication factor"
+          hint={
+            limits ? `At most ${limits.max_replication_factor}, and no more than the cluster's brokers.` : undefined
+          }
+          error={server.fields.replication_factor}
+        >
           {(control) => (
             <input
               {...control}
               className="input"
               type="number"
               min={1}
-              max={32}
+              max={limits?.max_replication_factor ?? 32}
               placeholder="cluster default"
               value={replicationFactor}
               onChange={(event) => setReplicationFactor(event.target.value)}
@@ -163,8 +208,12 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
           )}
         </Field>
       </div>
-      {policy.data?.max_retention_ms != null ? (
-        <p className="field__hint">retention.ms may be at most {policy.data.max_retention_ms}.</p>
+      {limits ? (
+        <p className="field__hint" aria-label="Guardrails">
+          retention.ms at most {limits.max_retention_ms}; segment.bytes {limits.min_segment_bytes} to{" "}
+          {limits.max_segment_bytes}; segment.ms at least {limits.min_segment_ms}; {limits.admin_operations_per_minute}{" "}
+          changes per minute for the team. An org admin can raise these in the team&apos;s policy.
+        </p>
       ) : null}
       <KeyValueRows
         legend="Config overrides"
