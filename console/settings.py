@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 
 from console.schedules import BEAT_SCHEDULE
+from controlplane.core.outbound import parse_networks
 from controlplane.lag.intervals import sampling_interval_seconds
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -264,3 +265,8 @@ ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", 
 ALERT_DELIVERY_BACKOFF_SECONDS = float(os.environ.get("ALERT_DELIVERY_BACKOFF_SECONDS", "5"))
 ALERT_DELIVERY_TIMEOUT_SECONDS = float(os.environ.get("ALERT_DELIVERY_TIMEOUT_SECONDS", "10"))
 ALERT_EMAIL_FROM = os.environ.get("ALERT_EMAIL_FROM", "")
+
+# Outbound HTTP to user-given URLs (alert webhooks, Slack) refuses loopback, link-local, private, reserved and
+# multicast addresses; these comma-separated addresses or CIDR networks are allowed anyway (e.g. an internal
+# receiver at 10.1.2.3/32). Empty by default.
+OUTBOUND_ALLOWED_NETWORKS = parse_networks(env_list("OUTBOUND_ALLOWED_NETWORKS", ""))

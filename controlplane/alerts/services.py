@@ -25,6 +25,7 @@ from controlplane.alerts.notices import channel_test_payload
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
+from controlplane.core import outbound
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.lag.observations import Health
 from controlplane.tenancy.access import Actor, require_team_role
@@ -186,8 +187,13 @@ def _check_channel(kind: str, url: str, email_recipients: list[str]) -> None:
     if kind in (ChannelKind.WEBHOOK, ChannelKind.SLACK):
         if not url:
             problems["url"] = ["A webhook channel needs the URL to post to."]
-        elif not url.startswith(("http://", "https://")):
-            problems["url"] = ["Only http and https URLs can be posted to."]
+        else:
+            try:  # checked again at every send: what the name resolves to can change
+                outbound.resolve(url)
+            except outbound.UnresolvableHost:
+                pass  # cannot be judged now (e.g. DNS is down); every send resolves and checks it
+            except outbound.RefusedDestination as refusal:
+                problems["url"] = [str(refusal)]
     elif not email_recipients:
         problems["email_recipients"] = ["An e-mail channel needs at least one recipient."]
     if problems:
