@@ -13,6 +13,7 @@ from django.utils import timezone
 from controlplane.alerts.channels import new_signing_secret
 from controlplane.alerts.choices import (
     ACTIVE_STATES,
+    CLUSTER_METRIC_DEFAULT_THRESHOLDS,
     RISING_COMPARISONS,
     AlertState,
     ChannelKind,
@@ -100,6 +101,14 @@ def rule_problems(values: dict[str, Any]) -> dict[str, list[str]]:
     return problems
 
 
+def _with_default_threshold(values: dict[str, Any]) -> dict[str, Any]:
+    """Cluster-health rules without a threshold get their metric's default (see CLUSTER_METRIC_DEFAULT_THRESHOLDS)."""
+    metric = values.get("metric")
+    if metric in CLUSTER_METRIC_DEFAULT_THRESHOLDS and values.get("threshold") is None:
+        return {**values, "threshold": CLUSTER_METRIC_DEFAULT_THRESHOLDS[metric]}
+    return values
+
+
 def _check_rule(team: Team, values: dict[str, Any], channels: list[NotificationChannel] | None) -> None:
     problems = rule_problems(values)
     cluster: Cluster | None = values.get("cluster")
@@ -119,6 +128,7 @@ def create_rule(
     change = _change("alert_rule.create", "alert_rule", team, resource_name=values.get("name", ""))
     with audited_change(actor=actor, change=change):
         require_team_role(actor, team, TeamRole.DEVELOPER)
+        values = _with_default_threshold(values)
         _check_rule(team, values, channels or [])
         if AlertRule.objects.filter(team=team, name=values["name"]).exists():
             raise Conflict(f"The team already has a rule named {values['name']!r}.", code="duplicate")
@@ -139,6 +149,10 @@ def update_rule(
     with audited_change(actor=actor, change=change):
         require_team_role(actor, rule.team, TeamRole.DEVELOPER)
         values = {name: getattr(rule, name) for name in RULE_FIELDS} | changes
+        if "metric" in changes and "threshold" not in changes and changes["metric"] != rule.metric:
+            values["threshold"] = None  # the old metric's threshold means nothing for the new one
+        values = _with_default_threshold(values)
+        changes = {name: values[name] for name in (*changes, "threshold") if name in values}
         _check_rule(rule.team, values, channels)
         name = values["name"]
         if name != rule.name and AlertRule.objects.filter(team=rule.team, name=name).exists():
