@@ -115,9 +115,12 @@ def _check_rule(team: Team, values: dict[str, Any], channels: list[NotificationC
     if cluster is not None and cluster.organization_id != team.organization_id:
         problems["cluster"] = ["The cluster belongs to another organization."]
     if channels is not None:
-        foreign = sorted(channel.name for channel in channels if channel.team_id != team.id)
+        foreign = sorted(channel.pk for channel in channels if channel.team_id != team.id)
         if foreign:
-            problems["channels"] = [f"These channels belong to another team: {', '.join(foreign)}."]
+            # Ids only: the refusal must not name another team's objects.
+            problems["channels"] = [
+                f"Channels {', '.join(map(str, foreign))} are not the rule's team's channels."
+            ]
     if problems:
         raise _invalid(problems)
 

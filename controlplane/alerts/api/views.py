@@ -15,6 +15,7 @@ from controlplane.core.api.viewsets import (
     UpdateWithServiceMixin,
     document_writes,
 )
+from controlplane.tenancy.choices import TeamRole
 
 
 @extend_schema(tags=["alerts"])
@@ -24,6 +25,7 @@ class AlertRuleViewSet(ScopedModelViewSet):
 
     queryset = AlertRule.objects.select_related("team", "cluster").prefetch_related("channels")
     serializer_class = serializers.AlertRuleSerializer
+    write_role = TeamRole.DEVELOPER
     create_serializer_class = serializers.AlertRuleCreateInputSerializer
     update_serializer_class = serializers.AlertRuleUpdateInputSerializer
     filterset_class = filtersets.AlertRuleFilterSet
@@ -59,6 +61,7 @@ class NotificationChannelViewSet(UpdateWithServiceMixin, DestroyWithServiceMixin
 
     queryset = NotificationChannel.objects.select_related("team")
     serializer_class = serializers.NotificationChannelSerializer
+    write_role = TeamRole.DEVELOPER
     update_serializer_class = serializers.NotificationChannelUpdateInputSerializer
     filterset_class = filtersets.NotificationChannelFilterSet
     ordering_fields = ["name", "created_at"]
@@ -103,6 +106,7 @@ class SilenceViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
 
     queryset = Silence.objects.select_related("team", "cluster", "rule")
     serializer_class = serializers.SilenceSerializer
+    write_role = TeamRole.DEVELOPER
     create_serializer_class = serializers.SilenceCreateInputSerializer
     filterset_class = filtersets.SilenceFilterSet
     ordering_fields = ["starts_at", "ends_at", "created_at"]
