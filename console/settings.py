@@ -208,7 +208,17 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "StreamHub API",
-    "DESCRIPTION": "Self-service REST API of the managed Kafka service.",
+    "DESCRIPTION": (
+        "Self-service REST API of the managed Kafka service.\n\n"
+        "Authenticate with `Authorization: Bearer <secret>`, where `secret` is the API key exactly as the "
+        "key API returns it (`shk_<key id>_<secret>`). Missing or invalid credentials get 401 with "
+        "`WWW-Authenticate`; 403 means authenticated but not allowed.\n\n"
+        "The Confluent-compatible schema registry of cluster `<id>` is at `/clusters/<id>/schema-registry` "
+        "(Confluent's wire format, not part of this document). It accepts the same key in either form of "
+        "HTTP Basic that Confluent clients send as `basic.auth.user.info`: `<key_id>:<secret>` (the key id "
+        "as user name, the `secret` field exactly as returned as password) or `<secret>:` (the whole key as "
+        "user name, empty password); `Bearer <secret>` as well."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,

@@ -71,5 +71,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "bearerFormat": "shk_<key id>_<secret>",
-            "description": "A REST API key, shown once when it is created.",
+            "description": "A REST API key (`secret` of the create response, `shk_<key id>_<secret>`), shown "
+            "once when it is created. The schema registry takes it as HTTP Basic `<key_id>:<secret>` or "
+            "`<secret>:`.",
         }
