@@ -967,7 +967,8 @@ export interface paths {
         };
         /**
          * @description Health and lag of the consumer groups the caller may see (their teams' groups; org admins: every
-         *     group of their clusters), worst first. `{group}` is the consumer group's id.
+         *     group of their clusters), worst first. `{group}` is the consumer group's id or its name (`?cluster=<id>`
+         *     picks one where several clusters have a group of that name).
          */
         get: operations["v1_lag_groups_list"];
         put?: never;
@@ -1770,9 +1771,17 @@ export interface components {
          *     * `lag_seconds` - Lag (seconds)
          *     * `status` - Health status
          *     * `time_to_catch_up` - Time to catch up (seconds)
+         *     * `broker_down` - Broker down
+         *     * `under_replicated_partitions` - Under-replicated partitions
+         *     * `offline_partitions` - Offline partitions
+         *     * `under_min_isr_partitions` - Partitions under min.insync.replicas
+         *     * `controller_changes_per_hour` - Controller changes in the last hour
+         *     * `disk_usage_percent` - Disk usage per broker (%)
+         *     * `cluster_unreachable` - Cluster unreachable
+         *     * `provisioning_failed` - Provisioning failed
          * @enum {string}
          */
-        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up";
+        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed";
         AlertRule: {
             readonly id: number;
             readonly team: number;
@@ -4142,8 +4151,16 @@ export interface operations {
                  *     * `lag_seconds` - Lag (seconds)
                  *     * `status` - Health status
                  *     * `time_to_catch_up` - Time to catch up (seconds)
+                 *     * `broker_down` - Broker down
+                 *     * `under_replicated_partitions` - Under-replicated partitions
+                 *     * `offline_partitions` - Offline partitions
+                 *     * `under_min_isr_partitions` - Partitions under min.insync.replicas
+                 *     * `controller_changes_per_hour` - Controller changes in the last hour
+                 *     * `disk_usage_percent` - Disk usage per broker (%)
+                 *     * `cluster_unreachable` - Cluster unreachable
+                 *     * `provisioning_failed` - Provisioning failed
                  */
-                metric?: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up";
+                metric?: "broker_down" | "cluster_unreachable" | "controller_changes_per_hour" | "disk_usage_percent" | "lag_messages" | "lag_seconds" | "offline_partitions" | "provisioning_failed" | "status" | "time_to_catch_up" | "under_min_isr_partitions" | "under_replicated_partitions";
                 name?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -4401,6 +4418,13 @@ export interface operations {
                 active?: boolean;
                 cluster?: number;
                 group?: string;
+                /**
+                 * @description Alerts of lag rules, or of cluster-health rules (brokers, partitions, disks, reachability).
+                 *
+                 *     * `lag` - Consumer lag
+                 *     * `cluster_health` - Cluster health
+                 */
+                kind?: "cluster_health" | "lag";
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
@@ -5512,8 +5536,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A unique value identifying this group lag. */
-                group: number;
+                group: string;
             };
             cookie?: never;
         };
@@ -5548,8 +5571,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description A unique value identifying this group lag. */
-                group: number;
+                group: string;
             };
             cookie?: never;
         };
@@ -6850,6 +6872,8 @@ export interface operations {
                 offset?: number;
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
+                /** @description Topics whose name contains this text. */
+                search?: string;
                 team?: number;
             };
             header?: never;

@@ -257,6 +257,36 @@ describe("AlertsPage", { timeout: 30_000 }, () => {
     expect(patches[0]).not.toHaveProperty("team");
   });
 
+  it("creates a cluster-health rule with its default threshold and no group or topic fields", async () => {
+    const bodies: unknown[] = [];
+    stubAlerts("developer", {
+      "POST /api/v1/alert-rules/": async (request: Request) => {
+        bodies.push(await request.json());
+        return json(201, { ...rule, id: 6, name: "broker down", metric: "broker_down", threshold: 0 });
+      },
+    });
+    const { user } = renderApp("/alerts/rules");
+
+    await screen.findByRole("table", { name: "Alert rules" }, FIRST_RENDER);
+    await user.click(screen.getByRole("button", { name: "New rule" }));
+    const dialog = screen.getByRole("dialog", { name: "New alert rule" });
+    await user.type(within(dialog).getByLabelText("Name"), "broker down");
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "broker_down");
+    expect(within(dialog).getByLabelText("Threshold")).toHaveValue("0");
+    expect(within(dialog).getByLabelText("Brokers")).toHaveValue("*");
+    expect(within(dialog).queryByLabelText("Topics")).not.toBeInTheDocument();
+    expect(within(dialog).queryByLabelText("Consumer groups")).not.toBeInTheDocument();
+
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "under_replicated_partitions");
+    expect(within(dialog).queryByLabelText("Brokers")).not.toBeInTheDocument();
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "disk_usage_percent");
+    expect(within(dialog).getByLabelText("Threshold")).toHaveValue("85");
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "broker_down");
+    await user.click(within(dialog).getByRole("button", { name: "Create rule" }));
+    await waitFor(() => expect(bodies).toHaveLength(1));
+    expect(bodies[0]).toMatchObject({ metric: "broker_down", threshold: 0, group_pattern: "*", statuses: [] });
+  });
+
   it("offers a viewer no changes to rules, silences or channels", async () => {
     stubAlerts("viewer");
     renderApp("/alerts/rules");

@@ -73,6 +73,15 @@ def test_tenants_see_only_their_teams_groups_and_org_admins_see_all(sampled: Kaf
     assert detail["members"] == []
     assert detail["reason"].startswith(f"{world.topic_prefix_a}orders/0: ")
 
+    # By name too (group names hold dots), with ?cluster= to pick one; another team's group is 404 by name.
+    by_name = world.viewer_a.get(f"/api/v1/lag/groups/{mine}/")
+    assert by_name.status_code == 200, by_name.json()
+    assert by_name.json()["group"] == billing["group"]
+    assert world.viewer_a.get(f"/api/v1/lag/groups/{mine}/", {"cluster": world.cluster.id}).status_code == 200
+    assert world.viewer_a.get(f"/api/v1/lag/groups/{mine}/chart/").status_code == 200
+    assert world.admin_b.get(f"/api/v1/lag/groups/{mine}/").status_code == 404
+    assert world.viewer_a.get("/api/v1/lag/groups/no.such.group/").status_code == 404
+
 
 def test_a_groups_chart_comes_from_raw_samples_for_an_hour_and_from_rollups_beyond(
     sampled: KafkaWorld,

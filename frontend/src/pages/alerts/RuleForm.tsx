@@ -6,7 +6,7 @@ import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 import { TeamSelect } from "./TeamSelect";
 import { useChannels, useSaveAlertRule, type AlertRule, type AlertRuleCreate, type Health, type Metric } from "./api";
-import { METRIC_LABELS } from "./labels";
+import { CLUSTER_METRIC_DEFAULTS, LAG_METRICS, METRIC_LABELS, isClusterMetric, isPerBrokerMetric } from "./labels";
 
 const HEALTH: Health[] = ["LAGGING", "NO_COMMIT", "REWIND", "STALLED", "STOPPED", "DATA_LOSS"];
 const FIELDS = [
@@ -61,7 +61,8 @@ export function ruleProblems(values: Values): Record<string, string> {
   const problems: Record<string, string> = {};
   const number = (text: string) => (text.trim() === "" ? null : Number(text));
   if (!values.name.trim()) problems.name = "Give the rule a name.";
-  if (!values.group_pattern?.trim()) problems.group_pattern = "Use * for every group.";
+  if (!values.group_pattern?.trim())
+    problems.group_pattern = isPerBrokerMetric(values.metric) ? "Use * for every broker." : "Use * for every group.";
   if (values.metric === "status") {
     if (!values.statuses?.length) problems.statuses = "Name at least one status that fires.";
   } else {
@@ -111,6 +112,14 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
   const errorOf = (name: (typeof FIELDS)[number]) => problems[name] ?? server.fields[name];
   const set = <Key extends keyof Values>(name: Key, value: Values[Key]) => setValues({ ...values, [name]: value });
   const teamChannels = (channels.data ?? []).filter((channel) => channel.team === values.team);
+  const clusterMetric = isClusterMetric(values.metric);
+
+  function chooseMetric(metric: Metric) {
+    // A cluster-health metric starts from its default threshold; lag metrics keep what was typed.
+    const fallback = CLUSTER_METRIC_DEFAULTS[metric];
+    const threshold = fallback === undefined ? values.threshold : String(fallback);
+    setValues({ ...values, metric, threshold, group_pattern: isClusterMetric(metric) ? "*" : values.group_pattern });
+  }
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -180,41 +189,58 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
           </select>
         )}
       </Field>
-      {input(
-        "group_pattern",
-        "Consumer groups",
-        "A pattern on the group name: * matches any run of characters, ? one.",
-      )}
-      {input("topic_pattern", "Topics", "Only partitions of matching topics count.")}
-      <Field label="One alert per" error={errorOf("granularity")}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={values.granularity}
-            onChange={(event) => set("granularity", event.target.value as Values["granularity"])}
-          >
-            <option value="group">Group</option>
-            <option value="partition">Partition</option>
-          </select>
-        )}
-      </Field>
       <Field label="Metric" error={errorOf("metric")}>
         {(control) => (
           <select
             {...control}
             className="input"
             value={values.metric}
-            onChange={(event) => set("metric", event.target.value as Metric)}
+            onChange={(event) => chooseMetric(event.target.value as Metric)}
           >
-            {Object.entries(METRIC_LABELS).map(([metric, label]) => (
-              <option key={metric} value={metric}>
-                {label}
-              </option>
-            ))}
+            <optgroup label="Consumer lag">
+              {LAG_METRICS.map((metric) => (
+                <option key={metric} value={metric}>
+                  {METRIC_LABELS[metric]}
+                </option>
+              ))}
+            </optgroup>
+            <optgroup label="Cluster health">
+              {(Object.keys(CLUSTER_METRIC_DEFAULTS) as Metric[]).map((metric) => (
+                <option key={metric} value={metric}>
+                  {METRIC_LABELS[metric]}
+                </option>
+              ))}
+            </optgroup>
           </select>
         )}
       </Field>
+      {clusterMetric ? (
+        isPerBrokerMetric(values.metric) ? (
+          input("group_pattern", "Brokers", "A pattern on `broker <id>`: * for every broker.")
+        ) : null
+      ) : (
+        <>
+          {input(
+            "group_pattern",
+            "Consumer groups",
+            "A pattern on the group name: * matches any run of characters, ? one.",
+          )}
+          {input("topic_pattern", "Topics", "Only partitions of matching topics count.")}
+          <Field label="One alert per" error={errorOf("granularity")}>
+            {(control) => (
+              <select
+                {...control}
+                className="input"
+                value={values.granularity}
+                onChange={(event) => set("granularity", event.target.value as Values["granularity"])}
+              >
+                <option value="group">Group</option>
+                <option value="partition">Partition</option>
+              </select>
+            )}
+          </Field>
+        </>
+      )}
       {values.metric === "status" ? (
         <fieldset className="field">
           <legend className="field__label">Fires on</legend>
