@@ -54,6 +54,7 @@ def rule_spec(rule: AlertRule) -> RuleSpec:
         send_resolved=rule.send_resolved,
         severity=rule.severity,
         channel_ids=tuple(channel.pk for channel in rule.channels.all() if channel.enabled),
+        all_teams=rule.all_teams,
     )
 
 
@@ -114,12 +115,14 @@ def _evaluate(
 ) -> Evaluation:
     silences = load_silences(rules, run.cluster_id, run.observed_at) if rules else []
     rules_by_team: dict[int, list[RuleSpec]] = defaultdict(list)
+    every_team = [rule for rule in rules.values() if rule.all_teams]
     for rule in rules.values():
-        rules_by_team[rule.team_id].append(rule)
+        if not rule.all_teams:
+            rules_by_team[rule.team_id].append(rule)
     evaluation = new_evaluation(rules, active)
     seen: set[tuple[int, str]] = set()
     for group in run.groups:
-        for rule in rules_by_team.get(group.team_id, ()):
+        for rule in (*rules_by_team.get(group.team_id, ()), *every_team):
             if not rule.applies_to(group):
                 continue
             for subject in subjects_of(rule, group):

@@ -62,6 +62,9 @@ class AlertRule(Authored):
     )
     group_pattern = models.CharField(max_length=255, default="*")  # shell-style glob on the group name
     topic_pattern = models.CharField(max_length=255, default="*")
+    # Org admins' rules may match the groups of every team of the organization (and groups of no team), not
+    # only the rule's team's.
+    all_teams = models.BooleanField(default=False)
     granularity = models.CharField(max_length=20, choices=Granularity.choices, default=Granularity.GROUP)
     metric = models.CharField(max_length=30, choices=Metric.choices)
     comparison = models.CharField(max_length=5, choices=Comparison.choices, default=Comparison.GT)

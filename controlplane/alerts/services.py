@@ -29,7 +29,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.core import outbound
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.lag.observations import Health
-from controlplane.tenancy.access import Actor, require_team_role
+from controlplane.tenancy.access import Actor, require_org_admin, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
 
@@ -38,7 +38,7 @@ MAX_SILENCE = timedelta(days=90)
 RULE_FIELDS = [
     "name", "description", "cluster", "group_pattern", "topic_pattern", "granularity", "metric", "comparison",
     "threshold", "resolve_threshold", "statuses", "for_seconds", "severity", "renotify_interval_seconds",
-    "send_resolved", "enabled",
+    "send_resolved", "enabled", "all_teams",
 ]  # fmt: skip
 
 
@@ -131,6 +131,8 @@ def create_rule(
     change = _change("alert_rule.create", "alert_rule", team, resource_name=values.get("name", ""))
     with audited_change(actor=actor, change=change):
         require_team_role(actor, team, TeamRole.DEVELOPER)
+        if values.get("all_teams"):
+            require_org_admin(actor, team.organization)
         values = _with_default_threshold(values)
         _check_rule(team, values, channels or [])
         if AlertRule.objects.filter(team=team, name=values["name"]).exists():
@@ -151,6 +153,9 @@ def update_rule(
     change.on(rule)
     with audited_change(actor=actor, change=change):
         require_team_role(actor, rule.team, TeamRole.DEVELOPER)
+        if rule.all_teams or changes.get("all_teams"):
+            # Only org admins change a rule that watches every team's groups (or make one).
+            require_org_admin(actor, rule.team.organization)
         values = {name: getattr(rule, name) for name in RULE_FIELDS} | changes
         if "metric" in changes and "threshold" not in changes and changes["metric"] != rule.metric:
             values["threshold"] = None  # the old metric's threshold means nothing for the new one

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from controlplane.alerts import filtersets, services
 from controlplane.alerts.api import serializers
 from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
+from controlplane.alerts.preview import preview_rule
 from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
@@ -33,6 +34,18 @@ class AlertRuleViewSet(ScopedModelViewSet):
 
     def perform_create(self, data: dict) -> AlertRule:
         return services.create_rule(actor=self.actor, **data)
+
+    @extend_schema(
+        request=serializers.AlertRulePreviewInputSerializer, responses=serializers.RulePreviewSerializer
+    )
+    @action(detail=False, methods=["post"])
+    def preview(self, request: Request) -> Response:
+        """The consumer groups a rule with these values matches now (from the latest sampling run), and
+        whether its condition holds for each; nothing is saved."""
+        data = self.validated_input(serializers.AlertRulePreviewInputSerializer)
+        team = data.pop("team")
+        data.pop("channels", None)
+        return Response(preview_rule(actor=self.actor, team=team, values=data))
 
     def perform_update(self, rule: AlertRule, changes: dict) -> AlertRule:
         return services.update_rule(actor=self.actor, rule=rule, **changes)

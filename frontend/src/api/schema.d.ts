@@ -264,6 +264,26 @@ export interface paths {
         patch: operations["v1_alert_rules_partial_update"];
         trace?: never;
     };
+    "/api/v1/alert-rules/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description The consumer groups a rule with these values matches now (from the latest sampling run), and
+         *     whether its condition holds for each; nothing is saved.
+         */
+        post: operations["v1_alert_rules_preview_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alert-silences/": {
         parameters: {
             query?: never;
@@ -1792,6 +1812,7 @@ export interface components {
             readonly cluster_name: string | null;
             readonly group_pattern: string;
             readonly topic_pattern: string;
+            readonly all_teams: boolean;
             readonly granularity: components["schemas"]["AlertGranularityEnum"];
             readonly metric: components["schemas"]["AlertMetricEnum"];
             readonly comparison: components["schemas"]["AlertComparisonEnum"];
@@ -1820,6 +1841,36 @@ export interface components {
             group_pattern?: string;
             /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
             topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
+            granularity?: components["schemas"]["AlertGranularityEnum"];
+            metric: components["schemas"]["AlertMetricEnum"];
+            comparison?: components["schemas"]["AlertComparisonEnum"];
+            /** Format: double */
+            threshold?: number | null;
+            /** Format: double */
+            resolve_threshold?: number | null;
+            statuses?: components["schemas"]["HealthEnum"][];
+            for_seconds?: number;
+            severity?: components["schemas"]["AlertSeverityEnum"];
+            channels?: number[];
+            /** @description None: notify once. */
+            renotify_interval_seconds?: number | null;
+            send_resolved?: boolean;
+            enabled?: boolean;
+            team: number;
+        };
+        AlertRulePreviewInputRequest: {
+            name?: string;
+            description?: string;
+            /** @description None: every cluster. */
+            cluster?: number | null;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            group_pattern?: string;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
             granularity?: components["schemas"]["AlertGranularityEnum"];
             metric: components["schemas"]["AlertMetricEnum"];
             comparison?: components["schemas"]["AlertComparisonEnum"];
@@ -1846,6 +1897,8 @@ export interface components {
             group_pattern?: string;
             /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
             topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
             granularity?: components["schemas"]["AlertGranularityEnum"];
             metric: components["schemas"]["AlertMetricEnum"];
             comparison?: components["schemas"]["AlertComparisonEnum"];
@@ -3071,6 +3124,8 @@ export interface components {
             group_pattern?: string;
             /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
             topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
             granularity?: components["schemas"]["AlertGranularityEnum"];
             metric?: components["schemas"]["AlertMetricEnum"];
             comparison?: components["schemas"]["AlertComparisonEnum"];
@@ -3311,6 +3366,25 @@ export interface components {
          * @enum {string}
          */
         RoleEnum: "team_admin" | "developer" | "viewer";
+        RuleMatch: {
+            group_id: number;
+            group: string;
+            cluster: number;
+            cluster_name: string;
+            team_name: string | null;
+            status: string;
+            lag_messages: number;
+            /** Format: double */
+            lag_seconds: number | null;
+            /** @description The rule's condition holds for this group now. */
+            breaches_now: boolean;
+        };
+        RulePreview: {
+            /** @description Groups the rule matches now. */
+            count: number;
+            /** @description At most 100 of them, worst first. */
+            groups: components["schemas"]["RuleMatch"][];
+        };
         /**
          * @description * `` - None
          *     * `PLAIN` - PLAIN
@@ -4304,6 +4378,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+        };
+    };
+    v1_alert_rules_preview_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRulePreviewInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulePreview"];
                 };
             };
         };

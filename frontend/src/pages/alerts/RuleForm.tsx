@@ -1,11 +1,22 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 
 import { useClusters } from "../../api/hooks/clusters";
 import type { Team } from "../../api/types";
 import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 import { TeamSelect } from "./TeamSelect";
-import { useChannels, useSaveAlertRule, type AlertRule, type AlertRuleCreate, type Health, type Metric } from "./api";
+import { useAccess } from "../../api/hooks/access";
+import { isOrgAdmin } from "../../auth/permissions";
+import {
+  useChannels,
+  useRulePreview,
+  useSaveAlertRule,
+  type AlertRule,
+  type AlertRuleCreate,
+  type Health,
+  type Metric,
+  type RulePreviewInput,
+} from "./api";
 import { CLUSTER_METRIC_DEFAULTS, LAG_METRICS, METRIC_LABELS, isClusterMetric, isPerBrokerMetric } from "./labels";
 
 const HEALTH: Health[] = ["LAGGING", "NO_COMMIT", "REWIND", "STALLED", "STOPPED", "DATA_LOSS"];
@@ -14,6 +25,7 @@ const FIELDS = [
   "resolve_threshold", "statuses", "for_seconds", "severity", "channels", "renotify_interval_seconds",
 ] as const; // prettier-ignore
 const RISING = new Set(["gt", "gte"]);
+const PREVIEW_PAUSE_MS = 400;
 
 interface RuleFormProps {
   teams: Team[];
@@ -40,6 +52,7 @@ function initialValues(teams: Team[], rule?: AlertRule): Values {
     description: rule?.description ?? "",
     cluster: rule?.cluster ?? null,
     group_pattern: rule?.group_pattern ?? "*",
+    all_teams: rule?.all_teams ?? false,
     topic_pattern: rule?.topic_pattern ?? "*",
     granularity: rule?.granularity ?? "group",
     metric: rule?.metric ?? "lag_seconds",
@@ -113,6 +126,9 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
   const set = <Key extends keyof Values>(name: Key, value: Values[Key]) => setValues({ ...values, [name]: value });
   const teamChannels = (channels.data ?? []).filter((channel) => channel.team === values.team);
   const clusterMetric = isClusterMetric(values.metric);
+  const access = useAccess();
+  const team = teams.find((each) => each.id === values.team);
+  const orgAdmin = Boolean(access.data && team && isOrgAdmin(access.data, team.organization));
 
   function chooseMetric(metric: Metric) {
     // A cluster-health metric starts from its default threshold; lag metrics keep what was typed.
@@ -214,6 +230,17 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
           </select>
         )}
       </Field>
+      {!clusterMetric && (orgAdmin || values.all_teams) ? (
+        <label className="radio">
+          <input
+            type="checkbox"
+            checked={values.all_teams ?? false}
+            disabled={!orgAdmin}
+            onChange={(event) => set("all_teams", event.target.checked)}
+          />{" "}
+          Every team&apos;s groups (org admins)
+        </label>
+      ) : null}
       {clusterMetric ? (
         isPerBrokerMetric(values.metric) ? (
           input("group_pattern", "Brokers", "A pattern on `broker <id>`: * for every broker.")
@@ -288,6 +315,7 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
           )}
         </>
       )}
+      {clusterMetric ? null : <MatchesNow values={values} />}
       {numberInput("for_seconds", "For (seconds)", "How long the condition must hold before the alert fires.")}
       <Field label="Severity" error={errorOf("severity")}>
         {(control) => (
@@ -341,5 +369,47 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
       <FormError message={server.form} />
       <FormActions submitLabel={rule ? "Save" : "Create rule"} pending={save.isPending} onCancel={onDone} />
     </form>
+  );
+}
+
+/** What the rule as typed would watch now; asked again a moment after typing stops. */
+function MatchesNow({ values }: { values: Values }) {
+  const [input, setInput] = useState<RulePreviewInput | null>(null);
+  useEffect(() => {
+    if (values.team === "") return;
+    const threshold = values.threshold.trim() === "" ? null : Number(values.threshold);
+    const next: RulePreviewInput = {
+      team: Number(values.team),
+      cluster: values.cluster ?? null,
+      group_pattern: values.group_pattern || "*",
+      topic_pattern: values.topic_pattern || "*",
+      all_teams: values.all_teams ?? false,
+      granularity: values.granularity,
+      metric: values.metric,
+      comparison: values.comparison,
+      threshold: values.metric === "status" || Number.isNaN(threshold) ? null : threshold,
+      statuses: values.metric === "status" ? values.statuses : [],
+    };
+    const timer = window.setTimeout(() => setInput(next), PREVIEW_PAUSE_MS);
+    return () => window.clearTimeout(timer);
+  }, [
+    values.team, values.cluster, values.group_pattern, values.topic_pattern, values.all_teams, values.granularity,
+    values.metric, values.comparison, values.threshold, values.statuses,
+  ]); // prettier-ignore
+  const preview = useRulePreview(input);
+  let text: string;
+  if (preview.isError) text = "Could not preview the matching groups.";
+  else if (!preview.data) text = "Looking for matching groups…";
+  else if (preview.data.count === 0) text = "No consumer group matches now.";
+  else {
+    const firing = preview.data.groups.filter((group) => group.breaches_now).length;
+    const names = preview.data.groups.slice(0, 5).map((group) => group.group);
+    const more = preview.data.count > names.length ? `, and ${preview.data.count - names.length} more` : "";
+    text = `Matches ${preview.data.count} group${preview.data.count === 1 ? "" : "s"} now (${firing} breaching): ${names.join(", ")}${more}.`;
+  }
+  return (
+    <p className="muted" role="status" aria-label="Matching groups">
+      {text}
+    </p>
   );
 }
