@@ -118,9 +118,7 @@ def _check_rule(team: Team, values: dict[str, Any], channels: list[NotificationC
         foreign = sorted(channel.pk for channel in channels if channel.team_id != team.id)
         if foreign:
             # Ids only: the refusal must not name another team's objects.
-            problems["channels"] = [
-                f"Channels {', '.join(map(str, foreign))} are not the rule's team's channels."
-            ]
+            problems["channels"] = [f"These channels belong to another team: {', '.join(map(str, foreign))}."]
     if problems:
         raise _invalid(problems)
 
