@@ -49,6 +49,13 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(hours=1),
         "options": {"expires": 3000},
     },
+    # Cluster-health alert rules (broker down, partitions, controller, disks, unreachable, failed): one look
+    # per covered cluster each lag-sampling interval.
+    "alerts.sample_cluster_health_all": {
+        "task": "alerts.sample_cluster_health_all",
+        "schedule": timedelta(seconds=LAG_SAMPLING_INTERVAL),
+        "options": {"expires": LAG_SAMPLING_INTERVAL - 1},
+    },
     # Alert notifications whose delivery task could not be queued at the time (Redis was unreachable).
     "alerts.queue_unsent_notifications": {
         "task": "alerts.queue_unsent_notifications",

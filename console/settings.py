@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 
 from console.schedules import BEAT_SCHEDULE
+from controlplane.core.outbound import parse_networks
 from controlplane.lag.intervals import sampling_interval_seconds
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -219,7 +220,17 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "StreamHub API",
-    "DESCRIPTION": "Self-service REST API of the managed Kafka service.",
+    "DESCRIPTION": (
+        "Self-service REST API of the managed Kafka service.\n\n"
+        "Authenticate with `Authorization: Bearer <secret>`, where `secret` is the API key exactly as the "
+        "key API returns it (`shk_<key id>_<secret>`). Missing or invalid credentials get 401 with "
+        "`WWW-Authenticate`; 403 means authenticated but not allowed.\n\n"
+        "The Confluent-compatible schema registry of cluster `<id>` is at `/clusters/<id>/schema-registry` "
+        "(Confluent's wire format, not part of this document). It accepts the same key in either form of "
+        "HTTP Basic that Confluent clients send as `basic.auth.user.info`: `<key_id>:<secret>` (the key id "
+        "as user name, the `secret` field exactly as returned as password) or `<secret>:` (the whole key as "
+        "user name, empty password); `Bearer <secret>` as well."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
@@ -279,3 +290,8 @@ ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", 
 ALERT_DELIVERY_BACKOFF_SECONDS = float(os.environ.get("ALERT_DELIVERY_BACKOFF_SECONDS", "5"))
 ALERT_DELIVERY_TIMEOUT_SECONDS = float(os.environ.get("ALERT_DELIVERY_TIMEOUT_SECONDS", "10"))
 ALERT_EMAIL_FROM = os.environ.get("ALERT_EMAIL_FROM", "")
+
+# Outbound HTTP to user-given URLs (alert webhooks, Slack) refuses loopback, link-local, private, reserved and
+# multicast addresses; these comma-separated addresses or CIDR networks are allowed anyway (e.g. an internal
+# receiver at 10.1.2.3/32). Empty by default.
+OUTBOUND_ALLOWED_NETWORKS = parse_networks(env_list("OUTBOUND_ALLOWED_NETWORKS", ""))

@@ -15,8 +15,8 @@ from controlplane.accounts.models import ApiKey, ServiceAccount
 from controlplane.accounts.validators import validate_service_account_name
 from controlplane.audit.services import Change, audited_change
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
-from controlplane.tenancy.access import Actor, require_role_within, require_team_role
-from controlplane.tenancy.choices import TeamRole
+from controlplane.tenancy.access import Actor, org_roles, require_role_within, require_team_role, team_roles
+from controlplane.tenancy.choices import ROLE_RANK, TeamRole
 from controlplane.tenancy.models import Team
 
 MAX_ROTATION_OVERLAP = timedelta(days=30)
@@ -134,6 +134,19 @@ def _require_key_control(
         require_role_within(actor.key_role, role)
 
 
+def _require_owner_holds(owner: Any, role: str) -> None:
+    """A personal key never carries a role its owner lacks: at most the owner's highest role in any team
+    (org admins act as team admins), whatever the key used for the request may do. Revoking is always
+    allowed; creating and rotating (a new key with the same role) are not."""
+    person = Actor(user=owner)
+    highest = max(
+        [*team_roles(person).values(), *org_roles(person).values()], key=ROLE_RANK.__getitem__, default=None
+    )
+    if highest is None:
+        raise Forbidden("A personal API key needs a role in a team; you have none.")
+    require_role_within(highest, role)
+
+
 def create_api_key(
     *,
     actor: Actor,
@@ -141,15 +154,19 @@ def create_api_key(
     role: str,
     service_account: ServiceAccount | None = None,
     expires_at: datetime | None = None,
+    owner_must_hold_role: bool = False,
 ) -> tuple[ApiKey, KeyToken]:
     """A key for `service_account`, or else a personal key for the acting person. The token is returned
-    once and never stored."""
+    once and never stored. `owner_must_hold_role` (the API sets it) refuses a personal key whose role its
+    owner does not hold in any team; fixtures and bootstrapping may mint keys before memberships exist."""
     owner = None if service_account is not None else actor.user
     change = _key_change("api_key.create", None, service_account, resource_name=name)
     with audited_change(actor=actor, change=change):
         if service_account is None and owner is None:
             raise Forbidden("A personal API key needs a person; give a service account instead.")
         _require_key_control(actor, role=role, service_account=service_account, owner=owner)
+        if owner is not None and owner_must_hold_role:
+            _require_owner_holds(owner, role)
         if expires_at is not None and expires_at <= timezone.now():
             raise ServiceError("The expiry time must be in the future.", code="invalid_expiry")
         token = generate_token()
@@ -182,13 +199,17 @@ def revoke_api_key(*, actor: Actor, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
-def rotate_api_key(*, actor: Actor, api_key: ApiKey, overlap: timedelta) -> tuple[ApiKey, KeyToken]:
+def rotate_api_key(
+    *, actor: Actor, api_key: ApiKey, overlap: timedelta, owner_must_hold_role: bool = False
+) -> tuple[ApiKey, KeyToken]:
     """A new key with the same owner, role and expiry; the old one keeps working for `overlap`."""
     change = _key_change("api_key.rotate", api_key, api_key.service_account, before=snapshot_api_key(api_key))
     with audited_change(actor=actor, change=change):
         _require_key_control(
             actor, role=api_key.role, service_account=api_key.service_account, owner=api_key.user
         )
+        if api_key.user is not None and owner_must_hold_role:
+            _require_owner_holds(api_key.user, api_key.role)
         if not api_key.is_usable:
             raise Conflict(f"A {api_key.status} key cannot be rotated.", code="not_rotatable")
         if api_key.overlap_until is not None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import json
 import secrets
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +18,7 @@ from django.core.mail import send_mail
 from controlplane.alerts.choices import ChannelKind
 from controlplane.alerts.models import NotificationChannel
 from controlplane.clusters.encryption import decrypt_secret
+from controlplane.core import outbound
 
 SIGNATURE_HEADER = "X-StreamHub-Signature"
 TIMESTAMP_HEADER = "X-StreamHub-Timestamp"
@@ -50,40 +50,34 @@ def signature_is_valid(secret: str, timestamp: str, body: bytes, header: str) ->
     return hmac.compare_digest(signature(secret, timestamp, body), header)
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # A receiver that redirects could point the control plane at an internal address; 3xx is a failure.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirects)
-
-
 def _timeout() -> float:
     return settings.ALERT_DELIVERY_TIMEOUT_SECONDS
 
 
 def _post_json(url: str, body: bytes, headers: dict[str, str]) -> int:
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers},
-    )
+    """Posts through `core.outbound`: the host is resolved and checked now and the connection goes to the
+    checked address; a redirect is not followed (a receiver could point us at an internal address)."""
+    all_headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
     try:
-        with _opener.open(request, timeout=_timeout()) as response:
-            response.read(65536)
-            return response.status
-    except urllib.error.HTTPError as error:
-        status = error.code
-        # Throttled or a server error: worth another try. Any other answer will not change by retrying.
-        retryable = status == 429 or status >= 500
+        response = outbound.post(url, body, all_headers, timeout=_timeout())
+    except outbound.RefusedDestination as refusal:
+        # The address will not become acceptable by trying again (an operator must allowlist it).
+        raise DeliveryError(f"Refused to send: {refusal}", retryable=False) from None
+    except (OSError, http.client.HTTPException) as error:
+        raise DeliveryError(f"Could not reach the receiver: {error or type(error).__name__}.") from None
+    status = response.status
+    if 200 <= status < 300:
+        return status
+    if 300 <= status < 400:
         raise DeliveryError(
-            f"The receiver answered HTTP {status}.", status_code=status, retryable=retryable
-        ) from None
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        raise DeliveryError(f"Could not reach the receiver: {reason}.") from None
+            f"The receiver answered HTTP {status} (a redirect); redirects are not followed.",
+            status_code=status,
+            retryable=False,
+        )
+    # Throttled or a server error: worth another try. Any other answer will not change by retrying.
+    raise DeliveryError(
+        f"The receiver answered HTTP {status}.", status_code=status, retryable=status == 429 or status >= 500
+    )
 
 
 def send_webhook(channel: NotificationChannel, payload: dict[str, Any]) -> int:

@@ -8,6 +8,32 @@ class Metric(models.TextChoices):
     LAG_SECONDS = "lag_seconds", "Lag (seconds)"
     STATUS = "status", "Health status"
     TIME_TO_CATCH_UP = "time_to_catch_up", "Time to catch up (seconds)"
+    # Cluster health: evaluated on every cluster-health sample, not per consumer group.
+    BROKER_DOWN = "broker_down", "Broker down"
+    UNDER_REPLICATED_PARTITIONS = "under_replicated_partitions", "Under-replicated partitions"
+    OFFLINE_PARTITIONS = "offline_partitions", "Offline partitions"
+    UNDER_MIN_ISR_PARTITIONS = "under_min_isr_partitions", "Partitions under min.insync.replicas"
+    CONTROLLER_CHANGES_PER_HOUR = "controller_changes_per_hour", "Controller changes in the last hour"
+    DISK_USAGE_PERCENT = "disk_usage_percent", "Disk usage per broker (%)"
+    CLUSTER_UNREACHABLE = "cluster_unreachable", "Cluster unreachable"
+    PROVISIONING_FAILED = "provisioning_failed", "Provisioning failed"
+
+
+LAG_METRICS = (Metric.LAG_MESSAGES, Metric.LAG_SECONDS, Metric.STATUS, Metric.TIME_TO_CATCH_UP)
+CLUSTER_METRICS = tuple(metric for metric in Metric if metric not in LAG_METRICS)
+
+# The threshold a cluster-health rule gets when none is given (fires when the value is above it): any broker
+# down, any bad partition, more than 3 controller elections an hour, a log-dir volume over 85 % full.
+CLUSTER_METRIC_DEFAULT_THRESHOLDS: dict[str, float] = {
+    Metric.BROKER_DOWN: 0,
+    Metric.UNDER_REPLICATED_PARTITIONS: 0,
+    Metric.OFFLINE_PARTITIONS: 0,
+    Metric.UNDER_MIN_ISR_PARTITIONS: 0,
+    Metric.CONTROLLER_CHANGES_PER_HOUR: 3,
+    Metric.DISK_USAGE_PERCENT: 85,
+    Metric.CLUSTER_UNREACHABLE: 0,
+    Metric.PROVISIONING_FAILED: 0,
+}
 
 
 class Comparison(models.TextChoices):

@@ -58,15 +58,17 @@ class RuleSpec:
     send_resolved: bool
     severity: str
     channel_ids: tuple[int, ...] = ()
+    all_teams: bool = False  # an org admin's rule over every team's groups
 
     @property
     def all_topics(self) -> bool:
         return self.topic_pattern in ("", "*")
 
     def applies_to(self, group: GroupObservation) -> bool:
-        """The team's own groups, on the rule's cluster (if it names one), whose name matches."""
+        """The team's own groups (every team's for an all-teams rule), on the rule's cluster (if it names one),
+        whose name matches."""
         return (
-            group.team_id == self.team_id
+            (self.all_teams or group.team_id == self.team_id)
             and (self.cluster_id is None or self.cluster_id == group.cluster_id)
             and glob_matches(self.group_pattern, group.group)
         )

@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import Q
 
-from controlplane.alerts.choices import ACTIVE_STATES, NotificationStatus
+from controlplane.alerts.choices import ACTIVE_STATES, LAG_METRICS, NotificationStatus
 from controlplane.alerts.conditions import RuleSpec, subjects_of
 from controlplane.alerts.models import Alert, AlertRule, Notification, Silence
 from controlplane.alerts.notices import alert_payload
@@ -53,6 +54,7 @@ def rule_spec(rule: AlertRule) -> RuleSpec:
         send_resolved=rule.send_resolved,
         severity=rule.severity,
         channel_ids=tuple(channel.pk for channel in rule.channels.all() if channel.enabled),
+        all_teams=rule.all_teams,
     )
 
 
@@ -71,42 +73,56 @@ def silence_spec(silence: Silence) -> SilenceSpec:
 
 
 @dataclass
-class _Evaluation:
+class Evaluation:
+    """The transitions of one evaluation of one cluster's rules of one family (lag, or cluster health)."""
+
     rules: dict[int, RuleSpec]
     loaded_states: dict[int, tuple]  # alert id -> its evaluated fields as loaded, to write only what changed
     transitions: list[tuple[RuleSpec, Transition]] = field(default_factory=list)
 
 
-def _load_rules(cluster: Cluster) -> dict[int, RuleSpec]:
+def load_rules(cluster: Cluster, metrics: tuple[str, ...]) -> dict[int, RuleSpec]:
+    """The enabled rules of the cluster's organization on the given metrics that cover this cluster."""
     rules = (
-        AlertRule.objects.filter(enabled=True, team__organization_id=cluster.organization_id)
+        AlertRule.objects.filter(
+            enabled=True, team__organization_id=cluster.organization_id, metric__in=metrics
+        )
         .filter(Q(cluster__isnull=True) | Q(cluster_id=cluster.pk))
         .prefetch_related("channels")
     )
     return {rule.pk: rule_spec(rule) for rule in rules}
 
 
-def _load_silences(rules: dict[int, RuleSpec], run: SamplingRun) -> list[SilenceSpec]:
+def load_silences(rules: dict[int, RuleSpec], cluster_id: int, at: datetime) -> list[SilenceSpec]:
     team_ids = {rule.team_id for rule in rules.values()}
-    silences = Silence.objects.filter(
-        team_id__in=team_ids, starts_at__lte=run.observed_at, ends_at__gt=run.observed_at
-    ).filter(Q(cluster__isnull=True) | Q(cluster_id=run.cluster_id))
+    silences = Silence.objects.filter(team_id__in=team_ids, starts_at__lte=at, ends_at__gt=at).filter(
+        Q(cluster__isnull=True) | Q(cluster_id=cluster_id)
+    )
     return [silence_spec(silence) for silence in silences]
+
+
+def active_alerts(cluster_id: int, metrics: tuple[str, ...]) -> dict[tuple[int, str], Alert]:
+    alerts = Alert.objects.filter(cluster_id=cluster_id, state__in=ACTIVE_STATES, rule__metric__in=metrics)
+    return {(alert.rule_id, alert.fingerprint): alert for alert in alerts}
+
+
+def new_evaluation(rules: dict[int, RuleSpec], active: dict[tuple[int, str], Alert]) -> Evaluation:
+    return Evaluation(rules=rules, loaded_states={alert.pk: _state_of(alert) for alert in active.values()})
 
 
 def _evaluate(
     run: SamplingRun, rules: dict[int, RuleSpec], active: dict[tuple[int, str], Alert]
-) -> _Evaluation:
-    silences = _load_silences(rules, run) if rules else []
+) -> Evaluation:
+    silences = load_silences(rules, run.cluster_id, run.observed_at) if rules else []
     rules_by_team: dict[int, list[RuleSpec]] = defaultdict(list)
+    every_team = [rule for rule in rules.values() if rule.all_teams]
     for rule in rules.values():
-        rules_by_team[rule.team_id].append(rule)
-    evaluation = _Evaluation(
-        rules=rules, loaded_states={alert.pk: _state_of(alert) for alert in active.values()}
-    )
+        if not rule.all_teams:
+            rules_by_team[rule.team_id].append(rule)
+    evaluation = new_evaluation(rules, active)
     seen: set[tuple[int, str]] = set()
     for group in run.groups:
-        for rule in rules_by_team.get(group.team_id, ()):
+        for rule in (*rules_by_team.get(group.team_id, ()), *every_team):
             if not rule.applies_to(group):
                 continue
             for subject in subjects_of(rule, group):
@@ -129,7 +145,7 @@ def _evaluate(
 
 
 def _notifications(
-    evaluation: _Evaluation, run: SamplingRun, cluster: Cluster, team_names: dict[int, str]
+    evaluation: Evaluation, observed_at: datetime, cluster: Cluster, team_names: dict[int, str]
 ) -> list[Notification]:
     notifications = []
     for rule, transition in evaluation.transitions:
@@ -152,7 +168,7 @@ def _notifications(
                 status=status,
                 silence_id=silence_id,
                 payload=payload,
-                created_at=run.observed_at,
+                created_at=observed_at,
             )
             for channel_id in rule.channel_ids
         )
@@ -180,7 +196,7 @@ def _update_rows(alerts: list[Alert]) -> None:
         cursor.executemany(sql, rows)
 
 
-def _save(evaluation: _Evaluation, run: SamplingRun) -> None:
+def _save(evaluation: Evaluation, cluster_id: int, observed_at: datetime, metrics: tuple[str, ...]) -> None:
     created = [t.alert for _, t in evaluation.transitions if t.created and not t.discarded]
     discarded = [t.alert.pk for _, t in evaluation.transitions if t.discarded and t.alert.pk is not None]
     changed = [
@@ -191,8 +207,8 @@ def _save(evaluation: _Evaluation, run: SamplingRun) -> None:
     if discarded:
         Alert.objects.filter(pk__in=discarded).delete()
     # Every active alert was evaluated: one statement says so, before some of them resolve below.
-    Alert.objects.filter(cluster_id=run.cluster_id, state__in=ACTIVE_STATES).update(
-        last_evaluated_at=run.observed_at
+    Alert.objects.filter(cluster_id=cluster_id, state__in=ACTIVE_STATES, rule__metric__in=metrics).update(
+        last_evaluated_at=observed_at
     )
     if changed:
         _update_rows(changed)
@@ -201,22 +217,25 @@ def _save(evaluation: _Evaluation, run: SamplingRun) -> None:
 
 
 def evaluate_alerts(run: SamplingRun) -> None:
-    """Advances every alert of the run's cluster and records (and queues) the notifications it causes."""
+    """Advances every lag alert of the run's cluster and records (and queues) the notifications it causes."""
     cluster = Cluster.objects.filter(pk=run.cluster_id).first()
     if cluster is None:
         return
-    rules = _load_rules(cluster)
-    active_alerts = Alert.objects.filter(cluster_id=cluster.pk, state__in=ACTIVE_STATES)
-    active = {(alert.rule_id, alert.fingerprint): alert for alert in active_alerts}
+    rules = load_rules(cluster, LAG_METRICS)
+    active = active_alerts(cluster.pk, LAG_METRICS)
     if not rules and not active:
         return
-    evaluation = _evaluate(run, rules, active)
+    commit(_evaluate(run, rules, active), cluster, run.observed_at, LAG_METRICS)
+
+
+def commit(evaluation: Evaluation, cluster: Cluster, observed_at: datetime, metrics: tuple[str, ...]) -> None:
+    """Saves an evaluation's alerts and records its notifications in one transaction; queues them after."""
     team_names = dict(cluster.organization.teams.values_list("id", "name"))
     with transaction.atomic():
-        _save(evaluation, run)
+        _save(evaluation, cluster.pk, observed_at, metrics)
         # Payloads name the alert's id, which new alerts only have once saved.
         notifications = Notification.objects.bulk_create(
-            _notifications(evaluation, run, cluster, team_names), batch_size=BULK_BATCH
+            _notifications(evaluation, observed_at, cluster, team_names), batch_size=BULK_BATCH
         )
         pending = [n.pk for n in notifications if n.status == NotificationStatus.PENDING]
         if pending:

@@ -6,6 +6,8 @@ from django.utils import timezone
 
 from controlplane.alerts.choices import (
     ACTIVE_STATES,
+    CLUSTER_METRICS,
+    LAG_METRICS,
     AlertState,
     ChannelKind,
     Metric,
@@ -67,6 +69,11 @@ class AlertFilterSet(django_filters.FilterSet):
         method="filter_since", help_text="Alerts still open at or after this time."
     )
     until = UtcDateTimeFilter(field_name="pending_since", lookup_expr="lt", help_text="Alerts opened before.")
+    kind = django_filters.ChoiceFilter(
+        choices=[("lag", "Consumer lag"), ("cluster_health", "Cluster health")],
+        method="filter_kind",
+        help_text="Alerts of lag rules, or of cluster-health rules (brokers, partitions, disks, reachability).",
+    )
 
     class Meta:
         model = Alert
@@ -78,6 +85,9 @@ class AlertFilterSet(django_filters.FilterSet):
 
     def filter_since(self, queryset: QuerySet, name: str, value: datetime) -> QuerySet:
         return queryset.filter(Q(resolved_at__isnull=True) | Q(resolved_at__gte=value))
+
+    def filter_kind(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(rule__metric__in=CLUSTER_METRICS if value == "cluster_health" else LAG_METRICS)
 
 
 class NotificationFilterSet(django_filters.FilterSet):

@@ -62,6 +62,9 @@ class AlertRule(Authored):
     )
     group_pattern = models.CharField(max_length=255, default="*")  # shell-style glob on the group name
     topic_pattern = models.CharField(max_length=255, default="*")
+    # Org admins' rules may match the groups of every team of the organization (and groups of no team), not
+    # only the rule's team's.
+    all_teams = models.BooleanField(default=False)
     granularity = models.CharField(max_length=20, choices=Granularity.choices, default=Granularity.GROUP)
     metric = models.CharField(max_length=30, choices=Metric.choices)
     comparison = models.CharField(max_length=5, choices=Comparison.choices, default=Comparison.GT)
@@ -201,3 +204,23 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.number} of {self.notification_id}"
+
+
+class ClusterHealthSample(models.Model):
+    """The last cluster-health look at a cluster (what the overview shows), and what evaluation remembers
+    between looks: when each broker was last listed (an external cluster's broker that stops being listed
+    is down, not gone) and when the controller changed."""
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, primary_key=True, related_name="health_sample"
+    )
+    observed_at = models.DateTimeField()
+    reachable = models.BooleanField(null=True)  # None: not asked (the cluster is not running)
+    error = models.TextField(blank=True)
+    controller_id = models.IntegerField(null=True, blank=True)
+    controller_changes = models.JSONField(default=list)  # unix seconds of changes within the last hour
+    broker_last_seen = models.JSONField(default=dict)  # node id (as text) -> unix seconds
+    values = models.JSONField(default=dict)  # metric -> value; per-broker metrics: {node id: value}
+
+    def __str__(self) -> str:
+        return f"health of cluster #{self.cluster_id}"

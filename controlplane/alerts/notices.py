@@ -18,11 +18,31 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
+_YES_NO_METRICS = {
+    Metric.BROKER_DOWN: ("down", "up"),
+    Metric.CLUSTER_UNREACHABLE: ("unreachable", "reachable"),
+    Metric.PROVISIONING_FAILED: ("failed", "not failed"),
+}
+_COUNT_UNITS = {
+    Metric.UNDER_REPLICATED_PARTITIONS: "partitions",
+    Metric.OFFLINE_PARTITIONS: "partitions",
+    Metric.UNDER_MIN_ISR_PARTITIONS: "partitions",
+    Metric.CONTROLLER_CHANGES_PER_HOUR: "changes in the last hour",
+}
+
+
 def describe_value(metric: str, value: float | None, status: str) -> str:
     if metric == Metric.STATUS:
         return status
     if value is None:
         return "unknown"
+    if metric in _YES_NO_METRICS:
+        yes, no = _YES_NO_METRICS[metric]
+        return yes if value > 0 else no
+    if metric in _COUNT_UNITS:
+        return f"{value:,.0f} {_COUNT_UNITS[metric]}"
+    if metric == Metric.DISK_USAGE_PERCENT:
+        return f"{value:.1f} % used"
     if value == float("inf"):
         return "never (not catching up)"
     # Messages are counted, so they are whole; seconds below 10 keep a decimal.

@@ -13,6 +13,7 @@ from django.utils import timezone
 from controlplane.alerts.channels import new_signing_secret
 from controlplane.alerts.choices import (
     ACTIVE_STATES,
+    CLUSTER_METRIC_DEFAULT_THRESHOLDS,
     RISING_COMPARISONS,
     AlertState,
     ChannelKind,
@@ -25,9 +26,10 @@ from controlplane.alerts.notices import channel_test_payload
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
+from controlplane.core import outbound
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.lag.observations import Health
-from controlplane.tenancy.access import Actor, require_team_role
+from controlplane.tenancy.access import Actor, require_org_admin, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
 
@@ -36,7 +38,7 @@ MAX_SILENCE = timedelta(days=90)
 RULE_FIELDS = [
     "name", "description", "cluster", "group_pattern", "topic_pattern", "granularity", "metric", "comparison",
     "threshold", "resolve_threshold", "statuses", "for_seconds", "severity", "renotify_interval_seconds",
-    "send_resolved", "enabled",
+    "send_resolved", "enabled", "all_teams",
 ]  # fmt: skip
 
 
@@ -99,15 +101,24 @@ def rule_problems(values: dict[str, Any]) -> dict[str, list[str]]:
     return problems
 
 
+def _with_default_threshold(values: dict[str, Any]) -> dict[str, Any]:
+    """Cluster-health rules without a threshold get their metric's default (see CLUSTER_METRIC_DEFAULT_THRESHOLDS)."""
+    metric = values.get("metric")
+    if metric in CLUSTER_METRIC_DEFAULT_THRESHOLDS and values.get("threshold") is None:
+        return {**values, "threshold": CLUSTER_METRIC_DEFAULT_THRESHOLDS[metric]}
+    return values
+
+
 def _check_rule(team: Team, values: dict[str, Any], channels: list[NotificationChannel] | None) -> None:
     problems = rule_problems(values)
     cluster: Cluster | None = values.get("cluster")
     if cluster is not None and cluster.organization_id != team.organization_id:
         problems["cluster"] = ["The cluster belongs to another organization."]
     if channels is not None:
-        foreign = sorted(channel.name for channel in channels if channel.team_id != team.id)
+        foreign = sorted(channel.pk for channel in channels if channel.team_id != team.id)
         if foreign:
-            problems["channels"] = [f"These channels belong to another team: {', '.join(foreign)}."]
+            # Ids only: the refusal must not name another team's objects.
+            problems["channels"] = [f"These channels belong to another team: {', '.join(map(str, foreign))}."]
     if problems:
         raise _invalid(problems)
 
@@ -118,6 +129,9 @@ def create_rule(
     change = _change("alert_rule.create", "alert_rule", team, resource_name=values.get("name", ""))
     with audited_change(actor=actor, change=change):
         require_team_role(actor, team, TeamRole.DEVELOPER)
+        if values.get("all_teams"):
+            require_org_admin(actor, team.organization)
+        values = _with_default_threshold(values)
         _check_rule(team, values, channels or [])
         if AlertRule.objects.filter(team=team, name=values["name"]).exists():
             raise Conflict(f"The team already has a rule named {values['name']!r}.", code="duplicate")
@@ -137,7 +151,14 @@ def update_rule(
     change.on(rule)
     with audited_change(actor=actor, change=change):
         require_team_role(actor, rule.team, TeamRole.DEVELOPER)
+        if rule.all_teams or changes.get("all_teams"):
+            # Only org admins change a rule that watches every team's groups (or make one).
+            require_org_admin(actor, rule.team.organization)
         values = {name: getattr(rule, name) for name in RULE_FIELDS} | changes
+        if "metric" in changes and "threshold" not in changes and changes["metric"] != rule.metric:
+            values["threshold"] = None  # the old metric's threshold means nothing for the new one
+        values = _with_default_threshold(values)
+        changes = {name: values[name] for name in (*changes, "threshold") if name in values}
         _check_rule(rule.team, values, channels)
         name = values["name"]
         if name != rule.name and AlertRule.objects.filter(team=rule.team, name=name).exists():
@@ -186,8 +207,13 @@ def _check_channel(kind: str, url: str, email_recipients: list[str]) -> None:
     if kind in (ChannelKind.WEBHOOK, ChannelKind.SLACK):
         if not url:
             problems["url"] = ["A webhook channel needs the URL to post to."]
-        elif not url.startswith(("http://", "https://")):
-            problems["url"] = ["Only http and https URLs can be posted to."]
+        else:
+            try:  # checked again at every send: what the name resolves to can change
+                outbound.resolve(url)
+            except outbound.UnresolvableHost:
+                pass  # cannot be judged now (e.g. DNS is down); every send resolves and checks it
+            except outbound.RefusedDestination as refusal:
+                problems["url"] = [str(refusal)]
     elif not email_recipients:
         problems["email_recipients"] = ["An e-mail channel needs at least one recipient."]
     if problems:

@@ -3,8 +3,9 @@
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 
-from controlplane.alerts import delivery
+from controlplane.alerts import cluster_health, delivery
 
 
 @shared_task(
@@ -28,3 +29,17 @@ def queue_unsent_notifications() -> int:
     for notification_id in ids:
         deliver_notification.delay(notification_id)
     return len(ids)
+
+
+@shared_task(name="alerts.sample_cluster_health", time_limit=60, soft_time_limit=50, ignore_result=True)
+def sample_cluster_health(cluster_id: int) -> None:
+    """One cluster-health look at the cluster and an evaluation of its cluster-health rules."""
+    cluster_health.sample_and_evaluate(cluster_id)
+
+
+@shared_task(name="alerts.sample_cluster_health_all", time_limit=30, soft_time_limit=25, ignore_result=True)
+def sample_cluster_health_all() -> None:
+    """Beat entry point, every lag-sampling interval: one look per cluster a cluster-health rule covers; a
+    look not started within the interval is dropped (the next one covers it)."""
+    for cluster_id in cluster_health.clusters_to_sample():
+        sample_cluster_health.apply_async(args=[cluster_id], expires=settings.LAG_SAMPLING_INTERVAL_SECONDS)

@@ -25,10 +25,12 @@ from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import FINISHED_STATES, RunState
 from controlplane.jobs.models import JobRun
-from controlplane.kafka.gateway import Connection
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.gateway import Acl, Connection, describe_acls
+from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.spark.jobs.runtime import parameters_from_json
 from controlplane.tenancy.access import Actor, require_team_role
-from controlplane.tenancy.choices import TeamRole
+from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.models import Team
 
 logger = logging.getLogger(__name__)
@@ -69,6 +71,87 @@ def validate_parameters(job: str, parameters: dict[str, Any]) -> None:
         parameters_from_json(module.Parameters, parameters)
     except (TypeError, ValueError) as error:
         raise ServiceError(f"Invalid parameters for {job}: {error}", code="invalid_parameters") from None
+
+
+def topics_of(parameters: Any) -> tuple[set[str], set[str]]:
+    """(topics read, topics written) named by a job's parameters: `topic` inside a source, `*_topic` fields
+    (`target_topic`, …) are written."""
+    read: set[str] = set()
+    written: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "topic" and isinstance(item, str):
+                    read.add(item)
+                elif key.endswith("_topic") and isinstance(item, str):
+                    written.add(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(parameters)
+    return read, written
+
+
+def _acl_allows(acls: list[Acl], principal: str, topic: str, operation: str) -> bool:
+    """An ALLOW binding of the principal on the topic (literal, prefixed or `*`) for the operation or ALL,
+    and no DENY that covers it (Kafka's rule: a DENY wins)."""
+    covering = [
+        acl
+        for acl in acls
+        if acl.principal == principal
+        and acl.resource_type == "TOPIC"
+        and acl.operation in (operation, "ALL")
+        and (
+            acl.resource_name == "*"
+            or (acl.pattern_type == "LITERAL" and acl.resource_name == topic)
+            or (acl.pattern_type == "PREFIXED" and topic.startswith(acl.resource_name))
+        )
+    ]
+    return any(acl.permission == "ALLOW" for acl in covering) and not any(
+        acl.permission == "DENY" for acl in covering
+    )
+
+
+def _require_topic_access(
+    team: Team, cluster: Cluster, service_account: ServiceAccount | None, parameters: dict[str, Any]
+) -> None:
+    """Refuses at submit a run over topics the team may not read (or write): the team's own topics (by its
+    prefixes) are allowed, others only when the run's service account holds an ACL for them on the cluster.
+    When the cluster's ACLs cannot be read now the run is accepted: it reads with the service account's own
+    credentials, so the broker still refuses what the account may not do. Refused names are not echoed."""
+    read, written = topics_of(parameters)
+    owners = prefix_table(team.organization_id, PrefixResourceType.TOPIC)
+    foreign = {
+        (topic, operation)
+        for topics, operation in ((read, "READ"), (written, "WRITE"))
+        for topic in topics
+        if owner_in(owners, topic) != team.id
+    }
+    if not foreign:
+        return
+    refused = foreign
+    if service_account is not None:
+        try:
+            acls = describe_acls(connection_for(cluster))
+        except KafkaGatewayError:
+            logger.info("job launch on cluster %s: ACLs unreadable, the broker will judge", cluster.pk)
+            return
+        principal = service_account.principal
+        refused = {(t, op) for t, op in foreign if not _acl_allows(acls, principal, t, op)}
+    if refused:
+        raise Forbidden(
+            "The team may not read (or write) every topic the job names: use the team's own topics or "
+            "topics its service account is granted.",
+            code="topic_not_allowed",
+            details={
+                "read": sum(op == "READ" for _, op in refused),
+                "write": sum(op == "WRITE" for _, op in refused),
+            },
+        )
 
 
 def launch_job_run(
@@ -115,6 +198,7 @@ def launch_job_run(
                 f"The time limit must be 10 to {MAX_TIME_LIMIT_SECONDS} seconds.", code="time_limit"
             )
         validate_parameters(job, parameters)
+        _require_topic_access(team, cluster, service_account, parameters)
         run.save()
         change.on(run)
         change.after = {

@@ -42,11 +42,21 @@ def classify(state: PartitionState) -> Verdict:
     _now, committed, lag = state.window[-1]
     span = f"{state.window_seconds:g} s"
     if committed is None:
+        # Never committed: a consumer of the group would start at the log start (auto.offset.reset=earliest,
+        # as the backlog job counts), so every record from there on is lag.
+        waiting = (
+            f"the {lag} records from the log start {state.log_start_offset} are unread"
+            if lag
+            else "the partition holds no records"
+        )
         if state.assigned:
             return Verdict(
-                Health.NO_COMMIT, "Assigned to a member but the group has never committed an offset."
+                Health.NO_COMMIT,
+                f"Assigned to a member but the group has never committed an offset; {waiting}.",
             )
-        return Verdict(Health.OK, "No committed offset.")
+        if lag:
+            return Verdict(Health.NO_COMMIT, f"The group has never committed an offset here; {waiting}.")
+        return Verdict(Health.OK, f"No committed offset; {waiting}.")
     if committed < state.log_start_offset:
         lost = state.log_start_offset - committed
         return Verdict(

@@ -167,7 +167,10 @@ def _observe_partition(
     assigned: bool,
     now: float,
 ) -> PartitionObservation:
-    lag = 0 if committed is None else max(0, offsets.last_stable - _first_unconsumed(committed, offsets))
+    # Never committed: counted from the log start, as a consumer of the group would read it (and as the
+    # backlog job counts), so the group's total includes partitions it has not touched yet.
+    start = offsets.log_start if committed is None else _first_unconsumed(committed, offsets)
+    lag = max(0, offsets.last_stable - start)
     if committed is not None and committed < offsets.log_start:
         lag = max(0, offsets.last_stable - committed)  # the deleted records count: they were never read
     window = [*history_window, (now, committed, lag)]
@@ -342,7 +345,10 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
                     (sample.time, p.committed_offset, p.lag_messages)
                 )
         partitions = []
-        for tp in sorted(set(committed) | assigned):
+        # Every partition of the topics the group reads (commits to, or is assigned): one it never committed
+        # counts from the log start.
+        topics = {topic for topic, _partition in (*committed, *assigned)}
+        for tp in sorted(set(committed) | assigned | {tp for tp in observed.offsets if tp[0] in topics}):
             offsets = observed.offsets.get(tp)
             if offsets is None:
                 continue  # a deleted topic's leftover commits

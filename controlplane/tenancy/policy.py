@@ -32,7 +32,14 @@ def evaluate_topic_request(
     limits = effective_limits(policy, organization_limits)
     violations: list[PolicyViolation] = []
     prefixes = list(topic_prefixes)
-    if not any(name.startswith(prefix) for prefix in prefixes):
+    if name in prefixes:
+        # The prefix names the team's space, not a topic: a topic must add something after it.
+        violations.append(
+            PolicyViolation(
+                "name_is_prefix", "name", f"{name!r} is the team's prefix itself; add a name after it."
+            )
+        )
+    elif not any(name.startswith(prefix) for prefix in prefixes):
         owned = ", ".join(sorted(prefixes)) or "none"
         violations.append(
             PolicyViolation(

@@ -5,6 +5,9 @@ from controlplane.topics.models import Topic
 
 class TopicFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
+    search = django_filters.CharFilter(
+        field_name="name", lookup_expr="icontains", help_text="Topics whose name contains this text."
+    )
 
     class Meta:
         model = Topic

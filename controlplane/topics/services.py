@@ -505,9 +505,17 @@ def _payload(text: str | None, encoding: str) -> bytes | None:
         return None
     if encoding == "base64":
         try:
-            return base64.b64decode(text, validate=True)
+            decoded = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as error:
             raise ServiceError("The payload is not valid base64.", code="invalid_payload") from error
+        # Only the canonical encoding: `YR==` decodes to `a` by dropping set padding bits, which hides a
+        # payload that was damaged or was not base64 at all.
+        if base64.b64encode(decoded).decode() != text:
+            raise ServiceError(
+                "The payload is not valid base64 (not the standard, padded encoding of any bytes).",
+                code="invalid_payload",
+            )
+        return decoded
     return text.encode()
 
 

@@ -20,7 +20,11 @@ from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from tests.e2e.conftest import screenshot
 from tests.fixtures.servers import wait_until
-from tests.integration.alerts.conftest import WebhookReceiver, webhook_receiver  # noqa: F401 - the fixture
+from tests.integration.alerts.conftest import (  # noqa: F401 - the fixture
+    RECEIVER_NETWORK,
+    WebhookReceiver,
+    webhook_receiver,
+)
 from tests.integration.clusters.conftest import _database_url_of_this_test
 from tests.integration.lag.conftest import (
     INTERVAL,
@@ -46,6 +50,7 @@ def delivery_worker(transactional_db, monkeypatch, settings, request) -> None:
     monkeypatch.setenv("SECRET_KEY", settings.SECRET_KEY)
     monkeypatch.setenv("ALERT_DELIVERY_BACKOFF_SECONDS", "0.2")
     monkeypatch.setenv("ALERT_DELIVERY_TIMEOUT_SECONDS", "5")
+    monkeypatch.setenv("OUTBOUND_ALLOWED_NETWORKS", RECEIVER_NETWORK)
     request.getfixturevalue("celery_worker_process")
 
 

@@ -18,6 +18,7 @@ from controlplane.core.api.viewsets import (
     document_writes,
 )
 from controlplane.tenancy.access import visible_teams_q
+from controlplane.tenancy.choices import TeamRole
 
 
 @extend_schema(tags=["service accounts"])
@@ -27,6 +28,7 @@ class ServiceAccountViewSet(ScopedModelViewSet):
 
     queryset = ServiceAccount.objects.select_related("team__organization")
     serializer_class = serializers.ServiceAccountSerializer
+    write_role = TeamRole.DEVELOPER
     create_serializer_class = serializers.ServiceAccountCreateInputSerializer
     update_serializer_class = serializers.ServiceAccountUpdateInputSerializer
     filterset_class = filtersets.ServiceAccountFilterSet
@@ -79,7 +81,7 @@ class ApiKeyViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
 
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:
         data = self.validated_input(self.create_serializer_class)
-        api_key, token = services.create_api_key(actor=self.actor, **data)
+        api_key, token = services.create_api_key(actor=self.actor, owner_must_hold_role=True, **data)
         return self._with_secret(api_key, token, status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=serializers.ApiKeySerializer)
@@ -97,6 +99,9 @@ class ApiKeyViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
         """Issues a replacement key; the old one keeps working for `overlap_seconds`."""
         data = self.validated_input(serializers.ApiKeyRotateInputSerializer)
         replacement, token = services.rotate_api_key(
-            actor=self.actor, api_key=self.get_object(), overlap=timedelta(seconds=data["overlap_seconds"])
+            actor=self.actor,
+            api_key=self.get_object(),
+            overlap=timedelta(seconds=data["overlap_seconds"]),
+            owner_must_hold_role=True,
         )
         return self._with_secret(replacement, token, status.HTTP_201_CREATED)

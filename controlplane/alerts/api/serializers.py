@@ -40,7 +40,7 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         model = AlertRule
         fields = [
             "id", "team", "team_name", "name", "description", "cluster", "cluster_name", "group_pattern",
-            "topic_pattern", "granularity", "metric", "comparison", "threshold", "resolve_threshold", "statuses",
+            "topic_pattern", "all_teams", "granularity", "metric", "comparison", "threshold", "resolve_threshold", "statuses",
             "for_seconds", "severity", "channels", "renotify_interval_seconds", "send_resolved", "enabled",
             "created_at", "updated_at",
         ]  # fmt: skip
@@ -180,6 +180,9 @@ class AlertRuleUpdateInputSerializer(serializers.Serializer):
     )
     group_pattern = serializers.CharField(max_length=255, required=False, help_text=PATTERN_HELP)
     topic_pattern = serializers.CharField(max_length=255, required=False, help_text=PATTERN_HELP)
+    all_teams = serializers.BooleanField(
+        required=False, help_text="Org admins: match the groups of every team of the organization."
+    )
     granularity = serializers.ChoiceField(
         choices=AlertRule._meta.get_field("granularity").choices, required=False
     )
@@ -207,6 +210,27 @@ class AlertRuleUpdateInputSerializer(serializers.Serializer):
 
 class AlertRuleCreateInputSerializer(AlertRuleUpdateInputSerializer):
     team = VisiblePrimaryKeyField(queryset=Team.objects.all())
+
+
+class AlertRulePreviewInputSerializer(AlertRuleCreateInputSerializer):
+    name = serializers.CharField(max_length=100, required=False)
+
+
+class RuleMatchSerializer(serializers.Serializer):
+    group_id = serializers.IntegerField()
+    group = serializers.CharField()
+    cluster = serializers.IntegerField()
+    cluster_name = serializers.CharField()
+    team_name = serializers.CharField(allow_null=True)
+    status = serializers.CharField()
+    lag_messages = serializers.IntegerField()
+    lag_seconds = serializers.FloatField(allow_null=True)
+    breaches_now = serializers.BooleanField(help_text="The rule's condition holds for this group now.")
+
+
+class RulePreviewSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Groups the rule matches now.")
+    groups = RuleMatchSerializer(many=True, help_text="At most 100 of them, worst first.")
 
 
 class NotificationChannelUpdateInputSerializer(serializers.Serializer):

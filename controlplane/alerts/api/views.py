@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from controlplane.alerts import filtersets, services
 from controlplane.alerts.api import serializers
 from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
+from controlplane.alerts.preview import preview_rule
 from controlplane.core.api.viewsets import (
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
@@ -15,6 +16,7 @@ from controlplane.core.api.viewsets import (
     UpdateWithServiceMixin,
     document_writes,
 )
+from controlplane.tenancy.choices import TeamRole
 
 
 @extend_schema(tags=["alerts"])
@@ -24,6 +26,7 @@ class AlertRuleViewSet(ScopedModelViewSet):
 
     queryset = AlertRule.objects.select_related("team", "cluster").prefetch_related("channels")
     serializer_class = serializers.AlertRuleSerializer
+    write_role = TeamRole.DEVELOPER
     create_serializer_class = serializers.AlertRuleCreateInputSerializer
     update_serializer_class = serializers.AlertRuleUpdateInputSerializer
     filterset_class = filtersets.AlertRuleFilterSet
@@ -31,6 +34,18 @@ class AlertRuleViewSet(ScopedModelViewSet):
 
     def perform_create(self, data: dict) -> AlertRule:
         return services.create_rule(actor=self.actor, **data)
+
+    @extend_schema(
+        request=serializers.AlertRulePreviewInputSerializer, responses=serializers.RulePreviewSerializer
+    )
+    @action(detail=False, methods=["post"])
+    def preview(self, request: Request) -> Response:
+        """The consumer groups a rule with these values matches now (from the latest sampling run), and
+        whether its condition holds for each; nothing is saved."""
+        data = self.validated_input(serializers.AlertRulePreviewInputSerializer)
+        team = data.pop("team")
+        data.pop("channels", None)
+        return Response(preview_rule(actor=self.actor, team=team, values=data))
 
     def perform_update(self, rule: AlertRule, changes: dict) -> AlertRule:
         return services.update_rule(actor=self.actor, rule=rule, **changes)
@@ -59,6 +74,7 @@ class NotificationChannelViewSet(UpdateWithServiceMixin, DestroyWithServiceMixin
 
     queryset = NotificationChannel.objects.select_related("team")
     serializer_class = serializers.NotificationChannelSerializer
+    write_role = TeamRole.DEVELOPER
     update_serializer_class = serializers.NotificationChannelUpdateInputSerializer
     filterset_class = filtersets.NotificationChannelFilterSet
     ordering_fields = ["name", "created_at"]
@@ -103,6 +119,7 @@ class SilenceViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
 
     queryset = Silence.objects.select_related("team", "cluster", "rule")
     serializer_class = serializers.SilenceSerializer
+    write_role = TeamRole.DEVELOPER
     create_serializer_class = serializers.SilenceCreateInputSerializer
     filterset_class = filtersets.SilenceFilterSet
     ordering_fields = ["starts_at", "ends_at", "created_at"]

@@ -56,11 +56,10 @@ class ApiKeyAuthentication(BaseAuthentication):
             return ServiceAccountUser(api_key.service_account), api_key
         return api_key.user, api_key
 
-    def authenticate_header(self, request: Request) -> str | None:
-        # Only callers that sent a key get 401 + WWW-Authenticate; the console's session callers keep 403.
-        return (
-            'Bearer realm="api"' if get_authorization_header(request).lower().startswith(b"bearer") else None
-        )
+    def authenticate_header(self, request: Request) -> str:
+        # Missing or invalid credentials are a 401 with this challenge for every caller (the console treats
+        # 401 as "sign in again"); 403 is kept for authenticated callers who may not do what they asked.
+        return 'Bearer realm="api"'
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
@@ -72,5 +71,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "type": "http",
             "scheme": "bearer",
             "bearerFormat": "shk_<key id>_<secret>",
-            "description": "A REST API key, shown once when it is created.",
+            "description": "A REST API key (`secret` of the create response, `shk_<key id>_<secret>`), shown "
+            "once when it is created. The schema registry takes it as HTTP Basic `<key_id>:<secret>` or "
+            "`<secret>:`.",
         }

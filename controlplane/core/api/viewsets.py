@@ -13,7 +13,10 @@ from rest_framework.viewsets import GenericViewSet
 
 from controlplane.accounts.models import ApiKey
 from controlplane.core.api.client_address import client_address
-from controlplane.tenancy.access import Actor, visible_teams_q
+from controlplane.core.api.errors import Forbidden
+from controlplane.tenancy.access import Actor, org_roles, role_in_team, team_roles, visible_teams_q
+from controlplane.tenancy.choices import ROLE_RANK, TeamRole
+from controlplane.tenancy.models import Team
 
 
 def actor_from_request(request: Request) -> Actor:
@@ -32,6 +35,10 @@ class ScopedViewSet(GenericViewSet):
     team_path = "team"
     create_serializer_class: type[Serializer] | None = None
     update_serializer_class: type[Serializer] | None = None
+    # The least team role that any write through this viewset needs (None: only the service checks). A caller
+    # below it gets 403 even for a payload that is not valid: what may not be done is said before what is
+    # wrong with the request, and a payload's errors are not shown to someone who may not write at all.
+    write_role: str | None = None
 
     @property
     def actor(self) -> Actor:
@@ -48,12 +55,44 @@ class ScopedViewSet(GenericViewSet):
     def restrict(self, queryset: QuerySet) -> QuerySet:
         return queryset.filter(visible_teams_q(self.actor, self.team_path))
 
-    def validated_input(self, serializer_class: type[Serializer], *, partial: bool = False) -> dict[str, Any]:
+    def validated_input(
+        self, serializer_class: type[Serializer], *, partial: bool = False, instance: Model | None = None
+    ) -> dict[str, Any]:
         serializer = serializer_class(
             data=self.request.data, partial=partial, context=self.get_serializer_context()
         )
+        if not serializer.is_valid():
+            self.require_write_role(instance)
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
+
+    def _team_of(self, instance: Model | None) -> Team | None:
+        if instance is not None:
+            for step in [step for step in self.team_path.split("__") if step]:
+                instance = getattr(instance, step)
+            return instance if isinstance(instance, Team) else None
+        team_id = self.request.data.get("team") if isinstance(self.request.data, dict) else None
+        if not isinstance(team_id, int) or isinstance(team_id, bool):
+            return None
+        return Team.objects.filter(visible_teams_q(self.actor), pk=team_id).first()
+
+    def require_write_role(self, instance: Model | None = None) -> None:
+        """403 when the caller's role is below `write_role` in the object's team (or the payload's team, or,
+        when neither is known, in every team it has)."""
+        if self.write_role is None or self.actor.is_system:
+            return
+        team = self._team_of(instance)
+        if team is not None:
+            role = role_in_team(self.actor, team)
+            roles = [role] if role is not None else []
+        else:
+            roles = [*team_roles(self.actor).values(), *org_roles(self.actor).values()]
+        if not any(ROLE_RANK[role] >= ROLE_RANK[self.write_role] for role in roles):
+            raise Forbidden(
+                f"This needs the {TeamRole(self.write_role).label.lower()} role"
+                + (f" in team {team.name}." if team is not None else " in a team."),
+                details={"required_role": self.write_role},
+            )
 
     def respond(self, instance: Model, status_code: int = status.HTTP_200_OK) -> Response:
         return Response(self.get_serializer(instance).data, status=status_code)
@@ -75,7 +114,7 @@ class CreateWithServiceMixin:
 class UpdateWithServiceMixin:
     def update(self, request: Request, *args: Any, partial: bool = False, **kwargs: Any) -> Response:
         instance = self.get_object()
-        changes = self.validated_input(self.update_serializer_class, partial=partial)
+        changes = self.validated_input(self.update_serializer_class, partial=partial, instance=instance)
         return self.respond(self.perform_update(instance, changes))
 
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest
 
-from controlplane.accounts.keys import TOKEN_PREFIX
+from controlplane.accounts.keys import TOKEN_PREFIX, parse_token
 from controlplane.accounts.models import ApiKey
 from controlplane.accounts.services import authenticate_api_key
 from controlplane.schemas import cache
@@ -44,8 +44,13 @@ def _token_from_header(header: str) -> str | None:
         return None
     user, _, password = decoded.partition(":")
     if user.startswith(f"{TOKEN_PREFIX}_") and not password:
-        return user  # the whole token given as the user name
-    return f"{TOKEN_PREFIX}_{user}_{password}"
+        return user  # the whole key given as the user name
+    if password.startswith(f"{TOKEN_PREFIX}_"):
+        # The key exactly as the key API returns it (`secret`: shk_<key id>_<secret>) as the password, with
+        # the key id as the user name; a user name naming another key is refused.
+        token = parse_token(password)
+        return password if token is not None and token.key_id == user else None
+    return f"{TOKEN_PREFIX}_{user}_{password}"  # key id and the secret part alone
 
 
 def key_state_of(api_key: ApiKey) -> int:

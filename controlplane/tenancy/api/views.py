@@ -15,6 +15,7 @@ from controlplane.core.api.viewsets import (
 from controlplane.tenancy import filtersets, services
 from controlplane.tenancy.access import org_roles, visible_organization_ids
 from controlplane.tenancy.api import serializers
+from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 
 
@@ -87,6 +88,7 @@ class TeamViewSet(ScopedModelViewSet):
 
     queryset = Team.objects.select_related("organization")
     serializer_class = serializers.TeamSerializer
+    write_role = TeamRole.TEAM_ADMIN
     create_serializer_class = serializers.TeamCreateInputSerializer
     update_serializer_class = serializers.TeamUpdateInputSerializer
     filterset_class = filtersets.TeamFilterSet
@@ -110,6 +112,7 @@ class MembershipViewSet(ScopedModelViewSet):
 
     queryset = Membership.objects.select_related("user", "team__organization")
     serializer_class = serializers.MembershipSerializer
+    write_role = TeamRole.TEAM_ADMIN
     create_serializer_class = serializers.MembershipCreateInputSerializer
     update_serializer_class = serializers.MembershipUpdateInputSerializer
     filterset_class = filtersets.MembershipFilterSet
@@ -135,6 +138,7 @@ class TeamPrefixViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, ScopedR
 
     queryset = TeamPrefix.objects.select_related("team__organization")
     serializer_class = serializers.TeamPrefixSerializer
+    write_role = TeamRole.TEAM_ADMIN
     create_serializer_class = serializers.TeamPrefixCreateInputSerializer
     filterset_class = filtersets.TeamPrefixFilterSet
     ordering_fields = ["prefix", "resource_type", "created_at"]
@@ -153,6 +157,7 @@ class TeamPolicyViewSet(UpdateWithServiceMixin, ScopedReadOnlyViewSet):
 
     queryset = TeamPolicy.objects.select_related("team__organization")
     serializer_class = serializers.TeamPolicySerializer
+    write_role = TeamRole.TEAM_ADMIN
     update_serializer_class = serializers.TeamPolicyUpdateInputSerializer
     filterset_class = filtersets.TeamPolicyFilterSet
     ordering_fields = ["team", "updated_at"]

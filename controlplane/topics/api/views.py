@@ -12,6 +12,7 @@ from controlplane.clusters.choices import OperationState
 from controlplane.clusters.models import Operation
 from controlplane.core.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.choices import TeamRole
 from controlplane.topics import filtersets, services
 from controlplane.topics.api import serializers
 from controlplane.topics.models import Topic
@@ -26,6 +27,7 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
 
     queryset = Topic.objects.select_related("cluster", "team")
     serializer_class = serializers.TopicSerializer
+    write_role = TeamRole.DEVELOPER
     create_serializer_class = serializers.TopicCreateInputSerializer
     filterset_class = filtersets.TopicFilterSet
     ordering_fields = ["name", "size_bytes", "partitions", "created_at"]
@@ -87,7 +89,7 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
         """Deletes the topic from the cluster; the body must repeat its name. 202 as for create."""
         topic = self.get_object()
-        data = self.validated_input(serializers.DeleteTopicInputSerializer)
+        data = self.validated_input(serializers.DeleteTopicInputSerializer, instance=topic)
         operation = services.delete_topic(actor=self.actor, topic=topic, **data)
         return self._outcome(operation, lambda: Response(status=status.HTTP_204_NO_CONTENT))
 
@@ -98,7 +100,7 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     @action(detail=True, methods=["patch"], url_path="configs")
     def configs(self, request: Request, pk: str | None = None) -> Response:
         topic = self.get_object()
-        data = self.validated_input(serializers.TopicConfigsInputSerializer)
+        data = self.validated_input(serializers.TopicConfigsInputSerializer, instance=topic)
         operation = services.update_topic_configs(actor=self.actor, topic=topic, **data)
         return self._outcome(operation, self._topic_of(operation))
 
@@ -109,7 +111,7 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     @action(detail=True, methods=["post"], url_path="partitions")
     def partitions(self, request: Request, pk: str | None = None) -> Response:
         topic = self.get_object()
-        data = self.validated_input(serializers.PartitionsInputSerializer)
+        data = self.validated_input(serializers.PartitionsInputSerializer, instance=topic)
         operation = services.add_partitions(actor=self.actor, topic=topic, **data)
         return self._outcome(operation, self._topic_of(operation))
 
@@ -118,7 +120,7 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     def purge(self, request: Request, pk: str | None = None) -> Response:
         """Deletes records: all of them, or those before an offset in one partition."""
         topic = self.get_object()
-        data = self.validated_input(serializers.PurgeInputSerializer)
+        data = self.validated_input(serializers.PurgeInputSerializer, instance=topic)
         starts = services.purge_topic(actor=self.actor, topic=topic, **data)
         return Response({"start_offsets": {str(p): o for p, o in starts.items()}})
 
@@ -156,6 +158,6 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
     def produce(self, request: Request, pk: str | None = None) -> Response:
         """Produces one test message (key, value, headers) to the topic."""
         topic = self.get_object()
-        data = self.validated_input(serializers.ProduceInputSerializer)
+        data = self.validated_input(serializers.ProduceInputSerializer, instance=topic)
         produced = services.produce_test_message(actor=self.actor, topic=topic, **data)
         return Response(produced, status=status.HTTP_201_CREATED)

@@ -264,6 +264,26 @@ export interface paths {
         patch: operations["v1_alert_rules_partial_update"];
         trace?: never;
     };
+    "/api/v1/alert-rules/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description The consumer groups a rule with these values matches now (from the latest sampling run), and
+         *     whether its condition holds for each; nothing is saved.
+         */
+        post: operations["v1_alert_rules_preview_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alert-silences/": {
         parameters: {
             query?: never;
@@ -984,7 +1004,8 @@ export interface paths {
         };
         /**
          * @description Health and lag of the consumer groups the caller may see (their teams' groups; org admins: every
-         *     group of their clusters), worst first. `{group}` is the consumer group's id.
+         *     group of their clusters), worst first. `{group}` is the consumer group's id or its name (`?cluster=<id>`
+         *     picks one where several clusters have a group of that name).
          */
         get: operations["v1_lag_groups_list"];
         put?: never;
@@ -1823,9 +1844,17 @@ export interface components {
          *     * `lag_seconds` - Lag (seconds)
          *     * `status` - Health status
          *     * `time_to_catch_up` - Time to catch up (seconds)
+         *     * `broker_down` - Broker down
+         *     * `under_replicated_partitions` - Under-replicated partitions
+         *     * `offline_partitions` - Offline partitions
+         *     * `under_min_isr_partitions` - Partitions under min.insync.replicas
+         *     * `controller_changes_per_hour` - Controller changes in the last hour
+         *     * `disk_usage_percent` - Disk usage per broker (%)
+         *     * `cluster_unreachable` - Cluster unreachable
+         *     * `provisioning_failed` - Provisioning failed
          * @enum {string}
          */
-        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up";
+        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed";
         AlertRule: {
             readonly id: number;
             readonly team: number;
@@ -1836,6 +1865,7 @@ export interface components {
             readonly cluster_name: string | null;
             readonly group_pattern: string;
             readonly topic_pattern: string;
+            readonly all_teams: boolean;
             readonly granularity: components["schemas"]["AlertGranularityEnum"];
             readonly metric: components["schemas"]["AlertMetricEnum"];
             readonly comparison: components["schemas"]["AlertComparisonEnum"];
@@ -1864,6 +1894,36 @@ export interface components {
             group_pattern?: string;
             /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
             topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
+            granularity?: components["schemas"]["AlertGranularityEnum"];
+            metric: components["schemas"]["AlertMetricEnum"];
+            comparison?: components["schemas"]["AlertComparisonEnum"];
+            /** Format: double */
+            threshold?: number | null;
+            /** Format: double */
+            resolve_threshold?: number | null;
+            statuses?: components["schemas"]["HealthEnum"][];
+            for_seconds?: number;
+            severity?: components["schemas"]["AlertSeverityEnum"];
+            channels?: number[];
+            /** @description None: notify once. */
+            renotify_interval_seconds?: number | null;
+            send_resolved?: boolean;
+            enabled?: boolean;
+            team: number;
+        };
+        AlertRulePreviewInputRequest: {
+            name?: string;
+            description?: string;
+            /** @description None: every cluster. */
+            cluster?: number | null;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            group_pattern?: string;
+            /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
+            topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
             granularity?: components["schemas"]["AlertGranularityEnum"];
             metric: components["schemas"]["AlertMetricEnum"];
             comparison?: components["schemas"]["AlertComparisonEnum"];
@@ -1890,6 +1950,8 @@ export interface components {
             group_pattern?: string;
             /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
             topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
             granularity?: components["schemas"]["AlertGranularityEnum"];
             metric: components["schemas"]["AlertMetricEnum"];
             comparison?: components["schemas"]["AlertComparisonEnum"];
@@ -3161,6 +3223,8 @@ export interface components {
             group_pattern?: string;
             /** @description Shell-style pattern on the whole name: `*` any run of characters, `?` one, `[…]` a set. */
             topic_pattern?: string;
+            /** @description Org admins: match the groups of every team of the organization. */
+            all_teams?: boolean;
             granularity?: components["schemas"]["AlertGranularityEnum"];
             metric?: components["schemas"]["AlertMetricEnum"];
             comparison?: components["schemas"]["AlertComparisonEnum"];
@@ -3425,6 +3489,25 @@ export interface components {
          * @enum {string}
          */
         RoleEnum: "team_admin" | "developer" | "viewer";
+        RuleMatch: {
+            group_id: number;
+            group: string;
+            cluster: number;
+            cluster_name: string;
+            team_name: string | null;
+            status: string;
+            lag_messages: number;
+            /** Format: double */
+            lag_seconds: number | null;
+            /** @description The rule's condition holds for this group now. */
+            breaches_now: boolean;
+        };
+        RulePreview: {
+            /** @description Groups the rule matches now. */
+            count: number;
+            /** @description At most 100 of them, worst first. */
+            groups: components["schemas"]["RuleMatch"][];
+        };
         /**
          * @description * `` - None
          *     * `PLAIN` - PLAIN
@@ -4280,8 +4363,16 @@ export interface operations {
                  *     * `lag_seconds` - Lag (seconds)
                  *     * `status` - Health status
                  *     * `time_to_catch_up` - Time to catch up (seconds)
+                 *     * `broker_down` - Broker down
+                 *     * `under_replicated_partitions` - Under-replicated partitions
+                 *     * `offline_partitions` - Offline partitions
+                 *     * `under_min_isr_partitions` - Partitions under min.insync.replicas
+                 *     * `controller_changes_per_hour` - Controller changes in the last hour
+                 *     * `disk_usage_percent` - Disk usage per broker (%)
+                 *     * `cluster_unreachable` - Cluster unreachable
+                 *     * `provisioning_failed` - Provisioning failed
                  */
-                metric?: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up";
+                metric?: "broker_down" | "cluster_unreachable" | "controller_changes_per_hour" | "disk_usage_percent" | "lag_messages" | "lag_seconds" | "offline_partitions" | "provisioning_failed" | "status" | "time_to_catch_up" | "under_min_isr_partitions" | "under_replicated_partitions";
                 name?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -4429,6 +4520,29 @@ export interface operations {
             };
         };
     };
+    v1_alert_rules_preview_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRulePreviewInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulePreview"];
+                };
+            };
+        };
+    };
     v1_alert_silences_list: {
         parameters: {
             query?: {
@@ -4539,6 +4653,13 @@ export interface operations {
                 active?: boolean;
                 cluster?: number;
                 group?: string;
+                /**
+                 * @description Alerts of lag rules, or of cluster-health rules (brokers, partitions, disks, reachability).
+                 *
+                 *     * `lag` - Consumer lag
+                 *     * `cluster_health` - Cluster health
+                 */
+                kind?: "cluster_health" | "lag";
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
@@ -5677,8 +5798,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A unique value identifying this group lag. */
-                group: number;
+                group: string;
             };
             cookie?: never;
         };
@@ -5713,8 +5833,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description A unique value identifying this group lag. */
-                group: number;
+                group: string;
             };
             cookie?: never;
         };
@@ -7070,6 +7189,8 @@ export interface operations {
                 offset?: number;
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
+                /** @description Topics whose name contains this text. */
+                search?: string;
                 team?: number;
             };
             header?: never;

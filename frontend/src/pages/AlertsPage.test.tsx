@@ -45,6 +45,7 @@ const rule: AlertRule = {
   cluster_name: null,
   group_pattern: "payments-*",
   topic_pattern: "*",
+  all_teams: false,
   granularity: "group",
   metric: "lag_seconds",
   comparison: "gt",
@@ -103,6 +104,7 @@ function stubAlerts(role: "developer" | "viewer", extra = {}) {
     "GET /api/v1/alert-rules/": page([rule]),
     "GET /api/v1/alert-channels/": page([hook]),
     "GET /api/v1/alert-silences/": page([silence]),
+    "POST /api/v1/alert-rules/preview/": json(200, { count: 0, groups: [] }),
     ...extra,
   });
 }
@@ -255,6 +257,69 @@ describe("AlertsPage", { timeout: 30_000 }, () => {
     await waitFor(() => expect(patches).toHaveLength(1));
     expect(patches[0]).toMatchObject({ metric: "status", statuses: ["STALLED"], threshold: null, channels: [8] });
     expect(patches[0]).not.toHaveProperty("team");
+  });
+
+  it("previews the groups the rule matches now as it is typed", async () => {
+    const asked: { group_pattern?: string }[] = [];
+    const match = (group: string, breaches: boolean) => ({
+      group_id: 1, group, cluster: 4, cluster_name: "prod", team_name: "Payments", status: "OK",
+      lag_messages: 10, lag_seconds: 40, breaches_now: breaches,
+    }); // prettier-ignore
+    stubAlerts("developer", {
+      "POST /api/v1/alert-rules/preview/": async (request: Request) => {
+        const body = (await request.json()) as { group_pattern?: string };
+        asked.push(body);
+        const groups =
+          body.group_pattern === "payments-ledger"
+            ? [match("payments-ledger", true)]
+            : [match("payments-ledger", true), match("payments-audit", false)];
+        return json(200, { count: groups.length, groups });
+      },
+    });
+    const { user } = renderApp("/alerts/rules");
+
+    await screen.findByRole("table", { name: "Alert rules" }, FIRST_RENDER);
+    await user.click(screen.getByRole("button", { name: "New rule" }));
+    const dialog = screen.getByRole("dialog", { name: "New alert rule" });
+    const status = within(dialog).getByRole("status", { name: "Matching groups" });
+    await waitFor(() =>
+      expect(status).toHaveTextContent("Matches 2 groups now (1 breaching): payments-ledger, payments-audit."),
+    );
+    await user.clear(within(dialog).getByLabelText("Consumer groups"));
+    await user.type(within(dialog).getByLabelText("Consumer groups"), "payments-ledger");
+    await waitFor(() => expect(status).toHaveTextContent("Matches 1 group now (1 breaching): payments-ledger."));
+    expect(asked.at(-1)).toMatchObject({ team: 1, metric: "lag_seconds", threshold: 30, all_teams: false });
+    expect(within(dialog).queryByLabelText(/Every team/)).not.toBeInTheDocument(); // developers: own team only
+  });
+
+  it("creates a cluster-health rule with its default threshold and no group or topic fields", async () => {
+    const bodies: unknown[] = [];
+    stubAlerts("developer", {
+      "POST /api/v1/alert-rules/": async (request: Request) => {
+        bodies.push(await request.json());
+        return json(201, { ...rule, id: 6, name: "broker down", metric: "broker_down", threshold: 0 });
+      },
+    });
+    const { user } = renderApp("/alerts/rules");
+
+    await screen.findByRole("table", { name: "Alert rules" }, FIRST_RENDER);
+    await user.click(screen.getByRole("button", { name: "New rule" }));
+    const dialog = screen.getByRole("dialog", { name: "New alert rule" });
+    await user.type(within(dialog).getByLabelText("Name"), "broker down");
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "broker_down");
+    expect(within(dialog).getByLabelText("Threshold")).toHaveValue("0");
+    expect(within(dialog).getByLabelText("Brokers")).toHaveValue("*");
+    expect(within(dialog).queryByLabelText("Topics")).not.toBeInTheDocument();
+    expect(within(dialog).queryByLabelText("Consumer groups")).not.toBeInTheDocument();
+
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "under_replicated_partitions");
+    expect(within(dialog).queryByLabelText("Brokers")).not.toBeInTheDocument();
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "disk_usage_percent");
+    expect(within(dialog).getByLabelText("Threshold")).toHaveValue("85");
+    await user.selectOptions(within(dialog).getByLabelText("Metric"), "broker_down");
+    await user.click(within(dialog).getByRole("button", { name: "Create rule" }));
+    await waitFor(() => expect(bodies).toHaveLength(1));
+    expect(bodies[0]).toMatchObject({ metric: "broker_down", threshold: 0, group_pattern: "*", statuses: [] });
   });
 
   it("offers a viewer no changes to rules, silences or channels", async () => {

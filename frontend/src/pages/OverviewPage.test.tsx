@@ -43,6 +43,25 @@ const firing = {
   silenced_by: null,
 };
 
+const brokerDown = {
+  ...firing,
+  id: 9,
+  rule: 7,
+  rule_name: "brokers",
+  group_name: "broker 3",
+  metric: "broker_down",
+  value: 1,
+  value_text: "down",
+  status: "",
+  reason: "Broker 3 is not listed by the cluster (stopped, fenced or unreachable).",
+  fired_at: "2026-01-05T10:00:00Z",
+};
+
+/** Lag alerts and cluster-health alerts come from one endpoint, told apart by `kind`. */
+function alertsByKind(lag: object[], health: object[]) {
+  return async (request: Request) => page(query(request).get("kind") === "cluster_health" ? health : lag);
+}
+
 const throughput = {
   cluster: 3,
   times: ["2026-01-05T10:00:15Z", "2026-01-05T10:00:30Z"],
@@ -63,7 +82,7 @@ function stubOverview(extra: Handlers = {}) {
     "GET /api/v1/overview/": json(200, healthy),
     "GET /api/v1/clusters/": page([cluster()]),
     "GET /api/v1/lag/groups/": page([groupLag()], 12),
-    "GET /api/v1/alerts/": page([firing]),
+    "GET /api/v1/alerts/": alertsByKind([firing], []),
     "GET /api/v1/clusters/3/throughput/": json(200, throughput),
     ...extra,
   });
@@ -99,8 +118,19 @@ describe("OverviewPage", () => {
     ]);
     const alertRequest = fetchSpy.mock.calls
       .map(([input]) => input as Request)
-      .find((request) => request.url.includes("/alerts/"))!;
+      .find((request) => request.url.includes("/alerts/") && query(request).get("kind") === "lag")!;
     expect(query(alertRequest).get("state")).toBe("firing");
+    expect(await screen.findByText("No cluster health alerts firing")).toBeInTheDocument();
+  });
+
+  it("shows firing cluster-health alerts in their own table", async () => {
+    stubOverview({ "GET /api/v1/alerts/": alertsByKind([firing], [brokerDown]) });
+    renderOverview();
+    const health = await screen.findByRole("table", { name: "Cluster health alerts" });
+    expect(bodyCellTexts(health)[0]?.slice(0, 5)).toEqual(["critical", "orders", "broker 3", "Broker down", "down"]);
+    const lag = await screen.findByRole("table", { name: "Firing alerts" });
+    expect(bodyCellTexts(lag)).toHaveLength(1);
+    expect(bodyCellTexts(lag)[0]?.[1]).toBe("billing behind");
   });
 
   it("says so when nothing lags, nothing fires and there are no clusters", async () => {

@@ -19,6 +19,8 @@ import { PageHeader } from "../components/PageHeader";
 import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
 import { ClusterStatusBadge, healthOf, HealthBadge } from "./clusters/ClusterStatusBadge";
+import type { Metric } from "./alerts/api";
+import { METRIC_LABELS } from "./alerts/labels";
 import { LagStatusBadge } from "./groups/LagStatusBadge";
 
 const NUMBER = new Intl.NumberFormat();
@@ -28,6 +30,7 @@ export function OverviewPage() {
     <>
       <PageHeader title="Overview" description="Your organization's Kafka service at a glance." />
       <ClustersSection />
+      <ClusterHealthAlertsSection />
       <ThroughputSection />
       <WorstGroupsSection />
       <FiringAlertsSection />
@@ -288,8 +291,61 @@ const alertColumns = [
   }),
 ];
 
+const healthColumn = createColumnHelper<FiringAlert>();
+const healthColumns = [
+  alertColumns[0]!,
+  healthColumn.accessor("cluster_name", { header: "Cluster" }),
+  healthColumn.accessor((alert) => (alert.group_name === "cluster" ? "whole cluster" : alert.group_name), {
+    id: "subject",
+    header: "Where",
+  }),
+  healthColumn.accessor((alert) => METRIC_LABELS[alert.metric as Metric] ?? alert.metric, {
+    id: "problem",
+    header: "Problem",
+  }),
+  healthColumn.accessor("value_text", { header: "Value" }),
+  alertColumns[alertColumns.length - 1]!,
+];
+
+/** Cluster-health rules that fire now: a broker down, bad partitions, full disks, an unreachable cluster. */
+function ClusterHealthAlertsSection() {
+  const alerts = useFiringAlerts("cluster_health");
+  return (
+    <section className="section" aria-labelledby="overview-health-alerts">
+      <h2 id="overview-health-alerts" className="section__title">
+        Cluster health alerts
+      </h2>
+      <QueryView
+        query={alerts}
+        errorTitle="Could not load the cluster health alerts"
+        isEmpty={(page) => page.count === 0}
+        empty={
+          <EmptyState
+            title="No cluster health alerts firing"
+            description="No broker, partition, disk or reachability rule fires."
+          />
+        }
+      >
+        {(page) => (
+          <>
+            <DataTable
+              label="Cluster health alerts"
+              columns={healthColumns}
+              rows={page.results}
+              getRowId={(alert) => String(alert.id)}
+              filterable={false}
+              pagination={false}
+            />
+            {page.count > page.results.length ? <p className="muted">{page.count} firing in all</p> : null}
+          </>
+        )}
+      </QueryView>
+    </section>
+  );
+}
+
 function FiringAlertsSection() {
-  const alerts = useFiringAlerts();
+  const alerts = useFiringAlerts("lag");
   return (
     <section className="section" aria-labelledby="overview-alerts">
       <h2 id="overview-alerts" className="section__title">

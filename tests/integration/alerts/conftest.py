@@ -145,8 +145,16 @@ class WebhookReceiver:
         return [request.json for request in received]
 
 
+# Outbound posts refuse loopback unless allowlisted: the test receivers listen on 127.0.0.1.
+RECEIVER_NETWORK = "127.0.0.1/32"
+
+
 @pytest.fixture
-def webhook_receiver() -> Iterator[WebhookReceiver]:
+def webhook_receiver(settings, monkeypatch) -> Iterator[WebhookReceiver]:
+    """A real HTTP receiver on 127.0.0.1, allowlisted for this test (in this process and in workers that
+    start after this fixture; `worker_environment` allowlists it for the others)."""
+    settings.OUTBOUND_ALLOWED_NETWORKS = [RECEIVER_NETWORK]
+    monkeypatch.setenv("OUTBOUND_ALLOWED_NETWORKS", RECEIVER_NETWORK)
     receiver: WebhookReceiver
 
     class Handler(BaseHTTPRequestHandler):
@@ -181,6 +189,7 @@ def worker_environment(shared_world: World, monkeypatch, settings) -> None:
     monkeypatch.setenv("SECRET_KEY", settings.SECRET_KEY)
     monkeypatch.setenv("ALERT_DELIVERY_BACKOFF_SECONDS", "0.2")
     monkeypatch.setenv("ALERT_DELIVERY_TIMEOUT_SECONDS", "5")
+    monkeypatch.setenv("OUTBOUND_ALLOWED_NETWORKS", RECEIVER_NETWORK)
 
 
 @pytest.fixture

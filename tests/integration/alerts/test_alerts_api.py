@@ -106,8 +106,9 @@ def test_a_rule_cannot_send_to_another_teams_channel(world: World) -> None:
         "/api/v1/alert-rules/", {"team": world.team.pk, **RULE, "channels": [theirs["id"]]}, format="json"
     )
     assert response.status_code == 400
+    # By id only: the refusal names no other team's objects.
     assert response.json()["error"]["details"]["channels"] == [
-        "These channels belong to another team: theirs."
+        f"These channels belong to another team: {theirs['id']}."
     ]
     # A developer of the team cannot even name it: to them it does not exist.
     response = world.developer.post(

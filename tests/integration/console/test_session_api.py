@@ -73,7 +73,7 @@ def test_it_refuses_a_login_without_the_csrf_token(csrf_client, alice) -> None:
 def test_it_hides_the_overview_from_anonymous_users(csrf_client) -> None:
     response = csrf_client.get("/api/v1/overview/")
 
-    assert response.status_code == 403
+    assert response.status_code == 401
     assert set(response.json()["error"]) == {"code", "message", "details", "request_id"}
 
 

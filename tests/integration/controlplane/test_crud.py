@@ -126,7 +126,8 @@ def test_a_permitted_persona_can_create_read_update_and_delete(world, resource: 
 def test_anonymous_callers_get_the_error_shape_and_nothing_else(world, resource: Resource) -> None:
     response = APIClient().get(resource.url)
 
-    assert response.status_code == 403
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
     assert set(response.json()["error"]) == {"code", "message", "details", "request_id"}
 
 

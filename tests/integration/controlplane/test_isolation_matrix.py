@@ -4,6 +4,7 @@ nothing, and every refused attempt is recorded."""
 import pytest
 
 from controlplane.accounts import services as accounts
+from controlplane.accounts.models import ServiceAccount
 from controlplane.audit.models import AuditEvent
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
@@ -57,23 +58,35 @@ def test_team_b_api_keys_do_not_exist_for_others(world, team_b_key, persona: str
 
 @pytest.mark.parametrize("persona", STRANGERS_TO_TEAM_B)
 def test_nobody_can_create_objects_in_a_team_they_cannot_see(world, persona: str) -> None:
+    """Naming another team's id answers exactly as naming an id that does not exist: a 400 "does not exist",
+    or a 403 for a caller who may not make such objects in any team; never the other team's name."""
     client = getattr(world, persona).client()
+    missing = 999_999
 
-    account = client.post(
-        "/api/v1/service-accounts/", {"team": world.team_b.id, "name": "sneaky"}, format="json"
-    )
-    key = client.post(
-        "/api/v1/api-keys/",
-        {"name": "sneaky", "role": "viewer", "service_account": world.service_account_b.id},
-        format="json",
-    )
-    member = client.post(
-        "/api/v1/memberships/", {"team": world.team_b.id, "username": "dave", "role": "viewer"}, format="json"
-    )
+    def attempts(team_id: int, account_id: int) -> list:
+        return [
+            client.post("/api/v1/service-accounts/", {"team": team_id, "name": "sneaky"}, format="json"),
+            client.post(
+                "/api/v1/api-keys/",
+                {"name": "sneaky", "role": "viewer", "service_account": account_id},
+                format="json",
+            ),
+            client.post(
+                "/api/v1/memberships/", {"team": team_id, "username": "dave", "role": "viewer"}, format="json"
+            ),
+        ]
 
-    for response in (account, key, member):
-        assert response.status_code == 400
-        assert response.json()["error"]["code"] == "invalid"  # "does not exist", not "forbidden"
+    for real, unknown in zip(
+        attempts(world.team_b.id, world.service_account_b.id), attempts(missing, missing), strict=True
+    ):
+        assert real.status_code in (400, 403), real.json()
+        assert (real.status_code, real.json()["error"]["code"]) == (
+            unknown.status_code,
+            unknown.json()["error"]["code"],
+        )
+        assert real.json()["error"]["code"] in ("invalid", "permission_denied")
+        assert world.team_b.name not in real.content.decode()
+    assert not ServiceAccount.objects.filter(name="sneaky").exists()
 
 
 @pytest.mark.parametrize("persona", STRANGERS_TO_TEAM_B)

@@ -73,6 +73,15 @@ def test_tenants_see_only_their_teams_groups_and_org_admins_see_all(sampled: Kaf
     assert detail["members"] == []
     assert detail["reason"].startswith(f"{world.topic_prefix_a}orders/0: ")
 
+    # By name too (group names hold dots), with ?cluster= to pick one; another team's group is 404 by name.
+    by_name = world.viewer_a.get(f"/api/v1/lag/groups/{mine}/")
+    assert by_name.status_code == 200, by_name.json()
+    assert by_name.json()["group"] == billing["group"]
+    assert world.viewer_a.get(f"/api/v1/lag/groups/{mine}/", {"cluster": world.cluster.id}).status_code == 200
+    assert world.viewer_a.get(f"/api/v1/lag/groups/{mine}/chart/").status_code == 200
+    assert world.admin_b.get(f"/api/v1/lag/groups/{mine}/").status_code == 404
+    assert world.viewer_a.get("/api/v1/lag/groups/no.such.group/").status_code == 404
+
 
 def test_a_groups_chart_comes_from_raw_samples_for_an_hour_and_from_rollups_beyond(
     sampled: KafkaWorld,
@@ -132,3 +141,39 @@ def test_metrics_need_the_metrics_token_or_an_org_admins_key(sampled: KafkaWorld
     assert client.get("/metrics", HTTP_AUTHORIZATION=org_admin_token).status_code == 200
     developer_token = world.developer_a._credentials["HTTP_AUTHORIZATION"]
     assert client.get("/metrics", HTTP_AUTHORIZATION=developer_token).status_code == 401
+
+
+def test_a_partition_the_group_never_committed_counts_from_the_log_start(
+    kafka_world: KafkaWorld, lag_redis: str
+) -> None:
+    """The group committed partition 0 of a two-partition topic and never partition 1: the group's lag is
+    partition 0's remainder plus every record of partition 1 (what a new consumer with earliest reset, and
+    the backlog job, would read), and the reason says so."""
+    from confluent_kafka import TopicPartition
+
+    world = kafka_world
+    topic, group = world.topic_prefix_a + "split", world.group_prefix_a + "half"
+    create_topic(world, world.developer_a, topic, partitions=2)
+    producer = world.producer()
+    for partition, count in ((0, 3), (1, 4)):
+        for index in range(count):
+            assert produce_one(producer, topic, f"{partition}-{index}".encode(), partition=partition) is None
+    consumer = world.consumer(group)
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)
+    consumer.close()
+
+    sample_cluster(world.cluster)
+    rows = world.developer_a.get("/api/v1/lag/groups/", {"cluster": world.cluster.id}).json()["results"]
+    row = next(row for row in rows if row["name"] == group)
+    assert row["lag_messages"] == 1 + 4
+    detail = world.developer_a.get(f"/api/v1/lag/groups/{row['group']}/").json()
+    by_partition = {p["partition"]: p for p in detail["partitions"]}
+    assert by_partition[0]["lag_messages"] == 1
+    assert by_partition[1]["committed_offset"] is None
+    assert by_partition[1]["lag_messages"] == 4
+    assert by_partition[1]["status"] == "NO_COMMIT"
+    assert "the 4 records from the log start 0 are unread" in by_partition[1]["reason"]
+    # Partition 0 waits with nobody consuming (STOPPED), which ranks worse: the group's reason is its.
+    assert detail["status"] == "STOPPED"
+    assert detail["reason"] == f"{topic}/0: " + by_partition[0]["reason"]

@@ -226,3 +226,16 @@ def test_registry_changes_are_audited(http, local_registry) -> None:
     assert events[0].after["result"]["version"] == 1
     assert events[0].actor_name == "olga"
     assert events[0].organization_id == local_registry.cluster.organization_id
+
+
+def test_the_key_is_accepted_exactly_as_the_key_api_returns_it(local_registry) -> None:
+    """`basic.auth.user.info` = `<key_id>:<secret>` where `secret` is the key API's field as returned (the
+    whole `shk_…` key), or the whole key as the user name, or key id and the secret part alone."""
+    key_id, secret_part = local_registry.org_admin.split(":", 1)
+    whole_key = f"shk_{key_id}_{secret_part}"
+    for credentials in (f"{key_id}:{whole_key}", f"{whole_key}:", f"{key_id}:{secret_part}"):
+        assert Http(local_registry.url, credentials).get("/subjects").status_code == 200, credentials
+    for credentials in (f"aaaaaaaaaaaa:{whole_key}", f"{key_id}:shk_{key_id}_wrong"):
+        refused = Http(local_registry.url, credentials).get("/subjects")
+        assert refused.status_code == 401, credentials
+        assert refused["WWW-Authenticate"] == 'Basic realm="schema-registry"'

@@ -139,3 +139,17 @@ def test_the_api_refuses_launches_it_cannot_run(setup):
     )
     assert response.status_code == 400
     assert "bogus" in response.json()["error"]["message"]
+
+
+def test_a_topic_the_service_account_has_no_acl_for_is_refused_at_submit(setup):
+    """The team owns no prefix here: its service account's ACLs on the cluster (prefix `jobs-…`) decide."""
+    body = {
+        "team": setup.team.pk, "cluster": setup.cluster.pk, "job": "key_skew", "service_account": setup.account.pk,
+        "password": setup.password, "compute_target": "local[2]",
+    }  # fmt: skip
+    refused = setup.client.post(
+        "/api/v1/job-runs/", {**body, "parameters": {"source": {"topic": "someone-elses"}}}, format="json"
+    )
+    assert refused.status_code == 403, refused.json()
+    assert refused.json()["error"]["code"] == "topic_not_allowed"
+    assert "someone-elses" not in refused.content.decode()

@@ -36,6 +36,13 @@ def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kaf
     assert detail["live"]["configs"]["cleanup.policy"]["source"] != "DYNAMIC_TOPIC_CONFIG"
     assert AuditEvent.objects.filter(action="topic.create", resource_name=name, result="success").exists()
 
+    def searched(text: str) -> list[str]:
+        rows = world.viewer_a.get("/api/v1/topics/", {"search": text}).json()["results"]
+        return [row["name"] for row in rows]
+
+    assert searched("EVEN") == [name]
+    assert searched("no-such-topic") == []
+
 
 def test_a_dry_run_creates_nothing(kafka_world: KafkaWorld) -> None:
     world = kafka_world
@@ -57,6 +64,7 @@ def test_a_dry_run_creates_nothing(kafka_world: KafkaWorld) -> None:
     ("change", "status", "code"),
     [
         ({"name": "elsewhere.orders"}, 400, "policy_violation"),
+        ({"name": "<the team's prefix>"}, 400, "policy_violation"),
         ({"configs": {"retention.mss": "1"}}, 400, "unknown_config"),
         ({"partitions": 0}, 400, "invalid"),
         # The guardrail knows the cluster's brokers: refused before the request reaches the cluster.
@@ -73,6 +81,8 @@ def test_it_refuses_bad_topic_requests_with_an_explanation(
         "name": world.topic_prefix_a + "bad",
         "partitions": 1,
     }
+    if change.get("name") == "<the team's prefix>":
+        change = {"name": world.topic_prefix_a}  # exactly the prefix, nothing after it
     response = world.developer_a.post("/api/v1/topics/", {**body, **change}, format="json")
 
     assert response.status_code == status, response.json()
@@ -150,6 +160,12 @@ def test_the_browser_returns_produced_records_by_offset_and_by_timestamp_with_he
     time.sleep(0.05)
     binary = world.developer_a.post(url + "produce/", {"value": "AP8=", "encoding": "base64"}, format="json")
     assert binary.json() == {"partition": 0, "offset": 1}
+    for bad in ("YR==", "not base64!", "AP8"):  # non-canonical, not base64, unpadded: refused, nothing sent
+        refused = world.developer_a.post(
+            url + "produce/", {"value": bad, "encoding": "base64"}, format="json"
+        )
+        assert refused.status_code == 400, (bad, refused.json())
+        assert refused.json()["error"]["code"] == "invalid_payload"
 
     by_offset = world.viewer_a.get(url + "messages/", {"start": "offset", "partition": 0, "offset": 0}).json()
     assert [m["offset"] for m in by_offset] == [0, 1]

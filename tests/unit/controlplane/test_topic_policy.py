@@ -26,6 +26,11 @@ def test_it_rejects_a_name_outside_the_teams_prefixes() -> None:
     assert _codes(name="search.orders") == ["name_outside_prefixes"]
 
 
+def test_it_rejects_a_topic_named_exactly_the_teams_prefix() -> None:
+    assert _codes(name="payments.") == ["name_is_prefix"]
+    assert _codes(name="payments.o") == []
+
+
 def test_it_rejects_every_name_when_the_team_owns_no_prefix() -> None:
     assert _codes(topic_prefixes=[]) == ["name_outside_prefixes"]
 

@@ -74,3 +74,17 @@ def test_a_group_takes_its_worst_partition() -> None:
     assert worst_health([Health.OK, Health.STALLED, Health.LAGGING]) == Health.STALLED
     assert worst_health([Health.REWIND, Health.DATA_LOSS]) == Health.DATA_LOSS
     assert worst_health([]) == Health.OK
+
+
+def test_a_never_committed_partition_says_how_many_records_wait_from_the_log_start() -> None:
+    assigned = classify(_state([(0, None, 40)], log_start=10))
+    assert assigned.status == Health.NO_COMMIT
+    assert assigned.reason == (
+        "Assigned to a member but the group has never committed an offset; "
+        "the 40 records from the log start 10 are unread."
+    )
+    unassigned = classify(_state([(0, None, 40)], log_start=10, assigned=False))
+    assert unassigned.status == Health.NO_COMMIT
+    assert "the 40 records from the log start 10 are unread" in unassigned.reason
+    empty = classify(_state([(0, None, 0)], assigned=False))
+    assert (empty.status, empty.reason) == (Health.OK, "No committed offset; the partition holds no records.")

@@ -44,7 +44,9 @@ export function useGroupLag(group: number) {
     queryKey: lagKeys.group(group),
     queryFn: async ({ signal }): Promise<GroupLagDetail | null> => {
       try {
-        return unwrap(await apiClient.GET("/api/v1/lag/groups/{group}/", { params: { path: { group } }, signal }));
+        return unwrap(
+          await apiClient.GET("/api/v1/lag/groups/{group}/", { params: { path: { group: String(group) } }, signal }),
+        );
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) return null;
         throw error;
@@ -63,7 +65,7 @@ export function useLagChart(group: number, range: LagRange, enabled = true) {
       const since = new Date(until.getTime() - LAG_RANGES[range]);
       return unwrap(
         await apiClient.GET("/api/v1/lag/groups/{group}/chart/", {
-          params: { path: { group }, query: { since: since.toISOString(), until: until.toISOString() } },
+          params: { path: { group: String(group) }, query: { since: since.toISOString(), until: until.toISOString() } },
           signal,
         }),
       );

@@ -15,7 +15,7 @@ export const OVERVIEW_TOP = 5;
 export const overviewKeys = {
   all: ["overview"] as const,
   summary: () => [...overviewKeys.all, "summary"] as const,
-  firingAlerts: () => [...overviewKeys.all, "firing-alerts"] as const,
+  firingAlerts: (kind: AlertKind) => [...overviewKeys.all, "firing-alerts", kind] as const,
   throughput: (cluster: number) => [...overviewKeys.all, "throughput", cluster] as const,
 };
 
@@ -30,14 +30,17 @@ export function useOverview() {
   return useQuery(overviewQueryOptions());
 }
 
-/** Alerts firing now, newest first; the count says how many there are in all. */
-export function useFiringAlerts() {
+/** Lag rules' alerts, or cluster-health rules' (brokers, partitions, disks, reachability). */
+export type AlertKind = "lag" | "cluster_health";
+
+/** Alerts of one kind firing now, newest first; the count says how many there are in all. */
+export function useFiringAlerts(kind: AlertKind) {
   return useQuery({
-    queryKey: overviewKeys.firingAlerts(),
+    queryKey: overviewKeys.firingAlerts(kind),
     queryFn: async ({ signal }): Promise<AlertPage> =>
       unwrap(
         await apiClient.GET("/api/v1/alerts/", {
-          params: { query: { state: ["firing"], limit: OVERVIEW_TOP, ordering: "-fired_at" } },
+          params: { query: { state: ["firing"], kind, limit: OVERVIEW_TOP, ordering: "-fired_at" } },
           signal,
         }),
       ),

@@ -1,12 +1,23 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 
 import { useClusters } from "../../api/hooks/clusters";
 import type { Team } from "../../api/types";
 import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 import { TeamSelect } from "./TeamSelect";
-import { useChannels, useSaveAlertRule, type AlertRule, type AlertRuleCreate, type Health, type Metric } from "./api";
-import { METRIC_LABELS } from "./labels";
+import { useAccess } from "../../api/hooks/access";
+import { isOrgAdmin } from "../../auth/permissions";
+import {
+  useChannels,
+  useRulePreview,
+  useSaveAlertRule,
+  type AlertRule,
+  type AlertRuleCreate,
+  type Health,
+  type Metric,
+  type RulePreviewInput,
+} from "./api";
+import { CLUSTER_METRIC_DEFAULTS, LAG_METRICS, METRIC_LABELS, isClusterMetric, isPerBrokerMetric } from "./labels";
 
 const HEALTH: Health[] = ["LAGGING", "NO_COMMIT", "REWIND", "STALLED", "STOPPED", "DATA_LOSS"];
 const FIELDS = [
@@ -14,6 +25,7 @@ const FIELDS = [
   "resolve_threshold", "statuses", "for_seconds", "severity", "channels", "renotify_interval_seconds",
 ] as const; // prettier-ignore
 const RISING = new Set(["gt", "gte"]);
+const PREVIEW_PAUSE_MS = 400;
 
 interface RuleFormProps {
   teams: Team[];
@@ -40,6 +52,7 @@ function initialValues(teams: Team[], rule?: AlertRule): Values {
     description: rule?.description ?? "",
     cluster: rule?.cluster ?? null,
     group_pattern: rule?.group_pattern ?? "*",
+    all_teams: rule?.all_teams ?? false,
     topic_pattern: rule?.topic_pattern ?? "*",
     granularity: rule?.granularity ?? "group",
     metric: rule?.metric ?? "lag_seconds",
@@ -61,7 +74,8 @@ export function ruleProblems(values: Values): Record<string, string> {
   const problems: Record<string, string> = {};
   const number = (text: string) => (text.trim() === "" ? null : Number(text));
   if (!values.name.trim()) problems.name = "Give the rule a name.";
-  if (!values.group_pattern?.trim()) problems.group_pattern = "Use * for every group.";
+  if (!values.group_pattern?.trim())
+    problems.group_pattern = isPerBrokerMetric(values.metric) ? "Use * for every broker." : "Use * for every group.";
   if (values.metric === "status") {
     if (!values.statuses?.length) problems.statuses = "Name at least one status that fires.";
   } else {
@@ -111,6 +125,17 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
   const errorOf = (name: (typeof FIELDS)[number]) => problems[name] ?? server.fields[name];
   const set = <Key extends keyof Values>(name: Key, value: Values[Key]) => setValues({ ...values, [name]: value });
   const teamChannels = (channels.data ?? []).filter((channel) => channel.team === values.team);
+  const clusterMetric = isClusterMetric(values.metric);
+  const access = useAccess();
+  const team = teams.find((each) => each.id === values.team);
+  const orgAdmin = Boolean(access.data && team && isOrgAdmin(access.data, team.organization));
+
+  function chooseMetric(metric: Metric) {
+    // A cluster-health metric starts from its default threshold; lag metrics keep what was typed.
+    const fallback = CLUSTER_METRIC_DEFAULTS[metric];
+    const threshold = fallback === undefined ? values.threshold : String(fallback);
+    setValues({ ...values, metric, threshold, group_pattern: isClusterMetric(metric) ? "*" : values.group_pattern });
+  }
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -180,41 +205,69 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
           </select>
         )}
       </Field>
-      {input(
-        "group_pattern",
-        "Consumer groups",
-        "A pattern on the group name: * matches any run of characters, ? one.",
-      )}
-      {input("topic_pattern", "Topics", "Only partitions of matching topics count.")}
-      <Field label="One alert per" error={errorOf("granularity")}>
-        {(control) => (
-          <select
-            {...control}
-            className="input"
-            value={values.granularity}
-            onChange={(event) => set("granularity", event.target.value as Values["granularity"])}
-          >
-            <option value="group">Group</option>
-            <option value="partition">Partition</option>
-          </select>
-        )}
-      </Field>
       <Field label="Metric" error={errorOf("metric")}>
         {(control) => (
           <select
             {...control}
             className="input"
             value={values.metric}
-            onChange={(event) => set("metric", event.target.value as Metric)}
+            onChange={(event) => chooseMetric(event.target.value as Metric)}
           >
-            {Object.entries(METRIC_LABELS).map(([metric, label]) => (
-              <option key={metric} value={metric}>
-                {label}
-              </option>
-            ))}
+            <optgroup label="Consumer lag">
+              {LAG_METRICS.map((metric) => (
+                <option key={metric} value={metric}>
+                  {METRIC_LABELS[metric]}
+                </option>
+              ))}
+            </optgroup>
+            <optgroup label="Cluster health">
+              {(Object.keys(CLUSTER_METRIC_DEFAULTS) as Metric[]).map((metric) => (
+                <option key={metric} value={metric}>
+                  {METRIC_LABELS[metric]}
+                </option>
+              ))}
+            </optgroup>
           </select>
         )}
       </Field>
+      {!clusterMetric && (orgAdmin || values.all_teams) ? (
+        <label className="radio">
+          <input
+            type="checkbox"
+            checked={values.all_teams ?? false}
+            disabled={!orgAdmin}
+            onChange={(event) => set("all_teams", event.target.checked)}
+          />{" "}
+          Every team&apos;s groups (org admins)
+        </label>
+      ) : null}
+      {clusterMetric ? (
+        isPerBrokerMetric(values.metric) ? (
+          input("group_pattern", "Brokers", "A pattern on `broker <id>`: * for every broker.")
+        ) : null
+      ) : (
+        <>
+          {input(
+            "group_pattern",
+            "Consumer groups",
+            "A pattern on the group name: * matches any run of characters, ? one.",
+          )}
+          {input("topic_pattern", "Topics", "Only partitions of matching topics count.")}
+          <Field label="One alert per" error={errorOf("granularity")}>
+            {(control) => (
+              <select
+                {...control}
+                className="input"
+                value={values.granularity}
+                onChange={(event) => set("granularity", event.target.value as Values["granularity"])}
+              >
+                <option value="group">Group</option>
+                <option value="partition">Partition</option>
+              </select>
+            )}
+          </Field>
+        </>
+      )}
       {values.metric === "status" ? (
         <fieldset className="field">
           <legend className="field__label">Fires on</legend>
@@ -262,6 +315,7 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
           )}
         </>
       )}
+      {clusterMetric ? null : <MatchesNow values={values} />}
       {numberInput("for_seconds", "For (seconds)", "How long the condition must hold before the alert fires.")}
       <Field label="Severity" error={errorOf("severity")}>
         {(control) => (
@@ -315,5 +369,47 @@ export function RuleForm({ teams, rule, onDone }: RuleFormProps) {
       <FormError message={server.form} />
       <FormActions submitLabel={rule ? "Save" : "Create rule"} pending={save.isPending} onCancel={onDone} />
     </form>
+  );
+}
+
+/** What the rule as typed would watch now; asked again a moment after typing stops. */
+function MatchesNow({ values }: { values: Values }) {
+  const [input, setInput] = useState<RulePreviewInput | null>(null);
+  useEffect(() => {
+    if (values.team === "") return;
+    const threshold = values.threshold.trim() === "" ? null : Number(values.threshold);
+    const next: RulePreviewInput = {
+      team: Number(values.team),
+      cluster: values.cluster ?? null,
+      group_pattern: values.group_pattern || "*",
+      topic_pattern: values.topic_pattern || "*",
+      all_teams: values.all_teams ?? false,
+      granularity: values.granularity,
+      metric: values.metric,
+      comparison: values.comparison,
+      threshold: values.metric === "status" || Number.isNaN(threshold) ? null : threshold,
+      statuses: values.metric === "status" ? values.statuses : [],
+    };
+    const timer = window.setTimeout(() => setInput(next), PREVIEW_PAUSE_MS);
+    return () => window.clearTimeout(timer);
+  }, [
+    values.team, values.cluster, values.group_pattern, values.topic_pattern, values.all_teams, values.granularity,
+    values.metric, values.comparison, values.threshold, values.statuses,
+  ]); // prettier-ignore
+  const preview = useRulePreview(input);
+  let text: string;
+  if (preview.isError) text = "Could not preview the matching groups.";
+  else if (!preview.data) text = "Looking for matching groups…";
+  else if (preview.data.count === 0) text = "No consumer group matches now.";
+  else {
+    const firing = preview.data.groups.filter((group) => group.breaches_now).length;
+    const names = preview.data.groups.slice(0, 5).map((group) => group.group);
+    const more = preview.data.count > names.length ? `, and ${preview.data.count - names.length} more` : "";
+    text = `Matches ${preview.data.count} group${preview.data.count === 1 ? "" : "s"} now (${firing} breaching): ${names.join(", ")}${more}.`;
+  }
+  return (
+    <p className="muted" role="status" aria-label="Matching groups">
+      {text}
+    </p>
   );
 }

@@ -20,6 +20,8 @@ export type ChannelCreate = Schemas["NotificationChannelCreateInputRequest"];
 export type ChannelWithSecret = Schemas["NotificationChannelWithSecret"];
 export type Notification = Schemas["Notification"];
 export type Metric = Schemas["AlertMetricEnum"];
+export type RulePreviewInput = Schemas["AlertRulePreviewInputRequest"];
+export type RulePreview = Schemas["RulePreview"];
 export type Health = Schemas["HealthEnum"];
 
 /** How often the active alerts refresh: about one sampling interval. */
@@ -107,6 +109,17 @@ export function useSaveAlertRule() {
             }),
           ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: alertKeys.all }),
+  });
+}
+
+/** Groups the rule as typed matches now (the latest sampling run), with whether each breaches; nothing saved. */
+export function useRulePreview(input: RulePreviewInput | null) {
+  return useQuery({
+    queryKey: [...alertKeys.all, "preview", input] as const,
+    enabled: input !== null,
+    queryFn: async ({ signal }): Promise<RulePreview> =>
+      unwrap(await apiClient.POST("/api/v1/alert-rules/preview/", { body: input!, signal })),
+    staleTime: 10_000,
   });
 }
 

@@ -5,7 +5,38 @@ export const METRIC_LABELS: Record<Metric, string> = {
   lag_seconds: "Lag (seconds)",
   status: "Health status",
   time_to_catch_up: "Time to catch up (seconds)",
+  broker_down: "Broker down",
+  under_replicated_partitions: "Under-replicated partitions",
+  offline_partitions: "Offline partitions",
+  under_min_isr_partitions: "Partitions under min.insync.replicas",
+  controller_changes_per_hour: "Controller changes in the last hour",
+  disk_usage_percent: "Disk usage per broker (%)",
+  cluster_unreachable: "Cluster unreachable",
+  provisioning_failed: "Provisioning failed",
 };
+
+export const LAG_METRICS: Metric[] = ["lag_seconds", "lag_messages", "time_to_catch_up", "status"];
+
+/** Cluster-health metrics and the threshold the API gives them when none is set (fires above it). */
+export const CLUSTER_METRIC_DEFAULTS: Partial<Record<Metric, number>> = {
+  broker_down: 0,
+  under_replicated_partitions: 0,
+  offline_partitions: 0,
+  under_min_isr_partitions: 0,
+  controller_changes_per_hour: 3,
+  disk_usage_percent: 85,
+  cluster_unreachable: 0,
+  provisioning_failed: 0,
+};
+
+export function isClusterMetric(metric: Metric): boolean {
+  return metric in CLUSTER_METRIC_DEFAULTS;
+}
+
+/** Cluster-health metrics with one alert per broker (the group pattern then matches `broker <id>`). */
+export function isPerBrokerMetric(metric: Metric): boolean {
+  return metric === "broker_down" || metric === "disk_usage_percent";
+}
 
 const COMPARISON_SIGNS: Record<string, string> = { gt: ">", gte: "≥", lt: "<", lte: "≤" };
 
