@@ -360,7 +360,7 @@ class ControllerServer:
                 frame = await read_frame(reader)
                 kind = frame.get("t")
                 if kind == "raft":
-                    message = message_from_json(frame["m"])
+                    message = message_from_json(frame.get("m"))
                     self._send(self._node().step(message, time.monotonic()))
                     self._after_raft_activity()
                 elif kind == "rpc":
