@@ -30,6 +30,10 @@ _SIZE = struct.Struct(">i")
 OWN_BUFFER_FROM = 64 * 1024
 # A large frame's buffer starts this big (or at the bytes already there) and doubles as it fills.
 FIRST_OWN_BUFFER_BYTES = 64 * 1024
+# Once a connection has delivered a large frame whole, frames up to this size get their full buffer
+# at once: growing costs a copy and fresh memory per step, about a third more broker CPU for 1 KiB
+# messages in 1 MB Produce requests. Still within the frame's reservation in request memory.
+WHOLE_BUFFER_UP_TO = 2 * 1024 * 1024
 # Stop reading from a client that has this much unprocessed input queued.
 MAX_QUEUED_BYTES = 16 * 1024 * 1024
 MAX_QUEUED_FRAMES = 256
@@ -87,6 +91,7 @@ class Connection(asyncio.BufferedProtocol):
         self._throttling = False
         self._waiting_for_memory = False
         self._counted = False  # admitted by the connection limits
+        self._delivered_large_frame = False
         self._frame_ready = asyncio.Event()
         self._writable = asyncio.Event()
         self._writable.set()
@@ -223,7 +228,11 @@ class Connection(asyncio.BufferedProtocol):
                     self._wait_for_memory(size)
                     return
                 self._held_bytes += size
-                large = bytearray(min(size, max(FIRST_OWN_BUFFER_BYTES, 2 * available)))
+                if self._delivered_large_frame and size <= WHOLE_BUFFER_UP_TO:
+                    capacity = size
+                else:
+                    capacity = min(size, max(FIRST_OWN_BUFFER_BYTES, 2 * available))
+                large = bytearray(capacity)
                 large[:available] = data[body_start:end]
                 self._large, self._large_size, self._large_filled = large, size, available
                 return
@@ -258,6 +267,7 @@ class Connection(asyncio.BufferedProtocol):
         # reservation made for this frame now counts as a queued frame.
         frame = memoryview(self._large).toreadonly()
         self._large = None
+        self._delivered_large_frame = True
         self._enqueue(frame)
 
     def _wait_for_memory(self, nbytes: int) -> None:
