@@ -66,6 +66,11 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "min.insync.replicas": (int, 1),
     "unclean.leader.election.enable": (bool, False),
     "socket.request.max.bytes": (int, 104857600),
+    # Kafka's default is -1 (unbounded): request bytes held by all connections at once.
+    "queued.max.request.bytes": (int, 536870912),
+    "max.connections": (int, 2147483647),
+    "max.connections.per.ip": (int, 2147483647),
+    "max.connections.per.ip.overrides": (str, ""),
     "group.initial.rebalance.delay.ms": (int, 3000),
     "group.min.session.timeout.ms": (int, 6000),
     "group.max.session.timeout.ms": (int, 1800000),
@@ -298,6 +303,17 @@ class BrokerConfig:
                 raise ConfigError(f"{name}: must be at least 1, got {self.values[name]}")
         if self.node_id < 0:
             raise ConfigError(f"node.id: must not be negative, got {self.node_id}")
+        queued = self.get_int("queued.max.request.bytes")
+        if 0 < queued < self.socket_request_max_bytes:
+            raise ConfigError("queued.max.request.bytes: must be -1 or at least socket.request.max.bytes")
+        if self.get_int("connections.max.idle.ms") < 1:
+            raise ConfigError("connections.max.idle.ms: must be at least 1")
+        for name in ("max.connections", "max.connections.per.ip"):
+            if self.get_int(name) < 0:
+                raise ConfigError(f"{name}: must not be negative, got {self.get_int(name)}")
+        from broker.server.connection_limits import parse_ip_overrides
+
+        parse_ip_overrides(self.get_str("max.connections.per.ip.overrides"))
         if int(self.values["log.segment.bytes"]) < 14:  # type: ignore[call-overload]
             raise ConfigError("log.segment.bytes: must be at least 14")
         if self.values["log.cleanup.policy"] not in ("delete", "compact", "compact,delete", "delete,compact"):

@@ -368,7 +368,7 @@ class ControllerServer:
                 frame = await read_frame(reader)
                 kind = frame.get("t")
                 if kind == "raft":
-                    message = message_from_json(frame["m"])
+                    message = message_from_json(frame.get("m"))
                     sender = frame.get("from")
                     if isinstance(sender, int) and sender in self.config.voters:
                         self._voter_contact[sender] = time.monotonic()

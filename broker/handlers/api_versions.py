@@ -12,12 +12,19 @@ from broker.server.context import RequestContext
 # refused here even if a handler for them were ever registered by mistake.
 NEVER_ADVERTISE = frozenset({68, 69, 71})
 
+PRODUCE = 0
+# Advertised lower than served (Kafka 4.0, KAFKA-18659): older librdkafka (Debian's kcat
+# carries 2.0.2; 2.16 is fixed) compresses only if the broker advertises Produce v0, and otherwise silently
+# sends its batches uncompressed. A Produce v0-2 request that arrives anyway is refused like any
+# unsupported version (the dispatcher closes the connection), as Kafka 4.0 does.
+ADVERTISED_MIN_VERSION = {PRODUCE: 0}
+
 
 def advertised_versions() -> list[dict[str, int]]:
     from broker.handlers import registry
 
     return [
-        {"api_key": key, "min_version": low, "max_version": high}
+        {"api_key": key, "min_version": ADVERTISED_MIN_VERSION.get(key, low), "max_version": high}
         for key, (low, high, _handler) in sorted(registry().items())
         if key not in NEVER_ADVERTISE
     ]

@@ -90,8 +90,10 @@ async def handle_elect_leaders(ctx: RequestContext, request: Any) -> dict[str, A
 
     if _cluster_denied(ctx, Operation.ALTER):
         return everyone(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
-    if request.election_type not in ELECTION_TYPES:
-        return everyone(ErrorCode.invalid_request, f"Unknown election type {request.election_type}.")
+    # ElectLeaders v0 has no election type: it always asks for the preferred leader.
+    election_type = int(getattr(request, "election_type", 0))
+    if election_type not in ELECTION_TYPES:
+        return everyone(ErrorCode.invalid_request, f"Unknown election type {election_type}.")
     cluster = ctx.broker.cluster
     if cluster is None:
         # The only broker leads every partition already.
@@ -110,7 +112,7 @@ async def handle_elect_leaders(ctx: RequestContext, request: Any) -> dict[str, A
         ]
     else:
         params = {
-            "election_type": int(request.election_type),
+            "election_type": election_type,
             "partitions": None if requested is None else [list(tp) for tp in requested],
         }
         try:

@@ -12,8 +12,10 @@ from typing import Any
 from kio.serial._introspect import EntityField, EntityTupleField, classify_field, is_optional
 from kio.static.protocol import Entity
 
+from broker.protocol.bounds import FrameBoundsError, check_request_body
 from broker.protocol.schemas import (
     UnknownApi,
+    request_class,
     request_is_flexible,
     request_reader,
     response_header_is_flexible,
@@ -109,6 +111,11 @@ def decode_body(header: RequestHeader, frame: bytes | memoryview) -> Any:
         reader = request_reader(header.api_key, header.api_version)
     except UnknownApi:
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id) from None
+    try:
+        # kio's native reader aborts the process on a count it cannot allocate: check first.
+        check_request_body(request_class(header.api_key, header.api_version), frame, header.body_offset)
+    except FrameBoundsError as exc:
+        raise MalformedRequest(f"api {header.api_key} v{header.api_version}: {exc}") from None
     try:
         entity, _size = reader(frame, header.body_offset)
     except Exception as exc:  # kio's native reader raises assorted errors on bad input

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import struct
 from typing import Any
@@ -27,6 +28,11 @@ from broker.raft.messages import (
 )
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+# JSON arrays and objects in one frame. Each costs a Python list or dict (about 60-250 bytes) when
+# parsed, so `[[],[],...]` in a 64 MB frame would cost gigabytes; real frames hold a few per Raft
+# entry or metadata record (entries travel base64-encoded): a catch-up of every record of a
+# 10,000-partition topic stays far below.
+MAX_FRAME_CONTAINERS = 1_000_000
 _LENGTH = struct.Struct(">I")
 
 
@@ -39,10 +45,14 @@ async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
     (length,) = _LENGTH.unpack(header)
     if length > MAX_FRAME_BYTES:
         raise FrameError(f"frame of {length} bytes is larger than {MAX_FRAME_BYTES}")
+    # StreamReader grows its buffer with the bytes that arrive, not with the length announced.
     body = await reader.readexactly(length)
+    containers = body.count(b"[") + body.count(b"{")  # an upper bound: brackets in strings count too
+    if containers > MAX_FRAME_CONTAINERS:
+        raise FrameError(f"frame has {containers} JSON arrays/objects, more than {MAX_FRAME_CONTAINERS}")
     try:
         frame = json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than Python's stack
         raise FrameError(f"frame is not JSON: {exc}") from None
     if not isinstance(frame, dict):
         raise FrameError("frame is not a JSON object")
@@ -84,8 +94,25 @@ def _fields(message: Any) -> dict[str, Any]:
     return {name: getattr(message, name) for name in message.__slots__}
 
 
-def message_from_json(data: dict[str, Any]) -> Message:
-    """Raises FrameError for anything malformed."""
+def message_from_json(data: Any) -> Message:
+    """Raises FrameError for anything malformed, including fields of the wrong type."""
+    if not isinstance(data, dict):
+        raise FrameError("Raft message is not a JSON object")
+    return _checked_types(_message_from_dict(data))
+
+
+def _checked_types(message: Message) -> Message:
+    for field in dataclasses.fields(message):
+        value = getattr(message, field.name)
+        # bool is an int subclass: an int field must hold an int that is not a bool, and the reverse.
+        if (field.type == "int" and (type(value) is not int)) or (
+            field.type == "bool" and type(value) is not bool
+        ):
+            raise FrameError(f"malformed Raft message: {field.name} is {type(value).__name__}")
+    return message
+
+
+def _message_from_dict(data: dict[str, Any]) -> Message:
     try:
         kind = data.pop("kind")
         if kind == "vote":

@@ -54,27 +54,57 @@ def compress(codec: Codec, data: bytes | bytearray | memoryview) -> bytes:
     raise UnsupportedCompressionError(f"unknown compression codec {codec}")
 
 
-def decompress(codec: Codec, data: bytes | bytearray | memoryview) -> bytes:
-    try:
-        match codec:
-            case Codec.NONE:
-                return bytes(data)
-            case Codec.GZIP:
-                return bytes(cramjam.gzip.decompress(data))
-            case Codec.SNAPPY:
-                if bytes(data[: len(_XERIAL_MAGIC)]) == _XERIAL_MAGIC:
-                    return _decompress_xerial(memoryview(data))
-                return bytes(cramjam.snappy.decompress_raw(data))
-            case Codec.LZ4:
-                return bytes(cramjam.lz4.decompress(data))
-            case Codec.ZSTD:
-                return bytes(cramjam.zstd.decompress(data))
-    except cramjam.DecompressionError as exc:
-        raise CorruptRecordError(f"cannot decompress {codec.name} data: {exc}") from None
-    raise UnsupportedCompressionError(f"unknown compression codec {codec}")
+# A batch's records section may not decompress to more than this. Compressed data can expand by a
+# factor of a thousand (gzip) or far more (zstd): without a bound, one 1 MB batch on a compacted
+# topic could make the broker allocate gigabytes. Kafka's own limit on a batch is 1 MB compressed.
+MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
+# First guess at the decompressed size, as a multiple of the compressed size; grown by 4x as needed.
+_FIRST_EXPANSION = 8
+_MIN_OUTPUT = 64 * 1024
+# cramjam's messages for an output buffer that is too small (as opposed to corrupt input).
+_OUTPUT_TOO_SMALL = ("failed to write whole buffer", "is smaller than required")
 
 
-def _decompress_xerial(data: memoryview) -> bytes:
+def decompress(
+    codec: Codec, data: bytes | bytearray | memoryview, limit: int = MAX_DECOMPRESSED_BYTES
+) -> bytes:
+    """Decompress into bounded buffers: more than `limit` bytes is a CorruptRecordError."""
+    if codec == Codec.NONE:
+        return bytes(data)
+    if codec not in _DECOMPRESS_INTO:
+        raise UnsupportedCompressionError(f"unknown compression codec {codec}")
+    if codec == Codec.SNAPPY and bytes(data[: len(_XERIAL_MAGIC)]) == _XERIAL_MAGIC:
+        return _decompress_xerial(memoryview(data), limit)
+    return _decompress_bounded(codec, data, limit)
+
+
+def _decompress_bounded(codec: Codec, data: bytes | bytearray | memoryview, limit: int) -> bytes:
+    size = max(1, min(limit, max(_MIN_OUTPUT, _FIRST_EXPANSION * len(data))))
+    while True:
+        output = bytearray(size)
+        try:
+            written = _DECOMPRESS_INTO[codec](data, output)
+        except cramjam.DecompressionError as exc:
+            if not any(marker in str(exc) for marker in _OUTPUT_TOO_SMALL):
+                raise CorruptRecordError(f"cannot decompress {codec.name} data: {exc}") from None
+            if size >= limit:
+                raise CorruptRecordError(
+                    f"{codec.name} data decompresses to more than {limit} bytes"
+                ) from None
+            size = min(limit, size * 4)
+            continue
+        return bytes(memoryview(output)[:written])
+
+
+_DECOMPRESS_INTO = {
+    Codec.GZIP: cramjam.gzip.decompress_into,
+    Codec.SNAPPY: cramjam.snappy.decompress_raw_into,
+    Codec.LZ4: cramjam.lz4.decompress_into,
+    Codec.ZSTD: cramjam.zstd.decompress_into,
+}
+
+
+def _decompress_xerial(data: memoryview, limit: int) -> bytes:
     """Header (magic, version, compatible version) then chunks of [int32 length][raw snappy block]."""
     out = bytearray()
     position = _XERIAL_HEADER_SIZE
@@ -85,6 +115,6 @@ def _decompress_xerial(data: memoryview) -> bytes:
         position += 4
         if length < 0 or position + length > len(data):
             raise CorruptRecordError("truncated xerial snappy chunk")
-        out += cramjam.snappy.decompress_raw(data[position : position + length])
+        out += _decompress_bounded(Codec.SNAPPY, data[position : position + length], limit - len(out))
         position += length
     return bytes(out)

@@ -14,8 +14,10 @@ from broker.config import BrokerConfig, ConfigError
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.topic_registry import MetadataStore
 from broker.server.connection import Connection
+from broker.server.connection_limits import ConnectionLimits
 from broker.server.context import BrokerState
 from broker.server.metrics import BrokerMetrics, serve_metrics
+from broker.server.request_memory import RequestMemory
 from broker.server.topics import TopicManager
 
 log = logging.getLogger("broker")
@@ -57,6 +59,8 @@ async def open_broker_state(
         producer_ids=producer_ids,
         metrics=BrokerMetrics(),
         stopping=stopping or asyncio.Event(),
+        request_memory=RequestMemory(config.get_int("queued.max.request.bytes")),
+        connection_limits=ConnectionLimits.from_config(config),
     )
     open_security(state, create_bootstrap_users=not cluster_member)
     if not cluster_member:
@@ -318,6 +322,11 @@ class BrokerServer:
             "kafka_broker_groups", "Consumer groups known to the coordinator.", group_count
         )
         state.metrics.add_gauge("kafka_broker_topics", "Topics.", lambda: [({}, float(len(state.metadata)))])
+        state.metrics.add_gauge(
+            "kafka_broker_request_memory_bytes",
+            "Request bytes held by all connections (limit: queued.max.request.bytes).",
+            lambda: [({}, float(state.request_memory.used))],
+        )
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from broker.config import BrokerConfig, Listener
+from broker.server.connection_limits import ConnectionLimits
+from broker.server.request_memory import RequestMemory
 
 if TYPE_CHECKING:
     from broker.auth.authorizer import Authorizer
@@ -47,6 +49,12 @@ class BrokerState:
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     # Encoded responses that handlers may reuse (keyed by handler; each validates its own).
     response_caches: dict[str, Any] = field(default_factory=dict)
+    # Request bytes held by all connections (queued.max.request.bytes) and the shared read buffer.
+    request_memory: RequestMemory = field(default_factory=RequestMemory)
+    # max.connections, max.connections.per.ip (unlimited unless open_broker_state sets them).
+    connection_limits: ConnectionLimits = field(
+        default_factory=lambda: ConnectionLimits(2**31 - 1, 2**31 - 1, {})
+    )
     # Set when shutdown begins, so long-polls return early.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 

@@ -62,6 +62,7 @@ class BrokerMetrics:
         self.connections = 0
         self.connections_total = 0
         self.closed_for_bad_input = 0
+        self.connections_refused = 0
         # Gauges computed when scraped: name -> (help, callable returning [(labels, value)]).
         self._gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
 
@@ -122,6 +123,12 @@ class BrokerMetrics:
         lines.append(f"kafka_broker_connections_total {self.connections_total}")
         family("kafka_broker_bad_input_closes_total", "counter", "Connections closed for malformed input.")
         lines.append(f"kafka_broker_bad_input_closes_total {self.closed_for_bad_input}")
+        family(
+            "kafka_broker_connections_refused_total",
+            "counter",
+            "Connections refused by max.connections or max.connections.per.ip.",
+        )
+        lines.append(f"kafka_broker_connections_refused_total {self.connections_refused}")
         for name, (help_text, sample) in sorted(self._gauges.items()):
             family(name, "gauge", help_text)
             try:

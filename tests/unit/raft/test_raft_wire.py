@@ -67,3 +67,30 @@ def test_an_oversized_or_non_json_frame_is_refused() -> None:
         read_one(struct.pack(">I", 3) + b"{x}")
     with pytest.raises(FrameError):
         read_one(struct.pack(">I", 2) + json.dumps([]).encode())
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        ["kind", "vote"],
+        {"kind": "timeout_now", "term": "1", "leader": 2},
+        {"kind": "append_reply", "term": 1, "follower": 2, "success": 1, "match_index": 3},
+        {"kind": "vote", "term": True, "candidate": 1, "last_log_index": 0, "last_log_term": 0},
+    ],
+)
+def test_a_message_that_is_not_an_object_or_has_fields_of_the_wrong_type_is_a_frame_error(payload) -> None:
+    with pytest.raises(FrameError):
+        message_from_json(payload)
+
+
+def test_json_nested_deeper_than_the_stack_is_a_frame_error() -> None:
+    body = b"[" * 200_000 + b"]" * 200_000
+    with pytest.raises(FrameError, match="not JSON"):
+        read_one(struct.pack(">I", len(body)) + body)
+
+
+def test_a_frame_of_a_million_empty_arrays_is_refused_before_parsing() -> None:
+    # Parsed, these 3 MB would cost about 90 MB of Python lists; 64 MB of them, gigabytes.
+    body = b"[" + b"[]," * 1_000_000 + b"[]]"
+    with pytest.raises(FrameError, match="arrays/objects"):
+        read_one(struct.pack(">I", len(body)) + body)

@@ -49,3 +49,19 @@ def test_topic_compression_names_map_to_codecs() -> None:
     assert CODEC_BY_TOPIC_NAME["uncompressed"] == Codec.NONE
     assert CODEC_BY_TOPIC_NAME["zstd"] == Codec.ZSTD
     assert "producer" not in CODEC_BY_TOPIC_NAME
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD])
+def test_data_that_decompresses_past_the_limit_is_corrupt_not_allocated(codec):
+    bomb = compress(codec, b"\0" * 5_000_000)  # zstd: a few hundred bytes
+    assert decompress(codec, bomb) == b"\0" * 5_000_000  # under the default limit
+    with pytest.raises(CorruptRecordError, match="decompresses to more than 1000000 bytes"):
+        decompress(codec, bomb, limit=1_000_000)
+
+
+def test_xerial_snappy_chunks_count_against_one_limit():
+    chunk = bytes(cramjam.snappy.compress_raw(b"\0" * 600_000))
+    framed = b"\x82SNAPPY\x00" + b"\0" * 8 + (struct.pack(">i", len(chunk)) + chunk) * 2
+    assert len(decompress(Codec.SNAPPY, framed)) == 1_200_000
+    with pytest.raises(CorruptRecordError, match="more than"):
+        decompress(Codec.SNAPPY, framed, limit=1_000_000)

@@ -68,3 +68,34 @@ def test_unknown_properties_are_kept_for_describe_configs():
 def test_an_override_without_equals_is_an_error():
     with pytest.raises(ConfigError):
         BrokerConfig.load(None, ["num.partitions"])
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"queued.max.request.bytes": "1000"}, "queued.max.request.bytes"),
+        ({"max.connections.per.ip": "-1"}, "max.connections.per.ip"),
+        ({"max.connections.per.ip.overrides": "127.0.0.1"}, "max.connections.per.ip.overrides"),
+        ({"max.connections.per.ip.overrides": "127.0.0.1:many"}, "max.connections.per.ip.overrides"),
+    ],
+)
+def test_it_rejects_bad_connection_limits(props, message):
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig.from_properties(props)
+
+
+def test_connection_limits_count_per_ip_with_overrides_and_in_total():
+    from broker.server.connection_limits import ConnectionLimits, parse_ip_overrides
+
+    overrides = parse_ip_overrides("10.0.0.1:0, ::1:3")
+    assert overrides == {"10.0.0.1": 0, "::1": 3}
+    limits = ConnectionLimits(max_connections=4, max_per_ip=2, overrides=overrides)
+    assert limits.admit("10.0.0.1") is not None  # overridden to none at all
+    assert [limits.admit("10.0.0.2") for _ in range(3)][
+        2
+    ] == "max.connections.per.ip (2) reached for 10.0.0.2"
+    assert [limits.admit("::1"), limits.admit("::1")] == [None, None]
+    assert limits.admit("::1") == "max.connections (4) reached"
+    limits.release("10.0.0.2")
+    assert limits.admit("::1") is None  # the third ::1 the override allows
+    assert limits.total == 4

@@ -3,6 +3,7 @@
 import asyncio
 import io
 import struct
+import tracemalloc
 
 import pytest
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
@@ -149,3 +150,102 @@ def test_garbage_after_good_requests_closes_only_after_answering_them(connection
     settle(loop)
     assert correlation_ids(bytes(transport.written)) == [1]
     assert transport.closed
+
+
+@pytest.fixture
+def limited_state(tmp_path):
+    """A broker whose connections may hold 300 KB of requests at once, frames up to 200 KB."""
+    loop = asyncio.new_event_loop()
+    config = BrokerConfig.from_properties(
+        {
+            "log.dirs": str(tmp_path),
+            "offsets.topic.num.partitions": "1",
+            "socket.request.max.bytes": "200000",
+            "queued.max.request.bytes": "300000",
+        }
+    )
+    state = loop.run_until_complete(open_broker_state(config))
+    state.opened = []  # connections to close at the end
+    yield loop, state
+    for conn in state.opened:
+        conn.connection_lost(None)
+    settle(loop)
+    loop.run_until_complete(close_broker_state(state))
+    loop.close()
+
+
+def open_connection(loop, state) -> tuple[Connection, MemoryTransport]:
+    transport = MemoryTransport()
+
+    async def connect() -> Connection:
+        conn = Connection(state, "PLAINTEXT", lambda _c: None)
+        conn.connection_made(transport)
+        return conn
+
+    conn = loop.run_until_complete(connect())
+    state.opened.append(conn)
+    return conn, transport
+
+
+def big_request(correlation_id: int, size: int = 190_000) -> bytes:
+    body = ApiVersionsRequest(client_software_name="x", client_software_version="1")
+    frame = request(body, correlation_id)
+    padded = ApiVersionsRequest(
+        client_software_name="x" * (size - len(frame) + 1), client_software_version="1"
+    )
+    return request(padded, correlation_id)
+
+
+def test_a_large_frame_costs_the_bytes_that_arrived_not_the_size_it_announces(limited_state):
+    loop, state = limited_state
+    conn, transport = open_connection(loop, state)
+    stream = big_request(1)
+    tracemalloc.start()
+    try:
+        feed(conn, stream[:5000], 5000)
+        allocated, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert allocated < 100_000  # the frame is 190 KB
+    assert state.request_memory.used >= 180_000  # but all of it is reserved
+    feed(conn, stream[5000:], 65536)
+    settle(loop)
+    assert correlation_ids(bytes(transport.written)) == [1]
+    assert state.request_memory.used == 0
+
+
+def test_a_large_frame_waits_for_request_memory_while_small_requests_are_served(limited_state):
+    loop, state = limited_state
+    first, first_transport = open_connection(loop, state)
+    second, second_transport = open_connection(loop, state)
+    small, small_transport = open_connection(loop, state)
+    first_stream, second_stream = big_request(1), big_request(2)
+
+    feed(first, first_stream[:1000], 1000)
+    feed(second, second_stream[:1000], 1000)
+    assert second_transport.paused  # 2 x 190 KB > 300 KB
+    assert not first_transport.paused
+
+    versions = ApiVersionsRequest(client_software_name="unit", client_software_version="1")
+    feed(small, request(versions, 3), 4096)
+    settle(loop)
+    assert correlation_ids(bytes(small_transport.written)) == [3]
+
+    feed(first, first_stream[1000:], 65536)
+    settle(loop)
+    assert correlation_ids(bytes(first_transport.written)) == [1]
+    assert not second_transport.paused  # the first frame's memory went to the second
+    feed(second, second_stream[1000:], 65536)
+    settle(loop)
+    assert correlation_ids(bytes(second_transport.written)) == [2]
+    assert state.request_memory.used == 0
+
+
+def test_a_closed_connection_gives_back_the_memory_it_reserved(limited_state):
+    loop, state = limited_state
+    conn, _transport = open_connection(loop, state)
+    feed(conn, big_request(1)[:1000], 1000)
+    assert state.request_memory.used > 0
+    conn.connection_lost(None)
+    settle(loop)
+    assert state.request_memory.used == 0

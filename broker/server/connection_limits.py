@@ -1,0 +1,56 @@
+"""Kafka's `max.connections`, `max.connections.per.ip` and `max.connections.per.ip.overrides`."""
+
+from __future__ import annotations
+
+import collections
+
+from broker.config import BrokerConfig, ConfigError
+
+
+def parse_ip_overrides(value: str) -> dict[str, int]:
+    """`host:count,host:count` (Kafka's format); an IPv6 host keeps its colons."""
+    overrides: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        host, sep, count = item.rpartition(":")
+        try:
+            limit = int(count)
+        except ValueError:
+            limit = -1
+        if not sep or not host or limit < 0:
+            raise ConfigError(f"max.connections.per.ip.overrides: {item!r} is not host:count")
+        overrides[host] = limit
+    return overrides
+
+
+class ConnectionLimits:
+    def __init__(self, max_connections: int, max_per_ip: int, overrides: dict[str, int]) -> None:
+        self.max_connections = max_connections
+        self.max_per_ip = max_per_ip
+        self.overrides = overrides
+        self.total = 0
+        self._per_ip: collections.Counter[str] = collections.Counter()
+
+    @classmethod
+    def from_config(cls, config: BrokerConfig) -> ConnectionLimits:
+        return cls(
+            config.get_int("max.connections"),
+            config.get_int("max.connections.per.ip"),
+            parse_ip_overrides(config.get_str("max.connections.per.ip.overrides")),
+        )
+
+    def admit(self, host: str) -> str | None:
+        """Count a new connection from `host`; the reason it is refused (then not counted), or None."""
+        if self.total >= self.max_connections:
+            return f"max.connections ({self.max_connections}) reached"
+        limit = self.overrides.get(host, self.max_per_ip)
+        if self._per_ip[host] >= limit:
+            return f"max.connections.per.ip ({limit}) reached for {host}"
+        self.total += 1
+        self._per_ip[host] += 1
+        return None
+
+    def release(self, host: str) -> None:
+        self.total -= 1
+        self._per_ip[host] -= 1
+        if self._per_ip[host] <= 0:
+            del self._per_ip[host]
