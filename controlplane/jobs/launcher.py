@@ -193,6 +193,8 @@ def start(
     )
     if is_local(compute_target):
         environment["SPARK_LOCAL_IP"] = "127.0.0.1"
+    if is_connect(compute_target):
+        environment["SPARK_REMOTE"] = compute_target  # what PySpark's session builder connects to
     command = submit_command(
         job=job,
         parameters=parameters,
