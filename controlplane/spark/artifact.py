@@ -145,14 +145,11 @@ def build_code_artifact(directory: Path, repo_root: Path = REPO_ROOT) -> Path:
     return _atomically(target, write)
 
 
-def _distribution_of(module: str) -> list[str]:
-    return metadata.packages_distributions().get(module, [])
-
-
 def dependency_distributions(repo_root: Path = REPO_ROOT) -> list[metadata.Distribution]:
     """The installed distributions the code imports, with everything they require (extras left out)."""
     _, modules = code_files(repo_root)
-    pending = sorted({name for module in modules for name in _distribution_of(module)})
+    by_module = metadata.packages_distributions()  # scans every installed distribution: once
+    pending = sorted({name for module in modules for name in by_module.get(module, [])})
     found: dict[str, metadata.Distribution] = {}
     while pending:
         name = pending.pop()
