@@ -74,6 +74,9 @@ def test_a_catalog_job_runs_on_the_cluster_and_cancel_kills_the_application(
     assert application["cores"] <= 1
     executor_logs = list((standalone_cluster.worker_dir / application_id).glob("*/stderr"))
     assert executor_logs, "no executor ran on the worker"
+    # The credentials reached the executors inside the tasks, never an argv or a log.
+    logs = [*executor_logs, _run_dir(run) / launcher.LOG_FILE]
+    assert not any(setup.password in path.read_text(errors="replace") for path in logs)
 
     # Cancel while the application is running on the cluster: the master kills it.
     slow = setup.launch(
