@@ -6,36 +6,75 @@ Nothing here touches the database: services.py decides, this module only deals w
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controlplane.spark.jobs.runtime import DRIVER_FILE, KAFKA_CONFIG_ENV, RESULT_FILE
+from controlplane.spark import artifact
+from controlplane.spark.jobs.runtime import (
+    DRIVER_FILE,
+    KAFKA_CONFIG_ENV,
+    PROGRESS_FILE,
+    RESULT_FILE,
+    SparkResources,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUBMIT_SCRIPT = REPO_ROOT / "controlplane" / "spark" / "submit.py"
 LOG_FILE = "driver.log"
 # Only what Java, Spark and Python need: the worker's own environment holds the database URL and secret key.
-PASSED_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "JAVA_HOME", "TMPDIR", "SPARK_HOME")
+# SPARK_LOCAL_IP/SPARK_PUBLIC_DNS: the address executors on other hosts reach the driver (this host) at.
+PASSED_ENVIRONMENT = (
+    "PATH", "HOME", "LANG", "LC_ALL", "JAVA_HOME", "TMPDIR", "SPARK_HOME", "SPARK_LOCAL_IP", "SPARK_PUBLIC_DNS"
+)  # fmt: skip
+# Where the dependency archive is unpacked in each executor's working directory, and put on its Python path.
+DEPENDENCIES_ALIAS = "streamhub-deps"
+_CSRF_FIELD = re.compile(r'name="csrfToken"[^>]*value="([^"]*)"')
 _ERROR_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?(TopicReadError|InvalidOptions|ProduceFailed|ValueError|AnalysisException|"
     r"[A-Z]\w*(?:Error|Exception)): (.+)$"
 )
 
 
+@dataclass(frozen=True)
+class ClusterSettings:
+    """How runs reach compute that shares nothing with this host (services.py fills it from the settings)."""
+
+    artifacts_dir: Path
+    # The interpreter executors start (None: this one). It must be the same CPython minor version as this
+    # one when dependencies are shipped, as the archive holds compiled extensions.
+    executor_python: str | None = None
+    # Ship the third-party dependencies as an archive (off when the executors' Python has them installed).
+    ship_dependencies: bool = True
+    # The standalone master's web UI (application state, kill); default http://<master host>:8080.
+    master_web_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """The built artifacts one run takes to the cluster."""
+
+    code: Path
+    dependencies: Path | None = None
+
+
 @dataclass
 class SparkProcess:
     process: subprocess.Popen[bytes]
     output_dir: Path
+    compute_target: str = "local[2]"
 
     @property
     def session_id(self) -> int:
@@ -46,24 +85,76 @@ class SparkProcess:
         return self.output_dir / LOG_FILE
 
 
+def is_local(compute_target: str) -> bool:
+    return compute_target.startswith("local")
+
+
+def is_connect(compute_target: str) -> bool:
+    return compute_target.startswith("sc://")
+
+
+def prepare_shipment(compute_target: str, settings: ClusterSettings) -> Shipment:
+    """Builds (or reuses) the code artifact, and the dependency archive for a cluster's executors."""
+    code = artifact.build_code_artifact(settings.artifacts_dir)
+    ship = settings.ship_dependencies and not is_local(compute_target) and not is_connect(compute_target)
+    return Shipment(code, artifact.build_dependency_archive(settings.artifacts_dir) if ship else None)
+
+
 def submit_command(
-    *, job: str, parameters: dict[str, Any], output_dir: Path, compute_target: str
+    *,
+    job: str,
+    parameters: dict[str, Any],
+    output_dir: Path,
+    compute_target: str,
+    shipment: Shipment,
+    resources: SparkResources | None = None,
+    settings: ClusterSettings | None = None,
 ) -> list[str]:
+    """spark-submit's argv: no credential in it (they are in the connection file the driver reads).
+
+    The driver always runs here, in client mode: it writes the run's result and progress into the run's
+    directory, and Spark does not run Python applications in cluster mode on a standalone master.
+    """
+    resources = resources or SparkResources()
+    executor_python = (settings.executor_python if settings else None) or sys.executable
     command = [str(Path(sys.executable).parent / "spark-submit")]
-    command += (
-        ["--remote", compute_target] if compute_target.startswith("sc://") else ["--master", compute_target]
-    )
+    if is_connect(compute_target):
+        # The Connect server runs the plan: the client gives the session the code (submit.py --code-artifact).
+        command += ["--remote", compute_target]
+    else:
+        command += ["--master", compute_target, "--deploy-mode", "client", "--py-files", str(shipment.code)]
+        command += ["--driver-memory", resources.driver_memory]
+        command += ["--conf", "spark.ui.port=0"]  # any free port: two runs may overlap
+        command += ["--conf", f"spark.pyspark.driver.python={sys.executable}"]
+        command += ["--conf", f"spark.pyspark.python={executor_python}"]
+    if not is_local(compute_target) and not is_connect(compute_target):
+        command += ["--executor-memory", resources.executor_memory]
+        command += ["--executor-cores", str(resources.executor_cores)]
+        if compute_target.startswith("spark://"):
+            command += ["--total-executor-cores", str(resources.executor_cores * resources.max_executors)]
+        else:  # k8s, yarn
+            command += ["--conf", f"spark.executor.instances={resources.max_executors}"]
+            command += ["--conf", f"spark.dynamicAllocation.maxExecutors={resources.max_executors}"]
+        if shipment.dependencies is not None:
+            command += ["--archives", f"{shipment.dependencies}#{DEPENDENCIES_ALIAS}"]
+            # Relative: archives are unpacked in the executor's working directory, where Python workers start.
+            command += ["--conf", f"spark.executorEnv.PYTHONPATH={DEPENDENCIES_ALIAS}"]
     command += [
-        "--conf", "spark.ui.port=0",  # any free port: two runs may overlap
         "--conf", "spark.ui.showConsoleProgress=false",
         "--conf", "spark.sql.session.timeZone=UTC",
-        "--conf", f"spark.pyspark.python={sys.executable}",
     ]  # fmt: skip
-    if compute_target.startswith("local"):
+    if is_local(compute_target):
         command += ["--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"]
     command += [str(SUBMIT_SCRIPT), "--job", job, "--parameters", json.dumps(parameters)]
     command += ["--output-dir", str(output_dir)]
+    if is_connect(compute_target):
+        command += ["--code-artifact", str(shipment.code)]
     return command
+
+
+def _site_packages() -> list[str]:
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
 def write_connection_file(directory: Path, kafka_config: dict[str, Any]) -> Path:
@@ -77,24 +168,45 @@ def write_connection_file(directory: Path, kafka_config: dict[str, Any]) -> Path
 
 
 def start(
-    *, job: str, parameters: dict[str, Any], output_dir: Path, compute_target: str, connection_file: Path
+    *,
+    job: str,
+    parameters: dict[str, Any],
+    output_dir: Path,
+    compute_target: str,
+    connection_file: Path,
+    shipment: Shipment,
+    resources: SparkResources | None = None,
+    settings: ClusterSettings | None = None,
 ) -> SparkProcess:
     output_dir.mkdir(parents=True, exist_ok=True)
     environment = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
     environment.update(
         {
-            "PYTHONPATH": str(REPO_ROOT),
-            "PYSPARK_PYTHON": sys.executable,
+            # The driver imports the same artifact the executors get, not this checkout. PySpark plans a
+            # Python data source in Python workers beside the driver, started with the executors' interpreter:
+            # here they find the dependencies in this interpreter's site-packages (same CPython version).
+            "PYTHONPATH": os.pathsep.join([str(shipment.code), *_site_packages()]),
+            "PYSPARK_PYTHON": (settings.executor_python if settings else None) or sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
-            "SPARK_LOCAL_IP": "127.0.0.1",
             KAFKA_CONFIG_ENV: str(connection_file),
         }
     )
+    if is_local(compute_target):
+        environment["SPARK_LOCAL_IP"] = "127.0.0.1"
+    if is_connect(compute_target):
+        environment["SPARK_REMOTE"] = compute_target  # what PySpark's session builder connects to
+    command = submit_command(
+        job=job,
+        parameters=parameters,
+        output_dir=output_dir,
+        compute_target=compute_target,
+        shipment=shipment,
+        resources=resources,
+        settings=settings,
+    )
     with open(output_dir / LOG_FILE, "ab") as log:
         process = subprocess.Popen(
-            submit_command(
-                job=job, parameters=parameters, output_dir=output_dir, compute_target=compute_target
-            ),
+            command,
             cwd=output_dir,
             env=environment,
             stdout=log,
@@ -102,7 +214,7 @@ def start(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    return SparkProcess(process, output_dir)
+    return SparkProcess(process, output_dir, compute_target)
 
 
 def session_processes(session_id: int) -> list[int]:
@@ -144,11 +256,83 @@ def _signal(pid: int, number: int) -> None:
         os.kill(pid, number)
 
 
-def ui_address(output_dir: Path) -> str | None:
+def driver_info(output_dir: Path) -> dict[str, Any]:
+    """What the driver wrote once its session was up: {"ui", "application_id"} (empty before that)."""
     try:
-        return json.loads((output_dir / DRIVER_FILE).read_text()).get("ui")
+        return json.loads((output_dir / DRIVER_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def ui_address(output_dir: Path) -> str | None:
+    return driver_info(output_dir).get("ui")
+
+
+def connect_progress(output_dir: Path) -> dict[str, int] | None:
+    """Progress a Spark Connect client heard from its server (submit.py writes it), None before any."""
+    try:
+        return json.loads((output_dir / PROGRESS_FILE).read_text())
     except (OSError, ValueError):
         return None
+
+
+def run_progress(spark: SparkProcess) -> dict[str, int] | None:
+    if is_connect(spark.compute_target):
+        return connect_progress(spark.output_dir)
+    address = ui_address(spark.output_dir)
+    return read_progress(address) if address else None
+
+
+def master_web_url(compute_target: str, settings: ClusterSettings | None) -> str | None:
+    """The standalone master's web UI for a spark:// target (the first master of an HA list)."""
+    if not compute_target.startswith("spark://"):
+        return None
+    if settings and settings.master_web_url:
+        return settings.master_web_url.rstrip("/")
+    host = compute_target.removeprefix("spark://").split(",")[0].rsplit(":", 1)[0]
+    return f"http://{host}:8080"
+
+
+def master_application(web_url: str, application_id: str) -> dict[str, Any] | None:
+    """The master's record of an application, from its JSON state (None if it does not know it)."""
+    state = _get_json(f"{web_url}/json/")
+    for application in state.get("activeapps", []) + state.get("completedapps", []):
+        if application.get("id") == application_id:
+            return application
+    return None
+
+
+def kill_on_master(web_url: str, application_id: str) -> None:
+    """Asks the master to kill the application: its executors stop wherever they run.
+
+    The master's kill endpoint is its web UI's own form, which carries the UI's CSRF token (Spark 4): read it
+    from the page that shows the form, as a browser would.
+    """
+    with urllib.request.urlopen(f"{web_url}/", timeout=5) as response:
+        page = response.read().decode(errors="replace")
+    fields = {"id": application_id, "terminate": "true"}
+    token = _CSRF_FIELD.search(page)
+    if token:
+        fields["csrfToken"] = html.unescape(token.group(1))
+    body = urllib.parse.urlencode(fields).encode()
+    request = urllib.request.Request(f"{web_url}/app/kill/", data=body, method="POST")
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
+def cancel(spark: SparkProcess, settings: ClusterSettings | None, grace_seconds: float = 10.0) -> None:
+    """Stops a run everywhere: the application on a standalone master first (so its executors on other
+    hosts stop even if the driver here cannot say goodbye), then every local process of the run."""
+    web_url = master_web_url(spark.compute_target, settings)
+    application_id = driver_info(spark.output_dir).get("application_id")
+    if web_url and application_id:
+        try:
+            kill_on_master(web_url, application_id)
+        except (OSError, urllib.error.URLError) as error:
+            # The driver's own stop below still ends the application; say why the master was not asked.
+            with open(spark.log_path, "a") as log:
+                log.write(f"streamhub: could not ask the master to kill {application_id}: {error}\n")
+    stop(spark, grace_seconds)
 
 
 def _get_json(url: str) -> Any:

@@ -28,7 +28,7 @@ from controlplane.jobs.models import JobRun
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.gateway import Acl, Connection, describe_acls
 from controlplane.reconcile.ownership import owner_in, prefix_table
-from controlplane.spark.jobs.runtime import parameters_from_json
+from controlplane.spark.jobs.runtime import parameters_from_json, split_resources
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.models import Team
@@ -43,6 +43,20 @@ COMPUTE_TARGET_PREFIXES = ("local", "spark://", "k8s://", "sc://", "yarn")
 
 def default_compute_target() -> str:
     return getattr(settings, "SPARK_MASTER", None) or os.environ.get("SPARK_MASTER", "local[2]")
+
+
+def _setting(name: str, default: str | None = None) -> str | None:
+    return getattr(settings, name, None) or os.environ.get(name) or default
+
+
+def cluster_settings() -> launcher.ClusterSettings:
+    """How runs reach the compute: see the README's Spark settings."""
+    return launcher.ClusterSettings(
+        artifacts_dir=Path(_setting("SPARK_ARTIFACTS_DIR") or Path(settings.DATA_DIR) / "spark-artifacts"),
+        executor_python=_setting("SPARK_EXECUTOR_PYTHON"),
+        ship_dependencies=(_setting("SPARK_SHIP_DEPENDENCIES", "true") or "").lower() != "false",
+        master_web_url=_setting("SPARK_MASTER_WEB_URL"),
+    )
 
 
 def results_root() -> Path:
@@ -68,7 +82,8 @@ def _change(action: str, run: JobRun) -> Change:
 def validate_parameters(job: str, parameters: dict[str, Any]) -> None:
     module = importlib.import_module(f"controlplane.spark.jobs.{job}")
     try:
-        parameters_from_json(module.Parameters, parameters)
+        own, _resources = split_resources(parameters)
+        parameters_from_json(module.Parameters, own)
     except (TypeError, ValueError) as error:
         raise ServiceError(f"Invalid parameters for {job}: {error}", code="invalid_parameters") from None
 
@@ -271,16 +286,21 @@ def execute_job_run(run_id: int) -> str:
     secrets_dir = Path(tempfile.mkdtemp(prefix=f"job-{run.pk}-"))
     try:
         connection_file = launcher.write_connection_file(secrets_dir, kafka_config_for(run))
+        parameters, resources = split_resources(run.parameters)
+        compute = cluster_settings()
         spark = launcher.start(
             job=run.job,
-            parameters=run.parameters,
+            parameters=parameters,
             output_dir=output_dir,
             compute_target=run.compute_target,
             connection_file=connection_file,
+            shipment=launcher.prepare_shipment(run.compute_target, compute),
+            resources=resources,
+            settings=compute,
         )
         run.state, run.started_at, run.process_group = RunState.RUNNING, timezone.now(), spark.session_id
         run.save(update_fields=["state", "started_at", "process_group"])
-        return _watch(run, spark)
+        return _watch(run, spark, compute)
     except OSError as error:
         _finish(run, RunState.FAILED, f"Could not start spark-submit: {error}")
         return RunState.FAILED
@@ -288,23 +308,22 @@ def execute_job_run(run_id: int) -> str:
         shutil.rmtree(secrets_dir, ignore_errors=True)
 
 
-def _watch(run: JobRun, spark: launcher.SparkProcess) -> str:
+def _watch(run: JobRun, spark: launcher.SparkProcess, compute: launcher.ClusterSettings) -> str:
     deadline = time.monotonic() + run.time_limit_seconds
     while True:
         return_code = spark.process.poll()
-        address = launcher.ui_address(spark.output_dir)
-        progress = launcher.read_progress(address) if address and return_code is None else None
+        progress = launcher.run_progress(spark) if return_code is None else None
         if progress is not None:
             run.progress = progress
             run.save(update_fields=["progress"])
         if return_code is not None:
             break
         if JobRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
-            launcher.stop(spark)
+            launcher.cancel(spark, compute)
             _finish(run, RunState.CANCELLED, "Cancelled while running.")
             return RunState.CANCELLED
         if time.monotonic() > deadline:
-            launcher.stop(spark)
+            launcher.cancel(spark, compute)
             _finish(run, RunState.FAILED, f"The job exceeded its time limit of {run.time_limit_seconds} s.")
             return RunState.FAILED
         time.sleep(PROGRESS_INTERVAL_SECONDS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import datetime
 import hashlib
+import importlib.resources
 import logging
 import os
 import socket
@@ -48,7 +49,8 @@ from controlplane.spark.projection import TIMESTAMP_TYPE, Projection
 
 log = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("native") / "record_decoder.c"
+# Read as a package resource: on a cluster this module is imported from the code artifact's zip.
+SOURCE = ("controlplane.spark", "native/record_decoder.c")
 # One Fetch response becomes one Arrow batch: large enough that Spark's per-batch cost vanishes.
 FETCH_MAX_BYTES = 8 * 1024 * 1024
 FETCH_MAX_WAIT_MS = 100
@@ -91,19 +93,22 @@ def _cache_dir() -> Path:
     return Path(base) / "controlplane-spark"
 
 
-def _build_library(source: Path) -> Path:
+def _build_library(source: bytes) -> Path:
     """Compiles the decoder once per source version; concurrent executors each build to a temporary name
     and rename, so none loads a half-written library."""
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(source).hexdigest()[:16]
     target = _cache_dir() / f"record_decoder-{digest}.so"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    source_path = target.with_suffix(".c")
+    if not source_path.exists():
+        source_path.write_bytes(source)  # the same bytes whoever writes it: no rename needed
     handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".so")
     os.close(handle)
     try:
         compiler = os.environ.get("CC", "cc")
-        command = [compiler, "-O2", "-shared", "-fPIC", "-o", partial, str(source)]
+        command = [compiler, "-O2", "-shared", "-fPIC", "-o", partial, str(source_path)]
         subprocess.run(command, check=True, capture_output=True, timeout=120)
         os.replace(partial, target)
     finally:
@@ -119,7 +124,10 @@ def native_decoder() -> ctypes._CFuncPtr | None:
         return _decoder
     _decoder_loaded = True
     try:
-        library = ctypes.CDLL(str(_build_library(SOURCE)))
+        package, name = SOURCE
+        library = ctypes.CDLL(
+            str(_build_library(importlib.resources.files(package).joinpath(name).read_bytes()))
+        )
     except (OSError, subprocess.SubprocessError) as error:
         log.warning("topic reads use confluent-kafka: the native record decoder is unavailable (%s)", error)
         return None

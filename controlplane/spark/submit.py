@@ -3,8 +3,9 @@
     STREAMHUB_KAFKA_CONFIG_FILE=conn.json spark-submit controlplane/spark/submit.py \
         --job key_skew --parameters '{"source": {"topic": "orders"}, "top": 10}' --output-dir out/
 
-The repository root must be importable by the driver and the Python workers (PYTHONPATH, or --py-files with a
-zip of controlplane/ on a real cluster).
+The code must be importable by the driver and the Python workers: the launcher gives both the code artifact
+(artifact.py) with --py-files and PYTHONPATH. Against Spark Connect (`--remote sc://…`) the plan runs on the
+server, so `--code-artifact` adds that zip to the session (addArtifacts) before the source is registered.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -19,6 +21,7 @@ from pathlib import Path
 from controlplane.spark.jobs import CATALOG
 from controlplane.spark.jobs.runtime import (
     DRIVER_FILE,
+    PROGRESS_FILE,
     JobContext,
     load_kafka_config,
     parameters_from_json,
@@ -31,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--job", required=True, choices=CATALOG)
     parser.add_argument("--parameters", default="{}", help="JSON object of the job's parameters")
     parser.add_argument("--output-dir", required=True, type=Path)
+    parser.add_argument("--code-artifact", type=Path, help="Spark Connect: the zip to add to the session")
     arguments = parser.parse_args(argv)
     module = importlib.import_module(f"controlplane.spark.jobs.{arguments.job}")
     parameters = parameters_from_json(module.Parameters, json.loads(arguments.parameters))
@@ -42,11 +46,19 @@ def main(argv: list[str] | None = None) -> int:
     from controlplane.spark.topic_source import register_topic_source
 
     spark = SparkSession.builder.appName(f"streamhub-{arguments.job}").getOrCreate()
+    remote = is_remote_session(spark)
+    if remote:
+        if arguments.code_artifact:
+            spark.addArtifacts(str(arguments.code_artifact), pyfile=True)
+        spark.registerProgressHandler(ProgressFile(arguments.output_dir / PROGRESS_FILE))
+        interrupt_on_sigterm(spark)
     register_topic_source(spark)
-    # The launcher polls the driver UI's REST API for progress; the port is picked freely, so tell it where.
-    (arguments.output_dir / DRIVER_FILE).write_text(
-        json.dumps({"ui": spark.sparkContext.uiWebUrl, "application_id": spark.sparkContext.applicationId})
-    )
+    # The launcher polls the driver UI's REST API for progress (the port is picked freely, so tell it where)
+    # and kills the application on a standalone master by its id.
+    driver = {"session_id": spark.session_id} if remote else {
+        "ui": spark.sparkContext.uiWebUrl, "application_id": spark.sparkContext.applicationId
+    }  # fmt: skip
+    (arguments.output_dir / DRIVER_FILE).write_text(json.dumps(driver))
     try:
         context = JobContext(kafka_config=load_kafka_config(), output_dir=arguments.output_dir)
         result = module.run(spark, parameters, context)
@@ -54,6 +66,49 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         spark.stop()
     return 0
+
+
+def is_remote_session(spark: object) -> bool:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    return isinstance(spark, ConnectSession)
+
+
+class ProgressFile:
+    """A Spark Connect progress handler: the stages of the running operation, as the launcher reads them
+    from the driver UI in the other modes ({"stages_done", "stages_total", "tasks_done", ...})."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.finished: dict[str, dict[str, int]] = {}  # by operation: earlier operations' totals count too
+
+    def __call__(self, stages: object, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        stages = list(stages or [])
+        current = {
+            "stages_done": sum(1 for s in stages if s.done),
+            "stages_total": len(stages),
+            "tasks_done": sum(s.num_completed_tasks for s in stages),
+            "tasks_total": sum(s.num_tasks for s in stages),
+            "bytes_read": sum(s.num_bytes_read for s in stages),
+        }
+        self.finished[operation_id or ""] = current
+        totals = {name: sum(op[name] for op in self.finished.values()) for name in current}
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(totals))
+        temporary.replace(self.path)
+
+
+def interrupt_on_sigterm(spark: object) -> None:
+    """On cancel the launcher sends SIGTERM: a Connect server would otherwise go on running the operation
+    of a client that went away. (In the other modes spark-submit's JVM stops the application itself.)"""
+
+    def handler(number: int, frame: object) -> None:
+        try:
+            spark.interruptAll()
+        finally:
+            raise SystemExit(128 + number)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 if __name__ == "__main__":

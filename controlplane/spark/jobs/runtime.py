@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,46 @@ from typing import Any
 KAFKA_CONFIG_ENV = "STREAMHUB_KAFKA_CONFIG_FILE"
 RESULT_FILE = "result.json"
 DRIVER_FILE = "driver.json"  # where the driver's UI listens, written as soon as the session is up
+PROGRESS_FILE = "progress.json"  # stage progress a Spark Connect client hears from its server
+RESOURCES_PARAMETER = "resources"
+_MEMORY = re.compile(r"^(\d+)([mg])$")
+
+
+@dataclass(frozen=True)
+class SparkResources:
+    """What one run asks of the cluster, given as the `resources` object of any job's parameters.
+
+    Memory as Spark spells it ("512m", "2g"); `max_executors` bounds the executors of a run, so one team's
+    run cannot take a whole shared cluster (standalone: total cores = max_executors * executor_cores).
+    """
+
+    driver_memory: str = "1g"
+    executor_memory: str = "1g"
+    executor_cores: int = 1
+    max_executors: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("driver_memory", "executor_memory"):
+            match = _MEMORY.match(str(getattr(self, name)).lower())
+            megabytes = int(match.group(1)) * (1024 if match.group(2) == "g" else 1) if match else 0
+            if not 256 <= megabytes <= 64 * 1024:
+                raise ValueError(f"resources.{name} must be 256m to 64g, as '512m' or '2g'")
+        for name, most in (("executor_cores", 32), ("max_executors", 64)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+                raise ValueError(f"resources.{name} must be a whole number from 1 to {most}")
+
+
+def split_resources(parameters: dict[str, Any]) -> tuple[dict[str, Any], SparkResources]:
+    """The job's own parameters, and the resources the run asks for (defaults where not given)."""
+    own = {name: value for name, value in parameters.items() if name != RESOURCES_PARAMETER}
+    asked = parameters.get(RESOURCES_PARAMETER) or {}
+    if not isinstance(asked, dict):
+        raise ValueError("resources must be an object")
+    known = {f.name for f in dataclasses.fields(SparkResources)}
+    if set(asked) - known:
+        raise ValueError(f"unknown resources: {', '.join(sorted(set(asked) - known))}")
+    return own, SparkResources(**asked)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from controlplane.tenancy.choices import TeamRole
 from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
 from tests.fixtures.servers import point_celery_at, stop_process, wait_until
 from tests.integration.clusters.conftest import _database_url_of_this_test
+from tests.integration.spark.spark_servers import connect_server, standalone_cluster  # noqa: F401 - fixtures
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -93,7 +94,16 @@ SYSTEM = Actor.system()
 
 
 @pytest.fixture
-def spark_worker(transactional_db, redis_url: str, tmp_path: Path, settings) -> Iterator[subprocess.Popen]:
+def spark_worker_environment() -> dict[str, str]:
+    """Extra environment of the Celery worker: a test module overrides this fixture to point runs at a
+    cluster (SPARK_EXECUTOR_PYTHON, SPARK_MASTER_WEB_URL, ...)."""
+    return {}
+
+
+@pytest.fixture
+def spark_worker(
+    transactional_db, redis_url: str, tmp_path: Path, settings, spark_worker_environment: dict[str, str]
+) -> Iterator[subprocess.Popen]:
     """A real Celery worker consuming only the `spark` queue, on this test's database and data dir."""
     point_celery_at(redis_url, settings)
     settings.DATA_DIR = tmp_path
@@ -104,6 +114,7 @@ def spark_worker(transactional_db, redis_url: str, tmp_path: Path, settings) -> 
         "DATABASE_URL": _database_url_of_this_test(),
         # The worker must decrypt the run's credential that this process encrypted.
         "SECRET_KEY": settings.SECRET_KEY,
+        **spark_worker_environment,
     }
     command = [sys.executable, "-m", "celery", "-A", "console", "worker", "-l", "WARNING", "--pool", "solo"]
     command += ["-Q", "spark", "-n", f"spark-test-{os.getpid()}@%h"]

@@ -6,24 +6,87 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from controlplane.jobs import launcher
+from controlplane.spark.jobs.runtime import SparkResources, split_resources
+
+SHIPMENT = launcher.Shipment(code=Path("/artifacts/streamhub-spark-0.1.0-abc.zip"))
 
 
-def test_the_submit_command_carries_no_credentials_and_picks_master_or_remote():
-    command = launcher.submit_command(
+def _command(compute_target: str, **extra) -> list[str]:
+    return launcher.submit_command(
         job="key_skew",
         parameters={"source": {"topic": "t"}},
         output_dir=launcher.REPO_ROOT,
-        compute_target="local[2]",
+        compute_target=compute_target,
+        shipment=extra.pop("shipment", SHIPMENT),
+        **extra,
     )
+
+
+def _option(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def _confs(command: list[str]) -> dict[str, str]:
+    pairs = [command[i + 1].split("=", 1) for i, part in enumerate(command) if part == "--conf"]
+    return dict(pairs)
+
+
+def test_the_submit_command_carries_no_credentials_and_picks_master_or_remote():
+    command = _command("local[2]")
     assert command[1:3] == ["--master", "local[2]"]
     assert "--job" in command
     assert not any("password" in part or "sasl" in part for part in command)
-    remote = launcher.submit_command(
-        job="key_skew", parameters={}, output_dir=launcher.REPO_ROOT, compute_target="sc://h:15002"
-    )
+    remote = _command("sc://h:15002")
     assert remote[1:3] == ["--remote", "sc://h:15002"]
+    # The Connect server gets the code from the session (addArtifacts), not from spark-submit.
+    assert _option(remote, "--code-artifact") == str(SHIPMENT.code)
+    assert "--py-files" not in remote
+
+
+def test_a_cluster_run_ships_code_and_dependencies_and_asks_for_its_resources():
+    shipment = launcher.Shipment(SHIPMENT.code, Path("/artifacts/streamhub-spark-deps-cp311-x.tar.gz"))
+    settings = launcher.ClusterSettings(
+        artifacts_dir=Path("/artifacts"), executor_python="/usr/bin/python3.11"
+    )
+    resources = SparkResources(driver_memory="2g", executor_memory="3g", executor_cores=2, max_executors=4)
+    command = _command("spark://m:7077", shipment=shipment, settings=settings, resources=resources)
+    assert _option(command, "--deploy-mode") == "client"  # Spark runs no Python app in cluster mode here
+    assert _option(command, "--py-files") == str(SHIPMENT.code)
+    assert _option(command, "--archives") == f"{shipment.dependencies}#{launcher.DEPENDENCIES_ALIAS}"
+    confs = _confs(command)
+    assert confs["spark.executorEnv.PYTHONPATH"] == launcher.DEPENDENCIES_ALIAS
+    assert confs["spark.pyspark.python"] == "/usr/bin/python3.11"
+    assert confs["spark.pyspark.driver.python"] == sys.executable
+    assert _option(command, "--driver-memory") == "2g"
+    assert _option(command, "--executor-memory") == "3g"
+    assert _option(command, "--executor-cores") == "2"
+    assert _option(command, "--total-executor-cores") == "8"
+    assert "spark.driver.host" not in confs  # executors on other hosts must reach this host's real address
+    kubernetes = _command("k8s://https://api:6443", shipment=shipment, settings=settings, resources=resources)
+    assert _confs(kubernetes)["spark.executor.instances"] == "4"
+    assert "--total-executor-cores" not in kubernetes
+
+
+def test_resources_come_from_the_parameters_and_are_bounded():
+    own, resources = split_resources({"source": {"topic": "t"}, "resources": {"executor_memory": "2g"}})
+    assert own == {"source": {"topic": "t"}}
+    assert resources == SparkResources(executor_memory="2g")
+    assert split_resources({"top": 3}) == ({"top": 3}, SparkResources())
+    for bad in ({"executor_memory": "100g"}, {"driver_memory": "lots"}, {"executor_cores": 0}, {"gpus": 1}):
+        with pytest.raises(ValueError, match="resources"):
+            split_resources({"resources": bad})
+
+
+def test_the_master_web_ui_defaults_to_the_masters_host():
+    assert launcher.master_web_url("spark://m1:7077,m2:7077", None) == "http://m1:8080"
+    settings = launcher.ClusterSettings(artifacts_dir=Path("/a"), master_web_url="http://ui:9090/")
+    assert launcher.master_web_url("spark://m:7077", settings) == "http://ui:9090"
+    assert launcher.master_web_url("local[2]", settings) is None
 
 
 def test_the_connection_file_is_readable_only_by_its_owner(tmp_path):
