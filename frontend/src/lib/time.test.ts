@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatRelativeTime, formatTimestamp, fromDateTimeLocal, toDateTimeLocal } from "./time";
+import { formatDurationMs, formatRelativeTime, formatTimestamp, fromDateTimeLocal, toDateTimeLocal } from "./time";
 
 describe("formatTimestamp", () => {
   it("shows the instant in the given timezone, with the zone named", () => {
@@ -36,5 +36,20 @@ describe("datetime-local values", () => {
     expect(fromDateTimeLocal("")).toBeNull();
     expect(fromDateTimeLocal("not a date")).toBeNull();
     expect(toDateTimeLocal("not a date")).toBe("");
+  });
+});
+
+describe("formatDurationMs", () => {
+  it("uses the largest unit that divides the value exactly", () => {
+    expect(formatDurationMs(2_592_000_000)).toBe("30 days");
+    expect(formatDurationMs(86_400_000)).toBe("1 day");
+    expect(formatDurationMs(600_000)).toBe("10 minutes");
+    expect(formatDurationMs(5_400_000)).toBe("90 minutes");
+    expect(formatDurationMs(1_500)).toBe("1500 ms");
+  });
+
+  it("shows a dash for values that are not durations", () => {
+    expect(formatDurationMs(-1)).toBe("—");
+    expect(formatDurationMs(Number.NaN)).toBe("—");
   });
 });

@@ -90,3 +90,22 @@ export function fromDateTimeLocal(value: string): string | null {
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
+
+const DURATION_UNITS: [number, string, string][] = [
+  [86_400_000, "day", "days"],
+  [3_600_000, "hour", "hours"],
+  [60_000, "minute", "minutes"],
+  [1_000, "second", "seconds"],
+];
+
+/** "30 days", "10 minutes", "1500 ms": a Kafka *.ms value in the largest unit that divides it exactly. */
+export function formatDurationMs(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "—";
+  for (const [size, one, many] of DURATION_UNITS) {
+    if (ms >= size && ms % size === 0) {
+      const count = ms / size;
+      return `${count} ${count === 1 ? one : many}`;
+    }
+  }
+  return `${ms} ms`;
+}

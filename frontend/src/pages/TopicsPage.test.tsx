@@ -163,7 +163,9 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
     expect(within(dialog).getByLabelText("Partitions")).toHaveAccessibleDescription(
       "Up to 12 per topic, 3000 for the team.",
     );
-    expect(within(dialog).getByLabelText("Guardrails")).toHaveTextContent(/retention\.ms at most 2592000000/);
+    expect(within(dialog).getByLabelText("Guardrails")).toHaveTextContent(
+      /retention\.ms at most 30 days; segment\.bytes 1\.0 MiB to 1\.0 GiB/,
+    );
     expect(within(dialog).getByLabelText("Cluster")).toHaveAccessibleDescription(
       "12 of 4,000 partition replicas in use (4,000 per broker on 1); a topic needs partitions × replication factor.",
     );

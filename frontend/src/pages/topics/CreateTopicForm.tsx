@@ -7,7 +7,9 @@ import { useCreateTopic } from "../../api/hooks/topics";
 import type { Cluster, Team, TopicCreate } from "../../api/types";
 import { Field, FormError } from "../../components/Field";
 import { choicesOf, SelectField, TextField } from "../../components/FormFields";
+import { formatBytes } from "../../lib/bytes";
 import { formErrorsOf } from "../../lib/formErrors";
+import { formatDurationMs } from "../../lib/time";
 import { LiveOperation } from "../clusters/OperationProgress";
 import { KeyValueRows, rowsToRecord, type KeyValueRow } from "./KeyValueRows";
 
@@ -210,9 +212,10 @@ export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: C
       </div>
       {limits ? (
         <p className="field__hint" aria-label="Guardrails">
-          retention.ms at most {limits.max_retention_ms}; segment.bytes {limits.min_segment_bytes} to{" "}
-          {limits.max_segment_bytes}; segment.ms at least {limits.min_segment_ms}; {limits.admin_operations_per_minute}{" "}
-          changes per minute for the team. An org admin can raise these in the team&apos;s policy.
+          retention.ms at most {formatDurationMs(limits.max_retention_ms)}; segment.bytes{" "}
+          {formatBytes(limits.min_segment_bytes)} to {formatBytes(limits.max_segment_bytes)}; segment.ms at least{" "}
+          {formatDurationMs(limits.min_segment_ms)}; {limits.admin_operations_per_minute} changes per minute for the
+          team. An org admin can raise these in the team&apos;s policy.
         </p>
       ) : null}
       <KeyValueRows
