@@ -108,6 +108,9 @@ class ReplicaManager:
         # Dynamic broker configs by resource name (this broker's id, or "" for the cluster default).
         self.dynamic_configs: dict[str, dict[str, str]] = {}
         self.fetchers: FetcherPool | None = None
+        # Follower broker id -> when its latest Fetch arrived (ms): with fetch sessions an idle
+        # partition is not named in every fetch, yet a follower that fetches is caught up on it.
+        self.last_follower_fetch_ms: dict[int, int] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alter_tasks: set[asyncio.Task[None]] = set()
 
@@ -444,6 +447,10 @@ class ReplicaManager:
 
     # ---- leader: follower progress, high watermark, ISR ---------------------------------------
 
+    def note_follower_fetch(self, follower: int) -> None:
+        """A Fetch from follower broker `follower` arrived (whichever partitions it names)."""
+        self.last_follower_fetch_ms[follower] = now_ms()
+
     def record_follower_fetch(self, replica: Replica, follower: int, fetch_offset: int) -> bool:
         """A follower fetched at `fetch_offset`; False when it is not a replica of this partition."""
         leader = replica.leader
@@ -479,7 +486,12 @@ class ReplicaManager:
             leader = replica.leader
             if leader is None or replica.alter_in_flight:
                 continue
-            lagging = leader.out_of_sync(now, self.config.replica_lag_time_max_ms)
+            lagging = leader.out_of_sync(
+                now,
+                self.config.replica_lag_time_max_ms,
+                replica.log.log_end_offset,
+                self.last_follower_fetch_ms,
+            )
             if lagging:
                 log.info(
                     "shrinking ISR of %s-%d: %s did not catch up within %d ms",
