@@ -31,98 +31,35 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from controlplane.clusters.provisioners.local import FAILOVER_TIMINGS
 from tests.fixtures.cluster import LocalCluster, start_cluster
+from tests.integration.cluster.scale_checker import (
+    PROBE_PARTITIONS,
+    PROBE_TOPIC,
+    Probe,
+    controller_elections,
+    create_when_brokers_unfenced,
+    fencings,
+    topic_fully_replicated,
+)
 
 BIG_TOPIC = "wide"
-PROBE_TOPIC = "probe"
-PROBE_INTERVAL_S = 0.25
-PROBE_PARTITIONS = 100
+# Metadata of a 10,000-partition topic from every broker is itself a load: not too often.
+ISR_POLL_S = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def controller_elections(cluster: LocalCluster) -> int:
-    return sum(node.log_text().count("is the active controller for term") for node in cluster.nodes.values())
-
-
-def fencings(cluster: LocalCluster) -> int:
-    return sum(
-        node.log_text().count("fenced a broker whose session expired") for node in cluster.nodes.values()
-    )
-
-
-def topic_fully_replicated(cluster: LocalCluster, topic: str, partitions: int, timeout_s: float = 10) -> bool:
-    """Every broker's Metadata shows every partition of `topic` with a leader and a full ISR."""
-    for node in cluster.brokers:
-        admin = AdminClient(cluster.client_config(**{"bootstrap.servers": node.bootstrap}))
-        try:
-            described = admin.list_topics(topic, timeout=timeout_s).topics.get(topic)
-        except KafkaException:
-            return False
-        if described is None or described.error is not None or len(described.partitions) != partitions:
-            return False
-        for meta in described.partitions.values():
-            if meta.leader < 0 or len(meta.isrs) < len(meta.replicas):
-                return False
-    return True
-
-
-def _note_delivery(delivered: list[object], error: object, _message: object) -> None:
-    delivered.append(error)
-
-
-class Probe(threading.Thread):
-    """Other clients of the cluster: Metadata from every broker and one acknowledged record per round."""
-
-    def __init__(self, cluster: LocalCluster) -> None:
-        super().__init__(name="probe", daemon=True)
-        self.admins = [
-            AdminClient(cluster.client_config(**{"bootstrap.servers": node.bootstrap}))
-            for node in cluster.brokers
-        ]
-        self.producer = Producer(cluster.client_config(acks="all", **{"message.timeout.ms": "30000"}))
-        self.slowest_s = 0.0
-        self.failures: list[str] = []
-        self.rounds = 0
-        self._stopping = threading.Event()
-
-    def run(self) -> None:
-        while not self._stopping.is_set():
-            for admin in self.admins:
-                started = time.monotonic()
-                try:
-                    admin.list_topics(PROBE_TOPIC, timeout=10)
-                except KafkaException as exc:
-                    self.failures.append(f"metadata: {exc}")
-                self.slowest_s = max(self.slowest_s, time.monotonic() - started)
-            started = time.monotonic()
-            delivered: list[object] = []
-            self.producer.produce(PROBE_TOPIC, b"probe", on_delivery=partial(_note_delivery, delivered))
-            self.producer.flush(30)
-            if not delivered or delivered[0] is not None:
-                self.failures.append(f"produce: {delivered[0] if delivered else 'no delivery report'}")
-            self.slowest_s = max(self.slowest_s, time.monotonic() - started)
-            self.rounds += 1
-            self._stopping.wait(PROBE_INTERVAL_S)
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.join()
 
 
 def produce_consume(cluster: LocalCluster, topic: str, partitions: int, records: int) -> dict[str, float]:
@@ -203,7 +140,7 @@ def main() -> None:
     result: dict[str, object] = {"partitions": args.partitions, "load_before": os.getloadavg()}
     try:
         admin = AdminClient(cluster.client_config())
-        admin.create_topics([NewTopic(PROBE_TOPIC, PROBE_PARTITIONS, 3)])[PROBE_TOPIC].result(30)
+        create_when_brokers_unfenced(admin, NewTopic(PROBE_TOPIC, PROBE_PARTITIONS, 3))
         elections_before, fencings_before = controller_elections(cluster), fencings(cluster)
         probe = Probe(cluster)
         probe.start()
@@ -217,7 +154,7 @@ def main() -> None:
             if time.monotonic() - started > args.isr_timeout:
                 result["isr_full_s"] = None
                 break
-            time.sleep(0.5)
+            time.sleep(ISR_POLL_S)
         else:
             result["isr_full_s"] = round(time.monotonic() - started, 2)
         for spy in spies:

@@ -66,9 +66,12 @@ class ClusterMetadataApplier:
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment
     ) -> None:
-        topic_image = self.image().topics.get(current.topic_id)
-        if topic_image is not None:
-            self._ensure_topic(topic_image)
+        local = self.state.metadata.get(current.topic)
+        if local is None or local.topic_id != current.topic_id or local.partitions <= current.partition:
+            # Only then: `_ensure_topic` looks at every partition of the topic.
+            topic_image = self.image().topics.get(current.topic_id)
+            if topic_image is not None:
+                self._ensure_topic(topic_image)
         for follower in self.followers:
             follower.on_partition_changed(previous, current)
 

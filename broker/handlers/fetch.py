@@ -350,9 +350,14 @@ async def _incremental_fetch(
         for part in topic.partitions:
             key = (topic.topic, part.partition)
             named.add(key)
-            session.partitions[key] = SessionPartition(
-                getattr(part, "current_leader_epoch", -1), part.fetch_offset, part.partition_max_bytes
-            )
+            epoch = getattr(part, "current_leader_epoch", -1)
+            known = session.partitions.get(key)
+            if known is None:
+                session.partitions[key] = SessionPartition(epoch, part.fetch_offset, part.partition_max_bytes)
+            else:  # a new position; what the fetcher was last told stays
+                known.current_leader_epoch = epoch
+                known.fetch_offset = part.fetch_offset
+                known.max_bytes = part.partition_max_bytes
     for forgotten in request.forgotten_topics_data:
         for index in forgotten.partitions:
             session.forget((forgotten.topic, index))

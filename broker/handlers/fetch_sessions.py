@@ -47,7 +47,6 @@ class SessionPartition:
     # The last values a response carried (an incremental response leaves out what did not change).
     sent_high_watermark: int = -2
     sent_log_start: int = -2
-    sent_error: int = -1
 
 
 @dataclass(eq=False)

@@ -47,9 +47,14 @@ class LeaderState:
         self.proposed_isr: frozenset[int] | None = None
         # Where this leader's epoch begins: a follower below it may still hold a divergent tail.
         self.epoch_start_offset = epoch_start_offset
-        # A new leader gives every follower a full lag window before judging it.
+        # A new leader gives every follower a full lag window before judging it. An empty log
+        # (a new partition) has nothing to replicate: every follower has all of it, whether or not
+        # it fetched yet (a broker taking 10,000 new partitions may take a while to open them all).
+        known_end = 0 if epoch_start_offset == 0 else UNKNOWN_OFFSET
         self.followers = {
-            replica: FollowerProgress(last_caught_up_ms=now_ms if replica in self.isr else 0)
+            replica: FollowerProgress(
+                log_end_offset=known_end, last_caught_up_ms=now_ms if replica in self.isr else 0
+            )
             for replica in replicas
             if replica != local_id
         }

@@ -111,6 +111,8 @@ class ReplicaManager:
         # Follower broker id -> when its latest Fetch arrived (ms): with fetch sessions an idle
         # partition is not named in every fetch, yet a follower that fetches is caught up on it.
         self.last_follower_fetch_ms: dict[int, int] = {}
+        # The high watermark each replica's checkpoint file holds.
+        self._checkpointed: dict[tuple[str, int], int] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alter_tasks: set[asyncio.Task[None]] = set()
 
@@ -161,8 +163,14 @@ class ReplicaManager:
                 log.exception("replication periodic task failed")
 
     def checkpoint(self) -> None:
-        for replica in self.replicas.values():
-            replica.log.checkpoint_high_watermark()
+        """Write the high watermark of every replica whose watermark moved since its last checkpoint
+        (10,000 idle partitions must not cost 10,000 file replacements every interval)."""
+        checkpointed = self._checkpointed
+        for key, replica in self.replicas.items():
+            high_watermark = replica.log.high_watermark
+            if checkpointed.get(key) != high_watermark:
+                replica.log.checkpoint_high_watermark()
+                checkpointed[key] = high_watermark
 
     # ---- metadata (broker.controller.api.MetadataListener) ------------------------------------
 
@@ -280,6 +288,7 @@ class ReplicaManager:
             partition_log = self.state.logs.create(*key, self.state.topics.log_config(topic))
         # A single replica's high watermark is its log end; a replicated one is what was committed.
         partition_log.restore_high_watermark()
+        self._checkpointed[key] = partition_log.high_watermark
         replica = Replica(assignment=assignment, log=partition_log)
         self.replicas[key] = replica
         return replica
@@ -368,6 +377,7 @@ class ReplicaManager:
         if self.fetchers is not None:
             self.fetchers.unfollow(replica)
         replica.log.checkpoint_high_watermark()
+        self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
 
