@@ -295,6 +295,8 @@ def _session_cache(ctx: RequestContext) -> FetchSessionCache:
     if cache is None:
         slots = ctx.broker.config.get_int("max.incremental.fetch.session.cache.slots")
         cache = caches["fetch_sessions"] = FetchSessionCache(slots)
+        if ctx.broker.replication is not None:
+            ctx.broker.replication.partition_listeners.append(cache.partition_changed)
     return cast(FetchSessionCache, cache)
 
 
@@ -307,10 +309,10 @@ def _session_error(ctx: RequestContext, error: ErrorCode) -> FramedResponse:
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
 
 
-def _generation(ctx: RequestContext) -> tuple[int, int]:
-    """Changes whenever leaders, topics or partitions may have: sessions then read every partition."""
-    replication = ctx.broker.replication
-    return ctx.broker.metadata.version, -1 if replication is None else replication.version
+def _generation(ctx: RequestContext) -> int:
+    """Changes whenever topics or partitions may have: sessions then read every partition (a change
+    of leadership marks only that partition, see `FetchSessionCache.partition_changed`)."""
+    return ctx.broker.metadata.version
 
 
 async def _full_fetch(

@@ -9,7 +9,8 @@ moved high watermark or log start, or an error.
 What makes an idle partition free on the leader: each session listens to the logs of its
 partitions (the same append / high watermark listeners a long-poll uses) and keeps the set of
 partitions that changed since they were last answered. An incremental fetch reads only that set,
-the partitions the request names, and everything once after a metadata change (leaders, topics).
+the partitions the request names, those whose leadership changed (the ReplicaManager says which),
+and everything once after the topic registry changed.
 Waiting for data is one event per session, not a listener per partition per request.
 
 The cache holds at most `max.incremental.fetch.session.cache.slots` sessions (Kafka's name and
@@ -154,6 +155,13 @@ class FetchSessionCache:
             if session_id not in self.sessions:
                 return session_id
         raise AssertionError("unreachable")
+
+    def partition_changed(self, key: PartitionKey) -> None:
+        """A partition's leadership or assignment changed: sessions holding it read it again."""
+        for session in self.sessions.values():
+            if key in session.partitions:
+                session.dirty.add(key)
+                session.wakeup.set()
 
     def close(self) -> None:
         for session_id in list(self.sessions):

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,9 @@ class ReplicaManager:
         # Follower broker id -> when its latest Fetch arrived (ms): with fetch sessions an idle
         # partition is not named in every fetch, yet a follower that fetches is caught up on it.
         self.last_follower_fetch_ms: dict[int, int] = {}
+        # Called with (topic, partition) whenever its assignment or leadership here changes (fetch
+        # sessions read such a partition again instead of rereading all of theirs).
+        self.partition_listeners: list[Callable[[tuple[str, int]], None]] = []
         # The high watermark each replica's checkpoint file holds.
         self._checkpointed: dict[tuple[str, int], int] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -197,6 +200,7 @@ class ReplicaManager:
     def on_partition_removed(self, previous: PartitionAssignment) -> None:
         key = (previous.topic, previous.partition)
         self.assignments.pop(key, None)
+        self._partition_changed(key)
         # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
@@ -240,6 +244,10 @@ class ReplicaManager:
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACLs, SCRAM and quotas are not the data path's business."""
 
+    def _partition_changed(self, key: tuple[str, int]) -> None:
+        for listener in self.partition_listeners:
+            listener(key)
+
     # ---- becoming leader or follower ----------------------------------------------------------
 
     def apply(self, assignment: PartitionAssignment) -> None:
@@ -250,6 +258,7 @@ class ReplicaManager:
         self.assignments[key] = assignment
         self.managed_topics.add(assignment.topic)
         self.version += 1
+        self._partition_changed(key)
         topic = self._ensure_local_topic(assignment)
         if not assignment.is_replica(self.node_id):
             self._drop_replica(assignment)
@@ -557,6 +566,7 @@ class ReplicaManager:
             return  # leadership moved meanwhile; the metadata update handles it
         self.assignments[replica.key] = accepted
         replica.assignment = accepted
+        self._partition_changed(replica.key)
         # The ISR change may have completed a reassignment (removed replicas are gone).
         replica.leader.set_replicas(accepted.replicas, now_ms())
         replica.leader.set_isr(accepted.isr, now_ms())
