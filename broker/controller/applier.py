@@ -81,7 +81,10 @@ class ClusterMetadataApplier:
         local = self.state.metadata.get(previous.topic)
         if local is None or local.topic_id != previous.topic_id or previous.topic_id in self.image().topics:
             return
-        # A deleted topic's partitions are removed one call at a time: its logs go with the last.
+        # A deleted topic's partitions are removed one call at a time (the publisher lets the event
+        # loop run in between): each log goes with its partition, once every follower let go of it,
+        # and the topic with the last (deleting 10,000 logs in one go would stall the broker).
+        self.state.logs.delete_partition(previous.topic, previous.partition)
         removed = self._removed_partitions.setdefault(previous.topic_id, set())
         removed.add(previous.partition)
         if len(removed) >= local.partitions:
