@@ -18,8 +18,22 @@ replication factor 3, and measures:
 - after deleting the topic: seconds until the small topic is fully replicated in every broker's Metadata
   and the broker logs stop mentioning the deleted topic's partitions.
 
-Prints one JSON object. `--py-spy DIR` records a flame graph of every broker during creation (py-spy on PATH
-or in /tmp/pyspy/bin).
+Prints one JSON object (and what it has so far to stderr after each stage). `--py-spy DIR` records raw
+py-spy stacks of every broker during creation (py-spy on PATH or in /tmp/pyspy/bin).
+
+Measured on the shared 2-core box (six other sessions running; load average in brackets):
+
+| run | create → full ISRs | controller moved / fenced | probe slowest | idle CPU per broker | spread vs 1 partition, produce rec/s | healed after delete |
+|---|---|---|---|---|---|---|
+| 2,000 partitions, before (load 0.4) | 1.8 s | yes / 0 | 1.1 s | 23% | 165 (7,190 of 20,000 undelivered) vs 294 | not within 120 s |
+| 2,000 partitions, after (load 1-3) | 7.5-10 s | no / 0 | 0.35 s | 5% | 1,030-1,380 vs 215,000 | 5.4 s |
+| 10,000 partitions, after (load 1.5) | ~30 s | no / 0 | — | — | the spread produce fenced a broker | — |
+| 10,000 partitions, after (load 6) | not within 300 s | yes / 22 | 30 s (7 failed) | 2-22% | — | no |
+
+At 10,000 partitions each broker opens 10,000 logs (a directory and four files each, py-spy: `Path.touch`
+and `mkdir` dominate) on its event loop; sliced into 10 ms steps it stays responsive on a quiet machine,
+but under load the active controller's heartbeat answers take longer than the brokers' 0.8 s heartbeat
+timeout, brokers get fenced, and each fencing moves thousands of leaderships, which is more of the same.
 """
 
 from __future__ import annotations
@@ -170,6 +184,7 @@ def main() -> None:
         }
         result["controller_moved"] = controller_elections(cluster) > elections_before
         result["brokers_fenced"] = fencings(cluster) - fencings_before
+        print(json.dumps(result), file=sys.stderr, flush=True)  # so far, should a later stage hang
 
         pids = {node.node_id: node.process.pid for node in cluster.brokers if node.process}
         before = {node_id: cpu_seconds(pid) for node_id, pid in pids.items()}
@@ -178,6 +193,7 @@ def main() -> None:
             str(node_id): round((cpu_seconds(pid) - before[node_id]) / args.idle_seconds, 3)
             for node_id, pid in pids.items()
         }
+        print(json.dumps(result), file=sys.stderr, flush=True)
         if args.records:
             admin.create_topics([NewTopic("narrow", 1, 3)])["narrow"].result(30)
             result["spread"] = produce_consume(cluster, BIG_TOPIC, args.partitions, args.records)
