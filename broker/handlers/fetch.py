@@ -264,7 +264,9 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
         sessions = _session_cache(ctx)
         if session_id:
             sessions.remove(session_id)  # closed, or replaced by the new one
-        session = sessions.create(_owner(ctx, request)) if session_epoch == INITIAL_EPOCH else None
+        session = None
+        if session_epoch == INITIAL_EPOCH and sessions.has_room(_partition_count(request)):
+            session = sessions.create(_owner(ctx, request))
         answered, total = await _full_fetch(ctx, request, byte_cap, session)
         response_session_id = 0 if session is None else session.session_id
     else:
@@ -273,6 +275,16 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             return _session_error(ctx, ErrorCode.fetch_session_id_not_found)
         if session_epoch != session.epoch:
             return _session_error(ctx, ErrorCode.invalid_fetch_session_epoch)
+        added = sum(
+            1
+            for t in request.topics
+            for part in t.partitions
+            if (t.topic, part.partition) not in session.partitions
+        )
+        if not _session_cache(ctx).has_room(added):
+            # Growing past the cache's partition bound: the fetcher starts over (without a session).
+            _session_cache(ctx).remove(session_id)
+            return _session_error(ctx, ErrorCode.fetch_session_id_not_found)
         session.advance_epoch()
         answered, total = await _incremental_fetch(ctx, request, byte_cap, session)
         response_session_id = session.session_id
@@ -298,6 +310,10 @@ def _session_cache(ctx: RequestContext) -> FetchSessionCache:
         if ctx.broker.replication is not None:
             ctx.broker.replication.partition_listeners.append(cache.partition_changed)
     return cast(FetchSessionCache, cache)
+
+
+def _partition_count(request: Any) -> int:
+    return sum(len(topic.partitions) for topic in request.topics)
 
 
 def _owner(ctx: RequestContext, request: Any) -> tuple[str, int]:

@@ -34,6 +34,9 @@ INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 MAX_EPOCH = 2**31 - 1
 EVICTION_IDLE_S = 120.0
+# Partitions all sessions together may hold (each costs a listener on its log): one client opening
+# every slot on every partition must not bloat the broker; beyond it fetches go without a session.
+MAX_SESSION_PARTITIONS = 200_000
 
 PartitionKey = tuple[str, int]
 
@@ -107,9 +110,15 @@ class FetchSession:
 class FetchSessionCache:
     """The broker's fetch sessions, bounded by `slots`."""
 
-    def __init__(self, slots: int, eviction_idle_s: float = EVICTION_IDLE_S) -> None:
+    def __init__(
+        self,
+        slots: int,
+        eviction_idle_s: float = EVICTION_IDLE_S,
+        max_partitions: int = MAX_SESSION_PARTITIONS,
+    ) -> None:
         self.slots = slots
         self.eviction_idle_s = eviction_idle_s
+        self.max_partitions = max_partitions
         self.sessions: dict[int, FetchSession] = {}
         self.evictions = 0
         self._random = random.SystemRandom()
@@ -155,6 +164,11 @@ class FetchSessionCache:
             if session_id not in self.sessions:
                 return session_id
         raise AssertionError("unreachable")
+
+    def has_room(self, more_partitions: int) -> bool:
+        """Whether sessions may hold `more_partitions` more partitions in all."""
+        held = sum(len(session.partitions) for session in self.sessions.values())
+        return held + more_partitions <= self.max_partitions
 
     def partition_changed(self, key: PartitionKey) -> None:
         """A partition's leadership or assignment changed: sessions holding it read it again."""

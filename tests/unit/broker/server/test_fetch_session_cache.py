@@ -85,3 +85,15 @@ def test_the_epoch_wraps_to_one() -> None:
     session.epoch = MAX_EPOCH
     session.advance_epoch()
     assert session.epoch == 1
+
+
+def test_sessions_hold_a_bounded_number_of_partitions_in_all() -> None:
+    cache = FetchSessionCache(slots=10, max_partitions=3)
+    session = cache.create(CONSUMER, now=0)
+    assert session is not None
+    assert cache.has_room(3)
+    for partition in range(2):
+        session.watch(("t", partition), FakeLog())
+        session.partitions[("t", partition)] = None  # type: ignore[assignment]
+    assert cache.has_room(1)
+    assert not cache.has_room(2)
