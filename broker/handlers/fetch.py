@@ -88,7 +88,7 @@ class ReadResult:
     partitions: list[tuple[FetchPosition, dict[str, Any]]]
     total: int
     logs: list[Any]
-    # Partitions that had more to read than the byte budget allowed.
+    # Partitions with data to read that this pass did not return (byte budget, throttle).
     cut_short: list[FetchPosition]
 
 
@@ -180,7 +180,9 @@ def _read_all(
                 except StorageError as exc:
                     answer(_error_partition(index, ErrorCode(exc.error_code), high_watermark))
                     continue
-            if not records and limit <= 0:
+            if not records:
+                # Data is there but the byte budget or a replication throttle held it back: a
+                # session must read this partition again although its log may not change.
                 result.cut_short.append(position)
         result.total += len(records)
         if follower:
