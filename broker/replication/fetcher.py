@@ -323,7 +323,7 @@ class LeaderFetcher:
         if not wanted and not session.partitions:
             await asyncio.sleep(IDLE_WAIT_S)
             return
-        full = session.session_id == 0
+        full = session.session_id == 0 or not config.fetch_sessions
         # A full fetch names every partition; an incremental one only those whose position
         # changed, and forgets those we stopped fetching (moved, truncating, backing off).
         named = {
@@ -338,8 +338,9 @@ class LeaderFetcher:
             min_bytes=i32(config.replica_fetch_min_bytes),
             max_bytes=i32(config.replica_fetch_response_max_bytes),
             isolation_level=0,
-            session_id=i32(session.session_id),
-            session_epoch=i32(session.epoch),
+            # Without sessions: a full, sessionless fetch every time (epoch -1).
+            session_id=i32(session.session_id if config.fetch_sessions else 0),
+            session_epoch=i32(session.epoch if config.fetch_sessions else -1),
             topics=_fetch_topics(named),
             forgotten_topics_data=_forgotten_topics(forgotten),
             rack_id="",
