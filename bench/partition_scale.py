@@ -26,9 +26,10 @@ Measured on the shared 2-core box (six other sessions running; load average in b
 | run | create → full ISRs | controller moved / fenced | probe slowest | idle CPU per broker | spread vs 1 partition, produce rec/s | healed after delete |
 |---|---|---|---|---|---|---|
 | 2,000 partitions, before (load 0.4) | 1.8 s | yes / 0 | 1.1 s | 23% | 165 (7,190 of 20,000 undelivered) vs 294 | not within 120 s |
-| 2,000 partitions, after (load 1-3) | 7.5-10 s | no / 0 | 0.35 s | 5% | 1,030-1,380 vs 215,000 | 5.4 s |
-| 10,000 partitions, after (load 1.5) | ~30 s | no / 0 | — | — | the spread produce fenced a broker | — |
-| 10,000 partitions, after (load 6) | not within 300 s | yes / 22 | 30 s (7 failed) | 2-22% | — | no |
+| 2,000 partitions, after, follower sessions on (load 1-3) | 7.5-10 s | no / 0 | 0.35 s | 5% | 1,030-1,380 vs 215,000 | 5.4 s |
+| 2,000 partitions, after, follower sessions off, the default (load 1.4) | 3.4 s | no / 0 | 0.43 s | 20% | 166 vs 51,000 | 5.3 s |
+| 10,000 partitions, after, sessions on (load 1.5) | ~30 s | no / 0 | — | — | the spread produce fenced a broker | — |
+| 10,000 partitions, after, sessions on (load 6) | not within 300 s | yes / 22 | 30 s (7 failed) | 2-22% | — | no |
 
 At 10,000 partitions each broker opens 10,000 logs (a directory and four files each, py-spy: `Path.touch`
 and `mkdir` dominate) on its event loop; sliced into 10 ms steps it stays responsive on a quiet machine,
