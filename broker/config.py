@@ -84,6 +84,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "producer.id.expiration.ms": (int, 86400000),
     "connections.max.idle.ms": (int, 600000),
     "replica.fetch.max.bytes": (int, 1048576),
+    "max.incremental.fetch.session.cache.slots": (int, 1000),
     # --- cluster mode (broker/controller/README.md); unset process.roles = single-node broker
     "process.roles": (str, ""),
     "controller.quorum.voters": (str, ""),

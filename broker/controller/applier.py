@@ -66,9 +66,12 @@ class ClusterMetadataApplier:
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment
     ) -> None:
-        topic_image = self.image().topics.get(current.topic_id)
-        if topic_image is not None:
-            self._ensure_topic(topic_image)
+        local = self.state.metadata.get(current.topic)
+        if local is None or local.topic_id != current.topic_id or local.partitions <= current.partition:
+            # Only then: `_ensure_topic` looks at every partition of the topic.
+            topic_image = self.image().topics.get(current.topic_id)
+            if topic_image is not None:
+                self._ensure_topic(topic_image)
         for follower in self.followers:
             follower.on_partition_changed(previous, current)
 
@@ -78,7 +81,10 @@ class ClusterMetadataApplier:
         local = self.state.metadata.get(previous.topic)
         if local is None or local.topic_id != previous.topic_id or previous.topic_id in self.image().topics:
             return
-        # A deleted topic's partitions are removed one call at a time: its logs go with the last.
+        # A deleted topic's partitions are removed one call at a time (the publisher lets the event
+        # loop run in between): each log goes with its partition, once every follower let go of it,
+        # and the topic with the last (deleting 10,000 logs in one go would stall the broker).
+        self.state.logs.delete_partition(previous.topic, previous.partition)
         removed = self._removed_partitions.setdefault(previous.topic_id, set())
         removed.add(previous.partition)
         if len(removed) >= local.partitions:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
 from broker.controller.client import ControllerClient, ControllerUnavailable
-from broker.controller.image import MetadataImage, publish, publish_image
+from broker.controller.image import MetadataImage, publish_image, publish_yielding
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
 
@@ -50,6 +50,8 @@ class BrokerLifecycle:
         self.listeners = list(listeners)
         self.incarnation_id = uuid.uuid4()
         self.image = MetadataImage()
+        # The image offset whose changes every listener has taken in (publishing yields to the loop).
+        self.published_offset = 0
         self.broker_epoch: int | None = None
         self.fenced = True
         self.caught_up = asyncio.Event()  # set once the image reached the registration
@@ -165,11 +167,11 @@ class BrokerLifecycle:
                 if reply is None:
                     continue  # the process found another active controller: fetch from it
                 fetcher.observe_reply(reply)
-                self._apply_fetched(reply["result"])
+                await self._apply_fetched(reply["result"])
         finally:
             fetcher.close()
 
-    def _apply_fetched(self, result: dict[str, object]) -> None:
+    async def _apply_fetched(self, result: dict[str, object]) -> None:
         snapshot = result.get("snapshot")
         if isinstance(snapshot, str):
             self.image = MetadataImage.from_snapshot(base64.b64decode(snapshot))
@@ -182,9 +184,9 @@ class BrokerLifecycle:
             delta = self.image.apply_entry(index, records)
             if delta and self.caught_up.is_set():
                 for listener in self.listeners:
-                    publish(delta, listener)
+                    await publish_yielding(delta, listener)
         self._publish_once_caught_up()
-        self._wake_offset_waiters()
+        self._published(self.image.offset)
 
     def _publish_once_caught_up(self) -> None:
         if (
@@ -195,6 +197,13 @@ class BrokerLifecycle:
             self.caught_up.set()
             for listener in self.listeners:
                 publish_image(self.image, listener)
+            self._published(self.image.offset)
+
+    def _published(self, offset: int) -> None:
+        # Called from the registration path too, possibly while a delta is still being handed to the
+        # listeners in steps: the published offset only moves forward.
+        self.published_offset = max(self.published_offset, offset)
+        self._wake_offset_waiters()
 
     def committed_assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
         """The partition as this broker's image of the metadata log has it (None: unknown here)."""
@@ -202,8 +211,8 @@ class BrokerLifecycle:
         return None if found is None else found.partitions.get(partition)
 
     async def wait_for_offset(self, offset: int, timeout_s: float) -> bool:
-        """Wait until this broker's image has applied `offset`; False if it has not in time."""
-        if self.image.offset >= offset:
+        """Wait until this broker has applied `offset` and told its listeners; False if not in time."""
+        if self.published_offset >= offset:
             return True
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._offset_waiters.append((offset, future))
@@ -213,7 +222,7 @@ class BrokerLifecycle:
             if not future.done():
                 future.cancel()
                 self._offset_waiters = [(o, f) for o, f in self._offset_waiters if f is not future]
-        return self.image.offset >= offset
+        return self.published_offset >= offset
 
     def _wake_offset_waiters(self) -> None:
         if not self._offset_waiters:
@@ -222,7 +231,7 @@ class BrokerLifecycle:
         for offset, future in self._offset_waiters:
             if future.done():
                 continue
-            if self.image.offset >= offset:
+            if self.published_offset >= offset:
                 future.set_result(None)
             else:
                 waiting.append((offset, future))

@@ -366,6 +366,20 @@ class Decider:
             return Decision([completion])
         return Decision([rec.partition_change(p.topic_id, p.partition, isr=new_isr)])
 
+    def alter_partitions(
+        self, image: MetadataImage, requests: Sequence[AlterPartitionRequest]
+    ) -> tuple[list[Record], list[Decision]]:
+        """Many leaders' AlterPartitions decided in one pass (one metadata-log entry for all of
+        them): the records of every accepted change, and each request's own decision. The
+        requests must name distinct partitions (each is judged against the same image)."""
+        records: list[Record] = []
+        decisions = []
+        for request in requests:
+            decision = self.alter_partition(image, request)
+            records.extend(decision.records)
+            decisions.append(decision)
+        return records, decisions
+
     # --- reassignments (KIP-455) -------------------------------------------------------------
 
     def reassign_partitions(

@@ -8,9 +8,11 @@ the image, so loading one goes through the same code as following the log.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -295,16 +297,41 @@ class MetadataImage:
         return image
 
 
+# How long a listener may take partition changes in one go before the event loop gets a turn: a
+# 10,000-partition topic opens 10,000 logs (seconds of file system work), which must not hold up
+# heartbeats, Raft and clients.
+PUBLISH_SLICE_S = 0.01
+
+
 def publish(delta: MetadataDelta, listener: MetadataListener) -> None:
     """Tell a broker's listener about one entry's changes."""
+    for _ in _publish_steps(delta, listener):
+        pass
+
+
+async def publish_yielding(delta: MetadataDelta, listener: MetadataListener) -> None:
+    """`publish`, letting other tasks run every `PUBLISH_SLICE_S` of partition changes."""
+    for _ in _publish_steps(delta, listener):
+        await asyncio.sleep(0)
+
+
+def _publish_steps(delta: MetadataDelta, listener: MetadataListener) -> Iterator[None]:
+    """Publishes `delta`, yielding whenever `PUBLISH_SLICE_S` went by in partition changes."""
     for broker in delta.brokers:
         listener.on_broker_changed(broker)
+    slice_end = time.monotonic() + PUBLISH_SLICE_S
     for previous, current in delta.partitions:
         listener.on_partition_changed(previous, current)
+        if time.monotonic() >= slice_end:
+            yield
+            slice_end = time.monotonic() + PUBLISH_SLICE_S
     for change in delta.topic_configs:
         listener.on_topic_configs_changed(change)
     for removed in delta.removed_partitions:
         listener.on_partition_removed(removed)
+        if time.monotonic() >= slice_end:
+            yield
+            slice_end = time.monotonic() + PUBLISH_SLICE_S
     for resource_name, configs in delta.broker_configs:
         listener.on_broker_configs_changed(resource_name, configs)
     if delta.security:

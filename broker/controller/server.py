@@ -103,6 +103,8 @@ class ControllerServer:
         self._server: asyncio.Server | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._write_lock = asyncio.Lock()
+        self._alter_queue: list[tuple[AlterPartitionRequest, asyncio.Future[Decision]]] = []
+        self._alter_flusher: asyncio.Future[None] | None = None
         self._pending: dict[int, tuple[int, asyncio.Future[None]]] = {}
         # (applied offset awaited, future) for readers of the image: no locks on the apply path.
         self._offset_waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -522,13 +524,59 @@ class ControllerServer:
             partition_epoch=int(params["partition_epoch"]),
             new_isr=tuple(int(b) for b in params["new_isr"]),
         )
-        decision = await self.decide_and_commit(lambda d, image: d.alter_partition(image, request))
+        # Group commit: requests arriving while a batch is being decided and committed go into
+        # the next one, so thousands of ISR changes (a broker's partitions after it stalled)
+        # cost a few metadata-log entries, not one Raft round trip each.
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._alter_queue.append((request, future))
+        if self._alter_flusher is None or self._alter_flusher.done():
+            self._alter_flusher = asyncio.ensure_future(self._flush_alter_partitions())
+        decision = await future
         self._raise_for(decision)
         return {
             "assignment": assignment_to_json(
                 self.image.topics[request.topic_id].partitions[request.partition]
             )
         }
+
+    async def _flush_alter_partitions(self) -> None:
+        while self._alter_queue:
+            batch: list[tuple[AlterPartitionRequest, asyncio.Future[Decision]]] = []
+            later = []
+            named: set[tuple[uuid.UUID, int]] = set()
+            for request, future in self._alter_queue:
+                key = (request.topic_id, request.partition)
+                # A second request for the same partition is judged after the first is committed.
+                (later if key in named else batch).append((request, future))
+                named.add(key)
+            self._alter_queue = later
+            await self._commit_alter_batch(batch)
+
+    async def _commit_alter_batch(
+        self, batch: list[tuple[AlterPartitionRequest, asyncio.Future[Decision]]]
+    ) -> None:
+        requests = [request for request, _ in batch]
+        decisions: list[Decision] = []
+
+        def decide(decider: Decider, image: MetadataImage) -> Decision:
+            records, each = decider.alter_partitions(image, requests)
+            decisions.extend(each)
+            return Decision(records)
+
+        try:
+            await self.decide_and_commit(decide)
+        except RpcError as exc:
+            decisions = [Decision(error_code=exc.code.value, message=exc.message)] * len(batch)
+        except BaseException as exc:
+            failure = exc if isinstance(exc, Exception) else RpcError(ErrorCode.unknown_server_error)
+            for _, future in [*batch, *self._alter_queue]:
+                if not future.done():
+                    future.set_exception(failure)
+            self._alter_queue = []
+            raise
+        for (_, future), decision in zip(batch, decisions, strict=True):
+            if not future.done():
+                future.set_result(decision)
 
     async def _elect_leaders(self, params: dict[str, Any]) -> dict[str, Any]:
         """`election_type` 0 PREFERRED (default) or 1 UNCLEAN; `partitions`: [[topic, partition], ...],

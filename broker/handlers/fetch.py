@@ -3,18 +3,34 @@
 A fetch that finds fewer than min_bytes waits up to max_wait for an append to any of the
 requested partitions (PartitionLog append listeners), then reads again. Only the fetching
 connection waits; the event loop keeps serving everyone else.
+
+From v7 a fetcher may open an incremental fetch session (KIP-227, `broker.handlers.fetch_sessions`):
+then a request names only partitions whose position changed, the broker reads only those and the
+ones whose log moved, and answers only partitions with news. Errors as Kafka's:
+FETCH_SESSION_ID_NOT_FOUND (unknown, evicted, or another principal's id) and
+INVALID_FETCH_SESSION_EPOCH (a request out of order); the fetcher then starts a new session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, cast
 
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.auth.principal import principal_user
+from broker.handlers.fetch_sessions import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    FetchSession,
+    FetchSessionCache,
+    PartitionKey,
+    SessionPartition,
+)
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.frames import FramedResponse
@@ -39,10 +55,47 @@ def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> 
     }
 
 
+@dataclass(frozen=True, slots=True)
+class FetchPosition:
+    """One partition to read: from the request itself, or from the fetch session."""
+
+    topic: str
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    max_bytes: int
+
+
+def _positions_of(request: Any) -> list[FetchPosition]:
+    return [
+        FetchPosition(
+            t.topic,
+            p.partition,
+            # current_leader_epoch exists from v9; older clients skip the fencing check.
+            getattr(p, "current_leader_epoch", -1),
+            p.fetch_offset,
+            p.partition_max_bytes,
+        )
+        for t in request.topics
+        for p in t.partitions
+    ]
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """What one pass over some partitions found."""
+
+    partitions: list[tuple[FetchPosition, dict[str, Any]]]
+    total: int
+    logs: list[Any]
+    # Partitions with data to read that this pass did not return (byte budget, throttle).
+    cut_short: list[FetchPosition]
+
+
 def _read_all(
-    ctx: RequestContext, request: Any, byte_cap: int | None = None
-) -> tuple[list[dict[str, Any]], int, list[Any]]:
-    """One pass over every requested partition: (topic responses, bytes read, logs touched)."""
+    ctx: RequestContext, request: Any, positions: list[FetchPosition], byte_cap: int | None = None
+) -> ReadResult:
+    """One pass over `positions`: each partition's answer, bytes read, logs touched."""
     state = ctx.broker
     replication = state.replication
     # A follower's Fetch (replica_id >= 0, CLUSTER_ACTION checked in handle_fetch) reads up to
@@ -52,100 +105,111 @@ def _read_all(
     budget = request.max_bytes if request.max_bytes > 0 else 0
     if byte_cap is not None:
         budget = min(budget, byte_cap)
-    total = 0
-    logs = []
-    responses = []
-    for fetch_topic in request.topics:
-        name = fetch_topic.topic
+    result = ReadResult([], 0, [], [])
+    readable: dict[str, bool] = {}
+    for position in positions:
+        name, index = position.topic, position.partition
         topic = state.metadata.get(name)
-        partitions = []
-        # Followers were authorized as a cluster action above.
-        readable = follower or ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
-        for part in fetch_topic.partitions:
-            index = part.partition
-            if not readable:
-                partitions.append(_error_partition(index, ErrorCode.topic_authorization_failed))
+        if name not in readable:
+            # Followers were authorized as a cluster action above.
+            readable[name] = follower or ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
+
+        def answer(body: dict[str, Any], position: FetchPosition = position) -> None:
+            result.partitions.append((position, body))
+
+        if not readable[name]:
+            answer(_error_partition(index, ErrorCode.topic_authorization_failed))
+            continue
+        if topic is None or not 0 <= index < topic.partitions:
+            answer(_error_partition(index, ErrorCode.unknown_topic_or_partition))
+            continue
+        replica = None
+        requested_epoch = position.current_leader_epoch
+        if replication is not None and replication.manages(name):
+            replica, error = replication.leader_replica(name, index, requested_epoch)
+            if replica is None:
+                answer(_error_partition(index, error))
                 continue
-            if topic is None or not 0 <= index < topic.partitions:
-                partitions.append(_error_partition(index, ErrorCode.unknown_topic_or_partition))
+            partition_log = replica.log
+        else:
+            partition_log = state.logs.get(name, index)
+            if partition_log is None:
+                answer(_error_partition(index, ErrorCode.not_leader_or_follower))
                 continue
-            replica = None
-            # current_leader_epoch exists from v9; older clients skip the fencing check.
-            requested_epoch = getattr(part, "current_leader_epoch", -1)
-            if replication is not None and replication.manages(name):
-                replica, error = replication.leader_replica(name, index, requested_epoch)
-                if replica is None:
-                    partitions.append(_error_partition(index, error))
-                    continue
-                partition_log = replica.log
-            else:
-                partition_log = state.logs.get(name, index)
-                if partition_log is None:
-                    partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
-                    continue
-                epoch_error = leader_epoch_error(requested_epoch, topic.leader_epoch(index))
-                if epoch_error != ErrorCode.none:
-                    partitions.append(_error_partition(index, epoch_error))
-                    continue
-            logs.append(partition_log)
-            offset = part.fetch_offset
-            if follower and (
-                replica is None
-                or (
-                    partition_log.log_start_offset <= offset <= partition_log.log_end_offset
-                    and not replication.record_follower_fetch(replica, request.replica_id, offset)
-                )
-            ):
-                partitions.append(_error_partition(index, ErrorCode.not_leader_or_follower))
+            epoch_error = leader_epoch_error(requested_epoch, topic.leader_epoch(index))
+            if epoch_error != ErrorCode.none:
+                answer(_error_partition(index, epoch_error))
                 continue
-            high_watermark = partition_log.high_watermark
-            # Without transactions the last stable offset is the high watermark.
-            stable = high_watermark
-            log_start = partition_log.log_start_offset
-            if offset < log_start or offset > partition_log.log_end_offset:
-                partitions.append(
-                    {
-                        **_error_partition(index, ErrorCode.offset_out_of_range, high_watermark),
-                        "last_stable_offset": stable,
-                        "log_start_offset": log_start,
-                    }
-                )
-                continue
-            records = b""
-            limit = max(0, min(part.partition_max_bytes, budget - total))
-            max_offset = stable if read_committed else high_watermark
-            first = total == 0
-            if follower:
-                max_offset = partition_log.log_end_offset
-                limit, first = _follower_limit(replication, replica, request.replica_id, limit, first)
-            # The first partition with data returns at least one whole batch, as in Kafka,
-            # so a batch larger than max_bytes cannot stall a consumer.
-            if offset < max_offset and (limit > 0 or first):
+        result.logs.append(partition_log)
+        offset = position.fetch_offset
+        if follower and (
+            replica is None
+            or (
+                partition_log.log_start_offset <= offset <= partition_log.log_end_offset
+                and not replication.record_follower_fetch(replica, request.replica_id, offset)
+            )
+        ):
+            answer(_error_partition(index, ErrorCode.not_leader_or_follower))
+            continue
+        high_watermark = partition_log.high_watermark
+        # Without transactions the last stable offset is the high watermark.
+        stable = high_watermark
+        log_start = partition_log.log_start_offset
+        if offset < log_start or offset > partition_log.log_end_offset:
+            answer(
+                {
+                    **_error_partition(index, ErrorCode.offset_out_of_range, high_watermark),
+                    "last_stable_offset": stable,
+                    "log_start_offset": log_start,
+                }
+            )
+            continue
+        records = b""
+        limit = max(0, min(position.max_bytes, budget - result.total))
+        max_offset = stable if read_committed else high_watermark
+        first = result.total == 0
+        if follower:
+            max_offset = partition_log.log_end_offset
+            limit, first = _follower_limit(replication, replica, request.replica_id, limit, first)
+        # The first partition with data returns at least one whole batch, as in Kafka,
+        # so a batch larger than max_bytes cannot stall a consumer.
+        if offset < max_offset:
+            if limit > 0 or first:
                 try:
                     records = partition_log.read(offset, limit, max_offset=max_offset, min_one_message=first)
                 except StorageError as exc:
-                    partitions.append(_error_partition(index, ErrorCode(exc.error_code), high_watermark))
+                    answer(_error_partition(index, ErrorCode(exc.error_code), high_watermark))
                     continue
-            total += len(records)
-            if follower:
-                if request.replica_id not in replica.leader.isr:  # only catching-up replicas count
-                    replication.leader_throttle.record(len(records), time.monotonic())
-            elif records:
-                state.metrics.record_fetch(name, records)
-            partitions.append(
-                {
-                    "partition_index": index,
-                    "error_code": ErrorCode.none,
-                    "high_watermark": high_watermark,
-                    "last_stable_offset": stable,
-                    "log_start_offset": log_start,
-                    "aborted_transactions": [] if read_committed else None,
-                    "preferred_read_replica": -1,
-                    "records": records,
-                }
-            )
-        responses.append({"topic": name, "partitions": partitions})
-    return responses, total, logs
+            if not records:
+                # Data is there but the byte budget or a replication throttle held it back: a
+                # session must read this partition again although its log may not change.
+                result.cut_short.append(position)
+        result.total += len(records)
+        if follower:
+            if request.replica_id not in replica.leader.isr:  # only catching-up replicas count
+                replication.leader_throttle.record(len(records), time.monotonic())
+        elif records:
+            state.metrics.record_fetch(name, records)
+        answer(
+            {
+                "partition_index": index,
+                "error_code": ErrorCode.none,
+                "high_watermark": high_watermark,
+                "last_stable_offset": stable,
+                "log_start_offset": log_start,
+                "aborted_transactions": [] if read_committed else None,
+                "preferred_read_replica": -1,
+                "records": records,
+            }
+        )
+    return result
+
+
+def _by_topic(partitions: Iterable[tuple[FetchPosition, dict[str, Any]]]) -> list[dict[str, Any]]:
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for position, body in partitions:
+        topics.setdefault(position.topic, []).append(body)
+    return [{"topic": name, "partitions": parts} for name, parts in topics.items()]
 
 
 def _all_failed(request: Any, error: ErrorCode) -> list[dict[str, Any]]:
@@ -180,14 +244,8 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             "responses": _all_failed(request, ErrorCode.cluster_authorization_failed),
         }
         return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
-    if getattr(request, "session_id", 0) != 0:  # sessions exist from v7
-        # We never create fetch sessions (we answer session_id 0), so any id is unknown.
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.fetch_session_id_not_found,
-            "session_id": 0,
-            "responses": [],
-        }
+    if request.replica_id >= 0 and ctx.broker.replication is not None:
+        ctx.broker.replication.note_follower_fetch(request.replica_id)
     quotas = ctx.broker.quotas
     user, client_id = principal_user(ctx.principal), ctx.client_id or ""
     byte_rate = quotas.limit(CONSUMER_BYTE_RATE, user, client_id) if quotas is not None else None
@@ -202,16 +260,36 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
         # window's worth); one batch always goes, so a consumer never stalls.
         headroom = quotas.headroom(CONSUMER_BYTE_RATE, user, client_id, time.monotonic()) or 0.0
         byte_cap = max(1, int(min(byte_rate * quotas.window_s, headroom)))
-    responses, total, logs = _read_all(ctx, request, byte_cap)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + request.max_wait.total_seconds()
-    # Wait for appends until min_bytes are available or max_wait has passed.
-    while total < request.min_bytes and logs and not ctx.broker.stopping.is_set():
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            break
-        await _wait_for_append(ctx, logs, remaining)
-        responses, total, logs = _read_all(ctx, request, byte_cap)
+    session_id = getattr(request, "session_id", 0)  # sessions exist from v7
+    session_epoch = getattr(request, "session_epoch", FINAL_EPOCH)
+    if session_epoch in (INITIAL_EPOCH, FINAL_EPOCH):
+        sessions = _session_cache(ctx)
+        if session_id:
+            sessions.remove(session_id)  # closed, or replaced by the new one
+        session = None
+        if session_epoch == INITIAL_EPOCH and sessions.has_room(_partition_count(request)):
+            session = sessions.create(_owner(ctx, request))
+        answered, total = await _full_fetch(ctx, request, byte_cap, session)
+        response_session_id = 0 if session is None else session.session_id
+    else:
+        session = _session_cache(ctx).get(session_id)
+        if session is None or session.owner != _owner(ctx, request):
+            return _session_error(ctx, ErrorCode.fetch_session_id_not_found)
+        if session_epoch != session.epoch:
+            return _session_error(ctx, ErrorCode.invalid_fetch_session_epoch)
+        added = sum(
+            1
+            for t in request.topics
+            for part in t.partitions
+            if (t.topic, part.partition) not in session.partitions
+        )
+        if not _session_cache(ctx).has_room(added):
+            # Growing past the cache's partition bound: the fetcher starts over (without a session).
+            _session_cache(ctx).remove(session_id)
+            return _session_error(ctx, ErrorCode.fetch_session_id_not_found)
+        session.advance_epoch()
+        answered, total = await _incremental_fetch(ctx, request, byte_cap, session)
+        response_session_id = session.session_id
     throttle_ms = 0
     if byte_rate is not None and total:
         assert quotas is not None
@@ -219,10 +297,158 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
     body = {
         "throttle_time": throttle_ms,
         "error_code": ErrorCode.none,
-        "session_id": 0,
-        "responses": responses,
+        "session_id": response_session_id,
+        "responses": _by_topic(answered),
     }
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
+
+
+def _session_cache(ctx: RequestContext) -> FetchSessionCache:
+    caches = ctx.broker.response_caches
+    cache = caches.get("fetch_sessions")
+    if cache is None:
+        slots = ctx.broker.config.get_int("max.incremental.fetch.session.cache.slots")
+        cache = caches["fetch_sessions"] = FetchSessionCache(slots)
+        if ctx.broker.replication is not None:
+            ctx.broker.replication.partition_listeners.append(cache.partition_changed)
+    return cast(FetchSessionCache, cache)
+
+
+def _partition_count(request: Any) -> int:
+    return sum(len(topic.partitions) for topic in request.topics)
+
+
+def _owner(ctx: RequestContext, request: Any) -> tuple[str, int]:
+    return str(ctx.principal), request.replica_id
+
+
+def _session_error(ctx: RequestContext, error: ErrorCode) -> FramedResponse:
+    body = {"throttle_time": 0, "error_code": error, "session_id": 0, "responses": []}
+    return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
+
+
+def _generation(ctx: RequestContext) -> int:
+    """Changes whenever topics or partitions may have: sessions then read every partition (a change
+    of leadership marks only that partition, see `FetchSessionCache.partition_changed`)."""
+    return ctx.broker.metadata.version
+
+
+async def _full_fetch(
+    ctx: RequestContext, request: Any, byte_cap: int | None, session: FetchSession | None
+) -> tuple[list[tuple[FetchPosition, dict[str, Any]]], int]:
+    """Every requested partition, long-polling until min_bytes; a new session starts from them."""
+    positions = _positions_of(request)
+    generation = _generation(ctx)
+    read = _read_all(ctx, request, positions, byte_cap)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + request.max_wait.total_seconds()
+    # Wait for appends until min_bytes are available or max_wait has passed.
+    while read.total < request.min_bytes and read.logs and not ctx.broker.stopping.is_set():
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            break
+        await _wait_for_append(ctx, read.logs, remaining)
+        generation = _generation(ctx)
+        read = _read_all(ctx, request, positions, byte_cap)
+    if session is not None:
+        for position in positions:
+            session.partitions[(position.topic, position.partition)] = SessionPartition(
+                position.current_leader_epoch, position.fetch_offset, position.max_bytes
+            )
+        _remember_sent(ctx, session, read)
+        session.generation = generation
+    return read.partitions, read.total
+
+
+async def _incremental_fetch(
+    ctx: RequestContext, request: Any, byte_cap: int | None, session: FetchSession
+) -> tuple[list[tuple[FetchPosition, dict[str, Any]]], int]:
+    """Reads what changed: the partitions the request names, those whose log moved since they were
+    last answered, and all of them after a metadata change; answers only partitions with news."""
+    named: set[PartitionKey] = set()
+    for topic in request.topics:
+        for part in topic.partitions:
+            key = (topic.topic, part.partition)
+            named.add(key)
+            epoch = getattr(part, "current_leader_epoch", -1)
+            known = session.partitions.get(key)
+            if known is None:
+                session.partitions[key] = SessionPartition(epoch, part.fetch_offset, part.partition_max_bytes)
+            else:  # a new position; what the fetcher was last told stays
+                known.current_leader_epoch = epoch
+                known.fetch_offset = part.fetch_offset
+                known.max_bytes = part.partition_max_bytes
+    for forgotten in request.forgotten_topics_data:
+        for index in forgotten.partitions:
+            session.forget((forgotten.topic, index))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + request.max_wait.total_seconds()
+    answered: dict[PartitionKey, tuple[FetchPosition, dict[str, Any]]] = {}
+    news: set[PartitionKey] = set()
+    cut_short: set[PartitionKey] = set()
+    pending = named
+    while True:
+        generation = _generation(ctx)
+        if generation != session.generation:
+            pending = set(session.partitions)
+            session.generation = generation
+        pending |= session.dirty
+        session.dirty.clear()
+        session.wakeup.clear()
+        read = _read_all(ctx, request, _session_positions(session, pending), byte_cap)
+        news |= _remember_sent(ctx, session, read)
+        for position, body in read.partitions:
+            answered[(position.topic, position.partition)] = (position, body)
+        cut_short.update((p.topic, p.partition) for p in read.cut_short)
+        total = sum(len(body["records"]) for _, body in answered.values())
+        remaining = deadline - loop.time()
+        if total >= request.min_bytes or remaining <= 0 or ctx.broker.stopping.is_set():
+            break
+        # Only a change to a log of the session (or its end) wakes this up: never a busy loop.
+        await _wait_for_session(ctx, session, remaining)
+        if not session.partitions:
+            break
+        pending = set()
+    # Partitions the byte budget cut short are read again by the next fetch.
+    session.dirty |= cut_short
+    changed = [item for key, item in answered.items() if key in news]
+    return changed, sum(len(body["records"]) for _, body in changed)
+
+
+def _session_positions(session: FetchSession, keys: Iterable[PartitionKey]) -> list[FetchPosition]:
+    positions = []
+    for key in keys:
+        part = session.partitions.get(key)
+        if part is not None:
+            positions.append(
+                FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
+            )
+    return positions
+
+
+def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult) -> set[PartitionKey]:
+    """Note what this pass tells the fetcher, listen to the logs it read; returns the partitions
+    whose answer is news (an incremental response carries only those)."""
+    news = set()
+    logs = ctx.broker.logs
+    for position, body in read.partitions:
+        key = (position.topic, position.partition)
+        part = session.partitions.get(key)
+        if part is None:
+            continue
+        if (
+            body["records"]
+            or body["error_code"] != ErrorCode.none
+            or body["high_watermark"] != part.sent_high_watermark
+            or body["log_start_offset"] != part.sent_log_start
+        ):
+            news.add(key)
+        part.sent_high_watermark = body["high_watermark"]
+        part.sent_log_start = body["log_start_offset"]
+        partition_log = logs.get(*key)
+        if partition_log is not None:
+            session.watch(key, partition_log)
+    return news
 
 
 def _throttled_response(ctx: RequestContext, throttle_s: float) -> FramedResponse:
@@ -233,6 +459,16 @@ def _throttled_response(ctx: RequestContext, throttle_s: float) -> FramedRespons
         "responses": [],
     }
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
+
+
+async def _wait_for_session(ctx: RequestContext, session: FetchSession, timeout_s: float) -> None:
+    stopping = asyncio.ensure_future(ctx.broker.stopping.wait())
+    woken = asyncio.ensure_future(session.wakeup.wait())
+    try:
+        await asyncio.wait({stopping, woken}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        woken.cancel()
 
 
 async def _wait_for_append(ctx: RequestContext, logs: list[Any], timeout_s: float) -> None:

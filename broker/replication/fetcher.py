@@ -17,7 +17,7 @@ import datetime
 import logging
 import ssl
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
@@ -51,6 +51,76 @@ IDLE_WAIT_S = 0.05
 CLOSE_TIMEOUT_S = 5.0
 
 
+SESSION_ERRORS = frozenset({ErrorCode.fetch_session_id_not_found, ErrorCode.invalid_fetch_session_epoch})
+MAX_SESSION_EPOCH = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class FetchState:
+    """What the leader's fetch session holds for one partition (we name it again when it changes)."""
+
+    leader_epoch: int
+    fetch_offset: int
+    log_start_offset: int
+    max_bytes: int
+
+
+@dataclass
+class FetchSessionState:
+    """Our side of the incremental fetch session (KIP-227) with one leader."""
+
+    session_id: int = 0
+    # 0 asks the leader for a new session with a full fetch.
+    epoch: int = 0
+    partitions: dict[tuple[str, int], FetchState] = field(default_factory=dict)
+
+    def advance(
+        self,
+        session_id: int,
+        full: bool,
+        named: dict[tuple[str, int], FetchState],
+        forgotten: list[tuple[str, int]],
+    ) -> None:
+        """The leader answered: remember what its session now holds."""
+        if full:
+            self.partitions = dict(named)
+            self.session_id = session_id
+            # No session (the leader's cache is full): keep fetching in full, asking again each time.
+            self.epoch = 1 if session_id else 0
+            return
+        self.partitions.update(named)
+        for key in forgotten:
+            self.partitions.pop(key, None)
+        self.epoch = 1 if self.epoch >= MAX_SESSION_EPOCH else self.epoch + 1
+
+
+def _fetch_topics(named: dict[tuple[str, int], FetchState]) -> tuple[fetch_v12.FetchTopic, ...]:
+    by_topic: dict[str, list[fetch_v12.FetchPartition]] = {}
+    for (topic, partition), state in named.items():
+        by_topic.setdefault(topic, []).append(
+            fetch_v12.FetchPartition(
+                partition=i32(partition),
+                current_leader_epoch=i32(state.leader_epoch),
+                fetch_offset=i64(state.fetch_offset),
+                last_fetched_epoch=i32(-1),
+                log_start_offset=i64(state.log_start_offset),
+                partition_max_bytes=i32(state.max_bytes),
+            )
+        )
+    return tuple(
+        fetch_v12.FetchTopic(topic=topic, partitions=tuple(parts)) for topic, parts in by_topic.items()
+    )
+
+
+def _forgotten_topics(keys: list[tuple[str, int]]) -> tuple[fetch_v12.ForgottenTopic, ...]:
+    by_topic: dict[str, list[i32]] = {}
+    for topic, partition in keys:
+        by_topic.setdefault(topic, []).append(i32(partition))
+    return tuple(
+        fetch_v12.ForgottenTopic(topic=topic, partitions=tuple(parts)) for topic, parts in by_topic.items()
+    )
+
+
 @dataclass(eq=False)
 class FollowedPartition:
     replica: Replica
@@ -74,6 +144,7 @@ class LeaderFetcher:
         self._connection: PeerConnection | None = None
         self._endpoint_changed = False
         self._closing = False
+        self.session = FetchSessionState()
         self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
 
     def follow(self, replica: Replica) -> None:
@@ -231,8 +302,7 @@ class LeaderFetcher:
         config = self.manager.config
         throttle = self.manager.follower_throttle
         allowance = throttle.allowance(time.monotonic())
-        by_topic: dict[str, list[fetch_v12.FetchPartition]] = {}
-        included: list[FollowedPartition] = []
+        wanted: dict[tuple[str, int], tuple[FollowedPartition, FetchState]] = {}
         for followed in partitions:
             replica = followed.replica
             max_bytes = config.replica_fetch_max_bytes
@@ -240,20 +310,26 @@ class LeaderFetcher:
                 if allowance <= 0:
                     continue
                 max_bytes = max(1, min(max_bytes, allowance))
-            included.append(followed)
-            by_topic.setdefault(replica.assignment.topic, []).append(
-                fetch_v12.FetchPartition(
-                    partition=i32(replica.assignment.partition),
-                    current_leader_epoch=i32(replica.assignment.leader_epoch),
-                    fetch_offset=i64(replica.log.log_end_offset),
-                    last_fetched_epoch=i32(-1),
-                    log_start_offset=i64(replica.log.log_start_offset),
-                    partition_max_bytes=i32(max_bytes),
-                )
+            wanted[followed.key] = (
+                followed,
+                FetchState(
+                    replica.assignment.leader_epoch,
+                    replica.log.log_end_offset,
+                    replica.log.log_start_offset,
+                    max_bytes,
+                ),
             )
-        if not included:
+        session = self.session
+        if not wanted and not session.partitions:
             await asyncio.sleep(IDLE_WAIT_S)
             return
+        full = session.session_id == 0 or not config.fetch_sessions
+        # A full fetch names every partition; an incremental one only those whose position
+        # changed, and forgets those we stopped fetching (moved, truncating, backing off).
+        named = {
+            key: state for key, (_, state) in wanted.items() if full or session.partitions.get(key) != state
+        }
+        forgotten = [] if full else [key for key in session.partitions if key not in wanted]
         wait = datetime.timedelta(milliseconds=config.replica_fetch_wait_max_ms)
         request = fetch_v12.FetchRequest(
             cluster_id=None,
@@ -262,26 +338,36 @@ class LeaderFetcher:
             min_bytes=i32(config.replica_fetch_min_bytes),
             max_bytes=i32(config.replica_fetch_response_max_bytes),
             isolation_level=0,
-            session_id=i32(0),
-            session_epoch=i32(-1),
-            topics=tuple(
-                fetch_v12.FetchTopic(topic=topic, partitions=tuple(parts))
-                for topic, parts in by_topic.items()
-            ),
-            forgotten_topics_data=(),
+            # Without sessions: a full, sessionless fetch every time (epoch -1).
+            session_id=i32(session.session_id if config.fetch_sessions else 0),
+            session_epoch=i32(session.epoch if config.fetch_sessions else -1),
+            topics=_fetch_topics(named),
+            forgotten_topics_data=_forgotten_topics(forgotten),
             rack_id="",
         )
         response = await connection.request(request, wait_s=wait.total_seconds())
-        if response.error_code != ErrorCode.none:
-            for followed in included:
-                self._back_off(followed)
+        if response.error_code in SESSION_ERRORS:
+            log.info(
+                "fetch session %d with broker %d ended (error %s): starting a new one",
+                session.session_id,
+                self.leader_id,
+                response.error_code,
+            )
+            self.session = FetchSessionState()
             return
-        answers = {(t.topic, p.partition_index): p for t in response.responses for p in t.partitions}
-        for followed in included:
-            answer = answers.get(followed.key)
-            if answer is None or self.partitions.get(followed.key) is not followed:
-                continue
-            self._handle_partition(followed, answer)
+        if response.error_code != ErrorCode.none:
+            for followed, _ in wanted.values():
+                self._back_off(followed)
+            self.session = FetchSessionState()
+            return
+        session.advance(response.session_id, full, named, forgotten)
+        for topic in response.responses:
+            for answer in topic.partitions:
+                key = (topic.topic, answer.partition_index)
+                entry = wanted.get(key)
+                if entry is None or self.partitions.get(key) is not entry[0]:
+                    continue
+                self._handle_partition(entry[0], answer)
 
     def _handle_partition(self, followed: FollowedPartition, answer: Any) -> None:
         partition_log = followed.replica.log

@@ -14,6 +14,7 @@ Pure bookkeeping (no I/O, no clock of its own) so that the rules can be tested o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 UNKNOWN_OFFSET = -1
@@ -46,9 +47,14 @@ class LeaderState:
         self.proposed_isr: frozenset[int] | None = None
         # Where this leader's epoch begins: a follower below it may still hold a divergent tail.
         self.epoch_start_offset = epoch_start_offset
-        # A new leader gives every follower a full lag window before judging it.
+        # A new leader gives every follower a full lag window before judging it. An empty log
+        # (a new partition) has nothing to replicate: every follower has all of it, whether or not
+        # it fetched yet (a broker taking 10,000 new partitions may take a while to open them all).
+        known_end = 0 if epoch_start_offset == 0 else UNKNOWN_OFFSET
         self.followers = {
-            replica: FollowerProgress(last_caught_up_ms=now_ms if replica in self.isr else 0)
+            replica: FollowerProgress(
+                log_end_offset=known_end, last_caught_up_ms=now_ms if replica in self.isr else 0
+            )
             for replica in replicas
             if replica != local_id
         }
@@ -89,13 +95,30 @@ class LeaderState:
             return UNKNOWN_OFFSET
         return min(ends, default=local_end_offset)
 
-    def out_of_sync(self, now_ms: int, lag_max_ms: int) -> frozenset[int]:
-        """ISR members (never the leader) that have not caught up within `lag_max_ms`."""
-        return frozenset(
-            replica
-            for replica in self.isr
-            if replica != self.local_id and now_ms - self.followers[replica].last_caught_up_ms > lag_max_ms
-        )
+    def out_of_sync(
+        self,
+        now_ms: int,
+        lag_max_ms: int,
+        local_end_offset: int = UNKNOWN_OFFSET,
+        last_session_fetch_ms: Mapping[int, int] | None = None,
+    ) -> frozenset[int]:
+        """ISR members (never the leader) that have not caught up within `lag_max_ms`.
+
+        With fetch sessions a caught-up follower no longer names an idle partition in its
+        fetches: one whose last known log end is still the leader's log end counts as caught
+        up at that follower's latest fetch (`last_session_fetch_ms`, any partition)."""
+        sessions = last_session_fetch_ms or {}
+        lagging = []
+        for replica in self.isr:
+            if replica == self.local_id:
+                continue
+            progress = self.followers[replica]
+            caught_up = progress.last_caught_up_ms
+            if progress.log_end_offset >= local_end_offset >= 0:
+                caught_up = max(caught_up, sessions.get(replica, 0))
+            if now_ms - caught_up > lag_max_ms:
+                lagging.append(replica)
+        return frozenset(lagging)
 
     def may_join(self, replica: int, high_watermark: int) -> bool:
         """A follower outside the ISR (judged at its own fetch) whose log reaches the high

@@ -112,6 +112,14 @@ class ReplicaManager:
         self.fetchers: FetcherPool | None = None
         # The partition as the metadata log committed it (a cluster broker's image), for reconciling.
         self.committed_assignment: Callable[[str, int], PartitionAssignment | None] | None = None
+        # Follower broker id -> when its latest Fetch arrived (ms): with fetch sessions an idle
+        # partition is not named in every fetch, yet a follower that fetches is caught up on it.
+        self.last_follower_fetch_ms: dict[int, int] = {}
+        # Called with (topic, partition) whenever its assignment or leadership here changes (fetch
+        # sessions read such a partition again instead of rereading all of theirs).
+        self.partition_listeners: list[Callable[[tuple[str, int]], None]] = []
+        # The high watermark each replica's checkpoint file holds.
+        self._checkpointed: dict[tuple[str, int], int] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alter_tasks: set[asyncio.Task[None]] = set()
 
@@ -169,8 +177,14 @@ class ReplicaManager:
                 log.exception("replication periodic task failed")
 
     def checkpoint(self) -> None:
-        for replica in self.replicas.values():
-            replica.log.checkpoint_high_watermark()
+        """Write the high watermark of every replica whose watermark moved since its last checkpoint
+        (10,000 idle partitions must not cost 10,000 file replacements every interval)."""
+        checkpointed = self._checkpointed
+        for key, replica in self.replicas.items():
+            high_watermark = replica.log.high_watermark
+            if checkpointed.get(key) != high_watermark:
+                replica.log.checkpoint_high_watermark()
+                checkpointed[key] = high_watermark
 
     # ---- metadata (broker.controller.api.MetadataListener) ------------------------------------
 
@@ -197,6 +211,7 @@ class ReplicaManager:
     def on_partition_removed(self, previous: PartitionAssignment) -> None:
         key = (previous.topic, previous.partition)
         self.assignments.pop(key, None)
+        self._partition_changed(key)
         # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
@@ -240,6 +255,10 @@ class ReplicaManager:
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACLs, SCRAM and quotas are not the data path's business."""
 
+    def _partition_changed(self, key: tuple[str, int]) -> None:
+        for listener in self.partition_listeners:
+            listener(key)
+
     # ---- becoming leader or follower ----------------------------------------------------------
 
     def apply(self, assignment: PartitionAssignment) -> None:
@@ -250,6 +269,7 @@ class ReplicaManager:
         self.assignments[key] = assignment
         self.managed_topics.add(assignment.topic)
         self.version += 1
+        self._partition_changed(key)
         topic = self._ensure_local_topic(assignment)
         if not assignment.is_replica(self.node_id):
             self._drop_replica(assignment)
@@ -288,6 +308,7 @@ class ReplicaManager:
             partition_log = self.state.logs.create(*key, self.state.topics.log_config(topic))
         # A single replica's high watermark is its log end; a replicated one is what was committed.
         partition_log.restore_high_watermark()
+        self._checkpointed[key] = partition_log.high_watermark
         replica = Replica(assignment=assignment, log=partition_log)
         self.replicas[key] = replica
         return replica
@@ -376,6 +397,7 @@ class ReplicaManager:
         if self.fetchers is not None:
             self.fetchers.unfollow(replica)
         replica.log.checkpoint_high_watermark()
+        self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
 
@@ -455,6 +477,10 @@ class ReplicaManager:
 
     # ---- leader: follower progress, high watermark, ISR ---------------------------------------
 
+    def note_follower_fetch(self, follower: int) -> None:
+        """A Fetch from follower broker `follower` arrived (whichever partitions it names)."""
+        self.last_follower_fetch_ms[follower] = now_ms()
+
     def record_follower_fetch(self, replica: Replica, follower: int, fetch_offset: int) -> bool:
         """A follower fetched at `fetch_offset`; False when it is not a replica of this partition."""
         leader = replica.leader
@@ -490,7 +516,12 @@ class ReplicaManager:
             leader = replica.leader
             if leader is None or replica.alter_in_flight:
                 continue
-            lagging = leader.out_of_sync(now, self.config.replica_lag_time_max_ms)
+            lagging = leader.out_of_sync(
+                now,
+                self.config.replica_lag_time_max_ms,
+                replica.log.log_end_offset,
+                self.last_follower_fetch_ms,
+            )
             if lagging:
                 log.info(
                     "shrinking ISR of %s-%d: %s did not catch up within %d ms",
@@ -576,6 +607,7 @@ class ReplicaManager:
             return
         self.assignments[replica.key] = accepted
         replica.assignment = accepted
+        self._partition_changed(replica.key)
         # The ISR change may have completed a reassignment (removed replicas are gone).
         replica.leader.set_replicas(accepted.replicas, now_ms())
         replica.leader.set_isr(accepted.isr, now_ms())

@@ -10,7 +10,7 @@ def leader(isr=(1, 2, 3), replicas=(1, 2, 3), epoch_start=0, now=0) -> LeaderSta
 
 
 def test_the_high_watermark_waits_for_every_isr_member_to_report_its_log_end() -> None:
-    state = leader()
+    state = leader(epoch_start=10)
     assert state.high_watermark_candidate(local_end_offset=10) == UNKNOWN_OFFSET
     state.record_fetch(2, 7, leader_end_offset=10, now_ms=1)
     assert state.high_watermark_candidate(10) == UNKNOWN_OFFSET
@@ -99,3 +99,17 @@ def test_a_replica_outside_the_assignment_is_not_recorded() -> None:
     state = leader()
     assert not state.record_fetch(7, 10, 10, now_ms=1)
     assert state.record_fetch(2, 10, 10, now_ms=1)
+
+
+def test_followers_of_a_new_empty_partition_are_in_sync_while_they_keep_fetching_other_partitions() -> None:
+    state = leader(epoch_start=0, now=0)
+    # Nothing to replicate: the watermark may sit at 0 before any follower fetched this partition.
+    assert state.high_watermark_candidate(0) == 0
+    # Both followers fetch (other partitions, through their fetch sessions) but never name this one.
+    assert state.out_of_sync(100_000, LAG_MS, 0, {2: 99_000, 3: 99_500}) == frozenset()
+    # Follower 3 stopped fetching altogether.
+    assert state.out_of_sync(100_000, LAG_MS, 0, {2: 99_000, 3: 50_000}) == {3}
+    # Records arrive: a follower that has not fetched them is lagging once its lag time is up.
+    assert state.out_of_sync(100_000, LAG_MS, 5, {2: 99_000, 3: 99_500}) == {2, 3}
+    state.record_fetch(2, 5, 5, now_ms=99_800)
+    assert state.out_of_sync(100_000, LAG_MS, 5, {2: 99_800, 3: 99_500}) == {3}

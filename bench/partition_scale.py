@@ -1,0 +1,225 @@
+"""Cluster mode with many partitions: create one large RF 3 topic on a three-broker cluster.
+
+    .venv/bin/python bench/partition_scale.py [--partitions 10000] [--idle-seconds 10]
+                                              [--records 100000] [--py-spy DIR]
+
+Starts three `broker,controller` nodes with the timings the `local` provisioner writes (heartbeat 400 ms,
+session 2 s), creates a small topic every probe uses, then one topic with `--partitions` partitions and
+replication factor 3, and measures:
+
+- `create_s`: CreateTopics sent to the answer; `isr_full_s`: until every broker's Metadata shows every
+  partition with a leader and all three replicas in its ISR;
+- while that happens, a probe asks every broker for the small topic's Metadata and produces one record to
+  it every 250 ms: the slowest answer (`probe_max_s`), how many failed, whether the active controller moved
+  (a second "is the active controller" line in any node's log) and whether a broker was fenced;
+- `idle_cpu`: each broker's CPU (fraction of a core) over `--idle-seconds` after the ISRs are full;
+- produce and consume `--records` 100-byte records spread over all partitions vs into one partition
+  (records/s, acks=all, one confluent-kafka producer and one consumer);
+- after deleting the topic: seconds until the small topic is fully replicated in every broker's Metadata
+  and the broker logs stop mentioning the deleted topic's partitions.
+
+Prints one JSON object (and what it has so far to stderr after each stage). `--py-spy DIR` records raw
+py-spy stacks of every broker during creation (py-spy on PATH or in /tmp/pyspy/bin).
+
+Measured on the shared 2-core box (six other sessions running; load average in brackets):
+
+| run | create → full ISRs | controller moved / fenced | probe slowest | idle CPU per broker | spread vs 1 partition, produce rec/s | healed after delete |
+|---|---|---|---|---|---|---|
+| 2,000 partitions, before (load 0.4) | 1.8 s | yes / 0 | 1.1 s | 23% | 165 (7,190 of 20,000 undelivered) vs 294 | not within 120 s |
+| 2,000 partitions, after, follower sessions on (load 1-3) | 7.5-10 s | no / 0 | 0.35 s | 5% | 1,030-1,380 vs 215,000 | 5.4 s |
+| 2,000 partitions, after, follower sessions off, the default (load 1.4) | 3.4 s | no / 0 | 0.43 s | 20% | 166 vs 51,000 | 5.3 s |
+| 10,000 partitions, after, sessions on (load 1.5) | ~30 s | no / 0 | — | — | the spread produce fenced a broker | — |
+| 10,000 partitions, after, sessions on (load 6) | not within 300 s | yes / 22 | 30 s (7 failed) | 2-22% | — | no |
+
+At 10,000 partitions each broker opens 10,000 logs (a directory and four files each, py-spy: `Path.touch`
+and `mkdir` dominate) on its event loop; sliced into 10 ms steps it stays responsive on a quiet machine,
+but under load the active controller's heartbeat answers take longer than the brokers' 0.8 s heartbeat
+timeout, brokers get fenced, and each fencing moves thousands of leaderships, which is more of the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from controlplane.clusters.provisioners.local import FAILOVER_TIMINGS
+from tests.fixtures.cluster import LocalCluster, start_cluster
+from tests.integration.cluster.scale_checker import (
+    PROBE_PARTITIONS,
+    PROBE_TOPIC,
+    Probe,
+    controller_elections,
+    create_when_brokers_unfenced,
+    fencings,
+    topic_fully_replicated,
+)
+
+BIG_TOPIC = "wide"
+# Metadata of a 10,000-partition topic from every broker is itself a load: not too often.
+ISR_POLL_S = 2.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def produce_consume(cluster: LocalCluster, topic: str, partitions: int, records: int) -> dict[str, float]:
+    producer = Producer(
+        cluster.client_config(acks="all", **{"linger.ms": "5", "queue.buffering.max.messages": "1000000"})
+    )
+    value = b"x" * 100
+    started = time.monotonic()
+    for seq in range(records):
+        while True:
+            try:
+                producer.produce(topic, value, partition=seq % partitions)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    remaining = producer.flush(120)
+    produce_s = time.monotonic() - started
+    consumer = Consumer(
+        cluster.client_config(**{"group.id": f"bench-{topic}-{partitions}", "enable.auto.commit": "false"})
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    read = 0
+    started = time.monotonic()
+    deadline = started + 300
+    while read < records - remaining and time.monotonic() < deadline:
+        read += sum(1 for m in consumer.consume(10000, timeout=1) if m.error() is None)
+    consume_s = time.monotonic() - started
+    consumer.close()
+    return {
+        "produce_per_s": round(records / produce_s),
+        "consume_per_s": round(read / consume_s),
+        "undelivered": remaining,
+        "consumed": read,
+    }
+
+
+def start_py_spy(cluster: LocalCluster, directory: Path, seconds: int) -> list[subprocess.Popen[bytes]]:
+    binary = shutil.which("py-spy") or "/tmp/pyspy/bin/py-spy"
+    directory.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for node in cluster.brokers:
+        assert node.process is not None
+        spies.append(
+            subprocess.Popen(
+                [
+                    binary,
+                    "record",
+                    "-p",
+                    str(node.process.pid),
+                    "-d",
+                    str(seconds),
+                    "-r",
+                    "50",
+                    "-f",
+                    "raw",
+                    "-o",
+                    str(directory / f"node-{node.node_id}.txt"),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+    return spies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--partitions", type=int, default=10000)
+    parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument("--records", type=int, default=100000)
+    parser.add_argument("--isr-timeout", type=float, default=600.0)
+    parser.add_argument("--py-spy", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the nodes' data and logs (path printed)")
+    args = parser.parse_args()
+
+    base = Path(tempfile.mkdtemp(prefix="partition-scale-"))
+    cluster = start_cluster(base, 3, properties=dict(FAILOVER_TIMINGS))
+    result: dict[str, object] = {"partitions": args.partitions, "load_before": os.getloadavg()}
+    try:
+        admin = AdminClient(cluster.client_config())
+        create_when_brokers_unfenced(admin, NewTopic(PROBE_TOPIC, PROBE_PARTITIONS, 3))
+        elections_before, fencings_before = controller_elections(cluster), fencings(cluster)
+        probe = Probe(cluster)
+        probe.start()
+        spies = start_py_spy(cluster, args.py_spy, 120) if args.py_spy else []
+        started = time.monotonic()
+        admin.create_topics([NewTopic(BIG_TOPIC, args.partitions, 3)], operation_timeout=600)[
+            BIG_TOPIC
+        ].result(600)
+        result["create_s"] = round(time.monotonic() - started, 2)
+        while not topic_fully_replicated(cluster, BIG_TOPIC, args.partitions):
+            if time.monotonic() - started > args.isr_timeout:
+                result["isr_full_s"] = None
+                break
+            time.sleep(ISR_POLL_S)
+        else:
+            result["isr_full_s"] = round(time.monotonic() - started, 2)
+        for spy in spies:
+            spy.send_signal(2)
+        for spy in spies:
+            spy.wait(60)
+        probe.stop()
+        result["probe"] = {
+            "rounds": probe.rounds,
+            "slowest_s": round(probe.slowest_s, 2),
+            "failures": len(probe.failures),
+            "first_failures": probe.failures[:3],
+        }
+        result["controller_moved"] = controller_elections(cluster) > elections_before
+        result["brokers_fenced"] = fencings(cluster) - fencings_before
+        print(json.dumps(result), file=sys.stderr, flush=True)  # so far, should a later stage hang
+
+        pids = {node.node_id: node.process.pid for node in cluster.brokers if node.process}
+        before = {node_id: cpu_seconds(pid) for node_id, pid in pids.items()}
+        time.sleep(args.idle_seconds)
+        result["idle_cpu"] = {
+            str(node_id): round((cpu_seconds(pid) - before[node_id]) / args.idle_seconds, 3)
+            for node_id, pid in pids.items()
+        }
+        print(json.dumps(result), file=sys.stderr, flush=True)
+        if args.records:
+            admin.create_topics([NewTopic("narrow", 1, 3)])["narrow"].result(30)
+            result["spread"] = produce_consume(cluster, BIG_TOPIC, args.partitions, args.records)
+            result["one_partition"] = produce_consume(cluster, "narrow", 1, args.records)
+            admin.delete_topics(["narrow"])["narrow"].result(60)
+
+        started = time.monotonic()
+        admin.delete_topics([BIG_TOPIC], operation_timeout=600)[BIG_TOPIC].result(600)
+        result["delete_s"] = round(time.monotonic() - started, 2)
+        while not topic_fully_replicated(cluster, PROBE_TOPIC, PROBE_PARTITIONS):
+            if time.monotonic() - started > 120:
+                result["healed_s"] = None
+                break
+            time.sleep(0.5)
+        else:
+            result["healed_s"] = round(time.monotonic() - started, 2)
+        result["load_after"] = os.getloadavg()
+    finally:
+        cluster.stop()
+        if args.keep:
+            result["data_dir"] = str(base)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
