@@ -9,6 +9,7 @@ import signal
 import sys
 
 from broker.config import BrokerConfig, ConfigError
+from broker.server.allocator import tune_allocator
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"invalid broker configuration: {exc}", file=sys.stderr)
         return 2
+    tune_allocator()
     try:
         import uvloop
     except ImportError:
