@@ -23,7 +23,10 @@ from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType
 from controlplane.tenancy.models import Team
 from tests.e2e.conftest import screenshot
-from tests.integration.spark.conftest import spark_worker  # noqa: F401 - the fixture: a worker on `spark`
+from tests.integration.spark.conftest import (  # noqa: F401 - fixtures: a worker on `spark`, on local Spark
+    spark_worker,
+    spark_worker_environment,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -156,9 +156,9 @@ def test_a_team_member_sees_only_their_teams_topics_groups_and_service_accounts(
     cluster = clusters.register_external_cluster(
         actor=SYSTEM, organization=organization, name="shared", bootstrap_servers=broker.bootstrap
     )
-    theirs_topic = topics.create_topic(
-        actor=SYSTEM, cluster=cluster, team=payments, name=f"pay-{uid}.orders", partitions=1
-    )
+    topics.create_topic(actor=SYSTEM, cluster=cluster, team=payments, name=f"pay-{uid}.orders", partitions=1)
+    # create_topic answers with the operation; the page is the topic's.
+    theirs_topic = Topic.objects.get(cluster=cluster, name=f"pay-{uid}.orders")
     topics.create_topic(
         actor=SYSTEM, cluster=cluster, team=search, name=f"search-{uid}.queries", partitions=1
     )

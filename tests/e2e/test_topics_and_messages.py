@@ -153,9 +153,10 @@ def test_an_avro_message_is_shown_decoded(page: Page, live_server, payments: Pay
     ):
         forget()
     name = f"{payments.prefix}avro-orders"
-    topic = topics.create_topic(
+    topics.create_topic(
         actor=payments.olga, cluster=payments.cluster, team=payments.team, name=name, partitions=1
     )
+    topic = Topic.objects.get(cluster=payments.cluster, name=name)
     _key, token = accounts.create_api_key(actor=payments.olga, name="registry", role=TeamRole.TEAM_ADMIN)
     registry = SchemaRegistryClient(
         {

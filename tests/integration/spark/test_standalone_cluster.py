@@ -17,7 +17,7 @@ from controlplane.jobs import launcher
 from controlplane.jobs.models import JobRun
 from tests.fixtures.servers import wait_until
 from tests.integration.spark.conftest import Setup
-from tests.integration.spark.spark_servers import StandaloneCluster, executor_python
+from tests.integration.spark.spark_servers import StandaloneCluster, executor_python, spark_environment
 
 # Master, worker, executors and two runs on two cores: about a minute idle, several under load.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -38,9 +38,14 @@ def spark_worker_environment(standalone_cluster: StandaloneCluster, spark_artifa
     }
 
 
-def test_the_executors_interpreter_has_none_of_the_code_or_its_dependencies():
+def test_the_executors_interpreter_has_none_of_the_code_or_its_dependencies(tmp_path: Path):
+    # In the worker's environment: the session's local Spark fixture puts the repository on this process's
+    # PYTHONPATH, which a Spark host does not have.
+    host = spark_environment(tmp_path)
     for module in ("controlplane", "pyarrow", "confluent_kafka"):
-        probe = subprocess.run([executor_python(), "-c", f"import {module}"], capture_output=True, cwd="/")
+        probe = subprocess.run(
+            [executor_python(), "-c", f"import {module}"], capture_output=True, cwd="/", env=host
+        )
         assert probe.returncode != 0, f"{executor_python()} imports {module} on its own"
 
 
