@@ -217,32 +217,10 @@ class GuardrailLimitsInputSerializer(serializers.Serializer):
     )
 
 
-class TeamPolicyUpdateInputSerializer(serializers.Serializer):
+class TeamPolicyUpdateInputSerializer(GuardrailLimitsInputSerializer):
+    """A team's own policy: the same limits (they win over the organization's), plus naming and configs."""
+
     naming_pattern = serializers.CharField(max_length=200, allow_blank=True, required=False)
-    max_partitions_per_topic = serializers.IntegerField(
-        min_value=1, max_value=100_000, allow_null=True, required=False
-    )
-    max_retention_ms = serializers.IntegerField(
-        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
-    )
-    max_total_partitions = serializers.IntegerField(
-        min_value=1, max_value=1_000_000, allow_null=True, required=False
-    )
-    max_replication_factor = serializers.IntegerField(
-        min_value=1, max_value=32, allow_null=True, required=False
-    )
-    min_segment_bytes = serializers.IntegerField(
-        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
-    )
-    max_segment_bytes = serializers.IntegerField(
-        min_value=14, max_value=2**31 - 1, allow_null=True, required=False
-    )
-    min_segment_ms = serializers.IntegerField(
-        min_value=1, max_value=2**63 - 1, allow_null=True, required=False
-    )
-    admin_operations_per_minute = serializers.IntegerField(
-        min_value=1, max_value=100_000, allow_null=True, required=False
-    )
     allowed_topic_configs = serializers.ListField(
         child=serializers.CharField(max_length=200), allow_null=True, required=False, max_length=200
     )

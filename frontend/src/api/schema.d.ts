@@ -3279,18 +3279,19 @@ export interface components {
         PatchedServiceAccountUpdateInputRequest: {
             description?: string;
         };
+        /** @description A team's own policy: the same limits (they win over the organization's), plus naming and configs. */
         PatchedTeamPolicyUpdateInputRequest: {
-            naming_pattern?: string;
             max_partitions_per_topic?: number | null;
-            /** Format: int64 */
-            max_retention_ms?: number | null;
             max_total_partitions?: number | null;
             max_replication_factor?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
             min_segment_bytes?: number | null;
             max_segment_bytes?: number | null;
             /** Format: int64 */
             min_segment_ms?: number | null;
             admin_operations_per_minute?: number | null;
+            naming_pattern?: string;
             allowed_topic_configs?: string[] | null;
         };
         PatchedTeamUpdateInputRequest: {
@@ -3683,18 +3684,19 @@ export interface components {
             /** Format: date-time */
             readonly updated_at: string;
         };
+        /** @description A team's own policy: the same limits (they win over the organization's), plus naming and configs. */
         TeamPolicyUpdateInputRequest: {
-            naming_pattern?: string;
             max_partitions_per_topic?: number | null;
-            /** Format: int64 */
-            max_retention_ms?: number | null;
             max_total_partitions?: number | null;
             max_replication_factor?: number | null;
+            /** Format: int64 */
+            max_retention_ms?: number | null;
             min_segment_bytes?: number | null;
             max_segment_bytes?: number | null;
             /** Format: int64 */
             min_segment_ms?: number | null;
             admin_operations_per_minute?: number | null;
+            naming_pattern?: string;
             allowed_topic_configs?: string[] | null;
         };
         TeamPrefix: {
