@@ -356,6 +356,9 @@ async def _full_fetch(
                 position.current_leader_epoch, position.fetch_offset, position.max_bytes
             )
         _remember_sent(ctx, session, read)
+        _rotate_served(session, read)
+        # Partitions the byte budget cut short are read again by the next (incremental) fetch.
+        session.dirty.update((p.topic, p.partition) for p in read.cut_short)
         session.generation = generation
     return read.partitions, read.total
 
@@ -397,6 +400,7 @@ async def _incremental_fetch(
         session.wakeup.clear()
         read = _read_all(ctx, request, _session_positions(session, pending), byte_cap)
         news |= _remember_sent(ctx, session, read)
+        _rotate_served(session, read)
         for position, body in read.partitions:
             answered[(position.topic, position.partition)] = (position, body)
         cut_short.update((p.topic, p.partition) for p in read.cut_short)
@@ -415,15 +419,23 @@ async def _incremental_fetch(
     return changed, sum(len(body["records"]) for _, body in changed)
 
 
-def _session_positions(session: FetchSession, keys: Iterable[PartitionKey]) -> list[FetchPosition]:
-    positions = []
-    for key in keys:
-        part = session.partitions.get(key)
-        if part is not None:
-            positions.append(
-                FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
-            )
-    return positions
+def _session_positions(session: FetchSession, keys: set[PartitionKey]) -> list[FetchPosition]:
+    """The positions of `keys`, in the session's order (see `_rotate_served`)."""
+    return [
+        FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
+        for key, part in session.partitions.items()
+        if key in keys
+    ]
+
+
+def _rotate_served(session: FetchSession, read: ReadResult) -> None:
+    """Partitions that returned records go to the end of the session's order, as Kafka's sessions do:
+    when the response's byte budget runs out, the next fetch serves the others first instead of
+    starving every partition after the first (KIP-74's fairness for session fetchers)."""
+    for position, body in read.partitions:
+        key = (position.topic, position.partition)
+        if body["records"] and key in session.partitions:
+            session.partitions[key] = session.partitions.pop(key)
 
 
 def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult) -> set[PartitionKey]:

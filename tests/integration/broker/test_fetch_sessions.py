@@ -7,6 +7,7 @@ fetches (session id 0, epoch -1), which must keep working next to them.
 from __future__ import annotations
 
 import datetime
+import struct
 import time
 from typing import Any
 
@@ -29,6 +30,7 @@ def fetch(
     positions: dict[tuple[str, int], int] | None = None,
     forgotten: dict[str, list[int]] | None = None,
     max_wait_ms: int = 300,
+    max_bytes: int = 50 << 20,
 ) -> Any:
     by_topic: dict[str, list[FetchPartition]] = {}
     for (topic, partition), offset in (positions or {}).items():
@@ -40,6 +42,7 @@ def fetch(
     request = FetchRequest(
         max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=max_wait_ms)),
         min_bytes=i32(1),
+        max_bytes=i32(max_bytes),
         session_id=i32(session_id),
         session_epoch=i32(epoch),
         topics=tuple(FetchTopic(topic=t, partitions=tuple(p)) for t, p in by_topic.items()),
@@ -110,6 +113,45 @@ def test_a_session_answers_only_partitions_with_news(broker, topic_name):
         assert answered(closing)[(topic_name, 0)].high_watermark == 1
         gone = fetch(client, session_id=session_id, epoch=5)
         assert gone.error_code == ErrorCode.fetch_session_id_not_found
+
+
+def next_offset(records: bytes) -> int:
+    """The offset after the last record of these v2 record batches."""
+    position, after = 0, -1
+    while position + 27 <= len(records):
+        base_offset, length = struct.unpack_from(">qi", records, position)
+        (last_offset_delta,) = struct.unpack_from(">i", records, position + 23)
+        after = base_offset + last_offset_delta + 1
+        position += 12 + length
+    return after
+
+
+def test_a_session_serves_the_partition_the_byte_budget_left_out_first(broker, topic_name):
+    """A response budget smaller than two batches: Kafka's session moves a partition that returned
+    records to the end, so the next fetch serves the other one; in a fixed order one would starve."""
+    create_topic(broker.bootstrap, topic_name, partitions=2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for n in range(6):
+        for partition in (0, 1):  # one batch per record: flushed one by one
+            producer.produce(topic_name, b"v" * 100 + str(n).encode(), partition=partition)
+            assert producer.flush(10) == 0
+    positions = {(topic_name, 0): 0, (topic_name, 1): 0}
+    served = []
+    with WireClient(broker.bootstrap, timeout=10) as client:
+        response = fetch(client, session_id=0, epoch=0, positions=positions, max_bytes=300)
+        session_id = response.session_id
+        assert session_id > 0
+        for epoch in range(1, 6):
+            with_records = {key: p for key, p in answered(response).items() if p.records}
+            assert len(with_records) == 1, with_records  # the budget holds one batch of ~170 bytes
+            ((key, part),) = with_records.items()
+            served.append(key[1])
+            positions[key] = next_offset(part.records)
+            response = fetch(
+                client, session_id=session_id, epoch=epoch, positions={key: positions[key]}, max_bytes=300
+            )
+    assert served == [0, 1, 0, 1, 0]
+    assert positions == {(topic_name, 0): 3, (topic_name, 1): 2}
 
 
 def test_session_errors_unknown_id_and_out_of_order_epoch(broker, topic_name):
