@@ -712,30 +712,51 @@ class GroupCoordinator:
         member.sync_future = future = asyncio.get_running_loop().create_future()
         if member_id == group.leader_id:
             # Shielded: a leader that disconnects mid-write must not leave the group half-synced.
-            await asyncio.shield(self._complete_sync(group, assignments))
+            completion = asyncio.ensure_future(self._complete_sync(group, assignments))
+            try:
+                answers = await asyncio.shield(completion)
+            except asyncio.CancelledError:
+                completion.add_done_callback(self._answer_completed_sync)
+                raise
+            # The leader, which computed the assignment, is answered in this step and the followers
+            # after it: clients' rebalance listeners (aiokafka's tests among them) expect the leader
+            # to hold its assignment once a follower holds its own. Kafka's order is unspecified.
+            self._answer_syncs(answers)
+            if future.done():
+                return future.result()
         return await asyncio.shield(future)
 
-    async def _complete_sync(self, group: Group, assignments: Mapping[str, bytes]) -> None:
+    def _answer_completed_sync(self, completion: asyncio.Future[list[tuple[Member, SyncResult]]]) -> None:
+        if not completion.cancelled() and completion.exception() is None:
+            self._answer_syncs(completion.result())
+
+    def _answer_syncs(self, answers: list[tuple[Member, SyncResult]]) -> None:
+        for member, result in answers:
+            self._answer_sync(member, result)
+
+    async def _complete_sync(
+        self, group: Group, assignments: Mapping[str, bytes]
+    ) -> list[tuple[Member, SyncResult]]:
+        """Stores the leader's assignment; returns the answers for the members waiting in SyncGroup."""
         generation = group.generation_id
         complete = {member_id: assignments.get(member_id, b"") for member_id in group.members}
         error = await self._store_group(group, complete)
         if not group.is_(GroupState.COMPLETING_REBALANCE) or group.generation_id != generation:
-            return  # a rebalance started while we were writing; it answered the waiters
+            return []  # a rebalance started while we were writing; it answered the waiters
         if error is not None:
-            for member in group.members.values():
-                self._answer_sync(member, SyncResult(error))
+            answers = [(member, SyncResult(error)) for member in group.members.values()]
+            self._answer_syncs(answers)
             self._prepare_rebalance(group)
             self._maybe_complete_join(group)
-            return
+            return []
         self._cancel(group.sync_timer)
         for member_id, member in group.members.items():
             member.assignment = complete.get(member_id, b"")
         group.transition_to(GroupState.STABLE, self.clock.now_ms())
-        for member in group.members.values():
-            self._answer_sync(
-                member,
-                SyncResult(ErrorCode.none, member.assignment, group.protocol_type, group.protocol_name),
-            )
+        return [
+            (member, SyncResult(ErrorCode.none, member.assignment, group.protocol_type, group.protocol_name))
+            for member in group.members.values()
+        ]
 
     # --- Heartbeat and LeaveGroup ------------------------------------------------------------
 

@@ -78,6 +78,41 @@ async def test_followers_wait_in_sync_until_the_leader_assigns(coordinator: Grou
     assert (await follower_sync).assignment == b"yours"
 
 
+async def test_the_leader_hears_its_sync_answer_before_the_waiting_followers(
+    coordinator: GroupCoordinator,
+) -> None:
+    """aiokafka's rebalance tests read the leader's assignment as soon as a follower has its own."""
+    ids = [(await join(coordinator)).member_id for _ in range(3)]
+    joined = await asyncio.gather(*(join(coordinator, member_id=m) for m in ids))
+    leader = next(r for r in joined if r.member_id == r.leader)
+    followers = [r for r in joined if r is not leader]
+    answered: list[str] = []
+    waiting = [sync(coordinator, f) for f in followers]
+    for follower, future in zip(followers, waiting, strict=True):
+        future.add_done_callback(lambda _done, member=follower.member_id: answered.append(member))
+    await settle()
+    leader_sync = sync(coordinator, leader, assignments={r.member_id: b"a" for r in joined})
+    leader_sync.add_done_callback(lambda _done: answered.append(leader.member_id))
+    await asyncio.gather(leader_sync, *waiting)
+    assert answered[0] == leader.member_id
+    assert sorted(answered[1:]) == sorted(f.member_id for f in followers)
+
+
+async def test_followers_get_their_assignment_when_the_leader_disconnects_mid_sync(
+    coordinator: GroupCoordinator,
+) -> None:
+    ids = [(await join(coordinator)).member_id for _ in range(2)]
+    first, second = await asyncio.gather(*(join(coordinator, member_id=m) for m in ids))
+    follower = first if first.member_id != first.leader else second
+    leader = second if follower is first else first
+    follower_sync = sync(coordinator, follower)
+    await settle()
+    leader_sync = sync(coordinator, leader, assignments={follower.member_id: b"yours"})
+    await asyncio.sleep(0)  # the leader's SyncGroup is writing the group when its connection goes
+    leader_sync.cancel()
+    assert (await follower_sync).assignment == b"yours"
+
+
 async def test_the_protocol_is_chosen_by_a_vote_of_the_members(coordinator: GroupCoordinator) -> None:
     prefs = [
         (("range", b"a"), ("roundrobin", b"b")),
