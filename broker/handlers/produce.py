@@ -70,7 +70,12 @@ def append_partition(
             records, leader_epoch=leader_epoch, now_ms=int(time.time() * 1000)
         )
     except StorageError as exc:
-        return _partition_error(index, ErrorCode(exc.error_code), str(exc))
+        answer = _partition_error(index, ErrorCode(exc.error_code), str(exc))
+        answer["record_errors"] = [
+            {"batch_index": batch_index, "batch_index_error_message": str(exc)}
+            for batch_index in getattr(exc, "record_errors", ())
+        ]
+        return answer
     if replica is None:
         # One replica: the record is fully replicated as soon as the leader has it.
         partition_log.high_watermark = partition_log.log_end_offset

@@ -305,8 +305,9 @@ class PartitionLog:
         records = None
         if self.config.compacted:
             records = decode_records(batch)
-            if any(record.key is None for record in records):
-                raise InvalidRecordError("compacted topics need a key on every record")
+            keyless = [index for index, record in enumerate(records) if record.key is None]
+            if keyless:
+                raise InvalidRecordError("compacted topics need a key on every record", record_errors=keyless)
         target = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
         if target is not None and target != codec and records is None:
             records = decode_records(batch)

@@ -19,9 +19,17 @@ class CorruptRecordError(StorageError):
 
 
 class InvalidRecordError(StorageError):
-    """Well-formed bytes that break a rule: a missing key on a compacted topic, a client control batch."""
+    """Well-formed bytes that break a rule: a missing key on a compacted topic, a client control batch.
+
+    `record_errors` names the offending records by their index in the batch (KIP-467): the Produce
+    answer lists them, and clients fail those records with INVALID_RECORD and only retry-fail the rest.
+    """
 
     error_code = ErrorCode.invalid_record.value
+
+    def __init__(self, message: str = "", record_errors: list[int] | None = None) -> None:
+        super().__init__(message)
+        self.record_errors = record_errors or []
 
 
 class RecordTooLargeError(StorageError):

@@ -8,7 +8,7 @@ import struct
 import urllib.request
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
@@ -59,6 +59,33 @@ def test_a_keyless_record_on_a_compacted_topic_is_invalid(broker, topic_name):
     assert (
         produce_error(broker, topic_name, build_batch([Record(key=None, value=b"v")])) == 87
     )  # INVALID_RECORD
+
+
+def test_the_keyless_records_of_a_batch_are_named_and_only_they_fail_as_invalid(broker, topic_name):
+    """KIP-467: the answer lists the offending records by batch index; librdkafka fails those with
+    INVALID_RECORD and the rest of the batch with _INVALID_DIFFERENT_RECORD (retriable elsewhere)."""
+    make_topic(broker, topic_name, **{"cleanup.policy": "compact"})
+    records = [Record(key=None if n in (0, 5) else b"k%d" % n, value=b"v") for n in range(8)]
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(produce_request(topic_name, build_batch(records)))
+    answer = response.responses[0].partition_responses[0]
+    assert int(answer.error_code.value) == 87
+    assert [e.batch_index for e in answer.record_errors] == [0, 5]
+    assert all("key" in e.batch_index_error_message for e in answer.record_errors)
+
+    outcomes: list[int] = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 200, "retries": 0})
+    for n in range(8):
+        producer.produce(
+            topic_name,
+            b"v",
+            key=None if n in (0, 5) else b"k%d" % n,
+            partition=0,
+            on_delivery=lambda err, _msg: outcomes.append(err.code() if err else 0),
+        )
+    assert producer.flush(10) == 0
+    assert outcomes.count(KafkaError.INVALID_RECORD) == 2
+    assert outcomes.count(KafkaError._INVALID_DIFFERENT_RECORD) == 6
 
 
 def test_a_batch_over_max_message_bytes_is_too_large(broker, topic_name):
