@@ -14,6 +14,10 @@ from broker.server.context import RequestContext
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
+# v8+ (KIP-405) and v9+ (KIP-1005). Without tiered storage the whole log is local: the earliest local
+# offset is the log start, and nothing is tiered, which Kafka answers with offset -1 and no error.
+EARLIEST_LOCAL = -4
+LATEST_TIERED = -5
 READ_COMMITTED = 1
 
 
@@ -55,8 +59,10 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
     latest = partition_log.high_watermark
     if timestamp == LATEST:
         found: tuple[int, int] | None = (latest, -1)
-    elif timestamp == EARLIEST:
+    elif timestamp == EARLIEST or (timestamp == EARLIEST_LOCAL and ctx.api_version >= 8):
         found = (partition_log.log_start_offset, -1)
+    elif timestamp == LATEST_TIERED and ctx.api_version >= 9:
+        found = None
     elif timestamp == MAX_TIMESTAMP:
         found = partition_log.max_timestamp()
     elif timestamp < 0:
@@ -192,7 +198,7 @@ async def handle_delete_records(ctx: RequestContext, request: Any) -> dict[str, 
 
 
 APIS = {
-    2: (1, 7, handle_list_offsets),
+    2: (1, 10, handle_list_offsets),  # v10's timeout_ms bounds waits for remote storage: none here
     21: (0, 2, handle_delete_records),
     23: (2, 4, handle_offset_for_leader_epoch),
 }

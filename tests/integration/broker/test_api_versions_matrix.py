@@ -81,16 +81,35 @@ def test_fetch_answers_every_served_version(broker, matrix_topic, version):
     assert b"fetched" in partition.records or b"v" in partition.records
 
 
-@pytest.mark.parametrize("version", range(1, 8))
+@pytest.mark.parametrize("version", range(1, 11))
 def test_list_offsets_answers_every_served_version(broker, matrix_topic, version):
     body = {
         "replica_id": -1,
+        "timeout": 1000,
         "topics": [{"name": matrix_topic, "partitions": [{"partition_index": 0, "timestamp": -2}]}],
     }
     with WireClient(broker.bootstrap) as client:
         response = client.request(request(2, version, body))
     partition = response.topics[0].partitions[0]
     assert (partition.error_code.value, partition.offset) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("version", "timestamp", "answer"), [(8, -4, (0, 0)), (9, -5, (0, -1)), (7, -4, (42, -1))]
+)
+def test_list_offsets_earliest_local_and_latest_tiered_without_tiered_storage(
+    broker, matrix_topic, version, timestamp, answer
+):
+    """-4 (v8+) is the log start when every segment is local; -5 (v9+) finds nothing tiered, offset -1.
+    Before their versions these timestamps are invalid requests (42), as in Kafka."""
+    body = {
+        "replica_id": -1,
+        "topics": [{"name": matrix_topic, "partitions": [{"partition_index": 0, "timestamp": timestamp}]}],
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(2, version, body))
+    partition = response.topics[0].partitions[0]
+    assert (partition.error_code.value, partition.offset) == answer
 
 
 @pytest.mark.parametrize("version", range(14))
