@@ -1,0 +1,287 @@
+"""Run the Kafka clients' own integration suites against StreamHub's broker and print the counts.
+
+Fetches nothing: give it the client checkouts (and the venvs their test dependencies are installed in), and it
+starts a fresh broker from this repository for each suite, configured like the broker that suite's own CI uses,
+runs the suite and prints one JSON line per suite (passed / failed / skipped / errors and the failing tests).
+
+    .venv/bin/python -m bench.client_suites.run \
+        --aiokafka /work/clients/aiokafka --aiokafka-python /work/clients/venv-aiokafka/bin/python \
+        --kafka-python /work/clients/kafka-python --kafka-python-python /work/clients/venv-kafka-python/bin/python \
+        --librdkafka /work/clients/librdkafka --librdkafka-tests 0081,0001,0002
+
+How each suite is pointed at our broker (nothing in the checkouts is changed):
+
+- aiokafka: `aiokafka_plugin.py` replaces the Docker fixtures of its `tests/conftest.py`; the tests that need
+  the container's SSL listener, JAAS users, KDC or CLI tools are skipped with that reason. Runs only the tests
+  that use a broker. aiokafka thinks it talks to Kafka 2.8.1, the newest broker its CI tests.
+- kafka-python: its fixtures take an external broker from KAFKA_URI; KAFKA_VERSION=4.0.0 (the release whose
+  API table we serve). Its SASL/SSL tests then run against the plain listener and fail: test infrastructure.
+- librdkafka: `tests/test-runner` (built with `make -C tests build`) with a test.conf naming the bootstrap,
+  one test number at a time; a 3-broker cluster (`--librdkafka-cluster`, as its trivup CI runs) or one node.
+
+Needs the client venvs described in README's bench section. Takes minutes to an hour on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.fixtures.broker import BrokerProcess
+from tests.fixtures.cluster import start_cluster
+
+HERE = Path(__file__).resolve().parent
+
+# What each client's CI runs its reference broker with (aiokafka's docker image, kafka-python's
+# servers/resources/default/kafka.properties, librdkafka's trivup scenario `default`).
+# Both Python suites assume broker id 0 (Kafka's docker image and kafka-python's fixture number it so).
+AIOKAFKA_BROKER = {"node.id": "0", "num.partitions": "2", "group.initial.rebalance.delay.ms": "0"}
+KAFKA_PYTHON_BROKER = {
+    "node.id": "0",
+    "num.partitions": "4",
+    "offsets.topic.num.partitions": "2",
+    "group.min.session.timeout.ms": "1000",
+    "group.initial.rebalance.delay.ms": "0",
+    "authorizer.class.name": "acl",
+    "allow.everyone.if.no.acl.found": "true",
+}
+LIBRDKAFKA_BROKER = {
+    "num.partitions": "4",
+    "auto.create.topics.enable": "true",
+    # Kafka's default, which trivup keeps: 0118 needs both consumers in the group's first generation.
+    "group.initial.rebalance.delay.ms": "3000",
+    "authorizer.class.name": "acl",
+    "allow.everyone.if.no.acl.found": "true",
+}
+
+
+@contextmanager
+def single_broker(work: Path, properties: dict[str, str]) -> Iterator[str]:
+    broker = BrokerProcess(work, properties)
+    # Set explicitly, as in the clients' reference configs (kafka-python checks it is a static config).
+    broker.properties["advertised.listeners"] = broker.properties["listeners"]
+    broker.start()
+    try:
+        yield broker.bootstrap
+    finally:
+        broker.kill9()
+
+
+@contextmanager
+def three_brokers(work: Path, properties: dict[str, str]) -> Iterator[str]:
+    cluster = start_cluster(work, size=3, properties=properties)
+    try:
+        yield cluster.bootstrap
+    finally:
+        cluster.stop()
+
+
+def junit_counts(path: Path) -> dict[str, object]:
+    """Per test (a failure in the call and an error at teardown are one failed test)."""
+    outcomes: dict[str, str] = {}
+    messages: dict[str, str] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        tags = {child.tag for child in case}
+        if tags & {"failure", "error"}:
+            outcomes[name] = "failed"
+            node = case.find("failure") if case.find("failure") is not None else case.find("error")
+            messages.setdefault(
+                name, (node.get("message") or "").splitlines()[0][:300] if node is not None else ""
+            )
+        elif outcomes.get(name) != "failed":
+            outcomes[name] = "skipped" if "skipped" in tags else "passed"
+    counts = {k: sum(1 for v in outcomes.values() if v == k) for k in ("passed", "failed", "skipped")}
+    failures = [{"test": name, "message": messages[name]} for name, v in outcomes.items() if v == "failed"]
+    return {**counts, "failures": failures}
+
+
+def run_pytest(python: str, checkout: Path, args: list[str], env: dict[str, str], report: Path) -> dict:
+    command = [python, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider", f"--junitxml={report}"]
+    started = time.monotonic()
+    with report.with_suffix(".log").open("wb") as log:
+        subprocess.run(
+            command,
+            cwd=checkout,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    return {**junit_counts(report), "seconds": round(time.monotonic() - started)}
+
+
+def run_aiokafka(args: argparse.Namespace, work: Path) -> dict:
+    with single_broker(work / "aiokafka-broker", AIOKAFKA_BROKER) as bootstrap:
+        env = {"STREAMHUB_BOOTSTRAP": bootstrap, "PYTHONPATH": str(HERE)}
+        pytest_args = ["-p", "aiokafka_plugin", "--timeout=180", *(args.aiokafka_select or ["tests"])]
+        return run_pytest(args.aiokafka_python, args.aiokafka, pytest_args, env, work / "aiokafka.xml")
+
+
+def run_kafka_python(args: argparse.Namespace, work: Path) -> dict:
+    kafka_root = work / "kafka-root"  # its fixture wants a Kafka install dir even for an external broker
+    kafka_root.mkdir(exist_ok=True)
+    with single_broker(work / "kafka-python-broker", KAFKA_PYTHON_BROKER) as bootstrap:
+        env = {"KAFKA_URI": f"kafka://{bootstrap}", "KAFKA_VERSION": "4.0.0", "KAFKA_ROOT": str(kafka_root)}
+        pytest_args = [
+            "-o",
+            "log_level=WARNING",
+            "--timeout=180",
+            *(args.kafka_python_select or ["test/integration"]),
+        ]
+        return run_pytest(
+            args.kafka_python_python, args.kafka_python, pytest_args, env, work / "kafka-python.xml"
+        )
+
+
+def run_librdkafka(args: argparse.Namespace, work: Path) -> dict:
+    runner = runner_path(args)
+    if not runner.exists():
+        raise SystemExit(f"{runner} is missing: build it with `./configure && make && make -C tests build`")
+    results: dict[str, str] = {}
+    failures: list[dict[str, str]] = []
+    # Tests of the `noautocreate` scenario run against a second broker that does not create topics.
+    plain = [n for n in args.librdkafka_tests.split(",") if n not in NOAUTOCREATE_TESTS]
+    noautocreate = [n for n in args.librdkafka_tests.split(",") if n in NOAUTOCREATE_TESTS]
+    for scenario, numbers, overrides in (
+        ("default", plain, {}),
+        ("noautocreate", noautocreate, {"auto.create.topics.enable": "false"}),
+    ):
+        if numbers:
+            properties = {**LIBRDKAFKA_BROKER, **overrides}
+            _run_librdkafka_tests(args, work / scenario, scenario, numbers, properties, results, failures)
+    counts = {k: sum(1 for v in results.values() if v == k) for k in ("passed", "failed", "skipped")}
+    return {**counts, "failures": failures, "results": results}
+
+
+def _run_librdkafka_tests(
+    args: argparse.Namespace,
+    work: Path,
+    scenario: str,
+    numbers: list[str],
+    properties: dict[str, str],
+    results: dict[str, str],
+    failures: list[dict[str, str]],
+) -> None:
+    tests_dir = args.librdkafka / "tests"
+    start = three_brokers if args.librdkafka_cluster else single_broker
+    with start(work / "brokers", properties) as bootstrap:
+        conf = work / "test.conf"
+        conf.write_text(f"bootstrap.servers={bootstrap}\ntest.topic.random=true\n")
+        env = {
+            **os.environ,
+            "RDKAFKA_TEST_CONF": str(conf),
+            "TEST_KAFKA_VERSION": "4.0.0",  # the release whose API table we serve: newer tests skip themselves
+            "LD_LIBRARY_PATH": f"{args.librdkafka / 'src'}:{args.librdkafka / 'src-cpp'}",
+        }
+        for number in numbers:
+            log = work / f"{number}.log"
+            with log.open("wb") as out:
+                try:
+                    subprocess.run(
+                        # quick mode, no socket-emulation tests
+                        [str(runner_path(args)), "-Q", "-E", "-s", scenario, number],
+                        cwd=tests_dir,
+                        env=env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        timeout=args.librdkafka_timeout,
+                        check=False,
+                    )
+                except subprocess.TimeoutExpired:
+                    out.write(b"\nTIMED OUT (run.py)\n")
+            for name, (outcome, message) in librdkafka_outcomes(
+                log.read_text(errors="replace"), number
+            ).items():
+                results[name] = outcome
+                if outcome == "failed":
+                    failures.append({"test": name, "message": message})
+                print(f"librdkafka {name}: {outcome} {message}", file=sys.stderr, flush=True)
+
+
+def runner_path(args: argparse.Namespace) -> Path:
+    return args.librdkafka / "tests" / "test-runner"
+
+
+NOAUTOCREATE_TESTS = {"0107", "0111"}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+VERDICT = re.compile(r"=+ Test (\S+) (PASSED|FAILED|SKIPPED) =+")
+SKIPPING = re.compile(r"\[(\d{4}\S*)\s*/[^]]*\] SKIPPING TEST: (.*)")
+FAILURE = re.compile(r"### Test \"(\d{4}\S*?)[ \"].*?###\n(.*)")
+
+
+def librdkafka_outcomes(log: str, number: str) -> dict[str, tuple[str, str]]:
+    """Each test the runner ran for `number` (0045 is several) and its outcome, read from its stderr:
+    the runner's summary goes to stdout, which an abort at exit (its own, after "ALL TESTS PASSED")
+    loses. A test with a failure message but no verdict aborted the runner: failed."""
+    text = ANSI.sub("", log)
+    outcomes: dict[str, tuple[str, str]] = {}
+    reasons = {name: reason.strip() for name, reason in SKIPPING.findall(text)}
+    messages: dict[str, str] = {}
+    for name, message in FAILURE.findall(text):
+        messages.setdefault(name, message.strip()[:300])
+    for name, verdict in VERDICT.findall(text):
+        outcome = {"PASSED": "passed", "FAILED": "failed", "SKIPPED": "skipped"}[verdict]
+        outcomes[name] = (outcome, messages.get(name, reasons.get(name, "")))
+    for name, reason in reasons.items():
+        outcomes.setdefault(name, ("skipped", reason))
+    for name, message in messages.items():
+        outcomes.setdefault(name, ("failed", message))
+    if not outcomes:
+        if "ALL TESTS PASSED" in text:  # nothing ran: the test is not for this scenario
+            outcomes[number] = ("skipped", "not run by the runner in this scenario")
+        else:
+            last = text.strip().splitlines()[-1] if text.strip() else "no output"
+            outcomes[number] = ("failed", last[:300])
+    return outcomes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--aiokafka", type=Path)
+    parser.add_argument("--aiokafka-python", default="python3")
+    parser.add_argument("--aiokafka-select", nargs="*", help="test paths/ids (default: tests)")
+    parser.add_argument("--kafka-python", type=Path)
+    parser.add_argument("--kafka-python-python", default="python3")
+    parser.add_argument("--kafka-python-select", nargs="*", help="test paths/ids (default: test/integration)")
+    parser.add_argument("--librdkafka", type=Path)
+    parser.add_argument("--librdkafka-tests", default="0081", help="comma-separated test numbers")
+    parser.add_argument("--librdkafka-cluster", action="store_true", help="3 brokers, as librdkafka's CI")
+    parser.add_argument("--librdkafka-timeout", type=float, default=600.0, help="seconds per test number")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, junit files)")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="client-suites-"))
+    suites = [
+        ("aiokafka", args.aiokafka, run_aiokafka),
+        ("kafka-python", args.kafka_python, run_kafka_python),
+        ("librdkafka", args.librdkafka, run_librdkafka),
+    ]
+    try:
+        for name, checkout, run in suites:
+            if checkout is None:
+                continue
+            result = run(args, work)
+            print(json.dumps({"suite": name, **result}), flush=True)
+    finally:
+        if args.keep:
+            print(f"logs in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
