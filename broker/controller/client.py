@@ -93,6 +93,10 @@ class RpcChannel:
                 self._lock.release()
 
     async def _exchange(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        if self._reader is not None and self._reader.at_eof():
+            # The controller closed a connection left idle (connections.max.idle.ms): open a new
+            # one rather than sending into it and taking the closed connection for a dead controller.
+            self.close()
         if self._writer is None:
             self._reader, self._writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port, ssl=self.ssl), CONNECT_TIMEOUT_S

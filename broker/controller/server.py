@@ -39,7 +39,9 @@ from broker.raft.node import NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
 from broker.raft.tasks import cancel_tasks
 from broker.raft.transport import PeerTransport
-from broker.raft.wire import FrameError, encode_frame, message_from_json, read_frame
+from broker.raft.wire import MAX_FRAME_BYTES, FrameError, encode_frame, message_from_json, read_frame
+from broker.server.connection_limits import ListenerLimits
+from broker.server.request_memory import RequestMemory
 
 log = logging.getLogger("broker.controller")
 
@@ -70,6 +72,9 @@ class ControllerNodeConfig:
     snapshot_every_entries: int = 1000
     # None: the controller listener is PLAINTEXT (peers and brokers are not authenticated).
     tls: ControllerTls | None = None
+    # Connections, request bytes in flight and idle time on the controller listener, by the same
+    # properties (and enforced by the same code) as on the broker's listeners.
+    limits: ListenerLimits = field(default_factory=ListenerLimits)
 
 
 def assignment_to_json(p: PartitionAssignment) -> dict[str, Any]:
@@ -114,6 +119,9 @@ class ControllerServer:
         self._voter_contact: dict[int, float] = {}
         self._term_start_index = 0
         self._connections: set[asyncio.StreamWriter] = set()
+        self._connection_limits = config.limits.connection_limits()
+        self.request_memory = RequestMemory(config.limits.queued_max_request_bytes)
+        self._max_frame_bytes = min(config.limits.max_request_bytes, MAX_FRAME_BYTES)
         self._handler_tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
@@ -361,13 +369,24 @@ class ControllerServer:
     # --- the listener ------------------------------------------------------------------------
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        host = str(peer[0]) if peer else "?"
+        refused = self._connection_limits.admit(host)
+        if refused is not None:
+            log.warning("refusing a controller connection: %s", refused)
+            writer.close()
+            return
         self._connections.add(writer)
         handler = asyncio.current_task()
         assert handler is not None
         self._handler_tasks.add(handler)
         try:
             while True:
-                frame = await read_frame(reader)
+                # connections.max.idle.ms: a frame (or the next one) must arrive within it.
+                async with asyncio.timeout(self.config.limits.max_idle_s):
+                    frame = await read_frame(
+                        reader, max_frame_bytes=self._max_frame_bytes, memory=self.request_memory
+                    )
                 kind = frame.get("t")
                 if kind == "raft":
                     message = message_from_json(frame.get("m"))
@@ -384,12 +403,19 @@ class ControllerServer:
                     raise FrameError(f"unknown frame type {kind!r}")
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except TimeoutError:
+            log.info(
+                "closing a controller connection from %s: silent for %.0f s",
+                host,
+                self.config.limits.max_idle_s,
+            )
         except asyncio.CancelledError:
             # Shutting down: end quietly (a cancelled handler task is logged as an error by asyncio).
             pass
         except FrameError as exc:
             log.warning("closing a controller connection: %s", exc)
         finally:
+            self._connection_limits.release(host)
             self._connections.discard(writer)
             self._handler_tasks.discard(handler)
             writer.close()
