@@ -51,6 +51,8 @@ COMMIT_TIMEOUT_S = 10.0
 MAX_FETCH_ENTRIES = 500
 HANDOVER_DELIVERY_S = 0.1
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
+# Partitions in one alter_partitions request (the broker side sends at most ALTER_BATCH).
+MAX_ALTER_PARTITIONS = 10_000
 
 
 class RpcError(Exception):
@@ -131,6 +133,7 @@ class ControllerServer:
             "register_broker": self._register_broker,
             "broker_heartbeat": self._broker_heartbeat,
             "alter_partition": self._alter_partition,
+            "alter_partitions": self._alter_partitions,
             "elect_leaders": self._elect_leaders,
             # The earlier name of elect_leaders (PREFERRED unless `election_type` says otherwise).
             "elect_preferred_leaders": self._elect_leaders,
@@ -540,8 +543,9 @@ class ControllerServer:
             "should_shutdown": bool(params.get("want_shutdown")) and broker.fenced,
         }
 
-    async def _alter_partition(self, params: dict[str, Any]) -> dict[str, Any]:
-        request = AlterPartitionRequest(
+    @staticmethod
+    def _alter_request(params: Mapping[str, Any]) -> AlterPartitionRequest:
+        return AlterPartitionRequest(
             broker_id=int(params["broker_id"]),
             broker_epoch=int(params["broker_epoch"]),
             topic_id=uuid.UUID(params["topic_id"]),
@@ -550,6 +554,8 @@ class ControllerServer:
             partition_epoch=int(params["partition_epoch"]),
             new_isr=tuple(int(b) for b in params["new_isr"]),
         )
+
+    def _queue_alter(self, request: AlterPartitionRequest) -> asyncio.Future[Decision]:
         # Group commit: requests arriving while a batch is being decided and committed go into
         # the next one, so thousands of ISR changes (a broker's partitions after it stalled)
         # cost a few metadata-log entries, not one Raft round trip each.
@@ -557,13 +563,33 @@ class ControllerServer:
         self._alter_queue.append((request, future))
         if self._alter_flusher is None or self._alter_flusher.done():
             self._alter_flusher = asyncio.ensure_future(self._flush_alter_partitions())
-        decision = await future
+        return future
+
+    def _committed_partition(self, request: AlterPartitionRequest) -> dict[str, Any]:
+        return assignment_to_json(self.image.topics[request.topic_id].partitions[request.partition])
+
+    async def _alter_partition(self, params: dict[str, Any]) -> dict[str, Any]:
+        request = self._alter_request(params)
+        decision = await self._queue_alter(request)
         self._raise_for(decision)
-        return {
-            "assignment": assignment_to_json(
-                self.image.topics[request.topic_id].partitions[request.partition]
-            )
-        }
+        return {"assignment": self._committed_partition(request)}
+
+    async def _alter_partitions(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Many partitions' AlterPartition in one request (one leader's, as Kafka's AlterPartition
+        carries all of a broker's): one result each, in order."""
+        listed = params["requests"]
+        if not isinstance(listed, list) or len(listed) > MAX_ALTER_PARTITIONS:
+            raise RpcError(ErrorCode.invalid_request, f"requests: a list of at most {MAX_ALTER_PARTITIONS}")
+        requests = [self._alter_request(item) for item in listed]
+        futures = [self._queue_alter(request) for request in requests]
+        results = []
+        for request, future in zip(requests, futures, strict=True):
+            decision = await future
+            if decision.error_code:
+                results.append({"error_code": decision.error_code, "message": decision.message})
+            else:
+                results.append({"error_code": 0, "assignment": self._committed_partition(request)})
+        return {"results": results}
 
     async def _flush_alter_partitions(self) -> None:
         while self._alter_queue:

@@ -360,10 +360,12 @@ class ReplicaManager:
                 for key in batch:
                     del self._logs_to_open[key]
                     topic = self.state.metadata.get(key[0])
-                    if topic is not None:
-                        jobs.append((key, self.state.topics.log_config(topic)))
+                    assignment = self.assignments.get(key)
+                    if topic is not None and assignment is not None:
+                        leading = assignment.leader_epoch if assignment.leader == self.node_id else -1
+                        jobs.append((key, self.state.topics.log_config(topic), leading))
                 await asyncio.to_thread(self._create_logs, jobs)
-                for key, _ in jobs:
+                for key, _, _ in jobs:
                     assignment = self.assignments.get(key)
                     if assignment is None or not assignment.is_replica(self.node_id):
                         # Deleted or moved away while its log was being created.
@@ -376,13 +378,18 @@ class ReplicaManager:
                         log.exception("opening %s-%d failed", *key)
                     await asyncio.sleep(0)
 
-    def _create_logs(self, jobs: list[tuple[tuple[str, int], LogConfig]]) -> None:
-        """Worker thread: create the logs (LogManager.create registers each under its lock)."""
-        for (topic, partition), config in jobs:
+    def _create_logs(self, jobs: list[tuple[tuple[str, int], LogConfig, int]]) -> None:
+        """Worker thread: create the logs (LogManager.create registers each under its lock). Where
+        this broker is to lead, the leader epoch is written here too (become_leader would write the
+        same checkpoint file on the loop; it leaves an epoch already recorded alone). Nothing else
+        uses these logs until the loop opens their replicas."""
+        for (topic, partition), config, leader_epoch in jobs:
             if self._closing:
                 return
             try:
-                self.state.logs.create(topic, partition, config)
+                partition_log = self.state.logs.create(topic, partition, config)
+                if leader_epoch >= 0:
+                    partition_log.leader_epochs.assign(leader_epoch, partition_log.log_end_offset)
             except Exception:
                 log.exception("creating the log of %s-%d failed", topic, partition)
 
