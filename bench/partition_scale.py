@@ -70,6 +70,7 @@ BIG_TOPIC = "wide"
 # Metadata of a 10,000-partition topic from every broker is itself a load: not too often.
 ISR_POLL_S = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+HEALED_QUIET_S = 5.0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -84,6 +85,10 @@ def logs_on_disk(cluster: LocalCluster, topic: str) -> int:
         with os.scandir(node.data_dir / "logs") as entries:
             counts.append(sum(1 for entry in entries if entry.name.startswith(f"{topic}-")))
     return min(counts)
+
+
+def alter_partition_refusals(cluster: LocalCluster) -> int:
+    return sum(node.log_text().count("refused with error") for node in cluster.brokers)
 
 
 def broker_cpu_seconds(cluster: LocalCluster) -> dict[str, float]:
@@ -250,6 +255,11 @@ def main() -> None:
             time.sleep(0.5)
         else:
             result["healed_s"] = round(time.monotonic() - started, 2)
+        # Healed means quiet too: no leader still asking a former controller (error 41) or
+        # proposing ISR changes for partitions of the deleted topic.
+        refusals_before = alter_partition_refusals(cluster)
+        time.sleep(HEALED_QUIET_S)
+        result["alter_refusals_after_heal"] = alter_partition_refusals(cluster) - refusals_before
         result["load_after"] = os.getloadavg()
     finally:
         cluster.stop()
