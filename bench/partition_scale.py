@@ -70,11 +70,37 @@ BIG_TOPIC = "wide"
 # Metadata of a 10,000-partition topic from every broker is itself a load: not too often.
 ISR_POLL_S = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+HEALED_QUIET_S = 5.0
 
 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def logs_on_disk(cluster: LocalCluster, topic: str) -> int:
+    """The fewest partition directories of `topic` any broker has created so far."""
+    counts = []
+    for node in cluster.brokers:
+        with os.scandir(node.data_dir / "logs") as entries:
+            counts.append(sum(1 for entry in entries if entry.name.startswith(f"{topic}-")))
+    return min(counts)
+
+
+def alter_partition_refusals(cluster: LocalCluster) -> int:
+    return sum(node.log_text().count("refused with error") for node in cluster.brokers)
+
+
+def broker_cpu_seconds(cluster: LocalCluster) -> dict[str, float]:
+    return {str(node.node_id): cpu_seconds(node.process.pid) for node in cluster.brokers if node.process}
+
+
+def idle_cpu(cluster: LocalCluster, seconds: float) -> dict[str, float]:
+    """Each broker's CPU over `seconds`, as a fraction of one core."""
+    before = broker_cpu_seconds(cluster)
+    time.sleep(seconds)
+    after = broker_cpu_seconds(cluster)
+    return {node: round((after[node] - before[node]) / seconds, 3) for node in after}
 
 
 def produce_consume(cluster: LocalCluster, topic: str, partitions: int, records: int) -> dict[str, float]:
@@ -144,6 +170,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--partitions", type=int, default=10000)
     parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=5.0,
+        help="wait after the logs exist before measuring idle CPU",
+    )
     parser.add_argument("--records", type=int, default=100000)
     parser.add_argument("--isr-timeout", type=float, default=600.0)
     parser.add_argument("--py-spy", type=Path, default=None)
@@ -159,7 +191,8 @@ def main() -> None:
         elections_before, fencings_before = controller_elections(cluster), fencings(cluster)
         probe = Probe(cluster)
         probe.start()
-        spies = start_py_spy(cluster, args.py_spy, 120) if args.py_spy else []
+        spies = start_py_spy(cluster, args.py_spy / "create", 300) if args.py_spy else []
+        cpu_before = broker_cpu_seconds(cluster)
         started = time.monotonic()
         admin.create_topics([NewTopic(BIG_TOPIC, args.partitions, 3)], operation_timeout=600)[
             BIG_TOPIC
@@ -172,6 +205,17 @@ def main() -> None:
             time.sleep(ISR_POLL_S)
         else:
             result["isr_full_s"] = round(time.monotonic() - started, 2)
+        # Brokers create the logs of new partitions off their event loop, after the metadata shows them.
+        while logs_on_disk(cluster, BIG_TOPIC) < args.partitions:
+            if time.monotonic() - started > args.isr_timeout:
+                result["logs_created_s"] = None
+                break
+            time.sleep(0.5)
+        else:
+            result["logs_created_s"] = round(time.monotonic() - started, 2)
+        # CPU each broker spent on it (creation and whatever churn followed): less load-dependent.
+        cpu_after = broker_cpu_seconds(cluster)
+        result["create_cpu_s"] = {node: round(cpu_after[node] - cpu_before[node], 1) for node in cpu_after}
         for spy in spies:
             spy.send_signal(2)
         for spy in spies:
@@ -187,13 +231,13 @@ def main() -> None:
         result["brokers_fenced"] = fencings(cluster) - fencings_before
         print(json.dumps(result), file=sys.stderr, flush=True)  # so far, should a later stage hang
 
-        pids = {node.node_id: node.process.pid for node in cluster.brokers if node.process}
-        before = {node_id: cpu_seconds(pid) for node_id, pid in pids.items()}
-        time.sleep(args.idle_seconds)
-        result["idle_cpu"] = {
-            str(node_id): round((cpu_seconds(pid) - before[node_id]) / args.idle_seconds, 3)
-            for node_id, pid in pids.items()
-        }
+        time.sleep(args.settle_seconds)
+        idle_spies = (
+            start_py_spy(cluster, args.py_spy / "idle", int(args.idle_seconds)) if args.py_spy else []
+        )
+        result["idle_cpu"] = idle_cpu(cluster, args.idle_seconds)
+        for spy in idle_spies:
+            spy.wait(60)
         print(json.dumps(result), file=sys.stderr, flush=True)
         if args.records:
             admin.create_topics([NewTopic("narrow", 1, 3)])["narrow"].result(30)
@@ -211,6 +255,11 @@ def main() -> None:
             time.sleep(0.5)
         else:
             result["healed_s"] = round(time.monotonic() - started, 2)
+        # Healed means quiet too: no leader still asking a former controller (error 41) or
+        # proposing ISR changes for partitions of the deleted topic.
+        refusals_before = alter_partition_refusals(cluster)
+        time.sleep(HEALED_QUIET_S)
+        result["alter_refusals_after_heal"] = alter_partition_refusals(cluster) - refusals_before
         result["load_after"] = os.getloadavg()
     finally:
         cluster.stop()

@@ -14,7 +14,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from ssl import SSLContext
 from typing import Any
 
@@ -34,6 +34,8 @@ SUSPECT_S = 3.0
 # AlterPartition may be repeated (a duplicate fails on its partition epoch and the leader takes the ISR
 # from its metadata image): a controller that does not answer in this time is given up for another.
 ALTER_PARTITION_ATTEMPT_S = 2.0
+# Partitions per alter_partitions request (~200 bytes each).
+ALTER_BATCH = 2000
 
 
 class ControllerUnavailable(Exception):
@@ -93,6 +95,10 @@ class RpcChannel:
                 self._lock.release()
 
     async def _exchange(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        if self._reader is not None and self._reader.at_eof():
+            # The controller closed a connection left idle (connections.max.idle.ms): open a new
+            # one rather than sending into it and taking the closed connection for a dead controller.
+            self.close()
         if self._writer is None:
             self._reader, self._writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port, ssl=self.ssl), CONNECT_TIMEOUT_S
@@ -353,22 +359,81 @@ class ControllerClient:
 
     async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
         """`AlterPartitionSender` for partition leaders."""
-        params = {
-            "broker_id": request.broker_id,
-            "broker_epoch": request.broker_epoch,
-            "topic_id": str(request.topic_id),
-            "partition": request.partition,
-            "leader_epoch": request.leader_epoch,
-            "partition_epoch": request.partition_epoch,
-            "new_isr": list(request.new_isr),
-        }
         try:
-            reply = await self.call("alter_partition", params, attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S)
+            reply = await self.call(
+                "alter_partition", _alter_params(request), attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S
+            )
         except ControllerUnavailable:
             return AlterPartitionResult(ErrorCode.not_controller.value)
+        return _alter_result(reply)
+
+    async def alter_partitions(self, requests: Sequence[AlterPartitionRequest]) -> list[AlterPartitionResult]:
+        """Many partitions' AlterPartition in one request; a result for each, in order."""
+        params = {"requests": [_alter_params(request) for request in requests]}
+        try:
+            reply = await self.call("alter_partitions", params, attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S)
+        except ControllerUnavailable:
+            return [AlterPartitionResult(ErrorCode.not_controller.value)] * len(requests)
+        if reply["error_code"] == ErrorCode.invalid_request:
+            # A controller of an earlier version (a rolling upgrade) knows only one at a time.
+            return list(await asyncio.gather(*(self.alter_partition(request) for request in requests)))
         if reply["error_code"]:
-            return AlterPartitionResult(reply["error_code"])
-        return AlterPartitionResult(0, assignment_from_json(reply["result"]["assignment"]))
+            return [AlterPartitionResult(reply["error_code"])] * len(requests)
+        return [_alter_result(result) for result in reply["result"]["results"]]
+
+
+class AlterPartitionBatcher:
+    """`AlterPartitionSender` that sends the requests of every partition waiting at the same time
+    in one `alter_partitions` call: a broker whose thousands of partitions change their ISR at once
+    (a peer fenced or back) makes a few requests, not thousands queued on one connection."""
+
+    def __init__(self, client: ControllerClient) -> None:
+        self.client = client
+        self._waiting: list[tuple[AlterPartitionRequest, asyncio.Future[AlterPartitionResult]]] = []
+        self._sender: asyncio.Future[None] | None = None
+
+    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
+        future: asyncio.Future[AlterPartitionResult] = asyncio.get_running_loop().create_future()
+        self._waiting.append((request, future))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.ensure_future(self._send_waiting())
+        return await future
+
+    async def _send_waiting(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting[:ALTER_BATCH], self._waiting[ALTER_BATCH:]
+            batch = [(request, future) for request, future in batch if not future.done()]
+            if not batch:
+                continue
+            try:
+                results = await self.client.alter_partitions([request for request, _ in batch])
+            except Exception as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+
+def _alter_params(request: AlterPartitionRequest) -> dict[str, Any]:
+    return {
+        "broker_id": request.broker_id,
+        "broker_epoch": request.broker_epoch,
+        "topic_id": str(request.topic_id),
+        "partition": request.partition,
+        "leader_epoch": request.leader_epoch,
+        "partition_epoch": request.partition_epoch,
+        "new_isr": list(request.new_isr),
+    }
+
+
+def _alter_result(reply: Mapping[str, Any]) -> AlterPartitionResult:
+    if reply["error_code"]:
+        return AlterPartitionResult(reply["error_code"])
+    result = reply.get("result", reply)  # a call's reply carries it under "result", a batch's inline
+    return AlterPartitionResult(0, assignment_from_json(result["assignment"]))
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:

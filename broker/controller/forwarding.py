@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.errors import ErrorCode
 
 from broker.controller.api import AlterPartitionRequest, AlterPartitionResult
-from broker.controller.client import ControllerClient, ControllerUnavailable
+from broker.controller.client import AlterPartitionBatcher, ControllerClient, ControllerUnavailable
 from broker.metadata.producer_ids import MAX_EPOCH
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class ControllerLink:
         """`alter_client`: the connections AlterPartition goes over (default: `client`'s)."""
         self.client = client
         self.alter_client = alter_client or client
+        self._alter_batcher = AlterPartitionBatcher(self.alter_client)
         self.lifecycle = lifecycle
         self.node_id = node_id
         self._producer_ids: range = range(0)
@@ -96,7 +97,7 @@ class ControllerLink:
         epoch = self.broker_epoch
         if epoch is None:
             return AlterPartitionResult(ErrorCode.stale_broker_epoch.value)
-        return await self.alter_client.alter_partition(dataclasses.replace(request, broker_epoch=epoch))
+        return await self._alter_batcher.alter_partition(dataclasses.replace(request, broker_epoch=epoch))
 
     # --- producer ids ----------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from broker.controller.decisions import ControllerSettings
 from broker.controller.server import ControllerNodeConfig, ControllerServer
 from broker.controller.tls import controller_tls, warn_if_unauthenticated
 from broker.raft.node import RaftTimings
+from broker.server.connection_limits import ListenerLimits
 
 log = logging.getLogger("broker.cluster")
 
@@ -83,6 +84,7 @@ def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
         listen_host=listener.host or "127.0.0.1",
         listen_port=listener.port,
         tls=controller_tls(config),
+        limits=ListenerLimits.from_config(config),
         settings=ControllerSettings(
             session_timeout_s=config.get_int("broker.session.timeout.ms") / 1000,
             default_partitions=config.num_partitions,

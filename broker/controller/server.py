@@ -39,7 +39,9 @@ from broker.raft.node import NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
 from broker.raft.tasks import cancel_tasks
 from broker.raft.transport import PeerTransport
-from broker.raft.wire import FrameError, encode_frame, message_from_json, read_frame
+from broker.raft.wire import MAX_FRAME_BYTES, FrameError, encode_frame, message_from_json, read_frame
+from broker.server.connection_limits import ListenerLimits
+from broker.server.request_memory import RequestMemory
 
 log = logging.getLogger("broker.controller")
 
@@ -49,6 +51,8 @@ COMMIT_TIMEOUT_S = 10.0
 MAX_FETCH_ENTRIES = 500
 HANDOVER_DELIVERY_S = 0.1
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
+# Partitions in one alter_partitions request (the broker side sends at most ALTER_BATCH).
+MAX_ALTER_PARTITIONS = 10_000
 
 
 class RpcError(Exception):
@@ -70,6 +74,9 @@ class ControllerNodeConfig:
     snapshot_every_entries: int = 1000
     # None: the controller listener is PLAINTEXT (peers and brokers are not authenticated).
     tls: ControllerTls | None = None
+    # Connections, request bytes in flight and idle time on the controller listener, by the same
+    # properties (and enforced by the same code) as on the broker's listeners.
+    limits: ListenerLimits = field(default_factory=ListenerLimits)
 
 
 def assignment_to_json(p: PartitionAssignment) -> dict[str, Any]:
@@ -114,6 +121,9 @@ class ControllerServer:
         self._voter_contact: dict[int, float] = {}
         self._term_start_index = 0
         self._connections: set[asyncio.StreamWriter] = set()
+        self._connection_limits = config.limits.connection_limits()
+        self.request_memory = RequestMemory(config.limits.queued_max_request_bytes)
+        self._max_frame_bytes = min(config.limits.max_request_bytes, MAX_FRAME_BYTES)
         self._handler_tasks: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
@@ -123,6 +133,7 @@ class ControllerServer:
             "register_broker": self._register_broker,
             "broker_heartbeat": self._broker_heartbeat,
             "alter_partition": self._alter_partition,
+            "alter_partitions": self._alter_partitions,
             "elect_leaders": self._elect_leaders,
             # The earlier name of elect_leaders (PREFERRED unless `election_type` says otherwise).
             "elect_preferred_leaders": self._elect_leaders,
@@ -361,13 +372,24 @@ class ControllerServer:
     # --- the listener ------------------------------------------------------------------------
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        host = str(peer[0]) if peer else "?"
+        refused = self._connection_limits.admit(host)
+        if refused is not None:
+            log.warning("refusing a controller connection: %s", refused)
+            writer.close()
+            return
         self._connections.add(writer)
         handler = asyncio.current_task()
         assert handler is not None
         self._handler_tasks.add(handler)
         try:
             while True:
-                frame = await read_frame(reader)
+                # connections.max.idle.ms: a frame (or the next one) must arrive within it.
+                async with asyncio.timeout(self.config.limits.max_idle_s):
+                    frame = await read_frame(
+                        reader, max_frame_bytes=self._max_frame_bytes, memory=self.request_memory
+                    )
                 kind = frame.get("t")
                 if kind == "raft":
                     message = message_from_json(frame.get("m"))
@@ -384,12 +406,19 @@ class ControllerServer:
                     raise FrameError(f"unknown frame type {kind!r}")
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except TimeoutError:
+            log.info(
+                "closing a controller connection from %s: silent for %.0f s",
+                host,
+                self.config.limits.max_idle_s,
+            )
         except asyncio.CancelledError:
             # Shutting down: end quietly (a cancelled handler task is logged as an error by asyncio).
             pass
         except FrameError as exc:
             log.warning("closing a controller connection: %s", exc)
         finally:
+            self._connection_limits.release(host)
             self._connections.discard(writer)
             self._handler_tasks.discard(handler)
             writer.close()
@@ -514,8 +543,9 @@ class ControllerServer:
             "should_shutdown": bool(params.get("want_shutdown")) and broker.fenced,
         }
 
-    async def _alter_partition(self, params: dict[str, Any]) -> dict[str, Any]:
-        request = AlterPartitionRequest(
+    @staticmethod
+    def _alter_request(params: Mapping[str, Any]) -> AlterPartitionRequest:
+        return AlterPartitionRequest(
             broker_id=int(params["broker_id"]),
             broker_epoch=int(params["broker_epoch"]),
             topic_id=uuid.UUID(params["topic_id"]),
@@ -524,6 +554,8 @@ class ControllerServer:
             partition_epoch=int(params["partition_epoch"]),
             new_isr=tuple(int(b) for b in params["new_isr"]),
         )
+
+    def _queue_alter(self, request: AlterPartitionRequest) -> asyncio.Future[Decision]:
         # Group commit: requests arriving while a batch is being decided and committed go into
         # the next one, so thousands of ISR changes (a broker's partitions after it stalled)
         # cost a few metadata-log entries, not one Raft round trip each.
@@ -531,13 +563,33 @@ class ControllerServer:
         self._alter_queue.append((request, future))
         if self._alter_flusher is None or self._alter_flusher.done():
             self._alter_flusher = asyncio.ensure_future(self._flush_alter_partitions())
-        decision = await future
+        return future
+
+    def _committed_partition(self, request: AlterPartitionRequest) -> dict[str, Any]:
+        return assignment_to_json(self.image.topics[request.topic_id].partitions[request.partition])
+
+    async def _alter_partition(self, params: dict[str, Any]) -> dict[str, Any]:
+        request = self._alter_request(params)
+        decision = await self._queue_alter(request)
         self._raise_for(decision)
-        return {
-            "assignment": assignment_to_json(
-                self.image.topics[request.topic_id].partitions[request.partition]
-            )
-        }
+        return {"assignment": self._committed_partition(request)}
+
+    async def _alter_partitions(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Many partitions' AlterPartition in one request (one leader's, as Kafka's AlterPartition
+        carries all of a broker's): one result each, in order."""
+        listed = params["requests"]
+        if not isinstance(listed, list) or len(listed) > MAX_ALTER_PARTITIONS:
+            raise RpcError(ErrorCode.invalid_request, f"requests: a list of at most {MAX_ALTER_PARTITIONS}")
+        requests = [self._alter_request(item) for item in listed]
+        futures = [self._queue_alter(request) for request in requests]
+        results = []
+        for request, future in zip(requests, futures, strict=True):
+            decision = await future
+            if decision.error_code:
+                results.append({"error_code": decision.error_code, "message": decision.message})
+            else:
+                results.append({"error_code": 0, "assignment": self._committed_partition(request)})
+        return {"results": results}
 
     async def _flush_alter_partitions(self) -> None:
         while self._alter_queue:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -125,6 +126,112 @@ def error_entry(name: str | None, topic_id: Any, error: ErrorCode) -> dict[str, 
     }
 
 
+class TopicEntryCache:
+    """Encoded topic entries of Metadata responses, reused while the topic does not change.
+
+    A 10,000-partition topic costs ~150 ms to describe and encode; a cluster's leaders and ISRs
+    change all the time while it is being created, and each change used to re-encode every topic
+    for the next Metadata request. Entries are encoded with kio inside a one-topic response and
+    cut out of it (`_encoded_topic`); responses are put together around them (`_splice_topics`).
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[int, str], tuple[tuple[Any, ...], bytes]] = {}
+        # Per version: the encoded response without topics (see _response_without_topics).
+        self.empty: dict[int, bytes] = {}
+
+    def get(self, api_version: int, name: str, stamp: tuple[Any, ...]) -> bytes | None:
+        entry = self.entries.get((api_version, name))
+        return entry[1] if entry is not None and entry[0] == stamp else None
+
+    def put(self, api_version: int, name: str, stamp: tuple[Any, ...], encoded: bytes) -> None:
+        if len(self.entries) >= self.MAX_ENTRIES:
+            self.entries.clear()
+        self.entries[(api_version, name)] = (stamp, encoded)
+
+
+def _topics_array_layout(api_version: int) -> tuple[int, int]:
+    """(bytes of an empty topics array's length, bytes that follow the topics array) in a
+    Metadata response body: compact arrays and a tagged-field section from v9, the cluster's
+    authorized operations after the topics in v8-10, a top-level error code in v13
+    (tests/unit/broker/protocol/test_metadata_topic_entries.py checks every version against kio)."""
+    length = 1 if api_version >= 9 else 4
+    tail = (
+        (4 if 8 <= api_version <= 10 else 0)
+        + (2 if api_version >= 13 else 0)
+        + (1 if api_version >= 9 else 0)
+    )
+    return length, tail
+
+
+def _array_length(api_version: int, count: int) -> bytes:
+    if api_version < 9:
+        return struct.pack(">i", count)
+    value, out = count + 1, bytearray()  # compact arrays carry length + 1 as an unsigned varint
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _encode(api_version: int, body: dict[str, Any]) -> bytes:
+    return encode_body(3, api_version, build_response(3, api_version, body))
+
+
+def _splice_topics(api_version: int, body: dict[str, Any], topics: list[bytes]) -> bytes:
+    """The encoded response `body` (its own "topics" ignored) carrying the encoded `topics`."""
+    empty = _encode(api_version, {**body, "topics": []})
+    length, tail = _topics_array_layout(api_version)
+    head_end = len(empty) - tail - length
+    return b"".join(
+        [empty[:head_end], _array_length(api_version, len(topics)), *topics, empty[head_end + length :]]
+    )
+
+
+def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: dict[str, Any]) -> bytes:
+    """One topic entry as it appears inside a Metadata response's topics array."""
+    bare = {
+        "throttle_time": 0,
+        "brokers": [],
+        "cluster_id": None,
+        "controller_id": -1,
+        "cluster_authorized_operations": OPERATIONS_OMITTED,
+    }
+    empty = cache.empty.get(api_version)
+    if empty is None:
+        empty = cache.empty[api_version] = _encode(api_version, {**bare, "topics": []})
+    one = _encode(api_version, {**bare, "topics": [entry]})
+    _, tail = _topics_array_layout(api_version)
+    start = len(empty) - tail  # the one-element array's length takes as many bytes as the empty one's
+    return one[start : len(one) - tail]
+
+
+def _topic_entries(ctx: RequestContext, topics: list[TopicRecord], include_operations: bool) -> list[bytes]:
+    """Encoded entries of `topics`, from the cache where the topic did not change."""
+    state = ctx.broker
+    cache = state.response_caches.setdefault("metadata_topics", TopicEntryCache())
+    replication = state.replication
+    encoded = []
+    for topic in topics:
+        operations = (
+            ctx.authorized_operations(ResourceType.TOPIC, topic.name, ALL_TOPIC_OPERATIONS)
+            if include_operations
+            else OPERATIONS_OMITTED
+        )
+        stamp: tuple[Any, ...] = (topic, state.metadata.version, operations)
+        if replication is not None:
+            stamp += (replication.topic_versions.get(topic.name, 0), replication.brokers_version)
+        entry = cache.get(ctx.api_version, topic.name, stamp)
+        if entry is None:
+            entry = _encoded_topic(cache, ctx.api_version, topic_entry(ctx, topic, include_operations))
+            cache.put(ctx.api_version, topic.name, stamp, entry)
+        encoded.append(entry)
+    return encoded
+
+
 class MetadataCache:
     """Encoded Metadata bodies, valid while the registry's version is unchanged.
 
@@ -180,25 +287,28 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
     cached = cache.get(version_before, key)
     if cached is not None:
         return frame_body(3, ctx.api_version, ctx.correlation_id, cached)
-    topics: list[dict[str, Any]] = []
+    topics: list[bytes] = []
     if all_topics:
-        topics = [
-            topic_entry(ctx, t, include_operations)
-            for t in state.metadata.topics()
-            if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, t.name)
+        described = [
+            t for t in state.metadata.topics() if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, t.name)
         ]
+        topics = _topic_entries(ctx, described, include_operations)
     else:
         for wanted in requested:
-            topics.append(await _lookup(ctx, wanted, allow_auto_create, include_operations))
+            found = await _lookup(ctx, wanted, allow_auto_create)
+            if isinstance(found, TopicRecord):
+                topics.extend(_topic_entries(ctx, [found], include_operations))
+            else:
+                entries = state.response_caches.setdefault("metadata_topics", TopicEntryCache())
+                topics.append(_encoded_topic(entries, ctx.api_version, found))
     body = {
         "throttle_time": 0,
         "brokers": broker_entries(ctx),
         "cluster_id": state.cluster_id,
         "controller_id": state.node_id,
-        "topics": topics,
         "cluster_authorized_operations": _cluster_operations(ctx, include_cluster_operations),
     }
-    encoded = encode_body(3, ctx.api_version, build_response(3, ctx.api_version, body))
+    encoded = _splice_topics(ctx.api_version, body, topics)
     # Auto-creation bumps the version: such an answer is cached under the new version only.
     cache.put(state.metadata.version, key, encoded)
     return frame_body(3, ctx.api_version, ctx.correlation_id, encoded)
@@ -210,9 +320,8 @@ def _cluster_operations(ctx: RequestContext, include_operations: bool) -> int:
     return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME, ALL_CLUSTER_OPERATIONS)
 
 
-async def _lookup(
-    ctx: RequestContext, wanted: Any, allow_auto_create: bool, include_operations: bool
-) -> dict:
+async def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool) -> TopicRecord | dict[str, Any]:
+    """The topic to describe, or the error entry answering for it."""
     state = ctx.broker
     name = wanted.name
     topic_id = getattr(wanted, "topic_id", None)
@@ -224,13 +333,13 @@ async def _lookup(
             return error_entry(None, topic_id, ErrorCode.unknown_topic_id)
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic.name):
             return error_entry(None, topic_id, ErrorCode.topic_authorization_failed)
-        return topic_entry(ctx, topic, include_operations)
+        return topic
     topic = state.metadata.get(name)
     describable = ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name)
     if topic is not None:
         if not describable:
             return error_entry(name, None, ErrorCode.topic_authorization_failed)
-        return topic_entry(ctx, topic, include_operations)
+        return topic
     if topic_name_problem(name):
         return error_entry(name, None, ErrorCode.invalid_topic_exception)
     # Kafka: creating needs CREATE on the cluster or the topic; otherwise the client is told
@@ -248,7 +357,7 @@ async def _lookup(
         except TopicError as exc:
             return error_entry(name, None, exc.error_code)
         if created is not None:
-            return topic_entry(ctx, created, include_operations)
+            return created
     return error_entry(name, None, ErrorCode.unknown_topic_or_partition)
 
 

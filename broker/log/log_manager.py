@@ -39,7 +39,8 @@ class LogManager:
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         # Partitions per log dir, kept up to date so placing a new partition is O(dirs), not O(partitions).
         self._partitions_per_dir: dict[Path, int] = dict.fromkeys(self.log_dirs, 0)
-        # create/delete run on the loop thread, run_cleaner in a worker: guard the dict's shape.
+        # delete runs on the loop thread, create there or in the replica manager's worker thread,
+        # run_cleaner in another: guard the dict's shape.
         self._lock = threading.Lock()
 
     def _register(self, topic: str, partition: int, log: PartitionLog) -> None:
@@ -108,7 +109,8 @@ class LogManager:
 
     def delete_topic(self, topic: str) -> None:
         """Close the topic's logs and rename their directories to `*.delete`; run_retention removes them."""
-        for key in [key for key in self._logs if key[0] == topic]:
+        # list() copies in one step: a worker thread may be creating other partitions' logs meanwhile.
+        for key in [key for key in list(self._logs) if key[0] == topic]:
             self.delete_partition(*key)
 
     def _remove_deleted_dirs(self) -> None:

@@ -13,7 +13,7 @@ import base64
 import dataclasses
 import json
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.raft.messages import (
     AppendEntries,
@@ -26,6 +26,10 @@ from broker.raft.messages import (
     TimeoutNow,
     VoteResponse,
 )
+from broker.server.request_memory import SMALL_FRAME_BYTES
+
+if TYPE_CHECKING:
+    from broker.server.request_memory import RequestMemory
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 # JSON arrays and objects in one frame. Each costs a Python list or dict (about 60-250 bytes) when
@@ -40,13 +44,31 @@ class FrameError(Exception):
     """The peer sent something that is not a frame of ours: close the connection."""
 
 
-async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
+async def read_frame(
+    reader: asyncio.StreamReader,
+    *,
+    max_frame_bytes: int = MAX_FRAME_BYTES,
+    memory: RequestMemory | None = None,
+) -> dict[str, Any]:
+    """One frame. With `memory` (a listener's), a large frame's declared size is reserved there
+    before its body is read, and released once it is parsed: all connections together hold at
+    most that much in large frames, a connection that does not fit waits unread; small frames
+    (Raft heartbeats, broker RPCs) go by without waiting."""
     header = await reader.readexactly(_LENGTH.size)
     (length,) = _LENGTH.unpack(header)
-    if length > MAX_FRAME_BYTES:
-        raise FrameError(f"frame of {length} bytes is larger than {MAX_FRAME_BYTES}")
-    # StreamReader grows its buffer with the bytes that arrive, not with the length announced.
-    body = await reader.readexactly(length)
+    if length > max_frame_bytes:
+        raise FrameError(f"frame of {length} bytes is larger than {max_frame_bytes}")
+    if memory is None or length < SMALL_FRAME_BYTES:
+        return _parse(await reader.readexactly(length))
+    await memory.reserve(length)
+    try:
+        # StreamReader grows its buffer with the bytes that arrive, not with the length announced.
+        return _parse(await reader.readexactly(length))
+    finally:
+        memory.release(length)
+
+
+def _parse(body: bytes) -> dict[str, Any]:
     containers = body.count(b"[") + body.count(b"{")  # an upper bound: brackets in strings count too
     if containers > MAX_FRAME_CONTAINERS:
         raise FrameError(f"frame has {containers} JSON arrays/objects, more than {MAX_FRAME_CONTAINERS}")

@@ -135,10 +135,8 @@ class ReplicationConfig:
     # Bytes/s for replicas that are catching up (not in the ISR); None: unthrottled.
     leader_replication_throttled_rate: int | None = None
     follower_replication_throttled_rate: int | None = None
-    # Not a Kafka property: followers fetch through incremental fetch sessions (KIP-227). Off by
-    # default until a regression seen in tests/integration/cluster/test_reassignment.py (a restarted
-    # replica not rejoining the ISR, once acknowledged records missing after a leader move) is found.
-    fetch_sessions: bool = False
+    # Not a Kafka property: followers fetch through incremental fetch sessions (KIP-227).
+    fetch_sessions: bool = True
     # Test/bootstrap only: a JSON file fixing leaders and replicas (see static_assignments.py).
     static_assignments: Path | None = None
     inter_broker: InterBrokerConfig = field(default_factory=InterBrokerConfig)
@@ -181,7 +179,7 @@ class ReplicationConfig:
             ),
             leader_replication_throttled_rate=rate("leader.replication.throttled.rate"),
             follower_replication_throttled_rate=rate("follower.replication.throttled.rate"),
-            fetch_sessions=extra.get("replica.fetch.sessions.enable", "false").strip().lower() == "true",
+            fetch_sessions=extra.get("replica.fetch.sessions.enable", "true").strip().lower() == "true",
             static_assignments=Path(static) if static else None,
             inter_broker=InterBrokerConfig.from_broker_config(config, needs_credentials=fetches),
         )

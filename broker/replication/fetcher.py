@@ -145,14 +145,25 @@ class LeaderFetcher:
         self._endpoint_changed = False
         self._closing = False
         self.session = FetchSessionState()
+        # Partitions whose fetch position (or whether they are fetched at all) may differ from what
+        # the leader's session holds: an incremental fetch looks at these only, so a round costs
+        # nothing per idle partition. Truncating and backing-off partitions have sets of their own.
+        self._moved: set[tuple[str, int]] = set()
+        self._truncating: set[tuple[str, int]] = set()
+        self._backing_off: set[tuple[str, int]] = set()
         self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
 
     def follow(self, replica: Replica) -> None:
         self.partitions[replica.key] = FollowedPartition(replica)
+        self._truncating.add(replica.key)
+        self._moved.add(replica.key)
         self._changed.set()
 
     def unfollow(self, key: tuple[str, int]) -> None:
         self.partitions.pop(key, None)
+        self._truncating.discard(key)
+        self._backing_off.discard(key)
+        self._moved.add(key)  # the session forgets it
 
     def reconnect(self) -> None:
         """The leader's endpoint changed: drop the connection, the next round opens a new one."""
@@ -185,12 +196,16 @@ class LeaderFetcher:
                 continue
             try:
                 now = time.monotonic()
-                truncating = [p for p in self.partitions.values() if p.truncating and p.retry_at <= now]
+                self._end_backoffs(now)
+                truncating = [
+                    followed
+                    for key in self._truncating
+                    if (followed := self.partitions.get(key)) is not None and followed.retry_at <= now
+                ]
                 if truncating:
                     await self._truncate(connection, truncating)
-                fetchable = [p for p in self.partitions.values() if not p.truncating and p.retry_at <= now]
-                if fetchable:
-                    await self._fetch(connection, fetchable)
+                if len(self._truncating | self._backing_off) < len(self.partitions):
+                    await self._fetch(connection)
                 else:
                     await asyncio.sleep(IDLE_WAIT_S)
             except PeerAuthenticationError as exc:
@@ -234,6 +249,26 @@ class LeaderFetcher:
 
     def _back_off(self, followed: FollowedPartition) -> None:
         followed.retry_at = time.monotonic() + self.manager.config.replica_fetch_backoff_ms / 1000
+        self._backing_off.add(followed.key)
+        self._moved.add(followed.key)
+
+    def _end_backoffs(self, now: float) -> None:
+        for key in [
+            k for k in self._backing_off if (f := self.partitions.get(k)) is None or f.retry_at <= now
+        ]:
+            self._backing_off.discard(key)
+            self._moved.add(key)
+
+    def _set_truncating(self, followed: FollowedPartition, truncating: bool) -> None:
+        followed.truncating = truncating
+        if truncating:
+            self._truncating.add(followed.key)
+        else:
+            self._truncating.discard(followed.key)
+        self._moved.add(followed.key)
+
+    def _fetchable(self, followed: FollowedPartition | None, now: float) -> bool:
+        return followed is not None and not followed.truncating and followed.retry_at <= now
 
     # ---- truncation ---------------------------------------------------------------------------
 
@@ -244,7 +279,7 @@ class LeaderFetcher:
             if partition_log.leader_epochs.latest_epoch == UNDEFINED_EPOCH:
                 # No epochs: nothing was ever appended under a leader, or only what is committed.
                 partition_log.truncate_to(partition_log.high_watermark)
-                followed.truncating = False
+                self._set_truncating(followed, False)
             else:
                 asking.append(followed)
         if not asking:
@@ -294,42 +329,52 @@ class LeaderFetcher:
                     answer.end_offset,
                 )
                 partition_log.truncate_to(decision.offset)
-            followed.truncating = not decision.complete
+            self._set_truncating(followed, not decision.complete)
 
     # ---- fetching -----------------------------------------------------------------------------
 
-    async def _fetch(self, connection: PeerConnection, partitions: list[FollowedPartition]) -> None:
+    def _fetch_state(self, followed: FollowedPartition, allowance: float) -> FetchState | None:
+        """Where to fetch `followed` from now; None when the follower throttle holds it back."""
         config = self.manager.config
         throttle = self.manager.follower_throttle
-        allowance = throttle.allowance(time.monotonic())
-        wanted: dict[tuple[str, int], tuple[FollowedPartition, FetchState]] = {}
-        for followed in partitions:
-            replica = followed.replica
-            max_bytes = config.replica_fetch_max_bytes
-            if throttle.enabled and self.manager.node_id not in replica.assignment.isr:
-                if allowance <= 0:
-                    continue
-                max_bytes = max(1, min(max_bytes, allowance))
-            wanted[followed.key] = (
-                followed,
-                FetchState(
-                    replica.assignment.leader_epoch,
-                    replica.log.log_end_offset,
-                    replica.log.log_start_offset,
-                    max_bytes,
-                ),
-            )
+        replica = followed.replica
+        max_bytes = config.replica_fetch_max_bytes
+        if throttle.enabled and self.manager.node_id not in replica.assignment.isr:
+            if allowance <= 0:
+                return None
+            max_bytes = max(1, min(max_bytes, int(allowance)))
+        return FetchState(
+            replica.assignment.leader_epoch,
+            replica.log.log_end_offset,
+            replica.log.log_start_offset,
+            max_bytes,
+        )
+
+    async def _fetch(self, connection: PeerConnection) -> None:
+        config = self.manager.config
+        throttle = self.manager.follower_throttle
+        now = time.monotonic()
+        allowance = throttle.allowance(now)
         session = self.session
-        if not wanted and not session.partitions:
+        full = session.session_id == 0 or not config.fetch_sessions
+        # A full fetch names every fetchable partition. An incremental one only those whose position
+        # changed, and forgets those no longer fetched (moved, truncating, backing off); with the
+        # follower throttle on, max_bytes changes with the allowance, so every partition is looked at.
+        examined = self.partitions.keys() if full or throttle.enabled else self._moved
+        self._moved = set()
+        named: dict[tuple[str, int], FetchState] = {}
+        forgotten: list[tuple[str, int]] = []
+        for key in examined:
+            followed = self.partitions.get(key)
+            state = self._fetch_state(followed, allowance) if self._fetchable(followed, now) else None
+            if state is not None:
+                if full or session.partitions.get(key) != state:
+                    named[key] = state
+            elif not full and key in session.partitions:
+                forgotten.append(key)
+        if not named and not session.partitions:
             await asyncio.sleep(IDLE_WAIT_S)
             return
-        full = session.session_id == 0 or not config.fetch_sessions
-        # A full fetch names every partition; an incremental one only those whose position
-        # changed, and forgets those we stopped fetching (moved, truncating, backing off).
-        named = {
-            key: state for key, (_, state) in wanted.items() if full or session.partitions.get(key) != state
-        }
-        forgotten = [] if full else [key for key in session.partitions if key not in wanted]
         wait = datetime.timedelta(milliseconds=config.replica_fetch_wait_max_ms)
         request = fetch_v12.FetchRequest(
             cluster_id=None,
@@ -345,29 +390,37 @@ class LeaderFetcher:
             forgotten_topics_data=_forgotten_topics(forgotten),
             rack_id="",
         )
-        response = await connection.request(request, wait_s=wait.total_seconds())
-        if response.error_code in SESSION_ERRORS:
-            log.info(
-                "fetch session %d with broker %d ended (error %s): starting a new one",
-                session.session_id,
-                self.leader_id,
-                response.error_code,
-            )
-            self.session = FetchSessionState()
-            return
+        try:
+            response = await connection.request(request, wait_s=wait.total_seconds())
+        except BaseException:
+            self._moved.update(named)  # not sent, or its answer lost: name them again
+            self._moved.update(forgotten)
+            raise
         if response.error_code != ErrorCode.none:
-            for followed, _ in wanted.values():
-                self._back_off(followed)
-            self.session = FetchSessionState()
+            if response.error_code in SESSION_ERRORS:
+                log.info(
+                    "fetch session %d with broker %d ended (error %s): starting a new one",
+                    session.session_id,
+                    self.leader_id,
+                    response.error_code,
+                )
+            else:
+                for key in named:
+                    followed = self.partitions.get(key)
+                    if followed is not None:
+                        self._back_off(followed)
+            self.session = FetchSessionState()  # the next fetch is a full one
             return
         session.advance(response.session_id, full, named, forgotten)
         for topic in response.responses:
             for answer in topic.partitions:
                 key = (topic.topic, answer.partition_index)
-                entry = wanted.get(key)
-                if entry is None or self.partitions.get(key) is not entry[0]:
-                    continue
-                self._handle_partition(entry[0], answer)
+                followed = self.partitions.get(key)
+                # Only partitions this session fetches (a response may carry any of them).
+                if key in session.partitions and self._fetchable(followed, now):
+                    assert followed is not None
+                    self._handle_partition(followed, answer)
+                    self._moved.add(key)  # its log end may have moved: compared on the next round
 
     def _handle_partition(self, followed: FollowedPartition, answer: Any) -> None:
         partition_log = followed.replica.log
@@ -381,7 +434,7 @@ class LeaderFetcher:
                 )
                 partition_log.truncate_fully_and_start_at(answer.log_start_offset)
             else:
-                followed.truncating = True  # we are ahead of the leader: find where we agree
+                self._set_truncating(followed, True)  # we are ahead of the leader: find where we agree
             return
         if error != ErrorCode.none:
             if error not in RETRY_LATER:
@@ -394,7 +447,7 @@ class LeaderFetcher:
                 partition_log.append_as_follower(records)
             except StorageError as exc:
                 log.warning("cannot append %s-%d from the leader: %s", *followed.key, exc)
-                followed.truncating = True
+                self._set_truncating(followed, True)
                 self._back_off(followed)
                 return
             if self.manager.node_id not in followed.replica.assignment.isr:

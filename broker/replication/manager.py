@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,6 +33,7 @@ from broker.controller.api import (
     PartitionAssignment,
     TopicConfigChange,
 )
+from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.config import ReplicationConfig
@@ -40,6 +42,7 @@ from broker.replication.leader_state import LeaderState
 from broker.replication.throttle import ReplicationThrottle
 
 if TYPE_CHECKING:
+    from broker.log.config import LogConfig
     from broker.log.partition_log import PartitionLog
     from broker.replication.fetcher import FetcherPool
     from broker.server.context import BrokerState
@@ -53,6 +56,10 @@ DYNAMIC_BROKER_CONFIGS = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
 ALTER_PARTITION_RETRY_S = 1.0
 # How often a leader compares its ISR with the committed metadata (see reconcile_with_committed).
 ISR_RECONCILE_INTERVAL_S = 1.0
+# expand_isrs proposes only followers whose latest Fetch (any partition) is at most this old.
+FOLLOWER_ACTIVE_MS = 3_000
+# New partition logs are created in a worker thread, this many per hand-off (see _open_new_logs).
+OPEN_BATCH = 256
 
 
 def now_ms() -> int:
@@ -102,8 +109,12 @@ class ReplicaManager:
         self.replicas: dict[tuple[str, int], Replica] = {}
         self.brokers: dict[int, BrokerRegistration] = {}
         self.managed_topics: set[str] = set()
-        # Bumps on every change a Metadata response shows (leaders, ISR, brokers).
+        # Bumps on every change a Metadata response shows (leaders, ISR, brokers); per topic in
+        # `topic_versions` and for the broker list in `brokers_version`, so that a Metadata answer
+        # reuses the encoded entry of every topic that did not change.
         self.version = 0
+        self.topic_versions: dict[str, int] = {}
+        self.brokers_version = 0
         monotonic = time.monotonic()
         self.leader_throttle = ReplicationThrottle(config.leader_replication_throttled_rate, monotonic)
         self.follower_throttle = ReplicationThrottle(config.follower_replication_throttled_rate, monotonic)
@@ -122,6 +133,12 @@ class ReplicaManager:
         self._checkpointed: dict[tuple[str, int], int] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alter_tasks: set[asyncio.Task[None]] = set()
+        # Hosted partitions whose log does not exist yet, waiting for the worker thread that creates
+        # it (a directory and three files each: 10,000 of them are ~20 s of file system calls, which
+        # must not run on the event loop). They become leader or follower once their log exists.
+        self._logs_to_open: dict[tuple[str, int], None] = {}
+        self._open_wakeup: asyncio.Event | None = None
+        self._closing = False
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
@@ -129,6 +146,8 @@ class ReplicaManager:
         from broker.replication.fetcher import FetcherPool
 
         self.fetchers = FetcherPool(self)
+        self._open_wakeup = asyncio.Event()
+        self._tasks.append(asyncio.create_task(self._open_new_logs(), name="replication-open-logs"))
         for replica in self.replicas.values():
             if not replica.is_leader:
                 self.fetchers.follow(replica)
@@ -140,6 +159,11 @@ class ReplicaManager:
             asyncio.create_task(
                 self._every(self.config.replica_lag_time_max_ms / 2000, self.shrink_lagging_isrs),
                 name="replication-isr-shrink",
+            )
+        )
+        self._tasks.append(
+            asyncio.create_task(
+                self._every(ALTER_PARTITION_RETRY_S, self.expand_isrs), name="replication-isr-expand"
             )
         )
         if self.committed_assignment is not None:
@@ -157,6 +181,7 @@ class ReplicaManager:
         )
 
     async def close(self) -> None:
+        self._closing = True
         for task in [*self._tasks, *self._alter_tasks]:
             task.cancel()
         for task in [*self._tasks, *self._alter_tasks]:
@@ -202,6 +227,7 @@ class ReplicaManager:
         for assignment in partitions:
             self.apply(assignment)
         self.version += 1
+        self.brokers_version += 1
 
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment
@@ -211,12 +237,13 @@ class ReplicaManager:
     def on_partition_removed(self, previous: PartitionAssignment) -> None:
         key = (previous.topic, previous.partition)
         self.assignments.pop(key, None)
+        self._logs_to_open.pop(key, None)
         self._partition_changed(key)
         # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
             self._stop_replica(replica)
-        self.version += 1
+        self._bump_version(previous.topic)
 
     def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
         """Configs are applied to the topic registry and logs by the broker's metadata applier."""
@@ -224,6 +251,7 @@ class ReplicaManager:
     def on_broker_changed(self, broker: BrokerRegistration) -> None:
         self.brokers[broker.broker_id] = broker
         self.version += 1
+        self.brokers_version += 1
         if self.fetchers is not None:
             self.fetchers.broker_changed(broker.broker_id)
 
@@ -255,6 +283,10 @@ class ReplicaManager:
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACLs, SCRAM and quotas are not the data path's business."""
 
+    def _bump_version(self, topic: str) -> None:
+        self.version += 1
+        self.topic_versions[topic] = self.topic_versions.get(topic, 0) + 1
+
     def _partition_changed(self, key: tuple[str, int]) -> None:
         for listener in self.partition_listeners:
             listener(key)
@@ -268,11 +300,14 @@ class ReplicaManager:
             return  # a stale update (replayed or reordered): ignore it
         self.assignments[key] = assignment
         self.managed_topics.add(assignment.topic)
-        self.version += 1
+        self._bump_version(assignment.topic)
         self._partition_changed(key)
         topic = self._ensure_local_topic(assignment)
         if not assignment.is_replica(self.node_id):
+            self._logs_to_open.pop(key, None)
             self._drop_replica(assignment)
+            return
+        if key not in self.replicas and self._open_later(key, topic):
             return
         if assignment.leader == self.node_id:
             self.become_leader(assignment, topic)
@@ -297,6 +332,66 @@ class ReplicaManager:
         if topic.partitions <= assignment.partition:
             return metadata.add_partitions(assignment.topic, assignment.partition + 1)
         return topic
+
+    def _open_later(self, key: tuple[str, int], topic: TopicRecord) -> bool:
+        """Whether the partition's log is (now) left to the worker thread: only once the manager
+        runs, only for logs that do not exist yet, and never for `__consumer_offsets` (the group
+        coordinator reads its partitions as soon as this broker leads them)."""
+        if self._open_wakeup is None or topic.internal or topic.name == OFFSETS_TOPIC_NAME:
+            return False
+        if key in self._logs_to_open:
+            return True
+        if self.state.logs.get(*key) is not None:
+            return False
+        self._logs_to_open[key] = None
+        self._open_wakeup.set()
+        return True
+
+    async def _open_new_logs(self) -> None:
+        """Creates queued partition logs in a worker thread, a batch at a time, then applies each
+        partition's current assignment on the loop (it may have changed, or gone, meanwhile)."""
+        assert self._open_wakeup is not None
+        while True:
+            await self._open_wakeup.wait()
+            self._open_wakeup.clear()
+            while self._logs_to_open:
+                batch = list(itertools.islice(self._logs_to_open, OPEN_BATCH))
+                jobs = []
+                for key in batch:
+                    del self._logs_to_open[key]
+                    topic = self.state.metadata.get(key[0])
+                    assignment = self.assignments.get(key)
+                    if topic is not None and assignment is not None:
+                        leading = assignment.leader_epoch if assignment.leader == self.node_id else -1
+                        jobs.append((key, self.state.topics.log_config(topic), leading))
+                await asyncio.to_thread(self._create_logs, jobs)
+                for key, _, _ in jobs:
+                    assignment = self.assignments.get(key)
+                    if assignment is None or not assignment.is_replica(self.node_id):
+                        # Deleted or moved away while its log was being created.
+                        if key not in self.replicas and self.state.logs.get(*key) is not None:
+                            self.state.logs.delete_partition(*key)
+                        continue
+                    try:
+                        self.apply(assignment)
+                    except Exception:
+                        log.exception("opening %s-%d failed", *key)
+                    await asyncio.sleep(0)
+
+    def _create_logs(self, jobs: list[tuple[tuple[str, int], LogConfig, int]]) -> None:
+        """Worker thread: create the logs (LogManager.create registers each under its lock). Where
+        this broker is to lead, the leader epoch is written here too (become_leader would write the
+        same checkpoint file on the loop; it leaves an epoch already recorded alone). Nothing else
+        uses these logs until the loop opens their replicas."""
+        for (topic, partition), config, leader_epoch in jobs:
+            if self._closing:
+                return
+            try:
+                partition_log = self.state.logs.create(topic, partition, config)
+                if leader_epoch >= 0:
+                    partition_log.leader_epochs.assign(leader_epoch, partition_log.log_end_offset)
+            except Exception:
+                log.exception("creating the log of %s-%d failed", topic, partition)
 
     def _open_replica(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
         key = (assignment.topic, assignment.partition)
@@ -531,6 +626,37 @@ class ReplicaManager:
                 )
                 self._propose_isr(replica, tuple(sorted(leader.isr - lagging)))
 
+    def expand_isrs(self) -> None:
+        """Proposes caught-up followers for the ISR where a follower's fetch did not.
+
+        A follower's fetch proposes it as it catches up (`record_follower_fetch`), but with fetch
+        sessions a caught-up follower stops naming an idle partition, and the leader stops reading
+        it for that follower: a proposal the controller refused, or one held back because the
+        follower's broker was still fenced (a restarted broker fetches before it is unfenced), would
+        never be made again. Only partitions with a follower outside the ISR cost anything here."""
+        now = time.monotonic()
+        recent_ms = now_ms() - FOLLOWER_ACTIVE_MS
+        for replica in list(self.replicas.values()):
+            leader = replica.leader
+            if (
+                leader is None
+                or leader.isr.issuperset(leader.followers)
+                or replica.alter_in_flight
+                or now < replica.alter_retry_after
+            ):
+                continue
+            high_watermark = replica.log.high_watermark
+            joining = {
+                follower
+                for follower in leader.followers
+                # Still fetching from us: a follower that stopped must not be voted back in.
+                if self.last_follower_fetch_ms.get(follower, 0) >= recent_ms
+                and self.isr_eligible(follower)
+                and leader.may_join(follower, high_watermark)
+            }
+            if joining:
+                self._propose_isr(replica, tuple(sorted(leader.isr | joining)))
+
     def reconcile_with_committed(self) -> None:
         """A leader's ISR must not disagree with the committed metadata for long: where no
         AlterPartition is in flight and the log holds a state at least as new as the leader's
@@ -611,7 +737,7 @@ class ReplicaManager:
         # The ISR change may have completed a reassignment (removed replicas are gone).
         replica.leader.set_replicas(accepted.replicas, now_ms())
         replica.leader.set_isr(accepted.isr, now_ms())
-        self.version += 1
+        self._bump_version(replica.key[0])
         log.info(
             "ISR of %s-%d is now %s (partition epoch %d)",
             *replica.key,

@@ -21,13 +21,13 @@ from broker.auth.sasl import AuthSession, SaslAuthenticationFailed
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
 from broker.server.context import BrokerState, ClientSession
 from broker.server.dispatcher import Peer, dispatch
-from broker.server.request_memory import LOW_MEMORY_READ_BYTES
+from broker.server.request_memory import LOW_MEMORY_READ_BYTES, SMALL_FRAME_BYTES
 
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
 # Frames at least this large are received into their own buffer, reserved in request memory.
-OWN_BUFFER_FROM = 64 * 1024
+OWN_BUFFER_FROM = SMALL_FRAME_BYTES
 # A large frame's buffer starts this big (or at the bytes already there) and doubles as it fills.
 FIRST_OWN_BUFFER_BYTES = 64 * 1024
 # Once a connection has delivered a large frame whole, frames up to this size get their full buffer

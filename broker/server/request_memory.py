@@ -11,12 +11,17 @@ while others wait for room for large ones.
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import functools
 from collections.abc import Callable
 
 # One read buffer for every connection of the broker: the event loop fills it with one socket's
 # bytes and the connection parses them at once, so idle connections hold no buffer of their own.
 SHARED_READ_BYTES = 256 * 1024
+# Frames smaller than this need no reservation: clients with ordinary requests keep being served
+# while large frames wait for room.
+SMALL_FRAME_BYTES = 64 * 1024
 # While memory is short, a read takes at most this much, so that leftovers stay small.
 LOW_MEMORY_READ_BYTES = 4096
 
@@ -41,6 +46,18 @@ class RequestMemory:
         self.used += nbytes
         return True
 
+    async def reserve(self, nbytes: int) -> None:
+        """Wait until `nbytes` can be reserved, then reserve them (FIFO with the other waiters).
+        For listeners that read with asyncio streams (the controller's); release them when done."""
+        while not self.try_reserve(nbytes):
+            woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            owner = object()
+            self.wait(owner, nbytes, functools.partial(_wake, woken))
+            try:
+                await woken
+            finally:
+                self.forget(owner)
+
     def charge(self, nbytes: int) -> None:
         """Bytes already received: they cannot be refused, only accounted."""
         self.used += nbytes
@@ -63,3 +80,8 @@ class RequestMemory:
                 return
             del self._waiters[owner]
             wake()
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

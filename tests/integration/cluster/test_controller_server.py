@@ -22,7 +22,7 @@ from broker.controller.api import (
     TopicConfigChange,
 )
 from broker.controller.broker_lifecycle import BrokerLifecycle
-from broker.controller.client import ControllerClient
+from broker.controller.client import AlterPartitionBatcher, ControllerClient
 from broker.controller.decisions import ControllerSettings
 from broker.controller.image import MetadataImage
 from broker.controller.server import ControllerNodeConfig, ControllerServer
@@ -208,52 +208,101 @@ def test_the_controller_listener_refuses_bad_input_and_keeps_serving(tmp_path: P
     asyncio.run(scenario())
 
 
+@contextlib.asynccontextmanager
+async def two_brokers(client: ControllerClient) -> AsyncIterator[list[BrokerLifecycle]]:
+    """Brokers 1 and 2 registered with the controller and unfenced."""
+    brokers = [BrokerLifecycle(ControllerClient(client.voters), i, [], None, 0.2) for i in (1, 2)]
+    try:
+        for broker in brokers:
+            await broker.start()
+        await wait_for(lambda: not any(b.fenced for b in brokers), 10, "both brokers to be unfenced")
+        yield brokers
+    finally:
+        for broker in brokers:
+            await broker.close()
+
+
 def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with single_controller(tmp_path) as (server, client):
-            brokers = [BrokerLifecycle(ControllerClient(client.voters), i, [], None, 0.2) for i in (1, 2)]
-            try:
-                for broker in brokers:
-                    await broker.start()
-                await wait_for(lambda: not any(b.fenced for b in brokers), 10, "both brokers to be unfenced")
-                topic = {"name": "isr", "partitions": 1, "replication_factor": 2}
-                assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
-                p = server.image.partitions()[0]
-                leader = next(b for b in brokers if b.broker_id == p.leader)
-                assert leader.broker_epoch is not None
-                follower = next(b for b in p.replicas if b != p.leader)
+        async with single_controller(tmp_path) as (server, client), two_brokers(client) as brokers:
+            topic = {"name": "isr", "partitions": 1, "replication_factor": 2}
+            assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+            p = server.image.partitions()[0]
+            leader = next(b for b in brokers if b.broker_id == p.leader)
+            assert leader.broker_epoch is not None
+            follower = next(b for b in p.replicas if b != p.leader)
 
-                shrink = AlterPartitionRequest(
+            shrink = AlterPartitionRequest(
+                p.leader,
+                leader.broker_epoch,
+                p.topic_id,
+                0,
+                p.leader_epoch,
+                p.partition_epoch,
+                (p.leader,),
+            )
+            result = await client.alter_partition(shrink)
+            assert result.error_code == 0
+            assert result.assignment is not None
+            assert result.assignment.isr == (p.leader,)
+            assert result.assignment.partition_epoch == p.partition_epoch + 1
+            # The same (now stale) version again is refused; the leader must use the new one.
+            assert (await client.alter_partition(shrink)).error_code == 95  # INVALID_UPDATE_VERSION
+            expand = replace(
+                shrink, partition_epoch=result.assignment.partition_epoch, new_isr=(p.leader, follower)
+            )
+            expanded = await client.alter_partition(expand)
+            assert expanded.assignment is not None
+            assert expanded.assignment.isr == (p.leader, follower)
+            # Every broker following the log sees the committed ISR.
+            await wait_for(
+                lambda: all(b.image.partitions()[0].isr == (p.leader, follower) for b in brokers),
+                5,
+                "brokers",
+            )
+
+    asyncio.run(scenario())
+
+
+def test_isr_changes_of_many_partitions_go_to_the_controller_in_one_request(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with single_controller(tmp_path) as (server, client), two_brokers(client) as brokers:
+            topic = {"name": "many", "partitions": 40, "replication_factor": 2}
+            assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+            epochs = {b.broker_id: b.broker_epoch for b in brokers}
+            shrinks = [
+                AlterPartitionRequest(
                     p.leader,
-                    leader.broker_epoch,
+                    epochs[p.leader] or -1,
                     p.topic_id,
-                    0,
+                    p.partition,
                     p.leader_epoch,
                     p.partition_epoch,
                     (p.leader,),
                 )
-                result = await client.alter_partition(shrink)
+                for p in server.image.partitions()
+            ]
+            # One partition's request is stale: only it is refused.
+            shrinks[0] = replace(shrinks[0], partition_epoch=shrinks[0].partition_epoch + 5)
+            calls: list[str] = []
+            sent = client.call
+
+            async def counting_call(method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+                calls.append(method)
+                return await sent(method, *args, **kwargs)
+
+            client.call = counting_call  # type: ignore[method-assign]
+            batcher = AlterPartitionBatcher(client)
+            results = await asyncio.gather(*(batcher.alter_partition(r) for r in shrinks))
+            assert calls == ["alter_partitions"]
+            assert results[0].error_code == 95  # INVALID_UPDATE_VERSION
+            for request, result in zip(shrinks[1:], results[1:], strict=True):
                 assert result.error_code == 0
                 assert result.assignment is not None
-                assert result.assignment.isr == (p.leader,)
-                assert result.assignment.partition_epoch == p.partition_epoch + 1
-                # The same (now stale) version again is refused; the leader must use the new one.
-                assert (await client.alter_partition(shrink)).error_code == 95  # INVALID_UPDATE_VERSION
-                expand = replace(
-                    shrink, partition_epoch=result.assignment.partition_epoch, new_isr=(p.leader, follower)
-                )
-                expanded = await client.alter_partition(expand)
-                assert expanded.assignment is not None
-                assert expanded.assignment.isr == (p.leader, follower)
-                # Every broker following the log sees the committed ISR.
-                await wait_for(
-                    lambda: all(b.image.partitions()[0].isr == (p.leader, follower) for b in brokers),
-                    5,
-                    "brokers",
-                )
-            finally:
-                for broker in brokers:
-                    await broker.close()
+                assert result.assignment.partition == request.partition
+                assert result.assignment.isr == request.new_isr
+            committed = {p.partition: p.isr for p in server.image.partitions()}
+            assert all(committed[r.partition] == r.new_isr for r in shrinks[1:])
 
     asyncio.run(scenario())
 
