@@ -26,8 +26,11 @@ MMAP_THRESHOLD_BYTES = 8 * 1024 * 1024
 TRIM_THRESHOLD_BYTES = 64 * 1024 * 1024
 
 
-def tune_allocator() -> bool:
-    """Apply the thresholds; False where the C library is not glibc (nothing changes there)."""
+def tune_allocator(
+    mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_threshold: int = TRIM_THRESHOLD_BYTES
+) -> bool:
+    """Apply the thresholds (process-wide); False where the C library is not glibc (nothing changes there).
+    Other processes that churn large buffers (the Spark topic reader) pass their own sizes."""
     name = ctypes.util.find_library("c")
     if name is None:
         return False
@@ -38,8 +41,8 @@ def tune_allocator() -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    applied = bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(
-        mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+    applied = bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, trim_threshold)
     )
     if not applied:
         log.info("the C library refused the allocator thresholds; request buffers are mapped afresh")

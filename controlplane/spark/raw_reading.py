@@ -42,6 +42,7 @@ from broker.records.batch import (
 )
 from broker.records.codecs import Codec, codec_from_attributes, decompress
 from broker.records.errors import CorruptRecordError, UnsupportedCompressionError
+from broker.server.allocator import tune_allocator
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.wire import WireConnection
 from controlplane.spark.planning import OffsetRange, TopicReadError
@@ -55,6 +56,12 @@ SOURCE = ("controlplane.spark", "native/record_decoder.c")
 FETCH_MAX_BYTES = 8 * 1024 * 1024
 FETCH_MAX_WAIT_MS = 100
 CONNECT_TIMEOUT_S = 30.0
+# Every fetch allocates and frees buffers of about FETCH_MAX_BYTES (the response's records, the value column).
+# Above glibc's mmap threshold each one is mapped afresh and its pages fault in zero-filled one by one: a
+# quarter of the reader's CPU (bench/spark_read.py). Thresholds above that size keep them in the heap; a
+# worker then holds at most the trim threshold of freed memory.
+HEAP_MMAP_THRESHOLD = 2 * FETCH_MAX_BYTES
+HEAP_TRIM_THRESHOLD = 8 * FETCH_MAX_BYTES
 SUPPORTED_MECHANISMS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
 CONTROL_ABORT = 0
@@ -86,6 +93,15 @@ class _Columns(ctypes.Structure):
 
 _decoder: ctypes._CFuncPtr | None = None
 _decoder_loaded = False
+_allocator_tuned = False
+
+
+def _keep_fetch_buffers_in_heap() -> None:
+    """Once per process (a Spark Python worker serves many reads)."""
+    global _allocator_tuned
+    if not _allocator_tuned:
+        _allocator_tuned = True
+        tune_allocator(HEAP_MMAP_THRESHOLD, HEAP_TRIM_THRESHOLD)
 
 
 def _cache_dir() -> Path:
@@ -494,6 +510,7 @@ def read_range_raw(
     connection = _connect_to_leader(settings, offset_range.topic, offset_range.partition)
     if connection is None:
         return offset_range.start
+    _keep_fetch_buffers_in_heap()
     next_offset = offset_range.start
     aborted = AbortedTransactions()
     idle_since = time.monotonic()
