@@ -142,7 +142,8 @@ class TopicBatchSink:
         if "value" not in table.column_names:
             raise ValueError("the query must produce a 'value' column")
         prefix = f"{self.stream_id}/{batch_id}/"
-        if state.pending is not None and state.pending.get("batch") == batch_id:
+        replayed = state.pending is not None and state.pending.get("batch") == batch_id
+        if replayed:
             written = sequences_written(self.kafka_config, self.topic, state.pending["log_end"], prefix)
         else:
             written = set()
@@ -150,6 +151,12 @@ class TopicBatchSink:
             state.save()
         wanted = [index for index in range(table.num_rows) if index not in written]
         self.records_skipped += table.num_rows - len(wanted)
+        if replayed:
+            # Into the driver's log: a replay after a crash, and how much of it had landed.
+            print(
+                f"streamhub: batch {batch_id} replayed, {len(written)} of {table.num_rows} records were already in {self.topic}",
+                flush=True,
+            )
         if wanted:
             produce_batches(
                 iter(with_sequence_headers(table, prefix, wanted).to_batches()),

@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code-artifact", type=Path, help="Spark Connect: the zip to add to the session")
     parser.add_argument("--checkpoint-dir", type=Path, help="streaming jobs: the stream's own state")
     parser.add_argument("--stream-id", default="", help="streaming jobs: names the stream in its output")
+    parser.add_argument("--stream-output-dir", type=Path, help="streaming jobs: where file sinks write")
     arguments = parser.parse_args(argv)
     module = importlib.import_module(f"controlplane.spark.jobs.{arguments.job}")
     parameters = parameters_from_json(module.Parameters, json.loads(arguments.parameters))
@@ -86,7 +87,7 @@ def run_stream(spark: object, module: object, parameters: object, arguments: arg
         stream_id=arguments.stream_id,
         kafka_config=load_kafka_config(),
         checkpoint_dir=arguments.checkpoint_dir,
-        output_dir=arguments.output_dir,
+        output_dir=arguments.stream_output_dir or arguments.output_dir,
     )
     query = module.start(spark, parameters, context)
     reported = None

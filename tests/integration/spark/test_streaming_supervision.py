@@ -1,0 +1,197 @@
+"""A managed streaming job end to end: created through the API, supervised by a real Celery worker, its driver
+(spark-submit on local[1]) killed with SIGKILL while records are produced, restarted from its checkpoint by the
+supervisor; a checker reads the output topic for lost, duplicated and reordered records. Runs about 1.5 min;
+bench/streaming_soak.py runs it longer."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+import time
+from collections import Counter, defaultdict
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from controlplane.jobs import launcher
+from controlplane.jobs.models import StreamingJob
+from tests.fixtures.servers import wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
+
+KEYS = 6
+PRODUCE_SECONDS = 75
+RECORDS_PER_SECOND = 100
+
+
+@pytest.fixture
+def spark_worker_queues() -> str:
+    return "spark-streams"
+
+
+class SourceProducer(threading.Thread):
+    """Produces `<key>:<sequence>` values (every 7th marked `skip`, which the job filters out) until stopped."""
+
+    def __init__(self, config: dict, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.producer = Producer({**config, "linger.ms": 5, "enable.idempotence": True})
+        self.topic = topic
+        self.stopping = threading.Event()
+        self.sent: dict[str, list[int]] = defaultdict(list)
+        self.failures: list = []
+
+    def run(self) -> None:
+        sequence = 0
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            for _ in range(RECORDS_PER_SECOND // 10):
+                key = f"key{sequence % KEYS}"
+                value = f"{key}:{sequence}" + (":skip" if sequence % 7 == 0 else "")
+                self.producer.produce(
+                    self.topic, key=key.encode(), value=value.encode(), on_delivery=self.delivered
+                )
+                if sequence % 7:
+                    self.sent[key].append(sequence)
+                sequence += 1
+            self.producer.poll(0)
+            time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
+        assert self.producer.flush(30) == 0
+
+    def delivered(self, error, _message) -> None:
+        if error is not None:
+            self.failures.append(error)
+
+
+def read_all(config: dict, topic: str, partitions: int) -> list[tuple[int, str]]:
+    """(partition, value) of every record of the topic, each partition in offset order."""
+    consumer = Consumer(
+        {**config, "group.id": f"spark-check-{time.monotonic_ns()}", "enable.partition.eof": True}
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    records, ended, deadline = [], set(), time.monotonic() + 60
+    while len(ended) < partitions and time.monotonic() < deadline:
+        for message in consumer.consume(5000, 0.5):
+            if message.error():
+                ended.add(message.partition())
+            else:
+                records.append((message.partition(), message.value().decode()))
+    consumer.close()
+    assert len(ended) == partitions, "the output topic was not read to its end"
+    return records
+
+
+def check_output(sent: dict[str, list[int]], records: list[tuple[int, str]]) -> dict[str, int]:
+    """Lost, duplicated and reordered records of the output against what was produced (per key, in order)."""
+    received: dict[str, list[int]] = defaultdict(list)
+    for _partition, value in records:
+        body, suffix = value.rsplit("|", 1)
+        assert suffix == "out", value
+        key, sequence = body.split(":")[:2]
+        received[key].append(int(sequence))
+    lost = duplicated = reordered = 0
+    for key, expected in sent.items():
+        got = received.get(key, [])
+        counts = Counter(got)
+        lost += sum(1 for sequence in expected if sequence not in counts)
+        duplicated += sum(n - 1 for n in counts.values() if n > 1)
+        reordered += sum(1 for a, b in itertools.pairwise(got) if b < a)
+    expected_sets = {key: set(sequences) for key, sequences in sent.items()}
+    unexpected = sum(1 for key, got in received.items() for s in got if s not in expected_sets.get(key, ()))
+    return {"lost": lost, "duplicated": duplicated, "reordered": reordered, "unexpected": unexpected}
+
+
+def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss_or_duplicates(setup):
+    source = setup.topic("stream-in", 3, [])
+    target = setup.topic("stream-out", 3, [])
+    producer = SourceProducer(setup.admin_config, source)
+    producer.start()
+    producing_since = time.monotonic()
+    try:
+        response = setup.client.post(
+            "/api/v1/streaming-jobs/",
+            {
+                "team": setup.team.pk,
+                "cluster": setup.cluster.pk,
+                "name": "orders-filter",
+                "job": "stream_topic_sql",
+                "parameters": {
+                    "source": {"topic": source, "max_offsets_per_trigger": 1000},
+                    "target_topic": target,
+                    "sql": "SELECT key, concat(cast(value AS string), '|out') AS value FROM source "
+                    "WHERE cast(value AS string) NOT LIKE '%:skip'",
+                    "trigger_seconds": 1,
+                    "resources": {"driver_memory": "512m"},
+                },
+                "service_account": setup.account.pk,
+                "password": setup.password,
+                "compute_target": "local[1]",
+            },
+            format="json",
+        )
+        assert response.status_code == 201, response.content
+        stream_id = response.json()["id"]
+
+        def stream() -> dict:
+            return setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/").json()
+
+        def explained(predicate, timeout: float, what: str) -> None:
+            try:
+                wait_until(predicate, timeout, what, interval=1)
+            except TimeoutError:
+                log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=60").json()["lines"]
+                raise AssertionError(f"{what}: {stream()}\n" + "\n".join(log)) from None
+
+        explained(lambda: (stream()["progress"]["batch_id"] or 0) >= 3, 150, "three micro-batches")
+        before = stream()
+        assert before["state"] == "running"
+        assert before["restart_count"] == 0
+        assert before["progress"]["input_rows_per_second"] > 0
+        assert before["progress"]["batch_duration_ms"] > 0
+
+        # SIGKILL to the driver (spark-submit's JVM; the Python driver program is its child) mid-run.
+        driver = StreamingJob.objects.get(pk=stream_id).process_group
+        os.kill(driver, signal.SIGKILL)
+        explained(lambda: stream()["restart_count"] >= 1, 60, "the supervisor to see the failure")
+        restarted = stream()
+        assert restarted["restarts"][-1]["requested"] is False
+        assert restarted["restarts"][-1]["delay_seconds"] >= 1
+        explained(
+            lambda: (
+                stream()["state"] == "running"
+                and (stream()["progress"]["batch_id"] or 0) > before["progress"]["batch_id"]
+            ),
+            150,
+            "the restarted driver's batches",
+        )
+        new_driver = StreamingJob.objects.get(pk=stream_id).process_group
+        assert new_driver != driver
+
+        time.sleep(max(0.0, PRODUCE_SECONDS - (time.monotonic() - producing_since)))
+    finally:
+        producer.stopping.set()
+        producer.join(60)
+    assert not producer.failures
+
+    # The stream catches up: its lag, as the API shows it, reaches zero on every partition.
+    def lag() -> dict:
+        return setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/lag/").json()
+
+    wait_until(lambda: lag()["batch_id"] is not None and lag()["total_lag"] == 0, 120, "zero lag", interval=1)
+    shown = lag()
+    assert [p["partition"] for p in shown["partitions"]] == [0, 1, 2]
+    assert all(p["committed_offset"] == p["log_end_offset"] > 0 for p in shown["partitions"])
+
+    result = check_output(producer.sent, read_all(setup.admin_config, target, 3))
+    total = sum(len(v) for v in producer.sent.values())
+    print(f"streaming checker: {total} records expected, {result}")
+    assert result == {"lost": 0, "duplicated": 0, "reordered": 0, "unexpected": 0}
+
+    response = setup.client.post(f"/api/v1/streaming-jobs/{stream_id}/stop/")
+    assert response.status_code == 202
+    wait_until(lambda: stream()["state"] == "stopped", 60, "the stream to stop", interval=0.5)
+    assert not launcher.session_processes(new_driver)
+    assert StreamingJob.objects.get(pk=stream_id).credential_encrypted == ""
+    log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/").json()["lines"]
+    assert not any(setup.password in line for line in log)
