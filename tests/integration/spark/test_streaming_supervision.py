@@ -6,6 +6,7 @@ bench/streaming_soak.py runs it longer."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import threading
@@ -15,7 +16,7 @@ from collections import Counter, defaultdict
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from controlplane.jobs import launcher
+from controlplane.jobs import launcher, streams
 from controlplane.jobs.models import StreamingJob
 from tests.fixtures.servers import wait_until
 
@@ -150,8 +151,14 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
         assert before["progress"]["input_rows_per_second"] > 0
         assert before["progress"]["batch_duration_ms"] > 0
 
-        # SIGKILL to the driver (spark-submit's JVM; the Python driver program is its child) mid-run.
-        driver = StreamingJob.objects.get(pk=stream_id).process_group
+        # SIGKILL to the driver (spark-submit's JVM; the Python driver program is its child) mid-run, when the
+        # sink is producing a batch if the test sees one in time (its replay then reads back what landed).
+        job = StreamingJob.objects.get(pk=stream_id)
+        driver = job.process_group
+        sink_state = streams.stream_directory(job) / "checkpoint" / "topic-sink.json"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and json.loads(sink_state.read_text()).get("pending") is None:
+            time.sleep(0.002)
         os.kill(driver, signal.SIGKILL)
         explained(lambda: stream()["restart_count"] >= 1, 60, "the supervisor to see the failure")
         restarted = stream()
@@ -185,7 +192,9 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
 
     result = check_output(producer.sent, read_all(setup.admin_config, target, 3))
     total = sum(len(v) for v in producer.sent.values())
-    print(f"streaming checker: {total} records expected, {result}")
+    log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=5000").json()["lines"]
+    replays = [line for line in log if line.startswith("streamhub: batch")]
+    print(f"streaming checker: {total} records expected, {result}; replays after the kill: {replays}")
     assert result == {"lost": 0, "duplicated": 0, "reordered": 0, "unexpected": 0}
 
     response = setup.client.post(f"/api/v1/streaming-jobs/{stream_id}/stop/")
@@ -193,5 +202,4 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
     wait_until(lambda: stream()["state"] == "stopped", 60, "the stream to stop", interval=0.5)
     assert not launcher.session_processes(new_driver)
     assert StreamingJob.objects.get(pk=stream_id).credential_encrypted == ""
-    log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/").json()["lines"]
     assert not any(setup.password in line for line in log)
