@@ -268,6 +268,7 @@ class Supervisor:
         self.token = uuid.uuid4().hex
         self.last_heartbeat = 0.0
         self.last_lag = 0.0
+        self.committed_batch: int | None = None  # the batch whose offsets the stream's group holds
 
     def claim(self) -> StreamingJob | None:
         with transaction.atomic():
@@ -462,21 +463,39 @@ class Supervisor:
 
     def record_lag(self, stream: StreamingJob) -> None:
         self.last_lag = time.monotonic()
+        kafka_config = {key: str(value) for key, value in kafka_config_for(stream).items()}
         try:
-            stream.lag = measure_lag(stream, kafka_config_for(stream))
+            stream.lag = measure_lag(stream, kafka_config)
         except (TopicReadError, OSError) as error:
             logger.info("streaming job %s: lag not measured: %s", stream.pk, error)
             return
         stream.save(update_fields=["lag"])
+        committed = {
+            (p["topic"], p["partition"]): p["committed_offset"]
+            for p in stream.lag["partitions"]
+            if p["committed_offset"] is not None
+        }
+        if committed and stream.lag["batch_id"] != self.committed_batch:
+            try:
+                streaming.commit_group_offsets(kafka_config, lag_group(stream), committed)
+                self.committed_batch = stream.lag["batch_id"]
+            except TopicReadError as error:
+                logger.info("streaming job %s: offsets not committed for the lag pages: %s", stream.pk, error)
 
 
-def measure_lag(stream: StreamingJob, kafka_config: dict[str, object]) -> dict[str, Any]:
+def lag_group(stream: StreamingJob) -> str:
+    """The consumer group the stream's committed offsets are mirrored to (the `spark-` prefix its reads already
+    need a group ACL for), so the lag pages, history and alerts cover the stream."""
+    return f"spark-stream-{stream.pk}"
+
+
+def measure_lag(stream: StreamingJob, kafka_config: dict[str, str]) -> dict[str, Any]:
     """The stream's committed position per partition (the end offsets of the last batch Spark committed, from
     its checkpoint) against each partition's log end; before the first commit, nothing is committed."""
     source_topic = (stream.parameters.get("source") or {}).get("topic")
     committed = streaming.committed_offsets(stream_directory(stream) / "checkpoint" / "spark")
     batch, positions = committed if committed else (None, {})
-    consumer = planning_consumer({k: str(v) for k, v in kafka_config.items()})
+    consumer = planning_consumer(kafka_config)
     try:
         metadata = consumer.list_topics(source_topic, timeout=10)
         described = metadata.topics.get(source_topic)
@@ -501,6 +520,7 @@ def measure_lag(stream: StreamingJob, kafka_config: dict[str, object]) -> dict[s
         )
     return {
         "sampled_at": timezone.now().isoformat(),
+        "group": lag_group(stream),
         "batch_id": batch,
         "total_lag": sum(p["lag_messages"] for p in partitions),
         "partitions": partitions,

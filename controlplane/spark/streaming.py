@@ -291,3 +291,24 @@ def committed_offsets(spark_checkpoint: Path) -> tuple[int, dict[tuple[str, int]
             continue
         return batch, {(t, int(p)): int(o) for t, parts in offsets.items() for p, o in parts.items()}
     return None
+
+
+def commit_group_offsets(
+    kafka_config: dict[str, str], group_id: str, offsets: dict[tuple[str, int], int]
+) -> None:
+    """Commits a stream's committed positions as a consumer group's offsets (without joining the group), so
+    the cluster's lag sampling, alerts and group pages see the stream like any consumer."""
+    consumer = Consumer({**kafka_config, "group.id": group_id, "enable.auto.commit": False})
+    try:
+        positions = [
+            TopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())
+        ]
+        for answer in consumer.commit(offsets=positions, asynchronous=False) or []:
+            if answer.error is not None:
+                raise TopicReadError(
+                    f"committing {group_id} on {answer.topic}-{answer.partition}: {answer.error.str()}"
+                )
+    except KafkaException as error:
+        raise TopicReadError(f"committing {group_id}: {error}") from None
+    finally:
+        consumer.close()

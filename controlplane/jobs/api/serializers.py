@@ -219,6 +219,10 @@ class StreamLagSerializer(serializers.Serializer):
     """The stream's committed progress (its checkpoint's last committed batch) per partition vs log end."""
 
     sampled_at = serializers.DateTimeField(allow_null=True)
+    group = serializers.CharField(
+        allow_null=True,
+        help_text="the consumer group the committed offsets are mirrored to (lag pages, alerts)",
+    )
     batch_id = serializers.IntegerField(allow_null=True, help_text="the last batch Spark committed")
     total_lag = serializers.IntegerField()
     partitions = StreamPartitionLagSerializer(many=True)
@@ -235,7 +239,7 @@ EMPTY_STREAM_PROGRESS = {
     "batch_id": None, "timestamp": None, "num_input_rows": 0, "input_rows_per_second": 0.0,
     "processed_rows_per_second": 0.0, "batch_duration_ms": 0,
 }  # fmt: skip
-EMPTY_LAG = {"sampled_at": None, "batch_id": None, "total_lag": 0, "partitions": []}
+EMPTY_LAG = {"sampled_at": None, "group": None, "batch_id": None, "total_lag": 0, "partitions": []}
 
 
 class StreamingJobSerializer(serializers.ModelSerializer):

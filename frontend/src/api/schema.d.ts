@@ -3809,6 +3809,8 @@ export interface components {
         StreamLag: {
             /** Format: date-time */
             sampled_at: string | null;
+            /** @description the consumer group the committed offsets are mirrored to (lag pages, alerts) */
+            group: string | null;
             /** @description the last batch Spark committed */
             batch_id: number | null;
             total_lag: number;

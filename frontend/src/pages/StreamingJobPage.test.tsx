@@ -36,6 +36,7 @@ describe("StreamingJobPage", () => {
     expect(progress).toHaveTextContent("Batch41");
     expect(progress).toHaveTextContent("Restarts1");
     expect(progress).toHaveTextContent("Batch duration480 ms");
+    expect(screen.getByText("spark-stream-4")).toBeInTheDocument();
     expect(await screen.findByText(/batch 40 replayed/)).toBeInTheDocument();
     // Viewers follow a stream; they cannot stop it.
     expect(screen.queryByRole("button", { name: "Stop" })).not.toBeInTheDocument();
@@ -65,7 +66,10 @@ describe("StreamingJobPage", () => {
     stubStream("viewer", {
       "GET /api/v1/streaming-jobs/4/": json(
         200,
-        streamingJob({ state: "starting", lag: { sampled_at: null, batch_id: null, total_lag: 0, partitions: [] } }),
+        streamingJob({
+          state: "starting",
+          lag: { sampled_at: null, group: null, batch_id: null, total_lag: 0, partitions: [] },
+        }),
       ),
     });
     renderStream();

@@ -140,6 +140,12 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
         {lag.sampled_at ? (
           <p className="muted">
             Committed batch {lag.batch_id ?? "—"}, measured <Timestamp value={lag.sampled_at} relative />
+            {lag.group ? (
+              <>
+                {" "}
+                · consumer group <span className="mono">{lag.group}</span> on the lag pages
+              </>
+            ) : null}
           </p>
         ) : null}
       </section>

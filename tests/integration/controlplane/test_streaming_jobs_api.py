@@ -70,7 +70,13 @@ def test_create_stop_start_and_restart_change_the_desired_state(world, cluster) 
     stream = created.json()
     assert (stream["desired_state"], stream["state"]) == ("running", "starting")
     assert stream["progress"]["batch_id"] is None
-    assert stream["lag"] == {"sampled_at": None, "batch_id": None, "total_lag": 0, "partitions": []}
+    assert stream["lag"] == {
+        "sampled_at": None,
+        "group": None,
+        "batch_id": None,
+        "total_lag": 0,
+        "partitions": [],
+    }
     again = client.post("/api/v1/streaming-jobs/", body(world, cluster), format="json")
     assert again.status_code == 409
 

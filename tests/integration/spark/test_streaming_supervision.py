@@ -1,7 +1,7 @@
 """A managed streaming job end to end: created through the API, supervised by a real Celery worker, its driver
 (spark-submit on local[1]) killed with SIGKILL while records are produced, restarted from its checkpoint by the
 supervisor; a checker reads the output topic for lost, duplicated and reordered records. Runs about 2.5 min
-(75 s of producing, one kill); bench/streaming_soak.py runs it longer with more kills."""
+(records produced for at least 75 s, one kill); bench/streaming_soak.py runs it longer with more kills."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from controlplane.jobs import launcher, streams
 from controlplane.jobs.models import StreamingJob
+from controlplane.lag.models import GroupLag
+from controlplane.lag.sampler import sample_cluster_exclusively
 from tests.fixtures.servers import wait_until
 
 KEYS = 6
@@ -192,6 +194,16 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
     shown = lag()
     assert [p["partition"] for p in shown["partitions"]] == [0, 1, 2]
     assert all(p["committed_offset"] == p["log_end_offset"] > 0 for p in shown["partitions"])
+
+    # The committed offsets are mirrored to the stream's consumer group: the cluster's lag sampling sees it.
+    def sampled_group_lag() -> GroupLag | None:
+        sample_cluster_exclusively(setup.cluster.pk)
+        return GroupLag.objects.filter(cluster=setup.cluster, group__name=shown["group"]).first()
+
+    wait_until(
+        lambda: (row := sampled_group_lag()) is not None and row.lag_messages == 0, 60, "the group's lag"
+    )
+    assert shown["group"] == f"spark-stream-{stream_id}"
 
     result = check_output(producer.sent, read_all(setup.admin_config, target, 3))
     total = sum(len(v) for v in producer.sent.values())

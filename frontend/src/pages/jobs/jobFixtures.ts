@@ -92,6 +92,7 @@ export function streamingJob(overrides: Partial<StreamingJob> = {}): StreamingJo
     },
     lag: {
       sampled_at: "2026-01-05T10:02:01Z",
+      group: "spark-stream-4",
       batch_id: 40,
       total_lag: 1250,
       partitions: [
