@@ -167,7 +167,9 @@ def _require_credentials(cluster: Cluster, service_account: ServiceAccount | Non
 def enqueue_supervisor(stream_id: int) -> None:
     from controlplane.jobs.tasks import supervise_stream
 
-    supervise_stream.apply_async(args=[stream_id], queue=STREAMS_QUEUE)
+    # Expiring: while every worker thread is busy, the watchdog's repeated requests must not pile up (it asks
+    # again for a stream still without a supervisor, and a supervisor that finds one alive ends at once).
+    supervise_stream.apply_async(args=[stream_id], queue=STREAMS_QUEUE, expires=2 * SUPERVISOR_STALE_SECONDS)
 
 
 def _supervised(stream: StreamingJob) -> bool:
