@@ -31,7 +31,7 @@ from controlplane.accounts.models import ServiceAccount
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import DesiredState, StreamState
 from controlplane.jobs.models import StreamingJob
@@ -40,6 +40,8 @@ from controlplane.jobs.services import (
     cluster_settings,
     default_compute_target,
     kafka_config_for,
+    require_credentials,
+    require_launch,
     validate_parameters,
 )
 from controlplane.spark import streaming
@@ -130,12 +132,7 @@ def create_stream(
     )
     change = _change("streaming_job.create", stream)
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, team, TeamRole.DEVELOPER)
-        if cluster.organization_id != team.organization_id:
-            raise Forbidden("The cluster belongs to another organization.", code="other_organization")
-        if service_account is not None and service_account.team_id != team.id:
-            raise Forbidden("The service account belongs to another team.", code="other_team")
-        _require_credentials(cluster, service_account, password)
+        require_launch(actor, team, cluster, service_account, password)
         if not target.startswith(("local", "spark://", "k8s://", "yarn")):
             # Spark Connect runs foreachBatch on the server, where the sink's state would not be ours.
             raise ServiceError(
@@ -155,13 +152,6 @@ def create_stream(
         }
     transaction.on_commit(lambda: enqueue_supervisor(stream.pk))
     return stream
-
-
-def _require_credentials(cluster: Cluster, service_account: ServiceAccount | None, password: str) -> None:
-    if cluster.security_protocol.startswith("SASL") and (service_account is None or not password):
-        raise ServiceError(
-            "This cluster needs SASL: give the team's service account and its password.", code="credentials"
-        )
 
 
 def enqueue_supervisor(stream_id: int) -> None:
@@ -189,7 +179,7 @@ def start_stream(*, actor: Actor, stream: StreamingJob, password: str = "") -> S
         if password:
             locked.credential_encrypted = encrypt_secret(password)
         elif locked.cluster.security_protocol.startswith("SASL") and not locked.credential_encrypted:
-            _require_credentials(locked.cluster, locked.service_account, "")
+            require_credentials(locked.cluster, locked.service_account, "")
         locked.desired_state, locked.state, locked.reason = DesiredState.RUNNING, StreamState.STARTING, ""
         locked.consecutive_failures, locked.next_restart_at, locked.restart_requested = 0, None, False
         locked.save()

@@ -29,18 +29,34 @@ class ClusterOfVisibleOrganizationField(VisibleOrganizationField):
         return Cluster.objects.filter(organization_id__in=visible_organization_ids(view.actor))
 
 
-class JobRunLaunchInputSerializer(serializers.Serializer):
+def _password_field(help_text: str) -> serializers.CharField:
+    return serializers.CharField(
+        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"},
+        help_text=help_text,
+    )  # fmt: skip
+
+
+class SparkLaunchInputSerializer(serializers.Serializer):
+    """What a job run and a streaming job are both launched with."""
+
     team = VisiblePrimaryKeyField(queryset=Team.objects.all(), team_path="")
     cluster = ClusterOfVisibleOrganizationField(queryset=Cluster.objects.all())
-    job = serializers.ChoiceField(choices=JobName.choices)
-    parameters = serializers.JSONField(help_text="The job's parameters (see /job-runs/catalog/).")
+    parameters = serializers.JSONField(help_text="The job's parameters (see the catalog action).")
     service_account = VisiblePrimaryKeyField(
         queryset=ServiceAccount.objects.all(), team_path="team", required=False, allow_null=True, default=None
     )
-    password = serializers.CharField(
-        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"},
-        help_text="The service account's SCRAM password on the cluster; used for this run only.",
-    )  # fmt: skip
+
+    def validate_parameters(self, value: object) -> object:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Parameters must be a JSON object.")
+        return value
+
+
+class JobRunLaunchInputSerializer(SparkLaunchInputSerializer):
+    """A run of a catalog job, queued for the Spark worker."""
+
+    job = serializers.ChoiceField(choices=JobName.choices)
+    password = _password_field("The service account's SCRAM password on the cluster; used for this run only.")
     compute_target = serializers.CharField(
         max_length=500,
         required=False,
@@ -49,11 +65,6 @@ class JobRunLaunchInputSerializer(serializers.Serializer):
     time_limit_seconds = serializers.IntegerField(
         min_value=10, max_value=MAX_TIME_LIMIT_SECONDS, default=1800
     )
-
-    def validate_parameters(self, value: object) -> object:
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("Parameters must be a JSON object.")
-        return value
 
 
 class ResultTableSerializer(serializers.Serializer):
@@ -165,34 +176,23 @@ class CatalogEntrySerializer(serializers.Serializer):
     parameters = serializers.DictField(child=serializers.CharField())
 
 
-class StreamingJobCreateInputSerializer(serializers.Serializer):
-    team = VisiblePrimaryKeyField(queryset=Team.objects.all(), team_path="")
-    cluster = ClusterOfVisibleOrganizationField(queryset=Cluster.objects.all())
+class StreamingJobCreateInputSerializer(SparkLaunchInputSerializer):
+    """A streaming job, started as soon as it is created."""
+
     name = serializers.SlugField(max_length=100)
     job = serializers.ChoiceField(choices=StreamingJobName.choices)
-    parameters = serializers.JSONField(help_text="The job's parameters (see /streaming-jobs/catalog/).")
-    service_account = VisiblePrimaryKeyField(
-        queryset=ServiceAccount.objects.all(), team_path="team", required=False, allow_null=True, default=None
+    password = _password_field(
+        "The service account's SCRAM password; kept encrypted while the job should run."
     )
-    password = serializers.CharField(
-        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"},
-        help_text="The service account's SCRAM password; kept encrypted while the job should run.",
-    )  # fmt: skip
     compute_target = serializers.CharField(
         max_length=500, required=False, help_text="local[N], spark://… or k8s://…; default SPARK_MASTER."
     )
 
-    def validate_parameters(self, value: object) -> object:
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("Parameters must be a JSON object.")
-        return value
-
 
 class StreamingJobActionInputSerializer(serializers.Serializer):
-    password = serializers.CharField(
-        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"},
-        help_text="Start/restart: the service account's password again, once a stop has wiped it.",
-    )  # fmt: skip
+    password = _password_field(
+        "Start/restart: the service account's password again, once a stop has wiped it."
+    )
 
 
 class StreamProgressSerializer(serializers.Serializer):

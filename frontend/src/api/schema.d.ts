@@ -2624,13 +2624,14 @@ export interface components {
             /** Format: double */
             readonly duration_seconds: number | null;
         };
+        /** @description A run of a catalog job, queued for the Spark worker. */
         JobRunLaunchInputRequest: {
             team: number;
             cluster: number;
-            job: components["schemas"]["JobEnum"];
-            /** @description The job's parameters (see /job-runs/catalog/). */
+            /** @description The job's parameters (see the catalog action). */
             parameters: unknown;
             service_account?: number | null;
+            job: components["schemas"]["JobEnum"];
             /**
              * @description The service account's SCRAM password on the cluster; used for this run only.
              * @default
@@ -3884,14 +3885,15 @@ export interface components {
              */
             password: string;
         };
+        /** @description A streaming job, started as soon as it is created. */
         StreamingJobCreateInputRequest: {
             team: number;
             cluster: number;
-            name: string;
-            job: components["schemas"]["StreamingJobEnum"];
-            /** @description The job's parameters (see /streaming-jobs/catalog/). */
+            /** @description The job's parameters (see the catalog action). */
             parameters: unknown;
             service_account?: number | null;
+            name: string;
+            job: components["schemas"]["StreamingJobEnum"];
             /**
              * @description The service account's SCRAM password; kept encrypted while the job should run.
              * @default
