@@ -371,10 +371,13 @@ def summarize_stages(stages: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def failure_reason(log_path: Path, return_code: int) -> str:
-    """The most telling error line of a failed run's log, or its exit status."""
+def failure_reason(log_path: Path, return_code: int, since: int = 0) -> str:
+    """The most telling error line of a failed run's log (from byte `since`: a restarted stream's log holds
+    its earlier drivers' lines too), or its exit status."""
     try:
-        lines = log_path.read_text(errors="replace").splitlines()
+        with open(log_path, "rb") as log:
+            log.seek(since)
+            lines = log.read().decode(errors="replace").splitlines()
     except OSError:
         lines = []
     found = [match for line in lines if (match := _ERROR_LINE.match(line))]

@@ -261,6 +261,7 @@ class Supervisor:
         self.last_heartbeat = 0.0
         self.last_lag = 0.0
         self.committed_batch: int | None = None  # the batch whose offsets the stream's group holds
+        self.log_start = 0  # where the current driver's lines start in the stream's log
 
     def claim(self) -> StreamingJob | None:
         with transaction.atomic():
@@ -336,6 +337,8 @@ class Supervisor:
             parameters, resources = split_resources(stream.parameters)
             compute = cluster_settings()
             (driver_dir / streaming.STREAM_PROGRESS_FILE).unlink(missing_ok=True)
+            log = driver_dir / launcher.LOG_FILE
+            self.log_start = log.stat().st_size if log.exists() else 0
             spark = launcher.start(
                 job=stream.job,
                 parameters=parameters,
@@ -405,7 +408,7 @@ class Supervisor:
                 self.record_lag(stream)
             if return_code is not None:
                 launcher.stop_session(spark.session_id, grace_seconds=2)  # what the driver left behind
-                reason = launcher.failure_reason(spark.log_path, return_code)
+                reason = launcher.failure_reason(spark.log_path, return_code, since=self.log_start)
                 return self._failed(stream, reason, ran_a_batch)
             if stream.desired_state != DesiredState.RUNNING:
                 launcher.cancel(spark, compute)
