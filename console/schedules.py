@@ -31,6 +31,12 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(seconds=60),
         "options": {"expires": 55},
     },
+    # Streaming jobs that should run but whose supervisor is gone (its worker died) get a new one.
+    "jobs.watch_streams": {
+        "task": "jobs.watch_streams",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": 29},
+    },
     # Consumer lag of every watched cluster (never overlapping per cluster: a Redis lock), every 5-60 s.
     "lag.sample_all": {
         "task": "lag.sample_all",

@@ -253,6 +253,8 @@ SPECTACULAR_SETTINGS = {
         "ChannelKindEnum": "controlplane.alerts.choices.ChannelKind",
         "NotificationKindEnum": "controlplane.alerts.choices.NotificationKind",
         "NotificationStatusEnum": "controlplane.alerts.choices.NotificationStatus",
+        "JobEnum": "controlplane.jobs.choices.JobName",
+        "StreamingJobEnum": "controlplane.jobs.choices.StreamingJobName",
     },
 }
 

@@ -1,7 +1,7 @@
 import django_filters
 
-from controlplane.jobs.choices import JobName, RunState
-from controlplane.jobs.models import JobRun
+from controlplane.jobs.choices import JobName, RunState, StreamingJobName, StreamState
+from controlplane.jobs.models import JobRun, StreamingJob
 
 
 class JobRunFilterSet(django_filters.FilterSet):
@@ -10,4 +10,13 @@ class JobRunFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = JobRun
+        fields = ["team", "cluster", "state", "job"]
+
+
+class StreamingJobFilterSet(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=StreamState.choices)
+    job = django_filters.ChoiceFilter(choices=StreamingJobName.choices)
+
+    class Meta:
+        model = StreamingJob
         fields = ["team", "cluster", "state", "job"]

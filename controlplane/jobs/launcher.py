@@ -109,6 +109,7 @@ def submit_command(
     shipment: Shipment,
     resources: SparkResources | None = None,
     settings: ClusterSettings | None = None,
+    extra_arguments: list[str] | None = None,
 ) -> list[str]:
     """spark-submit's argv: no credential in it (they are in the connection file the driver reads).
 
@@ -146,7 +147,7 @@ def submit_command(
     if is_local(compute_target):
         command += ["--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"]
     command += [str(SUBMIT_SCRIPT), "--job", job, "--parameters", json.dumps(parameters)]
-    command += ["--output-dir", str(output_dir)]
+    command += ["--output-dir", str(output_dir), *(extra_arguments or [])]
     if is_connect(compute_target):
         command += ["--code-artifact", str(shipment.code)]
     return command
@@ -177,6 +178,7 @@ def start(
     shipment: Shipment,
     resources: SparkResources | None = None,
     settings: ClusterSettings | None = None,
+    extra_arguments: list[str] | None = None,
 ) -> SparkProcess:
     output_dir.mkdir(parents=True, exist_ok=True)
     environment = {name: os.environ[name] for name in PASSED_ENVIRONMENT if name in os.environ}
@@ -203,6 +205,7 @@ def start(
         shipment=shipment,
         resources=resources,
         settings=settings,
+        extra_arguments=extra_arguments,
     )
     with open(output_dir / LOG_FILE, "ab") as log:
         process = subprocess.Popen(
@@ -368,10 +371,13 @@ def summarize_stages(stages: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def failure_reason(log_path: Path, return_code: int) -> str:
-    """The most telling error line of a failed run's log, or its exit status."""
+def failure_reason(log_path: Path, return_code: int, since: int = 0) -> str:
+    """The most telling error line of a failed run's log (from byte `since`: a restarted stream's log holds
+    its earlier drivers' lines too), or its exit status."""
     try:
-        lines = log_path.read_text(errors="replace").splitlines()
+        with open(log_path, "rb") as log:
+            log.seek(since)
+            lines = log.read().decode(errors="replace").splitlines()
     except OSError:
         lines = []
     found = [match for line in lines if (match := _ERROR_LINE.match(line))]

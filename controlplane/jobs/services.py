@@ -169,6 +169,26 @@ def _require_topic_access(
         )
 
 
+def require_credentials(cluster: Cluster, service_account: ServiceAccount | None, password: str) -> None:
+    if cluster.security_protocol.startswith("SASL") and (service_account is None or not password):
+        raise ServiceError(
+            "This cluster needs SASL: give the team's service account and its password.", code="credentials"
+        )
+
+
+def require_launch(
+    actor: Actor, team: Team, cluster: Cluster, service_account: ServiceAccount | None, password: str
+) -> None:
+    """What every Spark job (run or stream) needs at submit: a developer of the team, a cluster of its
+    organization, the team's own service account, and credentials where the cluster needs them."""
+    require_team_role(actor, team, TeamRole.DEVELOPER)
+    if cluster.organization_id != team.organization_id:
+        raise Forbidden("The cluster belongs to another organization.", code="other_organization")
+    if service_account is not None and service_account.team_id != team.id:
+        raise Forbidden("The service account belongs to another team.", code="other_team")
+    require_credentials(cluster, service_account, password)
+
+
 def launch_job_run(
     *,
     actor: Actor,
@@ -196,16 +216,7 @@ def launch_job_run(
     )
     change = _change("job_run.launch", run)
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, team, TeamRole.DEVELOPER)
-        if cluster.organization_id != team.organization_id:
-            raise Forbidden("The cluster belongs to another organization.", code="other_organization")
-        if service_account is not None and service_account.team_id != team.id:
-            raise Forbidden("The service account belongs to another team.", code="other_team")
-        if cluster.security_protocol.startswith("SASL") and (service_account is None or not password):
-            raise ServiceError(
-                "This cluster needs SASL: give the team's service account and its password.",
-                code="credentials",
-            )
+        require_launch(actor, team, cluster, service_account, password)
         if not target.startswith(COMPUTE_TARGET_PREFIXES):
             raise ServiceError(f"Unknown compute target {target!r}.", code="compute_target")
         if not 10 <= time_limit_seconds <= MAX_TIME_LIMIT_SECONDS:

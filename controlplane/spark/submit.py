@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from controlplane.spark.jobs import CATALOG
+from controlplane.spark.jobs import CATALOG, STREAMING_CATALOG
 from controlplane.spark.jobs.runtime import (
     DRIVER_FILE,
     PROGRESS_FILE,
@@ -31,10 +31,13 @@ from controlplane.spark.jobs.runtime import (
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--job", required=True, choices=CATALOG)
+    parser.add_argument("--job", required=True, choices=CATALOG + STREAMING_CATALOG)
     parser.add_argument("--parameters", default="{}", help="JSON object of the job's parameters")
     parser.add_argument("--output-dir", required=True, type=Path)
     parser.add_argument("--code-artifact", type=Path, help="Spark Connect: the zip to add to the session")
+    parser.add_argument("--checkpoint-dir", type=Path, help="streaming jobs: the stream's own state")
+    parser.add_argument("--stream-id", default="", help="streaming jobs: names the stream in its output")
+    parser.add_argument("--stream-output-dir", type=Path, help="streaming jobs: where file sinks write")
     arguments = parser.parse_args(argv)
     module = importlib.import_module(f"controlplane.spark.jobs.{arguments.job}")
     parameters = parameters_from_json(module.Parameters, json.loads(arguments.parameters))
@@ -60,12 +63,39 @@ def main(argv: list[str] | None = None) -> int:
     }  # fmt: skip
     (arguments.output_dir / DRIVER_FILE).write_text(json.dumps(driver))
     try:
-        context = JobContext(kafka_config=load_kafka_config(), output_dir=arguments.output_dir)
-        result = module.run(spark, parameters, context)
-        write_result(arguments.output_dir, result, started)
+        if arguments.job in STREAMING_CATALOG:
+            run_stream(spark, module, parameters, arguments)
+        else:
+            context = JobContext(kafka_config=load_kafka_config(), output_dir=arguments.output_dir)
+            result = module.run(spark, parameters, context)
+            write_result(arguments.output_dir, result, started)
     finally:
         spark.stop()
     return 0
+
+
+def run_stream(spark: object, module: object, parameters: object, arguments: argparse.Namespace) -> None:
+    """Runs a streaming job until it fails (an exception, so a non-zero exit) or is stopped (a signal),
+    writing each new progress report (one per micro-batch, and one now and then while idle) for the
+    supervisor."""
+    from controlplane.spark.streaming import StreamContext, write_progress
+
+    if arguments.checkpoint_dir is None:
+        raise ValueError("a streaming job needs --checkpoint-dir")
+    arguments.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    context = StreamContext(
+        stream_id=arguments.stream_id,
+        kafka_config=load_kafka_config(),
+        checkpoint_dir=arguments.checkpoint_dir,
+        output_dir=arguments.stream_output_dir or arguments.output_dir,
+    )
+    query = module.start(spark, parameters, context)
+    reported = None
+    while not query.awaitTermination(1):  # raises StreamingQueryException when the query failed
+        progress = query.lastProgress
+        if progress is not None and progress.get("timestamp") != reported:
+            write_progress(arguments.output_dir, progress)
+            reported = progress.get("timestamp")
 
 
 def is_remote_session(spark: object) -> bool:

@@ -51,6 +51,10 @@ const DETAIL_PAGES: RouteObject[] = [
   { path: "groups/:id", lazy: async () => ({ Component: (await import("./pages/GroupDetailPage")).GroupDetailPage }) },
   { path: "jobs/:id", lazy: async () => ({ Component: (await import("./pages/JobRunPage")).JobRunPage }) },
   {
+    path: "jobs/streams/:id",
+    lazy: async () => ({ Component: (await import("./pages/StreamingJobPage")).StreamingJobPage }),
+  },
+  {
     path: "schemas/:cluster/:subject",
     lazy: async () => ({ Component: (await import("./pages/SchemaSubjectPage")).SchemaSubjectPage }),
   },

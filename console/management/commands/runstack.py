@@ -149,6 +149,13 @@ class Command(BaseCommand):
             "--worker-concurrency", type=int, default=int(os.environ.get("CELERY_CONCURRENCY", "2"))
         )
 
+        parser.add_argument(
+            "--streaming-jobs",
+            type=int,
+            default=int(os.environ.get("STREAMING_JOBS_MAX", "8")),
+            help="streaming jobs that can run at once (threads of the spark-streams worker)",
+        )
+
     def handle(self, *args: object, **options: object) -> None:
         lock_fd = _acquire_instance_lock(settings.DATA_DIR / "run" / "stack.lock")
         host, _, port = str(options["bind"]).rpartition(":")
@@ -196,6 +203,26 @@ class Command(BaseCommand):
                         "worker@%h",
                         "-Q",
                         "celery,spark",  # spark: job runs (controlplane.jobs), which watch spark-submit
+                    ],
+                )
+            )
+            supervisor.start(
+                ProcessSpec(
+                    "streams",
+                    [
+                        *celery,
+                        "worker",
+                        "-l",
+                        "INFO",
+                        # Each running streaming job's supervisor holds a thread while it watches its driver.
+                        "--pool",
+                        "threads",
+                        "--concurrency",
+                        str(options["streaming_jobs"]),
+                        "-n",
+                        "streams@%h",
+                        "-Q",
+                        "spark-streams",
                     ],
                 )
             )

@@ -11,8 +11,8 @@ from rest_framework.reverse import reverse
 from controlplane.accounts.models import ServiceAccount
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
-from controlplane.jobs.choices import JobName
-from controlplane.jobs.models import JobRun
+from controlplane.jobs.choices import JobName, StreamingJobName
+from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.jobs.services import MAX_TIME_LIMIT_SECONDS
 from controlplane.tenancy.models import Team
 
@@ -29,18 +29,34 @@ class ClusterOfVisibleOrganizationField(VisibleOrganizationField):
         return Cluster.objects.filter(organization_id__in=visible_organization_ids(view.actor))
 
 
-class JobRunLaunchInputSerializer(serializers.Serializer):
+def _password_field(help_text: str) -> serializers.CharField:
+    return serializers.CharField(
+        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"},
+        help_text=help_text,
+    )  # fmt: skip
+
+
+class SparkLaunchInputSerializer(serializers.Serializer):
+    """What a job run and a streaming job are both launched with."""
+
     team = VisiblePrimaryKeyField(queryset=Team.objects.all(), team_path="")
     cluster = ClusterOfVisibleOrganizationField(queryset=Cluster.objects.all())
-    job = serializers.ChoiceField(choices=JobName.choices)
-    parameters = serializers.JSONField(help_text="The job's parameters (see /job-runs/catalog/).")
+    parameters = serializers.JSONField(help_text="The job's parameters (see the catalog action).")
     service_account = VisiblePrimaryKeyField(
         queryset=ServiceAccount.objects.all(), team_path="team", required=False, allow_null=True, default=None
     )
-    password = serializers.CharField(
-        max_length=1000, default="", allow_blank=True, write_only=True, style={"input_type": "password"},
-        help_text="The service account's SCRAM password on the cluster; used for this run only.",
-    )  # fmt: skip
+
+    def validate_parameters(self, value: object) -> object:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Parameters must be a JSON object.")
+        return value
+
+
+class JobRunLaunchInputSerializer(SparkLaunchInputSerializer):
+    """A run of a catalog job, queued for the Spark worker."""
+
+    job = serializers.ChoiceField(choices=JobName.choices)
+    password = _password_field("The service account's SCRAM password on the cluster; used for this run only.")
     compute_target = serializers.CharField(
         max_length=500,
         required=False,
@@ -49,11 +65,6 @@ class JobRunLaunchInputSerializer(serializers.Serializer):
     time_limit_seconds = serializers.IntegerField(
         min_value=10, max_value=MAX_TIME_LIMIT_SECONDS, default=1800
     )
-
-    def validate_parameters(self, value: object) -> object:
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("Parameters must be a JSON object.")
-        return value
 
 
 class ResultTableSerializer(serializers.Serializer):
@@ -163,3 +174,97 @@ class CatalogEntrySerializer(serializers.Serializer):
     job = serializers.CharField()
     description = serializers.CharField()
     parameters = serializers.DictField(child=serializers.CharField())
+
+
+class StreamingJobCreateInputSerializer(SparkLaunchInputSerializer):
+    """A streaming job, started as soon as it is created."""
+
+    name = serializers.SlugField(max_length=100)
+    job = serializers.ChoiceField(choices=StreamingJobName.choices)
+    password = _password_field(
+        "The service account's SCRAM password; kept encrypted while the job should run."
+    )
+    compute_target = serializers.CharField(
+        max_length=500, required=False, help_text="local[N], spark://… or k8s://…; default SPARK_MASTER."
+    )
+
+
+class StreamingJobActionInputSerializer(serializers.Serializer):
+    password = _password_field(
+        "Start/restart: the service account's password again, once a stop has wiped it."
+    )
+
+
+class StreamProgressSerializer(serializers.Serializer):
+    """The latest StreamingQuery.lastProgress, summarized; nulls before the first report."""
+
+    batch_id = serializers.IntegerField(allow_null=True)
+    timestamp = serializers.CharField(allow_null=True)
+    num_input_rows = serializers.IntegerField()
+    input_rows_per_second = serializers.FloatField()
+    processed_rows_per_second = serializers.FloatField()
+    batch_duration_ms = serializers.IntegerField()
+
+
+class StreamPartitionLagSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    committed_offset = serializers.IntegerField(allow_null=True, help_text="next offset the stream reads")
+    log_start_offset = serializers.IntegerField()
+    log_end_offset = serializers.IntegerField()
+    lag_messages = serializers.IntegerField()
+
+
+class StreamLagSerializer(serializers.Serializer):
+    """The stream's committed progress (its checkpoint's last committed batch) per partition vs log end."""
+
+    sampled_at = serializers.DateTimeField(allow_null=True)
+    group = serializers.CharField(
+        allow_null=True,
+        help_text="the consumer group the committed offsets are mirrored to (lag pages, alerts)",
+    )
+    batch_id = serializers.IntegerField(allow_null=True, help_text="the last batch Spark committed")
+    total_lag = serializers.IntegerField()
+    partitions = StreamPartitionLagSerializer(many=True)
+
+
+class StreamRestartSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    reason = serializers.CharField()
+    delay_seconds = serializers.FloatField(help_text="the backoff waited before starting again")
+    requested = serializers.BooleanField(help_text="asked for through the API, not after a failure")
+
+
+EMPTY_STREAM_PROGRESS = {
+    "batch_id": None, "timestamp": None, "num_input_rows": 0, "input_rows_per_second": 0.0,
+    "processed_rows_per_second": 0.0, "batch_duration_ms": 0,
+}  # fmt: skip
+EMPTY_LAG = {"sampled_at": None, "group": None, "batch_id": None, "total_lag": 0, "partitions": []}
+
+
+class StreamingJobSerializer(serializers.ModelSerializer):
+    id = serializers.IntegerField(read_only=True)
+    team_name = serializers.CharField(source="team.name", read_only=True)
+    cluster_name = serializers.CharField(source="cluster.name", read_only=True)
+    service_account_name = serializers.CharField(source="service_account.name", read_only=True, default=None)
+    progress = serializers.SerializerMethodField()
+    lag = serializers.SerializerMethodField()
+    restarts = StreamRestartSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = StreamingJob
+        fields = [
+            "id", "name", "team", "team_name", "cluster", "cluster_name", "service_account",
+            "service_account_name", "job", "parameters", "compute_target", "desired_state", "state", "reason",
+            "progress", "lag", "restart_count", "consecutive_failures", "restarts", "next_restart_at",
+            "created_at", "started_at", "stopped_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    @extend_schema_field(StreamProgressSerializer)
+    def get_progress(self, stream: StreamingJob) -> dict:
+        return {name: stream.progress.get(name, empty) for name, empty in EMPTY_STREAM_PROGRESS.items()}
+
+    @extend_schema_field(StreamLagSerializer)
+    def get_lag(self, stream: StreamingJob) -> dict:
+        return {**EMPTY_LAG, **stream.lag}

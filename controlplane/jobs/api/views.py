@@ -9,10 +9,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
-from controlplane.jobs import filtersets, services
+from controlplane.jobs import filtersets, services, streams
 from controlplane.jobs.api import serializers
-from controlplane.jobs.models import JobRun
-from controlplane.spark.jobs import CATALOG
+from controlplane.jobs.models import JobRun, StreamingJob
+from controlplane.spark.jobs import CATALOG, STREAMING_CATALOG
+
+
+def _lines(request: Request) -> int:
+    try:
+        return max(1, min(int(request.query_params.get("lines", 200)), 5000))
+    except ValueError:
+        return 200
 
 
 @extend_schema(tags=["jobs"])
@@ -47,11 +54,7 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
         """The last lines of the driver's log."""
-        try:
-            lines = max(1, min(int(request.query_params.get("lines", 200)), 5000))
-        except ValueError:
-            lines = 200
-        return Response({"lines": services.run_log(self.get_object(), lines)})
+        return Response({"lines": services.run_log(self.get_object(), _lines(request))})
 
     @extend_schema(
         responses={(200, "application/octet-stream"): bytes},
@@ -67,9 +70,83 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
     @action(detail=False, methods=["get"], pagination_class=None, filter_backends=[])
     def catalog(self, request: Request) -> Response:
         """The jobs that can be launched and their parameters."""
-        entries = []
-        for name in CATALOG:
-            module = importlib.import_module(f"controlplane.spark.jobs.{name}")
-            fields = {f.name: str(f.type) for f in dataclasses.fields(module.Parameters)}
-            entries.append({"job": name, "description": (module.__doc__ or "").strip(), "parameters": fields})
-        return Response(entries)
+        return Response(_catalog_entries(CATALOG))
+
+
+def _catalog_entries(names: tuple[str, ...]) -> list[dict]:
+    entries = []
+    for name in names:
+        module = importlib.import_module(f"controlplane.spark.jobs.{name}")
+        fields = {f.name: str(f.type) for f in dataclasses.fields(module.Parameters)}
+        entries.append({"job": name, "description": (module.__doc__ or "").strip(), "parameters": fields})
+    return entries
+
+
+@extend_schema(tags=["jobs"])
+class StreamingJobViewSet(ScopedReadOnlyViewSet):
+    """Long-running streaming jobs of the caller's teams: create, start, stop, restart, progress and lag."""
+
+    queryset = StreamingJob.objects.select_related("team", "cluster", "service_account")
+    serializer_class = serializers.StreamingJobSerializer
+    filterset_class = filtersets.StreamingJobFilterSet
+    ordering_fields = ["created_at", "state", "name"]
+
+    @extend_schema(
+        request=serializers.StreamingJobCreateInputSerializer,
+        responses={201: serializers.StreamingJobSerializer},
+    )
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """Creates a streaming job and starts it; its supervisor keeps it running until it is stopped."""
+        data = self.validated_input(serializers.StreamingJobCreateInputSerializer)
+        return self.respond(streams.create_stream(actor=self.actor, **data), status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=serializers.StreamingJobActionInputSerializer,
+        responses={202: serializers.StreamingJobSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def start(self, request: Request, pk: str | None = None) -> Response:
+        """Starts a stopped or failed stream again from its checkpoint."""
+        data = self.validated_input(serializers.StreamingJobActionInputSerializer)
+        stream = streams.start_stream(actor=self.actor, stream=self.get_object(), **data)
+        return self.respond(stream, status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={202: serializers.StreamingJobSerializer})
+    @action(detail=True, methods=["post"])
+    def stop(self, request: Request, pk: str | None = None) -> Response:
+        """Stops the stream's driver; its checkpoint is kept, so a start goes on where it stopped."""
+        return self.respond(
+            streams.stop_stream(actor=self.actor, stream=self.get_object()), status.HTTP_202_ACCEPTED
+        )
+
+    @extend_schema(
+        request=serializers.StreamingJobActionInputSerializer,
+        responses={202: serializers.StreamingJobSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def restart(self, request: Request, pk: str | None = None) -> Response:
+        """Stops the driver and starts it again from its checkpoint (a stopped stream is started)."""
+        data = self.validated_input(serializers.StreamingJobActionInputSerializer)
+        stream = streams.restart_stream(actor=self.actor, stream=self.get_object(), **data)
+        return self.respond(stream, status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses=serializers.StreamLagSerializer)
+    @action(detail=True, methods=["get"])
+    def lag(self, request: Request, pk: str | None = None) -> Response:
+        """The stream's consumer lag: its last committed batch's offsets per partition vs each log end."""
+        return Response(self.get_serializer(self.get_object()).data["lag"])
+
+    @extend_schema(
+        responses=serializers.JobLogSerializer,
+        parameters=[OpenApiParameter("lines", int, description="How many of the last lines (at most 5000).")],
+    )
+    @action(detail=True, methods=["get"])
+    def log(self, request: Request, pk: str | None = None) -> Response:
+        """The last lines of the driver's log, across its restarts."""
+        return Response({"lines": streams.stream_log(self.get_object(), _lines(request))})
+
+    @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
+    @action(detail=False, methods=["get"], pagination_class=None, filter_backends=[])
+    def catalog(self, request: Request) -> Response:
+        """The streaming jobs that can be created and their parameters."""
+        return Response(_catalog_entries(STREAMING_CATALOG))

@@ -10,3 +10,10 @@ CATALOG = (
     "data_quality",
     "backlog_profile",
 )
+
+# Long-running Structured Streaming jobs: `Parameters` and `start(spark, parameters, context) -> StreamingQuery`
+# (context: streaming.StreamContext); the control plane supervises them (controlplane.jobs streams).
+STREAMING_CATALOG = (
+    "stream_topic_sql",
+    "stream_to_parquet",
+)

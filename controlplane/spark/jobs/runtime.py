@@ -12,6 +12,7 @@ import json
 import os
 import re
 import time
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ DRIVER_FILE = "driver.json"  # where the driver's UI listens, written as soon as
 PROGRESS_FILE = "progress.json"  # stage progress a Spark Connect client hears from its server
 RESOURCES_PARAMETER = "resources"
 _MEMORY = re.compile(r"^(\d+)([mg])$")
+_SINGLE_SELECT = re.compile(r"^\s*(select|with)\b[^;]*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,15 @@ class JobContext:
         return {"topic": topic, **{f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}}
 
 
+def transform_sql(spark: Any, sql: str) -> str:
+    """A user's transform, checked to be one SELECT (or WITH … SELECT), with reading files from SQL switched
+    off in the session so it can only see the views the job made."""
+    if not _SINGLE_SELECT.match(sql):
+        raise ValueError("the transform must be a single SELECT statement over the view 'source'")
+    spark.conf.set("spark.sql.runSQLOnFiles", "false")
+    return sql.strip().rstrip(";")
+
+
 def load_kafka_config() -> dict[str, str]:
     path = os.environ.get(KAFKA_CONFIG_ENV)
     if not path:
@@ -163,10 +174,12 @@ def parameters_from_json(parameters_type: type, data: dict[str, Any]) -> Any:
     unknown = set(data) - set(known)
     if unknown:
         raise ValueError(f"unknown parameters: {', '.join(sorted(unknown))}")
+    # A nested object becomes the dataclass its field declares (TopicRange, StreamSource, ...).
+    hints = typing.get_type_hints(parameters_type)
     values = {}
     for name, value in data.items():
-        if name == "source" and isinstance(value, dict):
-            value = parameters_from_json(TopicRange, value)
+        if isinstance(value, dict) and dataclasses.is_dataclass(hints.get(name)):
+            value = parameters_from_json(hints[name], value)
         values[name] = value
     return parameters_type(**values)
 

@@ -6,14 +6,11 @@ and `headers`; reading files from SQL is switched off for it.
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from controlplane.spark.jobs.runtime import JobContext, Result, TopicRange
-
-_SINGLE_SELECT = re.compile(r"^\s*(select|with)\b[^;]*;?\s*$", re.IGNORECASE | re.DOTALL)
+from controlplane.spark.jobs.runtime import JobContext, Result, TopicRange, transform_sql
 
 
 @dataclass(frozen=True)
@@ -24,13 +21,11 @@ class Parameters:
 
 
 def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
-    if not _SINGLE_SELECT.match(parameters.sql):
-        raise ValueError("the transform must be a single SELECT statement over the view 'source'")
-    spark.conf.set("spark.sql.runSQLOnFiles", "false")
+    sql = transform_sql(spark, parameters.sql)
     # Cached so counting and writing read the source topic once.
     source = context.read(spark, parameters.source).cache()
     source.createOrReplaceTempView("source")
-    transformed = spark.sql(parameters.sql.strip().rstrip(";"))
+    transformed = spark.sql(sql)
     if "value" not in transformed.columns:
         raise ValueError("the transform must produce a 'value' column")
     read = source.count()

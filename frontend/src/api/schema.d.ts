@@ -1509,6 +1509,143 @@ export interface paths {
         patch: operations["v1_service_accounts_partial_update"];
         trace?: never;
     };
+    "/api/v1/streaming-jobs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Long-running streaming jobs of the caller's teams: create, start, stop, restart, progress and lag. */
+        get: operations["v1_streaming_jobs_list"];
+        put?: never;
+        /** @description Creates a streaming job and starts it; its supervisor keeps it running until it is stopped. */
+        post: operations["v1_streaming_jobs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Long-running streaming jobs of the caller's teams: create, start, stop, restart, progress and lag. */
+        get: operations["v1_streaming_jobs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/{id}/lag/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The stream's consumer lag: its last committed batch's offsets per partition vs each log end. */
+        get: operations["v1_streaming_jobs_lag_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/{id}/log/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The last lines of the driver's log, across its restarts. */
+        get: operations["v1_streaming_jobs_log_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/{id}/restart/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the driver and starts it again from its checkpoint (a stopped stream is started). */
+        post: operations["v1_streaming_jobs_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/{id}/start/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Starts a stopped or failed stream again from its checkpoint. */
+        post: operations["v1_streaming_jobs_start_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/{id}/stop/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the stream's driver; its checkpoint is kept, so a start goes on where it stopped. */
+        post: operations["v1_streaming_jobs_stop_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streaming-jobs/catalog/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The streaming jobs that can be created and their parameters. */
+        get: operations["v1_streaming_jobs_catalog_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/teams/": {
         parameters: {
             query?: never;
@@ -2303,6 +2440,12 @@ export interface components {
             readonly error: string;
             readonly succeeded: boolean;
         };
+        /**
+         * @description * `running` - Running
+         *     * `stopped` - Stopped
+         * @enum {string}
+         */
+        DesiredStateEnum: "running" | "stopped";
         Drift: {
             readonly id: number;
             cluster: number;
@@ -2481,13 +2624,14 @@ export interface components {
             /** Format: double */
             readonly duration_seconds: number | null;
         };
+        /** @description A run of a catalog job, queued for the Spark worker. */
         JobRunLaunchInputRequest: {
             team: number;
             cluster: number;
-            job: components["schemas"]["JobEnum"];
-            /** @description The job's parameters (see /job-runs/catalog/). */
+            /** @description The job's parameters (see the catalog action). */
             parameters: unknown;
             service_account?: number | null;
+            job: components["schemas"]["JobEnum"];
             /**
              * @description The service account's SCRAM password on the cluster; used for this run only.
              * @default
@@ -3096,6 +3240,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Silence"][];
         };
+        PaginatedStreamingJobList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["StreamingJob"][];
+        };
         PaginatedTeamList: {
             /** @example 123 */
             count: number;
@@ -3647,6 +3806,118 @@ export interface components {
          * @enum {string}
          */
         StrategyEnum: "earliest" | "latest" | "timestamp" | "offset" | "shift";
+        /** @description The stream's committed progress (its checkpoint's last committed batch) per partition vs log end. */
+        StreamLag: {
+            /** Format: date-time */
+            sampled_at: string | null;
+            /** @description the consumer group the committed offsets are mirrored to (lag pages, alerts) */
+            group: string | null;
+            /** @description the last batch Spark committed */
+            batch_id: number | null;
+            total_lag: number;
+            partitions: components["schemas"]["StreamPartitionLag"][];
+        };
+        StreamPartitionLag: {
+            topic: string;
+            partition: number;
+            /** @description next offset the stream reads */
+            committed_offset: number | null;
+            log_start_offset: number;
+            log_end_offset: number;
+            lag_messages: number;
+        };
+        /** @description The latest StreamingQuery.lastProgress, summarized; nulls before the first report. */
+        StreamProgress: {
+            batch_id: number | null;
+            timestamp: string | null;
+            num_input_rows: number;
+            /** Format: double */
+            input_rows_per_second: number;
+            /** Format: double */
+            processed_rows_per_second: number;
+            batch_duration_ms: number;
+        };
+        StreamRestart: {
+            /** Format: date-time */
+            at: string;
+            reason: string;
+            /**
+             * Format: double
+             * @description the backoff waited before starting again
+             */
+            delay_seconds: number;
+            /** @description asked for through the API, not after a failure */
+            requested: boolean;
+        };
+        StreamingJob: {
+            readonly id: number;
+            readonly name: string;
+            readonly team: number;
+            readonly team_name: string;
+            readonly cluster: number;
+            readonly cluster_name: string;
+            readonly service_account: number | null;
+            readonly service_account_name: string;
+            readonly job: components["schemas"]["StreamingJobEnum"];
+            readonly parameters: unknown;
+            readonly compute_target: string;
+            readonly desired_state: components["schemas"]["DesiredStateEnum"];
+            readonly state: components["schemas"]["StreamingJobStateEnum"];
+            readonly reason: string;
+            readonly progress: components["schemas"]["StreamProgress"];
+            readonly lag: components["schemas"]["StreamLag"];
+            readonly restart_count: number;
+            readonly consecutive_failures: number;
+            readonly restarts: components["schemas"]["StreamRestart"][];
+            /** Format: date-time */
+            readonly next_restart_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly stopped_at: string | null;
+        };
+        StreamingJobActionInputRequest: {
+            /**
+             * @description Start/restart: the service account's password again, once a stop has wiped it.
+             * @default
+             */
+            password: string;
+        };
+        /** @description A streaming job, started as soon as it is created. */
+        StreamingJobCreateInputRequest: {
+            team: number;
+            cluster: number;
+            /** @description The job's parameters (see the catalog action). */
+            parameters: unknown;
+            service_account?: number | null;
+            name: string;
+            job: components["schemas"]["StreamingJobEnum"];
+            /**
+             * @description The service account's SCRAM password; kept encrypted while the job should run.
+             * @default
+             */
+            password: string;
+            /** @description local[N], spark://… or k8s://…; default SPARK_MASTER. */
+            compute_target?: string;
+        };
+        /**
+         * @description * `stream_topic_sql` - Stream Topic Sql
+         *     * `stream_to_parquet` - Stream To Parquet
+         * @enum {string}
+         */
+        StreamingJobEnum: "stream_topic_sql" | "stream_to_parquet";
+        /**
+         * @description * `starting` - Starting
+         *     * `running` - Running
+         *     * `restarting` - Restarting
+         *     * `stopping` - Stopping
+         *     * `stopped` - Stopped
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        StreamingJobStateEnum: "starting" | "running" | "restarting" | "stopping" | "stopped" | "failed";
         Team: {
             readonly id: number;
             organization: number;
@@ -7027,6 +7298,233 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_list: {
+        parameters: {
+            query?: {
+                cluster?: number;
+                /**
+                 * @description * `stream_topic_sql` - Stream Topic Sql
+                 *     * `stream_to_parquet` - Stream To Parquet
+                 */
+                job?: "stream_to_parquet" | "stream_topic_sql";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `starting` - Starting
+                 *     * `running` - Running
+                 *     * `restarting` - Restarting
+                 *     * `stopping` - Stopping
+                 *     * `stopped` - Stopped
+                 *     * `failed` - Failed
+                 */
+                state?: "failed" | "restarting" | "running" | "starting" | "stopped" | "stopping";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedStreamingJobList"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamingJobCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamingJob"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this streaming job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamingJob"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_lag_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this streaming job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamLag"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_log_retrieve: {
+        parameters: {
+            query?: {
+                /** @description How many of the last lines (at most 5000). */
+                lines?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this streaming job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobLog"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_restart_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this streaming job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StreamingJobActionInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamingJob"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_start_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this streaming job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StreamingJobActionInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamingJob"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_stop_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this streaming job. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamingJob"];
+                };
+            };
+        };
+    };
+    v1_streaming_jobs_catalog_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogEntry"][];
                 };
             };
         };

@@ -6,7 +6,7 @@ import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { bodyCellTexts } from "../test/tables";
 import { billingAccount, membership, page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
 import { renderPage } from "../test/renderPage";
-import { exportEntry, jobRun, keySkewEntry } from "./jobs/jobFixtures";
+import { exportEntry, jobRun, keySkewEntry, streamingJob } from "./jobs/jobFixtures";
 import { JobsPage } from "./JobsPage";
 
 type Handlers = Parameters<typeof stubFetch>[0];
@@ -18,6 +18,7 @@ function stubJobs(role: "developer" | "viewer", extra: Handlers = {}) {
     "GET /api/v1/clusters/": page([cluster()]),
     "GET /api/v1/service-accounts/": page([billingAccount]),
     "GET /api/v1/job-runs/catalog/": json(200, [keySkewEntry, exportEntry]),
+    "GET /api/v1/streaming-jobs/": page([]),
     "GET /api/v1/job-runs/": page([
       jobRun(),
       jobRun({
@@ -115,6 +116,16 @@ describe("JobsPage", () => {
       state: "failed",
       job: "export_parquet",
     });
+  });
+
+  it("lists streaming jobs with their state, rate, lag and restarts, linking to each", async () => {
+    stubJobs("viewer", { "GET /api/v1/streaming-jobs/": page([streamingJob()]) });
+    renderJobs();
+    const table = await screen.findByRole("table", { name: "Streaming jobs" });
+    expect(bodyCellTexts(table)).toEqual([
+      ["orders-filter", "stream_topic_sql", "Payments", "running", "240.2", "1250", "1"],
+    ]);
+    expect(within(table).getByRole("link", { name: "orders-filter" })).toHaveAttribute("href", "/jobs/streams/4");
   });
 
   it("shows empty and error states", async () => {

@@ -9,10 +9,12 @@ import {
   JOB_RUNS_PAGE_SIZE,
   useJobCatalog,
   useJobRuns,
+  useStreamingJobs,
   type CatalogEntry,
   type JobRun,
   type JobRunQuery,
   type JobRunState,
+  type StreamingJob,
 } from "../api/hooks/jobs";
 import { useTeams } from "../api/hooks/teams";
 import type { Team } from "../api/types";
@@ -27,6 +29,7 @@ import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
 import { JobProgressBar } from "./jobs/JobProgressBar";
 import { JobStateBadge } from "./jobs/JobStateBadge";
+import { StreamStateBadge } from "./jobs/StreamStateBadge";
 import "./jobs/jobs.css";
 import { LaunchJobForm } from "./jobs/LaunchJobForm";
 import { recordsPerSecond } from "./jobs/runMetrics";
@@ -93,8 +96,52 @@ export function JobsPage() {
           );
         }}
       </QueryView>
+      <StreamingJobs />
       <Runs />
     </>
+  );
+}
+
+const streamColumn = createColumnHelper<StreamingJob>();
+const streamColumns = [
+  streamColumn.accessor("name", {
+    header: "Stream",
+    cell: (info) => (
+      <Link to={`/jobs/streams/${info.row.original.id}`} className="mono">
+        {info.getValue()}
+      </Link>
+    ),
+  }),
+  streamColumn.accessor("job", { header: "Job" }),
+  streamColumn.accessor("team_name", { header: "Team" }),
+  streamColumn.accessor("state", { header: "State", cell: (info) => <StreamStateBadge state={info.getValue()} /> }),
+  streamColumn.accessor((stream) => stream.progress.processed_rows_per_second, {
+    id: "rate",
+    header: "Records/s",
+    cell: (info) => formatCompact(info.getValue()),
+  }),
+  streamColumn.accessor((stream) => stream.lag.total_lag, { id: "lag", header: "Lag" }),
+  streamColumn.accessor("restart_count", { header: "Restarts" }),
+];
+
+/** Long-running streaming jobs (created through the API); each links to its progress and lag. */
+function StreamingJobs() {
+  const streams = useStreamingJobs();
+  if (!streams.data?.count) return null;
+  return (
+    <section className="section" aria-labelledby="jobs-streams">
+      <h2 id="jobs-streams" className="section__title">
+        Streaming jobs
+      </h2>
+      <DataTable
+        label="Streaming jobs"
+        columns={streamColumns}
+        rows={streams.data.results}
+        getRowId={(stream) => String(stream.id)}
+        filterable={false}
+        pagination={false}
+      />
+    </section>
   );
 }
 

@@ -1,4 +1,4 @@
-"""The README's run command: one foreground supervisor for Redis, web, worker and beat."""
+"""The README's run command: one foreground supervisor for Redis, web, workers and beat."""
 
 import os
 import signal
@@ -163,14 +163,14 @@ def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(
         assert "Traceback" not in second.stderr
 
         sessions = _children_of(stack.pid)
-        assert len(sessions) == 4  # redis, web, worker, beat
+        assert len(sessions) == 5  # redis, web, worker, streams (worker), beat
         assert _processes_in_sessions(sessions)  # gunicorn and celery have their own children too
     finally:
         stack.send_signal(signal.SIGINT)
         output, _ = stack.communicate(timeout=60)
 
     assert stack.returncode == 0, output
-    for name in ("redis", "web", "worker", "beat"):
+    for name in ("redis", "web", "worker", "streams", "beat"):
         assert f"{name:<8}| stopped" in output
     assert _processes_in_sessions(sessions) == set()
     assert _local_broker_processes(stack_env["STREAMHUB_DATA_DIR"]) == set()

@@ -101,8 +101,19 @@ def spark_worker_environment() -> dict[str, str]:
 
 
 @pytest.fixture
+def spark_worker_queues() -> str:
+    """The queues the Celery worker consumes: a test module overrides it for streaming jobs' supervisors."""
+    return "spark"
+
+
+@pytest.fixture
 def spark_worker(
-    transactional_db, redis_url: str, tmp_path: Path, settings, spark_worker_environment: dict[str, str]
+    transactional_db,
+    redis_url: str,
+    tmp_path: Path,
+    settings,
+    spark_worker_environment: dict[str, str],
+    spark_worker_queues: str,
 ) -> Iterator[subprocess.Popen]:
     """A real Celery worker consuming only the `spark` queue, on this test's database and data dir."""
     point_celery_at(redis_url, settings)
@@ -117,7 +128,7 @@ def spark_worker(
         **spark_worker_environment,
     }
     command = [sys.executable, "-m", "celery", "-A", "console", "worker", "-l", "WARNING", "--pool", "solo"]
-    command += ["-Q", "spark", "-n", f"spark-test-{os.getpid()}@%h"]
+    command += ["-Q", spark_worker_queues, "-n", f"spark-test-{os.getpid()}@%h"]
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env)
     yield process
     stop_process(process, timeout=30)

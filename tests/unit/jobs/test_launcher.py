@@ -168,3 +168,22 @@ def test_stopping_a_session_ends_processes_that_left_its_process_group():
     assert moved_out()
     launcher.stop(launcher.SparkProcess(parent, launcher.REPO_ROOT), grace_seconds=5)
     assert launcher.session_processes(parent.pid) == []
+
+
+def test_a_streaming_jobs_own_arguments_follow_the_entry_points() -> None:
+    command = _command(
+        "local[1]", extra_arguments=["--checkpoint-dir", "/streams/4/checkpoint", "--stream-id", "4"]
+    )
+    entry = command.index(str(launcher.SUBMIT_SCRIPT))
+    assert command[entry + 1 : entry + 3] == ["--job", "key_skew"]
+    assert command[-4:] == ["--checkpoint-dir", "/streams/4/checkpoint", "--stream-id", "4"]
+
+
+def test_a_restarted_streams_failure_reason_reads_only_its_current_drivers_lines(tmp_path):
+    log = tmp_path / "driver.log"
+    log.write_text("pyspark.errors.exceptions.captured.AnalysisException: an earlier driver's error\n")
+    since = log.stat().st_size
+    with open(log, "a") as handle:
+        handle.write("INFO the next driver started\n")
+    assert launcher.failure_reason(log, -9, since=since) == "spark-submit exited with status -9"
+    assert launcher.failure_reason(log, 1).startswith("AnalysisException")

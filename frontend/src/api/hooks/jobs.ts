@@ -99,3 +99,66 @@ export function useCancelJobRun(id: number) {
 export function downloadUrl(run: number, path: string): string {
   return `/api/v1/job-runs/${run}/download/?${new URLSearchParams({ path }).toString()}`;
 }
+
+type StreamsPath = paths["/api/v1/streaming-jobs/"];
+export type StreamingJobPage = Json<StreamsPath["get"]["responses"][200]>;
+export type StreamingJob = StreamingJobPage["results"][number];
+export type StreamingJobState = StreamingJob["state"];
+export type StreamAction = "start" | "stop" | "restart";
+/** How often a stream's progress and lag are asked for (the supervisor records lag every 5 s). */
+export const STREAM_POLL_MS = 3000;
+
+const streamKeys = {
+  list: () => [...jobKeys.all, "streams"] as const,
+  stream: (id: number) => [...jobKeys.all, "stream", id] as const,
+  log: (id: number) => [...jobKeys.all, "stream-log", id] as const,
+};
+
+export function useStreamingJobs() {
+  return useQuery({
+    queryKey: streamKeys.list(),
+    queryFn: async ({ signal }): Promise<StreamingJobPage> =>
+      unwrap(await apiClient.GET("/api/v1/streaming-jobs/", { params: { query: { limit: 100 } }, signal })),
+    refetchInterval: STREAM_POLL_MS,
+  });
+}
+
+export function useStreamingJob(id: number) {
+  return useQuery({
+    queryKey: streamKeys.stream(id),
+    queryFn: async ({ signal }): Promise<StreamingJob> =>
+      unwrap(await apiClient.GET("/api/v1/streaming-jobs/{id}/", { params: { path: { id } }, signal })),
+    refetchInterval: STREAM_POLL_MS,
+  });
+}
+
+export function useStreamingJobLog(id: number) {
+  return useQuery({
+    queryKey: streamKeys.log(id),
+    queryFn: async ({ signal }): Promise<string[]> =>
+      unwrap(
+        await apiClient.GET("/api/v1/streaming-jobs/{id}/log/", {
+          params: { path: { id }, query: { lines: 300 } },
+          signal,
+        }),
+      ).lines,
+    refetchInterval: STREAM_POLL_MS,
+  });
+}
+
+export function useStreamAction(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (action: StreamAction): Promise<StreamingJob> => {
+      const options = { params: { path: { id } } };
+      if (action === "stop") return unwrap(await apiClient.POST("/api/v1/streaming-jobs/{id}/stop/", options));
+      const path = action === "start" ? "/api/v1/streaming-jobs/{id}/start/" : "/api/v1/streaming-jobs/{id}/restart/";
+      // The password is kept from the start while the stream should run; a stopped one may need it again.
+      return unwrap(await apiClient.POST(path, { ...options, body: { password: "" } }));
+    },
+    onSuccess: (stream) => {
+      queryClient.setQueryData(streamKeys.stream(id), stream);
+      return queryClient.invalidateQueries({ queryKey: streamKeys.list() });
+    },
+  });
+}

@@ -1,4 +1,4 @@
-import type { CatalogEntry, JobRun } from "../../api/hooks/jobs";
+import type { CatalogEntry, JobRun, StreamingJob } from "../../api/hooks/jobs";
 
 export const keySkewEntry: CatalogEntry = {
   job: "key_skew",
@@ -65,3 +65,64 @@ export const keySkewResult: JobRun["result"] = {
   files: ["parquet/part-0.parquet"],
   metrics: { records_read: 1000, records_per_second: 250.5 },
 };
+
+export function streamingJob(overrides: Partial<StreamingJob> = {}): StreamingJob {
+  return {
+    id: 4,
+    name: "orders-filter",
+    team: 1,
+    team_name: "Payments",
+    cluster: 3,
+    cluster_name: "orders",
+    service_account: 20,
+    service_account_name: "billing-app",
+    job: "stream_topic_sql",
+    parameters: { source: { topic: "payments.orders" }, target_topic: "payments.large" },
+    compute_target: "local[1]",
+    desired_state: "running",
+    state: "running",
+    reason: "",
+    progress: {
+      batch_id: 41,
+      timestamp: "2026-01-05T10:02:00Z",
+      num_input_rows: 120,
+      input_rows_per_second: 98.5,
+      processed_rows_per_second: 240.2,
+      batch_duration_ms: 480,
+    },
+    lag: {
+      sampled_at: "2026-01-05T10:02:01Z",
+      group: "spark-stream-4",
+      batch_id: 40,
+      total_lag: 1250,
+      partitions: [
+        {
+          topic: "payments.orders",
+          partition: 0,
+          committed_offset: 5000,
+          log_start_offset: 0,
+          log_end_offset: 6000,
+          lag_messages: 1000,
+        },
+        {
+          topic: "payments.orders",
+          partition: 1,
+          committed_offset: 4750,
+          log_start_offset: 0,
+          log_end_offset: 5000,
+          lag_messages: 250,
+        },
+      ],
+    },
+    restart_count: 1,
+    consecutive_failures: 0,
+    restarts: [
+      { at: "2026-01-05T10:01:00Z", reason: "spark-submit exited with status 137", delay_seconds: 2, requested: false },
+    ],
+    next_restart_at: null,
+    created_at: "2026-01-05T10:00:00Z",
+    started_at: "2026-01-05T10:01:02Z",
+    stopped_at: null,
+    ...overrides,
+  };
+}

@@ -1,0 +1,78 @@
+import { screen, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import { json, stubFetch } from "../test/fetchStub";
+import { bodyCellTexts } from "../test/tables";
+import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
+import { renderPage } from "../test/renderPage";
+import { streamingJob } from "./jobs/jobFixtures";
+import { StreamingJobPage } from "./StreamingJobPage";
+
+type Handlers = Parameters<typeof stubFetch>[0];
+
+function stubStream(role: "developer" | "viewer", extra: Handlers = {}) {
+  return stubFetch({
+    ...signedInHandlers({ teamRoles: [membership(1, payments.id, "me", role)] }),
+    "GET /api/v1/teams/": page([payments]),
+    "GET /api/v1/streaming-jobs/4/": json(200, streamingJob()),
+    "GET /api/v1/streaming-jobs/4/log/": json(200, { lines: ["streamhub: batch 40 replayed"] }),
+    ...extra,
+  });
+}
+
+const renderStream = () => renderPage(<StreamingJobPage />, "/jobs/streams/:id", "/jobs/streams/4");
+
+describe("StreamingJobPage", () => {
+  it("shows the stream's progress, restarts and its consumer lag per partition", async () => {
+    stubStream("viewer");
+    renderStream();
+    expect(await screen.findByRole("heading", { name: "orders-filter" })).toBeInTheDocument();
+    expect(screen.getByRole("heading", { name: "Consumer lag · 1,250 records" })).toBeInTheDocument();
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Lag by partition" }))).toEqual([
+      ["payments.orders", "0", "5,000", "6,000", "1,000"],
+      ["payments.orders", "1", "4,750", "5,000", "250"],
+    ]);
+    const progress = screen.getByLabelText("Progress");
+    expect(progress).toHaveTextContent("Batch41");
+    expect(progress).toHaveTextContent("Restarts1");
+    expect(progress).toHaveTextContent("Batch duration480 ms");
+    expect(screen.getByText("spark-stream-4")).toBeInTheDocument();
+    expect(await screen.findByText(/batch 40 replayed/)).toBeInTheDocument();
+    // Viewers follow a stream; they cannot stop it.
+    expect(screen.queryByRole("button", { name: "Stop" })).not.toBeInTheDocument();
+  });
+
+  it("lets a developer stop a running stream and then start it again", async () => {
+    let state: "running" | "stopped" = "running";
+    stubStream("developer", {
+      "GET /api/v1/streaming-jobs/4/": () =>
+        json(200, streamingJob(state === "stopped" ? { desired_state: "stopped", state: "stopped" } : {})),
+      "POST /api/v1/streaming-jobs/4/stop/": () => {
+        state = "stopped";
+        return json(202, streamingJob({ desired_state: "stopped", state: "stopped" }));
+      },
+      "POST /api/v1/streaming-jobs/4/start/": () =>
+        json(400, { error: { code: "credentials", message: "This cluster needs SASL.", details: {} } }),
+    });
+    const { user } = renderStream();
+    expect(screen.queryByRole("button", { name: "Start" })).not.toBeInTheDocument();
+    await user.click(await screen.findByRole("button", { name: "Stop" }));
+    await user.click(await screen.findByRole("button", { name: "Start" }));
+    await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent("This cluster needs SASL."));
+    expect(screen.getByText("stopped", { selector: ".badge" })).toBeInTheDocument();
+  });
+
+  it("says when lag has not been measured yet", async () => {
+    stubStream("viewer", {
+      "GET /api/v1/streaming-jobs/4/": json(
+        200,
+        streamingJob({
+          state: "starting",
+          lag: { sampled_at: null, group: null, batch_id: null, total_lag: 0, partitions: [] },
+        }),
+      ),
+    });
+    renderStream();
+    expect(await screen.findByText("Lag appears once the stream's supervisor has measured it.")).toBeInTheDocument();
+  });
+});

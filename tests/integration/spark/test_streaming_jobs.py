@@ -1,0 +1,195 @@
+"""The streaming catalog jobs and their topic sink, in the test session's local Spark against a real broker."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from controlplane.spark.jobs import stream_to_parquet, stream_topic_sql
+from controlplane.spark.jobs.runtime import parameters_from_json
+from controlplane.spark.streaming import (
+    SEQUENCE_HEADER,
+    SinkState,
+    StreamContext,
+    TopicBatchSink,
+    committed_offsets,
+    read_progress,
+    write_progress,
+)
+from tests.fixtures.servers import wait_until
+from tests.integration.spark.conftest import create_topic, produce
+
+pytestmark = pytest.mark.integration
+
+
+def read_topic(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[int, bytes, bytes, list]]:
+    """Every record of the topic as (partition, key, value, headers), in partition and offset order."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{time.monotonic_ns()}",
+            "enable.partition.eof": True,
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    records, ended, deadline = [], set(), time.monotonic() + 30
+    while len(ended) < partitions and time.monotonic() < deadline:
+        for message in consumer.consume(1000, 0.2):
+            if message.error():
+                ended.add(message.partition())
+            else:
+                records.append((message.partition(), message.key(), message.value(), message.headers() or []))
+    consumer.close()
+    return sorted(records, key=lambda r: r[0])
+
+
+def context(broker, tmp_path: Path, stream_id: str = "7") -> StreamContext:
+    return StreamContext(
+        stream_id=stream_id,
+        kafka_config={"bootstrap.servers": broker.bootstrap},
+        checkpoint_dir=tmp_path / "checkpoint",
+        output_dir=tmp_path / "output",
+    )
+
+
+def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progress(
+    spark, broker, topic_name, tmp_path
+):
+    create_topic(broker.bootstrap, topic_name, partitions=2)
+    target = create_topic(broker.bootstrap, f"{topic_name}-out", partitions=2)
+    produce(broker.bootstrap, topic_name, [(i % 2, b"k%d" % (i % 2), b"v%d" % i) for i in range(40)])
+    parameters = parameters_from_json(
+        stream_topic_sql.Parameters,
+        {
+            "source": {"topic": topic_name, "max_offsets_per_trigger": 15},
+            "target_topic": target,
+            "sql": "SELECT key, upper(cast(value AS string)) AS value FROM source WHERE offset % 2 = 0",
+            "trigger_seconds": 0.5,
+        },
+    )
+    job_context = context(broker, tmp_path)
+    query = stream_topic_sql.start(spark, parameters, job_context)
+    try:
+        wait_until(lambda: len(read_topic(broker.bootstrap, target, 2)) >= 20, 90, "the stream's output")
+        query.processAllAvailable()
+        write_progress(job_context.output_dir.parent, query.lastProgress)
+    finally:
+        query.stop()
+    records = read_topic(broker.bootstrap, target, 2)
+    expected = {(b"k%d" % (i % 2), b"V%d" % i) for i in range(40) if (i // 2) % 2 == 0}
+    assert sorted((k, v) for _, k, v, _ in records) == sorted(expected)
+    # Per key (one source partition each) the output keeps the source's order.
+    for key in (b"k0", b"k1"):
+        values = [int(v[1:]) for _, k, v, _ in records if k == key]
+        assert values == sorted(values)
+    assert all(any(h[0] == SEQUENCE_HEADER for h in headers) for *_, headers in records)
+    batch, offsets = committed_offsets(job_context.spark_checkpoint)
+    assert batch >= 2  # 40 records at 15 a batch
+    assert offsets == {(topic_name, 0): 20, (topic_name, 1): 20}
+    progress = read_progress(tmp_path)
+    assert progress["batch_id"] >= 2
+    assert progress["end_offsets"] == {topic_name: {"0": 20, "1": 20}}
+    assert SinkState.load(job_context.checkpoint_dir / "topic-sink.json").committed >= 2
+
+
+def test_the_topic_sink_produces_a_replayed_batch_only_where_it_did_not_reach_the_topic(
+    spark, broker, topic_name, tmp_path
+):
+    target = create_topic(broker.bootstrap, topic_name, partitions=1)
+    state_path = tmp_path / "sink.json"
+    config = {"bootstrap.servers": broker.bootstrap}
+    batch = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(10)], "key string, value string")
+
+    # Batch 0 produced and committed; a replay of it (Spark crashed before its own commit) is skipped.
+    TopicBatchSink("s", target, config, state_path)(batch, 0)
+    TopicBatchSink("s", target, config, state_path)(batch, 0)
+    assert [v for _, _, v, _ in read_topic(broker.bootstrap, target)] == [b"v%d" % i for i in range(10)]
+
+    # Batch 1: the driver dies after 4 of its 10 records reached the topic, before the sink's commit.
+    log_end = {"0": 10}
+    produce(
+        broker.bootstrap,
+        target,
+        [(0, b"k%d" % i, b"v%d" % i) for i in range(4)],
+    )
+    producer = Producer(config)
+    for i in range(4):
+        producer.produce(target, key=b"k%d" % i, value=b"w%d" % i, headers=[(SEQUENCE_HEADER, b"s/1/%d" % i)])
+    producer.flush(10)
+    state = SinkState.load(state_path)
+    state.pending = {"batch": 1, "log_end": log_end}
+    state.save()
+    second = spark.createDataFrame([(f"k{i}", f"w{i}") for i in range(10)], "key string, value string")
+    sink = TopicBatchSink("s", target, config, state_path)
+    sink(second, 1)
+    assert sink.records_skipped == 4
+    values = [v for _, _, v, _ in read_topic(broker.bootstrap, target)]
+    # The 4 unrelated records without the header do not count as written.
+    assert values == [b"v%d" % i for i in range(10)] + [b"v%d" % i for i in range(4)] + [
+        b"w%d" % i for i in range(10)
+    ]
+    assert json.loads(state_path.read_text()) == {"committed": 1, "pending": None}
+
+
+def test_an_aggregate_with_a_watermark_writes_each_closed_window_once(spark, broker, topic_name, tmp_path):
+    create_topic(broker.bootstrap, topic_name, partitions=1)
+    target = create_topic(broker.bootstrap, f"{topic_name}-out", partitions=1)
+    base = 1_700_000_000_000  # window starts on a 10 s boundary
+    records = [(0, b"a" if i % 3 else b"b", b"x", base + i * 1000) for i in range(20)]
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for partition, key, value, stamp in records:
+        producer.produce(topic_name, key=key, value=value, partition=partition, timestamp=stamp)
+    # A later record moves the watermark (delay 5 s) past the first two windows.
+    producer.produce(topic_name, key=b"a", value=b"x", partition=0, timestamp=base + 60_000)
+    assert producer.flush(10) == 0
+    parameters = parameters_from_json(
+        stream_topic_sql.Parameters,
+        {
+            "source": {"topic": topic_name},
+            "target_topic": target,
+            "sql": "SELECT key, to_json(named_struct('start', cast(window.start AS long), 'records', count(*))) "
+            "AS value FROM source GROUP BY window(timestamp, '10 seconds'), key",
+            "watermark_delay": "5 seconds",
+            "trigger_seconds": 0.5,
+        },
+    )
+    query = stream_topic_sql.start(spark, parameters, context(broker, tmp_path))
+    try:
+        # The watermark moves after the batch that saw the late record: the next batch emits the windows.
+        wait_until(lambda: len(read_topic(broker.bootstrap, target)) >= 4, 120, "the closed windows")
+        time.sleep(2)  # a further batch would show a window twice
+    finally:
+        query.stop()
+    windows = sorted(
+        (k, json.loads(v)["start"], json.loads(v)["records"])
+        for _, k, v, _ in read_topic(broker.bootstrap, target)
+    )
+    start = base // 1000
+    expected = sorted(
+        (key, start + w * 10, sum(1 for i in range(w * 10, w * 10 + 10) if (b"a" if i % 3 else b"b") == key))
+        for w in (0, 1)
+        for key in (b"a", b"b")
+    )
+    assert windows == expected
+
+
+def test_a_stream_into_parquet_files_writes_every_record(spark, broker, topic_name, tmp_path):
+    create_topic(broker.bootstrap, topic_name, partitions=2)
+    produce(broker.bootstrap, topic_name, [(i % 2, None, b"r%d" % i) for i in range(30)])
+    parameters = parameters_from_json(
+        stream_to_parquet.Parameters,
+        {"source": {"topic": topic_name}, "trigger_seconds": 0.5},
+    )
+    job_context = context(broker, tmp_path)
+    query = stream_to_parquet.start(spark, parameters, job_context)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    rows = spark.read.parquet(str(job_context.output_dir / "parquet")).collect()
+    assert sorted(bytes(r.value) for r in rows) == sorted(b"r%d" % i for i in range(30))
+    assert {r.date.isoformat() for r in rows} == {rows[0].timestamp.date().isoformat()}

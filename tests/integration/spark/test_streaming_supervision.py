@@ -1,0 +1,222 @@
+"""A managed streaming job end to end: created through the API, supervised by a real Celery worker, its driver
+(spark-submit on local[1]) killed with SIGKILL while records are produced, restarted from its checkpoint by the
+supervisor; a checker reads the output topic for lost, duplicated and reordered records. Runs about 2.5 min
+(records produced for at least 75 s, one kill); bench/streaming_soak.py runs it longer with more kills."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import threading
+import time
+from collections import Counter, defaultdict
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from controlplane.jobs import launcher, streams
+from controlplane.jobs.models import StreamingJob
+from controlplane.lag.models import GroupLag
+from controlplane.lag.sampler import sample_cluster_exclusively
+from tests.fixtures.servers import wait_until
+
+KEYS = 6
+# bench/streaming_soak.py runs this longer and kills the driver more often.
+PRODUCE_SECONDS = float(os.environ.get("STREAMING_SOAK_SECONDS", "75"))
+KILLS = int(os.environ.get("STREAMING_SOAK_KILLS", "1"))
+KILL_INTERVAL_SECONDS = float(os.environ.get("STREAMING_SOAK_KILL_INTERVAL", "0"))
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300 + PRODUCE_SECONDS + KILLS * 120)]
+RECORDS_PER_SECOND = 100
+
+
+@pytest.fixture
+def spark_worker_queues() -> str:
+    return "spark-streams"
+
+
+class SourceProducer(threading.Thread):
+    """Produces `<key>:<sequence>` values (every 7th marked `skip`, which the job filters out) until stopped."""
+
+    def __init__(self, config: dict, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.producer = Producer({**config, "linger.ms": 5, "enable.idempotence": True})
+        self.topic = topic
+        self.stopping = threading.Event()
+        self.sent: dict[str, list[int]] = defaultdict(list)
+        self.failures: list = []
+
+    def run(self) -> None:
+        sequence = 0
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            for _ in range(RECORDS_PER_SECOND // 10):
+                key = f"key{sequence % KEYS}"
+                value = f"{key}:{sequence}" + (":skip" if sequence % 7 == 0 else "")
+                self.producer.produce(
+                    self.topic, key=key.encode(), value=value.encode(), on_delivery=self.delivered
+                )
+                if sequence % 7:
+                    self.sent[key].append(sequence)
+                sequence += 1
+            self.producer.poll(0)
+            time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
+        assert self.producer.flush(30) == 0
+
+    def delivered(self, error, _message) -> None:
+        if error is not None:
+            self.failures.append(error)
+
+
+def read_all(config: dict, topic: str, partitions: int) -> list[tuple[int, str]]:
+    """(partition, value) of every record of the topic, each partition in offset order."""
+    consumer = Consumer(
+        {**config, "group.id": f"spark-check-{time.monotonic_ns()}", "enable.partition.eof": True}
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    records, ended, deadline = [], set(), time.monotonic() + 60
+    while len(ended) < partitions and time.monotonic() < deadline:
+        for message in consumer.consume(5000, 0.5):
+            if message.error():
+                ended.add(message.partition())
+            else:
+                records.append((message.partition(), message.value().decode()))
+    consumer.close()
+    assert len(ended) == partitions, "the output topic was not read to its end"
+    return records
+
+
+def check_output(sent: dict[str, list[int]], records: list[tuple[int, str]]) -> dict[str, int]:
+    """Lost, duplicated and reordered records of the output against what was produced (per key, in order)."""
+    received: dict[str, list[int]] = defaultdict(list)
+    for _partition, value in records:
+        body, suffix = value.rsplit("|", 1)
+        assert suffix == "out", value
+        key, sequence = body.split(":")[:2]
+        received[key].append(int(sequence))
+    lost = duplicated = reordered = 0
+    for key, expected in sent.items():
+        got = received.get(key, [])
+        counts = Counter(got)
+        lost += sum(1 for sequence in expected if sequence not in counts)
+        duplicated += sum(n - 1 for n in counts.values() if n > 1)
+        reordered += sum(1 for a, b in itertools.pairwise(got) if b < a)
+    expected_sets = {key: set(sequences) for key, sequences in sent.items()}
+    unexpected = sum(1 for key, got in received.items() for s in got if s not in expected_sets.get(key, ()))
+    return {"lost": lost, "duplicated": duplicated, "reordered": reordered, "unexpected": unexpected}
+
+
+def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss_or_duplicates(setup):
+    source = setup.topic("stream-in", 3, [])
+    target = setup.topic("stream-out", 3, [])
+    producer = SourceProducer(setup.admin_config, source)
+    producer.start()
+    producing_since = time.monotonic()
+    try:
+        response = setup.client.post(
+            "/api/v1/streaming-jobs/",
+            {
+                "team": setup.team.pk,
+                "cluster": setup.cluster.pk,
+                "name": "orders-filter",
+                "job": "stream_topic_sql",
+                "parameters": {
+                    "source": {"topic": source, "max_offsets_per_trigger": 1000},
+                    "target_topic": target,
+                    "sql": "SELECT key, concat(cast(value AS string), '|out') AS value FROM source "
+                    "WHERE cast(value AS string) NOT LIKE '%:skip'",
+                    "trigger_seconds": 1,
+                    "resources": {"driver_memory": "512m"},
+                },
+                "service_account": setup.account.pk,
+                "password": setup.password,
+                "compute_target": "local[1]",
+            },
+            format="json",
+        )
+        assert response.status_code == 201, response.content
+        stream_id = response.json()["id"]
+
+        def stream() -> dict:
+            return setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/").json()
+
+        def explained(predicate, timeout: float, what: str) -> None:
+            try:
+                wait_until(predicate, timeout, what, interval=1)
+            except TimeoutError:
+                log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=60").json()["lines"]
+                raise AssertionError(f"{what}: {stream()}\n" + "\n".join(log)) from None
+
+        explained(lambda: (stream()["progress"]["batch_id"] or 0) >= 3, 150, "three micro-batches")
+        before = stream()
+        assert before["state"] == "running"
+        assert before["restart_count"] == 0
+        assert before["progress"]["input_rows_per_second"] > 0
+        assert before["progress"]["batch_duration_ms"] > 0
+
+        driver = None
+        for kill in range(1, KILLS + 1):
+            # SIGKILL to the driver (spark-submit's JVM; the Python driver program is its child) mid-run, when
+            # the sink is producing a batch if the test sees one in time (its replay reads back what landed).
+            job = StreamingJob.objects.get(pk=stream_id)
+            assert job.process_group != driver
+            driver, last_batch = job.process_group, stream()["progress"]["batch_id"]
+            sink_state = streams.stream_directory(job) / "checkpoint" / "topic-sink.json"
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and json.loads(sink_state.read_text()).get("pending") is None:
+                time.sleep(0.002)
+            os.kill(driver, signal.SIGKILL)
+            explained(lambda k=kill: stream()["restart_count"] >= k, 60, "the supervisor to see the failure")
+            restarted = stream()
+            assert restarted["restarts"][-1]["requested"] is False
+            assert restarted["restarts"][-1]["delay_seconds"] >= 1
+            explained(
+                lambda last=last_batch: (
+                    stream()["state"] == "running" and (stream()["progress"]["batch_id"] or 0) > last
+                ),
+                150,
+                "the restarted driver's batches",
+            )
+            time.sleep(KILL_INTERVAL_SECONDS)
+        time.sleep(max(0.0, PRODUCE_SECONDS - (time.monotonic() - producing_since)))
+    finally:
+        producer.stopping.set()
+        producer.join(60)
+    assert not producer.failures
+
+    # The stream catches up: its lag, as the API shows it, reaches zero on every partition.
+    def lag() -> dict:
+        return setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/lag/").json()
+
+    wait_until(lambda: lag()["batch_id"] is not None and lag()["total_lag"] == 0, 120, "zero lag", interval=1)
+    shown = lag()
+    assert [p["partition"] for p in shown["partitions"]] == [0, 1, 2]
+    assert all(p["committed_offset"] == p["log_end_offset"] > 0 for p in shown["partitions"])
+
+    # The committed offsets are mirrored to the stream's consumer group: the cluster's lag sampling sees it.
+    def sampled_group_lag() -> GroupLag | None:
+        sample_cluster_exclusively(setup.cluster.pk)
+        return GroupLag.objects.filter(cluster=setup.cluster, group__name=shown["group"]).first()
+
+    wait_until(
+        lambda: (row := sampled_group_lag()) is not None and row.lag_messages == 0, 60, "the group's lag"
+    )
+    assert shown["group"] == f"spark-stream-{stream_id}"
+
+    result = check_output(producer.sent, read_all(setup.admin_config, target, 3))
+    total = sum(len(v) for v in producer.sent.values())
+    log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=5000").json()["lines"]
+    replays = [line for line in log if line.startswith("streamhub: batch")]
+    report = {**result, "expected": total, "kills": KILLS, "replays": replays, "seconds": PRODUCE_SECONDS}
+    print(f"streaming checker: {json.dumps(report)}")
+    assert result == {"lost": 0, "duplicated": 0, "reordered": 0, "unexpected": 0}
+
+    last_driver = StreamingJob.objects.get(pk=stream_id).process_group
+    response = setup.client.post(f"/api/v1/streaming-jobs/{stream_id}/stop/")
+    assert response.status_code == 202
+    wait_until(lambda: stream()["state"] == "stopped", 60, "the stream to stop", interval=0.5)
+    assert not launcher.session_processes(last_driver)
+    assert StreamingJob.objects.get(pk=stream_id).credential_encrypted == ""
+    assert not any(setup.password in line for line in log)
