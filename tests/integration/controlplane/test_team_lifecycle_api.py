@@ -51,7 +51,11 @@ def test_a_team_that_owns_topics_is_not_deleted_and_says_why(world) -> None:
 def test_team_admins_rename_but_do_not_create_or_delete_teams(world) -> None:
     client = world.team_a_admin.session()
 
-    assert client.patch(f"/api/v1/teams/{world.team_a.id}/", {"name": "Pay"}, format="json").status_code == 200
-    create = client.post("/api/v1/teams/", {"organization": world.organization.id, "name": "X"}, format="json")
+    assert (
+        client.patch(f"/api/v1/teams/{world.team_a.id}/", {"name": "Pay"}, format="json").status_code == 200
+    )
+    create = client.post(
+        "/api/v1/teams/", {"organization": world.organization.id, "name": "X"}, format="json"
+    )
     assert create.status_code == 403
     assert client.delete(f"/api/v1/teams/{world.team_a.id}/").status_code == 403
