@@ -3910,8 +3910,7 @@ export interface components {
         TeamCreateInputRequest: {
             organization: number;
             name: string;
-            /** @default  */
-            slug: string;
+            slug?: string;
             /** @default  */
             description: string;
         };

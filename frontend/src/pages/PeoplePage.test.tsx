@@ -57,7 +57,7 @@ describe("PeoplePage", () => {
     expect(within(nina).getByRole("button", { name: "Reset password" })).toBeInTheDocument();
     const paul = within(table).getByRole("row", { name: /paul/ });
     expect(paul).toHaveTextContent("Invited");
-    expect(paul).toHaveTextContent("Invite until");
+    expect(paul).toHaveTextContent("Invite link expires");
     expect(within(paul).getByRole("button", { name: "New invite link" })).toBeInTheDocument();
   });
 

@@ -6,6 +6,7 @@ import { describeError } from "../api/errors";
 import { useAccess } from "../api/hooks/access";
 import { useOrganizations } from "../api/hooks/organizations";
 import { useIssuePasswordLink, usePeople, useSetPersonActive } from "../api/hooks/people";
+import { useSession } from "../api/hooks/session";
 import { useTeams } from "../api/hooks/teams";
 import type { IssuedLink, Person } from "../api/types";
 import { isOrgAdmin, ROLE_LABELS } from "../auth/permissions";
@@ -24,6 +25,7 @@ const column = createColumnHelper<Person>();
 
 export function PeoplePage() {
   const access = useAccess();
+  const session = useSession();
   const organizations = useOrganizations();
   const administered = (organizations.data ?? []).filter(
     (organization) => access.data && isOrgAdmin(access.data, organization.id),
@@ -41,20 +43,32 @@ export function PeoplePage() {
   const columns = [
     column.accessor("username", {
       header: "Person",
-      cell: (info) => (
-        <span>
-          <strong>{info.getValue()}</strong>
-          {info.row.original.is_superuser ? <span className="badge badge--info"> platform admin</span> : null}
-          <br />
-          <span className="muted">{info.row.original.email || "no e-mail"}</span>
-        </span>
-      ),
+      cell: (info) => {
+        const person = info.row.original;
+        return (
+          <span>
+            <button
+              type="button"
+              className="link-button"
+              aria-label={`Teams of ${info.getValue()}`}
+              onClick={() => setEditing(person)}
+            >
+              <strong>{info.getValue()}</strong>
+            </button>{" "}
+            {person.is_superuser ? <span className="badge badge--info">platform admin</span> : null}
+            {person.identity_source !== "local" ? (
+              <span className="badge">{SOURCE_LABELS[person.identity_source]}</span>
+            ) : null}
+            <br />
+            <span className="muted">{person.email || "no e-mail"}</span>
+          </span>
+        );
+      },
     }),
     column.accessor("status", {
       header: "Status",
       cell: (info) => <PersonStatusBadge person={info.row.original} />,
     }),
-    column.accessor("identity_source", { header: "Signs in with", cell: (info) => SOURCE_LABELS[info.getValue()] }),
     column.accessor(
       (person) => person.teams.map((team) => `${team.team_name} (${ROLE_LABELS[team.role]})`).join(", "),
       {
@@ -73,7 +87,7 @@ export function PeoplePage() {
     ),
     column.accessor("last_login", {
       header: "Last sign-in",
-      cell: (info) => (info.getValue() ? <Timestamp value={info.getValue() as string} /> : "never"),
+      cell: (info) => (info.getValue() ? <Timestamp value={info.getValue() as string} relative /> : "never"),
     }),
     column.display({
       id: "actions",
@@ -81,11 +95,10 @@ export function PeoplePage() {
       cell: (info) => {
         const person = info.row.original;
         const local = person.identity_source === "local";
+        // The server refuses people acting on their own account; another admin does it.
+        if (person.username === session.data?.user?.username) return <span className="muted">you</span>;
         return (
-          <div className="actions">
-            <button type="button" className="button" onClick={() => setEditing(person)}>
-              Teams
-            </button>
+          <div className="actions actions--wrap">
             {person.status !== "deactivated" && local ? (
               <button
                 type="button"

@@ -39,10 +39,10 @@ function TeamDetail({ id }: { id: number }) {
             <PageHeader
               title={teamData.name}
               actions={
-                <>
+                <div className="actions">
                   {role === "team_admin" ? (
                     <button type="button" className="button" onClick={() => setAction("edit")}>
-                      Edit
+                      Edit team
                     </button>
                   ) : null}
                   {orgAdmin ? (
@@ -50,11 +50,11 @@ function TeamDetail({ id }: { id: number }) {
                       Delete team
                     </button>
                   ) : null}
-                </>
+                </div>
               }
               description={
                 <>
-                  {teamData.description || "No description."} Your role:{" "}
+                  {withFullStop(teamData.description || "No description.")} Your role:{" "}
                   <strong>{role ? ROLE_LABELS[role] : "none"}</strong>.{" "}
                   <Link to={`/service-accounts?team=${teamData.id}`}>Service accounts</Link>
                 </>
@@ -98,4 +98,8 @@ function DeleteTeamDialog({ team, open, onClose }: { team: Team; open: boolean; 
       onConfirm={() => deletion.mutate(team.id, { onSuccess: () => navigate("/teams", { replace: true }) })}
     />
   );
+}
+
+function withFullStop(text: string): string {
+  return /[.!?]$/.test(text.trim()) ? text : `${text}.`;
 }

@@ -28,7 +28,8 @@ export function PersonStatusBadge({ person }: { person: Person }) {
         <>
           <br />
           <span className="muted">
-            {link.purpose === "invite" ? "Invite" : "Reset link"} until <Timestamp value={link.expires_at} />
+            {link.purpose === "invite" ? "Invite link" : "Reset link"} expires{" "}
+            <Timestamp value={link.expires_at} relative />
           </span>
         </>
       ) : null}

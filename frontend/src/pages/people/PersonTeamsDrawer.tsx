@@ -40,8 +40,8 @@ export function PersonTeamsDrawer({ personId, people, teams, onClose }: PersonTe
       {person.teams.length === 0 ? <p className="muted">Not in any team yet: they see no team's resources.</p> : null}
       <ul className="plain-list" aria-label="Team roles">
         {person.teams.map((team) => (
-          <li key={team.membership} className="inline-form">
-            <span className="plain-list__label">{team.team_name}</span>
+          <li key={team.membership} className="person-team">
+            <span className="person-team__name">{team.team_name}</span>
             <select
               className="input"
               aria-label={`Role in ${team.team_name}`}
