@@ -11,6 +11,7 @@ import { EmptyState, QueryView } from "../components/states";
 import { NotFoundPage } from "./NotFoundPage";
 import { CompatibilitySection } from "./schemas/CompatibilitySection";
 import { NewVersionSection } from "./schemas/NewVersionSection";
+import { SubjectLifecycleSection } from "./schemas/SubjectLifecycleSection";
 import { topicOfSubject } from "./schemas/subjectNames";
 import { DiffSection, VersionsSection } from "./schemas/VersionsSection";
 
@@ -41,6 +42,13 @@ function SubjectView({ cluster, subject }: { cluster: number; subject: string })
   const versions = useSubjectVersions(cluster, subject);
   const latest = useSubjectVersion(cluster, subject, versions.data?.at(-1) ?? null);
   const clusterName = clusters.data?.find((each) => each.id === cluster)?.name ?? `cluster ${cluster}`;
+  const organization = clusters.data?.find((each) => each.id === cluster)?.organization;
+  // Deleting needs the same role as registering; shown even when every version is (soft) deleted.
+  const mayDelete =
+    access.data !== undefined &&
+    prefixes.data !== undefined &&
+    organization !== undefined &&
+    can.writeSubject(roleForSubject(access.data, organization, subject, prefixes.data));
 
   return (
     <>
@@ -79,6 +87,9 @@ function SubjectView({ cluster, subject }: { cluster: number; subject: string })
           );
         }}
       </QueryView>
+      {mayDelete ? (
+        <SubjectLifecycleSection cluster={cluster} subject={subject} versions={versions.data ?? []} />
+      ) : null}
     </>
   );
 }
