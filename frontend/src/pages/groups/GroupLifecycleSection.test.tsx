@@ -60,7 +60,7 @@ describe("GroupLifecycleSection", () => {
     await user.click(within(confirm).getByRole("button", { name: "Delete offsets" }));
 
     expect(await within(confirm).findByRole("alert")).toHaveTextContent(
-      "subscribed to payments.orders; stop them first",
+      "Active members of the group are subscribed to this topic.",
     );
   });
 
