@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "console",
     "controlplane.core",
     "controlplane.tenancy",
+    "controlplane.people",
     "controlplane.accounts",
     "controlplane.audit",
     "controlplane.clusters",
@@ -272,6 +273,10 @@ LOGGING = {
 }
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+
+# People (controlplane.people): how long an invitation and an admin-triggered password reset link work.
+INVITE_LINK_TTL_HOURS = float(os.environ.get("INVITE_LINK_TTL_HOURS", "72"))
+RESET_LINK_TTL_HOURS = float(os.environ.get("RESET_LINK_TTL_HOURS", "24"))
 
 # Consumer lag (controlplane.lag): how often each cluster is sampled (5-60 s), the window health is judged
 # over, the lag below which a growing lag is not yet LAGGING, and how long raw samples stay in Redis.

@@ -12,6 +12,7 @@ api_v1 = [
     path("auth/logout/", api_views.logout_view, name="auth-logout"),
     path("overview/", api_views.overview_view, name="overview"),
     path("", include("controlplane.tenancy.api.urls")),
+    path("", include("controlplane.people.api.urls")),
     path("", include("controlplane.accounts.api.urls")),
     path("", include("controlplane.audit.api.urls")),
     path("", include("controlplane.clusters.api.urls")),

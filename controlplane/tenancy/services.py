@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import ProtectedError
 from django.utils.text import slugify
 
 from controlplane.audit.services import Change, audited_change
@@ -178,7 +179,17 @@ def delete_team(*, actor: Actor, team: Team) -> None:
                 code="team_not_empty",
                 details={"service_accounts": accounts},
             )
-        team.delete()
+        try:
+            with transaction.atomic():
+                team.delete()
+        except ProtectedError as error:
+            # Topics, ACL bindings, quotas and job runs live on clusters or in history: never dropped silently.
+            kinds = sorted({str(row._meta.verbose_name_plural) for row in error.protected_objects})
+            raise Conflict(
+                f"The team still owns {', '.join(kinds)}: delete them or hand them to another team first.",
+                code="team_not_empty",
+                details={"owned": kinds},
+            ) from error
 
 
 def add_member(*, actor: Actor, team: Team, user: Any, role: str) -> Membership:

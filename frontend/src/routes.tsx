@@ -13,6 +13,7 @@ import { RouteErrorPage } from "./pages/RouteErrorPage";
 const PAGES: Record<NavPath, NonNullable<RouteObject["lazy"]>> = {
   "/": async () => ({ Component: (await import("./pages/OverviewPage")).OverviewPage }),
   "/teams": async () => ({ Component: (await import("./pages/TeamsPage")).TeamsPage }),
+  "/people": async () => ({ Component: (await import("./pages/PeoplePage")).PeoplePage }),
   "/service-accounts": async () => ({
     Component: (await import("./pages/ServiceAccountsPage")).ServiceAccountsPage,
   }),
@@ -89,6 +90,15 @@ export function buildRoutes(queryClient: QueryClient): RouteObject[] {
             return null;
           },
           lazy: async () => ({ Component: (await import("./pages/LoginPage")).LoginPage }),
+        },
+        {
+          // An invitation or reset link; signed in or not, the link decides whose password is set.
+          path: "set-password",
+          loader: async () => {
+            await loadSession(); // the CSRF cookie its POSTs need
+            return null;
+          },
+          lazy: async () => ({ Component: (await import("./pages/SetPasswordPage")).SetPasswordPage }),
         },
         {
           path: "/",

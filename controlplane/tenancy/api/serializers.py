@@ -156,7 +156,7 @@ class OrgMembershipUpdateInputSerializer(serializers.Serializer):
 class TeamCreateInputSerializer(serializers.Serializer):
     organization = VisibleOrganizationField(queryset=Organization.objects.all())
     name = serializers.CharField(max_length=100)
-    slug = serializers.SlugField(max_length=100, required=False, default="")
+    slug = serializers.SlugField(max_length=100, required=False, default="", allow_blank=True)
     description = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
 
 

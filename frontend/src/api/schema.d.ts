@@ -534,6 +534,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/password-links/inspect/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Whose one-time link this is and until when it works (the token travels in the body, never in a URL). */
+        post: operations["v1_auth_password_links_inspect_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password-links/use/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Sets the password with a one-time link; the person then signs in with it. */
+        post: operations["v1_auth_password_links_use_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/session/": {
         parameters: {
             query?: never;
@@ -1236,6 +1270,115 @@ export interface paths {
         get: operations["v1_overview_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description People of the organizations the caller administers (platform administrators: everyone). Org admins
+         *     invite or create people, give them team roles (`/memberships/`), deactivate and reactivate them and
+         *     send them a one-time link to set a new password.
+         */
+        get: operations["v1_people_list"];
+        put?: never;
+        /**
+         * @description Creates a person with a password, or invites them: the answer's link (shown only here) lets them
+         *     set their own password; it is also e-mailed when an e-mail backend is configured.
+         */
+        post: operations["v1_people_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description People of the organizations the caller administers (platform administrators: everyone). Org admins
+         *     invite or create people, give them team roles (`/memberships/`), deactivate and reactivate them and
+         *     send them a one-time link to set a new password.
+         */
+        get: operations["v1_people_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description People of the organizations the caller administers (platform administrators: everyone). Org admins
+         *     invite or create people, give them team roles (`/memberships/`), deactivate and reactivate them and
+         *     send them a one-time link to set a new password.
+         */
+        patch: operations["v1_people_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/people/{id}/deactivate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Ends the person's access at once (sessions, personal API keys, open links); memberships stay. */
+        post: operations["v1_people_deactivate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/{id}/password-link/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A new one-time link to set a password (an invitation again if none was ever set); earlier links
+         *     stop working. The link is shown only in this answer.
+         */
+        post: operations["v1_people_password_link_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/{id}/reactivate/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description People of the organizations the caller administers (platform administrators: everyone). Org admins
+         *     invite or create people, give them team roles (`/memberships/`), deactivate and reactivate them and
+         *     send them a one-time link to set a new password.
+         */
+        post: operations["v1_people_reactivate_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2414,6 +2557,11 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        CreatedPerson: {
+            person: components["schemas"]["Person"];
+            /** @description The invitation, when no password was given. */
+            link: components["schemas"]["IssuedLink"] | null;
+        };
         /** @description A key or value decoded with the schema registry (Confluent framing: magic byte 0, schema id). */
         DecodedPayload: {
             schema_id: number;
@@ -2559,6 +2707,21 @@ export interface components {
          */
         HealthEnum: "OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS";
         /**
+         * @description * `local` - Local password
+         *     * `oidc` - Single sign-on (OpenID Connect)
+         * @enum {string}
+         */
+        IdentitySourceEnum: "local" | "oidc";
+        IssuedLink: {
+            /** @description The one-time link; shown only in this response. */
+            url: string;
+            purpose: components["schemas"]["PurposeEnum"];
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Whether it was also e-mailed to the person. */
+            emailed: boolean;
+        };
+        /**
          * @description * `export_parquet` - Export Parquet
          *     * `key_skew` - Key Skew
          *     * `windowed_aggregation` - Windowed Aggregation
@@ -2662,6 +2825,12 @@ export interface components {
             times: string[];
             total: components["schemas"]["TotalSeries"];
             partitions: components["schemas"]["PartitionSeries"][];
+        };
+        LinkInfo: {
+            username: string;
+            purpose: components["schemas"]["PurposeEnum"];
+            /** Format: date-time */
+            expires_at: string;
         };
         LoginInputRequest: {
             username: string;
@@ -3180,6 +3349,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Organization"][];
         };
+        PaginatedPersonList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Person"][];
+        };
         PaginatedReconcileRunList: {
             /** @example 123 */
             count: number;
@@ -3435,6 +3619,9 @@ export interface components {
         PatchedOrgMembershipUpdateInputRequest: {
             is_org_admin?: boolean;
         };
+        PatchedPersonUpdateInputRequest: {
+            email?: string;
+        };
         PatchedServiceAccountUpdateInputRequest: {
             description?: string;
         };
@@ -3482,12 +3669,66 @@ export interface components {
          * @enum {string}
          */
         PayloadEncodingEnum: "utf-8" | "base64" | "null";
+        PendingLink: {
+            purpose: components["schemas"]["PurposeEnum"];
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+        };
         /**
          * @description * `ALLOW` - Allow
          *     * `DENY` - Deny
          * @enum {string}
          */
         PermissionEnum: "ALLOW" | "DENY";
+        Person: {
+            id: number;
+            username: string;
+            email: string;
+            readonly status: components["schemas"]["PersonStatusEnum"];
+            readonly identity_source: components["schemas"]["IdentitySourceEnum"];
+            is_superuser: boolean;
+            organizations: components["schemas"]["PersonOrganization"][];
+            teams: components["schemas"]["PersonTeam"][];
+            /** @description The open invitation or reset link, if any (its token is never shown again). */
+            readonly pending_link: components["schemas"]["PendingLink"] | null;
+            /** Format: date-time */
+            last_login: string | null;
+            /** Format: date-time */
+            date_joined: string;
+        };
+        PersonCreateInputRequest: {
+            organization: number;
+            username: string;
+            email?: string;
+            /** @default false */
+            is_org_admin: boolean;
+            teams?: components["schemas"]["TeamRoleInputRequest"][];
+            /**
+             * @description Set a password now; without one the answer holds an invitation link.
+             * @default
+             */
+            password: string;
+        };
+        PersonOrganization: {
+            organization: number;
+            organization_name: string;
+            is_org_admin: boolean;
+        };
+        /**
+         * @description * `active` - Active
+         *     * `invited` - Invited
+         *     * `deactivated` - Deactivated
+         * @enum {string}
+         */
+        PersonStatusEnum: "active" | "invited" | "deactivated";
+        PersonTeam: {
+            membership: number;
+            team: number;
+            team_name: string;
+            role: components["schemas"]["RoleEnum"];
+        };
         PlannedOffset: {
             topic: string;
             partition: number;
@@ -3529,6 +3770,12 @@ export interface components {
                 [key: string]: number;
             };
         };
+        /**
+         * @description * `invite` - Invitation
+         *     * `reset` - Password reset
+         * @enum {string}
+         */
+        PurposeEnum: "invite" | "reset";
         QuotaEntityRequest: {
             /** @description null: the default user */
             user?: string | null;
@@ -3737,6 +3984,10 @@ export interface components {
             authenticated: boolean;
             user: components["schemas"]["User"] | null;
         };
+        SetPasswordInputRequest: {
+            token: string;
+            password: string;
+        };
         Silence: {
             readonly id: number;
             readonly team: number;
@@ -3930,8 +4181,7 @@ export interface components {
         TeamCreateInputRequest: {
             organization: number;
             name: string;
-            /** @default  */
-            slug: string;
+            slug?: string;
             /** @default  */
             description: string;
         };
@@ -3984,6 +4234,10 @@ export interface components {
             resource_type: components["schemas"]["ResourceTypeEnum"];
             prefix: string;
         };
+        TeamRoleInputRequest: {
+            team: number;
+            role: components["schemas"]["RoleEnum"];
+        };
         TeamUpdateInputRequest: {
             name?: string;
             description?: string;
@@ -4003,6 +4257,9 @@ export interface components {
             messages_per_second: number[];
             /** @description busiest topic first */
             by_topic: components["schemas"]["TopicThroughput"][];
+        };
+        TokenInputRequest: {
+            token: string;
         };
         /** @description A topic as lists show it: desired spec and the last observed state (cached by the reconciler). */
         Topic: {
@@ -5257,6 +5514,51 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_auth_password_links_inspect_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkInfo"];
+                };
+            };
+        };
+    };
+    v1_auth_password_links_use_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPasswordInputRequest"];
+            };
+        };
         responses: {
             /** @description No response body */
             204: {
@@ -6605,6 +6907,179 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
+                };
+            };
+        };
+    };
+    v1_people_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                organization?: number;
+                /** @description Part of the username or e-mail. */
+                search?: string;
+                /**
+                 * @description * `active` - Active
+                 *     * `invited` - Invited
+                 *     * `deactivated` - Deactivated
+                 */
+                status?: "active" | "deactivated" | "invited";
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedPersonList"];
+                };
+            };
+        };
+    };
+    v1_people_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedPerson"];
+                };
+            };
+        };
+    };
+    v1_people_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+        };
+    };
+    v1_people_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPersonUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+        };
+    };
+    v1_people_deactivate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+        };
+    };
+    v1_people_password_link_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedLink"];
+                };
+            };
+        };
+    };
+    v1_people_reactivate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
                 };
             };
         };

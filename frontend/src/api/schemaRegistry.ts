@@ -150,6 +150,27 @@ export const schemaRegistry = {
       body: input,
     }),
 
+  /** Soft-deleted versions only (Confluent's `deletedOnly`); an unknown subject answers 40401. */
+  listDeletedVersions: (cluster: number, subject: string, signal?: AbortSignal) =>
+    registryRequest<number[]>(cluster, `/subjects/${encodeSubject(subject)}/versions`, {
+      query: { deletedOnly: "true" },
+      signal,
+    }),
+
+  /** Soft delete (hidden, still readable with `deleted=true`), or with `permanent` the hard delete that
+   * Confluent allows only after a soft delete. Answers the deleted version numbers. */
+  deleteSubject: (cluster: number, subject: string, permanent: boolean) =>
+    registryRequest<number[]>(cluster, `/subjects/${encodeSubject(subject)}`, {
+      method: "DELETE",
+      query: permanent ? { permanent: "true" } : {},
+    }),
+
+  deleteVersion: (cluster: number, subject: string, version: number, permanent: boolean) =>
+    registryRequest<number>(cluster, `/subjects/${encodeSubject(subject)}/versions/${version}`, {
+      method: "DELETE",
+      query: permanent ? { permanent: "true" } : {},
+    }),
+
   register: (cluster: number, subject: string, input: SchemaInput) =>
     registryRequest<{ id: number; version?: number }>(cluster, `/subjects/${encodeSubject(subject)}/versions`, {
       method: "POST",

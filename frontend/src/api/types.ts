@@ -43,6 +43,16 @@ export type TeamRole = Membership["role"];
 export type PrefixResourceType = TeamPrefix["resource_type"];
 
 export type MembershipCreate = PostBody<"/api/v1/memberships/">;
+export type TeamCreate = PostBody<"/api/v1/teams/">;
+export type TeamUpdate = NonNullable<
+  paths["/api/v1/teams/{id}/"]["patch"]["requestBody"]
+>["content"]["application/json"];
+export type Person = ItemOf<"/api/v1/people/">;
+export type PersonStatus = Person["status"];
+export type PersonCreate = PostBody<"/api/v1/people/">;
+export type CreatedPerson = JsonBody<paths["/api/v1/people/"]["post"]["responses"][201]>;
+export type IssuedLink = JsonBody<paths["/api/v1/people/{id}/password-link/"]["post"]["responses"][201]>;
+export type PasswordLinkInfo = JsonBody<paths["/api/v1/auth/password-links/inspect/"]["post"]["responses"][200]>;
 export type PrefixCreate = PostBody<"/api/v1/prefixes/">;
 export type ServiceAccountCreate = PostBody<"/api/v1/service-accounts/">;
 export type ApiKeyCreate = PostBody<"/api/v1/api-keys/">;

@@ -14,6 +14,7 @@ export const NAV_ITEMS = [
   { path: "/schemas", label: "Schemas" },
   { path: "/service-accounts", label: "Service accounts" },
   { path: "/teams", label: "Teams" },
+  { path: "/people", label: "People" },
   { path: "/jobs", label: "Jobs" },
   { path: "/alerts", label: "Alerts" },
   { path: "/audit", label: "Audit log" },

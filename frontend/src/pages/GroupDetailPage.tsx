@@ -11,6 +11,7 @@ import { PageHeader } from "../components/PageHeader";
 import { Timestamp } from "../components/Timestamp";
 import { QueryView } from "../components/states";
 import { canResetOffsets } from "./groups/groupAccess";
+import { GroupLifecycleSection } from "./groups/GroupLifecycleSection";
 import { GroupStateBadge } from "./groups/GroupStateBadge";
 import { LagSection } from "./groups/LagSection";
 import { OffsetResetSection } from "./groups/OffsetResetSection";
@@ -98,6 +99,7 @@ function GroupSections({
       </section>
 
       <OffsetResetSection group={group} canReset={canReset} />
+      {canReset ? <GroupLifecycleSection group={group} /> : null}
     </>
   );
 }

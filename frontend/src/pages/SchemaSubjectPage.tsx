@@ -1,6 +1,8 @@
+import type { UseQueryResult } from "@tanstack/react-query";
 import { Link, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
+import { ApiError } from "../api/errors";
 import { useAccess } from "../api/hooks/access";
 import { useClusters } from "../api/hooks/clusters";
 import { usePrefixes } from "../api/hooks/prefixes";
@@ -11,6 +13,7 @@ import { EmptyState, QueryView } from "../components/states";
 import { NotFoundPage } from "./NotFoundPage";
 import { CompatibilitySection } from "./schemas/CompatibilitySection";
 import { NewVersionSection } from "./schemas/NewVersionSection";
+import { SubjectLifecycleSection } from "./schemas/SubjectLifecycleSection";
 import { topicOfSubject } from "./schemas/subjectNames";
 import { DiffSection, VersionsSection } from "./schemas/VersionsSection";
 
@@ -34,13 +37,29 @@ function UsedBy({ subject }: { subject: string }) {
   );
 }
 
+/** After a soft delete of its last version the registry answers "subject not found" (40401): for this
+ * page that is a subject with no live versions, whose soft-deleted ones can still be deleted for good. */
+function liveVersions(query: UseQueryResult<number[]>): UseQueryResult<number[]> {
+  if (query.error instanceof ApiError && query.error.code === "40401") {
+    return { ...query, data: [], error: null, isError: false, isPending: false } as UseQueryResult<number[]>;
+  }
+  return query;
+}
+
 function SubjectView({ cluster, subject }: { cluster: number; subject: string }) {
   const clusters = useClusters();
   const access = useAccess();
   const prefixes = usePrefixes();
-  const versions = useSubjectVersions(cluster, subject);
+  const versions = liveVersions(useSubjectVersions(cluster, subject));
   const latest = useSubjectVersion(cluster, subject, versions.data?.at(-1) ?? null);
   const clusterName = clusters.data?.find((each) => each.id === cluster)?.name ?? `cluster ${cluster}`;
+  const organization = clusters.data?.find((each) => each.id === cluster)?.organization;
+  // Deleting needs the same role as registering; shown even when every version is (soft) deleted.
+  const mayDelete =
+    access.data !== undefined &&
+    prefixes.data !== undefined &&
+    organization !== undefined &&
+    can.writeSubject(roleForSubject(access.data, organization, subject, prefixes.data));
 
   return (
     <>
@@ -56,7 +75,12 @@ function SubjectView({ cluster, subject }: { cluster: number; subject: string })
         query={combineQueries(versions, clusters, access, prefixes)}
         errorTitle="Could not load the subject"
         isEmpty={([list]) => list.length === 0}
-        empty={<EmptyState title="No versions" description="Every version of this subject was deleted." />}
+        empty={
+          <EmptyState
+            title="No live versions"
+            description="Every version of this subject is deleted; soft-deleted ones are listed below."
+          />
+        }
       >
         {([list, clusterList, accessData, prefixList]) => {
           const organization = clusterList.find((each) => each.id === cluster)?.organization;
@@ -79,6 +103,9 @@ function SubjectView({ cluster, subject }: { cluster: number; subject: string })
           );
         }}
       </QueryView>
+      {mayDelete ? (
+        <SubjectLifecycleSection cluster={cluster} subject={subject} versions={versions.data ?? []} />
+      ) : null}
     </>
   );
 }

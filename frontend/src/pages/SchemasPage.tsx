@@ -1,13 +1,15 @@
 import { createColumnHelper } from "@tanstack/react-table";
-import { useId } from "react";
+import { useId, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { useClusters } from "../api/hooks/clusters";
 import { useSubjects } from "../api/hooks/schemas";
 import type { Cluster } from "../api/types";
 import { DataTable } from "../components/DataTable";
+import { Dialog } from "../components/Dialog";
 import { PageHeader } from "../components/PageHeader";
 import { EmptyState, QueryView } from "../components/states";
+import { CreateSubjectForm } from "./schemas/CreateSubjectForm";
 import { subjectPath, topicOfSubject } from "./schemas/subjectNames";
 
 interface SubjectRow {
@@ -63,12 +65,20 @@ export function SchemasPage() {
   const usable = clusters.data?.filter(hasRegistry);
   const [cluster, setCluster] = useClusterChoice(usable);
   const subjects = useSubjects(cluster);
+  const [creating, setCreating] = useState(false);
 
   return (
     <>
       <PageHeader
         title="Schemas"
         description="Each cluster's schema registry: subjects, their versions and compatibility rules."
+        actions={
+          cluster !== undefined ? (
+            <button type="button" className="button button--primary" onClick={() => setCreating(true)}>
+              New subject
+            </button>
+          ) : null
+        }
       />
       <QueryView
         query={clusters}
@@ -127,6 +137,11 @@ export function SchemasPage() {
           </>
         )}
       </QueryView>
+      {cluster !== undefined ? (
+        <Dialog open={creating} title="New subject" onClose={() => setCreating(false)}>
+          <CreateSubjectForm cluster={cluster} onCancel={() => setCreating(false)} />
+        </Dialog>
+      ) : null}
     </>
   );
 }

@@ -1,15 +1,21 @@
-import { Link, useParams } from "react-router";
+import { useState } from "react";
+import { Link, useLocation, useNavigate, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
 import { useAccess } from "../api/hooks/access";
-import { useTeam } from "../api/hooks/teams";
+import { describeError } from "../api/errors";
+import { useDeleteTeam, useTeam } from "../api/hooks/teams";
+import type { Team } from "../api/types";
 import { isOrgAdmin, ROLE_LABELS, roleInTeam } from "../auth/permissions";
+import { ConfirmDialog } from "../components/ConfirmDialog";
+import { Dialog } from "../components/Dialog";
 import { PageHeader } from "../components/PageHeader";
 import { QueryView } from "../components/states";
 import { NotFoundPage } from "./NotFoundPage";
 import { MembersSection } from "./teams/MembersSection";
 import { PolicySection } from "./teams/PolicySection";
 import { PrefixesSection } from "./teams/PrefixesSection";
+import { EditTeamForm, type TeamPageState } from "./teams/TeamForms";
 
 export function TeamDetailPage() {
   const id = Number(useParams().id);
@@ -20,6 +26,8 @@ export function TeamDetailPage() {
 function TeamDetail({ id }: { id: number }) {
   const team = useTeam(id);
   const access = useAccess();
+  const prefixError = (useLocation().state as TeamPageState | null)?.prefixError;
+  const [action, setAction] = useState<"edit" | "delete" | null>(null);
 
   return (
     <QueryView query={combineQueries(team, access)} errorTitle="Could not load the team">
@@ -30,20 +38,68 @@ function TeamDetail({ id }: { id: number }) {
           <>
             <PageHeader
               title={teamData.name}
+              actions={
+                <div className="actions">
+                  {role === "team_admin" ? (
+                    <button type="button" className="button" onClick={() => setAction("edit")}>
+                      Edit team
+                    </button>
+                  ) : null}
+                  {orgAdmin ? (
+                    <button type="button" className="button button--danger" onClick={() => setAction("delete")}>
+                      Delete team
+                    </button>
+                  ) : null}
+                </div>
+              }
               description={
                 <>
-                  {teamData.description || "No description."} Your role:{" "}
+                  {withFullStop(teamData.description || "No description.")} Your role:{" "}
                   <strong>{role ? ROLE_LABELS[role] : "none"}</strong>.{" "}
                   <Link to={`/service-accounts?team=${teamData.id}`}>Service accounts</Link>
                 </>
               }
             />
+            {prefixError ? (
+              <p className="callout callout--warning" role="alert">
+                The team was created, but its prefix was refused: {prefixError} Add another one below.
+              </p>
+            ) : null}
             <MembersSection team={teamData} role={role} />
             <PrefixesSection team={teamData} canManage={orgAdmin} />
             <PolicySection team={teamData} canEdit={orgAdmin} />
+            <Dialog open={action === "edit"} title="Edit team" onClose={() => setAction(null)}>
+              <EditTeamForm team={teamData} onDone={() => setAction(null)} />
+            </Dialog>
+            <DeleteTeamDialog team={teamData} open={action === "delete"} onClose={() => setAction(null)} />
           </>
         );
       }}
     </QueryView>
   );
+}
+
+function DeleteTeamDialog({ team, open, onClose }: { team: Team; open: boolean; onClose: () => void }) {
+  const navigate = useNavigate();
+  const deletion = useDeleteTeam();
+  return (
+    <ConfirmDialog
+      open={open}
+      title={`Delete the team ${team.name}?`}
+      description="Its members, prefixes and policy go with it; its topics stay on their clusters, unowned. A team with service accounts cannot be deleted until they are."
+      confirmationText={team.name}
+      confirmLabel="Delete team"
+      pending={deletion.isPending}
+      error={deletion.isError ? describeError(deletion.error) : null}
+      onCancel={() => {
+        deletion.reset();
+        onClose();
+      }}
+      onConfirm={() => deletion.mutate(team.id, { onSuccess: () => navigate("/teams", { replace: true }) })}
+    />
+  );
+}
+
+function withFullStop(text: string): string {
+  return /[.!?]$/.test(text.trim()) ? text : `${text}.`;
 }

@@ -1,14 +1,20 @@
 import { createColumnHelper } from "@tanstack/react-table";
+import { useState } from "react";
 import { Link } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
+import { useAccess } from "../api/hooks/access";
 import { useMemberships } from "../api/hooks/memberships";
+import { useOrganizations } from "../api/hooks/organizations";
 import { usePrefixes } from "../api/hooks/prefixes";
 import { useTeams } from "../api/hooks/teams";
 import type { Team } from "../api/types";
+import { isOrgAdmin } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
+import { Dialog } from "../components/Dialog";
 import { PageHeader } from "../components/PageHeader";
 import { EmptyState, QueryView } from "../components/states";
+import { CreateTeamForm } from "./teams/TeamForms";
 
 interface TeamRow {
   team: Team;
@@ -35,15 +41,41 @@ export function TeamsPage() {
   const memberships = useMemberships();
   const prefixes = usePrefixes();
   const all = combineQueries(teams, memberships, prefixes);
+  const access = useAccess();
+  const organizations = useOrganizations();
+  const [creating, setCreating] = useState(false);
+  const administered = (organizations.data ?? []).filter(
+    (organization) => access.data && isOrgAdmin(access.data, organization.id),
+  );
+  const canCreate = administered.length > 0;
 
   return (
     <>
-      <PageHeader title="Teams" description="Who owns what: members, name prefixes and limits per team." />
+      <PageHeader
+        title="Teams"
+        description="Who owns what: members, name prefixes and limits per team."
+        actions={
+          canCreate ? (
+            <button type="button" className="button button--primary" onClick={() => setCreating(true)}>
+              Create team
+            </button>
+          ) : null
+        }
+      />
       <QueryView
         query={all}
         errorTitle="Could not load the teams"
         isEmpty={([teamList]) => teamList.length === 0}
-        empty={<EmptyState title="No teams yet" description="An organization admin creates teams." />}
+        empty={
+          <EmptyState
+            title="No teams yet"
+            description={
+              canCreate
+                ? "Create a team, give it a name prefix, and its members can create topics under it."
+                : "An organization admin creates teams."
+            }
+          />
+        }
       >
         {([teamList, membershipList, prefixList]) => {
           const rows = teamList.map((team) => ({
@@ -57,6 +89,9 @@ export function TeamsPage() {
           return <DataTable label="Teams" columns={columns} rows={rows} getRowId={(row) => String(row.team.id)} />;
         }}
       </QueryView>
+      <Dialog open={creating} title="Create team" onClose={() => setCreating(false)}>
+        <CreateTeamForm organizations={administered} onCancel={() => setCreating(false)} />
+      </Dialog>
     </>
   );
 }

@@ -21,6 +21,7 @@ import { NotFoundPage } from "./NotFoundPage";
 import { AddPartitionsForm } from "./topics/AddPartitionsForm";
 import { ConfigsSection } from "./topics/ConfigsSection";
 import { PartitionsSection } from "./topics/PartitionsSection";
+import { PurgePartitionForm } from "./topics/PurgePartitionForm";
 import { TOPIC_STATUS_BADGES, TOPIC_STATUS_LABELS, topicStatus } from "./topics/topicStatus";
 
 export function TopicDetailPage() {
@@ -62,7 +63,7 @@ function TopicDetailView({ id }: { id: number }) {
   );
 }
 
-type Action = "produce" | "partitions" | "purge" | "delete" | null;
+type Action = "produce" | "partitions" | "purge" | "purge-partition" | "delete" | null;
 
 function TopicSections({
   topic,
@@ -109,6 +110,9 @@ function TopicSections({
               <button type="button" className="button button--danger" onClick={() => setAction("purge")}>
                 Purge
               </button>
+              <button type="button" className="button button--danger" onClick={() => setAction("purge-partition")}>
+                Purge partition
+              </button>
               <button type="button" className="button button--danger" onClick={() => setAction("delete")}>
                 Delete topic
               </button>
@@ -154,6 +158,9 @@ function TopicSections({
       </Dialog>
       <Dialog open={action === "partitions"} title="Add partitions" onClose={close}>
         <AddPartitionsForm topic={topic} onDone={close} />
+      </Dialog>
+      <Dialog open={action === "purge-partition"} title={`Purge a partition of ${topic.name}`} onClose={close}>
+        <PurgePartitionForm topic={topic} onDone={close} />
       </Dialog>
       <ConfirmDialog
         open={action === "purge"}

@@ -23,8 +23,15 @@ from controlplane.tenancy.choices import TeamRole
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 SYSTEM = Actor.system()
-# Session endpoints of the console that anybody may call (signing in needs no credentials).
-OPEN = {("/api/v1/auth/login/", "post"), ("/api/v1/auth/session/", "get"), ("/api/v1/auth/logout/", "post")}
+# Session endpoints of the console that anybody may call (signing in needs no credentials; a one-time link
+# is its own credential).
+OPEN = {
+    ("/api/v1/auth/login/", "post"),
+    ("/api/v1/auth/session/", "get"),
+    ("/api/v1/auth/logout/", "post"),
+    ("/api/v1/auth/password-links/inspect/", "post"),
+    ("/api/v1/auth/password-links/use/", "post"),
+}
 
 
 def _operations() -> Iterator[tuple[str, str]]:

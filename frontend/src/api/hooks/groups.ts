@@ -122,3 +122,30 @@ export function useUndoReset(id: number) {
     unwrap(await apiClient.POST("/api/v1/consumer-groups/{id}/undo-reset/", { params: { path: { id } } })),
   );
 }
+
+/** Forgets the group's committed offsets for each topic in turn (OffsetDelete takes one topic per call). */
+export function useDeleteGroupOffsets(id: number) {
+  return useGroupChange(id, async (topics: string[]): Promise<void> => {
+    for (const topic of topics) {
+      unwrap(
+        await apiClient.POST("/api/v1/consumer-groups/{id}/delete-offsets/", {
+          params: { path: { id } },
+          body: { topic },
+        }),
+      );
+    }
+  });
+}
+
+export function useDeleteGroup() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (id: number): Promise<void> => {
+      unwrap(await apiClient.DELETE("/api/v1/consumer-groups/{id}/", { params: { path: { id } } }));
+    },
+    onSuccess: (_, id) => {
+      queryClient.removeQueries({ queryKey: groupKeys.detail(id) });
+      return queryClient.invalidateQueries({ queryKey: [...groupKeys.all, "list"] });
+    },
+  });
+}

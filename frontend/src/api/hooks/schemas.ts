@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
+import { ApiError } from "../errors";
 import { schemaRegistry, type CompatibilityLevel, type SchemaInput, type SubjectVersion } from "../schemaRegistry";
 
 export const schemaKeys = {
@@ -65,5 +66,36 @@ export function useRegisterSchema(cluster: number, subject: string) {
       void queryClient.invalidateQueries({ queryKey: schemaKeys.subjects(cluster) });
       return queryClient.invalidateQueries({ queryKey: schemaKeys.versions(cluster, subject) });
     },
+  });
+}
+
+/** Soft-deleted versions of a subject (empty when there are none or the subject is unknown). */
+export function useDeletedVersions(cluster: number, subject: string) {
+  return useQuery({
+    queryKey: [...schemaKeys.subject(cluster, subject), "deleted-versions"],
+    queryFn: async ({ signal }): Promise<number[]> => {
+      try {
+        return await schemaRegistry.listDeletedVersions(cluster, subject, signal);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "40401") return [];
+        throw error;
+      }
+    },
+  });
+}
+
+/** Registry deletes: a subject or one version, soft or (after a soft delete) permanent. */
+export function useDeleteSchema(cluster: number, subject: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ version, permanent }: { version: number | null; permanent: boolean }): Promise<void> => {
+      if (version === null) await schemaRegistry.deleteSubject(cluster, subject, permanent);
+      else await schemaRegistry.deleteVersion(cluster, subject, version, permanent);
+    },
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: schemaKeys.subjects(cluster) }),
+        queryClient.invalidateQueries({ queryKey: schemaKeys.subject(cluster, subject) }),
+      ]),
   });
 }
