@@ -11,6 +11,7 @@ from controlplane.clusters import services
 from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.services import DEFAULT_LOCAL_BROKERS, MAX_LOCAL_BROKERS
+from controlplane.core.api.config_fields import ConfigEntrySerializer
 from controlplane.core.api.fields import VisibleOrganizationField
 from controlplane.tenancy.models import Organization
 
@@ -237,20 +238,13 @@ class ClusterSerializer(serializers.ModelSerializer):
         return partition_budget(cluster).as_dict()
 
 
-class BrokerConfigEntrySerializer(serializers.Serializer):
-    value = serializers.CharField(allow_null=True)
-    source = serializers.CharField()
-    read_only = serializers.BooleanField()
-    sensitive = serializers.BooleanField()
-
-
 class BrokerWithConfigsSerializer(BrokerSerializer):
     configs = serializers.SerializerMethodField()
 
     class Meta(BrokerSerializer.Meta):
         fields = [*BrokerSerializer.Meta.fields, "configs"]
 
-    @extend_schema_field(serializers.DictField(child=BrokerConfigEntrySerializer(), allow_null=True))
+    @extend_schema_field(serializers.DictField(child=ConfigEntrySerializer(), allow_null=True))
     def get_configs(self, broker: Broker) -> dict | None:
         return self.context.get("broker_configs", {}).get(broker.node_id)
 

@@ -2069,12 +2069,6 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
-        BrokerConfigEntry: {
-            value: string | null;
-            source: string;
-            read_only: boolean;
-            sensitive: boolean;
-        };
         /**
          * @description * `pending` - Pending
          *     * `starting` - Starting
@@ -2099,7 +2093,7 @@ export interface components {
             /** Format: date-time */
             last_seen?: string | null;
             readonly configs: {
-                [key: string]: components["schemas"]["BrokerConfigEntry"];
+                [key: string]: components["schemas"]["ConfigEntry"];
             } | null;
         };
         CatalogEntry: {
@@ -2248,6 +2242,42 @@ export interface components {
          * @enum {string}
          */
         ClusterStatusEnum: "requested" | "provisioning" | "running" | "degraded" | "stopped" | "deleting" | "deleted" | "failed";
+        ConfigDefault: {
+            /** @description the config (or broker synonym) the value comes from */
+            name: string;
+            /** @description in the unit of the config itself */
+            value: string | null;
+            source: string;
+        };
+        ConfigEntry: {
+            value: string | null;
+            /** @description Kafka's config source, e.g. DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG */
+            source: string;
+            read_only: boolean;
+            sensitive: boolean;
+            /** @description Kafka's config type (boolean, string, int, long, double, list…), if reported */
+            type: string | null;
+            /** @description what the config means, as the cluster says */
+            documentation: string | null;
+            /** @description the value a reset returns to (the next synonym), if the cluster says */
+            default: components["schemas"]["ConfigDefault"] | null;
+            /** @description the values Kafka accepts, if a set */
+            choices: string[];
+            /** @description several choices at once, comma separated (cleanup.policy) */
+            multiple: boolean;
+            unit: (components["schemas"]["UnitEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description the value that turns the limit off */
+            unlimited: string | null;
+            rule: components["schemas"]["ConfigRule"];
+        };
+        ConfigRule: {
+            /** @description whether the team's policy lets it set this config */
+            allowed: boolean;
+            minimum: number | null;
+            maximum: number | null;
+            /** @description why the bounds exist */
+            reason: string;
+        };
         /** @description A group as the sampler last saw it (lists never wait on the cluster). */
         ConsumerGroup: {
             readonly id: number;
@@ -3816,6 +3846,16 @@ export interface components {
             lag_messages: (number | null)[];
             lag_seconds: (number | null)[];
         };
+        /**
+         * @description * `ms` - ms
+         *     * `seconds` - seconds
+         *     * `minutes` - minutes
+         *     * `hours` - hours
+         *     * `bytes` - bytes
+         *     * `bytes_per_second` - bytes_per_second
+         * @enum {string}
+         */
+        UnitEnum: "ms" | "seconds" | "minutes" | "hours" | "bytes" | "bytes_per_second";
         User: {
             id: number;
             username: string;

@@ -89,12 +89,10 @@ export interface TopicPartition {
   end_offset: number;
   size_bytes: number;
 }
-export interface TopicConfigEntry {
-  value: string | null;
-  source: string;
-  read_only: boolean;
-  sensitive: boolean;
-}
+/** One config as the cluster reports it, with what an editor needs (type, units, choices, the team's rule). */
+export type ConfigEntry = BrokerConfigEntry;
+export type TopicConfigEntry = ConfigEntry;
+export type ConfigUnit = NonNullable<ConfigEntry["unit"]>;
 export interface TopicLiveState {
   exists: boolean;
   partitions: TopicPartition[];

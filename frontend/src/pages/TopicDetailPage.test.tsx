@@ -36,7 +36,11 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     expect(screen.getByText("10")).toBeInTheDocument(); // 7 + 3 messages in total
     const configs = screen.getByRole("table", { name: "Topic configs" });
     const rows = within(configs).getAllByRole("row");
-    expect(rows[1]).toHaveTextContent("retention.ms3600000topic override");
+    // The override first, in units, with its raw value, its meaning and the default a reset returns to.
+    expect(rows[1]).toHaveTextContent("retention.ms");
+    expect(rows[1]).toHaveTextContent("How long records are kept");
+    expect(rows[1]).toHaveTextContent("1 hour3600000");
+    expect(rows[1]).toHaveTextContent("topic overridedefault 7 days");
     expect(within(configs).getByRole("row", { name: /message.format.version/ })).toHaveTextContent("read-only");
   });
 
@@ -107,8 +111,9 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     await user.click(await screen.findByRole("button", { name: "Edit cleanup.policy" }));
     const dialog = screen.getByRole("dialog", { name: "Edit cleanup.policy" });
     expect(within(dialog).queryByRole("button", { name: "Reset to default" })).not.toBeInTheDocument();
-    await user.clear(within(dialog).getByLabelText("Value"));
-    await user.type(within(dialog).getByLabelText("Value"), "compact");
+    // A list of choices: checkboxes, one per value Kafka accepts.
+    await user.click(within(dialog).getByRole("checkbox", { name: "compact" }));
+    await user.click(within(dialog).getByRole("checkbox", { name: "delete" }));
     await user.click(within(dialog).getByRole("button", { name: "Save" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
 
