@@ -568,6 +568,45 @@ def describe_replica_sizes(
     return sizes
 
 
+@dataclass(frozen=True)
+class LogDir:
+    """One log directory of a broker: its volume's size and free space (-1: the broker does not say), the
+    bytes of each replica it holds, and Kafka's error for a directory it cannot use."""
+
+    path: str
+    error: str | None
+    total_bytes: int
+    usable_bytes: int
+    replica_bytes: dict[tuple[str, int], int]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(self.replica_bytes.values())
+
+
+def describe_log_dirs(
+    connection: Connection, broker: BrokerNode, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> list[LogDir]:
+    """The broker's log directories with every replica's size (DescribeLogDirs v4, asked of that broker)."""
+    with _wire(connection, timeout_seconds, f"{broker.host}:{broker.port}") as wire:
+        response = wire.request(DescribeLogDirsRequestV4(topics=None))
+    _raise_for_code(int(response.error_code), None, "DescribeLogDirs")
+    return [
+        LogDir(
+            path=result.log_dir,
+            error=None if int(result.error_code) == 0 else KafkaError(int(result.error_code)).name(),
+            total_bytes=int(result.total_bytes),
+            usable_bytes=int(result.usable_bytes),
+            replica_bytes={
+                (topic.name, int(partition.partition_index)): int(partition.partition_size)
+                for topic in result.topics
+                for partition in topic.partitions
+            },
+        )
+        for result in response.results
+    ]
+
+
 # --- reassignments and brokers (protocol client: librdkafka 2.16 has no calls for them) ------------
 
 

@@ -332,3 +332,50 @@ class ReassignmentTargetSerializer(serializers.Serializer):
 
 class ReassignmentStartedSerializer(serializers.Serializer):
     requested = ReassignmentTargetSerializer(many=True)
+
+
+class HostedReplicaSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    leader = serializers.IntegerField(help_text="the partition's leader; -1 when it has none")
+    is_leader = serializers.BooleanField()
+    replicas = serializers.ListField(child=serializers.IntegerField())
+    isr = serializers.ListField(child=serializers.IntegerField())
+    in_sync = serializers.BooleanField(help_text="this broker's replica is in the ISR")
+    under_replicated = serializers.BooleanField()
+    size_bytes = serializers.IntegerField(allow_null=True, help_text="this replica's bytes on this broker")
+
+
+class LogDirSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    error = serializers.CharField(allow_null=True, help_text="Kafka's error for a directory it cannot use")
+    total_bytes = serializers.IntegerField(allow_null=True, help_text="the volume's size, if the broker says")
+    usable_bytes = serializers.IntegerField(
+        allow_null=True, help_text="free on the volume, if the broker says"
+    )
+    size_bytes = serializers.IntegerField(help_text="bytes of the replicas in the directory")
+    replica_count = serializers.IntegerField()
+
+
+class BrokerDetailSerializer(serializers.Serializer):
+    node_id = serializers.IntegerField()
+    host = serializers.CharField()
+    port = serializers.IntegerField()
+    rack = serializers.CharField(allow_blank=True)
+    listed = serializers.BooleanField(help_text="the broker is in the cluster's Metadata")
+    health = serializers.CharField()
+    is_active_controller = serializers.BooleanField()
+    is_controller_voter = serializers.BooleanField()
+    replica_count = serializers.IntegerField()
+    leader_count = serializers.IntegerField()
+    out_of_sync_count = serializers.IntegerField(help_text="hosted replicas not in their partition's ISR")
+    under_replicated_count = serializers.IntegerField(
+        help_text="hosted partitions with fewer ISR than replicas"
+    )
+    messages_in_per_second = serializers.FloatField(
+        allow_null=True,
+        help_text="appended to the partitions it leads, from the lag sampler's log-end offsets (last 5 min)",
+    )
+    log_dirs = LogDirSerializer(many=True)
+    log_dirs_error = serializers.CharField(allow_blank=True)
+    replicas = HostedReplicaSerializer(many=True)

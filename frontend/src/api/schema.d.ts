@@ -618,7 +618,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * @description One broker: the replicas it hosts and leads, those out of sync, its log dirs (DescribeLogDirs),
+         *     its controller role and the messages per second it takes in as leader.
+         */
+        get: operations["v1_clusters_brokers_retrieve"];
         put?: never;
         post?: never;
         /**
@@ -2069,6 +2073,31 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
+        BrokerDetail: {
+            node_id: number;
+            host: string;
+            port: number;
+            rack: string;
+            /** @description the broker is in the cluster's Metadata */
+            listed: boolean;
+            health: string;
+            is_active_controller: boolean;
+            is_controller_voter: boolean;
+            replica_count: number;
+            leader_count: number;
+            /** @description hosted replicas not in their partition's ISR */
+            out_of_sync_count: number;
+            /** @description hosted partitions with fewer ISR than replicas */
+            under_replicated_count: number;
+            /**
+             * Format: double
+             * @description appended to the partitions it leads, from the lag sampler's log-end offsets (last 5 min)
+             */
+            messages_in_per_second: number | null;
+            log_dirs: components["schemas"]["LogDir"][];
+            log_dirs_error: string;
+            replicas: components["schemas"]["HostedReplica"][];
+        };
         /**
          * @description * `pending` - Pending
          *     * `starting` - Starting
@@ -2445,6 +2474,20 @@ export interface components {
          * @enum {string}
          */
         HealthEnum: "OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS";
+        HostedReplica: {
+            topic: string;
+            partition: number;
+            /** @description the partition's leader; -1 when it has none */
+            leader: number;
+            is_leader: boolean;
+            replicas: number[];
+            isr: number[];
+            /** @description this broker's replica is in the ISR */
+            in_sync: boolean;
+            under_replicated: boolean;
+            /** @description this replica's bytes on this broker */
+            size_bytes: number | null;
+        };
         /**
          * @description * `export_parquet` - Export Parquet
          *     * `key_skew` - Key Skew
@@ -2548,6 +2591,18 @@ export interface components {
             times: string[];
             total: components["schemas"]["TotalSeries"];
             partitions: components["schemas"]["PartitionSeries"][];
+        };
+        LogDir: {
+            path: string;
+            /** @description Kafka's error for a directory it cannot use */
+            error: string | null;
+            /** @description the volume's size, if the broker says */
+            total_bytes: number | null;
+            /** @description free on the volume, if the broker says */
+            usable_bytes: number | null;
+            /** @description bytes of the replicas in the directory */
+            size_bytes: number;
+            replica_count: number;
         };
         LoginInputRequest: {
             username: string;
@@ -5184,6 +5239,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
+    v1_clusters_brokers_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrokerDetail"];
                 };
             };
         };
