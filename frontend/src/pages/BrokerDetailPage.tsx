@@ -11,6 +11,7 @@ import { QueryView } from "../components/states";
 import { formatBytes } from "../lib/bytes";
 import { ConfigsTable } from "./configs/ConfigsTable";
 import "./clusters/brokers.css";
+import { BrokerHealthBadge, ConfigsErrorCallout } from "./clusters/ClusterStatusBadge";
 import { NotFoundPage } from "./NotFoundPage";
 
 export function BrokerDetailPage() {
@@ -35,12 +36,6 @@ function BrokerDetailView({ clusterId, nodeId }: { clusterId: number; nodeId: nu
   );
 }
 
-const HEALTH: Record<string, { text: string; tone: string }> = {
-  up: { text: "up", tone: "badge badge--ok" },
-  not_listed: { text: "not in Metadata", tone: "badge badge--warning" },
-  down: { text: "down", tone: "badge badge--danger" },
-};
-
 export function roleOf(broker: Pick<BrokerDetail, "is_active_controller" | "is_controller_voter">): string {
   if (broker.is_active_controller) return "active controller";
   if (broker.is_controller_voter) return "controller voter";
@@ -48,7 +43,6 @@ export function roleOf(broker: Pick<BrokerDetail, "is_active_controller" | "is_c
 }
 
 function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: ClusterDetail }) {
-  const health = HEALTH[broker.health] ?? { text: broker.health, tone: "badge" };
   const configs = cluster.brokers.find((each) => each.node_id === broker.node_id)?.configs ?? null;
   return (
     <>
@@ -56,8 +50,7 @@ function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: Cl
         title={`Broker ${broker.node_id}`}
         description={
           <>
-            <span className={health.tone}>{health.text}</span>{" "}
-            <span className="badge badge--info">{roleOf(broker)}</span> in{" "}
+            <BrokerHealthBadge health={broker.health} /> <span className="badge badge--info">{roleOf(broker)}</span> in{" "}
             <Link to={`/clusters/${cluster.id}/brokers`}>{cluster.name}</Link>
           </>
         }
@@ -92,11 +85,7 @@ function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: Cl
         <h2 id="broker-configs-heading" className="section__title">
           Configs
         </h2>
-        {cluster.configs_error ? (
-          <p className="callout callout--warning" role="status">
-            Could not read every broker's configs: {cluster.configs_error}
-          </p>
-        ) : null}
+        <ConfigsErrorCallout error={cluster.configs_error} />
         {configs ? <ConfigsTable label={`Broker ${broker.node_id} configs`} configs={configs} /> : null}
       </section>
     </>

@@ -22,7 +22,13 @@ import { PageHeader } from "../components/PageHeader";
 import { ReassignmentsPanel } from "../components/ReassignmentsPanel";
 import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
-import { ClusterStatusBadge, healthOf, HealthBadge } from "./clusters/ClusterStatusBadge";
+import {
+  BrokerHealthBadge,
+  ClusterStatusBadge,
+  ConfigsErrorCallout,
+  healthOf,
+  HealthBadge,
+} from "./clusters/ClusterStatusBadge";
 import { LiveOperation, OperationProgress } from "./clusters/OperationProgress";
 import { ConfigsTable } from "./configs/ConfigsTable";
 import { NotFoundPage } from "./NotFoundPage";
@@ -231,12 +237,6 @@ function isReplicatedLocal(cluster: ClusterDetail): boolean {
   return cluster.provider === "local" && cluster.brokers.some((broker) => broker.roles.includes("controller"));
 }
 
-const BROKER_HEALTH: Record<string, { text: string; tone: string }> = {
-  up: { text: "up", tone: "badge badge--ok" },
-  not_listed: { text: "not in Metadata", tone: "badge badge--warning" },
-  down: { text: "down", tone: "badge badge--danger" },
-};
-
 const brokerColumn = createColumnHelper<Broker>();
 const brokerColumns = (clusterId: number) => [
   brokerColumn.accessor("node_id", {
@@ -256,10 +256,7 @@ const brokerColumns = (clusterId: number) => [
   brokerColumn.accessor((broker) => broker.status ?? "pending", { id: "status", header: "Process" }),
   brokerColumn.accessor("health", {
     header: "Status",
-    cell: (info) => {
-      const shown = BROKER_HEALTH[info.getValue()] ?? { text: info.getValue(), tone: "badge" };
-      return <span className={shown.tone}>{shown.text}</span>;
-    },
+    cell: (info) => <BrokerHealthBadge health={info.getValue()} />,
   }),
   brokerColumn.accessor("restart_count", { header: "Restarts" }),
   brokerColumn.accessor((broker) => broker.last_seen ?? "", {
@@ -354,11 +351,7 @@ function BrokerConfigsSection({ cluster }: { cluster: ClusterDetail }) {
       <h2 id="configs-heading" className="section__title">
         Broker configs
       </h2>
-      {cluster.configs_error ? (
-        <p className="callout callout--warning" role="status">
-          Could not read every broker's configs: {cluster.configs_error}
-        </p>
-      ) : null}
+      <ConfigsErrorCallout error={cluster.configs_error} />
       {withConfigs.length > 1 ? (
         <p className="inline-form">
           <label htmlFor="config-broker">Broker</label>{" "}
