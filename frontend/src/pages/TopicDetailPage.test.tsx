@@ -125,6 +125,45 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     expect(await patches[1]!.json()).toEqual({ configs: { "retention.ms": null } });
   });
 
+  it("checks a value in units before saving and explains the cluster's refusal", async () => {
+    const fetchSpy = stubTopic("developer", {
+      "PATCH /api/v1/topics/30/configs/": json(400, {
+        error: {
+          code: "cluster_unreachable",
+          message: "The cluster did not answer in time: its brokers may be down, paused or overloaded.",
+          details: { kafka_error: "_TIMED_OUT", message: "Local: Timed out", hint: "Check the cluster's health." },
+        },
+      }),
+    });
+    const { user } = renderApp("/topics/30");
+
+    await user.click(await screen.findByRole("button", { name: "Edit retention.ms" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit retention.ms" });
+    expect(dialog).toHaveTextContent("How long records are kept");
+    expect(dialog).toHaveTextContent("Default7 days");
+    const amount = within(dialog).getByLabelText("New value");
+    expect(amount).toHaveValue("1");
+    expect(within(dialog).getByRole("combobox", { name: "Unit" })).toHaveValue("hours");
+
+    // Above the team's 30-day cap: said before anything is sent.
+    await user.clear(amount);
+    await user.type(amount, "31");
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Unit" }), "days");
+    expect(within(dialog).getByText("At most 30 days (the team's policy).")).toBeInTheDocument();
+    expect(within(dialog).getByRole("button", { name: "Save" })).toBeDisabled();
+
+    await user.clear(amount);
+    await user.type(amount, "2");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(
+      await within(dialog).findByText(
+        "The cluster did not answer in time: its brokers may be down, paused or overloaded. Check the cluster's health.",
+      ),
+    ).toBeInTheDocument();
+    const patch = requestsOf(fetchSpy).find((request) => request.method === "PATCH")!;
+    expect(await patch.json()).toEqual({ configs: { "retention.ms": "172800000" } });
+  });
+
   it("offers no changes to a viewer", async () => {
     stubTopic("viewer");
     renderApp("/topics/30");

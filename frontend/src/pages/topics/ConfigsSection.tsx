@@ -1,6 +1,5 @@
 import { useState, type FormEvent } from "react";
 
-import { ApiError } from "../../api/errors";
 import { useUpdateTopicConfigs } from "../../api/hooks/topics";
 import type { TopicDetail } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
@@ -37,16 +36,6 @@ export function ConfigsSection({ topic, canChange }: { topic: TopicDetail; canCh
   );
 }
 
-/** The cluster's refusal in words: our message, and the broker's own reason when it gave one. */
-export function refusalMessage(error: unknown): string | null {
-  if (error instanceof ApiError && typeof error.details.kafka_error === "string") {
-    const reason = typeof error.details.message === "string" ? error.details.message : "";
-    const hint = typeof error.details.hint === "string" ? ` ${error.details.hint}` : "";
-    return `${error.message}${reason ? ` The cluster said: ${reason}` : ""}${hint}`;
-  }
-  return null;
-}
-
 export function EditConfigForm({
   topic,
   config,
@@ -64,10 +53,7 @@ export function EditConfigForm({
   const [confirming, setConfirming] = useState<number | null>(null);
   const isOverride = config.source === "DYNAMIC_TOPIC_CONFIG";
   const problem = inputError ?? configProblem(value, config);
-  const refusal = refusalMessage(update.error);
-  const server = refusal
-    ? { fields: {} as Record<string, string>, form: refusal }
-    : formErrorsOf(update.error, ["configs"]);
+  const server = formErrorsOf(update.error, ["configs"]);
   const bounds = [
     config.rule.minimum !== null ? `at least ${readableValue(String(config.rule.minimum), config)}` : null,
     config.rule.maximum !== null ? `at most ${readableValue(String(config.rule.maximum), config)}` : null,
