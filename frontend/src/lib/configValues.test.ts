@@ -21,6 +21,7 @@ describe("readableValue", () => {
     expect(readableValue("168", configEntry({ unit: "hours" }))).toBe("7 days");
     expect(readableValue("1073741824", configEntry({ unit: "bytes" }))).toBe("1 GiB");
     expect(readableValue("1", configEntry({ unit: "bytes" }))).toBe("1 byte");
+    expect(readableValue("1048588", configEntry({ unit: "bytes" }))).toBe("≈ 1 MiB");
     expect(readableValue("10485760", configEntry({ unit: "bytes_per_second" }))).toBe("10 MiB/s");
   });
 

@@ -108,7 +108,10 @@ export function readableValue(raw: string | null, entry: Pick<ConfigEntry, "unit
   const exact = options.find((each) => value % each.factor === 0);
   const reached = options.find((each) => value >= each.factor) ?? baseUnit(options);
   const shown = exact && exact.factor >= reached.factor ? exact : reached;
-  return plural(value / shown.factor, shown);
+  const amount = value / shown.factor;
+  // 1048588 bytes is not quite 1 MiB: say so rather than round it silently.
+  const rounded = Math.round(amount * 100) / 100;
+  return `${rounded === amount ? "" : "≈ "}${plural(amount, shown)}`;
 }
 
 /** The raw value for `amount` of `option` ("1.5", hours → "5400000"), or an error sentence. */

@@ -73,7 +73,7 @@ function stubBroker(broker: BrokerDetail | ReturnType<typeof json>) {
 describe("BrokerDetailPage", () => {
   it("shows the broker's role, counts, disks, replicas and configs", async () => {
     stubBroker(brokerDetail());
-    renderApp("/clusters/3/brokers/0");
+    const { user } = renderApp("/clusters/3/brokers/0");
 
     expect(await screen.findByRole("heading", { level: 1, name: "Broker 0" })).toBeInTheDocument();
     expect(screen.getByText("active controller")).toBeInTheDocument();
@@ -91,7 +91,10 @@ describe("BrokerDetailPage", () => {
     expect(rows[2]).toHaveTextContent("follower of 1");
     expect(within(rows[2]!).getByText("out of sync")).toBeInTheDocument();
     expect(within(rows[2]!).getByText("under-replicated")).toBeInTheDocument();
+    expect(screen.queryByRole("table", { name: "Broker 0 configs" })).not.toBeInTheDocument();
+    await user.click(screen.getByRole("tab", { name: "Configs" }));
     expect(screen.getByRole("table", { name: "Broker 0 configs" })).toHaveTextContent("log.retention.hours");
+    expect(screen.queryByRole("table", { name: "Hosted replicas" })).not.toBeInTheDocument();
   });
 
   it("says when the rate is not sampled yet and when log dirs cannot be read", async () => {

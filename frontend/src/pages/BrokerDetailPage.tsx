@@ -1,4 +1,5 @@
 import { createColumnHelper } from "@tanstack/react-table";
+import { useState } from "react";
 import { Link, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
@@ -43,6 +44,7 @@ export function roleOf(broker: Pick<BrokerDetail, "is_active_controller" | "is_c
 }
 
 function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: ClusterDetail }) {
+  const [section, setSection] = useState<"replicas" | "configs">("replicas");
   const configs = cluster.brokers.find((each) => each.node_id === broker.node_id)?.configs ?? null;
   return (
     <>
@@ -80,14 +82,28 @@ function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: Cl
         </dd>
       </dl>
       <LogDirsSection broker={broker} />
-      <ReplicasSection broker={broker} />
-      <section className="section" aria-labelledby="broker-configs-heading">
-        <h2 id="broker-configs-heading" className="section__title">
-          Configs
-        </h2>
-        <ConfigsErrorCallout error={cluster.configs_error} />
-        {configs ? <ConfigsTable label={`Broker ${broker.node_id} configs`} configs={configs} /> : null}
-      </section>
+      {/* Replicas and the ~100 configs one at a time, so the page stays one screen or two long. */}
+      <div className="tabs" role="tablist" aria-label="Broker sections">
+        {(["replicas", "configs"] as const).map((each) => (
+          <button
+            key={each}
+            type="button"
+            role="tab"
+            aria-selected={section === each}
+            className={`tabs__tab tabs__tab--button${section === each ? " active" : ""}`}
+            onClick={() => setSection(each)}
+          >
+            {each === "replicas" ? `Replicas (${broker.replica_count})` : "Configs"}
+          </button>
+        ))}
+      </div>
+      {section === "replicas" ? <ReplicasSection broker={broker} /> : null}
+      {section === "configs" ? (
+        <section className="section" aria-label="Configs">
+          <ConfigsErrorCallout error={cluster.configs_error} />
+          {configs ? <ConfigsTable label={`Broker ${broker.node_id} configs`} configs={configs} /> : null}
+        </section>
+      ) : null}
     </>
   );
 }
@@ -156,7 +172,7 @@ const replicaColumns = [
   }),
   column.accessor((row) => (row.under_replicated ? "under-replicated" : "complete"), {
     id: "partition_state",
-    header: "Partition",
+    header: "Partition state",
     cell: (info) =>
       info.row.original.under_replicated ? (
         <span className="badge badge--warning">under-replicated</span>
@@ -173,10 +189,7 @@ const replicaColumns = [
 
 function ReplicasSection({ broker }: { broker: BrokerDetail }) {
   return (
-    <section className="section" aria-labelledby="replicas-heading">
-      <h2 id="replicas-heading" className="section__title">
-        Replicas
-      </h2>
+    <section className="section" aria-label="Replicas">
       <DataTable
         label="Hosted replicas"
         columns={replicaColumns}

@@ -48,6 +48,11 @@ describe("ClusterDetailPage", () => {
     // log.retention.hours 168 is read in days.
     expect(configs).toHaveTextContent("log.retention.hours");
     expect(configs).toHaveTextContent("7 days168");
+    await user.clear(screen.getByLabelText("Filter broker configs"));
+    await user.click(screen.getByRole("checkbox", { name: /Only values set on this cluster/ }));
+    // num.partitions is set in the broker's file; the other two are Kafka's defaults.
+    expect(within(configs).getAllByRole("row")).toHaveLength(2);
+    expect(configs).toHaveTextContent("num.partitions");
   });
 
   it("says why broker configs are missing", async () => {

@@ -1,5 +1,5 @@
 import { createColumnHelper } from "@tanstack/react-table";
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 
 import type { ConfigEntry } from "../../api/types";
 import { DataTable } from "../../components/DataTable";
@@ -67,6 +67,7 @@ export function ConfigsTable({
   configs: Record<string, ConfigEntry>;
   actions?: (row: ConfigRow) => ReactNode;
 }) {
+  const [onlySet, setOnlySet] = useState(false);
   const columns = [
     column.accessor((row) => `${row.name} ${row.documentation ?? ""}`, {
       id: "name",
@@ -101,15 +102,22 @@ export function ConfigsTable({
         ]
       : []),
   ];
+  const rows = configRows(configs).filter((row) => !onlySet || row.source !== "DEFAULT_CONFIG");
   return (
-    <DataTable
-      label={label}
-      columns={columns}
-      rows={configRows(configs)}
-      getRowId={(row) => row.name}
-      filterPlaceholder="Filter configs by name, meaning or value…"
-      pagination={false}
-      emptyTitle="The cluster reported no configs"
-    />
+    <>
+      <label className="config-only-set">
+        <input type="checkbox" checked={onlySet} onChange={(event) => setOnlySet(event.target.checked)} /> Only values
+        set on this cluster (hide Kafka's defaults)
+      </label>
+      <DataTable
+        label={label}
+        columns={columns}
+        rows={rows}
+        getRowId={(row) => row.name}
+        filterPlaceholder="Filter configs by name, meaning or value…"
+        pagination={false}
+        emptyTitle={onlySet ? "Every config has Kafka's default" : "The cluster reported no configs"}
+      />
+    </>
   );
 }

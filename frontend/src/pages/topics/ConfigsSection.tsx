@@ -55,7 +55,8 @@ export function EditConfigForm({
   const problem = inputError ?? configProblem(value, config);
   const server = formErrorsOf(update.error, ["configs"]);
   const bounds = [
-    config.rule.minimum !== null ? `at least ${readableValue(String(config.rule.minimum), config)}` : null,
+    // A minimum of 0 only rules out "unlimited" (-1), which the maximum already says.
+    config.rule.minimum ? `at least ${readableValue(String(config.rule.minimum), config)}` : null,
     config.rule.maximum !== null ? `at most ${readableValue(String(config.rule.maximum), config)}` : null,
   ].filter(Boolean);
 
