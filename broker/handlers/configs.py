@@ -8,6 +8,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
+from broker.config_docs import BROKER_CONFIG_DOCUMENTATION, TOPIC_CONFIG_DOCUMENTATION
 from broker.controller.forwarding import ControllerError
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.manager import DYNAMIC_BROKER_CONFIGS
@@ -45,7 +46,13 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 def _entry(
-    name: str, value: str | None, source: int, read_only: bool, config_type: int, synonyms: list[dict]
+    name: str,
+    value: str | None,
+    source: int,
+    read_only: bool,
+    config_type: int,
+    synonyms: list[dict],
+    documentation: str | None = None,
 ) -> dict[str, Any]:
     return {
         "name": name,
@@ -56,7 +63,7 @@ def _entry(
         "is_sensitive": name in SENSITIVE_BROKER_CONFIGS,
         "synonyms": synonyms,
         "config_type": config_type,
-        "documentation": None,
+        "documentation": documentation,
     }
 
 
@@ -69,7 +76,12 @@ def _broker_synonym(ctx: RequestContext, topic_config: str) -> list[dict[str, An
 
 
 def describe_topic_config_entries(
-    ctx: RequestContext, topic: TopicRecord, *, include_synonyms: bool, keys: Any = None
+    ctx: RequestContext,
+    topic: TopicRecord,
+    *,
+    include_synonyms: bool,
+    keys: Any = None,
+    include_documentation: bool = False,
 ) -> list[dict[str, Any]]:
     defaults = ctx.broker.config.topic_defaults()
     entries = []
@@ -86,14 +98,20 @@ def describe_topic_config_entries(
             synonyms = broker_synonyms
         entries.append(
             _entry(
-                name, value, source, False, _TOPIC_TYPES.get(name, LONG), synonyms if include_synonyms else []
+                name,
+                value,
+                source,
+                False,
+                _TOPIC_TYPES.get(name, LONG),
+                synonyms if include_synonyms else [],
+                TOPIC_CONFIG_DOCUMENTATION.get(name) if include_documentation else None,
             )
         )
     return entries
 
 
 def _describe_broker(
-    ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any
+    ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any, include_documentation: bool
 ) -> list[dict[str, Any]]:
     config = ctx.broker.config
     entries = []
@@ -107,6 +125,9 @@ def _describe_broker(
         entries.append(_entry(name, value, source, True, _BROKER_TYPES.get(kind, STRING), synonyms))
     if ctx.broker.cluster is not None:
         entries.extend(_describe_dynamic(ctx, resource_name, include_synonyms, keys))
+    if include_documentation:
+        for entry in entries:
+            entry["documentation"] = BROKER_CONFIG_DOCUMENTATION.get(entry["name"])
     return entries
 
 
@@ -142,6 +163,8 @@ def _authorization_error(ctx: RequestContext, resource: Any, operation: Operatio
 
 async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     include_synonyms = bool(getattr(request, "include_synonyms", False))
+    # v3+: Kafka sends each config's documentation only when asked, null otherwise.
+    include_documentation = bool(getattr(request, "include_documentation", False))
     results = []
     for resource in request.resources:
         keys = set(resource.configuration_keys) if resource.configuration_keys is not None else None
@@ -161,13 +184,19 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str
                 result.update(error_code=ErrorCode.unknown_topic_or_partition, error_message="Unknown topic")
             else:
                 result["configs"] = describe_topic_config_entries(
-                    ctx, topic, include_synonyms=include_synonyms, keys=keys
+                    ctx,
+                    topic,
+                    include_synonyms=include_synonyms,
+                    keys=keys,
+                    include_documentation=include_documentation,
                 )
         elif resource.resource_type == BROKER:
             if resource.resource_name not in ("", str(ctx.broker.node_id)):
                 result.update(error_code=ErrorCode.invalid_request, error_message="Unknown broker id")
             else:
-                result["configs"] = _describe_broker(ctx, resource.resource_name, include_synonyms, keys)
+                result["configs"] = _describe_broker(
+                    ctx, resource.resource_name, include_synonyms, keys, include_documentation
+                )
         else:
             result.update(error_code=ErrorCode.invalid_request, error_message="Unsupported resource type")
         results.append(result)

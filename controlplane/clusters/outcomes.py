@@ -189,8 +189,8 @@ def run(operation: Operation, send: Callable[[], None]) -> Operation:
     try:
         HANDLERS[operation.kind].look(operation)
     except KafkaGatewayError as error:
-        refusal = refusal_for(error)
-        fail(operation, f"{refusal.detail} Nothing was sent.", observed={"kafka_error": error.error_name})
+        refusal = refusal_for(error, outcome="Nothing was sent, so nothing changed.")
+        fail(operation, str(refusal.detail), observed={"kafka_error": error.error_name})
         raise refusal from error
     try:
         send()

@@ -57,12 +57,12 @@ from controlplane.clusters.provisioners.local import LocalProvisioner
 from controlplane.clusters.provisioners.local import default_replication_factor as local_replication_factor
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.kafka import gateway
+from controlplane.kafka.config_entries import config_entries
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
 from controlplane.kafka.gateway import (
     ClusterDescription,
     Connection,
     PartitionInfo,
-    describe_broker_configs,
     describe_cluster,
 )
 from controlplane.kafka.refusals import kafka_refusals
@@ -542,28 +542,32 @@ def request_cluster_deletion(*, actor: Actor, cluster: Cluster, confirm_name: st
 
 
 def read_broker_configs(*, cluster: Cluster) -> tuple[dict[int, dict[str, dict]], str]:
-    """Each broker's configs as the cluster reports them (DescribeConfigs), or an empty map and why."""
+    """Each broker's configs as the cluster reports them (DescribeConfigs v4 with types and documentation,
+    asked of each broker), or an empty map and why. A broker that does not answer is left out and named in
+    the reason; the others still show."""
     node_ids = list(cluster.brokers.values_list("node_id", flat=True))
     if not node_ids or cluster.status not in (*WATCHED_STATUSES, ClusterStatus.PROVISIONING):
         return {}, ""
+    connection = connection_for(cluster)
     try:
-        # The gateway's default timeout, not the health probe's 3 s: each broker is asked on its own
-        # connection, and a busy machine can take longer than that to open one to a just-started broker.
-        configs = describe_broker_configs(connection_for(cluster), node_ids)
+        listed = {node.node_id: node for node in describe_cluster(connection).brokers}
     except KafkaGatewayError as error:
         return {}, str(error)
-    return {
-        node_id: {
-            name: {
-                "value": entry.value,
-                "source": entry.source,
-                "read_only": entry.read_only,
-                "sensitive": entry.sensitive,
-            }
-            for name, entry in entries.items()
-        }
-        for node_id, entries in configs.items()
-    }, ""
+    configs: dict[int, dict[str, dict]] = {}
+    problems: list[str] = []
+    for node_id in node_ids:
+        if node_id not in listed:
+            problems.append(f"broker {node_id} is not in the cluster's metadata")
+            continue
+        try:
+            # The gateway's default timeout, not the health probe's 3 s: a busy machine can take longer
+            # than that to open a connection to a just-started broker.
+            entries = gateway.describe_documented_configs(connection, broker=listed[node_id])
+        except KafkaGatewayError as error:
+            problems.append(f"broker {node_id}: {error}")
+            continue
+        configs[node_id] = config_entries(entries)
+    return configs, "; ".join(problems)
 
 
 def check_cluster_health(*, cluster: Cluster) -> Cluster:

@@ -47,6 +47,7 @@ from confluent_kafka.admin import (
 from kio.schema.alter_client_quotas.v1 import request as alter_quotas
 from kio.schema.alter_partition_reassignments.v0 import request as alter_reassignments
 from kio.schema.describe_client_quotas.v1 import request as describe_quotas
+from kio.schema.describe_configs.v4.request import DescribeConfigsRequest, DescribeConfigsResource
 from kio.schema.describe_log_dirs.v1.request import DescribableLogDirTopic, DescribeLogDirsRequest
 from kio.schema.describe_log_dirs.v4.request import DescribeLogDirsRequest as DescribeLogDirsRequestV4
 from kio.schema.find_coordinator.v3.request import FindCoordinatorRequest
@@ -188,28 +189,87 @@ def describe_cluster(
     )
 
 
-def describe_broker_configs(
-    connection: Connection, node_ids: Iterable[int], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-) -> dict[int, dict[str, ConfigValue]]:
-    """Every broker config of the given nodes (DescribeConfigs, resource type BROKER)."""
-    admin = _admin(connection, timeout_seconds)
-    resources = {node_id: ConfigResource(ResourceType.BROKER, str(node_id)) for node_id in node_ids}
-    # librdkafka sends a BROKER resource to that broker and refuses two of them in one call (_CONFLICT),
-    # so each node is asked on its own; the calls still run side by side.
-    futures = {
-        resource: admin.describe_configs([resource], request_timeout=timeout_seconds)[resource]
-        for resource in resources.values()
+# Kafka's ConfigType numbers (DescribeConfigs v3+) and names.
+CONFIG_TYPES = {
+    1: "boolean",
+    2: "string",
+    3: "int",
+    4: "short",
+    5: "long",
+    6: "double",
+    7: "list",
+    8: "class",
+    9: "password",
+}
+_TOPIC_RESOURCE, _BROKER_RESOURCE = 2, 4
+
+
+@dataclass(frozen=True)
+class ConfigSynonym:
+    name: str
+    value: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class DocumentedConfig(ConfigValue):
+    """A config as DescribeConfigs v4 reports it with documentation and synonyms: its type ("long",
+    "list"…, None when the cluster does not say), what it means, and where else its value could come
+    from, most specific first (the value a reset returns to is the first synonym after the current one)."""
+
+    config_type: str | None = None
+    documentation: str | None = None
+    synonyms: tuple[ConfigSynonym, ...] = ()
+
+
+def describe_documented_configs(
+    connection: Connection,
+    *,
+    topic: str | None = None,
+    broker: BrokerNode | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> dict[str, DocumentedConfig]:
+    """One topic's or one broker's configs with types, documentation and synonyms (DescribeConfigs v4,
+    which librdkafka does not ask for). A broker is asked on its own address, as Kafka requires for
+    BROKER resources."""
+    if (topic is None) == (broker is None):
+        raise ValueError("describe a topic or a broker")
+    resource_type, name = (
+        (_TOPIC_RESOURCE, topic) if topic is not None else (_BROKER_RESOURCE, str(broker.node_id))
+    )
+    request = DescribeConfigsRequest(
+        resources=(
+            DescribeConfigsResource(
+                resource_type=i8(resource_type), resource_name=name, configuration_keys=None
+            ),
+        ),
+        include_synonyms=True,
+        include_documentation=True,
+    )
+    address = f"{broker.host}:{broker.port}" if broker is not None else None
+    with _wire(connection, timeout_seconds, address) as wire:
+        response = wire.request(request)
+    (result,) = response.results
+    _raise_for_code(int(result.error_code), result.error_message, "DescribeConfigs")
+    return {
+        entry.name: DocumentedConfig(
+            value=None if entry.is_sensitive else entry.value,
+            source=_source_name(int(entry.config_source)),
+            read_only=bool(entry.read_only),
+            sensitive=bool(entry.is_sensitive),
+            config_type=CONFIG_TYPES.get(int(entry.config_type)),
+            documentation=entry.documentation or None,
+            synonyms=tuple(
+                ConfigSynonym(
+                    name=synonym.name,
+                    value=None if entry.is_sensitive else synonym.value,
+                    source=_source_name(int(synonym.source)),
+                )
+                for synonym in entry.synonyms
+            ),
+        )
+        for entry in result.configs
     }
-    configs: dict[int, dict[str, ConfigValue]] = {}
-    for node_id, resource in resources.items():
-        try:
-            entries = futures[resource].result(timeout=timeout_seconds + 1)
-        except KafkaException as error:
-            _raise_typed(error.args[0] if error.args else None, "DescribeConfigs failed")
-        except TimeoutError as error:
-            raise ClusterUnreachable("_TIMED_OUT", "DescribeConfigs got no answer") from error
-        configs[node_id] = {name: _config_value(entry) for name, entry in entries.items()}
-    return configs
 
 
 # --- shared plumbing for the calls below ----------------------------------------------------------
@@ -506,6 +566,45 @@ def describe_replica_sizes(
                     key = (topic.name, int(partition.partition_index), node.node_id)
                     sizes[key] = sizes.get(key, 0) + int(partition.partition_size)
     return sizes
+
+
+@dataclass(frozen=True)
+class LogDir:
+    """One log directory of a broker: its volume's size and free space (-1: the broker does not say), the
+    bytes of each replica it holds, and Kafka's error for a directory it cannot use."""
+
+    path: str
+    error: str | None
+    total_bytes: int
+    usable_bytes: int
+    replica_bytes: dict[tuple[str, int], int]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(self.replica_bytes.values())
+
+
+def describe_log_dirs(
+    connection: Connection, broker: BrokerNode, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> list[LogDir]:
+    """The broker's log directories with every replica's size (DescribeLogDirs v4, asked of that broker)."""
+    with _wire(connection, timeout_seconds, f"{broker.host}:{broker.port}") as wire:
+        response = wire.request(DescribeLogDirsRequestV4(topics=None))
+    _raise_for_code(int(response.error_code), None, "DescribeLogDirs")
+    return [
+        LogDir(
+            path=result.log_dir,
+            error=None if int(result.error_code) == 0 else KafkaError(int(result.error_code)).name(),
+            total_bytes=int(result.total_bytes),
+            usable_bytes=int(result.usable_bytes),
+            replica_bytes={
+                (topic.name, int(partition.partition_index)): int(partition.partition_size)
+                for topic in result.topics
+                for partition in topic.partitions
+            },
+        )
+        for result in response.results
+    ]
 
 
 # --- reassignments and brokers (protocol client: librdkafka 2.16 has no calls for them) ------------

@@ -146,3 +146,57 @@ def _check_segments(limits: Limits, configs: Mapping[str, str]) -> list[PolicyVi
             )
         )
     return violations
+
+
+@dataclass(frozen=True)
+class ConfigRule:
+    """What a team's policy lets it set for one topic config, for an editor to show before saving."""
+
+    allowed: bool
+    minimum: int | None = None
+    maximum: int | None = None
+    # Why the bounds exist, in the words an editor shows next to them.
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "allowed": self.allowed,
+            "minimum": self.minimum,
+            "maximum": self.maximum,
+            "reason": self.reason,
+        }
+
+
+def topic_config_rules(
+    policy: TeamPolicy | None, organization_limits: Mapping[str, int | None] | None, names: Iterable[str]
+) -> dict[str, ConfigRule]:
+    """The rules `evaluate_topic_request` applies to configs, per name: allowed or not, and the bounds of
+    the guarded ones (retention.ms, segment.bytes, segment.ms)."""
+    limits = effective_limits(policy, organization_limits)
+    allowed = (
+        None if policy is None or policy.allowed_topic_configs is None else set(policy.allowed_topic_configs)
+    )
+    bounds = {
+        "retention.ms": ConfigRule(
+            True, 0, limits.max_retention_ms, "The team's guardrail caps retention; unlimited is not allowed."
+        ),
+        "segment.bytes": ConfigRule(
+            True,
+            limits.min_segment_bytes,
+            limits.max_segment_bytes,
+            "Tiny segments mean thousands of open files; the guardrail bounds their size.",
+        ),
+        "segment.ms": ConfigRule(
+            True,
+            limits.min_segment_ms,
+            None,
+            "Frequent segment rolls cost the brokers; the guardrail sets a floor.",
+        ),
+    }
+    rules: dict[str, ConfigRule] = {}
+    for name in names:
+        if allowed is not None and name not in allowed:
+            rules[name] = ConfigRule(False, reason="The team's policy does not allow setting this config.")
+        else:
+            rules[name] = bounds.get(name, ConfigRule(True))
+    return rules

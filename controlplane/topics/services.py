@@ -20,14 +20,15 @@ from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.clusters.services import connection_for, default_replication_factor
 from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
-from controlplane.kafka import gateway
+from controlplane.kafka import config_entries, gateway
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.schemas.decoding import PayloadDecoder
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
-from controlplane.tenancy.models import Team
+from controlplane.tenancy.models import Team, TeamPolicy
+from controlplane.tenancy.policy import ConfigRule, topic_config_rules
 from controlplane.tenancy.services import check_topic_request
 from controlplane.topics.choices import KNOWN_TOPIC_CONFIGS, BrowseStart
 from controlplane.topics.guardrails import check_change_rate, check_cluster_capacity
@@ -394,7 +395,7 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
         sizes = gateway.describe_partition_sizes(
             connection, partitions={topic.name: [p.partition for p in info.partitions]}
         )
-        configs = gateway.describe_topic_configs(connection, [topic.name])[topic.name]
+        configs = config_entries.describe_topic_configs(connection, topic.name)
     return {
         "exists": True,
         "partitions": [
@@ -414,16 +415,16 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
             }
             for p in info.partitions
         ],
-        "configs": {
-            name: {
-                "value": value.value,
-                "source": value.source,
-                "read_only": value.read_only,
-                "sensitive": value.sensitive,
-            }
-            for name, value in sorted(configs.items())
-        },
+        "configs": config_entries.config_entries(configs, _config_rules(topic, configs)),
     }
+
+
+def _config_rules(topic: Topic, configs: Mapping[str, object]) -> dict[str, ConfigRule]:
+    """What the owning team's policy lets it set; an unmanaged topic has no team policy."""
+    if topic.team_id is None:
+        return {}
+    policy = TeamPolicy.objects.filter(team=topic.team).first()
+    return topic_config_rules(policy, topic.team.organization.guardrails, configs)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,14 @@ const DETAIL_PAGES: RouteObject[] = [
     lazy: async () => ({ Component: (await import("./pages/ClusterDetailPage")).ClusterDetailPage }),
   },
   {
+    path: "clusters/:id/:tab",
+    lazy: async () => ({ Component: (await import("./pages/ClusterDetailPage")).ClusterDetailPage }),
+  },
+  {
+    path: "clusters/:id/brokers/:nodeId",
+    lazy: async () => ({ Component: (await import("./pages/BrokerDetailPage")).BrokerDetailPage }),
+  },
+  {
     path: "topics/:id",
     lazy: async () => ({ Component: (await import("./pages/TopicDetailPage")).TopicDetailPage }),
   },

@@ -11,6 +11,7 @@ from controlplane.clusters import services
 from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.services import DEFAULT_LOCAL_BROKERS, MAX_LOCAL_BROKERS
+from controlplane.core.api.config_fields import ConfigEntrySerializer
 from controlplane.core.api.fields import VisibleOrganizationField
 from controlplane.tenancy.models import Organization
 
@@ -237,20 +238,13 @@ class ClusterSerializer(serializers.ModelSerializer):
         return partition_budget(cluster).as_dict()
 
 
-class BrokerConfigEntrySerializer(serializers.Serializer):
-    value = serializers.CharField(allow_null=True)
-    source = serializers.CharField()
-    read_only = serializers.BooleanField()
-    sensitive = serializers.BooleanField()
-
-
 class BrokerWithConfigsSerializer(BrokerSerializer):
     configs = serializers.SerializerMethodField()
 
     class Meta(BrokerSerializer.Meta):
         fields = [*BrokerSerializer.Meta.fields, "configs"]
 
-    @extend_schema_field(serializers.DictField(child=BrokerConfigEntrySerializer(), allow_null=True))
+    @extend_schema_field(serializers.DictField(child=ConfigEntrySerializer(), allow_null=True))
     def get_configs(self, broker: Broker) -> dict | None:
         return self.context.get("broker_configs", {}).get(broker.node_id)
 
@@ -338,3 +332,50 @@ class ReassignmentTargetSerializer(serializers.Serializer):
 
 class ReassignmentStartedSerializer(serializers.Serializer):
     requested = ReassignmentTargetSerializer(many=True)
+
+
+class HostedReplicaSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    leader = serializers.IntegerField(help_text="the partition's leader; -1 when it has none")
+    is_leader = serializers.BooleanField()
+    replicas = serializers.ListField(child=serializers.IntegerField())
+    isr = serializers.ListField(child=serializers.IntegerField())
+    in_sync = serializers.BooleanField(help_text="this broker's replica is in the ISR")
+    under_replicated = serializers.BooleanField()
+    size_bytes = serializers.IntegerField(allow_null=True, help_text="this replica's bytes on this broker")
+
+
+class LogDirSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    error = serializers.CharField(allow_null=True, help_text="Kafka's error for a directory it cannot use")
+    total_bytes = serializers.IntegerField(allow_null=True, help_text="the volume's size, if the broker says")
+    usable_bytes = serializers.IntegerField(
+        allow_null=True, help_text="free on the volume, if the broker says"
+    )
+    size_bytes = serializers.IntegerField(help_text="bytes of the replicas in the directory")
+    replica_count = serializers.IntegerField()
+
+
+class BrokerDetailSerializer(serializers.Serializer):
+    node_id = serializers.IntegerField()
+    host = serializers.CharField()
+    port = serializers.IntegerField()
+    rack = serializers.CharField(allow_blank=True)
+    listed = serializers.BooleanField(help_text="the broker is in the cluster's Metadata")
+    health = serializers.CharField()
+    is_active_controller = serializers.BooleanField()
+    is_controller_voter = serializers.BooleanField()
+    replica_count = serializers.IntegerField()
+    leader_count = serializers.IntegerField()
+    out_of_sync_count = serializers.IntegerField(help_text="hosted replicas not in their partition's ISR")
+    under_replicated_count = serializers.IntegerField(
+        help_text="hosted partitions with fewer ISR than replicas"
+    )
+    messages_in_per_second = serializers.FloatField(
+        allow_null=True,
+        help_text="appended to the partitions it leads, from the lag sampler's log-end offsets (last 5 min)",
+    )
+    log_dirs = LogDirSerializer(many=True)
+    log_dirs_error = serializers.CharField(allow_blank=True)
+    replicas = HostedReplicaSerializer(many=True)

@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.clusters import filtersets, outcomes, services
+from controlplane.clusters import brokers, filtersets, outcomes, services
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
@@ -113,6 +113,14 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         return self._accepted(
             services.request_broker_removal(actor=self.actor, cluster=cluster, node_id=int(node_id))
         )
+
+    @extend_schema(responses=serializers.BrokerDetailSerializer)
+    @remove_broker.mapping.get
+    def broker(self, request: Request, pk: str, node_id: str) -> Response:
+        """One broker: the replicas it hosts and leads, those out of sync, its log dirs (DescribeLogDirs),
+        its controller role and the messages per second it takes in as leader."""
+        view = brokers.describe_broker(cluster=self.get_object(), node_id=int(node_id))
+        return Response(serializers.BrokerDetailSerializer(view).data)
 
     @extend_schema(responses=serializers.ReassignmentsSerializer)
     @action(detail=True, methods=["get"])

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from controlplane.core.api.config_fields import ConfigEntrySerializer
 from controlplane.core.api.fields import POSITIVE_INT_RANGE, POSITIVE_SMALL_INT_RANGE, VisiblePrimaryKeyField
 from controlplane.reconcile.api.fields import VisibleClusterField
 from controlplane.schemas.choices import SchemaType
@@ -64,17 +65,10 @@ class PartitionStateSerializer(serializers.Serializer):
     size_bytes = serializers.IntegerField()
 
 
-class ConfigStateSerializer(serializers.Serializer):
-    value = serializers.CharField(allow_null=True)
-    source = serializers.CharField()
-    read_only = serializers.BooleanField()
-    sensitive = serializers.BooleanField()
-
-
 class LiveStateSerializer(serializers.Serializer):
     exists = serializers.BooleanField()
     partitions = PartitionStateSerializer(many=True)
-    configs = serializers.DictField(child=ConfigStateSerializer())
+    configs = serializers.DictField(child=ConfigEntrySerializer())
 
 
 class TopicDetailSerializer(TopicSerializer):

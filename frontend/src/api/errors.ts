@@ -53,8 +53,20 @@ export function isUnauthenticated(error: unknown): boolean {
   );
 }
 
-/** A message fit to show a person, whatever was thrown. */
+/** What the person can do about a refusal, when the API says (`details.hint`). */
+export function hintOf(error: unknown): string | null {
+  return error instanceof ApiError && typeof error.details.hint === "string" ? error.details.hint : null;
+}
+
+/** True for a refusal that came from the Kafka cluster (its details name Kafka's error). */
+export function isClusterRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && typeof error.details.kafka_error === "string";
+}
+
+/** A message fit to show a person, whatever was thrown: the API's message and what to do about it. */
 export function describeError(error: unknown): string {
+  const hint = hintOf(error);
+  if (error instanceof Error && error.message && hint) return `${error.message} ${hint}`;
   if (error instanceof Error && error.message) {
     return error.message;
   }

@@ -68,6 +68,8 @@ export type ClusterStatus = Cluster["status"];
 export type ClusterDetail = JsonBody<paths["/api/v1/clusters/{id}/"]["get"]["responses"][200]>;
 export type Broker = ClusterDetail["brokers"][number];
 export type BrokerConfigEntry = NonNullable<Broker["configs"]>[string];
+export type BrokerDetail = JsonBody<paths["/api/v1/clusters/{id}/brokers/{node_id}/"]["get"]["responses"][200]>;
+export type HostedReplica = BrokerDetail["replicas"][number];
 export type Operation = JsonBody<paths["/api/v1/operations/{id}/"]["get"]["responses"][200]>;
 export type AcceptedOperation = JsonBody<paths["/api/v1/clusters/"]["post"]["responses"][202]>;
 export type ClusterCreate = PostBody<"/api/v1/clusters/">;
@@ -99,12 +101,10 @@ export interface TopicPartition {
   end_offset: number;
   size_bytes: number;
 }
-export interface TopicConfigEntry {
-  value: string | null;
-  source: string;
-  read_only: boolean;
-  sensitive: boolean;
-}
+/** One config as the cluster reports it, with what an editor needs (type, units, choices, the team's rule). */
+export type ConfigEntry = BrokerConfigEntry;
+export type TopicConfigEntry = ConfigEntry;
+export type ConfigUnit = NonNullable<ConfigEntry["unit"]>;
 export interface TopicLiveState {
   exists: boolean;
   partitions: TopicPartition[];

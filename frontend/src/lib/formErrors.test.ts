@@ -21,6 +21,20 @@ describe("formErrorsOf", () => {
     expect(formErrorsOf(error, ["name"])).toEqual({ fields: {}, form: "A service account named 'x' already exists." });
   });
 
+  it("says a cluster's refusal in words with what to do, never its raw Kafka error", () => {
+    const error = new ApiError(400, "cluster_unreachable", "The cluster did not answer in time.", {
+      kafka_error: "_TIMED_OUT",
+      message: "Failed while waiting for response from broker: Local: Timed out",
+      hint: "Check the cluster's health, then try again.",
+    });
+    const shown = formErrorsOf(error, ["configs"]);
+    expect(shown).toEqual({
+      fields: {},
+      form: "The cluster did not answer in time. Check the cluster's health, then try again.",
+    });
+    expect(shown.form).not.toContain("_TIMED_OUT");
+  });
+
   it("has nothing to say without an error", () => {
     expect(formErrorsOf(null, ["name"])).toEqual({ fields: {}, form: null });
   });

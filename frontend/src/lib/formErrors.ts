@@ -1,4 +1,4 @@
-import { ApiError, describeError } from "../api/errors";
+import { ApiError, describeError, isClusterRefusal } from "../api/errors";
 
 export interface FormErrors {
   /** Messages to show next to the named fields. */
@@ -21,6 +21,8 @@ function messagesOf(value: unknown): string {
  */
 export function formErrorsOf(error: unknown, fieldNames: readonly string[]): FormErrors {
   if (!error) return { fields: {}, form: null };
+  // The cluster's refusal: its details describe Kafka's error, not the form's fields.
+  if (isClusterRefusal(error)) return { fields: {}, form: describeError(error) };
   const fields: Record<string, string> = {};
   const rest: string[] = [];
   if (error instanceof ApiError && error.status === 400) {

@@ -19,30 +19,40 @@ function stubDetail(options: { orgAdmin: boolean }, extra: Parameters<typeof stu
 }
 
 describe("ClusterDetailPage", () => {
-  it("shows brokers, searchable broker configs, health and recent operations", async () => {
+  it("splits the cluster into tabs: overview, brokers linking to their pages, one broker's configs", async () => {
     const fetchSpy = stubDetail({ orgAdmin: false });
     const { user } = renderApp("/clusters/3");
 
     expect(await screen.findByRole("heading", { level: 1, name: "orders" })).toBeInTheDocument();
-    const brokers = screen.getByRole("table", { name: "Brokers" });
-    const brokerRow = within(brokers).getAllByRole("row")[1]!;
-    expect(brokerRow).toHaveTextContent("127.0.0.1:19092");
-    expect(brokerRow).toHaveTextContent("running");
-    expect(brokerRow).toHaveTextContent("2");
-
-    const configs = screen.getByRole("table", { name: "Broker configs" });
-    expect(within(configs).getAllByRole("row")).toHaveLength(4);
-    expect(configs).toHaveTextContent("(sensitive)");
-    await user.type(screen.getByLabelText("Filter broker configs"), "retention");
-    expect(within(configs).getAllByRole("row")).toHaveLength(2);
-    expect(configs).toHaveTextContent("log.retention.hours");
-
     expect(screen.getByText("healthy · 1 broker up")).toBeInTheDocument();
     expect(await screen.findByRole("progressbar", { name: "Done: all 5 steps finished" })).toBeInTheDocument();
     const listed = requestsOf(fetchSpy).find((request) => new URL(request.url).pathname === "/api/v1/operations/")!;
     expect(new URL(listed.url).searchParams.get("cluster")).toBe("3");
+    expect(screen.queryByRole("table", { name: "Broker configs" })).not.toBeInTheDocument();
     // Only org admins delete.
     await waitFor(() => expect(screen.queryByRole("button", { name: "Delete cluster" })).not.toBeInTheDocument());
+
+    await user.click(screen.getByRole("link", { name: "Brokers (1)" }));
+    const brokers = await screen.findByRole("table", { name: "Brokers" });
+    const brokerRow = within(brokers).getAllByRole("row")[1]!;
+    expect(brokerRow).toHaveTextContent("127.0.0.1:19092");
+    expect(brokerRow).toHaveTextContent("running");
+    expect(within(brokerRow).getByRole("link", { name: "Broker 0" })).toHaveAttribute("href", "/clusters/3/brokers/0");
+
+    await user.click(screen.getByRole("link", { name: "Broker configs" }));
+    const configs = await screen.findByRole("table", { name: "Broker configs" });
+    expect(within(configs).getAllByRole("row")).toHaveLength(4);
+    expect(configs).toHaveTextContent("hidden");
+    await user.type(screen.getByLabelText("Filter broker configs"), "retention");
+    expect(within(configs).getAllByRole("row")).toHaveLength(2);
+    // log.retention.hours 168 is read in days.
+    expect(configs).toHaveTextContent("log.retention.hours");
+    expect(configs).toHaveTextContent("7 days168");
+    await user.clear(screen.getByLabelText("Filter broker configs"));
+    await user.click(screen.getByRole("checkbox", { name: /Only values set on this cluster/ }));
+    // num.partitions is set in the broker's file; the other two are Kafka's defaults.
+    expect(within(configs).getAllByRole("row")).toHaveLength(2);
+    expect(configs).toHaveTextContent("num.partitions");
   });
 
   it("says why broker configs are missing", async () => {
@@ -56,9 +66,9 @@ describe("ClusterDetailPage", () => {
         "GET /api/v1/operations/": page([]),
       },
     );
-    renderApp("/clusters/3");
+    renderApp("/clusters/3/configs");
     expect(await screen.findByText(/The cluster did not answer DescribeConfigs\./)).toBeInTheDocument();
-    expect(await screen.findByText("No operations yet")).toBeInTheDocument();
+    expect(await screen.findByText("No broker configs to show")).toBeInTheDocument();
   });
 
   it("checks health on demand", async () => {

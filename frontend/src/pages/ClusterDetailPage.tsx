@@ -1,6 +1,6 @@
 import { createColumnHelper } from "@tanstack/react-table";
 import { useState } from "react";
-import { useParams } from "react-router";
+import { Link, NavLink, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
 import { describeError } from "../api/errors";
@@ -13,7 +13,7 @@ import {
   useDeleteCluster,
 } from "../api/hooks/clusters";
 import { useAddBroker, useRemoveBroker } from "../api/hooks/replication";
-import type { Broker, BrokerConfigEntry, ClusterDetail } from "../api/types";
+import type { Broker, ClusterDetail } from "../api/types";
 import { isOrgAdmin } from "../auth/permissions";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { DataTable } from "../components/DataTable";
@@ -22,29 +22,54 @@ import { PageHeader } from "../components/PageHeader";
 import { ReassignmentsPanel } from "../components/ReassignmentsPanel";
 import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
-import { ClusterStatusBadge, healthOf, HealthBadge } from "./clusters/ClusterStatusBadge";
+import {
+  BrokerHealthBadge,
+  ClusterStatusBadge,
+  ConfigsErrorCallout,
+  healthOf,
+  HealthBadge,
+} from "./clusters/ClusterStatusBadge";
 import { LiveOperation, OperationProgress } from "./clusters/OperationProgress";
+import { ConfigsTable } from "./configs/ConfigsTable";
 import { NotFoundPage } from "./NotFoundPage";
 
+/** The cluster page's tabs, each its own URL (/clusters/:id, /clusters/:id/brokers, /clusters/:id/configs). */
+const TABS = { overview: "Overview", brokers: "Brokers", configs: "Broker configs" } as const;
+type Tab = keyof typeof TABS;
+
 export function ClusterDetailPage() {
-  const id = Number(useParams().id);
-  if (!Number.isInteger(id) || id <= 0) return <NotFoundPage />;
-  return <ClusterDetailView id={id} />;
+  const params = useParams();
+  const id = Number(params.id);
+  const tab = (params.tab ?? "overview") as Tab;
+  if (!Number.isInteger(id) || id <= 0 || !(tab in TABS)) return <NotFoundPage />;
+  return <ClusterDetailView id={id} tab={tab} />;
 }
 
-function ClusterDetailView({ id }: { id: number }) {
+function ClusterDetailView({ id, tab }: { id: number; tab: Tab }) {
   const cluster = useCluster(id);
   const access = useAccess();
   return (
     <QueryView query={combineQueries(cluster, access)} errorTitle="Could not load the cluster">
       {([clusterData, accessData]) => (
-        <ClusterSections cluster={clusterData} canAdminister={isOrgAdmin(accessData, clusterData.organization)} />
+        <ClusterSections
+          cluster={clusterData}
+          tab={tab}
+          canAdminister={isOrgAdmin(accessData, clusterData.organization)}
+        />
       )}
     </QueryView>
   );
 }
 
-function ClusterSections({ cluster, canAdminister }: { cluster: ClusterDetail; canAdminister: boolean }) {
+function ClusterSections({
+  cluster,
+  tab,
+  canAdminister,
+}: {
+  cluster: ClusterDetail;
+  tab: Tab;
+  canAdminister: boolean;
+}) {
   const [deleting, setDeleting] = useState(false);
   const remove = useDeleteCluster(cluster.id);
   const checkHealth = useCheckClusterHealth(cluster.id);
@@ -84,17 +109,38 @@ function ClusterSections({ cluster, canAdminister }: { cluster: ClusterDetail; c
         </p>
       ) : null}
       <DegradedBanner status={cluster.status} reason={cluster.status_reason} health={healthOf(cluster.health)} />
-      <HealthSection cluster={cluster} />
-      <OperationsSection clusterId={cluster.id} />
-      <BrokersSection cluster={cluster} canAdminister={canAdminister && !gone} />
-      {isReplicatedLocal(cluster) && !gone ? (
-        <ReassignmentsPanel
-          clusterId={cluster.id}
-          brokerIds={cluster.brokers.map((broker) => broker.node_id)}
-          canAdminister={canAdminister}
-        />
+      <nav className="tabs" aria-label="Cluster sections">
+        {(Object.keys(TABS) as Tab[]).map((each) => (
+          <NavLink
+            key={each}
+            to={each === "overview" ? `/clusters/${cluster.id}` : `/clusters/${cluster.id}/${each}`}
+            end
+            className="tabs__tab"
+          >
+            {TABS[each]}
+            {each === "brokers" ? ` (${cluster.brokers.length})` : ""}
+          </NavLink>
+        ))}
+      </nav>
+      {tab === "overview" ? (
+        <>
+          <HealthSection cluster={cluster} />
+          <OperationsSection clusterId={cluster.id} />
+        </>
       ) : null}
-      <BrokerConfigsSection cluster={cluster} />
+      {tab === "brokers" ? (
+        <>
+          <BrokersSection cluster={cluster} canAdminister={canAdminister && !gone} />
+          {isReplicatedLocal(cluster) && !gone ? (
+            <ReassignmentsPanel
+              clusterId={cluster.id}
+              brokerIds={cluster.brokers.map((broker) => broker.node_id)}
+              canAdminister={canAdminister}
+            />
+          ) : null}
+        </>
+      ) : null}
+      {tab === "configs" ? <BrokerConfigsSection cluster={cluster} /> : null}
       <ConfirmDialog
         open={deleting}
         title={`Delete cluster ${cluster.name}?`}
@@ -191,15 +237,12 @@ function isReplicatedLocal(cluster: ClusterDetail): boolean {
   return cluster.provider === "local" && cluster.brokers.some((broker) => broker.roles.includes("controller"));
 }
 
-const BROKER_HEALTH: Record<string, { text: string; tone: string }> = {
-  up: { text: "up", tone: "badge badge--ok" },
-  not_listed: { text: "not in Metadata", tone: "badge badge--warning" },
-  down: { text: "down", tone: "badge badge--danger" },
-};
-
 const brokerColumn = createColumnHelper<Broker>();
-const brokerColumns = [
-  brokerColumn.accessor("node_id", { header: "Node id" }),
+const brokerColumns = (clusterId: number) => [
+  brokerColumn.accessor("node_id", {
+    header: "Node",
+    cell: (info) => <Link to={`/clusters/${clusterId}/brokers/${info.getValue()}`}>Broker {info.getValue()}</Link>,
+  }),
   brokerColumn.accessor((broker) => `${broker.host}:${broker.port}`, {
     id: "address",
     header: "Host:port",
@@ -213,10 +256,7 @@ const brokerColumns = [
   brokerColumn.accessor((broker) => broker.status ?? "pending", { id: "status", header: "Process" }),
   brokerColumn.accessor("health", {
     header: "Status",
-    cell: (info) => {
-      const shown = BROKER_HEALTH[info.getValue()] ?? { text: info.getValue(), tone: "badge" };
-      return <span className={shown.tone}>{shown.text}</span>;
-    },
+    cell: (info) => <BrokerHealthBadge health={info.getValue()} />,
   }),
   brokerColumn.accessor("restart_count", { header: "Restarts" }),
   brokerColumn.accessor((broker) => broker.last_seen ?? "", {
@@ -233,7 +273,7 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
   const manageable = canAdminister && isReplicatedLocal(cluster);
   const columns = manageable
     ? [
-        ...brokerColumns,
+        ...brokerColumns(cluster.id),
         brokerColumn.display({
           id: "actions",
           header: "Actions",
@@ -251,7 +291,7 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
             ),
         }),
       ]
-    : brokerColumns;
+    : brokerColumns(cluster.id);
   return (
     <section className="section" aria-labelledby="brokers-heading">
       <h2 id="brokers-heading" className="section__title">
@@ -269,6 +309,9 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
           {describeError(add.error)}
         </p>
       ) : null}
+      {/* The change just asked for, followed here; the overview lists every operation. */}
+      {add.data ? <LiveOperation id={add.data.operation.id} /> : null}
+      {remove.data ? <LiveOperation id={remove.data.operation.id} /> : null}
       <DataTable
         label="Brokers"
         columns={columns}
@@ -298,48 +341,40 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
   );
 }
 
-interface ConfigRow extends BrokerConfigEntry {
-  nodeId: number;
-  name: string;
-}
-
-const configColumn = createColumnHelper<ConfigRow>();
-const configColumns = [
-  configColumn.accessor("nodeId", { header: "Broker" }),
-  configColumn.accessor("name", { header: "Name", cell: (info) => <span className="mono">{info.getValue()}</span> }),
-  configColumn.accessor((row) => (row.sensitive ? "(sensitive)" : (row.value ?? "")), {
-    id: "value",
-    header: "Value",
-    cell: (info) => <span className="mono">{info.getValue() || "—"}</span>,
-  }),
-  configColumn.accessor("source", { header: "Source" }),
-  configColumn.accessor((row) => (row.read_only ? "yes" : "no"), { id: "read_only", header: "Read-only" }),
-];
-
+/** One broker's configs at a time: every broker reports the same ~270 names, mixed they were unreadable. */
 function BrokerConfigsSection({ cluster }: { cluster: ClusterDetail }) {
-  const rows: ConfigRow[] = cluster.brokers.flatMap((broker) =>
-    Object.entries(broker.configs ?? {}).map(([name, entry]) => ({ ...entry, nodeId: broker.node_id, name })),
-  );
+  const withConfigs = cluster.brokers.filter((broker) => broker.configs);
+  const [nodeId, setNodeId] = useState<number | null>(withConfigs[0]?.node_id ?? null);
+  const shown = withConfigs.find((broker) => broker.node_id === nodeId) ?? withConfigs[0];
   return (
     <section className="section" aria-labelledby="configs-heading">
       <h2 id="configs-heading" className="section__title">
         Broker configs
       </h2>
-      {cluster.configs_error ? (
-        <p className="callout callout--warning" role="status">
-          Could not read the broker configs: {cluster.configs_error}
+      <ConfigsErrorCallout error={cluster.configs_error} />
+      {withConfigs.length > 1 ? (
+        <p className="inline-form">
+          <label htmlFor="config-broker">Broker</label>{" "}
+          <select
+            id="config-broker"
+            className="input"
+            style={{ width: "auto" }}
+            value={shown?.node_id}
+            onChange={(event) => setNodeId(Number(event.target.value))}
+          >
+            {withConfigs.map((broker) => (
+              <option key={broker.node_id} value={broker.node_id}>
+                Broker {broker.node_id}
+              </option>
+            ))}
+          </select>
         </p>
       ) : null}
-      <DataTable
-        label="Broker configs"
-        columns={configColumns}
-        rows={rows}
-        getRowId={(row) => `${row.nodeId}:${row.name}`}
-        initialSorting={[{ id: "name", desc: false }]}
-        filterPlaceholder="Search configs…"
-        pagination={{ pageSize: 50 }}
-        emptyTitle="No broker configs to show"
-      />
+      {shown?.configs ? (
+        <ConfigsTable label="Broker configs" configs={shown.configs} />
+      ) : (
+        <EmptyState title="No broker configs to show" />
+      )}
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { acme, cluster, logLine, operation } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { page, signedInHandlers } from "../test/tenancyFixtures";
+import { brokersOf } from "./ClustersPage";
 
 function stubClusters(options: { orgAdmin: boolean }, extra: Parameters<typeof stubFetch>[0] = {}) {
   return stubFetch({
@@ -272,5 +273,13 @@ describe("ClustersPage", () => {
       username: "admin",
       password: "s3cret",
     });
+  });
+});
+
+describe("brokersOf", () => {
+  it("shows brokers up of expected, and none for a deleted cluster", () => {
+    expect(brokersOf(cluster({ broker_count: 3, health: { brokers_up: 2, brokers_expected: 3 } }))).toBe("2 of 3 up");
+    expect(brokersOf(cluster({ broker_count: 3, status: "deleted" }))).toBe("none (deleted)");
+    expect(brokersOf(cluster({ broker_count: 3, health: {} }))).toBe("3");
   });
 });

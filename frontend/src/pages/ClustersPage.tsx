@@ -15,6 +15,14 @@ import { RegisterClusterForm } from "./clusters/RegisterClusterForm";
 import { useAdministeredOrganizations } from "./clusters/useAdministeredOrganizations";
 
 const column = createColumnHelper<Cluster>();
+
+/** Brokers up of those expected, from the last health check; a deleted cluster has none left. */
+export function brokersOf(cluster: Cluster): string {
+  if (cluster.status === "deleted") return "none (deleted)";
+  const health = healthOf(cluster.health);
+  if (health.brokers_up === undefined) return String(cluster.broker_count);
+  return `${health.brokers_up} of ${health.brokers_expected ?? cluster.broker_count} up`;
+}
 const columns = [
   column.accessor("name", {
     header: "Name",
@@ -27,7 +35,7 @@ const columns = [
     cell: (info) => <HealthBadge health={info.row.original.health} status={info.row.original.status} />,
   }),
   column.accessor("provider", { header: "Provider" }),
-  column.accessor("broker_count", { header: "Brokers" }),
+  column.accessor(brokersOf, { id: "brokers", header: "Brokers" }),
   column.accessor((cluster) => cluster.bootstrap_servers ?? "", {
     id: "bootstrap",
     header: "Bootstrap servers",

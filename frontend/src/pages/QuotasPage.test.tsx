@@ -6,6 +6,7 @@ import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { billingAccount, membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
 import { quota } from "../test/topicFixtures";
+import { formatLimit } from "./QuotasPage";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
 configure({ asyncUtilTimeout: 10_000 });
@@ -124,5 +125,16 @@ describe("QuotasPage", { timeout: 30_000 }, () => {
     });
     renderApp("/quotas");
     expect(await screen.findByRole("alert")).toHaveTextContent("Could not load the quotas");
+  });
+});
+
+describe("formatLimit", () => {
+  it("shows Kafka's 'no limit' values as unlimited", () => {
+    expect(formatLimit("producer_byte_rate", 9223372036854775807)).toBe("unlimited");
+    expect(formatLimit("request_percentage", 2147483647)).toBe("unlimited");
+    expect(formatLimit("controller_mutation_rate", 1.7976931348623157e308)).toBe("unlimited");
+    expect(formatLimit("producer_byte_rate", 1048576)).toBe("1.0 MiB/s");
+    expect(formatLimit("request_percentage", 50)).toBe("50 %");
+    expect(formatLimit("consumer_byte_rate", undefined)).toBe("—");
   });
 });

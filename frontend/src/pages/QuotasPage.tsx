@@ -20,8 +20,17 @@ import { CreateQuotaForm, EditQuotaForm, QUOTA_KEYS, quotaValuesOf, type QuotaKe
 
 const column = createColumnHelper<ClientQuota>();
 
-function formatLimit(key: QuotaKey, value: number | undefined): string {
+/**
+ * Kafka has no "no limit" quota value: tools write Long.MAX_VALUE (bytes) or Integer.MAX_VALUE (requests,
+ * percentages), which would read as "8388608.0 PiB/s". Anything that large means unlimited.
+ */
+export function isUnlimitedQuota(key: QuotaKey, value: number): boolean {
+  return key.endsWith("byte_rate") ? value >= Number.MAX_SAFE_INTEGER : value >= 2 ** 31 - 1;
+}
+
+export function formatLimit(key: QuotaKey, value: number | undefined): string {
   if (value == null) return "—";
+  if (isUnlimitedQuota(key, value)) return "unlimited";
   if (key.endsWith("byte_rate")) return `${formatBytes(value)}/s`;
   if (key === "request_percentage") return `${value} %`;
   return `${value}/s`;

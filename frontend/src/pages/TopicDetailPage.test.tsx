@@ -36,7 +36,11 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     expect(screen.getByText("10")).toBeInTheDocument(); // 7 + 3 messages in total
     const configs = screen.getByRole("table", { name: "Topic configs" });
     const rows = within(configs).getAllByRole("row");
-    expect(rows[1]).toHaveTextContent("retention.ms3600000topic override");
+    // The override first, in units, with its raw value, its meaning and the default a reset returns to.
+    expect(rows[1]).toHaveTextContent("retention.ms");
+    expect(rows[1]).toHaveTextContent("How long records are kept");
+    expect(rows[1]).toHaveTextContent("1 hour3600000");
+    expect(rows[1]).toHaveTextContent("topic overridedefault 7 days");
     expect(within(configs).getByRole("row", { name: /message.format.version/ })).toHaveTextContent("read-only");
   });
 
@@ -107,8 +111,9 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     await user.click(await screen.findByRole("button", { name: "Edit cleanup.policy" }));
     const dialog = screen.getByRole("dialog", { name: "Edit cleanup.policy" });
     expect(within(dialog).queryByRole("button", { name: "Reset to default" })).not.toBeInTheDocument();
-    await user.clear(within(dialog).getByLabelText("Value"));
-    await user.type(within(dialog).getByLabelText("Value"), "compact");
+    // A list of choices: checkboxes, one per value Kafka accepts.
+    await user.click(within(dialog).getByRole("checkbox", { name: "compact" }));
+    await user.click(within(dialog).getByRole("checkbox", { name: "delete" }));
     await user.click(within(dialog).getByRole("button", { name: "Save" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
 
@@ -118,6 +123,45 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     const patches = requestsOf(fetchSpy).filter((request) => request.method === "PATCH");
     expect(await patches[0]!.json()).toEqual({ configs: { "cleanup.policy": "compact" } });
     expect(await patches[1]!.json()).toEqual({ configs: { "retention.ms": null } });
+  });
+
+  it("checks a value in units before saving and explains the cluster's refusal", async () => {
+    const fetchSpy = stubTopic("developer", {
+      "PATCH /api/v1/topics/30/configs/": json(400, {
+        error: {
+          code: "cluster_unreachable",
+          message: "The cluster did not answer in time: its brokers may be down, paused or overloaded.",
+          details: { kafka_error: "_TIMED_OUT", message: "Local: Timed out", hint: "Check the cluster's health." },
+        },
+      }),
+    });
+    const { user } = renderApp("/topics/30");
+
+    await user.click(await screen.findByRole("button", { name: "Edit retention.ms" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit retention.ms" });
+    expect(dialog).toHaveTextContent("How long records are kept");
+    expect(dialog).toHaveTextContent("Default7 days");
+    const amount = within(dialog).getByLabelText("New value");
+    expect(amount).toHaveValue("1");
+    expect(within(dialog).getByRole("combobox", { name: "Unit" })).toHaveValue("hours");
+
+    // Above the team's 30-day cap: said before anything is sent.
+    await user.clear(amount);
+    await user.type(amount, "31");
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Unit" }), "days");
+    expect(within(dialog).getByText("At most 30 days (the team's policy).")).toBeInTheDocument();
+    expect(within(dialog).getByRole("button", { name: "Save" })).toBeDisabled();
+
+    await user.clear(amount);
+    await user.type(amount, "2");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(
+      await within(dialog).findByText(
+        "The cluster did not answer in time: its brokers may be down, paused or overloaded. Check the cluster's health.",
+      ),
+    ).toBeInTheDocument();
+    const patch = requestsOf(fetchSpy).find((request) => request.method === "PATCH")!;
+    expect(await patch.json()).toEqual({ configs: { "retention.ms": "172800000" } });
   });
 
   it("offers no changes to a viewer", async () => {

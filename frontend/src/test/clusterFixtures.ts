@@ -1,4 +1,5 @@
 import type { Cluster, ClusterDetail, Operation, Organization } from "../api/types";
+import { configEntry } from "./configFixtures";
 
 export const acme: Organization = { id: 10, name: "Acme", slug: "acme", created_at: "2026-01-01T10:00:00Z" };
 
@@ -54,9 +55,9 @@ export function clusterDetail(overrides: Partial<ClusterDetail> = {}): ClusterDe
         restart_count: 2,
         last_seen: "2026-01-05T10:00:00Z",
         configs: {
-          "num.partitions": { value: "3", source: "STATIC_BROKER_CONFIG", read_only: true, sensitive: false },
-          "log.retention.hours": { value: "168", source: "DEFAULT_CONFIG", read_only: true, sensitive: false },
-          "ssl.key.password": { value: null, source: "DEFAULT_CONFIG", read_only: true, sensitive: true },
+          "num.partitions": configEntry({ value: "3", source: "STATIC_BROKER_CONFIG", read_only: true, type: "long" }),
+          "log.retention.hours": configEntry({ value: "168", read_only: true, type: "long", unit: "hours" }),
+          "ssl.key.password": configEntry({ value: null, read_only: true, sensitive: true, type: "password" }),
         },
       },
     ],

@@ -7,6 +7,7 @@ import type {
   TopicDetail,
   TopicMessage,
 } from "../api/types";
+import { configEntry } from "./configFixtures";
 
 export function topic(overrides: Partial<Topic> = {}): Topic {
   return {
@@ -40,9 +41,23 @@ export function topicDetail(overrides: Partial<TopicDetail> = {}): TopicDetail {
         { partition: 1, leader: 0, replicas: [0], isr: [0], start_offset: 2, end_offset: 5, size_bytes: 300 },
       ],
       configs: {
-        "retention.ms": { value: "3600000", source: "DYNAMIC_TOPIC_CONFIG", read_only: false, sensitive: false },
-        "cleanup.policy": { value: "delete", source: "DEFAULT_CONFIG", read_only: false, sensitive: false },
-        "message.format.version": { value: "3.0", source: "DEFAULT_CONFIG", read_only: true, sensitive: false },
+        "retention.ms": configEntry({
+          value: "3600000",
+          source: "DYNAMIC_TOPIC_CONFIG",
+          type: "long",
+          documentation: "How long records are kept; -1 keeps them forever.",
+          default: { name: "log.retention.hours", value: "604800000", source: "DEFAULT_CONFIG" },
+          unit: "ms",
+          unlimited: "-1",
+          rule: { allowed: true, minimum: 0, maximum: 2592000000, reason: "The team's guardrail caps retention." },
+        }),
+        "cleanup.policy": configEntry({
+          value: "delete",
+          type: "list",
+          choices: ["delete", "compact"],
+          multiple: true,
+        }),
+        "message.format.version": configEntry({ value: "3.0", read_only: true, type: "string" }),
       },
     },
     ...overrides,

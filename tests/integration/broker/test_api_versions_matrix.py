@@ -174,6 +174,40 @@ def test_describe_configs_answers_every_served_version(broker, matrix_topic, ver
     assert configs["cleanup.policy"] == "delete"
 
 
+@pytest.mark.parametrize("version", [3, 4])
+def test_describe_configs_documents_and_types_configs_when_asked(broker, matrix_topic, version):
+    resources = [{"resource_type": 2, "resource_name": matrix_topic, "configuration_keys": None}]
+    with WireClient(broker.bootstrap) as client:
+        asked = client.request(
+            request(
+                32, version, {"resources": resources, "include_documentation": True, "include_synonyms": True}
+            )
+        )
+        plain = client.request(request(32, version, {"resources": resources, "include_documentation": False}))
+    configs = {c.name: c for c in asked.results[0].configs}
+    assert "forever" in configs["retention.ms"].documentation
+    # Kafka's ConfigType numbering: LONG 5, LIST 7, STRING 2, BOOLEAN 1.
+    assert (configs["retention.ms"].config_type, configs["cleanup.policy"].config_type) == (5, 7)
+    assert configs["compression.type"].config_type == 2
+    assert configs["preallocate"].config_type == 1
+    assert [s.name for s in configs["retention.ms"].synonyms] == ["log.retention.ms"]
+    assert all(c.documentation is None for c in plain.results[0].configs)
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_describe_configs_documents_broker_configs(broker, version):
+    body = {
+        "resources": [{"resource_type": 4, "resource_name": "", "configuration_keys": ["num.partitions"]}],
+        "include_documentation": True,
+    }
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(32, version, body))
+    (entry,) = response.results[0].configs
+    assert entry.name == "num.partitions"
+    assert entry.documentation
+    assert entry.read_only
+
+
 @pytest.mark.parametrize("version", _versions(33))
 def test_alter_configs_answers_every_served_version(broker, matrix_topic, version):
     body = {

@@ -31,6 +31,10 @@ def test_it_registers_a_reachable_cluster_and_shows_its_health(people, fresh_bro
     (broker,) = detail["brokers"]
     assert broker["port"] == fresh_broker.port
     assert broker["configs"]["node.id"]["value"] == "1"
+    retention = broker["configs"]["log.retention.hours"]
+    assert (retention["type"], retention["unit"], retention["read_only"]) == ("long", "hours", True)
+    assert retention["documentation"]
+    assert broker["configs"]["log.cleanup.policy"]["choices"] == ["delete", "compact"]
 
 
 def test_an_external_cluster_that_goes_away_becomes_degraded_and_comes_back(people, fresh_broker) -> None:

@@ -27,13 +27,32 @@ def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kaf
 
     assert [p["partition"] for p in detail["live"]["partitions"]] == [0, 1, 2]
     assert all(p["leader"] == 1 for p in detail["live"]["partitions"])
-    assert detail["live"]["configs"]["retention.ms"] == {
+    retention = detail["live"]["configs"]["retention.ms"]
+    documentation = retention.pop("documentation")
+    assert retention == {
         "value": "3600000",
         "source": "DYNAMIC_TOPIC_CONFIG",
         "read_only": False,
         "sensitive": False,
+        "type": "long",
+        # A reset returns it to the broker's default, in the topic config's unit.
+        "default": {"name": "log.retention.ms", "value": "604800000", "source": "DEFAULT_CONFIG"},
+        "choices": [],
+        "multiple": False,
+        "unit": "ms",
+        "unlimited": "-1",
+        "rule": {
+            "allowed": True,
+            "minimum": 0,
+            "maximum": 30 * 24 * 3600 * 1000,
+            "reason": "The team's guardrail caps retention; unlimited is not allowed.",
+        },
     }
-    assert detail["live"]["configs"]["cleanup.policy"]["source"] != "DYNAMIC_TOPIC_CONFIG"
+    assert "forever" in documentation
+    cleanup = detail["live"]["configs"]["cleanup.policy"]
+    assert cleanup["source"] != "DYNAMIC_TOPIC_CONFIG"
+    assert (cleanup["type"], cleanup["choices"], cleanup["multiple"]) == ("list", ["delete", "compact"], True)
+    assert detail["live"]["configs"]["segment.bytes"]["unit"] == "bytes"
     assert AuditEvent.objects.filter(action="topic.create", resource_name=name, result="success").exists()
 
     def searched(text: str) -> list[str]:
@@ -207,6 +226,11 @@ def test_configs_beyond_the_team_policy_are_refused_on_create_and_update(kafka_w
     )
     assert update.status_code == 400
     assert update.json()["error"]["code"] == "policy_violation"
+    # The editor is told the bound before anyone saves.
+    rule = world.viewer_a.get(f"/api/v1/topics/{topic['id']}/").json()["live"]["configs"]["retention.ms"][
+        "rule"
+    ]
+    assert (rule["allowed"], rule["maximum"]) == (True, 86_400_000)
 
 
 def test_a_cluster_that_does_not_answer_is_refused_with_nothing_sent(kafka_world: KafkaWorld) -> None:

@@ -2,7 +2,15 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
 import { listAll } from "../listAll";
-import type { AcceptedOperation, Cluster, ClusterCreate, ClusterDetail, ClusterRegister, Operation } from "../types";
+import type {
+  AcceptedOperation,
+  BrokerDetail,
+  Cluster,
+  ClusterCreate,
+  ClusterDetail,
+  ClusterRegister,
+  Operation,
+} from "../types";
 
 export const clusterKeys = {
   all: ["clusters"] as const,
@@ -151,5 +159,24 @@ export function useCheckClusterHealth(id: number) {
     mutationFn: async (): Promise<Cluster> =>
       unwrap(await apiClient.POST("/api/v1/clusters/{id}/check-health/", { params: { path: { id } } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: clusterKeys.all }),
+  });
+}
+
+export const brokerKeys = {
+  detail: (cluster: number, nodeId: number) => [...clusterKeys.all, "broker", cluster, nodeId] as const,
+};
+
+/** One broker's replicas, disks and role, asked of the cluster on each visit (and every 30 s while open). */
+export function useBroker(cluster: number, nodeId: number) {
+  return useQuery({
+    queryKey: brokerKeys.detail(cluster, nodeId),
+    queryFn: async ({ signal }): Promise<BrokerDetail> =>
+      unwrap(
+        await apiClient.GET("/api/v1/clusters/{id}/brokers/{node_id}/", {
+          params: { path: { id: cluster, node_id: String(nodeId) } },
+          signal,
+        }),
+      ),
+    refetchInterval: 30_000,
   });
 }

@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 
 import { apiClient, unwrap } from "../client";
 import type { paths } from "../schema";
+import { lagKeys } from "./lag";
 
 type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
 type GroupsPath = paths["/api/v1/consumer-groups/"]["get"];
@@ -107,6 +108,8 @@ function useGroupChange<Variables, Result>(id: number, change: (variables: Varia
         queryClient.invalidateQueries({ queryKey: groupKeys.detail(id) }),
         queryClient.invalidateQueries({ queryKey: groupKeys.resets(id) }),
         queryClient.invalidateQueries({ queryKey: [...groupKeys.all, "list"] }),
+        // The health summary's lag is the sampler's; asked again it agrees with the table once sampled.
+        queryClient.invalidateQueries({ queryKey: lagKeys.group(id) }),
       ]),
   });
 }

@@ -15,6 +15,28 @@ export function ClusterStatusBadge({ status }: { status: ClusterStatus }) {
   return <span className={TONE[status]}>{status}</span>;
 }
 
+const BROKER_HEALTH: Record<string, { text: string; tone: string }> = {
+  up: { text: "up", tone: "badge badge--ok" },
+  not_listed: { text: "not in Metadata", tone: "badge badge--warning" },
+  down: { text: "down", tone: "badge badge--danger" },
+};
+
+/** A broker's status from the cluster's last health check (the API's `health` of a broker). */
+export function BrokerHealthBadge({ health }: { health: string }) {
+  const shown = BROKER_HEALTH[health] ?? { text: health, tone: "badge" };
+  return <span className={shown.tone}>{shown.text}</span>;
+}
+
+/** "Could not read …" above a config table, when some brokers did not answer DescribeConfigs. */
+export function ConfigsErrorCallout({ error }: { error: string }) {
+  if (!error) return null;
+  return (
+    <p className="callout callout--warning" role="status">
+      Could not read every broker's configs: {error}
+    </p>
+  );
+}
+
 /** What the last health check saw, as the API stores it on the cluster. */
 export interface ClusterHealth {
   reachable?: boolean;

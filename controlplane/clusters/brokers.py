@@ -1,0 +1,133 @@
+"""One broker as an operator looks at it: the replicas it hosts and leads, those out of sync, its disks
+(DescribeLogDirs), its role in the controller quorum, and the messages per second it takes in as leader.
+
+Messages per second come from the lag sampler's log-end history (no extra request): the log-end offsets
+of the partitions the broker leads, moved over the window. Kafka does not report bytes in/out over the
+protocol (only JMX does), so the page shows messages, and the bytes on disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from controlplane.clusters.models import Broker, Cluster
+from controlplane.clusters.services import broker_health, connection_for
+from controlplane.core.api.errors import ServiceError
+from controlplane.kafka import gateway
+from controlplane.kafka.refusals import kafka_refusals
+from controlplane.lag import history
+
+logger = logging.getLogger(__name__)
+
+THROUGHPUT_WINDOW_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class HostedReplica:
+    topic: str
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    size_bytes: int | None
+
+    def as_dict(self, node_id: int) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader": self.leader,
+            "is_leader": self.leader == node_id,
+            "replicas": self.replicas,
+            "isr": self.isr,
+            "in_sync": node_id in self.isr,
+            "under_replicated": len(self.isr) < len(self.replicas),
+            "size_bytes": self.size_bytes,
+        }
+
+
+def _messages_per_second(cluster: Cluster, led: list[tuple[str, int]]) -> float | None:
+    """Messages appended per second to the partitions the broker leads, over the sampler's last window;
+    None when the sampler has too little history (or Redis cannot be read)."""
+    try:
+        ends = history.log_end_history(
+            history.lag_redis(), cluster.id, since=time.time() - THROUGHPUT_WINDOW_SECONDS
+        )
+    except redis.RedisError as error:
+        logger.warning("log-end history of cluster %s unreadable: %s", cluster.id, error)
+        return None
+    moved, span = 0, 0.0
+    for topic, partition in led:
+        points = ends.get(history.partition_key(topic, partition), [])
+        if len(points) < 2:
+            continue
+        (first_time, first_end), (last_time, last_end) = points[0], points[-1]
+        moved += max(0, last_end - first_end)
+        span = max(span, last_time - first_time)
+    return moved / span if span > 0 else None
+
+
+def describe_broker(*, cluster: Cluster, node_id: int) -> dict[str, Any]:
+    """The broker's page: hosted replicas, leaders, under-replicated replicas, log dirs, controller role."""
+    stored = Broker.objects.filter(cluster=cluster, node_id=node_id).first()
+    connection = connection_for(cluster)
+    with kafka_refusals():
+        description = gateway.describe_cluster(connection)
+        node = next((each for each in description.brokers if each.node_id == node_id), None)
+        if node is None and stored is None:
+            raise ServiceError(f"The cluster has no broker {node_id}.", code="unknown_broker")
+        topics = gateway.list_topics(connection)
+        log_dirs: list[gateway.LogDir] = []
+        log_dirs_error = ""
+        if node is not None:
+            try:
+                log_dirs = gateway.describe_log_dirs(connection, node)
+            except gateway.KafkaGatewayError as error:
+                log_dirs_error = str(error)
+    sizes = {key: size for directory in log_dirs for key, size in directory.replica_bytes.items()}
+    hosted = [
+        HostedReplica(
+            topic=topic.name,
+            partition=p.partition,
+            leader=p.leader,
+            replicas=p.replicas,
+            isr=p.isr,
+            size_bytes=sizes.get((topic.name, p.partition)) if log_dirs else None,
+        )
+        for topic in sorted(topics.values(), key=lambda each: each.name)
+        for p in topic.partitions
+        if node_id in p.replicas
+    ]
+    led = [(each.topic, each.partition) for each in hosted if each.leader == node_id]
+    return {
+        "node_id": node_id,
+        "host": node.host if node is not None else stored.host,
+        "port": node.port if node is not None else stored.port,
+        "rack": stored.rack if stored is not None else "",
+        "listed": node is not None,
+        "health": broker_health(cluster, stored) if stored is not None else "up",
+        "is_active_controller": description.controller_id == node_id,
+        "is_controller_voter": stored.is_controller if stored is not None else False,
+        "replica_count": len(hosted),
+        "leader_count": len(led),
+        "out_of_sync_count": sum(1 for each in hosted if node_id not in each.isr),
+        "under_replicated_count": sum(1 for each in hosted if len(each.isr) < len(each.replicas)),
+        "messages_in_per_second": _messages_per_second(cluster, led),
+        "log_dirs": [
+            {
+                "path": directory.path,
+                "error": directory.error,
+                "total_bytes": directory.total_bytes if directory.total_bytes >= 0 else None,
+                "usable_bytes": directory.usable_bytes if directory.usable_bytes >= 0 else None,
+                "size_bytes": directory.size_bytes,
+                "replica_count": len(directory.replica_bytes),
+            }
+            for directory in log_dirs
+        ],
+        "log_dirs_error": log_dirs_error,
+        "replicas": [each.as_dict(node_id) for each in hosted],
+    }

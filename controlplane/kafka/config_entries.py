@@ -1,0 +1,73 @@
+"""Configs as the API shows them to an editor: the cluster's answer (value, source, type, documentation,
+the value a reset returns to) plus the catalog's choices and units and, for a team's topic, its policy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from controlplane.kafka import gateway
+from controlplane.kafka.config_catalog import config_kind
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.tenancy.policy import ConfigRule
+
+TOPIC_OVERRIDE = "DYNAMIC_TOPIC_CONFIG"
+_MS_PER_UNIT = {".hours": 3_600_000, ".minutes": 60_000, ".ms": 1}
+
+
+def _in_unit_of(name: str, synonym: gateway.ConfigSynonym) -> str | None:
+    """A synonym's value in `name`'s unit: Kafka's default retention is log.retention.hours=168, which a
+    retention.ms editor shows as 604800000 ms."""
+    if synonym.value is None or not name.endswith(".ms"):
+        return synonym.value
+    factor = next((f for suffix, f in _MS_PER_UNIT.items() if synonym.name.endswith(suffix)), 1)
+    try:
+        number = int(synonym.value)
+    except ValueError:
+        return synonym.value
+    return str(number * factor) if number >= 0 else synonym.value
+
+
+def _fallback(name: str, entry: gateway.ConfigValue) -> dict[str, Any] | None:
+    """What the config returns to when its override is removed: the next synonym after the override."""
+    if entry.source != TOPIC_OVERRIDE and entry.source not in ("DYNAMIC_BROKER_CONFIG",):
+        return {"name": name, "value": entry.value, "source": entry.source}
+    synonyms = getattr(entry, "synonyms", ())
+    for synonym in synonyms:
+        if synonym.source != entry.source:
+            return {"name": synonym.name, "value": _in_unit_of(name, synonym), "source": synonym.source}
+    return None
+
+
+def config_entry(name: str, entry: gateway.ConfigValue, rule: ConfigRule | None = None) -> dict[str, Any]:
+    config_type = getattr(entry, "config_type", None)
+    return {
+        "value": entry.value,
+        "source": entry.source,
+        "read_only": entry.read_only,
+        "sensitive": entry.sensitive,
+        "type": config_type,
+        "documentation": getattr(entry, "documentation", None),
+        "default": _fallback(name, entry),
+        **config_kind(name, config_type).as_dict(),
+        "rule": (rule or ConfigRule(allowed=True)).as_dict(),
+    }
+
+
+def config_entries(
+    configs: Mapping[str, gateway.ConfigValue], rules: Mapping[str, ConfigRule] | None = None
+) -> dict[str, dict[str, Any]]:
+    return {
+        name: config_entry(name, value, (rules or {}).get(name)) for name, value in sorted(configs.items())
+    }
+
+
+def describe_topic_configs(connection: gateway.Connection, topic: str) -> Mapping[str, gateway.ConfigValue]:
+    """The topic's configs with documentation; from a cluster that cannot answer DescribeConfigs v4 (a
+    Kafka older than 2.8 closes the connection), the plain librdkafka answer without types."""
+    try:
+        return gateway.describe_documented_configs(connection, topic=topic)
+    except KafkaGatewayError as error:
+        if error.error_name not in ("_TRANSPORT", "_BAD_MSG"):
+            raise
+        return gateway.describe_topic_configs(connection, [topic])[topic]
