@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import time
-import uuid
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -17,7 +15,6 @@ from datetime import timedelta
 from typing import Any
 
 from confluent_kafka import (
-    Consumer,
     ConsumerGroupTopicPartitions,
     KafkaError,
     KafkaException,
@@ -699,101 +696,7 @@ def unregister_broker(
     _raise_for_code(int(response.error_code), response.error_message, "UnregisterBroker")
 
 
-# --- messages -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BrowsedMessage:
-    partition: int
-    offset: int
-    timestamp_ms: int
-    key: bytes | None
-    value: bytes | None
-    headers: list[tuple[str, bytes | None]]
-
-
-def browse_messages(
-    connection: Connection,
-    *,
-    topic: str,
-    partitions: list[int],
-    start: str,
-    offset: int | None = None,
-    timestamp_ms: int | None = None,
-    limit: int = 50,
-    max_scanned: int = 10_000,
-    matches: Any = None,
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-) -> list[BrowsedMessage]:
-    """Reads up to `limit` records that satisfy `matches` from the given partitions, starting at an offset,
-    a timestamp, or the newest `limit` records of each partition. It never joins or commits for a group."""
-    config = {
-        **connection.client_config(timeout_seconds),
-        "group.id": f"controlplane-browser-{uuid.uuid4().hex}",
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        "enable.partition.eof": True,
-        "fetch.wait.max.ms": 100,
-    }
-    consumer = Consumer(config, logger=_librdkafka_log)
-    try:
-        watermarks = {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout_seconds) for p in partitions
-        }
-        starts: dict[int, int] = {}
-        if start == "timestamp":
-            found = consumer.offsets_for_times(
-                [TopicPartition(topic, p, int(timestamp_ms or 0)) for p in partitions], timeout_seconds
-            )
-            starts = {
-                tp.partition: (tp.offset if tp.offset >= 0 else watermarks[tp.partition][1]) for tp in found
-            }
-        elif start == "newest":
-            starts = {p: max(low, high - limit) for p, (low, high) in watermarks.items()}
-        elif start == "earliest":
-            starts = {p: low for p, (low, _high) in watermarks.items()}
-        else:
-            starts = {p: max(int(offset or 0), watermarks[p][0]) for p in partitions}
-        pending = {p for p in partitions if starts[p] < watermarks[p][1]}
-        if not pending:
-            return []
-        consumer.assign([TopicPartition(topic, p, starts[p]) for p in pending])
-        found_messages: list[BrowsedMessage] = []
-        scanned = 0
-        deadline = time.monotonic() + timeout_seconds
-        while (
-            pending and len(found_messages) < limit and scanned < max_scanned and time.monotonic() < deadline
-        ):
-            for message in consumer.consume(num_messages=500, timeout=0.2):
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        pending.discard(message.partition())
-                        continue
-                    _raise_typed(error, "Fetch failed")
-                partition, position = message.partition(), message.offset()
-                if position >= watermarks[partition][1] - 1:
-                    pending.discard(partition)
-                if position >= watermarks[partition][1]:
-                    continue
-                scanned += 1
-                browsed = BrowsedMessage(
-                    partition=partition,
-                    offset=position,
-                    timestamp_ms=message.timestamp()[1],
-                    key=message.key(),
-                    value=message.value(),
-                    headers=list(message.headers() or []),
-                )
-                if matches is None or matches(browsed):
-                    found_messages.append(browsed)
-        found_messages.sort(key=lambda m: (m.timestamp_ms, m.partition, m.offset))
-        return found_messages[:limit]
-    except KafkaException as error:
-        _raise_typed(error.args[0] if error.args else None, "reading messages failed")
-        raise
-    finally:
-        consumer.close()
+# --- messages (reading them: reader.py) -------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
@@ -24,18 +22,16 @@ from controlplane.kafka import config_entries, gateway
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
-from controlplane.schemas.decoding import PayloadDecoder
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team, TeamPolicy
 from controlplane.tenancy.policy import ConfigRule, topic_config_rules
 from controlplane.tenancy.services import check_topic_request
-from controlplane.topics.choices import KNOWN_TOPIC_CONFIGS, BrowseStart
+from controlplane.topics import browsing
+from controlplane.topics.choices import KNOWN_TOPIC_CONFIGS
 from controlplane.topics.guardrails import check_change_rate, check_cluster_capacity
 from controlplane.topics.models import Topic
 from controlplane.topics.operations import snapshot_topic
-
-MAX_BROWSE_LIMIT = 500
 
 
 def _topic_change(action: str, cluster: Cluster, team: Team | None, **fields: Any) -> Change:
@@ -427,78 +423,10 @@ def _config_rules(topic: Topic, configs: Mapping[str, object]) -> dict[str, Conf
     return topic_config_rules(policy, topic.team.organization.guardrails, configs)
 
 
-@dataclass(frozen=True)
-class MessageFilter:
-    key_contains: str = ""
-    value_contains: str = ""
-    header_key: str = ""
-
-    def __call__(self, message: gateway.BrowsedMessage) -> bool:
-        if self.key_contains and self.key_contains.encode() not in (message.key or b""):
-            return False
-        if self.value_contains and self.value_contains.encode() not in (message.value or b""):
-            return False
-        return not self.header_key or any(name == self.header_key for name, _ in message.headers)
-
-
-def _rendered(data: bytes | None) -> dict[str, Any]:
-    text, encoding = gateway.decode_text(data)
-    return {"data": text, "encoding": encoding}
-
-
-def _rendered_payload(data: bytes | None, decoder: PayloadDecoder, *, is_key: bool) -> dict[str, Any]:
-    """Text or base64, plus the `decoded` value when the payload carries a schema registry id."""
-    rendered = _rendered(data)
-    decoded = decoder.decode(data, is_key=is_key)
-    if decoded is not None:
-        rendered["decoded"] = decoded
-    return rendered
-
-
-def browse_messages(
-    *,
-    actor: Actor,
-    topic: Topic,
-    start: str,
-    partition: int | None = None,
-    offset: int | None = None,
-    timestamp: datetime | None = None,
-    limit: int = 50,
-    filters: MessageFilter | None = None,
-) -> list[dict[str, Any]]:
-    """Records of the topic for team members (viewers too); keys, values and headers as UTF-8 text when
-    valid, base64 otherwise; keys and values framed with a schema id also decoded with the registry."""
+def browse_messages(*, actor: Actor, topic: Topic, **query: Any) -> dict[str, Any]:
+    """Records of the topic for team members (viewers too): see `browsing.browse`."""
     _require_topic_role(actor, topic, TeamRole.VIEWER)
-    count = topic.observed_partitions or topic.partitions
-    if partition is not None and not 0 <= partition < count:
-        raise ServiceError(f"The topic has partitions 0 to {count - 1}.", code="unknown_partition")
-    if start == BrowseStart.OFFSET and (offset is None or partition is None):
-        raise ServiceError("Browsing from an offset needs a partition and an offset.", code="invalid_browse")
-    if start == BrowseStart.TIMESTAMP and timestamp is None:
-        raise ServiceError("Browsing from a timestamp needs the timestamp.", code="invalid_browse")
-    with kafka_refusals():
-        messages = gateway.browse_messages(
-            connection_for(topic.cluster),
-            topic=topic.name,
-            partitions=[partition] if partition is not None else list(range(count)),
-            start=start,
-            offset=offset,
-            timestamp_ms=int(timestamp.timestamp() * 1000) if timestamp is not None else None,
-            limit=max(1, min(limit, MAX_BROWSE_LIMIT)),
-            matches=filters,
-        )
-    decoder = PayloadDecoder.for_actor(actor=actor, cluster_id=topic.cluster_id, topic=topic.name)
-    return [
-        {
-            "partition": m.partition,
-            "offset": m.offset,
-            "timestamp": datetime.fromtimestamp(m.timestamp_ms / 1000, tz=UTC).isoformat(),
-            "key": _rendered_payload(m.key, decoder, is_key=True),
-            "value": _rendered_payload(m.value, decoder, is_key=False),
-            "headers": [{"key": name, "value": _rendered(value)} for name, value in m.headers],
-        }
-        for m in messages
-    ]
+    return browsing.browse(actor=actor, topic=topic, **query)
 
 
 def _payload(text: str | None, encoding: str) -> bytes | None:

@@ -7,6 +7,7 @@ from controlplane.core.api.fields import POSITIVE_INT_RANGE, POSITIVE_SMALL_INT_
 from controlplane.reconcile.api.fields import VisibleClusterField
 from controlplane.schemas.choices import SchemaType
 from controlplane.tenancy.models import Team
+from controlplane.topics.cel_filter import MAX_EXPRESSION_CHARS
 from controlplane.topics.choices import BrowseStart
 from controlplane.topics.models import Topic
 
@@ -111,9 +112,41 @@ class MessageSerializer(serializers.Serializer):
     partition = serializers.IntegerField()
     offset = serializers.IntegerField()
     timestamp = serializers.DateTimeField()
+    size = serializers.IntegerField(help_text="Bytes of key, value and headers.")
     key = PayloadSerializer()
     value = PayloadSerializer()
     headers = HeaderSerializer(many=True)
+
+
+class ScanProgressSerializer(serializers.Serializer):
+    scanned = serializers.IntegerField(help_text="Records looked at so far in this scan (all requests).")
+    bytes_scanned = serializers.IntegerField()
+    matched = serializers.IntegerField()
+    remaining = serializers.IntegerField(
+        help_text="Offsets left in the scan's range (approximately records)."
+    )
+    done = serializers.BooleanField()
+    stopped_because = serializers.ChoiceField(
+        choices=["limit", "end", "byte_cap"], allow_null=True, help_text="Why the scan ended, when it did."
+    )
+    filter_errors = serializers.IntegerField(help_text="Records this request on which the filter failed.")
+    first_filter_error = serializers.CharField(allow_null=True)
+
+
+class BrowseResultSerializer(serializers.Serializer):
+    messages = MessageSerializer(many=True)
+    cursor = serializers.CharField(
+        allow_null=True,
+        help_text="Pass it back (with the same query) to go on: the scan's next step or the tail's next poll. "
+        "Null: the scan is complete.",
+    )
+    progress = ScanProgressSerializer(allow_null=True, help_text="Scans and tails only.")
+    lag = serializers.IntegerField(
+        allow_null=True, help_text="Live tail: records in the log after the cursor (behind the log end)."
+    )
+    end_offsets = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Each partition's log end offset when last read."
+    )
 
 
 class ProducedSerializer(serializers.Serializer):
@@ -174,6 +207,19 @@ class BrowseInputSerializer(serializers.Serializer):
     key_contains = serializers.CharField(required=False, default="", max_length=200)
     value_contains = serializers.CharField(required=False, default="", max_length=200)
     header_key = serializers.CharField(required=False, default="", max_length=200)
+    filter = serializers.CharField(
+        required=False,
+        default="",
+        max_length=MAX_EXPRESSION_CHARS,
+        trim_whitespace=True,
+        help_text="A CEL expression over partition, offset, timestamp, size, key, value, keyText, "
+        'valueText and headers, e.g. `value.amount > 100 && headers["source"] == "web"`.',
+    )
+    cursor = serializers.CharField(required=False, default="", max_length=100_000)
+    live = serializers.BooleanField(required=False, default=False, help_text="Start a live tail.")
+    wait = serializers.FloatField(
+        required=False, default=None, min_value=0, max_value=30, help_text="Live tail: seconds to wait."
+    )
 
 
 class ProduceInputSerializer(serializers.Serializer):

@@ -13,7 +13,7 @@ from controlplane.clusters.models import Operation
 from controlplane.core.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.reconcile.ownership import visible_rows_q
 from controlplane.tenancy.choices import TeamRole
-from controlplane.topics import filtersets, services
+from controlplane.topics import browsing, filtersets, services
 from controlplane.topics.api import serializers
 from controlplane.topics.models import Topic
 
@@ -133,23 +133,33 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
         return self.respond(services.adopt_topic(actor=self.actor, topic=topic, **data))
 
     @extend_schema(
-        parameters=[serializers.BrowseInputSerializer], responses=serializers.MessageSerializer(many=True)
+        parameters=[serializers.BrowseInputSerializer], responses=serializers.BrowseResultSerializer
     )
-    # A plain list: the browse limit bounds it, so neither pagination nor the list filters apply.
+    # One step of a browse: the browse limit bounds it, so neither pagination nor the list filters apply.
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def messages(self, request: Request, pk: str | None = None) -> Response:
-        """Records by partition and offset, by timestamp, or the newest, with optional filters."""
+        """Records: the newest across partitions (exactly the latest `limit` by time), from the start, an
+        offset or a timestamp, filtered with plain filters or a CEL expression. Scans and live tails answer
+        with a `cursor` to pass back for the next step (each request reads for about a second, a tail
+        waits up to `wait` seconds for new records), with `progress` and, for a tail, its `lag`."""
         topic = self.get_object()
         query = serializers.BrowseInputSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = dict(query.validated_data)
-        filters = services.MessageFilter(
+        simple = browsing.SimpleFilter(
             key_contains=data.pop("key_contains"),
             value_contains=data.pop("value_contains"),
             header_key=data.pop("header_key"),
         )
-        messages = services.browse_messages(actor=self.actor, topic=topic, filters=filters, **data)
-        return Response(serializers.MessageSerializer(messages, many=True).data)
+        result = services.browse_messages(
+            actor=self.actor,
+            topic=topic,
+            simple=simple,
+            expression=data.pop("filter"),
+            wait_seconds=data.pop("wait"),
+            **data,
+        )
+        return Response(serializers.BrowseResultSerializer(result).data)
 
     @extend_schema(
         request=serializers.ProduceInputSerializer, responses={201: serializers.ProducedSerializer}

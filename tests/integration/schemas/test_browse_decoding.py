@@ -45,7 +45,7 @@ class BrowseWorld:
     def browse(self, url: str) -> list[dict[str, Any]]:
         response = self.kafka.viewer_a.get(url, {"start": "earliest"})
         assert response.status_code == 200, response.content
-        return response.json()
+        return response.json()["messages"]
 
 
 @pytest.fixture

@@ -186,7 +186,9 @@ def test_the_browser_returns_produced_records_by_offset_and_by_timestamp_with_he
         assert refused.status_code == 400, (bad, refused.json())
         assert refused.json()["error"]["code"] == "invalid_payload"
 
-    by_offset = world.viewer_a.get(url + "messages/", {"start": "offset", "partition": 0, "offset": 0}).json()
+    by_offset = world.viewer_a.get(
+        url + "messages/", {"start": "offset", "partition": 0, "offset": 0}
+    ).json()["messages"]
     assert [m["offset"] for m in by_offset] == [0, 1]
     assert by_offset[0]["key"] == {"data": "k1", "encoding": "utf-8"}
     assert by_offset[0]["value"] == {"data": "first", "encoding": "utf-8"}
@@ -195,11 +197,13 @@ def test_the_browser_returns_produced_records_by_offset_and_by_timestamp_with_he
 
     by_time = world.viewer_a.get(
         url + "messages/", {"start": "timestamp", "timestamp": between.isoformat()}
-    ).json()
+    ).json()["messages"]
     assert [m["offset"] for m in by_time] == [1]
-    newest = world.viewer_a.get(url + "messages/", {"start": "newest", "limit": 1}).json()
+    newest = world.viewer_a.get(url + "messages/", {"start": "newest", "limit": 1}).json()["messages"]
     assert [m["offset"] for m in newest] == [1]
-    filtered = world.viewer_a.get(url + "messages/", {"start": "earliest", "header_key": "trace"}).json()
+    filtered = world.viewer_a.get(url + "messages/", {"start": "earliest", "header_key": "trace"}).json()[
+        "messages"
+    ]
     assert [m["offset"] for m in filtered] == [0]
     assert world.viewer_a.post(url + "produce/", {"value": "x"}, format="json").status_code == 403
 

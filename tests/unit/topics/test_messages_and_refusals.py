@@ -2,14 +2,15 @@ import pytest
 
 from controlplane.core.api.errors import Conflict
 from controlplane.kafka.errors import ClusterUnreachable, KafkaGatewayError
-from controlplane.kafka.gateway import BrowsedMessage, decode_text
+from controlplane.kafka.gateway import decode_text
+from controlplane.kafka.reader import Record
 from controlplane.kafka.refusals import kafka_refusals, refusal_for
 from controlplane.kafka.wire import _response_class
-from controlplane.topics.services import MessageFilter
+from controlplane.topics.browsing import SimpleFilter as MessageFilter
 
 
-def _message(key: bytes | None, value: bytes | None, headers=()) -> BrowsedMessage:
-    return BrowsedMessage(partition=0, offset=0, timestamp_ms=0, key=key, value=value, headers=list(headers))
+def _message(key: bytes | None, value: bytes | None, headers=()) -> Record:
+    return Record(partition=0, offset=0, timestamp_ms=0, key=key, value=value, headers=list(headers))
 
 
 def test_payloads_are_text_when_valid_utf8_and_base64_otherwise() -> None:
