@@ -24,7 +24,7 @@ def test_it_validates_the_production_compose_file() -> None:
     result = _compose_config({"POSTGRES_PASSWORD": "pw", "SECRET_KEY": "k"})
 
     assert result.returncode == 0, result.stderr
-    for service in ("postgres", "redis", "web", "worker", "beat", "broker-1"):
+    for service in ("postgres", "redis", "web", "worker", "streams", "beat", "broker-1"):
         assert f"  {service}:" in result.stdout
 
 
