@@ -49,6 +49,7 @@ NAVIGATION = (
     "Schemas",
     "Service accounts",
     "Teams",
+    "People",
     "Jobs",
     "Alerts",
     "Audit log",

@@ -27,14 +27,14 @@ SYSTEM = Actor.system()
 NEW_PASSWORD = "a fresh passphrase 42"
 
 
-def screenshots(page: Page, name: str) -> None:
+def screenshots(page: Page, name: str, prefix: str = "people") -> None:
     """The page as it is now at both widths, light and dark (the console follows the system's scheme)."""
     height = page.viewport_size["height"] if page.viewport_size else 900
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
         for width in (1280, 1440):
             page.set_viewport_size({"width": width, "height": height})
-            screenshot(page, f"people-{name}-{width}-{scheme}")
+            screenshot(page, f"{prefix}-{name}-{width}-{scheme}")
     page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": 1400, "height": height})
 

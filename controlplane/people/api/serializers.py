@@ -17,6 +17,7 @@ USERNAME_FIELD = {"max_length": 150, "regex": r"^[\w.@+-]+\Z"}
 
 
 class PersonOrganizationSerializer(serializers.Serializer):
+    membership = serializers.IntegerField(source="id", help_text="The org membership (`/org-memberships/`).")
     organization = serializers.IntegerField(source="organization_id")
     organization_name = serializers.CharField(source="organization.name")
     is_org_admin = serializers.BooleanField()

@@ -3712,6 +3712,8 @@ export interface components {
             password: string;
         };
         PersonOrganization: {
+            /** @description The org membership (`/org-memberships/`). */
+            membership: number;
             organization: number;
             organization_name: string;
             is_org_admin: boolean;

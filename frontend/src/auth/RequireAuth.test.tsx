@@ -47,6 +47,7 @@ describe("the auth guard", () => {
       "Schemas",
       "Service accounts",
       "Teams",
+      "People",
       "Jobs",
       "Alerts",
       "Audit log",

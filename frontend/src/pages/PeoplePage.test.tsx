@@ -1,4 +1,4 @@
-import { screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import type { Person } from "../api/types";
@@ -15,7 +15,7 @@ function person(overrides: Partial<Person> = {}): Person {
     status: "active",
     identity_source: "local",
     is_superuser: false,
-    organizations: [{ organization: 10, organization_name: "Acme", is_org_admin: false }],
+    organizations: [{ membership: 5, organization: 10, organization_name: "Acme", is_org_admin: false }],
     teams: [{ membership: 4, team: 2, team_name: "Search", role: "developer" }],
     pending_link: null,
     last_login: null,
@@ -130,6 +130,27 @@ describe("PeoplePage", () => {
 
     await screen.findByRole("table", { name: "People" });
     expect(requestsOf(spy).some((request) => request.url.endsWith("/api/v1/people/31/deactivate/"))).toBe(true);
+  });
+
+  it("changes a person's team role and makes them an org admin from the drawer", async () => {
+    const spy = adminApi({
+      "PATCH /api/v1/memberships/4/": json(200, { id: 4, team: 2, username: "nina", role: "viewer", created_at: "" }),
+      "PATCH /api/v1/org-memberships/5/": json(200, { id: 5, organization: 10, username: "nina", is_org_admin: true }),
+    });
+    const { user } = renderApp("/people");
+
+    await user.click(await screen.findByRole("button", { name: "Teams of nina" }));
+    const drawer = screen.getByRole("dialog", { name: "Teams of nina" });
+    await user.selectOptions(within(drawer).getByLabelText("Role in Search"), "viewer");
+    await user.click(within(drawer).getByRole("checkbox", { name: /Admin of Acme/ }));
+
+    await waitFor(() =>
+      expect(
+        requestsOf(spy)
+          .filter((request) => request.method === "PATCH")
+          .map((r) => new URL(r.url).pathname),
+      ).toEqual(["/api/v1/memberships/4/", "/api/v1/org-memberships/5/"]),
+    );
   });
 
   it("tells people who are not org admins that only admins manage people", async () => {

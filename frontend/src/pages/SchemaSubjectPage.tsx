@@ -6,7 +6,7 @@ import { ApiError } from "../api/errors";
 import { useAccess } from "../api/hooks/access";
 import { useClusters } from "../api/hooks/clusters";
 import { usePrefixes } from "../api/hooks/prefixes";
-import { useSubjectVersion, useSubjectVersions } from "../api/hooks/schemas";
+import { useDeletedVersions, useSubjectVersion, useSubjectVersions } from "../api/hooks/schemas";
 import { can, roleForSubject } from "../auth/permissions";
 import { PageHeader } from "../components/PageHeader";
 import { EmptyState, QueryView } from "../components/states";
@@ -37,10 +37,10 @@ function UsedBy({ subject }: { subject: string }) {
   );
 }
 
-/** After a soft delete of its last version the registry answers "subject not found" (40401): for this
- * page that is a subject with no live versions, whose soft-deleted ones can still be deleted for good. */
-function liveVersions(query: UseQueryResult<number[]>): UseQueryResult<number[]> {
-  if (query.error instanceof ApiError && query.error.code === "40401") {
+/** After a soft delete of its last version the registry answers "subject not found" (40401): with soft-deleted
+ * versions left that is a subject with no live versions, whose soft-deleted ones can still be deleted for good. */
+function liveVersions(query: UseQueryResult<number[]>, softDeleted: number[]): UseQueryResult<number[]> {
+  if (softDeleted.length > 0 && query.error instanceof ApiError && query.error.code === "40401") {
     return { ...query, data: [], error: null, isError: false, isPending: false } as UseQueryResult<number[]>;
   }
   return query;
@@ -50,7 +50,8 @@ function SubjectView({ cluster, subject }: { cluster: number; subject: string })
   const clusters = useClusters();
   const access = useAccess();
   const prefixes = usePrefixes();
-  const versions = liveVersions(useSubjectVersions(cluster, subject));
+  const softDeleted = useDeletedVersions(cluster, subject);
+  const versions = liveVersions(useSubjectVersions(cluster, subject), softDeleted.data ?? []);
   const latest = useSubjectVersion(cluster, subject, versions.data?.at(-1) ?? null);
   const clusterName = clusters.data?.find((each) => each.id === cluster)?.name ?? `cluster ${cluster}`;
   const organization = clusters.data?.find((each) => each.id === cluster)?.organization;

@@ -82,3 +82,19 @@ export function useSetPasswordWithLink() {
     },
   });
 }
+
+/** Makes a person an admin of one organization, or takes that away (`/org-memberships/`). */
+export function useSetOrgAdmin() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ membership, isOrgAdmin }: { membership: number; isOrgAdmin: boolean }): Promise<void> => {
+      unwrap(
+        await apiClient.PATCH("/api/v1/org-memberships/{id}/", {
+          params: { path: { id: membership } },
+          body: { is_org_admin: isOrgAdmin },
+        }),
+      );
+    },
+    onSuccess: () => refetchPeople(queryClient),
+  });
+}

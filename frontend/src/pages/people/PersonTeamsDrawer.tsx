@@ -3,7 +3,7 @@ import { useState, type FormEvent } from "react";
 
 import { describeError } from "../../api/errors";
 import { useAddMember, useChangeMemberRole, useRemoveMember } from "../../api/hooks/memberships";
-import { peopleKeys } from "../../api/hooks/people";
+import { peopleKeys, useSetOrgAdmin } from "../../api/hooks/people";
 import type { Person, Team, TeamRole } from "../../api/types";
 import { ROLE_LABELS, ROLES } from "../../auth/permissions";
 import { Dialog } from "../../components/Dialog";
@@ -31,12 +31,26 @@ export function PersonTeamsDrawer({ personId, people, teams, onClose }: PersonTe
   const changeRole = useChangeMemberRole();
   const remove = useRemoveMember();
   const refetch = useRefetchPeople();
-  const error = changeRole.error ?? remove.error;
+  const setOrgAdmin = useSetOrgAdmin();
+  const error = changeRole.error ?? remove.error ?? setOrgAdmin.error;
   if (!person) return null;
   const memberOf = new Set(person.teams.map((team) => team.team));
 
   return (
     <Dialog open title={`Teams of ${person.username}`} onClose={onClose} variant="drawer">
+      {person.organizations.map((organization) => (
+        <label key={organization.membership} className="radio">
+          <input
+            type="checkbox"
+            checked={organization.is_org_admin}
+            disabled={setOrgAdmin.isPending}
+            onChange={(event) =>
+              setOrgAdmin.mutate({ membership: organization.membership, isOrgAdmin: event.target.checked })
+            }
+          />{" "}
+          Admin of {organization.organization_name} (every team, people and clusters)
+        </label>
+      ))}
       {person.teams.length === 0 ? <p className="muted">Not in any team yet: they see no team's resources.</p> : null}
       <ul className="plain-list" aria-label="Team roles">
         {person.teams.map((team) => (
