@@ -123,7 +123,7 @@ def test_a_broker_page_and_the_cluster_tabs(page: Page, live_server, payments, b
     capture_everywhere(page, "page-cluster-brokers", lambda: expect(brokers).to_be_visible())
 
     tabs.get_by_role("link", name="Broker configs").click()
-    configs = page.get_by_role("table", name="Broker configs")
+    configs = page.get_by_role("table", name="Broker 1 configs")
     expect(configs.get_by_role("row", name=re.compile(r"^log\.retention\.hours "))).to_contain_text("7 days")
     capture_everywhere(page, "page-cluster-broker-configs", lambda: expect(configs).to_be_visible())
 

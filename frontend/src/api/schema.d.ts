@@ -635,6 +635,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{id}/brokers/{node_id}/configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description Org admins: sets a broker's dynamic configs (IncrementalAlterConfigs); answers its configs as
+         *     read back. Configs the broker reports read-only are refused with nothing sent.
+         */
+        patch: operations["v1_clusters_brokers_configs_partial_update"];
+        trace?: never;
+    };
     "/api/v1/clusters/{id}/check-health/": {
         parameters: {
             query?: never;
@@ -2073,6 +2093,12 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
+        BrokerConfigs: {
+            /** @description as read back from the broker */
+            configs: {
+                [key: string]: components["schemas"]["ConfigEntry"];
+            };
+        };
         BrokerDetail: {
             node_id: number;
             host: string;
@@ -3325,6 +3351,12 @@ export interface components {
             renotify_interval_seconds?: number | null;
             send_resolved?: boolean;
             enabled?: boolean;
+        };
+        PatchedBrokerConfigsInputRequest: {
+            /** @description Dynamic broker config names to set; null returns one to its static or default value. */
+            configs?: {
+                [key: string]: string | null;
+            };
         };
         PatchedClientQuotaUpdateInputRequest: {
             /** @description Keys: producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate; null removes a key. */
@@ -5285,6 +5317,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
+    v1_clusters_brokers_configs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBrokerConfigsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrokerConfigs"];
                 };
             };
         };
