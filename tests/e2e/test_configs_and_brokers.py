@@ -21,6 +21,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 payments = topic_journeys.payments
 
 WIDTHS = (1280, 1440)
+# A save reads the topic's configs back before sending them (two calls to the cluster); on the shared,
+# loaded test machine that took more than expect()'s default 5 s once.
+SAVE_TIMEOUT_MS = 15_000
 
 
 def capture_everywhere(page: Page, name: str, ready: Callable[[], None]) -> None:
@@ -85,7 +88,7 @@ def test_retention_is_edited_in_days_and_applied_on_the_broker(
     expect(dialog.get_by_text("Will be stored as 259200000 (3 days).")).to_be_visible()
     capture_everywhere(page, "dialog-edit-retention", lambda: expect(dialog).to_be_visible())
     dialog.get_by_role("button", name="Save").click()
-    expect(dialog).to_be_hidden()
+    expect(dialog).to_be_hidden(timeout=SAVE_TIMEOUT_MS)
 
     expect(retention).to_contain_text("3 days")
     assert broker_retention_ms(broker.bootstrap, name) == "259200000"
@@ -95,7 +98,7 @@ def test_retention_is_edited_in_days_and_applied_on_the_broker(
     dialog = page.get_by_role("dialog", name="Edit compression.type")
     dialog.get_by_label("New value").select_option("zstd")
     dialog.get_by_role("button", name="Save").click()
-    expect(dialog).to_be_hidden()
+    expect(dialog).to_be_hidden(timeout=SAVE_TIMEOUT_MS)
     expect(configs.get_by_role("row", name=re.compile(r"^compression\.type "))).to_contain_text("zstd")
     assert page.problems.messages == []
 
