@@ -146,3 +146,42 @@ def test_a_broker_page_and_the_cluster_tabs(page: Page, live_server, payments, b
     expect(broker_configs.get_by_role("row", name=re.compile(r"^log\.cleaner\.enable "))).to_have_count(0)
     capture_everywhere(page, "page-broker-configs", lambda: expect(broker_configs).to_be_visible())
     assert page.problems.messages == []
+
+
+LIST_PAGES = [
+    "/",
+    "/clusters",
+    "/topics",
+    "/groups",
+    "/acls",
+    "/quotas",
+    "/schemas",
+    "/teams",
+    "/jobs",
+    "/audit",
+]
+
+
+def test_list_pages_fit_1280_px_without_scrolling_sideways(page: Page, live_server, payments, broker) -> None:
+    topics.create_topic(
+        actor=payments.olga,
+        cluster=payments.cluster,
+        team=payments.team,
+        name=f"{payments.prefix}a-rather-long-topic-name-for-the-table.events.v1",
+        partitions=1,
+        replication_factor=1,
+        configs={},
+    )
+    sign_in(page, f"{live_server.url}/clusters")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    expect(page.get_by_role("heading", name="Clusters", level=1)).to_be_visible()
+    wide = {}
+    for path in LIST_PAGES:
+        page.goto(f"{live_server.url}{path}")
+        page.wait_for_load_state("networkidle")
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        if overflow > 0:
+            wide[path] = overflow
+    assert wide == {}
