@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
+from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Broker, Cluster
 from controlplane.clusters.services import broker_health, connection_for
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka import gateway
+from controlplane.kafka.config_entries import config_entries
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.lag import history
+from controlplane.tenancy.access import Actor, require_org_admin
 
 logger = logging.getLogger(__name__)
 
@@ -131,3 +135,49 @@ def describe_broker(*, cluster: Cluster, node_id: int) -> dict[str, Any]:
         "log_dirs_error": log_dirs_error,
         "replicas": [each.as_dict(node_id) for each in hosted],
     }
+
+
+def update_broker_configs(
+    *, actor: Actor, cluster: Cluster, node_id: int, configs: Mapping[str, str | None]
+) -> dict[str, dict[str, Any]]:
+    """Org admins set a broker's dynamic configs (None returns one to its static or default value) through
+    IncrementalAlterConfigs; the names must be ones the broker reports as changeable at runtime. Returns the
+    broker's configs as read back from it."""
+    change = Change(
+        action="cluster.update_broker_configs",
+        resource_type="cluster",
+        organization_id=cluster.organization_id,
+        extra={"node_id": node_id, "configs": dict(configs)},
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        connection = connection_for(cluster)
+        with kafka_refusals():
+            node = next(
+                (n for n in gateway.describe_cluster(connection).brokers if n.node_id == node_id), None
+            )
+            if node is None:
+                raise ServiceError(f"The cluster has no broker {node_id} up.", code="unknown_broker")
+            current = gateway.describe_documented_configs(connection, broker=node)
+            unknown = sorted(name for name in configs if name not in current)
+            fixed = sorted(name for name in configs if name in current and current[name].read_only)
+            if unknown or fixed:
+                problems = [f"{name} is not a config of this broker." for name in unknown] + [
+                    f"{name} can only be changed in the broker's config file and a restart." for name in fixed
+                ]
+                raise ServiceError(
+                    " ".join(problems),
+                    code="invalid_config",
+                    details={"unknown": unknown, "read_only": fixed},
+                )
+            change.before = {name: current[name].value for name in configs}
+            gateway.alter_broker_configs(
+                connection,
+                node_id=node_id,
+                set_configs={k: v for k, v in configs.items() if v is not None},
+                delete_configs=[k for k, v in configs.items() if v is None],
+            )
+            after = gateway.describe_documented_configs(connection, broker=node)
+        change.after = {name: after[name].value if name in after else None for name in configs}
+    return config_entries(after)

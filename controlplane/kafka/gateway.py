@@ -455,6 +455,34 @@ def alter_topic_configs(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
 ) -> None:
     """IncrementalAlterConfigs: sets some names and returns others to their defaults, leaving the rest."""
+    _alter_configs(
+        connection, ResourceType.TOPIC, name, set_configs, delete_configs, validate_only, timeout_seconds
+    )
+
+
+def alter_broker_configs(
+    connection: Connection,
+    *,
+    node_id: int,
+    set_configs: Mapping[str, str],
+    delete_configs: Iterable[str] = (),
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> None:
+    """IncrementalAlterConfigs of one broker's dynamic configs (DYNAMIC_BROKER_CONFIG)."""
+    _alter_configs(
+        connection, ResourceType.BROKER, str(node_id), set_configs, delete_configs, False, timeout_seconds
+    )
+
+
+def _alter_configs(
+    connection: Connection,
+    resource_type: ResourceType,
+    name: str,
+    set_configs: Mapping[str, str],
+    delete_configs: Iterable[str],
+    validate_only: bool,
+    timeout_seconds: float,
+) -> None:
     entries = [
         ConfigEntry(key, str(value), incremental_operation=AlterConfigOpType.SET)
         for key, value in set_configs.items()
@@ -462,7 +490,7 @@ def alter_topic_configs(
     if not entries:
         return
     admin = _admin(connection, timeout_seconds)
-    resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
+    resource = ConfigResource(resource_type, name, incremental_configs=entries)
     futures = admin.incremental_alter_configs(
         [resource], validate_only=validate_only, request_timeout=timeout_seconds
     )

@@ -392,6 +392,12 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
             connection, partitions={topic.name: [p.partition for p in info.partitions]}
         )
         configs = config_entries.describe_topic_configs(connection, topic.name)
+    # Lists answer from the stored numbers; what was just read replaces them, so a list shown after a purge
+    # or a burst of writes agrees with the topic's page instead of waiting for the next reconcile.
+    Topic.objects.filter(pk=topic.pk).update(
+        size_bytes=sum(sizes.get((topic.name, p.partition), 0) for p in info.partitions),
+        message_count=sum(ends[key] - starts[key] for key in keys),
+    )
     return {
         "exists": True,
         "partitions": [

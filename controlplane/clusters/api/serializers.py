@@ -379,3 +379,15 @@ class BrokerDetailSerializer(serializers.Serializer):
     log_dirs = LogDirSerializer(many=True)
     log_dirs_error = serializers.CharField(allow_blank=True)
     replicas = HostedReplicaSerializer(many=True)
+
+
+class BrokerConfigsInputSerializer(serializers.Serializer):
+    configs = serializers.DictField(
+        child=serializers.CharField(max_length=1000, allow_null=True),
+        allow_empty=False,
+        help_text="Dynamic broker config names to set; null returns one to its static or default value.",
+    )
+
+
+class BrokerConfigsSerializer(serializers.Serializer):
+    configs = serializers.DictField(child=ConfigEntrySerializer(), help_text="as read back from the broker")

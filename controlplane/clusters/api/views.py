@@ -122,6 +122,19 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         view = brokers.describe_broker(cluster=self.get_object(), node_id=int(node_id))
         return Response(serializers.BrokerDetailSerializer(view).data)
 
+    @extend_schema(
+        request=serializers.BrokerConfigsInputSerializer, responses=serializers.BrokerConfigsSerializer
+    )
+    @action(detail=True, methods=["patch"], url_path=r"brokers/(?P<node_id>[0-9]+)/configs")
+    def broker_configs(self, request: Request, pk: str, node_id: str) -> Response:
+        """Org admins: sets a broker's dynamic configs (IncrementalAlterConfigs); answers its configs as
+        read back. Configs the broker reports read-only are refused with nothing sent."""
+        data = self.validated_input(serializers.BrokerConfigsInputSerializer)
+        configs = brokers.update_broker_configs(
+            actor=self.actor, cluster=self.get_object(), node_id=int(node_id), configs=data["configs"]
+        )
+        return Response(serializers.BrokerConfigsSerializer({"configs": configs}).data)
+
     @extend_schema(responses=serializers.ReassignmentsSerializer)
     @action(detail=True, methods=["get"])
     def reassignments(self, request: Request, pk: str) -> Response:

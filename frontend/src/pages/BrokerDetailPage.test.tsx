@@ -1,9 +1,10 @@
-import { screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import type { BrokerDetail } from "../api/types";
 import { acme, clusterDetail } from "../test/clusterFixtures";
-import { json, stubFetch } from "../test/fetchStub";
+import { configEntry } from "../test/configFixtures";
+import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { page, signedInHandlers } from "../test/tenancyFixtures";
 
@@ -61,12 +62,13 @@ function brokerDetail(overrides: Partial<BrokerDetail> = {}): BrokerDetail {
   };
 }
 
-function stubBroker(broker: BrokerDetail | ReturnType<typeof json>) {
+function stubBroker(broker: BrokerDetail | ReturnType<typeof json>, extra: Parameters<typeof stubFetch>[0] = {}) {
   return stubFetch({
     ...signedInHandlers({ orgAdminOf: [10] }),
     "GET /api/v1/organizations/": page([acme]),
     "GET /api/v1/clusters/3/": json(200, clusterDetail()),
     "GET /api/v1/clusters/3/brokers/0/": "status" in broker && !("node_id" in broker) ? broker : json(200, broker),
+    ...extra,
   });
 }
 
@@ -111,6 +113,33 @@ describe("BrokerDetailPage", () => {
     expect(await screen.findByText("not sampled yet")).toBeInTheDocument();
     expect(screen.getByText(/did not describe its log directories: ClusterUnreachable/)).toBeInTheDocument();
     expect(screen.getByText("broker")).toBeInTheDocument();
+  });
+
+  it("lets an org admin change a dynamic config and marks the others as config-file only", async () => {
+    const detail = clusterDetail();
+    detail.brokers[0]!.configs!["leader.replication.throttled.rate"] = configEntry({
+      value: null,
+      type: "long",
+      unit: "bytes_per_second",
+      documentation: "Bytes per second a leader may send to throttled followers.",
+    });
+    const fetchSpy = stubBroker(brokerDetail(), {
+      "GET /api/v1/clusters/3/": json(200, detail),
+      "PATCH /api/v1/clusters/3/brokers/0/configs/": json(200, { configs: {} }),
+    });
+    const { user } = renderApp("/clusters/3/brokers/0");
+    await user.click(await screen.findByRole("tab", { name: "Configs" }));
+    const table = screen.getByRole("table", { name: "Broker 0 configs" });
+    expect(within(table).getByRole("row", { name: /num\.partitions/ })).toHaveTextContent("config file only");
+
+    await user.click(within(table).getByRole("button", { name: "Edit leader.replication.throttled.rate" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit leader.replication.throttled.rate on broker 0" });
+    await user.type(within(dialog).getByLabelText("New value"), "10");
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Unit" }), "MiB/s");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    const patch = requestsOf(fetchSpy).find((request) => request.method === "PATCH")!;
+    expect(await patch.json()).toEqual({ configs: { "leader.replication.throttled.rate": "10485760" } });
   });
 
   it("explains a broker the cluster does not have", async () => {

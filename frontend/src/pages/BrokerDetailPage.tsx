@@ -3,14 +3,16 @@ import { useState } from "react";
 import { Link, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
+import { useAccess } from "../api/hooks/access";
 import { useBroker, useCluster } from "../api/hooks/clusters";
 import type { BrokerDetail, ClusterDetail, HostedReplica } from "../api/types";
+import { isOrgAdmin } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
 import { PageHeader } from "../components/PageHeader";
 import { ProgressBar } from "../components/ProgressBar";
 import { QueryView } from "../components/states";
 import { formatBytes } from "../lib/bytes";
-import { ConfigsTable } from "./configs/ConfigsTable";
+import { BrokerConfigs } from "./configs/BrokerConfigs";
 import "./clusters/brokers.css";
 import { BrokerHealthBadge, ConfigsErrorCallout } from "./clusters/ClusterStatusBadge";
 import { NotFoundPage } from "./NotFoundPage";
@@ -26,13 +28,20 @@ export function BrokerDetailPage() {
 function BrokerDetailView({ clusterId, nodeId }: { clusterId: number; nodeId: number }) {
   const broker = useBroker(clusterId, nodeId);
   const cluster = useCluster(clusterId);
+  const access = useAccess();
   return (
     <QueryView
-      query={combineQueries(broker, cluster)}
+      query={combineQueries(broker, cluster, access)}
       errorTitle={`Could not ask the cluster about broker ${nodeId}`}
       loadingLabel="Asking the broker for its replicas and disks…"
     >
-      {([brokerData, clusterData]) => <BrokerSections broker={brokerData} cluster={clusterData} />}
+      {([brokerData, clusterData, accessData]) => (
+        <BrokerSections
+          broker={brokerData}
+          cluster={clusterData}
+          canAdminister={isOrgAdmin(accessData, clusterData.organization)}
+        />
+      )}
     </QueryView>
   );
 }
@@ -43,7 +52,15 @@ export function roleOf(broker: Pick<BrokerDetail, "is_active_controller" | "is_c
   return "broker";
 }
 
-function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: ClusterDetail }) {
+function BrokerSections({
+  broker,
+  cluster,
+  canAdminister,
+}: {
+  broker: BrokerDetail;
+  cluster: ClusterDetail;
+  canAdminister: boolean;
+}) {
   const [section, setSection] = useState<"replicas" | "configs">("replicas");
   const configs = cluster.brokers.find((each) => each.node_id === broker.node_id)?.configs ?? null;
   return (
@@ -101,7 +118,14 @@ function BrokerSections({ broker, cluster }: { broker: BrokerDetail; cluster: Cl
       {section === "configs" ? (
         <section className="section" aria-label="Configs">
           <ConfigsErrorCallout error={cluster.configs_error} />
-          {configs ? <ConfigsTable label={`Broker ${broker.node_id} configs`} configs={configs} /> : null}
+          {configs ? (
+            <BrokerConfigs
+              clusterId={cluster.id}
+              nodeId={broker.node_id}
+              configs={configs}
+              canAdminister={canAdminister}
+            />
+          ) : null}
         </section>
       ) : null}
     </>

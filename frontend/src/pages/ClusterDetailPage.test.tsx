@@ -28,7 +28,7 @@ describe("ClusterDetailPage", () => {
     expect(await screen.findByRole("progressbar", { name: "Done: all 5 steps finished" })).toBeInTheDocument();
     const listed = requestsOf(fetchSpy).find((request) => new URL(request.url).pathname === "/api/v1/operations/")!;
     expect(new URL(listed.url).searchParams.get("cluster")).toBe("3");
-    expect(screen.queryByRole("table", { name: "Broker configs" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("table", { name: "Broker 0 configs" })).not.toBeInTheDocument();
     // Only org admins delete.
     await waitFor(() => expect(screen.queryByRole("button", { name: "Delete cluster" })).not.toBeInTheDocument());
 
@@ -40,15 +40,15 @@ describe("ClusterDetailPage", () => {
     expect(within(brokerRow).getByRole("link", { name: "Broker 0" })).toHaveAttribute("href", "/clusters/3/brokers/0");
 
     await user.click(screen.getByRole("link", { name: "Broker configs" }));
-    const configs = await screen.findByRole("table", { name: "Broker configs" });
+    const configs = await screen.findByRole("table", { name: "Broker 0 configs" });
     expect(within(configs).getAllByRole("row")).toHaveLength(4);
     expect(configs).toHaveTextContent("hidden");
-    await user.type(screen.getByLabelText("Filter broker configs"), "retention");
+    await user.type(screen.getByLabelText("Filter broker 0 configs"), "retention");
     expect(within(configs).getAllByRole("row")).toHaveLength(2);
     // log.retention.hours 168 is read in days.
     expect(configs).toHaveTextContent("log.retention.hours");
     expect(configs).toHaveTextContent("7 days168");
-    await user.clear(screen.getByLabelText("Filter broker configs"));
+    await user.clear(screen.getByLabelText("Filter broker 0 configs"));
     await user.click(screen.getByRole("checkbox", { name: /Only values set on this cluster/ }));
     // num.partitions is set in the broker's file; the other two are Kafka's defaults.
     expect(within(configs).getAllByRole("row")).toHaveLength(2);

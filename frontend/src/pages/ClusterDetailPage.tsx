@@ -30,7 +30,7 @@ import {
   HealthBadge,
 } from "./clusters/ClusterStatusBadge";
 import { LiveOperation, OperationProgress } from "./clusters/OperationProgress";
-import { ConfigsTable } from "./configs/ConfigsTable";
+import { BrokerConfigs } from "./configs/BrokerConfigs";
 import { NotFoundPage } from "./NotFoundPage";
 
 /** The cluster page's tabs, each its own URL (/clusters/:id, /clusters/:id/brokers, /clusters/:id/configs). */
@@ -140,7 +140,7 @@ function ClusterSections({
           ) : null}
         </>
       ) : null}
-      {tab === "configs" ? <BrokerConfigsSection cluster={cluster} /> : null}
+      {tab === "configs" ? <BrokerConfigsSection cluster={cluster} canAdminister={canAdminister && !gone} /> : null}
       <ConfirmDialog
         open={deleting}
         title={`Delete cluster ${cluster.name}?`}
@@ -342,7 +342,7 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
 }
 
 /** One broker's configs at a time: every broker reports the same ~270 names, mixed they were unreadable. */
-function BrokerConfigsSection({ cluster }: { cluster: ClusterDetail }) {
+function BrokerConfigsSection({ cluster, canAdminister }: { cluster: ClusterDetail; canAdminister: boolean }) {
   const withConfigs = cluster.brokers.filter((broker) => broker.configs);
   const [nodeId, setNodeId] = useState<number | null>(withConfigs[0]?.node_id ?? null);
   const shown = withConfigs.find((broker) => broker.node_id === nodeId) ?? withConfigs[0];
@@ -371,7 +371,12 @@ function BrokerConfigsSection({ cluster }: { cluster: ClusterDetail }) {
         </p>
       ) : null}
       {shown?.configs ? (
-        <ConfigsTable label="Broker configs" configs={shown.configs} />
+        <BrokerConfigs
+          clusterId={cluster.id}
+          nodeId={shown.node_id}
+          configs={shown.configs}
+          canAdminister={canAdminister}
+        />
       ) : (
         <EmptyState title="No broker configs to show" />
       )}

@@ -54,7 +54,8 @@ describe("JobRunPage", () => {
           jobRun({
             state: "succeeded",
             progress_fraction: 1,
-            progress: { stages_done: 3, stages_total: 3, tasks_done: 8, tasks_total: 8, records_read: 1000 },
+            // Spark counted the input twice (two stages read it); the job's own count is what it read.
+            progress: { stages_done: 3, stages_total: 3, tasks_done: 8, tasks_total: 8, records_read: 2000 },
             finished_at: "2026-01-05T10:00:05Z",
             result: keySkewResult,
           }),

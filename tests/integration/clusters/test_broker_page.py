@@ -7,10 +7,12 @@ import pytest
 import redis
 from confluent_kafka import Producer
 
+from controlplane.audit.models import AuditEvent
 from controlplane.clusters import services
 from controlplane.clusters.models import Cluster
 from controlplane.kafka import gateway
 from controlplane.lag import history
+from tests.fixtures.cluster import start_cluster
 from tests.integration.clusters.test_external_clusters import _register
 
 pytestmark = pytest.mark.integration
@@ -64,3 +66,40 @@ def test_an_unknown_broker_is_a_clear_404_like_refusal(people, fresh_broker) -> 
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "unknown_broker"
     assert people.outsider.get(f"/api/v1/clusters/{registered['id']}/brokers/1/").status_code == 404
+
+
+@pytest.fixture
+def one_node_cluster(tmp_path):
+    """A one-node cluster with a controller quorum: the broker takes dynamic configs."""
+    cluster = start_cluster(tmp_path / "cluster", 1)
+    yield cluster
+    cluster.stop()
+
+
+def test_an_org_admin_changes_a_brokers_dynamic_config_and_read_only_ones_are_refused(
+    people, one_node_cluster
+) -> None:
+    registered = _register(people.org_admin, people.organization, "dyn", one_node_cluster.bootstrap).json()
+    node_id = registered["health"]["controller_id"]
+    url = f"/api/v1/clusters/{registered['id']}/brokers/{node_id}/configs/"
+    throttle = "leader.replication.throttled.rate"
+
+    changed = people.org_admin.patch(url, {"configs": {throttle: "10485760"}}, format="json")
+
+    assert changed.status_code == 200, changed.json()
+    entry = changed.json()["configs"][throttle]
+    assert (entry["value"], entry["source"], entry["unit"]) == (
+        "10485760",
+        "DYNAMIC_BROKER_CONFIG",
+        "bytes_per_second",
+    )
+    assert AuditEvent.objects.filter(action="cluster.update_broker_configs", result="success").exists()
+
+    fixed = people.org_admin.patch(url, {"configs": {"num.partitions": "3"}}, format="json")
+    assert fixed.status_code == 400
+    assert fixed.json()["error"]["details"]["read_only"] == ["num.partitions"]
+    assert "config file" in fixed.json()["error"]["message"]
+    assert people.developer.patch(url, {"configs": {throttle: "1"}}, format="json").status_code == 403
+
+    reset = people.org_admin.patch(url, {"configs": {throttle: None}}, format="json")
+    assert reset.json()["configs"][throttle]["source"] != "DYNAMIC_BROKER_CONFIG"

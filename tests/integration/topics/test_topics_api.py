@@ -155,6 +155,10 @@ def test_it_changes_configs_adds_partitions_purges_and_deletes(kafka_world: Kafk
     assert len(live["partitions"]) == 3
     assert live["partitions"][0]["start_offset"] == 3
     assert live["partitions"][0]["end_offset"] == 5
+    # The list agrees with the page just read: 2 messages left, not the 5 the last reconcile saw.
+    listed = world.developer_a.get("/api/v1/topics/", {"search": name}).json()["results"]
+    assert [(row["name"], row["message_count"]) for row in listed] == [(name, 2)]
+    assert listed[0]["size_bytes"] == sum(p["size_bytes"] for p in live["partitions"])
 
     assert world.developer_a.delete(url, {"confirm_name": name}, format="json").status_code == 204
     deadline = time.monotonic() + 5

@@ -180,3 +180,18 @@ export function useBroker(cluster: number, nodeId: number) {
     refetchInterval: 30_000,
   });
 }
+
+/** Org admins: sets a broker's dynamic configs; the cluster page's configs are read again. */
+export function useUpdateBrokerConfigs(cluster: number, nodeId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (configs: Record<string, string | null>) =>
+      unwrap(
+        await apiClient.PATCH("/api/v1/clusters/{id}/brokers/{node_id}/configs/", {
+          params: { path: { id: cluster, node_id: String(nodeId) } },
+          body: { configs },
+        }),
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: clusterKeys.detail(cluster) }),
+  });
+}

@@ -90,11 +90,10 @@ export function useCreateTopic() {
   });
 }
 
-function refetchTopic(queryClient: ReturnType<typeof useQueryClient>, id: number) {
-  return Promise.all([
-    queryClient.invalidateQueries({ queryKey: topicKeys.detail(id) }),
-    queryClient.invalidateQueries({ queryKey: topicKeys.list() }),
-  ]);
+/** The topic's page first: reading it live stores its size and message count, which the list then shows. */
+async function refetchTopic(queryClient: ReturnType<typeof useQueryClient>, id: number) {
+  await queryClient.invalidateQueries({ queryKey: topicKeys.detail(id) });
+  await queryClient.invalidateQueries({ queryKey: topicKeys.list() });
 }
 
 export function useUpdateTopicConfigs(id: number) {

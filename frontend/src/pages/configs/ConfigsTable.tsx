@@ -12,7 +12,7 @@ export interface ConfigRow extends ConfigEntry {
 
 export const SOURCE_LABELS: Record<string, string> = {
   DYNAMIC_TOPIC_CONFIG: "topic override",
-  DYNAMIC_BROKER_CONFIG: "broker (dynamic)",
+  DYNAMIC_BROKER_CONFIG: "dynamic broker override",
   DYNAMIC_DEFAULT_BROKER_CONFIG: "cluster default (dynamic)",
   STATIC_BROKER_CONFIG: "broker config file",
   DEFAULT_CONFIG: "Kafka default",
