@@ -652,7 +652,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * @description One broker: the replicas it hosts and leads, those out of sync, its log dirs (DescribeLogDirs),
+         *     its controller role and the messages per second it takes in as leader.
+         */
+        get: operations["v1_clusters_brokers_retrieve"];
         put?: never;
         post?: never;
         /**
@@ -663,6 +667,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/brokers/{node_id}/configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description Org admins: sets a broker's dynamic configs (IncrementalAlterConfigs); answers its configs as
+         *     read back. Configs the broker reports read-only are refused with nothing sent.
+         */
+        patch: operations["v1_clusters_brokers_configs_partial_update"];
         trace?: never;
     };
     "/api/v1/clusters/{id}/check-health/": {
@@ -1920,8 +1944,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Records by partition and offset, by timestamp, or the newest, with optional filters. */
-        get: operations["v1_topics_messages_list"];
+        /**
+         * @description Records: the newest across partitions (exactly the latest `limit` by time), from the start, an
+         *     offset or a timestamp, filtered with plain filters or a CEL expression. Scans and live tails answer
+         *     with a `cursor` to pass back for the next step (each request reads for about a second, a tail
+         *     waits up to `wait` seconds for new records), with `progress` and, for a tail, its `lag`.
+         */
+        get: operations["v1_topics_messages_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2349,11 +2378,36 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
-        BrokerConfigEntry: {
-            value: string | null;
-            source: string;
-            read_only: boolean;
-            sensitive: boolean;
+        BrokerConfigs: {
+            /** @description as read back from the broker */
+            configs: {
+                [key: string]: components["schemas"]["ConfigEntry"];
+            };
+        };
+        BrokerDetail: {
+            node_id: number;
+            host: string;
+            port: number;
+            rack: string;
+            /** @description the broker is in the cluster's Metadata */
+            listed: boolean;
+            health: string;
+            is_active_controller: boolean;
+            is_controller_voter: boolean;
+            replica_count: number;
+            leader_count: number;
+            /** @description hosted replicas not in their partition's ISR */
+            out_of_sync_count: number;
+            /** @description hosted partitions with fewer ISR than replicas */
+            under_replicated_count: number;
+            /**
+             * Format: double
+             * @description appended to the partitions it leads, from the lag sampler's log-end offsets (last 5 min)
+             */
+            messages_in_per_second: number | null;
+            log_dirs: components["schemas"]["LogDir"][];
+            log_dirs_error: string;
+            replicas: components["schemas"]["HostedReplica"][];
         };
         /**
          * @description * `pending` - Pending
@@ -2379,8 +2433,21 @@ export interface components {
             /** Format: date-time */
             last_seen?: string | null;
             readonly configs: {
-                [key: string]: components["schemas"]["BrokerConfigEntry"];
+                [key: string]: components["schemas"]["ConfigEntry"];
             } | null;
+        };
+        BrowseResult: {
+            messages: components["schemas"]["Message"][];
+            /** @description Pass it back (with the same query) to go on: the scan's next step or the tail's next poll. Null: the scan is complete. */
+            cursor: string | null;
+            /** @description Scans and tails only. */
+            progress: components["schemas"]["ScanProgress"] | null;
+            /** @description Live tail: records in the log after the cursor (behind the log end). */
+            lag: number | null;
+            /** @description Each partition's log end offset when last read. */
+            end_offsets: {
+                [key: string]: number;
+            };
         };
         CatalogEntry: {
             job: string;
@@ -2528,6 +2595,42 @@ export interface components {
          * @enum {string}
          */
         ClusterStatusEnum: "requested" | "provisioning" | "running" | "degraded" | "stopped" | "deleting" | "deleted" | "failed";
+        ConfigDefault: {
+            /** @description the config (or broker synonym) the value comes from */
+            name: string;
+            /** @description in the unit of the config itself */
+            value: string | null;
+            source: string;
+        };
+        ConfigEntry: {
+            value: string | null;
+            /** @description Kafka's config source, e.g. DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG */
+            source: string;
+            read_only: boolean;
+            sensitive: boolean;
+            /** @description Kafka's config type (boolean, string, int, long, double, list…), if reported */
+            type: string | null;
+            /** @description what the config means, as the cluster says */
+            documentation: string | null;
+            /** @description the value a reset returns to (the next synonym), if the cluster says */
+            default: components["schemas"]["ConfigDefault"] | null;
+            /** @description the values Kafka accepts, if a set */
+            choices: string[];
+            /** @description several choices at once, comma separated (cleanup.policy) */
+            multiple: boolean;
+            unit: (components["schemas"]["UnitEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description the value that turns the limit off */
+            unlimited: string | null;
+            rule: components["schemas"]["ConfigRule"];
+        };
+        ConfigRule: {
+            /** @description whether the team's policy lets it set this config */
+            allowed: boolean;
+            minimum: number | null;
+            maximum: number | null;
+            /** @description why the bounds exist */
+            reason: string;
+        };
         /** @description A group as the sampler last saw it (lists never wait on the cluster). */
         ConsumerGroup: {
             readonly id: number;
@@ -2706,6 +2809,20 @@ export interface components {
          * @enum {string}
          */
         HealthEnum: "OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS";
+        HostedReplica: {
+            topic: string;
+            partition: number;
+            /** @description the partition's leader; -1 when it has none */
+            leader: number;
+            is_leader: boolean;
+            replicas: number[];
+            isr: number[];
+            /** @description this broker's replica is in the ISR */
+            in_sync: boolean;
+            under_replicated: boolean;
+            /** @description this replica's bytes on this broker */
+            size_bytes: number | null;
+        };
         /**
          * @description * `local` - Local password
          *     * `oidc` - Single sign-on (OpenID Connect)
@@ -2832,6 +2949,18 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        LogDir: {
+            path: string;
+            /** @description Kafka's error for a directory it cannot use */
+            error: string | null;
+            /** @description the volume's size, if the broker says */
+            total_bytes: number | null;
+            /** @description free on the volume, if the broker says */
+            usable_bytes: number | null;
+            /** @description bytes of the replicas in the directory */
+            size_bytes: number;
+            replica_count: number;
+        };
         LoginInputRequest: {
             username: string;
             password: string;
@@ -2873,6 +3002,8 @@ export interface components {
             offset: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description Bytes of key, value and headers. */
+            size: number;
             key: components["schemas"]["Payload"];
             value: components["schemas"]["Payload"];
             headers: components["schemas"]["Header"][];
@@ -3584,6 +3715,12 @@ export interface components {
             send_resolved?: boolean;
             enabled?: boolean;
         };
+        PatchedBrokerConfigsInputRequest: {
+            /** @description Dynamic broker config names to set; null returns one to its static or default value. */
+            configs?: {
+                [key: string]: string | null;
+            };
+        };
         PatchedClientQuotaUpdateInputRequest: {
             /** @description Keys: producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate; null removes a key. */
             values?: {
@@ -3925,6 +4062,26 @@ export interface components {
          * @enum {string}
          */
         SaslMechanismEnum: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512";
+        ScanProgress: {
+            /** @description Records looked at so far in this scan (all requests). */
+            scanned: number;
+            bytes_scanned: number;
+            matched: number;
+            /** @description Offsets left in the scan's range (approximately records). */
+            remaining: number;
+            done: boolean;
+            /**
+             * @description Why the scan ended, when it did.
+             *
+             *     * `limit` - limit
+             *     * `end` - end
+             *     * `byte_cap` - byte_cap
+             */
+            stopped_because: (components["schemas"]["StoppedBecauseEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description Records this request on which the filter failed. */
+            filter_errors: number;
+            first_filter_error: string | null;
+        };
         ScramCredential: {
             readonly id: number;
             service_account: number;
@@ -4050,6 +4207,13 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "active" | "rotating" | "expired" | "revoked";
+        /**
+         * @description * `limit` - limit
+         *     * `end` - end
+         *     * `byte_cap` - byte_cap
+         * @enum {string}
+         */
+        StoppedBecauseEnum: "limit" | "end" | "byte_cap";
         /**
          * @description * `earliest` - To the earliest offset
          *     * `latest` - To the latest offset
@@ -4346,6 +4510,16 @@ export interface components {
             lag_messages: (number | null)[];
             lag_seconds: (number | null)[];
         };
+        /**
+         * @description * `ms` - ms
+         *     * `seconds` - seconds
+         *     * `minutes` - minutes
+         *     * `hours` - hours
+         *     * `bytes` - bytes
+         *     * `bytes_per_second` - bytes_per_second
+         * @enum {string}
+         */
+        UnitEnum: "ms" | "seconds" | "minutes" | "hours" | "bytes" | "bytes_per_second";
         User: {
             id: number;
             username: string;
@@ -5723,6 +5897,29 @@ export interface operations {
             };
         };
     };
+    v1_clusters_brokers_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrokerDetail"];
+                };
+            };
+        };
+    };
     v1_clusters_brokers_destroy: {
         parameters: {
             query?: never;
@@ -5742,6 +5939,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
+    v1_clusters_brokers_configs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBrokerConfigsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrokerConfigs"];
                 };
             };
         };
@@ -8336,12 +8560,17 @@ export interface operations {
             };
         };
     };
-    v1_topics_messages_list: {
+    v1_topics_messages_retrieve: {
         parameters: {
             query?: {
+                cursor?: string;
+                /** @description A CEL expression over partition, offset, timestamp, size, key, value, keyText, valueText and headers, e.g. `value.amount > 100 && headers["source"] == "web"`. */
+                filter?: string;
                 header_key?: string;
                 key_contains?: string;
                 limit?: number;
+                /** @description Start a live tail. */
+                live?: boolean;
                 offset?: number;
                 partition?: number;
                 /**
@@ -8353,6 +8582,8 @@ export interface operations {
                 start?: "offset" | "timestamp" | "newest" | "earliest";
                 timestamp?: string;
                 value_contains?: string;
+                /** @description Live tail: seconds to wait. */
+                wait?: number;
             };
             header?: never;
             path: {
@@ -8368,7 +8599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Message"][];
+                    "application/json": components["schemas"]["BrowseResult"];
                 };
             };
         };
