@@ -7,8 +7,11 @@ Starts its own broker, produces with the librdkafka load generator (bench/loadge
 on a small read so start-up is not measured, then prints one JSON line, side by side: the topic read with the
 full schema and with the projected schema `partition INT` (what counting by partition needs), ready-made
 in-memory Arrow batches of both shapes (what Spark alone costs to take them in), Parquet counted by partition
-and Parquet with all columns read, and the ratios. The machine's load average (printed, before and after)
-moves every number here: compare the readings of the same run.
+and Parquet with all columns read, and the ratios, in wall time and in CPU seconds (Spark's JVM and Python
+workers, plus the broker for the topic reads). The machine's load average (printed, before and after) moves
+every wall-time number here: compare the readings of the same run; CPU seconds move much less with load. Each
+read runs once, as a job would: the JVM has compiled little of either path yet (read twice in one session here,
+a second Parquet read took a third of the first one's time, a second topic read about three quarters).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench.broker_throughput.__main__ import (  # noqa: E402 - the repository root is put on the path first
     build_native_loadgen,
+    cpu_seconds,
     free_port,
     start_broker,
     wait_until_serving,
@@ -119,6 +123,48 @@ def timed(action) -> tuple[float, object]:
     return time.perf_counter() - started, outcome
 
 
+def process_tree_cpu_seconds(root: int) -> float:
+    """CPU of a process and of every process below it (the Spark JVM and its Python workers), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+
+    def below_root(pid: int) -> bool:
+        while pid in parents:
+            if pid == root:
+                return True
+            pid = parents[pid]
+        return False
+
+    total = 0.0
+    for pid in filter(below_root, parents):
+        try:
+            total += cpu_seconds(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a worker that ended in between; its CPU is lost to both readings alike
+    return total
+
+
+class CpuMeter:
+    """CPU seconds of Spark (JVM + Python workers) and the broker over an action: unlike wall time, not
+    stretched by the other processes of a shared machine."""
+
+    def __init__(self, jvm_pid: int, broker_pid: int) -> None:
+        self.jvm_pid, self.broker_pid = jvm_pid, broker_pid
+
+    def now(self) -> float:
+        return process_tree_cpu_seconds(self.jvm_pid) + cpu_seconds(self.broker_pid)
+
+    def timed(self, action) -> tuple[float, float, object]:
+        cpu_started = self.now()
+        seconds, outcome = timed(action)
+        return seconds, self.now() - cpu_started, outcome
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5_000_000)
@@ -158,6 +204,7 @@ def main() -> None:
         )
         spark.sparkContext.setLogLevel("ERROR")
         register_topic_source(spark)
+        meter = CpuMeter(spark.sparkContext._gateway.proc.pid, broker.pid)
 
         def topic_frame(topic: str, schema: str | None = None):
             reader = (
@@ -190,8 +237,10 @@ def main() -> None:
         reader_cpu_seconds = time.process_time() - cpu_started
         startup_seconds, _ = timed(lambda: count_by_partition(topic_frame("bench-warmup")))
         timed(lambda: count_by_partition(topic_frame("bench-warmup", PROJECTED)))
-        topic_seconds, topic_count = timed(lambda: count_by_partition(topic_frame("bench-spark")))
-        projected_seconds, projected_count = timed(
+        topic_seconds, topic_cpu, topic_count = meter.timed(
+            lambda: count_by_partition(topic_frame("bench-spark"))
+        )
+        projected_seconds, projected_cpu, projected_count = meter.timed(
             lambda: count_by_partition(topic_frame("bench-spark", PROJECTED))
         )
         from controlplane.spark.reading import CONSUME_BATCH
@@ -207,14 +256,16 @@ def main() -> None:
             )
             return count_by_partition((reader.schema(schema) if schema else reader).load())
 
-        in_memory_seconds, in_memory_count = timed(in_memory)
+        in_memory_seconds, in_memory_cpu, in_memory_count = meter.timed(in_memory)
         in_memory_projected_seconds, _ = timed(lambda: in_memory(PROJECTED))
         parquet_path = str(work / "records.parquet")
         topic_frame("bench-spark").write.parquet(parquet_path)
-        parquet_seconds, parquet_count = timed(lambda: count_by_partition(spark.read.parquet(parquet_path)))
+        parquet_seconds, parquet_cpu, parquet_count = meter.timed(
+            lambda: count_by_partition(spark.read.parquet(parquet_path))
+        )
         # Counting by partition lets Parquet skip every other column; reading the values too is the fair match
         # for the topic read, which always fetches whole records.
-        parquet_full_seconds, _ = timed(
+        parquet_full_seconds, parquet_full_cpu, _ = meter.timed(
             lambda: (
                 spark.read.parquet(parquet_path)
                 .groupBy("partition")
@@ -257,6 +308,16 @@ def main() -> None:
                     "topic_vs_parquet_all_columns": round(topic_seconds / parquet_full_seconds, 2),
                     "topic_vs_parquet_count": round(topic_seconds / parquet_seconds, 2),
                     "topic_projected_vs_parquet_count": round(projected_seconds / parquet_seconds, 2),
+                    # CPU seconds of Spark (JVM + Python workers) and, for the topic reads, the broker.
+                    "cpu_seconds": {
+                        "topic": round(topic_cpu, 2),
+                        "topic_projected": round(projected_cpu, 2),
+                        "spark_ingest_only": round(in_memory_cpu, 2),
+                        "parquet_count": round(parquet_cpu, 2),
+                        "parquet_all_columns": round(parquet_full_cpu, 2),
+                    },
+                    "topic_vs_parquet_all_columns_cpu": round(topic_cpu / parquet_full_cpu, 2),
+                    "topic_projected_vs_parquet_count_cpu": round(projected_cpu / parquet_cpu, 2),
                 }
             )
         )
