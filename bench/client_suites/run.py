@@ -61,6 +61,8 @@ LIBRDKAFKA_BROKER = {
     "auto.create.topics.enable": "true",
     # Kafka's default, which trivup keeps: 0118 needs both consumers in the group's first generation.
     "group.initial.rebalance.delay.ms": "3000",
+    # Kafka's default too (our test clusters use 2): the tests produce with acks=all to RF 1 topics.
+    "min.insync.replicas": "1",
     "authorizer.class.name": "acl",
     "allow.everyone.if.no.acl.found": "true",
 }
