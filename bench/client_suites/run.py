@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -265,6 +266,8 @@ def main() -> None:
     parser.add_argument("--librdkafka-timeout", type=float, default=600.0, help="seconds per test number")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, junit files)")
     args = parser.parse_args()
+    # A SIGTERM unwinds like Ctrl-C: the brokers this started are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     work = Path(tempfile.mkdtemp(prefix="client-suites-"))
     suites = [
