@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,8 @@ LIBRDKAFKA_BROKER = {
     "auto.create.topics.enable": "true",
     # Kafka's default, which trivup keeps: 0118 needs both consumers in the group's first generation.
     "group.initial.rebalance.delay.ms": "3000",
+    # Kafka's default too (our test clusters use 2): the tests produce with acks=all to RF 1 topics.
+    "min.insync.replicas": "1",
     "authorizer.class.name": "acl",
     "allow.everyone.if.no.acl.found": "true",
 }
@@ -263,6 +266,8 @@ def main() -> None:
     parser.add_argument("--librdkafka-timeout", type=float, default=600.0, help="seconds per test number")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, junit files)")
     args = parser.parse_args()
+    # A SIGTERM unwinds like Ctrl-C: the brokers this started are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     work = Path(tempfile.mkdtemp(prefix="client-suites-"))
     suites = [

@@ -712,51 +712,61 @@ class GroupCoordinator:
         member.sync_future = future = asyncio.get_running_loop().create_future()
         if member_id == group.leader_id:
             # Shielded: a leader that disconnects mid-write must not leave the group half-synced.
-            completion = asyncio.ensure_future(self._complete_sync(group, assignments))
+            generation = group.generation_id
+            completion = asyncio.ensure_future(self._store_sync(group, assignments))
             try:
-                answers = await asyncio.shield(completion)
+                stored = await asyncio.shield(completion)
             except asyncio.CancelledError:
-                completion.add_done_callback(self._answer_completed_sync)
+                completion.add_done_callback(lambda done: self._finish_stored_sync(group, generation, done))
                 raise
-            # The leader, which computed the assignment, is answered in this step and the followers
-            # after it: clients' rebalance listeners (aiokafka's tests among them) expect the leader
+            # The group turns Stable and the leader, which computed the assignment, is answered in this
+            # step; the waiting followers after it. A follower's SyncGroup cannot overtake the leader's
+            # answer, and clients' rebalance listeners (aiokafka's tests among them) expect the leader
             # to hold its assignment once a follower holds its own. Kafka's order is unspecified.
-            self._answer_syncs(answers)
+            self._finish_sync(group, generation, stored)
             if future.done():
                 return future.result()
         return await asyncio.shield(future)
 
-    def _answer_completed_sync(self, completion: asyncio.Future[list[tuple[Member, SyncResult]]]) -> None:
-        if not completion.cancelled() and completion.exception() is None:
-            self._answer_syncs(completion.result())
+    def _finish_stored_sync(
+        self, group: Group, generation: int, done: asyncio.Future[dict[str, bytes] | None]
+    ) -> None:
+        if not done.cancelled() and done.exception() is None:
+            self._finish_sync(group, generation, done.result())
 
-    def _answer_syncs(self, answers: list[tuple[Member, SyncResult]]) -> None:
-        for member, result in answers:
-            self._answer_sync(member, result)
-
-    async def _complete_sync(
-        self, group: Group, assignments: Mapping[str, bytes]
-    ) -> list[tuple[Member, SyncResult]]:
-        """Stores the leader's assignment; returns the answers for the members waiting in SyncGroup."""
+    async def _store_sync(self, group: Group, assignments: Mapping[str, bytes]) -> dict[str, bytes] | None:
+        """Writes the leader's assignment; returns it completed for every member, or None when the
+        write failed (the members are told, and the group rebalances) or a rebalance overtook it."""
         generation = group.generation_id
         complete = {member_id: assignments.get(member_id, b"") for member_id in group.members}
         error = await self._store_group(group, complete)
         if not group.is_(GroupState.COMPLETING_REBALANCE) or group.generation_id != generation:
-            return []  # a rebalance started while we were writing; it answered the waiters
+            return None  # a rebalance started while we were writing; it answered the waiters
         if error is not None:
-            answers = [(member, SyncResult(error)) for member in group.members.values()]
-            self._answer_syncs(answers)
+            for member in group.members.values():
+                self._answer_sync(member, SyncResult(error))
             self._prepare_rebalance(group)
             self._maybe_complete_join(group)
-            return []
+            return None
+        return complete
+
+    def _finish_sync(self, group: Group, generation: int, complete: dict[str, bytes] | None) -> None:
+        """The stored assignment takes effect: Stable, and every waiting member answered."""
+        if (
+            complete is None
+            or not group.is_(GroupState.COMPLETING_REBALANCE)
+            or group.generation_id != generation
+        ):
+            return
         self._cancel(group.sync_timer)
         for member_id, member in group.members.items():
             member.assignment = complete.get(member_id, b"")
         group.transition_to(GroupState.STABLE, self.clock.now_ms())
-        return [
-            (member, SyncResult(ErrorCode.none, member.assignment, group.protocol_type, group.protocol_name))
-            for member in group.members.values()
-        ]
+        for member in group.members.values():
+            self._answer_sync(
+                member,
+                SyncResult(ErrorCode.none, member.assignment, group.protocol_type, group.protocol_name),
+            )
 
     # --- Heartbeat and LeaveGroup ------------------------------------------------------------
 

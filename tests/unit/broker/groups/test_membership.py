@@ -98,6 +98,18 @@ async def test_the_leader_hears_its_sync_answer_before_the_waiting_followers(
     assert sorted(answered[1:]) == sorted(f.member_id for f in followers)
 
 
+async def test_the_group_is_stable_only_once_the_leader_has_its_answer(coordinator: GroupCoordinator) -> None:
+    """A follower's SyncGroup arriving once the group is Stable is answered at once: it must not
+    overtake the leader's answer (a Stable group with an unanswered leader let it do so)."""
+    ids = [(await join(coordinator)).member_id for _ in range(2)]
+    joined = await asyncio.gather(*(join(coordinator, member_id=m) for m in ids))
+    leader = next(r for r in joined if r.member_id == r.leader)
+    leader_sync = sync(coordinator, leader, assignments={r.member_id: b"a" for r in joined})
+    while state_of(coordinator) != GroupState.STABLE:
+        await asyncio.sleep(0)
+    assert leader_sync.done()
+
+
 async def test_followers_get_their_assignment_when_the_leader_disconnects_mid_sync(
     coordinator: GroupCoordinator,
 ) -> None:
