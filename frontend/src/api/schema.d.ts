@@ -1640,8 +1640,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Records by partition and offset, by timestamp, or the newest, with optional filters. */
-        get: operations["v1_topics_messages_list"];
+        /**
+         * @description Records: the newest across partitions (exactly the latest `limit` by time), from the start, an
+         *     offset or a timestamp, filtered with plain filters or a CEL expression. Scans and live tails answer
+         *     with a `cursor` to pass back for the next step (each request reads for about a second, a tail
+         *     waits up to `wait` seconds for new records), with `progress` and, for a tail, its `lag`.
+         */
+        get: operations["v1_topics_messages_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2102,6 +2107,19 @@ export interface components {
                 [key: string]: components["schemas"]["BrokerConfigEntry"];
             } | null;
         };
+        BrowseResult: {
+            messages: components["schemas"]["Message"][];
+            /** @description Pass it back (with the same query) to go on: the scan's next step or the tail's next poll. Null: the scan is complete. */
+            cursor: string | null;
+            /** @description Scans and tails only. */
+            progress: components["schemas"]["ScanProgress"] | null;
+            /** @description Live tail: records in the log after the cursor (behind the log end). */
+            lag: number | null;
+            /** @description Each partition's log end offset when last read. */
+            end_offsets: {
+                [key: string]: number;
+            };
+        };
         CatalogEntry: {
             job: string;
             description: string;
@@ -2560,6 +2578,8 @@ export interface components {
             offset: number;
             /** Format: date-time */
             timestamp: string;
+            /** @description Bytes of key, value and headers. */
+            size: number;
             key: components["schemas"]["Payload"];
             value: components["schemas"]["Payload"];
             headers: components["schemas"]["Header"][];
@@ -3517,6 +3537,26 @@ export interface components {
          * @enum {string}
          */
         SaslMechanismEnum: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512";
+        ScanProgress: {
+            /** @description Records looked at so far in this scan (all requests). */
+            scanned: number;
+            bytes_scanned: number;
+            matched: number;
+            /** @description Offsets left in the scan's range (approximately records). */
+            remaining: number;
+            done: boolean;
+            /**
+             * @description Why the scan ended, when it did.
+             *
+             *     * `limit` - limit
+             *     * `end` - end
+             *     * `byte_cap` - byte_cap
+             */
+            stopped_because: (components["schemas"]["StoppedBecauseEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description Records this request on which the filter failed. */
+            filter_errors: number;
+            first_filter_error: string | null;
+        };
         ScramCredential: {
             readonly id: number;
             service_account: number;
@@ -3638,6 +3678,13 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "active" | "rotating" | "expired" | "revoked";
+        /**
+         * @description * `limit` - limit
+         *     * `end` - end
+         *     * `byte_cap` - byte_cap
+         * @enum {string}
+         */
+        StoppedBecauseEnum: "limit" | "end" | "byte_cap";
         /**
          * @description * `earliest` - To the earliest offset
          *     * `latest` - To the latest offset
@@ -7361,12 +7408,17 @@ export interface operations {
             };
         };
     };
-    v1_topics_messages_list: {
+    v1_topics_messages_retrieve: {
         parameters: {
             query?: {
+                cursor?: string;
+                /** @description A CEL expression over partition, offset, timestamp, size, key, value, keyText, valueText and headers, e.g. `value.amount > 100 && headers["source"] == "web"`. */
+                filter?: string;
                 header_key?: string;
                 key_contains?: string;
                 limit?: number;
+                /** @description Start a live tail. */
+                live?: boolean;
                 offset?: number;
                 partition?: number;
                 /**
@@ -7378,6 +7430,8 @@ export interface operations {
                 start?: "offset" | "timestamp" | "newest" | "earliest";
                 timestamp?: string;
                 value_contains?: string;
+                /** @description Live tail: seconds to wait. */
+                wait?: number;
             };
             header?: never;
             path: {
@@ -7393,7 +7447,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Message"][];
+                    "application/json": components["schemas"]["BrowseResult"];
                 };
             };
         };
