@@ -119,7 +119,7 @@ describe("MessageBrowser", { timeout: 30_000 }, () => {
 
     const table = await screen.findByRole("table", { name: "Messages" });
     expect(within(table).getByText("schema id not found")).toBeInTheDocument();
-    expect(within(table).getByText("PROTOBUF")).toBeInTheDocument();
+    expect(within(table).getByText("Protobuf")).toBeInTheDocument();
     await user.click(screen.getByRole("button", { name: "Details of partition 0 offset 1" }));
     const decoded = screen.getByLabelText("Decoded value");
     expect(JSON.parse(decoded.textContent ?? "")).toEqual({ id: "o-1", lines: [{ sku: "tea", quantity: 2 }] });

@@ -58,7 +58,7 @@ const count = new Intl.NumberFormat("en-US", { notation: "compact", maximumFract
 const exact = new Intl.NumberFormat("en-US");
 
 function compact(value: number): string {
-  return value < 100_000 ? exact.format(value) : count.format(value);
+  return value < 1_000_000 ? exact.format(value) : count.format(value);
 }
 
 const STOPPED: Record<string, string> = {

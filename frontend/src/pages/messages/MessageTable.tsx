@@ -14,7 +14,7 @@ import { VIRTUALIZE_ABOVE_ROWS } from "../../components/DataTable";
 import { Timestamp } from "../../components/Timestamp";
 import { formatBytes } from "../../lib/bytes";
 import { messageAsJson, payloadText } from "./exportMessages";
-import { MessagePayloadView } from "./MessagePayloadView";
+import { formatLabel, MessagePayloadView } from "./MessagePayloadView";
 
 const ROW_PX = 34;
 const VIEWPORT_PX = 600;
@@ -33,7 +33,7 @@ function PreviewCell({ payload }: { payload: TopicMessage["value"] }) {
     <span className="message-table__preview mono" title={payloadText(payload).slice(0, 2000)}>
       {decoded ? (
         <span className={decoded.error ? "badge badge--danger" : "badge"}>
-          {decoded.error ? (decoded.format ? "undecodable" : "schema id not found") : (decoded.format ?? "")}
+          {decoded.error ? (decoded.format ? "undecodable" : "schema id not found") : formatLabel(decoded.format)}
         </span>
       ) : payload.encoding === "base64" ? (
         <span className="badge">base64</span>
@@ -44,20 +44,21 @@ function PreviewCell({ payload }: { payload: TopicMessage["value"] }) {
 }
 
 const COLUMNS: ColumnDef<TopicMessage, unknown>[] = [
-  { id: "partition", header: "Partition", accessorKey: "partition", size: 70 },
+  { id: "partition", header: "Partition", accessorKey: "partition", size: 92 },
   { id: "offset", header: "Offset", accessorKey: "offset", size: 90 },
   {
     id: "timestamp",
     header: "Timestamp",
     accessorFn: (message) => Date.parse(message.timestamp),
     cell: ({ row }) => <Timestamp value={row.original.timestamp} />,
-    size: 170,
+    size: 235,
   },
   {
     id: "key",
     header: "Key",
     accessorFn: (message) => payloadText(message.key),
     cell: ({ row }) => <PreviewCell payload={row.original.key} />,
+    size: 0, // a quarter of what the fixed columns leave (see the colgroup)
   },
   {
     id: "value",
@@ -65,13 +66,13 @@ const COLUMNS: ColumnDef<TopicMessage, unknown>[] = [
     accessorFn: (message) => payloadText(message.value),
     cell: ({ row }) => <PreviewCell payload={row.original.value} />,
   },
-  { id: "headers", header: "Headers", accessorFn: (message) => message.headers.length, size: 70 },
+  { id: "headers", header: "Headers", accessorFn: (message) => message.headers.length, size: 84 },
   {
     id: "size",
     header: "Size",
     accessorKey: "size",
     cell: ({ row }) => formatBytes(row.original.size),
-    size: 80,
+    size: 84,
   },
 ];
 
@@ -187,11 +188,11 @@ export function MessageTable({ messages, newestFirst }: { messages: TopicMessage
     <div ref={scrollRef} className="message-table" style={{ maxHeight: VIEWPORT_PX }}>
       <table className="table table--dense" aria-label="Messages" aria-rowcount={rows.length}>
         <colgroup>
-          <col style={{ width: 28 }} />
+          <col style={{ width: 32 }} />
           {table.getVisibleLeafColumns().map((column) => (
             <col
               key={column.id}
-              style={column.id === "key" || column.id === "value" ? undefined : { width: column.getSize() }}
+              style={column.id === "value" ? undefined : { width: column.id === "key" ? "22%" : column.getSize() }}
             />
           ))}
         </colgroup>
