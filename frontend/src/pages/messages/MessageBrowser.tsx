@@ -73,11 +73,13 @@ function ScanStatusBar({ scan, filtering }: { scan: ScanState & { stop: () => vo
   if (status === "live") {
     return (
       <div className="scan-status" role="status">
-        <span className="badge badge--live">Live</span>{" "}
-        {scan.lag === null || scan.lag === 0
-          ? "Following the log end: new records appear as they are written."
-          : `${exact.format(scan.lag)} records behind the log end, catching up…`}
-        <span className="muted"> · {exact.format(scan.messages.length)} shown</span>
+        <span>
+          <span className="badge badge--live">Live</span>{" "}
+          {scan.lag === null || scan.lag === 0
+            ? "Following the log end: new records appear as they are written."
+            : `${exact.format(scan.lag)} ${scan.lag === 1 ? "record" : "records"} behind the log end, catching up…`}
+          <span className="muted"> · {exact.format(scan.messages.length)} shown</span>
+        </span>
       </div>
     );
   }
