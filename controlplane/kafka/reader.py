@@ -144,7 +144,10 @@ class TopicReader:
         yielded = False
         try:
             while (pending.keys() & bounded or not bounded) and time.monotonic() < deadline:
-                timeout = max(0.0, min(0.2, deadline - time.monotonic()))
+                # consume() waits until it has a whole batch or the timeout passes: the last records of a
+                # bounded read would wait the whole timeout, so bounded reads ask often and briefly.
+                wait = 0.01 if bounded else 0.1
+                timeout = max(0.0, min(wait, deadline - time.monotonic()))
                 try:
                     batch = self._consumer.consume(num_messages=_BATCH, timeout=timeout)
                 except KafkaException as error:
