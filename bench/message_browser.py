@@ -11,6 +11,11 @@ decoding, filter sandbox; no HTTP):
   JSON records on 24 partitions, following the cursor step by step as the console does — time to the first
   match, total time, records scanned per second, and the matches (they must equal the expected count).
 Prints one JSON line each.
+
+Measured on the shared 2-core box, load average 8.3 (other sessions' test runs), defaults:
+- newest_50: p50 19.4 ms, p99 729 ms (the slowest is the first, cold request)
+- filter_scan: first match after 1.12 s, 1,000,000 records in 41.4 s = 24,130 records/s, 37 requests,
+  200 of 200 matches (at load 7.1 in an earlier run of the same code but the reader's 200 ms fix: 31,818/s)
 """
 
 from __future__ import annotations

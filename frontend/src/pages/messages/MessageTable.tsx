@@ -51,7 +51,7 @@ const COLUMNS: ColumnDef<TopicMessage, unknown>[] = [
     header: "Timestamp",
     accessorFn: (message) => Date.parse(message.timestamp),
     cell: ({ row }) => <Timestamp value={row.original.timestamp} />,
-    size: 235,
+    size: 250,
   },
   {
     id: "key",
@@ -192,7 +192,7 @@ export function MessageTable({ messages, newestFirst }: { messages: TopicMessage
           {table.getVisibleLeafColumns().map((column) => (
             <col
               key={column.id}
-              style={column.id === "value" ? undefined : { width: column.id === "key" ? "22%" : column.getSize() }}
+              style={column.id === "value" ? undefined : { width: column.id === "key" ? "16%" : column.getSize() }}
             />
           ))}
         </colgroup>
