@@ -307,7 +307,7 @@ OUTBOUND_ALLOWED_NETWORKS = parse_networks(env_list("OUTBOUND_ALLOWED_NETWORKS",
 # polls again with the returned cursor), a live tail's poll waits at most MESSAGE_TAIL_WAIT_SECONDS for new
 # records, and one scan stops after this many bytes of keys, values and headers. Filters run in a sandbox
 # process with this much address space, CPU time, and wall-clock time per batch of records.
-MESSAGE_SCAN_POLL_SECONDS = float(os.environ.get("MESSAGE_SCAN_POLL_SECONDS", "1.0"))
+MESSAGE_SCAN_POLL_SECONDS = float(os.environ.get("MESSAGE_SCAN_POLL_SECONDS", "2.0"))
 MESSAGE_TAIL_WAIT_SECONDS = float(os.environ.get("MESSAGE_TAIL_WAIT_SECONDS", "5"))
 MESSAGE_SCAN_MAX_BYTES = int(os.environ.get("MESSAGE_SCAN_MAX_BYTES", str(2 << 30)))
 MESSAGE_FILTER_MEMORY_MB = int(os.environ.get("MESSAGE_FILTER_MEMORY_MB", "512"))

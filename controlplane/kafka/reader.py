@@ -27,6 +27,7 @@ _EARLIEST = -2
 _BATCH = 1000
 # A bounded prefetch queue: a browse reads little, and a scan must not hold hundreds of MB per request.
 _QUEUED_KBYTES = 16 * 1024
+_PARTITION_FETCH_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,9 @@ class TopicReader:
             "enable.partition.eof": True,
             "fetch.wait.max.ms": 100,
             "queued.max.messages.kbytes": _QUEUED_KBYTES,
+            # Smaller per-partition fetches interleave the partitions, so a scan's early matches come from
+            # all of them rather than from the first partition's first megabyte.
+            "max.partition.fetch.bytes": _PARTITION_FETCH_BYTES,
         }
         try:
             self._consumer = Consumer(config, logger=_librdkafka_log)
@@ -140,7 +144,10 @@ class TopicReader:
         yielded = False
         try:
             while (pending.keys() & bounded or not bounded) and time.monotonic() < deadline:
-                timeout = max(0.0, min(0.2, deadline - time.monotonic()))
+                # consume() waits until it has a whole batch or the timeout passes: the last records of a
+                # bounded read would wait the whole timeout, so bounded reads ask often and briefly.
+                wait = 0.01 if bounded else 0.1
+                timeout = max(0.0, min(wait, deadline - time.monotonic()))
                 try:
                     batch = self._consumer.consume(num_messages=_BATCH, timeout=timeout)
                 except KafkaException as error:

@@ -32,6 +32,7 @@ from controlplane.kafka.reader import Record, TopicReader, merge_key, read_first
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.schemas.decoding import PayloadDecoder
 from controlplane.tenancy.access import Actor
+from controlplane.topics import cel_filter
 from controlplane.topics.cel_filter import FilterError, FilterSandbox, record_tuple
 from controlplane.topics.choices import BrowseStart
 from controlplane.topics.models import Topic
@@ -40,6 +41,8 @@ MAX_BROWSE_LIMIT = 500
 # A backward scan (Newest with a filter) reads this many offsets over all partitions per step.
 SCAN_STEP_RECORDS = 20_000
 FILTER_BATCH = 500
+# A forward scan that found something answers after this long rather than at the end of its step.
+FIRST_ANSWER_SECONDS = 0.5
 NEWEST_SECONDS = 10.0
 CURSOR_KINDS = ("forward", "backward", "tail")
 
@@ -204,6 +207,8 @@ def _scan(
     result = PollResult()
     tail = cursor.kind == "tail"
     backward = cursor.kind == "backward"
+    forward = cursor.kind == "forward"
+    began = time.monotonic()
 
     def wanted() -> int:
         """Matches still wanted: over the whole scan, or in this poll of a tail."""
@@ -246,7 +251,7 @@ def _scan(
             result.stopped_because = "end"
             return result
         batch: list[Record] = []
-        stop = False
+        stop = early = False
         # Unfiltered, every record matches: no more than the limit is read.
         batch_size = FILTER_BATCH if matcher is not None or backward else max(1, min(FILTER_BATCH, wanted()))
         for record in reader.read(ranges, deadline=deadline, idle_return=tail):
@@ -257,6 +262,9 @@ def _scan(
                     batch = []
                     break
                 batch = []
+                if forward and result.records and time.monotonic() - began >= FIRST_ANSWER_SECONDS:
+                    early = True  # the page shows the first matches now; the scan goes on with the cursor
+                    break
         if batch and not settle(batch):
             stop = True
         for p, position in reader.positions.items():
@@ -278,7 +286,7 @@ def _scan(
         if cursor.bytes_scanned >= settings.MESSAGE_SCAN_MAX_BYTES and not tail:
             result.stopped_because = "byte_cap"
             return result
-        if tail and (stop or result.records):
+        if early or (tail and (stop or result.records)):
             return result
     return result
 
@@ -356,7 +364,7 @@ def browse(
     filtering = bool(simple) or bool(expression)
     sandbox = None
     try:
-        sandbox = FilterSandbox(expression) if expression else None
+        sandbox = cel_filter.acquire(expression) if expression else None
     except FilterError as error:
         raise _filter_refusal(error) from None
     poll_seconds = settings.MESSAGE_SCAN_POLL_SECONDS
@@ -402,7 +410,7 @@ def browse(
         raise _filter_refusal(error) from None
     finally:
         if sandbox is not None:
-            sandbox.close()
+            cel_filter.release(sandbox)
 
 
 def _answer(

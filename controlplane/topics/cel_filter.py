@@ -23,6 +23,7 @@ import select
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,6 +131,7 @@ class FilterSandbox:
 
     def __init__(self, expression: str) -> None:
         check_expression(expression)
+        self.expression = expression
         self.memory_bytes = settings.MESSAGE_FILTER_MEMORY_MB << 20
         self.batch_seconds = settings.MESSAGE_FILTER_BATCH_SECONDS
         self._process = subprocess.Popen(
@@ -205,6 +207,11 @@ class FilterSandbox:
             first_error=answer.get("first_error"),
         )
 
+    @property
+    def reusable(self) -> bool:
+        """Alive and with no batch whose answer is still to be read."""
+        return self._process.poll() is None and self._in_flight == 0
+
     def _send(self, body: Any, deadline: float) -> None:
         pickled = pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL)
         data = memoryview(struct.pack(">I", len(pickled)) + pickled)
@@ -266,3 +273,49 @@ class FilterSandbox:
             f"{self.memory_bytes >> 20} MB or the CPU time a filter may use.",
             code="filter_too_expensive",
         )
+
+
+# Sandboxes kept warm between the requests of a scan (a process start and `import cel` cost 50-300 ms,
+# more than a scan step's reading on a busy machine): per web process, by expression, for a minute.
+_IDLE_SECONDS = 60.0
+_IDLE_MAX = 4
+_idle: list[tuple[float, str, FilterSandbox]] = []
+_idle_lock = threading.Lock()
+
+
+def acquire(expression: str) -> FilterSandbox:
+    """A sandbox compiled for `expression`: an idle one of an earlier request, else a new one. Give it
+    back with `release`."""
+    now = time.monotonic()
+    found = None
+    expired = []
+    with _idle_lock:
+        for entry in list(_idle):
+            since, source, sandbox = entry
+            if now - since > _IDLE_SECONDS:
+                _idle.remove(entry)
+                expired.append(sandbox)
+            elif found is None and source == expression:
+                _idle.remove(entry)
+                found = sandbox
+    for sandbox in expired:
+        sandbox.close()
+    if found is not None and found.reusable:
+        return found
+    if found is not None:
+        found.close()
+    return FilterSandbox(expression)
+
+
+def release(sandbox: FilterSandbox) -> None:
+    """Keeps a healthy sandbox for the next request of the same filter; closes anything else."""
+    if not sandbox.reusable:
+        sandbox.close()
+        return
+    evicted = None
+    with _idle_lock:
+        _idle.append((time.monotonic(), sandbox.expression, sandbox))
+        if len(_idle) > _IDLE_MAX:
+            evicted = _idle.pop(0)[2]
+    if evicted is not None:
+        evicted.close()

@@ -85,8 +85,9 @@ def test_an_org_admin_goes_from_a_new_cluster_to_a_consumer_groups_offset_reset_
     produce_dialog.get_by_role("button", name="Produce", exact=True).click()
     expect(produce_dialog.get_by_role("status")).to_contain_text("Produced to partition 0 at offset 0.")
     produce_dialog.get_by_role("link", name="Browse it").click()
-    messages = page.get_by_role("list", name="Messages")
-    expect(messages.get_by_role("listitem")).to_have_count(1)
+    messages = page.get_by_role("table", name="Messages")
+    expect(messages.get_by_role("button", name="Details of partition 0 offset 0")).to_be_visible()
+    messages.get_by_role("button", name="Details of partition 0 offset 0").click()
     expect(messages.get_by_label("Value as JSON")).to_contain_text('"order-1"')
     screenshot(page, "journey-message-browser")
 

@@ -5,7 +5,7 @@ import { cluster } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { membership, page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
-import { message, topicDetail } from "../test/topicFixtures";
+import { browseResult, message, topicDetail } from "../test/topicFixtures";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
 configure({ asyncUtilTimeout: 10_000 });
@@ -231,12 +231,12 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
 describe("Message browser", { timeout: 30_000 }, () => {
   it("reads the filters from the URL and sends them to the API", async () => {
     const fetchSpy = stubTopic("viewer", {
-      "GET /api/v1/topics/30/messages/": json(200, [message()]),
+      "GET /api/v1/topics/30/messages/": json(200, browseResult({ messages: [message()] })),
     });
     renderApp("/topics/30/messages?partition=1&start=offset&offset=4&key=order&header=source&limit=20");
 
-    const list = await screen.findByRole("list", { name: "Messages" });
-    expect(within(list).getByText("offset 6")).toBeInTheDocument();
+    const table = await screen.findByRole("table", { name: "Messages" });
+    expect(within(table).getByRole("button", { name: "Details of partition 0 offset 6" })).toBeInTheDocument();
     const browse = requestsOf(fetchSpy).find((request) => request.url.includes("/messages/"))!;
     expect(Object.fromEntries(query(browse))).toEqual({
       start: "offset",
@@ -252,34 +252,41 @@ describe("Message browser", { timeout: 30_000 }, () => {
 
   it("pretty-prints JSON values, marks base64 and shows headers and decoded payloads", async () => {
     stubTopic("viewer", {
-      "GET /api/v1/topics/30/messages/": json(200, [
-        message(),
-        message({
-          offset: 7,
-          key: { data: null, encoding: "null" },
-          value: {
-            data: "AAAAAAMCAAoxMg==",
-            encoding: "base64",
-            decoded: {
-              schema_id: 3,
-              subject: "payments.orders-value",
-              version: 1,
-              format: "AVRO",
-              message_type: null,
-              value: { id: "o-2" },
-              error: null,
-            },
-          },
+      "GET /api/v1/topics/30/messages/": json(
+        200,
+        browseResult({
+          messages: [
+            message(),
+            message({
+              offset: 7,
+              key: { data: null, encoding: "null" },
+              value: {
+                data: "AAAAAAMCAAoxMg==",
+                encoding: "base64",
+                decoded: {
+                  schema_id: 3,
+                  subject: "payments.orders-value",
+                  version: 1,
+                  format: "AVRO",
+                  message_type: null,
+                  value: { id: "o-2" },
+                  error: null,
+                },
+              },
+            }),
+          ],
         }),
-      ]),
+      ),
     });
-    renderApp("/topics/30/messages");
+    const { user } = renderApp("/topics/30/messages");
+    await user.click(await screen.findByRole("button", { name: "Details of partition 0 offset 6" }));
+    await user.click(screen.getByRole("button", { name: "Details of partition 0 offset 7" }));
 
     const json_ = await screen.findByLabelText("Value as JSON");
     expect(json_.textContent).toBe('{\n  "id": "order-1",\n  "amount": 12\n}');
-    const list = screen.getByRole("list", { name: "Messages" });
-    expect(within(list).getAllByRole("term")[0]).toHaveTextContent("source");
-    expect(within(list).getAllByRole("definition")[0]).toHaveTextContent("web");
+    const table = screen.getByRole("table", { name: "Messages" });
+    expect(within(table).getAllByRole("term")[0]).toHaveTextContent("source");
+    expect(within(table).getAllByRole("definition")[0]).toHaveTextContent("web");
     expect(screen.getByText(/Decoded \(Avro, id 3\)/)).toBeInTheDocument();
     expect(screen.getByLabelText("Decoded value").textContent).toContain('"id": "o-2"');
     expect(screen.getByText("AAAAAAMCAAoxMg==")).toBeInTheDocument();
@@ -288,32 +295,44 @@ describe("Message browser", { timeout: 30_000 }, () => {
 
   it("says why a framed payload could not be decoded", async () => {
     stubTopic("viewer", {
-      "GET /api/v1/topics/30/messages/": json(200, [
-        message({
-          value: {
-            data: "AAAAAGM=",
-            encoding: "base64",
-            decoded: {
-              schema_id: 99,
-              subject: null,
-              version: null,
-              format: null,
-              message_type: null,
-              value: null,
-              error: "Schema id 99 is not in the registry.",
-            },
-          },
+      "GET /api/v1/topics/30/messages/": json(
+        200,
+        browseResult({
+          messages: [
+            message({
+              value: {
+                data: "AAAAAGM=",
+                encoding: "base64",
+                decoded: {
+                  schema_id: 99,
+                  subject: null,
+                  version: null,
+                  format: null,
+                  message_type: null,
+                  value: null,
+                  error: "Schema id 99 is not in the registry.",
+                },
+              },
+            }),
+          ],
         }),
-      ]),
+      ),
     });
-    renderApp("/topics/30/messages");
+    const { user } = renderApp("/topics/30/messages");
+    expect(await screen.findByText("schema id not found")).toBeInTheDocument();
+    await user.click(screen.getByRole("button", { name: "Details of partition 0 offset 6" }));
     expect(await screen.findByText(/Decoded \(unknown schema, id 99\)/)).toBeInTheDocument();
     expect(screen.getByText("Schema id 99 is not in the registry.")).toBeInTheDocument();
     expect(screen.queryByLabelText("Decoded value")).not.toBeInTheDocument();
   });
 
   it("applies new filters through the URL, tails live and pauses", async () => {
-    const fetchSpy = stubTopic("viewer", { "GET /api/v1/topics/30/messages/": json(200, []) });
+    const fetchSpy = stubTopic("viewer", {
+      "GET /api/v1/topics/30/messages/": (request: Request) =>
+        new URL(request.url).searchParams.get("live")
+          ? json(200, browseResult({ cursor: "tail", lag: 0 }))
+          : json(200, browseResult()),
+    });
     const { router, user } = renderApp("/topics/30/messages");
 
     expect(await screen.findByText("No messages")).toBeInTheDocument();
@@ -326,7 +345,7 @@ describe("Message browser", { timeout: 30_000 }, () => {
 
     await user.click(screen.getByRole("button", { name: "Live tail" }));
     expect(router.state.location.search).toContain("live=1");
-    expect(await screen.findByText(/refreshed every 2 s/)).toBeInTheDocument();
+    expect(await screen.findByText(/Following the log end/)).toBeInTheDocument();
     await waitFor(() => {
       const last = requestsOf(fetchSpy)
         .filter((request) => request.url.includes("/messages/"))
@@ -346,7 +365,7 @@ describe("Message browser", { timeout: 30_000 }, () => {
 
   it("produces a message and says where it landed", async () => {
     const fetchSpy = stubTopic("developer", {
-      "GET /api/v1/topics/30/messages/": json(200, []),
+      "GET /api/v1/topics/30/messages/": json(200, browseResult()),
       "POST /api/v1/topics/30/produce/": json(201, { partition: 1, offset: 5 }),
     });
     const { router, user } = renderApp("/topics/30/messages");

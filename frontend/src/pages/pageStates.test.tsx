@@ -6,7 +6,7 @@ import { acme, cluster, clusterDetail } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch, type StubbedResponse } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { membership, page, payments, signedInHandlers } from "../test/tenancyFixtures";
-import { topicDetail } from "../test/topicFixtures";
+import { browseResult, topicDetail } from "../test/topicFixtures";
 
 // Every case loads a lazy page on a shared, sometimes slow machine.
 configure({ asyncUtilTimeout: 10_000 });
@@ -141,7 +141,7 @@ const DETAIL_PAGES: PageCase[] = [
     path: "/topics/30/messages",
     main: "GET /api/v1/topics/30/messages/",
     loading: "Reading messages…",
-    empty: { answer: json(200, []), text: "No messages" },
+    empty: { answer: json(200, browseResult()), text: "No messages" },
     handlers: { "GET /api/v1/topics/30/": json(200, topicDetail()) },
   },
   {

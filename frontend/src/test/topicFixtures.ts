@@ -1,7 +1,9 @@
 import type {
   AccessGrant,
   AclBinding,
+  BrowseResult,
   ClientQuota,
+  ScanProgress,
   ScramCredential,
   Topic,
   TopicDetail,
@@ -69,9 +71,29 @@ export function message(overrides: Partial<TopicMessage> = {}): TopicMessage {
     partition: 0,
     offset: 6,
     timestamp: "2026-01-05T10:00:00Z",
+    size: 42,
     key: { data: "order-1", encoding: "utf-8" },
     value: { data: '{"id":"order-1","amount":12}', encoding: "utf-8" },
     headers: [{ key: "source", value: { data: "web", encoding: "utf-8" } }],
+    ...overrides,
+  };
+}
+
+/** One answer of the browse API: records, and a cursor/progress for scans and tails. */
+export function browseResult(overrides: Partial<BrowseResult> = {}): BrowseResult {
+  return { messages: [], cursor: null, progress: null, lag: null, end_offsets: { "0": 7 }, ...overrides };
+}
+
+export function scanProgress(overrides: Partial<ScanProgress> = {}): ScanProgress {
+  return {
+    scanned: 0,
+    bytes_scanned: 0,
+    matched: 0,
+    remaining: 0,
+    done: false,
+    stopped_because: null,
+    filter_errors: 0,
+    first_filter_error: null,
     ...overrides,
   };
 }

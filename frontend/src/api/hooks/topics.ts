@@ -1,10 +1,9 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
 import { listAll } from "../listAll";
 import type {
   AcceptedOperation,
-  MessageQuery,
   ProduceRequest,
   Produced,
   Purged,
@@ -12,20 +11,13 @@ import type {
   TopicConfigsUpdate,
   TopicCreate,
   TopicDetail,
-  TopicMessage,
   TopicPurge,
 } from "../types";
-
-export type BrowseQuery = Pick<
-  MessageQuery,
-  "start" | "partition" | "offset" | "timestamp" | "limit" | "key_contains" | "value_contains" | "header_key"
->;
 
 export const topicKeys = {
   all: ["topics"] as const,
   list: () => [...topicKeys.all, "list"] as const,
   detail: (id: number) => [...topicKeys.all, "detail", id] as const,
-  messages: (id: number, query: BrowseQuery) => [...topicKeys.all, "messages", id, query] as const,
 };
 
 /**
@@ -154,25 +146,6 @@ export function useDeleteTopic(id: number) {
       void queryClient.invalidateQueries({ queryKey: ["operations"] });
       return queryClient.invalidateQueries({ queryKey: topicKeys.list() });
     },
-  });
-}
-
-/** Records of a topic: a plain list, bounded by the browse limit. */
-export function useTopicMessages(
-  id: number,
-  query: BrowseQuery,
-  options: { refetchInterval?: number | false; enabled?: boolean } = {},
-) {
-  return useQuery({
-    queryKey: topicKeys.messages(id, query),
-    // No abort signal: the server reads the records anyway, and pausing live tail or changing a filter
-    // mid-read would otherwise show up as a failed request.
-    queryFn: async (): Promise<TopicMessage[]> =>
-      unwrap(await apiClient.GET("/api/v1/topics/{id}/messages/", { params: { path: { id }, query } })),
-    placeholderData: keepPreviousData,
-    staleTime: 0,
-    refetchInterval: options.refetchInterval ?? false,
-    enabled: options.enabled ?? true,
   });
 }
 
