@@ -12,6 +12,8 @@ from broker.auth.authorizer import Operation, ResourceType
 from broker.records.errors import StorageError
 from broker.server.context import RequestContext
 
+APPEND_SLICE_S = 0.01
+
 
 def _partition_error(index: int, error: ErrorCode | int, message: str | None = None) -> dict[str, Any]:
     return {
@@ -115,6 +117,9 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     acks = request.acks
     responses = []
     waits: Waits = []
+    # A request naming thousands of partitions (a client spreading over a wide topic) lets the
+    # event loop run every APPEND_SLICE_S: heartbeats, Raft and other clients must not wait for it.
+    slice_end = time.monotonic() + APPEND_SLICE_S
     for topic_data in request.topic_data:
         partitions = []
         writable = ctx.allowed(Operation.WRITE, ResourceType.TOPIC, topic_data.name)
@@ -132,6 +137,9 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
                 partitions.append(
                     append_partition(ctx, topic_data.name, partition.index, partition.records, acks, waits)
                 )
+                if time.monotonic() >= slice_end:
+                    await asyncio.sleep(0)
+                    slice_end = time.monotonic() + APPEND_SLICE_S
         responses.append({"name": topic_data.name, "partition_responses": partitions})
     if waits:
         await _wait_for_replicas(waits, request.timeout.total_seconds())

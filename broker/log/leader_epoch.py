@@ -10,11 +10,13 @@ CHECKPOINT_NAME = "leader-epoch-checkpoint"
 
 
 class LeaderEpochCache:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, load: bool = True) -> None:
+        """`load=False`: a new partition's directory, which has no checkpoint to read yet."""
         self.path = directory / CHECKPOINT_NAME
         self.epochs: list[int] = []
         self.start_offsets: list[int] = []
-        self._load()
+        if load:
+            self._load()
 
     def _load(self) -> None:
         try:

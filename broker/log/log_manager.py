@@ -81,12 +81,18 @@ class LogManager:
                 existing.update_config(config)
             return existing
         directory = self._pick_log_dir() / partition_dir_name(topic, partition)
+        found = False
         for log_dir in self.log_dirs:
             candidate = log_dir / partition_dir_name(topic, partition)
             if candidate.is_dir():
-                directory = candidate
+                directory, found = candidate, True
                 break
-        log = PartitionLog.open(directory, config, topic=topic, partition=partition)
+        log = None
+        if not found:
+            with contextlib.suppress(FileExistsError):  # created meanwhile: opened below
+                log = PartitionLog.create_new(directory, config, topic=topic, partition=partition)
+        if log is None:
+            log = PartitionLog.open(directory, config, topic=topic, partition=partition)
         self._register(topic, partition, log)
         return log
 
@@ -103,7 +109,7 @@ class LogManager:
                 self._partitions_per_dir[log.directory.parent] -= 1
         if log is None:
             return
-        log.close()
+        log.close(discard=True)  # renamed away below: nothing of its state needs writing
         target = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         log.directory.rename(target)
 

@@ -48,6 +48,8 @@ RETRY_LATER = frozenset(
     }
 )
 IDLE_WAIT_S = 0.05
+# Appending a response's partitions takes turns with the event loop this often.
+APPEND_SLICE_S = 0.01
 CLOSE_TIMEOUT_S = 5.0
 
 
@@ -412,8 +414,13 @@ class LeaderFetcher:
             self.session = FetchSessionState()  # the next fetch is a full one
             return
         session.advance(response.session_id, full, named, forgotten)
+        slice_end = time.monotonic() + APPEND_SLICE_S
         for topic in response.responses:
             for answer in topic.partitions:
+                if time.monotonic() >= slice_end:
+                    # Thousands of partitions with data: let the event loop run in between.
+                    await asyncio.sleep(0)
+                    slice_end = time.monotonic() + APPEND_SLICE_S
                 key = (topic.topic, answer.partition_index)
                 followed = self.partitions.get(key)
                 # Only partitions this session fetches (a response may carry any of them).

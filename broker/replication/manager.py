@@ -60,6 +60,8 @@ ISR_RECONCILE_INTERVAL_S = 1.0
 FOLLOWER_ACTIVE_MS = 3_000
 # New partition logs are created in a worker thread, this many per hand-off (see _open_new_logs).
 OPEN_BATCH = 256
+# Opened partitions become leader or follower on the loop in slices of this long.
+APPLY_SLICE_S = 0.01
 
 
 def now_ms() -> int:
@@ -242,7 +244,8 @@ class ReplicaManager:
         # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
-            self._stop_replica(replica)
+            # Its topic is deleted (its log with it): no high watermark to keep.
+            self._stop_replica(replica, checkpoint=False)
         self._bump_version(previous.topic)
 
     def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
@@ -365,6 +368,7 @@ class ReplicaManager:
                         leading = assignment.leader_epoch if assignment.leader == self.node_id else -1
                         jobs.append((key, self.state.topics.log_config(topic), leading))
                 await asyncio.to_thread(self._create_logs, jobs)
+                slice_end = time.monotonic() + APPLY_SLICE_S
                 for key, _, _ in jobs:
                     assignment = self.assignments.get(key)
                     if assignment is None or not assignment.is_replica(self.node_id):
@@ -376,7 +380,9 @@ class ReplicaManager:
                         self.apply(assignment)
                     except Exception:
                         log.exception("opening %s-%d failed", *key)
-                    await asyncio.sleep(0)
+                    if time.monotonic() >= slice_end:
+                        await asyncio.sleep(0)
+                        slice_end = time.monotonic() + APPLY_SLICE_S
 
     def _create_logs(self, jobs: list[tuple[tuple[str, int], LogConfig, int]]) -> None:
         """Worker thread: create the logs (LogManager.create registers each under its lock). Where
@@ -486,12 +492,13 @@ class ReplicaManager:
             log.info("%s-%d is not assigned to this broker: deleting its log", *key)
             self.state.logs.delete_partition(*key)
 
-    def _stop_replica(self, replica: Replica) -> None:
+    def _stop_replica(self, replica: Replica, *, checkpoint: bool = True) -> None:
         replica.acks.fail_all(ErrorCode.not_leader_or_follower)
         replica.leader = None
         if self.fetchers is not None:
             self.fetchers.unfollow(replica)
-        replica.log.checkpoint_high_watermark()
+        if checkpoint:
+            replica.log.checkpoint_high_watermark()
         self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
