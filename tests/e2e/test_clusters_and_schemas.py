@@ -5,6 +5,7 @@ versions, their diff and a failing compatibility test."""
 import contextlib
 import json
 import os
+import re
 import signal
 import urllib.request
 from collections.abc import Iterator
@@ -128,9 +129,13 @@ def test_an_org_admin_creates_a_cluster_watches_it_come_up_and_deletes_it(
     expect(table.get_by_role("row", name="events")).to_contain_text("running")
     table.get_by_role("link", name="events").click()
     expect(page.get_by_role("heading", name="events", level=1)).to_be_visible()
+    tabs = page.get_by_role("navigation", name="Cluster sections")
+    tabs.get_by_role("link", name="Brokers (1)").click()
     expect(page.get_by_role("table", name="Brokers")).to_contain_text("running")
-    page.get_by_label("Filter broker configs").fill("num.partitions")
-    expect(page.get_by_role("table", name="Broker configs")).to_contain_text("3")
+    tabs.get_by_role("link", name="Broker configs").click()
+    page.get_by_label(re.compile(r"^Filter broker \d+ configs$")).fill("num.partitions")
+    expect(page.get_by_role("table", name=re.compile(r"^Broker \d+ configs$"))).to_contain_text("3")
+    tabs.get_by_role("link", name="Overview").click()
     page.get_by_role("button", name="Check health").click()
     expect(page.get_by_text("healthy · 1 broker up")).to_be_visible()
     screenshot(page, "cluster-detail")

@@ -26,6 +26,7 @@ from tests.e2e.conftest import screenshot
 from tests.integration.spark.conftest import (  # noqa: F401 - fixtures: a worker on `spark`, on local Spark
     spark_worker,
     spark_worker_environment,
+    spark_worker_queues,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
