@@ -16,7 +16,13 @@ from collections.abc import Sequence
 
 from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
 from broker.controller.client import ControllerClient, ControllerUnavailable
-from broker.controller.image import MetadataImage, publish_image, publish_yielding
+from broker.controller.image import (
+    MetadataImage,
+    apply_entry_yielding,
+    image_from_snapshot_yielding,
+    publish_image,
+    publish_yielding,
+)
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
 
@@ -174,14 +180,16 @@ class BrokerLifecycle:
     async def _apply_fetched(self, result: dict[str, object]) -> None:
         snapshot = result.get("snapshot")
         if isinstance(snapshot, str):
-            self.image = MetadataImage.from_snapshot(base64.b64decode(snapshot))
+            # Built off to the side a slice at a time (a large one must not hold up the event loop).
+            self.image = await image_from_snapshot_yielding(base64.b64decode(snapshot))
             if self.caught_up.is_set():
                 for listener in self.listeners:
                     publish_image(self.image, listener)
         for index, records in result["entries"]:  # type: ignore[attr-defined]
             if index <= self.image.offset:
                 continue
-            delta = self.image.apply_entry(index, records)
+            # A large entry goes to a copy a slice at a time, which replaces the image when complete.
+            self.image, delta = await apply_entry_yielding(self.image, index, records)
             if delta and self.caught_up.is_set():
                 for listener in self.listeners:
                     await publish_yielding(delta, listener)

@@ -32,7 +32,7 @@ from broker.controller.decisions import (
     Decision,
     TopicRequest,
 )
-from broker.controller.image import MetadataImage
+from broker.controller.image import MetadataImage, apply_entry_yielding, image_from_snapshot_yielding
 from broker.controller.tls import ControllerTls
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
@@ -116,6 +116,8 @@ class ControllerServer:
         # (applied offset awaited, future) for readers of the image: no locks on the apply path.
         self._offset_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._decider: Decider | None = None
+        # Set when Raft may have committed something: the applier task applies it.
+        self._commit_signal = asyncio.Event()
         # When each other voter was last heard from over Raft: in a combined node that is its broker's
         # process too, which tells a new active controller which broker died with the old one.
         self._voter_contact: dict[int, float] = {}
@@ -154,7 +156,7 @@ class ControllerServer:
         config = self.config
         storage = FileStorage(config.metadata_dir)
         self.node = RaftNode(config.node_id, list(config.voters), storage, time.monotonic(), config.timings)
-        self._apply_committed()
+        await self._apply_committed()
         peers = {i: address for i, address in config.voters.items() if i != config.node_id}
         tls = config.tls
         self.transport = PeerTransport(
@@ -173,6 +175,7 @@ class ControllerServer:
         )
         self.bound_port = self._server.sockets[0].getsockname()[1]
         self._tasks = [
+            asyncio.create_task(self._apply_loop(), name="metadata-applier"),
             asyncio.create_task(self._tick_loop(), name="raft-tick"),
             asyncio.create_task(self._fence_loop(), name="controller-fencing"),
         ]
@@ -241,8 +244,17 @@ class ControllerServer:
             self._decider = None
             self._fail_pending()
             log.info("controller %d is no longer active (leader %s)", node.node_id, node.leader)
-        if self._apply_committed():
-            self._wake_offset_waiters()
+        self._commit_signal.set()
+
+    async def _apply_loop(self) -> None:
+        """Applies what Raft committed, in its own task: a large entry is applied a slice at a time
+        (see `apply_entry_yielding`), so the Raft messages and ticks that arrive meanwhile are handled
+        on time instead of after it — a long stall there costs the leadership."""
+        while not self._closing:
+            await self._commit_signal.wait()
+            self._commit_signal.clear()
+            if await self._apply_committed():
+                self._wake_offset_waiters()
 
     def _wake_offset_waiters(self) -> None:
         still_waiting = []
@@ -255,19 +267,22 @@ class ControllerServer:
                 still_waiting.append((index, future))
         self._offset_waiters = still_waiting
 
-    def _apply_committed(self) -> bool:
+    async def _apply_committed(self) -> bool:
         node = self._node()
         items = node.take_committed()
         for item in items:
             if isinstance(item, Snapshot):
-                self.image = MetadataImage.from_snapshot(item.data)
+                self.image = await image_from_snapshot_yielding(item.data)
                 continue
-            self.image.apply_entry(item.index, rec.decode_entry(item.data))
+            self.image, _ = await apply_entry_yielding(self.image, item.index, rec.decode_entry(item.data))
             self._resolve(item)
-        if items and self.image.offset - node.snapshot.last_index >= self.config.snapshot_every_entries:
-            term = node.term_at(self.image.offset)
+        image = self.image
+        if items and image.offset - node.snapshot.last_index >= self.config.snapshot_every_entries:
+            term = node.term_at(image.offset)
             assert term is not None
-            node.compact(Snapshot(self.image.offset, term, self.image.to_snapshot()))
+            # Only this task changes the image, so it stands still while the snapshot is gathered in
+            # slices; `compact` ignores it if an InstallSnapshot from the leader got further meanwhile.
+            node.compact(Snapshot(image.offset, term, await image.to_snapshot_yielding()))
         return bool(items)
 
     def _resolve(self, entry: Entry) -> None:
