@@ -23,6 +23,7 @@ from broker.controller.image import (
     publish_image,
     publish_yielding,
 )
+from broker.controller.records import decode_entry
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
 
@@ -162,7 +163,11 @@ class BrokerLifecycle:
                     reply = await fetcher.call_node_unless_moved(
                         source,
                         "fetch_metadata",
-                        {"after_offset": self.image.offset, "max_wait_ms": FETCH_WAIT_MS},
+                        {
+                            "after_offset": self.image.offset,
+                            "max_wait_ms": FETCH_WAIT_MS,
+                            "entry_encoding": "base64",
+                        },
                         timeout_s=FETCH_WAIT_MS / 1000 + FETCH_SLACK_S,
                     )
                 except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
@@ -188,6 +193,8 @@ class BrokerLifecycle:
         for index, records in result["entries"]:  # type: ignore[attr-defined]
             if index <= self.image.offset:
                 continue
+            if isinstance(records, str):
+                records = decode_entry(base64.b64decode(records))
             # A large entry goes to a copy a slice at a time, which replaces the image when complete.
             self.image, delta = await apply_entry_yielding(self.image, index, records)
             if delta and self.caught_up.is_set():

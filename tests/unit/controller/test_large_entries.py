@@ -9,11 +9,14 @@ however busy the machine is (wall time would also count the time the process was
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
+
+import pytest
 
 from broker.controller import records as rec
 from broker.controller.api import BrokerRegistration, PartitionAssignment
@@ -216,10 +219,15 @@ class RecordingListener:
         pass
 
 
-def test_a_broker_applies_and_publishes_a_fetched_10000_partition_entry_without_stalling_its_loop() -> None:
+@pytest.mark.parametrize("encoding", ["records", "base64"])
+def test_a_broker_applies_and_publishes_a_fetched_10000_partition_entry_without_stalling_its_loop(
+    encoding: str,
+) -> None:
     source, _ = cluster()
     snapshot = source.to_snapshot()
     records = big_topic_entry(source)
+    # What fetch_metadata answers: the records, or (as brokers ask) the stored entry in base64.
+    fetched = records if encoding == "records" else base64.b64encode(rec.encode_entry(records)).decode()
 
     async def scenario() -> tuple[BrokerLifecycle, RecordingListener, LoopLagProbe]:
         # No connection is opened: the fetched reply is handed over as the follower would.
@@ -230,7 +238,7 @@ def test_a_broker_applies_and_publishes_a_fetched_10000_partition_entry_without_
         lifecycle.broker_epoch = lifecycle.image.brokers[1].epoch
         lifecycle.caught_up.set()
         probe = LoopLagProbe()
-        await probe.run(lifecycle._apply_fetched({"entries": [[source.offset + 1, records]]}))
+        await probe.run(lifecycle._apply_fetched({"entries": [[source.offset + 1, fetched]]}))
         lifecycle.client.close()
         return lifecycle, listener, probe
 
