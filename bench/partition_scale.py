@@ -78,6 +78,7 @@ from tests.integration.cluster.scale_checker import (
     controller_elections,
     create_when_brokers_unfenced,
     fencings,
+    loop_stalls,
     topic_fully_replicated,
 )
 
@@ -204,6 +205,7 @@ def main() -> None:
         admin = AdminClient(cluster.client_config())
         create_when_brokers_unfenced(admin, NewTopic(PROBE_TOPIC, PROBE_PARTITIONS, 3))
         elections_before, fencings_before = controller_elections(cluster), fencings(cluster)
+        stalls_before = loop_stalls(cluster)
         probe = Probe(cluster)
         probe.start()
         spies = start_py_spy(cluster, args.py_spy / "create", 300) if args.py_spy else []
@@ -244,6 +246,15 @@ def main() -> None:
         }
         result["controller_moved"] = controller_elections(cluster) > elections_before
         result["brokers_fenced"] = fencings(cluster) - fencings_before
+        # Each node logs a stall of its event loop of 250 ms or more (see broker/server/loop_watch.py).
+        result["loop_stalls"] = {
+            node: {
+                "count": len(stalls) - len(stalls_before[node]),
+                "longest_ms": max((ms for ms, _ in stalls[len(stalls_before[node]) :]), default=0),
+                "in_full_gc_ms": sum(gc_ms for _, gc_ms in stalls[len(stalls_before[node]) :]),
+            }
+            for node, stalls in loop_stalls(cluster).items()
+        }
         print(json.dumps(result), file=sys.stderr, flush=True)  # so far, should a later stage hang
 
         time.sleep(args.settle_seconds)
