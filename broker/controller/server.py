@@ -255,11 +255,16 @@ class ControllerServer:
         """Applies what Raft committed, in its own task: a large entry is applied a slice at a time
         (see `apply_entry_yielding`), so the Raft messages and ticks that arrive meanwhile are handled
         on time instead of after it — a long stall there costs the leadership."""
-        while not self._closing:
-            await self._commit_signal.wait()
-            self._commit_signal.clear()
-            if await self._apply_committed():
-                self._wake_offset_waiters()
+        try:
+            while not self._closing:
+                await self._commit_signal.wait()
+                self._commit_signal.clear()
+                if await self._apply_committed():
+                    self._wake_offset_waiters()
+        except Exception:
+            # Skipping an entry would fork this node's image from the others': stop applying, loudly.
+            log.exception("controller %d cannot apply the metadata log any further", self.config.node_id)
+            raise
 
     def _wake_offset_waiters(self) -> None:
         still_waiting = []
