@@ -14,6 +14,8 @@ replication factor 3, and measures:
 - while that happens, a probe asks every broker for the small topic's Metadata and produces one record to
   it every 250 ms: the slowest answer (`probe_max_s`), how many failed, whether the active controller moved
   (a second "is the active controller" line in any node's log) and whether a broker was fenced;
+- `loop_stalls`: per node, the stalls of its event loop of 250 ms or more its log names during creation
+  (how many, the longest, and how much of them full garbage collections took);
 - `idle_cpu`: each broker's CPU (fraction of a core) over `--idle-seconds`, `--settle-seconds` after
   the logs exist;
 - produce and consume `--records` 100-byte records spread over all partitions vs into one partition
