@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
 from broker.controller.client import ControllerClient, ControllerUnavailable
 from broker.controller.image import (
+    LARGE_ENTRY_RECORDS,
     MetadataImage,
     apply_entry_yielding,
     image_from_snapshot_yielding,
@@ -26,6 +27,7 @@ from broker.controller.image import (
 from broker.controller.records import decode_entry
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
+from broker.server.heap import full_collections
 
 log = logging.getLogger("broker.controller.lifecycle")
 
@@ -200,6 +202,9 @@ class BrokerLifecycle:
             if delta and self.caught_up.is_set():
                 for listener in self.listeners:
                     await publish_yielding(delta, listener)
+            if len(records) >= LARGE_ENTRY_RECORDS:
+                # Thousands of partitions' images (and, on a controller, its own): see broker/server/heap.py.
+                full_collections.burst()
         self._publish_once_caught_up()
         self._published(self.image.offset)
 
