@@ -16,9 +16,18 @@ from collections.abc import Sequence
 
 from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
 from broker.controller.client import ControllerClient, ControllerUnavailable
-from broker.controller.image import MetadataImage, publish_image, publish_yielding
+from broker.controller.image import (
+    LARGE_ENTRY_RECORDS,
+    MetadataImage,
+    apply_entry_yielding,
+    image_from_snapshot_yielding,
+    publish_image,
+    publish_yielding,
+)
+from broker.controller.records import decode_entry
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
+from broker.server.heap import full_collections
 
 log = logging.getLogger("broker.controller.lifecycle")
 
@@ -156,7 +165,11 @@ class BrokerLifecycle:
                     reply = await fetcher.call_node_unless_moved(
                         source,
                         "fetch_metadata",
-                        {"after_offset": self.image.offset, "max_wait_ms": FETCH_WAIT_MS},
+                        {
+                            "after_offset": self.image.offset,
+                            "max_wait_ms": FETCH_WAIT_MS,
+                            "entry_encoding": "base64",
+                        },
                         timeout_s=FETCH_WAIT_MS / 1000 + FETCH_SLACK_S,
                     )
                 except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
@@ -174,17 +187,24 @@ class BrokerLifecycle:
     async def _apply_fetched(self, result: dict[str, object]) -> None:
         snapshot = result.get("snapshot")
         if isinstance(snapshot, str):
-            self.image = MetadataImage.from_snapshot(base64.b64decode(snapshot))
+            # Built off to the side a slice at a time (a large one must not hold up the event loop).
+            self.image = await image_from_snapshot_yielding(base64.b64decode(snapshot))
             if self.caught_up.is_set():
                 for listener in self.listeners:
                     publish_image(self.image, listener)
         for index, records in result["entries"]:  # type: ignore[attr-defined]
             if index <= self.image.offset:
                 continue
-            delta = self.image.apply_entry(index, records)
+            if isinstance(records, str):
+                records = decode_entry(base64.b64decode(records))
+            # A large entry goes to a copy a slice at a time, which replaces the image when complete.
+            self.image, delta = await apply_entry_yielding(self.image, index, records)
             if delta and self.caught_up.is_set():
                 for listener in self.listeners:
                     await publish_yielding(delta, listener)
+            if len(records) >= LARGE_ENTRY_RECORDS:
+                # Thousands of partitions' images (and, on a controller, its own): see broker/server/heap.py.
+                full_collections.burst()
         self._publish_once_caught_up()
         self._published(self.image.offset)
 

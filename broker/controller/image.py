@@ -13,9 +13,9 @@ import functools
 import json
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from broker.controller import records as rec
 from broker.controller.api import (
@@ -78,6 +78,36 @@ class MetadataImage:
         self.scram: dict[str, dict[str, dict[str, Any]]] = {}
         self.quotas: dict[str, dict[str, float]] = {}  # JSON of the entity -> values
         self.next_producer_id = 0
+        # Topics this image shares with the image it was copied from (`copy_for_update`): copied
+        # before their first change, so the original stays as it was.
+        self._shared_topics: set[uuid.UUID] = set()
+
+    def copy_for_update(self) -> MetadataImage:
+        """A copy to apply an entry to while readers keep this one. Cheap: containers are copied,
+        a topic's partitions only when the entry changes that topic."""
+        copy = MetadataImage()
+        copy.offset = self.offset
+        copy.brokers = dict(self.brokers)
+        copy.topics = dict(self.topics)
+        copy.topic_ids = dict(self.topic_ids)
+        copy.broker_configs = {name: dict(configs) for name, configs in self.broker_configs.items()}
+        copy.acls = set(self.acls)
+        copy.scram = {user: dict(mechanisms) for user, mechanisms in self.scram.items()}
+        copy.quotas = dict(self.quotas)
+        copy.next_producer_id = self.next_producer_id
+        copy._shared_topics = set(self.topics)
+        return copy
+
+    def _own_topic(self, topic_id: uuid.UUID) -> TopicImage | None:
+        """The topic, safe to change in place (copied first if shared with the original image)."""
+        topic = self.topics.get(topic_id)
+        if topic is not None and topic_id in self._shared_topics:
+            topic = TopicImage(
+                topic.name, topic_id, topic.internal, dict(topic.configs), dict(topic.partitions)
+            )
+            self.topics[topic_id] = topic
+            self._shared_topics.discard(topic_id)
+        return topic
 
     # --- queries -----------------------------------------------------------------------------
 
@@ -138,6 +168,7 @@ class MetadataImage:
             topic_id = _topic_id(record["topic_id"])
             self.topics[topic_id] = TopicImage(record["name"], topic_id, bool(record["internal"]))
             self.topic_ids[record["name"]] = topic_id
+            self._shared_topics.discard(topic_id)
         elif kind == "remove_topic":
             topic = self.topics.pop(_topic_id(record["topic_id"]))
             del self.topic_ids[topic.name]
@@ -154,7 +185,9 @@ class MetadataImage:
             raise ValueError(f"unknown metadata record type {kind!r}")
 
     def _apply_partition(self, record: Record, delta: MetadataDelta) -> None:
-        topic = self.topics[_topic_id(record["topic_id"])]
+        topic = self._own_topic(_topic_id(record["topic_id"]))
+        if topic is None:
+            raise KeyError(f"partition record of unknown topic {record['topic_id']}")
         previous = topic.partitions.get(record["partition"])
         current = PartitionAssignment(
             topic=topic.name,
@@ -172,9 +205,11 @@ class MetadataImage:
         delta.partitions.append((previous, current))
 
     def _apply_partition_change(self, record: Record, delta: MetadataDelta) -> None:
-        topic = self.topics.get(_topic_id(record["topic_id"]))
-        if topic is None or record["partition"] not in topic.partitions:
+        found = self.topics.get(_topic_id(record["topic_id"]))
+        if found is None or record["partition"] not in found.partitions:
             return  # the topic was deleted after the change was decided
+        topic = self._own_topic(found.topic_id)
+        assert topic is not None
         previous = topic.partitions[record["partition"]]
         leader = record.get("leader", previous.leader)
         current = replace(
@@ -192,7 +227,8 @@ class MetadataImage:
 
     def _apply_config(self, record: Record, delta: MetadataDelta) -> None:
         if record["resource_type"] == "topic":
-            topic = self.topic_by_name(record["resource_name"])
+            topic_id = self.topic_ids.get(record["resource_name"])
+            topic = self._own_topic(topic_id) if topic_id is not None else None
             if topic is None:
                 return
             configs = topic.configs
@@ -235,73 +271,160 @@ class MetadataImage:
 
     def snapshot_records(self) -> list[Record]:
         """Records that rebuild this image from an empty one (broker epochs included)."""
-        out: list[Record] = []
+        return list(self._snapshot_records())
+
+    def _snapshot_records(self) -> Iterator[Record]:
         for broker in self.brokers.values():
-            out.append(
-                {
-                    "type": "broker_state",
-                    "broker_id": broker.broker_id,
-                    "incarnation_id": str(broker.incarnation_id),
-                    "epoch": broker.epoch,
-                    "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in broker.endpoints],
-                    "rack": broker.rack,
-                    "fenced": broker.fenced,
-                    "in_controlled_shutdown": broker.in_controlled_shutdown,
-                }
-            )
+            yield {
+                "type": "broker_state",
+                "broker_id": broker.broker_id,
+                "incarnation_id": str(broker.incarnation_id),
+                "epoch": broker.epoch,
+                "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in broker.endpoints],
+                "rack": broker.rack,
+                "fenced": broker.fenced,
+                "in_controlled_shutdown": broker.in_controlled_shutdown,
+            }
         for topic in self.topics.values():
-            out.append(rec.topic(topic.name, topic.topic_id, topic.internal))
+            yield rec.topic(topic.name, topic.topic_id, topic.internal)
             for p in topic.partitions.values():
-                out.append(
-                    rec.partition(
-                        p.topic_id,
-                        p.partition,
-                        p.replicas,
-                        p.isr,
-                        p.leader,
-                        p.leader_epoch,
-                        p.partition_epoch,
-                        p.adding_replicas,
-                        p.removing_replicas,
-                    )
+                yield rec.partition(
+                    p.topic_id,
+                    p.partition,
+                    p.replicas,
+                    p.isr,
+                    p.leader,
+                    p.leader_epoch,
+                    p.partition_epoch,
+                    p.adding_replicas,
+                    p.removing_replicas,
                 )
-            out.extend(rec.config("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))
+            yield from (rec.config("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))
         for resource, configs in self.broker_configs.items():
-            out.extend(rec.config("broker", resource, k, v) for k, v in sorted(configs.items()))
-        out.extend({"type": "create_acl", "acl": list(acl)} for acl in sorted(self.acls, key=repr))
+            yield from (rec.config("broker", resource, k, v) for k, v in sorted(configs.items()))
+        yield from ({"type": "create_acl", "acl": list(acl)} for acl in sorted(self.acls, key=repr))
         for user, mechanisms in self.scram.items():
-            out.extend(
+            yield from (
                 {"type": "upsert_scram", "user": user, "mechanism": m, "credential": c}
                 for m, c in mechanisms.items()
             )
         for entity, values in self.quotas.items():
-            out.append({"type": "alter_quota", "entity": json.loads(entity), "set": values, "remove": []})
-        out.append({"type": "producer_ids", "broker_id": -1, "next_producer_id": self.next_producer_id})
-        return out
+            yield {"type": "alter_quota", "entity": json.loads(entity), "set": values, "remove": []}
+        yield {"type": "producer_ids", "broker_id": -1, "next_producer_id": self.next_producer_id}
 
     def to_snapshot(self) -> bytes:
         return json.dumps({"offset": self.offset, "records": self.snapshot_records()}).encode()
 
+    async def to_snapshot_yielding(self) -> bytes:
+        """`to_snapshot`, letting other tasks run every `APPLY_SLICE_S` while the records are
+        gathered. The image must not change meanwhile: only its one applier may call this."""
+        records: list[Record] = []
+        for record in _sliced(self._snapshot_records()):
+            if record is None:
+                await asyncio.sleep(0)
+            else:
+                records.append(record)
+        return json.dumps({"offset": self.offset, "records": records}).encode()
+
     @classmethod
     def from_snapshot(cls, data: bytes) -> MetadataImage:
-        document = json.loads(data) if data else {"offset": 0, "records": []}
-        image = cls()
-        delta = MetadataDelta()
-        for record in document["records"]:
-            if record["type"] == "broker_state":
-                image.brokers[record["broker_id"]] = BrokerRegistration(
-                    broker_id=record["broker_id"],
-                    incarnation_id=uuid.UUID(record["incarnation_id"]),
-                    epoch=record["epoch"],
-                    endpoints=tuple(Endpoint(*e) for e in record["endpoints"]),
-                    rack=record["rack"],
-                    fenced=record["fenced"],
-                    in_controlled_shutdown=record["in_controlled_shutdown"],
-                )
-            else:
-                image._apply(record, document["offset"], delta)
-        image.offset = document["offset"]
-        return image
+        return _run(_snapshot_loading(data))
+
+
+def _sliced(records: Iterable[Record]) -> Iterator[Record | None]:
+    """`records`, with a None in between whenever `APPLY_SLICE_S` went by (time to yield)."""
+    slice_end = time.monotonic() + APPLY_SLICE_S
+    for record in records:
+        yield record
+        if time.monotonic() >= slice_end:
+            yield None
+            slice_end = time.monotonic() + APPLY_SLICE_S
+
+
+def _snapshot_loading(data: bytes) -> Generator[None, None, MetadataImage]:
+    """Builds the image a snapshot describes, yielding between slices; returns it."""
+    document = json.loads(data) if data else {"offset": 0, "records": []}
+    image = MetadataImage()
+    delta = MetadataDelta()
+    for record in _sliced(document["records"]):
+        if record is None:
+            yield
+        elif record["type"] == "broker_state":
+            image.brokers[record["broker_id"]] = BrokerRegistration(
+                broker_id=record["broker_id"],
+                incarnation_id=uuid.UUID(record["incarnation_id"]),
+                epoch=record["epoch"],
+                endpoints=tuple(Endpoint(*e) for e in record["endpoints"]),
+                rack=record["rack"],
+                fenced=record["fenced"],
+                in_controlled_shutdown=record["in_controlled_shutdown"],
+            )
+        else:
+            image._apply(record, document["offset"], delta)
+    image.offset = document["offset"]
+    return image
+
+
+def _entry_applying(
+    image: MetadataImage, offset: int, records: Sequence[Record]
+) -> Generator[None, None, tuple[MetadataImage, MetadataDelta]]:
+    """Applies one entry to a copy of `image`, yielding between slices; returns the copy."""
+    staged = image.copy_for_update()
+    delta = MetadataDelta()
+    for record in _sliced(records):
+        if record is None:
+            yield
+        else:
+            staged._apply(record, offset, delta)
+    staged.offset = offset
+    # Nobody applies to the original any more: the copy may change what it shares in place.
+    staged._shared_topics.clear()
+    return staged, delta
+
+
+T = TypeVar("T")
+
+
+def _run(steps: Generator[None, None, T]) -> T:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+async def _run_yielding(steps: Generator[None, None, T]) -> T:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+        await asyncio.sleep(0)
+
+
+# Entries with more records than this (a topic with many partitions, its deletion's follow-ups, a
+# large AlterPartition batch) are applied off to the side a slice at a time: a 10,000-partition
+# topic takes tens of milliseconds to apply (many more under load), which must not hold up Raft
+# heartbeats and elections on the same event loop — and no reader may see the topic half-created.
+LARGE_ENTRY_RECORDS = 500
+# How long applying may run before the event loop gets a turn.
+APPLY_SLICE_S = 0.01
+
+
+async def apply_entry_yielding(
+    image: MetadataImage, offset: int, records: Sequence[Record]
+) -> tuple[MetadataImage, MetadataDelta]:
+    """`image.apply_entry`, letting other tasks run every `APPLY_SLICE_S`. A large entry goes to a
+    copy, returned once the whole entry is in (the caller replaces its image by it: readers see the
+    entry entirely or not at all); a small one is applied in place and `image` itself returned."""
+    if len(records) < LARGE_ENTRY_RECORDS:
+        return image, image.apply_entry(offset, records)
+    return await _run_yielding(_entry_applying(image, offset, records))
+
+
+async def image_from_snapshot_yielding(data: bytes) -> MetadataImage:
+    """`MetadataImage.from_snapshot`, letting other tasks run every `APPLY_SLICE_S`."""
+    return await _run_yielding(_snapshot_loading(data))
 
 
 # How long a listener may take partition changes in one go before the event loop gets a turn: a

@@ -39,32 +39,40 @@ def place_partitions(
             f"replication factor {replication_factor} is larger than the {len(brokers)} available brokers"
         )
     ordered = sorted(brokers, key=lambda b: b.broker_id)
+    ids = [b.broker_id for b in ordered]
+    racks = [b.rack for b in ordered]
     leaders: Counter[int] = Counter()
     replicas: Counter[int] = Counter()
     for assignment in existing:
         if assignment.replicas:
             leaders[assignment.replicas[0]] += 1
         replicas.update(assignment.replicas)
+    # By position in `ordered` from here on: a 10,000-partition topic is placed on the controller's
+    # event loop, so the loop below is kept to list lookups.
+    leader_load = [leaders[i] for i in ids]
+    replica_load = [replicas[i] for i in ids]
+    positions = range(len(ordered))
+    # The other brokers after each leader, wrapping around: ties between followers go to the first
+    # of them, which spreads followers as the leaders rotate.
+    rotations = [[*positions[start + 1 :], *positions[:start]] for start in positions]
     placements = []
     for _ in range(count):
-        leader = min(ordered, key=lambda b: (leaders[b.broker_id], replicas[b.broker_id], b.broker_id))
+        leader = min(positions, key=lambda i: (leader_load[i], replica_load[i]))
         chosen = [leader]
+        used_racks: Counter[str] = Counter()
+        if racks[leader] is not None:
+            used_racks[racks[leader]] += 1
         while len(chosen) < replication_factor:
-            used_racks = Counter(b.rack for b in chosen)
-            # Rotate the tie-break by the leader's position so followers spread too.
-            start = ordered.index(leader)
-            rotated = ordered[start + 1 :] + ordered[: start + 1]
-            remaining = [b for b in rotated if b not in chosen]
+            # A rack the partition does not use yet first, then the broker holding the fewest replicas.
             follower = min(
-                remaining,
-                key=lambda b: (
-                    used_racks[b.rack] if b.rack is not None else 0,
-                    replicas[b.broker_id],
-                    rotated.index(b),
-                ),
+                (i for i in rotations[leader] if i not in chosen),
+                key=lambda i: (used_racks[racks[i]] if racks[i] is not None else 0, replica_load[i]),
             )
             chosen.append(follower)
-        leaders[leader.broker_id] += 1
-        replicas.update(b.broker_id for b in chosen)
-        placements.append(tuple(b.broker_id for b in chosen))
+            if racks[follower] is not None:
+                used_racks[racks[follower]] += 1
+        leader_load[leader] += 1
+        for position in chosen:
+            replica_load[position] += 1
+        placements.append(tuple(ids[i] for i in chosen))
     return placements

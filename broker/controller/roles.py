@@ -21,6 +21,7 @@ from broker.controller.server import ControllerNodeConfig, ControllerServer
 from broker.controller.tls import controller_tls, warn_if_unauthenticated
 from broker.raft.node import RaftTimings
 from broker.server.connection_limits import ListenerLimits
+from broker.server.loop_watch import watch_loop_stalls
 
 log = logging.getLogger("broker.cluster")
 
@@ -121,6 +122,7 @@ async def run_cluster_node(config: BrokerConfig) -> None:
     controller: ControllerServer | None = None
     broker = None
     starting: asyncio.Task[None] | None = None
+    stall_watch = asyncio.create_task(watch_loop_stalls(), name="loop-stall-watch")
     try:
         if "controller" in roles:
             node_config = controller_node_config(config)
@@ -157,3 +159,4 @@ async def run_cluster_node(config: BrokerConfig) -> None:
             await broker.stop()
         if controller is not None:
             await controller.stop()
+        stall_watch.cancel()

@@ -32,7 +32,12 @@ from broker.controller.decisions import (
     Decision,
     TopicRequest,
 )
-from broker.controller.image import MetadataImage
+from broker.controller.image import (
+    LARGE_ENTRY_RECORDS,
+    MetadataImage,
+    apply_entry_yielding,
+    image_from_snapshot_yielding,
+)
 from broker.controller.tls import ControllerTls
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
@@ -116,6 +121,8 @@ class ControllerServer:
         # (applied offset awaited, future) for readers of the image: no locks on the apply path.
         self._offset_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._decider: Decider | None = None
+        # Set when Raft may have committed something: the applier task applies it.
+        self._commit_signal = asyncio.Event()
         # When each other voter was last heard from over Raft: in a combined node that is its broker's
         # process too, which tells a new active controller which broker died with the old one.
         self._voter_contact: dict[int, float] = {}
@@ -154,7 +161,7 @@ class ControllerServer:
         config = self.config
         storage = FileStorage(config.metadata_dir)
         self.node = RaftNode(config.node_id, list(config.voters), storage, time.monotonic(), config.timings)
-        self._apply_committed()
+        await self._apply_committed()
         peers = {i: address for i, address in config.voters.items() if i != config.node_id}
         tls = config.tls
         self.transport = PeerTransport(
@@ -173,6 +180,7 @@ class ControllerServer:
         )
         self.bound_port = self._server.sockets[0].getsockname()[1]
         self._tasks = [
+            asyncio.create_task(self._apply_loop(), name="metadata-applier"),
             asyncio.create_task(self._tick_loop(), name="raft-tick"),
             asyncio.create_task(self._fence_loop(), name="controller-fencing"),
         ]
@@ -241,8 +249,22 @@ class ControllerServer:
             self._decider = None
             self._fail_pending()
             log.info("controller %d is no longer active (leader %s)", node.node_id, node.leader)
-        if self._apply_committed():
-            self._wake_offset_waiters()
+        self._commit_signal.set()
+
+    async def _apply_loop(self) -> None:
+        """Applies what Raft committed, in its own task: a large entry is applied a slice at a time
+        (see `apply_entry_yielding`), so the Raft messages and ticks that arrive meanwhile are handled
+        on time instead of after it — a long stall there costs the leadership."""
+        try:
+            while not self._closing:
+                await self._commit_signal.wait()
+                self._commit_signal.clear()
+                if await self._apply_committed():
+                    self._wake_offset_waiters()
+        except Exception:
+            # Skipping an entry would fork this node's image from the others': stop applying, loudly.
+            log.exception("controller %d cannot apply the metadata log any further", self.config.node_id)
+            raise
 
     def _wake_offset_waiters(self) -> None:
         still_waiting = []
@@ -255,19 +277,22 @@ class ControllerServer:
                 still_waiting.append((index, future))
         self._offset_waiters = still_waiting
 
-    def _apply_committed(self) -> bool:
+    async def _apply_committed(self) -> bool:
         node = self._node()
         items = node.take_committed()
         for item in items:
             if isinstance(item, Snapshot):
-                self.image = MetadataImage.from_snapshot(item.data)
+                self.image = await image_from_snapshot_yielding(item.data)
                 continue
-            self.image.apply_entry(item.index, rec.decode_entry(item.data))
+            self.image, _ = await apply_entry_yielding(self.image, item.index, rec.decode_entry(item.data))
             self._resolve(item)
-        if items and self.image.offset - node.snapshot.last_index >= self.config.snapshot_every_entries:
-            term = node.term_at(self.image.offset)
+        image = self.image
+        if items and image.offset - node.snapshot.last_index >= self.config.snapshot_every_entries:
+            term = node.term_at(image.offset)
             assert term is not None
-            node.compact(Snapshot(self.image.offset, term, self.image.to_snapshot()))
+            # Only this task changes the image, so it stands still while the snapshot is gathered in
+            # slices; `compact` ignores it if an InstallSnapshot from the leader got further meanwhile.
+            node.compact(Snapshot(image.offset, term, await image.to_snapshot_yielding()))
         return bool(items)
 
     def _resolve(self, entry: Entry) -> None:
@@ -312,12 +337,24 @@ class ControllerServer:
                 self._active_decider()
                 if not await self._wait_until_applied(self._term_start_index, COMMIT_TIMEOUT_S):
                     raise RpcError(ErrorCode.request_timed_out, "the new controller has not caught up yet")
+            node = self._node()
+            term = node.term
             decision = decide(self._active_decider(), self.image)
             if decision.error_code or not decision.records:
                 return decision
-            node = self._node()
+            if len(decision.records) >= LARGE_ENTRY_RECORDS:
+                # Deciding, encoding and storing a 10,000-partition topic each take tens of
+                # milliseconds: Raft and heartbeats get a turn in between. The image stands still
+                # meanwhile (only entries proposed under this lock are applied), the term may not.
+                await asyncio.sleep(0)
+                data = rec.encode_entry(decision.records)
+                await asyncio.sleep(0)
+                if node.term != term:
+                    raise RpcError(ErrorCode.not_controller, "leadership changed during the decision")
+            else:
+                data = rec.encode_entry(decision.records)
             try:
-                envelopes, entry = node.propose(rec.encode_entry(decision.records), time.monotonic())
+                envelopes, entry = node.propose(data, time.monotonic())
             except NotLeader:
                 raise RpcError(ErrorCode.not_controller) from None
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -490,7 +527,8 @@ class ControllerServer:
 
     async def _fetch_metadata(self, params: dict[str, Any]) -> dict[str, Any]:
         """Committed entries after `after_offset` (a snapshot first when they were compacted
-        away); waits up to `max_wait_ms` for something new."""
+        away); waits up to `max_wait_ms` for something new. Each entry is `[index, records]`, or
+        `[index, base64 of the records' JSON]` with `entry_encoding` "base64" (what brokers ask for)."""
         after = int(params["after_offset"])
         if self.image.offset <= after:
             await self._wait_until_applied(after + 1, int(params.get("max_wait_ms", 0)) / 1000)
@@ -501,9 +539,13 @@ class ControllerServer:
             after = node.snapshot.last_index
         upto = min(self.image.offset, after + MAX_FETCH_ENTRIES)
         if upto > after:
-            result["entries"] = [
-                [e.index, rec.decode_entry(e.data)] for e in node.entries_from(after + 1, upto - after)
-            ]
+            entries = node.entries_from(after + 1, upto - after)
+            if params.get("entry_encoding") == "base64":
+                # The stored bytes as they are: decoding a 10,000-partition entry and encoding it into
+                # the reply again cost the active controller 40 ms of its event loop per broker.
+                result["entries"] = [[e.index, base64.b64encode(e.data).decode("ascii")] for e in entries]
+            else:
+                result["entries"] = [[e.index, rec.decode_entry(e.data)] for e in entries]
         return result
 
     async def _register_broker(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from broker.replication.config import ReplicationConfig
 from broker.replication.delayed_produce import PendingAcks
 from broker.replication.leader_state import LeaderState
 from broker.replication.throttle import ReplicationThrottle
+from broker.server.heap import full_collections
 
 if TYPE_CHECKING:
     from broker.log.config import LogConfig
@@ -383,6 +384,8 @@ class ReplicaManager:
                     if time.monotonic() >= slice_end:
                         await asyncio.sleep(0)
                         slice_end = time.monotonic() + APPLY_SLICE_S
+                # Each batch adds thousands of long-lived objects: keep full collections off them.
+                full_collections.burst()
 
     def _create_logs(self, jobs: list[tuple[tuple[str, int], LogConfig, int]]) -> None:
         """Worker thread: create the logs (LogManager.create registers each under its lock). Where

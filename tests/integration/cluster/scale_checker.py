@@ -7,6 +7,7 @@ round); `controller_elections` and `fencings` count what the nodes' logs say hap
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from functools import partial
@@ -29,6 +30,17 @@ def fencings(cluster: LocalCluster) -> int:
     return sum(
         node.log_text().count("fenced a broker whose session expired") for node in cluster.nodes.values()
     )
+
+
+_LOOP_STALL = re.compile(r"event loop held up for (\d+) ms \(full garbage collections: (\d+) ms of it\)")
+
+
+def loop_stalls(cluster: LocalCluster) -> dict[str, list[tuple[int, int]]]:
+    """Per node: (ms the loop was held up, ms of it in full garbage collections) of each logged stall."""
+    return {
+        str(node_id): [(int(m[1]), int(m[2])) for m in _LOOP_STALL.finditer(node.log_text())]
+        for node_id, node in cluster.nodes.items()
+    }
 
 
 def topic_fully_replicated(cluster: LocalCluster, topic: str, partitions: int, timeout_s: float = 10) -> bool:
