@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
-from broker.records.records import Record, build_batch
+from broker.wire.records.records import Record, build_batch
 
 MB = 1 << 20
 

@@ -9,7 +9,7 @@ import signal
 import sys
 
 from broker.config import BrokerConfig, ConfigError
-from broker.server.allocator import tune_allocator
+from broker.wire.allocator import tune_allocator
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -35,8 +35,8 @@ from broker.handlers.partition_checks import leader_epoch_error
 from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.frames import FramedResponse
 from broker.quotas.manager import CONSUMER_BYTE_RATE
-from broker.records.errors import StorageError
 from broker.server.context import RequestContext
+from broker.wire.records.errors import StorageError
 
 READ_COMMITTED = 1
 

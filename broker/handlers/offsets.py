@@ -8,8 +8,8 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.handlers.partition_checks import leader_epoch_error
-from broker.records.errors import StorageError
 from broker.server.context import RequestContext
+from broker.wire.records.errors import StorageError
 
 LATEST = -1
 EARLIEST = -2

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from broker.log.checkpoint import read_number, write_number
 from broker.log.partition_log import CLEANER_CHECKPOINT_FILE, PartitionLog
 from broker.log.segment import CLEANED_SUFFIX, MAX_RELATIVE_OFFSET, SWAP_SUFFIX, LogSegment
-from broker.records.batch import HEADER, BatchView, read_batch_header
-from broker.records.records import Record, assemble_batch, decode_records, decode_records_with_spans
+from broker.wire.records.batch import HEADER, BatchView, read_batch_header
+from broker.wire.records.records import Record, assemble_batch, decode_records, decode_records_with_spans
 
 # Cleaned output is written in chunks of about this size.
 WRITE_BUFFER_BYTES = 1 << 20

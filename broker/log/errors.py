@@ -2,7 +2,7 @@
 
 from kio.schema.errors import ErrorCode
 
-from broker.records.errors import StorageError
+from broker.wire.records.errors import StorageError
 
 
 class OffsetOutOfRangeError(StorageError):

@@ -11,7 +11,7 @@ from pathlib import Path
 from broker.log.cleaner import CleanerStats
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
-from broker.records.errors import StorageError
+from broker.wire.records.errors import StorageError
 
 logger = logging.getLogger(__name__)
 

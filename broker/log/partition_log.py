@@ -40,7 +40,7 @@ from broker.log.segment import (
     HeaderFields,
     LogSegment,
 )
-from broker.records.batch import (
+from broker.wire.records.batch import (
     CONTROL_FLAG,
     HEADER,
     BatchView,
@@ -51,13 +51,13 @@ from broker.records.batch import (
     set_log_append_time,
     set_partition_leader_epoch,
 )
-from broker.records.codecs import CODEC_BY_TOPIC_NAME, Codec
-from broker.records.errors import (
+from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec
+from broker.wire.records.errors import (
     InvalidRecordError,
     InvalidTimestampError,
     RecordTooLargeError,
 )
-from broker.records.records import Record, build_batch, decode_records
+from broker.wire.records.records import Record, build_batch, decode_records
 
 if TYPE_CHECKING:
     from broker.log.cleaner import CleanerStats

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError, UnknownProducerIdError
-from broker.records.batch import increment_sequence
+from broker.wire.records.batch import increment_sequence
 
 BATCHES_TO_REMEMBER = 5
 SNAPSHOTS_TO_KEEP = 3

@@ -13,7 +13,7 @@ from broker.log.errors import LogStorageError
 from broker.log.offset_index import OffsetIndex
 from broker.log.sparse_index import CorruptIndexError
 from broker.log.time_index import TimeIndex
-from broker.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD
+from broker.wire.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD
 
 NO_TIMESTAMP = -1
 # Suffixes of segment files that belong to an unfinished operation (see cleaner.py).

@@ -13,7 +13,7 @@ from kio.serial._introspect import EntityField, EntityTupleField, classify_field
 from kio.static.protocol import Entity
 
 from broker.protocol.bounds import FrameBoundsError, check_request_body
-from broker.protocol.schemas import (
+from broker.wire.schemas import (
     UnknownApi,
     request_class,
     request_is_flexible,

@@ -27,7 +27,7 @@ from kio.serial._introspect import (
 from kio.static.primitive import i32Timedelta, i64Timedelta
 from kio.static.protocol import Entity
 
-from broker.protocol.schemas import response_class
+from broker.wire.schemas import response_class
 
 _UTC = datetime.UTC
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)

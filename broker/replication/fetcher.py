@@ -27,9 +27,9 @@ from kio.static.primitive import i32, i32Timedelta, i64
 
 from broker.log.leader_epoch import UNDEFINED_EPOCH
 from broker.raft.tasks import cancel_tasks
-from broker.records.errors import StorageError
 from broker.replication.peer_connection import PeerAuthenticationError, PeerConnection, PeerConnectionError
 from broker.replication.truncation import decide_truncation
+from broker.wire.records.errors import StorageError
 
 if TYPE_CHECKING:
     from broker.replication.manager import Replica, ReplicaManager

@@ -10,27 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import io
 import ssl
-import struct
 import time
-from collections.abc import Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
-from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
-from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
-from kio.serial import entity_reader, entity_writer
 
 from broker.auth.jaas import SaslCredentials
 from broker.auth.sasl_client import SaslClientError, make_sasl_client
-from broker.protocol.schemas import response_class, response_header_is_flexible
-
-FRAME_SIZE = struct.Struct(">i")
-
+from broker.wire.frames import FRAME_SIZE, UnexpectedCorrelation, decode_response, encode_request
 
 # Re-authenticate when this share of the session lifetime has passed (Kafka's clients pick 85-95 %).
 REAUTHENTICATE_AT = 0.85
@@ -44,41 +34,6 @@ class PeerConnectionError(Exception):
 
 class PeerAuthenticationError(PeerConnectionError):
     """The other broker refused our SASL mechanism or credentials (the message holds no secret)."""
-
-
-@functools.cache
-def _reader(api_key: int, api_version: int) -> Callable[[Any, int], tuple[Any, int]]:
-    return entity_reader(response_class(api_key, api_version))
-
-
-def encode_request(body: Any, correlation_id: int, client_id: str) -> bytes:
-    """A size-prefixed request frame for a kio request entity."""
-    api_key, version = int(body.__api_key__), int(body.__version__)
-    header_type = RequestHeaderV2 if body.__flexible__ else RequestHeaderV1
-    buffer = io.BytesIO()
-    buffer.write(b"\0\0\0\0")
-    entity_writer(header_type)(
-        buffer,
-        header_type(
-            request_api_key=api_key,
-            request_api_version=version,
-            correlation_id=correlation_id,
-            client_id=client_id,
-        ),
-    )
-    entity_writer(type(body))(buffer, body)
-    frame = buffer.getbuffer()
-    FRAME_SIZE.pack_into(frame, 0, len(frame) - 4)
-    return bytes(frame)
-
-
-def decode_response(frame: bytes, api_key: int, api_version: int, correlation_id: int) -> Any:
-    (answered,) = struct.unpack_from(">i", frame, 0)
-    if answered != correlation_id:
-        raise PeerConnectionError(f"expected correlation id {correlation_id}, got {answered}")
-    offset = 4 + (1 if response_header_is_flexible(api_key, api_version) else 0)
-    entity, _ = _reader(api_key, api_version)(frame, offset)
-    return entity
 
 
 class PeerConnection:
@@ -178,7 +133,10 @@ class PeerConnection:
         await self._writer.drain()
         (size,) = FRAME_SIZE.unpack(await self._reader.readexactly(4))
         frame = await self._reader.readexactly(size)
-        return decode_response(frame, int(body.__api_key__), int(body.__version__), correlation_id)
+        try:
+            return decode_response(frame, int(body.__api_key__), int(body.__version__), correlation_id)
+        except UnexpectedCorrelation as exc:
+            raise PeerConnectionError(str(exc)) from None
 
     async def close(self) -> None:
         writer, self._reader, self._writer = self._writer, None, None

@@ -21,10 +21,10 @@ from broker.controller.api import BrokerRegistration, PartitionAssignment, Topic
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_format import partition_for_group
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
-from broker.records.batch import iter_batches
-from broker.records.errors import StorageError
-from broker.records.records import Record, build_batch, decode_records
 from broker.server.context import BrokerState
+from broker.wire.records.batch import iter_batches
+from broker.wire.records.errors import StorageError
+from broker.wire.records.records import Record, build_batch, decode_records
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,10 @@
 """A small blocking Kafka-protocol client for the admin APIs librdkafka lacks (client quotas, log dir
-sizes, offset deletion). Requests and responses are kio entities; this module only frames them, matches
-correlation ids and authenticates (SASL PLAIN or SCRAM) — with a timeout on every socket operation.
+sizes, offset deletion). Requests and responses are kio entities framed by `broker.wire.frames`; this
+module owns the socket and authenticates (SASL PLAIN or SCRAM) — with a timeout on every socket operation.
 """
 
 from __future__ import annotations
 
-import importlib
-import io
 import socket
 import ssl
 import struct
@@ -14,23 +12,14 @@ from types import TracebackType
 from typing import Any
 
 import scramp
-from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
-from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
-from kio.serial import entity_reader, entity_writer
 
+from broker.wire.frames import UnexpectedCorrelation, decode_response, encode_request
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
 
 CLIENT_ID = "controlplane"
 MAX_FRAME_BYTES = 64 * 1024 * 1024
-
-
-def _response_class(request: Any) -> type:
-    # kio lays out request and response modules side by side: schema/<api>/v<N>/{request,response}.py.
-    module = importlib.import_module(type(request).__module__.rsplit(".", 1)[0] + ".response")
-    name = type(request).__name__.removesuffix("Request") + "Response"
-    return getattr(module, name)
 
 
 class WireConnection:
@@ -74,33 +63,16 @@ class WireConnection:
         """Sends one kio request entity and returns the decoded response entity."""
         api_key, version = int(body.__api_key__), int(body.__version__)
         self._correlation_id += 1
-        buffer = io.BytesIO()
-        header_type = RequestHeaderV2 if body.__flexible__ else RequestHeaderV1
-        entity_writer(header_type)(
-            buffer,
-            header_type(
-                request_api_key=api_key,
-                request_api_version=version,
-                correlation_id=self._correlation_id,
-                client_id=CLIENT_ID,
-            ),
-        )
-        entity_writer(type(body))(buffer, body)
-        payload = buffer.getvalue()
         try:
-            self._sock.sendall(struct.pack(">i", len(payload)) + payload)
+            self._sock.sendall(encode_request(body, self._correlation_id, CLIENT_ID))
             frame = self._read_frame()
         except (OSError, ConnectionError) as error:
             raise ClusterUnreachable("_TRANSPORT", f"request {api_key} v{version} failed: {error}") from error
-        (correlation_id,) = struct.unpack_from(">i", frame, 0)
-        if correlation_id != self._correlation_id:
+        try:
+            return decode_response(frame, api_key, version, self._correlation_id)
+        except UnexpectedCorrelation:
             self.close()
-            raise KafkaGatewayError("_BAD_MSG", "the broker answered out of order")
-        response_type = _response_class(body)
-        # Flexible responses carry an (empty) tagged-field section in their header.
-        offset = 5 if response_type.__flexible__ else 4
-        entity, _size = entity_reader(response_type)(frame, offset)
-        return entity
+            raise KafkaGatewayError("_BAD_MSG", "the broker answered out of order") from None
 
     def _read_frame(self) -> bytes:
         (size,) = struct.unpack(">i", self._read_exactly(4))

@@ -32,7 +32,8 @@ from kio.schema.fetch.v5.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.metadata.v4.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.types import BrokerId, TopicName
 
-from broker.records.batch import (
+from broker.wire.allocator import tune_allocator
+from broker.wire.records.batch import (
     CODEC_MASK,
     CONTROL_FLAG,
     HEADER,
@@ -40,9 +41,8 @@ from broker.records.batch import (
     TIMESTAMP_TYPE_FLAG,
     TRANSACTIONAL_FLAG,
 )
-from broker.records.codecs import Codec, codec_from_attributes, decompress
-from broker.records.errors import CorruptRecordError, UnsupportedCompressionError
-from broker.server.allocator import tune_allocator
+from broker.wire.records.codecs import Codec, codec_from_attributes, decompress
+from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.wire import WireConnection
 from controlplane.spark.planning import OffsetRange, TopicReadError

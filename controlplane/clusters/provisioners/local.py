@@ -25,7 +25,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from broker.controller.certificates import NodeCertificates, issue_cluster_certificates
+from broker.wire.certificates import NodeCertificates, issue_cluster_certificates
 from controlplane.clusters.provisioners.base import (
     ClusterTopology,
     ListenerSecurity,

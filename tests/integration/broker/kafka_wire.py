@@ -11,7 +11,7 @@ from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
 
-from broker.protocol.schemas import response_class
+from broker.wire.schemas import response_class
 
 
 class WireClient:

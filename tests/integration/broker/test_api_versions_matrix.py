@@ -3,8 +3,8 @@
 import pytest
 
 from broker.protocol.responses import build_entity
-from broker.protocol.schemas import request_class
-from broker.records.records import Record, build_batch
+from broker.wire.records.records import Record, build_batch
+from broker.wire.schemas import request_class
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 

@@ -14,7 +14,7 @@ from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopi
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.static.primitive import i32Timedelta
 
-from broker.records.records import Record, build_batch
+from broker.wire.records.records import Record, build_batch
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 

@@ -4,9 +4,9 @@ import subprocess
 
 import pytest
 
-from broker.records.batch import iter_batches
-from broker.records.codecs import Codec
-from broker.records.records import decode_records
+from broker.wire.records.batch import iter_batches
+from broker.wire.records.codecs import Codec
+from broker.wire.records.records import decode_records
 from tests.integration.broker.helpers import create_topic
 
 pytestmark = pytest.mark.integration

@@ -19,10 +19,10 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker.controller.certificates import issue_cluster_certificates
 from broker.controller.client import ControllerClient, parse_voters
 from broker.controller.tls import ControllerTls
 from broker.raft.wire import encode_frame
+from broker.wire.certificates import issue_cluster_certificates
 from tests.fixtures.cluster import LocalCluster
 from tests.fixtures.servers import wait_until
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from broker.controller.certificates import CA_CERTIFICATE, CA_KEY, issue_cluster_certificates
+from broker.wire.certificates import CA_CERTIFICATE, CA_KEY, issue_cluster_certificates
 
 
 def _certificate(keystore: Path) -> x509.Certificate:

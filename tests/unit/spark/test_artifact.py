@@ -14,7 +14,7 @@ def test_the_code_artifact_holds_every_first_party_module_the_source_imports_and
     assert first.read_bytes() == second.read_bytes()
     assert first.name.startswith(f"streamhub-spark-{artifact.project_version()}-")
     names = set(zipfile.ZipFile(first).namelist())
-    assert {"controlplane/spark/native/record_decoder.c", "broker/records/batch.py"} <= names
+    assert {"controlplane/spark/native/record_decoder.c", "broker/wire/records/batch.py"} <= names
     assert "controlplane/kafka/wire.py" in names
     assert not any(name.startswith(("controlplane/jobs/", "console/")) for name in names)  # no Django
     # Imported from the zip alone (cwd and path without the repository), the decoder's source is found.

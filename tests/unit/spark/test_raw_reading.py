@@ -15,8 +15,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from broker.records.codecs import Codec
-from broker.records.records import Record, TimestampType, build_batch
+from broker.wire.records.codecs import Codec
+from broker.wire.records.records import Record, TimestampType, build_batch
 from controlplane.spark.options import InvalidOptions
 from controlplane.spark.planning import OffsetRange
 from controlplane.spark.projection import full_projection, projection_for

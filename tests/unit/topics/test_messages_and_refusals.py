@@ -1,11 +1,11 @@
 import pytest
 
+from broker.wire.schemas import response_class
 from controlplane.core.api.errors import Conflict
 from controlplane.kafka.errors import ClusterUnreachable, KafkaGatewayError
 from controlplane.kafka.gateway import decode_text
 from controlplane.kafka.reader import Record
 from controlplane.kafka.refusals import kafka_refusals, refusal_for
-from controlplane.kafka.wire import _response_class
 from controlplane.topics.browsing import SimpleFilter as MessageFilter
 
 
@@ -47,4 +47,4 @@ def test_the_protocol_client_finds_each_requests_response_class() -> None:
     from kio.schema.describe_client_quotas.v1.response import DescribeClientQuotasResponse
 
     request = DescribeClientQuotasRequest(components=(), strict=False)
-    assert _response_class(request) is DescribeClientQuotasResponse
+    assert response_class(int(request.__api_key__), int(request.__version__)) is DescribeClientQuotasResponse

@@ -18,8 +18,8 @@ from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordina
 from broker.handlers.groups import APIS
 from broker.protocol.frames import encode_response
 from broker.protocol.responses import build_response
-from broker.protocol.schemas import request_class
 from broker.server.context import RequestContext
+from broker.wire.schemas import request_class
 
 from .conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
 from .helpers import request_context

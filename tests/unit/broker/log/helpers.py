@@ -3,9 +3,9 @@
 import time
 
 from broker.log.partition_log import PartitionLog
-from broker.records.batch import iter_batches
-from broker.records.codecs import Codec
-from broker.records.records import Record, build_batch, decode_records
+from broker.wire.records.batch import iter_batches
+from broker.wire.records.codecs import Codec
+from broker.wire.records.records import Record, build_batch, decode_records
 
 NOW_MS = int(time.time() * 1000)
 

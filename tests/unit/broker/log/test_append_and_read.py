@@ -4,15 +4,15 @@ import signal
 import pytest
 
 from broker.log.errors import LogStorageError, OffsetOutOfRangeError
-from broker.records.batch import iter_batches
-from broker.records.codecs import Codec
-from broker.records.errors import (
+from broker.wire.records.batch import iter_batches
+from broker.wire.records.codecs import Codec
+from broker.wire.records.errors import (
     CorruptRecordError,
     InvalidRecordError,
     InvalidTimestampError,
     RecordTooLargeError,
 )
-from broker.records.records import Record, build_batch, decode_records
+from broker.wire.records.records import Record, build_batch, decode_records
 
 from .conftest import LogFactory
 from .helpers import NOW_MS, append_values, batch_of, read_records

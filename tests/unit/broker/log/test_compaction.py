@@ -1,8 +1,8 @@
 import threading
 
-from broker.records.batch import iter_batches
-from broker.records.codecs import Codec
-from broker.records.records import Record, build_batch, decode_records
+from broker.wire.records.batch import iter_batches
+from broker.wire.records.codecs import Codec
+from broker.wire.records.records import Record, build_batch, decode_records
 
 from .conftest import LogFactory
 from .helpers import NOW_MS, batch_of, read_records

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from broker.log.partition_log import PartitionLog
-from broker.records.codecs import Codec
+from broker.wire.records.codecs import Codec
 
 from .conftest import make_config
 from .helpers import NOW_MS, batch_of, read_records

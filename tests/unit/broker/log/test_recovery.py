@@ -7,7 +7,7 @@ import pytest
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.log.segment import LogSegment
-from broker.records.batch import iter_batches
+from broker.wire.records.batch import iter_batches
 
 from .conftest import LogFactory
 from .helpers import NOW_MS, append_values, batch_of, crash, read_records

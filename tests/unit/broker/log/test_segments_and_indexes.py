@@ -1,6 +1,6 @@
 import os
 
-from broker.records.batch import iter_batches
+from broker.wire.records.batch import iter_batches
 
 from .conftest import LogFactory
 from .helpers import NOW_MS, append_values, batch_of, read_records

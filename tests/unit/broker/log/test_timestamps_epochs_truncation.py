@@ -1,5 +1,5 @@
 from broker.log.partition_log import PartitionLog
-from broker.records.records import Record, build_batch
+from broker.wire.records.records import Record, build_batch
 
 from .conftest import LogFactory
 from .helpers import NOW_MS, append_values, batch_of, read_records

@@ -7,7 +7,7 @@ from kio.serial import entity_reader
 
 from broker.protocol.frames import encode_response
 from broker.protocol.responses import build_response
-from broker.protocol.schemas import response_class
+from broker.wire.schemas import response_class
 
 
 def decode(api_key: int, version: int, frame: bytes, flexible_header: bool):

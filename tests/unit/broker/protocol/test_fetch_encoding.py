@@ -3,8 +3,8 @@ from kio.serial import entity_reader
 
 from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.responses import build_response
-from broker.protocol.schemas import response_class
-from broker.records.records import Record, build_batch
+from broker.wire.records.records import Record, build_batch
+from broker.wire.schemas import response_class
 
 BATCH = build_batch([Record(key=b"k", value=b"v" * 300)])
 

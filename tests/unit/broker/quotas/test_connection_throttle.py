@@ -13,9 +13,9 @@ from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
 from kio.static.primitive import i16, i32, i32Timedelta
 
 from broker.config import BrokerConfig
-from broker.records.records import Record, build_batch
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.connection import Connection
+from broker.wire.records.records import Record, build_batch
 from tests.unit.broker.server.test_connection import MemoryTransport, correlation_ids, feed, request
 
 TOPIC = "throttled"

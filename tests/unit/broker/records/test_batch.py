@@ -3,16 +3,16 @@ import struct
 import pytest
 from crc32c import crc32c
 
-from broker.records.batch import (
+from broker.wire.records.batch import (
     iter_batches,
     read_batch_header,
     set_base_offset,
     set_log_append_time,
     set_partition_leader_epoch,
 )
-from broker.records.codecs import Codec
-from broker.records.errors import CorruptRecordError, UnsupportedCompressionError
-from broker.records.records import Record, TimestampType, build_batch
+from broker.wire.records.codecs import Codec
+from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
+from broker.wire.records.records import Record, TimestampType, build_batch
 
 
 def make_batch(count: int = 3, **kwargs: object) -> bytes:

@@ -6,10 +6,10 @@ from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from broker.records.batch import HEADER_SIZE, iter_batches
-from broker.records.codecs import Codec
-from broker.records.errors import StorageError
-from broker.records.records import Record, build_batch, decode_records
+from broker.wire.records.batch import HEADER_SIZE, iter_batches
+from broker.wire.records.codecs import Codec
+from broker.wire.records.errors import StorageError
+from broker.wire.records.records import Record, build_batch, decode_records
 
 optional_bytes = st.none() | st.binary(max_size=64)
 headers = st.lists(st.tuples(st.text(max_size=8), optional_bytes), max_size=3).map(tuple)

@@ -3,8 +3,8 @@ import struct
 import cramjam
 import pytest
 
-from broker.records.codecs import CODEC_BY_TOPIC_NAME, Codec, compress, decompress
-from broker.records.errors import CorruptRecordError
+from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec, compress, decompress
+from broker.wire.records.errors import CorruptRecordError
 
 DATA = b"The quick brown fox jumps over the lazy dog. " * 200
 

@@ -1,9 +1,9 @@
 import pytest
 
-from broker.records.batch import iter_batches
-from broker.records.codecs import Codec
-from broker.records.errors import CorruptRecordError, InvalidRecordError
-from broker.records.records import Record, build_batch, decode_records, decode_varint, encode_varint
+from broker.wire.records.batch import iter_batches
+from broker.wire.records.codecs import Codec
+from broker.wire.records.errors import CorruptRecordError, InvalidRecordError
+from broker.wire.records.records import Record, build_batch, decode_records, decode_varint, encode_varint
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@ import platform
 
 import pytest
 
-from broker.server.allocator import tune_allocator
+from broker.wire.allocator import tune_allocator
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt thresholds are glibc's")

@@ -34,10 +34,10 @@ from kio.static.primitive import i32Timedelta
 
 from broker.config import BrokerConfig
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
-from broker.protocol.schemas import response_class
-from broker.records.records import Record, build_batch
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.dispatcher import Peer, dispatch
+from broker.wire.records.records import Record, build_batch
+from broker.wire.schemas import response_class
 
 PEER = Peer(host="127.0.0.1", port=1, listener_name="PLAINTEXT")
 TOPIC = "fuzzed"

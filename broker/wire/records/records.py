@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from crc32c import crc32c
 
-from broker.records.batch import (
+from broker.wire.records.batch import (
     ATTRIBUTES_AT,
     CONTROL_FLAG,
     CRC_AT,
@@ -19,8 +19,8 @@ from broker.records.batch import (
     TRANSACTIONAL_FLAG,
     BatchView,
 )
-from broker.records.codecs import Codec, compress, decompress
-from broker.records.errors import CorruptRecordError, InvalidRecordError
+from broker.wire.records.codecs import Codec, compress, decompress
+from broker.wire.records.errors import CorruptRecordError, InvalidRecordError
 
 Header = tuple[str, bytes | None]
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from crc32c import crc32c
 
-from broker.records.codecs import Codec, codec_from_attributes
-from broker.records.errors import CorruptRecordError
+from broker.wire.records.codecs import Codec, codec_from_attributes
+from broker.wire.records.errors import CorruptRecordError
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61

@@ -5,7 +5,7 @@ import struct
 
 import cramjam
 
-from broker.records.errors import CorruptRecordError, UnsupportedCompressionError
+from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
 
 
 class Codec(enum.IntEnum):
