@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Command 2: the whole test suite — lint, migration check, deploy checks, frontend type-check and unit
-# tests, then the Python suite (unit, integration with real servers, e2e in Chromium) on PostgreSQL.
+# Command 2: the whole test suite — lint, architecture contracts, migration check, deploy checks, frontend
+# type-check and unit tests, then the Python suite (unit, integration with real servers, e2e in Chromium) on PostgreSQL.
 # Extra arguments go to pytest (e.g. scripts/test.sh tests/unit -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,9 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+
+step "architecture contracts (import-linter, [tool.importlinter] in pyproject.toml)"
+.venv/bin/lint-imports
 
 step "migrations are up to date"
 $PY manage.py makemigrations --check --dry-run

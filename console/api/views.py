@@ -9,12 +9,10 @@ from django.contrib.auth import authenticate, login, logout
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import api_view, permission_classes, throttle_classes
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 
 from console.api.serializers import (
     LoginInputSerializer,
@@ -22,25 +20,14 @@ from console.api.serializers import (
     OverviewSerializer,
     SessionSerializer,
 )
+from controlplane.core.api.authentication import enforce_csrf
 from controlplane.core.api.errors import error_body
+from controlplane.core.api.throttling import LoginRateThrottle
 from controlplane.core.services import HEARTBEAT_TTL_SECONDS, read_worker_heartbeat
 
 
 def _user_data(user) -> dict:
     return {"id": user.id, "username": user.username, "email": user.email, "is_superuser": user.is_superuser}
-
-
-def enforce_csrf(request: Request) -> None:
-    """DRF checks CSRF only for already-authenticated sessions; login and logout need it too
-    (a forged login would sign a victim in to the attacker's account)."""
-    SessionAuthentication().enforce_csrf(request._request)
-
-
-class LoginRateThrottle(AnonRateThrottle):
-    """Slows password guessing from one address."""
-
-    scope = "login"
-    rate = "20/min"
 
 
 @extend_schema(responses=SessionSerializer, tags=["auth"])

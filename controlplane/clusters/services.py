@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import redis
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -288,14 +289,15 @@ def _queue_is_down() -> bool:
 
 def enqueue_operation(operation_id: int) -> None:
     """Hands the operation to a worker. If the queue is down it stays pending and is resent later (by the
-    health beat, or when the stack starts)."""
-    from console.celery import app
+    health beat, or when the stack starts).
 
+    Sent by name through the current Celery app (the project's, which `console` sets up as it loads), so
+    the control plane never imports the Django project; the task itself is `tasks.run_operation`."""
     if _queue_is_down():
         logger.warning("the task queue is down; operation %s stays pending and will be resent", operation_id)
         return
     try:
-        app.send_task("clusters.run_operation", args=[operation_id], retry=False, ignore_result=True)
+        current_app.send_task("clusters.run_operation", args=[operation_id], retry=False, ignore_result=True)
     except Exception as error:  # the queue's client raises many types; the operation is resent either way
         logger.warning("could not enqueue operation %s (%s); it will be resent", operation_id, error)
 

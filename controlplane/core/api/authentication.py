@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
@@ -75,3 +75,9 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
             "once when it is created. The schema registry takes it as HTTP Basic `<key_id>:<secret>` or "
             "`<secret>:`.",
         }
+
+
+def enforce_csrf(request: Request) -> None:
+    """DRF checks CSRF only for already-authenticated sessions; login and logout need it too
+    (a forged login would sign a victim in to the attacker's account)."""
+    SessionAuthentication().enforce_csrf(request._request)

@@ -1,7 +1,7 @@
 """Request rates per API key and per signed-in person (rates: API_KEY_RATE / USER_RATE settings)."""
 
 from rest_framework.request import Request
-from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle
 
 from controlplane.accounts.models import ApiKey
 
@@ -24,3 +24,10 @@ class SessionUserRateThrottle(SimpleRateThrottle):
         if isinstance(request.auth, ApiKey) or not request.user or not request.user.is_authenticated:
             return None
         return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+
+
+class LoginRateThrottle(AnonRateThrottle):
+    """Slows password guessing from one address (the console's login and the people app's sign-up)."""
+
+    scope = "login"
+    rate = "20/min"

@@ -6,8 +6,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from console.api.views import LoginRateThrottle, enforce_csrf
+from controlplane.core.api.authentication import enforce_csrf
 from controlplane.core.api.client_address import client_address
+from controlplane.core.api.throttling import LoginRateThrottle
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.people import filtersets, services
 from controlplane.people.api import serializers
