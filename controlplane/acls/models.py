@@ -3,7 +3,7 @@ from django.db import models
 from controlplane.accounts.models import ServiceAccount
 from controlplane.acls.choices import AclOperation, AclResourceType, GrantTemplate, PatternType, Permission
 from controlplane.clusters.models import Cluster
-from controlplane.kafka.gateway import Acl
+from controlplane.kafka.acls import Acl
 from controlplane.tenancy.models import Team
 
 

@@ -13,8 +13,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
-from controlplane.kafka import gateway
-from controlplane.kafka.gateway import Acl
+from controlplane.kafka.acls import Acl, create_acls, delete_acls, describe_acls
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
@@ -75,11 +74,11 @@ def _in_use_elsewhere(cluster: Cluster, acl: Acl, excluding: list[int]) -> bool:
 
 
 def _on_cluster(cluster: Cluster, acls: list[Acl]) -> bool:
-    return set(acls) <= set(gateway.describe_acls(connection_for(cluster)))
+    return set(acls) <= set(describe_acls(connection_for(cluster)))
 
 
 def _gone_from_cluster(cluster: Cluster, acls: list[Acl]) -> bool:
-    return not set(acls) & set(gateway.describe_acls(connection_for(cluster)))
+    return not set(acls) & set(describe_acls(connection_for(cluster)))
 
 
 def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Acl) -> AclBinding:
@@ -101,7 +100,7 @@ def create_binding(*, actor: Actor, cluster: Cluster, team: Team | None, acl: Ac
         if AclBinding.objects.filter(cluster=cluster, managed=True, **AclBinding.fields_of(acl)).exists():
             raise Conflict("This binding already exists.", code="duplicate")
         with confirmed_change(lambda: _on_cluster(cluster, [acl])):
-            gateway.create_acls(connection_for(cluster), [acl])
+            create_acls(connection_for(cluster), [acl])
         binding = AclBinding.objects.create(
             cluster=cluster, team=team, managed=True, exists_on_cluster=True, **AclBinding.fields_of(acl)
         )
@@ -125,7 +124,7 @@ def delete_binding(*, actor: Actor, binding: AclBinding) -> None:
             raise Conflict("This binding belongs to a grant; remove the grant instead.", code="part_of_grant")
         if not _in_use_elsewhere(binding.cluster, binding.acl, [binding.pk]):
             with confirmed_change(lambda: _gone_from_cluster(binding.cluster, [binding.acl])):
-                gateway.delete_acls(connection_for(binding.cluster), [binding.acl])
+                delete_acls(connection_for(binding.cluster), [binding.acl])
         binding.delete()
 
 
@@ -157,7 +156,7 @@ def apply_template(
         _require_team_scope(actor, cluster, team, acls)
         check_change_rate(team)
         with confirmed_change(lambda: _on_cluster(cluster, acls)):
-            gateway.create_acls(connection_for(cluster), acls)
+            create_acls(connection_for(cluster), acls)
         grant = AccessGrant.objects.create(
             cluster=cluster,
             team=team,
@@ -192,7 +191,7 @@ def revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
         ids = [b.pk for b in bindings]
         removable = [b.acl for b in bindings if not _in_use_elsewhere(grant.cluster, b.acl, ids)]
         with confirmed_change(lambda: _gone_from_cluster(grant.cluster, removable)):
-            gateway.delete_acls(connection_for(grant.cluster), removable)
+            delete_acls(connection_for(grant.cluster), removable)
         grant.delete()
 
 

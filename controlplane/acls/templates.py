@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from controlplane.acls.choices import AclOperation, AclResourceType, GrantTemplate, PatternType, Permission
-from controlplane.kafka.gateway import Acl
+from controlplane.kafka.acls import Acl
 from controlplane.tenancy.choices import PrefixResourceType
 
 ANY_HOST = "*"

@@ -2,7 +2,7 @@
 changes per hour, disk usage per broker, cluster unreachable, provisioning failed.
 
 Every `LAG_SAMPLING_INTERVAL_SECONDS` (Celery beat, `alerts.sample_cluster_health_all`) each cluster that some
-enabled cluster-health rule covers is looked at once (`gateway.describe_cluster_health`); the sample is kept
+enabled cluster-health rule covers is looked at once (`describe_cluster_health`); the sample is kept
 (`ClusterHealthSample`, shown on the console's overview) and the rules are evaluated through the same state
 machine, silences, acknowledgements and channels as lag rules (`transitions.advance`, `evaluation.commit`).
 A value that could not be observed (a broker whose disks could not be asked, every value of an unreachable
@@ -33,7 +33,7 @@ from controlplane.alerts.transitions import advance, forget
 from controlplane.clusters.choices import WATCHED_STATUSES, BrokerStatus, ClusterStatus
 from controlplane.clusters.models import Cluster
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import ClusterHealthReport, describe_cluster_health
+from controlplane.kafka.health import ClusterHealthReport, describe_cluster_health
 
 logger = logging.getLogger(__name__)
 

@@ -20,9 +20,13 @@ from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Broker, Cluster
 from controlplane.clusters.services import broker_health, connection_for
 from controlplane.core.api.errors import ServiceError
-from controlplane.kafka import gateway
+from controlplane.kafka.cluster import describe_cluster
 from controlplane.kafka.config_entries import config_entries
+from controlplane.kafka.configs import alter_broker_configs, describe_documented_configs
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.log_dirs import LogDir, describe_log_dirs
 from controlplane.kafka.refusals import kafka_refusals
+from controlplane.kafka.topics import list_topics
 from controlplane.lag import history
 from controlplane.tenancy.access import Actor, require_org_admin
 
@@ -80,17 +84,17 @@ def describe_broker(*, cluster: Cluster, node_id: int) -> dict[str, Any]:
     stored = Broker.objects.filter(cluster=cluster, node_id=node_id).first()
     connection = connection_for(cluster)
     with kafka_refusals():
-        description = gateway.describe_cluster(connection)
+        description = describe_cluster(connection)
         node = next((each for each in description.brokers if each.node_id == node_id), None)
         if node is None and stored is None:
             raise ServiceError(f"The cluster has no broker {node_id}.", code="unknown_broker")
-        topics = gateway.list_topics(connection)
-        log_dirs: list[gateway.LogDir] = []
+        topics = list_topics(connection)
+        log_dirs: list[LogDir] = []
         log_dirs_error = ""
         if node is not None:
             try:
-                log_dirs = gateway.describe_log_dirs(connection, node)
-            except gateway.KafkaGatewayError as error:
+                log_dirs = describe_log_dirs(connection, node)
+            except KafkaGatewayError as error:
                 log_dirs_error = str(error)
     sizes = {key: size for directory in log_dirs for key, size in directory.replica_bytes.items()}
     hosted = [
@@ -154,12 +158,10 @@ def update_broker_configs(
         require_org_admin(actor, cluster.organization)
         connection = connection_for(cluster)
         with kafka_refusals():
-            node = next(
-                (n for n in gateway.describe_cluster(connection).brokers if n.node_id == node_id), None
-            )
+            node = next((n for n in describe_cluster(connection).brokers if n.node_id == node_id), None)
             if node is None:
                 raise ServiceError(f"The cluster has no broker {node_id} up.", code="unknown_broker")
-            current = gateway.describe_documented_configs(connection, broker=node)
+            current = describe_documented_configs(connection, broker=node)
             unknown = sorted(name for name in configs if name not in current)
             fixed = sorted(name for name in configs if name in current and current[name].read_only)
             if unknown or fixed:
@@ -172,12 +174,12 @@ def update_broker_configs(
                     details={"unknown": unknown, "read_only": fixed},
                 )
             change.before = {name: current[name].value for name in configs}
-            gateway.alter_broker_configs(
+            alter_broker_configs(
                 connection,
                 node_id=node_id,
                 set_configs={k: v for k, v in configs.items() if v is not None},
                 delete_configs=[k for k, v in configs.items() if v is None],
             )
-            after = gateway.describe_documented_configs(connection, broker=node)
+            after = describe_documented_configs(connection, broker=node)
         change.after = {name: after[name].value if name in after else None for name in configs}
     return config_entries(after)

@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from controlplane.kafka.gateway import OngoingReassignment, PartitionInfo
+from controlplane.kafka.reassignments import OngoingReassignment
+from controlplane.kafka.topics import PartitionInfo
 
 PartitionKey = tuple[str, int]
 

@@ -57,16 +57,15 @@ from controlplane.clusters.provisioners.base import (
 from controlplane.clusters.provisioners.local import LocalProvisioner
 from controlplane.clusters.provisioners.local import default_replication_factor as local_replication_factor
 from controlplane.core.api.errors import Conflict, ServiceError
-from controlplane.kafka import gateway
+from controlplane.kafka.cluster import ClusterDescription, describe_cluster
 from controlplane.kafka.config_entries import config_entries
+from controlplane.kafka.configs import describe_documented_configs
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
-from controlplane.kafka.gateway import (
-    ClusterDescription,
-    Connection,
-    PartitionInfo,
-    describe_cluster,
-)
+from controlplane.kafka.log_dirs import describe_replica_sizes
+from controlplane.kafka.reassignments import alter_partition_reassignments, list_partition_reassignments
 from controlplane.kafka.refusals import kafka_refusals
+from controlplane.kafka.topics import PartitionInfo, list_topics
 from controlplane.tenancy.access import Actor, require_org_admin
 from controlplane.tenancy.models import Organization
 
@@ -564,7 +563,7 @@ def read_broker_configs(*, cluster: Cluster) -> tuple[dict[int, dict[str, dict]]
         try:
             # The gateway's default timeout, not the health probe's 3 s: a busy machine can take longer
             # than that to open a connection to a just-started broker.
-            entries = gateway.describe_documented_configs(connection, broker=listed[node_id])
+            entries = describe_documented_configs(connection, broker=listed[node_id])
         except KafkaGatewayError as error:
             problems.append(f"broker {node_id}: {error}")
             continue
@@ -795,7 +794,7 @@ def request_broker_addition(*, actor: Actor, cluster: Cluster) -> Operation:
 
 def _live_partitions(cluster: Cluster) -> dict[PartitionKey, PartitionInfo]:
     with kafka_refusals():
-        topics = gateway.list_topics(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
+        topics = list_topics(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
     return {(topic.name, info.partition): info for topic in topics.values() for info in topic.partitions}
 
 
@@ -887,7 +886,7 @@ def reassign_partitions(
         except PlacementRefused as refused:
             raise ServiceError(str(refused), code="invalid_target") from refused
         with confirmed_change(lambda: _reassigning_or_moved(cluster, targets)):
-            gateway.alter_partition_reassignments(connection_for(cluster), targets)
+            alter_partition_reassignments(connection_for(cluster), targets)
         change.after = {f"{key[0]}-{key[1]}": target for key, target in targets.items()}
     return targets
 
@@ -895,10 +894,10 @@ def reassign_partitions(
 def _reassigning_or_moved(cluster: Cluster, targets: dict[tuple[str, int], list[int]]) -> bool:
     """A reassignment read back after no answer: every partition is moving, or already on its target."""
     connection = connection_for(cluster)
-    moving = {(move.topic, move.partition) for move in gateway.list_partition_reassignments(connection)}
+    moving = {(move.topic, move.partition) for move in list_partition_reassignments(connection)}
     live = {
         (name, info.partition): info.replicas
-        for name, topic in gateway.list_topics(connection).items()
+        for name, topic in list_topics(connection).items()
         for info in topic.partitions
     }
     return all(
@@ -916,16 +915,14 @@ def describe_reassignments(*, cluster: Cluster) -> ReassignmentsView:
     """The cluster's ongoing reassignments with each adding replica's bytes against its leader's."""
     connection = connection_for(cluster)
     with kafka_refusals():
-        ongoing = gateway.list_partition_reassignments(connection, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+        ongoing = list_partition_reassignments(connection, timeout_seconds=PROBE_TIMEOUT_SECONDS)
         if not ongoing:
             return ReassignmentsView(partitions=[], percent=100.0)
         live = _live_partitions(cluster)
         wanted: dict[str, list[int]] = {}
         for move in ongoing:
             wanted.setdefault(move.topic, []).append(move.partition)
-        sizes = gateway.describe_replica_sizes(
-            connection, partitions=wanted, timeout_seconds=PROBE_TIMEOUT_SECONDS
-        )
+        sizes = describe_replica_sizes(connection, partitions=wanted, timeout_seconds=PROBE_TIMEOUT_SECONDS)
     leaders = {key: info.leader for key, info in live.items()}
     rows, percent = reassignment_progress(ongoing, leaders, sizes)
     return ReassignmentsView(partitions=rows, percent=percent)

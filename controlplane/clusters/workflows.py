@@ -20,9 +20,10 @@ from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
 from controlplane.clusters.provisioners.local import controller_ids
 from controlplane.core.api.errors import ServiceError
-from controlplane.kafka import gateway
+from controlplane.kafka.cluster import ClusterDescription, describe_cluster, unregister_broker
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import ClusterDescription, describe_cluster
+from controlplane.kafka.reassignments import alter_partition_reassignments
+from controlplane.kafka.topics import list_topics
 
 logger = logging.getLogger(__name__)
 
@@ -360,7 +361,7 @@ def _remove_broker(cluster: Cluster, progress: OperationLog) -> None:
     progress.line(f"{len(moves)} partition(s) have a replica on broker {node_id}")
     for (topic, partition), target in sorted(moves.items()):
         progress.line(f"{topic}-{partition}: -> {target}")
-    gateway.alter_partition_reassignments(connection, moves)
+    alter_partition_reassignments(connection, moves)
 
     progress.step("move replicas")
     _wait_until_drained(cluster, node_id, progress)
@@ -377,7 +378,7 @@ def _remove_broker(cluster: Cluster, progress: OperationLog) -> None:
     progress.line(f"broker {node_id}: stopped")
 
     progress.step("unregister")
-    gateway.unregister_broker(services.connection_for(cluster), node_id=node_id)
+    unregister_broker(services.connection_for(cluster), node_id=node_id)
     progress.line(f"broker {node_id}: unregistered from the controller")
 
     progress.step("remove data")
@@ -394,9 +395,7 @@ def _wait_until_drained(cluster: Cluster, node_id: int, progress: OperationLog) 
     deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
     last_report = 0.0
     while True:
-        topics = gateway.list_topics(
-            services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
-        )
+        topics = list_topics(services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS)
         holding = [
             f"{name}-{info.partition}"
             for name, topic in topics.items()

@@ -15,7 +15,8 @@ from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict
 from controlplane.credentials.models import ScramCredential
-from controlplane.kafka import gateway
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.scram import delete_scram_credential, upsert_scram_credential
 from controlplane.reconcile.ownership import require_same_organization
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
@@ -40,7 +41,7 @@ def _write_password(credential: ScramCredential) -> str:
     password, salt = secrets.token_urlsafe(32), os.urandom(16)
 
     def upsert() -> bool:
-        gateway.upsert_scram_credential(
+        upsert_scram_credential(
             connection_for(credential.cluster),
             user=credential.service_account.name,
             mechanism=credential.mechanism,
@@ -99,10 +100,10 @@ def revoke_scram_credential(*, actor: Actor, credential: ScramCredential) -> Non
 
         def delete() -> bool:
             try:
-                gateway.delete_scram_credential(
+                delete_scram_credential(
                     connection_for(credential.cluster), user=account.name, mechanism=credential.mechanism
                 )
-            except gateway.KafkaGatewayError as error:
+            except KafkaGatewayError as error:
                 if error.error_name != "RESOURCE_NOT_FOUND":  # already gone on the cluster
                     raise
             return True

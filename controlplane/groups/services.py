@@ -17,9 +17,11 @@ from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.groups.choices import INACTIVE_STATES, ResetStrategy
 from controlplane.groups.models import ConsumerGroup, OffsetReset
 from controlplane.groups.resets import PlannedOffset, lag_of, plan_reset
-from controlplane.kafka import gateway
-from controlplane.kafka.gateway import Connection
+from controlplane.kafka import groups as kafka_groups
+from controlplane.kafka.connection import Connection
+from controlplane.kafka.offsets import list_partition_offsets
 from controlplane.kafka.refusals import kafka_refusals
+from controlplane.kafka.topics import list_topics
 from controlplane.reconcile.ownership import require_cluster_admin
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
@@ -56,7 +58,7 @@ def _require_group_role(actor: Actor, group: ConsumerGroup, minimum: str) -> Non
 
 
 def _log_ends(connection: Connection, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    return gateway.list_partition_offsets(connection, partitions, spec="latest")
+    return list_partition_offsets(connection, partitions, spec="latest")
 
 
 def describe_group(*, actor: Actor, group: ConsumerGroup) -> dict[str, Any]:
@@ -64,8 +66,8 @@ def describe_group(*, actor: Actor, group: ConsumerGroup) -> dict[str, Any]:
     _require_group_role(actor, group, TeamRole.VIEWER)
     connection = connection_for(group.cluster)
     with kafka_refusals():
-        description = gateway.describe_groups(connection, [group.name]).get(group.name)
-        committed = gateway.list_group_offsets(connection, [group.name]).get(group.name, {})
+        description = kafka_groups.describe_groups(connection, [group.name]).get(group.name)
+        committed = kafka_groups.list_group_offsets(connection, [group.name]).get(group.name, {})
         ends = _log_ends(connection, sorted(committed))
     partitions = lags_from(committed, ends)
     return {
@@ -86,11 +88,11 @@ def describe_group(*, actor: Actor, group: ConsumerGroup) -> dict[str, Any]:
 
 
 def _plan(connection: Connection, group: ConsumerGroup, request: ResetRequest) -> list[PlannedOffset]:
-    committed = gateway.list_group_offsets(connection, [group.name]).get(group.name, {})
+    committed = kafka_groups.list_group_offsets(connection, [group.name]).get(group.name, {})
     topics = set(request.topics) or {topic for topic, _ in committed}
     if request.strategy == ResetStrategy.OFFSET:
         topics |= {str(item["topic"]) for item in request.offsets}
-    metadata = gateway.list_topics(connection)
+    metadata = list_topics(connection)
     missing = sorted(topics - set(metadata))
     if missing:
         raise ServiceError(f"Unknown topic: {', '.join(missing)}.", code="unknown_topic")
@@ -111,14 +113,14 @@ def _plan(connection: Connection, group: ConsumerGroup, request: ResetRequest) -
     if request.strategy == ResetStrategy.TIMESTAMP:
         if request.timestamp is None:
             raise ServiceError("A timestamp reset needs the timestamp.", code="invalid_reset")
-        by_timestamp = gateway.list_partition_offsets(
+        by_timestamp = list_partition_offsets(
             connection, partitions, spec="timestamp", timestamp_ms=int(request.timestamp.timestamp() * 1000)
         )
     return plan_reset(
         strategy=request.strategy,
         partitions=partitions,
         committed=committed,
-        earliest=gateway.list_partition_offsets(connection, partitions, spec="earliest"),
+        earliest=list_partition_offsets(connection, partitions, spec="earliest"),
         latest=_log_ends(connection, partitions),
         by_timestamp=by_timestamp,
         exact=exact,
@@ -127,7 +129,7 @@ def _plan(connection: Connection, group: ConsumerGroup, request: ResetRequest) -
 
 
 def _require_inactive(connection: Connection, group: ConsumerGroup) -> None:
-    description = gateway.describe_groups(connection, [group.name]).get(group.name)
+    description = kafka_groups.describe_groups(connection, [group.name]).get(group.name)
     if description is not None and (description.members or description.state not in INACTIVE_STATES):
         raise Conflict(
             f"Group {group.name} has {len(description.members)} active member(s); stop its consumers first.",
@@ -143,9 +145,9 @@ def preview_reset(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
         return [asdict(p) for p in _plan(connection_for(group.cluster), group, request)]
 
 
-def _committed(connection: gateway.Connection, group: str, offsets: dict[tuple[str, int], int]) -> bool:
+def _committed(connection: Connection, group: str, offsets: dict[tuple[str, int], int]) -> bool:
     """Whether the group's committed offsets are these (a reset read back after no answer)."""
-    committed = gateway.list_group_offsets(connection, [group]).get(group, {})
+    committed = kafka_groups.list_group_offsets(connection, [group]).get(group, {})
     return all(committed.get(key) == offset for key, offset in offsets.items())
 
 
@@ -168,7 +170,7 @@ def reset_offsets(*, actor: Actor, group: ConsumerGroup, request: ResetRequest) 
             planned = _plan(connection, group, request)
         offsets = {(p.topic, p.partition): p.new_offset for p in planned}
         with confirmed_change(lambda: _committed(connection, group.name, offsets)):
-            gateway.alter_group_offsets(connection, group_id=group.name, offsets=offsets)
+            kafka_groups.alter_group_offsets(connection, group_id=group.name, offsets=offsets)
         reset = OffsetReset.objects.create(
             group=group,
             strategy=request.strategy,
@@ -204,9 +206,9 @@ def undo_reset(*, actor: Actor, group: ConsumerGroup) -> OffsetReset:
         with kafka_refusals():
             _require_inactive(connection, group)
             if restore:
-                gateway.alter_group_offsets(connection, group_id=group.name, offsets=restore)
+                kafka_groups.alter_group_offsets(connection, group_id=group.name, offsets=restore)
             for topic, partitions in uncommitted.items():
-                gateway.delete_group_offsets(
+                kafka_groups.delete_group_offsets(
                     connection, group_id=group.name, topic=topic, partitions=partitions
                 )
         reset.undone_at = timezone.now()
@@ -224,8 +226,8 @@ def delete_group(*, actor: Actor, group: ConsumerGroup) -> None:
         connection = connection_for(group.cluster)
         with kafka_refusals():
             _require_inactive(connection, group)
-        with confirmed_change(lambda: group.name not in gateway.list_groups(connection)):
-            gateway.delete_group(connection, group_id=group.name)
+        with confirmed_change(lambda: group.name not in kafka_groups.list_groups(connection)):
+            kafka_groups.delete_group(connection, group_id=group.name)
         group.delete()
 
 
@@ -238,10 +240,10 @@ def delete_group_offsets(*, actor: Actor, group: ConsumerGroup, topic: str) -> N
             check_change_rate(group.team)
         connection = connection_for(group.cluster)
         with kafka_refusals():
-            info = gateway.list_topics(connection).get(topic)
+            info = list_topics(connection).get(topic)
             if info is None:
                 raise ServiceError(f"Unknown topic {topic!r}.", code="unknown_topic")
-            gateway.delete_group_offsets(
+            kafka_groups.delete_group_offsets(
                 connection,
                 group_id=group.name,
                 topic=topic,

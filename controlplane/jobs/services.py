@@ -25,8 +25,9 @@ from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import FINISHED_STATES, RunState
 from controlplane.jobs.models import JobRun
+from controlplane.kafka.acls import Acl, describe_acls
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import Acl, Connection, describe_acls
 from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.spark.jobs.runtime import parameters_from_json, split_resources
 from controlplane.tenancy.access import Actor, require_team_role

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controlplane.kafka import gateway
+from controlplane.kafka import configs as kafka_configs
 from controlplane.kafka.config_catalog import config_kind
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.tenancy.policy import ConfigRule
 
@@ -15,7 +16,7 @@ TOPIC_OVERRIDE = "DYNAMIC_TOPIC_CONFIG"
 _MS_PER_UNIT = {".hours": 3_600_000, ".minutes": 60_000, ".ms": 1}
 
 
-def _in_unit_of(name: str, synonym: gateway.ConfigSynonym) -> str | None:
+def _in_unit_of(name: str, synonym: kafka_configs.ConfigSynonym) -> str | None:
     """A synonym's value in `name`'s unit: Kafka's default retention is log.retention.hours=168, which a
     retention.ms editor shows as 604800000 ms."""
     if synonym.value is None or not name.endswith(".ms"):
@@ -28,7 +29,7 @@ def _in_unit_of(name: str, synonym: gateway.ConfigSynonym) -> str | None:
     return str(number * factor) if number >= 0 else synonym.value
 
 
-def _fallback(name: str, entry: gateway.ConfigValue) -> dict[str, Any] | None:
+def _fallback(name: str, entry: kafka_configs.ConfigValue) -> dict[str, Any] | None:
     """What the config returns to when its override is removed: the next synonym after the override."""
     if entry.source != TOPIC_OVERRIDE and entry.source not in ("DYNAMIC_BROKER_CONFIG",):
         return {"name": name, "value": entry.value, "source": entry.source}
@@ -39,7 +40,9 @@ def _fallback(name: str, entry: gateway.ConfigValue) -> dict[str, Any] | None:
     return None
 
 
-def config_entry(name: str, entry: gateway.ConfigValue, rule: ConfigRule | None = None) -> dict[str, Any]:
+def config_entry(
+    name: str, entry: kafka_configs.ConfigValue, rule: ConfigRule | None = None
+) -> dict[str, Any]:
     config_type = getattr(entry, "config_type", None)
     return {
         "value": entry.value,
@@ -55,19 +58,19 @@ def config_entry(name: str, entry: gateway.ConfigValue, rule: ConfigRule | None 
 
 
 def config_entries(
-    configs: Mapping[str, gateway.ConfigValue], rules: Mapping[str, ConfigRule] | None = None
+    configs: Mapping[str, kafka_configs.ConfigValue], rules: Mapping[str, ConfigRule] | None = None
 ) -> dict[str, dict[str, Any]]:
     return {
         name: config_entry(name, value, (rules or {}).get(name)) for name, value in sorted(configs.items())
     }
 
 
-def describe_topic_configs(connection: gateway.Connection, topic: str) -> Mapping[str, gateway.ConfigValue]:
+def describe_topic_configs(connection: Connection, topic: str) -> Mapping[str, kafka_configs.ConfigValue]:
     """The topic's configs with documentation; from a cluster that cannot answer DescribeConfigs v4 (a
     Kafka older than 2.8 closes the connection), the plain librdkafka answer without types."""
     try:
-        return gateway.describe_documented_configs(connection, topic=topic)
+        return kafka_configs.describe_documented_configs(connection, topic=topic)
     except KafkaGatewayError as error:
         if error.error_name not in ("_TRANSPORT", "_BAD_MSG"):
             raise
-        return gateway.describe_topic_configs(connection, [topic])[topic]
+        return kafka_configs.describe_topic_configs(connection, [topic])[topic]

@@ -18,8 +18,8 @@ from types import TracebackType
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from controlplane.kafka.connection import DEFAULT_TIMEOUT_SECONDS, Connection, librdkafka_log, raise_typed
 from controlplane.kafka.errors import ClusterUnreachable
-from controlplane.kafka.gateway import DEFAULT_TIMEOUT_SECONDS, Connection, _librdkafka_log, _raise_typed
 
 # ListOffsets timestamps that mean "the log end" and "the log start" (Kafka's LATEST and EARLIEST).
 _LATEST = -1
@@ -80,9 +80,9 @@ class TopicReader:
             "max.partition.fetch.bytes": _PARTITION_FETCH_BYTES,
         }
         try:
-            self._consumer = Consumer(config, logger=_librdkafka_log)
+            self._consumer = Consumer(config, logger=librdkafka_log)
         except KafkaException as error:
-            _raise_typed(error.args[0] if error.args else None, "invalid client configuration")
+            raise_typed(error.args[0] if error.args else None, "invalid client configuration")
             raise
         # Next offset to read per partition of the last `read`.
         self.positions: dict[int, int] = {}
@@ -102,11 +102,11 @@ class TopicReader:
                 self.timeout_seconds,
             )
         except KafkaException as error:
-            _raise_typed(error.args[0] if error.args else None, "ListOffsets failed")
+            raise_typed(error.args[0] if error.args else None, "ListOffsets failed")
             raise
         for tp in found:
             if tp.error is not None:
-                _raise_typed(tp.error, "ListOffsets failed")
+                raise_typed(tp.error, "ListOffsets failed")
         return {tp.partition: int(tp.offset) for tp in found}
 
     def bounds(self, partitions: list[int]) -> dict[int, tuple[int, int]]:
@@ -151,7 +151,7 @@ class TopicReader:
                 try:
                     batch = self._consumer.consume(num_messages=_BATCH, timeout=timeout)
                 except KafkaException as error:
-                    _raise_typed(error.args[0] if error.args else None, "Fetch failed")
+                    raise_typed(error.args[0] if error.args else None, "Fetch failed")
                     raise
                 caught_up = not batch
                 for message in batch:
@@ -162,7 +162,7 @@ class TopicReader:
                     error = message.error()
                     if error is not None:
                         if error.code() != KafkaError._PARTITION_EOF:
-                            _raise_typed(error, "Fetch failed")
+                            raise_typed(error, "Fetch failed")
                         if stop is not None:
                             self.positions[partition] = stop
                             del pending[partition]

@@ -26,8 +26,8 @@ from kio.schema.metadata.v9.request import MetadataRequest
 from kio.schema.offset_fetch.v8.request import OffsetFetchRequest, OffsetFetchRequestGroup
 from kio.static.primitive import i8, i32, i32Timedelta, i64
 
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import Connection
 from controlplane.kafka.wire import WireConnection
 
 EARLIEST, LATEST = -2, -1

@@ -14,7 +14,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
-from controlplane.kafka import gateway
+from controlplane.kafka.quotas import alter_client_quota, describe_client_quotas
 from controlplane.quotas.choices import QuotaKey, entity_key
 from controlplane.quotas.models import ClientQuota
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
@@ -82,7 +82,7 @@ def _require_control(actor: Actor, cluster: Cluster, team: Team | None) -> None:
 
 def _observed_as(cluster: Cluster, key: str, to_set: Mapping[str, float], to_remove: list[str]) -> bool:
     """Whether the cluster shows the entity's quota with these keys set and those removed."""
-    entries = gateway.describe_client_quotas(connection_for(cluster))
+    entries = describe_client_quotas(connection_for(cluster))
     values = next((entry.values for entry in entries if entity_key(entry.entity) == key), {})
     return all(values.get(k) == v for k, v in to_set.items()) and not set(to_remove) & set(values)
 
@@ -106,7 +106,7 @@ def set_quota(
         to_set = {k: float(v) for k, v in values.items() if v is not None}
         to_remove = [k for k, v in values.items() if v is None]
         with confirmed_change(lambda: _observed_as(cluster, key, to_set, to_remove)):
-            gateway.alter_client_quota(
+            alter_client_quota(
                 connection_for(cluster), entity=entity, set_values=to_set, remove_keys=to_remove
             )
         quota = existing or ClientQuota(cluster=cluster, entity=entity, entity_key=key)
@@ -132,7 +132,7 @@ def delete_quota(*, actor: Actor, quota: ClientQuota) -> None:
             check_change_rate(quota.team)
         keys = set(quota.values) | set(quota.observed_values)
         with confirmed_change(lambda: _observed_as(quota.cluster, quota.entity_key, {}, sorted(keys))):
-            gateway.alter_client_quota(
+            alter_client_quota(
                 connection_for(quota.cluster), entity=quota.entity, set_values={}, remove_keys=sorted(keys)
             )
         quota.delete()

@@ -21,9 +21,15 @@ from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import connection_for
 from controlplane.groups.models import ConsumerGroup
 from controlplane.groups.services import lags_from
-from controlplane.kafka import gateway
+from controlplane.kafka.acls import create_acls, describe_acls
+from controlplane.kafka.configs import describe_topic_configs
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import Connection
+from controlplane.kafka.groups import describe_groups, list_group_offsets, list_groups
+from controlplane.kafka.log_dirs import describe_partition_sizes
+from controlplane.kafka.offsets import list_partition_offsets
+from controlplane.kafka.quotas import alter_client_quota, describe_client_quotas
+from controlplane.kafka.topics import TopicInfo, create_topic, list_topics
 from controlplane.quotas.choices import entity_key
 from controlplane.quotas.models import ClientQuota
 from controlplane.reconcile.choices import DriftKind, RunState
@@ -99,7 +105,7 @@ def reconcile_topics(
     outcomes.settle_running(cluster)
     observed = {
         name: info
-        for name, info in gateway.list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
+        for name, info in list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
         if not info.internal
     }
     adopt_late_changes(cluster, observed, findings)
@@ -107,7 +113,7 @@ def reconcile_topics(
     for name, topic in rows.items():
         if topic.managed and name not in observed:
             try:
-                gateway.create_topic(
+                create_topic(
                     connection,
                     name=name,
                     partitions=topic.partitions,
@@ -123,19 +129,15 @@ def reconcile_topics(
     if any(name not in observed for name, topic in rows.items() if topic.managed):
         observed = {
             n: i
-            for n, i in gateway.list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
+            for n, i in list_topics(connection, timeout_seconds=TIMEOUT_SECONDS).items()
             if not i.internal
         }
 
     partitions = [(name, p.partition) for name, info in observed.items() for p in info.partitions]
-    starts = gateway.list_partition_offsets(
-        connection, partitions, spec="earliest", timeout_seconds=TIMEOUT_SECONDS
-    )
-    ends = gateway.list_partition_offsets(
-        connection, partitions, spec="latest", timeout_seconds=TIMEOUT_SECONDS
-    )
-    sizes = gateway.describe_partition_sizes(connection, timeout_seconds=TIMEOUT_SECONDS)
-    configs = gateway.describe_topic_configs(connection, list(observed), timeout_seconds=TIMEOUT_SECONDS)
+    starts = list_partition_offsets(connection, partitions, spec="earliest", timeout_seconds=TIMEOUT_SECONDS)
+    ends = list_partition_offsets(connection, partitions, spec="latest", timeout_seconds=TIMEOUT_SECONDS)
+    sizes = describe_partition_sizes(connection, timeout_seconds=TIMEOUT_SECONDS)
+    configs = describe_topic_configs(connection, list(observed), timeout_seconds=TIMEOUT_SECONDS)
     now = timezone.now()
 
     to_update, to_create = [], []
@@ -202,7 +204,7 @@ def reconcile_topics(
     return ends
 
 
-def adopt_late_changes(cluster: Cluster, observed: dict[str, gateway.TopicInfo], findings: Findings) -> None:
+def adopt_late_changes(cluster: Cluster, observed: dict[str, TopicInfo], findings: Findings) -> None:
     """Topic creates and deletes reported failed because the cluster did not show them in time, which it
     shows now: recorded for the team and request that asked (never re-created or left unmanaged)."""
     managed = set(Topic.objects.filter(cluster=cluster, managed=True).values_list("name", flat=True))
@@ -246,7 +248,7 @@ def _topic_drift(topic: Topic, findings: Findings) -> None:
 
 def reconcile_acls(cluster: Cluster, connection: Connection, findings: Findings) -> None:
     try:
-        observed = set(gateway.describe_acls(connection, timeout_seconds=TIMEOUT_SECONDS))
+        observed = set(describe_acls(connection, timeout_seconds=TIMEOUT_SECONDS))
     except KafkaGatewayError as error:
         if error.error_name == "SECURITY_DISABLED":
             return  # a cluster without an authorizer has no ACLs to keep in agreement
@@ -254,7 +256,7 @@ def reconcile_acls(cluster: Cluster, connection: Connection, findings: Findings)
     managed = list(AclBinding.objects.filter(cluster=cluster, managed=True))
     missing = {binding.acl for binding in managed} - observed
     if missing:
-        gateway.create_acls(connection, sorted(missing), timeout_seconds=TIMEOUT_SECONDS)
+        create_acls(connection, sorted(missing), timeout_seconds=TIMEOUT_SECONDS)
         for binding in managed:
             if binding.acl in missing:
                 findings.drift(
@@ -285,7 +287,7 @@ def reconcile_acls(cluster: Cluster, connection: Connection, findings: Findings)
 
 def reconcile_quotas(cluster: Cluster, connection: Connection, findings: Findings) -> None:
     try:
-        entries = gateway.describe_client_quotas(connection, timeout_seconds=TIMEOUT_SECONDS)
+        entries = describe_client_quotas(connection, timeout_seconds=TIMEOUT_SECONDS)
     except KafkaGatewayError as error:
         if error.error_name in ("UNSUPPORTED_VERSION", "SECURITY_DISABLED"):
             return  # a cluster without quota support has nothing to reconcile
@@ -296,7 +298,7 @@ def reconcile_quotas(cluster: Cluster, connection: Connection, findings: Finding
     for key, row in rows.items():
         entry = observed.get(key)
         if row.managed and row.values and entry is None:
-            gateway.alter_client_quota(
+            alter_client_quota(
                 connection, entity=row.entity, set_values=row.values, timeout_seconds=TIMEOUT_SECONDS
             )
             findings.created.append(f"quota:{key}")
@@ -336,9 +338,9 @@ def reconcile_quotas(cluster: Cluster, connection: Connection, findings: Finding
 
 def observe_groups(cluster: Cluster, connection: Connection, log_ends: dict[tuple[str, int], int]) -> None:
     """Samples every group's state, committed offsets and lag into the database."""
-    states = gateway.list_groups(connection, timeout_seconds=TIMEOUT_SECONDS)
-    committed = gateway.list_group_offsets(connection, list(states), timeout_seconds=TIMEOUT_SECONDS)
-    descriptions = gateway.describe_groups(connection, list(states), timeout_seconds=TIMEOUT_SECONDS)
+    states = list_groups(connection, timeout_seconds=TIMEOUT_SECONDS)
+    committed = list_group_offsets(connection, list(states), timeout_seconds=TIMEOUT_SECONDS)
+    descriptions = describe_groups(connection, list(states), timeout_seconds=TIMEOUT_SECONDS)
     owners = prefix_table(cluster.organization_id, PrefixResourceType.GROUP)
     rows = {group.name: group for group in ConsumerGroup.objects.filter(cluster=cluster)}
     now = timezone.now()

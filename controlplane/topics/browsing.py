@@ -27,7 +27,7 @@ from django.conf import settings
 
 from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import ServiceError
-from controlplane.kafka import gateway
+from controlplane.kafka.messages import decode_text
 from controlplane.kafka.reader import Record, TopicReader, merge_key, read_first, read_newest
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.schemas.decoding import PayloadDecoder
@@ -119,7 +119,7 @@ class PollResult:
 
 
 def _rendered(data: bytes | None) -> dict[str, Any]:
-    text, encoding = gateway.decode_text(data)
+    text, encoding = decode_text(data)
     return {"data": text, "encoding": encoding}
 
 

@@ -10,7 +10,8 @@ from controlplane.clusters.choices import OperationKind
 from controlplane.clusters.models import Operation
 from controlplane.clusters.outcomes import Look, handles
 from controlplane.clusters.services import connection_for
-from controlplane.kafka import gateway
+from controlplane.kafka.configs import describe_topic_configs
+from controlplane.kafka.topics import TopicInfo, list_topics
 from controlplane.topics.models import Topic
 
 # A read-back must answer quicker than the request's own call, which already waited.
@@ -30,14 +31,14 @@ def snapshot_topic(topic: Topic) -> dict[str, Any]:
     }
 
 
-def _observed_topic(operation: Operation) -> gateway.TopicInfo | None:
+def _observed_topic(operation: Operation) -> TopicInfo | None:
     # All topics, never Metadata for one name: a producer-type client asking for one topic lets a broker
     # with auto.create.topics.enable create it, which a read-back must never do.
-    topics = gateway.list_topics(connection_for(operation.cluster), timeout_seconds=LOOK_TIMEOUT_SECONDS)
+    topics = list_topics(connection_for(operation.cluster), timeout_seconds=LOOK_TIMEOUT_SECONDS)
     return topics.get(operation.resource_name)
 
 
-def _shape(info: gateway.TopicInfo | None) -> dict[str, Any]:
+def _shape(info: TopicInfo | None) -> dict[str, Any]:
     if info is None:
         return {"exists": False}
     return {"exists": True, "partitions": len(info.partitions), "replication_factor": info.replication_factor}
@@ -109,7 +110,7 @@ class AddPartitions:
 class ChangeConfigs:
     def look(self, operation: Operation) -> Look:
         name = operation.resource_name
-        configs = gateway.describe_topic_configs(
+        configs = describe_topic_configs(
             connection_for(operation.cluster), [name], timeout_seconds=LOOK_TIMEOUT_SECONDS
         )[name]
         overrides = {k: v.value for k, v in configs.items() if v.source == DYNAMIC_TOPIC_CONFIG}

@@ -18,8 +18,15 @@ from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.clusters.services import connection_for, default_replication_factor
 from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
-from controlplane.kafka import config_entries, gateway
+from controlplane.kafka import config_entries
+from controlplane.kafka import topics as kafka_topics
+from controlplane.kafka.configs import alter_topic_configs
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.log_dirs import describe_partition_sizes
+from controlplane.kafka.messages import produce_message
+from controlplane.kafka.offsets import delete_records, list_partition_offsets
+from controlplane.kafka.reassignments import OngoingReassignment, list_partition_reassignments
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.tenancy.access import Actor, require_team_role
@@ -187,7 +194,7 @@ def create_topic(
             raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
         if validate_only:
             with kafka_refusals():
-                gateway.create_topic(
+                kafka_topics.create_topic(
                     connection_for(cluster),
                     name=name,
                     partitions=partitions,
@@ -208,7 +215,7 @@ def create_topic(
     )
     return outcomes.run(
         operation,
-        lambda: gateway.create_topic(
+        lambda: kafka_topics.create_topic(
             connection_for(cluster),
             name=name,
             partitions=partitions,
@@ -248,7 +255,7 @@ def update_topic_configs(*, actor: Actor, topic: Topic, configs: Mapping[str, ob
     )
     return outcomes.run(
         operation,
-        lambda: gateway.alter_topic_configs(
+        lambda: alter_topic_configs(
             connection_for(topic.cluster), name=topic.name, set_configs=to_set, delete_configs=to_delete
         ),
     )
@@ -287,7 +294,9 @@ def add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> Operation:
     )
     return outcomes.run(
         operation,
-        lambda: gateway.create_partitions(connection_for(topic.cluster), name=topic.name, total=partitions),
+        lambda: kafka_topics.create_partitions(
+            connection_for(topic.cluster), name=topic.name, total=partitions
+        ),
     )
 
 
@@ -313,9 +322,7 @@ def purge_topic(
             raise ServiceError(f"The topic has partitions 0 to {count - 1}.", code="unknown_partition")
         offset = -1 if before_offset is None else before_offset
         with kafka_refusals():
-            starts = gateway.delete_records(
-                connection_for(topic.cluster), {(topic.name, p): offset for p in targets}
-            )
+            starts = delete_records(connection_for(topic.cluster), {(topic.name, p): offset for p in targets})
         result = {p: starts[(topic.name, p)] for p in targets}
         change.after = {"start_offsets": {str(p): o for p, o in result.items()}}
     return result
@@ -337,7 +344,7 @@ def delete_topic(*, actor: Actor, topic: Topic, confirm_name: str) -> Operation:
 
     def send() -> None:
         try:
-            gateway.delete_topic(connection_for(topic.cluster), name=topic.name)
+            kafka_topics.delete_topic(connection_for(topic.cluster), name=topic.name)
         except KafkaGatewayError as error:
             if error.error_name != "UNKNOWN_TOPIC_OR_PART":  # already gone: forgetting it is enough
                 raise
@@ -366,12 +373,12 @@ def adopt_topic(*, actor: Actor, topic: Topic, team: Team) -> Topic:
 # --- reading -------------------------------------------------------------------------------------
 
 
-def _reassignments_of(connection: gateway.Connection, topic: str) -> dict[int, gateway.OngoingReassignment]:
+def _reassignments_of(connection: Connection, topic: str) -> dict[int, OngoingReassignment]:
     """The topic's partitions being reassigned; none from a cluster that cannot list reassignments (an
     older Kafka, or a single broker without a controller, may close the connection), which cannot be
     moving any. A cluster that is really unreachable fails the calls that follow."""
     try:
-        ongoing = gateway.list_partition_reassignments(connection)
+        ongoing = list_partition_reassignments(connection)
     except KafkaGatewayError:
         return {}
     return {move.partition: move for move in ongoing if move.topic == topic}
@@ -381,14 +388,14 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
     """Live state from the cluster: partitions with leaders and offsets, sizes, configs with sources."""
     connection = connection_for(topic.cluster)
     with kafka_refusals():
-        info = gateway.list_topics(connection).get(topic.name)
+        info = kafka_topics.list_topics(connection).get(topic.name)
         if info is None:
             return {"exists": False, "partitions": [], "configs": {}}
         keys = [(topic.name, p.partition) for p in info.partitions]
         moving = _reassignments_of(connection, topic.name)
-        starts = gateway.list_partition_offsets(connection, keys, spec="earliest")
-        ends = gateway.list_partition_offsets(connection, keys, spec="latest")
-        sizes = gateway.describe_partition_sizes(
+        starts = list_partition_offsets(connection, keys, spec="earliest")
+        ends = list_partition_offsets(connection, keys, spec="latest")
+        sizes = describe_partition_sizes(
             connection, partitions={topic.name: [p.partition for p in info.partitions]}
         )
         configs = config_entries.describe_topic_configs(connection, topic.name)
@@ -471,7 +478,7 @@ def produce_test_message(
     with audited_change(actor=actor, change=change):
         _require_topic_role(actor, topic, TeamRole.DEVELOPER)
         with kafka_refusals():
-            produced = gateway.produce_message(
+            produced = produce_message(
                 connection_for(topic.cluster),
                 topic=topic.name,
                 key=_payload(key, encoding),

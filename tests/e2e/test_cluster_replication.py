@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from controlplane.clusters import services as clusters
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.kafka import gateway
+from controlplane.kafka.topics import create_topic, list_topics
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.models import Organization
 from tests.e2e import test_clusters_and_schemas as cluster_journeys
@@ -53,7 +53,7 @@ def _provisioned(organization: Organization) -> Cluster:
 
 def _fill(cluster: Cluster, topic: str) -> None:
     connection = clusters.connection_for(cluster)
-    gateway.create_topic(connection, name=topic, partitions=1, replication_factor=3, configs={})
+    create_topic(connection, name=topic, partitions=1, replication_factor=3, configs={})
     producer = Producer({**connection.client_config(timeout_seconds=5), "acks": "all"})
     chunk = b"x" * 50_000
     for _ in range(TOPIC_BYTES // len(chunk)):
@@ -99,7 +99,7 @@ def test_an_org_admin_adds_a_broker_and_watches_a_topic_move_onto_it(
     screenshot(page, "cluster-reassignment-progress")
     expect(page.get_by_text("No partitions are moving")).to_be_visible(timeout=90_000)
 
-    (partition,) = gateway.list_topics(clusters.connection_for(cluster))["ledger"].partitions
+    (partition,) = list_topics(clusters.connection_for(cluster))["ledger"].partitions
     assert 4 in partition.replicas
     assert len(partition.replicas) == 3
     screenshot(page, "cluster-reassignment-done")

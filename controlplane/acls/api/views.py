@@ -13,7 +13,7 @@ from controlplane.core.api.viewsets import (
     ScopedReadOnlyViewSet,
     document_writes,
 )
-from controlplane.kafka.gateway import Acl
+from controlplane.kafka.acls import Acl
 from controlplane.reconcile.ownership import visible_rows_q
 
 

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controlplane.kafka.gateway import Connection
+from controlplane.kafka.connection import Connection
 
 
 class ProvisioningFailed(Exception):

@@ -33,8 +33,9 @@ from controlplane.clusters.provisioners.base import (
     Provisioner,
     ProvisioningFailed,
 )
+from controlplane.kafka.cluster import describe_cluster
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import Connection, describe_cluster
 
 HOST = "127.0.0.1"
 # Below this much free space a broker cannot even write its first segments and indexes.

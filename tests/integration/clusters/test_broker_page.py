@@ -10,7 +10,7 @@ from confluent_kafka import Producer
 from controlplane.audit.models import AuditEvent
 from controlplane.clusters import services
 from controlplane.clusters.models import Cluster
-from controlplane.kafka import gateway
+from controlplane.kafka.topics import create_topic
 from controlplane.lag import history
 from tests.fixtures.cluster import start_cluster
 from tests.integration.clusters.test_external_clusters import _register
@@ -24,7 +24,7 @@ def test_a_broker_page_shows_its_replicas_disks_role_and_rate(
     settings.REDIS_URL = redis_url
     registered = _register(people.org_admin, people.organization, "one", fresh_broker.bootstrap).json()
     connection = services.connection_for(Cluster.objects.get(pk=registered["id"]))
-    gateway.create_topic(connection, name="orders", partitions=3, replication_factor=1, configs={})
+    create_topic(connection, name="orders", partitions=3, replication_factor=1, configs={})
     producer = Producer({"bootstrap.servers": fresh_broker.bootstrap})
     for index in range(30):
         producer.produce("orders", value=b"x" * 100, partition=index % 3)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from controlplane.kafka.cluster import describe_cluster
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
-from controlplane.kafka.gateway import Connection, describe_cluster
 from tests.fixtures.servers import REPO_ROOT, free_port, wait_until
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from controlplane.clusters.services import connection_for
-from controlplane.kafka import gateway
+from controlplane.kafka.groups import alter_group_offsets
+from controlplane.kafka.offsets import delete_records
 from controlplane.lag.models import GroupLag
 from controlplane.lag.observations import Health
 from tests.integration.lag.conftest import PRODUCE_PER_SECOND, LagWorld
@@ -79,7 +80,7 @@ def test_a_group_goes_through_every_status_as_its_consumer_changes(lag_world: La
     # (e) its offsets are reset backwards: REWIND.
     connection = connection_for(world.cluster)
     committed = {(p["topic"], p["partition"]): p["committed_offset"] for p in stopped.partitions}
-    gateway.alter_group_offsets(
+    alter_group_offsets(
         connection,
         group_id=world.group,
         offsets={tp: max(0, offset - 20) for tp, offset in committed.items()},
@@ -89,7 +90,7 @@ def test_a_group_goes_through_every_status_as_its_consumer_changes(lag_world: La
 
     # (f) retention deletes records it never read: DATA_LOSS.
     rewound_to = {(p["topic"], p["partition"]): p["committed_offset"] for p in rewound.partitions}
-    gateway.delete_records(connection, {tp: offset + 10 for tp, offset in rewound_to.items()})
+    delete_records(connection, {tp: offset + 10 for tp, offset in rewound_to.items()})
     lost = world.status_within_two_intervals(Health.DATA_LOSS)
     assert "retention deleted 10 unread records" in lost.reason
     assert lost.lag_seconds_is_lower_bound

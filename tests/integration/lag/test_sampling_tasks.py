@@ -11,7 +11,8 @@ import redis
 from console.schedules import BEAT_SCHEDULE
 from controlplane.clusters import services as clusters
 from controlplane.clusters.services import connection_for
-from controlplane.kafka import gateway
+from controlplane.kafka.groups import alter_group_offsets
+from controlplane.kafka.topics import create_topic
 from controlplane.lag.models import GroupLag
 from controlplane.lag.tasks import sample_cluster_task
 from controlplane.tenancy import services as tenancy
@@ -33,8 +34,8 @@ def _cluster_with_a_group(broker: BrokerProcess) -> tuple[int, str]:
         bootstrap_servers=broker.bootstrap,
     )
     topic, group = f"events-{uid}", f"reader-{uid}"
-    gateway.create_topic(connection_for(cluster), name=topic, partitions=1, replication_factor=1, configs={})
-    gateway.alter_group_offsets(connection_for(cluster), group_id=group, offsets={(topic, 0): 0})
+    create_topic(connection_for(cluster), name=topic, partitions=1, replication_factor=1, configs={})
+    alter_group_offsets(connection_for(cluster), group_id=group, offsets={(topic, 0): 0})
     return cluster.pk, group
 
 

@@ -11,7 +11,7 @@ from controlplane.clusters import outcomes
 from controlplane.clusters.choices import OperationKind
 from controlplane.clusters.models import Operation
 from controlplane.clusters.services import connection_for
-from controlplane.kafka import gateway
+from controlplane.kafka.topics import delete_topic
 from controlplane.reconcile.models import Drift
 from controlplane.tenancy.access import Actor
 from controlplane.topics.models import Topic
@@ -114,7 +114,7 @@ def test_a_deletion_reported_failed_that_completed_later_is_not_undone(kafka_wor
     outcomes.fail(
         operation, "The cluster did not apply the change within 60 s: still there", unconfirmed=True
     )
-    gateway.delete_topic(connection_for(world.cluster), name=name)
+    delete_topic(connection_for(world.cluster), name=name)
 
     reconcile(world)
 

@@ -18,7 +18,8 @@ from confluent_kafka.admin import (
 )
 
 from controlplane.clusters.services import connection_for
-from controlplane.kafka import gateway
+from controlplane.kafka.acls import describe_acls
+from controlplane.kafka.quotas import alter_client_quota
 from tests.integration.topics.world import KafkaWorld, create_topic, reconcile
 
 pytestmark = pytest.mark.integration
@@ -155,14 +156,14 @@ def test_acls_and_quotas_made_outside_are_adopted_and_deleted_managed_bindings_c
     for future in admin.delete_acls([deleted]).values():
         future.result(10)
     outsider_user = f"outside-{world.account_a.name}"
-    gateway.alter_client_quota(
+    alter_client_quota(
         connection_for(world.cluster), entity={"user": outsider_user}, set_values={"producer_byte_rate": 5e5}
     )
 
     run = reconcile(world)
 
     assert any(item.startswith("acl:") for item in run["summary"]["created"])
-    on_cluster = gateway.describe_acls(connection_for(world.cluster))
+    on_cluster = describe_acls(connection_for(world.cluster))
     assert any(acl.principal == write["principal"] and acl.operation == "WRITE" for acl in on_cluster)
     assert any(
         d["kind"] == "managed_acl_missing" and d["team"] == world.team_a.id
@@ -185,7 +186,7 @@ def test_acls_and_quotas_made_outside_are_adopted_and_deleted_managed_bindings_c
     reconcile(world)
     kinds = {(d["kind"], d["resource_name"]) for d in _drift(world)}
     assert ("unmanaged_quota", f"user={outsider_user}") not in kinds
-    gateway.alter_client_quota(
+    alter_client_quota(
         connection_for(world.cluster),
         entity={"user": outsider_user},
         set_values={},

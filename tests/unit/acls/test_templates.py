@@ -1,5 +1,5 @@
 from controlplane.acls.templates import scope_problems, template_bindings
-from controlplane.kafka.gateway import Acl
+from controlplane.kafka.acls import Acl
 
 PRINCIPAL = "User:payments-api"
 

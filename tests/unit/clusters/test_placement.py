@@ -9,7 +9,8 @@ from controlplane.clusters.placement import (
     plan_move_onto,
     reassignment_progress,
 )
-from controlplane.kafka.gateway import OngoingReassignment, PartitionInfo
+from controlplane.kafka.reassignments import OngoingReassignment
+from controlplane.kafka.topics import PartitionInfo
 
 
 def _partitions(*replica_lists: list[int], topic: str = "orders") -> dict[tuple[str, int], PartitionInfo]:

@@ -1,8 +1,8 @@
 """The editor's knowledge of Kafka configs that DescribeConfigs does not carry: choices, units, unlimited."""
 
-from controlplane.kafka import gateway
 from controlplane.kafka.config_catalog import LONG_MAX, config_kind
 from controlplane.kafka.config_entries import config_entry
+from controlplane.kafka.configs import ConfigSynonym, ConfigValue, DocumentedConfig
 from controlplane.tenancy.policy import topic_config_rules
 
 
@@ -29,15 +29,15 @@ def test_units_follow_kafka_naming_and_unlimited_is_the_sentinel() -> None:
 
 
 def test_a_reset_shows_the_broker_default_in_the_topic_configs_unit() -> None:
-    entry = gateway.DocumentedConfig(
+    entry = DocumentedConfig(
         value="3600000",
         source="DYNAMIC_TOPIC_CONFIG",
         read_only=False,
         sensitive=False,
         config_type="long",
         synonyms=(
-            gateway.ConfigSynonym("retention.ms", "3600000", "DYNAMIC_TOPIC_CONFIG"),
-            gateway.ConfigSynonym("log.retention.hours", "168", "DEFAULT_CONFIG"),
+            ConfigSynonym("retention.ms", "3600000", "DYNAMIC_TOPIC_CONFIG"),
+            ConfigSynonym("log.retention.hours", "168", "DEFAULT_CONFIG"),
         ),
     )
     shown = config_entry("retention.ms", entry)
@@ -47,7 +47,7 @@ def test_a_reset_shows_the_broker_default_in_the_topic_configs_unit() -> None:
         "source": "DEFAULT_CONFIG",
     }
     # A value that is not an override is its own default.
-    plain = gateway.ConfigValue(value="delete", source="DEFAULT_CONFIG", read_only=False, sensitive=False)
+    plain = ConfigValue(value="delete", source="DEFAULT_CONFIG", read_only=False, sensitive=False)
     assert config_entry("cleanup.policy", plain)["default"]["value"] == "delete"
     assert config_entry("cleanup.policy", plain)["type"] is None
 

@@ -3,7 +3,7 @@ import pytest
 from broker.wire.schemas import response_class
 from controlplane.core.api.errors import Conflict
 from controlplane.kafka.errors import ClusterUnreachable, KafkaGatewayError
-from controlplane.kafka.gateway import decode_text
+from controlplane.kafka.messages import decode_text
 from controlplane.kafka.reader import Record
 from controlplane.kafka.refusals import kafka_refusals, refusal_for
 from controlplane.topics.browsing import SimpleFilter as MessageFilter
