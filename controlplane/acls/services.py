@@ -9,9 +9,9 @@ from controlplane.accounts.models import ServiceAccount
 from controlplane.acls.models import AccessGrant, AclBinding
 from controlplane.acls.templates import scope_problems, template_bindings
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.outcomes import confirmed_change
-from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.kafka.acls import Acl, create_acls, delete_acls, describe_acls
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization

@@ -31,6 +31,7 @@ from controlplane.alerts.evaluation import (
 from controlplane.alerts.models import AlertRule, ClusterHealthSample
 from controlplane.alerts.transitions import advance, forget
 from controlplane.clusters.choices import WATCHED_STATUSES, BrokerStatus, ClusterStatus
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.health import ClusterHealthReport, describe_cluster_health
@@ -118,8 +119,6 @@ def observe(cluster: Cluster) -> HealthObservation:
     report: ClusterHealthReport | None = None
     error = ""
     if cluster.status in WATCHED_STATUSES:
-        from controlplane.clusters.services import connection_for
-
         try:
             report = describe_cluster_health(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
         except KafkaGatewayError as failure:

@@ -17,8 +17,9 @@ from typing import Any
 import redis
 
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.choices import BrokerStatus
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Broker, Cluster
-from controlplane.clusters.services import broker_health, connection_for
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka.cluster import describe_cluster
 from controlplane.kafka.config_entries import config_entries
@@ -33,6 +34,21 @@ from controlplane.tenancy.access import Actor, require_org_admin
 logger = logging.getLogger(__name__)
 
 THROUGHPUT_WINDOW_SECONDS = 300
+
+
+# Per-broker health: listed in Metadata (registered, unfenced); its process runs but the cluster does not
+# list it (starting, or fenced); its process is not running.
+BROKER_UP, BROKER_NOT_LISTED, BROKER_DOWN = "up", "not_listed", "down"
+
+
+def broker_health(cluster: Cluster, broker: Broker) -> str:
+    """A broker's status from the cluster's last health check (up, not_listed or down)."""
+    health = cluster.health or {}
+    if broker.node_id in health.get("dead_broker_ids", []) or broker.status == BrokerStatus.DEAD:
+        return BROKER_DOWN
+    if broker.node_id in health.get("broker_ids", []):
+        return BROKER_UP
+    return BROKER_NOT_LISTED
 
 
 @dataclass(frozen=True)

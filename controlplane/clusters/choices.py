@@ -137,3 +137,9 @@ OPERATION_STEPS: dict[str, list[str]] = {
         "remove data",
     ],
 }
+
+
+# The most brokers a local cluster may have.
+MAX_LOCAL_BROKERS = 9
+# New local clusters replicate: three brokers, each also a controller voter (see provisioners/local.py).
+DEFAULT_LOCAL_BROKERS = 3

@@ -25,6 +25,8 @@ from controlplane.audit.services import Change, audited_change, record_event
 from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
 from controlplane.clusters.choices import (
     ACTIVE_OPERATION_STATES,
+    DEFAULT_LOCAL_BROKERS,
+    MAX_LOCAL_BROKERS,
     OPERATION_STEPS,
     WATCHED_STATUSES,
     BrokerStatus,
@@ -36,6 +38,7 @@ from controlplane.clusters.choices import (
     SecurityProtocol,
     check_transition,
 )
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.outcomes import confirmed_change
@@ -55,7 +58,6 @@ from controlplane.clusters.provisioners.base import (
     ProvisioningFailed,
 )
 from controlplane.clusters.provisioners.local import LocalProvisioner
-from controlplane.clusters.provisioners.local import default_replication_factor as local_replication_factor
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.kafka.cluster import ClusterDescription, describe_cluster
 from controlplane.kafka.config_entries import config_entries
@@ -73,9 +75,6 @@ logger = logging.getLogger(__name__)
 
 CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 BOOTSTRAP_ADDRESS = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]{0,252})):([0-9]{1,5})$")
-MAX_LOCAL_BROKERS = 9
-# New local clusters replicate: three brokers, each also a controller voter (see provisioners/local.py).
-DEFAULT_LOCAL_BROKERS = 3
 # The control plane's super user on the local clusters it provisions (principal User:<this>).
 LOCAL_SUPER_USER = "streamhub-admin"
 # What a new local cluster listens with; the mechanism is the one the control plane authenticates with
@@ -118,16 +117,6 @@ def snapshot_cluster(cluster: Cluster) -> dict[str, Any]:
 
 def _cluster_change(action: str, organization: Organization, **fields: Any) -> Change:
     return Change(action=action, resource_type="cluster", organization_id=organization.id, **fields)
-
-
-def connection_for(cluster: Cluster, *, bootstrap_servers: str | None = None) -> Connection:
-    return Connection(
-        bootstrap_servers=bootstrap_servers or cluster.bootstrap_servers,
-        security_protocol=cluster.security_protocol,
-        sasl_mechanism=cluster.sasl_mechanism,
-        username=cluster.admin_username,
-        password=decrypt_secret(cluster.admin_password_encrypted),
-    )
 
 
 def listener_security(cluster: Cluster) -> ListenerSecurity:
@@ -201,14 +190,6 @@ def node_plan(broker: Broker) -> NodePlan:
 def cluster_topology(cluster: Cluster) -> ClusterTopology:
     """The controller voters every node of the cluster is configured with (none: single-node)."""
     return ClusterTopology(voters=tuple(node_plan(b) for b in cluster.brokers.all() if b.is_controller))
-
-
-def default_replication_factor(cluster: Cluster) -> int:
-    """The replication factor of a topic created without one: what the provisioner configured for a local
-    cluster; 1 for a registered cluster, whose defaults are its own."""
-    if cluster.provider != Provider.LOCAL:
-        return 1
-    return local_replication_factor(len(cluster_topology(cluster).voters) or 1)
 
 
 def provisioner_for(cluster: Cluster) -> LocalProvisioner:
@@ -404,11 +385,6 @@ def _probe(connection: Connection) -> ClusterDescription:
         ) from error
 
 
-# Per-broker health: listed in Metadata (registered, unfenced); its process runs but the cluster does not
-# list it (starting, or fenced); its process is not running.
-BROKER_UP, BROKER_NOT_LISTED, BROKER_DOWN = "up", "not_listed", "down"
-
-
 def _health_from(
     description: ClusterDescription,
     expected: int | None,
@@ -428,16 +404,6 @@ def _health_from(
         "dead_broker_ids": sorted(dead_node_ids),
         "error": "",
     }
-
-
-def broker_health(cluster: Cluster, broker: Broker) -> str:
-    """A broker's status from the cluster's last health check (up, not_listed or down)."""
-    health = cluster.health or {}
-    if broker.node_id in health.get("dead_broker_ids", []) or broker.status == BrokerStatus.DEAD:
-        return BROKER_DOWN
-    if broker.node_id in health.get("broker_ids", []):
-        return BROKER_UP
-    return BROKER_NOT_LISTED
 
 
 def _unreachable_health(cluster: Cluster, error: KafkaGatewayError) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from controlplane.clusters import services
+from controlplane.clusters import connections, services
 from controlplane.clusters.choices import BrokerStatus, ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
@@ -231,7 +231,7 @@ def _wait_for_brokers(cluster: Cluster, brokers: list[Broker], progress: Operati
         provisioner.wait_until_ready(
             services.node_plan(broker),
             broker.pid,
-            connection=services.connection_for(cluster, bootstrap_servers=broker.address),
+            connection=connections.connection_for(cluster, bootstrap_servers=broker.address),
             timeout_seconds=services.START_TIMEOUT_SECONDS,
         )
         broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
@@ -251,7 +251,7 @@ def _verify(cluster: Cluster, progress: OperationLog) -> None:
     while True:
         try:
             description = describe_cluster(
-                services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
+                connections.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
             )
             seen = {node.node_id for node in description.brokers}
         except KafkaGatewayError:
@@ -352,7 +352,7 @@ def _remove_broker(cluster: Cluster, progress: OperationLog) -> None:
     """Drains a broker-only node (its replicas go to the others), then stops, unregisters and deletes it."""
     node_id = int(progress.operation.parameters["node_id"])
     broker = cluster.brokers.filter(node_id=node_id).first()
-    connection = services.connection_for(cluster)
+    connection = connections.connection_for(cluster)
     progress.step("plan reassignment")
     if broker is None:
         progress.line(f"broker {node_id} is already gone")
@@ -378,7 +378,7 @@ def _remove_broker(cluster: Cluster, progress: OperationLog) -> None:
     progress.line(f"broker {node_id}: stopped")
 
     progress.step("unregister")
-    unregister_broker(services.connection_for(cluster), node_id=node_id)
+    unregister_broker(connections.connection_for(cluster), node_id=node_id)
     progress.line(f"broker {node_id}: unregistered from the controller")
 
     progress.step("remove data")
@@ -395,7 +395,9 @@ def _wait_until_drained(cluster: Cluster, node_id: int, progress: OperationLog) 
     deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
     last_report = 0.0
     while True:
-        topics = list_topics(services.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS)
+        topics = list_topics(
+            connections.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
+        )
         holding = [
             f"{name}-{info.partition}"
             for name, topic in topics.items()

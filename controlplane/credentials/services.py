@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.outcomes import confirmed_change
-from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict
 from controlplane.credentials.models import ScramCredential
 from controlplane.kafka.errors import KafkaGatewayError

@@ -11,8 +11,8 @@ from typing import Any
 from django.utils import timezone
 
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.outcomes import confirmed_change
-from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.groups.choices import INACTIVE_STATES, ResetStrategy
 from controlplane.groups.models import ConsumerGroup, OffsetReset

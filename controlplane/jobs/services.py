@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connection_for
 from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import FINISHED_STATES, RunState

@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Model
 
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connection_for
 from controlplane.groups.models import ConsumerGroup
 from controlplane.lag import history, timelag
 from controlplane.lag.cluster_reads import ClusterReader, DescribedGroup, PartitionOffsets

@@ -17,8 +17,8 @@ from django.utils import timezone
 from controlplane.acls.models import AclBinding
 from controlplane.clusters import outcomes
 from controlplane.clusters.choices import OperationKind
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connection_for
 from controlplane.groups.models import ConsumerGroup
 from controlplane.groups.services import lags_from
 from controlplane.kafka.acls import create_acls, describe_acls

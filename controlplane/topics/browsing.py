@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
-from controlplane.clusters.services import connection_for
+from controlplane.clusters.connections import connection_for
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka.messages import decode_text
 from controlplane.kafka.reader import Record, TopicReader, merge_key, read_first, read_newest

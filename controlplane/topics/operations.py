@@ -7,9 +7,9 @@ from typing import Any
 from django.utils import timezone
 
 from controlplane.clusters.choices import OperationKind
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Operation
 from controlplane.clusters.outcomes import Look, handles
-from controlplane.clusters.services import connection_for
 from controlplane.kafka.configs import describe_topic_configs
 from controlplane.kafka.topics import TopicInfo, list_topics
 from controlplane.topics.models import Topic

@@ -15,8 +15,8 @@ from controlplane.audit.choices import Result
 from controlplane.audit.services import Change, actor_record, audited_change, audited_refusals, record_event
 from controlplane.clusters import outcomes
 from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
+from controlplane.clusters.connections import connection_for, default_replication_factor
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.clusters.services import connection_for, default_replication_factor
 from controlplane.core.api.errors import Conflict, PolicyViolated, ServiceError
 from controlplane.kafka import config_entries
 from controlplane.kafka import topics as kafka_topics

@@ -8,6 +8,7 @@ import pytest
 from confluent_kafka import Producer
 from playwright.sync_api import Page, expect
 
+from controlplane.clusters import connections
 from controlplane.clusters import services as clusters
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.kafka.topics import create_topic, list_topics
@@ -52,7 +53,7 @@ def _provisioned(organization: Organization) -> Cluster:
 
 
 def _fill(cluster: Cluster, topic: str) -> None:
-    connection = clusters.connection_for(cluster)
+    connection = connections.connection_for(cluster)
     create_topic(connection, name=topic, partitions=1, replication_factor=3, configs={})
     producer = Producer({**connection.client_config(timeout_seconds=5), "acks": "all"})
     chunk = b"x" * 50_000
@@ -99,7 +100,7 @@ def test_an_org_admin_adds_a_broker_and_watches_a_topic_move_onto_it(
     screenshot(page, "cluster-reassignment-progress")
     expect(page.get_by_text("No partitions are moving")).to_be_visible(timeout=90_000)
 
-    (partition,) = list_topics(clusters.connection_for(cluster))["ledger"].partitions
+    (partition,) = list_topics(connections.connection_for(cluster))["ledger"].partitions
     assert 4 in partition.replicas
     assert len(partition.replicas) == 3
     screenshot(page, "cluster-reassignment-done")

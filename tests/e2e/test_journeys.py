@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from controlplane.accounts import services as accounts
 from controlplane.accounts.models import ServiceAccount
+from controlplane.clusters import connections
 from controlplane.clusters import services as clusters
 from controlplane.clusters.models import Cluster
 from controlplane.groups.models import ConsumerGroup
@@ -117,7 +118,7 @@ def test_an_org_admin_goes_from_a_new_cluster_to_a_consumer_groups_offset_reset_
     screenshot(page, "journey-producer-grant")
 
     # A real consumer group reads part of the topic; the sampler measures its lag.
-    super_user = clusters.connection_for(cluster).client_config(10)
+    super_user = connections.connection_for(cluster).client_config(10)
     producer = Producer({**super_user, "linger.ms": 5})
     for index in range(9):
         producer.produce(topic, value=b"order %d" % index, partition=0)

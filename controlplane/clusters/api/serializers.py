@@ -7,10 +7,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from controlplane.clusters import services
-from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
+from controlplane.clusters.brokers import broker_health
+from controlplane.clusters.choices import (
+    DEFAULT_LOCAL_BROKERS,
+    MAX_LOCAL_BROKERS,
+    SaslMechanism,
+    SecurityProtocol,
+)
 from controlplane.clusters.models import Broker, Cluster, Operation
-from controlplane.clusters.services import DEFAULT_LOCAL_BROKERS, MAX_LOCAL_BROKERS
 from controlplane.core.api.config_fields import ConfigEntrySerializer
 from controlplane.core.api.fields import VisibleOrganizationField
 from controlplane.tenancy.models import Organization
@@ -142,7 +146,7 @@ class BrokerSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.CharField())
     def get_health(self, broker: Broker) -> str:
-        return services.broker_health(broker.cluster, broker)
+        return broker_health(broker.cluster, broker)
 
 
 class OperationSerializer(serializers.ModelSerializer):

@@ -33,6 +33,7 @@ from controlplane.clusters.provisioners.base import (
     Provisioner,
     ProvisioningFailed,
 )
+from controlplane.clusters.replication_defaults import replication_defaults
 from controlplane.kafka.cluster import describe_cluster
 from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
@@ -41,12 +42,6 @@ HOST = "127.0.0.1"
 # Below this much free space a broker cannot even write its first segments and indexes.
 MIN_FREE_BYTES = 64 * 1024 * 1024
 LOG_TAIL_LINES = 15
-# Defaults of every local node: a cluster of one node needs replication factors of 1.
-NODE_DEFAULTS = {
-    "offsets.topic.replication.factor": "1",
-    "transaction.state.log.replication.factor": "1",
-    "default.replication.factor": "1",
-}
 # Both SCRAM variants, so clients that only speak SHA-256 can authenticate too; PLAIN is not offered.
 SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
 INTER_BROKER_MECHANISM = "SCRAM-SHA-512"
@@ -63,26 +58,6 @@ FAILOVER_TIMINGS = {
     "controller.quorum.election.timeout.ms": "1000",
     "replica.lag.time.max.ms": "10000",
 }
-
-
-def replication_defaults(broker_count: int) -> dict[str, str]:
-    """New topics survive one broker failure when the cluster is big enough: RF 3 with two in sync from
-    three brokers on, RF 2 (one in sync) with two. Nodes take it from the number of controller voters,
-    which a cluster keeps when brokers are added, so every node of a cluster has the same defaults."""
-    if broker_count <= 1:
-        return dict(NODE_DEFAULTS)
-    factor, in_sync = (3, 2) if broker_count >= 3 else (2, 1)
-    return {
-        "default.replication.factor": str(factor),
-        "offsets.topic.replication.factor": str(factor),
-        "transaction.state.log.replication.factor": str(factor),
-        "min.insync.replicas": str(in_sync),
-        "transaction.state.log.min.isr": str(in_sync),
-    }
-
-
-def default_replication_factor(broker_count: int) -> int:
-    return int(replication_defaults(broker_count)["default.replication.factor"])
 
 
 def controller_ids(broker_count: int) -> set[int]:

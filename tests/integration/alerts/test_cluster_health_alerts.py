@@ -12,8 +12,8 @@ import pytest
 from controlplane.alerts import cluster_health
 from controlplane.alerts.models import Alert, ClusterHealthSample
 from controlplane.alerts.tasks import sample_cluster_health
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connection_for
 from controlplane.kafka.topics import create_topic
 from tests.fixtures.cluster import LocalCluster, start_cluster
 from tests.integration.alerts.conftest import WebhookReceiver, World, created

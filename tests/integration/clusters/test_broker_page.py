@@ -8,7 +8,7 @@ import redis
 from confluent_kafka import Producer
 
 from controlplane.audit.models import AuditEvent
-from controlplane.clusters import services
+from controlplane.clusters import connections
 from controlplane.clusters.models import Cluster
 from controlplane.kafka.topics import create_topic
 from controlplane.lag import history
@@ -23,7 +23,7 @@ def test_a_broker_page_shows_its_replicas_disks_role_and_rate(
 ) -> None:
     settings.REDIS_URL = redis_url
     registered = _register(people.org_admin, people.organization, "one", fresh_broker.bootstrap).json()
-    connection = services.connection_for(Cluster.objects.get(pk=registered["id"]))
+    connection = connections.connection_for(Cluster.objects.get(pk=registered["id"]))
     create_topic(connection, name="orders", partitions=3, replication_factor=1, configs={})
     producer = Producer({"bootstrap.servers": fresh_broker.bootstrap})
     for index in range(30):

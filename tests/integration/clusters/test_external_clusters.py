@@ -3,7 +3,7 @@
 import pytest
 
 from controlplane.audit.models import AuditEvent
-from controlplane.clusters import services
+from controlplane.clusters import connections
 from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
 from tests.fixtures.servers import free_port
@@ -95,8 +95,8 @@ def test_admin_credentials_are_stored_encrypted_and_never_returned(people) -> No
     assert '"has_admin_credentials":true' in body
     assert "hunter2-admin" not in cluster.admin_password_encrypted
     assert decrypt_secret(cluster.admin_password_encrypted) == "hunter2-admin"
-    assert services.connection_for(cluster).password == "hunter2-admin"
-    assert "hunter2-admin" not in repr(services.connection_for(cluster))
+    assert connections.connection_for(cluster).password == "hunter2-admin"
+    assert "hunter2-admin" not in repr(connections.connection_for(cluster))
 
 
 def test_sasl_registration_needs_complete_credentials(people) -> None:

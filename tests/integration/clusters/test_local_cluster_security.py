@@ -19,7 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from controlplane.audit.models import AuditEvent
-from controlplane.clusters import services, workflows
+from controlplane.clusters import connections, services, workflows
 from controlplane.clusters.choices import OPERATION_STEPS, OperationKind
 from controlplane.clusters.encryption import decrypt_secret
 from controlplane.clusters.models import Cluster, Operation
@@ -81,7 +81,7 @@ def test_a_provisioned_cluster_refuses_unauthenticated_clients_and_accepts_its_s
 
 def test_acls_are_on_so_a_user_without_grants_sees_no_topic(people, worker, wait_for_operation) -> None:
     cluster, _accepted = _provision(people.org_admin, people.organization, "guarded", wait_for_operation)
-    admin = AdminClient({**CLIENT_TIMEOUTS, **services.connection_for(cluster).client_config(3)})
+    admin = AdminClient({**CLIENT_TIMEOUTS, **connections.connection_for(cluster).client_config(3)})
     admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(timeout=5)
     upsert = UserScramCredentialUpsertion(
         "reader", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"reader-password"

@@ -12,9 +12,9 @@ from confluent_kafka.admin import AdminClient
 
 from controlplane.audit.models import AuditEvent
 from controlplane.clusters import tasks
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.clusters.provisioners.local import port_is_free
-from controlplane.clusters.services import connection_for
 from tests.fixtures.servers import free_port, wait_until
 from tests.integration.clusters.conftest import broker_pids_under
 

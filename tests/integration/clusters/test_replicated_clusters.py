@@ -15,8 +15,8 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from controlplane.clusters import services
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connection_for
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.models import Team

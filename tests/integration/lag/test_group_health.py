@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from controlplane.clusters.services import connection_for
+from controlplane.clusters.connections import connection_for
 from controlplane.kafka.groups import alter_group_offsets
 from controlplane.kafka.offsets import delete_records
 from controlplane.lag.models import GroupLag

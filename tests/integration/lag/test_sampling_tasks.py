@@ -10,7 +10,7 @@ import redis
 
 from console.schedules import BEAT_SCHEDULE
 from controlplane.clusters import services as clusters
-from controlplane.clusters.services import connection_for
+from controlplane.clusters.connections import connection_for
 from controlplane.kafka.groups import alter_group_offsets
 from controlplane.kafka.topics import create_topic
 from controlplane.lag.models import GroupLag

@@ -9,8 +9,8 @@ from controlplane.audit.models import AuditEvent
 from controlplane.audit.services import actor_record
 from controlplane.clusters import outcomes
 from controlplane.clusters.choices import OperationKind
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Operation
-from controlplane.clusters.services import connection_for
 from controlplane.kafka.topics import delete_topic
 from controlplane.reconcile.models import Drift
 from controlplane.tenancy.access import Actor

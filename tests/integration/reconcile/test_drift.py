@@ -17,7 +17,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from controlplane.clusters.services import connection_for
+from controlplane.clusters.connections import connection_for
 from controlplane.kafka.acls import describe_acls
 from controlplane.kafka.quotas import alter_client_quota
 from tests.integration.topics.world import KafkaWorld, create_topic, reconcile

@@ -4,15 +4,11 @@ import pytest
 from cryptography.fernet import Fernet
 
 from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.provisioners.base import ProvisioningFailed
-from controlplane.clusters.services import (
-    LOCAL_SUPER_USER,
-    connection_for,
-    listener_security,
-    new_super_user_password,
-)
+from controlplane.clusters.services import LOCAL_SUPER_USER, listener_security, new_super_user_password
 
 
 def _sasl_cluster(password: str) -> Cluster:

@@ -9,11 +9,8 @@ from broker.config import BrokerConfig, parse_properties
 from broker.controller.roles import roles_of
 from broker.controller.tls import controller_tls
 from controlplane.clusters.provisioners.base import ClusterTopology, ListenerSecurity, NodePlan
-from controlplane.clusters.provisioners.local import (
-    LocalProvisioner,
-    controller_ids,
-    default_replication_factor,
-)
+from controlplane.clusters.provisioners.local import LocalProvisioner, controller_ids
+from controlplane.clusters.replication_defaults import default_replication_factor
 
 SECURE = ListenerSecurity(
     protocol="SASL_PLAINTEXT", super_user="streamhub-admin", super_user_password="s3cr3t-pw"
