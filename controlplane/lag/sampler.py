@@ -40,6 +40,7 @@ from controlplane.lag.observations import (
     SamplingRun,
     worst_health,
 )
+from controlplane.lag.signals import sampling_run_finished
 from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.tenancy.choices import PrefixResourceType
 
@@ -500,15 +501,15 @@ def _save(cluster: Cluster, lag_rows: list[tuple[Any, ...]], observations: list[
 
 
 def _evaluate_alerts(run: SamplingRun) -> None:
-    """Alerting judges every run; a failure there must not lose the samples already stored."""
-    try:
-        from controlplane.alerts.evaluation import evaluate_alerts
-    except ImportError:  # alerting not installed in this deployment
-        return
-    try:
-        evaluate_alerts(run)
-    except Exception:
-        logger.exception("alert evaluation failed for cluster %s", run.cluster_id)
+    """Alerting judges every run (it receives `sampling_run_finished`); a failure there must not lose the
+    samples already stored."""
+    for _receiver, outcome in sampling_run_finished.send_robust(sender=SamplingRun, run=run):
+        if isinstance(outcome, Exception):
+            logger.error(
+                "alert evaluation failed for cluster %s",
+                run.cluster_id,
+                exc_info=(type(outcome), outcome, outcome.__traceback__),
+            )
 
 
 def sample_cluster_exclusively(cluster_id: int) -> SamplingRun | None:

@@ -44,12 +44,14 @@ CLEAN_TREE = {
     "controlplane/clusters/tasks.py": "from controlplane.clusters import workflows\n",
     **{
         f"controlplane/{app}/__init__.py": "from controlplane.clusters import connections\n"
-        for app in ("acls", "alerts", "credentials", "groups", "jobs", "lag", "quotas", "reconcile", "topics")
+        for app in ("acls", "credentials", "groups", "jobs", "lag", "quotas", "reconcile", "topics")
     },
     "controlplane/spark/__init__.py": "",
     "controlplane/spark/raw_reading.py": (
         "from broker.wire.records import errors\nfrom controlplane.kafka import wire\n"
     ),
+    "controlplane/alerts/__init__.py": "from controlplane import lag\nfrom controlplane.clusters import connections\n",
+    "controlplane/alerts/evaluation.py": "",
     "console/__init__.py": "",
     "console/celery.py": "import celery\nimport django\nfrom controlplane.clusters import services\n",
 }
@@ -61,6 +63,8 @@ SPARK_CONTRACT = (
 CLUSTER_USERS_CONTRACT = (
     "The apps that act on a cluster reach it through clusters.connections, never through provisioning"
 )
+
+LAG_ALERTS_CONTRACT = "Lag sampling hands its runs to alerting through a signal, never by importing it"
 
 # (module that gains an import, the import, the contract that must break)
 VIOLATIONS = [
@@ -96,6 +100,7 @@ VIOLATIONS = [
         CLUSTER_USERS_CONTRACT,
     ),
     ("controlplane/lag/__init__.py", "from controlplane.clusters import tasks", CLUSTER_USERS_CONTRACT),
+    ("controlplane/lag/__init__.py", "from controlplane.alerts import evaluation", LAG_ALERTS_CONTRACT),
     # Indirect: the Spark source reaches Django through a control plane app.
     ("controlplane/spark/raw_reading.py", "from controlplane.tenancy import access", SPARK_CONTRACT),
     ("controlplane/spark/raw_reading.py", "from broker.log import errors", SPARK_CONTRACT),
@@ -134,7 +139,7 @@ def test_the_contracts_hold_on_a_tree_that_keeps_them(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     kept, broken = _kept_and_broken(result.stdout)
     assert broken == 0
-    assert kept >= 6
+    assert kept >= 7
 
 
 @pytest.mark.parametrize(("module", "statement", "contract"), VIOLATIONS)
