@@ -41,16 +41,6 @@ from controlplane.clusters.choices import (
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
-from controlplane.clusters.outcomes import confirmed_change
-from controlplane.clusters.placement import (
-    PartitionKey,
-    PartitionProgress,
-    PlacementRefused,
-    check_target,
-    plan_drain,
-    plan_move_onto,
-    reassignment_progress,
-)
 from controlplane.clusters.provisioners.base import (
     ClusterTopology,
     ListenerSecurity,
@@ -64,10 +54,6 @@ from controlplane.kafka.config_entries import config_entries
 from controlplane.kafka.configs import describe_documented_configs
 from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
-from controlplane.kafka.log_dirs import describe_replica_sizes
-from controlplane.kafka.reassignments import alter_partition_reassignments, list_partition_reassignments
-from controlplane.kafka.refusals import kafka_refusals
-from controlplane.kafka.topics import PartitionInfo, list_topics
 from controlplane.tenancy.access import Actor, require_org_admin
 from controlplane.tenancy.models import Organization
 
@@ -115,7 +101,7 @@ def snapshot_cluster(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def _cluster_change(action: str, organization: Organization, **fields: Any) -> Change:
+def cluster_change(action: str, organization: Organization, **fields: Any) -> Change:
     return Change(action=action, resource_type="cluster", organization_id=organization.id, **fields)
 
 
@@ -160,7 +146,7 @@ def reveal_super_user_credentials(*, cluster: Cluster) -> SuperUserCredentials:
             f"at {cluster.bootstrap_servers or '(no address yet)'}.",
             code="no_credentials",
         )
-    change = _cluster_change(
+    change = cluster_change(
         "cluster.credentials_read", cluster.organization, after={"admin_username": cluster.admin_username}
     )
     change.on(cluster)
@@ -203,7 +189,7 @@ def set_cluster_guardrails(
 ) -> Cluster:
     """Org admins set how many partition replicas each broker of the cluster may carry (None: the
     default); topic requests beyond the cluster's budget are refused before they reach it."""
-    change = _cluster_change(
+    change = cluster_change(
         "cluster.set_guardrails",
         cluster.organization,
         before={"partition_replicas_per_broker": cluster.partition_replicas_per_broker},
@@ -227,7 +213,7 @@ def set_cluster_status(cluster: Cluster, status: str, reason: str = "") -> None:
     if status == ClusterStatus.DELETED:
         cluster.deleted_at = timezone.now()
     cluster.save(update_fields=["status", "status_reason", "deleted_at", "updated_at"])
-    change = _cluster_change(
+    change = cluster_change(
         "cluster.status_change",
         cluster.organization,
         before=before,
@@ -237,7 +223,7 @@ def set_cluster_status(cluster: Cluster, status: str, reason: str = "") -> None:
     record_event(actor=Actor.system(), change=change, result=Result.SUCCESS)
 
 
-def _new_operation(cluster: Cluster, kind: str, actor: Actor, parameters: dict | None = None) -> Operation:
+def new_operation(cluster: Cluster, kind: str, actor: Actor, parameters: dict | None = None) -> Operation:
     operation = Operation.objects.create(
         cluster=cluster,
         kind=kind,
@@ -344,7 +330,7 @@ def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSp
 
     The cluster gets a control-plane super user with a random password, stored only encrypted; the
     provisioner writes it into the brokers' 0600 config, and `connection_for` authenticates with it."""
-    change = _cluster_change("cluster.create", organization, resource_name=spec.name)
+    change = cluster_change("cluster.create", organization, resource_name=spec.name)
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, organization)
         overrides = _validate_local_spec(spec)
@@ -364,11 +350,11 @@ def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSp
         )
         change.on(cluster)
         change.after = snapshot_cluster(cluster)
-        operation = _new_operation(cluster, OperationKind.PROVISION, actor)
+        operation = new_operation(cluster, OperationKind.PROVISION, actor)
     return operation
 
 
-def _probe(connection: Connection) -> ClusterDescription:
+def probe_cluster(connection: Connection) -> ClusterDescription:
     try:
         return describe_cluster(connection, timeout_seconds=PROBE_TIMEOUT_SECONDS)
     except AuthenticationFailed as error:
@@ -422,7 +408,7 @@ def register_external_cluster(
     password: str = "",
 ) -> Cluster:
     """Registers an existing Kafka-compatible cluster; it must answer Metadata with the given credentials."""
-    change = _cluster_change("cluster.register", organization, resource_name=name)
+    change = cluster_change("cluster.register", organization, resource_name=name)
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, organization)
         if not CLUSTER_NAME.match(name):
@@ -461,7 +447,7 @@ def register_external_cluster(
             admin_password_encrypted=encrypt_secret(password) if sasl else "",
             status=ClusterStatus.RUNNING,
         )
-        description = _probe(connection_for(cluster))
+        description = probe_cluster(connection_for(cluster))
         cluster.broker_count = len(description.brokers)
         cluster.health = _health_from(description, None)
         cluster.health_checked_at = timezone.now()
@@ -485,7 +471,7 @@ def register_external_cluster(
 def request_cluster_deletion(*, actor: Actor, cluster: Cluster, confirm_name: str) -> Operation:
     """Starts the delete workflow: local brokers are stopped and their data removed; external clusters
     are only forgotten. The caller must repeat the cluster's name."""
-    change = _cluster_change("cluster.delete", cluster.organization, before=snapshot_cluster(cluster))
+    change = cluster_change("cluster.delete", cluster.organization, before=snapshot_cluster(cluster))
     change.on(cluster)
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, cluster.organization)
@@ -503,7 +489,7 @@ def request_cluster_deletion(*, actor: Actor, cluster: Cluster, confirm_name: st
             error="Superseded by the cluster's deletion.",
             finished_at=timezone.now(),
         )
-        operation = _new_operation(cluster, OperationKind.DELETE, actor)
+        operation = new_operation(cluster, OperationKind.DELETE, actor)
         change.after = snapshot_cluster(cluster)
     return operation
 
@@ -562,7 +548,7 @@ def check_cluster_health(*, cluster: Cluster) -> Cluster:
             set_cluster_status(
                 cluster, ClusterStatus.DEGRADED, f"Broker {ids} is not running; restarting it."
             )
-            _new_operation(
+            new_operation(
                 cluster,
                 OperationKind.RESTART_BROKER,
                 Actor.system(),
@@ -706,189 +692,3 @@ def ensure_default_cluster(
         spec=ClusterSpec(name=cluster_name, port=port, broker_count=broker_count),
     )
     return operation.cluster
-
-
-# --- brokers joining and leaving, partition reassignments ------------------------------------------
-
-
-def _require_replicated_local(cluster: Cluster) -> None:
-    if cluster.provider != Provider.LOCAL:
-        raise ServiceError("Brokers of a registered cluster are managed where it runs.", code="not_local")
-    if not cluster_topology(cluster).replicated:
-        raise Conflict(
-            f"Cluster {cluster.name} is a single broker without a controller quorum; brokers join "
-            "clusters created with two or more.",
-            code="single_node",
-        )
-    if cluster.status not in WATCHED_STATUSES:
-        raise Conflict(f"Cluster {cluster.name} is {cluster.status}.", code="not_running")
-    busy = active_operation(cluster)
-    if busy is not None:
-        raise Conflict(
-            f"Operation {busy.id} ({busy.kind}) is still running on {cluster.name}.",
-            code="operation_running",
-            details={"operation": busy.id},
-        )
-
-
-def request_broker_addition(*, actor: Actor, cluster: Cluster) -> Operation:
-    """Adds one broker-only node to a replicated local cluster (an operation: ports, config, start, wait
-    until the cluster lists it). It holds no replicas until partitions are reassigned onto it."""
-    change = _cluster_change("cluster.add_broker", cluster.organization, before=snapshot_cluster(cluster))
-    change.on(cluster)
-    with audited_change(actor=actor, change=change):
-        require_org_admin(actor, cluster.organization)
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        _require_replicated_local(cluster)
-        if cluster.brokers.count() >= MAX_LOCAL_BROKERS:
-            raise Conflict(
-                f"Local clusters have at most {MAX_LOCAL_BROKERS} brokers.", code="too_many_brokers"
-            )
-        # Node ids are not reused while the cluster lives: a removed broker's id may linger in old
-        # metadata (replica lists of deleted topics, the controller's memory of its registration).
-        used = set(cluster.brokers.values_list("node_id", flat=True)) | {
-            int(parameters.get("node_id", 0))
-            for parameters in cluster.operations.filter(kind=OperationKind.ADD_BROKER).values_list(
-                "parameters", flat=True
-            )
-        }
-        node_id = max(used, default=0) + 1
-        operation = _new_operation(cluster, OperationKind.ADD_BROKER, actor, parameters={"node_id": node_id})
-        change.after = {**snapshot_cluster(cluster), "node_id": node_id}
-    return operation
-
-
-def _live_partitions(cluster: Cluster) -> dict[PartitionKey, PartitionInfo]:
-    with kafka_refusals():
-        topics = list_topics(connection_for(cluster), timeout_seconds=PROBE_TIMEOUT_SECONDS)
-    return {(topic.name, info.partition): info for topic in topics.values() for info in topic.partitions}
-
-
-def plan_broker_drain(cluster: Cluster, node_id: int) -> dict[PartitionKey, list[int]]:
-    """Where the replicas of `node_id` go when it leaves; Conflict when the others cannot hold them."""
-    brokers = set(cluster.brokers.values_list("node_id", flat=True))
-    try:
-        return plan_drain(_live_partitions(cluster), node_id, brokers)
-    except PlacementRefused as refused:
-        raise Conflict(str(refused), code="not_enough_brokers") from refused
-
-
-def request_broker_removal(*, actor: Actor, cluster: Cluster, node_id: int) -> Operation:
-    """Removes a broker-only node: its replicas move to the other brokers (keeping each partition's
-    replication factor), then it is stopped, unregistered and its directory dropped. Controller voters
-    cannot leave (the quorum's membership is fixed), nor a broker whose replicas would have nowhere to go."""
-    change = _cluster_change(
-        "cluster.remove_broker",
-        cluster.organization,
-        before=snapshot_cluster(cluster),
-        extra={"node_id": node_id},
-    )
-    change.on(cluster)
-    with audited_change(actor=actor, change=change):
-        require_org_admin(actor, cluster.organization)
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        _require_replicated_local(cluster)
-        broker = cluster.brokers.filter(node_id=node_id).first()
-        if broker is None:
-            raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
-        if broker.is_controller:
-            raise Conflict(
-                f"Broker {node_id} is a controller voter; the controller quorum's membership is fixed.",
-                code="controller_voter",
-            )
-        moves = plan_broker_drain(cluster, node_id)
-        operation = _new_operation(
-            cluster, OperationKind.REMOVE_BROKER, actor, parameters={"node_id": node_id}
-        )
-        change.after = {"node_id": node_id, "partitions_to_move": len(moves)}
-    return operation
-
-
-def reassign_partitions(
-    *,
-    actor: Actor,
-    cluster: Cluster,
-    topic: str,
-    partitions: list[int] | None = None,
-    replicas: list[int] | None = None,
-    onto_broker: int | None = None,
-) -> dict[PartitionKey, list[int]]:
-    """Starts moving partitions of `topic` (all, or the given ones): to the given `replicas`, or one replica
-    of each onto `onto_broker` (keeping the replication factor). Returns the targets requested; the
-    cluster copies the data in the background (describe_reassignments shows how far it got)."""
-    change = _cluster_change(
-        "cluster.reassign_partitions",
-        cluster.organization,
-        extra={"topic": topic, "partitions": partitions, "replicas": replicas, "onto_broker": onto_broker},
-    )
-    change.on(cluster)
-    with audited_change(actor=actor, change=change):
-        require_org_admin(actor, cluster.organization)
-        if (replicas is None) == (onto_broker is None):
-            raise ServiceError(
-                "Give either the target replicas or a broker to move onto.", code="invalid_target"
-            )
-        live = _live_partitions(cluster)
-        chosen = {key: info for key, info in live.items() if key[0] == topic}
-        if not chosen:
-            raise ServiceError(f"Cluster {cluster.name} has no topic {topic!r}.", code="unknown_topic")
-        if partitions is not None:
-            missing = sorted(set(partitions) - {key[1] for key in chosen})
-            if missing:
-                raise ServiceError(
-                    f"{topic} has no partition {', '.join(map(str, missing))}.", code="unknown_partition"
-                )
-            chosen = {key: info for key, info in chosen.items() if key[1] in partitions}
-        with kafka_refusals():
-            brokers = {node.node_id for node in _probe(connection_for(cluster)).brokers}
-        try:
-            if replicas is not None:
-                targets = {key: list(replicas) for key in chosen}
-                for key in targets:
-                    check_target(chosen[key], key, replicas, brokers)
-            else:
-                check_target(next(iter(chosen.values())), next(iter(chosen)), [onto_broker or 0], brokers)
-                targets = plan_move_onto(chosen, int(onto_broker or 0))
-        except PlacementRefused as refused:
-            raise ServiceError(str(refused), code="invalid_target") from refused
-        with confirmed_change(lambda: _reassigning_or_moved(cluster, targets)):
-            alter_partition_reassignments(connection_for(cluster), targets)
-        change.after = {f"{key[0]}-{key[1]}": target for key, target in targets.items()}
-    return targets
-
-
-def _reassigning_or_moved(cluster: Cluster, targets: dict[tuple[str, int], list[int]]) -> bool:
-    """A reassignment read back after no answer: every partition is moving, or already on its target."""
-    connection = connection_for(cluster)
-    moving = {(move.topic, move.partition) for move in list_partition_reassignments(connection)}
-    live = {
-        (name, info.partition): info.replicas
-        for name, topic in list_topics(connection).items()
-        for info in topic.partitions
-    }
-    return all(
-        key in moving or sorted(live.get(key, [])) == sorted(target) for key, target in targets.items()
-    )
-
-
-@dataclass(frozen=True)
-class ReassignmentsView:
-    partitions: list[PartitionProgress]
-    percent: float
-
-
-def describe_reassignments(*, cluster: Cluster) -> ReassignmentsView:
-    """The cluster's ongoing reassignments with each adding replica's bytes against its leader's."""
-    connection = connection_for(cluster)
-    with kafka_refusals():
-        ongoing = list_partition_reassignments(connection, timeout_seconds=PROBE_TIMEOUT_SECONDS)
-        if not ongoing:
-            return ReassignmentsView(partitions=[], percent=100.0)
-        live = _live_partitions(cluster)
-        wanted: dict[str, list[int]] = {}
-        for move in ongoing:
-            wanted.setdefault(move.topic, []).append(move.partition)
-        sizes = describe_replica_sizes(connection, partitions=wanted, timeout_seconds=PROBE_TIMEOUT_SECONDS)
-    leaders = {key: info.leader for key, info in live.items()}
-    rows, percent = reassignment_progress(ongoing, leaders, sizes)
-    return ReassignmentsView(partitions=rows, percent=percent)

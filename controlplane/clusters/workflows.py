@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from controlplane.clusters import connections, services
+from controlplane.clusters import connections, membership, services
 from controlplane.clusters.choices import BrokerStatus, ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
@@ -357,7 +357,7 @@ def _remove_broker(cluster: Cluster, progress: OperationLog) -> None:
     if broker is None:
         progress.line(f"broker {node_id} is already gone")
         return
-    moves = services.plan_broker_drain(cluster, node_id)
+    moves = membership.plan_broker_drain(cluster, node_id)
     progress.line(f"{len(moves)} partition(s) have a replica on broker {node_id}")
     for (topic, partition), target in sorted(moves.items()):
         progress.line(f"{topic}-{partition}: -> {target}")
@@ -413,7 +413,7 @@ def _wait_until_drained(cluster: Cluster, node_id: int, progress: OperationLog) 
                 + ", ".join(holding[:10])
             )
         if time.monotonic() - last_report > 5:
-            view = services.describe_reassignments(cluster=cluster)
+            view = membership.describe_reassignments(cluster=cluster)
             progress.line(
                 f"{len(holding)} replica(s) still on broker {node_id}; copies {view.percent:.0f}% done"
             )

@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.clusters import brokers, filtersets, outcomes, services
+from controlplane.clusters import brokers, filtersets, membership, outcomes, services
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
@@ -96,7 +96,7 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
     def add_broker(self, request: Request, pk: str) -> Response:
         """Adds a broker-only node to a replicated local cluster. It holds no replicas until partitions are
         reassigned onto it."""
-        return self._accepted(services.request_broker_addition(actor=self.actor, cluster=self.get_object()))
+        return self._accepted(membership.request_broker_addition(actor=self.actor, cluster=self.get_object()))
 
     @extend_schema(
         request=serializers.BrokerRemoveInputSerializer,
@@ -111,7 +111,7 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         if data["confirm_node_id"] != int(node_id):
             raise ServiceError("Confirm the removal with the broker's node id.", code="confirmation_mismatch")
         return self._accepted(
-            services.request_broker_removal(actor=self.actor, cluster=cluster, node_id=int(node_id))
+            membership.request_broker_removal(actor=self.actor, cluster=cluster, node_id=int(node_id))
         )
 
     @extend_schema(responses=serializers.BrokerDetailSerializer)
@@ -139,7 +139,7 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
     @action(detail=True, methods=["get"])
     def reassignments(self, request: Request, pk: str) -> Response:
         """Ongoing partition reassignments with each adding replica's bytes against the leader's."""
-        view = services.describe_reassignments(cluster=self.get_object())
+        view = membership.describe_reassignments(cluster=self.get_object())
         return Response(serializers.ReassignmentsSerializer(view).data)
 
     @extend_schema(
@@ -152,7 +152,7 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         copies in the background; GET shows the progress."""
         cluster = self.get_object()
         data = self.validated_input(serializers.ReassignmentInputSerializer)
-        targets = services.reassign_partitions(actor=self.actor, cluster=cluster, **data)
+        targets = membership.reassign_partitions(actor=self.actor, cluster=cluster, **data)
         body = {
             "requested": [
                 {"topic": topic, "partition": partition, "replicas": replicas}
