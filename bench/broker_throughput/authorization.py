@@ -28,9 +28,9 @@ from kio.static.primitive import i16, i32, i32Timedelta
 from broker.auth.authorizer import Operation, PatternType, Permission, ResourceType
 from broker.auth.sasl import AuthSession
 from broker.config import BrokerConfig
+from broker.context import ClientSession
 from broker.records.records import Record, build_batch
 from broker.server.app import close_broker_state, open_broker_state
-from broker.server.context import ClientSession
 from broker.server.dispatcher import Peer, dispatch
 
 TOPIC = "bench-authz"

@@ -9,11 +9,12 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.config_docs import BROKER_CONFIG_DOCUMENTATION, TOPIC_CONFIG_DOCUMENTATION
+from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError
+from broker.log.config import known_topic_configs
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.manager import DYNAMIC_BROKER_CONFIGS
-from broker.server.context import RequestContext
-from broker.server.topics import TopicError, known_topic_configs
+from broker.topics import TopicError
 
 TOPIC = 2
 BROKER = 4

@@ -14,8 +14,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
-from broker.server.context import RequestContext
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 

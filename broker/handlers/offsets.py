@@ -7,9 +7,9 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.handlers.partition_checks import leader_epoch_error
 from broker.records.errors import StorageError
-from broker.server.context import RequestContext
 
 LATEST = -1
 EARLIEST = -2

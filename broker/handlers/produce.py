@@ -9,8 +9,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
+from broker.context import RequestContext
 from broker.records.errors import StorageError
-from broker.server.context import RequestContext
 
 APPEND_SLICE_S = 0.01
 

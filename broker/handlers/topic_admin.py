@@ -9,10 +9,10 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.auth.principal import principal_user
+from broker.context import RequestContext
 from broker.handlers.configs import describe_topic_config_entries
 from broker.quotas.manager import CONTROLLER_MUTATION_RATE
-from broker.server.context import RequestContext
-from broker.server.topics import TopicError
+from broker.topics import TopicError
 
 
 def _check_assignments(ctx: RequestContext, topic: Any) -> tuple[int, int]:

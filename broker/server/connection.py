@@ -18,10 +18,10 @@ from collections.abc import Callable
 
 from broker.auth.principal import ANONYMOUS
 from broker.auth.sasl import AuthSession, SaslAuthenticationFailed
+from broker.context import BrokerState, ClientSession
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
-from broker.server.context import BrokerState, ClientSession
+from broker.runtime.request_memory import LOW_MEMORY_READ_BYTES, SMALL_FRAME_BYTES
 from broker.server.dispatcher import Peer, dispatch
-from broker.server.request_memory import LOW_MEMORY_READ_BYTES, SMALL_FRAME_BYTES
 
 log = logging.getLogger(__name__)
 

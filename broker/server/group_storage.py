@@ -17,6 +17,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.config import BrokerConfig
+from broker.context import BrokerState
 from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_format import partition_for_group
@@ -24,7 +25,6 @@ from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
 from broker.records.batch import iter_batches
 from broker.records.errors import StorageError
 from broker.records.records import Record, build_batch, decode_records
-from broker.server.context import BrokerState
 
 log = logging.getLogger(__name__)
 

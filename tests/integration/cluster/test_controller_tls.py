@@ -19,9 +19,9 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker.config import ControllerTls, parse_voters
 from broker.controller.certificates import issue_cluster_certificates
-from broker.controller.client import ControllerClient, parse_voters
-from broker.controller.tls import ControllerTls
+from broker.controller.client import ControllerClient
 from broker.raft.wire import encode_frame
 from tests.fixtures.cluster import LocalCluster
 from tests.fixtures.servers import wait_until

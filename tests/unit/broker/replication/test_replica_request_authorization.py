@@ -20,9 +20,9 @@ from kio.static.primitive import i32, i32Timedelta, i64
 
 from broker.auth.sasl import AuthSession
 from broker.config import BrokerConfig
+from broker.context import BrokerState, ClientSession
 from broker.replication.peer_connection import decode_response, encode_request
 from broker.server.app import close_broker_state, open_broker_state
-from broker.server.context import BrokerState, ClientSession
 from broker.server.dispatcher import Peer, dispatch
 from tests.unit.replication.test_replica_manager import TOPIC, fetch_request
 

@@ -1,5 +1,5 @@
 from broker.records.records import Record, build_batch
-from broker.server.metrics import BrokerMetrics, count_records
+from broker.runtime.metrics import BrokerMetrics, count_records
 
 
 def test_it_counts_records_from_batch_headers():
