@@ -56,12 +56,12 @@ class BrokerState:
     producer_ids: ProducerIdManager
     metrics: BrokerMetrics
     security: SecurityStore
+    scram: ScramStore
+    quotas: QuotaManager
+    failed_authentications: FailedAuthentications
+    authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
     # Set once it is loaded (a cluster member: once it has joined); None until then.
     groups: GroupCoordinator | None = None
-    scram: ScramStore | None = None
-    authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
-    quotas: QuotaManager | None = None
-    failed_authentications: FailedAuthentications | None = None
     # broker.replication.manager.ReplicaManager in a replicated cluster; None on a single node.
     replication: Any = None
     # Set when the broker belongs to a controller quorum (`process.roles`); None on a single node.

@@ -77,7 +77,6 @@ async def measure(secure: bool, requests: int, records: int, acls: int, data_dir
             requires_sasl=False, enabled_mechanisms=[], store=None, reauth_ms=0, max_token_bytes=1
         )
         if secure:
-            assert state.security is not None
             bindings = [
                 [
                     ResourceType.TOPIC,

@@ -55,7 +55,7 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
 
 def _may_write_idempotently(ctx: RequestContext) -> bool:
     """Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on any topic."""
-    authorizer = getattr(ctx.broker, "authorizer", None)
+    authorizer = ctx.broker.authorizer
     if authorizer is None or ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME):
         return True
     return authorizer.allowed_on_any(ctx.principal, ctx.client_host, Operation.WRITE, ResourceType.TOPIC)

@@ -24,7 +24,6 @@ from broker.controller.forwarding import ControllerError, commit_security_record
 
 
 def _store(ctx: RequestContext) -> ScramStore:
-    assert ctx.broker.scram is not None
     return ctx.broker.scram
 
 

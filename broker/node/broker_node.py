@@ -120,7 +120,6 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
 async def _create_bootstrap_users(config: BrokerConfig, state: BrokerState) -> None:
     """`sasl.bootstrap.users` missing from the cluster's SCRAM credentials are proposed to the
     controller (every node has the same list; the first to ask creates them)."""
-    assert state.scram is not None
     records, created = state.scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     if not records:
         return

@@ -66,6 +66,7 @@ async def open_broker_state(
     topics.open_all()
     security = SecurityStore(data_dir)
     security.load()
+    scram = open_scram(config, security, create_bootstrap_users=not cluster_member)
     state = BrokerState(
         config=config,
         metadata=metadata,
@@ -74,42 +75,47 @@ async def open_broker_state(
         producer_ids=producer_ids,
         metrics=BrokerMetrics(),
         security=security,
+        scram=scram,
+        quotas=QuotaManager(
+            security,
+            num_windows=config.get_int("quota.window.num"),
+            window_s=float(config.get_int("quota.window.size.seconds")),
+        ),
+        failed_authentications=FailedAuthentications(
+            config.get_int("connection.failed.authentication.delay.ms")
+        ),
+        authorizer=authorizer_for(config, security),
         stopping=stopping or asyncio.Event(),
         request_memory=RequestMemory(config.get_int("queued.max.request.bytes")),
         connection_limits=ConnectionLimits.from_config(config),
     )
-    open_security(state, create_bootstrap_users=not cluster_member)
     if not cluster_member:
         state.groups = await start_group_coordinator(state)
     return state
 
 
-def open_security(state: BrokerState, *, create_bootstrap_users: bool = True) -> None:
-    """Set up ACLs, SCRAM credentials and quotas over the loaded security store; create the
-    bootstrap users (a cluster member proposes them to the controller instead, once it has joined)."""
-    config = state.config
-    security = state.security
-    state.scram = ScramStore(security)
+def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstrap_users: bool) -> ScramStore:
+    """SCRAM credentials over the loaded security store; creates the bootstrap users (a cluster
+    member proposes them to the controller instead, once it has joined)."""
+    scram = ScramStore(security)
     try:
-        records, created = state.scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
+        records, created = scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if created and create_bootstrap_users:
-        state.scram.apply(records)
+        scram.apply(records)
         log.info("created bootstrap SCRAM users: %s", ", ".join(created))
-    if config.authorizer_enabled:
-        state.authorizer = Authorizer(
-            security,
-            super_users=config.super_users,
-            allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"),
-        )
-    state.quotas = QuotaManager(
+    return scram
+
+
+def authorizer_for(config: BrokerConfig, security: SecurityStore) -> Authorizer | None:
+    """The ACL authorizer, or None when `authorizer.class.name` is unset (everything is allowed)."""
+    if not config.authorizer_enabled:
+        return None
+    return Authorizer(
         security,
-        num_windows=config.get_int("quota.window.num"),
-        window_s=float(config.get_int("quota.window.size.seconds")),
-    )
-    state.failed_authentications = FailedAuthentications(
-        config.get_int("connection.failed.authentication.delay.ms")
+        super_users=config.super_users,
+        allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"),
     )
 
 

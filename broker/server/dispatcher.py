@@ -86,7 +86,7 @@ async def dispatch(
     handler = entry[2]
     result = await handler(ctx, request)
     quotas = state.quotas
-    if session is not None and quotas is not None and quotas.enabled:
+    if session is not None and quotas.enabled:
         # A handler may already have asked for a throttle (controller mutations).
         session.throttle_s = max(
             session.throttle_s, _throttle(ctx, quotas, len(frame), time.perf_counter() - started)
