@@ -28,7 +28,10 @@ TRANSACTION_KEY_TYPE = 1
 
 
 def _coordinator(ctx: RequestContext) -> GroupCoordinator:
-    return ctx.broker.groups
+    coordinator = ctx.broker.groups
+    # Loaded before the listeners accept anyone (a single node at start, a cluster member once joined).
+    assert coordinator is not None, "the group coordinator is not loaded"
+    return coordinator
 
 
 def _ms(value: datetime.timedelta) -> int:
