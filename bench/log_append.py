@@ -12,6 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from broker.log.cleaner import clean_log
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.wire.records.records import Record, build_batch
@@ -100,7 +101,7 @@ def main() -> None:
         log.roll(now_ms)
         size = log.size_bytes()
         started = time.perf_counter()
-        log.clean(now_ms)
+        clean_log(log, now_ms)
         report("compaction (1000 keys), per MB", time.perf_counter() - started, max(1, size // MB), MB)
         log.close()
 

@@ -54,7 +54,7 @@ records) was applied in one go on every node's event loop, which under load outl
 timeout: the controller moved during most creations. Large entries are now applied to a copy of the
 image in 10 ms slices (broker/controller/image.py), and full garbage collections, which a growing heap
 of partition objects made long (383 ms once), are kept off those objects while they arrive
-(broker/server/heap.py). What is left: stalls of 250-900 ms that are not collections (each node logs
+(broker/runtime/heap.py). What is left: stalls of 250-900 ms that are not collections (each node logs
 them, `loop_stalls`; not yet located), the CPU per creation varies 3-18 s per broker between runs, and
 these runs were at load 1-4.5, not the 12-14 where the controller moved before.
 """
@@ -253,7 +253,7 @@ def main() -> None:
         }
         result["controller_moved"] = controller_elections(cluster) > elections_before
         result["brokers_fenced"] = fencings(cluster) - fencings_before
-        # Each node logs a stall of its event loop of 250 ms or more (see broker/server/loop_watch.py).
+        # Each node logs a stall of its event loop of 250 ms or more (see broker/runtime/loop_watch.py).
         result["loop_stalls"] = {
             node: {
                 "count": len(stalls) - len(stalls_before[node]),

@@ -9,6 +9,8 @@ import signal
 import sys
 
 from broker.config import BrokerConfig, ConfigError
+from broker.node.roles import run_cluster_node
+from broker.server.app import BrokerServer
 from broker.wire.allocator import tune_allocator
 
 
@@ -28,12 +30,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 async def run(config: BrokerConfig) -> None:
     if config.get_str("process.roles"):
-        from broker.controller.roles import run_cluster_node
-
         await run_cluster_node(config)
         return
-    from broker.server.app import BrokerServer
-
     server = BrokerServer(config)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,6 +233,21 @@ def _coerce(name: str, kind: type, value: str) -> object:
     return text
 
 
+def parse_ip_overrides(value: str) -> dict[str, int]:
+    """`host:count,host:count` (Kafka's format); an IPv6 host keeps its colons."""
+    overrides: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        host, sep, count = item.rpartition(":")
+        try:
+            limit = int(count)
+        except ValueError:
+            limit = -1
+        if not sep or not host or limit < 0:
+            raise ConfigError(f"max.connections.per.ip.overrides: {item!r} is not host:count")
+        overrides[host] = limit
+    return overrides
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
     """Every broker property, typed, with Kafka's defaults filled in.
@@ -312,8 +328,6 @@ class BrokerConfig:
         for name in ("max.connections", "max.connections.per.ip"):
             if self.get_int(name) < 0:
                 raise ConfigError(f"{name}: must not be negative, got {self.get_int(name)}")
-        from broker.server.connection_limits import parse_ip_overrides
-
         parse_ip_overrides(self.get_str("max.connections.per.ip.overrides"))
         if int(self.values["log.segment.bytes"]) < 14:  # type: ignore[call-overload]
             raise ConfigError("log.segment.bytes: must be at least 14")
@@ -342,8 +356,6 @@ class BrokerConfig:
             raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
         self._validate_security()
         if self.get_str("process.roles"):
-            from broker.controller.roles import validate_cluster_config
-
             validate_cluster_config(self)
 
     def _validate_security(self) -> None:
@@ -510,3 +522,154 @@ class BrokerConfig:
             topic_name: str(self.broker_value(broker_name))
             for topic_name, broker_name in TOPIC_CONFIG_BROKER_SYNONYMS.items()
         }
+
+
+# --- cluster nodes (`process.roles`) ----------------------------------------------------------------
+# Checked with the rest of the config, so that a node refuses a bad cluster config before it starts.
+
+CLUSTER_ROLES = ("broker", "controller")
+
+
+def roles_of(config: BrokerConfig) -> set[str]:
+    return {r.strip() for r in config.get_str("process.roles").split(",") if r.strip()}
+
+
+def parse_voters(text: str) -> dict[int, tuple[str, int]]:
+    """`controller.quorum.voters`: `1@host:9093,2@host:9094` -> {1: ("host", 9093), ...}."""
+    voters: dict[int, tuple[str, int]] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        node, at, address = item.partition("@")
+        host, colon, port = address.rpartition(":")
+        if not at or not colon:
+            raise ValueError(f"controller.quorum.voters: {item!r} is not id@host:port")
+        voters[int(node)] = (host.strip("[]"), int(port))
+    return voters
+
+
+def client_ssl_context(
+    *,
+    truststore: Path | None,
+    keystore: Path | None,
+    key_password: str | None,
+    check_hostname: bool,
+    purpose: str,
+) -> ssl.SSLContext:
+    """A TLS client context for dialing peers; without a truststore the system's CAs verify them
+    (as Kafka falls back to the JVM's). `purpose` names the setting in the ConfigError."""
+    try:
+        context = ssl.create_default_context(cafile=str(truststore) if truststore else None)
+        context.check_hostname = check_hostname
+        if keystore is not None:
+            context.load_cert_chain(str(keystore), password=key_password or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"{purpose}: cannot load the truststore or keystore: {exc}") from None
+    return context
+
+
+CONTROLLER_PROTOCOLS = ("PLAINTEXT", "SSL")
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerTls:
+    listener_name: str
+    keystore: Path
+    truststore: Path
+    key_password: str | None = field(default=None, repr=False)
+    check_hostname: bool = True
+
+    def server_context(self) -> ssl.SSLContext:
+        """The controller listener's context: a client certificate signed by the truststore is required."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        try:
+            context.load_cert_chain(str(self.keystore), password=self.key_password)
+            context.load_verify_locations(cafile=str(self.truststore))
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"{self.listener_name} controller listener TLS: cannot load {exc}") from None
+        context.verify_mode = ssl.CERT_REQUIRED
+        return context
+
+    def client_context(self) -> ssl.SSLContext:
+        """For dialing controllers: our certificate, and only the truststore's CA is believed."""
+        return client_ssl_context(
+            truststore=self.truststore,
+            keystore=self.keystore,
+            key_password=self.key_password,
+            check_hostname=self.check_hostname,
+            purpose=f"{self.listener_name} controller listener TLS",
+        )
+
+
+def controller_protocol(config: BrokerConfig) -> tuple[str, str]:
+    """(name, security protocol) of the controller listener this node serves or dials."""
+    names = sorted(config.controller_listener_names)
+    served = [listener.name for listener in config.listeners if listener.name in names]
+    # Kafka dials the first name of controller.listener.names; a controller serves the one it has.
+    name = served[0] if served else (names[0] if names else "CONTROLLER")
+    return name, config.security_protocol(name)
+
+
+def controller_tls(config: BrokerConfig) -> ControllerTls | None:
+    """The controller listener's TLS files, or None when it is PLAINTEXT. Raises ConfigError."""
+    name, protocol = controller_protocol(config)
+    if protocol not in CONTROLLER_PROTOCOLS:
+        raise ConfigError(f"{name}: the controller listener supports PLAINTEXT or SSL, not {protocol}")
+    if protocol == "PLAINTEXT":
+        return None
+    keystore = config.listener_property(name, "ssl.keystore.location")
+    truststore = config.listener_property(name, "ssl.truststore.location")
+    prefix = f"listener.name.{name.lower()}."
+    if not keystore:
+        raise ConfigError(
+            f"{prefix}ssl.keystore.location (or ssl.keystore.location): required by the SSL controller "
+            "listener (its certificate, presented to peers)"
+        )
+    if not truststore:
+        raise ConfigError(
+            f"{prefix}ssl.truststore.location (or ssl.truststore.location): required by the SSL controller "
+            "listener (the CA that signed every node's certificate)"
+        )
+    algorithm = config.listener_property(name, "ssl.endpoint.identification.algorithm")
+    if f"{prefix}ssl.endpoint.identification.algorithm" in config.extra:
+        # An explicitly empty prefixed value turns the check off even when the global one is https.
+        algorithm = config.extra[f"{prefix}ssl.endpoint.identification.algorithm"].strip()
+    return ControllerTls(
+        listener_name=name,
+        keystore=Path(keystore),
+        truststore=Path(truststore),
+        key_password=config.listener_property(name, "ssl.key.password") or None,
+        check_hostname=algorithm.lower() == "https",
+    )
+
+
+def validate_cluster_config(config: BrokerConfig) -> None:
+    roles = roles_of(config)
+    unknown = roles - set(CLUSTER_ROLES)
+    if unknown or not roles:
+        raise ConfigError(
+            f"process.roles: {config.get_str('process.roles')!r} is not broker, controller or both"
+        )
+    try:
+        voters = parse_voters(config.get_str("controller.quorum.voters"))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if not voters:
+        raise ConfigError("controller.quorum.voters: required when process.roles is set")
+    names = config.controller_listener_names
+    controller_listeners = [listener for listener in config.listeners if listener.name in names]
+    if "controller" in roles:
+        if config.node_id not in voters:
+            raise ConfigError(f"controller.quorum.voters: node.id {config.node_id} is not one of the voters")
+        if not controller_listeners:
+            raise ConfigError(f"listeners: no controller listener named {', '.join(sorted(names))}")
+    elif controller_listeners:
+        raise ConfigError("listeners: a broker-only node has no controller listener")
+    # Brokers dial the controllers with the same protocol and files: checked for every role.
+    controller_tls(config)
+    if "broker" in roles and len(controller_listeners) == len(config.listeners):
+        raise ConfigError("listeners: a broker needs a listener besides the controller listener")
+    heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
+    if "broker" in roles and heartbeat_ms >= config.get_int("broker.session.timeout.ms"):
+        raise ConfigError("broker.heartbeat.interval.ms must be shorter than broker.session.timeout.ms")

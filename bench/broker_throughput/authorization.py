@@ -28,8 +28,8 @@ from kio.static.primitive import i16, i32, i32Timedelta
 from broker.auth.authorizer import Operation, PatternType, Permission, ResourceType
 from broker.auth.sasl import AuthSession
 from broker.config import BrokerConfig
+from broker.context import ClientSession
 from broker.server.app import close_broker_state, open_broker_state
-from broker.server.context import ClientSession
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.records.records import Record, build_batch
 
@@ -77,7 +77,6 @@ async def measure(secure: bool, requests: int, records: int, acls: int, data_dir
             requires_sasl=False, enabled_mechanisms=[], store=None, reauth_ms=0, max_token_bytes=1
         )
         if secure:
-            assert state.security is not None
             bindings = [
                 [
                     ResourceType.TOPIC,

@@ -27,7 +27,7 @@ from broker.controller.image import (
 from broker.controller.records import decode_entry
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
-from broker.server.heap import full_collections
+from broker.runtime.heap import full_collections
 
 log = logging.getLogger("broker.controller.lifecycle")
 
@@ -203,7 +203,7 @@ class BrokerLifecycle:
                 for listener in self.listeners:
                     await publish_yielding(delta, listener)
             if len(records) >= LARGE_ENTRY_RECORDS:
-                # Thousands of partitions' images (and, on a controller, its own): see broker/server/heap.py.
+                # Thousands of partitions' images (and, on a controller, its own): see broker/runtime/heap.py.
                 full_collections.burst()
         self._publish_once_caught_up()
         self._published(self.image.offset)

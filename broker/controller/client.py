@@ -42,20 +42,6 @@ class ControllerUnavailable(Exception):
     """No controller answered (or none was active) before the deadline."""
 
 
-def parse_voters(text: str) -> dict[int, tuple[str, int]]:
-    """`controller.quorum.voters`: `1@host:9093,2@host:9094` -> {1: ("host", 9093), ...}."""
-    voters: dict[int, tuple[str, int]] = {}
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        node, at, address = item.partition("@")
-        host, colon, port = address.rpartition(":")
-        if not at or not colon:
-            raise ValueError(f"controller.quorum.voters: {item!r} is not id@host:port")
-        voters[int(node)] = (host.strip("[]"), int(port))
-    return voters
-
-
 class ChannelBusy(TimeoutError):
     """A request's time ran out while earlier requests on the same connection were still answered:
     nothing is known about the controller from that."""

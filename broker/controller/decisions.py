@@ -21,10 +21,9 @@ from broker.controller.api import NO_LEADER, AlterPartitionRequest, Endpoint, Pa
 from broker.controller.image import MetadataImage
 from broker.controller.placement import Candidate, PlacementError, place_partitions
 from broker.controller.records import SECURITY_RECORD_TYPES, Record
-from broker.log.config import LogConfig
+from broker.log.config import LogConfig, known_topic_configs
 from broker.log.errors import InvalidConfigError
 from broker.metadata.topic_names import collision_key, topic_name_problem
-from broker.server.topics import known_topic_configs
 
 PRODUCER_ID_BLOCK = 1000
 

@@ -12,18 +12,16 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.controller.api import AlterPartitionRequest, AlterPartitionResult
+from broker.controller.broker_lifecycle import BrokerLifecycle
 from broker.controller.client import AlterPartitionBatcher, ControllerClient, ControllerUnavailable
+from broker.controller.image import MetadataImage
 from broker.metadata.producer_ids import MAX_EPOCH
-
-if TYPE_CHECKING:
-    from broker.controller.broker_lifecycle import BrokerLifecycle
-    from broker.controller.image import MetadataImage
-    from broker.server.context import BrokerState
+from broker.metadata.security_registry import SecurityStore
 
 log = logging.getLogger("broker.controller.forwarding")
 
@@ -119,16 +117,17 @@ class ControllerLink:
             return producer_id, 0
 
 
-async def commit_security_records(state: BrokerState, records: Sequence[dict[str, Any]]) -> None:
+async def commit_security_records(
+    cluster: ControllerLink | None, security: SecurityStore, records: Sequence[dict[str, Any]]
+) -> None:
     """ACL / SCRAM / quota changes: through the controller in a cluster, else straight to the store.
 
     Raises ControllerError when the controller refuses or cannot be reached.
     """
-    if state.cluster is not None:
-        await state.cluster.call("security_change", {"records": list(records)})
+    if cluster is not None:
+        await cluster.call("security_change", {"records": list(records)})
         return
-    assert state.security is not None
-    state.security.apply_records(records)
+    security.apply_records(records)
 
 
 def failed_with(result: dict[str, Any], error: ControllerError) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.config import ControllerTls
 from broker.controller import records as rec
 from broker.controller.api import AlterPartitionRequest, Endpoint, PartitionAssignment
 from broker.controller.decisions import (
@@ -38,15 +39,14 @@ from broker.controller.image import (
     apply_entry_yielding,
     image_from_snapshot_yielding,
 )
-from broker.controller.tls import ControllerTls
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
 from broker.raft.tasks import cancel_tasks
 from broker.raft.transport import PeerTransport
 from broker.raft.wire import MAX_FRAME_BYTES, FrameError, encode_frame, message_from_json, read_frame
-from broker.server.connection_limits import ListenerLimits
-from broker.server.request_memory import RequestMemory
+from broker.runtime.connection_limits import ListenerLimits
+from broker.runtime.request_memory import RequestMemory
 
 log = logging.getLogger("broker.controller")
 

@@ -1,47 +1,9 @@
-"""The API handler registry.
+"""The Kafka API handlers, one module per API family.
 
-Every module in this package defines ``APIS: dict[int, tuple[int, int, Handler]]`` mapping an
-api key to (min version, max version, handler). A handler receives the RequestContext and the
-decoded kio request entity and returns the response body as a plain dict, or None when no
+Every handler module defines ``APIS: dict[int, tuple[int, int, Handler]]`` mapping an api key to
+(min version, max version, handler); `broker.handlers.api_table` lists the modules and builds the
+table the dispatcher serves and ApiVersions advertises. A handler receives the RequestContext and
+the decoded kio request entity and returns the response body as a plain dict, or None when no
 response must be sent (Produce with acks=0). Hot paths may instead return a
 ``broker.protocol.frames.FramedResponse`` they encoded themselves (Fetch does).
-ApiVersions advertises exactly this registry.
 """
-
-from __future__ import annotations
-
-import importlib
-import pkgutil
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from broker.protocol.frames import FramedResponse
-from broker.server.context import RequestContext
-
-Handler = Callable[[RequestContext, Any], Awaitable[dict | FramedResponse | None]]
-ApiTable = dict[int, tuple[int, int, Handler]]
-
-
-def _collect() -> ApiTable:
-    table: ApiTable = {}
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        apis: ApiTable | None = getattr(module, "APIS", None)
-        if apis is None:
-            continue
-        for api_key, entry in apis.items():
-            if api_key in table:
-                raise RuntimeError(f"api key {api_key} registered twice ({module.__name__})")
-            table[api_key] = entry
-    return table
-
-
-_REGISTRY: ApiTable | None = None
-
-
-def registry() -> ApiTable:
-    """All handlers, discovered once on first use."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        _REGISTRY = _collect()
-    return _REGISTRY

@@ -15,8 +15,8 @@ from broker.auth.authorizer import (
     PatternType,
     ResourceType,
 )
+from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records, failed_with
-from broker.server.context import RequestContext
 
 _DISABLED = "No Authorizer is configured on the broker"
 
@@ -124,7 +124,7 @@ async def handle_create_acls(ctx: RequestContext, request: Any) -> dict[str, Any
         results.append({"error_code": ErrorCode.none, "error_message": None})
     if records:
         try:
-            await commit_security_records(ctx.broker, records)
+            await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
         except ControllerError as exc:
             results = [failed_with(r, exc) for r in results]
     return {"throttle_time": 0, "results": results}
@@ -186,7 +186,7 @@ async def handle_delete_acls(ctx: RequestContext, request: Any) -> dict[str, Any
             for acl in sorted(doomed, key=lambda a: a.as_tuple())
         ]
         try:
-            await commit_security_records(ctx.broker, records)
+            await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
         except ControllerError as exc:
             results = [failed_with({**r, "matching_acls": []}, exc) for r in results]
     return {"throttle_time": 0, "filter_results": results}

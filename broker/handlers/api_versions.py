@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.server.context import RequestContext
+from broker.context import RequestContext
 
 # librdkafka changes behaviour as soon as these are advertised (REFERENCE §1), so they are
 # refused here even if a handler for them were ever registered by mistake.
@@ -20,23 +21,31 @@ PRODUCE = 0
 ADVERTISED_MIN_VERSION = {PRODUCE: 0}
 
 
-def advertised_versions() -> list[dict[str, int]]:
-    from broker.handlers import registry
+API_VERSIONS = 18
+# The versions of ApiVersions itself that are served.
+SERVED_VERSIONS = (0, 4)
 
+# api key -> (min version, max version, handler) of every served API (broker.handlers.api_table).
+ServedApis = Mapping[int, tuple[int, int, object]]
+
+
+def advertised_versions(served: ServedApis) -> list[dict[str, int]]:
     return [
         {"api_key": key, "min_version": ADVERTISED_MIN_VERSION.get(key, low), "max_version": high}
-        for key, (low, high, _handler) in sorted(registry().items())
+        for key, (low, high, _handler) in sorted(served.items())
         if key not in NEVER_ADVERTISE
     ]
 
 
-def unsupported_version_body() -> dict[str, Any]:
+def unsupported_version_body(served: ServedApis) -> dict[str, Any]:
     """The v0 body Kafka sends when a client asks for an ApiVersions version it does not know."""
-    return {"error_code": ErrorCode.unsupported_version, "api_keys": advertised_versions()}
+    return {"error_code": ErrorCode.unsupported_version, "api_keys": advertised_versions(served)}
 
 
-async def handle_api_versions(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    return {"error_code": ErrorCode.none, "api_keys": advertised_versions(), "throttle_time": 0}
+def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], Awaitable[dict[str, Any]]]:
+    """The ApiVersions handler advertising `served` (the table it is registered in)."""
 
+    async def handle_api_versions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+        return {"error_code": ErrorCode.none, "api_keys": advertised_versions(served), "throttle_time": 0}
 
-APIS = {18: (0, 4, handle_api_versions)}
+    return handle_api_versions

@@ -9,11 +9,12 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.config_docs import BROKER_CONFIG_DOCUMENTATION, TOPIC_CONFIG_DOCUMENTATION
-from broker.controller.forwarding import ControllerError
+from broker.context import RequestContext
+from broker.controller.forwarding import ControllerError, ControllerLink
+from broker.log.config import known_topic_configs
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.manager import DYNAMIC_BROKER_CONFIGS
-from broker.server.context import RequestContext
-from broker.server.topics import TopicError, known_topic_configs
+from broker.topics import TopicError
 
 TOPIC = 2
 BROKER = 4
@@ -229,7 +230,7 @@ def _refuse_unsupported(ctx: RequestContext, resource: Any) -> dict | None:
                 resource, ErrorCode.invalid_request, "Dynamic broker configs need a cluster (process.roles)"
             )
         name = resource.resource_name
-        if name and (not name.isdigit() or int(name) not in ctx.broker.cluster.image.brokers):
+        if name and (not name.isdigit() or int(name) not in _controller(ctx).image.brokers):
             return _alter_result(resource, ErrorCode.invalid_request, f"Unknown broker id {name}")
         return None
     if resource.resource_type != TOPIC:
@@ -237,8 +238,15 @@ def _refuse_unsupported(ctx: RequestContext, resource: Any) -> dict | None:
     return None
 
 
+def _controller(ctx: RequestContext) -> ControllerLink:
+    """The controller link; dynamic broker configs are refused on a single node before this is asked."""
+    cluster = ctx.broker.cluster
+    assert cluster is not None, "dynamic broker configs exist only in a cluster"
+    return cluster
+
+
 def _dynamic_broker_configs(ctx: RequestContext, resource_name: str) -> dict[str, str]:
-    return dict(ctx.broker.cluster.image.broker_configs.get(resource_name, {}))
+    return dict(_controller(ctx).image.broker_configs.get(resource_name, {}))
 
 
 async def _apply_to_broker(
@@ -259,7 +267,7 @@ async def _apply_to_broker(
     if validate_only or not changes:
         return _alter_result(resource)
     try:
-        await ctx.broker.cluster.call(
+        await _controller(ctx).call(
             "alter_configs",
             {"resource_type": "broker", "resource_name": resource.resource_name, "changes": changes},
         )

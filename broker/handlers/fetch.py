@@ -17,12 +17,13 @@ import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.auth.principal import principal_user
+from broker.context import RequestContext
 from broker.handlers.fetch_sessions import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
@@ -35,7 +36,6 @@ from broker.handlers.partition_checks import leader_epoch_error
 from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.frames import FramedResponse
 from broker.quotas.manager import CONSUMER_BYTE_RATE
-from broker.server.context import RequestContext
 from broker.wire.records.errors import StorageError
 
 READ_COMMITTED = 1
@@ -304,14 +304,13 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
 
 
 def _session_cache(ctx: RequestContext) -> FetchSessionCache:
-    caches = ctx.broker.response_caches
-    cache = caches.get("fetch_sessions")
-    if cache is None:
-        slots = ctx.broker.config.get_int("max.incremental.fetch.session.cache.slots")
-        cache = caches["fetch_sessions"] = FetchSessionCache(slots)
+    def create() -> FetchSessionCache:
+        cache = FetchSessionCache(ctx.broker.config.get_int("max.incremental.fetch.session.cache.slots"))
         if ctx.broker.replication is not None:
             ctx.broker.replication.partition_listeners.append(cache.partition_changed)
-    return cast(FetchSessionCache, cache)
+        return cache
+
+    return ctx.broker.response_caches.get(FetchSessionCache, create)
 
 
 def _partition_count(request: Any) -> int:

@@ -14,8 +14,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
-from broker.server.context import RequestContext
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
@@ -28,7 +28,10 @@ TRANSACTION_KEY_TYPE = 1
 
 
 def _coordinator(ctx: RequestContext) -> GroupCoordinator:
-    return ctx.broker.groups
+    coordinator = ctx.broker.groups
+    # Loaded before the listeners accept anyone (a single node at start, a cluster member once joined).
+    assert coordinator is not None, "the group coordinator is not loaded"
+    return coordinator
 
 
 def _ms(value: datetime.timedelta) -> int:

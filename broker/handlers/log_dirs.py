@@ -9,7 +9,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
-from broker.server.context import RequestContext
+from broker.context import RequestContext
 
 
 async def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -8,12 +8,12 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.metadata.topic_names import topic_name_problem
 from broker.metadata.topic_registry import TopicRecord
 from broker.protocol.frames import FramedResponse, encode_body, frame_body
 from broker.protocol.responses import build_response
-from broker.server.context import RequestContext
-from broker.server.topics import TopicError
+from broker.topics import TopicError
 
 # Kafka's "authorized operations not requested" marker.
 OPERATIONS_OMITTED = -(2**31)
@@ -212,7 +212,7 @@ def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: dict[str, An
 def _topic_entries(ctx: RequestContext, topics: list[TopicRecord], include_operations: bool) -> list[bytes]:
     """Encoded entries of `topics`, from the cache where the topic did not change."""
     state = ctx.broker
-    cache = state.response_caches.setdefault("metadata_topics", TopicEntryCache())
+    cache = state.response_caches.get(TopicEntryCache, TopicEntryCache)
     replication = state.replication
     encoded = []
     for topic in topics:
@@ -277,13 +277,12 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
     )
     if state.authorizer is not None:
         # The answer depends on who asks and on the ACLs in force.
-        assert state.security is not None
         key += (ctx.principal, ctx.client_host, state.security.version)
     if state.replication is not None:
         # Leaders, ISRs and brokers change without the topic registry changing.
         key += (state.replication.version,)
     version_before = state.metadata.version
-    cache = state.response_caches.setdefault("metadata", MetadataCache())
+    cache = state.response_caches.get(MetadataCache, MetadataCache)
     cached = cache.get(version_before, key)
     if cached is not None:
         return frame_body(3, ctx.api_version, ctx.correlation_id, cached)
@@ -299,7 +298,7 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
             if isinstance(found, TopicRecord):
                 topics.extend(_topic_entries(ctx, [found], include_operations))
             else:
-                entries = state.response_caches.setdefault("metadata_topics", TopicEntryCache())
+                entries = state.response_caches.get(TopicEntryCache, TopicEntryCache)
                 topics.append(_encoded_topic(entries, ctx.api_version, found))
     body = {
         "throttle_time": 0,

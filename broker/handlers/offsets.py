@@ -7,8 +7,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.handlers.partition_checks import leader_epoch_error
-from broker.server.context import RequestContext
 from broker.wire.records.errors import StorageError
 
 LATEST = -1

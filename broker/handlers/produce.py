@@ -9,7 +9,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
-from broker.server.context import RequestContext
+from broker.context import RequestContext
 from broker.wire.records.errors import StorageError
 
 APPEND_SLICE_S = 0.01

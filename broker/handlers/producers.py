@@ -8,8 +8,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError
-from broker.server.context import RequestContext
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
 
 def _may_write_idempotently(ctx: RequestContext) -> bool:
     """Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on any topic."""
-    authorizer = getattr(ctx.broker, "authorizer", None)
+    authorizer = ctx.broker.authorizer
     if authorizer is None or ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME):
         return True
     return authorizer.allowed_on_any(ctx.principal, ctx.client_host, Operation.WRITE, ResourceType.TOPIC)

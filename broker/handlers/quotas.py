@@ -7,10 +7,10 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records, failed_with
 from broker.metadata.security_registry import QuotaEntity
 from broker.quotas.manager import CLIENT_ID, CLIENT_KEYS, IP, IP_KEYS, USER, entity_key
-from broker.server.context import RequestContext
 
 MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
 
@@ -65,7 +65,6 @@ async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> di
         filters.append((component.entity_type, int(component.match_type), component.match))
     if len({f[0] for f in filters}) != len(filters):
         return failed(ErrorCode.invalid_request, "an entity type appears more than once")
-    assert ctx.broker.security is not None
     entries = [
         {
             "entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
@@ -117,7 +116,7 @@ async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> dict[
         results.append(result(ErrorCode.none))
     if records and not request.validate_only:
         try:
-            await commit_security_records(ctx.broker, records)
+            await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
         except ControllerError as exc:
             results = [failed_with(r, exc) for r in results]
     return {"throttle_time": 0, "entries": results}

@@ -15,8 +15,8 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError
-from broker.server.context import RequestContext
 
 ELECTION_TYPES = (0, 1)  # PREFERRED, UNCLEAN
 DENIED = {

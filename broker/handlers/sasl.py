@@ -7,7 +7,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.sasl import AuthSession, SaslAuthenticationFailed
-from broker.server.context import RequestContext
+from broker.context import RequestContext
 
 
 def _auth(ctx: RequestContext) -> AuthSession | None:

@@ -19,12 +19,11 @@ from broker.auth.scram_store import (
     ScramStore,
     credential_from_salted_password,
 )
+from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records
-from broker.server.context import RequestContext
 
 
 def _store(ctx: RequestContext) -> ScramStore:
-    assert ctx.broker.scram is not None
     return ctx.broker.scram
 
 
@@ -129,7 +128,7 @@ async def handle_alter_user_scram_credentials(ctx: RequestContext, request: Any)
     ]
     if accepted:
         try:
-            await commit_security_records(ctx.broker, accepted)
+            await commit_security_records(ctx.broker.cluster, ctx.broker.security, accepted)
         except ControllerError as exc:
             for user in records:
                 errors.setdefault(user, (ErrorCode(exc.code), exc.message))

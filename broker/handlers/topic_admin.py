@@ -9,10 +9,10 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.auth.principal import principal_user
+from broker.context import RequestContext
 from broker.handlers.configs import describe_topic_config_entries
 from broker.quotas.manager import CONTROLLER_MUTATION_RATE
-from broker.server.context import RequestContext
-from broker.server.topics import TopicError
+from broker.topics import TopicError
 
 
 def _check_assignments(ctx: RequestContext, topic: Any) -> tuple[int, int]:
@@ -63,21 +63,21 @@ class MutationQuota:
 
     def __init__(self, ctx: RequestContext, strict_from: int) -> None:
         self.ctx = ctx
-        self.quotas = ctx.broker.quotas if getattr(ctx.broker, "quotas", None) is not None else None
+        self.quotas = ctx.broker.quotas
         self.strict = ctx.api_version >= strict_from
         self.user = principal_user(ctx.principal)
         self.client_id = ctx.client_id or ""
         self.throttle_s = 0.0
 
     def exceeded(self) -> bool:
-        if self.quotas is None or not self.strict:
+        if not self.strict:
             return False
         throttle = self.quotas.throttle(CONTROLLER_MUTATION_RATE, self.user, self.client_id, time.monotonic())
         self.throttle_s = max(self.throttle_s, throttle)
         return throttle > 0
 
     def record(self, partitions: int) -> None:
-        if self.quotas is None or partitions <= 0:
+        if partitions <= 0:
             return
         throttle = self.quotas.record(
             CONTROLLER_MUTATION_RATE, self.user, self.client_id, partitions, time.monotonic()

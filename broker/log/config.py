@@ -5,6 +5,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from broker.config import TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.log.errors import InvalidConfigError
 
 LONG_MAX = 9223372036854775807
@@ -201,3 +202,8 @@ class LogConfig:
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
+
+
+def known_topic_configs() -> frozenset[str]:
+    """Every topic config a client may set or describe: the log's own and the broker synonyms'."""
+    return frozenset(TOPIC_CONFIG_DEFAULTS) | frozenset(TOPIC_CONFIG_BROKER_SYNONYMS)

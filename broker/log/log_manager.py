@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from broker.log.cleaner import CleanerStats
+from broker.log.cleaner import CleanerStats, clean_log
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.wire.records.errors import StorageError
@@ -140,7 +140,7 @@ class LogManager:
             if not log.config.compacted:
                 continue
             try:
-                result = log.clean(now_ms)
+                result = clean_log(log, now_ms)
             except (OSError, ValueError, StorageError):
                 logger.exception("compaction failed for %s", log)
                 continue

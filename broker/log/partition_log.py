@@ -16,7 +16,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig
@@ -58,9 +57,6 @@ from broker.wire.records.errors import (
     RecordTooLargeError,
 )
 from broker.wire.records.records import Record, build_batch, decode_records
-
-if TYPE_CHECKING:
-    from broker.log.cleaner import CleanerStats
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
@@ -745,12 +741,6 @@ class PartitionLog:
             if new is not None:
                 new.rename_suffix("")
             return True
-
-    def clean(self, now_ms: int) -> "CleanerStats | None":
-        """Compact the log when cleanup.policy has "compact" and it is dirty enough (worker thread)."""
-        from broker.log.cleaner import clean_log
-
-        return clean_log(self, now_ms)
 
     # ---- config, durability, lifecycle --------------------------------------------------------
 

@@ -13,7 +13,7 @@ import base64
 import dataclasses
 import json
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from broker.raft.messages import (
     AppendEntries,
@@ -26,10 +26,7 @@ from broker.raft.messages import (
     TimeoutNow,
     VoteResponse,
 )
-from broker.server.request_memory import SMALL_FRAME_BYTES
-
-if TYPE_CHECKING:
-    from broker.server.request_memory import RequestMemory
+from broker.runtime.request_memory import SMALL_FRAME_BYTES, RequestMemory
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 # JSON arrays and objects in one frame. Each costs a Python list or dict (about 60-250 bytes) when

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from broker.replication.config import ReplicationConfig
 
 if TYPE_CHECKING:
+    from broker.context import BrokerState
     from broker.replication.manager import ReplicaManager
     from broker.replication.static_assignments import StaticAssignmentsSource
-    from broker.server.context import BrokerState
 
 
 class Replication:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.auth.jaas import SaslCredentials, sasl_credentials
-from broker.config import SUPPORTED_SASL_MECHANISMS, BrokerConfig, ConfigError
+from broker.config import SUPPORTED_SASL_MECHANISMS, BrokerConfig, ConfigError, client_ssl_context
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +38,13 @@ class InterBrokerConfig:
         """The TLS client context for SSL / SASL_SSL peers (None for plaintext ones)."""
         if not self.uses_tls:
             return None
-        # Without a truststore the system's CAs verify the peer, as Kafka falls back to the JVM's.
-        try:
-            context = ssl.create_default_context(cafile=str(self.truststore) if self.truststore else None)
-            context.check_hostname = self.check_hostname
-            if self.keystore is not None:
-                context.load_cert_chain(str(self.keystore), password=self.key_password or None)
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(f"inter-broker TLS: cannot load the truststore or keystore: {exc}") from None
-        return context
+        return client_ssl_context(
+            truststore=self.truststore,
+            keystore=self.keystore,
+            key_password=self.key_password,
+            check_hostname=self.check_hostname,
+            purpose="inter-broker TLS",
+        )
 
     @classmethod
     def from_broker_config(cls, config: BrokerConfig, *, needs_credentials: bool) -> InterBrokerConfig:

@@ -40,13 +40,13 @@ from broker.replication.config import ReplicationConfig
 from broker.replication.delayed_produce import PendingAcks
 from broker.replication.leader_state import LeaderState
 from broker.replication.throttle import ReplicationThrottle
-from broker.server.heap import full_collections
+from broker.runtime.heap import full_collections
 
 if TYPE_CHECKING:
+    from broker.context import BrokerState
     from broker.log.config import LogConfig
     from broker.log.partition_log import PartitionLog
     from broker.replication.fetcher import FetcherPool
-    from broker.server.context import BrokerState
 
 log = logging.getLogger(__name__)
 

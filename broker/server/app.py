@@ -8,22 +8,38 @@ import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
+from broker.auth.authorizer import Authorizer
+from broker.auth.sasl import FailedAuthentications
+from broker.auth.scram_store import ScramStore
 from broker.config import BrokerConfig, ConfigError
+from broker.context import BrokerState
+from broker.log.log_manager import LogManager
 from broker.metadata.producer_ids import ProducerIdManager
+from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
+from broker.quotas.manager import QuotaManager
+from broker.replication import start_replication
+from broker.runtime.connection_limits import ConnectionLimits
+from broker.runtime.metrics import BrokerMetrics, serve_metrics
+from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
-from broker.server.connection_limits import ConnectionLimits
-from broker.server.context import BrokerState
-from broker.server.metrics import BrokerMetrics, serve_metrics
-from broker.server.request_memory import RequestMemory
-from broker.server.topics import TopicManager
+from broker.server.group_storage import start_group_coordinator
+from broker.topics import TopicManager
 
 log = logging.getLogger("broker")
 
 SHUTDOWN_GRACE_S = 10.0
 FLUSH_CHECK_INTERVAL_S = 1.0
+
+
+class ClusterMembership(Protocol):
+    """What a cluster member's `join_cluster` started (broker/node/broker_node.py)."""
+
+    async def controlled_shutdown(self, timeout_s: float) -> bool: ...
+
+    async def close(self) -> None: ...
 
 
 def now_ms() -> int:
@@ -36,11 +52,8 @@ async def open_broker_state(
     """Load metadata, logs and groups from the data directory; no sockets are opened.
 
     A `cluster_member` takes its topics, security state and group coordinator from the
-    controller quorum once it has joined (broker/controller/broker_node.py), not from here.
+    controller quorum once it has joined (broker/node/broker_node.py), not from here.
     """
-    from broker.log.log_manager import LogManager
-    from broker.server.group_storage import start_group_coordinator
-
     data_dir = config.log_dirs[0]
     data_dir.mkdir(parents=True, exist_ok=True)
     metadata = MetadataStore(data_dir)
@@ -51,6 +64,9 @@ async def open_broker_state(
     logs.load()
     topics = TopicManager(config, metadata, logs)
     topics.open_all()
+    security = SecurityStore(data_dir)
+    security.load()
+    scram = open_scram(config, security, create_bootstrap_users=not cluster_member)
     state = BrokerState(
         config=config,
         metadata=metadata,
@@ -58,50 +74,48 @@ async def open_broker_state(
         topics=topics,
         producer_ids=producer_ids,
         metrics=BrokerMetrics(),
+        security=security,
+        scram=scram,
+        quotas=QuotaManager(
+            security,
+            num_windows=config.get_int("quota.window.num"),
+            window_s=float(config.get_int("quota.window.size.seconds")),
+        ),
+        failed_authentications=FailedAuthentications(
+            config.get_int("connection.failed.authentication.delay.ms")
+        ),
+        authorizer=authorizer_for(config, security),
         stopping=stopping or asyncio.Event(),
         request_memory=RequestMemory(config.get_int("queued.max.request.bytes")),
         connection_limits=ConnectionLimits.from_config(config),
     )
-    open_security(state, create_bootstrap_users=not cluster_member)
     if not cluster_member:
         state.groups = await start_group_coordinator(state)
     return state
 
 
-def open_security(state: BrokerState, *, create_bootstrap_users: bool = True) -> None:
-    """Load ACLs, SCRAM credentials and quotas; create the bootstrap users (a cluster member
-    proposes them to the controller instead, once it has joined)."""
-    from broker.auth.authorizer import Authorizer
-    from broker.auth.sasl import FailedAuthentications
-    from broker.auth.scram_store import ScramStore
-    from broker.metadata.security_registry import SecurityStore
-    from broker.quotas.manager import QuotaManager
-
-    config = state.config
-    security = SecurityStore(config.log_dirs[0])
-    security.load()
-    state.security = security
-    state.scram = ScramStore(security)
+def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstrap_users: bool) -> ScramStore:
+    """SCRAM credentials over the loaded security store; creates the bootstrap users (a cluster
+    member proposes them to the controller instead, once it has joined)."""
+    scram = ScramStore(security)
     try:
-        records, created = state.scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
+        records, created = scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if created and create_bootstrap_users:
-        state.scram.apply(records)
+        scram.apply(records)
         log.info("created bootstrap SCRAM users: %s", ", ".join(created))
-    if config.authorizer_enabled:
-        state.authorizer = Authorizer(
-            security,
-            super_users=config.super_users,
-            allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"),
-        )
-    state.quotas = QuotaManager(
+    return scram
+
+
+def authorizer_for(config: BrokerConfig, security: SecurityStore) -> Authorizer | None:
+    """The ACL authorizer, or None when `authorizer.class.name` is unset (everything is allowed)."""
+    if not config.authorizer_enabled:
+        return None
+    return Authorizer(
         security,
-        num_windows=config.get_int("quota.window.num"),
-        window_s=float(config.get_int("quota.window.size.seconds")),
-    )
-    state.failed_authentications = FailedAuthentications(
-        config.get_int("connection.failed.authentication.delay.ms")
+        super_users=config.super_users,
+        allow_if_no_acl=config.get_bool("allow.everyone.if.no.acl.found"),
     )
 
 
@@ -144,16 +158,18 @@ class BrokerServer:
         self._cleaner_pass: asyncio.Future[Any] | None = None
         self._stop_requested = asyncio.Event()
         self._replication: Any = None
-        # broker.controller.broker_node.ClusterMembership once a cluster member has joined.
-        self.cluster_membership: Any = None
+        # What `join_cluster` returned, once a cluster member has joined.
+        self.cluster_membership: ClusterMembership | None = None
         self.stopping = asyncio.Event()
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    async def start(self, join_cluster: Callable[[BrokerState], Awaitable[Any]] | None = None) -> None:
+    async def start(
+        self, join_cluster: Callable[[BrokerState], Awaitable[ClusterMembership]] | None = None
+    ) -> None:
         """Open the data directory, bind the listeners and serve.
 
-        `join_cluster` (a cluster member's, see broker/controller/broker_node.py) runs after the
+        `join_cluster` (a cluster member's, see broker/node/broker_node.py) runs after the
         listeners are bound and before they accept anyone; what it returns is closed on stop.
         """
         config = self.config
@@ -165,8 +181,6 @@ class BrokerServer:
         self._schedule_offsets_expiry(state)
 
         if join_cluster is None:
-            from broker.replication import start_replication
-
             # Before the listeners: no client may see a replicated broker as a single node.
             self._replication = start_replication(state)
         loop = asyncio.get_running_loop()

@@ -18,10 +18,10 @@ from collections.abc import Callable
 
 from broker.auth.principal import ANONYMOUS
 from broker.auth.sasl import AuthSession, SaslAuthenticationFailed
+from broker.context import BrokerState, ClientSession
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
-from broker.server.context import BrokerState, ClientSession
+from broker.runtime.request_memory import LOW_MEMORY_READ_BYTES, SMALL_FRAME_BYTES
 from broker.server.dispatcher import Peer, dispatch
-from broker.server.request_memory import LOW_MEMORY_READ_BYTES, SMALL_FRAME_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class Connection(asyncio.BufferedProtocol):
             metrics.connections_refused += 1
             self._stopping = True
             transport.abort()
-        elif quotas is not None and not quotas.accept_connection(self.peer.host, loop.time()):
+        elif not quotas.accept_connection(self.peer.host, loop.time()):
             # Per-IP connection_creation_rate exceeded: refuse before any request is read.
             log.info("connection rate quota exceeded for %s; closing", self.peer.host)
             self._stopping = True
@@ -363,8 +363,7 @@ class Connection(asyncio.BufferedProtocol):
 
     async def _answer_failed_authentication(self, response: list[bytes] | None) -> None:
         """Hold a failed authentication's answer, longer for an address that keeps failing."""
-        tracker = self.state.failed_authentications
-        delay = tracker.record(self.peer.host, self._loop.time()) if tracker is not None else 0.0
+        delay = self.state.failed_authentications.record(self.peer.host, self._loop.time())
         log.info("authentication failed for %s:%s", self.peer.host, self.peer.port)
         if delay > 0:
             await asyncio.sleep(delay)

@@ -9,7 +9,8 @@ from typing import Any
 
 from broker.auth.principal import ANONYMOUS, principal_user
 from broker.auth.sasl import ALLOWED_BEFORE_AUTHENTICATION
-from broker.handlers import registry
+from broker.context import BrokerState, ClientSession, RequestContext
+from broker.handlers.api_table import registry
 from broker.handlers.api_versions import unsupported_version_body
 from broker.protocol.frames import (
     FramedResponse,
@@ -21,7 +22,6 @@ from broker.protocol.frames import (
 )
 from broker.protocol.responses import build_response
 from broker.quotas.manager import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
-from broker.server.context import BrokerState, ClientSession, RequestContext
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ async def dispatch(
         if header.api_key == API_VERSIONS:
             # KIP-511: answer a too-new ApiVersions with a v0 body listing what we support,
             # so the client can retry with a version we know.
-            body = build_response(API_VERSIONS, 0, unsupported_version_body())
+            body = build_response(API_VERSIONS, 0, unsupported_version_body(registry()))
             return [encode_response(API_VERSIONS, 0, header.correlation_id, body)]
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id)
     request = decode_body(header, frame)
@@ -86,7 +86,7 @@ async def dispatch(
     handler = entry[2]
     result = await handler(ctx, request)
     quotas = state.quotas
-    if session is not None and quotas is not None and quotas.enabled:
+    if session is not None and quotas.enabled:
         # A handler may already have asked for a throttle (controller mutations).
         session.throttle_s = max(
             session.throttle_s, _throttle(ctx, quotas, len(frame), time.perf_counter() - started)

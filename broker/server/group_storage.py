@@ -17,11 +17,12 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.config import BrokerConfig
+from broker.context import BrokerState
 from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
+from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_format import partition_for_group
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
-from broker.server.context import BrokerState
 from broker.wire.records.batch import iter_batches
 from broker.wire.records.errors import StorageError
 from broker.wire.records.records import Record, build_batch, decode_records
@@ -208,9 +209,12 @@ class ClusterCoordinatorLocator:
     has a leader the answer is COORDINATOR_NOT_AVAILABLE and clients retry.
     """
 
-    def __init__(self, state: BrokerState, offsets_log: ReplicatedOffsetsLog) -> None:
+    def __init__(
+        self, state: BrokerState, offsets_log: ReplicatedOffsetsLog, cluster: ControllerLink
+    ) -> None:
         self._state = state
         self._offsets_log = offsets_log
+        self._cluster = cluster
         self._creating: asyncio.Task[None] | None = None
         self._retry_after = 0.0
 
@@ -219,7 +223,7 @@ class ClusterCoordinatorLocator:
         partition = partition_for_group(group_id, self._offsets_log.num_partitions)
         assignment = replication.assignment(OFFSETS_TOPIC_NAME, partition)
         if assignment is None:
-            if self._state.cluster.image.topic_by_name(OFFSETS_TOPIC_NAME) is None:
+            if self._cluster.image.topic_by_name(OFFSETS_TOPIC_NAME) is None:
                 self._create_offsets_topic()
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
         endpoint = replication.endpoint(assignment.leader, listener_name) if assignment.has_leader else None
@@ -249,7 +253,7 @@ class ClusterCoordinatorLocator:
             "internal": True,
         }
         try:
-            result = await self._state.cluster.call("create_topics", {"topics": [topic]})
+            result = await self._cluster.call("create_topics", {"topics": [topic]})
         except Exception as exc:  # the controller is unreachable or refused: a later lookup retries
             log.warning("creating %s failed: %s", OFFSETS_TOPIC_NAME, exc)
             self._retry_after = time.monotonic() + CREATE_RETRY_S
@@ -291,11 +295,12 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Off
     event loop; partitions this broker already leads start loading at once.
     """
     config = state.config
+    assert state.cluster is not None, "a cluster member's coordinator starts once it has joined"
     offsets_log = ReplicatedOffsetsLog(
         state, config.offsets_topic_num_partitions, config.get_int("offsets.commit.timeout.ms")
     )
     coordinator = GroupCoordinator(offsets_log, coordinator_config(config), owns_every_partition=False)
-    coordinator.locator = ClusterCoordinatorLocator(state, offsets_log)
+    coordinator.locator = ClusterCoordinatorLocator(state, offsets_log, state.cluster)
     listener = OffsetsLeadershipListener(coordinator, offsets_log, state.node_id)
     # The listener may be registered after the broker caught up: start from what it knows now.
     current = [a for a in state.replication.assignments.values() if a.topic == OFFSETS_TOPIC_NAME]

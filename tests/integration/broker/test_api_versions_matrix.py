@@ -130,7 +130,7 @@ def test_offset_for_leader_epoch_answers_every_served_version(broker, matrix_top
 
 
 def _versions(api_key: int) -> list[int]:
-    from broker.handlers import registry
+    from broker.handlers.api_table import registry
 
     low, high, _ = registry()[api_key]
     return list(range(low, high + 1))

@@ -19,8 +19,8 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker.controller.client import ControllerClient, parse_voters
-from broker.controller.tls import ControllerTls
+from broker.config import ControllerTls, parse_voters
+from broker.controller.client import ControllerClient
 from broker.raft.wire import encode_frame
 from broker.wire.certificates import issue_cluster_certificates
 from tests.fixtures.cluster import LocalCluster

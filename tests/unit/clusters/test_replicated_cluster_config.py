@@ -5,9 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.config import BrokerConfig, parse_properties
-from broker.controller.roles import roles_of
-from broker.controller.tls import controller_tls
+from broker.config import BrokerConfig, controller_tls, parse_properties, roles_of
 from controlplane.clusters.provisioners.base import ClusterTopology, ListenerSecurity, NodePlan
 from controlplane.clusters.provisioners.local import LocalProvisioner, controller_ids
 from controlplane.clusters.replication_defaults import default_replication_factor

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import BrokerConfig, ConfigError
-from broker.controller.client import parse_voters
-from broker.controller.roles import broker_only_config, controller_node_config
+from broker.config import BrokerConfig, ConfigError, parse_voters
+from broker.node.roles import broker_only_config, controller_node_config
 
 VOTERS = "1@127.0.0.1:9093,2@127.0.0.1:9094,3@[::1]:9095"
 CONTROLLER = {

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from broker.config import BrokerConfig, ConfigError
-from broker.controller.roles import controller_node_config
-from broker.controller.tls import ControllerTls, controller_tls, warn_if_unauthenticated
+from broker.config import BrokerConfig, ConfigError, ControllerTls, controller_tls
+from broker.controller.tls import warn_if_unauthenticated
+from broker.node.roles import controller_node_config
 from broker.wire.certificates import NodeCertificates, issue_cluster_certificates
 
 VOTERS = "1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095"

@@ -29,7 +29,7 @@ from broker.controller.image import (
     apply_entry_yielding,
     image_from_snapshot_yielding,
 )
-from broker.server.heap import full_collections
+from broker.runtime.heap import full_collections
 from tests.unit.controller.test_decisions import cluster, commit
 
 PARTITIONS = 10_000
@@ -241,7 +241,7 @@ def test_a_broker_applies_and_publishes_a_fetched_10000_partition_entry_without_
         probe = LoopLagProbe()
         await probe.run(lifecycle._apply_fetched({"entries": [[source.offset + 1, fetched]]}))
         lifecycle.client.close()
-        # The partitions' objects were set aside from full collections (broker/server/heap.py).
+        # The partitions' objects were set aside from full collections (broker/runtime/heap.py).
         assert gc.get_freeze_count() > 0
         full_collections.release()
         return lifecycle, listener, probe

@@ -6,9 +6,9 @@ import asyncio
 import struct
 from typing import Any
 
+from broker.context import RequestContext
 from broker.groups.coordinator import GroupCoordinator
 from broker.groups.group import JoinResult, SyncResult
-from broker.server.context import RequestContext
 
 from .conftest import settle
 

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
+from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator
 from broker.handlers.groups import APIS
 from broker.protocol.frames import encode_response
 from broker.protocol.responses import build_response
-from broker.server.context import RequestContext
 from broker.wire.schemas import request_class
 
 from .conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
@@ -38,6 +38,7 @@ class KnownTopics:
 def context(coordinator: GroupCoordinator, api_key: int, version: int) -> RequestContext:
     broker = SimpleNamespace(
         groups=coordinator,
+        authorizer=None,
         metadata=KnownTopics(),
         node_id=NODE_ID,
         advertised_endpoint=lambda listener: ENDPOINT,

@@ -20,6 +20,7 @@ from kio.schema.find_coordinator.v3 import request as find_v3
 from kio.schema.find_coordinator.v4 import request as find_v4
 
 from broker.config import BrokerConfig
+from broker.context import BrokerState, RequestContext
 from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
 from broker.controller.image import MetadataImage
 from broker.groups.coordinator import GroupCoordinator, PartitionOffset
@@ -29,7 +30,6 @@ from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.replication.static_assignments import StaticAlterPartition
 from broker.server.app import close_broker_state, open_broker_state
-from broker.server.context import BrokerState, RequestContext
 from broker.server.group_storage import OffsetsLeadershipListener, cluster_group_coordinator
 
 from .helpers import request_context

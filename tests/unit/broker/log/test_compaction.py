@@ -1,5 +1,6 @@
 import threading
 
+from broker.log.cleaner import clean_log
 from broker.wire.records.batch import iter_batches
 from broker.wire.records.codecs import Codec
 from broker.wire.records.records import Record, build_batch, decode_records
@@ -34,7 +35,7 @@ def test_compaction_keeps_only_the_latest_record_per_key(open_log: LogFactory) -
     log = open_log(**COMPACT)
     write_keys(log, [f"k{i % 5}" for i in range(60)])
     before = latest_by_key(log)
-    stats = log.clean(NOW_MS)
+    stats = clean_log(log, NOW_MS)
     assert stats is not None
     assert stats.records_retained < stats.records_read
     records = read_records(log)
@@ -50,19 +51,19 @@ def test_compaction_keeps_only_the_latest_record_per_key(open_log: LogFactory) -
 def test_compaction_never_touches_the_active_segment(open_log: LogFactory) -> None:
     log = open_log(**{**COMPACT, "segment_bytes": 100_000})
     write_keys(log, ["a", "a", "a"])
-    assert log.clean(NOW_MS) is None
+    assert clean_log(log, NOW_MS) is None
     assert len(read_records(log)) == 3
 
 
 def test_tombstones_are_removed_after_delete_retention_ms(open_log: LogFactory) -> None:
     log = open_log(**COMPACT, delete_retention_ms=86_400_000)
     write_keys(log, [f"k{i % 4}" for i in range(30)] + ["k1!"] + [f"x{i}" for i in range(20)])
-    log.clean(NOW_MS)
+    clean_log(log, NOW_MS)
     assert latest_by_key(log)[b"k1"][1] is None
     log.update_config(log.config.__class__.from_properties({"delete.retention.ms": "1000"}, base=log.config))
     log.append_as_leader(batch_of(b"new", keys=[b"k2"], timestamp=OLD), leader_epoch=0, now_ms=NOW_MS)
     write_keys(log, [f"y{i}" for i in range(20)])
-    stats = log.clean(NOW_MS)
+    stats = clean_log(log, NOW_MS)
     assert stats is not None
     assert stats.tombstones_removed == 1
     assert b"k1" not in latest_by_key(log)
@@ -72,7 +73,7 @@ def test_tombstones_are_removed_after_delete_retention_ms(open_log: LogFactory) 
 def test_compressed_batches_are_recompressed_with_their_codec(open_log: LogFactory) -> None:
     log = open_log(**COMPACT)
     write_keys(log, [f"k{i % 3}" for i in range(40)], codec=Codec.ZSTD)
-    log.clean(NOW_MS)
+    clean_log(log, NOW_MS)
     codecs = {batch.codec for batch in iter_batches(log.read(0, 1 << 20))}
     assert codecs == {Codec.ZSTD}
     assert {key: value for key, (_, value) in latest_by_key(log).items()} == {
@@ -85,23 +86,23 @@ def test_compressed_batches_are_recompressed_with_their_codec(open_log: LogFacto
 def test_min_compaction_lag_protects_recent_segments(open_log: LogFactory) -> None:
     log = open_log(**COMPACT, min_compaction_lag_ms=60_000)
     write_keys(log, [f"k{i % 2}" for i in range(40)], timestamp=NOW_MS)
-    assert log.clean(NOW_MS) is None
-    assert log.clean(NOW_MS + 120_000) is not None
+    assert clean_log(log, NOW_MS) is None
+    assert clean_log(log, NOW_MS + 120_000) is not None
 
 
 def test_a_log_below_the_dirty_ratio_is_left_alone_until_max_compaction_lag(open_log: LogFactory) -> None:
     log = open_log(**{**COMPACT, "min_cleanable_dirty_ratio": 0.9, "max_compaction_lag_ms": 3_600_000})
     write_keys(log, [f"k{i % 2}" for i in range(40)])
-    assert log.clean(NOW_MS) is not None  # all dirty: ratio 1.0
+    assert clean_log(log, NOW_MS) is not None  # all dirty: ratio 1.0
     write_keys(log, [f"k{i % 2}" for i in range(8)], timestamp=NOW_MS)
-    assert log.clean(NOW_MS) is None  # a little dirt on a clean log
-    assert log.clean(NOW_MS + 7_200_000) is not None  # but not forever
+    assert clean_log(log, NOW_MS) is None  # a little dirt on a clean log
+    assert clean_log(log, NOW_MS + 7_200_000) is not None  # but not forever
 
 
 def test_compaction_survives_a_restart(open_log: LogFactory) -> None:
     log = open_log(**COMPACT)
     write_keys(log, [f"k{i % 5}" for i in range(60)])
-    log.clean(NOW_MS)
+    clean_log(log, NOW_MS)
     expected = read_records(log)
     log.close()
     reopened = open_log(**COMPACT)
@@ -123,7 +124,7 @@ def test_idempotent_producer_state_outlives_its_compacted_records(open_log: LogF
         log.append_as_leader(raw, leader_epoch=0, now_ms=NOW_MS)
     log.high_watermark = log.log_end_offset
     log.roll(NOW_MS)
-    log.clean(NOW_MS)
+    clean_log(log, NOW_MS)
     assert [value for _, _, value in read_records(log)] == [b"v9"]
     log.close()
     reopened = open_log(**COMPACT)
@@ -135,7 +136,7 @@ def test_appends_and_reads_continue_while_a_clean_runs(open_log: LogFactory) -> 
     log = open_log(**COMPACT)
     write_keys(log, [f"k{i % 7}" for i in range(200)])
     result: list[object] = []
-    cleaner = threading.Thread(target=lambda: result.append(log.clean(NOW_MS)))
+    cleaner = threading.Thread(target=lambda: result.append(clean_log(log, NOW_MS)))
     cleaner.start()
     write_keys(log, [f"k{i % 7}" for i in range(50)])
     while cleaner.is_alive():
@@ -161,7 +162,7 @@ def test_a_filtered_batch_keeps_its_offsets_timestamps_and_producer_fields(open_
     )
     log.append_as_leader(raw, leader_epoch=4, now_ms=NOW_MS)
     write_keys(log, ["b"] + [f"pad{i}" for i in range(20)])
-    log.clean(NOW_MS)
+    clean_log(log, NOW_MS)
     first = next(iter_batches(log.read(0, 1 << 20)))
     assert (first.base_offset, first.last_offset, first.record_count) == (0, 2, 2)
     assert (first.producer_id, first.producer_epoch, first.base_sequence) == (77, 2, 0)
@@ -181,7 +182,7 @@ def test_compact_and_delete_topics_get_both_retention_and_compaction(open_log: L
     log.roll(NOW_MS)
     assert log.apply_retention(NOW_MS) > 0
     assert log.log_start_offset >= 25
-    assert log.clean(NOW_MS) is not None
+    assert clean_log(log, NOW_MS) is not None
     assert {key: value for key, (_, value) in latest_by_key(log).items()} == {
         b"k0": b"value-of-k0",
         b"k1": b"value-of-k1",

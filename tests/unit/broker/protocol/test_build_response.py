@@ -96,7 +96,7 @@ def test_log_append_time_minus_one_means_none_and_a_time_means_that_time():
 
 
 def _served_versions():
-    from broker.handlers import registry
+    from broker.handlers.api_table import registry
 
     return [
         (key, version)

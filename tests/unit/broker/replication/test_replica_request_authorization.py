@@ -20,8 +20,8 @@ from kio.static.primitive import i32, i32Timedelta, i64
 
 from broker.auth.sasl import AuthSession
 from broker.config import BrokerConfig
+from broker.context import BrokerState, ClientSession
 from broker.server.app import close_broker_state, open_broker_state
-from broker.server.context import BrokerState, ClientSession
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.frames import decode_response, encode_request
 from tests.unit.replication.test_replica_manager import TOPIC, fetch_request

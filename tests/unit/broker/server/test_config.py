@@ -85,7 +85,8 @@ def test_it_rejects_bad_connection_limits(props, message):
 
 
 def test_connection_limits_count_per_ip_with_overrides_and_in_total():
-    from broker.server.connection_limits import ConnectionLimits, parse_ip_overrides
+    from broker.config import parse_ip_overrides
+    from broker.runtime.connection_limits import ConnectionLimits
 
     overrides = parse_ip_overrides("10.0.0.1:0, ::1:3")
     assert overrides == {"10.0.0.1": 0, "::1": 3}

@@ -8,7 +8,10 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.config import TOPIC_CONFIG_BROKER_SYNONYMS, BrokerConfig
+from broker.config import BrokerConfig
+from broker.controller.forwarding import ControllerError, ControllerLink
+from broker.log.config import LogConfig, known_topic_configs
+from broker.log.log_manager import LogManager
 from broker.metadata.topic_names import topic_name_problem
 from broker.metadata.topic_registry import MetadataStore, TopicRecord
 
@@ -34,35 +37,23 @@ def _raise_for_result(result: dict[str, Any]) -> None:
         raise TopicError(ErrorCode(result["error_code"]), result.get("message") or "")
 
 
-def _log_config_class() -> Any:
-    from broker.log.config import LogConfig
-
-    return LogConfig
-
-
-def known_topic_configs() -> frozenset[str]:
-    from broker.log.config import TOPIC_CONFIG_DEFAULTS
-
-    return frozenset(TOPIC_CONFIG_DEFAULTS) | frozenset(TOPIC_CONFIG_BROKER_SYNONYMS)
-
-
 class TopicManager:
     """Topic commands. The sync ones change this node's registry and logs directly (a single
     node); the async ones (`create`, `delete`, `grow`, `configure`, `auto_create_topic`) are what
     request handlers call: in a cluster (`cluster` set) they go through the active controller and
     return once this broker's registry shows the result."""
 
-    def __init__(self, config: BrokerConfig, metadata: MetadataStore, logs: Any) -> None:
+    def __init__(self, config: BrokerConfig, metadata: MetadataStore, logs: LogManager) -> None:
         self.config = config
         self.metadata = metadata
         self.logs = logs
         self.default_log_config = self.default_log_config_for(config)
-        # broker.controller.forwarding.ControllerLink on a cluster member.
-        self.cluster: Any = None
+        # Set on a cluster member: admin writes go through the active controller.
+        self.cluster: ControllerLink | None = None
 
     @staticmethod
-    def default_log_config_for(config: BrokerConfig) -> Any:
-        return _log_config_class().from_properties(config.topic_defaults())
+    def default_log_config_for(config: BrokerConfig) -> LogConfig:
+        return LogConfig.from_properties(config.topic_defaults())
 
     # --- startup -----------------------------------------------------------------------
 
@@ -86,16 +77,16 @@ class TopicManager:
 
     # --- configs -----------------------------------------------------------------------
 
-    def log_config(self, topic: TopicRecord) -> Any:
-        return _log_config_class().from_properties(topic.configs, base=self.default_log_config)
+    def log_config(self, topic: TopicRecord) -> LogConfig:
+        return LogConfig.from_properties(topic.configs, base=self.default_log_config)
 
-    def validate_configs(self, configs: dict[str, str]) -> Any:
+    def validate_configs(self, configs: dict[str, str]) -> LogConfig:
         known = known_topic_configs()
         for name in configs:
             if name not in known:
                 raise TopicError(ErrorCode.invalid_config, f"Unknown topic config name: {name}")
         try:
-            return _log_config_class().from_properties(configs, base=self.default_log_config)
+            return LogConfig.from_properties(configs, base=self.default_log_config)
         except Exception as exc:  # LogConfig raises ValueError subclasses with a message
             raise TopicError(ErrorCode.invalid_config, str(exc)) from None
 
@@ -319,8 +310,7 @@ class TopicManager:
         return topic
 
     async def _forward(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        from broker.controller.forwarding import ControllerError
-
+        assert self.cluster is not None, "only a cluster member forwards topic commands"
         try:
             return await self.cluster.call(method, params)
         except ControllerError as exc:

@@ -12,21 +12,17 @@ from __future__ import annotations
 import base64
 import logging
 import uuid
-from typing import TYPE_CHECKING
 
-from broker.config import BrokerConfig
+from broker.config import BrokerConfig, controller_tls, parse_voters
+from broker.context import BrokerState
 from broker.controller.api import Endpoint
-from broker.controller.applier import ClusterMetadataApplier
 from broker.controller.broker_lifecycle import BrokerLifecycle
-from broker.controller.client import ControllerClient, parse_voters
+from broker.controller.client import ControllerClient
 from broker.controller.forwarding import ControllerError, ControllerLink, commit_security_records
-from broker.controller.tls import controller_tls
+from broker.node.applier import ClusterMetadataApplier
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.group_storage import cluster_group_coordinator
-
-if TYPE_CHECKING:
-    from broker.server.context import BrokerState
 
 log = logging.getLogger("broker.cluster")
 
@@ -124,12 +120,11 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
 async def _create_bootstrap_users(config: BrokerConfig, state: BrokerState) -> None:
     """`sasl.bootstrap.users` missing from the cluster's SCRAM credentials are proposed to the
     controller (every node has the same list; the first to ask creates them)."""
-    assert state.scram is not None
     records, created = state.scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     if not records:
         return
     try:
-        await commit_security_records(state, records)
+        await commit_security_records(state.cluster, state.security, records)
     except ControllerError as exc:
         log.warning("bootstrap SCRAM users not created yet (%s); the next start retries", exc.message)
         return

@@ -1,4 +1,4 @@
-from broker.server.metrics import BrokerMetrics, count_records
+from broker.runtime.metrics import BrokerMetrics, count_records
 from broker.wire.records.records import Record, build_batch
 
 

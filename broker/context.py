@@ -1,26 +1,48 @@
-"""Shared broker state and the per-request context handed to every API handler."""
+"""Shared broker state and the per-request context handed to every API handler.
+
+It sits between the handlers (above) and the services they call (below: coordinators, the
+partition layer, the controller link, security, quotas); it imports none of the handlers.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
+from broker.auth.authorizer import Authorizer
+from broker.auth.sasl import AuthSession, FailedAuthentications
+from broker.auth.scram_store import ScramStore
 from broker.config import BrokerConfig, Listener
-from broker.server.connection_limits import ConnectionLimits
-from broker.server.request_memory import RequestMemory
+from broker.controller.forwarding import ControllerLink
+from broker.groups.coordinator import GroupCoordinator
+from broker.metadata.producer_ids import ProducerIdManager
+from broker.metadata.security_registry import SecurityStore
+from broker.metadata.topic_registry import MetadataStore
+from broker.quotas.manager import QuotaManager
+from broker.runtime.connection_limits import ConnectionLimits
+from broker.runtime.metrics import BrokerMetrics
+from broker.runtime.request_memory import RequestMemory
+from broker.topics import TopicManager
 
-if TYPE_CHECKING:
-    from broker.auth.authorizer import Authorizer
-    from broker.auth.sasl import AuthSession, FailedAuthentications
-    from broker.auth.scram_store import ScramStore
-    from broker.metadata.producer_ids import ProducerIdManager
-    from broker.metadata.security_registry import SecurityStore
-    from broker.metadata.topic_registry import MetadataStore
-    from broker.quotas.manager import QuotaManager
-    from broker.server.metrics import BrokerMetrics
-    from broker.server.topics import TopicManager
+CacheT = TypeVar("CacheT")
+
+
+class HandlerCaches:
+    """What handlers keep between requests (encoded responses, fetch sessions): one object per
+    class, created on first use. Each handler validates its own entries."""
+
+    def __init__(self) -> None:
+        self._by_class: dict[type, object] = {}
+
+    def get(self, kind: type[CacheT], create: Callable[[], CacheT]) -> CacheT:
+        found = self._by_class.get(kind)
+        if found is None:
+            found = self._by_class[kind] = create()
+        assert isinstance(found, kind)
+        return found
 
 
 @dataclass(eq=False)
@@ -33,22 +55,23 @@ class BrokerState:
     topics: TopicManager
     producer_ids: ProducerIdManager
     metrics: BrokerMetrics
-    groups: Any = None  # broker.groups.coordinator.GroupCoordinator, set once it is loaded
-    security: SecurityStore | None = None
-    scram: ScramStore | None = None
+    security: SecurityStore
+    scram: ScramStore
+    quotas: QuotaManager
+    failed_authentications: FailedAuthentications
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
-    quotas: QuotaManager | None = None
-    failed_authentications: FailedAuthentications | None = None
+    # Set once it is loaded (a cluster member: once it has joined); None until then.
+    groups: GroupCoordinator | None = None
     # broker.replication.manager.ReplicaManager in a replicated cluster; None on a single node.
     replication: Any = None
-    # broker.controller.forwarding.ControllerLink when the broker belongs to a controller quorum
-    # (`process.roles`); None on a single node. Metadata writes go through it.
-    cluster: Any = None
+    # Set when the broker belongs to a controller quorum (`process.roles`); None on a single node.
+    # Metadata writes go through it.
+    cluster: ControllerLink | None = None
     # Listener name -> port actually bound (differs from the config when it asks for port 0).
     bound_ports: dict[str, int] = field(default_factory=dict)
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
-    # Encoded responses that handlers may reuse (keyed by handler; each validates its own).
-    response_caches: dict[str, Any] = field(default_factory=dict)
+    # Encoded responses and fetch sessions that handlers keep between requests.
+    response_caches: HandlerCaches = field(default_factory=HandlerCaches)
     # Request bytes held by all connections (queued.max.request.bytes) and the shared read buffer.
     request_memory: RequestMemory = field(default_factory=RequestMemory)
     # max.connections, max.connections.per.ip (unlimited unless open_broker_state sets them).
@@ -111,13 +134,13 @@ class RequestContext:
 
     def allowed(self, operation: int, resource_type: int, name: str) -> bool:
         """The ACL decision for this request's principal and host (True when ACLs are off)."""
-        authorizer = getattr(self.broker, "authorizer", None)
+        authorizer = self.broker.authorizer
         if authorizer is None:
             return True
         return authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
 
     def authorized_operations(self, resource_type: int, name: str, everything: int) -> int:
-        authorizer = getattr(self.broker, "authorizer", None)
+        authorizer = self.broker.authorizer
         if authorizer is None:
             return everything
         return authorizer.authorized_operations(self.principal, self.client_host, resource_type, name)

@@ -13,22 +13,20 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from broker.context import BrokerState
 from broker.controller.api import (
     BrokerRegistration,
     MetadataListener,
     PartitionAssignment,
     TopicConfigChange,
 )
+from broker.controller.image import MetadataImage, TopicImage
 from broker.controller.records import SECURITY_RECORD_TYPES
 from broker.metadata.topic_registry import TopicRecord
 
-if TYPE_CHECKING:
-    from broker.controller.image import MetadataImage, TopicImage
-    from broker.server.context import BrokerState
-
-log = logging.getLogger("broker.controller.applier")
+log = logging.getLogger("broker.node.applier")
 
 
 class ClusterMetadataApplier:
@@ -60,7 +58,6 @@ class ClusterMetadataApplier:
         for follower in self.followers:
             follower.on_image_loaded(partitions, brokers)
         security = [r for r in image.snapshot_records() if r["type"] in SECURITY_RECORD_TYPES]
-        assert self.state.security is not None
         self.state.security.replace_all(security)
 
     def on_partition_changed(
@@ -112,7 +109,6 @@ class ClusterMetadataApplier:
             follower.on_broker_configs_changed(resource_name, configs)
 
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
-        assert self.state.security is not None
         self.state.security.apply_records(records)
         for follower in self.followers:
             follower.on_security_records(records)

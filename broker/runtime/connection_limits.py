@@ -7,22 +7,7 @@ import collections
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from broker.config import BrokerConfig, ConfigError
-
-
-def parse_ip_overrides(value: str) -> dict[str, int]:
-    """`host:count,host:count` (Kafka's format); an IPv6 host keeps its colons."""
-    overrides: dict[str, int] = {}
-    for item in filter(None, (part.strip() for part in value.split(","))):
-        host, sep, count = item.rpartition(":")
-        try:
-            limit = int(count)
-        except ValueError:
-            limit = -1
-        if not sep or not host or limit < 0:
-            raise ConfigError(f"max.connections.per.ip.overrides: {item!r} is not host:count")
-        overrides[host] = limit
-    return overrides
+from broker.config import BrokerConfig, parse_ip_overrides
 
 
 class ConnectionLimits:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from broker.server.loop_watch import watch_loop_stalls
+from broker.runtime.loop_watch import watch_loop_stalls
 
 
 def held_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[int, int]]:

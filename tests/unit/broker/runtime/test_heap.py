@@ -6,7 +6,7 @@ import asyncio
 import gc
 import weakref
 
-from broker.server.heap import FullCollectionDeferral
+from broker.runtime.heap import FullCollectionDeferral
 
 
 class Node:

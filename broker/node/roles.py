@@ -14,58 +14,19 @@ import logging
 import signal
 from pathlib import Path
 
-from broker.config import BrokerConfig, ConfigError, Listener
-from broker.controller.client import parse_voters
+from broker.config import BrokerConfig, Listener, controller_tls, parse_voters, roles_of
 from broker.controller.decisions import ControllerSettings
 from broker.controller.server import ControllerNodeConfig, ControllerServer
-from broker.controller.tls import controller_tls, warn_if_unauthenticated
+from broker.controller.tls import warn_if_unauthenticated
+from broker.node.broker_node import join_cluster
 from broker.raft.node import RaftTimings
-from broker.server.connection_limits import ListenerLimits
-from broker.server.loop_watch import watch_loop_stalls
+from broker.runtime.connection_limits import ListenerLimits
+from broker.runtime.loop_watch import watch_loop_stalls
+from broker.server.app import BrokerServer
 
 log = logging.getLogger("broker.cluster")
 
-ROLES = ("broker", "controller")
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
-
-
-def roles_of(config: BrokerConfig) -> set[str]:
-    return {r.strip() for r in config.get_str("process.roles").split(",") if r.strip()}
-
-
-def controller_listener_names(config: BrokerConfig) -> set[str]:
-    return config.controller_listener_names
-
-
-def validate_cluster_config(config: BrokerConfig) -> None:
-    roles = roles_of(config)
-    unknown = roles - set(ROLES)
-    if unknown or not roles:
-        raise ConfigError(
-            f"process.roles: {config.get_str('process.roles')!r} is not broker, controller or both"
-        )
-    try:
-        voters = parse_voters(config.get_str("controller.quorum.voters"))
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    if not voters:
-        raise ConfigError("controller.quorum.voters: required when process.roles is set")
-    names = controller_listener_names(config)
-    controller_listeners = [listener for listener in config.listeners if listener.name in names]
-    if "controller" in roles:
-        if config.node_id not in voters:
-            raise ConfigError(f"controller.quorum.voters: node.id {config.node_id} is not one of the voters")
-        if not controller_listeners:
-            raise ConfigError(f"listeners: no controller listener named {', '.join(sorted(names))}")
-    elif controller_listeners:
-        raise ConfigError("listeners: a broker-only node has no controller listener")
-    # Brokers dial the controllers with the same protocol and files: checked for every role.
-    controller_tls(config)
-    if "broker" in roles and len(controller_listeners) == len(config.listeners):
-        raise ConfigError("listeners: a broker needs a listener besides the controller listener")
-    heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
-    if "broker" in roles and heartbeat_ms >= config.get_int("broker.session.timeout.ms"):
-        raise ConfigError("broker.heartbeat.interval.ms must be shorter than broker.session.timeout.ms")
 
 
 def metadata_dir(config: BrokerConfig) -> Path:
@@ -75,7 +36,7 @@ def metadata_dir(config: BrokerConfig) -> Path:
 
 
 def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
-    names = controller_listener_names(config)
+    names = config.controller_listener_names
     listener = next(item for item in config.listeners if item.name in names)
     election_timeout_s = config.get_int("controller.quorum.election.timeout.ms") / 1000
     return ControllerNodeConfig(
@@ -103,7 +64,7 @@ def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
 
 def broker_only_config(config: BrokerConfig) -> BrokerConfig:
     """The node's config as the client-facing broker sees it: without the controller listener."""
-    names = controller_listener_names(config)
+    names = config.controller_listener_names
 
     def keep(listeners: list[Listener]) -> list[Listener]:
         return [item for item in listeners if item.name not in names]
@@ -120,21 +81,18 @@ async def run_cluster_node(config: BrokerConfig) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     controller: ControllerServer | None = None
-    broker = None
+    broker: BrokerServer | None = None
     starting: asyncio.Task[None] | None = None
     stall_watch = asyncio.create_task(watch_loop_stalls(), name="loop-stall-watch")
     try:
         if "controller" in roles:
             node_config = controller_node_config(config)
             warn_if_unauthenticated(
-                "/".join(sorted(controller_listener_names(config))), node_config.listen_host, node_config.tls
+                "/".join(sorted(config.controller_listener_names)), node_config.listen_host, node_config.tls
             )
             controller = ControllerServer(node_config)
             await controller.start()
         if "broker" in roles:
-            from broker.controller.broker_node import join_cluster
-            from broker.server.app import BrokerServer
-
             broker = BrokerServer(broker_only_config(config))
             # Joining waits for an active controller: a stop signal must still be heard meanwhile.
             starting = asyncio.create_task(

@@ -1,0 +1,1 @@
+"""Kafka wire protocol framing and response building (sans-IO); imports nothing else of the broker."""
