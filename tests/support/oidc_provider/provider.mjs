@@ -25,7 +25,7 @@ const users = () => readJson(process.env.OIDC_TEST_USERS);
 const escape = (text) =>
   String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
-const page = (title, body) => `<!doctype html><html><head><meta charset="utf-8"><title>${escape(title)}</title>
+const page = (title, body) => `<!doctype html><html><head><meta charset="utf-8"><title>${escape(title)}</title><link rel="icon" href="data:,">
 <style>body{font-family:sans-serif;max-width:22rem;margin:3rem auto}label,input,button{display:block;width:100%;margin:.4rem 0}</style>
 </head><body><h1>Test identity provider</h1>${body}</body></html>`;
 
