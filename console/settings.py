@@ -197,6 +197,7 @@ FIELD_ENCRYPTION_KEY = os.environ.get("FIELD_ENCRYPTION_KEY", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "controlplane.core.api.authentication.IdpAccessTokenAuthentication",
         "controlplane.core.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -352,3 +353,6 @@ OIDC_HIDE_LOCAL_LOGIN = env_bool("OIDC_HIDE_LOCAL_LOGIN")
 # Local accounts that may always sign in with their password (also with local login hidden and while the
 # provider is down), on the console's /login?local page.
 OIDC_BREAK_GLASS_USERS = env_list("OIDC_BREAK_GLASS_USERS", "")
+# The audience of the provider's access tokens the REST API accepts as `Bearer` tokens for people's scripts
+# (RFC 9068 JWT access tokens, e.g. Keycloak's client id or an Okta/Entra API identifier). Empty: not accepted.
+OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "")

@@ -273,6 +273,31 @@ def verify_id_token(config: OidcConfig, raw: str, *, nonce: str | None) -> dict[
     return token.claims
 
 
+def verify_access_token(config: OidcConfig, raw: str, *, audience: str) -> dict[str, Any]:
+    """Checks a JWT access token the provider issued for this API (RFC 9068): signature against the
+    provider's keys, `iss`, `aud` containing `audience`, `exp` (with the clock-skew leeway) and `sub`. An ID
+    token is not an access token: one carrying a `nonce` is refused even if its audience matched."""
+    try:
+        token = _decode(config, raw, list(SIGNING_ALGORITHMS))
+    except (JoseError, ValueError) as error:
+        reason = getattr(error, "error", "") or "malformed"
+        raise OidcError(f"The access token's signature is not valid ({reason}).") from error
+    registry = jwt.JWTClaimsRegistry(
+        leeway=config.clock_skew_seconds,
+        iss={"essential": True, "value": config.issuer},
+        aud={"essential": True, "value": audience},
+        exp={"essential": True},
+        sub={"essential": True},
+    )
+    try:
+        registry.validate(token.claims)
+    except JoseError as error:
+        raise OidcError(f"The access token is not acceptable: {error.description or error.error}.") from error
+    if "nonce" in token.claims:
+        raise OidcError("An ID token is not an access token.")
+    return token.claims
+
+
 def _decode(config: OidcConfig, raw: str, algorithms: list[str]) -> jwt.Token:
     try:
         return jwt.decode(raw, signing_keys(config), algorithms=algorithms)

@@ -4607,10 +4607,11 @@ export interface components {
         /**
          * @description * `session` - Console session
          *     * `api_key` - API key
+         *     * `access_token` - Identity provider access token
          *     * `system` - System
          * @enum {string}
          */
-        ViaEnum: "session" | "api_key" | "system";
+        ViaEnum: "session" | "api_key" | "access_token" | "system";
         WorkerStatus: {
             alive: boolean;
             /** Format: date-time */
@@ -5695,9 +5696,10 @@ export interface operations {
                 /**
                  * @description * `session` - Console session
                  *     * `api_key` - API key
+                 *     * `access_token` - Identity provider access token
                  *     * `system` - System
                  */
-                via?: "api_key" | "session" | "system";
+                via?: "access_token" | "api_key" | "session" | "system";
             };
             header?: never;
             path?: never;

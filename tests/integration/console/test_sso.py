@@ -19,7 +19,14 @@ from controlplane.audit.models import AuditEvent
 from controlplane.people import oidc
 from controlplane.people.models import Identity
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team
-from tests.fixtures.oidc import CLIENT_ID, OTHER_CLIENT_ID, REDIRECT_PATH, follow_provider, sso_settings
+from tests.fixtures.oidc import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    OTHER_CLIENT_ID,
+    REDIRECT_PATH,
+    follow_provider,
+    sso_settings,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -358,3 +365,109 @@ def test_break_glass_admin_signs_in_while_the_provider_is_stopped(provider, sett
     assert answer.status_code == 200, answer.content
     assert admin.get("/api/v1/auth/session/").json()["user"]["username"] == "root"
     assert admin.get("/api/v1/people/").status_code == 200
+
+
+API_AUDIENCE = "urn:streamhub:api"
+
+
+def script_access_token(provider, *, resource: str = API_AUDIENCE) -> dict:
+    """What a person's script does: its own authorization code flow with PKCE at the provider, asking for an
+    access token for the API (`resource`, RFC 8707). Returns the token response."""
+    verifier = "a-code-verifier-of-the-script-that-is-long-enough-0123456789"
+    challenge = oidc.create_s256_code_challenge(verifier)
+    authorization = oidc.prepare_grant_uri(
+        f"{provider.issuer}/auth",
+        CLIENT_ID,
+        "code",
+        redirect_uri=f"{BASE}{REDIRECT_PATH}",
+        scope="openid api",
+        state="script-state",
+        code_challenge=challenge,
+        code_challenge_method="S256",
+        resource=resource,
+    )
+    back = follow_provider(
+        authorization, f"{BASE}{REDIRECT_PATH}", form={"login": "alice", "password": PASSWORD}
+    )
+    code = parse_qs(urlsplit(back).query)["code"][0]
+    response = requests.post(
+        f"{provider.issuer}/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": f"{BASE}{REDIRECT_PATH}",
+            "code_verifier": verifier,
+            "resource": resource,
+        },
+        auth=(CLIENT_ID, CLIENT_SECRET),
+        timeout=10,
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def bearer(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client
+
+
+@pytest.fixture
+def api_audience(provider, settings) -> str:
+    settings.OIDC_API_AUDIENCE = API_AUDIENCE
+    return API_AUDIENCE
+
+
+def test_a_script_calls_the_api_with_the_provider_s_access_token_as_the_person(
+    provider, api_audience
+) -> None:
+    token = script_access_token(provider)["access_token"]
+    assert token.count(".") == 2  # a JWT access token (RFC 9068) for the API's audience
+
+    before = bearer(token).get("/api/v1/teams/")
+    assert before.status_code == 401
+    assert "sign in to the console once" in before.json()["error"]["message"]
+
+    sign_in(APIClient(), provider)  # the person exists now, with the mapped teams
+    client = bearer(token)
+    teams = client.get("/api/v1/teams/")
+    assert teams.status_code == 200
+    assert sorted(team["name"] for team in teams.json()["results"]) == ["billing", "payments"]
+    payments = Team.objects.get(name="payments")
+    created = client.post(
+        "/api/v1/service-accounts/", {"team": payments.id, "name": "alice-script"}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    event = AuditEvent.objects.get(action="service_account.create")
+    assert (event.actor_name, event.via) == ("alice", "access_token")
+
+
+def test_access_tokens_with_a_wrong_audience_forged_or_expired_and_id_tokens_are_refused(
+    provider, api_audience, settings
+) -> None:
+    sign_in(APIClient(), provider)
+    now = int(time.time())
+    claims = {"iss": provider.issuer, "aud": API_AUDIENCE, "sub": "alice", "iat": now, "exp": now + 300}
+    good = jwt.encode(
+        {"alg": "RS256", "kid": "test-signing-key", "typ": "at+jwt"}, claims, provider.signing_key
+    )
+    assert bearer(good).get("/api/v1/teams/").status_code == 200  # the same shape, correctly made, passes
+
+    forged_key = RSAKey.generate_key(2048, parameters={"kid": "test-signing-key"})
+    refused = {
+        "wrong audience": jwt.encode({"alg": "RS256"}, {**claims, "aud": CLIENT_ID}, provider.signing_key),
+        "forged": jwt.encode({"alg": "RS256", "kid": "test-signing-key"}, claims, forged_key),
+        "expired": jwt.encode({"alg": "RS256"}, {**claims, "exp": now - 120}, provider.signing_key),
+        "id token": jwt.encode({"alg": "RS256"}, {**claims, "nonce": "n"}, provider.signing_key),
+    }
+    for what, token in refused.items():
+        answer = bearer(token).get("/api/v1/teams/")
+        assert answer.status_code == 401, what
+        assert answer.json()["error"]["code"] == "invalid_token", what
+    # The real ID token of a console sign-in is not an access token for the API either.
+    client = APIClient()
+    sign_in(client, provider)
+    assert bearer(client.session["oidc"]["id_token"]).get("/api/v1/teams/").status_code == 401
+    # Off unless configured: the provider's tokens are then not accepted at all.
+    settings.OIDC_API_AUDIENCE = ""
+    assert bearer(good).get("/api/v1/teams/").status_code == 401

@@ -9,16 +9,20 @@
 //   OIDC_TEST_JWKS       path of a JSON file {"keys": [<private JWK>]}: the signing keys (the test holds them
 //                        too, so it can sign a token that passes the signature check and fails another one)
 //   OIDC_TEST_ID_TOKEN_TTL, OIDC_TEST_ACCESS_TOKEN_TTL   seconds (default 600)
+//   OIDC_TEST_API_AUDIENCE  a resource (RFC 8707) for which the provider issues JWT access tokens (RFC 9068),
+//                        as a person's script asks for them with `resource=<audience>`
 //
 // Interactions are plain HTML forms without scripts or external assets, so a headless browser and a plain
-// HTTP client both get through them. Consent is implied for the registered clients (first-party apps).
+// HTTP client both get through them. Consent is implied for the registered clients (first-party apps): the
+// consent prompt is answered by granting what is missing, without a page.
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { URLSearchParams } from "node:url";
 
-import Provider from "oidc-provider";
+import Provider, { errors } from "oidc-provider";
 
 const port = Number(process.env.OIDC_TEST_PORT);
+const apiAudience = process.env.OIDC_TEST_API_AUDIENCE || "urn:streamhub:api";
 const issuer = `http://127.0.0.1:${port}`;
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 const users = () => readJson(process.env.OIDC_TEST_USERS);
@@ -33,7 +37,7 @@ const provider = new Provider(issuer, {
   clients: JSON.parse(process.env.OIDC_TEST_CLIENTS),
   jwks: readJson(process.env.OIDC_TEST_JWKS),
   cookies: { keys: ["streamhub-test-provider-cookie-key"] },
-  scopes: ["openid", "offline_access", "email", "profile", "groups"],
+  scopes: ["openid", "offline_access", "email", "profile", "groups", "api"],
   claims: {
     openid: ["sub"],
     email: ["email", "email_verified"],
@@ -50,6 +54,22 @@ const provider = new Provider(issuer, {
   },
   features: {
     devInteractions: { enabled: false },
+    resourceIndicators: {
+      enabled: true,
+      // Without a `resource` parameter the access token stays opaque, for the userinfo endpoint.
+      defaultResource: () => undefined,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx, resource) => {
+        if (resource !== apiAudience) throw new errors.InvalidTarget();
+        return {
+          scope: "api",
+          audience: resource,
+          accessTokenFormat: "jwt",
+          accessTokenTTL: Number(process.env.OIDC_TEST_ACCESS_TOKEN_TTL || 600),
+          jwt: { sign: { alg: "RS256" } },
+        };
+      },
+    },
     rpInitiatedLogout: {
       enabled: true,
       logoutSource: async (ctx, form) => {
@@ -81,21 +101,6 @@ const provider = new Provider(issuer, {
       }),
     };
   },
-  // Registered clients are first-party: every scope they ask for is granted without a consent screen.
-  loadExistingGrant: async (ctx) => {
-    const grantId = ctx.oidc.result?.consent?.grantId || ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
-    if (grantId) {
-      const existing = await ctx.oidc.provider.Grant.find(grantId);
-      if (existing) return existing;
-    }
-    const grant = new ctx.oidc.provider.Grant({
-      clientId: ctx.oidc.client.clientId,
-      accountId: ctx.oidc.session.accountId,
-    });
-    grant.addOIDCScope("openid offline_access email profile groups");
-    await grant.save();
-    return grant;
-  },
   renderError: async (ctx, out) => {
     ctx.type = "html";
     ctx.body = page("Error", `<p role="alert">${escape(out.error)}: ${escape(out.error_description || "")}</p>`);
@@ -114,6 +119,21 @@ function readBody(req) {
 // The login interaction: /interaction/<uid> shows the form, a POST checks the password from the users file.
 async function interaction(req, res) {
   const details = await provider.interactionDetails(req, res);
+  if (details.prompt.name === "consent") {
+    // First-party clients: grant whatever is still missing (e.g. an API resource's scopes) without asking.
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
+    const missing = details.prompt.details;
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes || {})) {
+      grant.addResourceScope(resource, scopes.join(" "));
+    }
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    return;
+  }
   const form = (error) =>
     page(
       "Sign in",
