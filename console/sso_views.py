@@ -8,6 +8,7 @@ import time
 from urllib.parse import urlencode
 
 from django.contrib.auth import login, logout
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
@@ -100,7 +101,14 @@ class OidcSessionMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         state = request.session.get(SESSION_KEY) if hasattr(request, "session") else None
         if state and request.user.is_authenticated and state.get("expires_at", 0) <= time.time():
-            self._renew(request, state)
+            # The console fires several requests at once: one renews, the others go on with the session as
+            # it is (a refresh token used twice may be refused as replayed, which would sign the person out).
+            lock = f"oidc-renewal:{request.session.session_key}"
+            if cache.add(lock, 1, timeout=60):
+                try:
+                    self._renew(request, state)
+                finally:
+                    cache.delete(lock)
         return self.get_response(request)
 
     def _renew(self, request: HttpRequest, state: dict) -> None:
