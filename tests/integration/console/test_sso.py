@@ -304,6 +304,27 @@ def test_an_expired_sign_in_is_renewed_with_the_refresh_token_and_the_mapping_ap
     assert client.session["oidc"]["expires_at"] > time.time() + 60
 
 
+def test_tokens_that_really_expire_at_the_provider_are_renewed_on_the_next_request(
+    oidc_provider_factory, settings, acme
+) -> None:
+    provider = oidc_provider_factory([BASE], id_token_ttl=3, access_token_ttl=3)
+    provider.set_user("alice", password=PASSWORD, groups=["kafka-payments", "kafka-billing"])
+    sso_settings(settings, provider.issuer, RULES)
+    client = APIClient()
+    sign_in(client, provider)
+    first = dict(client.session["oidc"])
+    assert first["expires_at"] <= time.time() + 3
+    provider.set_groups("alice", ["kafka-billing"])
+    time.sleep(max(0.0, first["expires_at"] - time.time()) + 0.5)
+
+    assert client.get("/api/v1/auth/session/").json()["authenticated"] is True
+
+    renewed = client.session["oidc"]
+    assert renewed["expires_at"] > first["expires_at"]
+    assert renewed["id_token"] != first["id_token"]  # a new ID token, verified like the first
+    assert memberships("alice") == {"billing": ("viewer", True)}
+
+
 def test_an_expired_sign_in_ends_when_the_provider_cannot_renew_it(provider) -> None:
     client = APIClient()
     sign_in(client, provider)
