@@ -47,6 +47,7 @@ SIGNING_ALGORITHMS = (
 )
 METADATA_TTL_SECONDS = 300
 MAX_RESPONSE_BYTES = 1 << 20
+RECHECK_WITHOUT_EXPIRY_SECONDS = 300
 
 
 class OidcError(Exception):
@@ -319,9 +320,7 @@ def _with_userinfo(config: OidcConfig, tokens: Tokens) -> Tokens:
     return tokens
 
 
-def _tokens_from(
-    config: OidcConfig, response: dict[str, Any], claims: dict[str, Any], id_token: str
-) -> Tokens:
+def _tokens_from(response: dict[str, Any], claims: dict[str, Any], id_token: str) -> Tokens:
     now = time.time()
     expires_at = float(claims["exp"])
     expires_in = response.get("expires_in")
@@ -359,7 +358,7 @@ def finish_login(config: OidcConfig, pending: PendingLogin, params: dict[str, st
     response = _token_request(config, body)
     id_token = response.get("id_token")
     claims = verify_id_token(config, id_token, nonce=pending.nonce)
-    return _with_userinfo(config, _tokens_from(config, response, claims, id_token))
+    return _with_userinfo(config, _tokens_from(response, claims, id_token))
 
 
 def refresh(config: OidcConfig, *, refresh_token: str, subject: str, id_token: str) -> Tokens:
@@ -370,10 +369,12 @@ def refresh(config: OidcConfig, *, refresh_token: str, subject: str, id_token: s
         claims = verify_id_token(config, new_id_token, nonce=None)
     else:
         # No new ID token: the provider vouches through the new access token; userinfo below must agree.
-        claims = {"sub": subject, "exp": time.time() + float(response.get("expires_in") or 0)}
+        # Without expires_in either, the provider is asked again after RECHECK_WITHOUT_EXPIRY_SECONDS.
+        lifetime = response.get("expires_in") or RECHECK_WITHOUT_EXPIRY_SECONDS
+        claims = {"sub": subject, "exp": time.time() + float(lifetime)}
     if claims["sub"] != subject:
         raise OidcError("The identity provider renewed the sign-in of another person.")
-    tokens = _tokens_from(config, response, claims, new_id_token or id_token)
+    tokens = _tokens_from(response, claims, new_id_token or id_token)
     tokens.refresh_token = tokens.refresh_token or refresh_token
     return _with_userinfo(config, tokens)
 
