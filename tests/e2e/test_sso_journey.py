@@ -111,5 +111,6 @@ def test_the_break_glass_admin_signs_in_while_the_provider_is_stopped(
     expect(page.get_by_role("heading", name="Overview", level=1)).to_be_visible()
     page.get_by_role("navigation", name="Main").get_by_role("link", name="People", exact=True).click()
     expect(page.get_by_role("heading", name="People", level=1)).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Loading")).to_have_count(0)
     screenshot(page, "sso-break-glass-admin")
     assert page.problems.messages == []
