@@ -1,4 +1,5 @@
-"""Session login/logout for the browser console, and the overview the home page shows."""
+"""Session login/logout for the browser console, its sign-in options and profile, and the overview the home
+page shows."""
 
 import tomllib
 from datetime import UTC, datetime, timedelta
