@@ -12,6 +12,7 @@ import dj_database_url
 from console.schedules import BEAT_SCHEDULE
 from controlplane.core.outbound import parse_networks
 from controlplane.lag.intervals import sampling_interval_seconds
+from controlplane.people.mapping import parse_mapping_rules
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -108,6 +109,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "console.sso_views.OidcSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -195,6 +197,7 @@ FIELD_ENCRYPTION_KEY = os.environ.get("FIELD_ENCRYPTION_KEY", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "controlplane.core.api.authentication.IdpAccessTokenAuthentication",
         "controlplane.core.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -313,3 +316,43 @@ MESSAGE_SCAN_MAX_BYTES = int(os.environ.get("MESSAGE_SCAN_MAX_BYTES", str(2 << 3
 MESSAGE_FILTER_MEMORY_MB = int(os.environ.get("MESSAGE_FILTER_MEMORY_MB", "512"))
 MESSAGE_FILTER_CPU_SECONDS = int(os.environ.get("MESSAGE_FILTER_CPU_SECONDS", "120"))
 MESSAGE_FILTER_BATCH_SECONDS = float(os.environ.get("MESSAGE_FILTER_BATCH_SECONDS", "2.0"))
+
+# Single sign-on with OpenID Connect (controlplane.people.oidc, .sso): off while OIDC_ISSUER is empty. The
+# README's "Single sign-on" section explains each variable with examples for common providers.
+OIDC = {
+    "issuer": os.environ.get("OIDC_ISSUER", "").strip(),
+    "client_id": os.environ.get("OIDC_CLIENT_ID", ""),
+    "client_secret": os.environ.get("OIDC_CLIENT_SECRET", ""),
+    "scopes": tuple(os.environ.get("OIDC_SCOPES", "openid email profile").split()),
+    "provider_name": os.environ.get("OIDC_PROVIDER_NAME", "single sign-on"),
+    "username_claim": os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username"),
+    "email_claim": os.environ.get("OIDC_EMAIL_CLAIM", "email"),
+    "groups_claim": os.environ.get("OIDC_GROUPS_CLAIM", "groups"),
+    "clock_skew_seconds": int(os.environ.get("OIDC_CLOCK_SKEW_SECONDS", "60")),
+    "timeout_seconds": float(os.environ.get("OIDC_TIMEOUT_SECONDS", "10")),
+    "redirect_uri": os.environ.get("OIDC_REDIRECT_URI", ""),
+}
+if OIDC["issuer"] and not (OIDC["client_id"] and OIDC["client_secret"]):
+    raise ValueError("OIDC_ISSUER is set: OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are needed too")
+if OIDC["issuer"] and "openid" not in OIDC["scopes"]:
+    raise ValueError("OIDC_SCOPES must include openid")
+# Mapping rules (a JSON list, inline or in a file): claim values to organizations, teams and roles.
+OIDC_MAPPING_RULES = parse_mapping_rules(
+    os.environ.get("OIDC_MAPPING_RULES")
+    or (
+        Path(os.environ["OIDC_MAPPING_RULES_FILE"]).read_text()
+        if os.environ.get("OIDC_MAPPING_RULES_FILE")
+        else "[]"
+    ),
+    default_claim=OIDC["groups_claim"],
+)
+# true: the mapping also takes over (changes roles of, and removes) memberships an admin granted by hand.
+OIDC_MANAGE_MANUAL_MEMBERSHIPS = env_bool("OIDC_MANAGE_MANUAL_MEMBERSHIPS")
+# Hide the password form: people sign in with the provider, except the break-glass accounts below.
+OIDC_HIDE_LOCAL_LOGIN = env_bool("OIDC_HIDE_LOCAL_LOGIN")
+# Local accounts that may always sign in with their password (also with local login hidden and while the
+# provider is down), on the console's /login?local page.
+OIDC_BREAK_GLASS_USERS = env_list("OIDC_BREAK_GLASS_USERS", "")
+# The audience of the provider's access tokens the REST API accepts as `Bearer` tokens for people's scripts
+# (RFC 9068 JWT access tokens, e.g. Keycloak's client id or an Okta/Entra API identifier). Empty: not accepted.
+OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "")

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from console import views
+from console import sso_views, views
 from console.api import views as api_views
 from controlplane.lag.metrics import metrics_view
 
@@ -10,6 +10,10 @@ api_v1 = [
     path("auth/session/", api_views.session_view, name="auth-session"),
     path("auth/login/", api_views.login_view, name="auth-login"),
     path("auth/logout/", api_views.logout_view, name="auth-logout"),
+    path("auth/options/", api_views.auth_options_view, name="auth-options"),
+    path("auth/profile/", api_views.profile_view, name="auth-profile"),
+    path("auth/oidc/login/", sso_views.oidc_login, name="auth-oidc-login"),
+    path("auth/oidc/callback/", sso_views.oidc_callback, name="auth-oidc-callback"),
     path("overview/", api_views.overview_view, name="overview"),
     path("", include("controlplane.tenancy.api.urls")),
     path("", include("controlplane.people.api.urls")),

@@ -59,4 +59,14 @@ if [[ -f frontend/package.json ]]; then
     echo "$src_hash" > frontend/dist/.src-hash
   fi
 fi
+# --- the OpenID provider the single sign-on tests run (npm package oidc-provider, pinned) ---------
+if [[ $WITH_TEST_TOOLS == 1 ]]; then
+  provider=tests/support/oidc_provider
+  provider_hash=$(cat $provider/package.json $provider/package-lock.json | sha256sum | cut -d' ' -f1)
+  if [[ "$(cat $provider/node_modules/.lock-hash 2>/dev/null)" != "$provider_hash" ]]; then
+    say "installing the test OpenID provider (npm ci)"
+    npm --prefix $provider ci --no-audit --no-fund --loglevel=error
+    echo "$provider_hash" > $provider/node_modules/.lock-hash
+  fi
+fi
 say "ready"

@@ -5,6 +5,7 @@ import pytest
 pytest_plugins = [
     "tests.fixtures.servers",
     "tests.fixtures.broker",
+    "tests.fixtures.oidc",
 ]
 
 # Fast feedback first: unit tests, then integration with real servers, then browser journeys. The browser tier

@@ -32,3 +32,42 @@ class WorkerStatusSerializer(serializers.Serializer):
 class OverviewSerializer(serializers.Serializer):
     version = serializers.CharField()
     worker = WorkerStatusSerializer()
+
+
+class LogoutOutputSerializer(serializers.Serializer):
+    end_session_url = serializers.CharField(allow_null=True)
+
+
+class SsoOptionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    login_url = serializers.CharField()
+
+
+class AuthOptionsSerializer(serializers.Serializer):
+    sso = SsoOptionSerializer(allow_null=True)
+    local_login = serializers.BooleanField()
+
+
+class ProfileOrganizationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    is_org_admin = serializers.BooleanField()
+    from_idp = serializers.BooleanField()
+
+
+class ProfileTeamSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    organization = serializers.CharField()
+    role = serializers.CharField()
+    from_idp = serializers.BooleanField()
+
+
+class ProfileSerializer(serializers.Serializer):
+    user = UserSerializer()
+    source = serializers.CharField()
+    issuer = serializers.CharField()
+    idp_groups = serializers.ListField(child=serializers.CharField())
+    last_sso_login_at = serializers.DateTimeField(allow_null=True)
+    organizations = ProfileOrganizationSerializer(many=True)
+    teams = ProfileTeamSerializer(many=True)

@@ -10,6 +10,7 @@ class ActorType(models.TextChoices):
 class Via(models.TextChoices):
     SESSION = "session", "Console session"
     API_KEY = "api_key", "API key"
+    ACCESS_TOKEN = "access_token", "Identity provider access token"
     SYSTEM = "system", "System"
 
 

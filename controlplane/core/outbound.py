@@ -1,4 +1,5 @@
-"""Outbound HTTP to addresses that users give us (alert webhooks, Slack-style incoming webhooks).
+"""Outbound HTTP to addresses that users or operators give us (alert webhooks, Slack-style incoming webhooks,
+the OpenID provider of single sign-on).
 
 A user-supplied URL must not turn the control plane into a proxy into its own network (SSRF): loopback,
 link-local (cloud metadata at 169.254.169.254), private, shared, reserved and multicast addresses are refused,
@@ -174,17 +175,29 @@ class Response:
     body: bytes  # at most `max_body` bytes of it
 
 
-def post(
-    url: str, body: bytes, headers: dict[str, str], *, timeout: float, max_body: int = 65536
+def request(
+    method: str,
+    url: str,
+    *,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float,
+    max_body: int = 65536,
 ) -> Response:
-    """POSTs to the URL's checked address. Raises RefusedDestination before any connection is made to a
-    refused address, OSError (and http.client.HTTPException) on network and protocol failures."""
+    """Sends one request to the URL's checked address. Raises RefusedDestination before any connection is
+    made to a refused address, OSError (and http.client.HTTPException) on network and protocol failures."""
     destination = resolve(url)
     connection_class = _PinnedHTTPSConnection if destination.scheme == "https" else _PinnedHTTPConnection
     connection = connection_class(destination, timeout)
     try:
-        connection.request("POST", destination.target, body=body, headers=headers)
+        connection.request(method, destination.target, body=body, headers=headers or {})
         response = connection.getresponse()
         return Response(status=response.status, body=response.read(max_body))
     finally:
         connection.close()
+
+
+def post(
+    url: str, body: bytes, headers: dict[str, str], *, timeout: float, max_body: int = 65536
+) -> Response:
+    return request("POST", url, body=body, headers=headers, timeout=timeout, max_body=max_body)

@@ -14,6 +14,10 @@ class Identity(models.Model):
     source = models.CharField(max_length=20, choices=IdentitySource.choices, default=IdentitySource.LOCAL)
     issuer = models.CharField(max_length=500, blank=True)
     subject = models.CharField(max_length=255, blank=True)
+    # What the provider said at the last single sign-on: the groups claim's values (the profile page shows
+    # them next to the teams they mapped to).
+    idp_groups = models.JSONField(default=list, blank=True)
+    last_sso_login_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

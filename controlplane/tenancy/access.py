@@ -29,6 +29,8 @@ class Actor:
     api_key: ApiKey | None = None
     client_address: str | None = None
     is_system: bool = False  # management commands and bootstrapping, never a request
+    # The person called with their identity provider's access token (a script), not a console session.
+    via_access_token: bool = False
 
     @classmethod
     def system(cls) -> Actor:
@@ -38,7 +40,9 @@ class Actor:
     def via(self) -> str:
         if self.is_system:
             return "system"
-        return "api_key" if self.api_key is not None else "session"
+        if self.api_key is not None:
+            return "api_key"
+        return "access_token" if self.via_access_token else "session"
 
     @property
     def service_account(self) -> ServiceAccount | None:

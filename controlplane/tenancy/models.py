@@ -26,6 +26,8 @@ class OrgMembership(models.Model):
     )
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
     is_org_admin = models.BooleanField(default=False)
+    # Granted by single sign-on's mapping rules: the next sign-in may take it away again (manual ones stay).
+    from_idp = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -60,6 +62,8 @@ class Membership(models.Model):
     )
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=TeamRole.choices)
+    # Granted by single sign-on's mapping rules: the next sign-in may take it away again (manual ones stay).
+    from_idp = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

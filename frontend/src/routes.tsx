@@ -31,6 +31,7 @@ const PAGES: Record<NavPath, NonNullable<RouteObject["lazy"]>> = {
 
 /** Pages below a section, e.g. one team. */
 const DETAIL_PAGES: RouteObject[] = [
+  { path: "profile", lazy: async () => ({ Component: (await import("./pages/ProfilePage")).ProfilePage }) },
   { path: "alerts/:tab", lazy: async () => ({ Component: (await import("./pages/AlertsPage")).AlertsPage }) },
   { path: "teams/:id", lazy: async () => ({ Component: (await import("./pages/TeamDetailPage")).TeamDetailPage }) },
   {

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
@@ -9,6 +10,9 @@ from rest_framework.request import Request
 
 from controlplane.accounts.models import ApiKey, ServiceAccount
 from controlplane.accounts.services import authenticate_api_key
+from controlplane.people import oidc
+from controlplane.people.choices import IdentitySource
+from controlplane.people.models import Identity
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,48 @@ def _bearer_token(request: Request) -> bytes | None:
     return parts[1]
 
 
+@dataclass(frozen=True)
+class IdpAccessToken:
+    """request.auth for a person's script calling with the identity provider's access token."""
+
+    claims: dict
+
+
+class IdpAccessTokenAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <JWT>` issued by the single sign-on provider for this API (its audience is
+    OIDC_API_AUDIENCE): the person it names (by issuer and subject, signed in to the console at least once)
+    acts with their own roles. Off while OIDC_API_AUDIENCE is empty; API keys (`shk_…`) pass on to the next
+    class untouched."""
+
+    def authenticate(self, request: Request) -> tuple[object, IdpAccessToken] | None:
+        config = oidc.current_config()
+        if config is None or not settings.OIDC_API_AUDIENCE:
+            return None
+        token = _bearer_token(request)
+        if token is None or token.startswith(b"shk_") or token.count(b".") != 2:
+            return None
+        try:
+            claims = oidc.verify_access_token(
+                config, token.decode("ascii"), audience=settings.OIDC_API_AUDIENCE
+            )
+        except (oidc.OidcError, UnicodeDecodeError) as error:
+            raise AuthenticationFailed(str(error), code="invalid_token") from error
+        identity = (
+            Identity.objects.select_related("user")
+            .filter(source=IdentitySource.OIDC, issuer=config.issuer, subject=claims["sub"])
+            .first()
+        )
+        if identity is None or not identity.user.is_active:
+            raise AuthenticationFailed(
+                "No active person here has this token's subject; sign in to the console once first.",
+                code="invalid_token",
+            )
+        return identity.user, IdpAccessToken(claims)
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[object, ApiKey] | None:
         token = _bearer_token(request)
@@ -60,6 +106,20 @@ class ApiKeyAuthentication(BaseAuthentication):
         # Missing or invalid credentials are a 401 with this challenge for every caller (the console treats
         # 401 as "sign in again"); 403 is kept for authenticated callers who may not do what they asked.
         return 'Bearer realm="api"'
+
+
+class IdpAccessTokenAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = IdpAccessTokenAuthentication
+    name = "idpAccessToken"
+
+    def get_security_definition(self, auto_schema: object) -> dict:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": "An access token of the single sign-on provider issued for this API's audience "
+            "(OIDC_API_AUDIENCE), when enabled; it acts as the person it names.",
+        }
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

@@ -12,6 +12,7 @@ from rest_framework.serializers import Serializer
 from rest_framework.viewsets import GenericViewSet
 
 from controlplane.accounts.models import ApiKey
+from controlplane.core.api.authentication import IdpAccessToken
 from controlplane.core.api.client_address import client_address
 from controlplane.core.api.errors import Forbidden
 from controlplane.tenancy.access import Actor, org_roles, role_in_team, team_roles, visible_teams_q
@@ -25,7 +26,12 @@ def actor_from_request(request: Request) -> Actor:
         user = api_key.user
     else:
         user = request.user if request.user and request.user.is_authenticated else None
-    return Actor(user=user, api_key=api_key, client_address=client_address(request._request))
+    return Actor(
+        user=user,
+        api_key=api_key,
+        client_address=client_address(request._request),
+        via_access_token=isinstance(request.auth, IdpAccessToken),
+    )
 
 
 class ScopedViewSet(GenericViewSet):

@@ -527,7 +527,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * @description Ends the console session; after a single sign-on, `end_session_url` is the provider's logout page
+         *     (RP-initiated logout) the browser goes to next, so the provider's session ends too.
+         */
         post: operations["v1_auth_logout_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/options/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description How the login page offers to sign in: the single sign-on provider, and whether the password form
+         *     shows (with local login hidden, break-glass accounts still use it at /login?local).
+         */
+        get: operations["v1_auth_options_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -562,6 +586,26 @@ export interface paths {
         put?: never;
         /** @description Sets the password with a one-time link; the person then signs in with it. */
         post: operations["v1_auth_password_links_use_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/profile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The signed-in person: where their identity comes from, the provider's groups at their last single
+         *     sign-on, and the organizations and teams they belong to (and which of those the mapping granted).
+         */
+        get: operations["v1_auth_profile_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2376,6 +2420,10 @@ export interface components {
             reason?: string;
             client_address?: string | null;
         };
+        AuthOptions: {
+            sso: components["schemas"]["SsoOption"] | null;
+            local_login: boolean;
+        };
         /** @enum {unknown} */
         BlankEnum: "";
         BrokerConfigs: {
@@ -2967,6 +3015,9 @@ export interface components {
         };
         LoginOutput: {
             user: components["schemas"]["User"];
+        };
+        LogoutOutput: {
+            end_session_url: string | null;
         };
         /**
          * @description * `SCRAM-SHA-256` - SCRAM-SHA-256
@@ -3894,6 +3945,29 @@ export interface components {
             partition: number;
             offset: number;
         };
+        Profile: {
+            user: components["schemas"]["User"];
+            source: string;
+            issuer: string;
+            idp_groups: string[];
+            /** Format: date-time */
+            last_sso_login_at: string | null;
+            organizations: components["schemas"]["ProfileOrganization"][];
+            teams: components["schemas"]["ProfileTeam"][];
+        };
+        ProfileOrganization: {
+            id: number;
+            name: string;
+            is_org_admin: boolean;
+            from_idp: boolean;
+        };
+        ProfileTeam: {
+            id: number;
+            name: string;
+            organization: string;
+            role: string;
+            from_idp: boolean;
+        };
         /**
          * @description * `local` - Local broker processes on this host
          *     * `external` - An existing cluster, registered by bootstrap address
@@ -4199,6 +4273,10 @@ export interface components {
          * @enum {string}
          */
         SilenceStateEnum: "scheduled" | "active" | "expired";
+        SsoOption: {
+            name: string;
+            login_url: string;
+        };
         /**
          * @description * `active` - Active
          *     * `rotating` - Rotated, valid until the overlap ends
@@ -4529,10 +4607,11 @@ export interface components {
         /**
          * @description * `session` - Console session
          *     * `api_key` - API key
+         *     * `access_token` - Identity provider access token
          *     * `system` - System
          * @enum {string}
          */
-        ViaEnum: "session" | "api_key" | "system";
+        ViaEnum: "session" | "api_key" | "access_token" | "system";
         WorkerStatus: {
             alive: boolean;
             /** Format: date-time */
@@ -5617,9 +5696,10 @@ export interface operations {
                 /**
                  * @description * `session` - Console session
                  *     * `api_key` - API key
+                 *     * `access_token` - Identity provider access token
                  *     * `system` - System
                  */
-                via?: "api_key" | "session" | "system";
+                via?: "access_token" | "api_key" | "session" | "system";
             };
             header?: never;
             path?: never;
@@ -5691,12 +5771,32 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No response body */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LogoutOutput"];
+                };
+            };
+        };
+    };
+    v1_auth_options_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthOptions"];
+                };
             };
         };
     };
@@ -5742,6 +5842,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    v1_auth_profile_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Profile"];
+                };
             };
         };
     };

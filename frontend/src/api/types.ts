@@ -136,3 +136,6 @@ export type ClientQuotaUpdate = PatchBody<"/api/v1/quotas/{id}/">;
 export type ScramCredential = ItemOf<"/api/v1/scram-credentials/">;
 export type ScramCredentialCreate = PostBody<"/api/v1/scram-credentials/">;
 export type ScramCredentialWithPassword = JsonBody<paths["/api/v1/scram-credentials/"]["post"]["responses"][201]>;
+
+export type AuthOptions = JsonBody<paths["/api/v1/auth/options/"]["get"]["responses"][200]>;
+export type Profile = JsonBody<paths["/api/v1/auth/profile/"]["get"]["responses"][200]>;

@@ -86,7 +86,7 @@ describe("the auth guard", () => {
       ...overviewPanels,
       "POST /api/v1/auth/logout/": () => {
         session = signedOut;
-        return { status: 204 };
+        return json(200, { end_session_url: null });
       },
     });
     const { router, user } = renderApp("/");

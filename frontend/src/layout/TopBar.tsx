@@ -1,3 +1,5 @@
+import { Link } from "react-router";
+
 import { useLogout, useSession } from "../api/hooks/session";
 import { describeError } from "../api/errors";
 import { useTheme } from "../theme/theme";
@@ -20,9 +22,9 @@ export function TopBar() {
         {theme === "dark" ? "Light mode" : "Dark mode"}
       </button>
       {username ? (
-        <span className="topbar__user" title="Signed in as">
+        <Link className="topbar__user" to="/profile" title="Your profile">
           {username}
-        </span>
+        </Link>
       ) : null}
       {/* The auth guard notices the signed-out session and goes to the login page. */}
       <button type="button" className="button" onClick={() => logout.mutate()} disabled={logout.isPending}>

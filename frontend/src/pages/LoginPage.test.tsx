@@ -67,4 +67,37 @@ describe("LoginPage", () => {
     expect(await screen.findByRole("heading", { level: 1, name: "ACLs" })).toBeInTheDocument();
     expect(router.state.location.pathname).toBe("/acls");
   });
+
+  it("offers single sign-on with the provider's name, keeping next, and shows its refusal", async () => {
+    stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedOut),
+      "GET /api/v1/auth/options/": json(200, {
+        sso: { name: "Keycloak", login_url: "/api/v1/auth/oidc/login/" },
+        local_login: true,
+      }),
+    });
+    renderApp("/login?next=%2Ftopics&sso_error=Your%20account%20is%20deactivated%20here.");
+
+    const button = await screen.findByRole("link", { name: "Sign in with Keycloak" });
+    expect(button).toHaveAttribute("href", "/api/v1/auth/oidc/login/?next=%2Ftopics");
+    expect(screen.getByRole("alert")).toHaveTextContent("Your account is deactivated here.");
+    expect(screen.getByLabelText("Username")).toBeInTheDocument();
+  });
+
+  it("hides the password form when configured, except on the break-glass path", async () => {
+    stubFetch({
+      "GET /api/v1/auth/session/": json(200, signedOut),
+      "GET /api/v1/auth/options/": json(200, {
+        sso: { name: "Okta", login_url: "/api/v1/auth/oidc/login/" },
+        local_login: false,
+      }),
+    });
+    const { user } = renderApp("/login");
+
+    expect(await screen.findByRole("link", { name: "Sign in with Okta" })).toBeInTheDocument();
+    expect(screen.queryByLabelText("Username")).not.toBeInTheDocument();
+    await user.click(screen.getByRole("link", { name: "Administrator sign-in" }));
+    expect(await screen.findByLabelText("Username")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Sign in" })).toBeInTheDocument();
+  });
 });

@@ -42,7 +42,9 @@ def test_it_logs_in_and_out_with_a_session(csrf_client, alice) -> None:
     assert csrf_client.get("/api/v1/auth/session/").json()["authenticated"] is True
 
     token = csrf_client.cookies["csrftoken"].value  # rotated on login
-    assert csrf_client.post("/api/v1/auth/logout/", HTTP_X_CSRFTOKEN=token).status_code == 204
+    logout = csrf_client.post("/api/v1/auth/logout/", HTTP_X_CSRFTOKEN=token)
+    assert logout.status_code == 200
+    assert logout.json() == {"end_session_url": None}  # a password session: no provider to sign out of
     assert csrf_client.get("/api/v1/auth/session/").json()["authenticated"] is False
 
 

@@ -1,11 +1,13 @@
 import { queryOptions, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
-import type { LoginRequest, Session, User } from "../types";
+import type { AuthOptions, LoginRequest, Profile, Session, User } from "../types";
 
 export const sessionKeys = {
   all: ["session"] as const,
   current: () => [...sessionKeys.all, "current"] as const,
+  options: () => [...sessionKeys.all, "options"] as const,
+  profile: () => [...sessionKeys.all, "profile"] as const,
 };
 
 export const signedOutSession: Session = { authenticated: false, user: null };
@@ -42,12 +44,37 @@ export function useLogin() {
   });
 }
 
-export function useLogout() {
+/** How the login page offers to sign in: single sign-on, and whether the password form shows. */
+export function useAuthOptions() {
+  return useQuery({
+    queryKey: sessionKeys.options(),
+    queryFn: async ({ signal }): Promise<AuthOptions> =>
+      unwrap(await apiClient.GET("/api/v1/auth/options/", { signal })),
+    staleTime: 5 * 60_000,
+  });
+}
+
+/** The signed-in person's identity source, provider groups, organizations and teams. */
+export function useProfile() {
+  return useQuery({
+    queryKey: sessionKeys.profile(),
+    queryFn: async ({ signal }): Promise<Profile> => unwrap(await apiClient.GET("/api/v1/auth/profile/", { signal })),
+  });
+}
+
+/**
+ * Ends the console session. After a single sign-on the server names the
+ * provider's logout page (RP-initiated logout); the browser goes there so the
+ * provider's session ends too, and the provider sends it back to /login.
+ */
+export function useLogout(leave: (url: string) => void = (url) => window.location.assign(url)) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (): Promise<void> => {
-      unwrap(await apiClient.POST("/api/v1/auth/logout/"));
+    mutationFn: async (): Promise<string | null> =>
+      unwrap(await apiClient.POST("/api/v1/auth/logout/")).end_session_url,
+    onSuccess: (endSessionUrl) => {
+      replaceSession(queryClient, signedOutSession);
+      if (endSessionUrl) leave(endSessionUrl);
     },
-    onSuccess: () => replaceSession(queryClient, signedOutSession),
   });
 }
