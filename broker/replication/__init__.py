@@ -1,9 +1,9 @@
 """Replication: leaders, followers, the ISR and the high watermark (see manager.py).
 
-A broker without replication configured is a single-node broker: every partition is led by it and
-its ISR is itself, and none of this package runs. Today replication is switched on by the
-test/bootstrap `replication.static.assignments` file (static_assignments.py); the controller
-quorum will drive the same `ReplicaManager` through `broker.controller.api.MetadataListener`.
+Every broker runs a `ReplicaManager`: a cluster member's is fed the controller's metadata image
+(`broker.controller.api.MetadataListener`), a single node's the image of a cluster of one
+(`broker.partitions.single_node`). The test/bootstrap `replication.static.assignments` file
+(static_assignments.py) overrides the single node's image for the topics it names.
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ def start_replication(state: BrokerState) -> Replication | None:
     config = ReplicationConfig.from_broker_config(state.config)
     if config.static_assignments is None:
         return None
-    from broker.replication.manager import ReplicaManager
+    from broker.partitions.single_node import SingleNodeImage
     from broker.replication.producer_ids import NodeScopedProducerIds
     from broker.replication.static_assignments import StaticAlterPartition, StaticAssignmentsSource
 
     state.producer_ids = NodeScopedProducerIds(state.producer_ids, config.node_id)  # type: ignore[assignment]
-    manager = ReplicaManager(state, config)
+    manager = state.replication
     manager.alter_partition = StaticAlterPartition(manager)
     listener_name = state.config.listeners[0].name
-    source = StaticAssignmentsSource(config.static_assignments, manager, listener_name)
+    image = SingleNodeImage(state.metadata, manager, config.node_id)
+    state.topics.on_topic_changed = image.topic_changed
+    source = StaticAssignmentsSource(config.static_assignments, manager, listener_name, image)
     source.load()
-    manager.start()
     source.start_watching()
-    state.replication = manager
     return Replication(manager, source)

@@ -1,8 +1,10 @@
 """ReplicaManager: the partitions this broker hosts, whether it leads or follows each, and the rules
 that tie produce, fetch and the ISR together.
 
-Leadership comes from outside — the controller's metadata log (`broker.controller.api`), or for now
-the static assignments file — through `on_image_loaded` / `on_partition_changed`. Changes are
+Leadership comes from outside — the controller's metadata log (`broker.controller.api`), or on a
+single node the image of a cluster of one (`broker.partitions.single_node`) — through
+`on_image_loaded` / `on_partition_changed`. Request handlers reach it through the partition layer
+(`broker.partitions`), never directly. Changes are
 idempotent by leader epoch: a repeated or older assignment changes nothing.
 
 Leader side: follower Fetch requests report each follower's log end offset; the high watermark is
@@ -34,7 +36,7 @@ from broker.controller.api import (
     TopicConfigChange,
 )
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
-from broker.handlers.partition_checks import leader_epoch_error
+from broker.log.leader_epoch import leader_epoch_error
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.config import ReplicationConfig
 from broker.replication.delayed_produce import PendingAcks
@@ -111,7 +113,6 @@ class ReplicaManager:
         self.assignments: dict[tuple[str, int], PartitionAssignment] = {}
         self.replicas: dict[tuple[str, int], Replica] = {}
         self.brokers: dict[int, BrokerRegistration] = {}
-        self.managed_topics: set[str] = set()
         # Bumps on every change a Metadata response shows (leaders, ISR, brokers); per topic in
         # `topic_versions` and for the broker list in `brokers_version`, so that a Metadata answer
         # reuses the encoded entry of every topic that did not change.
@@ -184,6 +185,8 @@ class ReplicaManager:
         )
 
     async def close(self) -> None:
+        if self._closing:
+            return  # closed already (its starter and the broker's shutdown both close it)
         self._closing = True
         for task in [*self._tasks, *self._alter_tasks]:
             task.cancel()
@@ -242,7 +245,6 @@ class ReplicaManager:
         self.assignments.pop(key, None)
         self._logs_to_open.pop(key, None)
         self._partition_changed(key)
-        # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
             # Its topic is deleted (its log with it): no high watermark to keep.
@@ -303,7 +305,6 @@ class ReplicaManager:
         if current is not None and _older(assignment, current):
             return  # a stale update (replayed or reordered): ignore it
         self.assignments[key] = assignment
-        self.managed_topics.add(assignment.topic)
         self._bump_version(assignment.topic)
         self._partition_changed(key)
         topic = self._ensure_local_topic(assignment)
@@ -505,9 +506,6 @@ class ReplicaManager:
         self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
-
-    def manages(self, topic: str) -> bool:
-        return topic in self.managed_topics
 
     def leader_replica(
         self, topic: str, partition: int, requested_epoch: int = -1

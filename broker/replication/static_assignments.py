@@ -42,6 +42,7 @@ from broker.controller.api import (
     Endpoint,
     PartitionAssignment,
 )
+from broker.partitions.single_node import SingleNodeImage, single_node_registration
 from broker.replication.manager import ReplicaManager, accept_alter_partition
 
 log = logging.getLogger(__name__)
@@ -127,9 +128,13 @@ class StaticAlterPartition:
 class StaticAssignmentsSource:
     """Feeds the file to the ReplicaManager at start and whenever it changes."""
 
-    def __init__(self, path: Path, manager: ReplicaManager, listener_name: str) -> None:
+    def __init__(
+        self, path: Path, manager: ReplicaManager, listener_name: str, local: SingleNodeImage
+    ) -> None:
         self.path = path
         self.manager = manager
+        # The topics the file does not name stay led by this node alone.
+        self.local = local
         self.listener_name = listener_name
         self._seen: tuple[float, int] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -145,7 +150,12 @@ class StaticAssignmentsSource:
         if layout.cluster_id:
             # Clients refuse brokers that report different cluster ids.
             self.manager.state.metadata.cluster_id = layout.cluster_id
-        self.manager.on_image_loaded(layout.partitions, layout.brokers)
+        named = frozenset(p.topic for p in layout.partitions)
+        self.local.external = named
+        brokers = list(layout.brokers)
+        if all(b.broker_id != self.local.node_id for b in brokers):
+            brokers.append(single_node_registration(self.local.node_id))
+        self.manager.on_image_loaded([*layout.partitions, *self.local.partitions(exclude=named)], brokers)
 
     def start_watching(self) -> None:
         self._task = asyncio.create_task(self._watch(), name="static-assignments-watch")

@@ -39,6 +39,7 @@ async def open_broker_state(
     controller quorum once it has joined (broker/controller/broker_node.py), not from here.
     """
     from broker.log.log_manager import LogManager
+    from broker.partitions.single_node import start_single_node
     from broker.server.group_storage import start_group_coordinator
 
     data_dir = config.log_dirs[0]
@@ -64,6 +65,8 @@ async def open_broker_state(
     )
     open_security(state, create_bootstrap_users=not cluster_member)
     if not cluster_member:
+        # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
+        state.replication = start_single_node(state)
         state.groups = await start_group_coordinator(state)
     return state
 
@@ -127,9 +130,12 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
 
 
 async def close_broker_state(state: BrokerState) -> None:
-    """Stop the group coordinator, then flush and close every log."""
+    """Stop the group coordinator and the partition layer, then flush and close every log."""
     if state.groups is not None:
         await state.groups.close()
+    replication = getattr(state, "replication", None)  # unset when a cluster member never joined
+    if replication is not None:
+        await replication.close()
     state.logs.close()
 
 

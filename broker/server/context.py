@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from broker.config import BrokerConfig, Listener
+from broker.partitions.manager import PartitionManager
 from broker.server.connection_limits import ConnectionLimits
 from broker.server.request_memory import RequestMemory
 
@@ -15,10 +16,12 @@ if TYPE_CHECKING:
     from broker.auth.authorizer import Authorizer
     from broker.auth.sasl import AuthSession, FailedAuthentications
     from broker.auth.scram_store import ScramStore
+    from broker.log.log_manager import LogManager
     from broker.metadata.producer_ids import ProducerIdManager
     from broker.metadata.security_registry import SecurityStore
     from broker.metadata.topic_registry import MetadataStore
     from broker.quotas.manager import QuotaManager
+    from broker.replication.manager import ReplicaManager
     from broker.server.metrics import BrokerMetrics
     from broker.server.topics import TopicManager
 
@@ -29,7 +32,7 @@ class BrokerState:
 
     config: BrokerConfig
     metadata: MetadataStore
-    logs: Any  # broker.log.log_manager.LogManager
+    logs: LogManager
     topics: TopicManager
     producer_ids: ProducerIdManager
     metrics: BrokerMetrics
@@ -39,8 +42,10 @@ class BrokerState:
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
     quotas: QuotaManager | None = None
     failed_authentications: FailedAuthentications | None = None
-    # broker.replication.manager.ReplicaManager in a replicated cluster; None on a single node.
-    replication: Any = None
+    # Leaders, ISRs and high watermarks of every hosted partition: fed the controller's image on a
+    # cluster member, a cluster of one on a single node (set as soon as the state is opened, or
+    # when a cluster member joins). Handlers reach partitions through `partitions` only.
+    replication: ReplicaManager = field(init=False)
     # broker.controller.forwarding.ControllerLink when the broker belongs to a controller quorum
     # (`process.roles`); None on a single node. Metadata writes go through it.
     cluster: Any = None
@@ -57,6 +62,16 @@ class BrokerState:
     )
     # Set when shutdown begins, so long-polls return early.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
+
+    @property
+    def partitions(self) -> PartitionManager:
+        """The partition layer over the current ReplicaManager."""
+        partitions = self._partitions
+        if partitions is None or partitions.replication is not self.replication:
+            partitions = self._partitions = PartitionManager(self.replication, self.logs)
+        return partitions
 
     @property
     def node_id(self) -> int:
