@@ -20,7 +20,7 @@ from kio.schema.errors import ErrorCode
 from broker.partitions.partition import Partition
 
 if TYPE_CHECKING:
-    from broker.controller.api import BrokerRegistration, Endpoint
+    from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
     from broker.log.log_manager import LogManager
     from broker.replication.manager import ReplicaManager
 
@@ -78,9 +78,13 @@ class PartitionManager:
             return None
         return self.replication.endpoint(assignment.leader, listener_name)
 
-    def hosts_topic_partition(self, topic: str, index: int) -> bool:
-        """Whether the metadata image knows the partition at all."""
+    def knows(self, topic: str, index: int) -> bool:
+        """Whether the metadata image lists the partition at all."""
         return self.replication.assignment(topic, index) is not None
+
+    def assignments_of(self, topic: str) -> list[PartitionAssignment]:
+        """The image's assignments of `topic`'s partitions (for metadata listeners joining late)."""
+        return [a for a in self.replication.assignments.values() if a.topic == topic]
 
     def describe(self, topic: str, count: int) -> list[PartitionState]:
         """Partitions 0..count-1 of `topic` for Metadata (leaderless ones with LEADER_NOT_AVAILABLE)."""

@@ -51,8 +51,6 @@ class SingleNodeImage:
         self.metadata = metadata
         self.manager = manager
         self.node_id = node_id
-        # Topics whose assignments come from elsewhere (the test-only static assignments file).
-        self.external: frozenset[str] = frozenset()
 
     def partitions(self, exclude: frozenset[str] = frozenset()) -> list[PartitionAssignment]:
         return [
@@ -66,8 +64,6 @@ class SingleNodeImage:
         self.manager.on_image_loaded(self.partitions(), [single_node_registration(self.node_id)])
 
     def topic_changed(self, name: str) -> None:
-        if name in self.external:
-            return
         topic = self.metadata.get(name)
         manager = self.manager
         wanted = single_node_assignments(topic, self.node_id) if topic is not None else []

@@ -149,18 +149,24 @@ class BrokerServer:
         self._periodic: list[asyncio.Task[None]] = []
         self._cleaner_pass: asyncio.Future[Any] | None = None
         self._stop_requested = asyncio.Event()
-        self._replication: Any = None
-        # broker.controller.broker_node.ClusterMembership once a cluster member has joined.
+        # broker.controller.broker_node.ClusterMembership once a cluster member has joined, or what
+        # a `before_serving` hook started.
         self.cluster_membership: Any = None
         self.stopping = asyncio.Event()
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    async def start(self, join_cluster: Callable[[BrokerState], Awaitable[Any]] | None = None) -> None:
+    async def start(
+        self,
+        join_cluster: Callable[[BrokerState], Awaitable[Any]] | None = None,
+        *,
+        before_serving: Callable[[BrokerState], Awaitable[Any]] | None = None,
+    ) -> None:
         """Open the data directory, bind the listeners and serve.
 
         `join_cluster` (a cluster member's, see broker/controller/broker_node.py) runs after the
         listeners are bound and before they accept anyone; what it returns is closed on stop.
+        `before_serving` does the same for a broker that belongs to no quorum (test launchers).
         """
         config = self.config
         state = await open_broker_state(config, self.stopping, cluster_member=join_cluster is not None)
@@ -170,11 +176,7 @@ class BrokerServer:
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
 
-        if join_cluster is None:
-            from broker.replication import start_replication
-
-            # Before the listeners: no client may see a replicated broker as a single node.
-            self._replication = start_replication(state)
+        join = join_cluster or before_serving
         loop = asyncio.get_running_loop()
         tls: ssl.SSLContext | None = None
         for listener in config.listeners:
@@ -187,14 +189,14 @@ class BrokerServer:
                 listener.port,
                 reuse_address=True,
                 ssl=tls if protocol in ("SSL", "SASL_SSL") else None,
-                start_serving=join_cluster is None,
+                start_serving=join is None,
             )
             port = server.sockets[0].getsockname()[1]
             state.bound_ports[listener.name] = port
             self._servers.append(server)
             log.info("listening on %s://%s:%d (%s)", listener.name, listener.host, port, protocol)
-        if join_cluster is not None:
-            self.cluster_membership = await join_cluster(state)
+        if join is not None:
+            self.cluster_membership = await join(state)
             for server in self._servers:
                 await server.start_serving()
         if config.metrics_port:
@@ -257,8 +259,6 @@ class BrokerServer:
             self._metrics_server.close()
         if self.cluster_membership is not None:
             await self.cluster_membership.close()
-        if self._replication is not None:
-            await self._replication.close()
         if self.state is not None:
             await close_broker_state(self.state)
         log.info("broker stopped")

@@ -190,17 +190,17 @@ class ClusterCoordinatorLocator:
         self._retry_after = 0.0
 
     def locate(self, group_id: str, listener_name: str) -> CoordinatorEndpoint:
-        replication = self._state.replication
+        partitions = self._state.partitions
         partition = partition_for_group(group_id, self._offsets_log.num_partitions)
-        assignment = replication.assignment(OFFSETS_TOPIC_NAME, partition)
-        if assignment is None:
+        if not partitions.knows(OFFSETS_TOPIC_NAME, partition):
             if self._state.cluster.image.topic_by_name(OFFSETS_TOPIC_NAME) is None:
                 self._create_offsets_topic()
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
-        endpoint = replication.endpoint(assignment.leader, listener_name) if assignment.has_leader else None
+        endpoint = partitions.leader_endpoint(OFFSETS_TOPIC_NAME, partition, listener_name)
         if endpoint is None:
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
-        return CoordinatorEndpoint(ErrorCode.none, assignment.leader, endpoint.host, endpoint.port)
+        leader = partitions.leader_for(OFFSETS_TOPIC_NAME, partition)
+        return CoordinatorEndpoint(ErrorCode.none, leader, endpoint.host, endpoint.port)
 
     def _create_offsets_topic(self) -> None:
         if self._creating is not None and not self._creating.done():
@@ -266,7 +266,7 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Off
     """A cluster broker's coordinator and the metadata listener that moves groups with the
     leadership of `__consumer_offsets` partitions.
 
-    Call it once `state.replication` (the ReplicaManager) and `state.cluster` exist, on the
+    Call it once `state.replication` (the ReplicaManager behind `state.partitions`) and `state.cluster` exist, on the
     event loop; partitions this broker already leads start loading at once.
     """
     config = state.config
@@ -277,6 +277,5 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Off
     coordinator.locator = ClusterCoordinatorLocator(state, offsets_log)
     listener = OffsetsLeadershipListener(coordinator, offsets_log, state.node_id)
     # The listener may be registered after the broker caught up: start from what it knows now.
-    current = [a for a in state.replication.assignments.values() if a.topic == OFFSETS_TOPIC_NAME]
-    listener.on_image_loaded(current, [])
+    listener.on_image_loaded(state.partitions.assignments_of(OFFSETS_TOPIC_NAME), [])
     return coordinator, listener

@@ -27,9 +27,9 @@ from broker.log.partition_log import PartitionLog
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.replication.peer_connection import decode_response, encode_request
-from broker.replication.static_assignments import StaticAlterPartition, static_topic_id
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.dispatcher import Peer, dispatch
+from tests.fixtures.static_assignments import StaticAlterPartition, static_topic_id
 from tests.unit.broker.log.helpers import NOW_MS, batch_of
 
 TOPIC = "orders"

@@ -9,7 +9,7 @@ import pytest
 from broker.config import ConfigError
 from broker.controller.api import AlterPartitionRequest
 from broker.replication.manager import accept_alter_partition
-from broker.replication.static_assignments import parse_static_assignments, static_topic_id
+from tests.fixtures.static_assignments import parse_static_assignments, static_topic_id
 
 FILE = {
     "cluster_id": "abc",

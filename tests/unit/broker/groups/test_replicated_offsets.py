@@ -27,10 +27,10 @@ from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
 from broker.handlers.groups import find_coordinator
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
-from broker.replication.static_assignments import StaticAlterPartition
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.context import BrokerState, RequestContext
 from broker.server.group_storage import OffsetsLeadershipListener, cluster_group_coordinator
+from tests.fixtures.static_assignments import StaticAlterPartition
 
 from .helpers import request_context
 
