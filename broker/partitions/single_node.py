@@ -12,12 +12,10 @@ import uuid
 from typing import TYPE_CHECKING
 
 from broker.controller.api import BrokerRegistration, PartitionAssignment
-from broker.replication.config import ReplicationConfig
-from broker.replication.manager import ReplicaManager
 
 if TYPE_CHECKING:
     from broker.metadata.topic_registry import MetadataStore, TopicRecord
-    from broker.server.context import BrokerState
+    from broker.replication.manager import ReplicaManager
 
 
 def single_node_assignments(topic: TopicRecord, node_id: int) -> list[PartitionAssignment]:
@@ -71,13 +69,3 @@ class SingleNodeImage:
             manager.on_partition_removed(manager.assignments[key])
         for assignment in wanted:
             manager.apply(assignment)
-
-
-def start_single_node(state: BrokerState) -> ReplicaManager:
-    """The ReplicaManager of a broker that belongs to no controller quorum, fed this node's image."""
-    manager = ReplicaManager(state, ReplicationConfig.from_broker_config(state.config))
-    image = SingleNodeImage(state.metadata, manager, state.node_id)
-    image.load()
-    state.topics.on_topic_changed = image.topic_changed
-    manager.start()
-    return manager

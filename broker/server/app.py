@@ -13,6 +13,9 @@ from typing import Any
 from broker.config import BrokerConfig, ConfigError
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.topic_registry import MetadataStore
+from broker.partitions.single_node import SingleNodeImage
+from broker.replication.config import ReplicationConfig
+from broker.replication.manager import ReplicaManager
 from broker.server.connection import Connection
 from broker.server.connection_limits import ConnectionLimits
 from broker.server.context import BrokerState
@@ -39,7 +42,6 @@ async def open_broker_state(
     controller quorum once it has joined (broker/controller/broker_node.py), not from here.
     """
     from broker.log.log_manager import LogManager
-    from broker.partitions.single_node import start_single_node
     from broker.server.group_storage import start_group_coordinator
 
     data_dir = config.log_dirs[0]
@@ -127,6 +129,17 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
         "requested": ssl.CERT_OPTIONAL,
     }.get(client_auth, ssl.CERT_NONE)
     return context
+
+
+def start_single_node(state: BrokerState) -> ReplicaManager:
+    """The ReplicaManager of a broker that belongs to no controller quorum: a cluster of one, fed the
+    image in which this node leads every partition of its registry (and kept equal to it)."""
+    manager = ReplicaManager(state, ReplicationConfig.from_broker_config(state.config))
+    image = SingleNodeImage(state.metadata, manager, state.node_id)
+    image.load()
+    state.topics.on_topic_changed = image.topic_changed
+    manager.start()
+    return manager
 
 
 async def close_broker_state(state: BrokerState) -> None:
