@@ -96,11 +96,6 @@ class Partition:
     def remove_append_listener(self, listener: Callable[[], None]) -> None:
         self._log.remove_append_listener(listener)
 
-    @property
-    def changes(self) -> object:
-        """Stable identity of what appends are watched on (fetch sessions compare it)."""
-        return self._log
-
     # ---- produce -------------------------------------------------------------------------------
 
     def append(self, records: bytes, acks: int, now_ms: int | None = None) -> AppendOutcome:

@@ -40,6 +40,7 @@ from broker.log.leader_epoch import leader_epoch_error
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.config import ReplicationConfig
 from broker.replication.delayed_produce import PendingAcks
+from broker.replication.fetcher import FetcherPool
 from broker.replication.leader_state import LeaderState
 from broker.replication.throttle import ReplicationThrottle
 from broker.server.heap import full_collections
@@ -47,7 +48,6 @@ from broker.server.heap import full_collections
 if TYPE_CHECKING:
     from broker.log.config import LogConfig
     from broker.log.partition_log import PartitionLog
-    from broker.replication.fetcher import FetcherPool
     from broker.server.context import BrokerState
 
 log = logging.getLogger(__name__)
@@ -147,8 +147,6 @@ class ReplicaManager:
     # ---- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        from broker.replication.fetcher import FetcherPool
-
         self.fetchers = FetcherPool(self)
         self._open_wakeup = asyncio.Event()
         self._tasks.append(asyncio.create_task(self._open_new_logs(), name="replication-open-logs"))

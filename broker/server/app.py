@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from broker.config import BrokerConfig, ConfigError
+from broker.log.log_manager import LogManager
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.topic_registry import MetadataStore
 from broker.partitions.single_node import SingleNodeImage
@@ -19,6 +20,7 @@ from broker.replication.manager import ReplicaManager
 from broker.server.connection import Connection
 from broker.server.connection_limits import ConnectionLimits
 from broker.server.context import BrokerState
+from broker.server.group_storage import start_group_coordinator
 from broker.server.metrics import BrokerMetrics, serve_metrics
 from broker.server.request_memory import RequestMemory
 from broker.server.topics import TopicManager
@@ -41,9 +43,6 @@ async def open_broker_state(
     A `cluster_member` takes its topics, security state and group coordinator from the
     controller quorum once it has joined (broker/controller/broker_node.py), not from here.
     """
-    from broker.log.log_manager import LogManager
-    from broker.server.group_storage import start_group_coordinator
-
     data_dir = config.log_dirs[0]
     data_dir.mkdir(parents=True, exist_ok=True)
     metadata = MetadataStore(data_dir)
