@@ -35,8 +35,8 @@ from broker.controller.api import (
     PartitionAssignment,
     TopicConfigChange,
 )
-from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
 from broker.log.leader_epoch import leader_epoch_error
+from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 from broker.metadata.topic_registry import TopicRecord
 from broker.replication.config import ReplicationConfig
 from broker.replication.delayed_produce import PendingAcks
