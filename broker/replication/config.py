@@ -20,7 +20,7 @@ from broker.config import SUPPORTED_SASL_MECHANISMS, BrokerConfig, ConfigError
 class InterBrokerConfig:
     """How this broker connects to other brokers: which of their listeners, TLS, SASL login."""
 
-    # None: the peer's first advertised endpoint (static assignments name only one).
+    # None: the peer's first advertised endpoint.
     listener_name: str | None = None
     security_protocol: str = "PLAINTEXT"
     sasl: SaslCredentials | None = None

@@ -21,7 +21,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
@@ -545,7 +545,7 @@ class ReplicaManager:
 
     def isr_eligible(self, broker_id: int) -> bool:
         """Kafka's rule for joining the ISR: the broker is registered, unfenced and not shutting down
-        (with static assignments, where nothing is fenced, every replica is)."""
+        (with no broker registrations at all, as in tests that feed bare assignments, every replica is)."""
         broker = self.brokers.get(broker_id)
         if broker is None:
             return not self.brokers
@@ -759,11 +759,4 @@ def _older(candidate: PartitionAssignment, current: PartitionAssignment) -> bool
     return candidate.partition_epoch < current.partition_epoch
 
 
-def accept_alter_partition(
-    current: PartitionAssignment, request: AlterPartitionRequest
-) -> PartitionAssignment:
-    """The partition after an accepted AlterPartition: the new ISR, the partition epoch bumped."""
-    return replace(current, isr=tuple(request.new_isr), partition_epoch=current.partition_epoch + 1)
-
-
-__all__ = ["NO_LEADER", "Replica", "ReplicaManager", "accept_alter_partition"]
+__all__ = ["NO_LEADER", "Replica", "ReplicaManager"]
