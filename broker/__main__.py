@@ -7,11 +7,18 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from broker.config import BrokerConfig, ConfigError
+from broker.context import BrokerState
 from broker.node.roles import run_cluster_node
 from broker.server.app import BrokerServer
 from broker.wire.allocator import tune_allocator
+
+# Runs once the broker's state is open and its listeners are bound, before they serve; what it
+# returns is closed on stop. Test launchers plug in here (tests/fixtures/static_broker.py).
+BeforeServing = Callable[[BrokerState], Awaitable[Any]]
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -28,7 +35,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def run(config: BrokerConfig) -> None:
+async def run(config: BrokerConfig, before_serving: BeforeServing | None = None) -> None:
     if config.get_str("process.roles"):
         await run_cluster_node(config)
         return
@@ -37,14 +44,14 @@ async def run(config: BrokerConfig) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, server.request_stop)
     try:
-        await server.start()
+        await server.start(before_serving=before_serving)
     except BaseException:
         await server.stop()
         raise
     await server.serve_until_stopped()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, before_serving: BeforeServing | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -59,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
     except ImportError:
-        asyncio.run(run(config))
+        asyncio.run(run(config, before_serving))
     else:
-        uvloop.run(run(config))
+        uvloop.run(run(config, before_serving))
     return 0
 
 

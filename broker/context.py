@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from broker.auth.authorizer import Authorizer
 from broker.auth.sasl import AuthSession, FailedAuthentications
@@ -18,10 +18,13 @@ from broker.auth.scram_store import ScramStore
 from broker.config import BrokerConfig, Listener
 from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import GroupCoordinator
+from broker.log.log_manager import LogManager
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
+from broker.partitions.manager import PartitionManager
 from broker.quotas.manager import QuotaManager
+from broker.replication.manager import ReplicaManager
 from broker.runtime.connection_limits import ConnectionLimits
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
@@ -51,7 +54,7 @@ class BrokerState:
 
     config: BrokerConfig
     metadata: MetadataStore
-    logs: Any  # broker.log.log_manager.LogManager
+    logs: LogManager
     topics: TopicManager
     producer_ids: ProducerIdManager
     metrics: BrokerMetrics
@@ -62,8 +65,10 @@ class BrokerState:
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
     # Set once it is loaded (a cluster member: once it has joined); None until then.
     groups: GroupCoordinator | None = None
-    # broker.replication.manager.ReplicaManager in a replicated cluster; None on a single node.
-    replication: Any = None
+    # Leaders, ISRs and high watermarks of every hosted partition: fed the controller's image on a
+    # cluster member, a cluster of one on a single node (set as soon as the state is opened, or
+    # when a cluster member joins). Handlers reach partitions through `partitions` only.
+    replication: ReplicaManager = field(init=False)
     # Set when the broker belongs to a controller quorum (`process.roles`); None on a single node.
     # Metadata writes go through it.
     cluster: ControllerLink | None = None
@@ -80,6 +85,16 @@ class BrokerState:
     )
     # Set when shutdown begins, so long-polls return early.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
+
+    @property
+    def partitions(self) -> PartitionManager:
+        """The partition layer over the current ReplicaManager."""
+        partitions = self._partitions
+        if partitions is None or partitions.replication is not self.replication:
+            partitions = self._partitions = PartitionManager(self.replication, self.logs)
+        return partitions
 
     @property
     def node_id(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -50,6 +51,13 @@ class TopicManager:
         self.default_log_config = self.default_log_config_for(config)
         # Set on a cluster member: admin writes go through the active controller.
         self.cluster: ControllerLink | None = None
+        # A single node's partition layer follows the registry (broker.partitions.single_node):
+        # called with a topic's name after it is created, deleted or grows.
+        self.on_topic_changed: Callable[[str], None] | None = None
+
+    def _changed(self, name: str) -> None:
+        if self.on_topic_changed is not None:
+            self.on_topic_changed(name)
 
     @staticmethod
     def default_log_config_for(config: BrokerConfig) -> LogConfig:
@@ -142,6 +150,7 @@ class TopicManager:
         )
         for partition in range(partitions):
             self.logs.create(name, partition, log_config)
+        self._changed(name)
         log.info("created topic %s with %d partitions", name, partitions)
         return topic
 
@@ -151,6 +160,7 @@ class TopicManager:
         # open_all removes on the next start.
         self.metadata.delete_topic(name)
         self.logs.delete_topic(name)
+        self._changed(name)
         log.info("deleted topic %s", name)
         return topic
 
@@ -172,7 +182,9 @@ class TopicManager:
         config = self.log_config(topic)
         for partition in range(topic.partitions, total):
             self.logs.create(name, partition, config)
-        return self.metadata.add_partitions(name, total)
+        grown = self.metadata.add_partitions(name, total)
+        self._changed(name)
+        return grown
 
     def set_configs(self, name: str, configs: dict[str, str], *, validate_only: bool = False) -> TopicRecord:
         topic = self.metadata.get(name)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-OFFSETS_TOPIC_NAME = "__consumer_offsets"
+from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
+
+__all__ = ["OFFSETS_TOPIC_NAME", "OffsetsAppendError", "OffsetsLog"]
 
 
 class OffsetsAppendError(Exception):

@@ -32,13 +32,11 @@ from broker.handlers.fetch_sessions import (
     PartitionKey,
     SessionPartition,
 )
-from broker.handlers.partition_checks import leader_epoch_error
+from broker.partitions.partition import READ_COMMITTED, Partition
 from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.frames import FramedResponse
 from broker.quotas.manager import CONSUMER_BYTE_RATE
 from broker.wire.records.errors import StorageError
-
-READ_COMMITTED = 1
 
 
 def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> dict[str, Any]:
@@ -87,7 +85,7 @@ class ReadResult:
 
     partitions: list[tuple[FetchPosition, dict[str, Any]]]
     total: int
-    logs: list[Any]
+    partitions_read: list[Partition]
     # Partitions with data to read that this pass did not return (byte budget, throttle).
     cut_short: list[FetchPosition]
 
@@ -97,11 +95,13 @@ def _read_all(
 ) -> ReadResult:
     """One pass over `positions`: each partition's answer, bytes read, logs touched."""
     state = ctx.broker
-    replication = state.replication
+    partitions = state.partitions
     # A follower's Fetch (replica_id >= 0, CLUSTER_ACTION checked in handle_fetch) reads up to
     # the log end and reports its progress.
-    follower = replication is not None and request.replica_id >= 0
-    read_committed = request.isolation_level == READ_COMMITTED
+    follower_id = request.replica_id
+    follower = follower_id >= 0
+    isolation_level = request.isolation_level
+    read_committed = isolation_level == READ_COMMITTED
     budget = request.max_bytes if request.max_bytes > 0 else 0
     if byte_cap is not None:
         budget = min(budget, byte_cap)
@@ -123,39 +123,19 @@ def _read_all(
         if topic is None or not 0 <= index < topic.partitions:
             answer(_error_partition(index, ErrorCode.unknown_topic_or_partition))
             continue
-        replica = None
-        requested_epoch = position.current_leader_epoch
-        if replication is not None and replication.manages(name):
-            replica, error = replication.leader_replica(name, index, requested_epoch)
-            if replica is None:
-                answer(_error_partition(index, error))
-                continue
-            partition_log = replica.log
-        else:
-            partition_log = state.logs.get(name, index)
-            if partition_log is None:
-                answer(_error_partition(index, ErrorCode.not_leader_or_follower))
-                continue
-            epoch_error = leader_epoch_error(requested_epoch, topic.leader_epoch(index))
-            if epoch_error != ErrorCode.none:
-                answer(_error_partition(index, epoch_error))
-                continue
-        result.logs.append(partition_log)
+        partition, error = partitions.leader(name, index, position.current_leader_epoch)
+        if partition is None:
+            answer(_error_partition(index, error))
+            continue
+        result.partitions_read.append(partition)
         offset = position.fetch_offset
-        if follower and (
-            replica is None
-            or (
-                partition_log.log_start_offset <= offset <= partition_log.log_end_offset
-                and not replication.record_follower_fetch(replica, request.replica_id, offset)
-            )
-        ):
+        if follower and not partition.record_follower_fetch(follower_id, offset):
             answer(_error_partition(index, ErrorCode.not_leader_or_follower))
             continue
-        high_watermark = partition_log.high_watermark
-        # Without transactions the last stable offset is the high watermark.
-        stable = high_watermark
-        log_start = partition_log.log_start_offset
-        if offset < log_start or offset > partition_log.log_end_offset:
+        high_watermark = partition.high_watermark
+        stable = partition.last_stable_offset
+        log_start = partition.log_start_offset
+        if offset < log_start or offset > partition.log_end_offset:
             answer(
                 {
                     **_error_partition(index, ErrorCode.offset_out_of_range, high_watermark),
@@ -166,17 +146,16 @@ def _read_all(
             continue
         records = b""
         limit = max(0, min(position.max_bytes, budget - result.total))
-        max_offset = stable if read_committed else high_watermark
+        max_offset = partition.fetch_bound(isolation_level, follower)
         first = result.total == 0
         if follower:
-            max_offset = partition_log.log_end_offset
-            limit, first = _follower_limit(replication, replica, request.replica_id, limit, first)
+            limit, first = partition.follower_limit(follower_id, limit, first)
         # The first partition with data returns at least one whole batch, as in Kafka,
         # so a batch larger than max_bytes cannot stall a consumer.
         if offset < max_offset:
             if limit > 0 or first:
                 try:
-                    records = partition_log.read(offset, limit, max_offset=max_offset, min_one_message=first)
+                    records = partition.read(offset, limit, max_offset, first)
                 except StorageError as exc:
                     answer(_error_partition(index, ErrorCode(exc.error_code), high_watermark))
                     continue
@@ -186,8 +165,7 @@ def _read_all(
                 result.cut_short.append(position)
         result.total += len(records)
         if follower:
-            if request.replica_id not in replica.leader.isr:  # only catching-up replicas count
-                replication.leader_throttle.record(len(records), time.monotonic())
+            partition.note_follower_read(follower_id, len(records))
         elif records:
             state.metrics.record_fetch(name, records)
         answer(
@@ -219,17 +197,6 @@ def _all_failed(request: Any, error: ErrorCode) -> list[dict[str, Any]]:
     ]
 
 
-def _follower_limit(
-    replication: Any, replica: Any, follower: int, limit: int, first: bool
-) -> tuple[int, bool]:
-    """leader.replication.throttled.rate: a follower outside the ISR gets what the rate allows."""
-    throttle = replication.leader_throttle
-    if not throttle.enabled or follower in replica.leader.isr:
-        return limit, first
-    # Whole batches within the allowance only: the rate must hold even for the first batch.
-    return min(limit, throttle.allowance(time.monotonic())), False
-
-
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
     if request.replica_id >= 0 and not ctx.allowed(
         Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
@@ -244,8 +211,8 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             "responses": _all_failed(request, ErrorCode.cluster_authorization_failed),
         }
         return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
-    if request.replica_id >= 0 and ctx.broker.replication is not None:
-        ctx.broker.replication.note_follower_fetch(request.replica_id)
+    if request.replica_id >= 0:
+        ctx.broker.partitions.note_follower_fetch(request.replica_id)
     quotas = ctx.broker.quotas
     user, client_id = principal_user(ctx.principal), ctx.client_id or ""
     byte_rate = quotas.limit(CONSUMER_BYTE_RATE, user, client_id) if quotas is not None else None
@@ -306,8 +273,7 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
 def _session_cache(ctx: RequestContext) -> FetchSessionCache:
     def create() -> FetchSessionCache:
         cache = FetchSessionCache(ctx.broker.config.get_int("max.incremental.fetch.session.cache.slots"))
-        if ctx.broker.replication is not None:
-            ctx.broker.replication.partition_listeners.append(cache.partition_changed)
+        ctx.broker.partitions.add_partition_listener(cache.partition_changed)
         return cache
 
     return ctx.broker.response_caches.get(FetchSessionCache, create)
@@ -342,11 +308,11 @@ async def _full_fetch(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait.total_seconds()
     # Wait for appends until min_bytes are available or max_wait has passed.
-    while read.total < request.min_bytes and read.logs and not ctx.broker.stopping.is_set():
+    while read.total < request.min_bytes and read.partitions_read and not ctx.broker.stopping.is_set():
         remaining = deadline - loop.time()
         if remaining <= 0:
             break
-        await _wait_for_append(ctx, read.logs, remaining)
+        await _wait_for_append(ctx, read.partitions_read, remaining)
         generation = _generation(ctx)
         read = _read_all(ctx, request, positions, byte_cap)
     if session is not None:
@@ -441,7 +407,7 @@ def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult)
     """Note what this pass tells the fetcher, listen to the logs it read; returns the partitions
     whose answer is news (an incremental response carries only those)."""
     news = set()
-    logs = ctx.broker.logs
+    partitions = ctx.broker.partitions
     for position, body in read.partitions:
         key = (position.topic, position.partition)
         part = session.partitions.get(key)
@@ -456,9 +422,9 @@ def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult)
             news.add(key)
         part.sent_high_watermark = body["high_watermark"]
         part.sent_log_start = body["log_start_offset"]
-        partition_log = logs.get(*key)
-        if partition_log is not None:
-            session.watch(key, partition_log)
+        partition, _ = partitions.leader(*key)
+        if partition is not None:
+            session.watch(key, partition)
     return news
 
 
@@ -482,14 +448,14 @@ async def _wait_for_session(ctx: RequestContext, session: FetchSession, timeout_
         woken.cancel()
 
 
-async def _wait_for_append(ctx: RequestContext, logs: list[Any], timeout_s: float) -> None:
+async def _wait_for_append(ctx: RequestContext, partitions: list[Partition], timeout_s: float) -> None:
     woken = asyncio.Event()
 
     def on_append(*_args: Any) -> None:
         woken.set()
 
-    for partition_log in logs:
-        partition_log.add_append_listener(on_append)
+    for partition in partitions:
+        partition.add_append_listener(on_append)
     stopping = asyncio.ensure_future(ctx.broker.stopping.wait())
     appended = asyncio.ensure_future(woken.wait())
     try:
@@ -497,8 +463,8 @@ async def _wait_for_append(ctx: RequestContext, logs: list[Any], timeout_s: floa
     finally:
         stopping.cancel()
         appended.cancel()
-        for partition_log in logs:
-            partition_log.remove_append_listener(on_append)
+        for partition in partitions:
+            partition.remove_append_listener(on_append)
 
 
 APIS = {1: (4, 12, handle_fetch)}

@@ -28,7 +28,8 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+
+from broker.partitions.partition import Partition
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -67,7 +68,7 @@ class FetchSession:
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     # The metadata generation the partitions were last all read at: a change reads them all again.
     generation: object = None
-    _watched: dict[PartitionKey, tuple[Any, Callable[[], None]]] = field(default_factory=dict)
+    _watched: dict[PartitionKey, tuple[Partition, Callable[[], None]]] = field(default_factory=dict)
 
     @property
     def privileged(self) -> bool:
@@ -78,11 +79,11 @@ class FetchSession:
         self.epoch = 1 if self.epoch >= MAX_EPOCH else self.epoch + 1
         self.last_used = time.monotonic()
 
-    def watch(self, key: PartitionKey, partition_log: Any) -> None:
-        """Be told when `partition_log` (the log `key` is read from) changes."""
+    def watch(self, key: PartitionKey, partition: Partition) -> None:
+        """Be told when `partition` (the one `key` is read from) is appended to."""
         watched = self._watched.get(key)
         if watched is not None:
-            if watched[0] is partition_log:
+            if watched[0] is partition:
                 return
             watched[0].remove_append_listener(watched[1])
 
@@ -90,8 +91,8 @@ class FetchSession:
             self.dirty.add(key)
             self.wakeup.set()
 
-        partition_log.add_append_listener(changed)
-        self._watched[key] = (partition_log, changed)
+        partition.add_append_listener(changed)
+        self._watched[key] = (partition, changed)
 
     def forget(self, key: PartitionKey) -> None:
         self.partitions.pop(key, None)

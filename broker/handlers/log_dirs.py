@@ -19,7 +19,7 @@ async def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> dict[st
     if request.topics is not None:
         wanted = {t.topic: set(t.partitions) for t in request.topics}
     results = []
-    for log_dir, partitions in ctx.broker.logs.dir_usage():
+    for log_dir, partitions in ctx.broker.partitions.log_dir_usage():
         topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for topic, partition, size in sorted(partitions):
             if wanted is not None and partition not in wanted.get(topic, ()):

@@ -26,17 +26,15 @@ ALL_CLUSTER_OPERATIONS = sum(1 << bit for bit in (4, 5, 7, 8, 9, 10, 11, 12))
 def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     local = {"node_id": ctx.broker.node_id, "host": host, "port": port, "rack": _own_rack(ctx)}
-    replication = ctx.broker.replication
-    if replication is None:
-        return [local]
+    partitions = ctx.broker.partitions
     # Only unfenced brokers, this one included, as in Kafka: a broker that serves before the controller
     # has unfenced it must not make a client (or the control plane) count it as available yet.
     entries = {}
-    for broker in replication.live_brokers():
+    for broker in partitions.live_brokers():
         if broker.broker_id == ctx.broker.node_id:
             entries[broker.broker_id] = local
             continue
-        endpoint = replication.endpoint(broker.broker_id, ctx.listener_name)
+        endpoint = partitions.endpoint(broker.broker_id, ctx.listener_name)
         if endpoint is not None:
             entries[broker.broker_id] = {
                 "node_id": broker.broker_id,
@@ -52,52 +50,18 @@ def _own_rack(ctx: RequestContext) -> str | None:
 
 
 def _partition_entries(ctx: RequestContext, topic: TopicRecord) -> list[dict[str, Any]]:
-    node = ctx.broker.node_id
-    replication = ctx.broker.replication
-    if replication is None or not replication.manages(topic.name):
-        return [
-            {
-                "error_code": ErrorCode.none,
-                "partition_index": partition,
-                "leader_id": node,
-                "leader_epoch": topic.leader_epoch(partition),
-                "replica_nodes": [node],
-                "isr_nodes": [node],
-                "offline_replicas": [],
-            }
-            for partition in range(topic.partitions)
-        ]
-    entries = []
-    for partition in range(topic.partitions):
-        assignment = replication.assignment(topic.name, partition)
-        if assignment is None:
-            entries.append(
-                {
-                    "error_code": ErrorCode.leader_not_available,
-                    "partition_index": partition,
-                    "leader_id": -1,
-                    "leader_epoch": -1,
-                    "replica_nodes": [],
-                    "isr_nodes": [],
-                    "offline_replicas": [],
-                }
-            )
-            continue
-        offline = replication.offline_replicas(assignment)
-        leaderless = assignment.leader < 0 or assignment.leader in offline
-        entries.append(
-            {
-                # Kafka's answer for a partition without a live leader: clients retry later.
-                "error_code": ErrorCode.leader_not_available if leaderless else ErrorCode.none,
-                "partition_index": partition,
-                "leader_id": assignment.leader,
-                "leader_epoch": assignment.leader_epoch,
-                "replica_nodes": list(assignment.replicas),
-                "isr_nodes": list(replication.isr_of(topic.name, partition)),
-                "offline_replicas": offline,
-            }
-        )
-    return entries
+    return [
+        {
+            "error_code": state.error,
+            "partition_index": state.index,
+            "leader_id": state.leader,
+            "leader_epoch": state.leader_epoch,
+            "replica_nodes": list(state.replicas),
+            "isr_nodes": list(state.isr),
+            "offline_replicas": list(state.offline_replicas),
+        }
+        for state in ctx.broker.partitions.describe(topic.name, topic.partitions)
+    ]
 
 
 def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: bool) -> dict[str, Any]:
@@ -213,7 +177,7 @@ def _topic_entries(ctx: RequestContext, topics: list[TopicRecord], include_opera
     """Encoded entries of `topics`, from the cache where the topic did not change."""
     state = ctx.broker
     cache = state.response_caches.get(TopicEntryCache, TopicEntryCache)
-    replication = state.replication
+    partitions = state.partitions
     encoded = []
     for topic in topics:
         operations = (
@@ -221,9 +185,13 @@ def _topic_entries(ctx: RequestContext, topics: list[TopicRecord], include_opera
             if include_operations
             else OPERATIONS_OMITTED
         )
-        stamp: tuple[Any, ...] = (topic, state.metadata.version, operations)
-        if replication is not None:
-            stamp += (replication.topic_versions.get(topic.name, 0), replication.brokers_version)
+        stamp = (
+            topic,
+            state.metadata.version,
+            operations,
+            partitions.topic_version(topic.name),
+            partitions.brokers_version,
+        )
         entry = cache.get(ctx.api_version, topic.name, stamp)
         if entry is None:
             entry = _encoded_topic(cache, ctx.api_version, topic_entry(ctx, topic, include_operations))
@@ -278,9 +246,8 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
     if state.authorizer is not None:
         # The answer depends on who asks and on the ACLs in force.
         key += (ctx.principal, ctx.client_host, state.security.version)
-    if state.replication is not None:
-        # Leaders, ISRs and brokers change without the topic registry changing.
-        key += (state.replication.version,)
+    # Leaders, ISRs and brokers change without the topic registry changing.
+    key += (state.partitions.version,)
     version_before = state.metadata.version
     cache = state.response_caches.get(MetadataCache, MetadataCache)
     cached = cache.get(version_before, key)

@@ -8,8 +8,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
-from broker.handlers.partition_checks import leader_epoch_error
-from broker.wire.records.errors import StorageError
+from broker.partitions.partition import Partition
 
 LATEST = -1
 EARLIEST = -2
@@ -18,28 +17,17 @@ MAX_TIMESTAMP = -3
 # offset is the log start, and nothing is tiered, which Kafka answers with offset -1 and no error.
 EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
-READ_COMMITTED = 1
 
 
 def _locate(
     ctx: RequestContext, name: str, index: int, requested_epoch: int = -1
-) -> tuple[Any, int, ErrorCode]:
-    """(log, leader epoch, error) of a partition this broker leads; a stale or newer
-    `requested_epoch` is fenced (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)."""
+) -> tuple[Partition | None, ErrorCode]:
+    """The partition if this broker leads it; a stale or newer `requested_epoch` is fenced
+    (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)."""
     topic = ctx.broker.metadata.get(name)
     if topic is None or not 0 <= index < topic.partitions:
-        return None, -1, ErrorCode.unknown_topic_or_partition
-    replication = ctx.broker.replication
-    if replication is not None and replication.manages(name):
-        replica, error = replication.leader_replica(name, index, requested_epoch)
-        if replica is None:
-            return None, -1, error
-        return replica.log, replica.assignment.leader_epoch, ErrorCode.none
-    partition_log = ctx.broker.logs.get(name, index)
-    if partition_log is None:
-        return None, -1, ErrorCode.not_leader_or_follower
-    epoch = topic.leader_epoch(index)
-    return partition_log, epoch, leader_epoch_error(requested_epoch, epoch)
+        return None, ErrorCode.unknown_topic_or_partition
+    return ctx.broker.partitions.leader(name, index, requested_epoch)
 
 
 def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int) -> dict[str, Any]:
@@ -51,20 +39,18 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
             "timestamp": -1,
             "offset": -1,
         }
-    partition_log, epoch, error = _locate(ctx, name, index, getattr(part, "current_leader_epoch", -1))
-    if error != ErrorCode.none:
+    partition, error = _locate(ctx, name, index, getattr(part, "current_leader_epoch", -1))
+    if partition is None:
         return {"partition_index": index, "error_code": error, "timestamp": -1, "offset": -1}
     timestamp = part.timestamp
-    # Without transactions the last stable offset equals the high watermark.
-    latest = partition_log.high_watermark
     if timestamp == LATEST:
-        found: tuple[int, int] | None = (latest, -1)
+        found: tuple[int, int] | None = (partition.fetch_bound(isolation_level, follower=False), -1)
     elif timestamp == EARLIEST or (timestamp == EARLIEST_LOCAL and ctx.api_version >= 8):
-        found = (partition_log.log_start_offset, -1)
+        found = (partition.log_start_offset, -1)
     elif timestamp == LATEST_TIERED and ctx.api_version >= 9:
         found = None
     elif timestamp == MAX_TIMESTAMP:
-        found = partition_log.max_timestamp()
+        found = partition.max_timestamp()
     elif timestamp < 0:
         return {
             "partition_index": index,
@@ -73,8 +59,7 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
             "offset": -1,
         }
     else:
-        hit = partition_log.offset_for_timestamp(timestamp)
-        found = None if hit is None or hit[0] >= latest else (hit[0], hit[1])
+        found = partition.offset_for_timestamp(timestamp)
     if found is None:
         return {
             "partition_index": index,
@@ -89,7 +74,7 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
         "error_code": ErrorCode.none,
         "timestamp": found_timestamp,
         "offset": offset,
-        "leader_epoch": epoch,
+        "leader_epoch": partition.leader_epoch,
     }
 
 
@@ -116,19 +101,18 @@ def _epoch_end_offset(ctx: RequestContext, name: str, part: Any, from_follower: 
             "leader_epoch": -1,
             "end_offset": -1,
         }
-    partition_log, _epoch, error = _locate(ctx, name, index, part.current_leader_epoch)
-    if error != ErrorCode.none:
+    partition, error = _locate(ctx, name, index, part.current_leader_epoch)
+    if partition is None:
         return {"error_code": error, "partition": index, "leader_epoch": -1, "end_offset": -1}
-    epoch, end_offset = partition_log.end_offset_for_leader_epoch(part.leader_epoch)
+    epoch, end_offset = partition.end_offset_for_leader_epoch(part.leader_epoch)
     return {"error_code": ErrorCode.none, "partition": index, "leader_epoch": epoch, "end_offset": end_offset}
 
 
 async def handle_offset_for_leader_epoch(ctx: RequestContext, request: Any) -> dict[str, Any]:
     # A follower (replica_id >= 0, v3+) truncating its log: a cluster action, as for its Fetch,
     # whether or not this broker replicates (a client must not pose as a follower anywhere).
-    claims_replica = getattr(request, "replica_id", -1) >= 0
-    from_follower = claims_replica and ctx.broker.replication is not None
-    if claims_replica and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+    from_follower = getattr(request, "replica_id", -1) >= 0
+    if from_follower and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         return {
             "throttle_time": 0,
             "topics": [
@@ -167,24 +151,11 @@ def _delete_records(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]
             "low_watermark": -1,
             "error_code": ErrorCode.topic_authorization_failed,
         }
-    partition_log, _epoch, error = _locate(ctx, name, index)
-    if error != ErrorCode.none:
+    partition, error = _locate(ctx, name, index)
+    if partition is None:
         return {"partition_index": index, "low_watermark": -1, "error_code": error}
-    offset = part.offset
-    # -1 means "up to the high watermark".
-    if offset == -1:
-        offset = partition_log.high_watermark
-    if offset < 0 or offset > partition_log.high_watermark:
-        return {"partition_index": index, "low_watermark": -1, "error_code": ErrorCode.offset_out_of_range}
-    try:
-        partition_log.delete_records_before(offset)
-    except StorageError as exc:
-        return {"partition_index": index, "low_watermark": -1, "error_code": ErrorCode(exc.error_code)}
-    return {
-        "partition_index": index,
-        "low_watermark": partition_log.log_start_offset,
-        "error_code": ErrorCode.none,
-    }
+    error, low_watermark = partition.delete_records_before(part.offset)
+    return {"partition_index": index, "low_watermark": low_watermark, "error_code": error}
 
 
 async def handle_delete_records(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
-from broker.wire.records.errors import StorageError
 
 APPEND_SLICE_S = 0.01
 
@@ -27,7 +26,7 @@ def _partition_error(index: int, error: ErrorCode | int, message: str | None = N
     }
 
 
-# acks=all on replicated partitions: (provisional partition answer, future for the ISR).
+# acks=all: (provisional partition answer, future for the ISR).
 Waits = list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]]
 
 
@@ -41,8 +40,8 @@ def append_partition(
 ) -> dict:
     """Append one partition's batches as leader and answer that partition's part.
 
-    On a replicated partition with acks=all the answer is only provisional: a future for the ISR
-    is added to `waits` and decides the final error code.
+    With acks=all the answer is only provisional until the ISR has the batches: a future for
+    the ISR is added to `waits` and decides the final error code.
     """
     state = ctx.broker
     topic = state.metadata.get(topic_name)
@@ -50,39 +49,20 @@ def append_partition(
         return _partition_error(index, ErrorCode.unknown_topic_or_partition)
     if topic.internal:
         return _partition_error(index, ErrorCode.invalid_topic_exception, "Cannot append to internal topic")
-    replication = state.replication
-    replica = None
-    if replication is not None and replication.manages(topic_name):
-        replica, error = replication.leader_replica(topic_name, index)
-        if replica is None:
-            return _partition_error(index, error)
-        partition_log, leader_epoch = replica.log, replica.assignment.leader_epoch
-    else:
-        partition_log, leader_epoch = state.logs.get(topic_name, index), topic.leader_epoch(index)
-        if partition_log is None:
-            return _partition_error(index, ErrorCode.not_leader_or_follower)
+    partition, error = state.partitions.leader(topic_name, index)
+    if partition is None:
+        return _partition_error(index, error)
     if not records:
         return _partition_error(index, ErrorCode.invalid_record, "no record batches")
-    if acks == -1:
-        error, message = _enough_replicas(replication, replica, partition_log.config.min_insync_replicas)
-        if error != ErrorCode.none:
-            return _partition_error(index, error, message)
-    try:
-        result = partition_log.append_as_leader(
-            records, leader_epoch=leader_epoch, now_ms=int(time.time() * 1000)
-        )
-    except StorageError as exc:
-        answer = _partition_error(index, ErrorCode(exc.error_code), str(exc))
+    outcome = partition.append(records, acks)
+    result = outcome.result
+    if result is None:
+        answer = _partition_error(index, outcome.error, outcome.message)
         answer["record_errors"] = [
-            {"batch_index": batch_index, "batch_index_error_message": str(exc)}
-            for batch_index in getattr(exc, "record_errors", ())
+            {"batch_index": batch_index, "batch_index_error_message": outcome.message}
+            for batch_index in outcome.record_errors
         ]
         return answer
-    if replica is None:
-        # One replica: the record is fully replicated as soon as the leader has it.
-        partition_log.high_watermark = partition_log.log_end_offset
-    else:
-        replication.after_leader_append(replica)
     state.metrics.record_produce(topic_name, result.size_bytes, result.record_count)
     answer = {
         "index": index,
@@ -93,24 +73,12 @@ def append_partition(
         "record_errors": [],
         "error_message": None,
     }
-    if replica is not None and acks == -1 and waits is not None and result.last_offset >= 0:
-        waiting = replication.wait_for_isr(replica, result.last_offset + 1)
-        if waiting is not None:
-            waits.append((answer, waiting))
+    if outcome.acks_pending is not None:
+        if waits is not None:
+            waits.append((answer, outcome.acks_pending))
+        else:
+            outcome.acks_pending.cancel()  # nobody waits: the partition drops cancelled waiters
     return answer
-
-
-def _enough_replicas(replication: Any, replica: Any, min_insync: int) -> tuple[ErrorCode, str | None]:
-    """acks=all before appending: NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas."""
-    if replica is not None:
-        return replication.check_enough_replicas(replica)
-    # A single node's only in-sync replica is itself.
-    if min_insync > 1:
-        return (
-            ErrorCode.not_enough_replicas,
-            f"min.insync.replicas={min_insync} but only 1 replica is in sync",
-        )
-    return ErrorCode.none, None
 
 
 async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | None:

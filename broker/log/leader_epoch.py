@@ -4,9 +4,20 @@ import os
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
+from kio.schema.errors import ErrorCode
+
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1
 CHECKPOINT_NAME = "leader-epoch-checkpoint"
+
+
+def leader_epoch_error(requested: int, current: int) -> ErrorCode:
+    """Kafka's fencing rule: a client with an older epoch is fenced, a newer one is ahead of us."""
+    if requested == -1 or requested == current:
+        return ErrorCode.none
+    if requested < current:
+        return ErrorCode.fenced_leader_epoch
+    return ErrorCode.unknown_leader_epoch
 
 
 class LeaderEpochCache:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 MAX_TOPIC_NAME_LENGTH = 249
+# The group coordinator's topic (broker.groups); the partition layer opens its logs eagerly.
+OFFSETS_TOPIC_NAME = "__consumer_offsets"
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 

@@ -86,7 +86,13 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
     # Kafka's separate controller channels: forwarded admin writes (a large topic creation may take
     # seconds) and AlterPartition never delay heartbeats, nor each other; all follow one active controller.
     link = ControllerLink(client.sibling(), lifecycle, config.node_id, alter_client=client.sibling())
-    manager = ReplicaManager(state, ReplicationConfig.from_broker_config(state.config), alter_partition=link)
+    manager = ReplicaManager(
+        ReplicationConfig.from_broker_config(state.config),
+        alter_partition=link,
+        logs=state.logs,
+        metadata=state.metadata,
+        log_config=state.topics.log_config,
+    )
     manager.committed_assignment = lifecycle.committed_assignment
     applier = ClusterMetadataApplier(state, lambda: lifecycle.image, [manager])
     lifecycle.listeners = [applier]

@@ -20,7 +20,7 @@ from broker.config import SUPPORTED_SASL_MECHANISMS, BrokerConfig, ConfigError, 
 class InterBrokerConfig:
     """How this broker connects to other brokers: which of their listeners, TLS, SASL login."""
 
-    # None: the peer's first advertised endpoint (static assignments name only one).
+    # None: the peer's first advertised endpoint.
     listener_name: str | None = None
     security_protocol: str = "PLAINTEXT"
     sasl: SaslCredentials | None = None
@@ -135,8 +135,6 @@ class ReplicationConfig:
     follower_replication_throttled_rate: int | None = None
     # Not a Kafka property: followers fetch through incremental fetch sessions (KIP-227).
     fetch_sessions: bool = True
-    # Test/bootstrap only: a JSON file fixing leaders and replicas (see static_assignments.py).
-    static_assignments: Path | None = None
     inter_broker: InterBrokerConfig = field(default_factory=InterBrokerConfig)
 
     @classmethod
@@ -160,9 +158,8 @@ class ReplicationConfig:
             # Kafka's default is Long.MAX_VALUE (no throttle); -1 and 0 mean the same here.
             return value if value > 0 else None
 
-        static = extra.get("replication.static.assignments", "").strip()
-        # A broker in a cluster, or one fed static assignments, fetches from its peers.
-        fetches = bool(static) or "broker" in config.get_str("process.roles")
+        # A broker in a cluster fetches from its peers.
+        fetches = "broker" in config.get_str("process.roles")
         return cls(
             node_id=config.node_id,
             replica_lag_time_max_ms=number("replica.lag.time.max.ms", 30_000, 1),
@@ -178,6 +175,5 @@ class ReplicationConfig:
             leader_replication_throttled_rate=rate("leader.replication.throttled.rate"),
             follower_replication_throttled_rate=rate("follower.replication.throttled.rate"),
             fetch_sessions=extra.get("replica.fetch.sessions.enable", "true").strip().lower() == "true",
-            static_assignments=Path(static) if static else None,
             inter_broker=InterBrokerConfig.from_broker_config(config, needs_credentials=fetches),
         )

@@ -18,21 +18,33 @@ import logging
 import ssl
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v12 import request as fetch_v12
 from kio.schema.offset_for_leader_epoch.v4 import request as epoch_v4
 from kio.static.primitive import i32, i32Timedelta, i64
 
+from broker.controller.api import Endpoint
 from broker.log.leader_epoch import UNDEFINED_EPOCH
 from broker.raft.tasks import cancel_tasks
+from broker.replication.config import ReplicationConfig
 from broker.replication.peer_connection import PeerAuthenticationError, PeerConnection, PeerConnectionError
+from broker.replication.replica import Replica
+from broker.replication.throttle import ReplicationThrottle
 from broker.replication.truncation import decide_truncation
 from broker.wire.records.errors import StorageError
 
-if TYPE_CHECKING:
-    from broker.replication.manager import Replica, ReplicaManager
+
+class FollowerHost(Protocol):
+    """What a replica fetcher needs of the broker's replica manager (broker.replication.manager)."""
+
+    config: ReplicationConfig
+    node_id: int
+    follower_throttle: ReplicationThrottle
+
+    def endpoint(self, broker_id: int, listener_name: str | None = None) -> Endpoint | None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +148,7 @@ class FollowedPartition:
 
 class LeaderFetcher:
     def __init__(
-        self, manager: ReplicaManager, leader_id: int, ssl_context: ssl.SSLContext | None = None
+        self, manager: FollowerHost, leader_id: int, ssl_context: ssl.SSLContext | None = None
     ) -> None:
         self.manager = manager
         self.leader_id = leader_id
@@ -469,7 +481,7 @@ class LeaderFetcher:
 class FetcherPool:
     """The fetchers of one broker, one per leader it follows partitions from."""
 
-    def __init__(self, manager: ReplicaManager) -> None:
+    def __init__(self, manager: FollowerHost) -> None:
         self.manager = manager
         # One TLS context for every peer (None unless the inter-broker listener uses TLS).
         self.ssl_context = manager.config.inter_broker.client_ssl_context()

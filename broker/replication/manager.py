@@ -1,8 +1,10 @@
 """ReplicaManager: the partitions this broker hosts, whether it leads or follows each, and the rules
 that tie produce, fetch and the ISR together.
 
-Leadership comes from outside — the controller's metadata log (`broker.controller.api`), or for now
-the static assignments file — through `on_image_loaded` / `on_partition_changed`. Changes are
+Leadership comes from outside — the controller's metadata log (`broker.controller.api`), or on a
+single node the image of a cluster of one (`broker.partitions.single_node`) — through
+`on_image_loaded` / `on_partition_changed`. Request handlers reach it through the partition layer
+(`broker.partitions`), never directly. Changes are
 idempotent by leader epoch: a repeated or older assignment changes nothing.
 
 Leader side: follower Fetch requests report each follower's log end offset; the high watermark is
@@ -19,8 +21,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kio.schema.errors import ErrorCode
 
@@ -33,20 +34,17 @@ from broker.controller.api import (
     PartitionAssignment,
     TopicConfigChange,
 )
-from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
-from broker.handlers.partition_checks import leader_epoch_error
-from broker.metadata.topic_registry import TopicRecord
+from broker.log.config import LogConfig
+from broker.log.leader_epoch import leader_epoch_error
+from broker.log.log_manager import LogManager
+from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
+from broker.metadata.topic_registry import MetadataStore, TopicRecord
 from broker.replication.config import ReplicationConfig
-from broker.replication.delayed_produce import PendingAcks
+from broker.replication.fetcher import FetcherPool
 from broker.replication.leader_state import LeaderState
+from broker.replication.replica import Replica
 from broker.replication.throttle import ReplicationThrottle
 from broker.runtime.heap import full_collections
-
-if TYPE_CHECKING:
-    from broker.context import BrokerState
-    from broker.log.config import LogConfig
-    from broker.log.partition_log import PartitionLog
-    from broker.replication.fetcher import FetcherPool
 
 log = logging.getLogger(__name__)
 
@@ -69,41 +67,22 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass(eq=False)
-class Replica:
-    """One hosted partition: its log, its current assignment and, when leading, the leader state."""
-
-    assignment: PartitionAssignment
-    log: PartitionLog
-    leader: LeaderState | None = None
-    acks: PendingAcks = field(default_factory=PendingAcks)
-    alter_in_flight: bool = False
-    # After a refused or failed AlterPartition, no new proposal before this (time.monotonic()).
-    alter_retry_after: float = 0.0
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return self.assignment.topic, self.assignment.partition
-
-    @property
-    def is_leader(self) -> bool:
-        return self.leader is not None
-
-    @property
-    def isr(self) -> tuple[int, ...]:
-        return tuple(sorted(self.leader.isr)) if self.leader is not None else self.assignment.isr
-
-
 class ReplicaManager:
     def __init__(
         self,
-        state: BrokerState,
         config: ReplicationConfig,
         alter_partition: AlterPartitionSender | None = None,
         *,
+        logs: LogManager,
+        metadata: MetadataStore,
+        log_config: Callable[[TopicRecord], LogConfig],
         broker_epoch: int = -1,
     ) -> None:
-        self.state = state
+        # The broker's logs and topic registry, and how a topic's configs become its log's: what
+        # this layer needs of the broker, given rather than reached for through its whole state.
+        self.logs = logs
+        self.metadata = metadata
+        self.log_config_for = log_config
         self.config = config
         self.node_id = config.node_id
         self.broker_epoch = broker_epoch
@@ -111,7 +90,6 @@ class ReplicaManager:
         self.assignments: dict[tuple[str, int], PartitionAssignment] = {}
         self.replicas: dict[tuple[str, int], Replica] = {}
         self.brokers: dict[int, BrokerRegistration] = {}
-        self.managed_topics: set[str] = set()
         # Bumps on every change a Metadata response shows (leaders, ISR, brokers); per topic in
         # `topic_versions` and for the broker list in `brokers_version`, so that a Metadata answer
         # reuses the encoded entry of every topic that did not change.
@@ -146,8 +124,6 @@ class ReplicaManager:
     # ---- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        from broker.replication.fetcher import FetcherPool
-
         self.fetchers = FetcherPool(self)
         self._open_wakeup = asyncio.Event()
         self._tasks.append(asyncio.create_task(self._open_new_logs(), name="replication-open-logs"))
@@ -184,6 +160,8 @@ class ReplicaManager:
         )
 
     async def close(self) -> None:
+        if self._closing:
+            return  # closed already (its starter and the broker's shutdown both close it)
         self._closing = True
         for task in [*self._tasks, *self._alter_tasks]:
             task.cancel()
@@ -242,7 +220,6 @@ class ReplicaManager:
         self.assignments.pop(key, None)
         self._logs_to_open.pop(key, None)
         self._partition_changed(key)
-        # The topic stays managed: this broker must never fall back to serving it as a single node.
         replica = self.replicas.pop(key, None)
         if replica is not None:
             # Its topic is deleted (its log with it): no high watermark to keep.
@@ -303,7 +280,6 @@ class ReplicaManager:
         if current is not None and _older(assignment, current):
             return  # a stale update (replayed or reordered): ignore it
         self.assignments[key] = assignment
-        self.managed_topics.add(assignment.topic)
         self._bump_version(assignment.topic)
         self._partition_changed(key)
         topic = self._ensure_local_topic(assignment)
@@ -320,7 +296,7 @@ class ReplicaManager:
 
     def _ensure_local_topic(self, assignment: PartitionAssignment) -> TopicRecord:
         """The topic registry must know every partition handlers may be asked about."""
-        metadata = self.state.metadata
+        metadata = self.metadata
         topic = metadata.get(assignment.topic)
         if topic is None:
             topic = TopicRecord(
@@ -345,7 +321,7 @@ class ReplicaManager:
             return False
         if key in self._logs_to_open:
             return True
-        if self.state.logs.get(*key) is not None:
+        if self.logs.get(*key) is not None:
             return False
         self._logs_to_open[key] = None
         self._open_wakeup.set()
@@ -363,19 +339,19 @@ class ReplicaManager:
                 jobs = []
                 for key in batch:
                     del self._logs_to_open[key]
-                    topic = self.state.metadata.get(key[0])
+                    topic = self.metadata.get(key[0])
                     assignment = self.assignments.get(key)
                     if topic is not None and assignment is not None:
                         leading = assignment.leader_epoch if assignment.leader == self.node_id else -1
-                        jobs.append((key, self.state.topics.log_config(topic), leading))
+                        jobs.append((key, self.log_config_for(topic), leading))
                 await asyncio.to_thread(self._create_logs, jobs)
                 slice_end = time.monotonic() + APPLY_SLICE_S
                 for key, _, _ in jobs:
                     assignment = self.assignments.get(key)
                     if assignment is None or not assignment.is_replica(self.node_id):
                         # Deleted or moved away while its log was being created.
-                        if key not in self.replicas and self.state.logs.get(*key) is not None:
-                            self.state.logs.delete_partition(*key)
+                        if key not in self.replicas and self.logs.get(*key) is not None:
+                            self.logs.delete_partition(*key)
                         continue
                     try:
                         self.apply(assignment)
@@ -396,7 +372,7 @@ class ReplicaManager:
             if self._closing:
                 return
             try:
-                partition_log = self.state.logs.create(topic, partition, config)
+                partition_log = self.logs.create(topic, partition, config)
                 if leader_epoch >= 0:
                     partition_log.leader_epochs.assign(leader_epoch, partition_log.log_end_offset)
             except Exception:
@@ -407,9 +383,9 @@ class ReplicaManager:
         replica = self.replicas.get(key)
         if replica is not None:
             return replica
-        partition_log = self.state.logs.get(*key)
+        partition_log = self.logs.get(*key)
         if partition_log is None:
-            partition_log = self.state.logs.create(*key, self.state.topics.log_config(topic))
+            partition_log = self.logs.create(*key, self.log_config_for(topic))
         # A single replica's high watermark is its log end; a replicated one is what was committed.
         partition_log.restore_high_watermark()
         self._checkpointed[key] = partition_log.high_watermark
@@ -491,9 +467,9 @@ class ReplicaManager:
         key = (assignment.topic, assignment.partition)
         if self.assignments.get(key) is not assignment or assignment.is_replica(self.node_id):
             return  # never delete a log this broker is still a replica of
-        if self.state.logs.get(*key) is not None:
+        if self.logs.get(*key) is not None:
             log.info("%s-%d is not assigned to this broker: deleting its log", *key)
-            self.state.logs.delete_partition(*key)
+            self.logs.delete_partition(*key)
 
     def _stop_replica(self, replica: Replica, *, checkpoint: bool = True) -> None:
         replica.acks.fail_all(ErrorCode.not_leader_or_follower)
@@ -505,9 +481,6 @@ class ReplicaManager:
         self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
-
-    def manages(self, topic: str) -> bool:
-        return topic in self.managed_topics
 
     def leader_replica(
         self, topic: str, partition: int, requested_epoch: int = -1
@@ -549,7 +522,7 @@ class ReplicaManager:
 
     def isr_eligible(self, broker_id: int) -> bool:
         """Kafka's rule for joining the ISR: the broker is registered, unfenced and not shutting down
-        (with static assignments, where nothing is fenced, every replica is)."""
+        (with no broker registrations at all, as in tests that feed bare assignments, every replica is)."""
         broker = self.brokers.get(broker_id)
         if broker is None:
             return not self.brokers
@@ -763,11 +736,4 @@ def _older(candidate: PartitionAssignment, current: PartitionAssignment) -> bool
     return candidate.partition_epoch < current.partition_epoch
 
 
-def accept_alter_partition(
-    current: PartitionAssignment, request: AlterPartitionRequest
-) -> PartitionAssignment:
-    """The partition after an accepted AlterPartition: the new ISR, the partition epoch bumped."""
-    return replace(current, isr=tuple(request.new_isr), partition_epoch=current.partition_epoch + 1)
-
-
-__all__ = ["NO_LEADER", "Replica", "ReplicaManager", "accept_alter_partition"]
+__all__ = ["NO_LEADER", "Replica", "ReplicaManager"]

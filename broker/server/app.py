@@ -19,8 +19,10 @@ from broker.log.log_manager import LogManager
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
+from broker.partitions.single_node import SingleNodeImage
 from broker.quotas.manager import QuotaManager
-from broker.replication import start_replication
+from broker.replication.config import ReplicationConfig
+from broker.replication.manager import ReplicaManager
 from broker.runtime.connection_limits import ConnectionLimits
 from broker.runtime.metrics import BrokerMetrics, serve_metrics
 from broker.runtime.request_memory import RequestMemory
@@ -32,6 +34,10 @@ log = logging.getLogger("broker")
 
 SHUTDOWN_GRACE_S = 10.0
 FLUSH_CHECK_INTERVAL_S = 1.0
+
+
+class Closable(Protocol):
+    async def close(self) -> None: ...
 
 
 class ClusterMembership(Protocol):
@@ -90,6 +96,8 @@ async def open_broker_state(
         connection_limits=ConnectionLimits.from_config(config),
     )
     if not cluster_member:
+        # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
+        state.replication = start_single_node(state)
         state.groups = await start_group_coordinator(state)
     return state
 
@@ -140,10 +148,29 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
     return context
 
 
+def start_single_node(state: BrokerState) -> ReplicaManager:
+    """The ReplicaManager of a broker that belongs to no controller quorum: a cluster of one, fed the
+    image in which this node leads every partition of its registry (and kept equal to it)."""
+    manager = ReplicaManager(
+        ReplicationConfig.from_broker_config(state.config),
+        logs=state.logs,
+        metadata=state.metadata,
+        log_config=state.topics.log_config,
+    )
+    image = SingleNodeImage(state.metadata, manager, state.node_id)
+    image.load()
+    state.topics.on_topic_changed = image.topic_changed
+    manager.start()
+    return manager
+
+
 async def close_broker_state(state: BrokerState) -> None:
-    """Stop the group coordinator, then flush and close every log."""
+    """Stop the group coordinator and the partition layer, then flush and close every log."""
     if state.groups is not None:
         await state.groups.close()
+    replication = getattr(state, "replication", None)  # unset when a cluster member never joined
+    if replication is not None:
+        await replication.close()
     state.logs.close()
 
 
@@ -157,20 +184,25 @@ class BrokerServer:
         self._periodic: list[asyncio.Task[None]] = []
         self._cleaner_pass: asyncio.Future[Any] | None = None
         self._stop_requested = asyncio.Event()
-        self._replication: Any = None
         # What `join_cluster` returned, once a cluster member has joined.
         self.cluster_membership: ClusterMembership | None = None
+        # What a `before_serving` hook started (test launchers), closed on stop.
+        self._started_before_serving: Closable | None = None
         self.stopping = asyncio.Event()
 
     # --- lifecycle ---------------------------------------------------------------------
 
     async def start(
-        self, join_cluster: Callable[[BrokerState], Awaitable[ClusterMembership]] | None = None
+        self,
+        join_cluster: Callable[[BrokerState], Awaitable[ClusterMembership]] | None = None,
+        *,
+        before_serving: Callable[[BrokerState], Awaitable[Closable]] | None = None,
     ) -> None:
         """Open the data directory, bind the listeners and serve.
 
         `join_cluster` (a cluster member's, see broker/node/broker_node.py) runs after the
         listeners are bound and before they accept anyone; what it returns is closed on stop.
+        `before_serving` does the same for a broker that belongs to no quorum (test launchers).
         """
         config = self.config
         state = await open_broker_state(config, self.stopping, cluster_member=join_cluster is not None)
@@ -180,9 +212,7 @@ class BrokerServer:
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
 
-        if join_cluster is None:
-            # Before the listeners: no client may see a replicated broker as a single node.
-            self._replication = start_replication(state)
+        join = join_cluster or before_serving
         loop = asyncio.get_running_loop()
         tls: ssl.SSLContext | None = None
         for listener in config.listeners:
@@ -195,7 +225,7 @@ class BrokerServer:
                 listener.port,
                 reuse_address=True,
                 ssl=tls if protocol in ("SSL", "SASL_SSL") else None,
-                start_serving=join_cluster is None,
+                start_serving=join is None,
             )
             port = server.sockets[0].getsockname()[1]
             state.bound_ports[listener.name] = port
@@ -203,6 +233,9 @@ class BrokerServer:
             log.info("listening on %s://%s:%d (%s)", listener.name, listener.host, port, protocol)
         if join_cluster is not None:
             self.cluster_membership = await join_cluster(state)
+        elif before_serving is not None:
+            self._started_before_serving = await before_serving(state)
+        if join is not None:
             for server in self._servers:
                 await server.start_serving()
         if config.metrics_port:
@@ -265,8 +298,8 @@ class BrokerServer:
             self._metrics_server.close()
         if self.cluster_membership is not None:
             await self.cluster_membership.close()
-        if self._replication is not None:
-            await self._replication.close()
+        if self._started_before_serving is not None:
+            await self._started_before_serving.close()
         if self.state is not None:
             await close_broker_state(self.state)
         log.info("broker stopped")

@@ -23,8 +23,8 @@ from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_format import partition_for_group
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
+from broker.partitions.partition import Partition
 from broker.wire.records.batch import iter_batches
-from broker.wire.records.errors import StorageError
 from broker.wire.records.records import Record, build_batch, decode_records
 
 log = logging.getLogger(__name__)
@@ -36,12 +36,12 @@ CREATE_RETRY_S = 1.0
 TOPIC_ALREADY_EXISTS = 36
 
 
-def read_offsets_records(partition_log: Any) -> Iterator[tuple[int, bytes, bytes | None]]:
-    """(offset, key, value) of every keyed data record of a partition log, up to its log end."""
-    offset = partition_log.log_start_offset
-    end = partition_log.log_end_offset
+def read_offsets_records(partition: Partition) -> Iterator[tuple[int, bytes, bytes | None]]:
+    """(offset, key, value) of every keyed data record of a partition, up to its log end."""
+    offset = partition.log_start_offset
+    end = partition.log_end_offset
     while offset < end:
-        chunk = partition_log.read(offset, READ_CHUNK_BYTES, max_offset=end, min_one_message=True)
+        chunk = partition.read(offset, READ_CHUNK_BYTES, end, True)
         if not chunk:
             return
         for batch in iter_batches(chunk):
@@ -55,49 +55,51 @@ def read_offsets_records(partition_log: Any) -> Iterator[tuple[int, bytes, bytes
             offset = batch.next_offset
 
 
-def _append_batch(
-    partition_log: Any, records: Sequence[tuple[bytes, bytes | None]], leader_epoch: int
-) -> Any:
+def _led_partition(state: BrokerState, partition: int) -> Partition:
+    led, error = state.partitions.leader(OFFSETS_TOPIC_NAME, partition)
+    if led is None:
+        raise OffsetsAppendError(error)
+    return led
+
+
+async def _append_and_commit(
+    state: BrokerState, partition: int, records: Sequence[tuple[bytes, bytes | None]], timeout_s: float
+) -> int:
+    """Append as the partition's leader with acks=all: returns once the ISR has the batch."""
     now_ms = int(time.time() * 1000)
     batch = build_batch([Record(key=key, value=value, timestamp=now_ms) for key, value in records])
-    try:
-        return partition_log.append_as_leader(batch, leader_epoch=leader_epoch, now_ms=now_ms)
-    except StorageError as exc:
-        raise OffsetsAppendError(exc.error_code, str(exc)) from None
+    outcome = _led_partition(state, partition).append(batch, acks=-1, now_ms=now_ms)
+    if outcome.result is None:
+        raise OffsetsAppendError(outcome.error, outcome.message or "")
+    waiting = outcome.acks_pending
+    if waiting is not None:
+        done, _ = await asyncio.wait({waiting}, timeout=timeout_s)
+        if not done:
+            waiting.cancel()  # the partition drops cancelled waiters
+            raise OffsetsAppendError(ErrorCode.request_timed_out)
+        if waiting.result() != ErrorCode.none:
+            raise OffsetsAppendError(waiting.result())
+    return int(outcome.result.last_offset)
 
 
-class ConsumerOffsetsLog:
-    """Implements broker.groups.offsets_log.OffsetsLog over the partition logs of a single node."""
-
-    def __init__(self, state: BrokerState) -> None:
-        self._state = state
-        topic = state.topics.ensure_offsets_topic()
-        self.num_partitions = topic.partitions
-
-    def _partition_log(self, partition: int) -> Any:
-        partition_log = self._state.logs.get(OFFSETS_TOPIC_NAME, partition)
-        if partition_log is None:
-            raise LookupError(f"{OFFSETS_TOPIC_NAME}-{partition} has no log")
-        return partition_log
-
-    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
-        topic = self._state.metadata.get(OFFSETS_TOPIC_NAME)
-        epoch = topic.leader_epoch(partition) if topic is not None else 0
-        partition_log = self._partition_log(partition)
-        result = _append_batch(partition_log, records, epoch)
-        partition_log.high_watermark = partition_log.log_end_offset
-        return int(result.last_offset)
-
-    def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
-        return read_offsets_records(self._partition_log(partition))
-
-    async def wait_until_committed(self, partition: int) -> None:
-        """A single node's log is committed as soon as it is written."""
+def _read(state: BrokerState, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
+    led, _ = state.partitions.leader(OFFSETS_TOPIC_NAME, partition)
+    if led is None:
+        raise LookupError(f"{OFFSETS_TOPIC_NAME}-{partition} is not led by this broker")
+    return read_offsets_records(led)
 
 
-class ReplicatedOffsetsLog:
-    """OffsetsLog over a replicated `__consumer_offsets`: appends as the partition's leader and
-    returns once the ISR has the batch (Kafka's acks=all for the offsets topic)."""
+async def _wait_until_committed(state: BrokerState, partition: int) -> None:
+    # Completes when the high watermark covers the log end, or fails when leadership moves.
+    waiting = _led_partition(state, partition).wait_until_committed()
+    if waiting is not None and await waiting == ErrorCode.not_leader_or_follower:
+        raise OffsetsAppendError(ErrorCode.not_leader_or_follower)
+
+
+class PartitionOffsetsLog:
+    """OffsetsLog over `__consumer_offsets` through the partition layer: appends as the partition's
+    leader and returns once the ISR has the batch (Kafka's acks=all for the offsets topic). A single
+    node, a cluster of one, leads every partition."""
 
     def __init__(self, state: BrokerState, num_partitions: int, commit_timeout_ms: int) -> None:
         self._state = state
@@ -106,40 +108,13 @@ class ReplicatedOffsetsLog:
         self._commit_timeout_s = commit_timeout_ms / 1000
 
     async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
-        replication = self._state.replication
-        replica, error = replication.leader_replica(OFFSETS_TOPIC_NAME, partition)
-        if replica is None:
-            raise OffsetsAppendError(error)
-        error, message = replication.check_enough_replicas(replica)
-        if error != ErrorCode.none:
-            raise OffsetsAppendError(error, message or "")
-        result = _append_batch(replica.log, records, replica.assignment.leader_epoch)
-        replication.after_leader_append(replica)
-        waiting = replication.wait_for_isr(replica, result.last_offset + 1)
-        if waiting is not None:
-            done, _ = await asyncio.wait({waiting}, timeout=self._commit_timeout_s)
-            if not done:
-                waiting.cancel()  # the partition drops cancelled waiters
-                raise OffsetsAppendError(ErrorCode.request_timed_out)
-            if waiting.result() != ErrorCode.none:
-                raise OffsetsAppendError(waiting.result())
-        return int(result.last_offset)
+        return await _append_and_commit(self._state, partition, records, self._commit_timeout_s)
 
     def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
-        partition_log = self._state.logs.get(OFFSETS_TOPIC_NAME, partition)
-        if partition_log is None:
-            raise LookupError(f"{OFFSETS_TOPIC_NAME}-{partition} has no log on this broker")
-        return read_offsets_records(partition_log)
+        return _read(self._state, partition)
 
     async def wait_until_committed(self, partition: int) -> None:
-        replication = self._state.replication
-        replica, error = replication.leader_replica(OFFSETS_TOPIC_NAME, partition)
-        if replica is None:
-            raise OffsetsAppendError(error)
-        # Completes when the high watermark covers the log end, or fails when leadership moves.
-        waiting = replication.wait_for_isr(replica, replica.log.log_end_offset)
-        if waiting is not None and await waiting == ErrorCode.not_leader_or_follower:
-            raise OffsetsAppendError(ErrorCode.not_leader_or_follower)
+        await _wait_until_committed(self._state, partition)
 
 
 class OffsetsLeadershipListener:
@@ -209,9 +184,7 @@ class ClusterCoordinatorLocator:
     has a leader the answer is COORDINATOR_NOT_AVAILABLE and clients retry.
     """
 
-    def __init__(
-        self, state: BrokerState, offsets_log: ReplicatedOffsetsLog, cluster: ControllerLink
-    ) -> None:
+    def __init__(self, state: BrokerState, offsets_log: PartitionOffsetsLog, cluster: ControllerLink) -> None:
         self._state = state
         self._offsets_log = offsets_log
         self._cluster = cluster
@@ -219,17 +192,17 @@ class ClusterCoordinatorLocator:
         self._retry_after = 0.0
 
     def locate(self, group_id: str, listener_name: str) -> CoordinatorEndpoint:
-        replication = self._state.replication
+        partitions = self._state.partitions
         partition = partition_for_group(group_id, self._offsets_log.num_partitions)
-        assignment = replication.assignment(OFFSETS_TOPIC_NAME, partition)
-        if assignment is None:
+        if not partitions.knows(OFFSETS_TOPIC_NAME, partition):
             if self._cluster.image.topic_by_name(OFFSETS_TOPIC_NAME) is None:
                 self._create_offsets_topic()
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
-        endpoint = replication.endpoint(assignment.leader, listener_name) if assignment.has_leader else None
+        endpoint = partitions.leader_endpoint(OFFSETS_TOPIC_NAME, partition, listener_name)
         if endpoint is None:
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
-        return CoordinatorEndpoint(ErrorCode.none, assignment.leader, endpoint.host, endpoint.port)
+        leader = partitions.leader_for(OFFSETS_TOPIC_NAME, partition)
+        return CoordinatorEndpoint(ErrorCode.none, leader, endpoint.host, endpoint.port)
 
     def _create_offsets_topic(self) -> None:
         if self._creating is not None and not self._creating.done():
@@ -282,7 +255,11 @@ def coordinator_config(config: BrokerConfig) -> GroupCoordinatorConfig:
 
 async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
     """A single node's coordinator: every partition of the local `__consumer_offsets`, replayed."""
-    coordinator = GroupCoordinator(ConsumerOffsetsLog(state), coordinator_config(state.config))
+    topic = state.topics.ensure_offsets_topic()
+    offsets_log = PartitionOffsetsLog(
+        state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
+    )
+    coordinator = GroupCoordinator(offsets_log, coordinator_config(state.config))
     await coordinator.start()
     return coordinator
 
@@ -291,18 +268,17 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Off
     """A cluster broker's coordinator and the metadata listener that moves groups with the
     leadership of `__consumer_offsets` partitions.
 
-    Call it once `state.replication` (the ReplicaManager) and `state.cluster` exist, on the
+    Call it once `state.replication` (the ReplicaManager behind `state.partitions`) and `state.cluster` exist, on the
     event loop; partitions this broker already leads start loading at once.
     """
     config = state.config
     assert state.cluster is not None, "a cluster member's coordinator starts once it has joined"
-    offsets_log = ReplicatedOffsetsLog(
+    offsets_log = PartitionOffsetsLog(
         state, config.offsets_topic_num_partitions, config.get_int("offsets.commit.timeout.ms")
     )
     coordinator = GroupCoordinator(offsets_log, coordinator_config(config), owns_every_partition=False)
     coordinator.locator = ClusterCoordinatorLocator(state, offsets_log, state.cluster)
     listener = OffsetsLeadershipListener(coordinator, offsets_log, state.node_id)
     # The listener may be registered after the broker caught up: start from what it knows now.
-    current = [a for a in state.replication.assignments.values() if a.topic == OFFSETS_TOPIC_NAME]
-    listener.on_image_loaded(current, [])
+    listener.on_image_loaded(state.partitions.assignments_of(OFFSETS_TOPIC_NAME), [])
     return coordinator, listener

@@ -1,8 +1,8 @@
 """Replication between real broker processes, with leadership fixed by the static assignments file.
 
-The static file is the test/bootstrap stand-in for the controller quorum (see
-broker/replication/static_assignments.py): these tests exercise the data path — replica fetching,
-the ISR, the high watermark, acks=all and truncation — not leader election.
+The static file is the tests' stand-in for the controller quorum (see tests/fixtures/
+static_assignments.py, run by tests/fixtures/static_broker.py): these tests exercise the data path —
+replica fetching, the ISR, the high watermark, acks=all and truncation — not leader election.
 """
 
 from __future__ import annotations

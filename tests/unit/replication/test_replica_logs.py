@@ -12,8 +12,8 @@ from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.replication.delayed_produce import PendingAcks
-from broker.replication.producer_ids import MAX_NODES, NodeScopedProducerIds
 from broker.replication.truncation import decide_truncation
+from tests.fixtures.node_scoped_producer_ids import MAX_NODES, NodeScopedProducerIds
 from tests.unit.broker.log.helpers import NOW_MS, batch_of, read_records
 
 

@@ -26,10 +26,10 @@ from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
-from broker.replication.static_assignments import StaticAlterPartition, static_topic_id
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.frames import decode_response, encode_request
+from tests.fixtures.static_assignments import StaticAlterPartition, static_topic_id
 from tests.unit.broker.log.helpers import NOW_MS, batch_of
 
 TOPIC = "orders"
@@ -66,11 +66,16 @@ class Node:
             }
         )
         self.state = self.loop.run_until_complete(open_broker_state(config))
+        # The broker's own partition layer (a cluster of one) gives way to the manager under test.
+        self.loop.run_until_complete(self.state.replication.close())
+        self.state.topics.on_topic_changed = None
         self.manager = ReplicaManager(
-            self.state,
             ReplicationConfig(
                 node_id=1, replica_lag_time_max_ms=LAG_MS, leader_replication_throttled_rate=leader_throttle
             ),
+            logs=self.state.logs,
+            metadata=self.state.metadata,
+            log_config=self.state.topics.log_config,
         )
         self.manager.alter_partition = StaticAlterPartition(self.manager)
         self.state.replication = self.manager
@@ -405,7 +410,7 @@ def test_a_new_image_replaces_partitions_and_brokers_it_no_longer_lists(node: No
         9, uuid.uuid4(), 0, (Endpoint("PLAINTEXT", "127.0.0.1", 9099),), fenced=False
     )
     node.manager.on_image_loaded([assignment()], [old_broker])
-    assert node.manager.manages(TOPIC)
+    assert node.manager.assignment(TOPIC, 0) is not None
     node.manager.on_image_loaded([], [])
     assert node.manager.brokers == {}
     assert node.manager.replicas == {}

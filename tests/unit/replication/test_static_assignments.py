@@ -8,8 +8,11 @@ import pytest
 
 from broker.config import ConfigError
 from broker.controller.api import AlterPartitionRequest
-from broker.replication.manager import accept_alter_partition
-from broker.replication.static_assignments import parse_static_assignments, static_topic_id
+from tests.fixtures.static_assignments import (
+    accept_alter_partition,
+    parse_static_assignments,
+    static_topic_id,
+)
 
 FILE = {
     "cluster_id": "abc",

@@ -28,9 +28,9 @@ from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
 from broker.handlers.groups import find_coordinator
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
-from broker.replication.static_assignments import StaticAlterPartition
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.group_storage import OffsetsLeadershipListener, cluster_group_coordinator
+from tests.fixtures.static_assignments import StaticAlterPartition
 
 from .helpers import request_context
 
@@ -91,7 +91,12 @@ async def cluster_broker(
         }
     )
     state = await open_broker_state(config, cluster_member=True)
-    manager = ReplicaManager(state, ReplicationConfig(node_id=NODE_ID))
+    manager = ReplicaManager(
+        ReplicationConfig(node_id=NODE_ID),
+        logs=state.logs,
+        metadata=state.metadata,
+        log_config=state.topics.log_config,
+    )
     manager.alter_partition = StaticAlterPartition(manager)
     state.replication = manager
     state.cluster = RecordingControllerLink()

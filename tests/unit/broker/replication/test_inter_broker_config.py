@@ -11,6 +11,7 @@ from broker.auth.jaas import SCRAM_LOGIN_MODULE
 from broker.config import BrokerConfig, ConfigError
 from broker.replication.config import InterBrokerConfig, ReplicationConfig
 from tests.fixtures.broker import CertificateFiles
+from tests.fixtures.static_assignments import static_assignments_path
 
 JAAS = f'{SCRAM_LOGIN_MODULE} required username="admin" password="secret";'
 SASL_CLUSTER = {
@@ -83,7 +84,7 @@ def test_a_broker_fed_static_assignments_must_have_a_login_too(tmp_path: Path) -
         "replication.static.assignments": str(tmp_path / "assignments.json"),
     }
     with pytest.raises(ConfigError, match="required for the SASL_PLAINTEXT inter-broker listener"):
-        inter_broker(properties)
+        static_assignments_path(BrokerConfig.from_properties(properties))
 
 
 def test_a_single_sasl_node_without_replication_needs_no_login() -> None:

@@ -1,0 +1,146 @@
+"""PartitionManager: the one door from handlers and coordinators to partitions (Kafka's ReplicaManager
+as its request path sees it).
+
+It answers who leads a partition, hands out `Partition`s this broker leads (fenced by leader epoch),
+describes partitions and brokers for Metadata, and reports log directory usage. Leadership, ISR and
+high watermarks come from `broker.replication.manager.ReplicaManager`, fed a metadata image: the
+controller's on a cluster member, `broker.partitions.single_node` on a single node (a cluster of one,
+replication factor 1: this node leads every partition with ISR {self}). There is no other mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kio.schema.errors import ErrorCode
+
+from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
+from broker.log.log_manager import LogManager
+from broker.partitions.partition import Partition
+from broker.replication.manager import ReplicaManager
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """A partition as Metadata describes it."""
+
+    index: int
+    error: ErrorCode
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+
+
+class PartitionManager:
+    def __init__(self, replication: ReplicaManager, logs: LogManager) -> None:
+        self.replication = replication
+        self._logs = logs
+        # One Partition per led replica, made when it is first asked for, forgotten when the
+        # partition's assignment or leadership changes.
+        self._partitions: dict[tuple[str, int], Partition] = {}
+        replication.partition_listeners.append(self._forget)
+
+    def _forget(self, key: tuple[str, int]) -> None:
+        self._partitions.pop(key, None)
+
+    # ---- leadership ----------------------------------------------------------------------------
+
+    def leader(self, topic: str, index: int, requested_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this broker leads it, else the error a client gets (unknown, not leader,
+        fenced or unknown leader epoch)."""
+        replica, error = self.replication.leader_replica(topic, index, requested_epoch)
+        if replica is None:
+            return None, error
+        key = (topic, index)
+        partition = self._partitions.get(key)
+        if partition is None or partition.replica is not replica:
+            partition = self._partitions[key] = Partition(replica, self.replication)
+        return partition, ErrorCode.none
+
+    def is_leader(self, topic: str, index: int) -> bool:
+        return self.replication.leader_replica(topic, index)[0] is not None
+
+    def leader_for(self, topic: str, index: int) -> int:
+        """The leader's broker id, -1 when the partition has none (or is unknown)."""
+        assignment = self.replication.assignment(topic, index)
+        return assignment.leader if assignment is not None else -1
+
+    def leader_endpoint(self, topic: str, index: int, listener_name: str) -> Endpoint | None:
+        assignment = self.replication.assignment(topic, index)
+        if assignment is None or not assignment.has_leader:
+            return None
+        return self.replication.endpoint(assignment.leader, listener_name)
+
+    def knows(self, topic: str, index: int) -> bool:
+        """Whether the metadata image lists the partition at all."""
+        return self.replication.assignment(topic, index) is not None
+
+    def assignments_of(self, topic: str) -> list[PartitionAssignment]:
+        """The image's assignments of `topic`'s partitions (for metadata listeners joining late)."""
+        return [a for a in self.replication.assignments.values() if a.topic == topic]
+
+    def describe(self, topic: str, count: int) -> list[PartitionState]:
+        """Partitions 0..count-1 of `topic` for Metadata (leaderless ones with LEADER_NOT_AVAILABLE)."""
+        replication = self.replication
+        states = []
+        for index in range(count):
+            assignment = replication.assignment(topic, index)
+            if assignment is None:
+                states.append(PartitionState(index, ErrorCode.leader_not_available, -1, -1, (), (), ()))
+                continue
+            offline = tuple(replication.offline_replicas(assignment))
+            leaderless = assignment.leader < 0 or assignment.leader in offline
+            states.append(
+                PartitionState(
+                    index,
+                    # Kafka's answer for a partition without a live leader: clients retry later.
+                    ErrorCode.leader_not_available if leaderless else ErrorCode.none,
+                    assignment.leader,
+                    assignment.leader_epoch,
+                    assignment.replicas,
+                    replication.isr_of(topic, index),
+                    offline,
+                )
+            )
+        return states
+
+    # ---- brokers and change tracking -----------------------------------------------------------
+
+    def live_brokers(self) -> Iterable[BrokerRegistration]:
+        """Unfenced brokers, by id."""
+        return self.replication.live_brokers()
+
+    def endpoint(self, broker_id: int, listener_name: str) -> Endpoint | None:
+        return self.replication.endpoint(broker_id, listener_name)
+
+    @property
+    def version(self) -> int:
+        """Bumps on every change Metadata shows (leaders, ISRs, brokers)."""
+        return self.replication.version
+
+    @property
+    def brokers_version(self) -> int:
+        return self.replication.brokers_version
+
+    def topic_version(self, topic: str) -> int:
+        return self.replication.topic_versions.get(topic, 0)
+
+    def add_partition_listener(self, listener: Callable[[tuple[str, int]], None]) -> None:
+        """Called with (topic, partition) whenever its assignment or leadership here changes."""
+        self.replication.partition_listeners.append(listener)
+
+    # ---- followers -----------------------------------------------------------------------------
+
+    def note_follower_fetch(self, follower: int) -> None:
+        """A Fetch from follower broker `follower` arrived (whichever partitions it names)."""
+        self.replication.note_follower_fetch(follower)
+
+    # ---- storage -------------------------------------------------------------------------------
+
+    def log_dir_usage(self) -> list[tuple[Path, list[tuple[str, int, int]]]]:
+        """Per log directory: (topic, partition, bytes) of every hosted partition."""
+        return self._logs.dir_usage()

@@ -1,0 +1,183 @@
+"""Partition: one partition this broker leads, as the request handlers see it (Kafka's `Partition`).
+
+Everything a handler may do to a led partition goes through here: append as leader, read up to the
+bound its isolation level allows, answer offset questions, delete records. The high watermark, the
+ISR and the leader epoch are read here and written only by the partition layer (`PartitionManager`
+and the replication machinery it drives); handlers never see the log itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kio.schema.errors import ErrorCode
+
+from broker.log.partition_log import AppendResult, PartitionLog
+from broker.replication.manager import ReplicaManager
+from broker.replication.replica import Replica
+from broker.wire.records.errors import StorageError
+
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AppendOutcome:
+    """What a leader append did: the log's result, or the error to answer with.
+
+    `acks_pending` (acks=all only) completes with the final error code once the ISR has every
+    appended batch; None when the high watermark already covers them."""
+
+    error: ErrorCode
+    message: str | None = None
+    result: AppendResult | None = None
+    record_errors: tuple[int, ...] = ()
+    acks_pending: asyncio.Future[ErrorCode] | None = None
+
+
+class Partition:
+    """A led partition: its log and the replica state that decides what it may expose."""
+
+    __slots__ = ("_log", "_replica", "_replication")
+
+    def __init__(self, replica: Replica, replication: ReplicaManager) -> None:
+        self._log: PartitionLog = replica.log
+        self._replica = replica
+        self._replication = replication
+
+    # ---- state ---------------------------------------------------------------------------------
+
+    @property
+    def replica(self) -> Replica:
+        return self._replica
+
+    @property
+    def topic(self) -> str:
+        return self._log.topic
+
+    @property
+    def index(self) -> int:
+        return self._log.partition
+
+    @property
+    def leader_epoch(self) -> int:
+        return self._replica.assignment.leader_epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self._log.high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        # Without transactions the last stable offset is the high watermark.
+        return self._log.high_watermark
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log.log_end_offset
+
+    def in_sync(self, broker_id: int) -> bool:
+        leader = self._replica.leader
+        return leader is not None and broker_id in leader.isr
+
+    def add_append_listener(self, listener: Callable[[], None]) -> None:
+        self._log.add_append_listener(listener)
+
+    def remove_append_listener(self, listener: Callable[[], None]) -> None:
+        self._log.remove_append_listener(listener)
+
+    # ---- produce -------------------------------------------------------------------------------
+
+    def append(self, records: bytes, acks: int, now_ms: int | None = None) -> AppendOutcome:
+        """Append batches as leader (acks 0, 1 or -1): min.insync.replicas is checked first for
+        acks=all, the high watermark moves by the ISR rule, and acks=all gets a future for the ISR."""
+        if acks == -1:
+            error, message = self._replication.check_enough_replicas(self._replica)
+            if error != ErrorCode.none:
+                return AppendOutcome(error, message)
+        try:
+            result = self._log.append_as_leader(
+                records,
+                leader_epoch=self.leader_epoch,
+                now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+            )
+        except StorageError as exc:
+            return AppendOutcome(
+                ErrorCode(exc.error_code), str(exc), record_errors=tuple(getattr(exc, "record_errors", ()))
+            )
+        self._replication.after_leader_append(self._replica)
+        pending = None
+        if acks == -1 and result.last_offset >= 0:
+            pending = self._replication.wait_for_isr(self._replica, result.last_offset + 1)
+        return AppendOutcome(ErrorCode.none, result=result, acks_pending=pending)
+
+    def wait_until_committed(self) -> asyncio.Future[ErrorCode] | None:
+        """A future for the high watermark to reach today's log end (None: it already has)."""
+        return self._replication.wait_for_isr(self._replica, self._log.log_end_offset)
+
+    # ---- fetch ---------------------------------------------------------------------------------
+
+    def fetch_bound(self, isolation_level: int, follower: bool) -> int:
+        """The offset a read stops before: the log end for followers, else the high watermark (or
+        the last stable offset under read_committed)."""
+        if follower:
+            return self._log.log_end_offset
+        return self.last_stable_offset if isolation_level == READ_COMMITTED else self._log.high_watermark
+
+    def record_follower_fetch(self, follower: int, fetch_offset: int) -> bool:
+        """A follower's fetch position (moves the high watermark and the ISR); False when `follower`
+        is not a replica of this partition."""
+        log = self._log
+        if not log.log_start_offset <= fetch_offset <= log.log_end_offset:
+            return True  # answered OFFSET_OUT_OF_RANGE by the read; progress is not recorded
+        return self._replication.record_follower_fetch(self._replica, follower, fetch_offset)
+
+    def follower_limit(self, follower: int, limit: int, first: bool) -> tuple[int, bool]:
+        """leader.replication.throttled.rate: a follower outside the ISR gets what the rate allows."""
+        throttle = self._replication.leader_throttle
+        if not throttle.enabled or self.in_sync(follower):
+            return limit, first
+        # Whole batches within the allowance only: the rate must hold even for the first batch.
+        return min(limit, throttle.allowance(time.monotonic())), False
+
+    def note_follower_read(self, follower: int, size: int) -> None:
+        if not self.in_sync(follower):  # only catching-up replicas count against the throttle
+            self._replication.leader_throttle.record(size, time.monotonic())
+
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int, min_one_message: bool) -> bytes:
+        """Whole batches from `fetch_offset` below `max_offset` (StorageError when out of range)."""
+        return self._log.read(fetch_offset, max_bytes, max_offset=max_offset, min_one_message=min_one_message)
+
+    # ---- offsets -------------------------------------------------------------------------------
+
+    def max_timestamp(self) -> tuple[int, int] | None:
+        return self._log.max_timestamp()
+
+    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first committed record at or after `timestamp_ms`."""
+        hit = self._log.offset_for_timestamp(timestamp_ms)
+        return None if hit is None or hit[0] >= self._log.high_watermark else hit
+
+    def end_offset_for_leader_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) with Kafka's OffsetForLeaderEpoch semantics."""
+        return self._log.end_offset_for_leader_epoch(leader_epoch)
+
+    def delete_records_before(self, offset: int) -> tuple[ErrorCode, int]:
+        """DeleteRecords (-1: up to the high watermark): (error, new low watermark or -1)."""
+        high_watermark = self._log.high_watermark
+        if offset == -1:
+            offset = high_watermark
+        if offset < 0 or offset > high_watermark:
+            return ErrorCode.offset_out_of_range, -1
+        try:
+            self._log.delete_records_before(offset)
+        except StorageError as exc:
+            return ErrorCode(exc.error_code), -1
+        return ErrorCode.none, self._log.log_start_offset
