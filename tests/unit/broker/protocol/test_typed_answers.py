@@ -4,7 +4,6 @@ sent as success. Real dispatcher and broker state (logs on disk), no sockets."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import uuid
 from typing import Any
@@ -17,12 +16,11 @@ from kio.schema.metadata.v12.response import MetadataResponseBroker
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_reader, entity_writer
 
-from broker.config import BrokerConfig
 from broker.handlers import registry
 from broker.protocol.responses import ResponseShapeError, build_response
 from broker.protocol.schemas import response_class
-from broker.server.app import close_broker_state, open_broker_state
 from broker.server.dispatcher import Peer, dispatch
+from tests.unit.broker.running_state import running_state
 
 PEER = Peer(host="127.0.0.1", port=1, listener_name="PLAINTEXT")
 TOPIC = "typed"
@@ -31,19 +29,8 @@ LIST_OFFSETS = 2
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    loop = asyncio.new_event_loop()
-    config = BrokerConfig.from_properties(
-        {
-            "log.dirs": str(tmp_path_factory.mktemp("typed")),
-            "offsets.topic.num.partitions": "1",
-            "node.id": "1",
-        }
-    )
-    state = loop.run_until_complete(open_broker_state(config))
-    state.topics.create_topic(TOPIC, 1)
-    yield loop, state
-    loop.run_until_complete(close_broker_state(state))
-    loop.close()
+    with running_state(tmp_path_factory.mktemp("typed"), TOPIC) as running:
+        yield running
 
 
 def list_offsets_frame() -> bytes:
