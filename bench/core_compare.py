@@ -1,7 +1,7 @@
 """Broker throughput and replicated produce, before vs after a change, interleaved in one run.
 
     .venv/bin/python bench/core_compare.py [--before PATH | --before-ref base9] [--after PATH]
-                                           [--rounds 3] [--messages 300000] [--replicated-messages 100000]
+                                           [--rounds 4] [--messages 1000000] [--replicated-messages 300000]
                                            [--sizes 100,1024] [--cases throughput,replicated]
 
 Each tree's broker is started from that tree (`python -m broker` with the tree as working directory;
@@ -17,9 +17,10 @@ shared machine hits both alike. `--before` defaults to a `git worktree` of `--be
 and removed at the end; `--after` defaults to this script's tree. Each tree-run is one child process
 (`--child`), so the two trees' modules never meet in one interpreter.
 
-Prints one JSON line per tree-run, then a summary: per case and tree the median, min, max and spread
-((max - min) / median) of msg/s and of broker CPU µs per message (steadier than msg/s under load),
-and the after/before ratio of the medians. The load average before and after is part of the summary.
+Prints one JSON line per tree-run, then a line about the run (load average at start and end, minutes)
+and one line per case: per tree the median, min, max and spread ((max - min) / median) of msg/s and of
+broker CPU µs per message (steadier than msg/s under load, but /proc counts it in 10 ms ticks: use
+enough messages), and the after/before ratio of the medians.
 """
 
 from __future__ import annotations
@@ -187,9 +188,9 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="checkout to measure as 'before'")
     parser.add_argument("--before-ref", default="base9", help="without --before: a worktree of this ref")
     parser.add_argument("--after", type=Path, default=HARNESS_ROOT)
-    parser.add_argument("--rounds", type=int, default=3, help="before/after pairs")
-    parser.add_argument("--messages", type=int, default=300_000, help="per size, single broker")
-    parser.add_argument("--replicated-messages", type=int, default=100_000, help="per size, RF 3")
+    parser.add_argument("--rounds", type=int, default=4, help="before/after pairs")
+    parser.add_argument("--messages", type=int, default=1_000_000, help="per size, single broker")
+    parser.add_argument("--replicated-messages", type=int, default=300_000, help="per size, RF 3")
     parser.add_argument("--sizes", type=lambda text: [int(s) for s in text.split(",")], default=[100, 1024])
     parser.add_argument(
         "--cases",
@@ -232,6 +233,7 @@ def main() -> None:
     finally:
         if created:
             remove_worktree(before)
+    # One line for the run, then one line per case: easy to diff and to paste.
     print(
         json.dumps(
             {
@@ -243,12 +245,11 @@ def main() -> None:
                 "load_average_at_start": load_at_start,
                 "load_average_at_end": load_average(),
                 "minutes": round((time.monotonic() - started) / 60, 1),
-                "cases": summarise(runs),
-            },
-            indent=2,
-        ),
-        flush=True,
+            }
+        )
     )
+    for case, entry in summarise(runs).items():
+        print(json.dumps({"case": case, **entry}), flush=True)
 
 
 if __name__ == "__main__":
