@@ -16,7 +16,7 @@ api version, strictly:
   datetime wrappers and nested dicts and lists recurse.
 
 One plan per entity class and position in its api is derived once from kio's public schema
-(`kio.index`, `kio.schema.index`, dataclass fields and type hints) and cached.
+(`kio.index`, `kio.schema.index`, and `broker.protocol.kio_fields`: dataclass fields and type hints) and cached.
 
 A `ResponseShapeError` is a broker bug. It propagates like any other handler exception: the
 connection logs it with its stack and closes. An error response would have to be built per api
@@ -30,8 +30,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import types
-import typing
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -43,6 +41,7 @@ from kio.static.constants import EntityType
 from kio.static.primitive import i32Timedelta, i64Timedelta
 from kio.static.protocol import Entity
 
+from broker.protocol.kio_fields import field_shape, field_shapes
 from broker.protocol.schemas import response_class
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -77,39 +76,13 @@ def _where(root: type, path: tuple[str, ...]) -> str:
     return f"{root.__name__} v{root.__version__}" + "".join(f".{step}" for step in path)
 
 
-def _strip_optional(hint: Any) -> tuple[Any, bool]:
-    if typing.get_origin(hint) in (types.UnionType, typing.Union):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return hint, False
-
-
-def _shape(hint: Any) -> tuple[Any, bool, bool]:
-    """(item type, is a tuple, may be None) of a kio field's type hint."""
-    inner, optional = _strip_optional(hint)
-    if typing.get_origin(inner) is tuple:
-        item, _ellipsis = typing.get_args(inner)
-        item, _ = _strip_optional(item)
-        return item, True, optional
-    return inner, False, optional
-
-
-@functools.cache
-def _hints(entity_type: type) -> dict[str, Any]:
-    return typing.get_type_hints(entity_type)
-
-
 def _entity_at(entity_type: type, path: tuple[str, ...]) -> type | None:
     """The nested entity class reached from `entity_type` along field names `path`."""
     for step in path:
-        hint = _hints(entity_type).get(step)
-        if hint is None:
+        shape = field_shapes(entity_type).get(step)
+        if shape is None or shape.entity is None:
             return None
-        item, _, _ = _shape(hint)
-        if not dataclasses.is_dataclass(item):
-            return None
-        entity_type = item  # type: ignore[assignment]
+        entity_type = shape.entity
     return entity_type
 
 
@@ -287,9 +260,9 @@ def _constant(value: Any) -> Callable[[], Any]:
 def _plan(entity_type: type, root: type, path: tuple[str, ...]) -> _EntityPlan:
     where = _where(root, path)
     plans = []
-    hints = _hints(entity_type)
     for field in dataclasses.fields(entity_type):
-        item, is_tuple, optional = _shape(hints[field.name])
+        shape = field_shape(entity_type, field)
+        item, is_tuple, optional = shape.item, shape.is_array, shape.nullable
         field_where = f"{where}.{field.name}"
         kafka_type = field.metadata.get("kafka_type", "")
         convert: Converter
