@@ -107,8 +107,9 @@ def grant_bench_user(bootstrap: str) -> None:
 
 
 def start_broker(
-    data_dir: Path, port: int, profile_path: Path | None, secure: bool = False
+    data_dir: Path, port: int, profile_path: Path | None, secure: bool = False, root: Path = REPO_ROOT
 ) -> subprocess.Popen[bytes]:
+    """`python -m broker` of the checkout `root` (this one unless told otherwise)."""
     command = [sys.executable]
     if profile_path is not None:
         command += ["-m", "cProfile", "-o", str(profile_path)]
@@ -128,7 +129,7 @@ def start_broker(
     ]
     for prop in SECURE_BROKER_PROPERTIES if secure else []:
         command += ["--override", prop]
-    return subprocess.Popen(command, cwd=REPO_ROOT)
+    return subprocess.Popen(command, cwd=root)
 
 
 def cpu_seconds(pid: int) -> float:

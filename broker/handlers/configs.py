@@ -60,7 +60,6 @@ def _entry(
         "value": value,
         "read_only": read_only,
         "config_source": source,
-        "is_default": source == DEFAULT_CONFIG,
         "is_sensitive": name in SENSITIVE_BROKER_CONFIGS,
         "synonyms": synonyms,
         "config_type": config_type,

@@ -163,6 +163,7 @@ def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: dict[str, An
         "cluster_id": None,
         "controller_id": -1,
         "cluster_authorized_operations": OPERATIONS_OMITTED,
+        "error_code": ErrorCode.none,
     }
     empty = cache.empty.get(api_version)
     if empty is None:
@@ -273,6 +274,7 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
         "cluster_id": state.cluster_id,
         "controller_id": state.node_id,
         "cluster_authorized_operations": _cluster_operations(ctx, include_cluster_operations),
+        "error_code": ErrorCode.none,
     }
     encoded = _splice_topics(ctx.api_version, body, topics)
     # Auto-creation bumps the version: such an answer is cached under the new version only.

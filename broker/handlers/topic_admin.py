@@ -102,7 +102,8 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
     cluster_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
     mutations = MutationQuota(ctx, strict_from=6)
     for topic in request.topics:
-        result: dict[str, Any] = {"name": topic.name, "topic_id": None, "error_message": None}
+        # An error answer describes no topic: no configs (Kafka's empty array).
+        result: dict[str, Any] = {"name": topic.name, "topic_id": None, "error_message": None, "configs": []}
         if seen[topic.name] > 1:
             result["error_code"] = ErrorCode.invalid_request
             result["error_message"] = "Duplicate topic in request."

@@ -16,7 +16,7 @@ import functools
 import struct
 from typing import Any
 
-from kio.serial._introspect import EntityField, EntityTupleField, classify_field, is_optional
+from broker.protocol.kio_fields import field_shape
 
 # Array elements one request may hold, all arrays together. Decoding costs roughly 200 bytes per
 # element (the reader's own vector slot plus the Python object), so this bounds a request's
@@ -87,7 +87,7 @@ def _plan_for(entity_type: type) -> _Plan:
     steps: list[tuple[int, Any]] = []
     tagged: dict[int, tuple[int, Any]] = {}
     for field in dataclasses.fields(entity_type):
-        step = _step_for(field, flexible)
+        step = _step_for(entity_type, field, flexible)
         tag = field.metadata.get("tag")
         if tag is not None:
             tagged[int(tag)] = step
@@ -102,21 +102,21 @@ def _plan_for(entity_type: type) -> _Plan:
     return _Plan(flexible, tuple(steps), tagged, fixed_size, min_size, flat_width)
 
 
-def _step_for(field: dataclasses.Field, flexible: bool) -> tuple[int, Any]:
-    kind = classify_field(field)
-    if isinstance(kind, EntityField | EntityTupleField):
-        if isinstance(kind, EntityField) and is_optional(field):
+def _step_for(entity_type: type, field: dataclasses.Field, flexible: bool) -> tuple[int, Any]:
+    shape = field_shape(entity_type, field)
+    if shape.entity is not None:
+        if not shape.is_array and shape.nullable:
             # Kafka's nullable structs (a presence byte first); no API we serve has one.
             raise NotImplementedError(f"nullable struct {field.name}")
-        plan = _plan_for(kind.type_)
-        if isinstance(kind, EntityField):
+        plan = _plan_for(shape.entity)
+        if not shape.is_array:
             return (_SKIP, plan.fixed_size) if plan.fixed_size else (_ENTITY, plan)
         return (_ARRAY_FIXED, plan.fixed_size) if plan.fixed_size else (_ARRAY_ENTITY, plan)
     kafka_type = field.metadata["kafka_type"]
     width = _FIXED_WIDTH.get(kafka_type)
     if width is None and kafka_type not in _VARIABLE:
         raise NotImplementedError(f"kafka_type {kafka_type} of {field.name}")
-    if kind.is_array:
+    if shape.is_array:
         if width is not None:
             return (_ARRAY_FIXED, width)
         return (_ARRAY_STRING, None) if kafka_type == "string" else (_ARRAY_BYTES, None)

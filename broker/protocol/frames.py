@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import io
 import struct
 from dataclasses import dataclass
 from typing import Any
 
-from kio.serial._introspect import EntityField, EntityTupleField, classify_field, is_optional
 from kio.static.protocol import Entity
 
 from broker.protocol.bounds import FrameBoundsError, check_request_body
+from broker.protocol.kio_fields import field_shapes
 from broker.wire.schemas import (
     UnknownApi,
     request_class,
@@ -132,10 +131,10 @@ def decode_body(header: RequestHeader, frame: bytes | memoryview) -> Any:
 def _null_check_plan(entity_type: type) -> tuple[tuple[str, bool, type | None, bool], ...]:
     """Per field: (name, may be null, nested entity type, is an array of entities)."""
     plan = []
-    for field in dataclasses.fields(entity_type):
-        kind = classify_field(field)
-        nested = kind.type_ if isinstance(kind, EntityField | EntityTupleField) else None
-        plan.append((field.name, is_optional(field), nested, isinstance(kind, EntityTupleField)))
+    for name, shape in field_shapes(entity_type).items():
+        # As kio reads it: an array of nullable elements counts as nullable.
+        nullable = shape.nullable or shape.item_nullable
+        plan.append((name, nullable, shape.entity, shape.is_array and shape.entity is not None))
     return tuple(plan)
 
 

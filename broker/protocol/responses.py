@@ -1,9 +1,28 @@
-"""Build version-specific kio response entities from plain dict trees.
+"""Build version-specific kio entities from handlers' answers, checked against the schema.
 
-Handlers answer with plain dicts keyed by kio's snake_case field names. This module turns
-such a tree into the entity class for one api version: keys that version lacks are dropped,
-missing keys get the schema default (or a neutral zero value), ints become kio's
-ErrorCode/timedelta/datetime wrappers, and nested dicts/lists recurse.
+Handlers answer with dict trees keyed by kio's snake_case field names (or with kio entities of
+the exact class, which pass through). This module turns such a tree into the entity class of one
+api version, strictly:
+
+- a key that is a field of the same entity in *another* version of the api is dropped: that is
+  versioning (a handler answers every version it serves from one tree);
+- a key that is a field of no version is a `ResponseShapeError` (a misspelling such as
+  ``error_cod`` must never go out as the default — success);
+- a field without a schema default that the handler did not give is a `ResponseShapeError`
+  (``error_code`` left out must never go out as 0), except ``throttle_time``, which the
+  dispatcher owns and which defaults to "not throttled";
+- a value of the wrong type is a `ResponseShapeError` (a string where an int goes, an int where
+  a bool goes, a nested entity of another class); ints become kio's ErrorCode / timedelta /
+  datetime wrappers and nested dicts and lists recurse.
+
+One plan per entity class and position in its api is derived once from kio's public schema
+(`kio.index`, `kio.schema.index`, and `broker.protocol.kio_fields`: dataclass fields and type hints) and cached.
+
+A `ResponseShapeError` is a broker bug. It propagates like any other handler exception: the
+connection logs it with its stack and closes. An error response would have to be built per api
+(the errors of Produce, ListOffsets or OffsetCommit live per partition), and after a handler has
+acted, "failed" could be as false as "succeeded"; a closed connection tells the client the one
+true thing — the outcome is unknown — and Kafka clients retry or refresh metadata on it.
 """
 
 from __future__ import annotations
@@ -12,85 +31,225 @@ import dataclasses
 import datetime
 import functools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from kio.index import UnknownEntity, load_entity_schema
 from kio.schema.errors import ErrorCode
-from kio.serial._introspect import (
-    EntityField,
-    EntityTupleField,
-    PrimitiveField,
-    PrimitiveTupleField,
-    classify_field,
-    is_optional,
-)
+from kio.schema.index import api_key_map, schema_name_map
+from kio.static.constants import EntityType
 from kio.static.primitive import i32Timedelta, i64Timedelta
 from kio.static.protocol import Entity
 
+from broker.protocol.kio_fields import field_shape, field_shapes
 from broker.wire.schemas import response_class
 
-_UTC = datetime.UTC
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+# Fields whose absence means a neutral answer rather than a forgotten one.
+_DEFAULTED_WHEN_MISSING = frozenset({"throttle_time"})
+_INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+class ResponseShapeError(TypeError):
+    """A handler's answer does not fit the schema of the response it answers (a broker bug)."""
+
 
 Converter = Callable[[Any], Any]
-# (field name, alternate dict key, converter, default factory)
-FieldPlan = tuple[str, str | None, Converter, Callable[[], Any]]
 
 
-def _error_code(value: Any) -> ErrorCode:
-    return value if isinstance(value, ErrorCode) else ErrorCode(int(value))
+# One field: (name, Kafka's JSON spelling of a timedelta field such as throttle_time_ms — kio drops
+# the unit — or None, converter, default factory or None when the handler must give the field,
+# whether a plain int passes as it is).
+_FieldPlan = tuple[str, str | None, Converter, Callable[[], Any] | None, bool]
 
 
-def _timedelta_i32(value: Any) -> Any:
-    if isinstance(value, datetime.timedelta):
-        return value
-    return i32Timedelta.parse(datetime.timedelta(milliseconds=int(value)))
+@dataclasses.dataclass(frozen=True, slots=True)
+class _EntityPlan:
+    entity_type: type
+    where: str
+    fields: tuple[_FieldPlan, ...]
+    # Every key some version of this entity (at this position in its api) accepts.
+    known_keys: frozenset[str]
 
 
-def _timedelta_i64(value: Any) -> Any:
-    if isinstance(value, datetime.timedelta):
-        return value
-    return i64Timedelta.parse(datetime.timedelta(milliseconds=int(value)))
+def _where(root: type, path: tuple[str, ...]) -> str:
+    return f"{root.__name__} v{root.__version__}" + "".join(f".{step}" for step in path)
 
 
-def _datetime(value: Any) -> Any:
-    if value is None or isinstance(value, datetime.datetime):
-        return value
-    if int(value) < 0:
-        return None
-    return _EPOCH + datetime.timedelta(milliseconds=int(value))
+def _entity_at(entity_type: type, path: tuple[str, ...]) -> type | None:
+    """The nested entity class reached from `entity_type` along field names `path`."""
+    for step in path:
+        shape = field_shapes(entity_type).get(step)
+        if shape is None or shape.entity is None:
+            return None
+        entity_type = shape.entity
+    return entity_type
 
 
-def _uuid(value: Any) -> uuid.UUID | None:
-    if value is None or isinstance(value, uuid.UUID):
-        return value
-    return uuid.UUID(str(value))
+def _versions_of(root: type) -> Iterator[type]:
+    """Every version's class of the request/response `root` models."""
+    kind = root.__type__
+    if kind not in (EntityType.request, EntityType.response):
+        yield root
+        return
+    name = api_key_map[root.__api_key__]
+    for version, by_type in schema_name_map[name].items():
+        if kind in by_type:
+            try:
+                yield load_entity_schema(name, version, kind)
+            except UnknownEntity:
+                continue
 
 
-def _identity(value: Any) -> Any:
-    return value
+@functools.cache
+def _known_keys(root: type, path: tuple[str, ...]) -> frozenset[str]:
+    keys: set[str] = set()
+    for version_root in _versions_of(root):
+        entity = _entity_at(version_root, path)
+        if entity is None:
+            continue
+        for field in dataclasses.fields(entity):
+            keys.add(field.name)
+            if field.metadata.get("kafka_type", "").startswith("timedelta"):
+                keys.add(field.name + "_ms")
+    return frozenset(keys)
 
 
-_PRIMITIVE_CONVERTERS: dict[str, Converter] = {
-    "error_code": _error_code,
-    "timedelta_i32": _timedelta_i32,
-    "timedelta_i64": _timedelta_i64,
-    "datetime_i64": _datetime,
-    "uuid": _uuid,
-}
+def _wrong(where: str, expected: str, value: Any) -> ResponseShapeError:
+    return ResponseShapeError(f"{where}: expected {expected}, got {type(value).__name__} {value!r:.80}")
 
-_PRIMITIVE_ZEROES: dict[str, Any] = {
-    "error_code": ErrorCode.none,
-    "timedelta_i32": i32Timedelta.parse(datetime.timedelta(0)),
-    "timedelta_i64": i64Timedelta.parse(datetime.timedelta(0)),
-    "datetime_i64": None,
-    "uuid": None,
-    "string": "",
-    "bytes": b"",
-    "records": None,
-    "bool": False,
-    "float64": 0.0,
-}
+
+def _primitive_converter(kafka_type: str, optional: bool, where: str) -> Converter:
+    """A converter that accepts exactly the Python values kio can write as `kafka_type`."""
+
+    def none_or(value: Any, expected: str) -> Any:
+        if value is None and optional:
+            return None
+        raise _wrong(where, expected, value)
+
+    if kafka_type in _INTEGER_TYPES:
+
+        def integer(value: Any) -> Any:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            return none_or(value, "int")
+
+        return integer
+    if kafka_type == "error_code":
+
+        def error_code(value: Any) -> Any:
+            if isinstance(value, ErrorCode):
+                return value
+            if isinstance(value, int) and not isinstance(value, bool):
+                try:
+                    return ErrorCode(value)
+                except ValueError:
+                    raise _wrong(where, "a Kafka error code", value) from None
+            return none_or(value, "ErrorCode")
+
+        return error_code
+    if kafka_type in ("timedelta_i32", "timedelta_i64"):
+        wrapper = i32Timedelta if kafka_type == "timedelta_i32" else i64Timedelta
+
+        def duration(value: Any) -> Any:
+            if isinstance(value, datetime.timedelta):
+                return value
+            if isinstance(value, int) and not isinstance(value, bool):
+                return wrapper.parse(datetime.timedelta(milliseconds=value))
+            return none_or(value, "timedelta or int milliseconds")
+
+        return duration
+    if kafka_type == "datetime_i64":
+
+        def moment(value: Any) -> Any:
+            if value is None or isinstance(value, datetime.datetime):
+                return value
+            if isinstance(value, int) and not isinstance(value, bool):
+                return None if value < 0 else _EPOCH + datetime.timedelta(milliseconds=value)
+            raise _wrong(where, "datetime or int milliseconds", value)
+
+        return moment
+    if kafka_type == "uuid":
+
+        def identifier(value: Any) -> Any:
+            # kio writes None as the zero uuid ("no id") for every uuid field.
+            if value is None or isinstance(value, uuid.UUID):
+                return value
+            raise _wrong(where, "UUID", value)
+
+        return identifier
+    if kafka_type == "string":
+
+        def text(value: Any) -> Any:
+            return value if isinstance(value, str) else none_or(value, "str")
+
+        return text
+    if kafka_type in ("bytes", "records"):
+
+        def blob(value: Any) -> Any:
+            return value if isinstance(value, bytes | bytearray | memoryview) else none_or(value, "bytes")
+
+        return blob
+    if kafka_type == "bool":
+
+        def flag(value: Any) -> Any:
+            return value if isinstance(value, bool) else none_or(value, "bool")
+
+        return flag
+    if kafka_type == "float64":
+
+        def number(value: Any) -> Any:
+            if isinstance(value, float | int) and not isinstance(value, bool):
+                return value
+            return none_or(value, "float")
+
+        return number
+    raise NotImplementedError(f"{where}: kafka type {kafka_type!r}")
+
+
+def _sequence(item: Converter, optional: bool, where: str) -> Converter:
+    def convert(values: Any) -> Any:
+        if isinstance(values, list | tuple):
+            return tuple([item(value) for value in values])
+        if values is None and optional:
+            return None
+        raise _wrong(where, "list", values)
+
+    return convert
+
+
+def _int_sequence(item: Converter, optional: bool, where: str) -> Converter:
+    """`_sequence` for arrays of ints (replica lists): checked without a call per element."""
+
+    def convert(values: Any) -> Any:
+        if isinstance(values, list | tuple):
+            for value in values:
+                if value.__class__ is not int:
+                    return tuple([item(value) for value in values])
+            return tuple(values)
+        if values is None and optional:
+            return None
+        raise _wrong(where, "list", values)
+
+    return convert
+
+
+def _nested(entity_type: type, root: type, path: tuple[str, ...], optional: bool, where: str) -> Converter:
+    # Derived on first use: deriving it now would derive every nested plan of every version.
+    plan: list[_EntityPlan] = []
+
+    def convert(value: Any) -> Any:
+        if value.__class__ is dict:
+            if not plan:
+                plan.append(_plan(entity_type, root, path))
+            return _from_dict(plan[0], value)
+        if type(value) is entity_type:
+            return value
+        if value is None and optional:
+            return None
+        raise _wrong(where, f"dict or {entity_type.__name__}", value)
+
+    return convert
 
 
 def _constant(value: Any) -> Callable[[], Any]:
@@ -98,76 +257,79 @@ def _constant(value: Any) -> Callable[[], Any]:
 
 
 @functools.cache
-def _plan(entity_type: type[Entity]) -> tuple[FieldPlan, ...]:
-    plans: list[FieldPlan] = []
+def _plan(entity_type: type, root: type, path: tuple[str, ...]) -> _EntityPlan:
+    where = _where(root, path)
+    plans = []
     for field in dataclasses.fields(entity_type):
-        kind = classify_field(field)
-        optional = is_optional(field)
+        shape = field_shape(entity_type, field)
+        item, is_tuple, optional = shape.item, shape.is_array, shape.nullable
+        field_where = f"{where}.{field.name}"
         kafka_type = field.metadata.get("kafka_type", "")
-        converter: Converter
-        if isinstance(kind, EntityTupleField):
-            nested = kind.type_
-            converter = functools.partial(_convert_list, nested)
-            zero: Callable[[], Any] = _constant(())
-        elif isinstance(kind, EntityField):
-            nested = kind.type_
-            converter = functools.partial(_convert_optional_entity, nested)
-            zero = _constant(None) if optional else functools.partial(_from_dict, nested, {})
-        elif isinstance(kind, PrimitiveTupleField):
-            item = _PRIMITIVE_CONVERTERS.get(kafka_type, _identity)
-            converter = functools.partial(_convert_primitive_list, item)
-            zero = _constant(())
+        convert: Converter
+        if dataclasses.is_dataclass(item):
+            nested_path = (*path, field.name)
+            if is_tuple:
+                one = _nested(item, root, nested_path, False, field_where + "[]")  # type: ignore[arg-type]
+                convert = _sequence(one, optional, field_where)
+            else:
+                convert = _nested(item, root, nested_path, optional, field_where)  # type: ignore[arg-type]
+        elif is_tuple and kafka_type in _INTEGER_TYPES:
+            convert = _int_sequence(
+                _primitive_converter(kafka_type, False, field_where + "[]"), optional, field_where
+            )
+        elif is_tuple:
+            convert = _sequence(
+                _primitive_converter(kafka_type, False, field_where + "[]"), optional, field_where
+            )
         else:
-            assert isinstance(kind, PrimitiveField)
-            converter = _PRIMITIVE_CONVERTERS.get(kafka_type, _identity)
-            zero = _constant(None) if optional else _constant(_PRIMITIVE_ZEROES.get(kafka_type, 0))
+            convert = _primitive_converter(kafka_type, optional, field_where)
+        default: Callable[[], Any] | None
         if field.default is not dataclasses.MISSING:
-            default: Callable[[], Any] = _constant(field.default)
+            default = _constant(field.default)
         elif field.default_factory is not dataclasses.MISSING:
             default = field.default_factory
+        elif field.name in _DEFAULTED_WHEN_MISSING:
+            default = _constant(convert(0))
         else:
-            default = zero
-        # Handlers may spell Kafka's JSON name (throttle_time_ms) where kio drops the unit.
+            default = None
         alternate = field.name + "_ms" if kafka_type.startswith("timedelta") else None
-        plans.append((field.name, alternate, converter, default))
-    return tuple(plans)
+        plain_int = not is_tuple and kafka_type in _INTEGER_TYPES
+        plans.append((field.name, alternate, convert, default, plain_int))
+    return _EntityPlan(entity_type, where, tuple(plans), _known_keys(root, path))
 
 
-def _convert_list(entity_type: type[Entity], items: Any) -> Any:
-    if items is None:
-        return None
-    return tuple(item if isinstance(item, entity_type) else _from_dict(entity_type, item) for item in items)
-
-
-def _convert_optional_entity(entity_type: type[Entity], value: Any) -> Any:
-    if value is None or isinstance(value, entity_type):
-        return value
-    return _from_dict(entity_type, value)
-
-
-def _convert_primitive_list(item: Converter, values: Any) -> Any:
-    if values is None:
-        return None
-    return tuple(item(v) for v in values)
-
-
-def _from_dict(entity_type: type[Entity], body: dict[str, Any]) -> Any:
+def _from_dict(plan: _EntityPlan, body: dict[str, Any]) -> Any:
     kwargs = {}
-    for name, alternate, converter, default in _plan(entity_type):
+    used = 0
+    for name, alternate, convert, default, plain_int in plan.fields:
         if name in body:
-            kwargs[name] = converter(body[name])
+            value = body[name]
+            # Most fields are ints: skip the call for them (this runs per field of every answer).
+            kwargs[name] = value if plain_int and value.__class__ is int else convert(value)
+            used += 1
         elif alternate is not None and alternate in body:
-            kwargs[name] = converter(body[alternate])
-        else:
+            kwargs[name] = convert(body[alternate])
+            used += 1
+        elif default is not None:
             kwargs[name] = default()
-    return entity_type(**kwargs)
+        else:
+            raise ResponseShapeError(f"{plan.where}.{name}: required and not given")
+    if used != len(body):
+        unknown = body.keys() - plan.known_keys
+        if unknown:
+            raise ResponseShapeError(f"{plan.where}: no version has field(s) {', '.join(sorted(unknown))}")
+    return plan.entity_type(**kwargs)
 
 
-def build_entity(entity_type: type[Entity], body: dict[str, Any]) -> Entity:
-    """Build any kio entity (request, response or nested) from a plain dict tree."""
-    return _from_dict(entity_type, body)  # type: ignore[no-any-return]
+def build_entity(entity_type: type[Entity], body: dict[str, Any] | Entity) -> Entity:
+    """The request or response entity `entity_type` holding `body` (checked, see the module doc)."""
+    if type(body) is entity_type:
+        return body
+    if not isinstance(body, dict):
+        raise _wrong(_where(entity_type, ()), f"dict or {entity_type.__name__}", body)
+    return _from_dict(_plan(entity_type, entity_type, ()), body)  # type: ignore[no-any-return]
 
 
-def build_response(api_key: int, api_version: int, body: dict[str, Any]) -> Entity:
+def build_response(api_key: int, api_version: int, body: dict[str, Any] | Entity) -> Entity:
     """The kio response entity for `api_key`/`api_version` holding `body`."""
     return build_entity(response_class(api_key, api_version), body)

@@ -85,6 +85,7 @@ def test_fetch_answers_every_served_version(broker, matrix_topic, version):
 def test_list_offsets_answers_every_served_version(broker, matrix_topic, version):
     body = {
         "replica_id": -1,
+        "isolation_level": 0,
         "timeout": 1000,
         "topics": [{"name": matrix_topic, "partitions": [{"partition_index": 0, "timestamp": -2}]}],
     }
@@ -104,6 +105,7 @@ def test_list_offsets_earliest_local_and_latest_tiered_without_tiered_storage(
     Before their versions these timestamps are invalid requests (42), as in Kafka."""
     body = {
         "replica_id": -1,
+        "isolation_level": 0,
         "topics": [{"name": matrix_topic, "partitions": [{"partition_index": 0, "timestamp": timestamp}]}],
     }
     with WireClient(broker.bootstrap) as client:
@@ -114,7 +116,12 @@ def test_list_offsets_earliest_local_and_latest_tiered_without_tiered_storage(
 
 @pytest.mark.parametrize("version", range(14))
 def test_metadata_answers_every_served_version(broker, matrix_topic, version):
-    body = {"topics": [{"name": matrix_topic}], "allow_auto_topic_creation": False}
+    body = {
+        "topics": [{"name": matrix_topic, "topic_id": None}],
+        "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
     with WireClient(broker.bootstrap) as client:
         response = client.request(request(3, version, body))
     assert [t.name for t in response.topics] == [matrix_topic]
@@ -139,13 +146,14 @@ def _versions(api_key: int) -> list[int]:
 @pytest.mark.parametrize("version", _versions(19))
 def test_create_and_delete_topics_answer_every_served_version(broker, version):
     name = f"matrix-create-v{version}"
-    create = {"topics": [{"name": name, "num_partitions": 2, "replication_factor": 1}], "timeout": 5000}
+    topic = {"name": name, "num_partitions": 2, "replication_factor": 1, "assignments": [], "configs": []}
+    create = {"topics": [topic], "timeout": 5000}
     with WireClient(broker.bootstrap) as client:
         created = client.request(request(19, version, create))
         assert created.topics[0].error_code.value == 0
         delete_version = min(version, 6)
         if delete_version >= 6:
-            delete = {"topics": [{"name": name}], "timeout": 5000}
+            delete = {"topics": [{"name": name, "topic_id": None}], "timeout": 5000}
         else:
             delete = {"topic_names": [name], "timeout": 5000}
         deleted = client.request(request(20, delete_version, delete))

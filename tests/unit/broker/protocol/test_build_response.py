@@ -1,3 +1,4 @@
+import dataclasses
 import datetime
 import uuid
 
@@ -6,7 +7,7 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader
 
 from broker.protocol.frames import encode_response
-from broker.protocol.responses import build_response
+from broker.protocol.responses import ResponseShapeError, build_response
 from broker.wire.schemas import response_class
 
 
@@ -23,7 +24,12 @@ def test_it_fills_defaults_and_converts_kafka_types():
         9,
         {
             "responses": [
-                {"name": "t", "partition_responses": [{"index": 2, "error_code": 10, "base_offset": 7}]}
+                {
+                    "name": "t",
+                    "partition_responses": [
+                        {"index": 2, "error_code": 10, "base_offset": 7, "record_errors": []}
+                    ],
+                }
             ],
             "throttle_time_ms": 5,
         },
@@ -61,12 +67,12 @@ def test_it_drops_keys_the_version_lacks():
 
 @pytest.mark.parametrize("version", range(14))
 def test_every_metadata_version_round_trips_through_kio(version):
+    partition = {"error_code": 0, "partition_index": 0, "leader_id": 1, "replica_nodes": [1]}
     body = {
+        "error_code": 0,
         "brokers": [{"node_id": 1, "host": "localhost", "port": 9092}],
         "controller_id": 1,
-        "topics": [
-            {"name": "orders", "partitions": [{"partition_index": 0, "leader_id": 1, "replica_nodes": [1]}]}
-        ],
+        "topics": [{"error_code": 0, "name": "orders", "topic_id": None, "partitions": [partition]}],
     }
     entity = build_response(3, version, body)
     frame = encode_response(3, version, 42, entity)
@@ -77,20 +83,26 @@ def test_every_metadata_version_round_trips_through_kio(version):
 
 
 def test_api_versions_always_uses_response_header_v0():
-    entity = build_response(18, 3, {"api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}]})
+    entity = build_response(
+        18, 3, {"error_code": 0, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}]}
+    )
     frame = encode_response(18, 3, 9, entity)
     decoded = decode(18, 3, frame[4:], flexible_header=False)
     assert decoded.api_keys[0].max_version == 4
 
 
 def test_log_append_time_minus_one_means_none_and_a_time_means_that_time():
-    none = build_response(
-        0, 9, {"responses": [{"name": "t", "partition_responses": [{"log_append_time": -1}]}]}
-    )
+    def produced(log_append_time: int) -> dict:
+        partition = {"index": 0, "error_code": 0, "base_offset": 0, "record_errors": []}
+        return {
+            "responses": [
+                {"name": "t", "partition_responses": [{**partition, "log_append_time": log_append_time}]}
+            ]
+        }
+
+    none = build_response(0, 9, produced(-1))
     assert none.responses[0].partition_responses[0].log_append_time is None
-    stamped = build_response(
-        0, 9, {"responses": [{"name": "t", "partition_responses": [{"log_append_time": 1_700_000_000_123}]}]}
-    )
+    stamped = build_response(0, 9, produced(1_700_000_000_123))
     when = stamped.responses[0].partition_responses[0].log_append_time
     assert round(when.timestamp() * 1000) == 1_700_000_000_123
 
@@ -106,7 +118,20 @@ def _served_versions():
 
 
 @pytest.mark.parametrize(("api_key", "version"), _served_versions())
-def test_every_served_response_encodes_from_an_empty_body_and_decodes_back(api_key, version):
+def test_every_served_response_refuses_an_empty_body_or_encodes_it_and_decodes_back(api_key, version):
+    """Every served version's plan can be derived from kio's schema; an empty answer is refused
+    with the first field it lacks, unless every field of that version has a schema default."""
+    required = [
+        field.name
+        for field in dataclasses.fields(response_class(api_key, version))
+        if field.default is dataclasses.MISSING
+        and field.default_factory is dataclasses.MISSING
+        and field.name != "throttle_time"
+    ]
+    if required:
+        with pytest.raises(ResponseShapeError, match=f"{required[0]}: required and not given"):
+            build_response(api_key, version, {})
+        return
     entity = build_response(api_key, version, {})
     frame = encode_response(api_key, version, 1, entity)
     flexible = response_class(api_key, version).__flexible__ and api_key != 18

@@ -41,6 +41,7 @@ BODY = {
     "cluster_id": "cluster",
     "controller_id": 1,
     "cluster_authorized_operations": 3968,
+    "error_code": 0,
 }
 
 

@@ -2,6 +2,7 @@
 
 import asyncio
 import io
+import logging
 import struct
 import tracemalloc
 
@@ -12,6 +13,7 @@ from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_writer
 
 from broker.config import BrokerConfig
+from broker.handlers.api_table import registry
 from broker.server.app import close_broker_state, open_broker_state
 from broker.server.connection import OWN_BUFFER_FROM, Connection
 
@@ -150,6 +152,26 @@ def test_garbage_after_good_requests_closes_only_after_answering_them(connection
     settle(loop)
     assert correlation_ids(bytes(transport.written)) == [1]
     assert transport.closed
+
+
+def test_a_misshaped_answer_closes_the_connection_and_is_logged_never_sent(connection, monkeypatch, caplog):
+    """A handler bug in the answer's shape: the client sees a closed connection (outcome unknown,
+    Kafka clients retry), not a defaulted answer such as error_code 0."""
+    loop, conn, transport, closed = connection
+    low, high, _ = registry()[18]
+
+    async def misspelled(ctx, request):
+        return {"eror_code": 0, "api_keys": [], "throttle_time": 0}
+
+    monkeypatch.setitem(registry(), 18, (low, high, misspelled))
+    versions = ApiVersionsRequest(client_software_name="unit", client_software_version="1")
+    with caplog.at_level(logging.ERROR, logger="broker.server.connection"):
+        feed(conn, request(versions, 1), 4096)
+        settle(loop)
+    assert transport.written == b""
+    assert transport.closed
+    assert closed == [conn]
+    assert "ApiVersionsResponse v3.error_code: required and not given" in caplog.text
 
 
 @pytest.fixture

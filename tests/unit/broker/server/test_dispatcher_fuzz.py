@@ -32,12 +32,11 @@ from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i32Timedelta
 
-from broker.config import BrokerConfig
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
-from broker.server.app import close_broker_state, open_broker_state
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.records.records import Record, build_batch
 from broker.wire.schemas import response_class
+from tests.unit.broker.running_state import running_state
 
 PEER = Peer(host="127.0.0.1", port=1, listener_name="PLAINTEXT")
 TOPIC = "fuzzed"
@@ -152,19 +151,8 @@ SEEDS = [
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    loop = asyncio.new_event_loop()
-    config = BrokerConfig.from_properties(
-        {
-            "log.dirs": str(tmp_path_factory.mktemp("fuzz")),
-            "offsets.topic.num.partitions": "1",
-            "node.id": "1",
-        }
-    )
-    state = loop.run_until_complete(open_broker_state(config))
-    state.topics.create_topic(TOPIC, 1)
-    yield loop, state
-    loop.run_until_complete(close_broker_state(state))
-    loop.close()
+    with running_state(tmp_path_factory.mktemp("fuzz"), TOPIC) as running:
+        yield running
 
 
 def run(broker, data: bytes):
