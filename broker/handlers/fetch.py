@@ -317,8 +317,9 @@ async def _full_fetch(
         read = _read_all(ctx, request, positions, byte_cap)
     if session is not None:
         for position in positions:
-            session.partitions[(position.topic, position.partition)] = SessionPartition(
-                position.current_leader_epoch, position.fetch_offset, position.max_bytes
+            session.add(
+                (position.topic, position.partition),
+                SessionPartition(position.current_leader_epoch, position.fetch_offset, position.max_bytes),
             )
         _remember_sent(ctx, session, read)
         _rotate_served(session, read)
@@ -341,7 +342,7 @@ async def _incremental_fetch(
             epoch = getattr(part, "current_leader_epoch", -1)
             known = session.partitions.get(key)
             if known is None:
-                session.partitions[key] = SessionPartition(epoch, part.fetch_offset, part.partition_max_bytes)
+                session.add(key, SessionPartition(epoch, part.fetch_offset, part.partition_max_bytes))
             else:  # a new position; what the fetcher was last told stays
                 known.current_leader_epoch = epoch
                 known.fetch_offset = part.fetch_offset
@@ -388,8 +389,7 @@ def _session_positions(session: FetchSession, keys: set[PartitionKey]) -> list[F
     """The positions of `keys`, in the session's order (see `_rotate_served`)."""
     return [
         FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
-        for key, part in session.partitions.items()
-        if key in keys
+        for key, part in session.in_order(keys)
     ]
 
 
@@ -400,7 +400,7 @@ def _rotate_served(session: FetchSession, read: ReadResult) -> None:
     for position, body in read.partitions:
         key = (position.topic, position.partition)
         if body["records"] and key in session.partitions:
-            session.partitions[key] = session.partitions.pop(key)
+            session.move_to_end(key)
 
 
 def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult) -> set[PartitionKey]:

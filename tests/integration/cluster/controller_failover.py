@@ -18,12 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
 from tests.fixtures.cluster import ClusterNode, LocalCluster
-from tests.integration.cluster.fault_checker import AckedProducer, partition_states, wait_for_isr
+from tests.integration.cluster.fault_checker import AckedProducer, partition_states
 from tests.integration.cluster.test_controller_quorum import rpc
 
 FAULTS = ("controller-kill9", "controller-pause", "broker-kill9", "broker-pause")
 HEAL_TIMEOUT_S = 60.0
+HEAL_POLL_S = 0.25
 
 
 def _reachable_controllers(cluster: LocalCluster) -> list[ClusterNode]:
@@ -68,6 +72,79 @@ def committed_offset(cluster: LocalCluster) -> int:
     if not offsets:
         raise RuntimeError("no controller answered describe_quorum")
     return max(offsets)
+
+
+def committed_partitions(cluster: LocalCluster, topic: str) -> dict[int, tuple[list[int], list[int]]]:
+    """partition -> (replicas, ISR) as the metadata log committed them, from the running controller that
+    applied the most of the log (a controller resumed from SIGSTOP answers from the image it had before
+    the pause until it has caught up)."""
+    newest: dict[str, Any] | None = None
+    for node in _reachable_controllers(cluster):
+        assert node.controller_port is not None
+        try:
+            described = rpc(node.controller_port, "describe_cluster", timeout=2.0)["result"]
+        except OSError:
+            continue
+        if newest is None or described["offset"] > newest["offset"]:
+            newest = described
+    if newest is None:
+        raise RuntimeError("no controller answered describe_cluster")
+    return {
+        p["partition"]: (sorted(p["replicas"]), sorted(p["isr"]))
+        for p in newest["partitions"]
+        if p["topic"] == topic
+    }
+
+
+def committed_isrs(cluster: LocalCluster, topic: str) -> dict[int, list[int]]:
+    """partition -> ISR as the metadata log committed it (see `committed_partitions`)."""
+    return {partition: isr for partition, (_, isr) in committed_partitions(cluster, topic).items()}
+
+
+def reported_isrs(cluster: LocalCluster, node: ClusterNode, topic: str) -> dict[int, list[int]] | str:
+    """partition -> ISR in the Metadata `node` answers (a partition without a leader has none), or the
+    error it answered."""
+    admin = AdminClient(cluster.client_config(**{"bootstrap.servers": node.bootstrap}))
+    try:
+        described = admin.list_topics(topic, timeout=2).topics[topic]
+    except KafkaException as error:
+        return str(error)
+    if described.error is not None:
+        return str(described.error)
+    return {p: sorted(meta.isrs) if meta.leader >= 0 else [] for p, meta in described.partitions.items()}
+
+
+def fully_replicated(cluster: LocalCluster, topic: str) -> bool:
+    """Every partition of `topic` has all its replicas in its ISR in the committed metadata AND in the
+    Metadata of every running broker.
+
+    Asking one broker is not enough to start a round on: a broker just resumed from SIGSTOP answers
+    from the view it had before the pause (itself leading, every ISR full) for the ~0.2 s it takes to
+    catch up with the metadata log. A round begun then kills the leader of partitions the previous
+    victim has not rejoined yet, and the fencing's ISR change, which rightly leaves the previous victim
+    out, was counted as a failover shrinking a running broker out of the ISR."""
+    committed = committed_partitions(cluster, topic)
+    full = {partition: replicas for partition, (replicas, _) in committed.items()}
+    if not committed or any(isr != replicas for replicas, isr in committed.values()):
+        return False
+    return all(
+        reported_isrs(cluster, node, topic) == full
+        for node in cluster.brokers
+        if node.is_running and not node.paused
+    )
+
+
+def wait_until_fully_replicated(cluster: LocalCluster, topic: str, timeout_s: float) -> bool:
+    """True once `fully_replicated`; False after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if fully_replicated(cluster, topic):
+                return True
+        except (KafkaException, OSError, RuntimeError):
+            pass
+        time.sleep(HEAL_POLL_S)
+    return False
 
 
 def metadata_records_after(cluster: LocalCluster, offset: int) -> list[tuple[int, dict[str, Any]]]:
@@ -141,7 +218,7 @@ def run_round(
     log: Callable[[str], None] = lambda line: None,
 ) -> RoundResult:
     """One fault (see FAULTS) with `hold_s` before the victim is restored; returns what it cost."""
-    if not wait_for_isr(cluster, topic, HEAL_TIMEOUT_S):
+    if not wait_until_fully_replicated(cluster, topic, HEAL_TIMEOUT_S):
         raise RuntimeError(f"{topic}: ISR not full before the round\n{cluster.log_tails()}")
     controller = active_controller(cluster)
     led = Counter(leader for leader, _, _ in partition_states(cluster, topic).values())
@@ -164,7 +241,7 @@ def run_round(
         time.sleep(hold_s)
         node.start()
     cluster.wait_ready(HEAL_TIMEOUT_S)
-    restored = wait_for_isr(cluster, topic, HEAL_TIMEOUT_S)
+    restored = wait_until_fully_replicated(cluster, topic, HEAL_TIMEOUT_S)
     ended = time.monotonic()
     fenced, shrinks = audit(
         metadata_records_after(cluster, before), victim, {b.node_id for b in cluster.brokers}

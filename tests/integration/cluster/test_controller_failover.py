@@ -12,12 +12,16 @@ import json
 import time
 
 import pytest
-from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from controlplane.clusters.provisioners.local import FAILOVER_TIMINGS
-from tests.fixtures.cluster import ClusterNode, LocalCluster
-from tests.integration.cluster.controller_failover import active_controller, run_round
+from tests.fixtures.cluster import LocalCluster
+from tests.integration.cluster.controller_failover import (
+    active_controller,
+    committed_isrs,
+    reported_isrs,
+    run_round,
+)
 from tests.integration.cluster.fault_checker import (
     AckedProducer,
     ConsumedRecords,
@@ -25,7 +29,6 @@ from tests.integration.cluster.fault_checker import (
     create_topic,
     read_everything,
 )
-from tests.integration.cluster.test_controller_quorum import rpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -69,23 +72,6 @@ def test_losing_the_active_controller_fences_no_running_broker(cluster_factory) 
     assert report.ok, summary
     assert undelivered == 0, summary
     assert max(r.stall_s for r in rounds) <= MAX_STALL_S, summary
-
-
-def committed_isrs(cluster: LocalCluster, topic: str) -> dict[int, list[int]]:
-    """partition -> ISR as the metadata log committed it, from a running controller's image."""
-    node = next(n for n in cluster.nodes.values() if n.is_running and not n.paused)
-    assert node.controller_port is not None
-    described = rpc(node.controller_port, "describe_cluster")["result"]
-    return {p["partition"]: sorted(p["isr"]) for p in described["partitions"] if p["topic"] == topic}
-
-
-def reported_isrs(cluster: LocalCluster, node: ClusterNode, topic: str) -> dict[int, list[int]] | str:
-    admin = AdminClient(cluster.client_config(**{"bootstrap.servers": node.bootstrap}))
-    try:
-        described = admin.list_topics(topic, timeout=2).topics[topic]
-    except KafkaException as error:
-        return str(error)
-    return {p: sorted(meta.isrs) for p, meta in described.partitions.items()}
 
 
 def test_leaders_send_alter_partition_to_the_new_controller_and_isrs_heal(cluster_factory) -> None:

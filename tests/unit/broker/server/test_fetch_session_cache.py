@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from broker.handlers.fetch_sessions import EVICTION_IDLE_S, MAX_EPOCH, FetchSessionCache
+import random
+
+from broker.handlers.fetch_sessions import EVICTION_IDLE_S, MAX_EPOCH, FetchSessionCache, SessionPartition
 
 CONSUMER = ("User:app", -1)
 FOLLOWER = ("User:broker", 2)
@@ -97,3 +99,23 @@ def test_sessions_hold_a_bounded_number_of_partitions_in_all() -> None:
         session.partitions[("t", partition)] = None  # type: ignore[assignment]
     assert cache.has_room(1)
     assert not cache.has_room(2)
+
+
+def test_a_subset_of_a_session_comes_in_the_session_order_after_rotations() -> None:
+    cache = FetchSessionCache(slots=1)
+    session = cache.create(FOLLOWER, now=0)
+    assert session is not None
+    keys = [("wide", index) for index in range(2000)]
+    for key in keys:
+        session.add(key, SessionPartition(0, 0, 1024))
+    shuffle = random.Random(7)
+    for key in shuffle.sample(keys, 500):  # served partitions go last, as fetches rotate them
+        session.move_to_end(key)
+    session.add(keys[3], SessionPartition(0, 5, 1024))  # a new position goes last too
+    session_order = list(session.partitions)
+    assert session_order[-1] == keys[3]
+    for size in (0, 1, 7, 499, 500, 501, 1999, 2000):  # sorted below a quarter, scanned above
+        subset = set(shuffle.sample(keys, size)) | {("gone", 1)}  # a key the session does not hold
+        in_order = session.in_order(subset)
+        assert [key for key, _ in in_order] == [key for key in session_order if key in subset]
+        assert all(part is session.partitions[key] for key, part in in_order)
