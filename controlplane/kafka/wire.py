@@ -72,6 +72,16 @@ class WireConnection:
 
     def request(self, body: Any) -> Any:
         """Sends one kio request entity and returns the decoded response entity."""
+        frame = self.request_frame(body)
+        response_type = _response_class(body)
+        # Flexible responses carry an (empty) tagged-field section in their header.
+        offset = 5 if response_type.__flexible__ else 4
+        entity, _size = entity_reader(response_type)(frame, offset)
+        return entity
+
+    def request_frame(self, body: Any) -> bytes | memoryview:
+        """Sends one kio request entity and returns its response frame undecoded: the correlation id (checked)
+        and the response header, then the body."""
         api_key, version = int(body.__api_key__), int(body.__version__)
         self._correlation_id += 1
         buffer = io.BytesIO()
@@ -96,11 +106,7 @@ class WireConnection:
         if correlation_id != self._correlation_id:
             self.close()
             raise KafkaGatewayError("_BAD_MSG", "the broker answered out of order")
-        response_type = _response_class(body)
-        # Flexible responses carry an (empty) tagged-field section in their header.
-        offset = 5 if response_type.__flexible__ else 4
-        entity, _size = entity_reader(response_type)(frame, offset)
-        return entity
+        return frame
 
     def _read_frame(self) -> bytes:
         (size,) = struct.unpack(">i", self._read_exactly(4))
