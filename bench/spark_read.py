@@ -193,7 +193,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a Spark setting for A/B runs (e.g. spark.driver.extraJavaOptions= for none of jvm.py's options)",
+        help="a Spark setting for A/B runs (e.g. spark.buffer.size=65536, Spark's default instead of tuning.py's)",
     )
     arguments = parser.parse_args()
 
@@ -216,8 +216,8 @@ def main() -> None:
         from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
-        from controlplane.spark.jvm import java_options_confs
         from controlplane.spark.topic_source import register_topic_source
+        from controlplane.spark.tuning import topic_read_confs
 
         builder = (
             SparkSession.builder.master("local[2]")
@@ -228,7 +228,7 @@ def main() -> None:
         )
         # The JVM options job runs get from the launcher (one JVM here: driver and executor), then any A/B
         # override. Parquet is read in the same session, so it runs with the same settings.
-        settings = java_options_confs() | dict(setting.split("=", 1) for setting in arguments.conf)
+        settings = topic_read_confs() | dict(setting.split("=", 1) for setting in arguments.conf)
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()

@@ -48,13 +48,14 @@ def test_the_submit_command_carries_no_credentials_and_picks_master_or_remote():
     assert "--py-files" not in remote
 
 
-def test_the_driver_and_executor_jvms_read_arrow_without_per_read_checks():
+def test_runs_start_spark_with_the_topic_read_settings():
     for target in ("local[2]", "spark://m:7077", "k8s://https://api:6443"):
         confs = _confs(_command(target))
         for name in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
             assert "-Darrow.enable_unsafe_memory_access=true" in confs[name].split()
+        assert int(confs["spark.buffer.size"]) >= 4 * 1024 * 1024
     # spark-submit --remote starts no Spark JVM: the Connect server's operator sets these.
-    assert "spark.driver.extraJavaOptions" not in _confs(_command("sc://h:15002"))
+    assert not {"spark.driver.extraJavaOptions", "spark.buffer.size"} & set(_confs(_command("sc://h:15002")))
 
 
 def test_a_cluster_run_ships_code_and_dependencies_and_asks_for_its_resources():
