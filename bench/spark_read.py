@@ -193,7 +193,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a Spark setting for A/B runs (e.g. spark.buffer.size=65536, Spark's default instead of tuning.py's)",
+        help="a Spark setting for A/B runs (e.g. spark.driver.extraJavaOptions= for none of tuning.py's options)",
     )
     arguments = parser.parse_args()
 

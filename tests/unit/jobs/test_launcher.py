@@ -53,9 +53,8 @@ def test_runs_start_spark_with_the_topic_read_settings():
         confs = _confs(_command(target))
         for name in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
             assert "-Darrow.enable_unsafe_memory_access=true" in confs[name].split()
-        assert int(confs["spark.buffer.size"]) >= 4 * 1024 * 1024
     # spark-submit --remote starts no Spark JVM: the Connect server's operator sets these.
-    assert not {"spark.driver.extraJavaOptions", "spark.buffer.size"} & set(_confs(_command("sc://h:15002")))
+    assert "spark.driver.extraJavaOptions" not in _confs(_command("sc://h:15002"))
 
 
 def test_a_cluster_run_ships_code_and_dependencies_and_asks_for_its_resources():
