@@ -8,8 +8,9 @@ read that was a quarter of the row projection's samples. Arrow Java drops those 
 each read. A Java system property must be on the JVM's command line: spark.driver.extraJavaOptions and
 spark.executor.extraJavaOptions.
 
-bench/spark_read.py measures it (README). A Spark Connect server is started by its operator: give it the same
-confs (README).
+Measured A/B with bench/spark_read.py (interleaved runs, same code): the JVM's CPU on a full-schema read of
+5 M records was 11% lower (median of 4 pairs, load 10-16) and unchanged within noise (3 pairs, load 1.5-4). A
+Spark Connect server is started by its operator: give it the same confs (README).
 """
 
 from __future__ import annotations
