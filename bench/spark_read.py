@@ -123,8 +123,8 @@ def timed(action) -> tuple[float, object]:
     return time.perf_counter() - started, outcome
 
 
-def process_tree_cpu_seconds(root: int) -> float:
-    """CPU of a process and of every process below it (the Spark JVM and its Python workers), from /proc."""
+def descendants_cpu_seconds(root: int) -> float:
+    """CPU of every process below a process (the Spark JVM's Python workers), from /proc."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -140,13 +140,23 @@ def process_tree_cpu_seconds(root: int) -> float:
             pid = parents[pid]
         return False
 
-    total = 0.0
+    # A worker that ends is reaped by its parent, whose children's CPU then counts it: a process's own and its
+    # reaped children's CPU together never lose a worker that ended between two readings.
+    total = children_cpu_seconds(root)
     for pid in filter(below_root, parents):
+        if pid == root:
+            continue
         try:
-            total += cpu_seconds(pid)
+            total += cpu_seconds(pid) + children_cpu_seconds(pid)
         except (FileNotFoundError, ProcessLookupError):
-            continue  # a worker that ended in between; its CPU is lost to both readings alike
+            continue  # ended and reaped between listing and reading: now in its parent's children's CPU
     return total
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU of a process's reaped children (Linux /proc cutime + cstime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 class CpuMeter:
@@ -156,13 +166,20 @@ class CpuMeter:
     def __init__(self, jvm_pid: int, broker_pid: int) -> None:
         self.jvm_pid, self.broker_pid = jvm_pid, broker_pid
 
-    def now(self) -> float:
-        return process_tree_cpu_seconds(self.jvm_pid) + cpu_seconds(self.broker_pid)
+    def now(self) -> dict[str, float]:
+        return {
+            "jvm": cpu_seconds(self.jvm_pid),
+            "python_workers": descendants_cpu_seconds(self.jvm_pid),
+            "broker": cpu_seconds(self.broker_pid),
+        }
 
     def timed(self, action) -> tuple[float, float, object]:
+        """Wall seconds, CPU seconds of all three, and the action's outcome; the split is kept in `split`."""
         cpu_started = self.now()
         seconds, outcome = timed(action)
-        return seconds, self.now() - cpu_started, outcome
+        ended = self.now()
+        self.split = {name: round(ended[name] - cpu_started[name], 2) for name in ended}
+        return seconds, sum(ended.values()) - sum(cpu_started.values()), outcome
 
 
 def main() -> None:
@@ -171,6 +188,13 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--min-partitions", type=int, default=0, help="split ranges into this many tasks")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for A/B runs (e.g. spark.driver.extraJavaOptions= for none of tuning.py's options)",
+    )
     arguments = parser.parse_args()
 
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -193,15 +217,21 @@ def main() -> None:
         from pyspark.sql import functions as F
 
         from controlplane.spark.topic_source import register_topic_source
+        from controlplane.spark.tuning import topic_read_confs
 
-        spark = (
+        builder = (
             SparkSession.builder.master("local[2]")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.driver.memory", "2g")
-            .getOrCreate()
         )
+        # The JVM options job runs get from the launcher (one JVM here: driver and executor), then any A/B
+        # override. Parquet is read in the same session, so it runs with the same settings.
+        settings = topic_read_confs() | dict(setting.split("=", 1) for setting in arguments.conf)
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         register_topic_source(spark)
         meter = CpuMeter(spark.sparkContext._gateway.proc.pid, broker.pid)
@@ -240,6 +270,7 @@ def main() -> None:
         topic_seconds, topic_cpu, topic_count = meter.timed(
             lambda: count_by_partition(topic_frame("bench-spark"))
         )
+        topic_cpu_split = meter.split
         projected_seconds, projected_cpu, projected_count = meter.timed(
             lambda: count_by_partition(topic_frame("bench-spark", PROJECTED))
         )
@@ -273,6 +304,7 @@ def main() -> None:
                 .collect()
             )
         )
+        parquet_full_cpu_split = meter.split
         spark.stop()
         assert topic_count == projected_count == parquet_count == arguments.records, (
             topic_count,
@@ -316,6 +348,8 @@ def main() -> None:
                         "parquet_count": round(parquet_cpu, 2),
                         "parquet_all_columns": round(parquet_full_cpu, 2),
                     },
+                    # Where the CPU of the two compared reads went.
+                    "cpu_split": {"topic": topic_cpu_split, "parquet_all_columns": parquet_full_cpu_split},
                     "topic_vs_parquet_all_columns_cpu": round(topic_cpu / parquet_full_cpu, 2),
                     "topic_projected_vs_parquet_count_cpu": round(projected_cpu / parquet_cpu, 2),
                 }

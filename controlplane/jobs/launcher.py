@@ -30,6 +30,7 @@ from controlplane.spark.jobs.runtime import (
     RESULT_FILE,
     SparkResources,
 )
+from controlplane.spark.tuning import topic_read_confs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUBMIT_SCRIPT = REPO_ROOT / "controlplane" / "spark" / "submit.py"
@@ -128,6 +129,10 @@ def submit_command(
         command += ["--conf", "spark.ui.port=0"]  # any free port: two runs may overlap
         command += ["--conf", f"spark.pyspark.driver.python={sys.executable}"]
         command += ["--conf", f"spark.pyspark.python={executor_python}"]
+        # The driver's and executors' JVMs take in the topic source's Arrow batches (tuning.py). A Connect
+        # server's JVMs are started by its operator with the same confs (README).
+        for name, value in topic_read_confs().items():
+            command += ["--conf", f"{name}={value}"]
     if not is_local(compute_target) and not is_connect(compute_target):
         command += ["--executor-memory", resources.executor_memory]
         command += ["--executor-cores", str(resources.executor_cores)]

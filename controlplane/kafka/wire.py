@@ -62,17 +62,31 @@ class WireConnection:
     def request(self, body: Any) -> Any:
         """Sends one kio request entity and returns the decoded response entity."""
         api_key, version = int(body.__api_key__), int(body.__version__)
-        self._correlation_id += 1
-        try:
-            self._sock.sendall(encode_request(body, self._correlation_id, CLIENT_ID))
-            frame = self._read_frame()
-        except (OSError, ConnectionError) as error:
-            raise ClusterUnreachable("_TRANSPORT", f"request {api_key} v{version} failed: {error}") from error
+        frame = self._exchange(body)
         try:
             return decode_response(frame, api_key, version, self._correlation_id)
         except UnexpectedCorrelation:
             self.close()
             raise KafkaGatewayError("_BAD_MSG", "the broker answered out of order") from None
+
+    def request_frame(self, body: Any) -> bytes | memoryview:
+        """Sends one kio request entity and returns its response frame undecoded: the correlation id
+        (checked) and the response header, then the body (the Spark reader parses Fetch in place)."""
+        frame = self._exchange(body)
+        (correlation_id,) = struct.unpack_from(">i", frame, 0)
+        if correlation_id != self._correlation_id:
+            self.close()
+            raise KafkaGatewayError("_BAD_MSG", "the broker answered out of order")
+        return frame
+
+    def _exchange(self, body: Any) -> bytes:
+        api_key, version = int(body.__api_key__), int(body.__version__)
+        self._correlation_id += 1
+        try:
+            self._sock.sendall(encode_request(body, self._correlation_id, CLIENT_ID))
+            return self._read_frame()
+        except (OSError, ConnectionError) as error:
+            raise ClusterUnreachable("_TRANSPORT", f"request {api_key} v{version} failed: {error}") from error
 
     def _read_frame(self) -> bytes:
         (size,) = struct.unpack(">i", self._read_exactly(4))

@@ -48,6 +48,15 @@ def test_the_submit_command_carries_no_credentials_and_picks_master_or_remote():
     assert "--py-files" not in remote
 
 
+def test_runs_start_spark_with_the_topic_read_settings():
+    for target in ("local[2]", "spark://m:7077", "k8s://https://api:6443"):
+        confs = _confs(_command(target))
+        for name in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+            assert "-Darrow.enable_unsafe_memory_access=true" in confs[name].split()
+    # spark-submit --remote starts no Spark JVM: the Connect server's operator sets these.
+    assert "spark.driver.extraJavaOptions" not in _confs(_command("sc://h:15002"))
+
+
 def test_a_cluster_run_ships_code_and_dependencies_and_asks_for_its_resources():
     shipment = launcher.Shipment(SHIPMENT.code, Path("/artifacts/streamhub-spark-deps-cp311-x.tar.gz"))
     settings = launcher.ClusterSettings(

@@ -1,9 +1,20 @@
 """The bulk record decoder of the raw read path, on batches built by the broker's own record code
 (no cluster, no sockets)."""
 
+import datetime
+import io
 import struct
 
 import pytest
+from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v5.response import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    FetchResponse,
+    PartitionData,
+)
+from kio.schema.types import ProducerId, TopicName
+from kio.serial import entity_reader, entity_writer
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -17,6 +28,7 @@ from pyspark.sql.types import (
 
 from broker.wire.records.codecs import Codec
 from broker.wire.records.records import Record, TimestampType, build_batch
+from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.spark.options import InvalidOptions
 from controlplane.spark.planning import OffsetRange
 from controlplane.spark.projection import full_projection, projection_for
@@ -26,6 +38,7 @@ from controlplane.spark.raw_reading import (
     connection_settings,
     decode_record_set,
     native_decoder,
+    parse_fetch_response,
 )
 
 pytestmark = pytest.mark.skipif(native_decoder() is None, reason="no C compiler for the native decoder")
@@ -264,3 +277,53 @@ def test_asking_for_the_headers_column_reads_headers():
     )
     assert projection.include_headers
     assert not projection.counts_only
+
+
+def fetch_frame(records: bytes | None, aborted: tuple | None, partitions: int = 1) -> bytes:
+    """A Fetch v5 response frame as a broker sends it (correlation id, then the body), written by kio."""
+    part = PartitionData(
+        partition_index=3,
+        error_code=ErrorCode.none,
+        high_watermark=1_000,
+        last_stable_offset=990,
+        log_start_offset=7,
+        aborted_transactions=aborted,
+        records=records,
+    )
+    body = FetchResponse(
+        throttle_time=datetime.timedelta(0),
+        responses=(FetchableTopicResponse(topic=TopicName("orders"), partitions=(part,) * partitions),),
+    )
+    buffer = io.BytesIO()
+    entity_writer(FetchResponse)(buffer, body)
+    return struct.pack(">i", 42) + buffer.getvalue()
+
+
+def test_a_fetch_response_is_read_in_place_as_kio_reads_it():
+    records = build_batch([Record(b"k", b"v", timestamp=T0)], base_offset=500)
+    aborted = (AbortedTransaction(producer_id=ProducerId(9), first_offset=480),)
+    frame = fetch_frame(records, aborted)
+    part = parse_fetch_response(memoryview(frame))
+    expected = entity_reader(FetchResponse)(frame, 4)[0].responses[0].partitions[0]
+    assert (part.partition, part.error_code, part.high_watermark, part.last_stable_offset) == (
+        3,
+        0,
+        1_000,
+        990,
+    )
+    assert part.aborted_transactions == [
+        (t.first_offset, t.producer_id) for t in expected.aborted_transactions
+    ]
+    assert bytes(part.records) == expected.records == records
+    assert part.records.obj is frame  # a view, not a copy
+    empty = parse_fetch_response(fetch_frame(None, None))
+    assert (bytes(empty.records), empty.aborted_transactions) == (b"", [])
+
+
+def test_a_fetch_response_of_another_shape_or_cut_short_is_refused():
+    with pytest.raises(KafkaGatewayError, match="one partition"):
+        parse_fetch_response(fetch_frame(b"", None, partitions=2))
+    frame = fetch_frame(build_batch([Record(b"k", b"v", timestamp=T0)]), None)
+    for cut in (10, len(frame) - 1):
+        with pytest.raises(KafkaGatewayError, match=r"truncated|past its frame"):
+            parse_fetch_response(frame[:cut])
