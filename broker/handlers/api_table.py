@@ -26,6 +26,7 @@ from broker.handlers import (
     sasl,
     scram,
     topic_admin,
+    topic_partitions,
 )
 from broker.protocol.frames import FramedResponse
 
@@ -47,6 +48,7 @@ HANDLER_MODULES = (
     sasl,
     scram,
     topic_admin,
+    topic_partitions,
 )
 
 
