@@ -88,6 +88,19 @@ class ControllerLink:
             log.warning("%s committed at %d but this broker's metadata is still behind", method, applied)
         return dict(reply.get("result") or {})
 
+    async def describe_quorum(self, *, timeout_s: float = FORWARD_TIMEOUT_S) -> dict[str, Any]:
+        """The active controller's view of the metadata quorum (a read: no image to wait for)."""
+        try:
+            reply = await self.client.call("describe_quorum", {}, timeout_s=timeout_s)
+        except ControllerUnavailable as exc:
+            log.warning("no active controller for describe_quorum: %s", exc)
+            raise ControllerError(
+                ErrorCode.request_timed_out, "No active controller answered in time."
+            ) from None
+        if reply["error_code"]:
+            raise ControllerError(reply["error_code"], reply.get("message") or "")
+        return dict(reply.get("result") or {})
+
     # --- AlterPartitionSender --------------------------------------------------------------
 
     async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
