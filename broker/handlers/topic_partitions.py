@@ -87,6 +87,8 @@ async def handle_describe_topic_partitions(ctx: RequestContext, request: Any) ->
     allowed_names = set(allowed)
     refused = [] if all_topics else [name for name in candidates if name not in allowed_names]
 
+    # At least one partition per page (Kafka would answer a limit <= 0 with an empty page whose cursor
+    # never advances, and a client paging through would loop forever).
     remaining = max(1, min(int(request.response_partition_limit), MAX_PARTITIONS_PER_RESPONSE))
     topics: list[dict[str, Any]] = []
     next_cursor = None
