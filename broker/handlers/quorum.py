@@ -9,14 +9,16 @@ observers the brokers fetching the metadata log that are not voters. Offsets cou
 they are comparable with each other, not with Kafka's record offsets. Voters have no directory ids
 (no KIP-853 dynamic quorum yet): the zero uuid, as Kafka answers for a static quorum.
 
-A single node runs without a metadata quorum: it answers UNKNOWN_TOPIC_OR_PARTITION for the
-metadata partition, which is what Kafka answers when `__cluster_metadata` is not the partition it
-has — `kafka-metadata-quorum.sh` shows that error with the message below rather than an invented
-one-voter quorum.
+A single node is a cluster of one that is its own controller, without Raft: it answers as the one
+voter of a one-node quorum (what a Kafka 4 single node in combined mode shows): leader itself, epoch
+0 (it never holds an election), high watermark and log end offset = the metadata changes it applied
+since it started (there is no metadata log to count), fetch and caught-up times = now, no observers,
+and no controller endpoints (it has no controller listener).
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -33,7 +35,6 @@ NO_DIRECTORY = uuid.UUID(int=0)
 # How long the controller may take to answer (kafka-metadata-quorum.sh waits longer; a dead quorum
 # must not hold the request for Kafka's 30 s admin timeout).
 QUORUM_TIMEOUT_S = 5.0
-NO_QUORUM = "this broker runs as a single node, without a metadata quorum (no __cluster_metadata partition)"
 
 
 def _response(error: ErrorCode, message: str | None, topics: list, nodes: list) -> dict[str, Any]:
@@ -96,7 +97,7 @@ async def handle_describe_quorum(ctx: RequestContext, request: Any) -> dict[str,
         )
     link = ctx.broker.cluster
     if link is None:
-        return _partition_error(request, ErrorCode.unknown_topic_or_partition, NO_QUORUM)
+        return _single_node_quorum(ctx)
     try:
         quorum = await link.describe_quorum(timeout_s=QUORUM_TIMEOUT_S)
     except ControllerError as exc:
@@ -106,23 +107,53 @@ async def handle_describe_quorum(ctx: RequestContext, request: Any) -> dict[str,
         return _partition_error(
             request, ErrorCode.not_leader_or_follower, f"controller {quorum.get('node_id')} no longer leads"
         )
-    partition = {
-        "partition_index": 0,
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "leader_id": int(quorum["leader_id"]),
-        "leader_epoch": int(quorum["term"]),
-        "high_watermark": int(quorum["commit_index"]),
-        "current_voters": [_replica(p) for p in quorum["voter_progress"]],
-        "observers": [_replica(p) for p in quorum["observers"]],
-    }
+    partition = _quorum_partition(
+        int(quorum["leader_id"]),
+        int(quorum["term"]),
+        int(quorum["commit_index"]),
+        [_replica(p) for p in quorum["voter_progress"]],
+        [_replica(p) for p in quorum["observers"]],
+    )
     listener = min(ctx.broker.config.controller_listener_names, default="CONTROLLER")
     nodes = [
         {"node_id": int(node_id), "listeners": [{"name": listener, "host": host, "port": int(port)}]}
         for node_id, (host, port) in sorted(quorum["voter_addresses"].items(), key=lambda item: int(item[0]))
     ]
-    topics = [{"topic_name": METADATA_TOPIC, "partitions": [partition]}]
-    return _response(ErrorCode.none, None, topics, nodes)
+    return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], nodes)
+
+
+def _quorum_partition(
+    leader: int,
+    epoch: int,
+    high_watermark: int,
+    voters: list[dict[str, Any]],
+    observers: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "partition_index": 0,
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "leader_id": leader,
+        "leader_epoch": epoch,
+        "high_watermark": high_watermark,
+        "current_voters": voters,
+        "observers": observers,
+    }
+
+
+def _single_node_quorum(ctx: RequestContext) -> dict[str, Any]:
+    """This node as the one voter of its own quorum (see the module's docstring)."""
+    node_id = ctx.broker.node_id
+    applied = ctx.broker.metadata.version
+    now_ms = int(time.time() * 1000)
+    itself = {
+        "node_id": node_id,
+        "log_end_offset": applied,
+        "last_fetch_ms": now_ms,
+        "last_caught_up_ms": now_ms,
+    }
+    partition = _quorum_partition(node_id, 0, applied, [_replica(itself)], [])
+    return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], [])
 
 
 APIS = {

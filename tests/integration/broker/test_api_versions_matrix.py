@@ -296,5 +296,7 @@ def test_describe_quorum_answers_every_served_version_on_a_single_node(broker, v
     with WireClient(broker.bootstrap) as client:
         response = client.request(request(55, version, body))
     assert response.error_code.value == 0
-    # A single node has no metadata quorum (broker/handlers/quorum.py).
-    assert response.topics[0].partitions[0].error_code.value == 3
+    # A single node is the one voter of its own quorum (broker/handlers/quorum.py).
+    partition = response.topics[0].partitions[0]
+    assert (partition.error_code.value, partition.leader_id) == (0, 1)
+    assert [v.replica_id for v in partition.current_voters] == [1]

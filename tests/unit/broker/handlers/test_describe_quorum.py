@@ -1,9 +1,10 @@
 """DescribeQuorum (55) on a single node, through the real dispatcher and broker state (ACLs on): the
-ACL check, the partition check, and the answer of a node without a metadata quorum. The quorum
-itself is answered on a cluster (tests/integration/cluster/test_describe_quorum.py)."""
+ACL check, the partition check, and a single node's answer (the one voter of its own quorum). A
+real Raft quorum is described on a cluster (tests/integration/cluster/test_describe_quorum.py)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,6 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
 from broker.handlers.api_table import registry
-from broker.handlers.quorum import NO_QUORUM
 from tests.unit.broker.replication.test_replica_request_authorization import AclBroker
 
 ADMIN = "User:broker"  # a super user
@@ -50,16 +50,23 @@ def test_it_needs_describe_on_the_cluster(broker: AclBroker) -> None:
     assert response.topics == ()
 
 
-def test_a_single_node_says_it_has_no_metadata_quorum(broker: AclBroker) -> None:
+def test_a_single_node_is_the_one_voter_of_its_own_quorum(broker: AclBroker) -> None:
+    before = broker.state.metadata.version
+    broker.state.topics.create_topic("quorum-change", 1)  # a metadata change moves the offsets
     response = broker.send(ADMIN, request(v2))
     assert response.error_code == ErrorCode.none
     (partition,) = response.topics[0].partitions
-    assert partition.error_code == ErrorCode.unknown_topic_or_partition
-    assert partition.error_message == NO_QUORUM
-    assert partition.leader_id == -1
-    assert partition.current_voters == ()
-    old = broker.send(ADMIN, request(v0))  # v0 has no error message: the code alone
-    assert old.topics[0].partitions[0].error_code == ErrorCode.unknown_topic_or_partition
+    assert partition.error_code == ErrorCode.none
+    node = broker.state.node_id
+    assert (partition.leader_id, partition.leader_epoch) == (node, 0)
+    assert partition.high_watermark == broker.state.metadata.version > before
+    (voter,) = partition.current_voters
+    assert (voter.replica_id, voter.log_end_offset) == (node, partition.high_watermark)
+    assert abs(voter.last_fetch_timestamp - time.time() * 1000) < 60_000
+    assert partition.observers == ()
+    assert response.nodes == ()  # no controller listener on a single node
+    old = broker.send(ADMIN, request(v0))  # v0: no timestamps, same quorum
+    assert old.topics[0].partitions[0].current_voters[0].replica_id == node
 
 
 @pytest.mark.parametrize(("topic", "partition"), [("orders", 0), (METADATA, 1)])
