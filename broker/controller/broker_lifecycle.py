@@ -167,6 +167,7 @@ class BrokerLifecycle:
                         "fetch_metadata",
                         {
                             "after_offset": self.image.offset,
+                            "broker_id": self.broker_id,  # DescribeQuorum lists fetchers as observers
                             "max_wait_ms": FETCH_WAIT_MS,
                             "entry_encoding": "base64",
                         },

@@ -74,6 +74,19 @@ class ControllerLink:
         self, method: str, params: Mapping[str, Any], *, timeout_s: float = FORWARD_TIMEOUT_S
     ) -> dict[str, Any]:
         """Run a controller RPC; its `result`, once this broker's image has caught up with it."""
+        reply = await self._ask(method, params, timeout_s)
+        applied = int(reply.get("applied_offset") or 0)
+        if not await self.lifecycle.wait_for_offset(applied, PROPAGATION_TIMEOUT_S):
+            log.warning("%s committed at %d but this broker's metadata is still behind", method, applied)
+        return dict(reply.get("result") or {})
+
+    async def describe_quorum(self, *, timeout_s: float = FORWARD_TIMEOUT_S) -> dict[str, Any]:
+        """The active controller's view of the metadata quorum (a read: no image to wait for)."""
+        reply = await self._ask("describe_quorum", {}, timeout_s)
+        return dict(reply.get("result") or {})
+
+    async def _ask(self, method: str, params: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+        """The active controller's reply; ControllerError when it refused or none answered."""
         try:
             reply = await self.client.call(method, params, timeout_s=timeout_s)
         except ControllerUnavailable as exc:
@@ -83,10 +96,7 @@ class ControllerLink:
             ) from None
         if reply["error_code"]:
             raise ControllerError(reply["error_code"], reply.get("message") or "")
-        applied = int(reply.get("applied_offset") or 0)
-        if not await self.lifecycle.wait_for_offset(applied, PROPAGATION_TIMEOUT_S):
-            log.warning("%s committed at %d but this broker's metadata is still behind", method, applied)
-        return dict(reply.get("result") or {})
+        return reply
 
     # --- AlterPartitionSender --------------------------------------------------------------
 

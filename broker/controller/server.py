@@ -58,6 +58,15 @@ HANDOVER_DELIVERY_S = 0.1
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
 # Partitions in one alter_partitions request (the broker side sends at most ALTER_BATCH).
 MAX_ALTER_PARTITIONS = 10_000
+# Metadata fetchers remembered for DescribeQuorum's observers (a broker id costs a few dozen bytes).
+MAX_OBSERVERS = 10_000
+
+
+def _wall_ms(monotonic_at: float | None, monotonic_now: float) -> int | None:
+    """A time.monotonic() instant as Unix epoch milliseconds (None stays None)."""
+    if monotonic_at is None:
+        return None
+    return int((time.time() - (monotonic_now - monotonic_at)) * 1000)
 
 
 class RpcError(Exception):
@@ -127,6 +136,8 @@ class ControllerServer:
         # process too, which tells a new active controller which broker died with the old one.
         self._voter_contact: dict[int, float] = {}
         self._term_start_index = 0
+        # Brokers fetching the metadata log: id -> (log end offset, last fetch, last caught up), monotonic.
+        self._observers: dict[int, tuple[int, float, float | None]] = {}
         self._connections: set[asyncio.StreamWriter] = set()
         self._connection_limits = config.limits.connection_limits()
         self.request_memory = RequestMemory(config.limits.queued_max_request_bytes)
@@ -493,7 +504,10 @@ class ControllerServer:
     # --- handlers ----------------------------------------------------------------------------
 
     async def _describe_quorum(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The quorum as this node sees it; on the leader also each voter's and observer's progress
+        (DescribeQuorum): log end offsets and wall-clock times in ms, None where not known."""
         node = self._node()
+        now = time.monotonic()
         return {
             "node_id": node.node_id,
             "leader_id": node.leader,
@@ -502,6 +516,26 @@ class ControllerServer:
             "commit_index": node.commit_index,
             "applied_offset": self.image.offset,
             "voters": list(node.voters),
+            "voter_addresses": {str(i): list(address) for i, address in self.config.voters.items()},
+            "voter_progress": [
+                {
+                    "node_id": p.node_id,
+                    "log_end_offset": p.log_end,
+                    "last_fetch_ms": _wall_ms(p.last_contact, now),
+                    "last_caught_up_ms": _wall_ms(p.last_caught_up, now),
+                }
+                for p in node.voter_progress(now)
+            ],
+            "observers": [
+                {
+                    "node_id": broker_id,
+                    "log_end_offset": offset,
+                    "last_fetch_ms": _wall_ms(fetched, now),
+                    "last_caught_up_ms": _wall_ms(caught_up, now),
+                }
+                for broker_id, (offset, fetched, caught_up) in sorted(self._observers.items())
+                if broker_id not in node.voters and node.is_leader
+            ],
         }
 
     async def _describe_cluster(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -530,6 +564,8 @@ class ControllerServer:
         away); waits up to `max_wait_ms` for something new. Each entry is `[index, records]`, or
         `[index, base64 of the records' JSON]` with `entry_encoding` "base64" (what brokers ask for)."""
         after = int(params["after_offset"])
+        if "broker_id" in params:
+            self._note_observer(int(params["broker_id"]), after)
         if self.image.offset <= after:
             await self._wait_until_applied(after + 1, int(params.get("max_wait_ms", 0)) / 1000)
         node = self._node()
@@ -547,6 +583,17 @@ class ControllerServer:
             else:
                 result["entries"] = [[e.index, rec.decode_entry(e.data)] for e in entries]
         return result
+
+    def _note_observer(self, broker_id: int, log_end: int) -> None:
+        """A broker fetching the metadata log from `log_end` on (DescribeQuorum's observers)."""
+        now = time.monotonic()
+        _offset, _fetched, caught_up = self._observers.get(broker_id, (0, now, None))
+        if log_end >= self.image.offset:
+            caught_up = now
+        self._observers[broker_id] = (log_end, now, caught_up)
+        if len(self._observers) > MAX_OBSERVERS:
+            # Brokers that left long ago: forget the one heard from least recently.
+            del self._observers[min(self._observers, key=lambda b: self._observers[b][1])]
 
     async def _register_broker(self, params: dict[str, Any]) -> dict[str, Any]:
         broker_id = int(params["broker_id"])

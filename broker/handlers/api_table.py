@@ -21,11 +21,13 @@ from broker.handlers import (
     offsets,
     produce,
     producers,
+    quorum,
     quotas,
     reassignments,
     sasl,
     scram,
     topic_admin,
+    topic_partitions,
 )
 from broker.protocol.frames import FramedResponse
 
@@ -42,11 +44,13 @@ HANDLER_MODULES = (
     offsets,
     produce,
     producers,
+    quorum,
     quotas,
     reassignments,
     sasl,
     scram,
     topic_admin,
+    topic_partitions,
 )
 
 

@@ -11,6 +11,7 @@ from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.metadata.topic_names import topic_name_problem
 from broker.metadata.topic_registry import TopicRecord
+from broker.partitions.manager import PartitionState
 from broker.protocol.frames import FramedResponse, encode_body, frame_body
 from broker.protocol.responses import build_response
 from broker.topics import TopicError
@@ -49,19 +50,21 @@ def _own_rack(ctx: RequestContext) -> str | None:
     return ctx.broker.config.get_str("broker.rack") or None
 
 
+def partition_entry(state: PartitionState) -> dict[str, Any]:
+    """A partition as Metadata (and DescribeTopicPartitions) describes it."""
+    return {
+        "error_code": state.error,
+        "partition_index": state.index,
+        "leader_id": state.leader,
+        "leader_epoch": state.leader_epoch,
+        "replica_nodes": list(state.replicas),
+        "isr_nodes": list(state.isr),
+        "offline_replicas": list(state.offline_replicas),
+    }
+
+
 def _partition_entries(ctx: RequestContext, topic: TopicRecord) -> list[dict[str, Any]]:
-    return [
-        {
-            "error_code": state.error,
-            "partition_index": state.index,
-            "leader_id": state.leader,
-            "leader_epoch": state.leader_epoch,
-            "replica_nodes": list(state.replicas),
-            "isr_nodes": list(state.isr),
-            "offline_replicas": list(state.offline_replicas),
-        }
-        for state in ctx.broker.partitions.describe(topic.name, topic.partitions)
-    ]
+    return [partition_entry(state) for state in ctx.broker.partitions.describe(topic.name, topic.partitions)]
 
 
 def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: bool) -> dict[str, Any]:

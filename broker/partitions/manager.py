@@ -83,11 +83,12 @@ class PartitionManager:
         """The image's assignments of `topic`'s partitions (for metadata listeners joining late)."""
         return [a for a in self.replication.assignments.values() if a.topic == topic]
 
-    def describe(self, topic: str, count: int) -> list[PartitionState]:
-        """Partitions 0..count-1 of `topic` for Metadata (leaderless ones with LEADER_NOT_AVAILABLE)."""
+    def describe(self, topic: str, count: int, start: int = 0) -> list[PartitionState]:
+        """Partitions start..count-1 of `topic` for Metadata and DescribeTopicPartitions (leaderless
+        ones with LEADER_NOT_AVAILABLE)."""
         replication = self.replication
         states = []
-        for index in range(count):
+        for index in range(max(start, 0), count):
             assignment = replication.assignment(topic, index)
             if assignment is None:
                 states.append(PartitionState(index, ErrorCode.leader_not_available, -1, -1, (), (), ()))

@@ -50,6 +50,7 @@ _ARRAY_FIXED = 4  # (ARRAY_FIXED, element width)
 _ARRAY_STRING = 5  # (ARRAY_STRING, None)
 _ARRAY_BYTES = 6  # (ARRAY_BYTES, None)
 _ARRAY_ENTITY = 7  # (ARRAY_ENTITY, plan)
+_NULLABLE_ENTITY = 8  # (NULLABLE_ENTITY, plan): an int8 presence marker (< 0: null), then the entity
 
 
 class FrameBoundsError(ValueError):
@@ -105,10 +106,10 @@ def _plan_for(entity_type: type) -> _Plan:
 def _step_for(entity_type: type, field: dataclasses.Field, flexible: bool) -> tuple[int, Any]:
     shape = field_shape(entity_type, field)
     if shape.entity is not None:
-        if not shape.is_array and shape.nullable:
-            # Kafka's nullable structs (a presence byte first); no API we serve has one.
-            raise NotImplementedError(f"nullable struct {field.name}")
         plan = _plan_for(shape.entity)
+        if not shape.is_array and shape.nullable:
+            # Kafka's nullable structs (DescribeTopicPartitions' cursor): a presence byte first.
+            return (_NULLABLE_ENTITY, plan)
         if not shape.is_array:
             return (_SKIP, plan.fixed_size) if plan.fixed_size else (_ENTITY, plan)
         return (_ARRAY_FIXED, plan.fixed_size) if plan.fixed_size else (_ARRAY_ENTITY, plan)
@@ -131,6 +132,8 @@ def _min_size(step: tuple[int, Any], flexible: bool) -> int:
         return int(arg)
     if kind == _ENTITY:
         return int(arg.min_size)
+    if kind == _NULLABLE_ENTITY:
+        return 1
     if flexible:
         return 1  # a compact length / count of 0 (null) or 1 (empty)
     return 2 if kind == _STRING else 4
@@ -185,6 +188,11 @@ def _walk_step(
         return pos
     if kind == _ENTITY:
         return _walk(arg, frame, pos, end, budget)
+    if kind == _NULLABLE_ENTITY:
+        if pos >= end:
+            raise FrameBoundsError("request body is truncated")
+        present = frame[pos] < 0x80  # Kafka reads the marker as a signed byte: negative means null
+        return _walk(arg, frame, pos + 1, end, budget) if present else pos + 1
     if kind in (_STRING, _BYTES):
         length, pos = _read_length(frame, pos, flexible, kind == _BYTES)
         if length < -1 or length > end - pos:

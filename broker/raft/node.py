@@ -54,6 +54,16 @@ class RaftTimings:
     max_entries_per_append: int = 256
 
 
+@dataclass(frozen=True, slots=True)
+class VoterProgress:
+    """A voter's replication progress as the leader knows it (times on the caller's clock)."""
+
+    node_id: int
+    log_end: int  # its last log index the leader knows matches the leader's log
+    last_contact: float | None  # when it last answered the leader in this term (None: not yet)
+    last_caught_up: float | None  # when it last held the leader's whole log (None: not in this term)
+
+
 class RaftNode:
     def __init__(
         self,
@@ -89,6 +99,10 @@ class RaftNode:
         self._next_index: dict[int, int] = {}
         self._match_index: dict[int, int] = {}
         self._last_ack: dict[int, float] = {}
+        # On the leader: when each peer last acknowledged the leader's whole log (this term only).
+        self._caught_up_at: dict[int, float] = {}
+        # On the leader: the peers that answered it in this term (_last_ack starts at the election).
+        self._acked: set[int] = set()
         self._last_leader_contact = -float("inf")
         self._heartbeat_due = now
         self._reset_election_deadline(now)
@@ -176,6 +190,26 @@ class RaftNode:
         if self._match_index.get(successor, 0) < self.last_index:
             return []
         return [Envelope(successor, TimeoutNow(self.term, self.node_id))]
+
+    def voter_progress(self, now: float) -> list[VoterProgress]:
+        """On the leader, every voter's progress (the leader itself: its log end, now); [] elsewhere."""
+        if self.role is not Role.LEADER:
+            return []
+        progress = []
+        for voter in self.voters:
+            if voter == self.node_id:
+                progress.append(VoterProgress(voter, self.last_index, now, now))
+                continue
+            acked = voter in self._acked
+            progress.append(
+                VoterProgress(
+                    voter,
+                    self._match_index.get(voter, 0),
+                    self._last_ack[voter] if acked else None,
+                    self._caught_up_at.get(voter),
+                )
+            )
+        return progress
 
     def tick(self, now: float) -> list[Envelope]:
         if self.role is Role.LEADER:
@@ -294,6 +328,8 @@ class RaftNode:
         self._next_index = dict.fromkeys(self.peers, self.last_index + 1)
         self._match_index = dict.fromkeys(self.peers, 0)
         self._last_ack = dict.fromkeys(self.peers, now)
+        self._acked = set()
+        self._caught_up_at = {}
         noop = Entry(index=self.last_index + 1, term=self.term, data=b"")
         self._append([noop])
         self._match_index[self.node_id] = noop.index
@@ -384,10 +420,13 @@ class RaftNode:
             return []
         peer = response.follower
         self._last_ack[peer] = now
+        self._acked.add(peer)
         if response.success:
             if response.match_index > self._match_index[peer]:
                 self._match_index[peer] = response.match_index
                 self._advance_commit()
+            if response.match_index >= self.last_index:
+                self._caught_up_at[peer] = now
             self._next_index[peer] = max(self._next_index[peer], self._match_index[peer] + 1)
             if (
                 self._next_index[peer] <= self.last_index

@@ -277,4 +277,26 @@ def test_api_versions_answers_every_served_version(broker, version):
     with WireClient(broker.bootstrap) as client:
         response = client.request(request(18, version, body))
     assert response.error_code.value == 0
-    assert {k.api_key for k in response.api_keys} >= {0, 1, 3, 18}
+    assert {k.api_key for k in response.api_keys} >= {0, 1, 3, 18, 55, 75}
+
+
+@pytest.mark.parametrize("version", _versions(75))
+def test_describe_topic_partitions_answers_every_served_version(broker, matrix_topic, version):
+    body = {"topics": [{"name": matrix_topic}], "response_partition_limit": 10, "cursor": None}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(75, version, body))
+    (topic,) = response.topics
+    assert (topic.name, topic.error_code.value, len(topic.partitions)) == (matrix_topic, 0, 1)
+    assert response.next_cursor is None
+
+
+@pytest.mark.parametrize("version", _versions(55))
+def test_describe_quorum_answers_every_served_version_on_a_single_node(broker, version):
+    body = {"topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(55, version, body))
+    assert response.error_code.value == 0
+    # A single node is the one voter of its own quorum (broker/handlers/quorum.py).
+    partition = response.topics[0].partitions[0]
+    assert (partition.error_code.value, partition.leader_id) == (0, 1)
+    assert [v.replica_id for v in partition.current_voters] == [1]

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from broker.raft.messages import AppendEntries, AppendResponse, Entry, RequestVote, Snapshot, VoteResponse
-from broker.raft.node import NotLeader, RaftNode, RaftTimings, Role
+from broker.raft.node import NotLeader, RaftNode, RaftTimings, Role, VoterProgress
 from broker.raft.storage import MemoryStorage
 
 TIMINGS = RaftTimings(election_timeout_s=1.0, heartbeat_interval_s=0.1)
@@ -109,3 +109,20 @@ def test_a_compacted_node_restarts_from_its_snapshot_then_its_remaining_entries(
     assert restarted.is_leader
     assert restarted.term == 2
     assert [e.data for e in restarted.take_committed() if isinstance(e, Entry)] == [b"c", b""]
+
+
+def test_the_leader_reports_each_voters_progress_for_describe_quorum() -> None:
+    leader = node_with_log(1, 1, [Entry(1, 1, b"a")])
+    assert leader.voter_progress(1.0) == []  # only the leader knows
+    elect(leader)
+    assert leader.last_index == 2  # the no-op of its term
+    leader.step(AppendResponse(leader.term, 2, True, match_index=1), 5.1)  # behind
+    leader.step(AppendResponse(leader.term, 2, True, match_index=2), 5.2)  # caught up
+    leader.step(AppendResponse(leader.term, 2, True, match_index=2), 5.3)
+    leader.propose(b"b", 5.35)
+    leader.step(AppendResponse(leader.term, 2, True, match_index=2), 5.4)  # behind again
+    assert leader.voter_progress(6.0) == [
+        VoterProgress(1, 3, 6.0, 6.0),
+        VoterProgress(2, 2, 5.4, 5.3),
+        VoterProgress(3, 0, None, None),  # never answered in this term
+    ]

@@ -1,0 +1,161 @@
+"""DescribeQuorum (55, v0-2): the metadata quorum's state, as `kafka-metadata-quorum.sh describe` asks.
+
+A Kafka 4 broker forwards DescribeQuorum to the active controller; a cluster member here does the
+same over its controller link (`ControllerLink.describe_quorum`) and answers with the leader's view:
+leader, epoch (the Raft term), high watermark (the commit index), every voter's log end offset and
+last fetch / last caught-up times (the leader's last acknowledgement from it, and the last one that
+covered the leader's whole log; -1 where the leader has not heard from it in this term), and as
+observers the brokers fetching the metadata log that are not voters. Offsets count Raft entries, so
+they are comparable with each other, not with Kafka's record offsets. Voters have no directory ids
+(no KIP-853 dynamic quorum yet): the zero uuid, as Kafka answers for a static quorum.
+
+A single node is a cluster of one that is its own controller, without Raft: it answers as the one
+voter of a one-node quorum (what a Kafka 4 single node in combined mode shows): leader itself, epoch
+0 (it never holds an election), high watermark and log end offset = the metadata changes it applied
+since it started (there is no metadata log to count), fetch and caught-up times = now, no observers,
+and no controller endpoints (it has no controller listener).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
+from broker.controller.forwarding import ControllerError
+
+DESCRIBE_QUORUM = 55
+METADATA_TOPIC = "__cluster_metadata"
+# A static quorum's voters have no directory id (KIP-853); Kafka sends the zero uuid.
+NO_DIRECTORY = uuid.UUID(int=0)
+# How long the controller may take to answer (kafka-metadata-quorum.sh waits longer; a dead quorum
+# must not hold the request for Kafka's 30 s admin timeout).
+QUORUM_TIMEOUT_S = 5.0
+
+
+def _response(error: ErrorCode, message: str | None, topics: list, nodes: list) -> dict[str, Any]:
+    return {"error_code": error, "error_message": message, "topics": topics, "nodes": nodes}
+
+
+def _partition_error(request: Any, error: ErrorCode, message: str) -> dict[str, Any]:
+    """Every requested partition answered with `error` (Kafka's getPartitionLevelErrorResponse)."""
+    topics = [
+        {
+            "topic_name": topic.topic_name,
+            "partitions": [
+                {
+                    "partition_index": partition.partition_index,
+                    "error_code": error,
+                    "error_message": message,
+                    "leader_id": -1,
+                    "leader_epoch": -1,
+                    "high_watermark": -1,
+                    "current_voters": [],
+                    "observers": [],
+                }
+                for partition in topic.partitions
+            ],
+        }
+        for topic in request.topics
+    ]
+    return _response(ErrorCode.none, None, topics, [])
+
+
+def _replica(progress: dict[str, Any]) -> dict[str, Any]:
+    fetched, caught_up = progress["last_fetch_ms"], progress["last_caught_up_ms"]
+    return {
+        "replica_id": int(progress["node_id"]),
+        "replica_directory_id": NO_DIRECTORY,
+        "log_end_offset": int(progress["log_end_offset"]),
+        "last_fetch_timestamp": -1 if fetched is None else int(fetched),
+        "last_caught_up_timestamp": -1 if caught_up is None else int(caught_up),
+    }
+
+
+def _asks_for_the_metadata_partition(request: Any) -> bool:
+    """Kafka serves only [__cluster_metadata-0] here; anything else is UNKNOWN_TOPIC_OR_PARTITION."""
+    topics = list(request.topics)
+    return (
+        len(topics) == 1
+        and topics[0].topic_name == METADATA_TOPIC
+        and [int(p.partition_index) for p in topics[0].partitions] == [0]
+    )
+
+
+async def handle_describe_quorum(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _response(
+            ErrorCode.cluster_authorization_failed, "DESCRIBE on the cluster is required", [], []
+        )
+    if not _asks_for_the_metadata_partition(request):
+        return _partition_error(
+            request, ErrorCode.unknown_topic_or_partition, f"only {METADATA_TOPIC}-0 has a quorum"
+        )
+    link = ctx.broker.cluster
+    if link is None:
+        return _single_node_quorum(ctx)
+    try:
+        quorum = await link.describe_quorum(timeout_s=QUORUM_TIMEOUT_S)
+    except ControllerError as exc:
+        return _partition_error(request, ErrorCode(exc.code), exc.message)
+    if quorum.get("role") != "leader":
+        # Leadership moved between routing and answering: the client asks again.
+        return _partition_error(
+            request, ErrorCode.not_leader_or_follower, f"controller {quorum.get('node_id')} no longer leads"
+        )
+    partition = _quorum_partition(
+        int(quorum["leader_id"]),
+        int(quorum["term"]),
+        int(quorum["commit_index"]),
+        [_replica(p) for p in quorum["voter_progress"]],
+        [_replica(p) for p in quorum["observers"]],
+    )
+    listener = min(ctx.broker.config.controller_listener_names, default="CONTROLLER")
+    nodes = [
+        {"node_id": int(node_id), "listeners": [{"name": listener, "host": host, "port": int(port)}]}
+        for node_id, (host, port) in sorted(quorum["voter_addresses"].items(), key=lambda item: int(item[0]))
+    ]
+    return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], nodes)
+
+
+def _quorum_partition(
+    leader: int,
+    epoch: int,
+    high_watermark: int,
+    voters: list[dict[str, Any]],
+    observers: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "partition_index": 0,
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "leader_id": leader,
+        "leader_epoch": epoch,
+        "high_watermark": high_watermark,
+        "current_voters": voters,
+        "observers": observers,
+    }
+
+
+def _single_node_quorum(ctx: RequestContext) -> dict[str, Any]:
+    """This node as the one voter of its own quorum (see the module's docstring)."""
+    node_id = ctx.broker.node_id
+    applied = ctx.broker.metadata.version
+    now_ms = int(time.time() * 1000)
+    itself = {
+        "node_id": node_id,
+        "log_end_offset": applied,
+        "last_fetch_ms": now_ms,
+        "last_caught_up_ms": now_ms,
+    }
+    partition = _quorum_partition(node_id, 0, applied, [_replica(itself)], [])
+    return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], [])
+
+
+APIS = {
+    DESCRIBE_QUORUM: (0, 2, handle_describe_quorum),
+}
