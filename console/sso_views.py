@@ -7,6 +7,7 @@ import logging
 import time
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib.auth import login, logout
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -99,7 +100,11 @@ class OidcSessionMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        state = request.session.get(SESSION_KEY) if hasattr(request, "session") else None
+        if settings.SESSION_COOKIE_NAME not in request.COOKIES or not hasattr(request, "session"):
+            # No console session to renew (an API-key call): leave the session unread, so the answer does
+            # not vary by cookie and the registry's hot path may answer such calls without Django.
+            return self.get_response(request)
+        state = request.session.get(SESSION_KEY)
         if state and request.user.is_authenticated and state.get("expires_at", 0) <= time.time():
             # The console fires several requests at once: one renews, the others go on with the session as
             # it is (a refresh token used twice may be refused as replayed, which would sign the person out).

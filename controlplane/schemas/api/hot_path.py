@@ -46,7 +46,8 @@ HEADER_MIDDLEWARE = frozenset(
     }
 )
 # Middleware with nothing to do for an API-key request to the registry: static files live elsewhere, the
-# session and messages are never touched (so no cookie or Vary header), and the view is CSRF-exempt.
+# session and messages are never touched (so no cookie or Vary header), the view is CSRF-exempt, and a
+# single sign-on session is only renewed for requests that are authenticated by that session.
 IDLE_MIDDLEWARE = frozenset(
     {
         "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -54,6 +55,7 @@ IDLE_MIDDLEWARE = frozenset(
         "django.middleware.csrf.CsrfViewMiddleware",
         "django.contrib.auth.middleware.AuthenticationMiddleware",
         "django.contrib.messages.middleware.MessageMiddleware",
+        "console.sso_views.OidcSessionMiddleware",
     }
 )
 
