@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import time
 import uuid
 from collections.abc import Generator, Iterable, Iterator, Sequence
@@ -316,15 +317,25 @@ class MetadataImage:
         return json.dumps({"offset": self.offset, "records": self.snapshot_records()}).encode()
 
     async def to_snapshot_yielding(self) -> bytes:
-        """`to_snapshot`, letting other tasks run every `APPLY_SLICE_S` while the records are
-        gathered. The image must not change meanwhile: only its one applier may call this."""
+        """`to_snapshot` (the same bytes), letting other tasks run every `APPLY_SLICE_S` while the
+        records are gathered and encoded. The image must not change meanwhile: only its one applier
+        may call this."""
         records: list[Record] = []
         for record in _sliced(self._snapshot_records()):
             if record is None:
                 await asyncio.sleep(0)
             else:
                 records.append(record)
-        return json.dumps({"offset": self.offset, "records": records}).encode()
+        # Encoding 10,000 partitions in one `json.dumps` takes ~20 ms (three times that under load):
+        # the list is encoded in chunks, each one's brackets dropped, joined as `json.dumps` would.
+        encoded: list[str] = []
+        slice_end = time.monotonic() + APPLY_SLICE_S
+        for start in range(0, len(records), _ENCODE_CHUNK):
+            encoded.append(json.dumps(records[start : start + _ENCODE_CHUNK])[1:-1])
+            if time.monotonic() >= slice_end:
+                await asyncio.sleep(0)
+                slice_end = time.monotonic() + APPLY_SLICE_S
+        return f'{{"offset": {json.dumps(self.offset)}, "records": [{", ".join(encoded)}]}}'.encode()
 
     @classmethod
     def from_snapshot(cls, data: bytes) -> MetadataImage:
@@ -343,10 +354,10 @@ def _sliced(records: Iterable[Record]) -> Iterator[Record | None]:
 
 def _snapshot_loading(data: bytes) -> Generator[None, None, MetadataImage]:
     """Builds the image a snapshot describes, yielding between slices; returns it."""
-    document = json.loads(data) if data else {"offset": 0, "records": []}
+    offset, records = _snapshot_records_decoded(data)
     image = MetadataImage()
     delta = MetadataDelta()
-    for record in _sliced(document["records"]):
+    for record in _sliced(records):
         if record is None:
             yield
         elif record["type"] == "broker_state":
@@ -360,9 +371,48 @@ def _snapshot_loading(data: bytes) -> Generator[None, None, MetadataImage]:
                 in_controlled_shutdown=record["in_controlled_shutdown"],
             )
         else:
-            image._apply(record, document["offset"], delta)
-    image.offset = document["offset"]
+            image._apply(record, offset, delta)
+    image.offset = offset
     return image
+
+
+# Records encoded per `json.dumps` call when a snapshot is written a slice at a time.
+_ENCODE_CHUNK = 500
+# What every snapshot this broker writes starts with; the records that follow are decoded one by one.
+_SNAPSHOT_HEAD = re.compile(r'\{"offset": (-?\d+), "records": \[\s*')
+_SEPARATOR = re.compile(r"\s*(,|\])\s*")
+
+
+def _snapshot_records_decoded(data: bytes) -> tuple[int, Iterator[Record]]:
+    """A snapshot's offset and its records, decoded lazily one record at a time (a 10,000-partition
+    snapshot decoded in one `json.loads` holds the event loop for tens of milliseconds). A document
+    in any other layout is decoded whole; malformed data raises `ValueError`."""
+    if not data:
+        return 0, iter(())
+    text = data.decode()
+    head = _SNAPSHOT_HEAD.match(text)
+    if head is None:
+        document = json.loads(text)
+        return document["offset"], iter(document["records"])
+    return int(head.group(1)), _records_from(text, head.end())
+
+
+def _records_from(text: str, position: int) -> Iterator[Record]:
+    decoder = json.JSONDecoder()
+    if text.startswith("]", position):
+        position += 1
+    else:
+        while True:
+            record, position = decoder.raw_decode(text, position)
+            yield record
+            separator = _SEPARATOR.match(text, position)
+            if separator is None:
+                raise ValueError(f"malformed snapshot at character {position}")
+            position = separator.end()
+            if separator.group(1) == "]":
+                break
+    if text[position:].strip() != "}":
+        raise ValueError(f"malformed snapshot at character {position}")
 
 
 def _entry_applying(
