@@ -20,11 +20,11 @@ from broker.controller.image import (
     LARGE_ENTRY_RECORDS,
     MetadataImage,
     apply_entry_yielding,
+    decode_entry_yielding,
     image_from_snapshot_yielding,
     publish_image,
     publish_yielding,
 )
-from broker.controller.records import decode_entry
 from broker.raft.tasks import cancel_tasks
 from broker.raft.wire import FrameError
 from broker.runtime.heap import full_collections
@@ -197,7 +197,7 @@ class BrokerLifecycle:
             if index <= self.image.offset:
                 continue
             if isinstance(records, str):
-                records = decode_entry(base64.b64decode(records))
+                records = await decode_entry_yielding(base64.b64decode(records))
             # A large entry goes to a copy a slice at a time, which replaces the image when complete.
             self.image, delta = await apply_entry_yielding(self.image, index, records)
             if delta and self.caught_up.is_set():

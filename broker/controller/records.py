@@ -8,8 +8,9 @@ are `broker.metadata.security_registry.SecurityStore`'s own records, carried unc
 from __future__ import annotations
 
 import json
+import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
 from broker.controller.api import Endpoint
@@ -26,6 +27,37 @@ def encode_entry(records: Sequence[Record]) -> bytes:
 def decode_entry(data: bytes) -> list[Record]:
     """Records of one Raft entry; the leader's no-op (empty data) holds none."""
     return json.loads(data) if data else []
+
+
+def decoded_entry_items(data: bytes) -> Iterator[Record]:
+    """`decode_entry`, one record at a time, for a caller that yields to its event loop in between (one
+    `json.loads` of a 10,000-partition entry holds it for tens of milliseconds under load)."""
+    return json_array_items(data.decode(), 0) if data else iter(())
+
+
+_ARRAY_START = re.compile(r"\s*\[\s*")
+_ARRAY_NEXT = re.compile(r"\s*(,|\])\s*")
+
+
+def json_array_items(text: str, position: int) -> Generator[Any, None, int]:
+    """The items of the JSON array that starts at `position` of `text`, decoded one by one; returns
+    where the array ends (the text after it is not looked at). Malformed JSON raises `ValueError`."""
+    start = _ARRAY_START.match(text, position)
+    if start is None:
+        raise ValueError(f"no JSON array at character {position}")
+    position = start.end()
+    if text.startswith("]", position):
+        return position + 1
+    decoder = json.JSONDecoder()
+    while True:
+        item, position = decoder.raw_decode(text, position)
+        yield item
+        separator = _ARRAY_NEXT.match(text, position)
+        if separator is None:
+            raise ValueError(f"malformed JSON array at character {position}")
+        position = separator.end()
+        if separator.group(1) == "]":
+            return position
 
 
 def register_broker(

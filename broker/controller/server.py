@@ -37,6 +37,7 @@ from broker.controller.image import (
     LARGE_ENTRY_RECORDS,
     MetadataImage,
     apply_entry_yielding,
+    decode_entry_yielding,
     image_from_snapshot_yielding,
 )
 from broker.raft.messages import Entry, Envelope, Snapshot
@@ -295,7 +296,8 @@ class ControllerServer:
             if isinstance(item, Snapshot):
                 self.image = await image_from_snapshot_yielding(item.data)
                 continue
-            self.image, _ = await apply_entry_yielding(self.image, item.index, rec.decode_entry(item.data))
+            records = await decode_entry_yielding(item.data)
+            self.image, _ = await apply_entry_yielding(self.image, item.index, records)
             self._resolve(item)
         image = self.image
         if items and image.offset - node.snapshot.last_index >= self.config.snapshot_every_entries:
