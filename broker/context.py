@@ -29,6 +29,7 @@ from broker.runtime.connection_limits import ConnectionLimits
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
 from broker.topics import TopicManager
+from broker.transactions.coordinator import TransactionCoordinator
 
 CacheT = TypeVar("CacheT")
 
@@ -65,6 +66,8 @@ class BrokerState:
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
     # Set once it is loaded (a cluster member: once it has joined); None until then.
     groups: GroupCoordinator | None = None
+    # The transaction coordinator, set like `groups`.
+    transactions: TransactionCoordinator | None = None
     # Leaders, ISRs and high watermarks of every hosted partition: fed the controller's image on a
     # cluster member, a cluster of one on a single node (set as soon as the state is opened, or
     # when a cluster member joins). Handlers reach partitions through `partitions` only.

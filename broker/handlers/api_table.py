@@ -28,6 +28,7 @@ from broker.handlers import (
     scram,
     topic_admin,
     topic_partitions,
+    transactions,
 )
 from broker.protocol.frames import FramedResponse
 
@@ -51,6 +52,7 @@ HANDLER_MODULES = (
     scram,
     topic_admin,
     topic_partitions,
+    transactions,
 )
 
 

@@ -77,10 +77,10 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
             "host": "",
             "port": -1,
         }
-    groups = ctx.broker.groups
-    locator = groups.locator if groups is not None else None
-    if key_type == GROUP_KEY_TYPE and locator is not None:
-        # In a cluster: the leader of the group's __consumer_offsets partition.
+    coordinator = ctx.broker.groups if key_type == GROUP_KEY_TYPE else ctx.broker.transactions
+    locator = coordinator.locator if coordinator is not None else None
+    if locator is not None:
+        # In a cluster: the leader of the key's __consumer_offsets / __transaction_state partition.
         found = locator.locate(key, ctx.listener_name)
         return {
             "key": key,
@@ -90,7 +90,7 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
             "host": found.host,
             "port": found.port,
         }
-    # A single node coordinates every group; transactional ids are answered here in any case.
+    # A single node coordinates every group and transactional id.
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     return {
         "key": key,

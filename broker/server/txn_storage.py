@@ -1,0 +1,328 @@
+"""The transaction coordinator's storage and marker delivery on this broker.
+
+`__transaction_state` is kept like `__consumer_offsets` (group_storage.py): local on a single node,
+created through the controller and replicated in a cluster, where each broker coordinates the
+transactional ids of the partitions it leads. Markers go to each partition's leader: written
+directly when this broker leads the partition, else sent as WriteTxnMarkers over an inter-broker
+connection (TLS and SASL as the replica fetchers use them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.schema.write_txn_markers.v1.request import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
+
+from broker.config import BrokerConfig
+from broker.context import BrokerState
+from broker.groups.offsets_format import partition_for_group
+from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
+from broker.metadata.coordinator_records import LogEntry
+from broker.replication.peer_connection import PeerConnection, PeerConnectionError
+from broker.server.group_storage import (
+    ClusterCoordinatorLocator,
+    LeadershipListener,
+    append_and_commit,
+    read_led,
+    wait_until_committed,
+)
+from broker.topics import TRANSACTION_STATE_TOPIC, transaction_state_topic_configs
+from broker.transactions.coordinator import (
+    TransactionCoordinator,
+    TransactionCoordinatorConfig,
+    TransactionStateAppendError,
+)
+from broker.transactions.state import TopicPartition
+
+log = logging.getLogger(__name__)
+
+# How long one WriteTxnMarkers exchange with another broker may take before it is retried.
+MARKER_REQUEST_TIMEOUT_S = 30.0
+
+# Writes the marker of one partition this broker leads: the error code once the ISR has it.
+LocalMarkerWrite = Callable[[BrokerState, str, int, int, int, bool, int], Awaitable[int]]
+
+
+class PartitionTransactionStateLog:
+    """TransactionStateLog over `__transaction_state` through the partition layer (acks=all)."""
+
+    def __init__(self, state: BrokerState, num_partitions: int, timeout_ms: int) -> None:
+        self._state = state
+        self.num_partitions = num_partitions
+        self._timeout_s = timeout_ms / 1000
+
+    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
+        try:
+            return await append_and_commit(
+                self._state, TRANSACTION_STATE_TOPIC, partition, records, self._timeout_s
+            )
+        except OffsetsAppendError as exc:
+            raise TransactionStateAppendError(exc.error_code, str(exc)) from None
+
+    def read(self, partition: int) -> Iterator[LogEntry]:
+        return read_led(self._state, TRANSACTION_STATE_TOPIC, partition)
+
+    async def wait_until_committed(self, partition: int) -> None:
+        try:
+            await wait_until_committed(self._state, TRANSACTION_STATE_TOPIC, partition)
+        except OffsetsAppendError as exc:
+            raise TransactionStateAppendError(exc.error_code, str(exc)) from None
+
+    def coordinator_epoch(self, partition: int) -> int:
+        led, _ = self._state.partitions.leader(TRANSACTION_STATE_TOPIC, partition)
+        return led.leader_epoch if led is not None else -1
+
+
+class BrokerMarkerWriter:
+    """MarkerWriter: each partition's marker to its leader, this broker included."""
+
+    def __init__(self, state: BrokerState, write_local: LocalMarkerWrite) -> None:
+        self._state = state
+        self._write_local = write_local
+        self._peers: dict[int, PeerConnection] = {}
+        self._peer_locks: dict[int, asyncio.Lock] = {}
+
+    async def write_markers(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        state = self._state
+        answers: dict[TopicPartition, int] = {}
+        by_leader: dict[int, list[TopicPartition]] = {}
+        for topic, index in partitions:
+            if not state.partitions.knows(topic, index):
+                # Deleted (or never created): nothing to mark, as Kafka drops such partitions.
+                exists = state.metadata.get(topic) is not None
+                answers[(topic, index)] = (
+                    ErrorCode.unknown_topic_or_partition if exists else ErrorCode.unknown_topic_id
+                )
+                continue
+            leader = state.partitions.leader_for(topic, index)
+            if leader < 0:
+                answers[(topic, index)] = ErrorCode.leader_not_available
+            elif leader == state.node_id:
+                answers[(topic, index)] = await self._write_local(
+                    state, topic, index, producer_id, producer_epoch, commit, coordinator_epoch
+                )
+            else:
+                by_leader.setdefault(leader, []).append((topic, index))
+        if by_leader:
+            sent = await asyncio.gather(
+                *(
+                    self._send(leader, producer_id, producer_epoch, commit, coordinator_epoch, tps)
+                    for leader, tps in by_leader.items()
+                )
+            )
+            for result in sent:
+                answers.update(result)
+        return answers
+
+    async def _send(
+        self,
+        leader: int,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = WriteTxnMarkersRequest(
+            markers=(
+                WritableTxnMarker(
+                    producer_id=producer_id,
+                    producer_epoch=producer_epoch,
+                    transaction_result=commit,
+                    topics=tuple(
+                        WritableTxnMarkerTopic(name=topic, partition_indexes=tuple(indexes))
+                        for topic, indexes in by_topic.items()
+                    ),
+                    coordinator_epoch=coordinator_epoch,
+                ),
+            )
+        )
+        lock = self._peer_locks.setdefault(leader, asyncio.Lock())
+        async with lock:  # one request in flight per peer connection
+            try:
+                connection = self._peer(leader)
+                if connection is None:
+                    return dict.fromkeys(partitions, ErrorCode.leader_not_available)
+                response = await connection.request(request)
+            except (PeerConnectionError, OSError, TimeoutError) as exc:
+                log.info("WriteTxnMarkers to broker %d failed: %s; retrying", leader, exc)
+                await self._drop_peer(leader)
+                return dict.fromkeys(partitions, ErrorCode.network_exception)
+        answers: dict[TopicPartition, int] = {}
+        for marker in response.markers:
+            for topic in marker.topics:
+                for partition in topic.partitions:
+                    answers[(topic.name, partition.partition_index)] = partition.error_code
+        return answers
+
+    def _peer(self, broker_id: int) -> PeerConnection | None:
+        connection = self._peers.get(broker_id)
+        if connection is not None:
+            return connection
+        replication = self._state.replication
+        inter_broker = replication.config.inter_broker
+        endpoint = replication.endpoint(broker_id, inter_broker.listener_name)
+        if endpoint is None:
+            return None
+        connection = self._peers[broker_id] = PeerConnection(
+            endpoint.host,
+            endpoint.port,
+            client_id=f"broker-{self._state.node_id}-txn-markers",
+            timeout_s=MARKER_REQUEST_TIMEOUT_S,
+            ssl_context=inter_broker.client_ssl_context(),
+            sasl=inter_broker.sasl,
+        )
+        return connection
+
+    async def _drop_peer(self, broker_id: int) -> None:
+        connection = self._peers.pop(broker_id, None)
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.close()
+
+    async def close(self) -> None:
+        for broker_id in list(self._peers):
+            await self._drop_peer(broker_id)
+
+
+async def write_local_marker(
+    state: BrokerState,
+    topic: str,
+    index: int,
+    producer_id: int,
+    producer_epoch: int,
+    commit: bool,
+    coordinator_epoch: int,
+) -> int:
+    """Writes a transaction marker to a partition this broker leads and waits for the ISR; a marker
+    on `__consumer_offsets` also settles the producer's pending transactional offsets there."""
+    partition, error = state.partitions.leader(topic, index)
+    if partition is None:
+        return error
+    outcome = partition.write_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch)
+    if outcome.result is None:
+        return outcome.error
+    waiting = outcome.acks_pending
+    if waiting is not None:
+        done, _ = await asyncio.wait({waiting}, timeout=MARKER_REQUEST_TIMEOUT_S)
+        if not done:
+            waiting.cancel()  # the partition drops cancelled waiters
+            return ErrorCode.request_timed_out
+        if waiting.result() != ErrorCode.none:
+            return waiting.result()
+    if topic == OFFSETS_TOPIC_NAME and state.groups is not None:
+        state.groups.complete_transaction(index, producer_id, commit)
+    return ErrorCode.none
+
+
+def transaction_state_topic_spec(config: BrokerConfig) -> dict[str, Any]:
+    return {
+        "name": TRANSACTION_STATE_TOPIC,
+        "partitions": config.get_int("transaction.state.log.num.partitions"),
+        "replication_factor": config.get_int("transaction.state.log.replication.factor"),
+        "configs": transaction_state_topic_configs(config),
+        "internal": True,
+    }
+
+
+def coordinator_config(config: BrokerConfig) -> TransactionCoordinatorConfig:
+    return TransactionCoordinatorConfig(
+        max_timeout_ms=config.get_int("transaction.max.timeout.ms"),
+        id_expiration_ms=config.get_int("transactional.id.expiration.ms"),
+        abort_timed_out_interval_ms=config.get_int(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+        ),
+        remove_expired_interval_ms=config.get_int(
+            "transaction.remove.expired.transaction.cleanup.interval.ms"
+        ),
+    )
+
+
+def _offsets_partition_for_group(state: BrokerState) -> Callable[[str], TopicPartition]:
+    def locate(group_id: str) -> TopicPartition:
+        count = (
+            state.groups.log.num_partitions
+            if state.groups is not None
+            else state.config.offsets_topic_num_partitions
+        )
+        return OFFSETS_TOPIC_NAME, partition_for_group(group_id, count)
+
+    return locate
+
+
+def _producer_id_allocator(state: BrokerState) -> Callable[[], Awaitable[int]]:
+    async def allocate() -> int:
+        if state.cluster is None:
+            return state.producer_ids.new_producer_id()
+        producer_id, _ = await state.cluster.init_producer(-1, -1)
+        return producer_id
+
+    return allocate
+
+
+async def start_transaction_coordinator(
+    state: BrokerState, write_local: LocalMarkerWrite
+) -> TransactionCoordinator:
+    """A single node's coordinator: every partition of the local `__transaction_state`, replayed,
+    and its prepared transactions finished."""
+    topic = state.topics.ensure_transaction_state_topic()
+    state_log = PartitionTransactionStateLog(
+        state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
+    )
+    coordinator = TransactionCoordinator(
+        state_log,
+        BrokerMarkerWriter(state, write_local),
+        _producer_id_allocator(state),
+        _offsets_partition_for_group(state),
+        coordinator_config(state.config),
+    )
+    await coordinator.start()
+    return coordinator
+
+
+def cluster_transaction_coordinator(
+    state: BrokerState, write_local: LocalMarkerWrite
+) -> tuple[TransactionCoordinator, LeadershipListener]:
+    """A cluster broker's coordinator and the metadata listener that moves transactional ids with
+    the leadership of `__transaction_state` partitions (call it after the group coordinator's)."""
+    config = state.config
+    assert state.cluster is not None, "a cluster member's coordinator starts once it has joined"
+    state_log = PartitionTransactionStateLog(
+        state,
+        config.get_int("transaction.state.log.num.partitions"),
+        config.get_int("offsets.commit.timeout.ms"),
+    )
+    coordinator = TransactionCoordinator(
+        state_log,
+        BrokerMarkerWriter(state, write_local),
+        _producer_id_allocator(state),
+        _offsets_partition_for_group(state),
+        coordinator_config(config),
+        owns_every_partition=False,
+    )
+    coordinator.locator = ClusterCoordinatorLocator(
+        state, state_log, state.cluster, TRANSACTION_STATE_TOPIC, transaction_state_topic_spec
+    )
+    coordinator.start_sweeps()
+    listener = LeadershipListener(coordinator, state_log, state.node_id, TRANSACTION_STATE_TOPIC)
+    listener.on_image_loaded(state.partitions.assignments_of(TRANSACTION_STATE_TOPIC), [])
+    return coordinator, listener
