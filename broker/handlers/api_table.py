@@ -14,6 +14,7 @@ from broker.handlers import (
     acls,
     api_versions,
     configs,
+    describe_producers,
     fetch,
     groups,
     log_dirs,
@@ -29,6 +30,7 @@ from broker.handlers import (
     topic_admin,
     topic_partitions,
     transactions,
+    txn_markers,
 )
 from broker.protocol.frames import FramedResponse
 
@@ -38,6 +40,7 @@ ApiTable = dict[int, tuple[int, int, Handler]]
 HANDLER_MODULES = (
     acls,
     configs,
+    describe_producers,
     fetch,
     groups,
     log_dirs,
@@ -53,6 +56,7 @@ HANDLER_MODULES = (
     topic_admin,
     topic_partitions,
     transactions,
+    txn_markers,
 )
 
 

@@ -23,7 +23,7 @@ from broker.node.applier import ClusterMetadataApplier
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.group_storage import cluster_group_coordinator
-from broker.server.txn_storage import cluster_transaction_coordinator, write_local_marker
+from broker.server.txn_storage import cluster_transaction_coordinator
 
 log = logging.getLogger("broker.cluster")
 
@@ -113,7 +113,7 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
         # After the ReplicaManager: a coordinator loads a partition once its replica leads it.
         state.groups, group_listener = cluster_group_coordinator(state)
         applier.followers.append(group_listener)
-        state.transactions, transaction_listener = cluster_transaction_coordinator(state, write_local_marker)
+        state.transactions, transaction_listener = cluster_transaction_coordinator(state)
         applier.followers.append(transaction_listener)
         await _create_bootstrap_users(config, state)
     except BaseException:

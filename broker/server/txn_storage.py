@@ -15,6 +15,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
+from kio.schema.add_partitions_to_txn.v4.request import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
 from kio.schema.errors import ErrorCode
 from kio.schema.write_txn_markers.v1.request import (
     WritableTxnMarker,
@@ -26,6 +31,7 @@ from broker.config import BrokerConfig
 from broker.context import BrokerState
 from broker.groups.offsets_format import partition_for_group
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
+from broker.handlers.txn_markers import write_marker_as_leader
 from broker.metadata.coordinator_records import LogEntry
 from broker.replication.peer_connection import PeerConnection, PeerConnectionError
 from broker.server.group_storage import (
@@ -45,11 +51,18 @@ from broker.transactions.state import TopicPartition
 
 log = logging.getLogger(__name__)
 
-# How long one WriteTxnMarkers exchange with another broker may take before it is retried.
-MARKER_REQUEST_TIMEOUT_S = 30.0
-
-# Writes the marker of one partition this broker leads: the error code once the ISR has it.
-LocalMarkerWrite = Callable[[BrokerState, str, int, int, int, bool, int], Awaitable[int]]
+# How long one request to another broker (WriteTxnMarkers, AddPartitionsToTxn) may take.
+PEER_REQUEST_TIMEOUT_S = 30.0
+# KIP-890: coordinator answers a producer should retry become NOT_ENOUGH_REPLICAS on Produce, as in Kafka.
+_RETRIABLE_VERIFY_ERRORS = frozenset(
+    {
+        ErrorCode.not_coordinator,
+        ErrorCode.coordinator_not_available,
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.concurrent_transactions,
+        ErrorCode.network_exception,
+    }
+)
 
 
 class PartitionTransactionStateLog:
@@ -82,14 +95,64 @@ class PartitionTransactionStateLog:
         return led.leader_epoch if led is not None else -1
 
 
+class PeerPool:
+    """One inter-broker connection per peer for the coordinator's requests (markers, KIP-890
+    verification), one request in flight on each; TLS and SASL as the replica fetchers use them."""
+
+    def __init__(self, state: BrokerState) -> None:
+        self._state = state
+        self._peers: dict[int, PeerConnection] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def request(self, broker_id: int, body: Any) -> Any:
+        """The peer's answer; raises PeerConnectionError when it cannot be had (the connection is
+        dropped and the next request opens a new one)."""
+        async with self._locks.setdefault(broker_id, asyncio.Lock()):
+            connection = self._peer(broker_id)
+            if connection is None:
+                raise PeerConnectionError(f"broker {broker_id} has no known endpoint")
+            try:
+                return await connection.request(body)
+            except (PeerConnectionError, OSError, TimeoutError) as exc:
+                await self._drop(broker_id)
+                raise PeerConnectionError(str(exc)) from exc
+
+    def _peer(self, broker_id: int) -> PeerConnection | None:
+        connection = self._peers.get(broker_id)
+        if connection is not None:
+            return connection
+        replication = self._state.replication
+        inter_broker = replication.config.inter_broker
+        endpoint = replication.endpoint(broker_id, inter_broker.listener_name)
+        if endpoint is None:
+            return None
+        connection = self._peers[broker_id] = PeerConnection(
+            endpoint.host,
+            endpoint.port,
+            client_id=f"broker-{self._state.node_id}-transactions",
+            timeout_s=PEER_REQUEST_TIMEOUT_S,
+            ssl_context=inter_broker.client_ssl_context(),
+            sasl=inter_broker.sasl,
+        )
+        return connection
+
+    async def _drop(self, broker_id: int) -> None:
+        connection = self._peers.pop(broker_id, None)
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.close()
+
+    async def close(self) -> None:
+        for broker_id in list(self._peers):
+            await self._drop(broker_id)
+
+
 class BrokerMarkerWriter:
     """MarkerWriter: each partition's marker to its leader, this broker included."""
 
-    def __init__(self, state: BrokerState, write_local: LocalMarkerWrite) -> None:
+    def __init__(self, state: BrokerState, peers: PeerPool) -> None:
         self._state = state
-        self._write_local = write_local
-        self._peers: dict[int, PeerConnection] = {}
-        self._peer_locks: dict[int, asyncio.Lock] = {}
+        self._peers = peers
 
     async def write_markers(
         self,
@@ -114,7 +177,7 @@ class BrokerMarkerWriter:
             if leader < 0:
                 answers[(topic, index)] = ErrorCode.leader_not_available
             elif leader == state.node_id:
-                answers[(topic, index)] = await self._write_local(
+                answers[(topic, index)] = await write_marker_as_leader(
                     state, topic, index, producer_id, producer_epoch, commit, coordinator_epoch
                 )
             else:
@@ -156,17 +219,11 @@ class BrokerMarkerWriter:
                 ),
             )
         )
-        lock = self._peer_locks.setdefault(leader, asyncio.Lock())
-        async with lock:  # one request in flight per peer connection
-            try:
-                connection = self._peer(leader)
-                if connection is None:
-                    return dict.fromkeys(partitions, ErrorCode.leader_not_available)
-                response = await connection.request(request)
-            except (PeerConnectionError, OSError, TimeoutError) as exc:
-                log.info("WriteTxnMarkers to broker %d failed: %s; retrying", leader, exc)
-                await self._drop_peer(leader)
-                return dict.fromkeys(partitions, ErrorCode.network_exception)
+        try:
+            response = await self._peers.request(leader, request)
+        except PeerConnectionError as exc:
+            log.info("WriteTxnMarkers to broker %d failed: %s; retrying", leader, exc)
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
         answers: dict[TopicPartition, int] = {}
         for marker in response.markers:
             for topic in marker.topics:
@@ -174,64 +231,85 @@ class BrokerMarkerWriter:
                     answers[(topic.name, partition.partition_index)] = partition.error_code
         return answers
 
-    def _peer(self, broker_id: int) -> PeerConnection | None:
-        connection = self._peers.get(broker_id)
-        if connection is not None:
-            return connection
-        replication = self._state.replication
-        inter_broker = replication.config.inter_broker
-        endpoint = replication.endpoint(broker_id, inter_broker.listener_name)
-        if endpoint is None:
-            return None
-        connection = self._peers[broker_id] = PeerConnection(
-            endpoint.host,
-            endpoint.port,
-            client_id=f"broker-{self._state.node_id}-txn-markers",
-            timeout_s=MARKER_REQUEST_TIMEOUT_S,
-            ssl_context=inter_broker.client_ssl_context(),
-            sasl=inter_broker.sasl,
-        )
-        return connection
-
-    async def _drop_peer(self, broker_id: int) -> None:
-        connection = self._peers.pop(broker_id, None)
-        if connection is not None:
-            with contextlib.suppress(Exception):
-                await connection.close()
-
     async def close(self) -> None:
-        for broker_id in list(self._peers):
-            await self._drop_peer(broker_id)
+        await self._peers.close()
 
 
-async def write_local_marker(
-    state: BrokerState,
-    topic: str,
-    index: int,
-    producer_id: int,
-    producer_epoch: int,
-    commit: bool,
-    coordinator_epoch: int,
-) -> int:
-    """Writes a transaction marker to a partition this broker leads and waits for the ISR; a marker
-    on `__consumer_offsets` also settles the producer's pending transactional offsets there."""
-    partition, error = state.partitions.leader(topic, index)
-    if partition is None:
-        return error
-    outcome = partition.write_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch)
-    if outcome.result is None:
-        return outcome.error
-    waiting = outcome.acks_pending
-    if waiting is not None:
-        done, _ = await asyncio.wait({waiting}, timeout=MARKER_REQUEST_TIMEOUT_S)
-        if not done:
-            waiting.cancel()  # the partition drops cancelled waiters
-            return ErrorCode.request_timed_out
-        if waiting.result() != ErrorCode.none:
-            return waiting.result()
-    if topic == OFFSETS_TOPIC_NAME and state.groups is not None:
-        state.groups.complete_transaction(index, producer_id, commit)
-    return ErrorCode.none
+class CoordinatorTransactionVerifier:
+    """BrokerState.txn_verifier (KIP-890): asks the transactional id's coordinator whether the
+    partitions are in the producer's ongoing transaction — directly when it is this broker,
+    else with AddPartitionsToTxn v4 `verify_only` to the broker leading its state partition."""
+
+    def __init__(self, state: BrokerState, peers: PeerPool) -> None:
+        self._state = state
+        self._peers = peers
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]:
+        coordinator = self._state.transactions
+        if coordinator is None:
+            return dict.fromkeys(partitions, ErrorCode.not_enough_replicas)
+        if coordinator.owns(transactional_id):
+            answers = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        else:
+            answers = await self._ask_remote(
+                coordinator, transactional_id, producer_id, producer_epoch, partitions
+            )
+        return {
+            tp: ErrorCode.not_enough_replicas if error in _RETRIABLE_VERIFY_ERRORS else ErrorCode(error)
+            for tp, error in answers.items()
+        }
+
+    async def _ask_remote(
+        self,
+        coordinator: TransactionCoordinator,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        leader = self._state.partitions.leader_for(
+            TRANSACTION_STATE_TOPIC, coordinator.partition_for(transactional_id)
+        )
+        if leader < 0 or leader == self._state.node_id:
+            return dict.fromkeys(partitions, ErrorCode.not_coordinator)
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = AddPartitionsToTxnRequest(
+            transactions=(
+                AddPartitionsToTxnTransaction(
+                    transactional_id=transactional_id,
+                    producer_id=producer_id,
+                    producer_epoch=producer_epoch,
+                    verify_only=True,
+                    topics=tuple(
+                        AddPartitionsToTxnTopic(name=topic, partitions=tuple(indexes))
+                        for topic, indexes in by_topic.items()
+                    ),
+                ),
+            )
+        )
+        try:
+            response = await self._peers.request(leader, request)
+        except PeerConnectionError as exc:
+            log.info(
+                "verifying the transaction of %s with broker %d failed: %s", transactional_id, leader, exc
+            )
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
+        if response.error_code != ErrorCode.none:
+            return dict.fromkeys(partitions, response.error_code)
+        answers: dict[TopicPartition, int] = {}
+        for result in response.results_by_transaction:
+            for topic in result.topic_results:
+                for partition in topic.results_by_partition:
+                    answers[(topic.name, partition.partition_index)] = partition.partition_error_code
+        return answers
 
 
 def transaction_state_topic_spec(config: BrokerConfig) -> dict[str, Any]:
@@ -279,29 +357,27 @@ def _producer_id_allocator(state: BrokerState) -> Callable[[], Awaitable[int]]:
     return allocate
 
 
-async def start_transaction_coordinator(
-    state: BrokerState, write_local: LocalMarkerWrite
-) -> TransactionCoordinator:
+async def start_transaction_coordinator(state: BrokerState) -> TransactionCoordinator:
     """A single node's coordinator: every partition of the local `__transaction_state`, replayed,
     and its prepared transactions finished."""
     topic = state.topics.ensure_transaction_state_topic()
     state_log = PartitionTransactionStateLog(
         state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
     )
+    peers = PeerPool(state)
     coordinator = TransactionCoordinator(
         state_log,
-        BrokerMarkerWriter(state, write_local),
+        BrokerMarkerWriter(state, peers),
         _producer_id_allocator(state),
         _offsets_partition_for_group(state),
         coordinator_config(state.config),
     )
+    state.txn_verifier = CoordinatorTransactionVerifier(state, peers)
     await coordinator.start()
     return coordinator
 
 
-def cluster_transaction_coordinator(
-    state: BrokerState, write_local: LocalMarkerWrite
-) -> tuple[TransactionCoordinator, LeadershipListener]:
+def cluster_transaction_coordinator(state: BrokerState) -> tuple[TransactionCoordinator, LeadershipListener]:
     """A cluster broker's coordinator and the metadata listener that moves transactional ids with
     the leadership of `__transaction_state` partitions (call it after the group coordinator's)."""
     config = state.config
@@ -311,14 +387,16 @@ def cluster_transaction_coordinator(
         config.get_int("transaction.state.log.num.partitions"),
         config.get_int("offsets.commit.timeout.ms"),
     )
+    peers = PeerPool(state)
     coordinator = TransactionCoordinator(
         state_log,
-        BrokerMarkerWriter(state, write_local),
+        BrokerMarkerWriter(state, peers),
         _producer_id_allocator(state),
         _offsets_partition_for_group(state),
         coordinator_config(config),
         owns_every_partition=False,
     )
+    state.txn_verifier = CoordinatorTransactionVerifier(state, peers)
     coordinator.locator = ClusterCoordinatorLocator(
         state, state_log, state.cluster, TRANSACTION_STATE_TOPIC, transaction_state_topic_spec
     )

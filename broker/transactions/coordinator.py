@@ -211,6 +211,11 @@ class TransactionCoordinator:
         if close_markers is not None:
             await close_markers()
 
+    def owns(self, transactional_id: str) -> bool:
+        """Whether this coordinator has loaded the transactional id's partition."""
+        owned = self.partitions.get(self.partition_for(transactional_id))
+        return owned is not None and owned.loaded
+
     def partition_for(self, transactional_id: str) -> int:
         return partition_for_transactional_id(transactional_id, self.log.num_partitions)
 
