@@ -328,7 +328,9 @@ class PartitionLog:
 
     # ---- appends ------------------------------------------------------------------------------
 
-    def _validate_client_batch(self, batch: BatchView, now_ms: int) -> list[Record] | None:
+    def _validate_client_batch(
+        self, batch: BatchView, now_ms: int, from_coordinator: bool = False
+    ) -> list[Record] | None:
         """Checks of LogValidator for a batch from a producer. Returns its records if it decoded them."""
         batch.check_crc()
         if batch.size > self.config.max_message_bytes:
@@ -341,7 +343,7 @@ class PartitionLog:
             raise InvalidRecordError(
                 f"record count {batch.record_count} does not match lastOffsetDelta {batch.last_offset_delta}"
             )
-        if batch.has_producer_id and batch.base_sequence < 0:
+        if batch.has_producer_id and batch.base_sequence < 0 and not from_coordinator:
             raise InvalidRecordError("an idempotent batch needs a base sequence")
         if batch.is_transactional and not batch.has_producer_id:
             raise InvalidRecordError("a transactional batch needs a producer id")
@@ -378,9 +380,14 @@ class PartitionLog:
         return rebuilt
 
     def append_as_leader(
-        self, records: bytes | memoryview, *, leader_epoch: int, now_ms: int
+        self, records: bytes | memoryview, *, leader_epoch: int, now_ms: int, from_coordinator: bool = False
     ) -> AppendResult:
-        """Validate, assign offsets and append a produce request's batches (all or nothing)."""
+        """Validate, assign offsets and append a produce request's batches (all or nothing).
+
+        `from_coordinator`: the group coordinator's transactional offset commit (Kafka's
+        AppendOrigin.COORDINATOR): its batches carry the producer's id and epoch but no sequence,
+        and are not checked against the producer's sequence (the transaction coordinator checked
+        the producer); they still open the producer's transaction here."""
         data = bytearray(records)
         batches = list(iter_batches(data))
         if not batches:
@@ -391,7 +398,7 @@ class PartitionLog:
         for batch in batches:
             if batch.is_transactional != transactional:
                 raise InvalidRecordError("a produce request mixes transactional and other batches")
-            decoded = self._validate_client_batch(batch, now_ms)
+            decoded = self._validate_client_batch(batch, now_ms, from_coordinator)
             if target_codec is not None and target_codec != batch.codec and decoded is not None:
                 rebuilt.append(self._recompress(batch, decoded, target_codec))
             else:
@@ -417,13 +424,17 @@ class PartitionLog:
                 last_offset = base_offset + batch.last_offset_delta
                 if batch.has_producer_id:
                     last_sequence = batch.last_sequence
-                    duplicate = self.producer_state.check(
-                        pending,
-                        batch.producer_id,
-                        batch.producer_epoch,
-                        batch.base_sequence,
-                        last_sequence,
-                        transactional,
+                    duplicate = (
+                        None
+                        if from_coordinator
+                        else self.producer_state.check(
+                            pending,
+                            batch.producer_id,
+                            batch.producer_epoch,
+                            batch.base_sequence,
+                            last_sequence,
+                            transactional,
+                        )
                     )
                     if duplicate is not None:
                         return AppendResult(

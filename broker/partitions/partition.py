@@ -108,9 +108,12 @@ class Partition:
 
     # ---- produce -------------------------------------------------------------------------------
 
-    def append(self, records: bytes, acks: int, now_ms: int | None = None) -> AppendOutcome:
+    def append(
+        self, records: bytes, acks: int, now_ms: int | None = None, *, from_coordinator: bool = False
+    ) -> AppendOutcome:
         """Append batches as leader (acks 0, 1 or -1): min.insync.replicas is checked first for
-        acks=all, the high watermark moves by the ISR rule, and acks=all gets a future for the ISR."""
+        acks=all, the high watermark moves by the ISR rule, and acks=all gets a future for the ISR.
+        `from_coordinator`: a coordinator's own write (see PartitionLog.append_as_leader)."""
         if acks == -1:
             error, message = self._replication.check_enough_replicas(self._replica)
             if error != ErrorCode.none:
@@ -120,6 +123,7 @@ class Partition:
                 records,
                 leader_epoch=self.leader_epoch,
                 now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+                from_coordinator=from_coordinator,
             )
         except StorageError as exc:
             return AppendOutcome(

@@ -93,7 +93,9 @@ async def append_and_commit(
         batch = build_batch(records_)
     else:
         batch = build_batch(records_, producer_id=producer[0], producer_epoch=producer[1], transactional=True)
-    outcome = _led_partition(state, topic, partition).append(batch, acks=-1, now_ms=now_ms)
+    outcome = _led_partition(state, topic, partition).append(
+        batch, acks=-1, now_ms=now_ms, from_coordinator=True
+    )
     if outcome.result is None:
         raise OffsetsAppendError(outcome.error, outcome.message or "")
     waiting = outcome.acks_pending
