@@ -266,7 +266,11 @@ async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 def _fetch_group(
-    ctx: RequestContext, group_id: str, requested: Any, per_partition_errors: bool
+    ctx: RequestContext,
+    group_id: str,
+    requested: Any,
+    per_partition_errors: bool,
+    require_stable: bool = False,
 ) -> tuple[int, list[dict[str, Any]]]:
     topics = None if requested is None else [(t.name, tuple(t.partition_indexes)) for t in requested]
     if not _group_allowed(ctx, Operation.DESCRIBE, group_id):
@@ -303,6 +307,18 @@ def _fetch_group(
                 }
             )
             continue
+        if require_stable and _coordinator(ctx).has_pending_offsets(group_id, topic, partition):
+            # KIP-447: a transaction holds a newer offset; the consumer retries until its marker.
+            grouped.setdefault(topic, []).append(
+                {
+                    "partition_index": partition,
+                    "committed_offset": -1,
+                    "committed_leader_epoch": -1,
+                    "metadata": "",
+                    "error_code": ErrorCode.unstable_offset_commit,
+                }
+            )
+            continue
         grouped.setdefault(topic, []).append(
             {
                 "partition_index": partition,
@@ -319,11 +335,21 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if ctx.api_version >= 8:
         groups = []
         for group in request.groups:
-            error, topics = _fetch_group(ctx, group.group_id, group.topics, per_partition_errors=False)
+            error, topics = _fetch_group(
+                ctx,
+                group.group_id,
+                group.topics,
+                per_partition_errors=False,
+                require_stable=request.require_stable,
+            )
             groups.append({"group_id": group.group_id, "topics": topics, "error_code": error})
         return {"groups": groups}
     error, topics = _fetch_group(
-        ctx, request.group_id, request.topics, per_partition_errors=ctx.api_version < 2
+        ctx,
+        request.group_id,
+        request.topics,
+        per_partition_errors=ctx.api_version < 2,
+        require_stable=getattr(request, "require_stable", False),
     )
     return {"topics": topics, "error_code": error}
 

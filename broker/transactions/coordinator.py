@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -650,11 +650,8 @@ class TransactionCoordinator:
             return ErrorCode.not_coordinator
         return None
 
-    def _spawn(self, work: Awaitable[None], name: str) -> asyncio.Task[None]:
-        async def run() -> None:
-            await work
-
-        task = asyncio.get_running_loop().create_task(run(), name=name)
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

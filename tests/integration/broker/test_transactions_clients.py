@@ -93,7 +93,9 @@ def test_confluent_commit_and_abort_as_read_committed_sees_them(broker: BrokerPr
     committed = read_all(broker.bootstrap, topic, 2, isolation="read_committed", expect_at_least=11)
     assert sorted(committed) == sorted([b"c%d" % i for i in range(10)] + [b"last"])
     uncommitted = read_all(broker.bootstrap, topic, 2, isolation="read_uncommitted", expect_at_least=16)
-    assert sorted(uncommitted) == sorted([b"c%d" % i for i in range(10)] + [b"a%d" % i for i in range(5)] + [b"last"])
+    assert sorted(uncommitted) == sorted(
+        [b"c%d" % i for i in range(10)] + [b"a%d" % i for i in range(5)] + [b"last"]
+    )
 
 
 def test_read_committed_does_not_see_an_open_transaction(broker: BrokerProcess) -> None:
@@ -190,7 +192,9 @@ def test_a_second_producer_with_the_same_transactional_id_fences_the_first(broke
         zombie.commit_transaction(30)
     error = raised.value.args[0]
     assert error.fatal() or error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED)
-    assert read_all(broker.bootstrap, topic, 1, isolation="read_committed", expect_at_least=1) == [b"successor"]
+    assert read_all(broker.bootstrap, topic, 1, isolation="read_committed", expect_at_least=1) == [
+        b"successor"
+    ]
 
 
 def test_aiokafka_transactional_producer(broker: BrokerProcess) -> None:
