@@ -104,6 +104,9 @@ class PartitionLog:
         # Set by the cleaner: when its tombstones may be dropped, a clean log is worth cleaning again.
         self.oldest_retained_tombstone_ms: int | None = None
         self.producer_state = ProducerStateManager(directory)
+        # Whether any segment may hold an aborted transaction: read_committed fetches of logs that
+        # never saw one skip the per-segment search (a stale True only costs that search).
+        self._may_have_aborts = False
         self.leader_epochs: LeaderEpochCache
 
     # ---- opening and recovery -----------------------------------------------------------------
@@ -126,6 +129,7 @@ class PartitionLog:
         log.leader_epochs.truncate_from_end(log.log_end_offset)
         log.leader_epochs.truncate_from_start(log.log_start_offset)
         log._rebuild_producer_state()
+        log._may_have_aborts = any(segment.txn_index.entries for segment in log._segments)
         log.high_watermark = log.log_end_offset
         return log
 
@@ -261,6 +265,7 @@ class PartitionLog:
             producer_id, producer_epoch, coordinator_epoch, marker_offset, commit, timestamp
         )
         if completed.aborted:
+            self._may_have_aborts = True
             segment.txn_index.append(
                 AbortedTxn(
                     producer_id, completed.first_offset, marker_offset, state.stable_offset_after(completed)
@@ -574,6 +579,8 @@ class PartitionLog:
         Markers follow their data, so only segments from the one holding `fetch_offset` can list
         them; as in Kafka, the search ends at an entry stored with a last stable offset beyond
         `upper_bound` (every transaction overlapping the range had closed by then)."""
+        if not self._may_have_aborts:
+            return []
         segments, bases = self._view
         found: list[AbortedTxn] = []
         for segment in segments[max(0, bisect_right(bases, fetch_offset) - 1) :]:

@@ -1,0 +1,142 @@
+"""Transactions by hand for the log-side tests: raw transactional Produce and WriteTxnMarkers
+requests (as a transaction coordinator sends them), read back by confluent-kafka consumers."""
+
+from __future__ import annotations
+
+import datetime
+import time
+import uuid
+from dataclasses import dataclass
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from kio.schema.errors import ErrorCode
+from kio.schema.init_producer_id.v4 import request as init_v4
+from kio.schema.produce.v9 import request as produce_v9
+from kio.schema.write_txn_markers.v1 import request as markers_v1
+from kio.static.primitive import i16, i32, i32Timedelta, i64
+
+from broker.wire.records.records import Record, build_batch
+from tests.integration.broker.kafka_wire import WireClient
+
+
+@dataclass
+class WireProducer:
+    """A producer id with its epoch and next sequence per partition; transactional when it has an id."""
+
+    client: WireClient
+    producer_id: int
+    epoch: int
+    transactional_id: str | None
+    sequences: dict[tuple[str, int], int]
+
+    @classmethod
+    def start(cls, client: WireClient, transactional_id: str | None = None) -> WireProducer:
+        # An idempotent producer id (the coordinator side hands out transactional ones).
+        answer = client.request(
+            init_v4.InitProducerIdRequest(
+                transactional_id=None, transaction_timeout=i32Timedelta.parse(datetime.timedelta(seconds=60))
+            )
+        )
+        assert answer.error_code == ErrorCode.none, answer
+        return cls(client, int(answer.producer_id), int(answer.producer_epoch), transactional_id, {})
+
+    def send(self, topic: str, partition: int, *values: bytes, client: WireClient | None = None) -> int:
+        """Append `values` as one batch with acks=all; returns the base offset."""
+        key = (topic, partition)
+        sequence = self.sequences.get(key, 0)
+        batch = build_batch(
+            [Record(key=None, value=value) for value in values],
+            producer_id=self.producer_id,
+            producer_epoch=self.epoch,
+            base_sequence=sequence,
+            transactional=self.transactional_id is not None,
+        )
+        answer = (client or self.client).request(
+            produce_v9.ProduceRequest(
+                transactional_id=self.transactional_id,
+                acks=i16(-1),
+                timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+                topic_data=(
+                    produce_v9.TopicProduceData(
+                        name=topic,
+                        partition_data=(
+                            produce_v9.PartitionProduceData(index=i32(partition), records=batch),
+                        ),
+                    ),
+                ),
+            )
+        )
+        part = answer.responses[0].partition_responses[0]
+        assert part.error_code == ErrorCode.none, part
+        self.sequences[key] = sequence + len(values)
+        return int(part.base_offset)
+
+    def end(
+        self, topic: str, partitions: list[int], *, commit: bool, client: WireClient | None = None
+    ) -> dict[int, ErrorCode]:
+        """WriteTxnMarkers for this producer's transaction in `partitions` (coordinator epoch 0)."""
+        answer = (client or self.client).request(
+            markers_v1.WriteTxnMarkersRequest(
+                markers=(
+                    markers_v1.WritableTxnMarker(
+                        producer_id=i64(self.producer_id),
+                        producer_epoch=i16(self.epoch),
+                        transaction_result=commit,
+                        topics=(
+                            markers_v1.WritableTxnMarkerTopic(
+                                name=topic, partition_indexes=tuple(i32(p) for p in partitions)
+                            ),
+                        ),
+                        coordinator_epoch=i32(0),
+                    ),
+                )
+            )
+        )
+        return {int(p.partition_index): p.error_code for p in answer.markers[0].topics[0].partitions}
+
+
+def consume_values(
+    bootstrap: str,
+    topic: str,
+    isolation_level: str,
+    expected: int,
+    *,
+    partition: int = 0,
+    timeout_s: float = 30.0,
+    settle_s: float = 2.0,
+) -> list[bytes]:
+    """Every value a fresh confluent-kafka consumer of `isolation_level` reads from the beginning:
+    waits for `expected` values, then keeps polling `settle_s` to catch any extra one."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"txn-check-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": "false",
+            "isolation.level": isolation_level,
+        }
+    )
+    values: list[bytes] = []
+    try:
+        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + timeout_s
+        settle_until: float | None = None
+        while time.monotonic() < (settle_until if settle_until is not None else deadline):
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+            if settle_until is None and len(values) >= expected:
+                settle_until = time.monotonic() + settle_s
+        return values
+    finally:
+        consumer.close()
+
+
+def watermarks(bootstrap: str, topic: str, isolation_level: str, partition: int = 0) -> tuple[int, int]:
+    """(low, high) as librdkafka's ListOffsets of that isolation level reports them."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "txn-watermarks", "isolation.level": isolation_level}
+    )
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+    finally:
+        consumer.close()
