@@ -6,14 +6,16 @@ from __future__ import annotations
 import datetime
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from kio.schema.add_partitions_to_txn.v3 import request as add_v3
 from kio.schema.errors import ErrorCode
+from kio.schema.find_coordinator.v4 import request as find_v4
 from kio.schema.init_producer_id.v4 import request as init_v4
 from kio.schema.produce.v9 import request as produce_v9
 from kio.schema.write_txn_markers.v1 import request as markers_v1
-from kio.static.primitive import i16, i32, i32Timedelta, i64
+from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
 
 from broker.wire.records.records import Record, build_batch
 from tests.integration.broker.kafka_wire import WireClient
@@ -21,28 +23,55 @@ from tests.integration.broker.kafka_wire import WireClient
 
 @dataclass
 class WireProducer:
-    """A producer id with its epoch and next sequence per partition; transactional when it has an id."""
+    """A producer id with its epoch and next sequence per partition; transactional when it has an id.
+
+    A transactional one gets its id from the transaction coordinator (InitProducerId) and adds each
+    partition to its transaction (AddPartitionsToTxn) before the first batch, as clients do, so the
+    partitions' KIP-890 verification accepts its batches; the markers are then written by hand."""
 
     client: WireClient
     producer_id: int
     epoch: int
     transactional_id: str | None
     sequences: dict[tuple[str, int], int]
+    coordinator: WireClient | None = None
+    added: set[tuple[str, int]] = field(default_factory=set)
 
     @classmethod
     def start(cls, client: WireClient, transactional_id: str | None = None) -> WireProducer:
-        # An idempotent producer id (the coordinator side hands out transactional ones).
-        answer = client.request(
+        coordinator = None if transactional_id is None else _coordinator_of(client, transactional_id)
+        answer = (coordinator or client).request(
             init_v4.InitProducerIdRequest(
-                transactional_id=None, transaction_timeout=i32Timedelta.parse(datetime.timedelta(seconds=60))
+                transactional_id=transactional_id,
+                transaction_timeout=i32Timedelta.parse(datetime.timedelta(seconds=60)),
             )
         )
         assert answer.error_code == ErrorCode.none, answer
-        return cls(client, int(answer.producer_id), int(answer.producer_epoch), transactional_id, {})
+        return cls(
+            client, int(answer.producer_id), int(answer.producer_epoch), transactional_id, {}, coordinator
+        )
+
+    def _add_to_transaction(self, topic: str, partition: int) -> None:
+        if self.coordinator is None or self.transactional_id is None or (topic, partition) in self.added:
+            return
+        answer = self.coordinator.request(
+            add_v3.AddPartitionsToTxnRequest(
+                v3_and_below_transactional_id=self.transactional_id,
+                v3_and_below_producer_id=i64(self.producer_id),
+                v3_and_below_producer_epoch=i16(self.epoch),
+                v3_and_below_topics=(
+                    add_v3.AddPartitionsToTxnTopic(name=topic, partitions=(i32(partition),)),
+                ),
+            )
+        )
+        error = answer.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+        assert error == ErrorCode.none, answer
+        self.added.add((topic, partition))
 
     def send(self, topic: str, partition: int, *values: bytes, client: WireClient | None = None) -> int:
         """Append `values` as one batch with acks=all; returns the base offset."""
         key = (topic, partition)
+        self._add_to_transaction(topic, partition)
         sequence = self.sequences.get(key, 0)
         batch = build_batch(
             [Record(key=None, value=value) for value in values],
@@ -92,7 +121,23 @@ class WireProducer:
                 )
             )
         )
+        # The next batches start a new transaction: add their partitions again.
+        self.added.difference_update((topic, p) for p in partitions)
         return {int(p.partition_index): p.error_code for p in answer.markers[0].topics[0].partitions}
+
+
+def _coordinator_of(client: WireClient, transactional_id: str, timeout_s: float = 30.0) -> WireClient:
+    """A connection to the transactional id's coordinator (FindCoordinator key type 1; the state topic
+    is created by the first lookup, so it is retried)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = client.request(
+            find_v4.FindCoordinatorRequest(key_type=i8(1), coordinator_keys=(transactional_id,))
+        ).coordinators[0]
+        if answer.error_code == ErrorCode.none:
+            return WireClient(f"{answer.host}:{answer.port}")
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.2)
 
 
 def consume_values(
