@@ -53,7 +53,7 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
         }
     current_id, current_epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
     if ctx.broker.cluster is None:
-        producer_id, epoch = ctx.broker.producer_ids.init_producer(None, current_id, current_epoch)
+        producer_id, epoch = ctx.broker.producer_ids.init_producer(current_id, current_epoch)
     else:
         try:
             producer_id, epoch = await ctx.broker.cluster.init_producer(current_id, current_epoch)
