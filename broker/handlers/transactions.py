@@ -35,6 +35,14 @@ def coordinator_of(ctx: RequestContext) -> TransactionCoordinator | None:
     return ctx.broker.transactions
 
 
+# Kafka's -1 "no time" in a non-nullable timestamp field (kio encodes datetimes, not ints).
+_NO_TIME = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) - datetime.timedelta(milliseconds=1)
+
+
+def _timestamp(ms: int) -> datetime.datetime:
+    return _NO_TIME if ms < 0 else datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+
+
 def _ms(value: datetime.timedelta | int) -> int:
     if isinstance(value, datetime.timedelta):
         return value // datetime.timedelta(milliseconds=1)
@@ -248,7 +256,7 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> dict[str, 
             "transactional_id": transactional_id,
             "transaction_state": "",
             "transaction_timeout": 0,
-            "transaction_start_time": -1,
+            "transaction_start_time": _NO_TIME,
             "producer_id": -1,
             "producer_epoch": -1,
             "topics": [],
@@ -269,7 +277,7 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> dict[str, 
                 entry.update(
                     transaction_state=found.state,
                     transaction_timeout=found.timeout_ms,
-                    transaction_start_time=found.start_ms,
+                    transaction_start_time=_timestamp(found.start_ms),
                     producer_id=found.producer_id,
                     producer_epoch=found.producer_epoch,
                     topics=[{"topic": t, "partitions": indexes} for t, indexes in by_topic.items()],
