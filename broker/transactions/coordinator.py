@@ -284,17 +284,7 @@ class TransactionCoordinator:
         metadata = self.transactions.get(transactional_id)
         now = self._now_ms()
         if metadata is None:
-            new_id = await self._allocate_producer_id()
-            metadata = TransactionMetadata(
-                transactional_id, new_id, 0, timeout_ms, TxnState.EMPTY, start_ms=-1, last_update_ms=now
-            )
-            if self.transactions.get(transactional_id) is not None:
-                return InitProducerResult(ErrorCode.concurrent_transactions)
-            error = await self._write(metadata, metadata)
-            if error is None:
-                self.transactions[transactional_id] = metadata
-                return InitProducerResult(ErrorCode.none, metadata.producer_id, metadata.producer_epoch)
-            return InitProducerResult(error)
+            return await self._init_new(transactional_id, timeout_ms, now)
         if metadata.pending or metadata.state in PREPARED or metadata.state == TxnState.PREPARE_EPOCH_FENCE:
             return InitProducerResult(ErrorCode.concurrent_transactions)
         if producer_id >= 0:
@@ -319,8 +309,11 @@ class TransactionCoordinator:
         updated = _copy(metadata)
         updated.last_producer_epoch = metadata.producer_epoch
         if metadata.producer_epoch >= MAX_PRODUCER_EPOCH - 1:
+            new_id = await self._new_producer_id()
+            if new_id is None:
+                return InitProducerResult(ErrorCode.coordinator_not_available)
             updated.previous_producer_id = metadata.producer_id
-            updated.producer_id = await self._allocate_producer_id()
+            updated.producer_id = new_id
             updated.producer_epoch = 0
         else:
             updated.producer_epoch = metadata.producer_epoch + 1
@@ -333,6 +326,33 @@ class TransactionCoordinator:
         if error is not None:
             return InitProducerResult(error)
         return InitProducerResult(ErrorCode.none, metadata.producer_id, metadata.producer_epoch)
+
+    async def _init_new(self, transactional_id: str, timeout_ms: int, now: int) -> InitProducerResult:
+        """A transactional id seen for the first time: a new producer id with epoch 0, written as
+        Empty. The id is held (pending) meanwhile, so a concurrent InitProducerId waits its turn."""
+        metadata = TransactionMetadata(
+            transactional_id, -1, 0, timeout_ms, TxnState.EMPTY, start_ms=-1, last_update_ms=now, pending=True
+        )
+        self.transactions[transactional_id] = metadata
+        new_id = await self._new_producer_id()
+        error = ErrorCode.coordinator_not_available if new_id is None else None
+        if new_id is not None:
+            metadata.producer_id = new_id
+            error = await self._write(metadata, _copy(metadata))
+        if error is not None:
+            if self.transactions.get(transactional_id) is metadata:
+                del self.transactions[transactional_id]
+            return InitProducerResult(error)
+        return InitProducerResult(ErrorCode.none, metadata.producer_id, metadata.producer_epoch)
+
+    async def _new_producer_id(self) -> int | None:
+        """A producer id from the broker's blocks (the controller's in a cluster); None when none
+        can be had right now (the client retries on COORDINATOR_NOT_AVAILABLE)."""
+        try:
+            return await self._allocate_producer_id()
+        except Exception as exc:
+            log.warning("no producer id for a transactional id: %s", exc)
+            return None
 
     async def _fence_and_abort(self, metadata: TransactionMetadata) -> int | None:
         """Bumps the epoch (the old producer gets PRODUCER_FENCED) and aborts the open transaction
@@ -623,8 +643,8 @@ class TransactionCoordinator:
             current.pending = False
         if error is not None:
             return error
-        if self.transactions.get(current.transactional_id) not in (current, None):
-            return ErrorCode.not_coordinator
+        if self.transactions.get(current.transactional_id) is not current:
+            return ErrorCode.not_coordinator  # unloaded (or expired) while the write was in flight
         _apply(current, updated)
         return None
 

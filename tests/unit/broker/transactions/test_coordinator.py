@@ -371,3 +371,30 @@ async def test_an_unloaded_partition_answers_not_coordinator(coordinator: Transa
     coordinator.unload_partition(coordinator.partition_for("app"))
     assert (await coordinator.init_producer_id("app", 10_000)).error == ErrorCode.not_coordinator
     assert coordinator.describe("app")[0] == ErrorCode.not_coordinator
+
+
+async def test_no_producer_id_to_be_had_is_retriable_and_leaves_nothing_behind(
+    state_log: MemoryStateLog, markers: RecordingMarkers, clock: Clock
+) -> None:
+    async def unavailable() -> int:
+        raise ConnectionError("no controller reachable")
+
+    coordinator = TransactionCoordinator(state_log, markers, unavailable, lambda group: OFFSETS, now_ms=clock)
+    await coordinator.start()
+    try:
+        assert (
+            await coordinator.init_producer_id("app", 10_000)
+        ).error == ErrorCode.coordinator_not_available
+        assert coordinator.transactions == {}
+        assert state_log.states("app") == []
+    finally:
+        await coordinator.close()
+
+
+async def test_concurrent_first_inits_of_one_id_get_one_producer_id(
+    coordinator: TransactionCoordinator,
+) -> None:
+    first, second = await asyncio.gather(
+        coordinator.init_producer_id("app", 10_000), coordinator.init_producer_id("app", 10_000)
+    )
+    assert sorted([first.error, second.error]) == [ErrorCode.none, ErrorCode.concurrent_transactions]
