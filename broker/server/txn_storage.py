@@ -176,21 +176,25 @@ class BrokerMarkerWriter:
             leader = state.partitions.leader_for(topic, index)
             if leader < 0:
                 answers[(topic, index)] = ErrorCode.leader_not_available
-            elif leader == state.node_id:
-                answers[(topic, index)] = await write_marker_as_leader(
-                    state, topic, index, producer_id, producer_epoch, commit, coordinator_epoch
-                )
             else:
                 by_leader.setdefault(leader, []).append((topic, index))
-        if by_leader:
-            sent = await asyncio.gather(
-                *(
-                    self._send(leader, producer_id, producer_epoch, commit, coordinator_epoch, tps)
-                    for leader, tps in by_leader.items()
+        local = by_leader.pop(state.node_id, [])
+        # Every leader at once: each write waits for its partition's ISR.
+        results = await asyncio.gather(
+            *(
+                write_marker_as_leader(
+                    state, topic, index, producer_id, producer_epoch, commit, coordinator_epoch
                 )
-            )
-            for result in sent:
-                answers.update(result)
+                for topic, index in local
+            ),
+            *(
+                self._send(leader, producer_id, producer_epoch, commit, coordinator_epoch, tps)
+                for leader, tps in by_leader.items()
+            ),
+        )
+        answers.update(zip(local, results[: len(local)], strict=True))
+        for remote in results[len(local) :]:
+            answers.update(remote)
         return answers
 
     async def _send(
