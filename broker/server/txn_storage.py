@@ -264,10 +264,7 @@ class CoordinatorTransactionVerifier:
             answers = await self._ask_remote(
                 coordinator, transactional_id, producer_id, producer_epoch, partitions
             )
-        return {
-            tp: ErrorCode.not_enough_replicas if error in _RETRIABLE_VERIFY_ERRORS else ErrorCode(error)
-            for tp, error in answers.items()
-        }
+        return {tp: _produce_error(error) for tp, error in answers.items()}
 
     async def _ask_remote(
         self,
@@ -314,6 +311,17 @@ class CoordinatorTransactionVerifier:
                 for partition in topic.results_by_partition:
                     answers[(topic.name, partition.partition_index)] = partition.partition_error_code
         return answers
+
+
+def _produce_error(verification_error: int) -> ErrorCode:
+    """What Produce answers for a verification error, as Kafka does: coordinator trouble is retriable
+    (NOT_ENOUGH_REPLICAS), and a fenced producer gets INVALID_PRODUCER_EPOCH (Produce has no
+    PRODUCER_FENCED; clients treat INVALID_PRODUCER_EPOCH on Produce as fenced)."""
+    if verification_error in _RETRIABLE_VERIFY_ERRORS:
+        return ErrorCode.not_enough_replicas
+    if verification_error == ErrorCode.producer_fenced:
+        return ErrorCode.invalid_producer_epoch
+    return ErrorCode(verification_error)
 
 
 def transaction_state_topic_spec(config: BrokerConfig) -> dict[str, Any]:

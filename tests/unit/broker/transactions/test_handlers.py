@@ -18,9 +18,11 @@ from kio.schema.end_txn.v3 import request as end_v3
 from kio.schema.errors import ErrorCode
 from kio.schema.init_producer_id.v4 import request as init_v4
 from kio.schema.list_transactions.v1 import request as list_v1
+from kio.schema.produce.v9 import request as produce_v9
 from kio.static.primitive import i16, i32, i32Timedelta, i64
 
 from broker.auth.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
+from broker.wire.records.records import Record, build_batch
 from tests.unit.broker.replication.test_replica_request_authorization import AclBroker
 
 ADMIN = "User:broker"
@@ -157,3 +159,42 @@ def test_the_batched_form_is_for_brokers_only(broker: AclBroker) -> None:
     assert answer.error_code == ErrorCode.none
     result = answer.results_by_transaction[0].topic_results[0].results_by_partition[0]
     assert result.partition_error_code == ErrorCode.invalid_producer_id_mapping
+
+
+def produce(broker: AclBroker, producer_id: int, epoch: int) -> ErrorCode:
+    batch = build_batch(
+        [Record(key=None, value=b"v", timestamp=1_000)],
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        base_sequence=0,
+        transactional=True,
+    )
+    answer = broker.send(
+        ALICE,
+        produce_v9.ProduceRequest(
+            transactional_id=TXN_ID,
+            acks=i16(-1),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+            topic_data=(
+                produce_v9.TopicProduceData(
+                    name=TOPIC, partition_data=(produce_v9.PartitionProduceData(index=i32(0), records=batch),)
+                ),
+            ),
+        ),
+    )
+    return answer.responses[0].partition_responses[0].error_code
+
+
+def test_produce_is_verified_with_the_coordinator(broker: AclBroker) -> None:
+    allow(broker, ResourceType.TRANSACTIONAL_ID, TXN_ID, Operation.WRITE)
+    producer = init(broker)
+    # KIP-890: a partition not added to the transaction is refused.
+    assert produce(broker, producer.producer_id, 0) == ErrorCode.invalid_txn_state
+    assert add_partition(broker, producer.producer_id, 0) == ErrorCode.none
+    assert produce(broker, producer.producer_id, 0) == ErrorCode.none
+    # A fenced producer's batch gets INVALID_PRODUCER_EPOCH (Produce has no PRODUCER_FENCED), which
+    # clients treat as fatal.
+    assert init(broker).error_code == ErrorCode.concurrent_transactions  # aborting the open transaction
+    broker.loop.run_until_complete(broker.state.transactions.drain())
+    assert init(broker).producer_epoch == 2
+    assert produce(broker, producer.producer_id, 0) == ErrorCode.invalid_producer_epoch
