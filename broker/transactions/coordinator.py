@@ -564,13 +564,12 @@ class TransactionCoordinator:
             owned = self.partitions.get(self.partition_for(transactional_id))
             if owned is None or not owned.loaded:
                 continue
-            if states and metadata.state not in states:
+            if metadata.state == TxnState.DEAD or (states and metadata.state not in states):
                 continue
             if wanted_ids and metadata.producer_id not in wanted_ids:
                 continue
-            if min_duration_ms >= 0 and (
-                metadata.state != TxnState.ONGOING or now - metadata.start_ms < min_duration_ms
-            ):
+            # Kafka's rule: running for more than the duration, counted from the transaction's start.
+            if min_duration_ms >= 0 and now - metadata.start_ms <= min_duration_ms:
                 continue
             listed.append(_describe(metadata))
         return listed, unknown
