@@ -11,7 +11,12 @@ from kio.schema.errors import ErrorCode
 from tests.fixtures.broker import BrokerProcess
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
-from tests.integration.broker.transactions_wire import WireProducer, consume_values, watermarks
+from tests.integration.broker.transactions_wire import (
+    WireProducer,
+    consume_values,
+    consume_values_aiokafka,
+    watermarks,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -48,6 +53,10 @@ def test_read_committed_sees_only_committed_data_and_stops_at_the_open_transacti
         _, b = write_interleaved_transactions(client, topic_name)
         assert consume_values(broker.bootstrap, topic_name, "read_uncommitted", len(ALL)) == ALL
         assert consume_values(broker.bootstrap, topic_name, "read_committed", 4) == COMMITTED_BEFORE_D
+        assert (
+            consume_values_aiokafka(broker.bootstrap, topic_name, "read_committed", 4) == COMMITTED_BEFORE_D
+        )
+        assert consume_values_aiokafka(broker.bootstrap, topic_name, "read_uncommitted", len(ALL)) == ALL
         # a1 0, b1 1, p1 2, a2 3, b2 4, commit(a) 5, abort(b) 6, c1 7, commit(a) 8, d1 9, p2 10
         assert watermarks(broker.bootstrap, topic_name, "read_uncommitted") == (0, 11)
         assert watermarks(broker.bootstrap, topic_name, "read_committed") == (0, D1_OFFSET)

@@ -3,6 +3,7 @@ requests (as a transaction coordinator sends them), read back by confluent-kafka
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import time
 import uuid
@@ -140,3 +141,41 @@ def watermarks(bootstrap: str, topic: str, isolation_level: str, partition: int 
         return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
     finally:
         consumer.close()
+
+
+def consume_values_aiokafka(
+    bootstrap: str,
+    topic: str,
+    isolation_level: str,
+    expected: int,
+    *,
+    timeout_s: float = 30.0,
+    settle_s: float = 2.0,
+) -> list[bytes]:
+    """As `consume_values`, with aiokafka (its own read_committed filtering, in Python)."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka import TopicPartition as AioTopicPartition
+
+    async def read() -> list[bytes]:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, isolation_level=isolation_level, enable_auto_commit=False
+        )
+        await consumer.start()
+        values: list[bytes] = []
+        try:
+            partition = AioTopicPartition(topic, 0)
+            consumer.assign([partition])
+            await consumer.seek_to_beginning(partition)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_s
+            settle_until: float | None = None
+            while loop.time() < (settle_until if settle_until is not None else deadline):
+                batches = await consumer.getmany(timeout_ms=200)
+                values.extend(message.value for messages in batches.values() for message in messages)
+                if settle_until is None and len(values) >= expected:
+                    settle_until = loop.time() + settle_s
+            return values
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(read())
