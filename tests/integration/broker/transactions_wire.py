@@ -41,12 +41,20 @@ class WireProducer:
         assert answer.error_code == ErrorCode.none, answer
         return cls(client, int(answer.producer_id), int(answer.producer_epoch), transactional_id, {})
 
-    def send(self, topic: str, partition: int, *values: bytes, client: WireClient | None = None) -> int:
-        """Append `values` as one batch with acks=all; returns the base offset."""
+    def send(
+        self,
+        topic: str,
+        partition: int,
+        *values: bytes,
+        keys: list[bytes] | None = None,
+        client: WireClient | None = None,
+    ) -> int:
+        """Append `values` (with `keys`, else keyless) as one batch with acks=all; returns the base offset."""
         key = (topic, partition)
         sequence = self.sequences.get(key, 0)
+        record_keys: list[bytes | None] = list(keys) if keys is not None else [None] * len(values)
         batch = build_batch(
-            [Record(key=None, value=value) for value in values],
+            [Record(key=k, value=value) for k, value in zip(record_keys, values, strict=True)],
             producer_id=self.producer_id,
             producer_epoch=self.epoch,
             base_sequence=sequence,
