@@ -216,7 +216,8 @@ class ProducerStateManager:
     ) -> CompletedTxn:
         """Close the producer's transaction at its marker (no checks: `check_marker` ran, or the
         marker is being replayed from the log). A marker with no open transaction closes an empty one."""
-        entry = _pending_entry(self.producers, self.producers, producer_id, epoch)
+        # Copy-on-write, as appends do: the cleaner's thread may be reading the current entry.
+        entry = _pending_entry({}, self.producers, producer_id, epoch)
         entry.bump_epoch(epoch)
         first_offset = (
             entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else marker_offset
@@ -224,6 +225,7 @@ class ProducerStateManager:
         entry.current_txn_first_offset = -1
         entry.coordinator_epoch = coordinator_epoch
         entry.last_timestamp = max(entry.last_timestamp, timestamp)
+        self.producers[producer_id] = entry
         self.ongoing.pop(producer_id, None)
         completed = CompletedTxn(producer_id, first_offset, marker_offset, not commit)
         self.unreplicated.append(completed)

@@ -3,6 +3,7 @@ requests (as a transaction coordinator sends them), read back by confluent-kafka
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import time
 import uuid
@@ -68,13 +69,21 @@ class WireProducer:
         assert error == ErrorCode.none, answer
         self.added.add((topic, partition))
 
-    def send(self, topic: str, partition: int, *values: bytes, client: WireClient | None = None) -> int:
-        """Append `values` as one batch with acks=all; returns the base offset."""
+    def send(
+        self,
+        topic: str,
+        partition: int,
+        *values: bytes,
+        keys: list[bytes] | None = None,
+        client: WireClient | None = None,
+    ) -> int:
+        """Append `values` (with `keys`, else keyless) as one batch with acks=all; returns the base offset."""
         key = (topic, partition)
         self._add_to_transaction(topic, partition)
         sequence = self.sequences.get(key, 0)
+        record_keys: list[bytes | None] = list(keys) if keys is not None else [None] * len(values)
         batch = build_batch(
-            [Record(key=None, value=value) for value in values],
+            [Record(key=k, value=value) for k, value in zip(record_keys, values, strict=True)],
             producer_id=self.producer_id,
             producer_epoch=self.epoch,
             base_sequence=sequence,
@@ -185,3 +194,41 @@ def watermarks(bootstrap: str, topic: str, isolation_level: str, partition: int 
         return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
     finally:
         consumer.close()
+
+
+def consume_values_aiokafka(
+    bootstrap: str,
+    topic: str,
+    isolation_level: str,
+    expected: int,
+    *,
+    timeout_s: float = 30.0,
+    settle_s: float = 2.0,
+) -> list[bytes]:
+    """As `consume_values`, with aiokafka (its own read_committed filtering, in Python)."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka import TopicPartition as AioTopicPartition
+
+    async def read() -> list[bytes]:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, isolation_level=isolation_level, enable_auto_commit=False
+        )
+        await consumer.start()
+        values: list[bytes] = []
+        try:
+            partition = AioTopicPartition(topic, 0)
+            consumer.assign([partition])
+            await consumer.seek_to_beginning(partition)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_s
+            settle_until: float | None = None
+            while loop.time() < (settle_until if settle_until is not None else deadline):
+                batches = await consumer.getmany(timeout_ms=200)
+                values.extend(message.value for messages in batches.values() for message in messages)
+                if settle_until is None and len(values) >= expected:
+                    settle_until = loop.time() + settle_s
+            return values
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(read())

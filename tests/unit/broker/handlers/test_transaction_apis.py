@@ -141,14 +141,16 @@ def fetch(broker: AclBroker, isolation_level: int, offset: int = 0) -> Any:
     return broker.send(ADMIN, request).responses[0].partitions[0]
 
 
-def latest_offset(broker: AclBroker, isolation_level: int) -> int:
+def listed_offset(broker: AclBroker, isolation_level: int, timestamp: int = -1) -> int:
     request = list_offsets_v7.ListOffsetsRequest(
         replica_id=i32(-1),
         isolation_level=i8(isolation_level),
         topics=(
             list_offsets_v7.ListOffsetsTopic(
                 name=TOPIC,
-                partitions=(list_offsets_v7.ListOffsetsPartition(partition_index=i32(0), timestamp=i64(-1)),),
+                partitions=(
+                    list_offsets_v7.ListOffsetsPartition(partition_index=i32(0), timestamp=i64(timestamp)),
+                ),
             ),
         ),
     )
@@ -175,7 +177,9 @@ def test_a_transaction_is_invisible_to_read_committed_until_its_commit_marker(br
     assert values_of(uncommitted.records) == [b"a", b"b"]
     assert (committed.high_watermark, committed.last_stable_offset) == (2, 0)
     assert values_of(committed.records) == []
-    assert (latest_offset(broker, 0), latest_offset(broker, 1)) == (2, 0)
+    assert (listed_offset(broker, 0), listed_offset(broker, 1)) == (2, 0)
+    # By timestamp too, read_committed finds nothing past the last stable offset (-1: none).
+    assert (listed_offset(broker, 0, timestamp=1_000), listed_offset(broker, 1, timestamp=1_000)) == (0, -1)
     assert write_markers(broker, commit=True) == {0: ErrorCode.none}
     committed = fetch(broker, 1)
     assert committed.last_stable_offset == 3
@@ -183,7 +187,7 @@ def test_a_transaction_is_invisible_to_read_committed_until_its_commit_marker(br
     assert committed.aborted_transactions == ()
     (marker,) = [batch for batch in iter_batches(committed.records) if batch.is_control]
     assert read_txn_marker(marker) == (True, 1)
-    assert latest_offset(broker, 1) == 3
+    assert listed_offset(broker, 1) == 3
 
 
 def test_read_committed_gets_the_aborted_transactions_it_overlaps(broker: AclBroker) -> None:

@@ -277,3 +277,19 @@ def test_producers_with_open_transactions_do_not_expire(open_log: LogFactory) ->
     end_txn(log, B, commit=True)
     assert log.producer_state.remove_expired(NOW_MS + 10**12) == 1
     assert set(log.producer_state.producers) == {A}
+
+
+def test_a_torn_producer_snapshot_falls_back_and_replays_open_transactions(
+    open_log: LogFactory, log_dir: Path
+) -> None:
+    log = open_log()
+    txn_produce(log, A, 0)  # 0-1, stays open across the roll
+    log.roll()  # snapshot at 2 (A open)
+    txn_produce(log, B, 0)  # 2-3
+    end_txn(log, B, commit=False)  # 4
+    log.close()  # snapshot at 5
+    (log_dir / f"{5:020d}.snapshot").write_text('{"producers": [{"id": ')
+    reopened = open_log()
+    assert reopened.producer_state.ongoing == {A: 0}
+    assert reopened.last_stable_offset == 0
+    assert reopened.collect_aborted_transactions(0, 100) == [AbortedTxn(B, 2, 4, 0)]
