@@ -19,7 +19,7 @@ from pathlib import Path
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig
-from broker.log.errors import OffsetOutOfRangeError
+from broker.log.errors import InvalidProducerEpochError, OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
 from broker.log.segment import (
@@ -384,6 +384,17 @@ class PartitionLog:
             raise RecordTooLargeError(f"recompressed batch of {len(rebuilt)} bytes exceeds max.message.bytes")
         return rebuilt
 
+    def _check_coordinator_epoch(
+        self, pending: dict[int, ProducerEntry], producer_id: int, epoch: int
+    ) -> None:
+        """A coordinator's write for a producer (TxnOffsetCommit) is not checked for sequence, but a
+        fenced producer's epoch is still refused, as Kafka does for AppendOrigin.COORDINATOR."""
+        entry = pending.get(producer_id) or self.producer_state.producers.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            raise InvalidProducerEpochError(
+                f"producer {producer_id} epoch {epoch} is older than {entry.epoch}"
+            )
+
     def append_as_leader(
         self, records: bytes | memoryview, *, leader_epoch: int, now_ms: int, from_coordinator: bool = False
     ) -> AppendResult:
@@ -429,10 +440,11 @@ class PartitionLog:
                 last_offset = base_offset + batch.last_offset_delta
                 if batch.has_producer_id:
                     last_sequence = batch.last_sequence
-                    duplicate = (
-                        None
-                        if from_coordinator
-                        else self.producer_state.check(
+                    if from_coordinator:
+                        self._check_coordinator_epoch(pending, batch.producer_id, batch.producer_epoch)
+                        duplicate = None
+                    else:
+                        duplicate = self.producer_state.check(
                             pending,
                             batch.producer_id,
                             batch.producer_epoch,
@@ -440,7 +452,6 @@ class PartitionLog:
                             last_sequence,
                             transactional,
                         )
-                    )
                     if duplicate is not None:
                         return AppendResult(
                             duplicate.first_offset,
