@@ -225,7 +225,16 @@ async def txn_offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]
         offsets=offsets,
     )
     errors = dict(refused)
-    errors.update({(o.topic, o.partition): code for o, code in zip(offsets, results, strict=True)})
+    # A fenced producer's offsets are refused by the log with INVALID_PRODUCER_EPOCH; TxnOffsetCommit
+    # answers PRODUCER_FENCED (INVALID_PRODUCER_EPOCH again for versions before 3).
+    errors.update(
+        {
+            (o.topic, o.partition): ErrorCode.producer_fenced
+            if code == ErrorCode.invalid_producer_epoch
+            else code
+            for o, code in zip(offsets, results, strict=True)
+        }
+    )
     return {
         "throttle_time": 0,
         "topics": [
