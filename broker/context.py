@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
+
+from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Authorizer
 from broker.auth.sasl import AuthSession, FailedAuthentications
@@ -29,6 +31,7 @@ from broker.runtime.connection_limits import ConnectionLimits
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
 from broker.topics import TopicManager
+from broker.transactions.coordinator import TransactionCoordinator
 
 CacheT = TypeVar("CacheT")
 
@@ -48,6 +51,26 @@ class HandlerCaches:
         return found
 
 
+class TransactionVerifier(Protocol):
+    """KIP-890's server-side defence for transactional Produce (the transaction coordinator side
+    provides it, see `BrokerState.txn_verifier`).
+
+    Produce calls `verify` once per request, before appending, with every partition of the request
+    that carries transactional batches. It answers, for each partition, ErrorCode.none when the
+    producer (`producer_id`, `producer_epoch`) has added that partition to its ongoing transaction
+    `transactional_id` (AddPartitionsToTxn), else the error that partition is answered with (such
+    as INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH, NOT_COORDINATOR); a partition missing from the
+    answer is appended. The batches' own producer epoch is checked by the log either way."""
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[tuple[str, int]],
+    ) -> Mapping[tuple[str, int], ErrorCode]: ...
+
+
 @dataclass(eq=False)
 class BrokerState:
     """Everything a handler may touch. One instance per broker process."""
@@ -65,6 +88,8 @@ class BrokerState:
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
     # Set once it is loaded (a cluster member: once it has joined); None until then.
     groups: GroupCoordinator | None = None
+    # The transaction coordinator, set like `groups`.
+    transactions: TransactionCoordinator | None = None
     # Leaders, ISRs and high watermarks of every hosted partition: fed the controller's image on a
     # cluster member, a cluster of one on a single node (set as soon as the state is opened, or
     # when a cluster member joins). Handlers reach partitions through `partitions` only.
@@ -83,6 +108,9 @@ class BrokerState:
     connection_limits: ConnectionLimits = field(
         default_factory=lambda: ConnectionLimits(2**31 - 1, 2**31 - 1, {})
     )
+    # KIP-890 verification of transactional produce; None: transactional batches are checked by the
+    # log only (producer id, epoch, sequence).
+    txn_verifier: TransactionVerifier | None = None
     # Set when shutdown begins, so long-polls return early.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 

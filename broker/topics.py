@@ -19,6 +19,20 @@ from broker.metadata.topic_registry import MetadataStore, TopicRecord
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+
+
+def transaction_state_topic_configs(config: BrokerConfig) -> dict[str, str]:
+    """Kafka's `__transaction_state` topic configs."""
+    return {
+        "cleanup.policy": "compact",
+        "compression.type": "producer",
+        "min.insync.replicas": str(config.get_int("transaction.state.log.min.isr")),
+        "segment.bytes": str(config.get_int("transaction.state.log.segment.bytes")),
+        "unclean.leader.election.enable": "false",
+    }
+
+
 # Creating partitions opens files on the event loop; a single request may not ask for more.
 MAX_PARTITIONS = 10_000
 _ZERO_UUID = uuid.UUID(int=0)
@@ -336,6 +350,18 @@ class TopicManager:
                 f"Topic '{name}' was changed but this broker has not caught up yet.",
             )
         return topic
+
+    def ensure_transaction_state_topic(self) -> TopicRecord:
+        topic = self.metadata.get(TRANSACTION_STATE_TOPIC)
+        if topic is not None:
+            return topic
+        return self.create_topic(
+            TRANSACTION_STATE_TOPIC,
+            self.config.get_int("transaction.state.log.num.partitions"),
+            1,
+            transaction_state_topic_configs(self.config),
+            internal=True,
+        )
 
     def ensure_offsets_topic(self) -> TopicRecord:
         topic = self.metadata.get(OFFSETS_TOPIC)

@@ -182,6 +182,9 @@ class GroupCoordinator:
             self.partitions = {p: OwnedPartition() for p in range(log.num_partitions)}
         # Set in a cluster, where FindCoordinator may name another broker.
         self.locator: CoordinatorLocator | None = None
+        # TxnOffsetCommit offsets waiting for their transaction's marker: producer id -> group ->
+        # partition -> offset. The commit marker makes them the group's offsets; abort drops them.
+        self.pending_transactions: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}
         self.stopped = False
         self._tasks: set[asyncio.Task[None]] = set()
         # Partition loads may wait for followers; stopping cancels them rather than waiting.
@@ -229,6 +232,9 @@ class GroupCoordinator:
             self._release_group(group)
             # Like Kafka: an unloaded group is Dead, so writes still in flight leave it alone.
             group.transition_to(GroupState.DEAD, self.clock.now_ms())
+        for by_group in self.pending_transactions.values():
+            for group_id in [g for g in by_group if self.partition_for(g) == partition]:
+                del by_group[group_id]
         log.info("unloaded __consumer_offsets partition %d (%d groups)", partition, len(unloaded))
 
     def owns_partition(self, partition: int) -> bool:
@@ -237,15 +243,23 @@ class GroupCoordinator:
     async def _replay_partition(self, partition: int, owned: OwnedPartition) -> None:
         metadata: dict[str, GroupMetadataValue | None] = {}
         offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
-        for count, (_, key_bytes, value_bytes) in enumerate(self.log.read(partition)):
+        # Offsets written inside a transaction, per producer, until its marker says what they become.
+        open_transactions: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        for count, entry in enumerate(self.log.read(partition)):
             if count % 1000 == 999:
                 await asyncio.sleep(0)  # let the broker keep serving during a long replay
                 if self.partitions.get(partition) is not owned:
                     return  # unloaded meanwhile: the log may be changing under us
-            try:
-                self._replay_record(key_bytes, value_bytes, metadata, offsets)
-            except OffsetsFormatError:
-                log.warning("skipping an unreadable __consumer_offsets record in partition %d", partition)
+            if entry.key is None:
+                written = open_transactions.pop(entry.producer_id, [])
+                if entry.commit:
+                    for key_bytes, value_bytes in written:
+                        self._replay_safely(partition, key_bytes, value_bytes, metadata, offsets)
+                continue
+            if entry.producer_id >= 0:
+                open_transactions.setdefault(entry.producer_id, []).append((entry.key, entry.value))
+                continue
+            self._replay_safely(partition, entry.key, entry.value, metadata, offsets)
         if self.partitions.get(partition) is not owned:
             return
         # A new leader may hold records its followers lack; serve them once they are committed.
@@ -264,7 +278,27 @@ class GroupCoordinator:
             group = self._group_from_metadata(group_id, value)
             group.offsets = group_offsets
             self.groups[group_id] = group
+        for producer_id, written in open_transactions.items():
+            pending: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
+            for key_bytes, value_bytes in written:
+                self._replay_safely(partition, key_bytes, value_bytes, {}, pending)
+            for group_id, group_offsets in pending.items():
+                kept = {tp: o for tp, o in group_offsets.items() if o is not None}
+                self.pending_transactions.setdefault(producer_id, {}).setdefault(group_id, {}).update(kept)
         owned.loaded = True
+
+    def _replay_safely(
+        self,
+        partition: int,
+        key_bytes: bytes,
+        value_bytes: bytes | None,
+        metadata: dict[str, GroupMetadataValue | None],
+        offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]],
+    ) -> None:
+        try:
+            self._replay_record(key_bytes, value_bytes, metadata, offsets)
+        except OffsetsFormatError:
+            log.warning("skipping an unreadable __consumer_offsets record in partition %d", partition)
 
     @staticmethod
     def _replay_record(
@@ -923,13 +957,114 @@ class GroupCoordinator:
             return ErrorCode.illegal_generation
         return None
 
+    async def commit_transactional_offsets(
+        self,
+        *,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: Sequence[PartitionOffset],
+    ) -> list[int]:
+        """TxnOffsetCommit: the offsets are written to the group's partition inside the producer's
+        transaction and stay pending until its marker arrives (`complete_transaction`)."""
+        error = self._availability_error(group_id)
+        if error is None and not is_valid_group_id(group_id):
+            error = ErrorCode.invalid_group_id
+        group = self.groups.get(group_id)
+        if error is None and group is not None and generation_id >= 0:
+            # KIP-447: a consumer-group-aware producer is checked like an OffsetCommit.
+            if group.is_(GroupState.DEAD):
+                error = ErrorCode.coordinator_not_available
+            else:
+                error = self._fenced_instance_error(group, member_id, group_instance_id)
+                if error is None and member_id not in group.members:
+                    error = ErrorCode.unknown_member_id
+                if error is None and generation_id != group.generation_id:
+                    error = ErrorCode.illegal_generation
+        if error is not None:
+            return [error] * len(offsets)
+        now = self.clock.now_ms()
+        results: list[int] = []
+        accepted: dict[tuple[str, int], CommittedOffset] = {}
+        for entry in offsets:
+            metadata = entry.metadata or ""
+            if len(metadata.encode()) > self.config.offset_metadata_max_bytes:
+                results.append(ErrorCode.offset_metadata_too_large)
+                continue
+            if len(entry.topic.encode()) > MAX_KEY_STRING_BYTES:
+                results.append(ErrorCode.unknown_topic_or_partition)
+                continue
+            results.append(ErrorCode.none)
+            accepted[(entry.topic, entry.partition)] = CommittedOffset(
+                offset=entry.offset, leader_epoch=entry.leader_epoch, metadata=metadata, commit_timestamp=now
+            )
+        if not accepted:
+            return results
+        records = [
+            (
+                encode_offset_commit_key(OffsetCommitKey(group_id, topic, partition)),
+                encode_offset_commit_value(
+                    OffsetCommitValue(
+                        offset=committed.offset,
+                        metadata=committed.metadata,
+                        commit_timestamp=committed.commit_timestamp,
+                        leader_epoch=committed.leader_epoch,
+                    )
+                ),
+            )
+            for (topic, partition), committed in accepted.items()
+        ]
+
+        async def write() -> list[int]:
+            append_error = await self._append(
+                self.partition_for(group_id),
+                records,
+                offset_commit=True,
+                producer=(producer_id, producer_epoch),
+            )
+            if append_error is not None:
+                return [append_error if code == ErrorCode.none else code for code in results]
+            self.pending_transactions.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
+            return results
+
+        return await asyncio.shield(write())
+
+    def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
+        """The marker of `producer_id`'s transaction was written to `partition`: its pending offsets
+        of that partition's groups become committed offsets, or are dropped on abort."""
+        by_group = self.pending_transactions.get(producer_id)
+        if not by_group:
+            return
+        for group_id in [g for g in by_group if self.partition_for(g) == partition]:
+            pending = by_group.pop(group_id)
+            if not commit:
+                continue
+            group = self.groups.get(group_id)
+            if group is None:
+                group = self.groups[group_id] = Group(
+                    group_id=group_id, current_state_timestamp=self.clock.now_ms()
+                )
+            group.offsets.update(pending)
+        if not by_group:
+            del self.pending_transactions[producer_id]
+
+    def has_pending_offsets(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether a transaction holds an offset of the group's partition (OffsetFetch require_stable)."""
+        return any(
+            (topic, partition) in by_group.get(group_id, {})
+            for by_group in self.pending_transactions.values()
+        )
+
     def fetch_offsets(
         self, *, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
     ) -> tuple[int, list[tuple[str, int, CommittedOffset | None]]]:
         """Committed offsets of the listed partitions (all of the group's when `topics` is None).
 
-        There are no pending transactional offsets in this coordinator, so `require_stable`
-        has nothing to wait for.
+        Offsets still pending in a transaction are not returned (`has_pending_offsets` tells
+        OffsetFetch with `require_stable` to answer UNSTABLE_OFFSET_COMMIT).
         """
         error = self._availability_error(group_id)
         if error is not None:
@@ -1161,7 +1296,12 @@ class GroupCoordinator:
         return await self._append(self.partition_for(group.group_id), [record])
 
     async def _append(
-        self, partition: int, records: Sequence[tuple[bytes, bytes | None]], *, offset_commit: bool = False
+        self,
+        partition: int,
+        records: Sequence[tuple[bytes, bytes | None]],
+        *,
+        offset_commit: bool = False,
+        producer: tuple[int, int] | None = None,
     ) -> int | None:
         """Writes to an owned, loaded partition; None once the log has it (in a cluster: the ISR),
         else the error for the client."""
@@ -1169,7 +1309,10 @@ class GroupCoordinator:
         if owned is None or not owned.loaded:
             return ErrorCode.not_coordinator
         try:
-            await self.log.append(partition, records)
+            if producer is None:
+                await self.log.append(partition, records)
+            else:
+                await self.log.append(partition, records, producer)
         except OffsetsAppendError as exc:
             return coordinator_error_for_append(exc.error_code, offset_commit=offset_commit)
         except Exception:

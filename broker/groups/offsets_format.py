@@ -15,6 +15,13 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from broker.metadata.coordinator_records import (
+    CoordinatorRecordError,
+    RecordReader,
+    RecordWriter,
+    partition_for_key,
+)
+
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
 # Kafka 3.x writes the newest non-flexible versions: OffsetCommitValue v3 (v1 when
@@ -25,8 +32,9 @@ GROUP_METADATA_VALUE_VERSION = 3
 FIRST_FLEXIBLE_VALUE_VERSION = 4
 
 
-class OffsetsFormatError(ValueError):
-    """A `__consumer_offsets` record that does not follow Kafka's schema."""
+OffsetsFormatError = (
+    CoordinatorRecordError  # a `__consumer_offsets` record that does not follow Kafka's schema
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,67 +83,8 @@ class GroupMetadataValue:
 # --- writing -----------------------------------------------------------------------------------
 
 
-class _Writer:
-    def __init__(self, flexible: bool = False) -> None:
-        self.flexible = flexible
-        self.parts: list[bytes] = []
-
-    def int16(self, value: int) -> None:
-        self.parts.append(struct.pack(">h", value))
-
-    def int32(self, value: int) -> None:
-        self.parts.append(struct.pack(">i", value))
-
-    def int64(self, value: int) -> None:
-        self.parts.append(struct.pack(">q", value))
-
-    def uvarint(self, value: int) -> None:
-        out = bytearray()
-        while value >= 0x80:
-            out.append((value & 0x7F) | 0x80)
-            value >>= 7
-        out.append(value)
-        self.parts.append(bytes(out))
-
-    def string(self, value: str | None) -> None:
-        if value is None:
-            if self.flexible:
-                self.uvarint(0)
-            else:
-                self.int16(-1)
-            return
-        encoded = value.encode()
-        if self.flexible:
-            self.uvarint(len(encoded) + 1)
-        else:
-            if len(encoded) > 0x7FFF:
-                raise OffsetsFormatError("string longer than 32767 bytes")
-            self.int16(len(encoded))
-        self.parts.append(encoded)
-
-    def bytes_(self, value: bytes) -> None:
-        if self.flexible:
-            self.uvarint(len(value) + 1)
-        else:
-            self.int32(len(value))
-        self.parts.append(value)
-
-    def array_length(self, count: int) -> None:
-        if self.flexible:
-            self.uvarint(count + 1)
-        else:
-            self.int32(count)
-
-    def no_tagged_fields(self) -> None:
-        if self.flexible:
-            self.uvarint(0)
-
-    def getvalue(self) -> bytes:
-        return b"".join(self.parts)
-
-
 def encode_offset_commit_key(key: OffsetCommitKey) -> bytes:
-    writer = _Writer()
+    writer = RecordWriter()
     writer.int16(OFFSET_COMMIT_KEY_VERSION)
     writer.string(key.group)
     writer.string(key.topic)
@@ -144,7 +93,7 @@ def encode_offset_commit_key(key: OffsetCommitKey) -> bytes:
 
 
 def encode_group_metadata_key(key: GroupMetadataKey) -> bytes:
-    writer = _Writer()
+    writer = RecordWriter()
     writer.int16(GROUP_METADATA_KEY_VERSION)
     writer.string(key.group)
     return writer.getvalue()
@@ -162,7 +111,7 @@ def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = N
         version = offset_commit_value_version(value)
     if not 0 <= version <= 4:
         raise OffsetsFormatError(f"unknown OffsetCommitValue version {version}")
-    writer = _Writer(flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
+    writer = RecordWriter(flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
     writer.int16(version)
     writer.int64(value.offset)
     if version >= 3:
@@ -180,7 +129,7 @@ def encode_group_metadata_value(
 ) -> bytes:
     if not 0 <= version <= 4:
         raise OffsetsFormatError(f"unknown GroupMetadataValue version {version}")
-    writer = _Writer(flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
+    writer = RecordWriter(flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
     writer.int16(version)
     writer.string(value.protocol_type)
     writer.int32(value.generation)
@@ -208,83 +157,9 @@ def encode_group_metadata_value(
 # --- reading -----------------------------------------------------------------------------------
 
 
-class _Reader:
-    def __init__(self, data: bytes, flexible: bool = False) -> None:
-        self.data = memoryview(data)
-        self.position = 0
-        self.flexible = flexible
-
-    def _take(self, size: int) -> memoryview:
-        end = self.position + size
-        if size < 0 or end > len(self.data):
-            raise OffsetsFormatError("record is truncated")
-        chunk = self.data[self.position : end]
-        self.position = end
-        return chunk
-
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
-
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
-
-    def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
-
-    def uvarint(self) -> int:
-        result = 0
-        shift = 0
-        while True:
-            byte = self._take(1)[0]
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return result
-            shift += 7
-            if shift > 35:
-                raise OffsetsFormatError("varint is too long")
-
-    def nullable_string(self) -> str | None:
-        length = self.uvarint() - 1 if self.flexible else self.int16()
-        if length < 0:
-            return None
-        try:
-            return bytes(self._take(length)).decode()
-        except UnicodeDecodeError as error:
-            raise OffsetsFormatError("string is not UTF-8") from error
-
-    def string(self) -> str:
-        value = self.nullable_string()
-        if value is None:
-            raise OffsetsFormatError("null in a non-nullable string")
-        return value
-
-    def bytes_(self) -> bytes:
-        length = self.uvarint() - 1 if self.flexible else self.int32()
-        if length < 0:
-            raise OffsetsFormatError("null in a non-nullable bytes field")
-        return bytes(self._take(length))
-
-    def array_length(self) -> int:
-        length = self.uvarint() - 1 if self.flexible else self.int32()
-        if length < 0:
-            raise OffsetsFormatError("null array")
-        return length
-
-    def skip_tagged_fields(self) -> None:
-        if not self.flexible:
-            return
-        for _ in range(self.uvarint()):
-            self.uvarint()  # tag
-            self._take(self.uvarint())
-
-    def expect_end(self) -> None:
-        if self.position != len(self.data):
-            raise OffsetsFormatError("trailing bytes after the record")
-
-
 def decode_key(data: bytes) -> OffsetCommitKey | GroupMetadataKey | None:
     """Decodes a record key; None for key versions this coordinator does not use (e.g. KIP-848)."""
-    reader = _Reader(data)
+    reader = RecordReader(data)
     version = reader.int16()
     if version in (0, 1):
         key: OffsetCommitKey | GroupMetadataKey = OffsetCommitKey(
@@ -302,7 +177,7 @@ def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
     version = struct.unpack(">h", data[:2])[0] if len(data) >= 2 else -1
     if not 0 <= version <= 4:
         raise OffsetsFormatError(f"unknown OffsetCommitValue version {version}")
-    reader = _Reader(data, flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
+    reader = RecordReader(data, flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
     reader.int16()
     offset = reader.int64()
     leader_epoch = reader.int32() if version >= 3 else -1
@@ -324,7 +199,7 @@ def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
     version = struct.unpack(">h", data[:2])[0] if len(data) >= 2 else -1
     if not 0 <= version <= 4:
         raise OffsetsFormatError(f"unknown GroupMetadataValue version {version}")
-    reader = _Reader(data, flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
+    reader = RecordReader(data, flexible=version >= FIRST_FLEXIBLE_VALUE_VERSION)
     reader.int16()
     protocol_type = reader.string()
     generation = reader.int32()
@@ -366,21 +241,6 @@ def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
     )
 
 
-def java_string_hash(value: str) -> int:
-    """Java's `String.hashCode()`: 31-based over UTF-16 code units, as a signed int32."""
-    encoded = value.encode("utf-16-be")
-    result = 0
-    for index in range(0, len(encoded), 2):
-        code_unit = (encoded[index] << 8) | encoded[index + 1]
-        result = (31 * result + code_unit) & 0xFFFFFFFF
-    return result - (1 << 32) if result & 0x80000000 else result
-
-
-def java_utils_abs(value: int) -> int:
-    """Kafka's `Utils.abs`: Math.abs, except that Integer.MIN_VALUE maps to 0."""
-    return 0 if value == -(2**31) else abs(value)
-
-
 def partition_for_group(group_id: str, num_partitions: int) -> int:
     """The `__consumer_offsets` partition that holds a group, exactly as Kafka computes it."""
-    return java_utils_abs(java_string_hash(group_id)) % num_partitions
+    return partition_for_key(group_id, num_partitions)

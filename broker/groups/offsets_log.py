@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
+from broker.metadata.coordinator_records import LogEntry
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 
 __all__ = ["OFFSETS_TOPIC_NAME", "OffsetsAppendError", "OffsetsLog"]
@@ -26,13 +27,19 @@ class OffsetsAppendError(Exception):
 class OffsetsLog(Protocol):
     num_partitions: int
 
-    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
+    async def append(
+        self,
+        partition: int,
+        records: Sequence[tuple[bytes, bytes | None]],
+        producer: tuple[int, int] | None = None,
+    ) -> int:
         """Appends the records as one batch and returns the offset of the last one once it is
-        committed; raises OffsetsAppendError when it cannot be."""
+        committed; raises OffsetsAppendError when it cannot be. With `producer` (id, epoch) the
+        batch belongs to that producer's open transaction (TxnOffsetCommit)."""
         ...
 
-    def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
-        """Yields (offset, key, value) for every record of the partition, oldest first."""
+    def read(self, partition: int) -> Iterator[LogEntry]:
+        """Every record and transaction marker of the partition, oldest first."""
         ...
 
     async def wait_until_committed(self, partition: int) -> None:

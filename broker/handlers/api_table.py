@@ -14,6 +14,7 @@ from broker.handlers import (
     acls,
     api_versions,
     configs,
+    describe_producers,
     fetch,
     groups,
     log_dirs,
@@ -28,6 +29,8 @@ from broker.handlers import (
     scram,
     topic_admin,
     topic_partitions,
+    transactions,
+    txn_markers,
 )
 from broker.protocol.frames import FramedResponse
 
@@ -37,6 +40,7 @@ ApiTable = dict[int, tuple[int, int, Handler]]
 HANDLER_MODULES = (
     acls,
     configs,
+    describe_producers,
     fetch,
     groups,
     log_dirs,
@@ -51,6 +55,8 @@ HANDLER_MODULES = (
     scram,
     topic_admin,
     topic_partitions,
+    transactions,
+    txn_markers,
 )
 
 

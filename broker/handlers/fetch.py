@@ -175,12 +175,27 @@ def _read_all(
                 "high_watermark": high_watermark,
                 "last_stable_offset": stable,
                 "log_start_offset": log_start,
-                "aborted_transactions": [] if read_committed else None,
+                "aborted_transactions": _aborted(partition, offset, max_offset, records)
+                if read_committed
+                else None,
                 "preferred_read_replica": -1,
                 "records": records,
             }
         )
     return result
+
+
+def _aborted(
+    partition: Partition, fetch_offset: int, upper_bound: int, records: bytes
+) -> list[dict[str, int]]:
+    """read_committed: the aborted transactions overlapping what may be returned (the consumer drops
+    those producers' batches from each transaction's first offset up to its abort marker)."""
+    if not records:
+        return []
+    return [
+        {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+        for txn in partition.aborted_transactions(fetch_offset, upper_bound)
+    ]
 
 
 def _by_topic(partitions: Iterable[tuple[FetchPosition, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -77,10 +77,10 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
             "host": "",
             "port": -1,
         }
-    groups = ctx.broker.groups
-    locator = groups.locator if groups is not None else None
-    if key_type == GROUP_KEY_TYPE and locator is not None:
-        # In a cluster: the leader of the group's __consumer_offsets partition.
+    coordinator = ctx.broker.groups if key_type == GROUP_KEY_TYPE else ctx.broker.transactions
+    locator = coordinator.locator if coordinator is not None else None
+    if locator is not None:
+        # In a cluster: the leader of the key's __consumer_offsets / __transaction_state partition.
         found = locator.locate(key, ctx.listener_name)
         return {
             "key": key,
@@ -90,7 +90,7 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
             "host": found.host,
             "port": found.port,
         }
-    # A single node coordinates every group; transactional ids are answered here in any case.
+    # A single node coordinates every group and transactional id.
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     return {
         "key": key,
@@ -266,7 +266,11 @@ async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 def _fetch_group(
-    ctx: RequestContext, group_id: str, requested: Any, per_partition_errors: bool
+    ctx: RequestContext,
+    group_id: str,
+    requested: Any,
+    per_partition_errors: bool,
+    require_stable: bool = False,
 ) -> tuple[int, list[dict[str, Any]]]:
     topics = None if requested is None else [(t.name, tuple(t.partition_indexes)) for t in requested]
     if not _group_allowed(ctx, Operation.DESCRIBE, group_id):
@@ -303,6 +307,18 @@ def _fetch_group(
                 }
             )
             continue
+        if require_stable and _coordinator(ctx).has_pending_offsets(group_id, topic, partition):
+            # KIP-447: a transaction holds a newer offset; the consumer retries until its marker.
+            grouped.setdefault(topic, []).append(
+                {
+                    "partition_index": partition,
+                    "committed_offset": -1,
+                    "committed_leader_epoch": -1,
+                    "metadata": "",
+                    "error_code": ErrorCode.unstable_offset_commit,
+                }
+            )
+            continue
         grouped.setdefault(topic, []).append(
             {
                 "partition_index": partition,
@@ -319,11 +335,21 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if ctx.api_version >= 8:
         groups = []
         for group in request.groups:
-            error, topics = _fetch_group(ctx, group.group_id, group.topics, per_partition_errors=False)
+            error, topics = _fetch_group(
+                ctx,
+                group.group_id,
+                group.topics,
+                per_partition_errors=False,
+                require_stable=request.require_stable,
+            )
             groups.append({"group_id": group.group_id, "topics": topics, "error_code": error})
         return {"groups": groups}
     error, topics = _fetch_group(
-        ctx, request.group_id, request.topics, per_partition_errors=ctx.api_version < 2
+        ctx,
+        request.group_id,
+        request.topics,
+        per_partition_errors=ctx.api_version < 2,
+        require_stable=getattr(request, "require_stable", False),
     )
     return {"topics": topics, "error_code": error}
 

@@ -59,7 +59,7 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
             "offset": -1,
         }
     else:
-        found = partition.offset_for_timestamp(timestamp)
+        found = partition.offset_for_timestamp(timestamp, isolation_level)
     if found is None:
         return {
             "partition_index": index,

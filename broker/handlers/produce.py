@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import struct
 import time
 from typing import Any
 
@@ -12,6 +13,20 @@ from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 
 APPEND_SLICE_S = 0.01
+# In a v2 batch header: the low byte of the attributes, and the producer id and epoch.
+_ATTRIBUTES_LOW_BYTE = 22
+_TRANSACTIONAL_FLAG = 0x10
+_PRODUCER = struct.Struct(">qh")
+_PRODUCER_AT = 43
+
+
+def _is_transactional(records: bytes | None) -> bool:
+    """Whether the first batch is transactional (the log refuses a request mixing both kinds)."""
+    return (
+        records is not None
+        and len(records) > _ATTRIBUTES_LOW_BYTE
+        and bool(records[_ATTRIBUTES_LOW_BYTE] & _TRANSACTIONAL_FLAG)
+    )
 
 
 def _partition_error(index: int, error: ErrorCode | int, message: str | None = None) -> dict[str, Any]:
@@ -81,10 +96,40 @@ def append_partition(
     return answer
 
 
+async def _transaction_refusals(ctx: RequestContext, request: Any) -> dict[tuple[str, int], ErrorCode]:
+    """The partitions a transactional request may not append to, with their error: transactional
+    batches need a transactional id the principal may write (TransactionalId Write ACL), and the
+    transaction verifier (KIP-890, when one is set) must know the partition is in the transaction."""
+    transactional_id = request.transactional_id
+    transactional = [
+        (topic.name, part.index, part.records)
+        for topic in request.topic_data
+        for part in topic.partition_data
+        if _is_transactional(part.records)
+    ]
+    if not transactional:
+        return {}
+    if transactional_id is None or not ctx.allowed(
+        Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+    ):
+        return {
+            (name, index): ErrorCode.transactional_id_authorization_failed for name, index, _ in transactional
+        }
+    verifier = ctx.broker.txn_verifier
+    if verifier is None:
+        return {}
+    producer_id, producer_epoch = _PRODUCER.unpack_from(transactional[0][2], _PRODUCER_AT)
+    answers = await verifier.verify(
+        transactional_id, producer_id, producer_epoch, [(name, index) for name, index, _ in transactional]
+    )
+    return {key: error for key, error in answers.items() if error != ErrorCode.none}
+
+
 async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
     acks = request.acks
     responses = []
     waits: Waits = []
+    refused = await _transaction_refusals(ctx, request)
     # A request naming thousands of partitions (a client spreading over a wide topic) lets the
     # event loop run every APPEND_SLICE_S: heartbeats, Raft and other clients must not wait for it.
     slice_end = time.monotonic() + APPEND_SLICE_S
@@ -96,10 +141,9 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
                 partitions.append(_partition_error(partition.index, ErrorCode.topic_authorization_failed))
             elif acks not in (0, 1, -1):
                 partitions.append(_partition_error(partition.index, ErrorCode.invalid_required_acks))
-            elif request.transactional_id is not None:
-                # Transactions are not served (AddPartitionsToTxn is not advertised).
+            elif refused and (topic_data.name, partition.index) in refused:
                 partitions.append(
-                    _partition_error(partition.index, ErrorCode.transactional_id_authorization_failed)
+                    _partition_error(partition.index, refused[(topic_data.name, partition.index)])
                 )
             else:
                 partitions.append(

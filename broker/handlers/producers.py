@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 from typing import Any
 
@@ -10,19 +11,39 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError
+from broker.handlers.transactions import client_error
 
 log = logging.getLogger(__name__)
 
 
+def _answer(error: int, producer_id: int = -1, producer_epoch: int = -1) -> dict[str, Any]:
+    return {
+        "throttle_time": 0,
+        "error_code": error,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+    }
+
+
+async def _init_transactional(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    transactional_id = request.transactional_id
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return _answer(ErrorCode.transactional_id_authorization_failed)
+    coordinator = ctx.broker.transactions
+    if coordinator is None:
+        return _answer(ErrorCode.coordinator_not_available)
+    result = await coordinator.init_producer_id(
+        transactional_id,
+        request.transaction_timeout // datetime.timedelta(milliseconds=1),
+        getattr(request, "producer_id", -1),
+        getattr(request, "producer_epoch", -1),
+    )
+    return _answer(client_error(ctx, result.error), result.producer_id, result.producer_epoch)
+
+
 async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if request.transactional_id is not None:
-        # Transactions (AddPartitionsToTxn, EndTxn, ...) are not served yet.
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.transactional_id_authorization_failed,
-            "producer_id": -1,
-            "producer_epoch": -1,
-        }
+        return await _init_transactional(ctx, request)
     if not _may_write_idempotently(ctx):
         return {
             "throttle_time": 0,
@@ -32,7 +53,7 @@ async def handle_init_producer_id(ctx: RequestContext, request: Any) -> dict[str
         }
     current_id, current_epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
     if ctx.broker.cluster is None:
-        producer_id, epoch = ctx.broker.producer_ids.init_producer(None, current_id, current_epoch)
+        producer_id, epoch = ctx.broker.producer_ids.init_producer(current_id, current_epoch)
     else:
         try:
             producer_id, epoch = await ctx.broker.cluster.init_producer(current_id, current_epoch)
@@ -61,4 +82,4 @@ def _may_write_idempotently(ctx: RequestContext) -> bool:
     return authorizer.allowed_on_any(ctx.principal, ctx.client_host, Operation.WRITE, ResourceType.TOPIC)
 
 
-APIS = {22: (0, 4, handle_init_producer_id)}
+APIS = {22: (0, 5, handle_init_producer_id)}

@@ -4,12 +4,18 @@ Runs in a worker thread. It reads segments through their own file descriptors, w
 `<base>.log.cleaned`, renames it to `.swap` once complete and durable, and only then, under the log's
 lock, swaps it in for the old segments (which become `.deleted`). A crash at any point leaves either
 the old segments or a complete `.swap` that recovery finishes installing.
+
+Transactions, as Kafka's cleaner: only what lies below the last stable offset is cleaned; batches of
+aborted transactions are removed (and never shadow a key); committed data is compacted like any
+other; a commit/abort marker stays while any batch of its transaction does, and afterwards until
+delete.retention.ms has passed (so a consumer that read the data also sees the marker). The cleaned
+segment keeps its source segments' aborted-transaction entries.
 """
 
 import itertools
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.partition_log import CLEANER_CHECKPOINT_FILE, PartitionLog
@@ -46,6 +52,28 @@ class _Counters:
     tombstone_retained_in_segment: bool = False
 
 
+@dataclass
+class _Transactions:
+    """Aborted ranges per producer (from the aborted-transaction index), and which producers' open
+    transactions (in cleaning order) still have a batch in the cleaned output."""
+
+    aborted: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    data_retained: dict[int, bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, log: PartitionLog, start_offset: int, end_offset: int) -> "_Transactions":
+        tracker = cls()
+        for txn in log.collect_aborted_transactions(start_offset, end_offset):
+            tracker.aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+        return tracker
+
+    def is_aborted(self, batch: BatchView) -> bool:
+        if not batch.is_transactional or batch.is_control:
+            return False
+        ranges = self.aborted.get(batch.producer_id)
+        return ranges is not None and any(first <= batch.base_offset <= last for first, last in ranges)
+
+
 class _CleanAborted(Exception):
     """The log changed under the cleaner (truncated, deleted); try again next time."""
 
@@ -59,8 +87,10 @@ def _cleanable_segments(log: PartitionLog, now_ms: int) -> tuple[list[LogSegment
     segments, _ = log.segments_snapshot()
     cleanable: list[LogSegment] = []
     end_offset = segments[0].base_offset
+    # Below the last stable offset only: an open transaction's data may still be aborted.
+    stable = log.last_stable_offset
     for segment, following in itertools.pairwise(segments):
-        if following.base_offset > log.high_watermark:
+        if following.base_offset > stable:
             break
         if segment.max_timestamp > now_ms - log.config.min_compaction_lag_ms:
             break
@@ -102,13 +132,16 @@ def clean_log(log: PartitionLog, now_ms: int) -> CleanerStats | None:
         return None
 
     counters = _Counters()
-    latest_offsets = _build_offset_map(dirty, start_dirty, end_offset)
+    transactions = _Transactions.of(log, cleanable[0].base_offset, end_offset)
+    latest_offsets = _build_offset_map(dirty, start_dirty, end_offset, transactions)
     tombstone_horizon = now_ms - log.config.delete_retention_ms
     groups = _group_segments(cleanable, log.config.segment_bytes, log.config.segment_index_bytes)
     written = 0
     try:
         for group in groups:
-            written += _clean_group(log, group, latest_offsets, tombstone_horizon, now_ms, counters)
+            written += _clean_group(
+                log, group, latest_offsets, transactions, tombstone_horizon, now_ms, counters
+            )
     except _CleanAborted:
         return None
     write_number(log.directory / CLEANER_CHECKPOINT_FILE, end_offset)
@@ -139,13 +172,17 @@ def _batches(segment: LogSegment, counters: _Counters) -> Iterator[tuple[bytes, 
         yield raw, read_batch_header(memoryview(raw), 0)
 
 
-def _build_offset_map(dirty: Sequence[LogSegment], start_offset: int, end_offset: int) -> dict[bytes, int]:
+def _build_offset_map(
+    dirty: Sequence[LogSegment], start_offset: int, end_offset: int, transactions: _Transactions
+) -> dict[bytes, int]:
     latest: dict[bytes, int] = {}
     scratch = _Counters()
     for segment in dirty:
         for _, batch in _batches(segment, scratch):
             if batch.is_control or batch.last_offset < start_offset or batch.base_offset >= end_offset:
                 continue
+            if transactions.is_aborted(batch):
+                continue  # aborted data never happened: it must not hide an older committed value
             for record in decode_records(batch):
                 offset = batch.base_offset + (record.offset_delta or 0)
                 if record.key is not None and start_offset <= offset < end_offset:
@@ -236,10 +273,23 @@ def _rewrite_batch(
     )
 
 
+def _keep_marker(
+    batch: BatchView, raw: bytes, transactions: _Transactions, past_horizon: bool, counters: _Counters
+) -> bytes | None:
+    """A marker stays while its transaction has data left, then until delete.retention.ms passed."""
+    had_data = transactions.data_retained.pop(batch.producer_id, False)
+    if had_data or not past_horizon:
+        if not had_data:
+            counters.tombstone_retained_in_segment = True  # clean again once it may go
+        return raw
+    return None
+
+
 def _clean_group(
     log: PartitionLog,
     group: list[LogSegment],
     latest_offsets: dict[bytes, int],
+    transactions: _Transactions,
     tombstone_horizon: int,
     now_ms: int,
     counters: _Counters,
@@ -254,7 +304,10 @@ def _clean_group(
             counters.tombstone_retained_in_segment = False
             for raw, batch in _batches(segment, counters):
                 if batch.is_control:
-                    output: bytes | None = raw
+                    output: bytes | None = _keep_marker(batch, raw, transactions, drop_tombstones, counters)
+                elif transactions.is_aborted(batch):
+                    counters.records_read += batch.record_count
+                    output = _rewrite_batch(log, batch, [], b"", [], [])
                 else:
                     spans: list[tuple[int, int]] = []
                     records, encoded = decode_records_with_spans(batch, spans)
@@ -267,6 +320,8 @@ def _clean_group(
                         output = _rewrite_batch(log, batch, records, encoded, spans, retained)
                 if output is None:
                     continue
+                if batch.is_transactional and not batch.is_control and not transactions.is_aborted(batch):
+                    transactions.data_retained[batch.producer_id] = True
                 pending_batches.append((len(pending), HEADER.unpack_from(output, 0)))
                 pending += output
                 if len(pending) >= WRITE_BUFFER_BYTES:
@@ -281,6 +336,9 @@ def _clean_group(
         if pending:
             cleaned.append(pending, pending_batches)
             counters.bytes_written += len(pending)
+        for segment in group:
+            for txn in segment.txn_index.entries:
+                cleaned.txn_index.append(txn)
         cleaned.on_become_inactive()
         cleaned.created_ms = group[0].created_ms
         cleaned.flush()

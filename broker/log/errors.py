@@ -34,3 +34,11 @@ class LogStorageError(StorageError):
     """The disk failed under us (I/O error): KAFKA_STORAGE_ERROR."""
 
     error_code = ErrorCode.kafka_storage_error.value
+
+
+class InvalidTxnStateError(StorageError):
+    error_code = ErrorCode.invalid_txn_state.value
+
+
+class TransactionCoordinatorFencedError(StorageError):
+    error_code = ErrorCode.transaction_coordinator_fenced.value

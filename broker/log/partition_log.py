@@ -13,13 +13,13 @@ import shutil
 import threading
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig
-from broker.log.errors import OffsetOutOfRangeError
+from broker.log.errors import InvalidProducerEpochError, OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
 from broker.log.segment import (
@@ -34,14 +34,16 @@ from broker.log.segment import (
     F_PRODUCER_ID,
     F_RECORD_COUNT,
     MAX_RELATIVE_OFFSET,
+    SEGMENT_FILE_KINDS,
     SWAP_SUFFIX,
-    BatchLocation,
     HeaderFields,
     LogSegment,
 )
+from broker.log.transaction_index import AbortedTxn
 from broker.wire.records.batch import (
     CONTROL_FLAG,
     HEADER,
+    TRANSACTIONAL_FLAG,
     BatchView,
     increment_sequence,
     iter_batches,
@@ -51,6 +53,7 @@ from broker.wire.records.batch import (
     set_partition_leader_epoch,
 )
 from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec
+from broker.wire.records.control import build_txn_marker, read_txn_marker
 from broker.wire.records.errors import (
     InvalidRecordError,
     InvalidTimestampError,
@@ -101,6 +104,9 @@ class PartitionLog:
         # Set by the cleaner: when its tombstones may be dropped, a clean log is worth cleaning again.
         self.oldest_retained_tombstone_ms: int | None = None
         self.producer_state = ProducerStateManager(directory)
+        # Whether any segment may hold an aborted transaction: read_committed fetches of logs that
+        # never saw one skip the per-segment search (a stale True only costs that search).
+        self._may_have_aborts = False
         self.leader_epochs: LeaderEpochCache
 
     # ---- opening and recovery -----------------------------------------------------------------
@@ -123,6 +129,7 @@ class PartitionLog:
         log.leader_epochs.truncate_from_end(log.log_end_offset)
         log.leader_epochs.truncate_from_start(log.log_start_offset)
         log._rebuild_producer_state()
+        log._may_have_aborts = any(segment.txn_index.entries for segment in log._segments)
         log.high_watermark = log.log_end_offset
         return log
 
@@ -155,9 +162,9 @@ class PartitionLog:
             # The swap file replaces every old segment whose base offset falls in its range.
             for old_base in self._segment_bases():
                 if base_offset <= old_base < max(next_offset, base_offset + 1):
-                    for kind in ("log", "index", "timeindex"):
+                    for kind in SEGMENT_FILE_KINDS:
                         (self.directory / f"{old_base:020d}.{kind}").unlink(missing_ok=True)
-            for kind in ("log", "index", "timeindex"):
+            for kind in SEGMENT_FILE_KINDS:
                 swap_path = self.directory / f"{base_offset:020d}.{kind}{SWAP_SUFFIX}"
                 if swap_path.exists():
                     os.rename(swap_path, self.directory / f"{base_offset:020d}.{kind}")
@@ -179,7 +186,7 @@ class PartitionLog:
             if segment.recovered_bytes or torn:
                 # Everything after a damaged segment was written later than the damage: drop it.
                 for later in bases[i + 1 :]:
-                    for kind in ("log", "index", "timeindex"):
+                    for kind in SEGMENT_FILE_KINDS:
                         (self.directory / f"{later:020d}.{kind}").unlink(missing_ok=True)
                 break
         if not segments:
@@ -188,16 +195,41 @@ class PartitionLog:
         self._set_segments(segments)
 
     def _rebuild_producer_state(self) -> None:
-        """Latest usable snapshot, then replay the batches written after it."""
+        """Latest usable snapshot, then replay the batches written after it: open transactions,
+        and the aborted-transaction index entries of markers whose entry was lost."""
         end = self.log_end_offset
         snapshot_offset = self.producer_state.load_latest_snapshot(end)
         replay_from = snapshot_offset if snapshot_offset is not None else self._segments[0].base_offset
-        for location in self._walk_from(replay_from):
-            self._replay_producer_batch(location.fields)
+        segments, _ = self._view
+        for segment in segments:
+            if segment.next_offset <= replay_from:
+                continue
+            location = segment.find_batch(replay_from)
+            if location is None:
+                continue
+            for batch in segment.walk(location.position):
+                self._replay_producer_batch(batch.fields, segment, lambda s=segment, b=batch: s.read_batch(b))
 
-    def _replay_producer_batch(self, fields: HeaderFields) -> None:
+    def _replay_producer_batch(
+        self, fields: HeaderFields, segment: LogSegment, raw: Callable[[], bytes | memoryview]
+    ) -> None:
+        """Apply a batch already in the log (recovery, or a follower's append) to the producer state."""
         producer_id = fields[F_PRODUCER_ID]
-        if producer_id < 0 or fields[F_ATTRIBUTES] & CONTROL_FLAG:
+        if producer_id < 0:
+            return
+        if fields[F_ATTRIBUTES] & CONTROL_FLAG:
+            marker = read_txn_marker(read_batch_header(memoryview(raw()), 0))
+            if marker is not None:
+                commit, coordinator_epoch = marker
+                self._complete_txn(
+                    segment,
+                    producer_id,
+                    fields[F_PRODUCER_EPOCH],
+                    coordinator_epoch,
+                    fields[F_BASE_OFFSET],
+                    commit,
+                    fields[F_MAX_TIMESTAMP],
+                )
             return
         first_sequence = fields[F_BASE_SEQUENCE]
         last_sequence = (
@@ -207,8 +239,6 @@ class PartitionLog:
         self.producer_state.replay_batch(
             producer_id,
             fields[F_PRODUCER_EPOCH],
-            first_sequence,
-            last_sequence,
             BatchMetadata(
                 first_sequence,
                 last_sequence,
@@ -216,7 +246,31 @@ class PartitionLog:
                 base_offset + fields[F_LAST_OFFSET_DELTA],
                 fields[F_MAX_TIMESTAMP],
             ),
+            transactional=bool(fields[F_ATTRIBUTES] & TRANSACTIONAL_FLAG),
         )
+
+    def _complete_txn(
+        self,
+        segment: LogSegment,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        marker_offset: int,
+        commit: bool,
+        timestamp: int,
+    ) -> None:
+        """A marker was appended to `segment`: close the transaction; an abort goes in the index."""
+        state = self.producer_state
+        completed = state.complete_txn(
+            producer_id, producer_epoch, coordinator_epoch, marker_offset, commit, timestamp
+        )
+        if completed.aborted:
+            self._may_have_aborts = True
+            segment.txn_index.append(
+                AbortedTxn(
+                    producer_id, completed.first_offset, marker_offset, state.stable_offset_after(completed)
+                )
+            )
 
     # ---- segment list -------------------------------------------------------------------------
 
@@ -236,15 +290,6 @@ class PartitionLog:
     @property
     def log_end_offset(self) -> int:
         return self._view[0][-1].next_offset
-
-    def _walk_from(self, offset: int) -> Iterator[BatchLocation]:
-        segments, _ = self._view
-        for segment in segments:
-            if segment.next_offset <= offset:
-                continue
-            location = segment.find_batch(offset)
-            if location is not None:
-                yield from segment.walk(location.position)
 
     def _schedule_delete(self, segment: LogSegment, now_ms: int) -> None:
         """Rename now, unlink later: a reader may still hold the segment from an older snapshot."""
@@ -288,7 +333,9 @@ class PartitionLog:
 
     # ---- appends ------------------------------------------------------------------------------
 
-    def _validate_client_batch(self, batch: BatchView, now_ms: int) -> list[Record] | None:
+    def _validate_client_batch(
+        self, batch: BatchView, now_ms: int, from_coordinator: bool = False
+    ) -> list[Record] | None:
         """Checks of LogValidator for a batch from a producer. Returns its records if it decoded them."""
         batch.check_crc()
         if batch.size > self.config.max_message_bytes:
@@ -301,8 +348,10 @@ class PartitionLog:
             raise InvalidRecordError(
                 f"record count {batch.record_count} does not match lastOffsetDelta {batch.last_offset_delta}"
             )
-        if batch.has_producer_id and batch.base_sequence < 0:
+        if batch.has_producer_id and batch.base_sequence < 0 and not from_coordinator:
             raise InvalidRecordError("an idempotent batch needs a base sequence")
+        if batch.is_transactional and not batch.has_producer_id:
+            raise InvalidRecordError("a transactional batch needs a producer id")
         codec = batch.codec
         if not self.config.log_append_time:
             for timestamp in (batch.base_timestamp, batch.max_timestamp):
@@ -335,18 +384,37 @@ class PartitionLog:
             raise RecordTooLargeError(f"recompressed batch of {len(rebuilt)} bytes exceeds max.message.bytes")
         return rebuilt
 
+    def _check_coordinator_epoch(
+        self, pending: dict[int, ProducerEntry], producer_id: int, epoch: int
+    ) -> None:
+        """A coordinator's write for a producer (TxnOffsetCommit) is not checked for sequence, but a
+        fenced producer's epoch is still refused, as Kafka does for AppendOrigin.COORDINATOR."""
+        entry = pending.get(producer_id) or self.producer_state.producers.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            raise InvalidProducerEpochError(
+                f"producer {producer_id} epoch {epoch} is older than {entry.epoch}"
+            )
+
     def append_as_leader(
-        self, records: bytes | memoryview, *, leader_epoch: int, now_ms: int
+        self, records: bytes | memoryview, *, leader_epoch: int, now_ms: int, from_coordinator: bool = False
     ) -> AppendResult:
-        """Validate, assign offsets and append a produce request's batches (all or nothing)."""
+        """Validate, assign offsets and append a produce request's batches (all or nothing).
+
+        `from_coordinator`: the group coordinator's transactional offset commit (Kafka's
+        AppendOrigin.COORDINATOR): its batches carry the producer's id and epoch but no sequence,
+        and are not checked against the producer's sequence (the transaction coordinator checked
+        the producer); they still open the producer's transaction here."""
         data = bytearray(records)
         batches = list(iter_batches(data))
         if not batches:
             return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
         target_codec = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
         rebuilt: list[bytes | None] = []
+        transactional = batches[0].is_transactional
         for batch in batches:
-            decoded = self._validate_client_batch(batch, now_ms)
+            if batch.is_transactional != transactional:
+                raise InvalidRecordError("a produce request mixes transactional and other batches")
+            decoded = self._validate_client_batch(batch, now_ms, from_coordinator)
             if target_codec is not None and target_codec != batch.codec and decoded is not None:
                 rebuilt.append(self._recompress(batch, decoded, target_codec))
             else:
@@ -372,9 +440,18 @@ class PartitionLog:
                 last_offset = base_offset + batch.last_offset_delta
                 if batch.has_producer_id:
                     last_sequence = batch.last_sequence
-                    duplicate = self.producer_state.check(
-                        pending, batch.producer_id, batch.producer_epoch, batch.base_sequence, last_sequence
-                    )
+                    if from_coordinator:
+                        self._check_coordinator_epoch(pending, batch.producer_id, batch.producer_epoch)
+                        duplicate = None
+                    else:
+                        duplicate = self.producer_state.check(
+                            pending,
+                            batch.producer_id,
+                            batch.producer_epoch,
+                            batch.base_sequence,
+                            last_sequence,
+                            transactional,
+                        )
                     if duplicate is not None:
                         return AppendResult(
                             duplicate.first_offset,
@@ -397,6 +474,7 @@ class PartitionLog:
                             last_offset,
                             now_ms if log_append_time else batch.max_timestamp,
                         ),
+                        transactional,
                     )
                 set_base_offset(data, batch.position, base_offset)
                 set_partition_leader_epoch(data, batch.position, leader_epoch)
@@ -448,9 +526,82 @@ class PartitionLog:
             segment.append(data, placed, now_ms)
             for batch in batches:
                 self.leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
-            for _, fields in placed:
-                self._replay_producer_batch(fields)
+            for batch in batches:
+                self._replay_producer_batch(
+                    HEADER.unpack_from(data, batch.position), segment, lambda b=batch: b.raw()
+                )
         self._after_append(sum(batch.record_count for batch in batches))
+
+    def append_txn_marker(
+        self,
+        *,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        leader_epoch: int,
+        now_ms: int,
+    ) -> int:
+        """Append a coordinator's commit/abort marker as leader; returns its offset.
+
+        Raises InvalidProducerEpochError for a stale producer epoch and
+        TransactionCoordinatorFencedError for a stale coordinator epoch (nothing is written)."""
+        with self._lock:
+            self.producer_state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+            offset = self.log_end_offset
+            data = bytearray(
+                build_txn_marker(
+                    producer_id=producer_id,
+                    producer_epoch=producer_epoch,
+                    commit=commit,
+                    coordinator_epoch=coordinator_epoch,
+                    timestamp_ms=now_ms,
+                    base_offset=offset,
+                    partition_leader_epoch=leader_epoch,
+                )
+            )
+            if self.config.log_append_time:
+                set_log_append_time(data, 0, now_ms)
+            segment = self.active_segment
+            if self._should_roll(segment, len(data), offset, now_ms):
+                segment = self.roll(now_ms)
+            segment.append(data, [(0, HEADER.unpack_from(data, 0))], now_ms)
+            self.leader_epochs.assign(leader_epoch, offset)
+            self._complete_txn(
+                segment, producer_id, producer_epoch, coordinator_epoch, offset, commit, now_ms
+            )
+        self._after_append(1)
+        return offset
+
+    # ---- transactions: the last stable offset and aborted transactions ------------------------
+
+    @property
+    def last_stable_offset(self) -> int:
+        """min(first offset of every transaction not yet both closed and replicated, high watermark)."""
+        high_watermark = self.high_watermark
+        first_unstable = self.producer_state.first_unstable_offset(high_watermark)
+        if first_unstable is None or first_unstable > high_watermark:
+            return high_watermark
+        return max(first_unstable, self.log_start_offset)
+
+    def collect_aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound), for a read_committed Fetch.
+
+        Markers follow their data, so only segments from the one holding `fetch_offset` can list
+        them; as in Kafka, the search ends at an entry stored with a last stable offset beyond
+        `upper_bound` (every transaction overlapping the range had closed by then)."""
+        if not self._may_have_aborts:
+            return []
+        segments, bases = self._view
+        found: list[AbortedTxn] = []
+        for segment in segments[max(0, bisect_right(bases, fetch_offset) - 1) :]:
+            entries = segment.txn_index.entries
+            if not entries:
+                continue
+            found.extend(segment.txn_index.collect(fetch_offset, upper_bound))
+            if entries[-1].last_stable_offset > upper_bound:
+                break
+        return found
 
     # ---- high watermark (replicated partitions) --------------------------------------------------
 
@@ -463,6 +614,8 @@ class PartitionLog:
         if offset <= self.high_watermark:
             return False
         self.high_watermark = offset
+        if self.producer_state.unreplicated:
+            self.producer_state.retire_replicated(offset)
         for listener in list(self._listeners):
             listener()
         return True

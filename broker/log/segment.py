@@ -1,4 +1,5 @@
-"""One log segment: `<base offset>.log` (batches exactly as appended) plus its two sparse indexes."""
+"""One log segment: `<base offset>.log` (batches exactly as appended) plus its two sparse indexes and
+its aborted-transaction index (`.txnindex`, only written when a transaction aborts in the segment)."""
 
 import contextlib
 import os
@@ -13,6 +14,7 @@ from broker.log.errors import LogStorageError
 from broker.log.offset_index import OffsetIndex
 from broker.log.sparse_index import CorruptIndexError
 from broker.log.time_index import TimeIndex
+from broker.log.transaction_index import TransactionIndex
 from broker.wire.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD
 
 NO_TIMESTAMP = -1
@@ -24,6 +26,9 @@ SWAP_SUFFIX = ".swap"
 WALK_CHUNK = 16 * 1024
 # Relative offsets are u32 in the index: a segment may not span more than this.
 MAX_RELATIVE_OFFSET = 2**32 - 1
+
+# The files of a segment, by kind (the suffix after the base offset).
+SEGMENT_FILE_KINDS = ("log", "index", "timeindex", "txnindex")
 
 # Field positions in a HEADER.unpack result.
 F_BASE_OFFSET = 0
@@ -87,6 +92,7 @@ class LogSegment:
         self.recovered_bytes = 0  # bytes cut off a torn tail when the segment was opened
         self.offset_index: OffsetIndex
         self.time_index: TimeIndex
+        self.txn_index = TransactionIndex(segment_file(directory, base_offset, "txnindex", suffix))
         self._max_offset_entries = config.segment_index_bytes // OffsetIndex.ENTRY.size
         self._max_time_entries = config.segment_index_bytes // TimeIndex.ENTRY.size
 
@@ -99,6 +105,7 @@ class LogSegment:
         segment = cls(directory, base_offset, config, suffix)
         segment._fd = os.open(segment.log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         segment._open_empty_indexes()
+        segment.txn_index.delete()
         segment.created_ms = now_ms
         return segment
 
@@ -111,6 +118,7 @@ class LogSegment:
         segment._fd = os.open(segment.log_path, os.O_RDWR | os.O_APPEND)
         segment.size = os.fstat(segment._fd).st_size
         try:
+            segment.txn_index = TransactionIndex.load(segment.txn_index.path)
             if recover or suffix:
                 segment.recovered_bytes = segment.recover()
             else:
@@ -229,6 +237,8 @@ class LogSegment:
         if truncated:
             os.ftruncate(self._fd, valid_end)
             self.size = valid_end
+        # Aborts whose marker did not survive are not aborts here (recovery re-adds lost entries).
+        self.txn_index.truncate_to(self.next_offset)
         return truncated
 
     def close(self) -> None:
@@ -257,11 +267,12 @@ class LogSegment:
         self.log_path = new_log
         self.offset_index.rename(segment_file(self.directory, self.base_offset, "index", suffix))
         self.time_index.rename(segment_file(self.directory, self.base_offset, "timeindex", suffix))
+        self.txn_index.rename(segment_file(self.directory, self.base_offset, "txnindex", suffix))
         self.suffix = suffix
 
     def delete_files(self) -> None:
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        for path in (self.log_path, self.offset_index.path, self.time_index.path, self.txn_index.path):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 
@@ -270,6 +281,7 @@ class LogSegment:
             os.fsync(self._fd)
             self.offset_index.flush()
             self.time_index.flush()
+            self.txn_index.flush()
             self.unflushed = False
 
     # ---- appends -----------------------------------------------------------------------------
@@ -401,6 +413,7 @@ class LogSegment:
         for batch in self.walk(0):
             self._note_batch(batch.fields)
         self.time_index.truncate_to_offset(self.next_offset)
+        self.txn_index.truncate_to(self.next_offset)
         last_position = self.offset_index.positions[-1] if len(self.offset_index) else 0
         self.bytes_since_last_index_entry = self.size - last_position
         return removed

@@ -1,8 +1,8 @@
 """Producer id allocation that never repeats an id, even across restarts.
 
 Ids are reserved in blocks: the end of the current block is persisted before any id from
-it is handed out, so a crash can skip ids but never reuse one. Transactional ids keep
-their (producer id, epoch) so a restarted transactional producer fences its old self.
+it is handed out, so a crash can skip ids but never reuse one. Transactional ids and their
+epochs are the transaction coordinator's (`__transaction_state`); it takes its ids from here.
 """
 
 from __future__ import annotations
@@ -22,21 +22,17 @@ class ProducerIdManager:
         self._lock = threading.Lock()
         self._next_id = 0
         self._block_end = 0
-        self._transactional: dict[str, tuple[int, int]] = {}
 
     def load(self) -> None:
         if self._path.exists():
             data = json.loads(self._path.read_text(encoding="utf-8"))
             self._next_id = self._block_end = int(data["block_end"])
-            self._transactional = {
-                k: (int(v[0]), int(v[1])) for k, v in data.get("transactional", {}).items()
-            }
 
     def _save(self) -> None:
         tmp = self._path.with_suffix(".tmp")
         self._path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"block_end": self._block_end, "transactional": self._transactional}, handle)
+            json.dump({"block_end": self._block_end}, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self._path)
@@ -53,25 +49,11 @@ class ProducerIdManager:
         with self._lock:
             return self._allocate()
 
-    def init_producer(
-        self, transactional_id: str | None, current_id: int = -1, current_epoch: int = -1
-    ) -> tuple[int, int]:
-        """(producer id, epoch) for an InitProducerId request.
-
-        Without a transactional id: a fresh id, unless the client asks to bump the epoch of
-        the id it already holds (KIP-360), in which case it keeps the id with epoch + 1.
-        With one: the same id with the epoch bumped; a new id when the epoch would overflow.
-        """
+    def init_producer(self, current_id: int = -1, current_epoch: int = -1) -> tuple[int, int]:
+        """(producer id, epoch) for an idempotent producer's InitProducerId: a fresh id, unless the
+        client asks to bump the epoch of the id it already holds (KIP-360), in which case it keeps
+        the id with epoch + 1."""
         with self._lock:
-            if transactional_id is None:
-                if current_id >= 0 and 0 <= current_epoch < MAX_EPOCH - 1:
-                    return current_id, current_epoch + 1
-                return self._allocate(), 0
-            known = self._transactional.get(transactional_id)
-            if known is None or known[1] >= MAX_EPOCH - 1:
-                result = (self._allocate(), 0)
-            else:
-                result = (known[0], known[1] + 1)
-            self._transactional[transactional_id] = result
-            self._save()
-            return result
+            if current_id >= 0 and 0 <= current_epoch < MAX_EPOCH - 1:
+                return current_id, current_epoch + 1
+            return self._allocate(), 0

@@ -2,8 +2,8 @@
 
 `join_cluster` runs after the broker bound its listeners (so it can advertise the real ports)
 and before it serves a single request: it registers with the active controller, catches up
-with the metadata log (topics, partitions, security), starts replication, then the group
-coordinator. Until then no client can see the broker, and it can never serve a partition it
+with the metadata log (topics, partitions, security), starts replication, then the group and
+transaction coordinators. Until then no client can see the broker, and it can never serve a partition it
 does not lead.
 """
 
@@ -23,6 +23,7 @@ from broker.node.applier import ClusterMetadataApplier
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.group_storage import cluster_group_coordinator
+from broker.server.txn_storage import cluster_transaction_coordinator
 
 log = logging.getLogger("broker.cluster")
 
@@ -57,6 +58,9 @@ class ClusterMembership:
         return await self.lifecycle.controlled_shutdown(timeout_s)
 
     async def close(self) -> None:
+        if self.state.transactions is not None:
+            await self.state.transactions.close()
+            self.state.transactions = None
         if self.state.groups is not None:
             await self.state.groups.close()
             self.state.groups = None
@@ -109,6 +113,8 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
         # After the ReplicaManager: a coordinator loads a partition once its replica leads it.
         state.groups, group_listener = cluster_group_coordinator(state)
         applier.followers.append(group_listener)
+        state.transactions, transaction_listener = cluster_transaction_coordinator(state)
+        applier.followers.append(transaction_listener)
         await _create_bootstrap_users(config, state)
     except BaseException:
         await membership.close()

@@ -16,12 +16,24 @@ from dataclasses import dataclass
 from kio.schema.errors import ErrorCode
 
 from broker.log.partition_log import AppendResult, PartitionLog
+from broker.log.producer_state import ProducerEntry
+from broker.log.transaction_index import AbortedTxn
 from broker.replication.manager import ReplicaManager
 from broker.replication.replica import Replica
 from broker.wire.records.errors import StorageError
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+# How long a transaction marker waits for the ISR (Kafka: the WriteTxnMarkers request timeout).
+MARKER_TIMEOUT_S = 30.0
+
+
+class PartitionError(StorageError):
+    """A partition-level refusal carrying the Kafka error code to answer with."""
+
+    def __init__(self, error: ErrorCode, message: str = "") -> None:
+        super().__init__(message or error.name)
+        self.error_code = error.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +84,9 @@ class Partition:
 
     @property
     def last_stable_offset(self) -> int:
-        # Without transactions the last stable offset is the high watermark.
-        return self._log.high_watermark
+        """What read_committed consumers may read: the high watermark, held back by the first
+        offset of any transaction still open (or closed by a marker not yet replicated)."""
+        return self._log.last_stable_offset
 
     @property
     def log_start_offset(self) -> int:
@@ -95,9 +108,12 @@ class Partition:
 
     # ---- produce -------------------------------------------------------------------------------
 
-    def append(self, records: bytes, acks: int, now_ms: int | None = None) -> AppendOutcome:
+    def append(
+        self, records: bytes, acks: int, now_ms: int | None = None, *, from_coordinator: bool = False
+    ) -> AppendOutcome:
         """Append batches as leader (acks 0, 1 or -1): min.insync.replicas is checked first for
-        acks=all, the high watermark moves by the ISR rule, and acks=all gets a future for the ISR."""
+        acks=all, the high watermark moves by the ISR rule, and acks=all gets a future for the ISR.
+        `from_coordinator`: a coordinator's own write (see PartitionLog.append_as_leader)."""
         if acks == -1:
             error, message = self._replication.check_enough_replicas(self._replica)
             if error != ErrorCode.none:
@@ -107,6 +123,7 @@ class Partition:
                 records,
                 leader_epoch=self.leader_epoch,
                 now_ms=int(time.time() * 1000) if now_ms is None else now_ms,
+                from_coordinator=from_coordinator,
             )
         except StorageError as exc:
             return AppendOutcome(
@@ -117,6 +134,51 @@ class Partition:
         if acks == -1 and result.last_offset >= 0:
             pending = self._replication.wait_for_isr(self._replica, result.last_offset + 1)
         return AppendOutcome(ErrorCode.none, result=result, acks_pending=pending)
+
+    async def write_txn_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        timeout_s: float = MARKER_TIMEOUT_S,
+    ) -> int:
+        """Append a commit/abort marker as leader and wait until the ISR has it (as acks=all);
+        returns its offset.
+
+        Raises PartitionError / StorageError with the code to answer: NOT_LEADER_OR_FOLLOWER,
+        NOT_ENOUGH_REPLICAS(_AFTER_APPEND), INVALID_PRODUCER_EPOCH (a stale producer epoch),
+        TRANSACTION_COORDINATOR_FENCED (a stale coordinator epoch), REQUEST_TIMED_OUT.
+        """
+        if not self._replica.is_leader:
+            raise PartitionError(ErrorCode.not_leader_or_follower)
+        error, message = self._replication.check_enough_replicas(self._replica)
+        if error != ErrorCode.none:
+            raise PartitionError(error, message or "")
+        offset = self._log.append_txn_marker(
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            commit=commit,
+            coordinator_epoch=coordinator_epoch,
+            leader_epoch=self.leader_epoch,
+            now_ms=int(time.time() * 1000),
+        )
+        self._replication.after_leader_append(self._replica)
+        pending = self._replication.wait_for_isr(self._replica, offset + 1)
+        if pending is not None:
+            try:
+                error = await asyncio.wait_for(pending, timeout_s)  # cancelled (dropped) on timeout
+            except TimeoutError:
+                raise PartitionError(
+                    ErrorCode.request_timed_out, "the ISR did not get the marker in time"
+                ) from None
+            if error != ErrorCode.none:
+                raise PartitionError(error)
+        return offset
+
+    def producers(self) -> list[ProducerEntry]:
+        """The producers this partition remembers (DescribeProducers), each a private copy."""
+        return [entry.copy() for entry in self._log.producer_state.producers.values()]
 
     def wait_until_committed(self) -> asyncio.Future[ErrorCode] | None:
         """A future for the high watermark to reach today's log end (None: it already has)."""
@@ -155,15 +217,23 @@ class Partition:
         """Whole batches from `fetch_offset` below `max_offset` (StorageError when out of range)."""
         return self._log.read(fetch_offset, max_bytes, max_offset=max_offset, min_one_message=min_one_message)
 
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound): a read_committed Fetch
+        returns them so the consumer drops those producers' batches in that range."""
+        return self._log.collect_aborted_transactions(fetch_offset, upper_bound)
+
     # ---- offsets -------------------------------------------------------------------------------
 
     def max_timestamp(self) -> tuple[int, int] | None:
         return self._log.max_timestamp()
 
-    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first committed record at or after `timestamp_ms`."""
+    def offset_for_timestamp(
+        self, timestamp_ms: int, isolation_level: int = READ_UNCOMMITTED
+    ) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record at or after `timestamp_ms` that a consumer of
+        `isolation_level` may read (below the high watermark, or the last stable offset)."""
         hit = self._log.offset_for_timestamp(timestamp_ms)
-        return None if hit is None or hit[0] >= self._log.high_watermark else hit
+        return None if hit is None or hit[0] >= self.fetch_bound(isolation_level, follower=False) else hit
 
     def end_offset_for_leader_epoch(self, leader_epoch: int) -> tuple[int, int]:
         """(epoch, end offset) with Kafka's OffsetForLeaderEpoch semantics."""

@@ -28,6 +28,7 @@ from broker.runtime.metrics import BrokerMetrics, serve_metrics
 from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
 from broker.server.group_storage import start_group_coordinator
+from broker.server.txn_storage import start_transaction_coordinator
 from broker.topics import TopicManager
 
 log = logging.getLogger("broker")
@@ -99,6 +100,7 @@ async def open_broker_state(
         # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
         state.replication = start_single_node(state)
         state.groups = await start_group_coordinator(state)
+        state.transactions = await start_transaction_coordinator(state)
     return state
 
 
@@ -165,7 +167,9 @@ def start_single_node(state: BrokerState) -> ReplicaManager:
 
 
 async def close_broker_state(state: BrokerState) -> None:
-    """Stop the group coordinator and the partition layer, then flush and close every log."""
+    """Stop the coordinators and the partition layer, then flush and close every log."""
+    if state.transactions is not None:
+        await state.transactions.close()
     if state.groups is not None:
         await state.groups.close()
     replication = getattr(state, "replication", None)  # unset when a cluster member never joined

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -21,8 +21,8 @@ from broker.context import BrokerState
 from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
 from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
-from broker.groups.offsets_format import partition_for_group
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
+from broker.metadata.coordinator_records import LogEntry, partition_for_key
 from broker.partitions.partition import Partition
 from broker.wire.records.batch import iter_batches
 from broker.wire.records.records import Record, build_batch, decode_records
@@ -36,8 +36,8 @@ CREATE_RETRY_S = 1.0
 TOPIC_ALREADY_EXISTS = 36
 
 
-def read_offsets_records(partition: Partition) -> Iterator[tuple[int, bytes, bytes | None]]:
-    """(offset, key, value) of every keyed data record of a partition, up to its log end."""
+def read_offsets_records(partition: Partition) -> Iterator[LogEntry]:
+    """Every keyed data record and every transaction marker of a partition, up to its log end."""
     offset = partition.log_start_offset
     end = partition.log_end_offset
     while offset < end:
@@ -45,30 +45,57 @@ def read_offsets_records(partition: Partition) -> Iterator[tuple[int, bytes, byt
         if not chunk:
             return
         for batch in iter_batches(chunk):
-            if batch.is_control:
-                offset = batch.next_offset
-                continue
+            producer_id = batch.producer_id if batch.is_transactional else -1
             for record in decode_records(batch):
                 record_offset = batch.base_offset + (record.offset_delta or 0)
-                if record_offset >= offset and record.key is not None:
-                    yield record_offset, record.key, record.value
+                if record_offset < offset:
+                    continue
+                if batch.is_control:
+                    marker = control_marker_commit(record.key)
+                    if marker is not None:
+                        yield LogEntry(record_offset, None, None, batch.producer_id, marker)
+                elif record.key is not None:
+                    yield LogEntry(record_offset, record.key, record.value, producer_id)
             offset = batch.next_offset
 
 
-def _led_partition(state: BrokerState, partition: int) -> Partition:
-    led, error = state.partitions.leader(OFFSETS_TOPIC_NAME, partition)
+def control_marker_commit(key: bytes | None) -> bool | None:
+    """A control record's key (version int16, type int16: 0 abort, 1 commit): whether it commits;
+    None for other control records."""
+    if key is None or len(key) < 4:
+        return None
+    kind = int.from_bytes(key[2:4], "big", signed=True)
+    return {0: False, 1: True}.get(kind)
+
+
+def _led_partition(state: BrokerState, topic: str, partition: int) -> Partition:
+    led, error = state.partitions.leader(topic, partition)
     if led is None:
         raise OffsetsAppendError(error)
     return led
 
 
-async def _append_and_commit(
-    state: BrokerState, partition: int, records: Sequence[tuple[bytes, bytes | None]], timeout_s: float
+async def append_and_commit(
+    state: BrokerState,
+    topic: str,
+    partition: int,
+    records: Sequence[tuple[bytes, bytes | None]],
+    timeout_s: float,
+    producer: tuple[int, int] | None = None,
 ) -> int:
-    """Append as the partition's leader with acks=all: returns once the ISR has the batch."""
+    """Append as the partition's leader with acks=all: returns once the ISR has the batch.
+
+    With `producer` (id, epoch) the batch is transactional, as Kafka writes TxnOffsetCommit
+    offsets: no sequence, part of that producer's open transaction until its marker."""
     now_ms = int(time.time() * 1000)
-    batch = build_batch([Record(key=key, value=value, timestamp=now_ms) for key, value in records])
-    outcome = _led_partition(state, partition).append(batch, acks=-1, now_ms=now_ms)
+    records_ = [Record(key=key, value=value, timestamp=now_ms) for key, value in records]
+    if producer is None:
+        batch = build_batch(records_)
+    else:
+        batch = build_batch(records_, producer_id=producer[0], producer_epoch=producer[1], transactional=True)
+    outcome = _led_partition(state, topic, partition).append(
+        batch, acks=-1, now_ms=now_ms, from_coordinator=True
+    )
     if outcome.result is None:
         raise OffsetsAppendError(outcome.error, outcome.message or "")
     waiting = outcome.acks_pending
@@ -82,16 +109,16 @@ async def _append_and_commit(
     return int(outcome.result.last_offset)
 
 
-def _read(state: BrokerState, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
-    led, _ = state.partitions.leader(OFFSETS_TOPIC_NAME, partition)
+def read_led(state: BrokerState, topic: str, partition: int) -> Iterator[LogEntry]:
+    led, _ = state.partitions.leader(topic, partition)
     if led is None:
-        raise LookupError(f"{OFFSETS_TOPIC_NAME}-{partition} is not led by this broker")
+        raise LookupError(f"{topic}-{partition} is not led by this broker")
     return read_offsets_records(led)
 
 
-async def _wait_until_committed(state: BrokerState, partition: int) -> None:
-    # Completes when the high watermark covers the log end, or fails when leadership moves.
-    waiting = _led_partition(state, partition).wait_until_committed()
+async def wait_until_committed(state: BrokerState, topic: str, partition: int) -> None:
+    """Completes when the high watermark covers the log end, or fails when leadership moves."""
+    waiting = _led_partition(state, topic, partition).wait_until_committed()
     if waiting is not None and await waiting == ErrorCode.not_leader_or_follower:
         raise OffsetsAppendError(ErrorCode.not_leader_or_follower)
 
@@ -107,34 +134,42 @@ class PartitionOffsetsLog:
         self.num_partitions = num_partitions
         self._commit_timeout_s = commit_timeout_ms / 1000
 
-    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
-        return await _append_and_commit(self._state, partition, records, self._commit_timeout_s)
+    async def append(
+        self,
+        partition: int,
+        records: Sequence[tuple[bytes, bytes | None]],
+        producer: tuple[int, int] | None = None,
+    ) -> int:
+        return await append_and_commit(
+            self._state, OFFSETS_TOPIC_NAME, partition, records, self._commit_timeout_s, producer
+        )
 
-    def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
-        return _read(self._state, partition)
+    def read(self, partition: int) -> Iterator[LogEntry]:
+        return read_led(self._state, OFFSETS_TOPIC_NAME, partition)
 
     async def wait_until_committed(self, partition: int) -> None:
-        await _wait_until_committed(self._state, partition)
+        await wait_until_committed(self._state, OFFSETS_TOPIC_NAME, partition)
 
 
-class OffsetsLeadershipListener:
+class LeadershipListener:
     """A broker.controller.api.MetadataListener (registered after the ReplicaManager, so a
-    replica is already leader or follower when this runs): the coordinator loads a
-    `__consumer_offsets` partition when this broker becomes its leader and unloads it when
-    leadership moves away."""
+    replica is already leader or follower when this runs): a coordinator loads a partition of its
+    internal topic (`__consumer_offsets`, `__transaction_state`) when this broker becomes its
+    leader and unloads it when leadership moves away."""
 
-    def __init__(self, coordinator: GroupCoordinator, offsets_log: Any, node_id: int) -> None:
+    def __init__(self, coordinator: Any, storage: Any, node_id: int, topic: str = OFFSETS_TOPIC_NAME) -> None:
         self._coordinator = coordinator
-        self._offsets_log = offsets_log
+        self._storage = storage
         self._node_id = node_id
+        self._topic = topic
 
     def on_image_loaded(
         self, partitions: Sequence[PartitionAssignment], brokers: Sequence[BrokerRegistration]
     ) -> None:
-        offsets = [a for a in partitions if a.topic == OFFSETS_TOPIC_NAME]
-        if offsets:
-            self._offsets_log.num_partitions = max(a.partition for a in offsets) + 1
-        led = {a.partition for a in offsets if a.leader == self._node_id}
+        mine = [a for a in partitions if a.topic == self._topic]
+        if mine:
+            self._storage.num_partitions = max(a.partition for a in mine) + 1
+        led = {a.partition for a in mine if a.leader == self._node_id}
         for partition in [p for p in self._coordinator.partitions if p not in led]:
             self._coordinator.unload_partition(partition)
         for partition in sorted(led):
@@ -143,27 +178,27 @@ class OffsetsLeadershipListener:
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment
     ) -> None:
-        if current.topic != OFFSETS_TOPIC_NAME:
+        if current.topic != self._topic:
             return
         # Partitions of a new topic arrive one by one: the count only grows here.
-        self._offsets_log.num_partitions = max(self._offsets_log.num_partitions, current.partition + 1)
+        self._storage.num_partitions = max(self._storage.num_partitions, current.partition + 1)
         if current.leader == self._node_id:
             self._coordinator.load_partition(current.partition)
         else:
             self._coordinator.unload_partition(current.partition)
 
     def on_partition_removed(self, previous: PartitionAssignment) -> None:
-        if previous.topic == OFFSETS_TOPIC_NAME:
+        if previous.topic == self._topic:
             self._coordinator.unload_partition(previous.partition)
 
     def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
-        """Topic configs do not move groups."""
+        """Topic configs do not move coordinators."""
 
     def on_broker_changed(self, broker: BrokerRegistration) -> None:
         """Leadership changes arrive as partition changes."""
 
     def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
-        """Dynamic broker configs do not move groups."""
+        """Dynamic broker configs do not move coordinators."""
 
     def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
         """ACLs are checked by the request handlers."""
@@ -178,70 +213,80 @@ def offsets_topic_configs(config: BrokerConfig) -> dict[str, str]:
 
 
 class ClusterCoordinatorLocator:
-    """FindCoordinator in a cluster: the leader of the group's `__consumer_offsets` partition.
+    """FindCoordinator in a cluster: the leader of the key's partition of an internal topic
+    (`__consumer_offsets` for groups, `__transaction_state` for transactional ids).
 
     The topic is created through the controller on the first lookup (as Kafka does); until it
     has a leader the answer is COORDINATOR_NOT_AVAILABLE and clients retry.
     """
 
-    def __init__(self, state: BrokerState, offsets_log: PartitionOffsetsLog, cluster: ControllerLink) -> None:
+    def __init__(
+        self,
+        state: BrokerState,
+        storage: Any,
+        cluster: ControllerLink,
+        topic: str = OFFSETS_TOPIC_NAME,
+        topic_spec: Callable[[BrokerConfig], dict[str, Any]] | None = None,
+    ) -> None:
         self._state = state
-        self._offsets_log = offsets_log
+        self._storage = storage  # has the topic's current num_partitions
         self._cluster = cluster
+        self._topic = topic
+        self._topic_spec = topic_spec or offsets_topic_spec
         self._creating: asyncio.Task[None] | None = None
         self._retry_after = 0.0
 
-    def locate(self, group_id: str, listener_name: str) -> CoordinatorEndpoint:
+    def locate(self, key: str, listener_name: str) -> CoordinatorEndpoint:
         partitions = self._state.partitions
-        partition = partition_for_group(group_id, self._offsets_log.num_partitions)
-        if not partitions.knows(OFFSETS_TOPIC_NAME, partition):
-            if self._cluster.image.topic_by_name(OFFSETS_TOPIC_NAME) is None:
-                self._create_offsets_topic()
+        partition = partition_for_key(key, self._storage.num_partitions)
+        if not partitions.knows(self._topic, partition):
+            if self._cluster.image.topic_by_name(self._topic) is None:
+                self._create_topic()
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
-        endpoint = partitions.leader_endpoint(OFFSETS_TOPIC_NAME, partition, listener_name)
+        endpoint = partitions.leader_endpoint(self._topic, partition, listener_name)
         if endpoint is None:
             return CoordinatorEndpoint(ErrorCode.coordinator_not_available)
-        leader = partitions.leader_for(OFFSETS_TOPIC_NAME, partition)
+        leader = partitions.leader_for(self._topic, partition)
         return CoordinatorEndpoint(ErrorCode.none, leader, endpoint.host, endpoint.port)
 
-    def _create_offsets_topic(self) -> None:
+    def _create_topic(self) -> None:
         if self._creating is not None and not self._creating.done():
             return
         if time.monotonic() < self._retry_after:
             return
-        self._creating = asyncio.get_running_loop().create_task(
-            self._create(), name="create-__consumer_offsets"
-        )
+        self._creating = asyncio.get_running_loop().create_task(self._create(), name=f"create-{self._topic}")
 
     async def _create(self) -> None:
-        config = self._state.config
         # As in Kafka: never a smaller replication factor than configured. With too few live
         # brokers the controller refuses, lookups answer COORDINATOR_NOT_AVAILABLE and retry.
-        factor = config.get_int("offsets.topic.replication.factor")
-        topic = {
-            "name": OFFSETS_TOPIC_NAME,
-            "partitions": config.offsets_topic_num_partitions,
-            "replication_factor": factor,
-            "configs": offsets_topic_configs(config),
-            "internal": True,
-        }
+        topic = self._topic_spec(self._state.config)
         try:
             result = await self._cluster.call("create_topics", {"topics": [topic]})
         except Exception as exc:  # the controller is unreachable or refused: a later lookup retries
-            log.warning("creating %s failed: %s", OFFSETS_TOPIC_NAME, exc)
+            log.warning("creating %s failed: %s", self._topic, exc)
             self._retry_after = time.monotonic() + CREATE_RETRY_S
             return
         for answer in result.get("results", []):
             if answer.get("error_code") not in (0, TOPIC_ALREADY_EXISTS):
-                log.warning("creating %s refused: %s", OFFSETS_TOPIC_NAME, answer.get("message"))
+                log.warning("creating %s refused: %s", self._topic, answer.get("message"))
                 self._retry_after = time.monotonic() + CREATE_RETRY_S
                 return
         log.info(
             "created %s (%d partitions, replication factor %d)",
-            OFFSETS_TOPIC_NAME,
+            self._topic,
             topic["partitions"],
-            factor,
+            topic["replication_factor"],
         )
+
+
+def offsets_topic_spec(config: BrokerConfig) -> dict[str, Any]:
+    return {
+        "name": OFFSETS_TOPIC_NAME,
+        "partitions": config.offsets_topic_num_partitions,
+        "replication_factor": config.get_int("offsets.topic.replication.factor"),
+        "configs": offsets_topic_configs(config),
+        "internal": True,
+    }
 
 
 def coordinator_config(config: BrokerConfig) -> GroupCoordinatorConfig:
@@ -264,7 +309,7 @@ async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
     return coordinator
 
 
-def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, OffsetsLeadershipListener]:
+def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, LeadershipListener]:
     """A cluster broker's coordinator and the metadata listener that moves groups with the
     leadership of `__consumer_offsets` partitions.
 
@@ -278,7 +323,7 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Off
     )
     coordinator = GroupCoordinator(offsets_log, coordinator_config(config), owns_every_partition=False)
     coordinator.locator = ClusterCoordinatorLocator(state, offsets_log, state.cluster)
-    listener = OffsetsLeadershipListener(coordinator, offsets_log, state.node_id)
+    listener = LeadershipListener(coordinator, offsets_log, state.node_id)
     # The listener may be registered after the broker caught up: start from what it knows now.
     listener.on_image_loaded(state.partitions.assignments_of(OFFSETS_TOPIC_NAME), [])
     return coordinator, listener

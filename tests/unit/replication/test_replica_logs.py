@@ -122,11 +122,11 @@ def test_brokers_of_one_static_cluster_never_hand_out_the_same_producer_id(tmp_p
         inner.load()
         scoped = NodeScopedProducerIds(inner, node)
         for _ in range(5):
-            producer_id, epoch = scoped.init_producer(None)
+            producer_id, epoch = scoped.init_producer()
             assert producer_id % MAX_NODES == node
             assert epoch == 0
             ids.add(producer_id)
-        assert scoped.init_producer(None, producer_id, 0) == (producer_id, 1)
+        assert scoped.init_producer(producer_id, 0) == (producer_id, 1)
     assert len(ids) == 15
     with pytest.raises(ValueError, match=r"node\.id"):
         NodeScopedProducerIds(ProducerIdManager(tmp_path), MAX_NODES)

@@ -12,6 +12,7 @@ import pytest
 
 from broker.groups.coordinator import GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_log import OffsetsAppendError
+from broker.metadata.coordinator_records import LogEntry
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -29,9 +30,7 @@ class MemoryOffsetsLog:
 
     def __init__(self, num_partitions: int = 5) -> None:
         self.num_partitions = num_partitions
-        self.partitions: dict[int, list[tuple[int, bytes, bytes | None]]] = {
-            p: [] for p in range(num_partitions)
-        }
+        self.partitions: dict[int, list[LogEntry]] = {p: [] for p in range(num_partitions)}
         self.fail_appends = False
         # As a replicated log reports them: a Kafka error refusing the append before it is
         # written (NOT_ENOUGH_REPLICAS...), and one ending the wait for the ISR after it is.
@@ -40,7 +39,12 @@ class MemoryOffsetsLog:
         # While set and not released, written appends wait here (the ISR has not caught up).
         self.isr_gate: asyncio.Event | None = None
 
-    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
+    async def append(
+        self,
+        partition: int,
+        records: Sequence[tuple[bytes, bytes | None]],
+        producer: tuple[int, int] | None = None,
+    ) -> int:
         await asyncio.sleep(0)  # a real append yields to the loop; so must this one
         if self.fail_appends:
             raise OSError("disk full")
@@ -48,21 +52,30 @@ class MemoryOffsetsLog:
             raise OffsetsAppendError(self.append_error)
         stored = self.partitions[partition]
         for key, value in records:
-            stored.append((len(stored), key, value))
+            stored.append(LogEntry(len(stored), key, value, producer[0] if producer else -1))
         if self.isr_gate is not None:
             await self.isr_gate.wait()
         if self.isr_error is not None:
             raise OffsetsAppendError(self.isr_error)
         return len(stored) - 1
 
-    def read(self, partition: int) -> Iterator[tuple[int, bytes, bytes | None]]:
+    def read(self, partition: int) -> Iterator[LogEntry]:
         return iter(list(self.partitions[partition]))
+
+    def write_marker(self, partition: int, producer_id: int, commit: bool) -> None:
+        stored = self.partitions[partition]
+        stored.append(LogEntry(len(stored), None, None, producer_id, commit))
 
     async def wait_until_committed(self, partition: int) -> None:
         """Every stored record counts as committed."""
 
     def all_records(self) -> list[tuple[int, bytes, bytes | None]]:
-        return [(p, key, value) for p, records in self.partitions.items() for _, key, value in records]
+        return [
+            (p, e.key, e.value)
+            for p, records in self.partitions.items()
+            for e in records
+            if e.key is not None
+        ]
 
 
 class ManualTimer:

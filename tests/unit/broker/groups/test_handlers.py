@@ -38,6 +38,7 @@ class KnownTopics:
 def context(coordinator: GroupCoordinator, api_key: int, version: int) -> RequestContext:
     broker = SimpleNamespace(
         groups=coordinator,
+        transactions=None,
         authorizer=None,
         metadata=KnownTopics(),
         node_id=NODE_ID,

@@ -21,9 +21,9 @@ from broker.groups.offsets_format import (
     encode_group_metadata_value,
     encode_offset_commit_key,
     encode_offset_commit_value,
-    java_string_hash,
     partition_for_group,
 )
+from broker.metadata.coordinator_records import java_string_hash
 
 
 def test_it_encodes_an_offset_commit_key_as_key_version_1() -> None:

@@ -24,7 +24,8 @@ from broker.groups.offsets_format import (
     partition_for_group,
 )
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME
-from broker.server.group_storage import OffsetsLeadershipListener
+from broker.metadata.coordinator_records import LogEntry
+from broker.server.group_storage import LeadershipListener
 
 from .conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog, settle
 from .helpers import join, stable_group, sync
@@ -53,7 +54,7 @@ async def loaded(coordinator: GroupCoordinator, *partitions: int) -> GroupCoordi
 
 def stored_offset(offsets_log: MemoryOffsetsLog, group: str, topic: str, partition: int, offset: int) -> None:
     offsets_log.partitions[partition_for_group(group, PARTITIONS)].append(
-        (
+        LogEntry(
             0,
             encode_offset_commit_key(OffsetCommitKey(group, topic, partition)),
             encode_offset_commit_value(OffsetCommitValue(offset=offset, metadata="", commit_timestamp=1)),
@@ -266,7 +267,7 @@ async def test_the_listener_loads_partitions_this_broker_comes_to_lead_and_unloa
 ) -> None:
     offsets_log = MemoryOffsetsLog(num_partitions=50)  # the configured count, before the topic exists
     coordinator = cluster_coordinator(offsets_log, clock)
-    listener = OffsetsLeadershipListener(coordinator, offsets_log, NODE_ID)
+    listener = LeadershipListener(coordinator, offsets_log, NODE_ID)
     offsets_log.partitions = {p: [] for p in range(PARTITIONS)}
 
     listener.on_image_loaded([offsets_partition(p, leader=1 + p % 3) for p in range(PARTITIONS)], [])
@@ -291,7 +292,7 @@ async def test_the_listener_loads_partitions_this_broker_comes_to_lead_and_unloa
 
 async def test_the_listener_grows_the_partition_count_as_a_new_topic_arrives(clock: ManualClock) -> None:
     offsets_log = MemoryOffsetsLog(num_partitions=3)
-    listener = OffsetsLeadershipListener(cluster_coordinator(offsets_log, clock), offsets_log, NODE_ID)
+    listener = LeadershipListener(cluster_coordinator(offsets_log, clock), offsets_log, NODE_ID)
     offsets_log.partitions = {p: [] for p in range(PARTITIONS)}
     for partition in range(PARTITIONS):
         listener.on_partition_changed(None, offsets_partition(partition, leader=2))

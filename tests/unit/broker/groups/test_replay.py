@@ -18,6 +18,7 @@ from broker.groups.offsets_format import (
     encode_offset_commit_value,
     partition_for_group,
 )
+from broker.metadata.coordinator_records import LogEntry
 
 from .conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
 from .helpers import join, stable_group, sync
@@ -114,12 +115,12 @@ async def test_it_replays_records_written_by_kafka_itself(clock: ManualClock) ->
     partition = partition_for_group("legacy", log.num_partitions)
     v0_key = b"\x00\x00" + encode_offset_commit_key(OffsetCommitKey("legacy", "t", 4))[2:]
     log.partitions[partition] += [
-        (
+        LogEntry(
             0,
             v0_key,
             encode_offset_commit_value(OffsetCommitValue(offset=8, metadata="", commit_timestamp=1), 0),
         ),
-        (
+        LogEntry(
             1,
             encode_group_metadata_key(GroupMetadataKey("legacy")),
             encode_group_metadata_value(
@@ -143,7 +144,7 @@ async def test_it_replays_records_written_by_kafka_itself(clock: ManualClock) ->
                 version=1,
             ),
         ),
-        (2, b"\x00\x05garbage", b"whatever"),  # a record type from a newer Kafka: skipped
+        LogEntry(2, b"\x00\x05garbage", b"whatever"),  # a record type from a newer Kafka: skipped
     ]
     coordinator = await restarted(log, clock)
     group = coordinator.groups["legacy"]

@@ -29,7 +29,7 @@ from broker.handlers.groups import find_coordinator
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.app import close_broker_state, open_broker_state
-from broker.server.group_storage import OffsetsLeadershipListener, cluster_group_coordinator
+from broker.server.group_storage import LeadershipListener, cluster_group_coordinator
 from tests.fixtures.static_assignments import StaticAlterPartition
 
 from .helpers import request_context
@@ -79,7 +79,7 @@ class RecordingControllerLink:
 @asynccontextmanager
 async def cluster_broker(
     tmp_path: Path, *, isr: tuple[int, ...], min_insync: int = 2, commit_timeout_ms: int = 5000
-) -> AsyncIterator[tuple[BrokerState, GroupCoordinator, OffsetsLeadershipListener]]:
+) -> AsyncIterator[tuple[BrokerState, GroupCoordinator, LeadershipListener]]:
     config = BrokerConfig.from_properties(
         {
             "node.id": str(NODE_ID),

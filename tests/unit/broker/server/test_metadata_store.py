@@ -76,14 +76,5 @@ def test_producer_ids_never_repeat_after_a_restart(tmp_path):
 def test_an_epoch_bump_keeps_the_producer_id(tmp_path):
     manager = ProducerIdManager(tmp_path)
     manager.load()
-    producer_id, epoch = manager.init_producer(None)
-    assert manager.init_producer(None, producer_id, epoch) == (producer_id, epoch + 1)
-
-
-def test_a_transactional_id_keeps_its_producer_id_and_bumps_the_epoch_across_restarts(tmp_path):
-    manager = ProducerIdManager(tmp_path)
-    manager.load()
-    first = manager.init_producer("tx-1")
-    again = ProducerIdManager(tmp_path)
-    again.load()
-    assert again.init_producer("tx-1") == (first[0], first[1] + 1)
+    producer_id, epoch = manager.init_producer()
+    assert manager.init_producer(producer_id, epoch) == (producer_id, epoch + 1)

@@ -1,0 +1,62 @@
+"""DescribeProducers (61): the producers a partition leader remembers, with their open transaction.
+
+Kafka's answer: per partition, every producer with its epoch, last sequence, last timestamp,
+coordinator epoch and the first offset of its open transaction (-1 when none). Read on the topic
+is required; only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import Operation, ResourceType
+from broker.context import RequestContext
+
+
+async def handle_describe_producers(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    topics = []
+    for topic in request.topics:
+        readable = ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.name)
+        topics.append(
+            {
+                "name": topic.name,
+                "partitions": [
+                    _describe(ctx, topic.name, index)
+                    if readable
+                    else _error(index, ErrorCode.topic_authorization_failed)
+                    for index in topic.partition_indexes
+                ],
+            }
+        )
+    return {"throttle_time": 0, "topics": topics}
+
+
+def _describe(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
+    partition, error = ctx.broker.partitions.leader(topic, index)
+    if partition is None:
+        return _error(index, error)
+    return {
+        "partition_index": index,
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "active_producers": [
+            {
+                "producer_id": entry.producer_id,
+                "producer_epoch": entry.epoch,
+                "last_sequence": entry.last_sequence,
+                "last_timestamp": entry.last_timestamp,
+                "coordinator_epoch": entry.coordinator_epoch,
+                "current_txn_start_offset": entry.current_txn_first_offset,
+            }
+            for entry in partition.producers()
+        ],
+    }
+
+
+def _error(index: int, error: ErrorCode) -> dict[str, Any]:
+    return {"partition_index": index, "error_code": error, "error_message": None, "active_producers": []}
+
+
+APIS = {61: (0, 0, handle_describe_producers)}

@@ -1,0 +1,329 @@
+"""The transaction APIs a producer and admin tools call: AddPartitionsToTxn (24), AddOffsetsToTxn (25),
+EndTxn (26), TxnOffsetCommit (28), DescribeTransactions (65), ListTransactions (66).
+
+InitProducerId (22) is in producers.py, FindCoordinator key type 1 in groups.py, WriteTxnMarkers (27)
+with the partition layer's marker writing.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
+from broker.context import RequestContext
+from broker.groups.coordinator import PartitionOffset
+from broker.transactions.coordinator import TransactionCoordinator
+
+# KIP-588: versions below these do not know PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH instead.
+FIRST_VERSION_WITH_PRODUCER_FENCED = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
+FIRST_BATCHED_ADD_PARTITIONS_VERSION = 4
+
+
+def client_error(ctx: RequestContext, error: int) -> int:
+    """The error as this request's version can understand it."""
+    if error == ErrorCode.producer_fenced and ctx.api_version < FIRST_VERSION_WITH_PRODUCER_FENCED.get(
+        ctx.api_key, 0
+    ):
+        return ErrorCode.invalid_producer_epoch
+    return error
+
+
+def coordinator_of(ctx: RequestContext) -> TransactionCoordinator | None:
+    return ctx.broker.transactions
+
+
+# Kafka's -1 "no time" in a non-nullable timestamp field (kio encodes datetimes, not ints).
+_NO_TIME = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) - datetime.timedelta(milliseconds=1)
+
+
+def _timestamp(ms: int) -> datetime.datetime:
+    return _NO_TIME if ms < 0 else datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+
+
+def _ms(value: datetime.timedelta | int) -> int:
+    if isinstance(value, datetime.timedelta):
+        return value // datetime.timedelta(milliseconds=1)
+    return int(value)
+
+
+# --- AddPartitionsToTxn (24) ---------------------------------------------------------------------
+
+
+async def _add_partitions_for(
+    ctx: RequestContext,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    topics: Any,
+    verify_only: bool,
+) -> list[dict[str, Any]]:
+    """One transaction's per-topic results, Kafka's checks in Kafka's order."""
+    requested = [(topic.name, int(p)) for topic in topics for p in topic.partitions]
+    errors: dict[tuple[str, int], int] = {}
+    coordinator = coordinator_of(ctx)
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        errors = dict.fromkeys(requested, ErrorCode.transactional_id_authorization_failed)
+    elif coordinator is None:
+        errors = dict.fromkeys(requested, ErrorCode.coordinator_not_available)
+    else:
+        refused: dict[tuple[str, int], int] = {}
+        for topic, index in requested:
+            if not ctx.allowed(Operation.WRITE, ResourceType.TOPIC, topic):
+                refused[(topic, index)] = ErrorCode.topic_authorization_failed
+                continue
+            record = ctx.broker.metadata.get(topic)
+            if record is None or not 0 <= index < record.partitions:
+                refused[(topic, index)] = ErrorCode.unknown_topic_or_partition
+        if refused:
+            # Nothing is added when one partition is refused: the others were not attempted.
+            errors = {tp: refused.get(tp, ErrorCode.operation_not_attempted) for tp in requested}
+        elif verify_only:
+            errors = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, requested)
+        else:
+            error = await coordinator.add_partitions(transactional_id, producer_id, producer_epoch, requested)
+            errors = dict.fromkeys(requested, error)
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, index), error in errors.items():
+        by_topic.setdefault(topic, []).append(
+            {"partition_index": index, "partition_error_code": client_error(ctx, error)}
+        )
+    return [{"name": topic, "results_by_partition": results} for topic, results in by_topic.items()]
+
+
+async def add_partitions_to_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.api_version < FIRST_BATCHED_ADD_PARTITIONS_VERSION:
+        results = await _add_partitions_for(
+            ctx,
+            request.v3_and_below_transactional_id,
+            request.v3_and_below_producer_id,
+            request.v3_and_below_producer_epoch,
+            request.v3_and_below_topics,
+            verify_only=False,
+        )
+        return {"throttle_time": 0, "results_by_topic_v3_and_below": results}
+    # The batched form is sent by brokers (KIP-890 verification), never by clients.
+    if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "results_by_transaction": [],
+        }
+    answers = []
+    for transaction in request.transactions:
+        answers.append(
+            {
+                "transactional_id": transaction.transactional_id,
+                "topic_results": await _add_partitions_for(
+                    ctx,
+                    transaction.transactional_id,
+                    transaction.producer_id,
+                    transaction.producer_epoch,
+                    transaction.topics,
+                    verify_only=transaction.verify_only,
+                ),
+            }
+        )
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "results_by_transaction": answers}
+
+
+# --- AddOffsetsToTxn (25) ------------------------------------------------------------------------
+
+
+async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = coordinator_of(ctx)
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        error = ErrorCode.transactional_id_authorization_failed
+    elif not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
+        error = ErrorCode.group_authorization_failed
+    elif coordinator is None:
+        error = ErrorCode.coordinator_not_available
+    else:
+        error = await coordinator.add_offsets(
+            request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
+        )
+    return {"throttle_time": 0, "error_code": client_error(ctx, error)}
+
+
+# --- EndTxn (26) ---------------------------------------------------------------------------------
+
+
+async def end_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = coordinator_of(ctx)
+    producer_id, producer_epoch = -1, -1
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        error = ErrorCode.transactional_id_authorization_failed
+    elif coordinator is None:
+        error = ErrorCode.coordinator_not_available
+    else:
+        result = await coordinator.end_transaction(
+            request.transactional_id, request.producer_id, request.producer_epoch, request.committed
+        )
+        error, producer_id, producer_epoch = result.error, result.producer_id, result.producer_epoch
+    answer: dict[str, Any] = {"throttle_time": 0, "error_code": client_error(ctx, error)}
+    if ctx.api_version >= 5:
+        answer["producer_id"] = producer_id
+        answer["producer_epoch"] = producer_epoch
+    return answer
+
+
+# --- TxnOffsetCommit (28) ------------------------------------------------------------------------
+
+
+async def txn_offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    def answer_all(error: int) -> dict[str, Any]:
+        return {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": topic.name,
+                    "partitions": [
+                        {"partition_index": p.partition_index, "error_code": client_error(ctx, error)}
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in request.topics
+            ],
+        }
+
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return answer_all(ErrorCode.transactional_id_authorization_failed)
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
+        return answer_all(ErrorCode.group_authorization_failed)
+    groups = ctx.broker.groups
+    if groups is None:
+        return answer_all(ErrorCode.coordinator_not_available)
+    offsets: list[PartitionOffset] = []
+    refused: dict[tuple[str, int], int] = {}
+    for topic in request.topics:
+        readable = ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.name)
+        record = ctx.broker.metadata.get(topic.name)
+        for p in topic.partitions:
+            if not readable:
+                refused[(topic.name, p.partition_index)] = ErrorCode.topic_authorization_failed
+            elif record is None or not 0 <= p.partition_index < record.partitions:
+                refused[(topic.name, p.partition_index)] = ErrorCode.unknown_topic_or_partition
+            else:
+                offsets.append(
+                    PartitionOffset(
+                        topic=topic.name,
+                        partition=p.partition_index,
+                        offset=p.committed_offset,
+                        metadata=p.committed_metadata,
+                        leader_epoch=getattr(p, "committed_leader_epoch", -1),
+                    )
+                )
+    results = await groups.commit_transactional_offsets(
+        group_id=request.group_id,
+        producer_id=request.producer_id,
+        producer_epoch=request.producer_epoch,
+        generation_id=getattr(request, "generation_id", -1),
+        member_id=getattr(request, "member_id", ""),
+        group_instance_id=getattr(request, "group_instance_id", None),
+        offsets=offsets,
+    )
+    errors = dict(refused)
+    # A fenced producer's offsets are refused by the log with INVALID_PRODUCER_EPOCH; TxnOffsetCommit
+    # answers PRODUCER_FENCED (INVALID_PRODUCER_EPOCH again for versions before 3).
+    errors.update(
+        {
+            (o.topic, o.partition): ErrorCode.producer_fenced
+            if code == ErrorCode.invalid_producer_epoch
+            else code
+            for o, code in zip(offsets, results, strict=True)
+        }
+    )
+    return {
+        "throttle_time": 0,
+        "topics": [
+            {
+                "name": topic.name,
+                "partitions": [
+                    {
+                        "partition_index": p.partition_index,
+                        "error_code": client_error(ctx, errors[(topic.name, p.partition_index)]),
+                    }
+                    for p in topic.partitions
+                ],
+            }
+            for topic in request.topics
+        ],
+    }
+
+
+# --- DescribeTransactions (65), ListTransactions (66) ------------------------------------------------
+
+
+async def describe_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = coordinator_of(ctx)
+    states = []
+    for transactional_id in request.transactional_ids:
+        entry: dict[str, Any] = {
+            "error_code": ErrorCode.none,
+            "transactional_id": transactional_id,
+            "transaction_state": "",
+            "transaction_timeout": 0,
+            "transaction_start_time": _NO_TIME,
+            "producer_id": -1,
+            "producer_epoch": -1,
+            "topics": [],
+        }
+        if not ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            entry["error_code"] = ErrorCode.transactional_id_authorization_failed
+        elif coordinator is None:
+            entry["error_code"] = ErrorCode.coordinator_not_available
+        else:
+            error, found = coordinator.describe(transactional_id)
+            entry["error_code"] = error
+            if found is not None:
+                by_topic: dict[str, list[int]] = {}
+                for topic, index in found.partitions:
+                    # Like Kafka: only the topics the caller may describe.
+                    if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic):
+                        by_topic.setdefault(topic, []).append(index)
+                entry.update(
+                    transaction_state=found.state,
+                    transaction_timeout=found.timeout_ms,
+                    transaction_start_time=_timestamp(found.start_ms),
+                    producer_id=found.producer_id,
+                    producer_epoch=found.producer_epoch,
+                    topics=[{"topic": t, "partitions": indexes} for t, indexes in by_topic.items()],
+                )
+        states.append(entry)
+    return {"throttle_time": 0, "transaction_states": states}
+
+
+async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = coordinator_of(ctx)
+    min_duration = _ms(request.duration_filter) if ctx.api_version >= 1 else -1
+    answer: dict[str, Any] = {
+        "throttle_time": 0,
+        "error_code": ErrorCode.none,
+        "unknown_state_filters": [],
+        "transaction_states": [],
+    }
+    if coordinator is None:
+        answer["error_code"] = ErrorCode.coordinator_not_available
+        return answer
+    listed, unknown = coordinator.list_transactions(
+        list(request.state_filters), [int(p) for p in request.producer_id_filters], min_duration
+    )
+    answer["unknown_state_filters"] = unknown
+    answer["transaction_states"] = [
+        {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "transaction_state": t.state}
+        for t in listed
+        if ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactional_id)
+    ]
+    return answer
+
+
+APIS = {
+    24: (0, 5, add_partitions_to_txn),
+    25: (0, 4, add_offsets_to_txn),
+    26: (0, 5, end_txn),
+    28: (0, 5, txn_offset_commit),
+    65: (0, 0, describe_transactions),
+    66: (0, 1, list_transactions),
+}

@@ -1,0 +1,418 @@
+"""The transaction coordinator's storage and marker delivery on this broker.
+
+`__transaction_state` is kept like `__consumer_offsets` (group_storage.py): local on a single node,
+created through the controller and replicated in a cluster, where each broker coordinates the
+transactional ids of the partitions it leads. Markers go to each partition's leader: written
+directly when this broker leads the partition, else sent as WriteTxnMarkers over an inter-broker
+connection (TLS and SASL as the replica fetchers use them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any
+
+from kio.schema.add_partitions_to_txn.v4.request import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnTopic,
+    AddPartitionsToTxnTransaction,
+)
+from kio.schema.errors import ErrorCode
+from kio.schema.write_txn_markers.v1.request import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+)
+
+from broker.config import BrokerConfig
+from broker.context import BrokerState
+from broker.groups.offsets_format import partition_for_group
+from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
+from broker.handlers.txn_markers import write_marker_as_leader
+from broker.metadata.coordinator_records import LogEntry
+from broker.replication.peer_connection import PeerConnection, PeerConnectionError
+from broker.server.group_storage import (
+    ClusterCoordinatorLocator,
+    LeadershipListener,
+    append_and_commit,
+    read_led,
+    wait_until_committed,
+)
+from broker.topics import TRANSACTION_STATE_TOPIC, transaction_state_topic_configs
+from broker.transactions.coordinator import (
+    TransactionCoordinator,
+    TransactionCoordinatorConfig,
+    TransactionStateAppendError,
+)
+from broker.transactions.state import TopicPartition
+
+log = logging.getLogger(__name__)
+
+# How long one request to another broker (WriteTxnMarkers, AddPartitionsToTxn) may take.
+PEER_REQUEST_TIMEOUT_S = 30.0
+# KIP-890: coordinator answers a producer should retry become NOT_ENOUGH_REPLICAS on Produce, as in Kafka.
+_RETRIABLE_VERIFY_ERRORS = frozenset(
+    {
+        ErrorCode.not_coordinator,
+        ErrorCode.coordinator_not_available,
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.concurrent_transactions,
+        ErrorCode.network_exception,
+    }
+)
+
+
+class PartitionTransactionStateLog:
+    """TransactionStateLog over `__transaction_state` through the partition layer (acks=all)."""
+
+    def __init__(self, state: BrokerState, num_partitions: int, timeout_ms: int) -> None:
+        self._state = state
+        self.num_partitions = num_partitions
+        self._timeout_s = timeout_ms / 1000
+
+    async def append(self, partition: int, records: Sequence[tuple[bytes, bytes | None]]) -> int:
+        try:
+            return await append_and_commit(
+                self._state, TRANSACTION_STATE_TOPIC, partition, records, self._timeout_s
+            )
+        except OffsetsAppendError as exc:
+            raise TransactionStateAppendError(exc.error_code, str(exc)) from None
+
+    def read(self, partition: int) -> Iterator[LogEntry]:
+        return read_led(self._state, TRANSACTION_STATE_TOPIC, partition)
+
+    async def wait_until_committed(self, partition: int) -> None:
+        try:
+            await wait_until_committed(self._state, TRANSACTION_STATE_TOPIC, partition)
+        except OffsetsAppendError as exc:
+            raise TransactionStateAppendError(exc.error_code, str(exc)) from None
+
+    def coordinator_epoch(self, partition: int) -> int:
+        led, _ = self._state.partitions.leader(TRANSACTION_STATE_TOPIC, partition)
+        return led.leader_epoch if led is not None else -1
+
+
+class PeerPool:
+    """One inter-broker connection per peer for the coordinator's requests (markers, KIP-890
+    verification), one request in flight on each; TLS and SASL as the replica fetchers use them."""
+
+    def __init__(self, state: BrokerState) -> None:
+        self._state = state
+        self._peers: dict[int, PeerConnection] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def request(self, broker_id: int, body: Any) -> Any:
+        """The peer's answer; raises PeerConnectionError when it cannot be had (the connection is
+        dropped and the next request opens a new one)."""
+        async with self._locks.setdefault(broker_id, asyncio.Lock()):
+            connection = self._peer(broker_id)
+            if connection is None:
+                raise PeerConnectionError(f"broker {broker_id} has no known endpoint")
+            try:
+                return await connection.request(body)
+            except (PeerConnectionError, OSError, TimeoutError) as exc:
+                await self._drop(broker_id)
+                raise PeerConnectionError(str(exc)) from exc
+
+    def _peer(self, broker_id: int) -> PeerConnection | None:
+        connection = self._peers.get(broker_id)
+        if connection is not None:
+            return connection
+        replication = self._state.replication
+        inter_broker = replication.config.inter_broker
+        endpoint = replication.endpoint(broker_id, inter_broker.listener_name)
+        if endpoint is None:
+            return None
+        connection = self._peers[broker_id] = PeerConnection(
+            endpoint.host,
+            endpoint.port,
+            client_id=f"broker-{self._state.node_id}-transactions",
+            timeout_s=PEER_REQUEST_TIMEOUT_S,
+            ssl_context=inter_broker.client_ssl_context(),
+            sasl=inter_broker.sasl,
+        )
+        return connection
+
+    async def _drop(self, broker_id: int) -> None:
+        connection = self._peers.pop(broker_id, None)
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.close()
+
+    async def close(self) -> None:
+        for broker_id in list(self._peers):
+            await self._drop(broker_id)
+
+
+class BrokerMarkerWriter:
+    """MarkerWriter: each partition's marker to its leader, this broker included."""
+
+    def __init__(self, state: BrokerState, peers: PeerPool) -> None:
+        self._state = state
+        self._peers = peers
+
+    async def write_markers(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        state = self._state
+        answers: dict[TopicPartition, int] = {}
+        by_leader: dict[int, list[TopicPartition]] = {}
+        for topic, index in partitions:
+            if not state.partitions.knows(topic, index):
+                # Deleted (or never created): nothing to mark, as Kafka drops such partitions.
+                exists = state.metadata.get(topic) is not None
+                answers[(topic, index)] = (
+                    ErrorCode.unknown_topic_or_partition if exists else ErrorCode.unknown_topic_id
+                )
+                continue
+            leader = state.partitions.leader_for(topic, index)
+            if leader < 0:
+                answers[(topic, index)] = ErrorCode.leader_not_available
+            else:
+                by_leader.setdefault(leader, []).append((topic, index))
+        local = by_leader.pop(state.node_id, [])
+        # Every leader at once: each write waits for its partition's ISR.
+        results = await asyncio.gather(
+            *(
+                write_marker_as_leader(
+                    state, topic, index, producer_id, producer_epoch, commit, coordinator_epoch
+                )
+                for topic, index in local
+            ),
+            *(
+                self._send(leader, producer_id, producer_epoch, commit, coordinator_epoch, tps)
+                for leader, tps in by_leader.items()
+            ),
+        )
+        answers.update(zip(local, results[: len(local)], strict=True))
+        for remote in results[len(local) :]:
+            answers.update(remote)
+        return answers
+
+    async def _send(
+        self,
+        leader: int,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = WriteTxnMarkersRequest(
+            markers=(
+                WritableTxnMarker(
+                    producer_id=producer_id,
+                    producer_epoch=producer_epoch,
+                    transaction_result=commit,
+                    topics=tuple(
+                        WritableTxnMarkerTopic(name=topic, partition_indexes=tuple(indexes))
+                        for topic, indexes in by_topic.items()
+                    ),
+                    coordinator_epoch=coordinator_epoch,
+                ),
+            )
+        )
+        try:
+            response = await self._peers.request(leader, request)
+        except PeerConnectionError as exc:
+            log.info("WriteTxnMarkers to broker %d failed: %s; retrying", leader, exc)
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
+        answers: dict[TopicPartition, int] = {}
+        for marker in response.markers:
+            for topic in marker.topics:
+                for partition in topic.partitions:
+                    answers[(topic.name, partition.partition_index)] = partition.error_code
+        return answers
+
+    async def close(self) -> None:
+        await self._peers.close()
+
+
+class CoordinatorTransactionVerifier:
+    """BrokerState.txn_verifier (KIP-890): asks the transactional id's coordinator whether the
+    partitions are in the producer's ongoing transaction — directly when it is this broker,
+    else with AddPartitionsToTxn v4 `verify_only` to the broker leading its state partition."""
+
+    def __init__(self, state: BrokerState, peers: PeerPool) -> None:
+        self._state = state
+        self._peers = peers
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, ErrorCode]:
+        coordinator = self._state.transactions
+        if coordinator is None:
+            return dict.fromkeys(partitions, ErrorCode.not_enough_replicas)
+        if coordinator.owns(transactional_id):
+            answers = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        else:
+            answers = await self._ask_remote(
+                coordinator, transactional_id, producer_id, producer_epoch, partitions
+            )
+        return {tp: _produce_error(error) for tp, error in answers.items()}
+
+    async def _ask_remote(
+        self,
+        coordinator: TransactionCoordinator,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+    ) -> dict[TopicPartition, int]:
+        leader = self._state.partitions.leader_for(
+            TRANSACTION_STATE_TOPIC, coordinator.partition_for(transactional_id)
+        )
+        if leader < 0 or leader == self._state.node_id:
+            return dict.fromkeys(partitions, ErrorCode.not_coordinator)
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in partitions:
+            by_topic.setdefault(topic, []).append(index)
+        request = AddPartitionsToTxnRequest(
+            transactions=(
+                AddPartitionsToTxnTransaction(
+                    transactional_id=transactional_id,
+                    producer_id=producer_id,
+                    producer_epoch=producer_epoch,
+                    verify_only=True,
+                    topics=tuple(
+                        AddPartitionsToTxnTopic(name=topic, partitions=tuple(indexes))
+                        for topic, indexes in by_topic.items()
+                    ),
+                ),
+            )
+        )
+        try:
+            response = await self._peers.request(leader, request)
+        except PeerConnectionError as exc:
+            log.info(
+                "verifying the transaction of %s with broker %d failed: %s", transactional_id, leader, exc
+            )
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
+        if response.error_code != ErrorCode.none:
+            return dict.fromkeys(partitions, response.error_code)
+        answers: dict[TopicPartition, int] = {}
+        for result in response.results_by_transaction:
+            for topic in result.topic_results:
+                for partition in topic.results_by_partition:
+                    answers[(topic.name, partition.partition_index)] = partition.partition_error_code
+        return answers
+
+
+def _produce_error(verification_error: int) -> ErrorCode:
+    """What Produce answers for a verification error, as Kafka does: coordinator trouble is retriable
+    (NOT_ENOUGH_REPLICAS), and a fenced producer gets INVALID_PRODUCER_EPOCH (Produce has no
+    PRODUCER_FENCED; clients treat INVALID_PRODUCER_EPOCH on Produce as fenced)."""
+    if verification_error in _RETRIABLE_VERIFY_ERRORS:
+        return ErrorCode.not_enough_replicas
+    if verification_error == ErrorCode.producer_fenced:
+        return ErrorCode.invalid_producer_epoch
+    return ErrorCode(verification_error)
+
+
+def transaction_state_topic_spec(config: BrokerConfig) -> dict[str, Any]:
+    return {
+        "name": TRANSACTION_STATE_TOPIC,
+        "partitions": config.get_int("transaction.state.log.num.partitions"),
+        "replication_factor": config.get_int("transaction.state.log.replication.factor"),
+        "configs": transaction_state_topic_configs(config),
+        "internal": True,
+    }
+
+
+def coordinator_config(config: BrokerConfig) -> TransactionCoordinatorConfig:
+    return TransactionCoordinatorConfig(
+        max_timeout_ms=config.get_int("transaction.max.timeout.ms"),
+        id_expiration_ms=config.get_int("transactional.id.expiration.ms"),
+        abort_timed_out_interval_ms=config.get_int(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+        ),
+        remove_expired_interval_ms=config.get_int(
+            "transaction.remove.expired.transaction.cleanup.interval.ms"
+        ),
+    )
+
+
+def _offsets_partition_for_group(state: BrokerState) -> Callable[[str], TopicPartition]:
+    def locate(group_id: str) -> TopicPartition:
+        count = (
+            state.groups.log.num_partitions
+            if state.groups is not None
+            else state.config.offsets_topic_num_partitions
+        )
+        return OFFSETS_TOPIC_NAME, partition_for_group(group_id, count)
+
+    return locate
+
+
+def _producer_id_allocator(state: BrokerState) -> Callable[[], Awaitable[int]]:
+    async def allocate() -> int:
+        if state.cluster is None:
+            return state.producer_ids.new_producer_id()
+        producer_id, _ = await state.cluster.init_producer(-1, -1)
+        return producer_id
+
+    return allocate
+
+
+async def start_transaction_coordinator(state: BrokerState) -> TransactionCoordinator:
+    """A single node's coordinator: every partition of the local `__transaction_state`, replayed,
+    and its prepared transactions finished."""
+    topic = state.topics.ensure_transaction_state_topic()
+    state_log = PartitionTransactionStateLog(
+        state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
+    )
+    peers = PeerPool(state)
+    coordinator = TransactionCoordinator(
+        state_log,
+        BrokerMarkerWriter(state, peers),
+        _producer_id_allocator(state),
+        _offsets_partition_for_group(state),
+        coordinator_config(state.config),
+    )
+    state.txn_verifier = CoordinatorTransactionVerifier(state, peers)
+    await coordinator.start()
+    return coordinator
+
+
+def cluster_transaction_coordinator(state: BrokerState) -> tuple[TransactionCoordinator, LeadershipListener]:
+    """A cluster broker's coordinator and the metadata listener that moves transactional ids with
+    the leadership of `__transaction_state` partitions (call it after the group coordinator's)."""
+    config = state.config
+    assert state.cluster is not None, "a cluster member's coordinator starts once it has joined"
+    state_log = PartitionTransactionStateLog(
+        state,
+        config.get_int("transaction.state.log.num.partitions"),
+        config.get_int("offsets.commit.timeout.ms"),
+    )
+    peers = PeerPool(state)
+    coordinator = TransactionCoordinator(
+        state_log,
+        BrokerMarkerWriter(state, peers),
+        _producer_id_allocator(state),
+        _offsets_partition_for_group(state),
+        coordinator_config(config),
+        owns_every_partition=False,
+    )
+    state.txn_verifier = CoordinatorTransactionVerifier(state, peers)
+    coordinator.locator = ClusterCoordinatorLocator(
+        state, state_log, state.cluster, TRANSACTION_STATE_TOPIC, transaction_state_topic_spec
+    )
+    coordinator.start_sweeps()
+    listener = LeadershipListener(coordinator, state_log, state.node_id, TRANSACTION_STATE_TOPIC)
+    listener.on_image_loaded(state.partitions.assignments_of(TRANSACTION_STATE_TOPIC), [])
+    return coordinator, listener
