@@ -2076,6 +2076,7 @@ export interface components {
             template: components["schemas"]["TemplateEnum"];
             topic_prefix: string;
             group_prefix?: string;
+            transactional_id_prefix?: string;
             readonly bindings: components["schemas"]["AclBinding"][];
             /** Format: date-time */
             readonly created_at: string;
@@ -2087,6 +2088,8 @@ export interface components {
             topic_prefix: string;
             /** @default  */
             group_prefix: string;
+            /** @default  */
+            transactional_id_prefix: string;
         };
         AclBinding: {
             readonly id: number;
@@ -4490,9 +4493,10 @@ export interface components {
          * @description * `producer` - Producer on a topic prefix
          *     * `consumer` - Consumer on a topic prefix with a group prefix
          *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
+         *     * `transactional_producer` - Transactional producer on a topic prefix with a transactional-id prefix
          * @enum {string}
          */
-        TemplateEnum: "producer" | "consumer" | "stream_app";
+        TemplateEnum: "producer" | "consumer" | "stream_app" | "transactional_producer";
         /** @description Messages per second between consecutive lag-sampler runs (raw history: the last hour at most). */
         Throughput: {
             cluster: number;
@@ -4642,8 +4646,9 @@ export interface operations {
                  * @description * `producer` - Producer on a topic prefix
                  *     * `consumer` - Consumer on a topic prefix with a group prefix
                  *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
+                 *     * `transactional_producer` - Transactional producer on a topic prefix with a transactional-id prefix
                  */
-                template?: "consumer" | "producer" | "stream_app";
+                template?: "consumer" | "producer" | "stream_app" | "transactional_producer";
             };
             header?: never;
             path?: never;
