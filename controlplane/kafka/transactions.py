@@ -217,26 +217,48 @@ def find_hanging_transactions(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
 ) -> list[ProducerOnPartition]:
     """Open transactions on partitions that no coordinator will finish (kafka-transactions.sh
-    find-hanging): the producer's last write is older than the longest timeout a transaction may have,
-    and no coordinator has that producer's transaction open on that partition."""
-    stale = [
+    find-hanging), over the given topics (else all): see `hanging_among`."""
+    stale = stale_open_transactions(
+        describe_producers(connection, topics=topics, timeout_seconds=timeout_seconds),
+        now_ms=now_ms,
+        max_transaction_timeout_ms=max_transaction_timeout_ms,
+    )
+    if not stale:
+        return []
+    producer_ids = {producer.producer_id for producer in stale}
+    open_ids = [
+        listing.transactional_id
+        for listing in list_transactions(connection, timeout_seconds=timeout_seconds)
+        if listing.producer_id in producer_ids
+    ]
+    return hanging_among(stale, describe_transactions(connection, open_ids, timeout_seconds=timeout_seconds))
+
+
+def stale_open_transactions(
+    producers: Iterable[ProducerOnPartition], *, now_ms: int, max_transaction_timeout_ms: int
+) -> list[ProducerOnPartition]:
+    """Producers with a transaction open on a partition whose last write is older than the longest
+    timeout any transaction may have: a live transaction would have been finished or timed out by now."""
+    return [
         producer
-        for producer in describe_producers(connection, topics=topics, timeout_seconds=timeout_seconds)
+        for producer in producers
         if producer.open_transaction_offset >= 0
         and producer.last_timestamp_ms >= 0
         and now_ms - producer.last_timestamp_ms > max_transaction_timeout_ms
     ]
-    if not stale:
-        return []
-    open_ids = [
-        listing.transactional_id
-        for listing in list_transactions(connection, timeout_seconds=timeout_seconds)
-        if listing.producer_id in {producer.producer_id for producer in stale}
-    ]
-    still_open: set[tuple[int, str, int]] = set()
-    for description in describe_transactions(connection, open_ids, timeout_seconds=timeout_seconds):
-        if description.state in ("Ongoing", "PrepareCommit", "PrepareAbort"):
-            still_open.update((description.producer_id, topic, p) for topic, p in description.partitions)
+
+
+def hanging_among(
+    stale: Iterable[ProducerOnPartition], coordinators_view: Iterable[TransactionDescription]
+) -> list[ProducerOnPartition]:
+    """The stale open transactions that no coordinator has open on that partition for that producer:
+    nobody will ever write their marker."""
+    still_open = {
+        (description.producer_id, topic, partition)
+        for description in coordinators_view
+        if description.state in ("Ongoing", "PrepareCommit", "PrepareAbort")
+        for topic, partition in description.partitions
+    }
     return [p for p in stale if (p.producer_id, p.topic, p.partition) not in still_open]
 
 
