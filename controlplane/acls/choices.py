@@ -38,3 +38,7 @@ class GrantTemplate(models.TextChoices):
     PRODUCER = "producer", "Producer on a topic prefix"
     CONSUMER = "consumer", "Consumer on a topic prefix with a group prefix"
     STREAM_APP = "stream_app", "Stream application (consume, produce, internal topics, transactions)"
+    TRANSACTIONAL_PRODUCER = (
+        "transactional_producer",
+        "Transactional producer on a topic prefix with a transactional-id prefix",
+    )

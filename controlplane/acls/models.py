@@ -15,9 +15,10 @@ class AccessGrant(models.Model):
     service_account = models.ForeignKey(
         ServiceAccount, on_delete=models.CASCADE, related_name="access_grants"
     )
-    template = models.CharField(max_length=20, choices=GrantTemplate.choices)
+    template = models.CharField(max_length=32, choices=GrantTemplate.choices)
     topic_prefix = models.CharField(max_length=249)
     group_prefix = models.CharField(max_length=249, blank=True)
+    transactional_id_prefix = models.CharField(max_length=249, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,7 +7,12 @@ from typing import Any
 
 from controlplane.accounts.models import ServiceAccount
 from controlplane.acls.models import AccessGrant, AclBinding
-from controlplane.acls.templates import scope_problems, template_bindings
+from controlplane.acls.templates import (
+    NEEDS_GROUP_PREFIX,
+    NEEDS_TRANSACTIONAL_ID_PREFIX,
+    scope_problems,
+    template_bindings,
+)
 from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
@@ -31,6 +36,7 @@ def snapshot_grant(grant: AccessGrant) -> dict[str, Any]:
         "service_account": grant.service_account.name,
         "topic_prefix": grant.topic_prefix,
         "group_prefix": grant.group_prefix,
+        "transactional_id_prefix": grant.transactional_id_prefix,
         "bindings": [snapshot_binding(b) for b in grant.bindings.all()],
     }
 
@@ -136,6 +142,7 @@ def apply_template(
     template: str,
     topic_prefix: str,
     group_prefix: str = "",
+    transactional_id_prefix: str = "",
 ) -> AccessGrant:
     """Creates every binding of the template for the service account, in one call."""
     team = service_account.team
@@ -145,13 +152,16 @@ def apply_template(
     with audited_change(actor=actor, change=change):
         if not topic_prefix:
             raise ServiceError("A grant needs a topic prefix.", code="invalid_prefix")
-        if template != "producer" and not group_prefix:
+        if template in NEEDS_GROUP_PREFIX and not group_prefix:
             raise ServiceError("This template needs a group prefix.", code="invalid_prefix")
+        if template in NEEDS_TRANSACTIONAL_ID_PREFIX and not transactional_id_prefix:
+            raise ServiceError("This template needs a transactional-id prefix.", code="invalid_prefix")
         acls = template_bindings(
             template,
             principal=service_account.principal,
             topic_prefix=topic_prefix,
             group_prefix=group_prefix,
+            transactional_id_prefix=transactional_id_prefix,
         )
         _require_team_scope(actor, cluster, team, acls)
         check_change_rate(team)
@@ -164,6 +174,7 @@ def apply_template(
             template=template,
             topic_prefix=topic_prefix,
             group_prefix=group_prefix,
+            transactional_id_prefix=transactional_id_prefix,
         )
         for acl in acls:
             AclBinding.objects.create(

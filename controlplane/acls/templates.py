@@ -25,13 +25,35 @@ def _allow(resource_type: str, prefix: str, principal: str, *operations: str) ->
     ]
 
 
+# The prefixes each template needs besides the topic prefix.
+NEEDS_GROUP_PREFIX = {GrantTemplate.CONSUMER, GrantTemplate.STREAM_APP}
+NEEDS_TRANSACTIONAL_ID_PREFIX = {GrantTemplate.TRANSACTIONAL_PRODUCER}
+
+
 def template_bindings(
-    template: str, *, principal: str, topic_prefix: str, group_prefix: str = ""
+    template: str,
+    *,
+    principal: str,
+    topic_prefix: str,
+    group_prefix: str = "",
+    transactional_id_prefix: str = "",
 ) -> list[Acl]:
-    """The bindings a template grants, all PREFIXED and ALLOW, in a stable order."""
+    """The bindings a template grants, all PREFIXED and ALLOW, in a stable order. A stream application's
+    transactional ids follow its group prefix unless a transactional-id prefix is given (Kafka Streams
+    names them after its application id, which is also its group id)."""
     topic, group = AclResourceType.TOPIC, AclResourceType.GROUP
     if template == GrantTemplate.PRODUCER:
         return _allow(topic, topic_prefix, principal, AclOperation.WRITE, AclOperation.DESCRIBE)
+    if template == GrantTemplate.TRANSACTIONAL_PRODUCER:
+        # Exactly-once producers (and consume-transform-produce services that commit their input offsets
+        # in the transaction, which also need a consumer grant) write topics under a transactional id.
+        return _allow(topic, topic_prefix, principal, AclOperation.WRITE, AclOperation.DESCRIBE) + _allow(
+            AclResourceType.TRANSACTIONAL_ID,
+            transactional_id_prefix,
+            principal,
+            AclOperation.WRITE,
+            AclOperation.DESCRIBE,
+        )
     if template == GrantTemplate.CONSUMER:
         return _allow(topic, topic_prefix, principal, AclOperation.READ, AclOperation.DESCRIBE) + _allow(
             group, group_prefix, principal, AclOperation.READ
@@ -53,7 +75,7 @@ def template_bindings(
             + _allow(group, group_prefix, principal, AclOperation.READ, AclOperation.DESCRIBE)
             + _allow(
                 AclResourceType.TRANSACTIONAL_ID,
-                group_prefix,
+                transactional_id_prefix or group_prefix,
                 principal,
                 AclOperation.WRITE,
                 AclOperation.DESCRIBE,

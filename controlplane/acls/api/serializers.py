@@ -48,6 +48,7 @@ class AccessGrantSerializer(serializers.ModelSerializer):
             "template",
             "topic_prefix",
             "group_prefix",
+            "transactional_id_prefix",
             "bindings",
             "created_at",
         ]
@@ -77,6 +78,9 @@ class AccessGrantCreateInputSerializer(serializers.Serializer):
     template = serializers.ChoiceField(choices=GrantTemplate.choices)
     topic_prefix = serializers.CharField(max_length=249)
     group_prefix = serializers.CharField(max_length=249, required=False, default="", allow_blank=True)
+    transactional_id_prefix = serializers.CharField(
+        max_length=249, required=False, default="", allow_blank=True
+    )
 
 
 class AdoptBindingInputSerializer(serializers.Serializer):

@@ -3,6 +3,8 @@
 Credentials are write-only: no output shape carries a password, encrypted or not.
 """
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
@@ -395,3 +397,48 @@ class BrokerConfigsInputSerializer(serializers.Serializer):
 
 class BrokerConfigsSerializer(serializers.Serializer):
     configs = serializers.DictField(child=ConfigEntrySerializer(), help_text="as read back from the broker")
+
+
+class TopicPartitionSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+
+
+class OpenTransactionSerializer(serializers.Serializer):
+    transactional_id = serializers.CharField()
+    state = serializers.CharField(help_text="Kafka's name: Empty, Ongoing, PrepareCommit, CompleteAbort, …")
+    producer_id = serializers.IntegerField()
+    producer_epoch = serializers.IntegerField()
+    timeout_ms = serializers.IntegerField()
+    started_at = serializers.DateTimeField(allow_null=True, help_text="null while no transaction is open")
+    partitions = serializers.SerializerMethodField()
+    coordinator_id = serializers.IntegerField(help_text="the broker whose transaction coordinator owns it")
+    team = serializers.CharField(allow_null=True, help_text="the team whose transactional-id prefix it has")
+
+    @extend_schema_field(TopicPartitionSerializer(many=True))
+    def get_partitions(self, transaction: Any) -> list[dict[str, Any]]:
+        return [{"topic": topic, "partition": partition} for topic, partition in transaction.partitions]
+
+
+class TransactionsQuerySerializer(serializers.Serializer):
+    state = serializers.CharField(required=False, max_length=32, help_text="only transactions in this state")
+
+
+class HangingTransactionSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    producer_id = serializers.IntegerField()
+    producer_epoch = serializers.IntegerField()
+    coordinator_epoch = serializers.IntegerField()
+    open_transaction_offset = serializers.IntegerField(help_text="the first offset of the open transaction")
+    last_timestamp_ms = serializers.IntegerField(help_text="the producer's last write, epoch milliseconds")
+
+
+class HangingTransactionsQuerySerializer(serializers.Serializer):
+    topic = serializers.CharField(required=False, max_length=249, help_text="look at this topic only")
+
+
+class AbortTransactionInputSerializer(serializers.Serializer):
+    topic = serializers.CharField(max_length=249)
+    partition = serializers.IntegerField(min_value=0)
+    producer_id = serializers.IntegerField(min_value=0)

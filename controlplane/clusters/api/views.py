@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.clusters import brokers, filtersets, membership, outcomes, services
+from controlplane.clusters import brokers, filtersets, membership, outcomes, services, transactions
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
@@ -201,6 +201,54 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
             ],
         }
         return Response(serializers.ThroughputSerializer(body).data)
+
+    @extend_schema(
+        parameters=[serializers.TransactionsQuerySerializer],
+        responses=serializers.OpenTransactionSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def transactions(self, request: Request, pk: str) -> Response:
+        """The transactional ids the cluster's coordinators know, with their current transaction
+        (DescribeTransactions): teams see those under their transactional-id prefixes, org admins all."""
+        cluster = self.get_object()
+        query = serializers.TransactionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = transactions.list_open_transactions(
+            actor=self.actor, cluster=cluster, state=query.validated_data.get("state")
+        )
+        return Response(serializers.OpenTransactionSerializer(found, many=True).data)
+
+    @extend_schema(
+        parameters=[serializers.HangingTransactionsQuerySerializer],
+        responses=serializers.HangingTransactionSerializer(many=True),
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="transactions/hanging",
+        pagination_class=None,
+        filter_backends=[],
+    )
+    def hanging_transactions(self, request: Request, pk: str) -> Response:
+        """Org admins: open transactions on partitions that no coordinator will finish (older than
+        `transaction.max.timeout.ms`); they hold read_committed consumers back."""
+        cluster = self.get_object()
+        query = serializers.HangingTransactionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = transactions.list_hanging_transactions(
+            actor=self.actor, cluster=cluster, topic=query.validated_data.get("topic")
+        )
+        return Response(serializers.HangingTransactionSerializer(found, many=True).data)
+
+    @extend_schema(request=serializers.AbortTransactionInputSerializer, responses={204: None})
+    @action(detail=True, methods=["post"], url_path="transactions/abort")
+    def abort_transaction(self, request: Request, pk: str) -> Response:
+        """Org admins: aborts a producer's open transaction on one partition (an abort marker written at
+        the partition's leader), as `kafka-transactions.sh abort` does for a hanging transaction."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.AbortTransactionInputSerializer)
+        transactions.abort_hanging_transaction(actor=self.actor, cluster=cluster, **data)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 @extend_schema(tags=["clusters"])

@@ -805,6 +805,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{id}/transactions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The transactional ids the cluster's coordinators know, with their current transaction
+         *     (DescribeTransactions): teams see those under their transactional-id prefixes, org admins all.
+         */
+        get: operations["v1_clusters_transactions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/transactions/abort/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Org admins: aborts a producer's open transaction on one partition (an abort marker written at
+         *     the partition's leader), as `kafka-transactions.sh abort` does for a hanging transaction.
+         */
+        post: operations["v1_clusters_transactions_abort_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/{id}/transactions/hanging/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Org admins: open transactions on partitions that no coordinator will finish (older than
+         *     `transaction.max.timeout.ms`); they hold read_committed consumers back.
+         */
+        get: operations["v1_clusters_transactions_hanging_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/register/": {
         parameters: {
             query?: never;
@@ -2062,6 +2122,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AbortTransactionInputRequest: {
+            topic: string;
+            partition: number;
+            producer_id: number;
+        };
         /** @description The answer to a long operation (202): the operation, where to follow it, and the cluster. */
         AcceptedOperation: {
             operation: components["schemas"]["Operation"];
@@ -2076,6 +2141,7 @@ export interface components {
             template: components["schemas"]["TemplateEnum"];
             topic_prefix: string;
             group_prefix?: string;
+            transactional_id_prefix?: string;
             readonly bindings: components["schemas"]["AclBinding"][];
             /** Format: date-time */
             readonly created_at: string;
@@ -2087,6 +2153,8 @@ export interface components {
             topic_prefix: string;
             /** @default  */
             group_prefix: string;
+            /** @default  */
+            transactional_id_prefix: string;
         };
         AclBinding: {
             readonly id: number;
@@ -2842,6 +2910,17 @@ export interface components {
             members: components["schemas"]["Member"][];
             partitions: components["schemas"]["PartitionHealth"][];
         };
+        HangingTransaction: {
+            topic: string;
+            partition: number;
+            producer_id: number;
+            producer_epoch: number;
+            coordinator_epoch: number;
+            /** @description the first offset of the open transaction */
+            open_transaction_offset: number;
+            /** @description the producer's last write, epoch milliseconds */
+            last_timestamp_ms: number;
+        };
         Header: {
             key: string;
             value: components["schemas"]["Payload"];
@@ -3155,6 +3234,24 @@ export interface components {
             readonly applied_at: string;
             /** Format: date-time */
             undone_at?: string | null;
+        };
+        OpenTransaction: {
+            transactional_id: string;
+            /** @description Kafka's name: Empty, Ongoing, PrepareCommit, CompleteAbort, … */
+            state: string;
+            producer_id: number;
+            producer_epoch: number;
+            timeout_ms: number;
+            /**
+             * Format: date-time
+             * @description null while no transaction is open
+             */
+            started_at: string | null;
+            readonly partitions: components["schemas"]["TopicPartition"][];
+            /** @description the broker whose transaction coordinator owns it */
+            coordinator_id: number;
+            /** @description the team whose transactional-id prefix it has */
+            team: string | null;
         };
         /**
          * @description A cluster operation (provisioning, brokers) or a team's change to a cluster whose outcome is being
@@ -4490,9 +4587,10 @@ export interface components {
          * @description * `producer` - Producer on a topic prefix
          *     * `consumer` - Consumer on a topic prefix with a group prefix
          *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
+         *     * `transactional_producer` - Transactional producer on a topic prefix with a transactional-id prefix
          * @enum {string}
          */
-        TemplateEnum: "producer" | "consumer" | "stream_app";
+        TemplateEnum: "producer" | "consumer" | "stream_app" | "transactional_producer";
         /** @description Messages per second between consecutive lag-sampler runs (raw history: the last hour at most). */
         Throughput: {
             cluster: number;
@@ -4580,6 +4678,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        TopicPartition: {
+            topic: string;
+            partition: number;
+        };
         TopicThroughput: {
             topic: string;
             messages_per_second: number[];
@@ -4642,8 +4744,9 @@ export interface operations {
                  * @description * `producer` - Producer on a topic prefix
                  *     * `consumer` - Consumer on a topic prefix with a group prefix
                  *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
+                 *     * `transactional_producer` - Transactional producer on a topic prefix with a transactional-id prefix
                  */
-                template?: "consumer" | "producer" | "stream_app";
+                template?: "consumer" | "producer" | "stream_app" | "transactional_producer";
             };
             header?: never;
             path?: never;
@@ -6208,6 +6311,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Throughput"];
+                };
+            };
+        };
+    };
+    v1_clusters_transactions_list: {
+        parameters: {
+            query?: {
+                /** @description only transactions in this state */
+                state?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenTransaction"][];
+                };
+            };
+        };
+    };
+    v1_clusters_transactions_abort_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AbortTransactionInputRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    v1_clusters_transactions_hanging_list: {
+        parameters: {
+            query?: {
+                /** @description look at this topic only */
+                topic?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HangingTransaction"][];
                 };
             };
         };

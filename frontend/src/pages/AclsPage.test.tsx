@@ -102,6 +102,39 @@ describe("AclsPage", { timeout: 30_000 }, () => {
       template: "consumer",
       topic_prefix: "payments.",
       group_prefix: "payments-",
+      transactional_id_prefix: "",
+    });
+  });
+
+  it("asks for the team's transactional-id prefix for a transactional producer", async () => {
+    const fetchSpy = stubAcls("developer", {
+      "GET /api/v1/prefixes/": page([
+        paymentsPrefix,
+        { ...paymentsPrefix, id: 7, resource_type: "transactional_id", prefix: "payments-tx-" },
+      ]),
+      "POST /api/v1/access-grants/": json(201, grant({ id: 72, template: "transactional_producer" })),
+    });
+    const { user } = renderApp("/acls?account=20");
+
+    const dialog = await screen.findByRole("dialog", { name: "Grant access from a template" });
+    await waitFor(() => expect(within(dialog).getByLabelText("Topic prefix")).toHaveValue("payments."));
+    expect(within(dialog).queryByLabelText("Transactional id prefix")).not.toBeInTheDocument();
+    await user.selectOptions(within(dialog).getByLabelText("Template"), "transactional_producer");
+    expect(within(dialog).getByLabelText("What the template grants")).toHaveTextContent(
+      "WRITE and DESCRIBE on transactional ids with the transactional-id prefix",
+    );
+    expect(within(dialog).queryByLabelText("Group prefix")).not.toBeInTheDocument();
+    expect(within(dialog).getByLabelText("Transactional id prefix")).toHaveValue("payments-tx-");
+    await user.click(within(dialog).getByRole("button", { name: "Grant access" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    const posted = requestsOf(fetchSpy).find((request) => request.method === "POST")!;
+    expect(await posted.json()).toEqual({
+      service_account: 20,
+      cluster: 3,
+      template: "transactional_producer",
+      topic_prefix: "payments.",
+      group_prefix: "",
+      transactional_id_prefix: "payments-tx-",
     });
   });
 

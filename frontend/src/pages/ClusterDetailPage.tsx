@@ -31,10 +31,16 @@ import {
 } from "./clusters/ClusterStatusBadge";
 import { LiveOperation, OperationProgress } from "./clusters/OperationProgress";
 import { BrokerConfigs } from "./configs/BrokerConfigs";
+import { TransactionsSection } from "./clusters/TransactionsSection";
 import { NotFoundPage } from "./NotFoundPage";
 
 /** The cluster page's tabs, each its own URL (/clusters/:id, /clusters/:id/brokers, /clusters/:id/configs). */
-const TABS = { overview: "Overview", brokers: "Brokers", configs: "Broker configs" } as const;
+const TABS = {
+  overview: "Overview",
+  brokers: "Brokers",
+  configs: "Broker configs",
+  transactions: "Transactions",
+} as const;
 type Tab = keyof typeof TABS;
 
 export function ClusterDetailPage() {
@@ -141,6 +147,9 @@ function ClusterSections({
         </>
       ) : null}
       {tab === "configs" ? <BrokerConfigsSection cluster={cluster} canAdminister={canAdminister && !gone} /> : null}
+      {tab === "transactions" && !gone ? (
+        <TransactionsSection clusterId={cluster.id} canAdminister={canAdminister} />
+      ) : null}
       <ConfirmDialog
         open={deleting}
         title={`Delete cluster ${cluster.name}?`}

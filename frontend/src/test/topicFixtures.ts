@@ -127,6 +127,7 @@ export function grant(overrides: Partial<AccessGrant> = {}): AccessGrant {
     template: "producer",
     topic_prefix: "payments.",
     group_prefix: "",
+    transactional_id_prefix: "",
     bindings: [],
     created_at: "2026-01-05T10:00:00Z",
     ...overrides,

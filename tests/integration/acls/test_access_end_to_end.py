@@ -2,7 +2,7 @@
 service account's SCRAM credential is let in inside the team's prefixes and kept out elsewhere."""
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
 from tests.integration.topics.clients import code_of, first_record_or_error, produce_one
@@ -79,6 +79,58 @@ def test_a_service_account_reaches_its_prefix_only_and_loses_access_when_the_tem
     assert code_of(revoked) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     remaining = world.developer_a.get("/api/v1/acls/", {"cluster": world.cluster.id}).json()["results"]
     assert {b["grant"] for b in remaining} == {consumer_grant["id"]}
+
+
+def test_a_transactional_producer_grant_lets_the_application_commit_under_its_transactional_id_prefix(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    topic = world.topic_prefix_a + "ledger"
+    create_topic(world, world.developer_a, topic)
+    password = _issue_credential(world)
+    missing = world.developer_a.post(
+        "/api/v1/access-grants/",
+        {
+            "cluster": world.cluster.id,
+            "service_account": world.account_a.id,
+            "template": "transactional_producer",
+            "topic_prefix": world.topic_prefix_a,
+        },
+        format="json",
+    )
+    assert missing.status_code == 400
+    assert missing.json()["error"]["code"] == "invalid_prefix"
+    granted = _grant(
+        world,
+        "transactional_producer",
+        topic_prefix=world.topic_prefix_a,
+        transactional_id_prefix=world.transactional_id_prefix_a,
+    )
+    assert {(b["resource_type"], b["resource_name"], b["operation"]) for b in granted["bindings"]} == {
+        ("TOPIC", world.topic_prefix_a, "WRITE"),
+        ("TOPIC", world.topic_prefix_a, "DESCRIBE"),
+        ("TRANSACTIONAL_ID", world.transactional_id_prefix_a, "WRITE"),
+        ("TRANSACTIONAL_ID", world.transactional_id_prefix_a, "DESCRIBE"),
+    }
+    assert granted["transactional_id_prefix"] == world.transactional_id_prefix_a
+
+    user = world.account_a.name
+    producer = world.producer(
+        user, password, **{"transactional.id": world.transactional_id_prefix_a + "ledger-1"}
+    )
+    producer.init_transactions(20)
+    producer.begin_transaction()
+    producer.produce(topic, b"committed")
+    producer.commit_transaction(20)
+    reader = world.consumer(world.group_prefix_a + "audit", **{"isolation.level": "read_committed"})
+    assert first_record_or_error(reader, [topic]) == (b"committed", None)
+
+    foreign = world.producer(
+        user, password, **{"transactional.id": world.transactional_id_prefix_b + "ledger-1"}
+    )
+    with pytest.raises(KafkaException) as refused:
+        foreign.init_transactions(20)
+    assert refused.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
 def test_a_team_cannot_grant_outside_its_prefixes_or_to_another_teams_account(

@@ -22,6 +22,7 @@ from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Organization
 from tests.fixtures.servers import wait_until
+from tests.integration.topics.world import kafka_world  # noqa: F401 - the fixture, shared by the apps' tests
 
 SYSTEM = Actor.system()
 

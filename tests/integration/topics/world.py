@@ -43,6 +43,8 @@ class KafkaWorld:
     group_prefix_a: str
     topic_prefix_b: str
     group_prefix_b: str
+    transactional_id_prefix_a: str
+    transactional_id_prefix_b: str
     org_admin: APIClient
     developer_a: APIClient
     viewer_a: APIClient
@@ -98,6 +100,8 @@ def build_world(secure_broker: SecureBrokerProcess) -> KafkaWorld:
         (team_a, PrefixResourceType.GROUP): f"pay-{uid}-",
         (team_b, PrefixResourceType.TOPIC): f"srch-{uid}.",
         (team_b, PrefixResourceType.GROUP): f"srch-{uid}-",
+        (team_a, PrefixResourceType.TRANSACTIONAL_ID): f"paytx-{uid}-",
+        (team_b, PrefixResourceType.TRANSACTIONAL_ID): f"srchtx-{uid}-",
     }
     for (team, kind), prefix in prefixes.items():
         tenancy.add_prefix(actor=SYSTEM, team=team, resource_type=kind, prefix=prefix)
@@ -130,6 +134,8 @@ def build_world(secure_broker: SecureBrokerProcess) -> KafkaWorld:
         group_prefix_a=prefixes[(team_a, PrefixResourceType.GROUP)],
         topic_prefix_b=prefixes[(team_b, PrefixResourceType.TOPIC)],
         group_prefix_b=prefixes[(team_b, PrefixResourceType.GROUP)],
+        transactional_id_prefix_a=prefixes[(team_a, PrefixResourceType.TRANSACTIONAL_ID)],
+        transactional_id_prefix_b=prefixes[(team_b, PrefixResourceType.TRANSACTIONAL_ID)],
         org_admin=org_admin,
         developer_a=developer_a,
         viewer_a=viewer_a,

@@ -39,6 +39,43 @@ def test_the_stream_app_template_adds_internal_topics_and_transactions() -> None
     assert ("GROUP", "payments-", "READ") in _ops(acls)
 
 
+def test_the_transactional_producer_template_writes_topics_under_a_transactional_id_prefix() -> None:
+    acls = template_bindings(
+        "transactional_producer",
+        principal=PRINCIPAL,
+        topic_prefix="payments.",
+        transactional_id_prefix="payments-tx-",
+    )
+
+    assert _ops(acls) == {
+        ("TOPIC", "payments.", "WRITE"),
+        ("TOPIC", "payments.", "DESCRIBE"),
+        ("TRANSACTIONAL_ID", "payments-tx-", "WRITE"),
+        ("TRANSACTIONAL_ID", "payments-tx-", "DESCRIBE"),
+    }
+    problems = scope_problems(
+        acls,
+        team_principals={PRINCIPAL},
+        team_prefixes={"topic": ["payments."], "transactional_id": ["orders-tx-"]},
+    )
+    assert (
+        problems == ["TRANSACTIONAL_ID 'payments-tx-' is outside the team's transactional_id prefixes."] * 2
+    )
+
+
+def test_a_stream_app_names_its_transactions_after_a_transactional_id_prefix_when_given_one() -> None:
+    acls = template_bindings(
+        "stream_app",
+        principal=PRINCIPAL,
+        topic_prefix="payments.",
+        group_prefix="payments-",
+        transactional_id_prefix="payments-tx-",
+    )
+
+    assert ("TRANSACTIONAL_ID", "payments-tx-", "WRITE") in _ops(acls)
+    assert ("TRANSACTIONAL_ID", "payments-", "WRITE") not in _ops(acls)
+
+
 def test_a_team_may_grant_its_own_accounts_inside_its_prefixes() -> None:
     acls = template_bindings(
         "consumer", principal=PRINCIPAL, topic_prefix="payments.orders", group_prefix="payments-"

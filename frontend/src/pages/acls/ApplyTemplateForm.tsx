@@ -33,7 +33,15 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
   // Until edited, the prefixes follow the chosen account's team.
   const [topicPrefix, setTopicPrefix] = useState<string | null>(null);
   const [groupPrefix, setGroupPrefix] = useState<string | null>(null);
-  const server = formErrorsOf(apply.error, ["service_account", "cluster", "template", "topic_prefix", "group_prefix"]);
+  const [transactionalIdPrefix, setTransactionalIdPrefix] = useState<string | null>(null);
+  const server = formErrorsOf(apply.error, [
+    "service_account",
+    "cluster",
+    "template",
+    "topic_prefix",
+    "group_prefix",
+    "transactional_id_prefix",
+  ]);
   const description = TEMPLATES[template];
 
   function submit(event: FormEvent) {
@@ -46,6 +54,9 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
         template,
         topic_prefix: topicPrefix ?? teamPrefix("topic"),
         group_prefix: description.needsGroupPrefix ? (groupPrefix ?? teamPrefix("group")) : "",
+        transactional_id_prefix: description.needsTransactionalIdPrefix
+          ? (transactionalIdPrefix ?? teamPrefix("transactional_id"))
+          : "",
       },
       { onSuccess: onDone },
     );
@@ -61,6 +72,7 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
           setAccountId(chosen);
           setTopicPrefix(null);
           setGroupPrefix(null);
+          setTransactionalIdPrefix(null);
         }}
         error={server.fields.service_account}
       />
@@ -101,6 +113,15 @@ export function ApplyTemplateForm({ accounts, clusters, initialAccount, onDone }
           value={groupPrefix ?? teamPrefix("group")}
           onChange={setGroupPrefix}
           error={server.fields.group_prefix}
+        />
+      ) : null}
+      {description.needsTransactionalIdPrefix ? (
+        <TextField
+          label="Transactional id prefix"
+          hint="The producer's transactional.id must start with this."
+          value={transactionalIdPrefix ?? teamPrefix("transactional_id")}
+          onChange={setTransactionalIdPrefix}
+          error={server.fields.transactional_id_prefix}
         />
       ) : null}
       <FormError message={server.form} />

@@ -36,6 +36,7 @@ export interface TemplateDescription {
   /** What the template grants, in the words of controlplane/acls/templates.py. */
   grants: string[];
   needsGroupPrefix: boolean;
+  needsTransactionalIdPrefix: boolean;
 }
 
 export const TEMPLATES: Record<TemplateName, TemplateDescription> = {
@@ -43,11 +44,22 @@ export const TEMPLATES: Record<TemplateName, TemplateDescription> = {
     label: "Producer",
     grants: ["WRITE and DESCRIBE on topics with the topic prefix"],
     needsGroupPrefix: false,
+    needsTransactionalIdPrefix: false,
+  },
+  transactional_producer: {
+    label: "Transactional producer",
+    grants: [
+      "WRITE and DESCRIBE on topics with the topic prefix",
+      "WRITE and DESCRIBE on transactional ids with the transactional-id prefix",
+    ],
+    needsGroupPrefix: false,
+    needsTransactionalIdPrefix: true,
   },
   consumer: {
     label: "Consumer",
     grants: ["READ and DESCRIBE on topics with the topic prefix", "READ on consumer groups with the group prefix"],
     needsGroupPrefix: true,
+    needsTransactionalIdPrefix: false,
   },
   stream_app: {
     label: "Stream application",
@@ -57,6 +69,7 @@ export const TEMPLATES: Record<TemplateName, TemplateDescription> = {
       "WRITE and DESCRIBE on transactional ids with the group prefix",
     ],
     needsGroupPrefix: true,
+    needsTransactionalIdPrefix: false,
   },
 };
 
