@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
@@ -19,6 +19,13 @@ from tests.e2e.test_topics_and_messages import sign_in
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 payments = topic_journeys.payments
+
+
+def fits_without_scrolling(table: Locator, row: Locator) -> None:
+    """Every column is in view: the table does not scroll sideways inside its frame."""
+    expect(row).to_be_visible()
+    hidden = table.evaluate("t => t.parentElement.scrollWidth - t.parentElement.clientWidth")
+    assert hidden <= 0, f"the table hides {hidden} px of columns"
 
 
 def test_an_admin_finds_a_teams_open_transaction_and_looks_for_hanging_ones(
@@ -56,7 +63,7 @@ def test_an_admin_finds_a_teams_open_transaction_and_looks_for_hanging_ones(
     expect(row).to_contain_text("Ongoing")
     expect(row).to_contain_text(f"{topic}-1")
     expect(row).to_contain_text("Payments")
-    capture_everywhere(page, "page-cluster-transactions", lambda: expect(row).to_be_visible())
+    capture_everywhere(page, "page-cluster-transactions", lambda: fits_without_scrolling(transactions, row))
 
     page.get_by_role("button", name="Look for hanging transactions").click()
     expect(page.get_by_text("No hanging transactions")).to_be_visible()

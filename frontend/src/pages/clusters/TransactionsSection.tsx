@@ -18,26 +18,25 @@ const openColumn = createColumnHelper<OpenTransaction>();
 const openColumns = [
   openColumn.accessor("transactional_id", {
     header: "Transactional id",
-    cell: (info) => <span className="mono">{info.getValue()}</span>,
+    cell: (info) => <span className="mono table__wrap">{info.getValue()}</span>,
   }),
   openColumn.accessor("state", { header: "State" }),
-  openColumn.accessor((row) => `${row.producer_id} / ${row.producer_epoch}`, {
-    id: "producer",
-    header: "Producer id / epoch",
-  }),
   openColumn.accessor((row) => row.partitions.map((each) => `${each.topic}-${each.partition}`).join(", "), {
     id: "partitions",
     header: "Partitions",
-    cell: (info) => <span className="mono">{info.getValue() || "—"}</span>,
+    cell: (info) => <span className="mono table__wrap">{info.getValue() || "—"}</span>,
   }),
   openColumn.accessor((row) => row.started_at ?? "", {
     id: "started_at",
     header: "Open since",
     cell: (info) => (info.getValue() ? <Timestamp value={info.getValue()} relative /> : "—"),
   }),
-  openColumn.accessor((row) => row.timeout_ms / 1000, { id: "timeout", header: "Timeout (s)" }),
+  openColumn.accessor("timeout_ms", { header: "Timeout", cell: (info) => `${info.getValue() / 1000} s` }),
+  openColumn.accessor((row) => `${row.producer_id} / ${row.producer_epoch}`, {
+    id: "producer",
+    header: () => <span title="Producer id / epoch">Producer</span>,
+  }),
   openColumn.accessor((row) => row.team ?? "—", { id: "team", header: "Team" }),
-  openColumn.accessor("coordinator_id", { header: "Coordinator" }),
 ];
 
 function hangingKey(row: HangingTransaction): string {
