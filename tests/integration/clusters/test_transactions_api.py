@@ -51,8 +51,15 @@ def test_teams_see_their_own_open_transactions_and_an_org_admin_aborts_one(kafka
     # Left open, as a producer that died mid-transaction leaves it.
     _open_transaction(world, topic, transactional_id)
 
+    # Initialized and idle: Kafka describes it with no start time (-1 on the wire).
+    idle_id = world.transactional_id_prefix_a + "idle"
+    world.producer(**{"transactional.id": idle_id}).init_transactions(20)
+
     seen_by_team = {t["transactional_id"]: t for t in _transactions(world.developer_a, world)}
-    assert set(seen_by_team) == {transactional_id}
+    assert set(seen_by_team) == {transactional_id, idle_id}
+    assert seen_by_team[idle_id]["state"] == "Empty"
+    assert seen_by_team[idle_id]["started_at"] is None
+    assert seen_by_team[idle_id]["partitions"] == []
     listed = seen_by_team[transactional_id]
     assert listed["state"] == "Ongoing"
     assert listed["partitions"] == [{"topic": topic, "partition": 0}]
