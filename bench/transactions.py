@@ -15,9 +15,9 @@ Both modes are mostly bound by the Python produce() loop (1-2 µs per record), n
 the broker's CPU per record is the comparable cost (a transaction of 1,000 records adds
 AddPartitionsToTxn, EndTxn, three `__transaction_state` writes and a marker).
 
-Load average 2.9-3.2 (five other sessions on the 2-core box), 1 M records of 100 B, two rounds:
-idempotent 616-811 k msg/s (broker 0.08-0.15 µs CPU per record), transactional 602-660 k msg/s
-(0.57-0.60 µs per record), 0.88x; commit p50 0.94-1.05 ms, p99 3.8-3.9 ms.
+Load average 2.9-3.5 (five other sessions on the 2-core box), 1 M records of 100 B, two runs of two
+rounds: idempotent 616-811 k msg/s (broker 0.08-0.15 µs CPU per record), transactional 517-660 k
+msg/s (0.57-0.60 µs per record), medians 0.78-0.88x; commit p50 0.94-1.05 ms, p99 3.8-6.8 ms.
 """
 
 from __future__ import annotations

@@ -176,6 +176,12 @@ class Partition:
                 raise PartitionError(error)
         return offset
 
+    def in_open_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether the producer, at this epoch, has an open transaction here: its earlier batches
+        were verified with the coordinator, so KIP-890 need not ask again until the marker."""
+        entry = self._log.producer_state.producers.get(producer_id)
+        return entry is not None and entry.epoch == producer_epoch and entry.current_txn_first_offset >= 0
+
     def producers(self) -> list[ProducerEntry]:
         """The producers this partition remembers (DescribeProducers), each a private copy."""
         return [entry.copy() for entry in self._log.producer_state.producers.values()]

@@ -258,6 +258,10 @@ class CoordinatorTransactionVerifier:
         coordinator = self._state.transactions
         if coordinator is None:
             return dict.fromkeys(partitions, ErrorCode.not_enough_replicas)
+        # As Kafka: only a partition's first batch in a transaction is checked with the coordinator.
+        partitions = [tp for tp in partitions if not self._already_open(tp, producer_id, producer_epoch)]
+        if not partitions:
+            return {}
         if coordinator.owns(transactional_id):
             answers = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
         else:
@@ -265,6 +269,10 @@ class CoordinatorTransactionVerifier:
                 coordinator, transactional_id, producer_id, producer_epoch, partitions
             )
         return {tp: _produce_error(error) for tp, error in answers.items()}
+
+    def _already_open(self, tp: TopicPartition, producer_id: int, producer_epoch: int) -> bool:
+        led, _ = self._state.partitions.leader(*tp)
+        return led is not None and led.in_open_transaction(producer_id, producer_epoch)
 
     async def _ask_remote(
         self,

@@ -192,6 +192,18 @@ def test_produce_is_verified_with_the_coordinator(broker: AclBroker) -> None:
     assert produce(broker, producer.producer_id, 0) == ErrorCode.invalid_txn_state
     assert add_partition(broker, producer.producer_id, 0) == ErrorCode.none
     assert produce(broker, producer.producer_id, 0) == ErrorCode.none
+    # Later batches of the open transaction are not checked again (the coordinator could be away).
+    coordinator = broker.state.transactions
+    partition = coordinator.partition_for(TXN_ID)
+    coordinator.unload_partition(partition)
+    assert produce(broker, producer.producer_id, 0) == ErrorCode.none  # the log answers it (a duplicate)
+
+    async def reload() -> None:
+        loading = coordinator.load_partition(partition)
+        assert loading is not None
+        await loading
+
+    broker.loop.run_until_complete(reload())
     # A fenced producer's batch gets INVALID_PRODUCER_EPOCH (Produce has no PRODUCER_FENCED), which
     # clients treat as fatal.
     assert init(broker).error_code == ErrorCode.concurrent_transactions  # aborting the open transaction
