@@ -7,26 +7,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import ClassVar
 
 from confluent_kafka import KafkaException
 from kio.schema.describe_producers.v0.request import DescribeProducersRequest, TopicRequest
 from kio.schema.describe_transactions.v0.request import DescribeTransactionsRequest
-from kio.schema.describe_transactions.v0.response import TopicData
-from kio.schema.errors import ErrorCode
 from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
 from kio.schema.list_transactions.v1.request import ListTransactionsRequest
-from kio.schema.response_header.v1.header import ResponseHeader
 from kio.schema.write_txn_markers.v1.request import (
     WritableTxnMarker,
     WritableTxnMarkerTopic,
     WriteTxnMarkersRequest,
 )
-from kio.serial import entity_reader
-from kio.static.constants import EntityType
-from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
+from kio.static.primitive import i8, i16, i32, i64
 
 from controlplane.kafka.cluster import describe_cluster
 from controlplane.kafka.connection import (
@@ -38,44 +32,9 @@ from controlplane.kafka.connection import (
     raise_typed,
 )
 from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.transaction_answers import read_described_transactions
 
 TRANSACTION_COORDINATOR = i8(1)
-
-
-# kio's DescribeTransactions v0 entities read the start time as a timestamp and refuse the -1 Kafka sends
-# while no transaction is open (a producer that has only initialized): the same fields, with the start time
-# read as the plain int64 it is on the wire.
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _DescribedTransaction:
-    __type__: ClassVar = EntityType.nested
-    __version__: ClassVar[i16] = i16(0)
-    __flexible__: ClassVar[bool] = True
-    __api_key__: ClassVar[i16] = i16(65)
-    __header_schema__: ClassVar[type[ResponseHeader]] = ResponseHeader
-    error_code: ErrorCode = field(metadata={"kafka_type": "error_code"})
-    transactional_id: str = field(metadata={"kafka_type": "string"})
-    transaction_state: str = field(metadata={"kafka_type": "string"})
-    transaction_timeout: i32 = field(metadata={"kafka_type": "int32"})
-    transaction_start_time: i64 = field(metadata={"kafka_type": "int64"})
-    producer_id: i64 = field(metadata={"kafka_type": "int64"})
-    producer_epoch: i16 = field(metadata={"kafka_type": "int16"})
-    topics: tuple[TopicData, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _DescribeTransactionsAnswer:
-    __type__: ClassVar = EntityType.response
-    __version__: ClassVar[i16] = i16(0)
-    __flexible__: ClassVar[bool] = True
-    __api_key__: ClassVar[i16] = i16(65)
-    __header_schema__: ClassVar[type[ResponseHeader]] = ResponseHeader
-    throttle_time: i32Timedelta = field(metadata={"kafka_type": "timedelta_i32"})
-    transaction_states: tuple[_DescribedTransaction, ...]
-
-
-_read_described_transactions = entity_reader(_DescribeTransactionsAnswer)
-# The correlation id, then the flexible response header's (empty) tagged fields.
-_RESPONSE_BODY_AT = 4 + 1
 
 
 @dataclass(frozen=True)
@@ -168,7 +127,7 @@ def describe_transactions(
     for (node_id, host, port), keys in by_coordinator.items():
         with protocol_connection(connection, timeout_seconds, f"{host}:{port}") as wire:
             frame = wire.request_frame(DescribeTransactionsRequest(transactional_ids=tuple(keys)))
-        response, _ = _read_described_transactions(frame, _RESPONSE_BODY_AT)
+        response = read_described_transactions(frame)
         for state in response.transaction_states:
             raise_for_code(int(state.error_code), None, f"DescribeTransactions of {state.transactional_id}")
             start_ms = int(state.transaction_start_time)
