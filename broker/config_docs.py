@@ -150,3 +150,13 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "quota.window.num": "Samples kept for client quota rates.",
     "quota.window.size.seconds": "Length of one client quota sample.",
 }
+
+GROUP_CONFIG_DOCUMENTATION: dict[str, str] = {
+    "consumer.session.timeout.ms": (
+        "For this consumer group (consumer protocol): how long a member may go without a heartbeat before the "
+        "coordinator removes it and reassigns its partitions."
+    ),
+    "consumer.heartbeat.interval.ms": (
+        "For this consumer group (consumer protocol): how often members send their heartbeat."
+    ),
+}
