@@ -98,6 +98,9 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "auto.leader.rebalance.enable": (bool, True),
     "leader.imbalance.check.interval.seconds": (int, 300),
     "leader.imbalance.per.broker.percentage": (int, 10),
+    # Not a Kafka property: serve the old API versions Kafka 3.9 served and 4.0 dropped (Fetch v0-3 with
+    # down-conversion, ListOffsets v0; broker/handlers/api_versions.py). false: Kafka 4.0's ranges only.
+    "legacy.api.versions.enable": (bool, True),
     # Not a Kafka property: our Prometheus endpoint (0 = off).
     "metrics.port": (int, 0),
     "metrics.host": (str, "127.0.0.1"),

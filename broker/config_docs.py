@@ -114,6 +114,10 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "socket.request.max.bytes": "Largest request the broker reads; bigger ones close the connection.",
     "queued.max.request.bytes": "Request bytes all connections may hold in memory at once.",
     "max.connections": "Connections the broker accepts in total.",
+    "legacy.api.versions.enable": (
+        "Serve the API versions Kafka 3.9 served and Kafka 4.0 removed (Fetch v0-3 with conversion to the old "
+        "message format, ListOffsets v0) for older clients; false answers like Kafka 4.0."
+    ),
     "max.connections.per.ip": "Connections the broker accepts from one IP address.",
     "max.connections.per.ip.overrides": "Per-address exceptions to max.connections.per.ip, host:count.",
     "group.initial.rebalance.delay.ms": "How long a new group waits for more members before its first rebalance.",
