@@ -525,8 +525,52 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) ->
     return {"throttle_time": 0, "responses": responses}
 
 
+CLIENT_METRICS = 16
+LISTABLE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
+
+
+def _config_resource_names(ctx: RequestContext, resource_type: int) -> list[str]:
+    if resource_type == TOPIC:
+        return sorted(topic.name for topic in ctx.broker.metadata.topics())
+    if resource_type in (BROKER, BROKER_LOGGER):
+        cluster = ctx.broker.cluster
+        ids = set(cluster.image.brokers) if cluster is not None else {ctx.broker.node_id}
+        return [str(broker_id) for broker_id in sorted(ids)]
+    if resource_type == GROUP:
+        # Groups with configs set, and the groups this broker coordinates.
+        names = set(ctx.broker.local_group_configs)
+        if ctx.broker.cluster is not None:
+            names |= set(ctx.broker.cluster.image.group_configs)
+        if ctx.broker.groups is not None:
+            _error, listed = ctx.broker.groups.list_groups(states_filter=(), types_filter=())
+            names |= {group.group_id for group in listed}
+        return sorted(names)
+    return []  # CLIENT_METRICS: no client telemetry subscriptions here
+
+
+async def handle_list_config_resources(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """ListConfigResources (74): v0 is Kafka 4.0's ListClientMetricsResources (client metrics only, of
+    which there are none here); v1 lists the resources of the asked types, every type when none is asked."""
+    if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "config_resources": [],
+        }
+    asked = tuple(getattr(request, "resource_types", ())) or (LISTABLE_TYPES if ctx.api_version >= 1 else ())
+    if any(kind not in LISTABLE_TYPES for kind in asked):
+        return {"throttle_time": 0, "error_code": ErrorCode.unsupported_version, "config_resources": []}
+    resources = [
+        {"resource_name": name, "resource_type": kind}
+        for kind in asked
+        for name in _config_resource_names(ctx, kind)
+    ]
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "config_resources": resources}
+
+
 APIS = {
     32: (1, 4, handle_describe_configs),
     33: (0, 2, handle_alter_configs),
     44: (0, 1, handle_incremental_alter_configs),
+    74: (0, 1, handle_list_config_resources),
 }

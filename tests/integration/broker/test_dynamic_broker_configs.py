@@ -277,3 +277,21 @@ def test_group_configs_are_kept_checked_and_survive_a_restart(fresh_broker: Brok
     assert (entry.value, entry.source) == ("50000", ConfigSource.GROUP_CONFIG.value)
     _alter(admin, ResourceType.GROUP, "g1", ("consumer.session.timeout.ms", DELETE, None))
     assert _describe(admin, ResourceType.GROUP, "g1")["consumer.session.timeout.ms"].value == "45000"
+
+
+def test_list_config_resources_names_topics_brokers_and_groups_with_configs(
+    fresh_broker: BrokerProcess,
+) -> None:
+    topic = create_topic(fresh_broker.bootstrap, "listed")
+    admin = AdminClient({"bootstrap.servers": fresh_broker.bootstrap})
+    _alter(admin, ResourceType.GROUP, "configured", ("consumer.heartbeat.interval.ms", SET, "6000"))
+    kafka_python = KafkaAdminClient(bootstrap_servers=fresh_broker.bootstrap)
+    try:
+        everything = kafka_python.list_config_resources()
+        only_groups = kafka_python.list_config_resources(["GROUP"])
+    finally:
+        kafka_python.close()
+    assert topic in everything["topic"]
+    assert everything["broker"] == ["1"]
+    assert everything["broker_logger"] == ["1"]
+    assert only_groups == {"group": ["configured"]}

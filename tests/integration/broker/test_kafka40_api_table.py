@@ -113,10 +113,8 @@ KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
     40: (None, "Delegation tokens are not built"),
     41: (None, "Delegation tokens are not built"),
     57: (None, "UpdateFeatures: no finalized features (metadata.version) yet"),
-    60: ((0, 1), "DescribeCluster v2 (fenced brokers, KIP-1073) is not served"),
     71: (None, "GetTelemetrySubscriptions: librdkafka changes behaviour once advertised; no telemetry sink"),
     72: (None, "PushTelemetry: no client telemetry sink (KIP-714)"),
-    74: (None, "ListConfigResources is not served"),
     80: (None, "AddRaftVoter: the controller quorum is static (controller.quorum.voters)"),
     81: (None, "RemoveRaftVoter: the controller quorum is static"),
 }
