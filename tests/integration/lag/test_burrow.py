@@ -1,5 +1,6 @@
-"""Debian's Burrow 1.2.1 (sarama, configured as a Kafka 0.10.0 client: ListOffsets v0, Fetch v2 with old-format
-messages) follows a group through `__consumer_offsets` on our broker and reports the lag our lag API reports."""
+"""Debian's Burrow 1.2.1 (sarama, configured as a Kafka 0.8.2 or 0.10.0 client: ListOffsets v0, Fetch v0 or v2 with
+old-format messages) follows a group through `__consumer_offsets` on our broker and reports the lag our lag API
+reports."""
 
 from __future__ import annotations
 
@@ -73,13 +74,13 @@ def zookeeper(tmp_path: Path) -> Iterator[int]:
 
 
 @pytest.fixture
-def burrow(tmp_path: Path, zookeeper: int) -> Iterator[Callable[[str], int]]:
+def burrow(tmp_path: Path, zookeeper: int) -> Iterator[Callable[[str, str], int]]:
     """Starts Burrow on a broker; returns its HTTP port."""
     if not Path(BURROW).exists():
         pytest.fail("Burrow is not installed (scripts/bootstrap.sh --test installs Debian's burrow)")
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(bootstrap: str) -> int:
+    def start(bootstrap: str, kafka_version: str) -> int:
         http_port = free_port()
         config_dir = tmp_path / "burrow"
         config_dir.mkdir()
@@ -93,20 +94,20 @@ level="info"
 servers=["127.0.0.1:{zookeeper}"]
 timeout=6
 root-path="/burrow"
-[client-profile.kafka010]
+[client-profile.old]
 client-id="burrow"
-kafka-version="0.10.0"
+kafka-version="{kafka_version}"
 [cluster.local]
 class-name="kafka"
 servers=["{bootstrap}"]
-client-profile="kafka010"
+client-profile="old"
 topic-refresh=5
 offset-refresh=1
 [consumer.local]
 class-name="kafka"
 cluster="local"
 servers=["{bootstrap}"]
-client-profile="kafka010"
+client-profile="old"
 start-latest=false
 [httpserver.default]
 address="127.0.0.1:{http_port}"
@@ -151,8 +152,10 @@ def _requests_served(broker: BrokerProcess) -> str:
         return response.read().decode()
 
 
+# sarama's requests by the Kafka version it is told: Fetch v0 (magic 0 messages) before 0.10, v2 (magic 1) from it.
+@pytest.mark.parametrize(("kafka_version", "fetch_version"), [("0.8.2", 0), ("0.10.0", 2)])
 def test_burrow_reports_the_lag_our_lag_api_reports(
-    db, lag_redis: str, fresh_broker: BrokerProcess, burrow
+    db, lag_redis: str, fresh_broker: BrokerProcess, burrow, kafka_version: str, fetch_version: int
 ) -> None:
     uid = uuid.uuid4().hex[:8]
     topic, group = f"orders-{uid}", f"billing-{uid}"
@@ -186,7 +189,7 @@ def test_burrow_reports_the_lag_our_lag_api_reports(
     }
     assert (ours["lag_messages"], our_partitions) == (5, {0: 4, 1: 1})
 
-    port = burrow(fresh_broker.bootstrap)
+    port = burrow(fresh_broker.bootstrap, kafka_version)
     deadline = time.monotonic() + 60
     status = None
     while time.monotonic() < deadline:
@@ -198,7 +201,7 @@ def test_burrow_reports_the_lag_our_lag_api_reports(
     assert status["totallag"] == ours["lag_messages"]
     assert {p["partition"]: p["current_lag"] for p in status["partitions"]} == our_partitions
 
-    # Burrow got there with the old versions: ListOffsets v0 and Fetch v2 (old-format messages).
+    # Burrow got there with the old versions: ListOffsets v0 and Fetch v0 or v2 (old-format messages).
     served = _requests_served(fresh_broker)
     assert 'api="list_offsets",version="0"' in served
-    assert 'api="fetch",version="2"' in served
+    assert f'api="fetch",version="{fetch_version}"' in served
