@@ -20,7 +20,7 @@ def request(api_key: int, version: int, body: dict):
     return build_entity(request_class(api_key, version), body)
 
 
-@pytest.mark.parametrize("version", range(3, 11))
+@pytest.mark.parametrize("version", range(3, 13))
 def test_produce_answers_every_served_version(broker, matrix_topic, version):
     body = {
         "acks": -1,

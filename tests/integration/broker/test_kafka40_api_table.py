@@ -100,7 +100,6 @@ IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
 
 # Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
 KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
-    0: ((0, 10), "Produce v11 (KIP-951 leader hints in errors) and v12 (transactions v2) are not served"),
     1: (
         (0, 12),
         "Fetch v13-17 need topic ids in requests and responses (v13), replica state (v15), KIP-951 (v16)",
