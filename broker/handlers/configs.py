@@ -65,6 +65,8 @@ _TOPIC_LIST_CONFIGS = frozenset(name for name, kind in _TOPIC_TYPES.items() if k
 _BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE, list: LIST}
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+# Groups that may have configs set at once: one client cannot grow every broker's memory without bound.
+MAX_GROUPS_WITH_CONFIGS = 10_000
 
 
 def _entry(
@@ -371,6 +373,11 @@ async def _replace_broker_configs(
     dynamic.set_layer(name, layer)
 
 
+def _groups_with_configs(ctx: RequestContext) -> dict[str, dict[str, str]]:
+    cluster = ctx.broker.cluster
+    return cluster.image.group_configs if cluster is not None else ctx.broker.local_group_configs
+
+
 async def _replace_group_configs(
     ctx: RequestContext, group_id: str, wanted: dict[str, str], validate_only: bool
 ) -> None:
@@ -378,6 +385,13 @@ async def _replace_group_configs(
         check_group_configs(wanted)
     except DynamicConfigError as exc:
         raise _Refused(ErrorCode.invalid_config, exc.message) from None
+    configured = _groups_with_configs(ctx)
+    if wanted and group_id not in configured and len(configured) >= MAX_GROUPS_WITH_CONFIGS:
+        # Every broker keeps them all in memory (and a single node rewrites its file on each change).
+        raise _Refused(
+            ErrorCode.policy_violation,
+            f"{MAX_GROUPS_WITH_CONFIGS} groups have configs already; delete some first",
+        )
     changes = _diff(ctx.broker.group_configs(group_id), wanted)
     if validate_only or not changes:
         return
