@@ -23,10 +23,13 @@ ADVERTISED_MIN_VERSION = {PRODUCE: 0}
 
 FETCH = 1
 LIST_OFFSETS = 2
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
 # The oldest versions Kafka 3.9 served and Kafka 4.0 dropped (KIP-896) that we still serve while the broker
 # property `legacy.api.versions.enable` is true (its default): Fetch v0-3 with down-conversion to the old
-# message format, ListOffsets v0. False answers only Kafka 4.0's ranges, as Kafka 4.0 does.
-LEGACY_MIN_VERSION = {FETCH: 0, LIST_OFFSETS: 0}
+# message format, ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0. False answers only Kafka 4.0's ranges,
+# as Kafka 4.0 does.
+LEGACY_MIN_VERSION = {FETCH: 0, LIST_OFFSETS: 0, OFFSET_COMMIT: 0, OFFSET_FETCH: 0}
 LEGACY_SETTING = "legacy.api.versions.enable"
 
 API_VERSIONS = 18

@@ -21,7 +21,7 @@ from tests.integration.broker.kafka_wire import WireClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
-FETCH, LIST_OFFSETS = 1, 2
+FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH = 1, 2, 8, 9
 
 
 def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
@@ -133,8 +133,12 @@ def test_with_legacy_versions_off_the_broker_answers_as_kafka_4(broker_factory) 
         keys = {
             k.api_key: (k.min_version, k.max_version) for k in client.request(ApiVersionsRequest()).api_keys
         }
-    assert keys[FETCH][0] == 4
-    assert keys[LIST_OFFSETS][0] == 1
+    assert {key: keys[key][0] for key in (FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH)} == {
+        FETCH: 4,
+        LIST_OFFSETS: 1,
+        OFFSET_COMMIT: 2,
+        OFFSET_FETCH: 1,
+    }
     with WireClient(broker.bootstrap) as client:
         client.send_raw(struct.pack(">hhih", FETCH, 2, 1, -1) + b"\x00" * 16)
         assert client.is_closed_by_peer(), "an unsupported version closes the connection, as Kafka does"
@@ -145,5 +149,38 @@ def test_legacy_versions_are_advertised_by_default(broker: BrokerProcess) -> Non
         keys = {
             k.api_key: (k.min_version, k.max_version) for k in client.request(ApiVersionsRequest()).api_keys
         }
-    assert keys[FETCH][0] == 0
-    assert keys[LIST_OFFSETS][0] == 0
+    assert {key: keys[key][0] for key in (FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH)} == {
+        FETCH: 0,
+        LIST_OFFSETS: 0,
+        OFFSET_COMMIT: 0,
+        OFFSET_FETCH: 0,
+    }
+
+
+def test_offset_commit_v0_v1_and_offset_fetch_v0_keep_a_groups_offsets(broker: BrokerProcess) -> None:
+    topic = create_topic(broker.bootstrap, "legacy-commits")
+    with WireClient(broker.bootstrap) as client:
+        for version, offset in ((0, 5), (1, 7)):
+            request_type = LEGACY_REQUESTS[(OFFSET_COMMIT, version)]
+            topic_type = _item_type(request_type, "topics")
+            partition_type = _item_type(topic_type, "partitions")
+            fields = {"partition_index": i32(0), "committed_offset": i64(offset), "committed_metadata": "m"}
+            if version == 1:
+                fields["commit_timestamp"] = i64(-1)
+            extra = {"generation_id_or_member_epoch": i32(-1), "member_id": ""} if version == 1 else {}
+            commit = request_type(
+                group_id="legacy-group",
+                topics=(topic_type(name=topic, partitions=(partition_type(**fields),)),),
+                **extra,
+            )
+            (answer,) = client.request(commit).topics[0].partitions
+            assert answer.error_code == 0
+
+            fetch_type = LEGACY_REQUESTS[(OFFSET_FETCH, 0)]
+            fetch_topic = _item_type(fetch_type, "topics")(name=topic, partition_indexes=(i32(0),))
+            (fetched,) = (
+                client.request(fetch_type(group_id="legacy-group", topics=(fetch_topic,)))
+                .topics[0]
+                .partitions
+            )
+            assert (fetched.error_code, fetched.committed_offset, fetched.metadata) == (0, offset, "m")
