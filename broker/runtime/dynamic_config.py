@@ -78,6 +78,7 @@ STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 
 CLUSTER_DEFAULT = ""
+_DEFAULT_VALUES = {name: default for name, (_kind, default) in BROKER_DEFAULTS.items()}
 
 
 class DynamicConfigError(ValueError):
@@ -119,6 +120,11 @@ def _as_text(value: object) -> str:
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value)
+
+
+_DEFAULT_EXTRA = {
+    name: _as_text(default) for name, (_kind, default, _minimum) in EXTRA_DYNAMIC_CONFIGS.items()
+}
 
 
 class DynamicBrokerConfig:
@@ -234,17 +240,18 @@ class DynamicBrokerConfig:
             if name in self.layers[layer]:
                 found.append((name, self.layers[layer][name], source))
         if name in self.config.explicit:
-            static = self._static_values.get(name, self._static_extra.get(name))
-            found.append((name, None if static is None else _as_text(static), STATIC_BROKER_CONFIG))
-        found.append((name, self.default_text(name), DEFAULT_CONFIG))
+            found.append(
+                (name, self._text_with(self._static_values, self._static_extra, name), STATIC_BROKER_CONFIG)
+            )
+        found.append((name, self._text_with(_DEFAULT_VALUES, _DEFAULT_EXTRA, name), DEFAULT_CONFIG))
         return found
 
-    def default_text(self, name: str) -> str | None:
+    def _text_with(self, values: Mapping[str, object], extra: Mapping[str, str], name: str) -> str | None:
+        """`name` as `broker_value` prints it with these values (log.retention.ms and log.roll.ms are
+        derived from their .hours/.minutes forms when unset)."""
         if name in BROKER_DEFAULTS:
-            return _as_text(BROKER_DEFAULTS[name][1])
-        if name in EXTRA_DYNAMIC_CONFIGS:
-            return _as_text(EXTRA_DYNAMIC_CONFIGS[name][1])
-        return None
+            return dataclasses.replace(self.config, values=dict(values)).broker_value(name)
+        return extra.get(name)
 
     def source(self, name: str) -> int:
         return self.synonyms(name)[0][2]

@@ -122,3 +122,12 @@ def test_logger_levels_in_kafkas_names() -> None:
             check_log_levels({"elsewhere": "INFO"})
     finally:
         logger.setLevel(logging.NOTSET)
+
+
+def test_derived_retention_shows_in_every_layer_as_its_milliseconds() -> None:
+    # log.retention.ms itself is not in the file (only .hours): its default layer is the derived week.
+    dynamic = _dynamic(**{"log.retention.ms": "7200000"})
+    assert dynamic.synonyms("log.retention.ms") == [
+        ("log.retention.ms", "7200000", STATIC_BROKER_CONFIG),
+        ("log.retention.ms", "604800000", DEFAULT_CONFIG),
+    ]
