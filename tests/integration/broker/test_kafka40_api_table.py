@@ -104,8 +104,6 @@ KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
         (0, 12),
         "Fetch v13-17 need topic ids in requests and responses (v13), replica state (v15), KIP-951 (v16)",
     ),
-    11: ((0, 7), "JoinGroup v8 (leave reason) and v9 (KIP-814 skip assignment) are not served"),
-    15: ((0, 5), "DescribeGroups v6 (group-level error message, KIP-1043) is not served"),
     34: (None, "AlterReplicaLogDirs: a broker has one log dir per log.dirs entry but cannot move replicas"),
     38: (None, "Delegation tokens (38-41) with SCRAM token authentication are not built"),
     39: (None, "Delegation tokens are not built"),
