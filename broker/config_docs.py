@@ -150,6 +150,14 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "inter.broker.listener.name": "Listener the brokers replicate over.",
     "leader.replication.throttled.rate": "Bytes per second a leader may send to throttled followers.",
     "follower.replication.throttled.rate": "Bytes per second a follower may fetch for throttled replicas.",
+    "background.threads": (
+        "Kafka's pool of background threads. Accepted and kept for Kafka compatibility; this broker runs its "
+        "background work on its event loop and worker threads, so the value changes nothing."
+    ),
+    "sasl.kerberos.min.time.before.relogin": (
+        "Kafka's wait between Kerberos login refreshes. Accepted and kept for Kafka compatibility; this broker "
+        "has no Kerberos (GSSAPI), so the value changes nothing."
+    ),
     "metrics.port": "Port of the Prometheus endpoint (this broker's own property; 0: off).",
     "quota.window.num": "Samples kept for client quota rates.",
     "quota.window.size.seconds": "Length of one client quota sample.",

@@ -53,7 +53,6 @@ EXTRA_DYNAMIC_CONFIGS: dict[str, tuple[type, object, int | None]] = {
     "background.threads": (int, 10, 1),
     "sasl.kerberos.min.time.before.relogin": (int, 60000, None),
 }
-WITHOUT_EFFECT = frozenset({"background.threads", "sasl.kerberos.min.time.before.relogin"})
 
 DYNAMIC_CONFIGS = (
     LOG_DEFAULT_CONFIGS | CONNECTION_CONFIGS | SCHEDULER_CONFIGS | frozenset(EXTRA_DYNAMIC_CONFIGS)
@@ -252,9 +251,6 @@ class DynamicBrokerConfig:
         if name in BROKER_DEFAULTS:
             return dataclasses.replace(self.config, values=dict(values)).broker_value(name)
         return extra.get(name)
-
-    def source(self, name: str) -> int:
-        return self.synonyms(name)[0][2]
 
 
 class DynamicConfigFile:
