@@ -107,6 +107,9 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "auto.leader.rebalance.enable": (bool, True),
     "leader.imbalance.check.interval.seconds": (int, 300),
     "leader.imbalance.per.broker.percentage": (int, 10),
+    # Not a Kafka property: serve the old API versions Kafka 3.9 served and 4.0 dropped (Fetch v0-3 with
+    # down-conversion, ListOffsets v0; broker/handlers/api_versions.py). false: Kafka 4.0's ranges only.
+    "legacy.api.versions.enable": (bool, True),
     # Not a Kafka property: our Prometheus endpoint (0 = off).
     "metrics.port": (int, 0),
     "metrics.host": (str, "127.0.0.1"),
@@ -221,7 +224,8 @@ def parse_listeners(value: str, property_name: str) -> list[Listener]:
     return listeners
 
 
-def _coerce(name: str, kind: type, value: str) -> object:
+def parse_property_value(name: str, kind: type, value: str) -> object:
+    """A property's text as its BROKER_DEFAULTS type; ConfigError names the property and the problem."""
     text = value.strip()
     if kind is bool:
         if text.lower() in ("true", "false"):
@@ -277,7 +281,7 @@ class BrokerConfig:
         values: dict[str, object] = {}
         extra: dict[str, str] = {}
         for name, (kind, default) in BROKER_DEFAULTS.items():
-            values[name] = _coerce(name, kind, props[name]) if name in props else default
+            values[name] = parse_property_value(name, kind, props[name]) if name in props else default
         for name, value in props.items():
             if name not in BROKER_DEFAULTS:
                 extra[name] = value
@@ -315,6 +319,24 @@ class BrokerConfig:
         return cls.from_properties(props)
 
     def validate(self) -> None:
+        self.validate_values()
+        if self.node_id < 0:
+            raise ConfigError(f"node.id: must not be negative, got {self.node_id}")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ConfigError(f"metrics.port: {self.metrics_port} is out of range")
+        if not self.log_dirs:
+            raise ConfigError("log.dirs: at least one directory is required")
+        names = {listener.name for listener in self.listeners}
+        for adv in self.advertised_listeners:
+            if adv.name not in names:
+                raise ConfigError(f"advertised.listeners: {adv.name} is not in listeners")
+        self._validate_security()
+        if self.get_str("process.roles"):
+            validate_cluster_config(self)
+
+    def validate_values(self) -> None:
+        """The checks of single values and of values against each other (what a dynamic config change
+        can break); `validate` adds the listeners, security and cluster shape."""
         positive = [
             "num.partitions",
             "default.replication.factor",
@@ -333,8 +355,6 @@ class BrokerConfig:
         for name in positive:
             if int(self.values[name]) < 1:  # type: ignore[call-overload]
                 raise ConfigError(f"{name}: must be at least 1, got {self.values[name]}")
-        if self.node_id < 0:
-            raise ConfigError(f"node.id: must not be negative, got {self.node_id}")
         queued = self.get_int("queued.max.request.bytes")
         if 0 < queued < self.socket_request_max_bytes:
             raise ConfigError("queued.max.request.bytes: must be -1 or at least socket.request.max.bytes")
@@ -359,19 +379,8 @@ class BrokerConfig:
             raise ConfigError(f"compression.type: invalid value {self.values['compression.type']!r}")
         if self.values["log.message.timestamp.type"] not in ("CreateTime", "LogAppendTime"):
             raise ConfigError("log.message.timestamp.type: must be CreateTime or LogAppendTime")
-        if not 0 <= self.metrics_port <= 65535:
-            raise ConfigError(f"metrics.port: {self.metrics_port} is out of range")
-        if not self.log_dirs:
-            raise ConfigError("log.dirs: at least one directory is required")
-        names = {listener.name for listener in self.listeners}
-        for adv in self.advertised_listeners:
-            if adv.name not in names:
-                raise ConfigError(f"advertised.listeners: {adv.name} is not in listeners")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
-        self._validate_security()
-        if self.get_str("process.roles"):
-            validate_cluster_config(self)
 
     def _validate_security(self) -> None:
         protocols = self.security_protocol_map

@@ -114,6 +114,10 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "socket.request.max.bytes": "Largest request the broker reads; bigger ones close the connection.",
     "queued.max.request.bytes": "Request bytes all connections may hold in memory at once.",
     "max.connections": "Connections the broker accepts in total.",
+    "legacy.api.versions.enable": (
+        "Serve the API versions Kafka 3.9 served and Kafka 4.0 removed (Fetch v0-3 with conversion to the old "
+        "message format, ListOffsets v0) for older clients; false answers like Kafka 4.0."
+    ),
     "max.connections.per.ip": "Connections the broker accepts from one IP address.",
     "max.connections.per.ip.overrides": "Per-address exceptions to max.connections.per.ip, host:count.",
     "group.initial.rebalance.delay.ms": "How long a new group waits for more members before its first rebalance.",
@@ -153,7 +157,25 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "inter.broker.listener.name": "Listener the brokers replicate over.",
     "leader.replication.throttled.rate": "Bytes per second a leader may send to throttled followers.",
     "follower.replication.throttled.rate": "Bytes per second a follower may fetch for throttled replicas.",
+    "background.threads": (
+        "Kafka's pool of background threads. Accepted and kept for Kafka compatibility; this broker runs its "
+        "background work on its event loop and worker threads, so the value changes nothing."
+    ),
+    "sasl.kerberos.min.time.before.relogin": (
+        "Kafka's wait between Kerberos login refreshes. Accepted and kept for Kafka compatibility; this broker "
+        "has no Kerberos (GSSAPI), so the value changes nothing."
+    ),
     "metrics.port": "Port of the Prometheus endpoint (this broker's own property; 0: off).",
     "quota.window.num": "Samples kept for client quota rates.",
     "quota.window.size.seconds": "Length of one client quota sample.",
+}
+
+GROUP_CONFIG_DOCUMENTATION: dict[str, str] = {
+    "consumer.session.timeout.ms": (
+        "For this consumer group (consumer protocol): how long a member may go without a heartbeat before the "
+        "coordinator removes it and reassigns its partitions."
+    ),
+    "consumer.heartbeat.interval.ms": (
+        "For this consumer group (consumer protocol): how often members send their heartbeat."
+    ),
 }

@@ -28,6 +28,12 @@ from broker.partitions.manager import PartitionManager
 from broker.quotas.manager import QuotaManager
 from broker.replication.manager import ReplicaManager
 from broker.runtime.connection_limits import ConnectionLimits
+from broker.runtime.dynamic_config import (
+    CONNECTION_CONFIGS,
+    LOG_DEFAULT_CONFIGS,
+    DynamicBrokerConfig,
+    DynamicConfigFile,
+)
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
 from broker.topics import TopicManager
@@ -114,7 +120,38 @@ class BrokerState:
     # Set when shutdown begins, so long-polls return early.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
+    # Dynamic broker configs (AlterConfigs on a broker resource) over `config`; see __post_init__.
+    dynamic_config: DynamicBrokerConfig = field(init=False)
+    # A single node keeps its dynamic broker and group configs here; a cluster in the metadata log.
+    dynamic_config_file: DynamicConfigFile | None = None
+    # Group configs (resource type GROUP) of a single node, by group id; a cluster's are in its image.
+    local_group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+
     _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.dynamic_config = DynamicBrokerConfig(self.config)
+        self.dynamic_config.subscribe(self._dynamic_configs_changed)
+
+    def _dynamic_configs_changed(self, names: frozenset[str]) -> None:
+        """Rebuild what holds a copy of a changed dynamic config (the rest read `config` when used)."""
+        if names & LOG_DEFAULT_CONFIGS:
+            self.topics.apply_broker_defaults()
+        if names & CONNECTION_CONFIGS:
+            self.connection_limits.reconfigure(self.config)
+
+    def group_configs(self, group_id: str) -> dict[str, str]:
+        """The configs set on a group (IncrementalAlterConfigs on resource type GROUP)."""
+        if self.cluster is not None:
+            return dict(self.cluster.image.group_configs.get(group_id, {}))
+        return dict(self.local_group_configs.get(group_id, {}))
+
+    def save_dynamic_configs(self) -> None:
+        """A single node's dynamic configs, written before they apply (a cluster's go to the controller)."""
+        assert self.dynamic_config_file is not None, "a cluster keeps dynamic configs in its metadata log"
+        self.dynamic_config_file.save(
+            {"broker": self.dynamic_config.layers, "group": self.local_group_configs}
+        )
 
     @property
     def partitions(self) -> PartitionManager:

@@ -99,6 +99,18 @@ class TopicManager:
 
     # --- configs -----------------------------------------------------------------------
 
+    def apply_broker_defaults(self) -> None:
+        """The broker's log defaults changed (dynamic broker configs): every log without its own
+        override of a setting takes the new default, from its next append, roll or retention pass."""
+        self.default_log_config = self.default_log_config_for(self.config)
+        self.logs.default_config = self.default_log_config
+        for topic in self.metadata.topics():
+            config = self.log_config(topic)
+            for partition in range(topic.partitions):
+                partition_log = self.logs.get(topic.name, partition)
+                if partition_log is not None:
+                    partition_log.update_config(config)
+
     def log_config(self, topic: TopicRecord) -> LogConfig:
         return LogConfig.from_properties(topic.configs, base=self.default_log_config)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the product needs on a fresh Debian machine, idempotently:
 #   system packages (apt), the Python virtualenv from requirements.lock, and the console build.
-# Usage: scripts/bootstrap.sh [--test]   (--test adds what the test suite needs: Chromium, docker-compose, kcat)
+# Usage: scripts/bootstrap.sh [--test]   (--test adds what the test suite needs: Chromium, docker-compose, kcat,
+#        Burrow and the ZooKeeper it keeps its state in, for tests/integration/lag/test_burrow.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,9 @@ if [[ $WITH_TEST_TOOLS == 1 ]]; then
   command -v chromium >/dev/null || need_pkgs+=(chromium)
   command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
   command -v initdb >/dev/null || [[ -x /usr/lib/postgresql/15/bin/initdb ]] || need_pkgs+=(postgresql)
+  # Debian's Burrow 1.2.1 (an old-protocol client of the broker) and the ZooKeeper it needs.
+  [[ -x /usr/bin/Burrow ]] || need_pkgs+=(burrow)
+  [[ -f /usr/share/java/zookeeper.jar ]] || need_pkgs+=(zookeeper)
 fi
 if ((${#need_pkgs[@]})); then
   SUDO=""

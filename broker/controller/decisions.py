@@ -210,6 +210,9 @@ class Decider:
     def _unclean_allowed(self, image: MetadataImage, topic_id: uuid.UUID) -> bool:
         value = image.topics[topic_id].configs.get("unclean.leader.election.enable")
         if value is None:
+            # The cluster-wide dynamic default (AlterConfigs on broker ""), else the properties file.
+            value = image.broker_configs.get("", {}).get("unclean.leader.election.enable")
+        if value is None:
             return self.settings.unclean_leader_election
         return value.lower() == "true"
 
@@ -620,7 +623,7 @@ class Decider:
             problem = topic_config_problem({k: v for k, v in merged.items() if v is not None})
             if problem:
                 return refuse(ErrorCode.invalid_config, problem)
-        if resource_type not in ("topic", "broker"):
+        if resource_type not in ("topic", "broker", "group"):
             return refuse(ErrorCode.invalid_request, f"unknown resource type {resource_type!r}")
         return Decision([rec.config(resource_type, resource_name, k, v) for k, v in sorted(changes.items())])
 

@@ -75,6 +75,8 @@ class MetadataImage:
         self.topics: dict[uuid.UUID, TopicImage] = {}
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.broker_configs: dict[str, dict[str, str]] = {}
+        # Group configs (KIP-848's consumer.session.timeout.ms, ...) by group id; brokers read them here.
+        self.group_configs: dict[str, dict[str, str]] = {}
         self.acls: set[tuple[Any, ...]] = set()
         self.scram: dict[str, dict[str, dict[str, Any]]] = {}
         self.quotas: dict[str, dict[str, float]] = {}  # JSON of the entity -> values
@@ -92,6 +94,7 @@ class MetadataImage:
         copy.topics = dict(self.topics)
         copy.topic_ids = dict(self.topic_ids)
         copy.broker_configs = {name: dict(configs) for name, configs in self.broker_configs.items()}
+        copy.group_configs = {name: dict(configs) for name, configs in self.group_configs.items()}
         copy.acls = set(self.acls)
         copy.scram = {user: dict(mechanisms) for user, mechanisms in self.scram.items()}
         copy.quotas = dict(self.quotas)
@@ -233,6 +236,8 @@ class MetadataImage:
             if topic is None:
                 return
             configs = topic.configs
+        elif record["resource_type"] == "group":
+            configs = self.group_configs.setdefault(record["resource_name"], {})
         else:
             configs = self.broker_configs.setdefault(record["resource_name"], {})
         if record["value"] is None:
@@ -241,6 +246,9 @@ class MetadataImage:
             configs[record["name"]] = record["value"]
         if record["resource_type"] == "topic":
             delta.topic_configs.append(TopicConfigChange(topic.name, topic.topic_id, dict(configs)))
+        elif record["resource_type"] == "group":
+            if not configs:
+                del self.group_configs[record["resource_name"]]
         else:
             delta.broker_configs.append((record["resource_name"], dict(configs)))
 
@@ -303,6 +311,8 @@ class MetadataImage:
             yield from (rec.config("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))
         for resource, configs in self.broker_configs.items():
             yield from (rec.config("broker", resource, k, v) for k, v in sorted(configs.items()))
+        for group, configs in self.group_configs.items():
+            yield from (rec.config("group", group, k, v) for k, v in sorted(configs.items()))
         yield from ({"type": "create_acl", "acl": list(acl)} for acl in sorted(self.acls, key=repr))
         for user, mechanisms in self.scram.items():
             yield from (

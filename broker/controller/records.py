@@ -153,7 +153,7 @@ def partition_change(
 
 
 def config(resource_type: str, resource_name: str, name: str, value: str | None) -> Record:
-    """resource_type is "topic" or "broker" (resource_name "" = the cluster-wide default); a
+    """resource_type is "topic", "broker" (resource_name "" = the cluster-wide default) or "group"; a
     None value removes the override."""
     return {
         "type": "config",

@@ -21,6 +21,17 @@ PRODUCE = 0
 ADVERTISED_MIN_VERSION = {PRODUCE: 0}
 
 
+FETCH = 1
+LIST_OFFSETS = 2
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
+# The oldest versions Kafka 3.9 served and Kafka 4.0 dropped (KIP-896) that we still serve while the broker
+# property `legacy.api.versions.enable` is true (its default): Fetch v0-3 with down-conversion to the old
+# message format, ListOffsets v0, OffsetCommit v0-1, OffsetFetch v0. False answers only Kafka 4.0's ranges,
+# as Kafka 4.0 does.
+LEGACY_MIN_VERSION = {FETCH: 0, LIST_OFFSETS: 0, OFFSET_COMMIT: 0, OFFSET_FETCH: 0}
+LEGACY_SETTING = "legacy.api.versions.enable"
+
 API_VERSIONS = 18
 # The versions of ApiVersions itself that are served.
 SERVED_VERSIONS = (0, 4)
@@ -29,23 +40,37 @@ SERVED_VERSIONS = (0, 4)
 ServedApis = Mapping[int, tuple[int, int, object]]
 
 
-def advertised_versions(served: ServedApis) -> list[dict[str, int]]:
+def served_min_version(api_key: int, low: int, legacy: bool) -> int:
+    """The oldest version of `api_key` a broker serves: its handler's, or Kafka 3.9's with legacy versions on."""
+    return min(low, LEGACY_MIN_VERSION.get(api_key, low)) if legacy else low
+
+
+def advertised_versions(served: ServedApis, legacy: bool = False) -> list[dict[str, int]]:
     return [
-        {"api_key": key, "min_version": ADVERTISED_MIN_VERSION.get(key, low), "max_version": high}
+        {
+            "api_key": key,
+            "min_version": ADVERTISED_MIN_VERSION.get(key, served_min_version(key, low, legacy)),
+            "max_version": high,
+        }
         for key, (low, high, _handler) in sorted(served.items())
         if key not in NEVER_ADVERTISE
     ]
 
 
-def unsupported_version_body(served: ServedApis) -> dict[str, Any]:
+def unsupported_version_body(served: ServedApis, legacy: bool = False) -> dict[str, Any]:
     """The v0 body Kafka sends when a client asks for an ApiVersions version it does not know."""
-    return {"error_code": ErrorCode.unsupported_version, "api_keys": advertised_versions(served)}
+    return {"error_code": ErrorCode.unsupported_version, "api_keys": advertised_versions(served, legacy)}
 
 
 def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], Awaitable[dict[str, Any]]]:
     """The ApiVersions handler advertising `served` (the table it is registered in)."""
 
     async def handle_api_versions(ctx: RequestContext, request: Any) -> dict[str, Any]:
-        return {"error_code": ErrorCode.none, "api_keys": advertised_versions(served), "throttle_time": 0}
+        legacy = ctx.broker.config.get_bool(LEGACY_SETTING)
+        return {
+            "error_code": ErrorCode.none,
+            "api_keys": advertised_versions(served, legacy),
+            "throttle_time": 0,
+        }
 
     return handle_api_versions

@@ -1,30 +1,50 @@
-"""DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44)."""
+"""DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) on topics, brokers (dynamic
+broker configs, per broker id and the cluster default ""), broker loggers and groups."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
-from broker.config_docs import BROKER_CONFIG_DOCUMENTATION, TOPIC_CONFIG_DOCUMENTATION
+from broker.config_docs import (
+    BROKER_CONFIG_DOCUMENTATION,
+    GROUP_CONFIG_DOCUMENTATION,
+    TOPIC_CONFIG_DOCUMENTATION,
+)
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, ControllerLink
 from broker.log.config import known_topic_configs
+from broker.log.errors import InvalidConfigError
 from broker.metadata.topic_registry import TopicRecord
-from broker.replication.manager import DYNAMIC_BROKER_CONFIGS
-from broker.topics import TopicError
+from broker.runtime.dynamic_config import (
+    BROKER_LIST_CONFIGS,
+    CLUSTER_DEFAULT,
+    DEFAULT_CONFIG,
+    DYNAMIC_CONFIGS,
+    DYNAMIC_DEFAULT_BROKER_CONFIG,
+    EXTRA_DYNAMIC_CONFIGS,
+    GROUP_CONFIGS,
+    DynamicConfigError,
+    check_group_configs,
+    kind_of,
+)
+from broker.runtime.log_levels import broker_log_levels, check_log_levels, set_log_levels
+from broker.topics import TopicError, TopicManager
 
+# ConfigResource types.
 TOPIC = 2
 BROKER = 4
+BROKER_LOGGER = 8
+GROUP = 32
 
-# ConfigSource values from Kafka's DescribeConfigsResponse.
+# ConfigSource values from Kafka's DescribeConfigsResponse (the broker ones are in dynamic_config).
 DYNAMIC_TOPIC_CONFIG = 1
-DYNAMIC_BROKER_CONFIG = 2
-DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
+DYNAMIC_BROKER_LOGGER_CONFIG = 6
+GROUP_CONFIG = 8
 
 # ConfigType values (DescribeConfigs v3+).
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
@@ -41,9 +61,12 @@ _TOPIC_TYPES = {
     "segment.index.bytes": INT,
     "min.insync.replicas": INT,
 }
+_TOPIC_LIST_CONFIGS = frozenset(name for name, kind in _TOPIC_TYPES.items() if kind == LIST)
 _BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE, list: LIST}
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+# Groups that may have configs set at once: one client cannot grow every broker's memory without bound.
+MAX_GROUPS_WITH_CONFIGS = 10_000
 
 
 def _entry(
@@ -67,12 +90,10 @@ def _entry(
     }
 
 
-def _broker_synonym(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
-    config = ctx.broker.config
-    broker_name = TOPIC_CONFIG_BROKER_SYNONYMS[topic_config]
-    value = config.broker_value(broker_name)
-    source = STATIC_BROKER_CONFIG if broker_name in config.explicit else DEFAULT_CONFIG
-    return [{"name": broker_name, "value": value, "source": source}]
+def _broker_synonyms(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
+    """The broker property behind a topic config, in every layer that sets it (Kafka's synonyms)."""
+    synonyms = ctx.broker.dynamic_config.synonyms(TOPIC_CONFIG_BROKER_SYNONYMS[topic_config])
+    return [{"name": name, "value": value, "source": source} for name, value, source in synonyms]
 
 
 def describe_topic_config_entries(
@@ -88,7 +109,7 @@ def describe_topic_config_entries(
     for name in sorted(known_topic_configs()):
         if keys is not None and name not in keys:
             continue
-        broker_synonyms = _broker_synonym(ctx, name) if name in TOPIC_CONFIG_BROKER_SYNONYMS else []
+        broker_synonyms = _broker_synonyms(ctx, name) if name in TOPIC_CONFIG_BROKER_SYNONYMS else []
         if name in topic.configs:
             value, source = topic.configs[name], DYNAMIC_TOPIC_CONFIG
             synonyms = [{"name": name, "value": value, "source": source}, *broker_synonyms]
@@ -113,52 +134,122 @@ def describe_topic_config_entries(
 def _describe_broker(
     ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any, include_documentation: bool
 ) -> list[dict[str, Any]]:
-    config = ctx.broker.config
+    """Every broker config with its value and winning source; for the cluster default (resource "")
+    only what is set there, as Kafka answers."""
+    config, dynamic = ctx.broker.config, ctx.broker.dynamic_config
     entries = []
-    for name, (kind, _default) in sorted(BROKER_DEFAULTS.items()):
+    for name in sorted({*BROKER_DEFAULTS, *EXTRA_DYNAMIC_CONFIGS}):
         if keys is not None and name not in keys:
             continue
-        source = STATIC_BROKER_CONFIG if name in config.explicit else DEFAULT_CONFIG
-        value = None if name in SENSITIVE_BROKER_CONFIGS else config.broker_value(name)
-        synonyms = [{"name": name, "value": value, "source": source}] if include_synonyms else []
-        # Everything but the dynamic replication throttles is read-only at runtime.
-        entries.append(_entry(name, value, source, True, _BROKER_TYPES.get(kind, STRING), synonyms))
-    if ctx.broker.cluster is not None:
-        entries.extend(_describe_dynamic(ctx, resource_name, include_synonyms, keys))
-    if include_documentation:
-        for entry in entries:
-            entry["documentation"] = BROKER_CONFIG_DOCUMENTATION.get(entry["name"])
+        synonyms = [
+            {"name": n, "value": None if n in SENSITIVE_BROKER_CONFIGS else v, "source": source}
+            for n, v, source in dynamic.synonyms(name)
+        ]
+        if resource_name == CLUSTER_DEFAULT:
+            synonyms = [s for s in synonyms if s["source"] == DYNAMIC_DEFAULT_BROKER_CONFIG]
+            if not synonyms:
+                continue
+            value = synonyms[0]["value"]
+        elif name in BROKER_DEFAULTS:
+            value = None if name in SENSITIVE_BROKER_CONFIGS else config.broker_value(name)
+        else:
+            value = synonyms[0]["value"]
+        entries.append(
+            _entry(
+                name,
+                value,
+                synonyms[0]["source"],
+                name not in DYNAMIC_CONFIGS,
+                LIST if name in BROKER_LIST_CONFIGS else _BROKER_TYPES.get(kind_of(name), STRING),
+                synonyms if include_synonyms else [],
+                BROKER_CONFIG_DOCUMENTATION.get(name) if include_documentation else None,
+            )
+        )
     return entries
 
 
-def _describe_dynamic(
-    ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any
+def _describe_group(
+    ctx: RequestContext, group_id: str, include_synonyms: bool, keys: Any, include_documentation: bool
 ) -> list[dict[str, Any]]:
-    """The dynamic replication throttles: this broker's value, else the cluster default, else unset."""
-    own = _dynamic_broker_configs(ctx, resource_name) if resource_name else {}
-    default = _dynamic_broker_configs(ctx, "")
+    """A group's configs, set or default; a group that does not exist yet has its defaults (Kafka's answer)."""
+    own = ctx.broker.group_configs(group_id)
     entries = []
-    for name in DYNAMIC_BROKER_CONFIGS:
+    for name, (default, _minimum, _maximum) in sorted(GROUP_CONFIGS.items()):
         if keys is not None and name not in keys:
             continue
-        synonyms = []
-        if name in own:
-            synonyms.append({"name": name, "value": own[name], "source": DYNAMIC_BROKER_CONFIG})
-        if name in default:
-            synonyms.append({"name": name, "value": default[name], "source": DYNAMIC_DEFAULT_BROKER_CONFIG})
-        value, source = (synonyms[0]["value"], synonyms[0]["source"]) if synonyms else (None, DEFAULT_CONFIG)
-        entries.append(_entry(name, value, source, False, LONG, synonyms if include_synonyms else []))
+        synonyms = [{"name": name, "value": own[name], "source": GROUP_CONFIG}] if name in own else []
+        synonyms.append({"name": name, "value": str(default), "source": DEFAULT_CONFIG})
+        entries.append(
+            _entry(
+                name,
+                synonyms[0]["value"],
+                synonyms[0]["source"],
+                False,
+                INT,
+                synonyms if include_synonyms else [],
+                GROUP_CONFIG_DOCUMENTATION.get(name) if include_documentation else None,
+            )
+        )
     return entries
+
+
+def _describe_loggers(keys: Any) -> list[dict[str, Any]]:
+    return [
+        _entry(name, level, DYNAMIC_BROKER_LOGGER_CONFIG, False, STRING, [])
+        for name, level in broker_log_levels().items()
+        if keys is None or name in keys
+    ]
 
 
 def _authorization_error(ctx: RequestContext, resource: Any, operation: Operation) -> ErrorCode | None:
-    """The error for a principal without `operation` on this topic (or the cluster, for brokers)."""
+    """The error for a principal without `operation` on this topic or group (the cluster, for brokers)."""
     if resource.resource_type == TOPIC:
         if not ctx.allowed(operation, ResourceType.TOPIC, resource.resource_name):
             return ErrorCode.topic_authorization_failed
-    elif resource.resource_type == BROKER and not ctx.allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME):
+    elif resource.resource_type == GROUP:
+        if not ctx.allowed(operation, ResourceType.GROUP, resource.resource_name):
+            return ErrorCode.group_authorization_failed
+    elif resource.resource_type in (BROKER, BROKER_LOGGER) and not ctx.allowed(
+        operation, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
         return ErrorCode.cluster_authorization_failed
     return None
+
+
+def _describe_resource(
+    ctx: RequestContext, resource: Any, include_synonyms: bool, include_documentation: bool
+) -> tuple[ErrorCode, str | None, list[dict[str, Any]]]:
+    keys = set(resource.configuration_keys) if resource.configuration_keys is not None else None
+    name = resource.resource_name
+    if resource.resource_type == TOPIC:
+        topic = ctx.broker.metadata.get(name)
+        if topic is None:
+            return ErrorCode.unknown_topic_or_partition, "Unknown topic", []
+        entries = describe_topic_config_entries(
+            ctx,
+            topic,
+            include_synonyms=include_synonyms,
+            keys=keys,
+            include_documentation=include_documentation,
+        )
+        return ErrorCode.none, None, entries
+    if resource.resource_type == BROKER:
+        if name not in (CLUSTER_DEFAULT, str(ctx.broker.node_id)):
+            return ErrorCode.invalid_request, f"Unknown broker id {name}: ask that broker", []
+        return (
+            ErrorCode.none,
+            None,
+            _describe_broker(ctx, name, include_synonyms, keys, include_documentation),
+        )
+    if resource.resource_type == BROKER_LOGGER:
+        if name != str(ctx.broker.node_id):
+            return ErrorCode.invalid_request, f"Unexpected broker id, expected {ctx.broker.node_id}", []
+        return ErrorCode.none, None, _describe_loggers(keys)
+    if resource.resource_type == GROUP:
+        if not name:
+            return ErrorCode.invalid_request, "Group name must not be empty", []
+        return ErrorCode.none, None, _describe_group(ctx, name, include_synonyms, keys, include_documentation)
+    return ErrorCode.invalid_request, f"Unsupported resource type {resource.resource_type}", []
 
 
 async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -167,39 +258,22 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str
     include_documentation = bool(getattr(request, "include_documentation", False))
     results = []
     for resource in request.resources:
-        keys = set(resource.configuration_keys) if resource.configuration_keys is not None else None
-        result: dict[str, Any] = {
-            "error_code": ErrorCode.none,
-            "error_message": None,
-            "resource_type": resource.resource_type,
-            "resource_name": resource.resource_name,
-            "configs": [],
-        }
         denied = _authorization_error(ctx, resource, Operation.DESCRIBE_CONFIGS)
         if denied is not None:
-            result.update(error_code=denied, error_message="Authorization failed.")
-        elif resource.resource_type == TOPIC:
-            topic = ctx.broker.metadata.get(resource.resource_name)
-            if topic is None:
-                result.update(error_code=ErrorCode.unknown_topic_or_partition, error_message="Unknown topic")
-            else:
-                result["configs"] = describe_topic_config_entries(
-                    ctx,
-                    topic,
-                    include_synonyms=include_synonyms,
-                    keys=keys,
-                    include_documentation=include_documentation,
-                )
-        elif resource.resource_type == BROKER:
-            if resource.resource_name not in ("", str(ctx.broker.node_id)):
-                result.update(error_code=ErrorCode.invalid_request, error_message="Unknown broker id")
-            else:
-                result["configs"] = _describe_broker(
-                    ctx, resource.resource_name, include_synonyms, keys, include_documentation
-                )
+            error, message, configs = denied, "Authorization failed.", []
         else:
-            result.update(error_code=ErrorCode.invalid_request, error_message="Unsupported resource type")
-        results.append(result)
+            error, message, configs = _describe_resource(
+                ctx, resource, include_synonyms, include_documentation
+            )
+        results.append(
+            {
+                "error_code": error,
+                "error_message": message,
+                "resource_type": resource.resource_type,
+                "resource_name": resource.resource_name,
+                "configs": configs,
+            }
+        )
     return {"throttle_time": 0, "results": results}
 
 
@@ -212,103 +286,192 @@ def _alter_result(resource: Any, error: ErrorCode = ErrorCode.none, message: str
     }
 
 
-async def _apply_to_topic(
-    ctx: RequestContext, resource: Any, new_configs: dict[str, str], validate_only: bool
-) -> dict:
-    try:
-        await ctx.broker.topics.configure(resource.resource_name, new_configs, validate_only=validate_only)
-    except TopicError as exc:
-        return _alter_result(resource, exc.error_code, exc.message)
-    return _alter_result(resource)
+class _Refused(Exception):
+    def __init__(self, error: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
 
 
-def _refuse_unsupported(ctx: RequestContext, resource: Any) -> dict | None:
+def _diff(current: dict[str, str], wanted: dict[str, str]) -> dict[str, str | None]:
+    """The changes (None: removed) that turn `current` into `wanted`."""
+    changes: dict[str, str | None] = {k: v for k, v in wanted.items() if current.get(k) != v}
+    changes.update({k: None for k in current if k not in wanted})
+    return changes
+
+
+def _current_overrides(ctx: RequestContext, resource: Any) -> dict[str, str]:
+    """The configs set on a topic, broker (or cluster default) or group: what AlterConfigs replaces."""
+    name = resource.resource_name
+    if resource.resource_type == TOPIC:
+        topic = ctx.broker.metadata.get(name)
+        if topic is None:
+            raise _Refused(ErrorCode.unknown_topic_or_partition, "Unknown topic")
+        return dict(topic.configs)
     if resource.resource_type == BROKER:
-        if ctx.broker.cluster is None:
-            return _alter_result(
-                resource, ErrorCode.invalid_request, "Dynamic broker configs need a cluster (process.roles)"
+        if ctx.broker.cluster is not None:
+            known = name == CLUSTER_DEFAULT or (
+                name.isdigit() and int(name) in _controller(ctx).image.brokers
             )
-        name = resource.resource_name
-        if name and (not name.isdigit() or int(name) not in _controller(ctx).image.brokers):
-            return _alter_result(resource, ErrorCode.invalid_request, f"Unknown broker id {name}")
-        return None
-    if resource.resource_type != TOPIC:
-        return _alter_result(resource, ErrorCode.invalid_request, "Unsupported resource type")
-    return None
+            if not known:
+                raise _Refused(ErrorCode.invalid_request, f"Unknown broker id {name}")
+            return dict(_controller(ctx).image.broker_configs.get(name, {}))
+        if name not in (CLUSTER_DEFAULT, str(ctx.broker.node_id)):
+            raise _Refused(ErrorCode.invalid_request, f"Unknown broker id {name}")
+        return ctx.broker.dynamic_config.layer(name)
+    if resource.resource_type == GROUP:
+        if not name:
+            raise _Refused(ErrorCode.invalid_request, "Group name must not be empty")
+        return ctx.broker.group_configs(name)
+    raise _Refused(ErrorCode.invalid_request, f"Unsupported resource type {resource.resource_type}")
 
 
 def _controller(ctx: RequestContext) -> ControllerLink:
-    """The controller link; dynamic broker configs are refused on a single node before this is asked."""
     cluster = ctx.broker.cluster
-    assert cluster is not None, "dynamic broker configs exist only in a cluster"
+    assert cluster is not None, "asked only in a cluster"
     return cluster
 
 
-def _dynamic_broker_configs(ctx: RequestContext, resource_name: str) -> dict[str, str]:
-    return dict(_controller(ctx).image.broker_configs.get(resource_name, {}))
-
-
-async def _apply_to_broker(
-    ctx: RequestContext, resource: Any, changes: dict[str, str | None], validate_only: bool
-) -> dict:
-    """Dynamic broker configs (a broker id, or "" for the cluster default) go to the controller."""
-    for name, value in changes.items():
-        if name not in DYNAMIC_BROKER_CONFIGS:
-            return _alter_result(
-                resource,
-                ErrorCode.invalid_config,
-                f"Cannot update {name} dynamically; only {', '.join(DYNAMIC_BROKER_CONFIGS)}",
-            )
-        if value is not None and (not value.isdigit() or int(value) <= 0):
-            return _alter_result(
-                resource, ErrorCode.invalid_config, f"{name} must be a positive number of bytes/s"
-            )
-    if validate_only or not changes:
-        return _alter_result(resource)
+async def _forward_configs(ctx: RequestContext, kind: str, name: str, changes: dict[str, str | None]) -> None:
     try:
         await _controller(ctx).call(
-            "alter_configs",
-            {"resource_type": "broker", "resource_name": resource.resource_name, "changes": changes},
+            "alter_configs", {"resource_type": kind, "resource_name": name, "changes": changes}
         )
     except ControllerError as exc:
-        return _alter_result(resource, ErrorCode(exc.code), exc.message)
-    return _alter_result(resource)
+        raise _Refused(ErrorCode(exc.code), exc.message) from None
+
+
+async def _replace_broker_configs(
+    ctx: RequestContext, name: str, changes: dict[str, str | None], validate_only: bool
+) -> None:
+    """Dynamic broker configs of broker `name` (or "" for the cluster default): checked as Kafka checks
+    them, then kept in the metadata log (a cluster) or the data directory (a single node)."""
+    dynamic = ctx.broker.dynamic_config
+    try:
+        candidate = dynamic.check(changes)
+        # The topic log defaults they imply must be valid too (e.g. log.segment.bytes's minimum).
+        TopicManager.default_log_config_for(candidate)
+    except DynamicConfigError as exc:
+        raise _Refused(
+            ErrorCode.invalid_request if exc.read_only else ErrorCode.invalid_config, exc.message
+        ) from None
+    except InvalidConfigError as exc:
+        raise _Refused(ErrorCode.invalid_config, str(exc)) from None
+    if validate_only or not changes:
+        return
+    if ctx.broker.cluster is not None:
+        await _forward_configs(ctx, "broker", name, changes)
+        return
+    layer = {k: v for k, v in {**dynamic.layer(name), **changes}.items() if v is not None}
+    previous = dynamic.layer(name)
+    dynamic.layers[name] = layer
+    try:
+        ctx.broker.save_dynamic_configs()
+    except OSError as exc:
+        dynamic.layers[name] = previous
+        raise _Refused(ErrorCode.kafka_storage_error, f"cannot save the dynamic configs: {exc}") from None
+    dynamic.set_layer(name, layer)
+
+
+def _groups_with_configs(ctx: RequestContext) -> dict[str, dict[str, str]]:
+    cluster = ctx.broker.cluster
+    return cluster.image.group_configs if cluster is not None else ctx.broker.local_group_configs
+
+
+async def _replace_group_configs(
+    ctx: RequestContext, group_id: str, wanted: dict[str, str], validate_only: bool
+) -> None:
+    try:
+        check_group_configs(wanted)
+    except DynamicConfigError as exc:
+        raise _Refused(ErrorCode.invalid_config, exc.message) from None
+    configured = _groups_with_configs(ctx)
+    if wanted and group_id not in configured and len(configured) >= MAX_GROUPS_WITH_CONFIGS:
+        # Every broker keeps them all in memory (and a single node rewrites its file on each change).
+        raise _Refused(
+            ErrorCode.policy_violation,
+            f"{MAX_GROUPS_WITH_CONFIGS} groups have configs already; delete some first",
+        )
+    changes = _diff(ctx.broker.group_configs(group_id), wanted)
+    if validate_only or not changes:
+        return
+    if ctx.broker.cluster is not None:
+        await _forward_configs(ctx, "group", group_id, changes)
+        return
+    groups = ctx.broker.local_group_configs
+    previous = groups.get(group_id)
+    if wanted:
+        groups[group_id] = dict(wanted)
+    else:
+        groups.pop(group_id, None)
+    try:
+        ctx.broker.save_dynamic_configs()
+    except OSError as exc:
+        if previous is None:
+            groups.pop(group_id, None)
+        else:
+            groups[group_id] = previous
+        raise _Refused(ErrorCode.kafka_storage_error, f"cannot save the group configs: {exc}") from None
+
+
+async def _replace(ctx: RequestContext, resource: Any, wanted: dict[str, str], validate_only: bool) -> None:
+    """Make `wanted` the whole set of configs of a topic, broker or group."""
+    name = resource.resource_name
+    if resource.resource_type == TOPIC:
+        try:
+            await ctx.broker.topics.configure(name, wanted, validate_only=validate_only)
+        except TopicError as exc:
+            raise _Refused(exc.error_code, exc.message) from None
+    elif resource.resource_type == BROKER:
+        await _replace_broker_configs(
+            ctx, name, _diff(_current_overrides(ctx, resource), wanted), validate_only
+        )
+    else:
+        await _replace_group_configs(ctx, name, wanted, validate_only)
 
 
 async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     responses = []
     for resource in request.resources:
         denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
-        refused = _refuse_unsupported(ctx, resource) if denied is None else _alter_result(resource, denied)
-        if refused is not None:
-            responses.append(refused)
+        if denied is not None:
+            responses.append(_alter_result(resource, denied))
             continue
-        # AlterConfigs replaces the whole set of overrides.
-        configs = {c.name: c.value for c in resource.configs if c.value is not None}
-        if resource.resource_type == BROKER:
-            current = _dynamic_broker_configs(ctx, resource.resource_name)
-            changes: dict[str, str | None] = {k: v for k, v in configs.items() if current.get(k) != v}
-            changes.update({k: None for k in current if k not in configs})
-            responses.append(await _apply_to_broker(ctx, resource, changes, request.validate_only))
+        try:
+            if resource.resource_type == BROKER_LOGGER:
+                raise _Refused(
+                    ErrorCode.invalid_request,
+                    "BROKER_LOGGER configs are altered with IncrementalAlterConfigs",
+                )
+            _current_overrides(ctx, resource)  # the resource exists and may be altered
+            # AlterConfigs replaces the whole set of overrides.
+            wanted = {c.name: c.value for c in resource.configs if c.value is not None}
+            await _replace(ctx, resource, wanted, request.validate_only)
+        except _Refused as refused:
+            responses.append(_alter_result(resource, refused.error, refused.message))
             continue
-        responses.append(await _apply_to_topic(ctx, resource, configs, request.validate_only))
+        responses.append(_alter_result(resource))
     return {"throttle_time": 0, "responses": responses}
 
 
-def _incremental(current: dict[str, str], ops: Any, defaults: dict[str, str]) -> dict[str, str]:
+def _incremental(
+    current: dict[str, str], ops: Any, base: Callable[[str], str | None], lists: Container[str]
+) -> dict[str, str]:
+    """Apply SET / DELETE / APPEND / SUBTRACT to `current`; APPEND and SUBTRACT start from `base(name)`
+    (the value in effect) when `current` does not set the list."""
     updated = dict(current)
     for op in ops:
         if op.config_operation == SET:
             if op.value is None:
-                raise TopicError(ErrorCode.invalid_config, f"Null value for {op.name}")
+                raise _Refused(ErrorCode.invalid_config, f"Null value for {op.name}")
             updated[op.name] = op.value
         elif op.config_operation == DELETE:
             updated.pop(op.name, None)
         elif op.config_operation in (APPEND, SUBTRACT):
-            if _TOPIC_TYPES.get(op.name) != LIST:
-                raise TopicError(ErrorCode.invalid_config, f"{op.name} is not a list config")
-            base = updated.get(op.name, defaults.get(op.name, ""))
-            items = [v for v in base.split(",") if v]
+            if op.name not in lists:
+                raise _Refused(ErrorCode.invalid_config, f"{op.name} is not a list config")
+            start = updated.get(op.name, base(op.name) or "")
+            items = [v.strip() for v in start.split(",") if v.strip()]
             changes = [v.strip() for v in (op.value or "").split(",") if v.strip()]
             if op.config_operation == APPEND:
                 items += [v for v in changes if v not in items]
@@ -316,52 +479,112 @@ def _incremental(current: dict[str, str], ops: Any, defaults: dict[str, str]) ->
                 items = [v for v in items if v not in changes]
             updated[op.name] = ",".join(items)
         else:
-            raise TopicError(ErrorCode.invalid_request, f"Unknown config operation {op.config_operation}")
+            raise _Refused(ErrorCode.invalid_request, f"Unknown config operation {op.config_operation}")
     return updated
+
+
+def _alter_loggers(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+    """BROKER_LOGGER: this broker's Python logger levels, not kept across restarts (as in Kafka)."""
+    if resource.resource_name != str(ctx.broker.node_id):
+        raise _Refused(ErrorCode.invalid_request, f"Unexpected broker id, expected {ctx.broker.node_id}")
+    levels: dict[str, str | None] = {}
+    for op in resource.configs:
+        if op.config_operation not in (SET, DELETE):
+            operation = "APPEND" if op.config_operation == APPEND else "SUBTRACT"
+            raise _Refused(
+                ErrorCode.invalid_request,
+                f"{operation} operation is not allowed for the BROKER_LOGGER resource",
+            )
+        levels[op.name] = op.value if op.config_operation == SET else None
+    try:
+        check_log_levels(levels)
+    except ValueError as exc:
+        raise _Refused(ErrorCode.invalid_config, str(exc)) from None
+    if not validate_only:
+        set_log_levels(levels)
+
+
+async def _alter_incrementally(ctx: RequestContext, resource: Any, validate_only: bool) -> None:
+    if resource.resource_type == BROKER_LOGGER:
+        _alter_loggers(ctx, resource, validate_only)
+        return
+    current = _current_overrides(ctx, resource)
+    if resource.resource_type == TOPIC:
+        defaults = ctx.broker.config.topic_defaults()
+        wanted = _incremental(current, resource.configs, defaults.get, _TOPIC_LIST_CONFIGS)
+    elif resource.resource_type == BROKER:
+        wanted = _incremental(current, resource.configs, ctx.broker.config.broker_value, BROKER_LIST_CONFIGS)
+    else:
+        wanted = _incremental(current, resource.configs, lambda _name: None, ())
+    await _replace(ctx, resource, wanted, validate_only)
 
 
 async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
     responses = []
     for resource in request.resources:
         denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
-        refused = _refuse_unsupported(ctx, resource) if denied is None else _alter_result(resource, denied)
-        if refused is not None:
-            responses.append(refused)
+        if denied is not None:
+            responses.append(_alter_result(resource, denied))
             continue
         names = [op.name for op in resource.configs]
         if len(names) != len(set(names)):
             responses.append(_alter_result(resource, ErrorCode.invalid_request, "Duplicate config keys"))
             continue
-        if resource.resource_type == BROKER:
-            responses.append(await _alter_broker_incrementally(ctx, resource, request.validate_only))
-            continue
-        topic = ctx.broker.metadata.get(resource.resource_name)
-        if topic is None:
-            responses.append(_alter_result(resource, ErrorCode.unknown_topic_or_partition, "Unknown topic"))
-            continue
         try:
-            configs = _incremental(topic.configs, resource.configs, ctx.broker.config.topic_defaults())
-        except TopicError as exc:
-            responses.append(_alter_result(resource, exc.error_code, exc.message))
+            await _alter_incrementally(ctx, resource, request.validate_only)
+        except _Refused as refused:
+            responses.append(_alter_result(resource, refused.error, refused.message))
             continue
-        responses.append(await _apply_to_topic(ctx, resource, configs, request.validate_only))
+        responses.append(_alter_result(resource))
     return {"throttle_time": 0, "responses": responses}
 
 
-async def _alter_broker_incrementally(ctx: RequestContext, resource: Any, validate_only: bool) -> dict:
-    changes: dict[str, str | None] = {}
-    for op in resource.configs:
-        if op.config_operation == SET and op.value is not None:
-            changes[op.name] = op.value
-        elif op.config_operation == DELETE:
-            changes[op.name] = None
-        else:
-            return _alter_result(resource, ErrorCode.invalid_config, f"{op.name}: only SET and DELETE apply")
-    return await _apply_to_broker(ctx, resource, changes, validate_only)
+CLIENT_METRICS = 16
+LISTABLE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
+
+
+def _config_resource_names(ctx: RequestContext, resource_type: int) -> list[str]:
+    if resource_type == TOPIC:
+        return sorted(topic.name for topic in ctx.broker.metadata.topics())
+    if resource_type in (BROKER, BROKER_LOGGER):
+        cluster = ctx.broker.cluster
+        ids = set(cluster.image.brokers) if cluster is not None else {ctx.broker.node_id}
+        return [str(broker_id) for broker_id in sorted(ids)]
+    if resource_type == GROUP:
+        # Groups with configs set, and the groups this broker coordinates.
+        names = set(ctx.broker.local_group_configs)
+        if ctx.broker.cluster is not None:
+            names |= set(ctx.broker.cluster.image.group_configs)
+        if ctx.broker.groups is not None:
+            _error, listed = ctx.broker.groups.list_groups(states_filter=(), types_filter=())
+            names |= {group.group_id for group in listed}
+        return sorted(names)
+    return []  # CLIENT_METRICS: no client telemetry subscriptions here
+
+
+async def handle_list_config_resources(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """ListConfigResources (74): v0 is Kafka 4.0's ListClientMetricsResources (client metrics only, of
+    which there are none here); v1 lists the resources of the asked types, every type when none is asked."""
+    if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.cluster_authorization_failed,
+            "config_resources": [],
+        }
+    asked = tuple(getattr(request, "resource_types", ())) or (LISTABLE_TYPES if ctx.api_version >= 1 else ())
+    if any(kind not in LISTABLE_TYPES for kind in asked):
+        return {"throttle_time": 0, "error_code": ErrorCode.unsupported_version, "config_resources": []}
+    resources = [
+        {"resource_name": name, "resource_type": kind}
+        for kind in asked
+        for name in _config_resource_names(ctx, kind)
+    ]
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "config_resources": resources}
 
 
 APIS = {
     32: (1, 4, handle_describe_configs),
     33: (0, 2, handle_alter_configs),
     44: (0, 1, handle_incremental_alter_configs),
+    74: (0, 1, handle_list_config_resources),
 }

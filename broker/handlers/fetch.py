@@ -1,4 +1,4 @@
-"""Fetch (1), v4-12, with long-polling.
+"""Fetch (1), v4-12 (v0-3 too while `legacy.api.versions.enable`), with long-polling.
 
 A fetch that finds fewer than min_bytes waits up to max_wait for an append to any of the
 requested partitions (PartitionLog append listeners), then reads again. Only the fetching
@@ -37,6 +37,7 @@ from broker.protocol.fetch_encoding import encode_fetch_response
 from broker.protocol.frames import FramedResponse
 from broker.quotas.manager import CONSUMER_BYTE_RATE
 from broker.wire.records.errors import StorageError
+from broker.wire.records.legacy import down_convert
 
 
 def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> dict[str, Any]:
@@ -276,6 +277,8 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
     if byte_rate is not None and total:
         assert quotas is not None
         throttle_ms = int(quotas.record(CONSUMER_BYTE_RATE, user, client_id, total, time.monotonic()) * 1000)
+    if ctx.api_version < 4:
+        answered = _down_converted(answered, ctx.api_version)
     body = {
         "throttle_time": throttle_ms,
         "error_code": ErrorCode.none,
@@ -283,6 +286,19 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
         "responses": _by_topic(answered),
     }
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
+
+
+def _down_converted(
+    answered: list[tuple[FetchPosition, dict[str, Any]]], version: int
+) -> list[tuple[FetchPosition, dict[str, Any]]]:
+    """Fetch v0-3 read the old message format: magic 0 for v0-1, magic 1 for v2-3 (Kafka 3.9's conversion)."""
+    magic = 0 if version < 2 else 1
+    return [
+        (position, {**body, "records": down_convert(body["records"], magic, position.fetch_offset)})
+        if body["records"]
+        else (position, body)
+        for position, body in answered
+    ]
 
 
 def _session_cache(ctx: RequestContext) -> FetchSessionCache:

@@ -16,6 +16,7 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
+from broker.groups.group import GroupState
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
@@ -420,9 +421,14 @@ async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
             )
             continue
         description = coordinator.describe_group(group_id)
+        error, message = description.error_code, None
+        if ctx.api_version >= 6 and error == ErrorCode.none and description.state == GroupState.DEAD.value:
+            # v6 (KIP-1043): an unknown group is an error rather than a group in state Dead.
+            error, message = ErrorCode.group_id_not_found, f"Group {group_id} not found."
         described.append(
             {
-                "error_code": description.error_code,
+                "error_code": error,
+                "error_message": message,
                 "group_id": description.group_id,
                 "group_state": description.state,
                 "protocol_type": description.protocol_type,
@@ -463,11 +469,15 @@ APIS: dict[int, tuple[int, int, Handler]] = {
     8: (2, 9, offset_commit),
     9: (1, 9, offset_fetch),
     10: (0, 6, find_coordinator),
-    11: (0, 7, join_group),
+    11: (
+        0,
+        9,
+        join_group,
+    ),  # v8 adds the member's reason (ignored), v9 skip_assignment (false: classic groups)
     12: (0, 4, heartbeat),
     13: (0, 5, leave_group),
     14: (0, 5, sync_group),
-    15: (0, 5, describe_groups),
+    15: (0, 6, describe_groups),
     16: (0, 5, list_groups),
     42: (0, 2, delete_groups),
     47: (0, 0, offset_delete),

@@ -343,6 +343,20 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str
             "brokers": [],
             "cluster_authorized_operations": OPERATIONS_OMITTED,
         }
+    brokers = [
+        {
+            "broker_id": b["node_id"],
+            "host": b["host"],
+            "port": b["port"],
+            "rack": b["rack"],
+            "is_fenced": False,
+        }
+        for b in broker_entries(ctx)
+    ]
+    if getattr(request, "include_fenced_brokers", False):  # v2+
+        brokers = sorted(
+            brokers + _fenced_brokers(ctx, {b["broker_id"] for b in brokers}), key=lambda b: b["broker_id"]
+        )
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.none,
@@ -350,17 +364,37 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str
         "endpoint_type": 1,
         "cluster_id": ctx.broker.cluster_id,
         "controller_id": ctx.broker.node_id,
-        "brokers": [
-            {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
-            for b in broker_entries(ctx)
-        ],
+        "brokers": brokers,
         "cluster_authorized_operations": _cluster_operations(
             ctx, request.include_cluster_authorized_operations
         ),
     }
 
 
+def _fenced_brokers(ctx: RequestContext, listed: set[int]) -> list[dict[str, Any]]:
+    """DescribeCluster v2's include_fenced_brokers: the registered brokers the controller has fenced (a single
+    node has none), with their endpoint on this listener."""
+    if ctx.broker.cluster is None:
+        return []
+    fenced = []
+    for broker in ctx.broker.cluster.image.brokers.values():
+        if broker.broker_id in listed or not broker.fenced:
+            continue
+        endpoint = next((e for e in broker.endpoints if e.name == ctx.listener_name), None)
+        if endpoint is not None:
+            fenced.append(
+                {
+                    "broker_id": broker.broker_id,
+                    "host": endpoint.host,
+                    "port": endpoint.port,
+                    "rack": broker.rack,
+                    "is_fenced": True,
+                }
+            )
+    return fenced
+
+
 APIS = {
     3: (0, 13, handle_metadata),
-    60: (0, 1, handle_describe_cluster),
+    60: (0, 2, handle_describe_cluster),
 }

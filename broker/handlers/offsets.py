@@ -78,7 +78,29 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
     }
 
 
+def legacy_list_offset(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]:
+    """ListOffsets v0 (while `legacy.api.versions.enable`): a list of offsets instead of one. Latest (-1)
+    is the high watermark and earliest (-2) the log start, as Kafka answered; for a timestamp, where
+    Kafka listed the base offsets of segments older than it, we answer the first offset at or after it
+    (what v1 answers), or nothing."""
+    answer = list_offset(ctx, name, part, isolation_level=0)
+    offsets = [answer["offset"]] if answer["error_code"] == ErrorCode.none and answer["offset"] >= 0 else []
+    if part.max_num_offsets >= 0:
+        offsets = offsets[: part.max_num_offsets]
+    return {
+        "partition_index": answer["partition_index"],
+        "error_code": answer["error_code"],
+        "old_style_offsets": offsets,
+    }
+
+
 async def handle_list_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.api_version == 0:
+        topics = [
+            {"name": t.name, "partitions": [legacy_list_offset(ctx, t.name, p) for p in t.partitions]}
+            for t in request.topics
+        ]
+        return {"topics": topics}
     isolation_level = getattr(request, "isolation_level", 0)
     return {
         "throttle_time": 0,

@@ -174,4 +174,6 @@ async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:
             answer["base_offset"] = -1
 
 
-APIS = {0: (3, 10, handle_produce)}
+# v11 adds TRANSACTION_ABORTABLE (KIP-890); v12 is v11 unless transaction.version 2 is finalized (it is not here),
+# so a v12 request is handled as v11, as Kafka does.
+APIS = {0: (3, 12, handle_produce)}

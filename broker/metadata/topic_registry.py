@@ -8,7 +8,6 @@ metadata log can later store the same records and replay them through `apply_rec
 from __future__ import annotations
 
 import json
-import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from broker.metadata.topic_names import collision_key
+from broker.runtime.durable_json import write_json_durably
 
 SNAPSHOT_NAME = "broker-metadata.json"
 
@@ -97,22 +97,11 @@ class MetadataStore:
         self.version += 1
 
     def _save(self) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
         data = {
             "cluster_id": self.cluster_id,
             "topics": [t.to_json() for t in sorted(self._topics.values(), key=lambda t: t.name)],
         }
-        tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self._path)
-        dir_fd = os.open(self._path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_json_durably(self._path, data, indent=1)
 
     # --- records -----------------------------------------------------------------------
 

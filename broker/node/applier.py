@@ -105,6 +105,7 @@ class ClusterMetadataApplier:
             follower.on_broker_changed(broker)
 
     def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
+        self.state.dynamic_config.set_layer(resource_name, configs)
         for follower in self.followers:
             follower.on_broker_configs_changed(resource_name, configs)
 

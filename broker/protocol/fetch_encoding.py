@@ -1,4 +1,4 @@
-"""Hand-framed Fetch responses (v4-12).
+"""Hand-framed Fetch responses (v0-12; v0-3 carry old-format message sets, see broker.wire.records.legacy).
 
 Fetch responses are mostly record bytes. kio's pure-Python writer copies them into a
 BytesIO and then again into the frame; here the small fixed fields are packed with struct
@@ -16,6 +16,7 @@ _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
 _TOP = struct.Struct(">ihi")  # throttle_time_ms, error_code, session_id
 _PARTITION_V4 = struct.Struct(">ihqq")  # partition, error, high watermark, last stable offset
+_PARTITION_V0 = struct.Struct(">ihq")  # partition, error, high watermark
 _I64 = struct.Struct(">q")
 _ABORTED = struct.Struct(">qq")
 
@@ -33,13 +34,14 @@ def _uvarint(value: int) -> bytes:
 
 def encode_fetch_response(version: int, correlation_id: int, body: dict[str, Any]) -> list[bytes]:
     """Size prefix, response header and body as a list of buffers to write in order."""
-    if not 4 <= version <= 12:
-        raise ValueError(f"hand-framed Fetch supports v4-12, not v{version}")
+    if not 0 <= version <= 12:
+        raise ValueError(f"hand-framed Fetch supports v0-12, not v{version}")
     flexible = version >= FLEXIBLE_FROM
     head = bytearray(_I32.pack(correlation_id))
     if flexible:
         head.append(0)  # response header tagged fields
-    head += _I32.pack(body.get("throttle_time", 0))
+    if version >= 1:
+        head += _I32.pack(body.get("throttle_time", 0))
     if version >= 7:
         head += _I16.pack(int(body.get("error_code", 0))) + _I32.pack(body.get("session_id", 0))
     chunks: list[bytes] = []
@@ -52,6 +54,17 @@ def encode_fetch_response(version: int, correlation_id: int, body: dict[str, Any
         partitions = topic["partitions"]
         current += _uvarint(len(partitions) + 1) if flexible else _I32.pack(len(partitions))
         for part in partitions:
+            if version < 4:
+                current += _PARTITION_V0.pack(
+                    part["partition_index"], int(part["error_code"]), part["high_watermark"]
+                )
+                records = part.get("records") or b""
+                current += _I32.pack(len(records))
+                if records:
+                    chunks.append(bytes(current))
+                    chunks.append(records)
+                    current = bytearray()
+                continue
             current += _PARTITION_V4.pack(
                 part["partition_index"],
                 int(part["error_code"]),

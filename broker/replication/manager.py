@@ -50,8 +50,6 @@ log = logging.getLogger(__name__)
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
-# The broker configs a cluster changes at runtime (AlterConfigs on a broker or the cluster default).
-DYNAMIC_BROKER_CONFIGS = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
 ALTER_PARTITION_RETRY_S = 1.0
 # How often a leader compares its ISR with the committed metadata (see reconcile_with_committed).
 ISR_RECONCILE_INTERVAL_S = 1.0

@@ -20,11 +20,15 @@ class ConnectionLimits:
 
     @classmethod
     def from_config(cls, config: BrokerConfig) -> ConnectionLimits:
-        return cls(
-            config.get_int("max.connections"),
-            config.get_int("max.connections.per.ip"),
-            parse_ip_overrides(config.get_str("max.connections.per.ip.overrides")),
-        )
+        limits = cls(0, 0, {})
+        limits.reconfigure(config)
+        return limits
+
+    def reconfigure(self, config: BrokerConfig) -> None:
+        """New limits (dynamic broker configs); connections already open stay open, as in Kafka."""
+        self.max_connections = config.get_int("max.connections")
+        self.max_per_ip = config.get_int("max.connections.per.ip")
+        self.overrides = parse_ip_overrides(config.get_str("max.connections.per.ip.overrides"))
 
     def admit(self, host: str) -> str | None:
         """Count a new connection from `host`; the reason it is refused (then not counted), or None."""

@@ -24,6 +24,7 @@ from broker.quotas.manager import QuotaManager
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.runtime.connection_limits import ConnectionLimits
+from broker.runtime.dynamic_config import DynamicConfigFile
 from broker.runtime.metrics import BrokerMetrics, serve_metrics
 from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
@@ -97,11 +98,33 @@ async def open_broker_state(
         connection_limits=ConnectionLimits.from_config(config),
     )
     if not cluster_member:
+        # A cluster member's dynamic configs arrive with the metadata image once it joins.
+        load_local_dynamic_configs(state, DynamicConfigFile(data_dir))
         # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
         state.replication = start_single_node(state)
         state.groups = await start_group_coordinator(state)
         state.transactions = await start_transaction_coordinator(state)
     return state
+
+
+def load_local_dynamic_configs(state: BrokerState, file: DynamicConfigFile) -> None:
+    """A single node's dynamic broker and group configs, as AlterConfigs left them before a restart."""
+    state.dynamic_config_file = file
+    try:
+        saved = file.load()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the dynamic configs in {file.path}: {exc}") from None
+    for resource_name, configs in saved["broker"].items():
+        if resource_name in state.dynamic_config.layers:
+            state.dynamic_config.set_layer(resource_name, configs)
+        else:
+            log.warning(
+                "ignoring the dynamic configs of broker %s in %s (this is broker %d)",
+                resource_name,
+                file.path,
+                state.node_id,
+            )
+    state.local_group_configs = saved["group"]
 
 
 def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstrap_users: bool) -> ScramStore:
@@ -249,7 +272,8 @@ class BrokerServer:
             log.info("metrics on http://%s:%d/metrics", config.get_str("metrics.host"), config.metrics_port)
 
         self._schedule("retention", config.log_retention_check_interval_ms / 1000, self._run_retention)
-        self._schedule("cleaner", config.get_int("log.cleaner.backoff.ms") / 1000, self._run_cleaner)
+        # A dynamic config: the wait is read again before each pass.
+        self._schedule("cleaner", lambda: config.get_int("log.cleaner.backoff.ms") / 1000, self._run_cleaner)
         self._schedule("flush", FLUSH_CHECK_INTERVAL_S, self._run_flush)
         max_idle_s = config.get_int("connections.max.idle.ms") / 1000
         self._schedule("idle-connections", min(max_idle_s / 2, 30.0), lambda: self._close_idle(max_idle_s))
@@ -320,10 +344,12 @@ class BrokerServer:
 
     # --- periodic work -----------------------------------------------------------------
 
-    def _schedule(self, name: str, interval_s: float, work: Callable[[], Awaitable[Any] | Any]) -> None:
+    def _schedule(
+        self, name: str, interval_s: float | Callable[[], float], work: Callable[[], Awaitable[Any] | Any]
+    ) -> None:
         async def loop() -> None:
             while True:
-                await asyncio.sleep(max(interval_s, 0.01))
+                await asyncio.sleep(max(interval_s() if callable(interval_s) else interval_s, 0.01))
                 try:
                     await _maybe_await(work())
                 except asyncio.CancelledError:

@@ -11,7 +11,7 @@ from broker.auth.principal import ANONYMOUS, principal_user
 from broker.auth.sasl import ALLOWED_BEFORE_AUTHENTICATION
 from broker.context import BrokerState, ClientSession, RequestContext
 from broker.handlers.api_table import registry
-from broker.handlers.api_versions import unsupported_version_body
+from broker.handlers.api_versions import LEGACY_SETTING, served_min_version, unsupported_version_body
 from broker.protocol.frames import (
     FramedResponse,
     MalformedRequest,
@@ -63,11 +63,15 @@ async def dispatch(
         if auth.expires_at is not None and auth.expired(time.monotonic()):
             raise IllegalSaslState("SASL session expired without re-authentication")
     entry = registry().get(header.api_key)
-    if entry is None or not entry[0] <= header.api_version <= entry[1]:
+    legacy = state.config.get_bool(LEGACY_SETTING)
+    if (
+        entry is None
+        or not served_min_version(header.api_key, entry[0], legacy) <= header.api_version <= entry[1]
+    ):
         if header.api_key == API_VERSIONS:
             # KIP-511: answer a too-new ApiVersions with a v0 body listing what we support,
             # so the client can retry with a version we know.
-            body = build_response(API_VERSIONS, 0, unsupported_version_body(registry()))
+            body = build_response(API_VERSIONS, 0, unsupported_version_body(registry(), legacy))
             return [encode_response(API_VERSIONS, 0, header.correlation_id, body)]
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id)
     request = decode_body(header, frame)

@@ -10,6 +10,8 @@ from kio.index import UnknownAPIKey, UnknownEntity, load_request_schema, load_re
 from kio.serial import entity_reader, entity_writer
 from kio.static.protocol import Entity
 
+from broker.wire.legacy_schemas import LEGACY_REQUESTS, LEGACY_RESPONSES
+
 
 class UnknownApi(LookupError):
     """kio has no schema for this api key/version."""
@@ -20,6 +22,8 @@ def request_class(api_key: int, api_version: int) -> type[Entity]:
     try:
         return load_request_schema(api_key, api_version)
     except (UnknownAPIKey, UnknownEntity):
+        if (api_key, api_version) in LEGACY_REQUESTS:
+            return LEGACY_REQUESTS[api_key, api_version]  # type: ignore[return-value]
         raise UnknownApi(f"api {api_key} v{api_version}") from None
 
 
@@ -28,6 +32,8 @@ def response_class(api_key: int, api_version: int) -> type[Entity]:
     try:
         return load_response_schema(api_key, api_version)
     except (UnknownAPIKey, UnknownEntity):
+        if (api_key, api_version) in LEGACY_RESPONSES:
+            return LEGACY_RESPONSES[api_key, api_version]  # type: ignore[return-value]
         raise UnknownApi(f"api {api_key} v{api_version}") from None
 
 

@@ -12,9 +12,12 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+from kio.schema.describe_groups.v6.request import DescribeGroupsRequest as DescribeGroupsV6
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v5.request import JoinGroupRequest, JoinGroupRequestProtocol
+from kio.schema.join_group.v9.request import JoinGroupRequest as JoinGroupV9
+from kio.schema.join_group.v9.request import JoinGroupRequestProtocol as ProtocolV9
 from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestAssignment
 from kio.static.primitive import i32, i32Timedelta
 
@@ -209,3 +212,32 @@ def test_a_killed_group_member_is_dropped_and_its_partitions_move(broker, open_c
     started = time.monotonic()
     poll_until([survivor], balanced([survivor], 2))
     assert time.monotonic() - started < 10
+
+
+def test_describe_groups_v6_reports_an_unknown_group_as_not_found_and_v5_as_dead(broker) -> None:
+    group = unique("missing")
+    with WireClient(broker.bootstrap) as client:
+        assert describe_state(client, group) == "Dead"
+        (v6,) = client.request(DescribeGroupsV6(groups=(group,), include_authorized_operations=False)).groups
+    assert v6.error_code == ErrorCode.group_id_not_found
+    assert v6.error_message == f"Group {group} not found."
+
+
+def test_join_group_v9_joins_with_a_reason_and_no_skipped_assignment(broker) -> None:
+    group = unique("g9")
+    request = {
+        "group_id": group,
+        "session_timeout": ms(10_000),
+        "rebalance_timeout": ms(10_000),
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": (ProtocolV9(name="range", metadata=b""),),
+        "reason": "starting up",
+    }
+    with WireClient(broker.bootstrap) as client:
+        first = client.request(JoinGroupV9(member_id="", **request))
+        assert first.error_code == ErrorCode.member_id_required
+        joined = client.request(JoinGroupV9(member_id=first.member_id, **request))
+    assert joined.error_code == ErrorCode.none
+    assert joined.skip_assignment is False
+    assert joined.leader == joined.member_id

@@ -13,6 +13,8 @@ from kio.schema.offset_for_leader_epoch.v4.request import (
     OffsetForLeaderTopic,
 )
 
+from broker.protocol.responses import build_entity
+from broker.wire.schemas import request_class
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 
@@ -147,3 +149,17 @@ def test_a_long_poll_returns_after_max_wait_when_nothing_arrives(broker, topic_n
         elapsed = time.monotonic() - started
     assert 0.25 < elapsed < 2
     assert response.responses[0].partitions[0].records in (b"", None)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_describe_cluster_answers_every_served_version(broker, version):
+    body = {"include_cluster_authorized_operations": False}
+    if version >= 2:
+        body["include_fenced_brokers"] = True
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(build_entity(request_class(60, version), body))
+    assert response.error_code == 0
+    (entry,) = response.brokers
+    assert entry.broker_id == 1
+    if version >= 2:
+        assert entry.is_fenced is False  # a single node is never fenced

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -16,6 +16,7 @@ from confluent_kafka.admin import (
 )
 
 from tests.fixtures.cluster import LocalCluster
+from tests.integration.broker.test_dynamic_broker_configs import set_cluster_default
 from tests.integration.cluster.fault_checker import create_topic, partition_states, wait_for_isr
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -71,7 +72,48 @@ def test_a_dynamic_leader_throttle_holds_a_catching_up_replica_back_until_it_is_
 
 def test_broker_configs_that_cannot_change_at_runtime_are_refused(cluster3: LocalCluster) -> None:
     admin = AdminClient(cluster3.client_config())
-    with pytest.raises(Exception, match="dynamically"):
-        _alter(admin, "1", _set("log.retention.ms", "1000"))
-    with pytest.raises(Exception, match="positive"):
+    with pytest.raises(Exception, match=r"Cannot update these configs dynamically: Set\(log.dirs\)"):
+        _alter(admin, "1", _set("log.dirs", "/elsewhere"))
+    with pytest.raises(
+        Exception, match=r"Invalid value -5 for configuration leader\.replication\.throttled\.rate"
+    ):
         _alter(admin, "1", _set(THROTTLE, "-5"))
+
+
+def test_the_cluster_default_reaches_every_broker_takes_effect_and_outlives_a_restart(
+    cluster3: LocalCluster,
+) -> None:
+    admin = AdminClient(cluster3.client_config())
+    # No client library sends the cluster default "" (librdkafka and kafka-python refuse the name).
+    assert set_cluster_default(cluster3.node(1).bootstrap, "message.max.bytes", "20000") == 0
+    create_topic(cluster3, "capped", 1)
+    for broker_id in (1, 2, 3):
+        entry = _describe_broker(admin, broker_id)["message.max.bytes"]
+        assert (entry.value, entry.source) == ("20000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
+    producer = Producer(
+        cluster3.client_config(acks="all", **{"message.max.bytes": "10000000", "retries": "0"})
+    )
+    outcome: list[object] = []
+    producer.produce("capped", b"x" * 50_000, on_delivery=lambda err, _msg: outcome.append(err))
+    producer.flush(30)
+    assert outcome
+    assert getattr(outcome[0], "code", lambda: None)() == KafkaError.MSG_SIZE_TOO_LARGE
+
+    _alter(admin, "2", _set("message.max.bytes", "30000"))
+    cluster3.node(2).restart()
+    cluster3.wait_ready()
+    entry = _describe_broker(admin, 2)["message.max.bytes"]
+    assert (entry.value, entry.source) == ("30000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+    assert _describe_broker(admin, 1)["message.max.bytes"].value == "20000"
+
+    group = ConfigResource(
+        ResourceType.GROUP, "g1", incremental_configs=[_set("consumer.heartbeat.interval.ms", "6000")]
+    )
+    admin.incremental_alter_configs([group])[group].result(15)
+    described = admin.describe_configs([ConfigResource(ResourceType.GROUP, "g1")])
+    assert next(iter(described.values())).result(15)["consumer.heartbeat.interval.ms"].value == "6000"
+
+
+def _describe_broker(admin: AdminClient, broker_id: int) -> dict:
+    resource = ConfigResource(ResourceType.BROKER, str(broker_id))
+    return admin.describe_configs([resource])[resource].result(15)

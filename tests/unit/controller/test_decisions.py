@@ -135,6 +135,30 @@ def test_unclean_election_picks_an_out_of_sync_replica_when_the_topic_allows_it(
     assert after.isr == (p.replicas[1],)
 
 
+def test_the_cluster_wide_dynamic_default_allows_unclean_election_for_topics_without_their_own() -> None:
+    image, decider = cluster(3)
+    commit(image, decider.create_topic(image, TopicRequest("orders", partitions=1)))
+    commit(image, decider.alter_configs(image, "broker", "", {"unclean.leader.election.enable": "true"}))
+    p = only_partition(image)
+    leader = p.leader
+    shrink = AlterPartitionRequest(
+        leader, image.brokers[leader].epoch, p.topic_id, 0, p.leader_epoch, p.partition_epoch, (leader,)
+    )
+    commit(image, decider.alter_partition(image, shrink))
+    fence(image, decider, leader)
+    assert only_partition(image).leader == p.replicas[1]
+
+
+def test_group_configs_are_kept_in_the_image_and_its_snapshot() -> None:
+    image, decider = cluster(1)
+    commit(image, decider.alter_configs(image, "group", "g1", {"consumer.session.timeout.ms": "50000"}))
+    assert image.group_configs == {"g1": {"consumer.session.timeout.ms": "50000"}}
+    restored = MetadataImage.from_snapshot(image.to_snapshot())
+    assert restored.group_configs == image.group_configs
+    commit(image, decider.alter_configs(image, "group", "g1", {"consumer.session.timeout.ms": None}))
+    assert image.group_configs == {}
+
+
 def test_alter_partition_refuses_stale_versions_and_fenced_replicas() -> None:
     image, decider = cluster(3)
     commit(image, decider.create_topic(image, TopicRequest("orders", partitions=1)))

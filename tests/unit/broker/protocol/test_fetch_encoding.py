@@ -1,3 +1,5 @@
+import struct
+
 import pytest
 from kio.serial import entity_reader
 
@@ -66,5 +68,33 @@ def test_record_bytes_are_passed_through_without_copying():
 
 
 def test_versions_outside_the_hand_framed_range_are_refused():
-    with pytest.raises(ValueError, match="v4-12"):
+    with pytest.raises(ValueError, match="v0-12"):
         encode_fetch_response(13, 1, sample_body(False))
+
+
+@pytest.mark.parametrize("version", range(4))
+def test_versions_before_4_have_the_old_layout(version):
+    """v0 has no throttle time; v0-3 partitions are index, error, high watermark and the message set."""
+    frame = b"".join(encode_fetch_response(version, 99, sample_body(False)))
+    position = 8
+    if version >= 1:
+        assert struct.unpack_from(">i", frame, position) == (3,)
+        position += 4
+    topics: list = []
+    (topic_count,) = struct.unpack_from(">i", frame, position)
+    position += 4
+    for _ in range(topic_count):
+        (length,) = struct.unpack_from(">h", frame, position)
+        name = frame[position + 2 : position + 2 + length].decode()
+        position += 2 + length
+        (partition_count,) = struct.unpack_from(">i", frame, position)
+        position += 4
+        partitions = []
+        for _ in range(partition_count):
+            index, error, high_watermark, size = struct.unpack_from(">ihqi", frame, position)
+            position += 18
+            partitions.append((index, error, high_watermark, frame[position : position + size]))
+            position += size
+        topics.append((name, partitions))
+    assert position == len(frame)
+    assert topics == [("orders", [(0, 0, 10, BATCH), (1, 1, -1, b"")]), ("empty", [])]

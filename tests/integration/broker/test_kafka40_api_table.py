@@ -1,0 +1,168 @@
+"""ApiVersions against Apache Kafka 4.0's table (../shared/design/REFERENCE.md §9): every api key and version
+range Kafka 4.0 advertises is advertised here too, or listed below as a known gap with its reason.
+
+The lists are exact on purpose: an API that regresses (drops out, narrows) fails the test, and so does a gap
+that closes, so that its entry is removed and the table stays true.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
+
+from tests.fixtures.broker import BrokerProcess
+from tests.integration.broker.kafka_wire import WireClient
+
+pytestmark = pytest.mark.integration
+
+# api key -> (min, max) that Apache Kafka 4.0 advertises.
+KAFKA_40: dict[int, tuple[int, int]] = {
+    0: (0, 12),  # Produce (advertised from 0, served from 3: KAFKA-18659)
+    1: (4, 17),  # Fetch
+    2: (1, 10),  # ListOffsets
+    3: (0, 13),  # Metadata
+    8: (2, 9),  # OffsetCommit
+    9: (1, 9),  # OffsetFetch
+    10: (0, 6),  # FindCoordinator
+    11: (2, 9),  # JoinGroup
+    12: (0, 4),  # Heartbeat
+    13: (0, 5),  # LeaveGroup
+    14: (0, 5),  # SyncGroup
+    15: (0, 6),  # DescribeGroups
+    16: (0, 5),  # ListGroups
+    17: (0, 1),  # SaslHandshake
+    18: (0, 4),  # ApiVersions
+    19: (2, 7),  # CreateTopics
+    20: (1, 6),  # DeleteTopics
+    21: (0, 2),  # DeleteRecords
+    22: (0, 5),  # InitProducerId
+    23: (2, 4),  # OffsetForLeaderEpoch
+    24: (0, 5),  # AddPartitionsToTxn
+    25: (0, 4),  # AddOffsetsToTxn
+    26: (0, 5),  # EndTxn
+    27: (1, 1),  # WriteTxnMarkers
+    28: (0, 5),  # TxnOffsetCommit
+    29: (1, 3),  # DescribeAcls
+    30: (1, 3),  # CreateAcls
+    31: (1, 3),  # DeleteAcls
+    32: (1, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    34: (1, 2),  # AlterReplicaLogDirs
+    35: (1, 4),  # DescribeLogDirs
+    36: (0, 2),  # SaslAuthenticate
+    37: (0, 3),  # CreatePartitions
+    38: (1, 3),  # CreateDelegationToken
+    39: (1, 2),  # RenewDelegationToken
+    40: (1, 2),  # ExpireDelegationToken
+    41: (1, 3),  # DescribeDelegationToken
+    42: (0, 2),  # DeleteGroups
+    43: (0, 2),  # ElectLeaders
+    44: (0, 1),  # IncrementalAlterConfigs
+    45: (0, 0),  # AlterPartitionReassignments
+    46: (0, 0),  # ListPartitionReassignments
+    47: (0, 0),  # OffsetDelete
+    48: (0, 1),  # DescribeClientQuotas
+    49: (0, 1),  # AlterClientQuotas
+    50: (0, 0),  # DescribeUserScramCredentials
+    51: (0, 0),  # AlterUserScramCredentials
+    55: (0, 2),  # DescribeQuorum
+    57: (0, 2),  # UpdateFeatures
+    60: (0, 2),  # DescribeCluster
+    61: (0, 0),  # DescribeProducers
+    64: (0, 0),  # UnregisterBroker
+    65: (0, 0),  # DescribeTransactions
+    66: (0, 1),  # ListTransactions
+    68: (0, 1),  # ConsumerGroupHeartbeat
+    69: (0, 1),  # ConsumerGroupDescribe
+    71: (0, 0),  # GetTelemetrySubscriptions
+    72: (0, 0),  # PushTelemetry
+    74: (0, 0),  # ListConfigResources
+    75: (0, 0),  # DescribeTopicPartitions
+    80: (0, 0),  # AddRaftVoter
+    81: (0, 0),  # RemoveRaftVoter
+}
+
+# Being added on other branches of #22 (transactions) and #23 (KIP-848): what this branch advertises now,
+# and after their merge Kafka 4.0's range (either passes; anything else fails).
+IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
+    22: ((0, 4), "InitProducerId v5 (transactions v2, KIP-890): transactions branch"),
+    24: (None, "AddPartitionsToTxn: transactions branch"),
+    25: (None, "AddOffsetsToTxn: transactions branch"),
+    26: (None, "EndTxn: transactions branch"),
+    27: (None, "WriteTxnMarkers: transactions branch"),
+    28: (None, "TxnOffsetCommit: transactions branch"),
+    61: (None, "DescribeProducers: transactions branch"),
+    65: (None, "DescribeTransactions: transactions branch"),
+    66: (None, "ListTransactions: transactions branch"),
+    68: (None, "ConsumerGroupHeartbeat: KIP-848 branch (advertised only with the consumer protocol working)"),
+    69: (None, "ConsumerGroupDescribe: KIP-848 branch"),
+}
+
+# Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
+KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
+    1: (
+        (0, 12),
+        "Fetch v13-17 need topic ids in requests and responses (v13), replica state (v15), KIP-951 (v16)",
+    ),
+    34: (None, "AlterReplicaLogDirs: a broker has one log dir per log.dirs entry but cannot move replicas"),
+    38: (None, "Delegation tokens (38-41) with SCRAM token authentication are not built"),
+    39: (None, "Delegation tokens are not built"),
+    40: (None, "Delegation tokens are not built"),
+    41: (None, "Delegation tokens are not built"),
+    57: (None, "UpdateFeatures: no finalized features (metadata.version) yet"),
+    71: (None, "GetTelemetrySubscriptions: librdkafka changes behaviour once advertised; no telemetry sink"),
+    72: (None, "PushTelemetry: no client telemetry sink (KIP-714)"),
+    80: (None, "AddRaftVoter: the controller quorum is static (controller.quorum.voters)"),
+    81: (None, "RemoveRaftVoter: the controller quorum is static"),
+}
+
+
+def _covers(advertised: tuple[int, int] | None, wanted: tuple[int, int]) -> bool:
+    return advertised is not None and advertised[0] <= wanted[0] and advertised[1] >= wanted[1]
+
+
+@pytest.fixture(scope="module")
+def advertised(broker: BrokerProcess) -> dict[int, tuple[int, int]]:
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(
+            ApiVersionsRequest(client_software_name="table-test", client_software_version="1")
+        )
+    assert response.error_code == 0
+    return {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys}
+
+
+def test_the_lists_name_every_key_of_the_table_once() -> None:
+    assert not set(IN_FLIGHT) & set(KNOWN_GAPS)
+    assert set(IN_FLIGHT) | set(KNOWN_GAPS) <= set(KAFKA_40)
+
+
+def test_nothing_outside_kafka_40s_table_is_advertised(advertised: dict[int, tuple[int, int]]) -> None:
+    assert set(advertised) - set(KAFKA_40) == set()
+
+
+@pytest.mark.parametrize("api_key", sorted(set(KAFKA_40) - set(IN_FLIGHT) - set(KNOWN_GAPS)))
+def test_every_api_kafka_40_serves_is_advertised_with_at_least_its_range(
+    advertised: dict[int, tuple[int, int]], api_key: int
+) -> None:
+    assert _covers(advertised.get(api_key), KAFKA_40[api_key]), (
+        f"api {api_key}: Kafka 4.0 advertises {KAFKA_40[api_key]}, we {advertised.get(api_key)}"
+    )
+
+
+@pytest.mark.parametrize("api_key", sorted(KNOWN_GAPS))
+def test_known_gaps_are_exactly_as_listed(advertised: dict[int, tuple[int, int]], api_key: int) -> None:
+    listed, reason = KNOWN_GAPS[api_key]
+    now = advertised.get(api_key)
+    assert not _covers(now, KAFKA_40[api_key]), (
+        f"api {api_key} is covered now: remove it from KNOWN_GAPS ({reason})"
+    )
+    assert now == listed, f"api {api_key} changed from {listed} to {now} ({reason})"
+
+
+@pytest.mark.parametrize("api_key", sorted(IN_FLIGHT))
+def test_apis_other_branches_add_are_as_now_or_as_kafka_40(
+    advertised: dict[int, tuple[int, int]], api_key: int
+) -> None:
+    before, owner = IN_FLIGHT[api_key]
+    now = advertised.get(api_key)
+    assert now == before or _covers(now, KAFKA_40[api_key]), f"api {api_key} ({owner}): {now}"

@@ -1,0 +1,73 @@
+"""The config handlers on a real broker state (no sockets): dynamic defaults reach existing partition logs,
+and the number of groups with configs is bounded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kio.schema.errors import ErrorCode
+from kio.schema.incremental_alter_configs.v1.request import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
+from kio.static.primitive import i8
+
+from broker.context import RequestContext
+from broker.handlers import configs
+from tests.unit.broker.running_state import running_state
+
+SET, DELETE = 0, 1
+BROKER, GROUP = 4, 32
+
+
+def _alter(loop, state, resource_type: int, name: str, config: str, value: str | None) -> ErrorCode:
+    ctx = RequestContext(
+        api_key=44,
+        api_version=1,
+        correlation_id=1,
+        client_id="test",
+        client_host="127.0.0.1",
+        client_port=1,
+        listener_name="PLAINTEXT",
+        broker=state,
+    )
+    operation = SET if value is not None else DELETE
+    request = IncrementalAlterConfigsRequest(
+        resources=(
+            AlterConfigsResource(
+                resource_type=i8(resource_type),
+                resource_name=name,
+                configs=(AlterableConfig(name=config, config_operation=i8(operation), value=value),),
+            ),
+        ),
+        validate_only=False,
+    )
+    response = loop.run_until_complete(configs.handle_incremental_alter_configs(ctx, request))
+    return response["responses"][0]["error_code"]
+
+
+def test_a_dynamic_default_reaches_the_logs_of_topics_without_their_own(tmp_path: Path) -> None:
+    with running_state(tmp_path, "orders") as (loop, state):
+        log = state.logs.get("orders", 0)
+        assert log is not None
+        assert _alter(loop, state, BROKER, "", "log.segment.bytes", "123456") == ErrorCode.none
+        assert log.config.segment_bytes == 123456
+        assert _alter(loop, state, BROKER, "", "log.segment.bytes", None) == ErrorCode.none
+        assert log.config.segment_bytes == 1073741824
+        assert (tmp_path / "dynamic-configs.json").exists()
+
+
+def test_groups_with_configs_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(configs, "MAX_GROUPS_WITH_CONFIGS", 2)
+    name = "consumer.heartbeat.interval.ms"
+    with running_state(tmp_path, "orders") as (loop, state):
+        assert _alter(loop, state, GROUP, "a", name, "6000") == ErrorCode.none
+        assert _alter(loop, state, GROUP, "b", name, "6000") == ErrorCode.none
+        assert _alter(loop, state, GROUP, "c", name, "6000") == ErrorCode.policy_violation
+        assert _alter(loop, state, GROUP, "a", name, "7000") == ErrorCode.none, (
+            "a configured group stays alterable"
+        )
+        assert _alter(loop, state, GROUP, "b", name, None) == ErrorCode.none
+        assert _alter(loop, state, GROUP, "c", name, "6000") == ErrorCode.none
