@@ -1,0 +1,102 @@
+"""Planning for the JVM reader of the `topics` source (jvm/src/streamhub/spark/TopicPlanner.java).
+
+The JVM driver runs `python -m controlplane.spark.jvm_planning` once per scan, writes a JSON request on its stdin
+(the read's options, which may carry credentials, never go in argv) and reads the answer from its stdout:
+
+    request: {"options": {...}, "schema": "<StructType JSON>", "filters": [{"op", "column", "values": [...]}]}
+    answer:  {"ranges": [[topic, partition, start, end]], "settings": {...}, "fail_on_data_loss", "poll_timeout_ms"}
+             or {"error": {"type": "InvalidOptions" | "TopicReadError", "message": ...}}
+
+The same code plans both readers (options.py, planning.py, pushdown.py, projection.py), so a read plans the same
+ranges whichever reader runs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from typing import Any
+
+from pyspark.sql.datasource import (
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.types import StructType
+
+from controlplane.spark.options import InvalidOptions, parse_read_options
+from controlplane.spark.planning import TopicReadError, plan_batch
+from controlplane.spark.projection import projection_for
+from controlplane.spark.pushdown import push_filters
+from controlplane.spark.raw_reading import connection_settings
+
+_COMPARISONS = {
+    "EqualTo": EqualTo,
+    "GreaterThan": GreaterThan,
+    "GreaterThanOrEqual": GreaterThanOrEqual,
+    "LessThan": LessThan,
+    "LessThanOrEqual": LessThanOrEqual,
+}
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _value(encoded: dict[str, Any]) -> object:
+    """A filter value as PySpark hands it to Python sources: ints, and instants as zoned datetimes."""
+    if "int" in encoded:
+        return int(encoded["int"])
+    if "timestamp_us" in encoded:
+        return _EPOCH + datetime.timedelta(microseconds=int(encoded["timestamp_us"]))
+    return encoded.get("other")
+
+
+def to_filter(encoded: dict[str, Any]) -> Filter | None:
+    """The PySpark filter a JVM filter stands for, or None for one planning does not use."""
+    column = (str(encoded["column"]),)
+    values = [_value(v) for v in encoded.get("values", [])]
+    if encoded["op"] == "In":
+        return In(column, tuple(values))
+    comparison = _COMPARISONS.get(encoded["op"])
+    if comparison is None or len(values) != 1:
+        return None
+    return comparison(column, values[0])
+
+
+def plan(request: dict[str, Any]) -> dict[str, Any]:
+    options = parse_read_options(request["options"])
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    projection = projection_for(schema, options.include_headers)
+    settings = connection_settings(options.kafka_config)
+    if settings is None:
+        # TopicsProvider.unsupportedReason() sends such reads to the Python source: the two disagree.
+        raise InvalidOptions(
+            "the JVM reader cannot honour these connection settings; set "
+            "spark.streamhub.topics.jvmReader=false"
+        )
+    filters = [f for f in map(to_filter, request.get("filters", [])) if f is not None]
+    range_filter, _ = push_filters(filters, projection.source_column)
+    ranges = plan_batch(options, range_filter)
+    return {
+        "ranges": [[r.topic, r.partition, r.start, r.end] for r in ranges],
+        "settings": dataclasses.asdict(settings),
+        "fail_on_data_loss": options.fail_on_data_loss,
+        "poll_timeout_ms": options.poll_timeout_ms,
+    }
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    try:
+        answer = plan(request)
+    except (InvalidOptions, TopicReadError) as error:
+        answer = {"error": {"type": type(error).__name__, "message": str(error)}}
+    json.dump(answer, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
