@@ -30,11 +30,11 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from controlplane.spark.connection import connection_settings
 from controlplane.spark.options import InvalidOptions, parse_read_options
 from controlplane.spark.planning import TopicReadError, plan_batch
 from controlplane.spark.projection import projection_for
 from controlplane.spark.pushdown import push_filters
-from controlplane.spark.raw_reading import connection_settings
 
 _COMPARISONS = {
     "EqualTo": EqualTo,
