@@ -1,11 +1,12 @@
 """Planning for the JVM reader of the `topics` source (jvm/src/streamhub/spark/TopicPlanner.java).
 
-The JVM driver runs `python -m controlplane.spark.jvm_planning` once per scan, writes a JSON request on its stdin
-(the read's options, which may carry credentials, never go in argv) and reads the answer from its stdout:
+The JVM driver keeps one `python -m controlplane.spark.jvm_planning` process and writes it one JSON request per
+line on its stdin (the read's options, which may carry credentials, never go in argv); it answers one line per
+request on its stdout, and ends when its stdin closes:
 
     request: {"options": {...}, "schema": "<StructType JSON>", "filters": [{"op", "column", "values": [...]}]}
     answer:  {"ranges": [[topic, partition, start, end]], "settings": {...}, "fail_on_data_loss", "poll_timeout_ms"}
-             or {"error": {"type": "InvalidOptions" | "TopicReadError", "message": ...}}
+             or {"error": {"type": "InvalidOptions" | "TopicReadError" | another exception's name, "message": ...}}
 
 The same code plans both readers (options.py, planning.py, pushdown.py, projection.py), so a read plans the same
 ranges whichever reader runs it.
@@ -32,7 +33,7 @@ from pyspark.sql.types import StructType
 
 from controlplane.spark.connection import connection_settings
 from controlplane.spark.options import InvalidOptions, parse_read_options
-from controlplane.spark.planning import TopicReadError, plan_batch
+from controlplane.spark.planning import plan_batch
 from controlplane.spark.projection import projection_for
 from controlplane.spark.pushdown import push_filters
 
@@ -89,13 +90,18 @@ def plan(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    request = json.load(sys.stdin)
+def answer(line: str) -> dict[str, Any]:
     try:
-        answer = plan(request)
-    except (InvalidOptions, TopicReadError) as error:
-        answer = {"error": {"type": type(error).__name__, "message": str(error)}}
-    json.dump(answer, sys.stdout)
+        return plan(json.loads(line))
+    except Exception as error:  # every failure is this read's error; the process serves the next one
+        return {"error": {"type": type(error).__name__, "message": str(error)}}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if line.strip():
+            sys.stdout.write(json.dumps(answer(line)) + "\n")
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Timestamp;
@@ -28,9 +27,10 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * Plans a JVM read with the Python source's own planning code: runs `python -m controlplane.spark.jvm_planning`
- * in the driver with the read's options, schema and narrowing filters as JSON on its stdin (never in argv, as the
- * options may carry credentials) and takes back the offset ranges and connection settings from its stdout.
+ * Plans a JVM read with the Python source's own planning code: a `python -m controlplane.spark.jvm_planning`
+ * process of the driver takes the read's options, schema and narrowing filters as a JSON line on its stdin (never
+ * in argv, as the options may carry credentials) and answers the offset ranges and connection settings on its
+ * stdout.
  * `register_topic_source` names the interpreter and the path of the `controlplane` package in the session's
  * conf (spark.streamhub.topics.python / .pythonPath).
  */
@@ -154,7 +154,7 @@ final class TopicPlanner {
             if (kind.equals("InvalidOptions")) {
                 throw new IllegalArgumentException(message);
             }
-            throw new KafkaException(message);
+            throw new KafkaException(kind.equals("TopicReadError") ? message : kind + ": " + message);
         }
         Plan plan = new Plan();
         for (JsonNode range : answer.path("ranges")) {
@@ -176,53 +176,128 @@ final class TopicPlanner {
         SparkSession session = SparkSession.active();
         String python = session.conf().get(PYTHON_CONF, defaultPython());
         String path = session.conf().get(PYTHON_PATH_CONF, "");
-        ProcessBuilder builder = new ProcessBuilder(python, "-m", "controlplane.spark.jvm_planning");
-        Map<String, String> environment = builder.environment();
-        String inherited = environment.getOrDefault("PYTHONPATH", "");
-        String joined = String.join(File.pathSeparator,
-                List.of(path, inherited).stream().filter(s -> !s.isEmpty()).toList());
-        environment.put("PYTHONPATH", joined);
-        Process process;
+        byte[] line;
         try {
-            process = builder.start();
+            line = JSON.writeValueAsBytes(request);
         } catch (IOException error) {
-            throw new KafkaException("cannot start the topics planner (" + python + "): " + error.getMessage());
+            throw new KafkaException("cannot write a planning request: " + error.getMessage());
         }
-        try {
-            CompletableFuture<byte[]> stdout = drain(process.getInputStream());
-            CompletableFuture<byte[]> stderr = drain(process.getErrorStream());
-            try (OutputStream stdin = process.getOutputStream()) {
-                stdin.write(JSON.writeValueAsBytes(request));
+        synchronized (TopicPlanner.class) {
+            if (process == null || !process.matches(python, path)) {
+                if (process != null) {
+                    process.close();
+                }
+                process = new PlannerProcess(python, path);
             }
-            if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                throw new KafkaException("the topics planner did not answer within " + TIMEOUT_SECONDS + " s");
+            try {
+                return JSON.readTree(process.exchange(line));
+            } catch (IOException | RuntimeException error) {
+                // A planner that failed is not reused: the next read starts a fresh one.
+                String output = process.errorOutput();
+                process.close();
+                process = null;
+                throw new KafkaException("the topics planner failed: " + error.getMessage()
+                        + (output.isEmpty() ? "" : "\n" + output));
             }
-            byte[] out = stdout.get(10, TimeUnit.SECONDS);
-            if (process.exitValue() != 0) {
-                String errors = new String(stderr.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8).strip();
-                int from = Math.max(0, errors.length() - 2000);
-                throw new KafkaException("the topics planner failed (exit " + process.exitValue() + "): "
-                        + errors.substring(from));
-            }
-            return JSON.readTree(out);
-        } catch (IOException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException error) {
-            throw new KafkaException("the topics planner failed: " + error);
-        } catch (InterruptedException error) {
-            Thread.currentThread().interrupt();
-            throw new KafkaException("interrupted while planning a topics read");
-        } finally {
-            process.destroyForcibly();
         }
     }
 
-    private static CompletableFuture<byte[]> drain(InputStream stream) {
-        return CompletableFuture.supplyAsync(() -> {
-            try (stream) {
-                return stream.readAllBytes();
+    private static PlannerProcess process;
+
+    /**
+     * One Python planner per driver JVM, kept between reads (its start and imports cost a few tenths of a second,
+     * more than planning): one request and one answer per line on its stdin and stdout. It ends when its stdin
+     * closes, that is with this JVM at the latest.
+     */
+    private static final class PlannerProcess {
+        private static final int KEPT_ERROR_CHARS = 4000;
+        private final String python;
+        private final String path;
+        private final Process process;
+        private final OutputStream stdin;
+        private final java.io.BufferedReader stdout;
+        private final StringBuilder errors = new StringBuilder();
+
+        PlannerProcess(String python, String path) {
+            this.python = python;
+            this.path = path;
+            ProcessBuilder builder = new ProcessBuilder(python, "-m", "controlplane.spark.jvm_planning");
+            Map<String, String> environment = builder.environment();
+            String inherited = environment.getOrDefault("PYTHONPATH", "");
+            environment.put("PYTHONPATH", String.join(File.pathSeparator,
+                    List.of(path, inherited).stream().filter(s -> !s.isEmpty()).toList()));
+            try {
+                process = builder.start();
             } catch (IOException error) {
-                return new byte[0];
+                throw new KafkaException("cannot start the topics planner (" + python + "): " + error.getMessage());
             }
-        });
+            stdin = process.getOutputStream();
+            stdout = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            Thread drain = new Thread(this::drainErrors, "topics-planner-stderr");
+            drain.setDaemon(true);
+            drain.start();
+        }
+
+        boolean matches(String python, String path) {
+            return process.isAlive() && this.python.equals(python) && this.path.equals(path);
+        }
+
+        String exchange(byte[] request) throws IOException {
+            stdin.write(request);
+            stdin.write('\n');
+            stdin.flush();
+            CompletableFuture<String> answer = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return stdout.readLine();
+                } catch (IOException error) {
+                    throw new java.io.UncheckedIOException(error);
+                }
+            });
+            String line;
+            try {
+                line = answer.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException error) {
+                throw new IOException("no answer within " + TIMEOUT_SECONDS + " s");
+            } catch (java.util.concurrent.ExecutionException error) {
+                throw new IOException(error.getCause().getMessage(), error.getCause());
+            } catch (InterruptedException error) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while planning a topics read");
+            }
+            if (line == null) {
+                throw new IOException("the planner process ended");
+            }
+            return line;
+        }
+
+        /** The last few thousand characters the planner wrote to stderr (never the request: it is on stdin). */
+        String errorOutput() {
+            synchronized (errors) {
+                return errors.toString().strip();
+            }
+        }
+
+        private void drainErrors() {
+            try (java.io.BufferedReader reader = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = reader.readLine()) != null) {
+                    synchronized (errors) {
+                        errors.append(line).append('\n');
+                        if (errors.length() > KEPT_ERROR_CHARS) {
+                            errors.delete(0, errors.length() - KEPT_ERROR_CHARS);
+                        }
+                    }
+                }
+            } catch (IOException ignored) {
+                // The process ended.
+            }
+        }
+
+        void close() {
+            process.destroy();
+        }
     }
 
     private static String defaultPython() {
