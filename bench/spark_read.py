@@ -218,6 +218,7 @@ def main() -> None:
         from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
+        from controlplane.spark.jvm import reader_jar
         from controlplane.spark.topic_source import JVM_READER_CONF, register_topic_source
         from controlplane.spark.tuning import topic_read_confs
 
@@ -230,7 +231,10 @@ def main() -> None:
         )
         # The JVM options job runs get from the launcher (one JVM here: driver and executor), then any A/B
         # override. Parquet is read in the same session, so it runs with the same settings.
-        settings = topic_read_confs() | dict(setting.split("=", 1) for setting in arguments.conf)
+        # The JVM reader's jar as the launcher ships it (--jars): `--conf spark.jars=` reads with Python only.
+        jar = reader_jar()
+        settings = topic_read_confs() | ({"spark.jars": str(jar)} if jar else {})
+        settings |= dict(setting.split("=", 1) for setting in arguments.conf)
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
@@ -295,14 +299,14 @@ def main() -> None:
                 .collect()
             )
 
-        jvm_available = spark.sparkContext._jvm is not None and settings.get("spark.jars")
+        jvm_available = bool(settings.get("spark.jars"))
         startup_seconds, _ = timed(lambda: count_by_partition(topic_frame("bench-warmup")))
         for jvm in (True, False) if jvm_available else (False,):
             use_jvm_reader(jvm)
             all_columns(topic_frame("bench-warmup"))
             timed(lambda: count_by_partition(topic_frame("bench-warmup", PROJECTED)))
         parquet_path = str(work / "records.parquet")
-        use_jvm_reader(bool(jvm_available))
+        use_jvm_reader(jvm_available)
         topic_frame("bench-spark").write.parquet(parquet_path)
 
         # name -> [(wall seconds, CPU seconds, CPU split)] over the repeats; the reads of one repeat run

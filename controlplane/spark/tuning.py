@@ -15,18 +15,12 @@ Spark Connect server is started by its operator: give it the same confs (README)
 
 from __future__ import annotations
 
-from controlplane.spark.jvm import reader_jar
-
 # Arrow Java: no bounds and reference-count checks on every buffer read.
 ARROW_JAVA_OPTIONS = ("-Darrow.enable_unsafe_memory_access=true",)
 JAVA_OPTIONS_CONFS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
 
 def topic_read_confs() -> dict[str, str]:
-    """The confs job runs start their driver and executors with: Arrow Java's options, and the JVM reader's jar
-    (jvm.py) on the classpath where it can be built, so that `format("topics")` batch reads run on the JVM."""
-    confs = dict.fromkeys(JAVA_OPTIONS_CONFS, " ".join(ARROW_JAVA_OPTIONS))
-    jar = reader_jar()
-    if jar is not None:
-        confs["spark.jars"] = str(jar)
-    return confs
+    """The confs job runs start their driver and executors with (the JVM reader's jar comes with the launcher's
+    shipment, `--jars`: jvm.py)."""
+    return dict.fromkeys(JAVA_OPTIONS_CONFS, " ".join(ARROW_JAVA_OPTIONS))
