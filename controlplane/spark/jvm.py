@@ -6,8 +6,9 @@ decodes records straight into Spark's column vectors; planning stays in Python (
 the classpath (`spark.jars`, see tuning.topic_read_confs) `spark.read.format("topics")` reads with it; without a
 JDK the jar is not built and the Python source reads as before.
 
-The jar is built once per source version and PySpark version, where Spark runs (the job launcher, the bench,
-`make run`), into a cache directory; concurrent builders each write a temporary file and rename it.
+The jar is built once per source version and PySpark version, where Spark runs (scripts/bootstrap.sh, so
+`make run`; the job launcher's artifacts, artifact.build_jvm_reader; the bench), into a cache directory;
+concurrent builders each write a temporary file and rename it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -69,15 +71,24 @@ def jar_name() -> str:
 
 
 def build_reader_jar(directory: Path | None = None) -> Path:
-    """The reader's jar in `directory` (the cache directory by default), compiled unless it is there already.
-    Raises JvmBuildError when there is no javac or the sources do not compile."""
-    target = (directory or _cache_dir()) / jar_name()
-    if target.exists():
-        return target
+    """The reader's jar in `directory` (the cache directory by default), compiled into the cache directory unless
+    it is there already (scripts/bootstrap.sh builds it there), then copied. Raises JvmBuildError when there is
+    no javac or the sources do not compile."""
+    cached = _cache_dir() / jar_name()
+    if not cached.exists():
+        _compile(cached)
+    if directory is None:
+        return cached
+    target = directory / cached.name
+    if not target.exists():
+        _atomically(target, lambda partial: shutil.copyfile(cached, partial))
+    return target
+
+
+def _compile(target: Path) -> None:
     javac = _javac()
     if javac is None:
         raise JvmBuildError("no javac found (set JAVA_HOME to a JDK 17 or later)")
-    target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="topics-jvm-") as work:
         classes = Path(work) / "classes"
         sources = sorted(str(p) for p in (SOURCE_ROOT / "src").rglob("*.java"))
@@ -89,24 +100,31 @@ def build_reader_jar(directory: Path | None = None) -> Path:
             raise JvmBuildError(f"javac failed: {error.stderr.strip()[-2000:]}") from None
         except subprocess.TimeoutExpired:
             raise JvmBuildError(f"javac took longer than {COMPILE_TIMEOUT_S} s") from None
-        handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        os.close(handle)
-        try:
+        entries = [(p.relative_to(classes).as_posix(), p) for p in classes.rglob("*.class")]
+        resources = SOURCE_ROOT / "resources"
+        entries += [(p.relative_to(resources).as_posix(), p) for p in resources.rglob("*") if p.is_file()]
+
+        def write(partial: Path) -> None:
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
-                entries = [(p.relative_to(classes).as_posix(), p) for p in classes.rglob("*.class")]
-                resources = SOURCE_ROOT / "resources"
-                entries += [
-                    (p.relative_to(resources).as_posix(), p) for p in resources.rglob("*") if p.is_file()
-                ]
                 for name, path in sorted(entries):
                     jar.writestr(zipfile.ZipInfo(name, _ZIP_TIME), path.read_bytes(), zipfile.ZIP_DEFLATED)
-            os.chmod(partial, 0o644)
-            os.replace(partial, target)
-        finally:
-            if os.path.exists(partial):
-                os.unlink(partial)
+
+        _atomically(target, write)
     log.info("built the topics JVM reader: %s", target)
-    return target
+
+
+def _atomically(target: Path, write: Callable[[Path], object]) -> None:
+    """Writes through a temporary file beside the target and renames: concurrent builders never see half."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    os.close(handle)
+    try:
+        write(Path(partial))
+        os.chmod(partial, 0o644)
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
 
 
 def reader_jar() -> Path | None:
@@ -120,3 +138,8 @@ def reader_jar() -> Path | None:
 
 class JvmBuildError(RuntimeError):
     """The JVM reader's jar cannot be built here."""
+
+
+if __name__ == "__main__":  # scripts/bootstrap.sh
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    print(build_reader_jar())

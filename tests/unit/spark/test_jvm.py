@@ -1,15 +1,16 @@
 """The JVM reader's jar: compiled with javac against PySpark's jars, once per source version."""
 
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from controlplane.spark import artifact, jvm
 
 
-def test_the_jar_is_built_once_with_the_provider_registered_under_the_source_name(tmp_path):
-    built = jvm.build_reader_jar(tmp_path)
+def test_the_jar_is_built_once_with_the_provider_registered_under_the_source_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = jvm.build_reader_jar(tmp_path / "artifacts")
+    assert (tmp_path / "cache" / "controlplane-spark" / built.name).exists()
     assert built.name == jvm.jar_name()
     with zipfile.ZipFile(built) as jar:
         names = set(jar.namelist())
@@ -18,7 +19,7 @@ def test_the_jar_is_built_once_with_the_provider_registered_under_the_source_nam
     assert "streamhub/spark/TopicsProvider.class" in names
     assert "streamhub/spark/TopicPartitionReader.class" in names
     modified = built.stat().st_mtime_ns
-    assert jvm.build_reader_jar(tmp_path) == built
+    assert jvm.build_reader_jar(tmp_path / "artifacts") == built
     assert built.stat().st_mtime_ns == modified  # reused, not rebuilt
 
 
@@ -37,6 +38,7 @@ def test_sources_that_do_not_compile_fail_the_build_with_javacs_message(tmp_path
     (sources / "src" / "streamhub" / "spark").mkdir(parents=True)
     (sources / "src" / "streamhub" / "spark" / "Broken.java").write_text("class Broken { int x = ; }\n")
     monkeypatch.setattr(jvm, "SOURCE_ROOT", sources)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     with pytest.raises(jvm.JvmBuildError, match="illegal start of expression"):
         jvm.build_reader_jar(tmp_path / "out")
-    assert not list(Path(tmp_path / "out").glob("*.jar"))
+    assert not list(tmp_path.rglob("*.jar"))
