@@ -72,10 +72,12 @@ def register_topic_source(spark: SparkSession) -> None:
     Where the JVM reader's jar is on the session's classpath (jvm.py) it owns the name `topics` and Spark refuses a
     Python source of that name: the Python source is then the JVM reader's fallback under `topics_python`
     (registered in every case). The JVM reader plans its reads with this interpreter, with the directory
-    `controlplane` is imported from on its path."""
+    `controlplane` is imported from on its path (in a driver's own session; not over Spark Connect)."""
     spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    spark.conf.set(PLANNER_PYTHON_CONF, sys.executable)
-    spark.conf.set(PLANNER_PATH_CONF, str(Path(controlplane.__file__).resolve().parents[1]))
+    if not type(spark).__module__.startswith("pyspark.sql.connect"):
+        # A Connect client's interpreter is not on the server's host: there the Python source reads.
+        spark.conf.set(PLANNER_PYTHON_CONF, sys.executable)
+        spark.conf.set(PLANNER_PATH_CONF, str(Path(controlplane.__file__).resolve().parents[1]))
     try:
         spark.dataSource.register(TopicDataSource)
     except AnalysisException as error:

@@ -18,7 +18,7 @@ from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, 
 from kio.static.primitive import i32Timedelta
 
 from broker.wire.records.records import Record, build_batch
-from controlplane.spark.topic_source import JVM_READER_CONF
+from controlplane.spark.topic_source import JVM_READER_CONF, PLANNER_PYTHON_CONF
 from tests.integration.broker.kafka_wire import WireClient
 from tests.integration.spark.conftest import create_topic
 
@@ -282,3 +282,17 @@ def test_tls_reads_go_to_the_python_source(spark, secure_broker, topic_name):
     assert JVM_PLAN not in plan
     assert "(Python)" in plan
     assert [bytes(row.value) for row in frame.collect()] == [b"over tls"]
+
+
+def test_without_a_planner_named_reads_go_to_the_python_source(spark, broker, topic_name):
+    """As on a Spark Connect server, where register_topic_source cannot name the server's interpreter."""
+    create_topic(broker.bootstrap, topic_name)
+    produce_with(broker.bootstrap, topic_name, [(0, None, b"v", None)])
+    python = spark.conf.get(PLANNER_PYTHON_CONF)
+    spark.conf.unset(PLANNER_PYTHON_CONF)
+    try:
+        frame = reader(spark, broker.bootstrap, subscribe=topic_name).load()
+        assert "(Python)" in frame._jdf.queryExecution().executedPlan().toString()
+        assert [bytes(row.value) for row in frame.collect()] == [b"v"]
+    finally:
+        spark.conf.set(PLANNER_PYTHON_CONF, python)

@@ -174,7 +174,7 @@ final class TopicPlanner {
 
     private static JsonNode run(ObjectNode request) {
         SparkSession session = SparkSession.active();
-        String python = session.conf().get(PYTHON_CONF, defaultPython());
+        String python = session.conf().get(PYTHON_CONF);
         String path = session.conf().get(PYTHON_PATH_CONF, "");
         byte[] line;
         try {
@@ -298,15 +298,5 @@ final class TopicPlanner {
         void close() {
             process.destroy();
         }
-    }
-
-    private static String defaultPython() {
-        for (String variable : List.of("PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON")) {
-            String value = System.getenv(variable);
-            if (value != null && !value.isEmpty()) {
-                return value;
-            }
-        }
-        return "python3";
     }
 }

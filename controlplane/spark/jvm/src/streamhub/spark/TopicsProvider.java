@@ -35,9 +35,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * The `topics` data source with its batch reads on the JVM. With this jar on the classpath it owns the short name
  * `topics` (Spark looks Java sources up first) and the Python source (controlplane/spark/topic_source.py) is
  * registered as `topics_python`, which this provider hands everything it does not read itself. Planning (options, offsets, pushed filters) stays in Python:
- * the driver runs the planner once per scan (TopicPlanner). Everything this reader does not do goes to the
- * Python source, chosen per read: streaming reads, writes, TLS and any other `kafka.ssl.*`/`kafka.sasl.*` setting
- * beyond PLAIN/SCRAM credentials, and sessions with `spark.streamhub.topics.jvmReader=false`.
+ * the driver's planner process answers once per scan (TopicPlanner). Everything this reader does not do goes to
+ * the Python source, chosen per read: streaming reads, writes, TLS and any other `kafka.ssl.*`/`kafka.sasl.*`
+ * setting beyond PLAIN/SCRAM credentials, sessions where register_topic_source did not name the planner's Python
+ * (Spark Connect), and sessions with `spark.streamhub.topics.jvmReader=false`.
  */
 public final class TopicsProvider implements TableProvider, DataSourceRegister {
     static final String NAME = "topics";
@@ -77,6 +78,10 @@ public final class TopicsProvider implements TableProvider, DataSourceRegister {
         SparkSession session = SparkSession.active();
         if (!Boolean.parseBoolean(session.conf().get(JVM_READER_CONF, "true"))) {
             return JVM_READER_CONF + " is false";
+        }
+        if (session.conf().getOption(TopicPlanner.PYTHON_CONF).isEmpty()) {
+            // register_topic_source names the planner's Python in the driver's own session (not over Connect).
+            return "no planner: " + TopicPlanner.PYTHON_CONF + " is not set";
         }
         String protocol = options.getOrDefault("kafka.security.protocol", "PLAINTEXT").toUpperCase(Locale.ROOT);
         if (!protocol.equals("PLAINTEXT") && !protocol.equals("SASL_PLAINTEXT")) {
