@@ -43,6 +43,8 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
     private static final int TRANSACTIONAL_FLAG = 0x10;
     private static final int CONTROL_FLAG = 0x20;
     private static final int CONTROL_ABORT = 0;
+    // A record batch inflating past this is refused rather than allowed to fill the executor's heap.
+    private static final int MAX_DECOMPRESSED_BYTES = 512 * 1024 * 1024;
     private static final int LEADER_RETRIES = 10;
     private static final long LEADER_BACKOFF_MILLIS = 200;
 
@@ -367,7 +369,10 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             int length = 0;
             while (true) {
                 if (length == scratch.length) {
-                    scratch = java.util.Arrays.copyOf(scratch, scratch.length * 2);
+                    if (scratch.length >= MAX_DECOMPRESSED_BYTES) {
+                        throw new IOException("it inflates past " + MAX_DECOMPRESSED_BYTES + " bytes");
+                    }
+                    scratch = java.util.Arrays.copyOf(scratch, Math.min(scratch.length * 2, MAX_DECOMPRESSED_BYTES));
                 }
                 int read = stream.read(scratch, length, scratch.length - length);
                 if (read < 0) {
