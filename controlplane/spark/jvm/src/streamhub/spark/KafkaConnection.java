@@ -121,7 +121,7 @@ final class KafkaConnection implements AutoCloseable {
         Reader answer = new Reader(request(SASL_HANDSHAKE, (short) 1, handshake.toByteArray()));
         short error = answer.int16();
         if (error != 0) {
-            throw new KafkaException("the broker at " + address + " does not offer SASL mechanism "
+            throw new TopicReadError("the broker at " + address + " does not offer SASL mechanism "
                     + settings.saslMechanism + " (error " + ErrorCodes.name(error) + ")");
         }
         if (settings.saslMechanism.equals("PLAIN")) {
@@ -142,7 +142,7 @@ final class KafkaConnection implements AutoCloseable {
         String message = answer.nullableString();
         if (error != 0) {
             // The broker's message, never the credentials.
-            throw new KafkaException("SASL authentication with " + address + " failed: "
+            throw new TopicReadError("SASL authentication with " + address + " failed: "
                     + ErrorCodes.name(error) + (message == null ? "" : " (" + message + ")"));
         }
         return answer.bytes();
@@ -173,13 +173,13 @@ final class KafkaConnection implements AutoCloseable {
             String serverNonce = fields.get("r");
             if (serverNonce == null || !serverNonce.startsWith(nonce) || !fields.containsKey("s")
                     || !fields.containsKey("i")) {
-                throw new KafkaException("SASL authentication with " + address + " failed: a malformed SCRAM reply");
+                throw new TopicReadError("SASL authentication with " + address + " failed: a malformed SCRAM reply");
             }
             try {
                 byte[] salt = Base64.getDecoder().decode(fields.get("s"));
                 int iterations = Integer.parseInt(fields.get("i"));
                 if (iterations < 1 || iterations > 1_000_000) {
-                    throw new KafkaException("SCRAM iteration count " + iterations + " from " + address);
+                    throw new TopicReadError("SCRAM iteration count " + iterations + " from " + address);
                 }
                 int bits = digest.equals("SHA-512") ? 512 : 256;
                 String algorithm = digest.equals("SHA-512") ? "PBKDF2WithHmacSHA512" : "PBKDF2WithHmacSHA256";
@@ -201,11 +201,11 @@ final class KafkaConnection implements AutoCloseable {
                 byte[] expected = mac(mac(salted, "Server Key"), authMessage);
                 String verifier = attributes(serverFinal).get("v");
                 if (verifier == null || !MessageDigest.isEqual(expected, Base64.getDecoder().decode(verifier))) {
-                    throw new KafkaException("SASL authentication with " + address
+                    throw new TopicReadError("SASL authentication with " + address
                             + " failed: the broker's SCRAM signature does not match");
                 }
             } catch (GeneralSecurityException | IllegalArgumentException error) {
-                throw new KafkaException("SASL authentication with " + address + " failed: " + error.getMessage());
+                throw new TopicReadError("SASL authentication with " + address + " failed: " + error.getMessage());
             }
         }
 

@@ -35,6 +35,7 @@ final class PartitionFetcher implements AutoCloseable {
         KafkaConnection.Frame frame;
         int recordsStart;
         int recordsEnd;
+        long nextOffset; // where the fetch thread went on from
     }
 
     /** Fetches from `offset`, reading the answer into `buffer` when it fits (else into a new frame). */
@@ -171,7 +172,7 @@ final class PartitionFetcher implements AutoCloseable {
                 }
             }
             if (topic.equals(name) && topicError != 0) {
-                throw new KafkaException("reading " + topic + "-" + partition + ": " + ErrorCodes.name(topicError));
+                throw new TopicReadError("reading " + topic + "-" + partition + ": " + ErrorCodes.name(topicError));
             }
         }
         throw new IOException("no leader known for " + topic + "-" + partition);

@@ -9,10 +9,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 import net.jpountz.lz4.LZ4FrameInputStream;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -30,7 +32,7 @@ import org.xerial.snappy.SnappyInputStream;
 /**
  * Reads one offset range [start, end) of one partition: one Fetch answer becomes one ColumnarBatch, its records
  * decoded (record batch v2, REFERENCE.md section 2) straight into Spark's column vectors, which are reused from
- * batch to batch. One fetch is in flight while Spark consumes the previous batch. Control batches and, with
+ * batch to batch. A fetch thread keeps fetching ahead while the task decodes and Spark consumes. Control batches and, with
  * read_committed, the records of aborted transactions are skipped; offsets missing inside the range (compaction,
  * markers) are simply not there.
  */
@@ -46,19 +48,23 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
     // A record batch inflating past this is refused rather than allowed to fill the executor's heap.
     private static final int MAX_DECOMPRESSED_BYTES = 512 * 1024 * 1024;
     private static final int LEADER_RETRIES = 10;
+    // Answers the fetch thread may hold ahead of the task: with one, the broker idled while Spark took a batch in.
+    private static final int FETCH_AHEAD = 2;
     private static final long LEADER_BACKOFF_MILLIS = 200;
 
     private final TopicRangePartition range;
     private final TopicReadSpec spec;
     private final PartitionFetcher fetcher;
     private final ExecutorService fetchThread;
-    private final KafkaConnection.Frame[] frames = new KafkaConnection.Frame[2];
+    // Answers fetched ahead and waiting to be decoded, and the frames decoded ones free again.
+    private final BlockingQueue<Object> fetched = new ArrayBlockingQueue<>(FETCH_AHEAD);
+    private final BlockingQueue<KafkaConnection.Frame> freeFrames = new ArrayBlockingQueue<>(FETCH_AHEAD + 2);
     private final WritableColumnVector[] writable;
     private final ColumnVector[] vectors;
     private final boolean countsOnly;
     private final AbortedTransactions aborted = new AbortedTransactions();
-    private Future<PartitionFetcher.Fetched> pending;
-    private int pendingFrame;
+    private Future<?> fetching;
+    private volatile boolean closing;
     private long nextOffset;
     private long idleSince = System.currentTimeMillis();
     private int leaderRetries;
@@ -88,16 +94,57 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             }
         }
         this.countsOnly = !recordLevel;
-        submitFetch(nextOffset);
+        startFetching();
     }
 
-    private void submitFetch(long offset) {
-        int index = pendingFrame = 1 - pendingFrame;
-        pending = fetchThread.submit(() -> {
-            PartitionFetcher.Fetched fetched = fetcher.fetch(offset, frames[index]);
-            frames[index] = fetched.frame;
-            return fetched;
+    /**
+     * The fetch thread fetches ahead from `nextOffset`, each request right after the previous answer (the offset
+     * after its last complete batch), until FETCH_AHEAD answers wait; it stops after an answer that carries an
+     * error or nothing new, which next() judges before it starts fetching again.
+     */
+    private void startFetching() {
+        long from = nextOffset;
+        fetching = fetchThread.submit(() -> {
+            long offset = from;
+            try {
+                while (!closing && offset < range.end) {
+                    PartitionFetcher.Fetched answer = fetcher.fetch(offset, freeFrames.poll());
+                    long next = answer.errorCode == 0 ? offsetAfter(answer, offset) : offset;
+                    answer.nextOffset = next;
+                    fetched.put(answer);
+                    if (next <= offset) {
+                        return;
+                    }
+                    offset = next;
+                }
+            } catch (InterruptedException stopped) {
+                Thread.currentThread().interrupt();
+            } catch (Throwable error) { // handed to the task's thread, which fails the read with it
+                try {
+                    fetched.put(error);
+                } catch (InterruptedException stopped) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         });
+    }
+
+    /** The offset after the last complete batch of an answer (walkBatches' result, without decoding anything). */
+    private long offsetAfter(PartitionFetcher.Fetched answer, long from) {
+        byte[] data = answer.frame.data;
+        int position = answer.recordsStart;
+        long next = from;
+        while (position + HEADER_SIZE <= answer.recordsEnd && next < range.end) {
+            int batchLength = int32(data, position + 8);
+            int batchEnd = position + LOG_OVERHEAD + batchLength;
+            if (batchLength < HEADER_SIZE - LOG_OVERHEAD || batchEnd > answer.recordsEnd || batchEnd < position) {
+                break;
+            }
+            long lastOffset = int64(data, position) + int32(data, position + 23);
+            next = Math.max(next, lastOffset + 1);
+            position = batchEnd;
+        }
+        return next;
     }
 
     @Override
@@ -106,20 +153,20 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             PartitionFetcher.Fetched part = awaitFetch();
             if (part.errorCode != 0) {
                 handleError(part.errorCode);
-                submitFetch(nextOffset);
+                startFetching();
                 continue;
             }
             leaderRetries = 0;
             aborted.add(part.abortedTransactions);
             List<long[]> wanted = new ArrayList<>();
             long reached = walkBatches(part, wanted);
+            if (reached != part.nextOffset) {
+                throw new IllegalStateException("fetched ahead from " + part.nextOffset + ", read up to " + reached);
+            }
             boolean progressed = reached > nextOffset;
             nextOffset = reached;
-            if (nextOffset < range.end) {
-                // The next records travel while these are decoded and consumed.
-                submitFetch(nextOffset);
-            }
             int rows = decode(part, wanted);
+            freeFrames.offer(part.frame); // decoded: its bytes are in the vectors now
             if (rows > 0) {
                 return true;
             }
@@ -132,33 +179,37 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
                     ? part.lastStableOffset : part.highWatermark;
             if (logEnd <= nextOffset) {
                 if (spec.failOnDataLoss) {
-                    throw new KafkaException(range.topic + "-" + range.partition + " ends at " + logEnd
+                    throw new TopicReadError(range.topic + "-" + range.partition + " ends at " + logEnd
                             + ", before the planned end " + range.end + "; set failOnDataLoss=false to accept this");
                 }
                 return false;
             }
             if (System.currentTimeMillis() - idleSince > spec.pollTimeoutMs) {
-                throw new KafkaException("no records from " + range.topic + "-" + range.partition + " within "
+                throw new TopicReadError("no records from " + range.topic + "-" + range.partition + " within "
                         + spec.pollTimeoutMs + " ms while reading [" + range.start + ", " + range.end + ")");
             }
+            startFetching(); // the fetch thread stopped at this answer, which brought nothing new
         }
         return false;
     }
 
     private PartitionFetcher.Fetched awaitFetch() throws IOException {
+        Object item;
         try {
-            return pending.get();
+            item = fetched.take();
         } catch (InterruptedException error) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while fetching " + range, error);
-        } catch (ExecutionException error) {
-            Throwable cause = error.getCause();
-            if (cause instanceof KafkaException known) {
-                throw known;
-            }
-            throw new IOException("fetching " + range.topic + "-" + range.partition + " from offset " + nextOffset
-                    + ": " + cause.getMessage(), cause);
         }
+        if (item instanceof PartitionFetcher.Fetched answer) {
+            return answer;
+        }
+        if (item instanceof TopicReadError known) {
+            throw known;
+        }
+        Throwable cause = (Throwable) item;
+        throw new IOException("fetching " + range.topic + "-" + range.partition + " from offset " + nextOffset
+                + ": " + cause.getMessage(), cause);
     }
 
     private void handleError(short code) {
@@ -168,15 +219,15 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
                 Thread.sleep(LEADER_BACKOFF_MILLIS);
             } catch (InterruptedException error) {
                 Thread.currentThread().interrupt();
-                throw new KafkaException("interrupted while looking up the leader of " + range);
+                throw new TopicReadError("interrupted while looking up the leader of " + range);
             }
             return;
         }
         if (code == ErrorCodes.OFFSET_OUT_OF_RANGE) {
-            throw new KafkaException("offset " + nextOffset + " of " + range.topic + "-" + range.partition
+            throw new TopicReadError("offset " + nextOffset + " of " + range.topic + "-" + range.partition
                     + " is out of range (records deleted or truncated since the read was planned)");
         }
-        throw new KafkaException("reading " + range.topic + "-" + range.partition + ": " + ErrorCodes.name(code));
+        throw new TopicReadError("reading " + range.topic + "-" + range.partition + ": " + ErrorCodes.name(code));
     }
 
     /**
@@ -198,7 +249,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             }
             byte magic = data[position + 16];
             if (magic != 2) {
-                throw new KafkaException("record batch magic " + magic + " in " + range.topic + "-"
+                throw new TopicReadError("record batch magic " + magic + " in " + range.topic + "-"
                         + range.partition + " at offset " + baseOffset + ": only v2 is read");
             }
             int attributes = int16(data, position + 21);
@@ -381,7 +432,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
                 length += read;
             }
         } catch (IOException | RuntimeException error) {
-            throw new KafkaException("a record batch of " + range.topic + "-" + range.partition
+            throw new TopicReadError("a record batch of " + range.topic + "-" + range.partition
                     + " does not decompress: " + error);
         }
     }
@@ -392,7 +443,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             case 2 -> new SnappyInputStream(raw);
             case 3 -> new LZ4FrameInputStream(raw);
             case 4 -> new ZstdInputStreamNoFinalizer(raw);
-            default -> throw new KafkaException("compression codec " + (attributes & CODEC_MASK) + " is unknown");
+            default -> throw new TopicReadError("compression codec " + (attributes & CODEC_MASK) + " is unknown");
         };
     }
 
@@ -414,7 +465,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
         int keyLength = in.varint();
         int keyStart = in.skipBytes(keyLength);
         if (keyLength < 4) {
-            throw new KafkaException("a control record without a key in " + range);
+            throw new TopicReadError("a control record without a key in " + range);
         }
         return int16(data, keyStart + 2);
     }
@@ -426,18 +477,16 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
 
     @Override
     public void close() {
-        if (pending != null) {
-            // The fetch in flight ends within its wait time; the connection closes only after it.
-            try {
-                pending.get();
-            } catch (InterruptedException error) {
-                Thread.currentThread().interrupt();
-            } catch (ExecutionException ignored) {
-                // Closing: an error of a fetch nobody waits for any more is of no interest.
-            }
-        }
+        // Stops the fetch thread: interrupted if it waits to hand over an answer, and a fetch in flight fails
+        // when its connection closes.
+        closing = true;
         fetchThread.shutdownNow();
         fetcher.close();
+        try {
+            fetchThread.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException error) {
+            Thread.currentThread().interrupt();
+        }
         for (WritableColumnVector vector : writable) {
             if (vector != null) {
                 vector.close();
@@ -507,8 +556,8 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             return start;
         }
 
-        KafkaException malformed() {
-            return new KafkaException("a malformed record in the batch at offset " + baseOffset);
+        TopicReadError malformed() {
+            return new TopicReadError("a malformed record in the batch at offset " + baseOffset);
         }
     }
 

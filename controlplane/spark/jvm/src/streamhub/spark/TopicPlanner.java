@@ -59,7 +59,7 @@ final class TopicPlanner {
                 return column;
             }
         }
-        throw new IllegalArgumentException("column '" + name + "' is not a column of the topics source");
+        throw new InvalidOptions("column '" + name + "' is not a column of the topics source");
     }
 
     private static String narrowedColumn(String attribute) {
@@ -152,9 +152,9 @@ final class TopicPlanner {
             String kind = answer.path("error").path("type").asText();
             String message = answer.path("error").path("message").asText();
             if (kind.equals("InvalidOptions")) {
-                throw new IllegalArgumentException(message);
+                throw new InvalidOptions(message);
             }
-            throw new KafkaException(kind.equals("TopicReadError") ? message : kind + ": " + message);
+            throw new TopicReadError(kind.equals("TopicReadError") ? message : kind + ": " + message);
         }
         Plan plan = new Plan();
         for (JsonNode range : answer.path("ranges")) {
@@ -180,7 +180,7 @@ final class TopicPlanner {
         try {
             line = JSON.writeValueAsBytes(request);
         } catch (IOException error) {
-            throw new KafkaException("cannot write a planning request: " + error.getMessage());
+            throw new TopicReadError("cannot write a planning request: " + error.getMessage());
         }
         synchronized (TopicPlanner.class) {
             if (process == null || !process.matches(python, path)) {
@@ -196,7 +196,7 @@ final class TopicPlanner {
                 String output = process.errorOutput();
                 process.close();
                 process = null;
-                throw new KafkaException("the topics planner failed: " + error.getMessage()
+                throw new TopicReadError("the topics planner failed: " + error.getMessage()
                         + (output.isEmpty() ? "" : "\n" + output));
             }
         }
@@ -229,7 +229,7 @@ final class TopicPlanner {
             try {
                 process = builder.start();
             } catch (IOException error) {
-                throw new KafkaException("cannot start the topics planner (" + python + "): " + error.getMessage());
+                throw new TopicReadError("cannot start the topics planner (" + python + "): " + error.getMessage());
             }
             stdin = process.getOutputStream();
             stdout = new java.io.BufferedReader(
