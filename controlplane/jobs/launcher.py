@@ -43,8 +43,9 @@ PASSED_ENVIRONMENT = (
 # Where the dependency archive is unpacked in each executor's working directory, and put on its Python path.
 DEPENDENCIES_ALIAS = "streamhub-deps"
 _CSRF_FIELD = re.compile(r'name="csrfToken"[^>]*value="([^"]*)"')
+# py4j puts a Java exception's line after ": " (the topics source's JVM reader raises TopicReadError there too).
 _ERROR_LINE = re.compile(
-    r"^\s*(?:[\w.]+\.)?(TopicReadError|InvalidOptions|ProduceFailed|ValueError|AnalysisException|"
+    r"^\s*(?::\s*)?(?:[\w.]+\.)?(TopicReadError|InvalidOptions|ProduceFailed|ValueError|AnalysisException|"
     r"[A-Z]\w*(?:Error|Exception)): (.+)$"
 )
 

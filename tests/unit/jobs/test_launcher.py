@@ -152,6 +152,13 @@ def test_the_failure_reason_prefers_the_data_sources_own_errors(tmp_path):
         "py4j.protocol.Py4JJavaError: An error occurred\n"
     )
     assert launcher.failure_reason(log, 1) == "TopicReadError: unknown topic(s): orders"
+    # The JVM reader's, as py4j logs it.
+    log.write_text(
+        "py4j.protocol.Py4JJavaError: An error occurred while calling o77.cache.\n"
+        ": streamhub.spark.TopicReadError: unknown topic(s): orders\n"
+        "\tat streamhub.spark.TopicPlanner.plan(TopicPlanner.java:158)\n"
+    )
+    assert launcher.failure_reason(log, 1) == "TopicReadError: unknown topic(s): orders"
     assert launcher.failure_reason(tmp_path / "missing.log", 137) == "spark-submit exited with status 137"
 
 
