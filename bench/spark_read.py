@@ -1,17 +1,24 @@
-"""Benchmark: read a topic into Spark with the `topics` data source and count by partition on local[2],
-against the same records read from Parquet by the same session.
+"""Benchmark: read a topic into Spark with the `topics` data source on local[2], against the same records read
+from Parquet by the same session, the same queries on both.
 
-    .venv/bin/python bench/spark_read.py [--records 5000000] [--size 100] [--partitions 4]
+    .venv/bin/python bench/spark_read.py [--records 5000000] [--size 100] [--partitions 4] [--repeat 1]
 
-Starts its own broker, produces with the librdkafka load generator (bench/loadgen), warms the session up
-on a small read so start-up is not measured, then prints one JSON line, side by side: the topic read with the
-full schema and with the projected schema `partition INT` (what counting by partition needs), ready-made
-in-memory Arrow batches of both shapes (what Spark alone costs to take them in), Parquet counted by partition
-and Parquet with all columns read, and the ratios, in wall time and in CPU seconds (Spark's JVM and Python
-workers, plus the broker for the topic reads). The machine's load average (printed, before and after) moves
-every wall-time number here: compare the readings of the same run; CPU seconds move much less with load. Each
-read runs once, as a job would: the JVM has compiled little of either path yet (read twice in one session here,
-a second Parquet read took a third of the first one's time, a second topic read about three quarters).
+Starts its own broker, produces with the librdkafka load generator (bench/loadgen), warms the session up on a
+small read (the topic and Parquet alike) so start-up is not measured, then prints one JSON line. Reads, each `--repeat` times back to back:
+
+- the JVM reader (controlplane/spark/jvm.py; its jar as job runs get it, unless `--conf spark.jars=`) with three
+  queries, each also run on Parquet: every column of the source's schema in an aggregate (`all_columns`),
+  partition/key/value (`key_value`, what this bench called "Parquet with all columns" before the JVM reader), and
+  count by partition (`count`: Spark prunes the JVM reader down to `partition`);
+- the Python source (`spark.streamhub.topics.jvmReader=false`): count by partition with the full schema (a Python
+  source materializes every column) and with the projected schema `partition INT`;
+- ready-made in-memory Arrow batches from a Python source (what Spark alone costs to take them in).
+
+Ratios are per repeat (the read's time over its Parquet query's time in the same repeat), as median/min/max, in
+wall time and in CPU seconds (Spark's JVM and its Python workers, plus the broker for the topic reads). The
+machine's load average (printed, before and after) moves every wall-time number here: compare the readings of the
+same run; CPU seconds move much less with load. With `--repeat 1` each read runs once, as a job would: the JVM has
+compiled little of either path yet (a second Parquet read took a third of the first one's time).
 """
 
 from __future__ import annotations
@@ -308,6 +315,11 @@ def main() -> None:
         parquet_path = str(work / "records.parquet")
         use_jvm_reader(jvm_available)
         topic_frame("bench-spark").write.parquet(parquet_path)
+        # Parquet's reads warmed up as the topic reads were: the same queries on the small topic's records.
+        warmup_parquet = str(work / "warmup.parquet")
+        topic_frame("bench-warmup").write.parquet(warmup_parquet)
+        for query in (all_columns, key_value_columns, count_by_partition):
+            query(spark.read.parquet(warmup_parquet))
 
         # name -> [(wall seconds, CPU seconds, CPU split)] over the repeats; the reads of one repeat run
         # back to back so that they see the same load.
