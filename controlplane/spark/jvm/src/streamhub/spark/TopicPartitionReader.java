@@ -13,7 +13,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 import net.jpountz.lz4.LZ4FrameInputStream;
@@ -21,8 +20,6 @@ import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -32,9 +29,9 @@ import org.xerial.snappy.SnappyInputStream;
 /**
  * Reads one offset range [start, end) of one partition: one Fetch answer becomes one ColumnarBatch, its records
  * decoded (record batch v2, REFERENCE.md section 2) straight into Spark's column vectors, which are reused from
- * batch to batch. A fetch thread keeps fetching ahead while the task decodes and Spark consumes. Control batches and, with
- * read_committed, the records of aborted transactions are skipped; offsets missing inside the range (compaction,
- * markers) are simply not there.
+ * batch to batch. A fetch thread keeps fetching ahead while the task decodes and Spark consumes. Control batches
+ * and, with read_committed, the records of aborted transactions are skipped; offsets missing inside the range
+ * (compaction, markers) are simply not there.
  */
 final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
     static final int FETCH_MAX_BYTES = 8 * 1024 * 1024;
@@ -63,7 +60,6 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
     private final ColumnVector[] vectors;
     private final boolean countsOnly;
     private final AbortedTransactions aborted = new AbortedTransactions();
-    private Future<?> fetching;
     private volatile boolean closing;
     private long nextOffset;
     private long idleSince = System.currentTimeMillis();
@@ -104,7 +100,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
      */
     private void startFetching() {
         long from = nextOffset;
-        fetching = fetchThread.submit(() -> {
+        fetchThread.submit(() -> {
             long offset = from;
             try {
                 while (!closing && offset < range.end) {

@@ -1,6 +1,5 @@
 package streamhub.spark;
 
-import java.io.IOException;
 import java.io.Serializable;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;

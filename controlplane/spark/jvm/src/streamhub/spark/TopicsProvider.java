@@ -34,9 +34,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * The `topics` data source with its batch reads on the JVM. With this jar on the classpath it owns the short name
  * `topics` (Spark looks Java sources up first) and the Python source (controlplane/spark/topic_source.py) is
- * registered as `topics_python`, which this provider hands everything it does not read itself. Planning (options, offsets, pushed filters) stays in Python:
- * the driver's planner process answers once per scan (TopicPlanner). Everything this reader does not do goes to
- * the Python source, chosen per read: streaming reads, writes, TLS and any other `kafka.ssl.*`/`kafka.sasl.*`
+ * registered as `topics_python`. Planning (options, offsets, pushed filters) stays in Python: the driver's planner
+ * process answers once per scan (TopicPlanner). Everything this reader does not do goes to the Python source,
+ * chosen per read: streaming reads, writes, TLS and any other `kafka.ssl.*`/`kafka.sasl.*`
  * setting beyond PLAIN/SCRAM credentials, sessions where register_topic_source did not name the planner's Python
  * (Spark Connect), and sessions with `spark.streamhub.topics.jvmReader=false`.
  */
