@@ -1,17 +1,24 @@
-"""Benchmark: read a topic into Spark with the `topics` data source and count by partition on local[2],
-against the same records read from Parquet by the same session.
+"""Benchmark: read a topic into Spark with the `topics` data source on local[2], against the same records read
+from Parquet by the same session, the same queries on both.
 
-    .venv/bin/python bench/spark_read.py [--records 5000000] [--size 100] [--partitions 4]
+    .venv/bin/python bench/spark_read.py [--records 5000000] [--size 100] [--partitions 4] [--repeat 1]
 
-Starts its own broker, produces with the librdkafka load generator (bench/loadgen), warms the session up
-on a small read so start-up is not measured, then prints one JSON line, side by side: the topic read with the
-full schema and with the projected schema `partition INT` (what counting by partition needs), ready-made
-in-memory Arrow batches of both shapes (what Spark alone costs to take them in), Parquet counted by partition
-and Parquet with all columns read, and the ratios, in wall time and in CPU seconds (Spark's JVM and Python
-workers, plus the broker for the topic reads). The machine's load average (printed, before and after) moves
-every wall-time number here: compare the readings of the same run; CPU seconds move much less with load. Each
-read runs once, as a job would: the JVM has compiled little of either path yet (read twice in one session here,
-a second Parquet read took a third of the first one's time, a second topic read about three quarters).
+Starts its own broker, produces with the librdkafka load generator (bench/loadgen), warms the session up on a
+small read (the topic and Parquet alike) so start-up is not measured, then prints one JSON line. Reads, each `--repeat` times back to back:
+
+- the JVM reader (controlplane/spark/jvm.py; its jar as job runs get it, unless `--conf spark.jars=`) with three
+  queries, each also run on Parquet: every column of the source's schema in an aggregate (`all_columns`),
+  partition/key/value (`key_value`, what this bench called "Parquet with all columns" before the JVM reader), and
+  count by partition (`count`: Spark prunes the JVM reader down to `partition`);
+- the Python source (`spark.streamhub.topics.jvmReader=false`): count by partition with the full schema (a Python
+  source materializes every column) and with the projected schema `partition INT`;
+- ready-made in-memory Arrow batches from a Python source (what Spark alone costs to take them in).
+
+Ratios are per repeat (the read's time over its Parquet query's time in the same repeat), as median/min/max, in
+wall time and in CPU seconds (Spark's JVM and its Python workers, plus the broker for the topic reads). The
+machine's load average (printed, before and after) moves every wall-time number here: compare the readings of the
+same run; CPU seconds move much less with load. With `--repeat 1` each read runs once, as a job would: the JVM has
+compiled little of either path yet (a second Parquet read took a third of the first one's time).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,6 +195,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=1, help="measure every read this many times")
     parser.add_argument("--min-partitions", type=int, default=0, help="split ranges into this many tasks")
     parser.add_argument(
         "--conf",
@@ -216,7 +225,8 @@ def main() -> None:
         from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
-        from controlplane.spark.topic_source import register_topic_source
+        from controlplane.spark.jvm import reader_jar
+        from controlplane.spark.topic_source import JVM_READER_CONF, register_topic_source
         from controlplane.spark.tuning import topic_read_confs
 
         builder = (
@@ -228,7 +238,10 @@ def main() -> None:
         )
         # The JVM options job runs get from the launcher (one JVM here: driver and executor), then any A/B
         # override. Parquet is read in the same session, so it runs with the same settings.
-        settings = topic_read_confs() | dict(setting.split("=", 1) for setting in arguments.conf)
+        # The JVM reader's jar as the launcher ships it (--jars): `--conf spark.jars=` reads with Python only.
+        jar = reader_jar()
+        settings = topic_read_confs() | ({"spark.jars": str(jar)} if jar else {})
+        settings |= dict(setting.split("=", 1) for setting in arguments.conf)
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
@@ -265,15 +278,84 @@ def main() -> None:
         cpu_started = time.process_time()
         sum(b.num_rows for r in ranges for b in read_range(r, {"bootstrap.servers": bootstrap}))
         reader_cpu_seconds = time.process_time() - cpu_started
+
+        def use_jvm_reader(on: bool) -> None:
+            spark.conf.set(JVM_READER_CONF, "true" if on else "false")
+
+        def all_columns(frame) -> list:
+            # Every column of the source's schema, each in an aggregate: nothing can be pruned away.
+            return (
+                frame.groupBy("partition")
+                .agg(
+                    F.count("*"),
+                    F.sum(F.length("value")),
+                    F.sum(F.length("key")),
+                    F.sum("offset"),
+                    F.max("timestamp"),
+                    F.sum("timestampType"),
+                    F.count("topic"),
+                )
+                .collect()
+            )
+
+        def key_value_columns(frame) -> list:
+            # The query this bench always ran on Parquet "with all columns": partition, key and value.
+            return (
+                frame.groupBy("partition")
+                .agg(F.count("*"), F.sum(F.length("value")), F.sum(F.length("key")))
+                .collect()
+            )
+
+        jvm_available = bool(settings.get("spark.jars"))
         startup_seconds, _ = timed(lambda: count_by_partition(topic_frame("bench-warmup")))
-        timed(lambda: count_by_partition(topic_frame("bench-warmup", PROJECTED)))
-        topic_seconds, topic_cpu, topic_count = meter.timed(
-            lambda: count_by_partition(topic_frame("bench-spark"))
-        )
-        topic_cpu_split = meter.split
-        projected_seconds, projected_cpu, projected_count = meter.timed(
-            lambda: count_by_partition(topic_frame("bench-spark", PROJECTED))
-        )
+        for jvm in (True, False) if jvm_available else (False,):
+            use_jvm_reader(jvm)
+            all_columns(topic_frame("bench-warmup"))
+            timed(lambda: count_by_partition(topic_frame("bench-warmup", PROJECTED)))
+        parquet_path = str(work / "records.parquet")
+        use_jvm_reader(jvm_available)
+        topic_frame("bench-spark").write.parquet(parquet_path)
+        # Parquet's reads warmed up as the topic reads were: the same queries on the small topic's records.
+        warmup_parquet = str(work / "warmup.parquet")
+        topic_frame("bench-warmup").write.parquet(warmup_parquet)
+        for query in (all_columns, key_value_columns, count_by_partition):
+            query(spark.read.parquet(warmup_parquet))
+
+        # name -> [(wall seconds, CPU seconds, CPU split)] over the repeats; the reads of one repeat run
+        # back to back so that they see the same load.
+        runs: dict[str, list[tuple[float, float, dict]]] = {}
+
+        def measure(name: str, action, check=None) -> None:
+            seconds, cpu, outcome = meter.timed(action)
+            if check is not None:
+                assert check(outcome), (name, outcome)
+            runs.setdefault(name, []).append((seconds, cpu, meter.split))
+
+        def counted(rows: list) -> bool:
+            return sum(row[1] for row in rows) == arguments.records
+
+        def count_is_all(count: int) -> bool:
+            return count == arguments.records
+
+        for _ in range(arguments.repeat):
+            measure("parquet_all_columns", lambda: all_columns(spark.read.parquet(parquet_path)), counted)
+            measure("parquet_key_value", lambda: key_value_columns(spark.read.parquet(parquet_path)), counted)
+            measure(
+                "parquet_count", lambda: count_by_partition(spark.read.parquet(parquet_path)), count_is_all
+            )
+            if jvm_available:
+                use_jvm_reader(True)
+                measure("jvm_all_columns", lambda: all_columns(topic_frame("bench-spark")), counted)
+                measure("jvm_key_value", lambda: key_value_columns(topic_frame("bench-spark")), counted)
+                # Column pruning: counting by partition reads no record's contents.
+                measure("jvm_count", lambda: count_by_partition(topic_frame("bench-spark")), count_is_all)
+            use_jvm_reader(False)
+            measure("python_full", lambda: count_by_partition(topic_frame("bench-spark")), count_is_all)
+            measure(
+                "python_projected",
+                lambda: count_by_partition(topic_frame("bench-spark", PROJECTED)),
+                count_is_all,
+            )
         from controlplane.spark.reading import CONSUME_BATCH
 
         InMemoryBatches.register(spark)
@@ -287,30 +369,26 @@ def main() -> None:
             )
             return count_by_partition((reader.schema(schema) if schema else reader).load())
 
-        in_memory_seconds, in_memory_cpu, in_memory_count = meter.timed(in_memory)
-        in_memory_projected_seconds, _ = timed(lambda: in_memory(PROJECTED))
-        parquet_path = str(work / "records.parquet")
-        topic_frame("bench-spark").write.parquet(parquet_path)
-        parquet_seconds, parquet_cpu, parquet_count = meter.timed(
-            lambda: count_by_partition(spark.read.parquet(parquet_path))
-        )
-        # Counting by partition lets Parquet skip every other column; reading the values too is the fair match
-        # for the topic read, which always fetches whole records.
-        parquet_full_seconds, parquet_full_cpu, _ = meter.timed(
-            lambda: (
-                spark.read.parquet(parquet_path)
-                .groupBy("partition")
-                .agg(F.count("*"), F.sum(F.length("value")), F.sum(F.length("key")))
-                .collect()
-            )
-        )
-        parquet_full_cpu_split = meter.split
+        measure("spark_ingest_only", in_memory, count_is_all)
         spark.stop()
-        assert topic_count == projected_count == parquet_count == arguments.records, (
-            topic_count,
-            projected_count,
-            parquet_count,
-        )
+
+        def stats(values: list[float]) -> dict[str, float]:
+            return {
+                "median": round(statistics.median(values), 2),
+                "min": round(min(values), 2),
+                "max": round(max(values), 2),
+            }
+
+        def ratios(name: str, base: str) -> dict:
+            """Per repeat, the read's time over the base read's of the same repeat; wall and CPU."""
+            if name not in runs:
+                return {}
+            pairs = list(zip(runs[name], runs[base], strict=True))
+            return {
+                "wall": stats([a[0] / b[0] for a, b in pairs]),
+                "cpu": stats([a[1] / b[1] for a, b in pairs]),
+            }
+
         print(
             json.dumps(
                 {
@@ -319,39 +397,35 @@ def main() -> None:
                     "records": arguments.records,
                     "record_bytes": arguments.size,
                     "partitions": arguments.partitions,
+                    "repeats": arguments.repeat,
                     "produce_msg_per_s": round(produced["msg_per_s"]),
-                    # Which reader this machine ran: the raw path needs a C compiler (raw_reading.py).
-                    "reader_path": "raw fetch + native decoder" if native_decoder() else "confluent-kafka",
-                    "reader_alone_one_core_records_per_s": round(arguments.records / reader_seconds),
-                    "reader_alone_cpu_us_per_record": round(reader_cpu_seconds / arguments.records * 1e6, 2),
+                    "jvm_reader": bool(jvm_available),
+                    # Which Python reader this machine ran: the raw path needs a C compiler (raw_reading.py).
+                    "python_reader_path": "raw fetch + native decoder"
+                    if native_decoder()
+                    else "confluent-kafka",
+                    "python_reader_alone_one_core_records_per_s": round(arguments.records / reader_seconds),
+                    "python_reader_alone_cpu_us_per_record": round(
+                        reader_cpu_seconds / arguments.records * 1e6, 2
+                    ),
                     "warmup_seconds": round(startup_seconds, 2),
-                    "topic_seconds": round(topic_seconds, 2),
-                    "topic_records_per_s": round(arguments.records / topic_seconds),
-                    # The count-by-partition query with the schema it needs: `partition INT`.
-                    "topic_projected_seconds": round(projected_seconds, 2),
-                    "topic_projected_records_per_s": round(arguments.records / projected_seconds),
-                    # The ceiling of any Python data source on this session: batches already in memory.
-                    "spark_ingest_only_seconds": round(in_memory_seconds, 2),
-                    "spark_ingest_only_records_per_s": round(in_memory_count / in_memory_seconds),
-                    "spark_ingest_only_projected_seconds": round(in_memory_projected_seconds, 2),
-                    "parquet_count_seconds": round(parquet_seconds, 2),
-                    "parquet_count_records_per_s": round(arguments.records / parquet_seconds),
-                    "parquet_all_columns_seconds": round(parquet_full_seconds, 2),
-                    "topic_vs_parquet_all_columns": round(topic_seconds / parquet_full_seconds, 2),
-                    "topic_vs_parquet_count": round(topic_seconds / parquet_seconds, 2),
-                    "topic_projected_vs_parquet_count": round(projected_seconds / parquet_seconds, 2),
-                    # CPU seconds of Spark (JVM + Python workers) and, for the topic reads, the broker.
-                    "cpu_seconds": {
-                        "topic": round(topic_cpu, 2),
-                        "topic_projected": round(projected_cpu, 2),
-                        "spark_ingest_only": round(in_memory_cpu, 2),
-                        "parquet_count": round(parquet_cpu, 2),
-                        "parquet_all_columns": round(parquet_full_cpu, 2),
-                    },
-                    # Where the CPU of the two compared reads went.
-                    "cpu_split": {"topic": topic_cpu_split, "parquet_all_columns": parquet_full_cpu_split},
-                    "topic_vs_parquet_all_columns_cpu": round(topic_cpu / parquet_full_cpu, 2),
-                    "topic_projected_vs_parquet_count_cpu": round(projected_cpu / parquet_cpu, 2),
+                    "seconds": {name: stats([r[0] for r in values]) for name, values in runs.items()},
+                    "cpu_seconds": {name: stats([r[1] for r in values]) for name, values in runs.items()},
+                    # The headline: the same query over every column, topic (JVM reader) vs Parquet.
+                    "jvm_all_columns_vs_parquet_all_columns": ratios(
+                        "jvm_all_columns", "parquet_all_columns"
+                    ),
+                    "jvm_key_value_vs_parquet_key_value": ratios("jvm_key_value", "parquet_key_value"),
+                    "jvm_count_vs_parquet_count": ratios("jvm_count", "parquet_count"),
+                    # The Python source as this bench measured it before: count by partition over the full
+                    # schema (a Python source materializes every column) vs Parquet's partition/key/value query.
+                    "python_full_vs_parquet_key_value": ratios("python_full", "parquet_key_value"),
+                    "python_projected_vs_parquet_count": ratios("python_projected", "parquet_count"),
+                    "spark_ingest_only_vs_parquet_key_value": ratios("spark_ingest_only", "parquet_key_value")
+                    if arguments.repeat == 1
+                    else {},
+                    # Where the CPU of the last repeat's reads went: JVM, Python workers, broker.
+                    "cpu_split": {name: values[-1][2] for name, values in runs.items()},
                 }
             )
         )

@@ -47,6 +47,13 @@ if [[ "$(cat .venv/.lock-hash 2>/dev/null)" != "$lock_hash" ]]; then
   echo "$lock_hash" > .venv/.lock-hash
 fi
 
+# --- the Spark topics source's JVM reader (controlplane/spark/jvm.py), compiled against pyspark's jars ---------
+if command -v javac >/dev/null || [[ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]]; then
+  .venv/bin/python -m controlplane.spark.jvm >/dev/null
+else
+  say "warning: no javac (JDK 17+): Spark reads topics with the slower Python data source."
+fi
+
 # --- console (React) build ---------------------------------------------------------------------
 if [[ -f frontend/package.json ]]; then
   pkg_hash=$(cat frontend/package.json frontend/package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)

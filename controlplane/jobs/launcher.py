@@ -43,8 +43,9 @@ PASSED_ENVIRONMENT = (
 # Where the dependency archive is unpacked in each executor's working directory, and put on its Python path.
 DEPENDENCIES_ALIAS = "streamhub-deps"
 _CSRF_FIELD = re.compile(r'name="csrfToken"[^>]*value="([^"]*)"')
+# py4j puts a Java exception's line after ": " (the topics source's JVM reader raises TopicReadError there too).
 _ERROR_LINE = re.compile(
-    r"^\s*(?:[\w.]+\.)?(TopicReadError|InvalidOptions|ProduceFailed|ValueError|AnalysisException|"
+    r"^\s*(?::\s*)?(?:[\w.]+\.)?(TopicReadError|InvalidOptions|ProduceFailed|ValueError|AnalysisException|"
     r"[A-Z]\w*(?:Error|Exception)): (.+)$"
 )
 
@@ -69,6 +70,8 @@ class Shipment:
 
     code: Path
     dependencies: Path | None = None
+    # The topics source's JVM reader (controlplane/spark/jvm.py); None where no JDK could build it.
+    jvm_reader: Path | None = None
 
 
 @dataclass
@@ -95,10 +98,14 @@ def is_connect(compute_target: str) -> bool:
 
 
 def prepare_shipment(compute_target: str, settings: ClusterSettings) -> Shipment:
-    """Builds (or reuses) the code artifact, and the dependency archive for a cluster's executors."""
+    """Builds (or reuses) the code artifact, the JVM reader's jar, and the dependency archive for a cluster's
+    executors."""
     code = artifact.build_code_artifact(settings.artifacts_dir)
     ship = settings.ship_dependencies and not is_local(compute_target) and not is_connect(compute_target)
-    return Shipment(code, artifact.build_dependency_archive(settings.artifacts_dir) if ship else None)
+    # A Connect server's classpath is its operator's (README): spark-submit --remote starts no JVM of ours.
+    jvm_reader = None if is_connect(compute_target) else artifact.build_jvm_reader(settings.artifacts_dir)
+    dependencies = artifact.build_dependency_archive(settings.artifacts_dir) if ship else None
+    return Shipment(code, dependencies, jvm_reader)
 
 
 def submit_command(
@@ -125,6 +132,9 @@ def submit_command(
         command += ["--remote", compute_target]
     else:
         command += ["--master", compute_target, "--deploy-mode", "client", "--py-files", str(shipment.code)]
+        if shipment.jvm_reader is not None:
+            # Batch reads of topics on the JVM (the driver serves the jar to the executors).
+            command += ["--jars", str(shipment.jvm_reader)]
         command += ["--driver-memory", resources.driver_memory]
         command += ["--conf", "spark.ui.port=0"]  # any free port: two runs may overlap
         command += ["--conf", f"spark.pyspark.driver.python={sys.executable}"]

@@ -6,6 +6,8 @@ Executors on another host share neither the control plane's filesystem nor its P
   the jobs import (found by following their imports, so nothing is listed by hand), with the native record
   decoder's C source, which executors compile with their own `cc` on first use (raw_reading.py). Given to
   spark-submit with `--py-files` (or to a Spark Connect session with `addArtifacts(pyfile=True)`).
+- the JVM reader's jar (jvm.py), compiled with the JDK here against PySpark's jars: given with `--jars`, so
+  that batch reads of topics run on the JVM (None where there is no JDK: the Python source reads then).
 - the dependency archive, `streamhub-spark-deps-<python>-<digest>.tar.gz`: the installed files of the
   third-party distributions that code imports (confluent-kafka, pyarrow, kio, ...) and of everything they
   require, as pinned in the control plane's environment. Given with `--archives …#<alias>` and put on the
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import logging
 import os
 import re
 import sys
@@ -31,6 +34,8 @@ import zipfile
 from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = ("controlplane", "broker")
@@ -143,6 +148,20 @@ def build_code_artifact(directory: Path, repo_root: Path = REPO_ROOT) -> Path:
                 archive.writestr(zipfile.ZipInfo(name, _ZIP_TIME), content, zipfile.ZIP_DEFLATED)
 
     return _atomically(target, write)
+
+
+def build_jvm_reader(directory: Path) -> Path | None:
+    """The jar for --jars (reused while its sources and PySpark's version are unchanged), or None (logged) where
+    it cannot be built."""
+    from controlplane.spark.jvm import JvmBuildError, build_reader_jar
+
+    try:
+        return build_reader_jar(directory)
+    except (JvmBuildError, OSError) as error:
+        log.warning(
+            "job runs read topics with the Python data source: the JVM reader is unavailable (%s)", error
+        )
+        return None
 
 
 def dependency_distributions(repo_root: Path = REPO_ROOT) -> list[metadata.Distribution]:

@@ -22,7 +22,7 @@ import tempfile
 import time
 from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from broker.wire.records.codecs import Codec, codec_from_attributes, decompress
 from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.wire import WireConnection
+from controlplane.spark.connection import ConnectionSettings
 from controlplane.spark.planning import OffsetRange, TopicReadError
 from controlplane.spark.projection import TIMESTAMP_TYPE, Projection
 
@@ -62,7 +63,6 @@ CONNECT_TIMEOUT_S = 30.0
 # worker then holds at most the trim threshold of freed memory.
 HEAP_MMAP_THRESHOLD = 2 * FETCH_MAX_BYTES
 HEAP_TRIM_THRESHOLD = 8 * FETCH_MAX_BYTES
-SUPPORTED_MECHANISMS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
 CONTROL_ABORT = 0
 CONTROL_KEY = struct.Struct(">hh")  # version, type
@@ -154,36 +154,6 @@ def native_decoder() -> ctypes._CFuncPtr | None:
     log.info("topic reads use raw fetches and the native record decoder")
     _decoder = function
     return function
-
-
-@dataclass(frozen=True)
-class ConnectionSettings:
-    bootstrap: list[str]
-    security_protocol: str
-    sasl_mechanism: str
-    username: str
-    password: str = field(repr=False)
-    read_committed: bool
-
-
-def connection_settings(kafka_config: dict[str, str]) -> ConnectionSettings | None:
-    """The settings this path can honour, or None when the configuration needs librdkafka (TLS, Kerberos,
-    OAuth or any other `ssl.*`/`sasl.*` setting this client does not implement)."""
-    protocol = kafka_config.get("security.protocol", "PLAINTEXT").upper()
-    mechanism = kafka_config.get("sasl.mechanism", kafka_config.get("sasl.mechanisms", "PLAIN")).upper()
-    understood = {"sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password"}
-    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT") or mechanism not in SUPPORTED_MECHANISMS:
-        return None
-    if any(key.startswith(("ssl.", "sasl.")) and key not in understood for key in kafka_config):
-        return None
-    return ConnectionSettings(
-        bootstrap=[a.strip() for a in kafka_config.get("bootstrap.servers", "").split(",") if a.strip()],
-        security_protocol=protocol,
-        sasl_mechanism=mechanism,
-        username=kafka_config.get("sasl.username", ""),
-        password=kafka_config.get("sasl.password", ""),
-        read_committed=kafka_config.get("isolation.level", "read_committed") != "read_uncommitted",
-    )
 
 
 class _WholeFrameConnection(WireConnection):

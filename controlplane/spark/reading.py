@@ -11,9 +11,10 @@ import numpy as np
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
+from controlplane.spark.connection import connection_settings
 from controlplane.spark.planning import OffsetRange, TopicReadError
 from controlplane.spark.projection import HEADER_TYPE, TIMESTAMP_TYPE, Projection, full_projection
-from controlplane.spark.raw_reading import connection_settings, native_decoder, read_range_raw
+from controlplane.spark.raw_reading import native_decoder, read_range_raw
 
 # Records per consume() call and so per Arrow batch: fewer, larger batches cost Spark less per record.
 CONSUME_BATCH = 50_000

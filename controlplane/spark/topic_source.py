@@ -11,10 +11,13 @@ executor (raw_reading.py, or confluent-kafka). Filters on partition, offset and 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import (
     DataSource,
@@ -34,6 +37,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+import controlplane
 from controlplane.spark.options import ReadOptions, kafka_client_config, lower_keys, parse_read_options
 from controlplane.spark.planning import (
     OffsetRange,
@@ -51,14 +55,35 @@ from controlplane.spark.reading import HEADERS_DDL, SCHEMA_DDL, read_range
 from controlplane.spark.writing import produce_batches
 
 SOURCE_NAME = "topics"
+# The Python source's name where the JVM reader owns SOURCE_NAME (TopicsProvider.java).
+FALLBACK_NAME = "topics_python"
 # PySpark refuses to plan a read with a reader that implements pushFilters unless this is on.
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+# Read by the JVM reader's planner launcher (jvm/src/streamhub/spark/TopicPlanner.java).
+PLANNER_PYTHON_CONF = "spark.streamhub.topics.python"
+PLANNER_PATH_CONF = "spark.streamhub.topics.pythonPath"
+# false: every read uses the Python source even where the JVM reader's jar is on the classpath.
+JVM_READER_CONF = "spark.streamhub.topics.jvmReader"
 
 
 def register_topic_source(spark: SparkSession) -> None:
-    """Registers the `topics` source in a session, with the Python filter pushdown it relies on turned on."""
+    """Registers the `topics` source in a session, with the Python filter pushdown it relies on turned on.
+
+    Where the JVM reader's jar is on the session's classpath (jvm.py) it owns the name `topics` and Spark refuses a
+    Python source of that name: the Python source is then the JVM reader's fallback under `topics_python`
+    (registered in every case). The JVM reader plans its reads with this interpreter, with the directory
+    `controlplane` is imported from on its path (in a driver's own session; not over Spark Connect)."""
     spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
-    spark.dataSource.register(TopicDataSource)
+    if not type(spark).__module__.startswith("pyspark.sql.connect"):
+        # A Connect client's interpreter is not on the server's host: there the Python source reads.
+        spark.conf.set(PLANNER_PYTHON_CONF, sys.executable)
+        spark.conf.set(PLANNER_PATH_CONF, str(Path(controlplane.__file__).resolve().parents[1]))
+    try:
+        spark.dataSource.register(TopicDataSource)
+    except AnalysisException as error:
+        if error.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":
+            raise
+    spark.dataSource.register(FallbackTopicDataSource)
 
 
 class RangePartition(InputPartition):
@@ -233,3 +258,11 @@ class TopicDataSource(DataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> TopicStreamWriter:
         return TopicStreamWriter(dict(self.options), schema)
+
+
+class FallbackTopicDataSource(TopicDataSource):
+    """The Python source under the name the JVM reader hands streams, writes and unsupported reads to."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FALLBACK_NAME

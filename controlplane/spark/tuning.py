@@ -21,5 +21,6 @@ JAVA_OPTIONS_CONFS = ("spark.driver.extraJavaOptions", "spark.executor.extraJava
 
 
 def topic_read_confs() -> dict[str, str]:
-    """The confs job runs start their driver and executors with."""
+    """The confs job runs start their driver and executors with (the JVM reader's jar comes with the launcher's
+    shipment, `--jars`: jvm.py)."""
     return dict.fromkeys(JAVA_OPTIONS_CONFS, " ".join(ARROW_JAVA_OPTIONS))

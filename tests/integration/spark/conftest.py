@@ -51,11 +51,16 @@ def spark() -> Iterator[object]:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
     from pyspark.sql import SparkSession
 
+    from controlplane.spark.jvm import build_reader_jar
     from controlplane.spark.topic_source import register_topic_source
 
+    # As job runs start their sessions (tuning.topic_read_confs): the JVM reader on the classpath, so batch reads
+    # here run on it, and the Python source takes the rest (and every read with spark.streamhub.topics.jvmReader
+    # off, which test_jvm_reader.py compares against).
     session = (
         SparkSession.builder.master("local[2]")
         .appName("streamhub-tests")
+        .config("spark.jars", str(build_reader_jar()))
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.bindAddress", "127.0.0.1")

@@ -152,6 +152,13 @@ def test_the_failure_reason_prefers_the_data_sources_own_errors(tmp_path):
         "py4j.protocol.Py4JJavaError: An error occurred\n"
     )
     assert launcher.failure_reason(log, 1) == "TopicReadError: unknown topic(s): orders"
+    # The JVM reader's, as py4j logs it.
+    log.write_text(
+        "py4j.protocol.Py4JJavaError: An error occurred while calling o77.cache.\n"
+        ": streamhub.spark.TopicReadError: unknown topic(s): orders\n"
+        "\tat streamhub.spark.TopicPlanner.plan(TopicPlanner.java:158)\n"
+    )
+    assert launcher.failure_reason(log, 1) == "TopicReadError: unknown topic(s): orders"
     assert launcher.failure_reason(tmp_path / "missing.log", 137) == "spark-submit exited with status 137"
 
 
@@ -196,3 +203,11 @@ def test_a_restarted_streams_failure_reason_reads_only_its_current_drivers_lines
         handle.write("INFO the next driver started\n")
     assert launcher.failure_reason(log, -9, since=since) == "spark-submit exited with status -9"
     assert launcher.failure_reason(log, 1).startswith("AnalysisException")
+
+
+def test_runs_take_the_jvm_reader_with_them_except_to_a_connect_server():
+    shipment = launcher.Shipment(SHIPMENT.code, jvm_reader=Path("/artifacts/streamhub-topics-jvm-abc.jar"))
+    for target in ("local[2]", "spark://m:7077", "k8s://https://api:6443"):
+        assert _option(_command(target, shipment=shipment), "--jars") == str(shipment.jvm_reader)
+    assert "--jars" not in _command("local[2]")  # none built (no JDK): the Python source reads
+    assert "--jars" not in _command("sc://h:15002", shipment=shipment)

@@ -29,13 +29,13 @@ from pyspark.sql.types import (
 from broker.wire.records.codecs import Codec
 from broker.wire.records.records import Record, TimestampType, build_batch
 from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.spark.connection import connection_settings
 from controlplane.spark.options import InvalidOptions
 from controlplane.spark.planning import OffsetRange
 from controlplane.spark.projection import full_projection, projection_for
 from controlplane.spark.raw_reading import (
     AbortedTransactions,
     RecordDataError,
-    connection_settings,
     decode_record_set,
     native_decoder,
     parse_fetch_response,

@@ -1,0 +1,298 @@
+"""The JVM reader of the `topics` source gives exactly the rows the Python source gives, on the same topics.
+
+Every read runs twice in the session of conftest.py (the JVM reader's jar on its classpath): once on the JVM
+reader, once with `spark.streamhub.topics.jvmReader=false` on the Python source; each run checks from Spark's
+physical plan which reader ran it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import struct
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Producer
+from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
+from kio.static.primitive import i32Timedelta
+
+from broker.wire.records.records import Record, build_batch
+from controlplane.spark.topic_source import JVM_READER_CONF, PLANNER_PYTHON_CONF
+from tests.integration.broker.kafka_wire import WireClient
+from tests.integration.spark.conftest import create_topic
+
+pytestmark = pytest.mark.integration
+
+JVM_PLAN = "topics (JVM reader)"
+
+
+def normalized(value: object) -> object:
+    """Rows as plain tuples: binary as bytes, header structs and arrays as tuples."""
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if isinstance(value, list):
+        return tuple(normalized(v) for v in value)
+    if isinstance(value, tuple):  # a Row
+        return tuple(normalized(v) for v in value)
+    return value
+
+
+def read_both(spark, build: Callable[[], object]) -> tuple[list, list]:
+    """The rows of the same read on the JVM reader and on the Python source, sorted."""
+    results = []
+    try:
+        for jvm in (True, False):
+            spark.conf.set(JVM_READER_CONF, "true" if jvm else "false")
+            frame = build()
+            plan = frame._jdf.queryExecution().executedPlan().toString()
+            assert (JVM_PLAN in plan) == jvm, plan
+            results.append(sorted((normalized(row) for row in frame.collect()), key=repr))
+    finally:
+        spark.conf.set(JVM_READER_CONF, "true")
+    return results[0], results[1]
+
+
+def reader(spark, bootstrap: str, **options: str):
+    frame_reader = spark.read.format("topics").option("kafka.bootstrap.servers", bootstrap)
+    for name, value in options.items():
+        frame_reader = frame_reader.option(name, value)
+    return frame_reader
+
+
+def produced_records(count: int) -> list[tuple[int, bytes | None, bytes | None, list | None]]:
+    """(partition, key, value, headers): null keys, null and empty values, headers on some, some with a null
+    header value, sizes from 0 to a few kilobytes."""
+    records = []
+    for i in range(count):
+        key = None if i % 3 == 0 else b"key-%d" % i
+        value = (
+            None if i % 5 == 0 else (b"" if i % 7 == 0 else b"v%d-" % i + bytes([i % 251]) * (i * 13 % 3000))
+        )
+        headers = [("h", b"x%d" % i), ("empty", None)] if i % 4 == 0 else None
+        records.append((i % 2, key, value, headers))
+    return records
+
+
+def produce_with(bootstrap: str, topic: str, records: list, **config: object) -> None:
+    # Small batches: ranges start and end inside batches, and minPartitions splits them inside batches too.
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.num.messages": 17, **config})
+    for partition, key, value, headers in records:
+        producer.produce(topic, key=key, value=value, partition=partition, headers=headers)
+    assert producer.flush(15) == 0
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_every_codec_reads_the_same_rows_as_the_python_source(spark, broker, topic_name, codec):
+    create_topic(broker.bootstrap, topic_name, partitions=2)
+    records = produced_records(300)
+    produce_with(broker.bootstrap, topic_name, records, **{"compression.type": codec})
+    offsets = json.dumps({topic_name: {"0": 5, "1": -2}})
+    ends = json.dumps({topic_name: {"0": 140, "1": -1}})
+
+    def build():
+        return reader(
+            spark,
+            broker.bootstrap,
+            subscribe=topic_name,
+            includeHeaders="true",
+            startingOffsets=offsets,
+            endingOffsets=ends,
+            minPartitions="7",
+        ).load()
+
+    jvm, python = read_both(spark, build)
+    assert jvm == python
+    # And they are the records produced: partition 0 from offset 5 to 139, all of partition 1.
+    by_partition = {0: [r for r in records if r[0] == 0], 1: [r for r in records if r[0] == 1]}
+    expected = sorted(
+        (p, offset, key, value, tuple((k, v) for k, v in headers) if headers else None)
+        for p, rows in by_partition.items()
+        for offset, (_, key, value, headers) in enumerate(rows)
+        if p == 1 or 5 <= offset < 140
+    )
+    # key, value, topic, partition, offset, timestamp, timestampType, headers
+    assert sorted((r[3], r[4], r[0], r[1], r[7]) for r in jvm) == expected
+    assert {r[2] for r in jvm} == {topic_name}
+    assert {r[6] for r in jvm} == {0}
+
+
+def test_the_full_schema_without_headers_and_a_projection_with_filters_read_the_same(
+    spark, broker, topic_name
+):
+    create_topic(broker.bootstrap, topic_name, partitions=2)
+    produce_with(broker.bootstrap, topic_name, produced_records(400), **{"compression.type": "lz4"})
+    whole, whole_python = read_both(
+        spark, lambda: reader(spark, broker.bootstrap, subscribe=topic_name).load()
+    )
+    assert whole == whole_python
+    assert len(whole) == 400
+
+    def projected():
+        frame = reader(spark, broker.bootstrap, subscribe=topic_name)
+        return (
+            frame.schema("OFFSET bigint, value binary, partition int, timestamp timestamp")
+            .load()
+            .where("partition = 1 AND offset >= 17 AND offset < 150")
+        )
+
+    narrowed, narrowed_python = read_both(spark, projected)
+    assert narrowed == narrowed_python
+    assert sorted(row[0] for row in narrowed) == list(range(17, 150))
+    # Spark prunes the JVM reader's columns itself: only `partition` is read, batches are counted.
+    counted, counted_python = read_both(
+        spark,
+        lambda: reader(spark, broker.bootstrap, subscribe=topic_name).load().groupBy("partition").count(),
+    )
+    assert counted == counted_python == [(0, 200), (1, 200)]
+
+
+def test_log_append_time_topics_read_the_brokers_time_on_both(spark, broker, topic_name):
+    create_topic(broker.bootstrap, topic_name, **{"message.timestamp.type": "LogAppendTime"})
+    produce_with(broker.bootstrap, topic_name, [(0, b"k", b"v%d" % i, None) for i in range(50)])
+    jvm, python = read_both(spark, lambda: reader(spark, broker.bootstrap, subscribe=topic_name).load())
+    assert jvm == python
+    assert {row[6] for row in jvm} == {1}
+
+
+def raw_produce(bootstrap: str, topic: str, batch: bytes) -> int:
+    request = ProduceRequest(
+        acks=1,
+        timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+        topic_data=(
+            TopicProduceData(name=topic, partition_data=(PartitionProduceData(index=0, records=batch),)),
+        ),
+    )
+    with WireClient(bootstrap) as client:
+        answer = client.request(request).responses[0].partition_responses[0]
+    assert int(answer.error_code.value) == 0
+    return int(answer.base_offset)
+
+
+def control_batch(base_offset: int, producer_id: int, kind: int) -> bytes:
+    """A transaction marker (kind 0 ABORT, 1 COMMIT) as the broker writes it."""
+    return build_batch(
+        [Record(struct.pack(">hh", 0, kind), struct.pack(">hi", 0, 0))],
+        base_offset=base_offset,
+        producer_id=producer_id,
+        producer_epoch=0,
+        transactional=True,
+        control=True,
+    )
+
+
+def test_transactional_batches_are_read_and_control_batches_skipped_on_both(
+    spark, broker_factory, topic_name
+):
+    """The broker serves no transactions yet, and takes no control batch from a client: the markers are written
+    into the stopped broker's log after the records, as a transaction coordinator's broker would have."""
+    broker = broker_factory()
+    create_topic(broker.bootstrap, topic_name)
+    raw_produce(broker.bootstrap, topic_name, build_batch([Record(b"a", b"1"), Record(b"b", b"2")]))
+    transaction = build_batch(
+        [Record(None, b"in-transaction-%d" % i) for i in range(3)],
+        producer_id=7,
+        producer_epoch=0,
+        base_sequence=0,
+        transactional=True,
+    )
+    assert raw_produce(broker.bootstrap, topic_name, transaction) == 2
+    broker.stop()
+    segment = broker.log_dir / f"{topic_name}-0" / f"{0:020d}.log"
+    with segment.open("ab") as log:
+        log.write(control_batch(5, 7, kind=1))
+        log.write(build_batch([Record(b"c", b"3"), Record(b"d", b"4")], base_offset=6))
+        log.write(control_batch(8, 9, kind=0))
+        log.write(build_batch([Record(b"e", b"5")], base_offset=9))
+    broker.start()
+    options = {"subscribe": topic_name, "startingOffsets": json.dumps({topic_name: {"0": 3}})}
+    jvm, python = read_both(spark, lambda: reader(spark, broker.bootstrap, **options).load())
+    assert jvm == python
+    # Offsets 5 and 8 are the markers: neither reader shows them.
+    assert [(row[4], row[1]) for row in sorted(jvm, key=lambda r: r[4])] == [
+        (3, b"in-transaction-1"),
+        (4, b"in-transaction-2"),
+        (6, b"3"),
+        (7, b"4"),
+        (9, b"5"),
+    ]
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_sasl_credentials_read_the_same_rows(spark, secure_broker, topic_name, mechanism):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    config = secure_broker.client_config(mechanism=mechanism)
+    admin = AdminClient(config)
+    admin.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(10)
+    producer = Producer({**config, "compression.type": "zstd"})
+    for i in range(120):
+        producer.produce(topic_name, key=b"k%d" % i, value=b"v%d" % i)
+    assert producer.flush(15) == 0
+
+    def build():
+        frame_reader = reader(spark, config["bootstrap.servers"], subscribe=topic_name)
+        module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+        jaas = (
+            f"org.apache.kafka.common.security.{module} required "
+            f'username="{config["sasl.username"]}" password="{config["sasl.password"]}";'
+        )
+        return (
+            frame_reader.option("kafka.security.protocol", "SASL_PLAINTEXT")
+            .option("kafka.sasl.mechanism", mechanism)
+            .option("kafka.sasl.jaas.config", jaas)
+            .load()
+        )
+
+    jvm, python = read_both(spark, build)
+    assert jvm == python
+    assert len(jvm) == 120
+
+
+def test_a_wrong_password_fails_the_jvm_read_without_naming_it(spark, secure_broker, topic_name):
+    config = secure_broker.client_config(mechanism="PLAIN")
+    frame = (
+        reader(spark, config["bootstrap.servers"], subscribe=topic_name)
+        .option("kafka.security.protocol", "SASL_PLAINTEXT")
+        .option("kafka.sasl.mechanism", "PLAIN")
+        .option("kafka.sasl.username", config["sasl.username"])
+        .option("kafka.sasl.password", "not-the-password-42")
+        .load()
+    )
+    with pytest.raises(Exception, match=r"(?i)authenticat") as failure:
+        frame.collect()
+    assert "not-the-password-42" not in str(failure.value)
+
+
+def test_tls_reads_go_to_the_python_source(spark, secure_broker, topic_name):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient(secure_broker.client_config())
+    admin.create_topics([NewTopic(topic_name, 1, 1)])[topic_name].result(10)
+    producer = Producer(secure_broker.client_config())
+    producer.produce(topic_name, value=b"over tls")
+    assert producer.flush(15) == 0
+    config = secure_broker.client_config(tls=True)
+    frame_reader = reader(spark, config["bootstrap.servers"], subscribe=topic_name)
+    for name, value in config.items():
+        if name != "bootstrap.servers":
+            frame_reader = frame_reader.option(f"kafka.{name}", value)
+    frame = frame_reader.load()
+    plan = frame._jdf.queryExecution().executedPlan().toString()
+    assert JVM_PLAN not in plan
+    assert "(Python)" in plan
+    assert [bytes(row.value) for row in frame.collect()] == [b"over tls"]
+
+
+def test_without_a_planner_named_reads_go_to_the_python_source(spark, broker, topic_name):
+    """As on a Spark Connect server, where register_topic_source cannot name the server's interpreter."""
+    create_topic(broker.bootstrap, topic_name)
+    produce_with(broker.bootstrap, topic_name, [(0, None, b"v", None)])
+    python = spark.conf.get(PLANNER_PYTHON_CONF)
+    spark.conf.unset(PLANNER_PYTHON_CONF)
+    try:
+        frame = reader(spark, broker.bootstrap, subscribe=topic_name).load()
+        assert "(Python)" in frame._jdf.queryExecution().executedPlan().toString()
+        assert [bytes(row.value) for row in frame.collect()] == [b"v"]
+    finally:
+        spark.conf.set(PLANNER_PYTHON_CONF, python)
