@@ -7,19 +7,13 @@ physical plan which reader ran it.
 
 from __future__ import annotations
 
-import datetime
 import json
-import struct
 from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Producer
-from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
-from kio.static.primitive import i32Timedelta
 
-from broker.wire.records.records import Record, build_batch
 from controlplane.spark.topic_source import JVM_READER_CONF, PLANNER_PYTHON_CONF
-from tests.integration.broker.kafka_wire import WireClient
 from tests.integration.spark.conftest import create_topic
 
 pytestmark = pytest.mark.integration
@@ -155,67 +149,44 @@ def test_log_append_time_topics_read_the_brokers_time_on_both(spark, broker, top
     assert {row[6] for row in jvm} == {1}
 
 
-def raw_produce(bootstrap: str, topic: str, batch: bytes) -> int:
-    request = ProduceRequest(
-        acks=1,
-        timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
-        topic_data=(
-            TopicProduceData(name=topic, partition_data=(PartitionProduceData(index=0, records=batch),)),
-        ),
-    )
-    with WireClient(bootstrap) as client:
-        answer = client.request(request).responses[0].partition_responses[0]
-    assert int(answer.error_code.value) == 0
-    return int(answer.base_offset)
-
-
-def control_batch(base_offset: int, producer_id: int, kind: int) -> bytes:
-    """A transaction marker (kind 0 ABORT, 1 COMMIT) as the broker writes it."""
-    return build_batch(
-        [Record(struct.pack(">hh", 0, kind), struct.pack(">hi", 0, 0))],
-        base_offset=base_offset,
-        producer_id=producer_id,
-        producer_epoch=0,
-        transactional=True,
-        control=True,
-    )
-
-
-def test_transactional_batches_are_read_and_control_batches_skipped_on_both(
-    spark, broker_factory, topic_name
+def test_transactions_read_the_same_committed_records_and_markers_are_skipped_on_both(
+    spark, broker, topic_name
 ):
-    """The broker serves no transactions yet, and takes no control batch from a client: the markers are written
-    into the stopped broker's log after the records, as a transaction coordinator's broker would have."""
-    broker = broker_factory()
+    """A real transactional producer commits one transaction and aborts another between plain records:
+    read_committed (the default) drops the aborted one, read_uncommitted shows it; neither shows a marker."""
     create_topic(broker.bootstrap, topic_name)
-    raw_produce(broker.bootstrap, topic_name, build_batch([Record(b"a", b"1"), Record(b"b", b"2")]))
-    transaction = build_batch(
-        [Record(None, b"in-transaction-%d" % i) for i in range(3)],
-        producer_id=7,
-        producer_epoch=0,
-        base_sequence=0,
-        transactional=True,
-    )
-    assert raw_produce(broker.bootstrap, topic_name, transaction) == 2
-    broker.stop()
-    segment = broker.log_dir / f"{topic_name}-0" / f"{0:020d}.log"
-    with segment.open("ab") as log:
-        log.write(control_batch(5, 7, kind=1))
-        log.write(build_batch([Record(b"c", b"3"), Record(b"d", b"4")], base_offset=6))
-        log.write(control_batch(8, 9, kind=0))
-        log.write(build_batch([Record(b"e", b"5")], base_offset=9))
-    broker.start()
-    options = {"subscribe": topic_name, "startingOffsets": json.dumps({topic_name: {"0": 3}})}
-    jvm, python = read_both(spark, lambda: reader(spark, broker.bootstrap, **options).load())
-    assert jvm == python
-    # Offsets 5 and 8 are the markers: neither reader shows them.
-    assert [(row[4], row[1]) for row in sorted(jvm, key=lambda r: r[4])] == [
-        (3, b"in-transaction-1"),
-        (4, b"in-transaction-2"),
-        (6, b"3"),
-        (7, b"4"),
-        (9, b"5"),
-    ]
+    plain = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    transactional = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"{topic_name}-tx"})
+    transactional.init_transactions(20)
+
+    def plain_record(value: bytes) -> None:
+        plain.produce(topic_name, value, partition=0)
+        plain.flush(10)
+
+    def transaction(values: list[bytes], commit: bool) -> None:
+        transactional.begin_transaction()
+        for value in values:
+            transactional.produce(topic_name, value, partition=0)
+        transactional.flush(10)
+        if commit:
+            transactional.commit_transaction(20)
+        else:
+            transactional.abort_transaction(20)
+
+    plain_record(b"p1")
+    transaction([b"c1", b"c2"], commit=True)
+    transaction([b"a1", b"a2", b"a3"], commit=False)
+    plain_record(b"p2")
+    transaction([b"c3"], commit=True)
+
+    def values(isolation: str) -> list[bytes]:
+        options = {"subscribe": topic_name, "kafka.isolation.level": isolation}
+        jvm, python = read_both(spark, lambda: reader(spark, broker.bootstrap, **options).load())
+        assert jvm == python
+        return [row[1] for row in sorted(jvm, key=lambda r: r[4])]
+
+    assert values("read_committed") == [b"p1", b"c1", b"c2", b"p2", b"c3"]
+    assert values("read_uncommitted") == [b"p1", b"c1", b"c2", b"a1", b"a2", b"a3", b"p2", b"c3"]
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
