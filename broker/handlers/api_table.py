@@ -14,6 +14,7 @@ from broker.handlers import (
     acls,
     api_versions,
     configs,
+    consumer_groups,
     fetch,
     groups,
     log_dirs,
@@ -37,6 +38,7 @@ ApiTable = dict[int, tuple[int, int, Handler]]
 HANDLER_MODULES = (
     acls,
     configs,
+    consumer_groups,
     fetch,
     groups,
     log_dirs,
