@@ -220,3 +220,35 @@ def test_a_classic_group_and_a_consumer_group_share_a_topic(broker, members) -> 
     assert modern_description.type.name == "CONSUMER"
     assert sorted(len(m.assignment.topic_partitions) for m in modern_description.members) == [2, 2]
     assert len(described[classic_group].result(10).members) == 2
+
+
+def test_the_lag_sampler_and_the_console_gateway_see_a_consumer_group(broker, members) -> None:
+    from controlplane.kafka import groups as console_groups
+    from controlplane.kafka.connection import Connection
+    from controlplane.lag.cluster_reads import ClusterReader
+
+    topic, group = unique("t"), unique("g")
+    create_topic(broker.bootstrap, topic, 2)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(10):
+        producer.produce(topic, value=f"v{i}".encode(), partition=i % 2)
+    assert producer.flush(10) == 0
+    settings = {"group.protocol": "consumer", "enable.auto.commit": True, "auto.commit.interval.ms": 100}
+    member = Member(broker.bootstrap, group, topic, "m", **settings).start(topic)
+    members.append(member)
+    wait_for(lambda: len(member.consumed) == 10)
+
+    connection = Connection(bootstrap_servers=broker.bootstrap)
+    with ClusterReader(connection) as reader:
+        reader.load_metadata()
+        listed = reader.list_groups()
+        assert listed[group].protocol_type == "consumer"
+        coordinators = reader.coordinators([group])
+        wait_for(lambda: reader.committed_offsets(coordinators)[group] == {(topic, 0): 5, (topic, 1): 5})
+        described = reader.describe_groups(coordinators)[group]
+        assert described.state == "Stable"
+        assert sorted(described.members[0].assignments) == [(topic, 0), (topic, 1)]
+
+    assert console_groups.list_groups(connection)[group] == "STABLE"
+    console_view = console_groups.describe_groups(connection, [group])[group]
+    assert console_view.members[0].assignments == [(topic, 0), (topic, 1)]
