@@ -75,6 +75,11 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "group.initial.rebalance.delay.ms": (int, 3000),
     "group.min.session.timeout.ms": (int, 6000),
     "group.max.session.timeout.ms": (int, 1800000),
+    # KIP-848 consumer groups (broker/groups/consumer_coordinator.py)
+    "group.consumer.session.timeout.ms": (int, 45000),
+    "group.consumer.heartbeat.interval.ms": (int, 5000),
+    "group.consumer.max.size": (int, 2147483647),
+    "group.consumer.assignors": (list, ["uniform", "range"]),
     "offsets.topic.num.partitions": (int, 50),
     "offsets.topic.replication.factor": (int, 1),
     "offsets.topic.segment.bytes": (int, 104857600),
@@ -381,6 +386,11 @@ class BrokerConfig:
             raise ConfigError("log.message.timestamp.type: must be CreateTime or LogAppendTime")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+        unknown_assignors = set(self.values["group.consumer.assignors"]) - {"uniform", "range"}  # type: ignore[call-overload]
+        if unknown_assignors or not self.values["group.consumer.assignors"]:
+            raise ConfigError(
+                f"group.consumer.assignors: unknown {sorted(unknown_assignors)}; known: range, uniform"
+            )
 
     def _validate_security(self) -> None:
         protocols = self.security_protocol_map

@@ -14,6 +14,7 @@ from broker.handlers import (
     acls,
     api_versions,
     configs,
+    consumer_groups,
     describe_producers,
     fetch,
     groups,
@@ -40,6 +41,7 @@ ApiTable = dict[int, tuple[int, int, Handler]]
 HANDLER_MODULES = (
     acls,
     configs,
+    consumer_groups,
     describe_producers,
     fetch,
     groups,

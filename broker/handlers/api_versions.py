@@ -10,8 +10,9 @@ from kio.schema.errors import ErrorCode
 from broker.context import RequestContext
 
 # librdkafka changes behaviour as soon as these are advertised (REFERENCE §1), so they are
-# refused here even if a handler for them were ever registered by mistake.
-NEVER_ADVERTISE = frozenset({68, 69, 71})
+# refused here even if a handler for them were ever registered by mistake. (68 and 69, the
+# consumer group protocol, are served: broker/handlers/consumer_groups.py.)
+NEVER_ADVERTISE = frozenset({71})
 
 PRODUCE = 0
 # Advertised lower than served (Kafka 4.0, KAFKA-18659): older librdkafka (Debian's kcat

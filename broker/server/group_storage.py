@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from broker.config import BrokerConfig
 from broker.context import BrokerState
 from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
 from broker.controller.forwarding import ControllerLink
+from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, TopicCatalog
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
 from broker.metadata.coordinator_records import LogEntry, partition_for_key
@@ -298,13 +300,44 @@ def coordinator_config(config: BrokerConfig) -> GroupCoordinatorConfig:
     )
 
 
+def consumer_group_config(config: BrokerConfig) -> ConsumerGroupConfig:
+    return ConsumerGroupConfig(
+        session_timeout_ms=config.get_int("group.consumer.session.timeout.ms"),
+        heartbeat_interval_ms=config.get_int("group.consumer.heartbeat.interval.ms"),
+        max_size=config.get_int("group.consumer.max.size"),
+        assignors=tuple(config.values["group.consumer.assignors"]),  # type: ignore[arg-type]
+    )
+
+
+# Kafka's internal topics, which no subscription (names or regex) reaches.
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC_NAME, "__transaction_state"})
+
+
+def topic_catalog(state: BrokerState) -> TopicCatalog:
+    """What consumer groups may subscribe to: every topic but the internal ones, by name."""
+
+    def catalog() -> dict[str, tuple[uuid.UUID, int]]:
+        return {
+            topic.name: (topic.topic_id, topic.partitions)
+            for topic in state.metadata.topics()
+            if topic.name not in INTERNAL_TOPICS
+        }
+
+    return catalog
+
+
 async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
     """A single node's coordinator: every partition of the local `__consumer_offsets`, replayed."""
     topic = state.topics.ensure_offsets_topic()
     offsets_log = PartitionOffsetsLog(
         state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
     )
-    coordinator = GroupCoordinator(offsets_log, coordinator_config(state.config))
+    coordinator = ConsumerGroupCoordinator(
+        offsets_log,
+        coordinator_config(state.config),
+        consumer_config=consumer_group_config(state.config),
+        topic_catalog=topic_catalog(state),
+    )
     await coordinator.start()
     return coordinator
 
@@ -321,7 +354,13 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Lea
     offsets_log = PartitionOffsetsLog(
         state, config.offsets_topic_num_partitions, config.get_int("offsets.commit.timeout.ms")
     )
-    coordinator = GroupCoordinator(offsets_log, coordinator_config(config), owns_every_partition=False)
+    coordinator = ConsumerGroupCoordinator(
+        offsets_log,
+        coordinator_config(config),
+        owns_every_partition=False,
+        consumer_config=consumer_group_config(config),
+        topic_catalog=topic_catalog(state),
+    )
     coordinator.locator = ClusterCoordinatorLocator(state, offsets_log, state.cluster)
     listener = LeadershipListener(coordinator, offsets_log, state.node_id)
     # The listener may be registered after the broker caught up: start from what it knows now.

@@ -68,17 +68,24 @@ def produce(cluster: LocalCluster, first: int, count: int) -> dict[int, int]:
     return ends
 
 
-def group_consumer(cluster: LocalCluster) -> Consumer:
+# The group's protocol: the classic one's timeouts are the client's; a consumer-protocol (KIP-848)
+# member takes them from the coordinator and must not set them.
+CLIENT_SETTINGS = {
+    "classic": {"session.timeout.ms": "6000", "heartbeat.interval.ms": "500"},
+    "consumer": {"group.protocol": "consumer"},
+}
+
+
+def group_consumer(cluster: LocalCluster, protocol: str = "classic") -> Consumer:
     consumer = Consumer(
         cluster.client_config(
             **{
                 "group.id": GROUP,
                 "enable.auto.commit": "false",
                 "auto.offset.reset": "earliest",
-                "session.timeout.ms": "6000",
-                "heartbeat.interval.ms": "500",
                 "topic.metadata.refresh.interval.ms": "1000",
                 "fetch.wait.max.ms": "100",
+                **CLIENT_SETTINGS[protocol],
             }
         )
     )
@@ -156,12 +163,13 @@ def coordinator_of_group(cluster: LocalCluster, *, not_on: int | None = None) ->
         time.sleep(0.25)
 
 
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_a_group_resumes_from_its_committed_offsets_after_its_coordinator_is_killed(
-    cluster3: LocalCluster,
+    cluster3: LocalCluster, protocol: str
 ) -> None:
     create_topic(cluster3, TOPIC, PARTITIONS)
     ends = produce(cluster3, 0, 300)
-    first = Reader(group_consumer(cluster3))
+    first = Reader(group_consumer(cluster3, protocol))
     first.read_until(lambda: len(first.seen) >= 150, FAILOVER_TIMEOUT_S, "the first half")
     committed_before_kill = first.commit()
     # A tail the member reads but never commits: a successor may read it again, nothing before it.
@@ -196,7 +204,7 @@ def test_a_group_resumes_from_its_committed_offsets_after_its_coordinator_is_kil
     first.consumer.close()
 
     # A new member of the group starts exactly at the committed offsets and reads the rest.
-    successor = Reader(group_consumer(cluster3))
+    successor = Reader(group_consumer(cluster3, protocol))
     try:
         successor.read_until(
             lambda: all(

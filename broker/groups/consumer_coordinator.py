@@ -1,0 +1,870 @@
+"""The group coordinator with consumer-protocol (KIP-848) groups beside the classic ones.
+
+`ConsumerGroupCoordinator` extends the classic `GroupCoordinator` with ConsumerGroupHeartbeat
+and ConsumerGroupDescribe. A consumer group's committed offsets live where a classic group's do:
+in the classic coordinator's `groups` entry of the same id, which for a consumer group is an
+Empty classic group holding only offsets (so OffsetCommit/OffsetFetch/expiry write and read
+them the one way, in Kafka's format). Commits of a consumer group are checked against the
+member epoch (STALE_MEMBER_EPOCH) before they reach it.
+
+Conversions, as Kafka allows them for empty groups: a consumer-protocol member joining an empty
+classic group turns it into a consumer group (its offsets stay); a classic member joining an
+empty consumer group turns it back. Non-empty groups are not converted (Kafka 4.0's online
+migration is not implemented): the other protocol's members are refused.
+
+The group's state is written to `__consumer_offsets` as Kafka's record types 3-8
+(broker/groups/consumer_records.py) and rebuilt from them when a coordinator loads the partition.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import re2
+from kio.schema.errors import ErrorCode
+
+from broker.groups import consumer_records as records
+from broker.groups.assignors import ASSIGNORS, Assignment, AssignmentMember
+from broker.groups.clock import Clock
+from broker.groups.consumer_group import (
+    JOIN_EPOCH,
+    LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+    minus,
+    reconcile,
+)
+from broker.groups.coordinator import (
+    DescribedMember,
+    GroupCoordinator,
+    GroupCoordinatorConfig,
+    GroupDescription,
+    JoinResult,
+    ListedGroup,
+    OffsetsFormatError,
+    PartitionOffset,
+    is_valid_group_id,
+)
+from broker.groups.group import Group, GroupState
+from broker.groups.offsets_log import OffsetsLog
+
+log = logging.getLogger(__name__)
+
+CONSUMER_GROUP_TYPE = "consumer"
+CONSUMER_PROTOCOL_TYPE = "consumer"
+_REGEX_OPTIONS = re2.Options()
+_REGEX_OPTIONS.log_errors = False  # a client's bad regex is answered, not logged by the library
+
+# name -> (topic id, partition count) of every topic a subscription may name (internal ones excluded).
+TopicCatalog = Callable[[], Mapping[str, tuple[uuid.UUID, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupConfig:
+    """Kafka's `group.consumer.*` broker settings."""
+
+    session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
+    heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
+    max_size: int = 2**31 - 1  # group.consumer.max.size
+    assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.assignors if name not in ASSIGNORS]
+        if unknown or not self.assignors:
+            raise ValueError(
+                f"group.consumer.assignors: unknown assignor(s) {unknown}, known: {sorted(ASSIGNORS)}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatResult:
+    error_code: int
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = -1
+    heartbeat_interval_ms: int = 0
+    # topic id -> partitions; None when the member's assignment did not change
+    assignment: Assignment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerMemberDescription:
+    member: ConsumerMember
+    target: Assignment
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupDescription:
+    error_code: int
+    group_id: str
+    error_message: str | None = None
+    state: str = ""
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    assignor_name: str = ""
+    members: tuple[ConsumerMemberDescription, ...] = ()
+    topic_names: Mapping[uuid.UUID, str] | None = None
+
+
+def _heartbeat_error(code: int, message: str | None = None, member_id: str | None = None) -> HeartbeatResult:
+    return HeartbeatResult(code, message, member_id=member_id)
+
+
+def compile_subscription_regex(pattern: str) -> re2._Regexp:
+    """An RE2 pattern, as Kafka's RE2/J takes it; raises re2.error for an invalid one."""
+    return re2.compile(pattern, _REGEX_OPTIONS)
+
+
+class ConsumerGroupCoordinator(GroupCoordinator):
+    """Serves classic and consumer-protocol groups of the `__consumer_offsets` partitions it owns."""
+
+    def __init__(
+        self,
+        log: OffsetsLog,
+        config: GroupCoordinatorConfig | None = None,
+        clock: Clock | None = None,
+        *,
+        owns_every_partition: bool = True,
+        consumer_config: ConsumerGroupConfig | None = None,
+        topic_catalog: TopicCatalog | None = None,
+    ) -> None:
+        super().__init__(log, config, clock, owns_every_partition=owns_every_partition)
+        self.consumer_config = consumer_config or ConsumerGroupConfig()
+        self.topic_catalog: TopicCatalog = topic_catalog or dict
+        self.consumer_groups: dict[str, ConsumerGroup] = {}
+        # Consumer group records read while replaying partitions: key bytes -> value (None: tombstone).
+        self._replayed: dict[bytes, bytes | None] = {}
+
+    # --- ConsumerGroupHeartbeat --------------------------------------------------------------
+
+    async def consumer_heartbeat(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None,
+        rack_id: str | None,
+        rebalance_timeout_ms: int,
+        subscribed_topic_names: Sequence[str] | None,
+        subscribed_topic_regex: str | None,
+        server_assignor: str | None,
+        owned: Assignment | None,
+        client_id: str,
+        client_host: str,
+    ) -> HeartbeatResult:
+        error = self._availability_error(group_id)
+        if error is not None:
+            return _heartbeat_error(error)
+        invalid = self._invalid_heartbeat(
+            group_id, member_id, member_epoch, instance_id, rebalance_timeout_ms,
+            subscribed_topic_names, subscribed_topic_regex, server_assignor, owned,
+        )  # fmt: skip
+        if invalid is not None:
+            return invalid
+        if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+            return await self._leave(group_id, member_id, member_epoch, instance_id)
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            if member_epoch != JOIN_EPOCH:
+                return _heartbeat_error(ErrorCode.unknown_member_id, f"unknown group {group_id}")
+            classic = self.groups.get(group_id)
+            if classic is not None and not self._classic_group_is_empty(classic):
+                return _heartbeat_error(
+                    ErrorCode.group_id_not_found,
+                    f"group {group_id} is a classic group with members; it converts once it is empty",
+                )
+            group = self.consumer_groups[group_id] = ConsumerGroup(group_id)
+            log.info("group %s: created as a consumer-protocol group", group_id)
+        joined = member_epoch == JOIN_EPOCH
+        epoch_before = group.group_epoch
+        if joined:
+            member_or_error = self._join(group, member_id, instance_id)
+        else:
+            member_or_error = self._known_member(group, member_id, member_epoch, owned)
+        if isinstance(member_or_error, HeartbeatResult):
+            return member_or_error
+        member = member_or_error
+        assigned_before = member.assigned
+        self._apply_heartbeat_fields(
+            group, member, instance_id, rack_id, rebalance_timeout_ms, subscribed_topic_names,
+            subscribed_topic_regex, server_assignor, client_id, client_host,
+        )  # fmt: skip
+        self._refresh_subscribed_topics(group)
+        # One heartbeat's changes (a join, its subscription, the topics it brings) are one epoch.
+        group.group_epoch = min(group.group_epoch, epoch_before + 1)
+        self._maybe_compute_target(group)
+        if reconcile(group, member, owned):
+            self._on_member_state_changed(group, member)
+        self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+        append_error = await self._store_consumer_group(group)
+        if append_error is not None:
+            return _heartbeat_error(append_error, member_id=member.member_id)
+        send_assignment = (
+            joined or member.assigned != assigned_before or (owned is not None and owned != member.assigned)
+        )
+        return HeartbeatResult(
+            ErrorCode.none,
+            member_id=member.member_id,
+            member_epoch=member.member_epoch,
+            heartbeat_interval_ms=self.consumer_config.heartbeat_interval_ms,
+            assignment=member.assigned if send_assignment else None,
+        )
+
+    def _invalid_heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None,
+        rebalance_timeout_ms: int,
+        subscribed_topic_names: Sequence[str] | None,
+        subscribed_topic_regex: str | None,
+        server_assignor: str | None,
+        owned: Assignment | None,
+    ) -> HeartbeatResult | None:
+        """Kafka's request validation: INVALID_REQUEST naming the field, and the specific codes."""
+        if not is_valid_group_id(group_id):
+            return _heartbeat_error(ErrorCode.invalid_request, "GroupId can't be empty.")
+        if not member_id and member_epoch != JOIN_EPOCH:
+            return _heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
+        if member_epoch < STATIC_LEAVE_EPOCH:
+            return _heartbeat_error(ErrorCode.invalid_request, f"MemberEpoch {member_epoch} is invalid.")
+        if member_epoch == STATIC_LEAVE_EPOCH and instance_id is None:
+            return _heartbeat_error(ErrorCode.invalid_request, "InstanceId can't be null for a static leave.")
+        if member_epoch == JOIN_EPOCH:
+            if rebalance_timeout_ms == -1:
+                return _heartbeat_error(
+                    ErrorCode.invalid_request, "RebalanceTimeoutMs must be provided in first request."
+                )
+            if owned:
+                return _heartbeat_error(
+                    ErrorCode.invalid_request, "TopicPartitions must be empty when (re-)joining."
+                )
+            if subscribed_topic_names is None and subscribed_topic_regex is None:
+                return _heartbeat_error(
+                    ErrorCode.invalid_request,
+                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.",
+                )
+        if server_assignor is not None and server_assignor not in self.consumer_config.assignors:
+            return _heartbeat_error(
+                ErrorCode.unsupported_assignor,
+                f"ServerAssignor {server_assignor} is not supported. Supported assignors: "
+                f"{', '.join(self.consumer_config.assignors)}.",
+            )
+        if subscribed_topic_regex is not None:
+            try:
+                compile_subscription_regex(subscribed_topic_regex)
+            except re2.error as exc:
+                return _heartbeat_error(
+                    ErrorCode.invalid_regular_expression,
+                    f"SubscribedTopicRegex {subscribed_topic_regex!r} is not a valid RE2 expression: {exc}",
+                )
+        return None
+
+    @staticmethod
+    def _classic_group_is_empty(group: Group) -> bool:
+        return group.is_(GroupState.EMPTY) and not group.members and not group.pending_members
+
+    def _join(
+        self, group: ConsumerGroup, member_id: str, instance_id: str | None
+    ) -> ConsumerMember | HeartbeatResult:
+        member_id = member_id or str(uuid.uuid4())  # v0 clients let the coordinator choose
+        if instance_id is not None and instance_id in group.static_members:
+            previous_id = group.static_members[instance_id]
+            previous = group.members[previous_id]
+            if previous_id != member_id and previous.member_epoch != STATIC_LEAVE_EPOCH:
+                return _heartbeat_error(
+                    ErrorCode.unreleased_instance_id,
+                    f"static member {instance_id} is still in use by member {previous_id}",
+                    member_id=member_id,
+                )
+            # KIP-848 static membership: the returning instance takes over its partitions and epoch.
+            self._cancel_member_timers(previous)
+            group.remove_member(previous_id)
+            target = group.target.pop(previous_id, {})
+            previous.member_id = member_id
+            previous.member_epoch = (
+                previous.previous_member_epoch if previous.member_epoch < 0 else previous.member_epoch
+            )
+            group.add_member(previous)
+            group.target[member_id] = target
+            return previous
+        existing = group.members.get(member_id)
+        if existing is not None:
+            # A member that rejoins with epoch 0 has given up what it had: start it afresh.
+            self._remove_consumer_member(group, existing)
+        if len(group.members) >= self.consumer_config.max_size:
+            return _heartbeat_error(
+                ErrorCode.group_max_size_reached,
+                f"the consumer group has reached its maximum capacity of {self.consumer_config.max_size} members",
+                member_id=member_id,
+            )
+        member = ConsumerMember(member_id=member_id, instance_id=instance_id)
+        group.add_member(member)
+        group.group_epoch += 1
+        return member
+
+    @staticmethod
+    def _known_member(
+        group: ConsumerGroup, member_id: str, member_epoch: int, owned: Assignment | None
+    ) -> ConsumerMember | HeartbeatResult:
+        member = group.members.get(member_id)
+        if member is None:
+            return _heartbeat_error(ErrorCode.unknown_member_id, f"member {member_id} is not in the group")
+        if member_epoch == member.member_epoch:
+            return member
+        # The member missed our last answer: it may retry with its previous epoch while it owns
+        # nothing it should not (Kafka's rule), any other epoch is fenced.
+        if (
+            member_epoch == member.previous_member_epoch
+            and owned is not None
+            and not minus(owned, member.assigned)
+        ):
+            return member
+        return _heartbeat_error(
+            ErrorCode.fenced_member_epoch,
+            f"member epoch {member_epoch} is fenced, the current one is {member.member_epoch}",
+        )
+
+    @staticmethod
+    def _apply_heartbeat_fields(
+        group: ConsumerGroup,
+        member: ConsumerMember,
+        instance_id: str | None,
+        rack_id: str | None,
+        rebalance_timeout_ms: int,
+        subscribed_topic_names: Sequence[str] | None,
+        subscribed_topic_regex: str | None,
+        server_assignor: str | None,
+        client_id: str,
+        client_host: str,
+    ) -> None:
+        """Applies the fields the heartbeat carries (null: unchanged); a new subscription or
+        assignor bumps the group epoch."""
+        member.client_id = client_id
+        member.client_host = client_host
+        if instance_id is not None:
+            member.instance_id = instance_id
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if rebalance_timeout_ms != -1:
+            member.rebalance_timeout_ms = rebalance_timeout_ms
+        changed = False
+        if (
+            subscribed_topic_names is not None
+            and tuple(subscribed_topic_names) != member.subscribed_topic_names
+        ):
+            member.subscribed_topic_names = tuple(subscribed_topic_names)
+            changed = True
+        if subscribed_topic_regex is not None:
+            # An empty regex clears it (the member switched back to topic names).
+            regex = subscribed_topic_regex or None
+            if regex != member.subscribed_topic_regex:
+                member.subscribed_topic_regex = regex
+                changed = True
+        if server_assignor is not None and server_assignor != member.server_assignor:
+            member.server_assignor = server_assignor
+            changed = True
+        if changed:
+            group.group_epoch += 1
+
+    def _subscribed_topic_ids(
+        self, member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
+    ) -> frozenset[uuid.UUID]:
+        names = set(member.subscribed_topic_names)
+        if member.subscribed_topic_regex:
+            pattern = compile_subscription_regex(member.subscribed_topic_regex)
+            names.update(name for name in catalog if pattern.fullmatch(name))
+        return frozenset(catalog[name][0] for name in names if name in catalog)
+
+    def _refresh_subscribed_topics(self, group: ConsumerGroup) -> None:
+        """Bumps the group epoch when a subscribed topic appeared, vanished or grew."""
+        catalog = self.topic_catalog()
+        names = {topic_id: name for name, (topic_id, _) in catalog.items()}
+        subscribed: dict[uuid.UUID, tuple[str, int]] = {}
+        for member in group.members.values():
+            for topic_id in self._subscribed_topic_ids(member, catalog):
+                subscribed[topic_id] = (names[topic_id], catalog[names[topic_id]][1])
+        if subscribed != group.subscribed_topics:
+            group.subscribed_topics = subscribed
+            group.group_epoch += 1
+
+    def _maybe_compute_target(self, group: ConsumerGroup) -> None:
+        if group.assignment_epoch >= group.group_epoch:
+            return
+        catalog = self.topic_catalog()
+        chosen = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
+        assignor_name = chosen.most_common(1)[0][0] if chosen else self.consumer_config.assignors[0]
+        members = {
+            member_id: AssignmentMember(
+                subscribed=self._subscribed_topic_ids(member, catalog),
+                current=group.target.get(member_id, {}),
+            )
+            for member_id, member in group.members.items()
+        }
+        partitions = {topic_id: count for topic_id, (_, count) in group.subscribed_topics.items()}
+        group.target = ASSIGNORS[assignor_name].assign(members, partitions)
+        group.assignor_name = assignor_name
+        group.assignment_epoch = group.group_epoch
+        log.debug(
+            "group %s: target assignment at epoch %d by %s", group.group_id, group.group_epoch, assignor_name
+        )
+
+    def _on_member_state_changed(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        """Arms the revocation deadline (the member's rebalance timeout) while it owes partitions."""
+        self._cancel(member.revocation_timer)
+        member.revocation_timer = None
+        if member.state is MemberState.UNREVOKED_PARTITIONS and member.rebalance_timeout_ms > 0:
+            member.revocation_timer = self.clock.call_later(
+                member.rebalance_timeout_ms, lambda: self._on_revocation_timeout(group, member)
+            )
+
+    def _on_revocation_timeout(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        if (
+            group.members.get(member.member_id) is not member
+            or member.state is not MemberState.UNREVOKED_PARTITIONS
+        ):
+            return
+        log.info(
+            "group %s: member %s did not revoke its partitions in time; fenced",
+            group.group_id,
+            member.member_id,
+        )
+        self._remove_consumer_member(group, member)
+        self._spawn(self._store_consumer_group(group))
+
+    def _schedule_session_timeout(self, group, member) -> None:  # type: ignore[no-untyped-def, override]
+        if not isinstance(member, ConsumerMember):
+            super()._schedule_session_timeout(group, member)
+            return
+        self._cancel(member.session_timer)
+        member.session_timer = self.clock.call_later(
+            self.consumer_config.session_timeout_ms, lambda: self._on_consumer_session_expired(group, member)
+        )
+
+    def _on_consumer_session_expired(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        if group.members.get(member.member_id) is not member:
+            return
+        log.info("group %s: member %s session expired", group.group_id, member.member_id)
+        self._remove_consumer_member(group, member)
+        self._spawn(self._store_consumer_group(group))
+
+    def _remove_consumer_member(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        self._cancel_member_timers(member)
+        group.remove_member(member.member_id)
+        group.group_epoch += 1
+
+    def _cancel_member_timers(self, member: ConsumerMember) -> None:
+        self._cancel(member.session_timer)
+        self._cancel(member.revocation_timer)
+        member.session_timer = member.revocation_timer = None
+
+    async def _leave(
+        self, group_id: str, member_id: str, member_epoch: int, instance_id: str | None
+    ) -> HeartbeatResult:
+        group = self.consumer_groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if group is None or member is None:
+            return _heartbeat_error(ErrorCode.unknown_member_id, f"member {member_id} is not in the group")
+        if member_epoch == STATIC_LEAVE_EPOCH:
+            # The instance keeps its partitions until it returns or its session expires.
+            member.previous_member_epoch = member.member_epoch
+            member.member_epoch = STATIC_LEAVE_EPOCH
+            self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+        else:
+            self._remove_consumer_member(group, member)
+        append_error = await self._store_consumer_group(group)
+        if append_error is not None:
+            return _heartbeat_error(append_error, member_id=member_id)
+        return HeartbeatResult(ErrorCode.none, member_id=member_id, member_epoch=member_epoch)
+
+    # --- ConsumerGroupDescribe ---------------------------------------------------------------
+
+    def describe_consumer_group(self, group_id: str) -> ConsumerGroupDescription:
+        error = self._availability_error(group_id)
+        if error is not None:
+            return ConsumerGroupDescription(error, group_id)
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            classic = group_id in self.groups and self.groups[group_id].protocol_type is not None
+            message = (
+                f"Group {group_id} is not a consumer group." if classic else f"Group {group_id} not found."
+            )
+            return ConsumerGroupDescription(ErrorCode.group_id_not_found, group_id, message)
+        return ConsumerGroupDescription(
+            ErrorCode.none,
+            group_id,
+            state=group.state.value,
+            group_epoch=group.group_epoch,
+            assignment_epoch=group.assignment_epoch,
+            assignor_name=group.assignor_name,
+            members=tuple(
+                ConsumerMemberDescription(member, group.target.get(member.member_id, {}))
+                for member in group.members.values()
+            ),
+            topic_names=self._topic_names(group),
+        )
+
+    def _topic_names(self, group: ConsumerGroup) -> dict[uuid.UUID, str]:
+        names = {topic_id: name for topic_id, (name, _) in group.subscribed_topics.items()}
+        names.update({topic_id: name for name, (topic_id, _) in self.topic_catalog().items()})
+        return names
+
+    # --- the classic APIs over consumer groups -------------------------------------------------
+
+    async def join_group(self, *, group_id: str, member_id: str, **kwargs: object) -> JoinResult:  # type: ignore[override]
+        group = self.consumer_groups.get(group_id)
+        if group is not None and self._availability_error(group_id) is None:
+            if group.members:
+                return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
+            # An empty consumer group becomes a classic group again (its offsets stay).
+            error = await self._drop_consumer_group(group)
+            if error is not None:
+                return JoinResult(error, member_id=member_id)
+        return await super().join_group(group_id=group_id, member_id=member_id, **kwargs)  # type: ignore[arg-type]
+
+    async def commit_offsets(
+        self,
+        *,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: Sequence[PartitionOffset],
+        retention_ms: int = -1,
+    ) -> list[int]:
+        group = self.consumer_groups.get(group_id)
+        if group is not None and self._availability_error(group_id) is None:
+            # Kafka's rule: without an epoch only an empty group's offsets may be committed
+            # (admin tools); a member commits with exactly its current epoch.
+            if generation_id >= 0 or group.members:
+                member = group.members.get(member_id)
+                if member is None:
+                    return [ErrorCode.unknown_member_id] * len(offsets)
+                if generation_id != member.member_epoch:
+                    return [ErrorCode.stale_member_epoch] * len(offsets)
+            self._offsets_holder(group_id)
+            generation_id, member_id, group_instance_id = -1, "", None
+        return await super().commit_offsets(
+            group_id=group_id,
+            generation_id=generation_id,
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            offsets=offsets,
+            retention_ms=retention_ms,
+        )
+
+    def _offsets_holder(self, group_id: str) -> Group:
+        return self.groups.setdefault(
+            group_id, Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
+        )
+
+    async def delete_offsets(
+        self, *, group_id: str, partitions: Sequence[tuple[str, int]]
+    ) -> tuple[int, list[int]]:
+        group = self.consumer_groups.get(group_id)
+        if group is None or not group.members or self._availability_error(group_id) is not None:
+            return await super().delete_offsets(group_id=group_id, partitions=partitions)
+        subscribed = {name for name, _ in group.subscribed_topics.values()}
+        free = [tp for tp in partitions if tp[0] not in subscribed]
+        error, codes = await super().delete_offsets(group_id=group_id, partitions=free)
+        if error != ErrorCode.none:
+            return error, []
+        done = dict(zip(free, codes, strict=True))
+        return ErrorCode.none, [done.get(tp, ErrorCode.group_subscribed_to_topic) for tp in partitions]
+
+    async def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
+        results: dict[str, int] = {}
+        classic_ids = []
+        for group_id in group_ids:
+            group = self.consumer_groups.get(group_id)
+            if group is None or self._availability_error(group_id) is not None:
+                classic_ids.append(group_id)
+            elif group.members:
+                results[group_id] = ErrorCode.non_empty_group
+            else:
+                error = await self._drop_consumer_group(group)
+                if error is not None:
+                    results[group_id] = error
+                else:
+                    self._offsets_holder(group_id)
+                    classic_ids.append(group_id)
+        results.update(await super().delete_groups(classic_ids))
+        return results
+
+    def list_groups(
+        self, *, states_filter: Sequence[str] = (), types_filter: Sequence[str] = ()
+    ) -> tuple[int, list[ListedGroup]]:
+        error, listed = super().list_groups()
+        if error != ErrorCode.none:
+            return error, []
+        by_id = {group.group_id: group for group in listed}
+        for group_id, group in self.consumer_groups.items():
+            if self.owns_partition(self.partition_for(group_id)):
+                by_id[group_id] = ListedGroup(
+                    group_id, CONSUMER_PROTOCOL_TYPE, group.state.value, CONSUMER_GROUP_TYPE
+                )
+        states = {s.lower() for s in states_filter}
+        types = {t.lower() for t in types_filter}
+        return ErrorCode.none, sorted(
+            (
+                group
+                for group in by_id.values()
+                if (not states or group.state.lower() in states) and (not types or group.group_type in types)
+            ),
+            key=lambda g: g.group_id,
+        )
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        """DescribeGroups of a consumer group, in the classic layout: members carry their
+        subscription and assignment in the ConsumerProtocol formats, so classic tools see them."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or self._availability_error(group_id) is not None:
+            return super().describe_group(group_id)
+        names = self._topic_names(group)
+        members = tuple(
+            DescribedMember(
+                member_id=member.member_id,
+                group_instance_id=member.instance_id,
+                client_id=member.client_id,
+                client_host=member.client_host,
+                metadata=encode_consumer_subscription(
+                    sorted(
+                        {
+                            names[t]
+                            for t in self._subscribed_topic_ids(member, self.topic_catalog())
+                            if t in names
+                        }
+                    )
+                ),
+                assignment=encode_consumer_assignment(
+                    {names.get(t, str(t)): sorted(ps) for t, ps in member.assigned.items()}
+                ),
+            )
+            for member in group.members.values()
+        )
+        return GroupDescription(
+            ErrorCode.none, group_id, group.state.value, CONSUMER_PROTOCOL_TYPE, group.assignor_name, members
+        )
+
+    def _expired_offsets(self, group: Group, now: int, retention: int) -> list[tuple[str, int]]:  # type: ignore[override]
+        consumer = self.consumer_groups.get(group.group_id)
+        if consumer is not None and consumer.members:
+            return []  # a live consumer group keeps its offsets
+        return GroupCoordinator._expired_offsets(group, now, retention)
+
+    # --- loading and unloading ----------------------------------------------------------------
+
+    def _replay_record(self, key_bytes, value_bytes, metadata, offsets) -> None:  # type: ignore[no-untyped-def, override]
+        if records.decode_key(key_bytes) is not None:
+            self._replayed[key_bytes] = value_bytes
+        else:
+            GroupCoordinator._replay_record(key_bytes, value_bytes, metadata, offsets)
+
+    async def _replay_partition(self, partition, owned) -> None:  # type: ignore[no-untyped-def, override]
+        await super()._replay_partition(partition, owned)
+        mine = {k: v for k, v in self._replayed.items() if self._partition_of_key(k) == partition}
+        for key in mine:
+            del self._replayed[key]
+        if not owned.loaded or self.partitions.get(partition) is not owned:
+            return
+        for group in self._groups_from_records(mine):
+            self.consumer_groups[group.group_id] = group
+            for member in group.members.values():
+                self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+
+    def _partition_of_key(self, key_bytes: bytes) -> int:
+        key = records.decode_key(key_bytes)
+        return self.partition_for(key.group_id) if key is not None else -1
+
+    def _groups_from_records(self, replayed: Mapping[bytes, bytes | None]) -> list[ConsumerGroup]:
+        groups: dict[str, ConsumerGroup] = {}
+        by_group: dict[str, list[tuple[records.ConsumerRecordKey, bytes, bytes]]] = {}
+        for key_bytes, value in replayed.items():
+            key = records.decode_key(key_bytes)
+            if key is not None and value is not None:
+                by_group.setdefault(key.group_id, []).append((key, key_bytes, value))
+        for group_id, entries in by_group.items():
+            try:
+                group = self._group_from_records(group_id, entries)
+            except OffsetsFormatError:
+                log.warning(
+                    "group %s: unreadable consumer group records in __consumer_offsets; skipped", group_id
+                )
+                continue
+            if group is not None:
+                groups[group_id] = group
+        return list(groups.values())
+
+    @staticmethod
+    def _group_from_records(
+        group_id: str, entries: list[tuple[records.ConsumerRecordKey, bytes, bytes]]
+    ) -> ConsumerGroup | None:
+        group = ConsumerGroup(group_id)
+        found = False
+        members: dict[str, ConsumerMember] = {}
+
+        def member(member_id: str) -> ConsumerMember:
+            return members.setdefault(member_id, ConsumerMember(member_id=member_id))
+
+        for key, key_bytes, value in entries:
+            group.written[key_bytes] = value
+            if key.record_type == records.GROUP_METADATA:
+                group.group_epoch = records.decode_epoch(value)
+                found = True
+            elif key.record_type == records.TARGET_ASSIGNMENT_METADATA:
+                group.assignment_epoch = records.decode_epoch(value)
+            elif key.record_type == records.PARTITION_METADATA:
+                _, topics = records.decode_partition_metadata(value)
+                group.subscribed_topics = {t.topic_id: (t.name, t.partitions) for t in topics}
+            elif key.record_type == records.MEMBER_METADATA and key.member_id is not None:
+                stored = records.decode_member_metadata(value)
+                m = member(key.member_id)
+                m.instance_id, m.rack_id = stored.instance_id, stored.rack_id
+                m.client_id, m.client_host = stored.client_id, stored.client_host
+                m.subscribed_topic_names = stored.subscribed_topic_names
+                m.subscribed_topic_regex = stored.subscribed_topic_regex
+                m.rebalance_timeout_ms = stored.rebalance_timeout_ms
+                m.server_assignor = stored.server_assignor
+            elif key.record_type == records.TARGET_ASSIGNMENT_MEMBER and key.member_id is not None:
+                group.target[key.member_id] = _assignment(records.decode_target_member(value))
+            elif key.record_type == records.CURRENT_MEMBER_ASSIGNMENT and key.member_id is not None:
+                current = records.decode_current_assignment(value)
+                m = member(key.member_id)
+                m.member_epoch, m.previous_member_epoch = current.member_epoch, current.previous_member_epoch
+                m.state = (
+                    MemberState(current.state)
+                    if current.state in MemberState._value2member_map_
+                    else MemberState.STABLE
+                )
+                m.assigned = _assignment(current.assigned)
+                m.pending_revocation = _assignment(current.pending_revocation)
+        if not found:
+            return None
+        for m in members.values():
+            group.add_member(m)
+        group.target = {member_id: t for member_id, t in group.target.items() if member_id in group.members}
+        votes = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
+        group.assignor_name = votes.most_common(1)[0][0] if votes else ""
+        return group
+
+    def unload_partition(self, partition: int) -> None:
+        for group_id in [g for g in self.consumer_groups if self.partition_for(g) == partition]:
+            for member in self.consumer_groups.pop(group_id).members.values():
+                self._cancel_member_timers(member)
+        super().unload_partition(partition)
+
+    async def stop(self) -> None:
+        for group in self.consumer_groups.values():
+            for member in group.members.values():
+                self._cancel_member_timers(member)
+        await super().stop()
+
+    # --- persistence ---------------------------------------------------------------------------
+
+    def _desired_records(self, group: ConsumerGroup) -> dict[bytes, bytes]:
+        gid = group.group_id
+
+        def key(record_type: int, member_id: str | None = None) -> bytes:
+            return records.encode_key(records.ConsumerRecordKey(record_type, gid, member_id))
+
+        desired: dict[bytes, bytes] = {}
+        for member in group.members.values():
+            desired[key(records.MEMBER_METADATA, member.member_id)] = records.encode_member_metadata(
+                records.MemberMetadataValue(
+                    instance_id=member.instance_id,
+                    rack_id=member.rack_id,
+                    client_id=member.client_id,
+                    client_host=member.client_host,
+                    subscribed_topic_names=member.subscribed_topic_names,
+                    subscribed_topic_regex=member.subscribed_topic_regex,
+                    rebalance_timeout_ms=member.rebalance_timeout_ms,
+                    server_assignor=member.server_assignor,
+                )
+            )
+            desired[key(records.TARGET_ASSIGNMENT_MEMBER, member.member_id)] = records.encode_target_member(
+                _topic_partitions(group.target.get(member.member_id, {}))
+            )
+            desired[key(records.CURRENT_MEMBER_ASSIGNMENT, member.member_id)] = (
+                records.encode_current_assignment(
+                    records.CurrentAssignmentValue(
+                        member_epoch=member.member_epoch,
+                        previous_member_epoch=member.previous_member_epoch,
+                        state=int(member.state),
+                        assigned=_topic_partitions(member.assigned),
+                        pending_revocation=_topic_partitions(member.pending_revocation),
+                    )
+                )
+            )
+        desired[key(records.PARTITION_METADATA)] = records.encode_partition_metadata(
+            group.group_epoch,
+            tuple(
+                records.TopicMetadata(topic_id, name, count)
+                for topic_id, (name, count) in sorted(group.subscribed_topics.items(), key=lambda e: e[1][0])
+            ),
+        )
+        desired[key(records.TARGET_ASSIGNMENT_METADATA)] = records.encode_epoch(group.assignment_epoch)
+        desired[key(records.GROUP_METADATA)] = records.encode_epoch(group.group_epoch)
+        return desired
+
+    async def _store_consumer_group(self, group: ConsumerGroup, *, delete: bool = False) -> int | None:
+        """Writes the records that changed since the last write (tombstones for what is gone)."""
+        try:
+            desired = {} if delete else self._desired_records(group)
+        except OffsetsFormatError:
+            # A client or instance id too long for Kafka's int16-length key strings.
+            log.warning("group %s: state does not fit Kafka's record format", group.group_id)
+            return ErrorCode.unknown_server_error
+        changes: list[tuple[bytes, bytes | None]] = [(k, None) for k in group.written if k not in desired]
+        # Member tombstones first, the group's own records last (Kafka's order for deletions).
+        changes.sort(key=lambda change: -len(change[0]))
+        changes += [(k, v) for k, v in desired.items() if group.written.get(k) != v]
+        if not changes:
+            return None
+        group.written = dict(desired)
+        return await self._append(self.partition_for(group.group_id), changes)
+
+    async def _drop_consumer_group(self, group: ConsumerGroup) -> int | None:
+        error = await self._store_consumer_group(group, delete=True)
+        if error is None and self.consumer_groups.get(group.group_id) is group:
+            del self.consumer_groups[group.group_id]
+            log.info("group %s: consumer group removed (empty)", group.group_id)
+        return error
+
+
+def _assignment(value: records.TopicPartitions) -> Assignment:
+    return {topic_id: frozenset(partitions) for topic_id, partitions in value if partitions}
+
+
+def _topic_partitions(assignment: Assignment) -> records.TopicPartitions:
+    return tuple(
+        (topic_id, tuple(sorted(ps))) for topic_id, ps in sorted(assignment.items(), key=lambda e: str(e[0]))
+    )
+
+
+def encode_consumer_subscription(topics: Sequence[str]) -> bytes:
+    """ConsumerProtocolSubscription v0: what DescribeGroups shows as a member's metadata."""
+    parts = [b"\x00\x00", len(topics).to_bytes(4, "big", signed=True)]
+    for topic in topics:
+        encoded = topic.encode()
+        parts += [len(encoded).to_bytes(2, "big"), encoded]
+    parts.append((-1).to_bytes(4, "big", signed=True))  # no user data
+    return b"".join(parts)
+
+
+def encode_consumer_assignment(assignment: Mapping[str, Sequence[int]]) -> bytes:
+    """ConsumerProtocolAssignment v0: what DescribeGroups shows as a member's assignment."""
+    parts = [b"\x00\x00", len(assignment).to_bytes(4, "big", signed=True)]
+    for topic, partitions in sorted(assignment.items()):
+        encoded = topic.encode()
+        parts += [len(encoded).to_bytes(2, "big"), encoded, len(partitions).to_bytes(4, "big", signed=True)]
+        parts += [p.to_bytes(4, "big", signed=True) for p in partitions]
+    parts.append((-1).to_bytes(4, "big", signed=True))
+    return b"".join(parts)

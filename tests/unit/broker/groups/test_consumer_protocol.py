@@ -1,0 +1,325 @@
+"""The consumer group protocol (KIP-848) in the coordinator: epochs, assignors, reconciliation,
+static members, regex subscriptions, timeouts, offsets, persistence and conversion."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from kio.schema.errors import ErrorCode
+
+from broker.groups import consumer_records as records
+from broker.groups.assignors import AssignmentMember, RangeAssignor, UniformAssignor
+from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, HeartbeatResult
+from broker.groups.coordinator import PartitionOffset
+from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
+from tests.unit.broker.groups.helpers import join, stable_group
+
+ORDERS, PAYMENTS, AUDIT = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+TOPICS = {"orders": (ORDERS, 6), "payments": (PAYMENTS, 2), "audit.eu": (AUDIT, 1)}
+CONFIG = ConsumerGroupConfig(session_timeout_ms=10_000, heartbeat_interval_ms=1000)
+
+
+def make_coordinator(offsets_log: MemoryOffsetsLog, clock: ManualClock, topics: dict | None = None) -> Any:
+    catalog = TOPICS if topics is None else topics
+    return ConsumerGroupCoordinator(
+        offsets_log, TEST_CONFIG, clock, consumer_config=CONFIG, topic_catalog=lambda: catalog
+    )
+
+
+@pytest.fixture
+def groups(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> ConsumerGroupCoordinator:
+    coordinator = make_coordinator(offsets_log, clock)
+    asyncio.run(coordinator.start())  # replays the (empty) log
+    return coordinator
+
+
+async def beat(
+    coordinator: ConsumerGroupCoordinator, member: str, epoch: int, owned: Any = None, **fields: Any
+) -> HeartbeatResult:
+    defaults: dict[str, Any] = {
+        "group_id": "g",
+        "instance_id": None,
+        "rack_id": None,
+        "rebalance_timeout_ms": 30_000 if epoch == 0 else -1,
+        "subscribed_topic_names": ["orders"] if epoch == 0 else None,
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "client_id": "client",
+        "client_host": "/127.0.0.1",
+    }
+    return await coordinator.consumer_heartbeat(
+        member_id=member, member_epoch=epoch, owned=owned, **{**defaults, **fields}
+    )
+
+
+def count(assignment: Any) -> int:
+    return sum(len(ps) for ps in (assignment or {}).values())
+
+
+# --- assignors ------------------------------------------------------------------------------------
+
+
+def test_uniform_balances_and_keeps_partitions_where_they_are() -> None:
+    everyone = frozenset({ORDERS})
+    first = UniformAssignor().assign({"a": AssignmentMember(everyone, {})}, {ORDERS: 6})
+    assert first["a"] == {ORDERS: frozenset(range(6))}
+    second = UniformAssignor().assign(
+        {"a": AssignmentMember(everyone, first["a"]), "b": AssignmentMember(everyone, {})}, {ORDERS: 6}
+    )
+    assert count(second["a"]) == count(second["b"]) == 3
+    assert second["a"][ORDERS] < first["a"][ORDERS]  # a only gave up partitions, it got none new
+
+
+def test_uniform_respects_subscriptions() -> None:
+    members = {
+        "a": AssignmentMember(frozenset({ORDERS, PAYMENTS}), {}),
+        "b": AssignmentMember(frozenset({PAYMENTS}), {}),
+    }
+    result = UniformAssignor().assign(members, {ORDERS: 6, PAYMENTS: 2})
+    assert result["b"] == {PAYMENTS: frozenset({0, 1})}
+    assert result["a"] == {ORDERS: frozenset(range(6))}
+
+
+def test_range_gives_contiguous_ranges_per_topic() -> None:
+    both = frozenset({ORDERS, PAYMENTS})
+    result = RangeAssignor().assign(
+        {"b": AssignmentMember(both, {}), "a": AssignmentMember(both, {})}, {ORDERS: 5}
+    )
+    assert result["a"] == {ORDERS: frozenset({0, 1, 2})}
+    assert result["b"] == {ORDERS: frozenset({3, 4})}
+
+
+# --- the heartbeat --------------------------------------------------------------------------------
+
+
+async def test_a_member_joins_and_gets_every_partition(groups) -> None:
+    answer = await beat(groups, "m1", 0)
+    assert answer.error_code == ErrorCode.none
+    assert answer.member_epoch == 1
+    assert answer.heartbeat_interval_ms == 1000
+    assert answer.assignment == {ORDERS: frozenset(range(6))}
+    described = groups.describe_consumer_group("g")
+    assert (described.state, described.group_epoch, described.assignment_epoch) == ("Stable", 1, 1)
+    assert described.assignor_name == "uniform"
+
+
+async def test_partitions_move_only_after_the_previous_owner_revoked_them(groups) -> None:
+    first = await beat(groups, "m1", 0)
+    owned_by_first = first.assignment
+    second = await beat(groups, "m2", 0)
+    # m2 is owed three partitions that m1 still owns: it gets none of them yet.
+    assert second.member_epoch == 2
+    assert count(second.assignment) == 0
+    assert groups.describe_consumer_group("g").state == "Reconciling"
+    # m1 learns to revoke three; it keeps epoch 1 until it reports the revocation done.
+    revoke = await beat(groups, "m1", 1, owned=owned_by_first)
+    assert revoke.member_epoch == 1
+    assert count(revoke.assignment) == 3
+    still = await beat(groups, "m2", 2, owned={})
+    assert count(still.assignment) == 0
+    done = await beat(groups, "m1", 1, owned=revoke.assignment)
+    assert done.member_epoch == 2
+    granted = await beat(groups, "m2", 2, owned={})
+    assert count(granted.assignment) == 3
+    assert not set(granted.assignment[ORDERS]) & set(revoke.assignment[ORDERS])
+    assert (await beat(groups, "m2", 2, owned=granted.assignment)).assignment is None  # nothing new
+    assert groups.describe_consumer_group("g").state == "Stable"
+
+
+async def test_epochs_are_fenced(groups) -> None:
+    joined = await beat(groups, "m1", 0)
+    assert (await beat(groups, "m1", 7, owned=joined.assignment)).error_code == ErrorCode.fenced_member_epoch
+    assert (await beat(groups, "ghost", 1)).error_code == ErrorCode.unknown_member_id
+    # A member that missed our answer may retry with its previous epoch while it owns nothing new.
+    await beat(groups, "m2", 0)
+    revoke = await beat(groups, "m1", 1, owned=joined.assignment)
+    await beat(groups, "m1", 1, owned=revoke.assignment)
+    retried = await beat(groups, "m1", 1, owned=revoke.assignment)
+    assert retried.error_code == ErrorCode.none
+    assert retried.member_epoch == 2
+
+
+async def test_invalid_requests_are_refused_with_the_field_named(groups) -> None:
+    bad = await beat(groups, "m1", 0, rebalance_timeout_ms=-1)
+    assert bad.error_code == ErrorCode.invalid_request
+    assert "RebalanceTimeoutMs" in (bad.error_message or "")
+    unknown = await beat(groups, "m1", 0, server_assignor="sticky")
+    assert unknown.error_code == ErrorCode.unsupported_assignor
+    regex = await beat(groups, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="(a)\\1")
+    assert regex.error_code == ErrorCode.invalid_regular_expression
+    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+
+
+async def test_a_regex_subscription_follows_matching_topics(offsets_log, clock) -> None:
+    topics = dict(TOPICS)
+    coordinator = make_coordinator(offsets_log, clock, topics)
+    await coordinator.start()
+    joined = await beat(
+        coordinator, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="audit\\..*"
+    )
+    assert joined.assignment == {AUDIT: frozenset({0})}
+    new_topic = uuid.uuid4()
+    topics["audit.us"] = (new_topic, 2)  # a topic created later that matches
+    grown = await beat(coordinator, "m1", 1, owned=joined.assignment)
+    assert grown.member_epoch == 2
+    assert grown.assignment == {AUDIT: frozenset({0}), new_topic: frozenset({0, 1})}
+
+
+async def test_the_client_chosen_range_assignor_is_used(groups) -> None:
+    joined = await beat(groups, "m1", 0, server_assignor="range")
+    assert joined.error_code == ErrorCode.none
+    assert groups.describe_consumer_group("g").assignor_name == "range"
+
+
+async def test_a_member_whose_session_expires_is_removed(groups, clock) -> None:
+    await beat(groups, "m1", 0)
+    second = await beat(groups, "m2", 0)
+    await clock.advance(CONFIG.session_timeout_ms + 1)
+    assert groups.describe_consumer_group("g").members == ()
+    assert second.error_code == ErrorCode.none
+
+
+async def test_a_member_that_does_not_revoke_in_time_is_fenced(groups, clock) -> None:
+    first = await beat(groups, "m1", 0, rebalance_timeout_ms=2000)
+    await beat(groups, "m2", 0)
+    await beat(groups, "m1", 1, owned=first.assignment)  # told to revoke
+    for _ in range(3):  # m2 keeps heartbeating, m1 never acknowledges
+        await clock.advance(800)
+        await beat(groups, "m2", 2, owned={})
+    members = {m.member.member_id for m in groups.describe_consumer_group("g").members}
+    assert members == {"m2"}
+    assert count((await beat(groups, "m2", 3, owned={})).assignment) == 6
+
+
+async def test_a_static_member_returns_to_its_partitions(groups) -> None:
+    first = await beat(groups, "m1", 0, instance_id="pod-a")
+    assert (await beat(groups, "m1", -2, instance_id="pod-a")).member_epoch == -2
+    taken = await beat(groups, "m9", 0, instance_id="pod-a")
+    assert taken.error_code == ErrorCode.none
+    assert taken.assignment == first.assignment
+    assert taken.member_epoch == first.member_epoch
+    # While an instance id is in use, another member cannot take it.
+    assert (await beat(groups, "m5", 0, instance_id="pod-a")).error_code == ErrorCode.unreleased_instance_id
+
+
+async def test_a_member_leaves_and_the_group_empties(groups) -> None:
+    await beat(groups, "m1", 0)
+    left = await beat(groups, "m1", -1)
+    assert left.member_epoch == -1
+    assert groups.describe_consumer_group("g").state == "Empty"
+
+
+# --- offsets, listing, conversion -----------------------------------------------------------------
+
+
+async def test_offset_commits_are_checked_against_the_member_epoch(groups) -> None:
+    joined = await beat(groups, "m1", 0)
+    offsets = [PartitionOffset("orders", 0, 42)]
+    stale = await groups.commit_offsets(
+        group_id="g", generation_id=0, member_id="m1", group_instance_id=None, offsets=offsets
+    )
+    assert stale == [ErrorCode.stale_member_epoch]
+    unknown = await groups.commit_offsets(
+        group_id="g", generation_id=-1, member_id="", group_instance_id=None, offsets=offsets
+    )
+    assert unknown == [ErrorCode.unknown_member_id]
+    ok = await groups.commit_offsets(
+        group_id="g",
+        generation_id=joined.member_epoch,
+        member_id="m1",
+        group_instance_id=None,
+        offsets=offsets,
+    )
+    assert ok == [ErrorCode.none]
+    _, fetched = groups.fetch_offsets(group_id="g", topics=[("orders", [0])])
+    assert fetched[0][2].offset == 42
+
+
+async def test_list_and_describe_groups_show_both_kinds(groups) -> None:
+    await beat(groups, "m1", 0)
+    await stable_group(groups, 1, group="classic-g")
+    _, listed = groups.list_groups()
+    assert {(g.group_id, g.group_type, g.state) for g in listed} == {
+        ("g", "consumer", "Stable"),
+        ("classic-g", "classic", "Stable"),
+    }
+    _, consumers_only = groups.list_groups(types_filter=["consumer"])
+    assert [g.group_id for g in consumers_only] == ["g"]
+    described = groups.describe_group("g")
+    assert (described.protocol_type, described.state, len(described.members)) == ("consumer", "Stable", 1)
+    # The member's assignment in the ConsumerProtocolAssignment format classic tools decode.
+    assert b"orders" in described.members[0].assignment
+
+
+async def test_an_empty_classic_group_becomes_a_consumer_group_and_back(groups) -> None:
+    committed = await groups.commit_offsets(
+        group_id="g",
+        generation_id=-1,
+        member_id="",
+        group_instance_id=None,
+        offsets=[PartitionOffset("orders", 1, 5)],
+    )
+    assert committed == [ErrorCode.none]
+    joined = await beat(groups, "m1", 0)
+    assert joined.error_code == ErrorCode.none
+    classic_refused = await join(groups, require_known_member_id=False)
+    assert classic_refused.error_code == ErrorCode.inconsistent_group_protocol
+    await beat(groups, "m1", -1)
+    results = await stable_group(groups, 1, group="g")
+    assert results[0].error_code == ErrorCode.none
+    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+    _, fetched = groups.fetch_offsets(group_id="g", topics=[("orders", [1])])
+    assert fetched[0][2].offset == 5  # the offsets survived both conversions
+
+
+async def test_a_classic_group_with_members_is_not_taken_over(groups) -> None:
+    await stable_group(groups, 1, group="g")
+    refused = await beat(groups, "m1", 0)
+    assert refused.error_code == ErrorCode.group_id_not_found
+
+
+# --- persistence ----------------------------------------------------------------------------------
+
+
+async def test_a_new_coordinator_rebuilds_the_group_from_kafkas_records(offsets_log, clock) -> None:
+    first = make_coordinator(offsets_log, clock)
+    await first.start()
+    one = await beat(first, "m1", 0, instance_id="pod-a")
+    await beat(first, "m2", 0)
+    revoke = await beat(first, "m1", 1, owned=one.assignment)
+    await first.stop()
+    types = {
+        records.decode_key(key).record_type
+        for _, key, _ in offsets_log.all_records()
+        if records.decode_key(key)
+    }
+    assert types == set(range(3, 9))
+
+    second = make_coordinator(offsets_log, clock)
+    await second.start()
+    described = second.describe_consumer_group("g")
+    assert (described.group_epoch, described.assignment_epoch) == (2, 2)
+    members = {m.member.member_id: m for m in described.members}
+    assert members["m1"].member.instance_id == "pod-a"
+    assert members["m1"].member.assigned == revoke.assignment
+    assert count(members["m1"].member.pending_revocation) == 3
+    # The reloaded group carries on: m1 finishes its revocation, m2 gets the partitions.
+    assert (await beat(second, "m1", 1, owned=revoke.assignment)).member_epoch == 2
+    assert count((await beat(second, "m2", 2, owned={})).assignment) == 3
+    await second.stop()
+
+
+def test_record_values_round_trip() -> None:
+    value = records.CurrentAssignmentValue(5, 4, 2, ((ORDERS, (0, 1)),), ((PAYMENTS, (1,)),))
+    assert records.decode_current_assignment(records.encode_current_assignment(value)) == value
+    metadata = records.MemberMetadataValue("pod", None, "c", "/h", ("orders",), "a.*", 300, "range")
+    assert records.decode_member_metadata(records.encode_member_metadata(metadata)) == metadata
+    topics = (records.TopicMetadata(ORDERS, "orders", 6),)
+    assert records.decode_partition_metadata(records.encode_partition_metadata(3, topics)) == (3, topics)
+    key = records.ConsumerRecordKey(records.TARGET_ASSIGNMENT_MEMBER, "g", "m1")
+    assert records.decode_key(records.encode_key(key)) == key
+    # The key layout Kafka writes: int16 type, then int16-length strings.
+    assert records.encode_key(records.ConsumerRecordKey(3, "g")) == b"\x00\x03\x00\x01g"
