@@ -122,6 +122,18 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "max.connections.per.ip.overrides": "Per-address exceptions to max.connections.per.ip, host:count.",
     "group.initial.rebalance.delay.ms": "How long a new group waits for more members before its first rebalance.",
     "group.min.session.timeout.ms": "Shortest session timeout a consumer may ask for.",
+    "group.consumer.session.timeout.ms": (
+        "Consumer-protocol (KIP-848) groups: how long a member may go without a heartbeat before it is "
+        "removed and its partitions reassigned."
+    ),
+    "group.consumer.heartbeat.interval.ms": (
+        "Consumer-protocol groups: how often members heartbeat; a reassignment advances one heartbeat at a time."
+    ),
+    "group.consumer.max.size": "Consumer-protocol groups: most members one group may have.",
+    "group.consumer.assignors": (
+        "Consumer-protocol groups: the server-side assignors members may choose (uniform, range); the first "
+        "is used when a member names none."
+    ),
     "group.max.session.timeout.ms": "Longest session timeout a consumer may ask for.",
     "offsets.topic.num.partitions": "Partitions of __consumer_offsets (fixed once the topic exists).",
     "offsets.topic.replication.factor": "Replicas of __consumer_offsets.",
