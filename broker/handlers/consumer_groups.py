@@ -70,7 +70,7 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
         rack_id=request.rack_id,
         rebalance_timeout_ms=_ms(request.rebalance_timeout),
         subscribed_topic_names=names,
-        subscribed_topic_regex=request.subscribed_topic_regex,
+        subscribed_topic_regex=getattr(request, "subscribed_topic_regex", None),  # v1+ in kio's schema
         server_assignor=request.server_assignor,
         owned=_owned(request),
         client_id=ctx.client_id or "",
