@@ -15,6 +15,8 @@ say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*"; }
 need_pkgs=()
 command -v redis-server >/dev/null || need_pkgs+=(redis-server)
 command -v kcat >/dev/null || need_pkgs+=(kcat)
+# Spark (PySpark) runs on Java 17+; the topics source's JVM reader is compiled with javac.
+command -v javac >/dev/null || [[ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]] || need_pkgs+=(default-jdk-headless)
 if [[ $WITH_TEST_TOOLS == 1 ]]; then
   command -v chromium >/dev/null || need_pkgs+=(chromium)
   command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
@@ -30,7 +32,6 @@ if ((${#need_pkgs[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
 fi
-command -v java >/dev/null || say "warning: no Java found; Spark jobs (PySpark) need Java 17."
 
 # --- Python virtualenv -------------------------------------------------------------------------
 PYTHON=${PYTHON:-python3.11}
