@@ -33,10 +33,9 @@ LONG_MAX = 9223372036854775807
 
 # The broker properties Kafka lets AlterConfigs change at runtime that this broker has, and what they do
 # here. Everything else in BROKER_DEFAULTS is read-only (Kafka: "Cannot update these configs dynamically").
-# Kafka's DynamicLogConfig: every broker default of a topic config, plus the .minutes/.hours forms.
-LOG_DEFAULT_CONFIGS = frozenset(
-    {*TOPIC_CONFIG_BROKER_SYNONYMS.values(), "log.retention.minutes", "log.retention.hours", "log.roll.hours"}
-)
+# Kafka's DynamicLogConfig: the first broker synonym of every topic config (log.retention.ms, log.roll.ms, …);
+# the .minutes/.hours forms stay read-only there, and so here.
+LOG_DEFAULT_CONFIGS = frozenset(TOPIC_CONFIG_BROKER_SYNONYMS.values())
 CONNECTION_CONFIGS = frozenset(
     {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"}
 )

@@ -68,6 +68,13 @@ def test_read_only_unknown_and_bad_values_are_refused_as_kafka_refuses_them() ->
         dynamic.check({"num.partitions": "3", "log.dirs": "/x", "message.max.bytes": "10"})
     assert read_only.value.read_only
     assert read_only.value.message == "Cannot update these configs dynamically: Set(log.dirs, num.partitions)"
+    # As Kafka's DynamicLogConfig: only the first synonym of a topic config (log.retention.ms) is dynamic.
+    with pytest.raises(DynamicConfigError) as hours:
+        dynamic.check({"log.retention.hours": "1", "log.roll.hours": "1", "log.retention.ms": "1000"})
+    assert (
+        hours.value.message
+        == "Cannot update these configs dynamically: Set(log.retention.hours, log.roll.hours)"
+    )
     with pytest.raises(DynamicConfigError, match=re.escape("Unknown broker config: made.up")) as unknown:
         dynamic.check({"made.up": "1"})
     assert not unknown.value.read_only
