@@ -66,10 +66,20 @@ def token_login(
 ) -> WireClient | None:
     """SCRAM with `tokenauth=true`, the token id as user and the base64 HMAC as password (Kafka's
     ScramLoginModule with tokenauth). Returns the authenticated connection, or None if refused."""
-    client = WireClient(broker.bootstrap)
+    password = base64.b64encode(token_hmac).decode()
+    extensions = ",tokenauth=true" if tokenauth else ""
+    return scram_login(broker.bootstrap, token_id, password, mechanism, extensions)
+
+
+def scram_login(
+    bootstrap: str, user: str, password: str, mechanism: str, extensions: str = ""
+) -> WireClient | None:
+    """A raw SCRAM exchange with `extensions` appended to the client-first message; the
+    authenticated connection, or None if refused."""
+    client = WireClient(bootstrap)
     assert client.request(SaslHandshakeRequest(mechanism=mechanism)).error_code == 0
-    scram = ScramClient([mechanism], token_id, base64.b64encode(token_hmac).decode())
-    first = scram.get_client_first() + (",tokenauth=true" if tokenauth else "")
+    scram = ScramClient([mechanism], user, password)
+    first = scram.get_client_first() + extensions
     scram.client_first_bare = first[3:]  # the proof covers the message as sent
     reply = client.request(SaslAuthenticateRequest(auth_bytes=first.encode()))
     if reply.error_code != 0:
