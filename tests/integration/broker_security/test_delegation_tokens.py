@@ -13,6 +13,7 @@ import struct
 import time
 
 import pytest
+from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 from kio.schema.create_delegation_token.v3.request import CreatableRenewers, CreateDelegationTokenRequest
 from kio.schema.describe_delegation_token.v3.request import DescribeDelegationTokenRequest
 from kio.schema.expire_delegation_token.v2.request import ExpireDelegationTokenRequest
@@ -20,15 +21,24 @@ from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.renew_delegation_token.v2.request import RenewDelegationTokenRequest
 from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
+from kio.static.primitive import i8
 from scramp import ScramClient
 
+from broker.auth.authorizer import Operation, PatternType, Permission, ResourceType
 from tests.fixtures.broker import SecureBrokerProcess
 from tests.integration.broker.kafka_wire import WireClient
 from tests.integration.broker_security.clients import add_scram_user, create_topic_as_admin, unique
 from tests.integration.broker_security.wire import admin_wire_client
 
 SECRET = "token-secret-" + "k" * 24
-NOT_FOUND, OWNER_MISMATCH, REQUEST_NOT_ALLOWED, EXPIRED, AUTH_DISABLED = 62, 63, 64, 66, 61
+AUTH_DISABLED, NOT_FOUND, OWNER_MISMATCH, REQUEST_NOT_ALLOWED, AUTHORIZATION_FAILED, EXPIRED = (
+    61,
+    62,
+    63,
+    64,
+    65,
+    66,
+)
 
 
 def ms(value: int) -> datetime.timedelta:
@@ -229,3 +239,55 @@ def _login(broker: SecureBrokerProcess, user: str, password: str) -> WireClient:
     token = b"\0" + user.encode() + b"\0" + password.encode()
     assert client.request(SaslAuthenticateRequest(auth_bytes=token)).error_code == 0
     return client
+
+
+def _grant_on_user(broker: SecureBrokerProcess, grantee: str, operation: Operation, owner: str) -> None:
+    """An ALLOW on the USER resource `User:<owner>` (librdkafka's admin API has no USER resource)."""
+    creation = AclCreation(
+        resource_type=i8(ResourceType.USER),
+        resource_name=f"User:{owner}",
+        resource_pattern_type=i8(PatternType.LITERAL),
+        principal=f"User:{grantee}",
+        host="*",
+        operation=i8(operation),
+        permission_type=i8(Permission.ALLOW),
+    )
+    with admin_wire_client(broker) as admin:
+        answer = admin.request(CreateAclsRequest(creations=(creation,)))
+    assert [result.error_code for result in answer.results] == [0]
+
+
+def test_creating_a_token_for_another_user_needs_create_tokens_on_that_user(
+    token_broker: SecureBrokerProcess,
+) -> None:
+    requester, owner, password = unique("req"), unique("own"), "pw-" + unique("s")
+    for user in (requester, owner):
+        add_scram_user(token_broker, user, password, "SCRAM-SHA-512")
+    with _login(token_broker, requester, password) as client:
+        assert error_code(client, create_request(owner=owner)) == AUTHORIZATION_FAILED
+    _grant_on_user(token_broker, requester, Operation.CREATE_TOKENS, owner)
+    with _login(token_broker, requester, password) as client:
+        created = create_token(client, owner=owner)
+        assert created.error_code == 0
+        assert (created.principal_name, created.token_requester_principal_name) == (owner, requester)
+        # The requester sees the token it asked for (Kafka's ownerOrRenewer counts the requester).
+        assert created.token_id in {t.token_id for t in describe_tokens(client).tokens}
+    session = token_login(token_broker, created.token_id, created.hmac, "SCRAM-SHA-512")
+    assert session is not None
+    session.close()
+
+    # Another user sees it only with DescribeTokens on the owner.
+    watcher = unique("watch")
+    add_scram_user(token_broker, watcher, password, "SCRAM-SHA-512")
+    with _login(token_broker, watcher, password) as client:
+        assert created.token_id not in {t.token_id for t in describe_tokens(client).tokens}
+    _grant_on_user(token_broker, watcher, Operation.DESCRIBE_TOKENS, owner)
+    with _login(token_broker, watcher, password) as client:
+        assert created.token_id in {t.token_id for t in describe_tokens(client).tokens}
+
+
+def test_tokens_are_not_handed_out_over_plaintext(broker_factory) -> None:
+    broker = broker_factory(**{"delegation.token.secret.key": SECRET})
+    with WireClient(broker.bootstrap) as client:
+        assert error_code(client, create_request()) == REQUEST_NOT_ALLOWED
+        assert describe_tokens(client).error_code == REQUEST_NOT_ALLOWED
