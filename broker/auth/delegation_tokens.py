@@ -64,6 +64,9 @@ class DelegationTokens:
     def __init__(self, security: SecurityStore, secret_key: str) -> None:
         self._security = security
         self._secret = secret_key.encode("utf-8")
+        # HMAC -> token id, rebuilt when the store changes: Renew and Expire name tokens by HMAC.
+        self._by_hmac: dict[bytes, str] = {}
+        self._indexed_version = -1
 
     @property
     def enabled(self) -> bool:
@@ -85,10 +88,11 @@ class DelegationTokens:
         return [DelegationToken.from_json(data) for _id, data in sorted(self._security.tokens.items())]
 
     def find_by_hmac(self, token_hmac: bytes) -> DelegationToken | None:
-        for token in self.all():
-            if hmac.compare_digest(self.hmac_of(token.token_id), token_hmac):
-                return token
-        return None
+        if self._indexed_version != self._security.version:
+            self._by_hmac = {self.hmac_of(token_id): token_id for token_id in list(self._security.tokens)}
+            self._indexed_version = self._security.version
+        token_id = self._by_hmac.get(token_hmac)
+        return self.get(token_id) if token_id is not None else None
 
     @staticmethod
     def upsert_record(token: DelegationToken) -> dict[str, object]:
