@@ -16,7 +16,7 @@ import hmac
 import uuid
 from dataclasses import dataclass
 
-from broker.auth.scram_store import DEFAULT_ITERATIONS, ScramCredential, credential_from_password
+from broker.auth.scram_store import DEFAULT_ITERATIONS, TokenLogin, credential_from_password
 from broker.metadata.security_registry import SecurityStore
 
 
@@ -106,8 +106,9 @@ class DelegationTokens:
         """Delete records for every token whose expiry time has passed (the expiry sweep)."""
         return [self.delete_record(t.token_id) for t in self.all() if t.expiry_ms < now_ms]
 
-    def login(self, token_id: str, mechanism: str, now_ms: int) -> tuple[ScramCredential, str] | None:
-        """SCRAM credential of a live token and the owner it logs in as; None: unknown or expired.
+    def login(self, token_id: str, mechanism: str, now_ms: int) -> TokenLogin | None:
+        """SCRAM credential of a live token, the owner it logs in as and when it expires; None:
+        unknown or expired.
 
         The password is the base64 HMAC; the salt is derived from it too, so every broker derives
         the same credential without storing one.
@@ -120,4 +121,5 @@ class DelegationTokens:
         token_hmac = self.hmac_of(token_id)
         salt = hmac.digest(token_hmac, b"scram salt", hashlib.sha256)[:24]
         password = base64.b64encode(token_hmac).decode()
-        return credential_from_password(mechanism, password, DEFAULT_ITERATIONS, salt=salt), token.owner
+        credential = credential_from_password(mechanism, password, DEFAULT_ITERATIONS, salt=salt)
+        return TokenLogin(credential, token.owner, token.expiry_ms)

@@ -33,8 +33,9 @@ class SaslAuthenticationFailed(Exception):
 class MechanismServer(Protocol):
     complete: bool
     user: str | None
-    # Set when the user logged in with a delegation token: the token owner's principal.
+    # Set when the user logged in with a delegation token: the token owner's principal, its expiry.
     token_owner: str | None
+    token_expiry_ms: int | None
 
     def evaluate(self, token: bytes) -> bytes: ...
 
@@ -54,6 +55,7 @@ class PlainServer:
         self.complete = False
         self.user: str | None = None
         self.token_owner: str | None = None
+        self.token_expiry_ms: int | None = None
 
     def evaluate(self, token: bytes) -> bytes:
         parts = token.split(b"\0")
@@ -105,6 +107,7 @@ class ScramServer:
         self.complete = False
         self.user: str | None = None
         self.token_owner: str | None = None
+        self.token_expiry_ms: int | None = None
 
     def _credentials(self, saslname: str) -> tuple[bytes, bytes, bytes, int]:
         user = saslname.replace("=2C", ",").replace("=3D", "=")
@@ -114,7 +117,11 @@ class ScramServer:
         if self._token_auth and tokens is not None:
             login = tokens.login(user, self._mechanism, int(time.time() * 1000))
             if login is not None:
-                credential, self.token_owner = login
+                credential, self.token_owner, self.token_expiry_ms = (
+                    login.credential,
+                    login.owner,
+                    login.expiry_ms,
+                )
         if credential is None:
             digest = HASHES[self._mechanism]
             salt = hmac.digest(_DECOY_SECRET, user.encode("utf-8"), digest)[:24]
@@ -202,6 +209,7 @@ class AuthSession:
         # Legacy clients send raw size-prefixed tokens after a v0 SaslHandshake.
         self.raw_tokens = False
         self.expires_at: float | None = None  # time.monotonic() deadline while authenticated
+        self.session_lifetime_ms = 0  # what SaslAuthenticate tells the client (0: no re-authentication)
         self.close_after_response = False
         self.failed = False
 
@@ -247,7 +255,13 @@ class AuthSession:
         self.token_authenticated = server.token_owner is not None
         self._server = None
         self.raw_tokens = False
-        self.expires_at = time.monotonic() + self.reauth_ms / 1000 if self.reauth_ms > 0 else None
+        self.session_lifetime_ms = max(self.reauth_ms, 0)
+        if self.reauth_ms > 0 and server.token_expiry_ms is not None:
+            # KIP-368: a token session re-authenticates by the time its token expires.
+            left_ms = server.token_expiry_ms - int(time.time() * 1000)
+            self.session_lifetime_ms = max(1, min(self.reauth_ms, left_ms))
+        lifetime_s = self.session_lifetime_ms / 1000
+        self.expires_at = time.monotonic() + lifetime_s if self.session_lifetime_ms > 0 else None
         return reply, True
 
     def _fail(self) -> None:

@@ -74,13 +74,22 @@ def credential_from_password(
     return credential_from_salted_password(mechanism, salted, salt, iterations)
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogin:
+    """What a delegation token logs in with: its SCRAM credential, its owner, its expiry time."""
+
+    credential: ScramCredential
+    owner: str  # principal, "User:name"
+    expiry_ms: int
+
+
 class TokenLogins(Protocol):
     """Delegation tokens as SCRAM sees them (broker.auth.delegation_tokens.DelegationTokens)."""
 
     @property
     def enabled(self) -> bool: ...
 
-    def login(self, token_id: str, mechanism: str, now_ms: int) -> tuple[ScramCredential, str] | None: ...
+    def login(self, token_id: str, mechanism: str, now_ms: int) -> TokenLogin | None: ...
 
 
 class ScramStore:

@@ -149,6 +149,8 @@ async def sweep_expired_tokens(state: BrokerState) -> None:
     tokens = state.scram.tokens
     if not isinstance(tokens, DelegationTokens):
         return
+    if state.cluster is None and state.config.get_str("process.roles").strip():
+        return  # a cluster member that has not joined yet: its tokens are the controller's
     records = tokens.expired_records(now_ms())
     if records:
         await commit_security_records(state.cluster, state.security, records)

@@ -35,12 +35,12 @@ def _token(tokens: DelegationTokens, *, expiry_ms: int) -> DelegationToken:
     return DelegationToken(tokens.new_token_id(), "User:alice", "User:alice", (), now, expiry_ms, now + 10**6)
 
 
-def _login(scram: ScramStore, user: str, password: str, extensions: str) -> AuthSession:
+def _login(scram: ScramStore, user: str, password: str, extensions: str, reauth_ms: int = 0) -> AuthSession:
     session = AuthSession(
         requires_sasl=True,
         enabled_mechanisms=["SCRAM-SHA-512"],
         store=scram,
-        reauth_ms=0,
+        reauth_ms=reauth_ms,
         max_token_bytes=10_000,
     )
     assert session.handshake("SCRAM-SHA-512", 1)
@@ -91,3 +91,14 @@ def test_without_a_secret_tokens_are_off(tmp_path: Path) -> None:
     tokens = DelegationTokens(security, "")
     assert not tokens.enabled
     assert tokens.login("any", "SCRAM-SHA-512", 0) is None
+
+
+def test_with_re_authentication_on_a_token_session_ends_when_its_token_expires(stores) -> None:
+    security, tokens, scram = stores
+    token = _token(tokens, expiry_ms=int(time.time() * 1000) + 2000)
+    security.apply_records([tokens.upsert_record(token)])
+    password = base64.b64encode(tokens.hmac_of(token.token_id)).decode()
+    session = _login(scram, token.token_id, password, ",tokenauth=true", reauth_ms=60_000)
+    assert 0 < session.session_lifetime_ms <= 2000
+    assert _login(scram, "alice", "alice-pw", "", reauth_ms=60_000).session_lifetime_ms == 60_000
+    assert _login(scram, token.token_id, password, ",tokenauth=true").session_lifetime_ms == 0
