@@ -13,6 +13,7 @@ import struct
 import time
 
 import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
 from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 from kio.schema.create_delegation_token.v3.request import CreatableRenewers, CreateDelegationTokenRequest
 from kio.schema.describe_delegation_token.v3.request import DescribeDelegationTokenRequest
@@ -221,6 +222,12 @@ def test_tokens_are_stored_without_their_hmac_and_survive_a_restart(secure_broke
     session.close()
     stored = (broker.log_dir / "security-metadata.json").read_text()
     assert created.token_id in stored
+    # DescribeConfigs marks the secret sensitive and never sends it.
+    resource = ConfigResource(ConfigResource.Type.BROKER, "1")
+    client = AdminClient(broker.client_config())  # keep the handle alive until the future resolves
+    described = client.describe_configs([resource])[resource].result(timeout=10)
+    assert described["delegation.token.secret.key"].is_sensitive
+    assert described["delegation.token.secret.key"].value is None
     for secret in (created.hmac.hex(), base64.b64encode(created.hmac).decode(), SECRET):
         assert secret not in stored
         assert secret not in broker.log_text()
