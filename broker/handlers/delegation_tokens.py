@@ -7,6 +7,7 @@ one-way SSL or a session that itself logged in with a token (DELEGATION_TOKEN_RE
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import time
 from typing import Any
@@ -158,7 +159,7 @@ async def _change_expiry(
 
 
 def _with_expiry(token: DelegationToken, expiry_ms: int) -> DelegationToken:
-    return DelegationToken(**{**token.to_json(), "renewers": token.renewers, "expiry_ms": expiry_ms})
+    return dataclasses.replace(token, expiry_ms=expiry_ms)
 
 
 async def handle_renew_delegation_token(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from tests.integration.broker_security.clients import add_scram_user, create_top
 from tests.integration.broker_security.wire import admin_wire_client
 
 SECRET = "token-secret-" + "k" * 24
+INVALID_PRINCIPAL_TYPE = 67
 AUTH_DISABLED, NOT_FOUND, OWNER_MISMATCH, REQUEST_NOT_ALLOWED, AUTHORIZATION_FAILED, EXPIRED = (
     61,
     62,
@@ -169,6 +170,13 @@ def test_create_describe_renew_expire(token_broker: SecureBrokerProcess) -> None
         capped = admin.request(RenewDelegationTokenRequest(hmac=created.hmac, renew_period=ms(10**9)))
         assert capped.expiry_timestamp == created.max_timestamp
 
+        group_renewer = CreateDelegationTokenRequest(
+            owner_principal_type=None,
+            owner_principal_name=None,
+            renewers=(CreatableRenewers(principal_type="Group", principal_name="g"),),
+            max_lifetime=ms(-1),
+        )
+        assert error_code(admin, group_renewer) == INVALID_PRINCIPAL_TYPE
         unknown = RenewDelegationTokenRequest(hmac=b"\0" * 64, renew_period=ms(1000))
         assert error_code(admin, unknown) == NOT_FOUND
 
