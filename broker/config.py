@@ -139,6 +139,12 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     # Not a Kafka property: SCRAM users created at start when missing, `name:MECHANISM:password;...`.
     "sasl.bootstrap.users": (str, ""),
     "authorizer.class.name": (str, ""),
+    # Delegation tokens (broker/auth/delegation_tokens.py): empty secret = the token APIs answer
+    # DELEGATION_TOKEN_AUTH_DISABLED. Every broker of a cluster needs the same secret.
+    "delegation.token.secret.key": (str, ""),
+    "delegation.token.max.lifetime.ms": (int, 604800000),
+    "delegation.token.expiry.time.ms": (int, 86400000),
+    "delegation.token.expiry.check.interval.ms": (int, 3600000),
     "allow.everyone.if.no.acl.found": (bool, False),
     "quota.window.num": (int, 11),
     "quota.window.size.seconds": (int, 1),
@@ -156,7 +162,9 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
 }
 
 # Never reported by DescribeConfigs (Kafka marks them is_sensitive and sends a null value).
-SENSITIVE_BROKER_CONFIGS = frozenset({"ssl.key.password", "sasl.bootstrap.users", "sasl.jaas.config"})
+SENSITIVE_BROKER_CONFIGS = frozenset(
+    {"ssl.key.password", "sasl.bootstrap.users", "sasl.jaas.config", "delegation.token.secret.key"}
+)
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 

@@ -18,7 +18,7 @@ from scramp import ScramMechanism
 from scramp.core import Nonce
 
 from broker.auth.principal import ANONYMOUS, user_principal
-from broker.auth.scram_store import HASHES, ScramStore
+from broker.auth.scram_store import HASHES, ScramStore, TokenLogins
 
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
@@ -33,6 +33,9 @@ class SaslAuthenticationFailed(Exception):
 class MechanismServer(Protocol):
     complete: bool
     user: str | None
+    # Set when the user logged in with a delegation token: the token owner's principal, its expiry.
+    token_owner: str | None
+    token_expiry_ms: int | None
 
     def evaluate(self, token: bytes) -> bytes: ...
 
@@ -51,6 +54,8 @@ class PlainServer:
         self._store = store
         self.complete = False
         self.user: str | None = None
+        self.token_owner: str | None = None
+        self.token_expiry_ms: int | None = None
 
     def evaluate(self, token: bytes) -> bytes:
         parts = token.split(b"\0")
@@ -76,6 +81,18 @@ class PlainServer:
 _DECOY_SECRET = os.urandom(32)
 
 
+def split_extensions(client_first: str) -> tuple[str, dict[str, str]]:
+    """Kafka's SCRAM extensions (KIP-84, `tokenauth=true`) follow `n=...,r=...` in the client-first
+    message; scramp only knows one-letter attributes. Returns the message without them, and them."""
+    gs2_end = client_first.find(",", client_first.find(",") + 1)
+    if gs2_end < 0:
+        return client_first, {}
+    attributes = client_first[gs2_end + 1 :].split(",")
+    standard = [a for a in attributes if len(a.partition("=")[0]) == 1]
+    extensions = dict(a.partition("=")[::2] for a in attributes if len(a.partition("=")[0]) != 1)
+    return client_first[: gs2_end + 1] + ",".join(standard), extensions
+
+
 class ScramServer:
     """RFC 5802 server side through scramp: client-first, then client-final."""
 
@@ -86,13 +103,25 @@ class ScramServer:
         self._step = 0
         self._user: str | None = None
         self._known_user = False
+        self._token_auth = False
         self.complete = False
         self.user: str | None = None
+        self.token_owner: str | None = None
+        self.token_expiry_ms: int | None = None
 
     def _credentials(self, saslname: str) -> tuple[bytes, bytes, bytes, int]:
         user = saslname.replace("=2C", ",").replace("=3D", "=")
         self._user = user
-        credential = self._store.get(user, self._mechanism)
+        credential = self._store.get(user, self._mechanism) if not self._token_auth else None
+        tokens: TokenLogins | None = self._store.tokens
+        if self._token_auth and tokens is not None:
+            login = tokens.login(user, self._mechanism, int(time.time() * 1000))
+            if login is not None:
+                credential, self.token_owner, self.token_expiry_ms = (
+                    login.credential,
+                    login.owner,
+                    login.expiry_ms,
+                )
         if credential is None:
             digest = HASHES[self._mechanism]
             salt = hmac.digest(_DECOY_SECRET, user.encode("utf-8"), digest)[:24]
@@ -109,7 +138,11 @@ class ScramServer:
         try:
             if self._step == 0:
                 self._step = 1
-                self._server.set_client_first(message)
+                standard, extensions = split_extensions(message)
+                self._token_auth = extensions.get("tokenauth", "").lower() == "true"
+                self._server.set_client_first(standard)
+                # The proof covers the client-first message as sent, extensions included.
+                self._server.client_first_bare = message[message.find(",", message.find(",") + 1) + 1 :]
                 return self._server.get_server_first().encode("utf-8")
             if self._step == 1:
                 self._step = 2
@@ -170,10 +203,13 @@ class AuthSession:
         self.authenticated = not requires_sasl
         self.principal = principal
         self.mechanism: str | None = None
+        # True when the session logged in with a delegation token: it may not ask for tokens.
+        self.token_authenticated = False
         self._server: MechanismServer | None = None
         # Legacy clients send raw size-prefixed tokens after a v0 SaslHandshake.
         self.raw_tokens = False
         self.expires_at: float | None = None  # time.monotonic() deadline while authenticated
+        self.session_lifetime_ms = 0  # what SaslAuthenticate tells the client (0: no re-authentication)
         self.close_after_response = False
         self.failed = False
 
@@ -209,16 +245,23 @@ class AuthSession:
         if not server.complete:
             return reply, False
         assert server.user is not None
-        principal = user_principal(server.user)
+        principal = server.token_owner or user_principal(server.user)
         if self.authenticated and self.requires_sasl and principal != self.principal:
             # KIP-368: re-authentication must not change who the connection is.
             self._fail()
             raise SaslAuthenticationFailed("Re-authentication must use the same principal")
         self.principal = principal
         self.authenticated = True
+        self.token_authenticated = server.token_owner is not None
         self._server = None
         self.raw_tokens = False
-        self.expires_at = time.monotonic() + self.reauth_ms / 1000 if self.reauth_ms > 0 else None
+        self.session_lifetime_ms = max(self.reauth_ms, 0)
+        if self.reauth_ms > 0 and server.token_expiry_ms is not None:
+            # KIP-368: a token session re-authenticates by the time its token expires.
+            left_ms = server.token_expiry_ms - int(time.time() * 1000)
+            self.session_lifetime_ms = max(1, min(self.reauth_ms, left_ms))
+        lifetime_s = self.session_lifetime_ms / 1000
+        self.expires_at = time.monotonic() + lifetime_s if self.session_lifetime_ms > 0 else None
         return reply, True
 
     def _fail(self) -> None:

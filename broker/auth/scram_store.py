@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import os
 from dataclasses import dataclass
+from typing import Protocol
 
 from broker.metadata.security_registry import SecurityStore
 
@@ -73,11 +74,31 @@ def credential_from_password(
     return credential_from_salted_password(mechanism, salted, salt, iterations)
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogin:
+    """What a delegation token logs in with: its SCRAM credential, its owner, its expiry time."""
+
+    credential: ScramCredential
+    owner: str  # principal, "User:name"
+    expiry_ms: int
+
+
+class TokenLogins(Protocol):
+    """Delegation tokens as SCRAM sees them (broker.auth.delegation_tokens.DelegationTokens)."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def login(self, token_id: str, mechanism: str, now_ms: int) -> TokenLogin | None: ...
+
+
 class ScramStore:
     """Credential lookups and changes; changes are records in the SecurityStore."""
 
-    def __init__(self, security: SecurityStore) -> None:
+    def __init__(self, security: SecurityStore, tokens: TokenLogins | None = None) -> None:
         self._security = security
+        # Delegation tokens log in over SCRAM too (`tokenauth=true`); None: tokens are off.
+        self.tokens = tokens
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
         data = self._security.scram.get(user, {}).get(mechanism)

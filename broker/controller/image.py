@@ -79,6 +79,7 @@ class MetadataImage:
         self.group_configs: dict[str, dict[str, str]] = {}
         self.acls: set[tuple[Any, ...]] = set()
         self.scram: dict[str, dict[str, dict[str, Any]]] = {}
+        self.tokens: dict[str, dict[str, Any]] = {}  # delegation tokens by id (no HMAC)
         self.quotas: dict[str, dict[str, float]] = {}  # JSON of the entity -> values
         self.next_producer_id = 0
         # Topics this image shares with the image it was copied from (`copy_for_update`): copied
@@ -97,6 +98,7 @@ class MetadataImage:
         copy.group_configs = {name: dict(configs) for name, configs in self.group_configs.items()}
         copy.acls = set(self.acls)
         copy.scram = {user: dict(mechanisms) for user, mechanisms in self.scram.items()}
+        copy.tokens = dict(self.tokens)
         copy.quotas = dict(self.quotas)
         copy.next_producer_id = self.next_producer_id
         copy._shared_topics = set(self.topics)
@@ -265,6 +267,10 @@ class MetadataImage:
             mechanisms.pop(record["mechanism"], None)
             if not mechanisms:
                 self.scram.pop(record["user"], None)
+        elif kind == "upsert_token":
+            self.tokens[record["token"]["token_id"]] = record["token"]
+        elif kind == "delete_token":
+            self.tokens.pop(record["token_id"], None)
         else:
             entity = json.dumps(record["entity"])
             values = dict(self.quotas.get(entity, {}))
@@ -319,6 +325,7 @@ class MetadataImage:
                 {"type": "upsert_scram", "user": user, "mechanism": m, "credential": c}
                 for m, c in mechanisms.items()
             )
+        yield from ({"type": "upsert_token", "token": token} for token in self.tokens.values())
         for entity, values in self.quotas.items():
             yield {"type": "alter_quota", "entity": json.loads(entity), "set": values, "remove": []}
         yield {"type": "producer_ids", "broker_id": -1, "next_producer_id": self.next_producer_id}

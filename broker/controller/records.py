@@ -17,7 +17,17 @@ from broker.controller.api import Endpoint
 
 Record = dict[str, Any]
 
-SECURITY_RECORD_TYPES = frozenset({"create_acl", "delete_acl", "upsert_scram", "delete_scram", "alter_quota"})
+SECURITY_RECORD_TYPES = frozenset(
+    {
+        "create_acl",
+        "delete_acl",
+        "upsert_scram",
+        "delete_scram",
+        "alter_quota",
+        "upsert_token",
+        "delete_token",
+    }
+)
 
 
 def encode_entry(records: Sequence[Record]) -> bytes:

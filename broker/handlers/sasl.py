@@ -52,7 +52,7 @@ async def handle_sasl_authenticate(ctx: RequestContext, request: Any) -> dict[st
             "auth_bytes": b"",
             "session_lifetime": 0,
         }
-    lifetime = auth.reauth_ms if complete and auth.reauth_ms > 0 else 0
+    lifetime = auth.session_lifetime_ms if complete else 0
     return {
         "error_code": ErrorCode.none,
         "error_message": None,

@@ -1,4 +1,4 @@
-"""The persisted security state: ACL bindings, SCRAM credentials and client quotas.
+"""The persisted security state: ACL bindings, SCRAM credentials, delegation tokens and client quotas.
 
 Like the topic registry, every change is a record (a plain dict) applied by `apply_records`
 and folded into a JSON snapshot written with write-then-rename. The file holds salted,
@@ -32,6 +32,8 @@ class SecurityStore:
         # user -> mechanism name -> {"salt", "stored_key", "server_key" (hex), "iterations"}
         self.scram: dict[str, dict[str, dict[str, Any]]] = {}
         self.quotas: dict[QuotaEntity, dict[str, float]] = {}
+        # token id -> DelegationToken.to_json() (broker/auth/delegation_tokens.py); never the HMAC
+        self.tokens: dict[str, dict[str, Any]] = {}
         self.version = 0
         self._listeners: list[Callable[[], None]] = []
 
@@ -45,6 +47,7 @@ class SecurityStore:
             data = json.loads(self._path.read_text(encoding="utf-8"))
             self.acls = {tuple(acl) for acl in data.get("acls", [])}  # type: ignore[misc]
             self.scram = data.get("scram", {})
+            self.tokens = data.get("tokens", {})
             self.quotas = {
                 tuple((e[0], e[1]) for e in entry["entity"]): dict(entry["values"])
                 for entry in data.get("quotas", [])
@@ -55,6 +58,7 @@ class SecurityStore:
         data = {
             "acls": sorted(list(acl) for acl in self.acls),
             "scram": self.scram,
+            "tokens": self.tokens,
             "quotas": [
                 {"entity": [list(e) for e in entity], "values": values}
                 for entity, values in sorted(self.quotas.items(), key=lambda kv: repr(kv[0]))
@@ -84,7 +88,7 @@ class SecurityStore:
     def replace_all(self, records: Iterable[dict[str, Any]]) -> None:
         """Forget everything, then apply `records` (a cluster broker adopting the controller's state)."""
         with self._lock:
-            self.acls, self.scram, self.quotas = set(), {}, {}
+            self.acls, self.scram, self.quotas, self.tokens = set(), {}, {}, {}
             for record in records:
                 self._apply(record)
             self._save()
@@ -105,6 +109,10 @@ class SecurityStore:
             mechanisms.pop(record["mechanism"], None)
             if not mechanisms:
                 self.scram.pop(record["user"], None)
+        elif kind == "upsert_token":
+            self.tokens[record["token"]["token_id"]] = record["token"]
+        elif kind == "delete_token":
+            self.tokens.pop(record["token_id"], None)
         elif kind == "alter_quota":
             entity: QuotaEntity = tuple((e[0], e[1]) for e in record["entity"])
             values = dict(self.quotas.get(entity, {}))

@@ -11,10 +11,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from broker.auth.authorizer import Authorizer
+from broker.auth.delegation_tokens import DelegationTokens
 from broker.auth.sasl import FailedAuthentications
 from broker.auth.scram_store import ScramStore
 from broker.config import BrokerConfig, ConfigError
 from broker.context import BrokerState
+from broker.controller.forwarding import commit_security_records
 from broker.log.log_manager import LogManager
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
@@ -130,7 +132,7 @@ def load_local_dynamic_configs(state: BrokerState, file: DynamicConfigFile) -> N
 def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstrap_users: bool) -> ScramStore:
     """SCRAM credentials over the loaded security store; creates the bootstrap users (a cluster
     member proposes them to the controller instead, once it has joined)."""
-    scram = ScramStore(security)
+    scram = ScramStore(security, DelegationTokens(security, config.get_str("delegation.token.secret.key")))
     try:
         records, created = scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     except ValueError as exc:
@@ -139,6 +141,20 @@ def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstra
         scram.apply(records)
         log.info("created bootstrap SCRAM users: %s", ", ".join(created))
     return scram
+
+
+async def sweep_expired_tokens(state: BrokerState) -> None:
+    """Delete the tokens whose expiry time passed (authentication already refuses them). In a
+    cluster every broker may propose the same deletes; deleting a deleted token changes nothing."""
+    tokens = state.scram.tokens
+    if not isinstance(tokens, DelegationTokens):
+        return
+    if state.cluster is None and state.config.get_str("process.roles").strip():
+        return  # a cluster member that has not joined yet: its tokens are the controller's
+    records = tokens.expired_records(now_ms())
+    if records:
+        await commit_security_records(state.cluster, state.security, records)
+        log.info("expired %d delegation token(s)", len(records))
 
 
 def authorizer_for(config: BrokerConfig, security: SecurityStore) -> Authorizer | None:
@@ -238,6 +254,11 @@ class BrokerServer:
         self.state = state
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
+        self._schedule(
+            "delegation-token-expiry",
+            config.get_int("delegation.token.expiry.check.interval.ms") / 1000,
+            lambda: sweep_expired_tokens(state),
+        )
 
         join = join_cluster or before_serving
         loop = asyncio.get_running_loop()

@@ -56,6 +56,13 @@ class WireClient:
 
     def request(self, body: Any) -> Any:
         """Send a kio request entity and decode the matching response."""
+        frame, body_offset = self.request_frame(body)
+        response_type = response_class(int(body.__api_key__), int(body.__version__))
+        entity, _size = entity_reader(response_type)(frame, body_offset)
+        return entity
+
+    def request_frame(self, body: Any) -> tuple[bytes, int]:
+        """Send a kio request entity; (the response frame, where its body starts), undecoded."""
         api_key = int(body.__api_key__)
         version = int(body.__version__)
         self.correlation_id += 1
@@ -77,6 +84,4 @@ class WireClient:
         (correlation_id,) = struct.unpack_from(">i", frame, 0)
         assert correlation_id == self.correlation_id
         response_type = response_class(api_key, version)
-        offset = 4 + (1 if response_type.__flexible__ and api_key != 18 else 0)
-        entity, _size = entity_reader(response_type)(frame, offset)
-        return entity
+        return frame, 4 + (1 if response_type.__flexible__ and api_key != 18 else 0)

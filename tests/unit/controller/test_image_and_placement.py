@@ -130,3 +130,24 @@ def test_placement_counts_existing_partitions_as_load() -> None:
     topic_id = uuid.uuid4()
     existing = [PartitionAssignment("t", i, topic_id, 1, 0, 0, (1,), (1,)) for i in range(4)]
     assert place_partitions(brokers, 2, 1, existing) == [(2,), (3,)]
+
+
+def test_delegation_tokens_are_security_records_the_image_keeps_and_snapshots() -> None:
+    token = {
+        "token_id": "tok1",
+        "owner": "User:alice",
+        "requester": "User:alice",
+        "renewers": [],
+        "issue_ms": 1,
+        "expiry_ms": 2,
+        "max_ms": 3,
+    }
+    image = MetadataImage()
+    image.apply_entry(1, [{"type": "upsert_token", "token": token}])
+    assert {"type": "upsert_token", "token": token} in image.snapshot_records()
+    rebuilt = MetadataImage()
+    rebuilt.apply_entry(1, image.snapshot_records())
+    assert rebuilt.tokens == {"tok1": token}
+    image.apply_entry(2, [{"type": "delete_token", "token_id": "tok1"}])
+    assert image.tokens == {}
+    assert {"upsert_token", "delete_token"} <= rec.SECURITY_RECORD_TYPES
