@@ -100,10 +100,6 @@ IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
 
 # Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
 KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
-    1: (
-        (0, 12),
-        "Fetch v13-17 need topic ids in requests and responses (v13), replica state (v15), KIP-951 (v16)",
-    ),
     34: (None, "AlterReplicaLogDirs: a broker has one log dir per log.dirs entry but cannot move replicas"),
     38: (None, "Delegation tokens (38-41) with SCRAM token authentication are not built"),
     39: (None, "Delegation tokens are not built"),
