@@ -51,13 +51,18 @@ def topic_id(broker: AclBroker) -> uuid.UUID:
     return topic.topic_id
 
 
-def fetch_topic(version_module: Any, partitions: list[int], **name_or_id: Any) -> Any:
+def fetch_topic(
+    version_module: Any, partitions: list[int], current_leader_epoch: int = -1, **name_or_id: Any
+) -> Any:
     """A request topic of `version_module`'s Fetch reading `partitions` from offset 0."""
     return version_module.FetchTopic(
         **name_or_id,
         partitions=tuple(
             version_module.FetchPartition(
-                partition=i32(p), fetch_offset=i64(0), partition_max_bytes=i32(1 << 20)
+                partition=i32(p),
+                current_leader_epoch=i32(current_leader_epoch),
+                fetch_offset=i64(0),
+                partition_max_bytes=i32(1 << 20),
             )
             for p in partitions
         ),
@@ -218,3 +223,31 @@ def test_v15_reads_the_replica_id_from_replica_state(broker: AclBroker) -> None:
     assert [(t.topic_id, p.error_code) for t in refused.responses for p in t.partitions] == [
         (tid, ErrorCode.cluster_authorization_failed)
     ]
+
+
+@pytest.mark.parametrize(("version_module", "hinted"), [(fetch_v15, False), (fetch_v17, True)])
+def test_a_fenced_fetch_names_the_current_leader_and_its_endpoint_from_v16(
+    broker: AclBroker, version_module: Any, hinted: bool
+) -> None:
+    """The image moved the partition to leader epoch 3 (as a leader election does); a consumer still at 1 is
+    FENCED_LEADER_EPOCH, and from v16 told who leads at which epoch and where (KIP-951)."""
+    tid = topic_id(broker)
+    replication = broker.state.partitions.replication
+    key = (TOPIC, 0)
+    replication.assignments[key] = dataclasses.replace(replication.assignments[key], leader_epoch=3)
+    request = version_module.FetchRequest(
+        max_wait=NO_WAIT,
+        min_bytes=i32(0),
+        topics=(fetch_topic(version_module, [0], current_leader_epoch=1, topic_id=tid),),
+        forgotten_topics_data=(),
+    )
+    response = broker.send(ADMIN, request)
+    (partition,) = response.responses[0].partitions
+    assert partition.error_code == ErrorCode.fenced_leader_epoch
+    node_id = broker.state.node_id
+    leader = (int(partition.current_leader.leader_id), int(partition.current_leader.leader_epoch))
+    if not hinted:
+        assert leader == (-1, -1)
+        return
+    assert leader == (node_id, 3)
+    assert [(int(n.node_id), n.port > 0) for n in response.node_endpoints] == [(node_id, True)]
