@@ -98,18 +98,27 @@ class FetchPosition:
 ZERO_TOPIC_ID = uuid.UUID(int=0)
 
 
-def _replica_id(request: Any) -> int:
-    """The fetching follower's broker id, -1 for a consumer (in `replica_state` from v15)."""
-    replica_id = getattr(request, "replica_id", None)
-    return request.replica_state.replica_id if replica_id is None else replica_id
+# v15 moves the replica id into the `replica_state` tagged field.
+REPLICA_STATE_FROM = 15
+
+
+def _replica_id(ctx: RequestContext, request: Any) -> int:
+    """The fetching follower's broker id, -1 for a consumer."""
+    return request.replica_state.replica_id if ctx.api_version >= REPLICA_STATE_FROM else request.replica_id
 
 
 def _topic_name(ctx: RequestContext, topic_key: str | uuid.UUID) -> str:
     """The name of a session's or request's topic: its key before v13, what its id names from v13."""
     if isinstance(topic_key, str):
         return topic_key
-    topic = ctx.broker.metadata.get_by_id(topic_key)
-    return "" if topic is None else topic.name
+    return _resolve(ctx, topic_key)[0]
+
+
+def _resolve(ctx: RequestContext, topic_id: uuid.UUID) -> tuple[str, uuid.UUID]:
+    """(name, id) of the topic `topic_id` names: the registry's own id object, which later checks
+    compare by identity first (see `_read_all`); ("", `topic_id`) when it names no topic."""
+    topic = ctx.broker.metadata.get_by_id(topic_id)
+    return ("", topic_id) if topic is None else (topic.name, topic.topic_id)
 
 
 def _positions_of(ctx: RequestContext, request: Any) -> list[FetchPosition]:
@@ -128,8 +137,7 @@ def _positions_of(ctx: RequestContext, request: Any) -> list[FetchPosition]:
         ]
     positions = []
     for t in request.topics:
-        topic_id = t.topic_id or ZERO_TOPIC_ID
-        name = _topic_name(ctx, topic_id)
+        name, topic_id = _resolve(ctx, t.topic_id or ZERO_TOPIC_ID)
         positions.extend(
             FetchPosition(
                 name, p.partition, p.current_leader_epoch, p.fetch_offset, p.partition_max_bytes, topic_id
@@ -163,7 +171,7 @@ def _read_all(
     partitions = state.partitions
     # A follower's Fetch (replica_id >= 0, CLUSTER_ACTION checked in handle_fetch) reads up to
     # the log end and reports its progress.
-    follower_id = _replica_id(request)
+    follower_id = _replica_id(ctx, request)
     follower = follower_id >= 0
     isolation_level = request.isolation_level
     read_committed = isolation_level == READ_COMMITTED
@@ -180,7 +188,11 @@ def _read_all(
             result.partitions.append((position, body))
 
         topic = state.metadata.get(name)
-        if topic_id is not None and (topic is None or topic.topic_id != topic_id):
+        # Identity first: the position carries the registry's own id object (see `_resolve`); UUID's
+        # __eq__ is Python code and this runs per partition.
+        if topic_id is not None and (
+            topic is None or (topic.topic_id is not topic_id and topic.topic_id != topic_id)
+        ):
             # The id names no topic (any more): it cannot be authorized by name either.
             answer(_error_partition(index, ErrorCode.unknown_topic_id))
             continue
@@ -197,7 +209,8 @@ def _read_all(
         if partition is None:
             answer(_error_partition(index, error))
             continue
-        if topic_id is not None and partition.replica.assignment.topic_id != topic_id:
+        replica_topic_id = partition.replica.assignment.topic_id if topic_id is not None else None
+        if replica_topic_id is not None and replica_topic_id is not topic_id and replica_topic_id != topic_id:
             # The replica here is another incarnation of the topic than the registry's (a cluster
             # member that has not applied a delete and re-create yet).
             answer(_error_partition(index, ErrorCode.inconsistent_topic_id))
@@ -277,7 +290,7 @@ def _by_topic(partitions: Iterable[tuple[FetchPosition, dict[str, Any]]]) -> lis
     """Response topics: named (before v13) or by id (v13+), as the fetcher named them."""
     topics: dict[str | uuid.UUID, list[dict[str, Any]]] = {}
     for position, body in partitions:
-        topics.setdefault(position.partition_key_topic, []).append(body)
+        topics.setdefault(position.topic if position.topic_id is None else position.topic_id, []).append(body)
     return [
         {"topic": key, "partitions": parts}
         if isinstance(key, str)
@@ -306,7 +319,9 @@ def _with_leader_hints(ctx: RequestContext, body: dict[str, Any]) -> None:
     for topic in body["responses"]:
         name = topic.get("topic") or _topic_name(ctx, topic["topic_id"])
         for part in topic["partitions"]:
-            if part["error_code"] not in _LEADER_HINT_ERRORS:
+            error = part["error_code"]
+            # `is` first: hashing an enum member for the set is Python code, and most answers are none.
+            if error is ErrorCode.none or error not in _LEADER_HINT_ERRORS:
                 continue
             leader, epoch = partitions.current_leader(name, part["partition_index"])
             part["current_leader"] = {"leader_id": leader, "leader_epoch": epoch}
@@ -320,7 +335,7 @@ _LEADER_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fen
 
 
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
-    replica_id = _replica_id(request)
+    replica_id = _replica_id(ctx, request)
     if replica_id >= 0 and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         # Only brokers fetch as replicas: a follower's Fetch reads past the high watermark and
         # moves the ISR, so a client posing as one is refused outright (as Kafka does).
@@ -434,7 +449,7 @@ def _partition_count(request: Any) -> int:
 
 
 def _owner(ctx: RequestContext, request: Any) -> tuple[str, int]:
-    return str(ctx.principal), _replica_id(request)
+    return str(ctx.principal), _replica_id(ctx, request)
 
 
 def _uses_topic_ids(ctx: RequestContext) -> bool:
@@ -550,13 +565,14 @@ def _session_positions(
             FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
             for key, part in session.in_order(keys)
         ]
-    names: dict[uuid.UUID, str] = {}
+    resolved: dict[uuid.UUID, tuple[str, uuid.UUID]] = {}
     positions = []
-    for (topic_id, index), part in session.in_order(keys):
-        assert isinstance(topic_id, uuid.UUID)
-        name = names.get(topic_id)
-        if name is None:
-            name = names[topic_id] = _topic_name(ctx, topic_id)
+    for (key_id, index), part in session.in_order(keys):
+        assert isinstance(key_id, uuid.UUID)
+        found = resolved.get(key_id)
+        if found is None:
+            found = resolved[key_id] = _resolve(ctx, key_id)
+        name, topic_id = found
         positions.append(
             FetchPosition(name, index, part.current_leader_epoch, part.fetch_offset, part.max_bytes, topic_id)
         )
