@@ -8,6 +8,7 @@ import logging
 import re
 import time
 import uuid
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -39,9 +40,8 @@ def topic_id_of(bootstrap: str, name: str) -> uuid.UUID:
     return topic.topic_id
 
 
-def fetch_by_id(
-    bootstrap: str, version: int, topic_id: uuid.UUID
-) -> tuple[uuid.UUID | None, ErrorCode, bytes]:
+def fetch_request(version: int, topic_id: uuid.UUID) -> Any:
+    """Fetch `version` of partition 0 of the topic `topic_id` names, from offset 0."""
     body = {
         "max_wait": 100,
         "min_bytes": 1,
@@ -54,8 +54,14 @@ def fetch_by_id(
         ],
         "forgotten_topics_data": [],
     }
+    return build_entity(request_class(1, version), body)
+
+
+def fetch_by_id(
+    bootstrap: str, version: int, topic_id: uuid.UUID
+) -> tuple[uuid.UUID | None, ErrorCode, bytes]:
     with WireClient(bootstrap) as client:
-        response = client.request(build_entity(request_class(1, version), body))
+        response = client.request(fetch_request(version, topic_id))
     (topic,) = response.responses
     (partition,) = topic.partitions
     return topic.topic_id, partition.error_code, bytes(partition.records or b"")
