@@ -1,4 +1,4 @@
-"""Fetch (1), v4-12 (v0-3 too while `legacy.api.versions.enable`), with long-polling.
+"""Fetch (1), v4-17 (v0-3 too while `legacy.api.versions.enable`), with long-polling.
 
 A fetch that finds fewer than min_bytes waits up to max_wait for an append to any of the
 requested partitions (PartitionLog append listeners), then reads again. Only the fetching
@@ -9,12 +9,23 @@ then a request names only partitions whose position changed, the broker reads on
 ones whose log moved, and answers only partitions with news. Errors as Kafka's:
 FETCH_SESSION_ID_NOT_FOUND (unknown, evicted, or another principal's id) and
 INVALID_FETCH_SESSION_EPOCH (a request out of order); the fetcher then starts a new session.
+
+From v13 topics are named by their ids (the topic registry's, the same in a cluster's metadata image):
+an id that names no topic (never did, or the topic was deleted, maybe recreated under the same name
+with a new id) is answered UNKNOWN_TOPIC_ID, and a partition whose replica belongs to another
+incarnation of the topic than the id INCONSISTENT_TOPIC_ID, as Kafka's ReplicaManager does. A
+session opened at v13+ keys its partitions by topic id, an older one by name; continuing a session
+across that line is FETCH_SESSION_TOPIC_ID_ERROR, as in Kafka. v15 moves the replica id into
+`replica_state`; from v16 NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH answers carry the current
+leader and its endpoint (KIP-951). v17 adds the follower's directory id, which this broker (one
+log directory per replica, no JBOD reassignment by directory) does not use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +43,14 @@ from broker.handlers.fetch_sessions import (
     PartitionKey,
     SessionPartition,
 )
+from broker.handlers.metadata import broker_entries
 from broker.partitions.partition import READ_COMMITTED, Partition
-from broker.protocol.fetch_encoding import encode_fetch_response
+from broker.protocol.fetch_encoding import (
+    LEADER_HINTS_FROM,
+    MAX_VERSION,
+    TOPIC_IDS_FROM,
+    encode_fetch_response,
+)
 from broker.protocol.frames import FramedResponse
 from broker.quotas.manager import CONSUMER_BYTE_RATE
 from broker.wire.records.errors import StorageError
@@ -63,21 +80,76 @@ class FetchPosition:
     current_leader_epoch: int
     fetch_offset: int
     max_bytes: int
+    # From v13 the id the fetcher named the topic by; `topic` is then the name it resolved to when
+    # the position was made ("" when it names no topic).
+    topic_id: uuid.UUID | None = None
+
+    @property
+    def key(self) -> PartitionKey:
+        """How a fetch session knows this partition: by topic id from v13, by name before."""
+        return (self.partition_key_topic, self.partition)
+
+    @property
+    def partition_key_topic(self) -> str | uuid.UUID:
+        return self.topic if self.topic_id is None else self.topic_id
 
 
-def _positions_of(request: Any) -> list[FetchPosition]:
-    return [
-        FetchPosition(
-            t.topic,
-            p.partition,
-            # current_leader_epoch exists from v9; older clients skip the fencing check.
-            getattr(p, "current_leader_epoch", -1),
-            p.fetch_offset,
-            p.partition_max_bytes,
+# The zero id is never a topic's: a v13+ fetch naming it is answered UNKNOWN_TOPIC_ID.
+ZERO_TOPIC_ID = uuid.UUID(int=0)
+
+
+# v15 moves the replica id into the `replica_state` tagged field.
+REPLICA_STATE_FROM = 15
+
+
+def _replica_id(ctx: RequestContext, request: Any) -> int:
+    """The fetching follower's broker id, -1 for a consumer."""
+    return request.replica_state.replica_id if ctx.api_version >= REPLICA_STATE_FROM else request.replica_id
+
+
+def _topic_name(ctx: RequestContext, topic_key: str | uuid.UUID) -> str:
+    """The name of a session's or request's topic: its key before v13, what its id names from v13."""
+    if isinstance(topic_key, str):
+        return topic_key
+    return _resolve(ctx, topic_key)[0]
+
+
+def _resolve(ctx: RequestContext, topic_id: uuid.UUID) -> tuple[str, uuid.UUID]:
+    """(name, id) of the topic `topic_id` names: the registry's own id object, which later checks
+    compare by identity first (see `_read_all`); ("", `topic_id`) when it names no topic."""
+    topic = ctx.broker.metadata.get_by_id(topic_id)
+    return ("", topic_id) if topic is None else (topic.name, topic.topic_id)
+
+
+def _positions_of(ctx: RequestContext, request: Any) -> list[FetchPosition]:
+    if ctx.api_version < TOPIC_IDS_FROM:
+        return [
+            FetchPosition(
+                t.topic,
+                p.partition,
+                # current_leader_epoch exists from v9; older clients skip the fencing check.
+                getattr(p, "current_leader_epoch", -1),
+                p.fetch_offset,
+                p.partition_max_bytes,
+            )
+            for t in request.topics
+            for p in t.partitions
+        ]
+    positions = []
+    for t in request.topics:
+        name, topic_id = _resolve(ctx, t.topic_id or ZERO_TOPIC_ID)
+        positions.extend(
+            FetchPosition(
+                name, p.partition, p.current_leader_epoch, p.fetch_offset, p.partition_max_bytes, topic_id
+            )
+            for p in t.partitions
         )
-        for t in request.topics
-        for p in t.partitions
-    ]
+    return positions
+
+
+def _request_topic_key(ctx: RequestContext, topic: Any) -> str | uuid.UUID:
+    """A request topic's (or forgotten topic's) key in a fetch session."""
+    return topic.topic if ctx.api_version < TOPIC_IDS_FROM else topic.topic_id or ZERO_TOPIC_ID
 
 
 @dataclass(slots=True)
@@ -99,7 +171,7 @@ def _read_all(
     partitions = state.partitions
     # A follower's Fetch (replica_id >= 0, CLUSTER_ACTION checked in handle_fetch) reads up to
     # the log end and reports its progress.
-    follower_id = request.replica_id
+    follower_id = _replica_id(ctx, request)
     follower = follower_id >= 0
     isolation_level = request.isolation_level
     read_committed = isolation_level == READ_COMMITTED
@@ -110,14 +182,23 @@ def _read_all(
     readable: dict[str, bool] = {}
     for position in positions:
         name, index = position.topic, position.partition
-        topic = state.metadata.get(name)
-        if name not in readable:
-            # Followers were authorized as a cluster action above.
-            readable[name] = follower or ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
+        topic_id = position.topic_id
 
         def answer(body: dict[str, Any], position: FetchPosition = position) -> None:
             result.partitions.append((position, body))
 
+        topic = state.metadata.get(name)
+        # Identity first: the position carries the registry's own id object (see `_resolve`); UUID's
+        # __eq__ is Python code and this runs per partition.
+        if topic_id is not None and (
+            topic is None or (topic.topic_id is not topic_id and topic.topic_id != topic_id)
+        ):
+            # The id names no topic (any more): it cannot be authorized by name either.
+            answer(_error_partition(index, ErrorCode.unknown_topic_id))
+            continue
+        if name not in readable:
+            # Followers were authorized as a cluster action above.
+            readable[name] = follower or ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
         if not readable[name]:
             answer(_error_partition(index, ErrorCode.topic_authorization_failed))
             continue
@@ -127,6 +208,12 @@ def _read_all(
         partition, error = partitions.leader(name, index, position.current_leader_epoch)
         if partition is None:
             answer(_error_partition(index, error))
+            continue
+        replica_topic_id = partition.replica.assignment.topic_id if topic_id is not None else None
+        if replica_topic_id is not None and replica_topic_id is not topic_id and replica_topic_id != topic_id:
+            # The replica here is another incarnation of the topic than the registry's (a cluster
+            # member that has not applied a delete and re-create yet).
+            answer(_error_partition(index, ErrorCode.inconsistent_topic_id))
             continue
         result.partitions_read.append(partition)
         offset = position.fetch_offset
@@ -200,23 +287,56 @@ def _aborted(
 
 
 def _by_topic(partitions: Iterable[tuple[FetchPosition, dict[str, Any]]]) -> list[dict[str, Any]]:
-    topics: dict[str, list[dict[str, Any]]] = {}
+    """Response topics: named (before v13) or by id (v13+), as the fetcher named them."""
+    topics: dict[str | uuid.UUID, list[dict[str, Any]]] = {}
     for position, body in partitions:
-        topics.setdefault(position.topic, []).append(body)
-    return [{"topic": name, "partitions": parts} for name, parts in topics.items()]
+        topics.setdefault(position.topic if position.topic_id is None else position.topic_id, []).append(body)
+    return [
+        {"topic": key, "partitions": parts}
+        if isinstance(key, str)
+        else {"topic_id": key, "partitions": parts}
+        for key, parts in topics.items()
+    ]
 
 
 def _all_failed(request: Any, error: ErrorCode) -> list[dict[str, Any]]:
     return [
-        {"topic": t.topic, "partitions": [_error_partition(p.partition, error) for p in t.partitions]}
+        {
+            "topic": getattr(t, "topic", None),
+            "topic_id": getattr(t, "topic_id", None) or ZERO_TOPIC_ID,
+            "partitions": [_error_partition(p.partition, error) for p in t.partitions],
+        }
         for t in request.topics
     ]
 
 
+def _with_leader_hints(ctx: RequestContext, body: dict[str, Any]) -> None:
+    """v16+: partitions answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH name the current leader
+    and its epoch, and the response carries those leaders' endpoints, so a consumer goes straight to
+    the new leader instead of refreshing its metadata first (KIP-951)."""
+    leaders = set()
+    partitions = ctx.broker.partitions
+    for topic in body["responses"]:
+        name = topic.get("topic") or _topic_name(ctx, topic["topic_id"])
+        for part in topic["partitions"]:
+            error = part["error_code"]
+            # `is` first: hashing an enum member for the set is Python code, and most answers are none.
+            if error is ErrorCode.none or error not in _LEADER_HINT_ERRORS:
+                continue
+            leader, epoch = partitions.current_leader(name, part["partition_index"])
+            part["current_leader"] = {"leader_id": leader, "leader_epoch": epoch}
+            if leader >= 0:
+                leaders.add(leader)
+    if leaders:
+        body["node_endpoints"] = [node for node in broker_entries(ctx) if node["node_id"] in leaders]
+
+
+_LEADER_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})
+
+
 async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
-    if request.replica_id >= 0 and not ctx.allowed(
-        Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
-    ):
+    replica_id = _replica_id(ctx, request)
+    if replica_id >= 0 and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         # Only brokers fetch as replicas: a follower's Fetch reads past the high watermark and
         # moves the ISR, so a client posing as one is refused outright (as Kafka does).
         body = {
@@ -227,8 +347,8 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             "responses": _all_failed(request, ErrorCode.cluster_authorization_failed),
         }
         return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
-    if request.replica_id >= 0:
-        ctx.broker.partitions.note_follower_fetch(request.replica_id)
+    if replica_id >= 0:
+        ctx.broker.partitions.note_follower_fetch(replica_id)
     quotas = ctx.broker.quotas
     user, client_id = principal_user(ctx.principal), ctx.client_id or ""
     byte_rate = quotas.limit(CONSUMER_BYTE_RATE, user, client_id) if quotas is not None else None
@@ -251,7 +371,7 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             sessions.remove(session_id)  # closed, or replaced by the new one
         session = None
         if session_epoch == INITIAL_EPOCH and sessions.has_room(_partition_count(request)):
-            session = sessions.create(_owner(ctx, request))
+            session = sessions.create(_owner(ctx, request), uses_topic_ids=_uses_topic_ids(ctx))
         answered, total = await _full_fetch(ctx, request, byte_cap, session)
         response_session_id = 0 if session is None else session.session_id
     else:
@@ -260,11 +380,14 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
             return _session_error(ctx, ErrorCode.fetch_session_id_not_found)
         if session_epoch != session.epoch:
             return _session_error(ctx, ErrorCode.invalid_fetch_session_epoch)
+        if session.uses_topic_ids != _uses_topic_ids(ctx):
+            # Kafka's answer to a session continued across v13 (ids on one side, names on the other).
+            return _session_error(ctx, ErrorCode.fetch_session_topic_id_error)
         added = sum(
             1
             for t in request.topics
             for part in t.partitions
-            if (t.topic, part.partition) not in session.partitions
+            if (_request_topic_key(ctx, t), part.partition) not in session.partitions
         )
         if not _session_cache(ctx).has_room(added):
             # Growing past the cache's partition bound: the fetcher starts over (without a session).
@@ -285,6 +408,8 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | Fr
         "session_id": response_session_id,
         "responses": _by_topic(answered),
     }
+    if ctx.api_version >= LEADER_HINTS_FROM:
+        _with_leader_hints(ctx, body)
     return FramedResponse(encode_fetch_response(ctx.api_version, ctx.correlation_id, body))
 
 
@@ -302,9 +427,18 @@ def _down_converted(
 
 
 def _session_cache(ctx: RequestContext) -> FetchSessionCache:
+    metadata = ctx.broker.metadata
+
     def create() -> FetchSessionCache:
         cache = FetchSessionCache(ctx.broker.config.get_int("max.incremental.fetch.session.cache.slots"))
-        ctx.broker.partitions.add_partition_listener(cache.partition_changed)
+
+        def partition_changed(key: tuple[str, int]) -> None:
+            cache.partition_changed(key)
+            topic = metadata.get(key[0])
+            if topic is not None:  # sessions opened at v13+ know it by id
+                cache.partition_changed((topic.topic_id, key[1]))
+
+        ctx.broker.partitions.add_partition_listener(partition_changed)
         return cache
 
     return ctx.broker.response_caches.get(FetchSessionCache, create)
@@ -315,7 +449,11 @@ def _partition_count(request: Any) -> int:
 
 
 def _owner(ctx: RequestContext, request: Any) -> tuple[str, int]:
-    return str(ctx.principal), request.replica_id
+    return str(ctx.principal), _replica_id(ctx, request)
+
+
+def _uses_topic_ids(ctx: RequestContext) -> bool:
+    return ctx.api_version >= TOPIC_IDS_FROM
 
 
 def _session_error(ctx: RequestContext, error: ErrorCode) -> FramedResponse:
@@ -333,7 +471,7 @@ async def _full_fetch(
     ctx: RequestContext, request: Any, byte_cap: int | None, session: FetchSession | None
 ) -> tuple[list[tuple[FetchPosition, dict[str, Any]]], int]:
     """Every requested partition, long-polling until min_bytes; a new session starts from them."""
-    positions = _positions_of(request)
+    positions = _positions_of(ctx, request)
     generation = _generation(ctx)
     read = _read_all(ctx, request, positions, byte_cap)
     loop = asyncio.get_running_loop()
@@ -349,13 +487,13 @@ async def _full_fetch(
     if session is not None:
         for position in positions:
             session.add(
-                (position.topic, position.partition),
+                position.key,
                 SessionPartition(position.current_leader_epoch, position.fetch_offset, position.max_bytes),
             )
         _remember_sent(ctx, session, read)
         _rotate_served(session, read)
         # Partitions the byte budget cut short are read again by the next (incremental) fetch.
-        session.dirty.update((p.topic, p.partition) for p in read.cut_short)
+        session.dirty.update(p.key for p in read.cut_short)
         session.generation = generation
     return read.partitions, read.total
 
@@ -367,8 +505,9 @@ async def _incremental_fetch(
     last answered, and all of them after a metadata change; answers only partitions with news."""
     named: set[PartitionKey] = set()
     for topic in request.topics:
+        topic_key = _request_topic_key(ctx, topic)
         for part in topic.partitions:
-            key = (topic.topic, part.partition)
+            key = (topic_key, part.partition)
             named.add(key)
             epoch = getattr(part, "current_leader_epoch", -1)
             known = session.partitions.get(key)
@@ -379,8 +518,9 @@ async def _incremental_fetch(
                 known.fetch_offset = part.fetch_offset
                 known.max_bytes = part.partition_max_bytes
     for forgotten in request.forgotten_topics_data:
+        forgotten_key = _request_topic_key(ctx, forgotten)
         for index in forgotten.partitions:
-            session.forget((forgotten.topic, index))
+            session.forget((forgotten_key, index))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait.total_seconds()
     answered: dict[PartitionKey, tuple[FetchPosition, dict[str, Any]]] = {}
@@ -395,12 +535,12 @@ async def _incremental_fetch(
         pending |= session.dirty
         session.dirty.clear()
         session.wakeup.clear()
-        read = _read_all(ctx, request, _session_positions(session, pending), byte_cap)
+        read = _read_all(ctx, request, _session_positions(ctx, session, pending), byte_cap)
         news |= _remember_sent(ctx, session, read)
         _rotate_served(session, read)
         for position, body in read.partitions:
-            answered[(position.topic, position.partition)] = (position, body)
-        cut_short.update((p.topic, p.partition) for p in read.cut_short)
+            answered[position.key] = (position, body)
+        cut_short.update(p.key for p in read.cut_short)
         total = sum(len(body["records"]) for _, body in answered.values())
         remaining = deadline - loop.time()
         if total >= request.min_bytes or remaining <= 0 or ctx.broker.stopping.is_set():
@@ -416,12 +556,27 @@ async def _incremental_fetch(
     return changed, sum(len(body["records"]) for _, body in changed)
 
 
-def _session_positions(session: FetchSession, keys: set[PartitionKey]) -> list[FetchPosition]:
+def _session_positions(
+    ctx: RequestContext, session: FetchSession, keys: set[PartitionKey]
+) -> list[FetchPosition]:
     """The positions of `keys`, in the session's order (see `_rotate_served`)."""
-    return [
-        FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
-        for key, part in session.in_order(keys)
-    ]
+    if not session.uses_topic_ids:
+        return [
+            FetchPosition(key[0], key[1], part.current_leader_epoch, part.fetch_offset, part.max_bytes)
+            for key, part in session.in_order(keys)
+        ]
+    resolved: dict[uuid.UUID, tuple[str, uuid.UUID]] = {}
+    positions = []
+    for (key_id, index), part in session.in_order(keys):
+        assert isinstance(key_id, uuid.UUID)
+        found = resolved.get(key_id)
+        if found is None:
+            found = resolved[key_id] = _resolve(ctx, key_id)
+        name, topic_id = found
+        positions.append(
+            FetchPosition(name, index, part.current_leader_epoch, part.fetch_offset, part.max_bytes, topic_id)
+        )
+    return positions
 
 
 def _rotate_served(session: FetchSession, read: ReadResult) -> None:
@@ -429,7 +584,7 @@ def _rotate_served(session: FetchSession, read: ReadResult) -> None:
     when the response's byte budget runs out, the next fetch serves the others first instead of
     starving every partition after the first (KIP-74's fairness for session fetchers)."""
     for position, body in read.partitions:
-        key = (position.topic, position.partition)
+        key = position.key
         if body["records"] and key in session.partitions:
             session.move_to_end(key)
 
@@ -440,7 +595,7 @@ def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult)
     news = set()
     partitions = ctx.broker.partitions
     for position, body in read.partitions:
-        key = (position.topic, position.partition)
+        key = position.key
         part = session.partitions.get(key)
         if part is None:
             continue
@@ -453,7 +608,7 @@ def _remember_sent(ctx: RequestContext, session: FetchSession, read: ReadResult)
             news.add(key)
         part.sent_high_watermark = body["high_watermark"]
         part.sent_log_start = body["log_start_offset"]
-        partition, _ = partitions.leader(*key)
+        partition, _ = partitions.leader(position.topic, position.partition)
         if partition is not None:
             session.watch(key, partition)
     return news
@@ -498,4 +653,4 @@ async def _wait_for_append(ctx: RequestContext, partitions: list[Partition], tim
             partition.remove_append_listener(on_append)
 
 
-APIS = {1: (4, 12, handle_fetch)}
+APIS = {1: (4, MAX_VERSION, handle_fetch)}

@@ -26,6 +26,7 @@ import asyncio
 import itertools
 import random
 import time
+import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -39,7 +40,8 @@ EVICTION_IDLE_S = 120.0
 # every slot on every partition must not bloat the broker; beyond it fetches go without a session.
 MAX_SESSION_PARTITIONS = 200_000
 
-PartitionKey = tuple[str, int]
+# (topic name, partition) in a session opened before Fetch v13, (topic id, partition) from v13.
+PartitionKey = tuple[str | uuid.UUID, int]
 # `FetchSession.in_order` scans the whole session for a subset of at least 1/SCAN_FRACTION of it
 # (cheaper than sorting that many), and sorts smaller ones.
 SCAN_FRACTION = 4
@@ -64,6 +66,8 @@ class FetchSession:
     session_id: int
     # Who opened it: another principal (or a consumer posing as a follower) cannot use the id.
     owner: tuple[str, int]
+    # Opened at Fetch v13+: partitions are keyed by topic id (a request of the other kind is refused).
+    uses_topic_ids: bool = False
     partitions: dict[PartitionKey, SessionPartition] = field(default_factory=dict)
     # The epoch the next incremental request must carry.
     epoch: int = 1
@@ -165,7 +169,9 @@ class FetchSessionCache:
         if session is not None:
             session.close()
 
-    def create(self, owner: tuple[str, int], now: float | None = None) -> FetchSession | None:
+    def create(
+        self, owner: tuple[str, int], now: float | None = None, *, uses_topic_ids: bool = False
+    ) -> FetchSession | None:
         """A new session, or None when every slot is taken by a session that may not be evicted."""
         if self.slots <= 0:
             return None
@@ -176,7 +182,7 @@ class FetchSessionCache:
                 return None
             self.remove(victim.session_id)
             self.evictions += 1
-        session = FetchSession(self._new_id(), owner, last_used=now)
+        session = FetchSession(self._new_id(), owner, uses_topic_ids, last_used=now)
         self.sessions[session.session_id] = session
         return session
 
@@ -202,7 +208,8 @@ class FetchSessionCache:
         return held + more_partitions <= self.max_partitions
 
     def partition_changed(self, key: PartitionKey) -> None:
-        """A partition's leadership or assignment changed: sessions holding it read it again."""
+        """A partition's leadership or assignment changed: sessions holding it read it again (called
+        with its name key, and with its id key for sessions keyed by id)."""
         for session in self.sessions.values():
             if key in session.partitions:
                 session.dirty.add(key)

@@ -69,6 +69,13 @@ class PartitionManager:
         assignment = self.replication.assignment(topic, index)
         return assignment.leader if assignment is not None else -1
 
+    def current_leader(self, topic: str, index: int) -> tuple[int, int]:
+        """(leader id, leader epoch) as the metadata image has them; (-1, -1) when unknown."""
+        assignment = self.replication.assignment(topic, index)
+        if assignment is None or not assignment.has_leader:
+            return -1, -1
+        return assignment.leader, assignment.leader_epoch
+
     def leader_endpoint(self, topic: str, index: int, listener_name: str) -> Endpoint | None:
         assignment = self.replication.assignment(topic, index)
         if assignment is None or not assignment.has_leader:

@@ -1,4 +1,8 @@
-"""Hand-framed Fetch responses (v0-12; v0-3 carry old-format message sets, see broker.wire.records.legacy).
+"""Hand-framed Fetch responses (v0-17; v0-3 carry old-format message sets, see broker.wire.records.legacy).
+
+From v13 a topic is named by its id (16 bytes) instead of its name; from v16 a partition answered
+NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH may carry its current leader (tagged field 1) and the
+response the endpoints of those leaders (tagged field 0, KIP-951).
 
 Fetch responses are mostly record bytes. kio's pure-Python writer copies them into a
 BytesIO and then again into the frame; here the small fixed fields are packed with struct
@@ -19,8 +23,14 @@ _PARTITION_V4 = struct.Struct(">ihqq")  # partition, error, high watermark, last
 _PARTITION_V0 = struct.Struct(">ihq")  # partition, error, high watermark
 _I64 = struct.Struct(">q")
 _ABORTED = struct.Struct(">qq")
+# A partition's tagged fields holding only field 1: count, tag, size (9), leader id, leader epoch, its own
+# (empty) tagged fields.
+_CURRENT_LEADER = struct.Struct(">BBBiiB")
 
 FLEXIBLE_FROM = 12
+TOPIC_IDS_FROM = 13
+LEADER_HINTS_FROM = 16
+MAX_VERSION = 17
 
 
 def _uvarint(value: int) -> bytes:
@@ -34,9 +44,11 @@ def _uvarint(value: int) -> bytes:
 
 def encode_fetch_response(version: int, correlation_id: int, body: dict[str, Any]) -> list[bytes]:
     """Size prefix, response header and body as a list of buffers to write in order."""
-    if not 0 <= version <= 12:
-        raise ValueError(f"hand-framed Fetch supports v0-12, not v{version}")
+    if not 0 <= version <= MAX_VERSION:
+        raise ValueError(f"hand-framed Fetch supports v0-{MAX_VERSION}, not v{version}")
     flexible = version >= FLEXIBLE_FROM
+    by_id = version >= TOPIC_IDS_FROM
+    leader_hints = version >= LEADER_HINTS_FROM
     head = bytearray(_I32.pack(correlation_id))
     if flexible:
         head.append(0)  # response header tagged fields
@@ -49,8 +61,11 @@ def encode_fetch_response(version: int, correlation_id: int, body: dict[str, Any
     topics = body["responses"]
     current += _uvarint(len(topics) + 1) if flexible else _I32.pack(len(topics))
     for topic in topics:
-        name = topic["topic"].encode()
-        current += (_uvarint(len(name) + 1) if flexible else _I16.pack(len(name))) + name
+        if by_id:
+            current += topic["topic_id"].bytes
+        else:
+            name = topic["topic"].encode()
+            current += (_uvarint(len(name) + 1) if flexible else _I16.pack(len(name))) + name
         partitions = topic["partitions"]
         current += _uvarint(len(partitions) + 1) if flexible else _I32.pack(len(partitions))
         for part in partitions:
@@ -94,12 +109,40 @@ def encode_fetch_response(version: int, correlation_id: int, body: dict[str, Any
                     chunks.append(records)
                     current = bytearray()
             if flexible:
-                current.append(0)  # partition tagged fields
+                leader = part.get("current_leader") if leader_hints else None
+                if leader is None:
+                    current.append(0)  # partition tagged fields
+                else:
+                    current += _CURRENT_LEADER.pack(1, 1, 9, leader["leader_id"], leader["leader_epoch"], 0)
         if flexible:
             current.append(0)  # topic tagged fields
     if flexible:
-        current.append(0)  # response tagged fields
+        endpoints = body.get("node_endpoints") if leader_hints else None
+        if endpoints:
+            current += b"\x01" + _tagged(0, _node_endpoints(endpoints))
+        else:
+            current.append(0)  # response tagged fields
     chunks.append(bytes(current))
     size = sum(len(chunk) for chunk in chunks)
     chunks.insert(0, _I32.pack(size))
     return chunks
+
+
+def _compact_string(value: str | None) -> bytes:
+    if value is None:
+        return b"\x00"
+    raw = value.encode()
+    return _uvarint(len(raw) + 1) + raw
+
+
+def _node_endpoints(endpoints: list[dict[str, Any]]) -> bytes:
+    out = bytearray(_uvarint(len(endpoints) + 1))
+    for node in endpoints:
+        out += _I32.pack(node["node_id"]) + _compact_string(node["host"]) + _I32.pack(node["port"])
+        out += _compact_string(node.get("rack"))
+        out.append(0)  # node endpoint tagged fields
+    return bytes(out)
+
+
+def _tagged(tag: int, value: bytes) -> bytes:
+    return _uvarint(tag) + _uvarint(len(value)) + value

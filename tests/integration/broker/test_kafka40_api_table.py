@@ -100,10 +100,6 @@ IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
 
 # Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
 KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
-    1: (
-        (0, 12),
-        "Fetch v13-17 need topic ids in requests and responses (v13), replica state (v15), KIP-951 (v16)",
-    ),
     34: (None, "AlterReplicaLogDirs: a broker has one log dir per log.dirs entry but cannot move replicas"),
     57: (None, "UpdateFeatures: no finalized features (metadata.version) yet"),
     71: (None, "GetTelemetrySubscriptions: librdkafka changes behaviour once advertised; no telemetry sink"),

@@ -1,4 +1,5 @@
 import struct
+import uuid
 
 import pytest
 from kio.serial import entity_reader
@@ -9,6 +10,8 @@ from broker.wire.records.records import Record, build_batch
 from broker.wire.schemas import response_class
 
 BATCH = build_batch([Record(key=b"k", value=b"v" * 300)])
+ORDERS_ID = uuid.UUID("6f1d3c2e-59a4-4c55-9d0e-1b8f6a7c2d11")
+EMPTY_ID = uuid.UUID("0c1e6a9b-3f2d-4e8a-8b7c-5d4e3f2a1b00")
 
 
 def sample_body(with_aborted: bool) -> dict:
@@ -19,6 +22,7 @@ def sample_body(with_aborted: bool) -> dict:
         "responses": [
             {
                 "topic": "orders",
+                "topic_id": ORDERS_ID,
                 "partitions": [
                     {
                         "partition_index": 0,
@@ -44,12 +48,12 @@ def sample_body(with_aborted: bool) -> dict:
                     },
                 ],
             },
-            {"topic": "empty", "partitions": []},
+            {"topic": "empty", "topic_id": EMPTY_ID, "partitions": []},
         ],
     }
 
 
-@pytest.mark.parametrize("version", range(4, 13))
+@pytest.mark.parametrize("version", range(4, 18))
 @pytest.mark.parametrize("with_aborted", [False, True])
 def test_hand_framed_fetch_decodes_like_kios_own_encoding(version, with_aborted):
     body = sample_body(with_aborted)
@@ -68,8 +72,44 @@ def test_record_bytes_are_passed_through_without_copying():
 
 
 def test_versions_outside_the_hand_framed_range_are_refused():
-    with pytest.raises(ValueError, match="v0-12"):
-        encode_fetch_response(13, 1, sample_body(False))
+    with pytest.raises(ValueError, match="v0-17"):
+        encode_fetch_response(18, 1, sample_body(False))
+
+
+def leader_hint_body() -> dict:
+    body = sample_body(False)
+    moved = body["responses"][0]["partitions"][1]
+    moved["error_code"] = 6  # NOT_LEADER_OR_FOLLOWER
+    moved["current_leader"] = {"leader_id": 2, "leader_epoch": 7}
+    body["node_endpoints"] = [
+        {"node_id": 2, "host": "broker-2.example", "port": 9093, "rack": "rack-b"},
+        {"node_id": 3, "host": "broker-3.example", "port": 9094, "rack": None},
+    ]
+    return body
+
+
+@pytest.mark.parametrize("version", [16, 17])
+def test_v16_carries_the_current_leader_and_its_endpoint(version):
+    body = leader_hint_body()
+    frame = b"".join(encode_fetch_response(version, 5, body))
+    decoded, size = entity_reader(response_class(1, version))(frame, 9)
+    assert 9 + size == len(frame)
+    assert decoded == build_response(1, version, body)
+    moved = decoded.responses[0].partitions[1]
+    assert (moved.current_leader.leader_id, moved.current_leader.leader_epoch) == (2, 7)
+    assert [(n.node_id, n.host, n.port, n.rack) for n in decoded.node_endpoints] == [
+        (2, "broker-2.example", 9093, "rack-b"),
+        (3, "broker-3.example", 9094, None),
+    ]
+    assert decoded.responses[0].topic_id == ORDERS_ID
+
+
+@pytest.mark.parametrize("version", [12, 15])
+def test_leader_hints_are_not_sent_before_v16(version):
+    """KIP-951's fields exist in the schema before v16 (current_leader from v12) but Kafka fills them from v16."""
+    frame = b"".join(encode_fetch_response(version, 5, leader_hint_body()))
+    decoded, _ = entity_reader(response_class(1, version))(frame, 9)
+    assert decoded.responses[0].partitions[1].current_leader.leader_id == -1
 
 
 @pytest.mark.parametrize("version", range(4))
