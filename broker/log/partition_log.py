@@ -108,6 +108,9 @@ class PartitionLog:
         # never saw one skip the per-segment search (a stale True only costs that search).
         self._may_have_aborts = False
         self.leader_epochs: LeaderEpochCache
+        # Bumped by every truncation: a copy of this log (a replica moving to another log dir) made
+        # across one may hold batches the log no longer has, and starts over.
+        self.truncations = 0
 
     # ---- opening and recovery -----------------------------------------------------------------
 
@@ -795,6 +798,7 @@ class PartitionLog:
         with self._lock:
             if offset >= self.log_end_offset:
                 return
+            self.truncations += 1
             now_ms = _now_ms()
             keep = [s for s in self._segments if s.base_offset < offset]
             drop = [s for s in self._segments if s.base_offset >= offset]
@@ -822,6 +826,7 @@ class PartitionLog:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop every batch and restart the log at `offset` (a follower behind the leader's log start)."""
         with self._lock:
+            self.truncations += 1
             now_ms = _now_ms()
             for segment in self._segments:
                 self._schedule_delete(segment, now_ms)
@@ -932,6 +937,42 @@ class PartitionLog:
             self._delete_expired_files(0, everything=True)
             if not discard:
                 (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+
+    @property
+    def append_lock(self) -> threading.RLock:
+        """Held by every append and truncation: holding it keeps the log as it is."""
+        return self._lock
+
+    def match_start_of(self, other: "PartitionLog") -> None:
+        """Give this copy `other`'s log start and high watermark (a future log about to replace it)."""
+        with self._lock:
+            if other.log_start_offset > self.log_start_offset:
+                self._set_log_start_offset(other.log_start_offset)
+                self._delete_segments_below_log_start(_now_ms())
+            self.high_watermark = min(other.high_watermark, self.log_end_offset)
+            write_number(self.directory / HIGH_WATERMARK_FILE, self.high_watermark)
+
+    def release_files(self) -> None:
+        """Close every file (its directory is about to be renamed away); `take_over` must follow."""
+        with self._lock:
+            for segment in self._segments:
+                segment.close()
+            self._delete_expired_files(0, everything=True)
+
+    def take_over(self, replacement: "PartitionLog") -> None:
+        """Become `replacement` (the same partition, opened from another directory) after
+        `release_files`: its files, segments and state replace this log's. The object stays, so every
+        holder of it (the replica, fetch waiters' listeners) serves from the new directory at once."""
+        with self._lock:
+            self.directory = replacement.directory
+            self.log_start_offset = replacement.log_start_offset
+            self.high_watermark = min(self.high_watermark, replacement.log_end_offset)
+            self._pending_deletes = []
+            self._set_segments(list(replacement._segments))
+            self.producer_state = replacement.producer_state
+            self.leader_epochs = replacement.leader_epochs
+            self._may_have_aborts = replacement._may_have_aborts
+            self._unflushed_messages = 0
 
     def delete(self) -> None:
         with self._lock:

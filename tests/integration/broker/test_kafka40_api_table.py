@@ -104,7 +104,6 @@ KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
         (0, 12),
         "Fetch v13-17 need topic ids in requests and responses (v13), replica state (v15), KIP-951 (v16)",
     ),
-    34: (None, "AlterReplicaLogDirs: a broker has one log dir per log.dirs entry but cannot move replicas"),
     38: (None, "Delegation tokens (38-41) with SCRAM token authentication are not built"),
     39: (None, "Delegation tokens are not built"),
     40: (None, "Delegation tokens are not built"),
