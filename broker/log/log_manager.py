@@ -330,13 +330,15 @@ class LogManager:
                 self._retired.append(moving)
 
     def copy_futures(self, max_bytes: int) -> int:
-        """One background pass: copy up to `max_bytes` into every future log; returns bytes copied.
+        """One background pass: copy up to `max_bytes` in all into the future logs; returns bytes copied.
         Runs in a worker thread; reads of the current logs need no lock (their segment lists are
         copy-on-write), and a truncation meanwhile is caught by `FutureLog.restart_if_truncated`."""
         copied = 0
         for key, moving in list(self._futures.items()):
+            if copied >= max_bytes:
+                break
             try:
-                copied += moving.copy(max_bytes)
+                copied += moving.copy(max_bytes - copied)
             except StorageError as error:  # e.g. the current log was truncated under the read
                 logger.info("copying %s-%d to its new log dir will retry: %s", *key, error)
             except OSError as error:

@@ -36,9 +36,9 @@ log = logging.getLogger("broker")
 
 SHUTDOWN_GRACE_S = 10.0
 FLUSH_CHECK_INTERVAL_S = 1.0
-# Replica moves between log dirs (AlterReplicaLogDirs): a copy pass of at most this many bytes per
-# moving replica runs in a worker thread every interval, so a move runs at up to ~80 MiB/s per replica
-# without starving produce and fetch of disk bandwidth and the event loop of time.
+# Replica moves between log dirs (AlterReplicaLogDirs): a copy pass of at most this many bytes runs in
+# a worker thread every interval, so moves run at up to ~80 MiB/s in all (less with
+# replica.alter.log.dirs.io.max.bytes.per.second, as Kafka) without starving produce and fetch.
 MOVE_INTERVAL_S = 0.1
 MOVE_BYTES_PER_PASS = 8 << 20
 
@@ -393,7 +393,9 @@ class BrokerServer:
             return
         # Copying runs off the event loop (shielded: stopping waits for it before closing logs);
         # the swap runs on it, where no append can come between the last copy and the swap.
-        self._move_pass = asyncio.ensure_future(asyncio.to_thread(logs.copy_futures, MOVE_BYTES_PER_PASS))
+        throttle = self.config.get_int("replica.alter.log.dirs.io.max.bytes.per.second")
+        budget = max(1, min(MOVE_BYTES_PER_PASS, int(throttle * MOVE_INTERVAL_S)))
+        self._move_pass = asyncio.ensure_future(asyncio.to_thread(logs.copy_futures, budget))
         await asyncio.shield(self._move_pass)
         if not self.stopping.is_set():
             logs.finish_caught_up_moves()

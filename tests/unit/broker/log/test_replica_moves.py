@@ -48,7 +48,8 @@ def test_a_moved_replica_keeps_every_record_and_the_same_object(tmp_path: Path) 
     manager.close()
     reopened = _manager(tmp_path)
     moved = reopened.get("events", 0)
-    assert moved is not None and moved.directory.parent.name == "b"
+    assert moved is not None
+    assert moved.directory.parent.name == "b"
     assert len(read_records(moved)) == 503
     reopened.close()
 
@@ -122,18 +123,20 @@ def test_a_crash_before_the_swap_keeps_the_old_copy_and_drops_the_future(tmp_pat
     current, future = _interrupted_move(tmp_path)
     manager = _manager(tmp_path)
     log = manager.get("events", 0)
-    assert log is not None and log.directory == current
+    assert log is not None
+    assert log.directory == current
     assert len(read_records(log)) == 200
     assert not future.exists()
 
 
 def test_a_crash_in_the_middle_of_the_swap_promotes_the_complete_future(tmp_path: Path) -> None:
-    current, future = _interrupted_move(tmp_path)
+    current, _future = _interrupted_move(tmp_path)
     # The swap renamed the current log away and the process died before the future took its name.
     os.rename(current, current.with_name("events-0.0123.delete"))
     manager = _manager(tmp_path)
     log = manager.get("events", 0)
-    assert log is not None and log.directory == tmp_path / "b" / "events-0"
+    assert log is not None
+    assert log.directory == tmp_path / "b" / "events-0"
     assert len(read_records(log)) == 200
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == []
 
