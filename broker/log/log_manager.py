@@ -21,8 +21,6 @@ logger = logging.getLogger(__name__)
 DELETE_DIR_SUFFIX = ".delete"
 # `<topic>-<partition>.<id>-future`: the copy of a replica moving into this log dir (AlterReplicaLogDirs).
 FUTURE_DIR_SUFFIX = "-future"
-# A move swaps once the future log is at most this far behind: the rest is copied with appends held.
-MOVE_SWAP_LAG_BYTES = 1 << 20
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -54,6 +52,9 @@ class FutureLog:
     future: PartitionLog
     # `current.truncations` when the copy last started over: a truncation since makes it start over.
     copied_since: int
+    # Whether the last copy pass reached the current log's end: then only what arrived since is left,
+    # and the swap may copy it with appends held.
+    caught_up: bool = False
 
     @property
     def offset_lag(self) -> int:
@@ -77,6 +78,7 @@ class FutureLog:
                 break
             self.future.append_as_follower(data)
             copied += len(data)
+        self.caught_up = self.future.log_end_offset >= self.current.log_end_offset
         return copied
 
 
@@ -362,7 +364,7 @@ class LogManager:
             shutil.rmtree(moving.future.directory, ignore_errors=True)
         moved = []
         for key, moving in list(self._futures.items()):
-            if moving.current.size_bytes() - moving.future.size_bytes() > MOVE_SWAP_LAG_BYTES:
+            if not moving.caught_up:
                 continue
             try:
                 if self._swap(moving):
