@@ -970,6 +970,8 @@ class PartitionLog:
             self._pending_deletes = []
             self._set_segments(list(replacement._segments))
             self.producer_state = replacement.producer_state
+            # Ours, not the reopened copy's: opening drops an epoch no batch carries yet (a new leader's).
+            replacement.leader_epochs.copy_from(self.leader_epochs)
             self.leader_epochs = replacement.leader_epochs
             self._may_have_aborts = replacement._may_have_aborts
             self._unflushed_messages = 0

@@ -62,8 +62,11 @@ def test_appends_between_copy_passes_are_all_in_the_moved_log(tmp_path: Path) ->
     for _ in range(5):
         manager.copy_futures(2 << 10)
         append_values(log, 40, per_batch=3)
+    log.leader_epochs.assign(4, log.log_end_offset)  # a new leader epoch that no batch carries yet
     assert _move_fully(manager) == [("events", 0)]
     assert [offset for offset, _key, _value in read_records(log)] == list(range(300))
+    assert log.end_offset_for_leader_epoch(0) == (0, 300)
+    assert log.leader_epochs.latest_epoch == 4
 
 
 def test_a_truncation_during_the_copy_makes_it_start_over(tmp_path: Path) -> None:
