@@ -21,6 +21,8 @@ logger = logging.getLogger(__name__)
 DELETE_DIR_SUFFIX = ".delete"
 # `<topic>-<partition>.<id>-future`: the copy of a replica moving into this log dir (AlterReplicaLogDirs).
 FUTURE_DIR_SUFFIX = "-future"
+# Log dirs asked for partitions not here yet, kept at most (the oldest wish goes first).
+MAX_PREFERRED_DIRS = 10_000
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -302,6 +304,10 @@ class LogManager:
         current = self._logs.get(key)
         if current is None:
             # Kafka remembers the wish: the partition is created there if it comes to this broker.
+            # Bounded: requests naming partitions that never come cannot grow it without end.
+            self._preferred_dirs.pop(key, None)
+            if len(self._preferred_dirs) >= MAX_PREFERRED_DIRS:
+                self._preferred_dirs.pop(next(iter(self._preferred_dirs)))
             self._preferred_dirs[key] = target
             raise ReplicaNotAvailableError(f"{topic}-{partition} has no replica on this broker")
         moving = self._futures.get(key)

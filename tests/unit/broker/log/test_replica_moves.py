@@ -152,3 +152,12 @@ def test_an_unreadable_log_dir_goes_offline_and_the_others_serve(tmp_path: Path)
     assert manager.create("events", 0, manager.default_config).directory.parent.name == "b"
     with pytest.raises(LogStorageError):
         manager.move_replica("events", 0, str(tmp_path / "a"))
+
+
+def test_wishes_for_partitions_not_here_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("broker.log.log_manager.MAX_PREFERRED_DIRS", 3)
+    manager = _manager(tmp_path)
+    for partition in range(5):
+        with pytest.raises(ReplicaNotAvailableError):
+            manager.move_replica("later", partition, str(tmp_path / "b"))
+    assert sorted(manager._preferred_dirs) == [("later", 2), ("later", 3), ("later", 4)]
