@@ -104,6 +104,7 @@ class LogManager:
         self._lock = threading.Lock()
 
     def _register(self, topic: str, partition: int, log: PartitionLog) -> None:
+        log.on_storage_error = self._write_failed
         with self._lock:
             self._logs[(topic, partition)] = log
             parent = log.directory.parent
@@ -165,7 +166,13 @@ class LogManager:
         _fsync_dir(path.parent)
         self._open_existing(path.parent, final, *parsed)
 
-    def _mark_offline(self, log_dir: Path, error: OSError) -> None:
+    def _write_failed(self, log: PartitionLog, error: Exception) -> None:
+        """A write into `log` failed: its directory goes offline (reported by DescribeLogDirs, no new
+        partition or move is placed there); the broker goes on serving from the other directories."""
+        if log.directory.parent not in self.offline_dirs:
+            self._mark_offline(log.directory.parent, error)
+
+    def _mark_offline(self, log_dir: Path, error: Exception) -> None:
         logger.error("log dir %s is offline: %s", log_dir, error)
         self.offline_dirs[log_dir] = str(error)
 
@@ -435,5 +442,6 @@ class LogManager:
         """Per online log directory: (topic, partition, size in bytes) of every partition in it."""
         usage: dict[Path, list[tuple[str, int, int]]] = {d: [] for d in self.online_dirs()}
         for log in self.partitions():
-            usage.setdefault(log.directory.parent, []).append((log.topic, log.partition, log.size_bytes()))
+            if log.directory.parent in usage:  # an offline dir's replicas are not reported, as in Kafka
+                usage[log.directory.parent].append((log.topic, log.partition, log.size_bytes()))
         return list(usage.items())

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig
-from broker.log.errors import InvalidProducerEpochError, OffsetOutOfRangeError
+from broker.log.errors import InvalidProducerEpochError, LogStorageError, OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
 from broker.log.segment import (
@@ -111,6 +111,8 @@ class PartitionLog:
         # Bumped by every truncation: a copy of this log (a replica moving to another log dir) made
         # across one may hold batches the log no longer has, and starts over.
         self.truncations = 0
+        # Told when a write fails (the log manager takes the directory offline, as Kafka does).
+        self.on_storage_error: Callable[[PartitionLog, LogStorageError], None] | None = None
 
     # ---- opening and recovery -----------------------------------------------------------------
 
@@ -491,7 +493,7 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), next_offset - 1, now_ms):
                 segment = self.roll(now_ms)
-            segment.append(data, placed, now_ms)
+            self._append_to(segment, data, placed, now_ms)
             self.leader_epochs.assign(leader_epoch, first_offset)
             self.producer_state.commit(pending)
         self._after_append(record_count)
@@ -504,6 +506,20 @@ class PartitionLog:
             len(data),
             max_timestamp,
         )
+
+    def _append_to(
+        self,
+        segment: LogSegment,
+        data: bytes | bytearray,
+        placed: list[tuple[int, HeaderFields]],
+        now_ms: int,
+    ) -> None:
+        try:
+            segment.append(data, placed, now_ms)
+        except LogStorageError as error:
+            if self.on_storage_error is not None:
+                self.on_storage_error(self, error)
+            raise
 
     def append_as_follower(self, records: bytes | memoryview) -> None:
         """Append batches that already carry their offsets (replication); offsets must follow the log end."""
@@ -526,7 +542,7 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), expected - 1, now_ms):
                 segment = self.roll(now_ms)
-            segment.append(data, placed, now_ms)
+            self._append_to(segment, data, placed, now_ms)
             for batch in batches:
                 self.leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
             for batch in batches:
@@ -568,7 +584,7 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), offset, now_ms):
                 segment = self.roll(now_ms)
-            segment.append(data, [(0, HEADER.unpack_from(data, 0))], now_ms)
+            self._append_to(segment, data, [(0, HEADER.unpack_from(data, 0))], now_ms)
             self.leader_epochs.assign(leader_epoch, offset)
             self._complete_txn(
                 segment, producer_id, producer_epoch, coordinator_epoch, offset, commit, now_ms

@@ -161,3 +161,15 @@ def test_wishes_for_partitions_not_here_are_bounded(tmp_path: Path, monkeypatch:
         with pytest.raises(ReplicaNotAvailableError):
             manager.move_replica("later", partition, str(tmp_path / "b"))
     assert sorted(manager._preferred_dirs) == [("later", 2), ("later", 3), ("later", 4)]
+
+
+def test_a_failed_write_takes_its_log_dir_offline(tmp_path: Path) -> None:
+    manager = _manager(tmp_path)
+    log = manager.create("events", 0, manager.default_config)
+    append_values(log, 3)
+    os.close(log.active_segment._fd)  # the disk goes away under the open file: writes fail with EBADF
+    with pytest.raises(LogStorageError):
+        append_values(log, 1)
+    assert list(manager.offline_dirs) == [tmp_path / "a"]
+    assert [d.name for d, _ in manager.dir_usage()] == ["b"]
+    assert manager.create("events", 1, manager.default_config).directory.parent.name == "b"
