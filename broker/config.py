@@ -50,6 +50,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "log.cleanup.policy": (str, "delete"),
     "log.cleaner.enable": (bool, True),
     "log.cleaner.backoff.ms": (int, 15000),
+    "replica.alter.log.dirs.io.max.bytes.per.second": (int, LONG_MAX),
     "log.cleaner.delete.retention.ms": (int, 86400000),
     "log.cleaner.min.compaction.lag.ms": (int, 0),
     "log.cleaner.max.compaction.lag.ms": (int, LONG_MAX),

@@ -95,6 +95,9 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "log.cleanup.policy": "Default cleanup.policy of topics.",
     "log.cleaner.enable": "Run the log cleaner, which compacts topics with the compact policy.",
     "log.cleaner.backoff.ms": "How long the cleaner sleeps when there is nothing to clean.",
+    "replica.alter.log.dirs.io.max.bytes.per.second": (
+        "The most bytes per second a replica moving to another log dir (AlterReplicaLogDirs) is copied at."
+    ),
     "log.cleaner.delete.retention.ms": "Default delete.retention.ms of topics.",
     "log.cleaner.min.compaction.lag.ms": "Default min.compaction.lag.ms of topics.",
     "log.cleaner.max.compaction.lag.ms": "Default max.compaction.lag.ms of topics.",

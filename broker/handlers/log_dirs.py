@@ -1,9 +1,11 @@
-"""DescribeLogDirs (35)."""
+"""AlterReplicaLogDirs (34) and DescribeLogDirs (35): a broker's log directories (log.dirs) and the
+replicas in each, and moving a replica from one to another."""
 
 from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -19,17 +21,23 @@ async def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> dict[st
     if request.topics is not None:
         wanted = {t.topic: set(t.partitions) for t in request.topics}
     results = []
+    futures: dict[Path, list[tuple[str, int, int, int]]] = defaultdict(list)
+    for log_dir, topic, partition, size, lag in ctx.broker.partitions.future_log_usage():
+        futures[log_dir].append((topic, partition, size, lag))
     for log_dir, partitions in ctx.broker.partitions.log_dir_usage():
         topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for topic, partition, size in sorted(partitions):
+        # Kafka lists a moving replica twice: its current log, and its future log in the target dir.
+        replicas = [(t, p, size, 0, False) for t, p, size in partitions]
+        replicas += [(t, p, size, lag, True) for t, p, size, lag in futures.get(log_dir, ())]
+        for topic, partition, size, lag, is_future in sorted(replicas):
             if wanted is not None and partition not in wanted.get(topic, ()):
                 continue
             topics[topic].append(
                 {
                     "partition_index": partition,
                     "partition_size": size,
-                    "offset_lag": 0,
-                    "is_future_key": False,
+                    "offset_lag": lag,
+                    "is_future_key": is_future,
                 }
             )
         try:
@@ -46,7 +54,38 @@ async def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> dict[st
                 "usable_bytes": usable,
             }
         )
+    for log_dir in ctx.broker.partitions.offline_log_dirs():
+        results.append(
+            {
+                "error_code": ErrorCode.kafka_storage_error,
+                "log_dir": str(log_dir),
+                "topics": [],
+                "total_bytes": -1,
+                "usable_bytes": -1,
+            }
+        )
     return {"throttle_time": 0, "error_code": ErrorCode.none, "results": results}
 
 
-APIS = {35: (1, 4, handle_describe_log_dirs)}
+async def handle_alter_replica_log_dirs(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """Move replicas of this broker to other log dirs of it. Kafka answers every partition with
+    CLUSTER_AUTHORIZATION_FAILED when ALTER on the cluster is denied; LOG_DIR_NOT_FOUND names a dir
+    outside log.dirs, REPLICA_NOT_AVAILABLE a partition this broker has no replica of (the dir is
+    remembered for when it gets one), KAFKA_STORAGE_ERROR an offline dir."""
+    allowed = ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    results: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for log_dir in request.dirs:
+        for topic in log_dir.topics:
+            for partition in topic.partitions:
+                if allowed:
+                    error = ctx.broker.partitions.move_replica(topic.name, int(partition), log_dir.path)
+                else:
+                    error = ErrorCode.cluster_authorization_failed
+                results[topic.name].append({"partition_index": partition, "error_code": error})
+    return {
+        "throttle_time": 0,
+        "results": [{"topic_name": name, "partitions": parts} for name, parts in results.items()],
+    }
+
+
+APIS = {34: (1, 2, handle_alter_replica_log_dirs), 35: (1, 4, handle_describe_log_dirs)}

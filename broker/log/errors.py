@@ -42,3 +42,15 @@ class InvalidTxnStateError(StorageError):
 
 class TransactionCoordinatorFencedError(StorageError):
     error_code = ErrorCode.transaction_coordinator_fenced.value
+
+
+class LogDirNotFoundError(StorageError):
+    """AlterReplicaLogDirs named a directory that is not one of log.dirs."""
+
+    error_code = ErrorCode.log_dir_not_found.value
+
+
+class ReplicaNotAvailableError(StorageError):
+    """The partition has no replica on this broker (yet)."""
+
+    error_code = ErrorCode.replica_not_available.value

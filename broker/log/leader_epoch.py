@@ -56,6 +56,12 @@ class LeaderEpochCache:
     def latest_epoch(self) -> int:
         return self.epochs[-1] if self.epochs else UNDEFINED_EPOCH
 
+    def copy_from(self, other: "LeaderEpochCache") -> None:
+        """Take `other`'s entries (a copy of the same log, which may know epochs no batch carries yet)."""
+        self.epochs = list(other.epochs)
+        self.start_offsets = list(other.start_offsets)
+        self._write()
+
     def assign(self, epoch: int, start_offset: int) -> None:
         """Record that `epoch` starts at `start_offset` (only a newer epoch is recorded)."""
         if epoch < 0 or (self.epochs and epoch <= self.epochs[-1]):

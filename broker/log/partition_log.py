@@ -19,7 +19,7 @@ from pathlib import Path
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig
-from broker.log.errors import InvalidProducerEpochError, OffsetOutOfRangeError
+from broker.log.errors import InvalidProducerEpochError, LogStorageError, OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
 from broker.log.segment import (
@@ -108,6 +108,11 @@ class PartitionLog:
         # never saw one skip the per-segment search (a stale True only costs that search).
         self._may_have_aborts = False
         self.leader_epochs: LeaderEpochCache
+        # Bumped by every truncation: a copy of this log (a replica moving to another log dir) made
+        # across one may hold batches the log no longer has, and starts over.
+        self.truncations = 0
+        # Told when a write fails (the log manager takes the directory offline, as Kafka does).
+        self.on_storage_error: Callable[[PartitionLog, LogStorageError], None] | None = None
 
     # ---- opening and recovery -----------------------------------------------------------------
 
@@ -488,7 +493,7 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), next_offset - 1, now_ms):
                 segment = self.roll(now_ms)
-            segment.append(data, placed, now_ms)
+            self._append_to(segment, data, placed, now_ms)
             self.leader_epochs.assign(leader_epoch, first_offset)
             self.producer_state.commit(pending)
         self._after_append(record_count)
@@ -501,6 +506,20 @@ class PartitionLog:
             len(data),
             max_timestamp,
         )
+
+    def _append_to(
+        self,
+        segment: LogSegment,
+        data: bytes | bytearray,
+        placed: list[tuple[int, HeaderFields]],
+        now_ms: int,
+    ) -> None:
+        try:
+            segment.append(data, placed, now_ms)
+        except LogStorageError as error:
+            if self.on_storage_error is not None:
+                self.on_storage_error(self, error)
+            raise
 
     def append_as_follower(self, records: bytes | memoryview) -> None:
         """Append batches that already carry their offsets (replication); offsets must follow the log end."""
@@ -523,7 +542,7 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), expected - 1, now_ms):
                 segment = self.roll(now_ms)
-            segment.append(data, placed, now_ms)
+            self._append_to(segment, data, placed, now_ms)
             for batch in batches:
                 self.leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
             for batch in batches:
@@ -565,7 +584,7 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(data), offset, now_ms):
                 segment = self.roll(now_ms)
-            segment.append(data, [(0, HEADER.unpack_from(data, 0))], now_ms)
+            self._append_to(segment, data, [(0, HEADER.unpack_from(data, 0))], now_ms)
             self.leader_epochs.assign(leader_epoch, offset)
             self._complete_txn(
                 segment, producer_id, producer_epoch, coordinator_epoch, offset, commit, now_ms
@@ -795,6 +814,7 @@ class PartitionLog:
         with self._lock:
             if offset >= self.log_end_offset:
                 return
+            self.truncations += 1
             now_ms = _now_ms()
             keep = [s for s in self._segments if s.base_offset < offset]
             drop = [s for s in self._segments if s.base_offset >= offset]
@@ -822,6 +842,7 @@ class PartitionLog:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop every batch and restart the log at `offset` (a follower behind the leader's log start)."""
         with self._lock:
+            self.truncations += 1
             now_ms = _now_ms()
             for segment in self._segments:
                 self._schedule_delete(segment, now_ms)
@@ -932,6 +953,44 @@ class PartitionLog:
             self._delete_expired_files(0, everything=True)
             if not discard:
                 (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+
+    @property
+    def append_lock(self) -> threading.RLock:
+        """Held by every append and truncation: holding it keeps the log as it is."""
+        return self._lock
+
+    def match_start_of(self, other: "PartitionLog") -> None:
+        """Give this copy `other`'s log start and high watermark (a future log about to replace it)."""
+        with self._lock:
+            if other.log_start_offset > self.log_start_offset:
+                self._set_log_start_offset(other.log_start_offset)
+                self._delete_segments_below_log_start(_now_ms())
+            self.high_watermark = min(other.high_watermark, self.log_end_offset)
+            write_number(self.directory / HIGH_WATERMARK_FILE, self.high_watermark)
+
+    def release_files(self) -> None:
+        """Close every file (its directory is about to be renamed away); `take_over` must follow."""
+        with self._lock:
+            for segment in self._segments:
+                segment.close()
+            self._delete_expired_files(0, everything=True)
+
+    def take_over(self, replacement: "PartitionLog") -> None:
+        """Become `replacement` (the same partition, opened from another directory) after
+        `release_files`: its files, segments and state replace this log's. The object stays, so every
+        holder of it (the replica, fetch waiters' listeners) serves from the new directory at once."""
+        with self._lock:
+            self.directory = replacement.directory
+            self.log_start_offset = replacement.log_start_offset
+            self.high_watermark = min(self.high_watermark, replacement.log_end_offset)
+            self._pending_deletes = []
+            self._set_segments(list(replacement._segments))
+            self.producer_state = replacement.producer_state
+            # Ours, not the reopened copy's: opening drops an epoch no batch carries yet (a new leader's).
+            replacement.leader_epochs.copy_from(self.leader_epochs)
+            self.leader_epochs = replacement.leader_epochs
+            self._may_have_aborts = replacement._may_have_aborts
+            self._unflushed_messages = 0
 
     def delete(self) -> None:
         with self._lock:

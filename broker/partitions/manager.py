@@ -20,6 +20,7 @@ from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignm
 from broker.log.log_manager import LogManager
 from broker.partitions.partition import Partition
 from broker.replication.manager import ReplicaManager
+from broker.wire.records.errors import StorageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,3 +153,19 @@ class PartitionManager:
     def log_dir_usage(self) -> list[tuple[Path, list[tuple[str, int, int]]]]:
         """Per log directory: (topic, partition, bytes) of every hosted partition."""
         return self._logs.dir_usage()
+
+    def future_log_usage(self) -> list[tuple[Path, str, int, int, int]]:
+        """(target log dir, topic, partition, bytes, offset lag) of every replica moving between dirs."""
+        return self._logs.future_usage()
+
+    def offline_log_dirs(self) -> list[Path]:
+        """Log directories that failed; their replicas are not served."""
+        return list(self._logs.offline_dirs)
+
+    def move_replica(self, topic: str, partition: int, log_dir: str) -> ErrorCode:
+        """AlterReplicaLogDirs for one partition: start moving its log into `log_dir` of this broker."""
+        try:
+            self._logs.move_replica(topic, partition, log_dir)
+        except StorageError as error:
+            return ErrorCode(error.error_code)
+        return ErrorCode.none

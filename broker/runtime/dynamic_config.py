@@ -40,7 +40,7 @@ CONNECTION_CONFIGS = frozenset(
     {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"}
 )
 # Read where it is used (the wait before each cleaner pass), so a change applies from the next pass.
-SCHEDULER_CONFIGS = frozenset({"log.cleaner.backoff.ms"})
+SCHEDULER_CONFIGS = frozenset({"log.cleaner.backoff.ms", "replica.alter.log.dirs.io.max.bytes.per.second"})
 
 # Dynamic in Kafka, not in BROKER_DEFAULTS: (type, Kafka's default, minimum). The replication throttles
 # are applied by the ReplicaManager (cluster mode). The last two belong to subsystems this broker does not

@@ -263,6 +263,17 @@ def test_describe_log_dirs_answers_every_served_version(broker, matrix_topic, ve
     assert any(t.name == matrix_topic for result in response.results for t in result.topics)
 
 
+@pytest.mark.parametrize("version", _versions(34))
+def test_alter_replica_log_dirs_answers_every_served_version(broker, matrix_topic, version):
+    # The dir the replica is in already: a no-op answered NONE (the session broker has one log dir).
+    body = {"dirs": [{"path": str(broker.log_dir), "topics": [{"name": matrix_topic, "partitions": [0]}]}]}
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(request(34, version, body))
+    [topic] = response.results
+    assert topic.topic_name == matrix_topic
+    assert [(p.partition_index, p.error_code.value) for p in topic.partitions] == [(0, 0)]
+
+
 @pytest.mark.parametrize("version", _versions(21))
 def test_delete_records_answers_every_served_version(broker, version):
     name = create_topic(broker.bootstrap, f"matrix-delete-records-v{version}")

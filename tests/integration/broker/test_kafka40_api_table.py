@@ -100,7 +100,6 @@ IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
 
 # Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
 KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
-    34: (None, "AlterReplicaLogDirs: a broker has one log dir per log.dirs entry but cannot move replicas"),
     57: (None, "UpdateFeatures: no finalized features (metadata.version) yet"),
     71: (None, "GetTelemetrySubscriptions: librdkafka changes behaviour once advertised; no telemetry sink"),
     72: (None, "PushTelemetry: no client telemetry sink (KIP-714)"),
