@@ -15,7 +15,8 @@ How each suite is pointed at our broker (nothing in the checkouts is changed):
   the container's SSL listener, JAAS users, KDC or CLI tools are skipped with that reason. Runs only the tests
   that use a broker. aiokafka thinks it talks to Kafka 2.8.1, the newest broker its CI tests.
 - kafka-python: its fixtures take an external broker from KAFKA_URI; KAFKA_VERSION=4.0.0 (the release whose
-  API table we serve). Its SASL/SSL tests then run against the plain listener and fail: test infrastructure.
+  API table we serve). Its SASL tests run against the plain listener; its SSL tests start their own Kafka with
+  `kafka-storage.sh`, so `kafka_python_plugin.py` hands them a second broker with an SSL listener instead.
 - librdkafka: `tests/test-runner` (built with `make -C tests build`) with a test.conf naming the bootstrap,
   one test number at a time; a 3-broker cluster (`--librdkafka-cluster`, as its trivup CI runs) or one node.
 
@@ -39,7 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.fixtures.broker import BrokerProcess
+from tests.fixtures.broker import BrokerProcess, CertificateFiles, free_port
 from tests.fixtures.cluster import start_cluster
 
 HERE = Path(__file__).resolve().parent
@@ -77,6 +78,29 @@ def single_broker(work: Path, properties: dict[str, str]) -> Iterator[str]:
     broker.start()
     try:
         yield broker.bootstrap
+    finally:
+        broker.kill9()
+
+
+@contextmanager
+def ssl_broker(work: Path, properties: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    """A broker with an SSL listener (server certificate only) beside its plain one: (SSL bootstrap, CA dir)."""
+    ssl_dir = work / "ssl"
+    certificates = CertificateFiles(ssl_dir)
+    shutil.copy(certificates.ca_path, ssl_dir / "ca-cert")  # the file name kafka-python's SSL tests read
+    broker = BrokerProcess(work, properties)
+    ssl_port = free_port()
+    listeners = f"{broker.properties['listeners']},SSL://127.0.0.1:{ssl_port}"
+    broker.properties.update(
+        {
+            "listeners": listeners,
+            "advertised.listeners": listeners,
+            "ssl.keystore.location": str(certificates.keystore_path),
+        }
+    )
+    broker.start()
+    try:
+        yield f"127.0.0.1:{ssl_port}", ssl_dir
     finally:
         broker.kill9()
 
@@ -135,9 +159,21 @@ def run_aiokafka(args: argparse.Namespace, work: Path) -> dict:
 def run_kafka_python(args: argparse.Namespace, work: Path) -> dict:
     kafka_root = work / "kafka-root"  # its fixture wants a Kafka install dir even for an external broker
     kafka_root.mkdir(exist_ok=True)
-    with single_broker(work / "kafka-python-broker", KAFKA_PYTHON_BROKER) as bootstrap:
-        env = {"KAFKA_URI": f"kafka://{bootstrap}", "KAFKA_VERSION": "4.0.0", "KAFKA_ROOT": str(kafka_root)}
+    with (
+        single_broker(work / "kafka-python-broker", KAFKA_PYTHON_BROKER) as bootstrap,
+        ssl_broker(work / "kafka-python-ssl-broker", KAFKA_PYTHON_BROKER) as (ssl_bootstrap, ssl_dir),
+    ):
+        env = {
+            "KAFKA_URI": f"kafka://{bootstrap}",
+            "KAFKA_VERSION": "4.0.0",
+            "KAFKA_ROOT": str(kafka_root),
+            "STREAMHUB_SSL_BOOTSTRAP": ssl_bootstrap,
+            "STREAMHUB_SSL_DIR": str(ssl_dir),
+            "PYTHONPATH": str(HERE),
+        }
         pytest_args = [
+            "-p",
+            "kafka_python_plugin",
             "-o",
             "log_level=WARNING",
             "--timeout=180",
