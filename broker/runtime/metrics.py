@@ -16,6 +16,9 @@ log = logging.getLogger(__name__)
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+# (family name, help, [(labels, value)])
+GaugeFamily = tuple[str, str, list[tuple[dict[str, str], float]]]
+
 _BATCH_LENGTH = struct.Struct(">i")
 _RECORD_COUNT_AT = 57  # v2 batch header: recordCount sits at [57:61)
 
@@ -65,6 +68,8 @@ class BrokerMetrics:
         self.connections_refused = 0
         # Gauges computed when scraped: name -> (help, callable returning [(labels, value)]).
         self._gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
+        # Sources of whole gauge families whose names are known only when scraped (client telemetry).
+        self._collectors: list[Callable[[], Iterable[GaugeFamily]]] = []
 
     def record_request(self, api_key: int, api_version: int, seconds: float) -> None:
         name = api_key_map.get(api_key, str(api_key))
@@ -83,6 +88,10 @@ class BrokerMetrics:
         self, name: str, help_text: str, sample: Callable[[], Iterable[tuple[dict[str, str], float]]]
     ) -> None:
         self._gauges[name] = (help_text, sample)
+
+    def add_collector(self, collect: Callable[[], Iterable[GaugeFamily]]) -> None:
+        """`collect()` returns (name, help, samples) of gauge families, rendered after the fixed ones."""
+        self._collectors.append(collect)
 
     def render(self) -> str:
         lines: list[str] = []
@@ -129,13 +138,19 @@ class BrokerMetrics:
             "Connections refused by max.connections or max.connections.per.ip.",
         )
         lines.append(f"kafka_broker_connections_refused_total {self.connections_refused}")
+        families: list[GaugeFamily] = []
         for name, (help_text, sample) in sorted(self._gauges.items()):
-            family(name, "gauge", help_text)
             try:
-                samples = list(sample())
+                families.append((name, help_text, list(sample())))
             except Exception:  # a broken gauge must not break the whole scrape
                 log.exception("metrics gauge %s failed", name)
-                continue
+        for collect in self._collectors:
+            try:
+                families.extend(collect())
+            except Exception:
+                log.exception("metrics collector %s failed", collect)
+        for name, help_text, samples in families:
+            family(name, "gauge", help_text)
             for labels, value in samples:
                 label_text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
                 lines.append(f"{name}{{{label_text}}} {value}" if label_text else f"{name} {value}")
