@@ -114,8 +114,9 @@ class ClientMetricsManager:
 
     def _refresh_subscriptions(self) -> None:
         """Re-read the subscriptions; a change bumps the version, so every instance is matched again."""
-        current = {name: dict(configs) for name, configs in self._subscriptions_source().items()}
-        if current != self._seen_configs:
+        source = self._subscriptions_source()
+        if source != self._seen_configs:
+            current = {name: dict(configs) for name, configs in source.items()}
             self._seen_configs = current
             self._subscriptions = [
                 Subscription.parse(name, configs) for name, configs in sorted(current.items())

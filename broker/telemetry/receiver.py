@@ -9,6 +9,7 @@ client and in all, on label count and length, and clients that stop pushing expi
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
@@ -25,6 +26,8 @@ from broker.telemetry.subscriptions import ClientIdentity
 FAMILY_PREFIX = "kafka_client_"
 MAX_SERIES_PER_CLIENT = 2_000
 MAX_SERIES = 100_000
+# Data points read from one push; the rest are ignored. Bounds the event loop time one push can take.
+MAX_POINTS_PER_PUSH = 5_000
 MAX_ATTRIBUTES = 8
 MAX_LABEL_VALUE_CHARS = 128
 MAX_NAME_CHARS = 200
@@ -64,8 +67,9 @@ def _attribute_labels(attributes: Iterable[KeyValue]) -> Labels:
 
 
 def decode_samples(payload: bytes) -> Iterator[tuple[str, Labels, float]]:
-    """(family name, data point labels, value) of every number and histogram data point in `payload`.
-    Histograms and summaries give `<name>_count` and `<name>_sum`."""
+    """(family name, data point labels, value) of the number and histogram data points in `payload`.
+    Histograms and summaries give `<name>_count` and `<name>_sum`. The caller stops reading when it
+    has enough (MAX_POINTS_PER_PUSH)."""
     try:
         data = MetricsData.FromString(payload)
     except (DecodeError, RecursionError, ValueError) as exc:
@@ -113,7 +117,7 @@ class TelemetryReceiver:
     def export(self, client: ClientIdentity, push_interval_ms: int, payload: bytes) -> None:
         """Keep the values in `payload` (uncompressed MetricsData) as the latest of this client's series.
         A payload that does not decode changes nothing (TelemetryDecodeError)."""
-        samples = list(decode_samples(payload))
+        samples = list(itertools.islice(decode_samples(payload), MAX_POINTS_PER_PUSH))
         now = self._clock()
         self._expire(now)
         instance = client.client_instance_id
