@@ -5,87 +5,29 @@ floods of client instance ids) that must not hurt the broker or the other client
 from __future__ import annotations
 
 import time
-import urllib.request
-import uuid
 from collections.abc import Callable
 
 import cramjam
 import pytest
 from confluent_kafka import Producer
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
-from kio.schema.describe_configs.v4.request import DescribeConfigsRequest, DescribeConfigsResource
-from kio.schema.get_telemetry_subscriptions.v0.request import GetTelemetrySubscriptionsRequest
-from kio.schema.get_telemetry_subscriptions.v0.response import GetTelemetrySubscriptionsResponse
-from kio.schema.incremental_alter_configs.v1.request import (
-    AlterableConfig,
-    AlterConfigsResource,
-    IncrementalAlterConfigsRequest,
-)
-from kio.schema.list_config_resources.v1.request import ListConfigResourcesRequest
-from kio.schema.push_telemetry.v0.request import PushTelemetryRequest
-from kio.static.primitive import i8, i32
-from opentelemetry.proto.metrics.v1.metrics_pb2 import MetricsData
 
 from tests.fixtures.broker import BrokerProcess
 from tests.integration.broker.kafka_wire import WireClient
+from tests.integration.broker.telemetry_wire import (
+    ZERO,
+    ZSTD,
+    alter_subscription,
+    describe_subscription,
+    gauge,
+    get_subscriptions,
+    listed_subscriptions,
+    metrics_payload,
+    push,
+    scrape,
+)
 
 pytestmark = pytest.mark.integration
-
-CLIENT_METRICS = i8(16)
-SET, DELETE = i8(0), i8(1)
-ZERO = uuid.UUID(int=0)
-NONE, ZSTD = 0, 4
-
-
-def alter_subscription(bootstrap: str, name: str, **configs: str | None) -> tuple[int, str | None]:
-    """IncrementalAlterConfigs on a CLIENT_METRICS resource (SET, or DELETE for None): (error, message)."""
-    ops = tuple(
-        AlterableConfig(
-            name=key.replace("_", "."), config_operation=DELETE if value is None else SET, value=value
-        )
-        for key, value in configs.items()
-    )
-    request = IncrementalAlterConfigsRequest(
-        resources=(AlterConfigsResource(resource_type=CLIENT_METRICS, resource_name=name, configs=ops),),
-        validate_only=False,
-    )
-    with WireClient(bootstrap) as client:
-        response = client.request(request).responses[0]
-    return int(response.error_code), response.error_message
-
-
-def describe_subscription(bootstrap: str, name: str) -> dict[str, tuple[str | None, int]]:
-    request = DescribeConfigsRequest(
-        resources=(
-            DescribeConfigsResource(
-                resource_type=CLIENT_METRICS, resource_name=name, configuration_keys=None
-            ),
-        ),
-        include_synonyms=False,
-        include_documentation=False,
-    )
-    with WireClient(bootstrap) as client:
-        result = client.request(request).results[0]
-    assert int(result.error_code) == 0, result.error_message
-    return {c.name: (c.value, int(c.config_source)) for c in result.configs}
-
-
-def listed_subscriptions(bootstrap: str) -> list[str]:
-    with WireClient(bootstrap) as client:
-        response = client.request(ListConfigResourcesRequest(resource_types=(CLIENT_METRICS,)))
-    return [r.resource_name for r in response.config_resources]
-
-
-def scrape(broker: BrokerProcess) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=10) as response:
-        return response.read().decode()
-
-
-def gauge(text: str, name: str) -> float:
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(f"{name} not exported")
 
 
 def test_librdkafka_pushes_its_metrics_to_the_prometheus_endpoint(fresh_broker: BrokerProcess) -> None:
@@ -115,7 +57,7 @@ def test_librdkafka_pushes_its_metrics_to_the_prometheus_endpoint(fresh_broker: 
         producer.flush(10)
         exported = [
             line
-            for line in scrape(fresh_broker).splitlines()
+            for line in scrape(fresh_broker.metrics_port).splitlines()
             if line.startswith("kafka_client_org_apache_kafka_producer_")
             and 'client_id="telemetry-producer"' in line
         ]
@@ -132,42 +74,6 @@ def test_librdkafka_pushes_its_metrics_to_the_prometheus_endpoint(fresh_broker: 
     assert latency
     assert 'node_id="1"' in latency[0]
     assert float(latency[0].rsplit(" ", 1)[1]) > 0
-
-
-def metrics_payload(name: str, value: float, **attributes: str) -> bytes:
-    """An OTLP MetricsData with one gauge data point, as clients push it."""
-    data = MetricsData()
-    metric = data.resource_metrics.add().scope_metrics.add().metrics.add()
-    metric.name = name
-    point = metric.gauge.data_points.add()
-    point.as_double = value
-    for key, text in attributes.items():
-        attribute = point.attributes.add()
-        attribute.key = key
-        attribute.value.string_value = text
-    return data.SerializeToString()
-
-
-def get_subscriptions(client: WireClient, instance_id: uuid.UUID = ZERO) -> GetTelemetrySubscriptionsResponse:
-    return client.request(GetTelemetrySubscriptionsRequest(client_instance_id=instance_id))
-
-
-def push(
-    client: WireClient,
-    instance_id: uuid.UUID,
-    subscription_id: int,
-    metrics: bytes,
-    compression: int = NONE,
-    terminating: bool = False,
-) -> int:
-    request = PushTelemetryRequest(
-        client_instance_id=instance_id,
-        subscription_id=i32(subscription_id),
-        terminating=terminating,
-        compression_type=i8(compression),
-        metrics=metrics,
-    )
-    return int(client.request(request).error_code)
 
 
 def test_subscriptions_are_validated_as_kafka_does_and_survive_a_restart(fresh_broker: BrokerProcess) -> None:
@@ -227,7 +133,7 @@ def test_push_errors_follow_kafka(broker_factory) -> None:
         good = get_subscriptions(client)
         payload = bytes(cramjam.zstd.compress(metrics_payload("org.example.good", 42.0)))
         assert push(client, good.client_instance_id, int(good.subscription_id), payload, ZSTD) == 0
-    text = scrape(broker)
+    text = scrape(broker.metrics_port)
     assert (
         f'kafka_client_org_example_good{{client_instance_id="{good.client_instance_id}",client_id="wire-test"}} 42.0'
         in text
@@ -254,7 +160,7 @@ def test_a_flood_of_client_instances_stays_bounded(broker_factory) -> None:
                 started = time.monotonic()
                 assert int(get_subscriptions(other).error_code) == 0
                 assert time.monotonic() - started < 2
-    text = scrape(broker)
+    text = scrape(broker.metrics_port)
     assert gauge(text, "kafka_broker_telemetry_clients") == 50
     assert gauge(text, "kafka_broker_telemetry_series") == 50
     assert text.count("kafka_client_org_flood{") == 50
@@ -275,4 +181,4 @@ def test_with_the_receiver_off_the_telemetry_apis_are_not_advertised(
     producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.metrics.push": True})
     producer.produce("no-telemetry", b"value")
     assert producer.flush(10) == 0
-    assert "GetTelemetrySubscriptions" not in scrape(broker)
+    assert "GetTelemetrySubscriptions" not in scrape(broker.metrics_port)

@@ -11,7 +11,7 @@ from kio.schema.get_telemetry_subscriptions.v0.request import GetTelemetrySubscr
 from tests.fixtures.cluster import LocalCluster
 from tests.fixtures.servers import wait_until
 from tests.integration.broker.kafka_wire import WireClient
-from tests.integration.broker.test_client_telemetry import ZERO, alter_subscription, listed_subscriptions
+from tests.integration.broker.telemetry_wire import ZERO, alter_subscription, listed_subscriptions
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
