@@ -27,14 +27,16 @@ from broker.telemetry.subscriptions import (
     Subscription,
 )
 from broker.wire.records.codecs import Codec, decompress
-from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
+from broker.wire.records.errors import (
+    CorruptRecordError,
+    DecompressedTooLargeError,
+    UnsupportedCompressionError,
+)
 
 MAX_CLIENT_INSTANCES = 16_384
 ZERO_UUID = uuid.UUID(int=0)
 # Kafka's preference order; NONE is always accepted for a push.
 ACCEPTED_COMPRESSION = (Codec.ZSTD, Codec.LZ4, Codec.GZIP, Codec.SNAPPY)
-# Decompressed payloads may be this many times `telemetry.max.bytes` (a decompression bomb stops there).
-DECOMPRESSED_LIMIT_FACTOR = 4
 
 
 @dataclass(eq=False, slots=True)
@@ -61,9 +63,11 @@ class _ClientInstance:
 
     def may_push(self, now_ms: float) -> bool:
         """The first push after a Get is accepted at once (clients jitter it), later ones a push
-        interval apart."""
-        accepted = self.last_get_ms > self.last_push_ms or (
-            now_ms - max(self.last_get_ms, self.last_push_ms) >= self.push_interval_ms
+        interval after the previous push."""
+        accepted = (
+            self.last_get_ms > self.last_push_ms
+            or self.last_push_ms < 0
+            or now_ms - self.last_push_ms >= self.push_interval_ms
         )
         if accepted:
             self.last_push_ms = now_ms
@@ -126,7 +130,9 @@ class ClientMetricsManager:
     def _new_instance(self, identity: ClientIdentity) -> _ClientInstance:
         matching = [s for s in self._subscriptions if s.matches(identity)]
         metrics = sorted({m for s in matching for m in s.metrics})
-        requested = ("",) if ALL_METRICS in metrics else tuple(metrics)
+        # "*" alone when any matching subscription asks for every metric (Kafka's answer; librdkafka
+        # recognises exactly that).
+        requested = (ALL_METRICS,) if ALL_METRICS in metrics else tuple(metrics)
         interval = min((s.interval_ms for s in matching), default=DEFAULT_INTERVAL_MS)
         # Changes whenever what the client must collect or how often does.
         key = f"{list(requested)}{interval}{identity.client_instance_id}".encode()
@@ -180,6 +186,8 @@ class ClientMetricsManager:
         instance = self._instance(instance_id, identity)
         outcome = self._push(instance, identity, request)
         instance.last_error = outcome.error
+        # Even a refused terminating push is the client's last (Kafka records it either way).
+        instance.terminating = request.terminating
         return outcome
 
     def _push(
@@ -189,14 +197,14 @@ class ClientMetricsManager:
             return PushOutcome(
                 ErrorCode.invalid_request, "The client instance sent a terminating push already"
             )
+        # Kafka's order: pacing, subscription id, compression, size.
+        if not instance.may_push(self._clock_ms()) and not request.terminating:
+            return PushOutcome(ErrorCode.throttling_quota_exceeded, "Pushed before the push interval")
         if request.subscription_id != instance.subscription_id:
             return PushOutcome(ErrorCode.unknown_subscription_id, "Unknown subscription id")
         compression = request.compression_type
         if compression != Codec.NONE and compression not in ACCEPTED_COMPRESSION:
             return PushOutcome(ErrorCode.unsupported_compression_type, f"Compression type {compression}")
-        if not instance.may_push(self._clock_ms()) and not request.terminating:
-            return PushOutcome(ErrorCode.throttling_quota_exceeded, "Pushed before the push interval")
-        instance.terminating = request.terminating
         metrics = request.metrics
         max_bytes = self.telemetry_max_bytes
         if len(metrics) > max_bytes:
@@ -206,8 +214,16 @@ class ClientMetricsManager:
         if not metrics:
             return PushOutcome(ErrorCode.none)
         try:
-            payload = decompress(Codec(compression), metrics, DECOMPRESSED_LIMIT_FACTOR * max_bytes)
+            # Decompressed, it may not be larger than telemetry.max.bytes either: a decompression bomb
+            # stops there. That is TELEMETRY_TOO_LARGE (the client may retry with fewer metrics), not
+            # INVALID_RECORD, which makes clients stop pushing for good.
+            payload = decompress(Codec(compression), metrics, max_bytes)
+        except DecompressedTooLargeError as exc:
+            return PushOutcome(ErrorCode.telemetry_too_large, str(exc))
+        except (CorruptRecordError, UnsupportedCompressionError) as exc:
+            return PushOutcome(ErrorCode.invalid_record, str(exc))
+        try:
             self.receiver.export(identity, instance.push_interval_ms, payload)
-        except (CorruptRecordError, UnsupportedCompressionError, TelemetryDecodeError) as exc:
+        except TelemetryDecodeError as exc:
             return PushOutcome(ErrorCode.invalid_record, str(exc))
         return PushOutcome(ErrorCode.none)

@@ -17,7 +17,7 @@ CONFIG_NAMES = (INTERVAL_MS, MATCH, METRICS)
 DEFAULT_INTERVAL_MS = 300_000
 MIN_INTERVAL_MS = 100
 MAX_INTERVAL_MS = 3_600_000
-# In `metrics`, "*" subscribes every metric; clients are sent "" for it (every name starts with "").
+# In `metrics`, "*" subscribes every metric (and is what clients are sent then).
 ALL_METRICS = "*"
 
 CLIENT_INSTANCE_ID = "client_instance_id"

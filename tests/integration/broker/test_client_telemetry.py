@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import cramjam
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
 from tests.fixtures.broker import BrokerProcess
@@ -76,6 +76,50 @@ def test_librdkafka_pushes_its_metrics_to_the_prometheus_endpoint(fresh_broker: 
     assert float(latency[0].rsplit(" ", 1)[1]) > 0
 
 
+def test_a_consumer_matched_by_its_software_name_pushes_and_an_unmatched_producer_does_not(
+    fresh_broker: BrokerProcess,
+) -> None:
+    assert alter_subscription(
+        fresh_broker.bootstrap,
+        "python-consumers",
+        metrics="*",
+        interval_ms="500",
+        # What ApiVersions said (confluent-kafka-python's name) and the client id.
+        match="client_software_name=confluent-kafka-python,client_id=telemetry-consumer",
+    ) == (0, None)
+    bystander = Producer(
+        {"bootstrap.servers": fresh_broker.bootstrap, "client.id": "bystander", "enable.metrics.push": True}
+    )
+    bystander.produce("consumed", b"value")
+    assert bystander.flush(10) == 0
+    consumer = Consumer(
+        {
+            "bootstrap.servers": fresh_broker.bootstrap,
+            "client.id": "telemetry-consumer",
+            "group.id": "telemetry",
+            "auto.offset.reset": "earliest",
+            "enable.metrics.push": True,
+        }
+    )
+    try:
+        consumer.subscribe(["consumed"])
+        deadline = time.monotonic() + 30
+        consumer_lines: list[str] = []
+        while time.monotonic() < deadline and not consumer_lines:
+            consumer.poll(0.5)
+            bystander.poll(0)
+            consumer_lines = [
+                line
+                for line in scrape(fresh_broker.metrics_port).splitlines()
+                if line.startswith("kafka_client_org_apache_kafka_consumer_")
+                and 'client_id="telemetry-consumer"' in line
+            ]
+    finally:
+        consumer.close()
+    assert consumer_lines, fresh_broker.log_text()[-3000:]
+    assert 'client_id="bystander"' not in scrape(fresh_broker.metrics_port)
+
+
 def test_subscriptions_are_validated_as_kafka_does_and_survive_a_restart(fresh_broker: BrokerProcess) -> None:
     bootstrap = fresh_broker.bootstrap
     invalid_request, invalid_config = 42, 40
@@ -105,17 +149,19 @@ def test_push_errors_follow_kafka(broker_factory) -> None:
         assert int(first.error_code) == 0
         instance, subscription = first.client_instance_id, int(first.subscription_id)
         assert instance != ZERO
-        assert list(first.requested_metrics) == [""]  # "*": every metric
+        assert list(first.requested_metrics) == ["*"]  # every metric
         assert int(first.telemetry_max_bytes) == 4096
         assert set(first.accepted_compression_types) == {1, 2, 3, 4}
         # Asked again within the push interval: throttled.
         assert int(get_subscriptions(client, instance).error_code) == 89
 
         assert push(client, instance, subscription + 1, b"") == 117  # UNKNOWN_SUBSCRIPTION_ID
-        assert push(client, instance, subscription, b"\xff" * 100) == 87  # INVALID_RECORD
         assert push(client, instance, subscription, metrics_payload("a", 1.0)) == 89  # too early
         assert push(client, instance, subscription, metrics_payload("a", 2.0), terminating=True) == 0
         assert push(client, instance, subscription, metrics_payload("a", 3.0), terminating=True) == 42
+
+        fresh = get_subscriptions(client)
+        assert push(client, fresh.client_instance_id, int(fresh.subscription_id), b"\xff" * 100) == 87
 
         fresh = get_subscriptions(client)
         too_big = metrics_payload("big", 1.0, padding="x" * 5000)
@@ -125,7 +171,7 @@ def test_push_errors_follow_kafka(broker_factory) -> None:
         bomb = bytes(cramjam.zstd.compress(bytes(64 * 1024 * 1024)))
         assert len(bomb) <= 4096
         fresh = get_subscriptions(client)
-        assert push(client, fresh.client_instance_id, int(fresh.subscription_id), bomb, ZSTD) == 87
+        assert push(client, fresh.client_instance_id, int(fresh.subscription_id), bomb, ZSTD) == 118
         fresh = get_subscriptions(client)
         assert push(client, fresh.client_instance_id, int(fresh.subscription_id), b"\x01\x02", 7) == 76
 

@@ -109,6 +109,7 @@ def test_a_changed_subscription_gets_a_new_id_and_the_client_may_ask_again_at_on
     subscriptions["all"] = {"metrics": "org.a.,org.b.", "interval.ms": "60000"}
     clock.ms += 1
     assert push(made, answer, metrics()) == ErrorCode.unknown_subscription_id
+    clock.ms += 1
     again = made.get_subscriptions(instance, CLIENT)
     assert again["error_code"] == ErrorCode.none
     assert again["client_instance_id"] == instance
@@ -120,6 +121,7 @@ def test_a_changed_subscription_gets_a_new_id_and_the_client_may_ask_again_at_on
 def test_a_terminating_push_is_accepted_early_and_is_the_last() -> None:
     made, _clock = manager({"all": {"metrics": "*", "interval.ms": "60000"}})
     answer = made.get_subscriptions(ZERO, CLIENT)
+    assert answer["requested_metrics"] == ["*"]
     assert push(made, answer, metrics()) == ErrorCode.none
     assert push(made, answer, metrics(), terminating=True) == ErrorCode.none
     assert push(made, answer, metrics(), terminating=True) == ErrorCode.invalid_request
@@ -137,10 +139,10 @@ def test_bad_pushes_are_refused_with_kafkas_errors() -> None:
     assert push(made, fresh(), metrics(), compression=5) == ErrorCode.unsupported_compression_type
     assert push(made, fresh(), b"not protobuf at all") == ErrorCode.invalid_record
     assert push(made, fresh(), b"\x28\xb5\x2f\xfd garbage", compression=ZSTD) == ErrorCode.invalid_record
-    # 1 KB of gzip that would inflate to 1 MB: more than 4x telemetry.max.bytes is not decompressed.
+    # 1 KB of gzip that would inflate to 1 MB: decompressed, it may not exceed telemetry.max.bytes either.
     bomb = bytes(cramjam.gzip.compress(bytes(1024 * 1024)))
     assert len(bomb) <= 2048
-    assert push(made, fresh(), bomb, compression=GZIP) == ErrorCode.invalid_record
+    assert push(made, fresh(), bomb, compression=GZIP) == ErrorCode.telemetry_too_large
     for codec, compress in ((GZIP, cramjam.gzip), (LZ4, cramjam.lz4), (ZSTD, cramjam.zstd)):
         assert push(made, fresh(), bytes(compress.compress(metrics())), compression=codec) == ErrorCode.none
     raw_snappy = bytes(cramjam.snappy.compress_raw(metrics()))
