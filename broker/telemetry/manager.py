@@ -10,6 +10,7 @@ recreated from its request, as in Kafka.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 import uuid
 from collections import OrderedDict
@@ -25,6 +26,7 @@ from broker.telemetry.subscriptions import (
     DEFAULT_INTERVAL_MS,
     ClientIdentity,
     Subscription,
+    SubscriptionConfigError,
 )
 from broker.wire.records.codecs import Codec, decompress
 from broker.wire.records.errors import (
@@ -32,6 +34,8 @@ from broker.wire.records.errors import (
     DecompressedTooLargeError,
     UnsupportedCompressionError,
 )
+
+log = logging.getLogger(__name__)
 
 MAX_CLIENT_INSTANCES = 16_384
 ZERO_UUID = uuid.UUID(int=0)
@@ -122,9 +126,12 @@ class ClientMetricsManager:
         if source != self._seen_configs:
             current = {name: dict(configs) for name, configs in source.items()}
             self._seen_configs = current
-            self._subscriptions = [
-                Subscription.parse(name, configs) for name, configs in sorted(current.items())
-            ]
+            self._subscriptions = []
+            for name, configs in sorted(current.items()):
+                try:
+                    self._subscriptions.append(Subscription.parse(name, configs))
+                except SubscriptionConfigError as exc:  # checked when set; only an edited file gets here
+                    log.warning("ignoring client metrics subscription %r: %s", name, exc.message)
             self._version += 1
 
     def _new_instance(self, identity: ClientIdentity) -> _ClientInstance:

@@ -52,9 +52,11 @@ def _attribute_labels(attributes: Iterable[KeyValue]) -> Labels:
     for attribute in attributes:
         if len(labels) == MAX_ATTRIBUTES:
             break
-        key = _name(attribute.key)
+        key = _name(attribute.key).lstrip("_")  # "__" names are Prometheus's own
         if not key or key in ("client_instance_id", "client_id"):
             continue
+        if key[0].isdigit():  # not a valid label name
+            key = "_" + key
         value = attribute.value
         kind = value.WhichOneof("value")
         text = (

@@ -163,3 +163,8 @@ def test_the_instance_cache_is_bounded() -> None:
     for _ in range(1000):
         made.get_subscriptions(ZERO, CLIENT)
     assert len(made) == 50
+
+
+def test_a_stored_subscription_that_no_longer_parses_is_skipped() -> None:
+    made, _clock = manager({"broken": {"interval.ms": "soon"}, "fine": {"metrics": "org.a."}})
+    assert made.get_subscriptions(ZERO, CLIENT)["requested_metrics"] == ["org.a."]

@@ -130,3 +130,25 @@ def test_one_push_reads_a_bounded_number_of_points(monkeypatch: pytest.MonkeyPat
     elapsed = time.perf_counter() - started
     assert receiver.series == receiver_module.MAX_POINTS_PER_PUSH
     assert elapsed < 2.0  # a bound for a loaded machine: it takes ~0.1 s unloaded
+
+
+def test_attribute_names_become_valid_label_names() -> None:
+    data = MetricsData()
+    metric = data.resource_metrics.add().scope_metrics.add().metrics.add()
+    metric.name = "1st.metric"
+    point = metric.gauge.data_points.add()
+    for key in ("__name__", "0day", "client_id", "node.id"):
+        attribute = point.attributes.add()
+        attribute.key = key
+        attribute.value.string_value = "v"
+    receiver = TelemetryReceiver(max_clients=1)
+    receiver.export(client("i", "real"), 1000, data.SerializeToString())
+    [(name, _help, [(labels, _value)])] = receiver.families()
+    assert name == "kafka_client_1st_metric"
+    assert labels == {
+        "client_instance_id": "i",
+        "client_id": "real",
+        "name__": "v",
+        "_0day": "v",
+        "node_id": "v",
+    }
