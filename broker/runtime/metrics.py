@@ -16,9 +16,6 @@ log = logging.getLogger(__name__)
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
-# (family name, help, [(labels, value)])
-GaugeFamily = tuple[str, str, list[tuple[dict[str, str], float]]]
-
 _BATCH_LENGTH = struct.Struct(">i")
 _RECORD_COUNT_AT = 57  # v2 batch header: recordCount sits at [57:61)
 
@@ -34,7 +31,7 @@ def count_records(records: bytes) -> int:
     return count
 
 
-def _escape(value: str) -> str:
+def escape_label_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -68,8 +65,9 @@ class BrokerMetrics:
         self.connections_refused = 0
         # Gauges computed when scraped: name -> (help, callable returning [(labels, value)]).
         self._gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
-        # Sources of whole gauge families whose names are known only when scraped (client telemetry).
-        self._collectors: list[Callable[[], Iterable[GaugeFamily]]] = []
+        # Sources of whole metric families whose names are known only when scraped (client telemetry):
+        # callables returning exposition lines.
+        self._collectors: list[Callable[[], Iterable[str]]] = []
 
     def record_request(self, api_key: int, api_version: int, seconds: float) -> None:
         name = api_key_map.get(api_key, str(api_key))
@@ -89,8 +87,8 @@ class BrokerMetrics:
     ) -> None:
         self._gauges[name] = (help_text, sample)
 
-    def add_collector(self, collect: Callable[[], Iterable[GaugeFamily]]) -> None:
-        """`collect()` returns (name, help, samples) of gauge families, rendered after the fixed ones."""
+    def add_collector(self, collect: Callable[[], Iterable[str]]) -> None:
+        """`collect()` returns exposition lines (HELP, TYPE and samples), rendered after the rest."""
         self._collectors.append(collect)
 
     def render(self) -> str:
@@ -102,16 +100,20 @@ class BrokerMetrics:
 
         family("kafka_broker_topic_bytes_in_total", "counter", "Record bytes appended per topic.")
         for topic, value in sorted(self.bytes_in.items()):
-            lines.append(f'kafka_broker_topic_bytes_in_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(f'kafka_broker_topic_bytes_in_total{{topic="{escape_label_value(topic)}"}} {value}')
         family("kafka_broker_topic_messages_in_total", "counter", "Records appended per topic.")
         for topic, value in sorted(self.messages_in.items()):
-            lines.append(f'kafka_broker_topic_messages_in_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(
+                f'kafka_broker_topic_messages_in_total{{topic="{escape_label_value(topic)}"}} {value}'
+            )
         family("kafka_broker_topic_bytes_out_total", "counter", "Record bytes fetched per topic.")
         for topic, value in sorted(self.bytes_out.items()):
-            lines.append(f'kafka_broker_topic_bytes_out_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(f'kafka_broker_topic_bytes_out_total{{topic="{escape_label_value(topic)}"}} {value}')
         family("kafka_broker_topic_messages_out_total", "counter", "Records fetched per topic.")
         for topic, value in sorted(self.messages_out.items()):
-            lines.append(f'kafka_broker_topic_messages_out_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(
+                f'kafka_broker_topic_messages_out_total{{topic="{escape_label_value(topic)}"}} {value}'
+            )
         family("kafka_broker_requests_total", "counter", "Requests handled per API and version.")
         for (api, version), value in sorted(self.requests.items()):
             lines.append(f'kafka_broker_requests_total{{api="{api}",version="{version}"}} {value}')
@@ -138,22 +140,21 @@ class BrokerMetrics:
             "Connections refused by max.connections or max.connections.per.ip.",
         )
         lines.append(f"kafka_broker_connections_refused_total {self.connections_refused}")
-        families: list[GaugeFamily] = []
         for name, (help_text, sample) in sorted(self._gauges.items()):
+            family(name, "gauge", help_text)
             try:
-                families.append((name, help_text, list(sample())))
+                samples = list(sample())
             except Exception:  # a broken gauge must not break the whole scrape
                 log.exception("metrics gauge %s failed", name)
+                continue
+            for labels, value in samples:
+                label_text = ",".join(f'{k}="{escape_label_value(v)}"' for k, v in labels.items())
+                lines.append(f"{name}{{{label_text}}} {value}" if label_text else f"{name} {value}")
         for collect in self._collectors:
             try:
-                families.extend(collect())
-            except Exception:
+                lines.extend(collect())
+            except Exception:  # as a broken gauge
                 log.exception("metrics collector %s failed", collect)
-        for name, help_text, samples in families:
-            family(name, "gauge", help_text)
-            for labels, value in samples:
-                label_text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
-                lines.append(f"{name}{{{label_text}}} {value}" if label_text else f"{name} {value}")
         return "\n".join(lines) + "\n"
 
 

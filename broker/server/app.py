@@ -147,7 +147,7 @@ def start_client_telemetry(state: BrokerState) -> None:
     state.telemetry = ClientMetricsManager(
         state.client_metrics_subscriptions, receiver, lambda: config.get_int("telemetry.max.bytes")
     )
-    state.metrics.add_collector(receiver.families)
+    state.metrics.add_collector(receiver.exposition)
     state.metrics.add_gauge(
         "kafka_broker_telemetry_clients",
         "Client instances whose pushed telemetry is exported (limit: client.telemetry.max.clients).",

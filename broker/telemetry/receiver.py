@@ -21,6 +21,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.metrics.v1.metrics_pb2 import MetricsData
 
+from broker.runtime.metrics import escape_label_value
 from broker.telemetry.subscriptions import ClientIdentity
 
 FAMILY_PREFIX = "kafka_client_"
@@ -92,11 +93,16 @@ def decode_samples(payload: bytes) -> Iterator[tuple[str, Labels, float]]:
                         yield f"{name}_sum", labels, float(point.sum)
 
 
+HELP = "Latest value pushed by clients (KIP-714 client telemetry)."
+
+
 @dataclass(eq=False, slots=True)
 class _ClientSeries:
     client_id: str
     expires_at: float
-    values: dict[tuple[str, Labels], float] = field(default_factory=dict)
+    # (family, data point labels) -> (the series as the exposition names it, its latest value). The
+    # name is rendered once, when the series first arrives: a scrape of 100,000 series only joins text.
+    values: dict[tuple[str, Labels], tuple[str, float]] = field(default_factory=dict)
 
 
 class TelemetryReceiver:
@@ -131,17 +137,20 @@ class TelemetryReceiver:
         self._clients[instance] = entry  # most recently pushing last
         entry.expires_at = now + max(MIN_EXPIRY_S, EXPIRY_INTERVALS * push_interval_ms / 1000)
         for name, labels, value in samples:
+            if not math.isfinite(value):  # Prometheus spells them NaN/+Inf; none is worth a series
+                continue
             key = (name, labels)
-            if key not in entry.values:
+            known = entry.values.get(key)
+            if known is None:
                 if len(entry.values) >= MAX_SERIES_PER_CLIENT or self._series >= MAX_SERIES:
                     self.dropped_series += 1
                     continue
                 self._series += 1
-            entry.values[key] = value
-
-    def forget(self, client_instance_id: str) -> None:
-        if client_instance_id in self._clients:
-            self._forget(client_instance_id)
+                all_labels = (("client_instance_id", instance), ("client_id", entry.client_id), *labels)
+                label_text = ",".join(f'{k}="{escape_label_value(v)}"' for k, v in all_labels)
+                entry.values[key] = (f"{name}{{{label_text}}}", value)
+            else:
+                entry.values[key] = (known[0], value)
 
     def _forget(self, client_instance_id: str) -> None:
         self._series -= len(self._clients.pop(client_instance_id).values)
@@ -150,18 +159,15 @@ class TelemetryReceiver:
         for instance in [i for i, entry in self._clients.items() if entry.expires_at <= now]:
             self._forget(instance)
 
-    def families(self) -> list[tuple[str, str, list[tuple[dict[str, str], float]]]]:
-        """(name, help, samples) of every exported family, for BrokerMetrics.add_collector."""
+    def exposition(self) -> list[str]:
+        """Every exported series as Prometheus text exposition lines, grouped by family (for
+        BrokerMetrics.add_collector)."""
         self._expire(self._clock())
-        families: dict[str, list[tuple[dict[str, str], float]]] = {}
-        for instance, entry in self._clients.items():
-            for (name, labels), value in entry.values.items():
-                if not math.isfinite(value):  # Prometheus spells them NaN/+Inf; none are worth a series
-                    continue
-                families.setdefault(name, []).append(
-                    ({"client_instance_id": instance, "client_id": entry.client_id, **dict(labels)}, value)
-                )
-        return [
-            (name, "Latest value pushed by clients (KIP-714 client telemetry).", samples)
-            for name, samples in sorted(families.items())
-        ]
+        families: dict[str, list[str]] = {}
+        for entry in self._clients.values():
+            for (name, _labels), (series, value) in entry.values.items():
+                families.setdefault(name, []).append(f"{series} {value}")
+        lines: list[str] = []
+        for name in sorted(families):
+            lines += (f"# HELP {name} {HELP}", f"# TYPE {name} gauge", *families[name])
+        return lines
