@@ -3,8 +3,9 @@
     python -m bench.client_telemetry [--flood 20000] [--series 50] [--bombs 50] [--garbage 50]
 
 Starts `python -m broker` with a subscription to every metric every 100 ms, then measures its resident
-memory (VmRSS), the time per request, and the worst ApiVersions round trip of another client that keeps
-asking meanwhile:
+memory (VmRSS), the time per request, the worst ApiVersions round trip of another client that keeps
+asking meanwhile (a thread of this process: it also waits for the flooding thread's GIL), and how long a
+scrape of the metrics endpoint takes afterwards:
 
 - `flood`: `--flood` new client instances (a GetTelemetrySubscriptions with the zero id, then a push of
   `--series` distinct series each): the receiver keeps `client.telemetry.max.clients` (1,000) of them and
@@ -96,7 +97,9 @@ def phase(broker: BrokerProcess, name: str, count: int, one: Callable[[WireClien
     elapsed = time.monotonic() - started
     probe.stopping.set()
     probe.join()
+    scrape_started = time.monotonic()
     text = scrape(broker.metrics_port)
+    scrape_s = time.monotonic() - scrape_started
     return {
         "phase": name,
         "requests": count,
@@ -106,6 +109,8 @@ def phase(broker: BrokerProcess, name: str, count: int, one: Callable[[WireClien
         "rss_after_mb": round(settled_rss_kb(broker.process.pid) / 1024, 1),
         "exported_clients": gauge(text, "kafka_broker_telemetry_clients"),
         "exported_series": gauge(text, "kafka_broker_telemetry_series"),
+        "scrape_ms": round(scrape_s * 1000, 1),
+        "scrape_mb": round(len(text) / 1e6, 1),
         "probe_worst_ms": round(probe.worst_s * 1000, 1),
         "probe_failures": probe.failures,
         "loadavg_1m": os.getloadavg()[0],
