@@ -119,6 +119,12 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     # Not a Kafka property: our Prometheus endpoint (0 = off).
     "metrics.port": (int, 0),
     "metrics.host": (str, "127.0.0.1"),
+    # Client telemetry (KIP-714). Kafka serves it with a ClientTelemetryReceiver plugin; ours exports the
+    # pushed metrics on the Prometheus endpoint (broker/telemetry/). Not Kafka properties: the switch (false:
+    # GetTelemetrySubscriptions/PushTelemetry are not advertised) and the cap on client instances exported.
+    "telemetry.max.bytes": (int, 1048576),
+    "client.telemetry.enable": (bool, True),
+    "client.telemetry.max.clients": (int, 1000),
     "cluster.id": (str, ""),
     # --- security (see broker/auth/__init__.py for the properties we chose where Kafka has none)
     "listener.security.protocol.map": (
@@ -365,6 +371,8 @@ class BrokerConfig:
             "socket.request.max.bytes",
             "log.retention.check.interval.ms",
             "min.insync.replicas",
+            "telemetry.max.bytes",
+            "client.telemetry.max.clients",
         ]
         for name in positive:
             if int(self.values[name]) < 1:  # type: ignore[call-overload]

@@ -181,6 +181,15 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
         "has no Kerberos (GSSAPI), so the value changes nothing."
     ),
     "metrics.port": "Port of the Prometheus endpoint (this broker's own property; 0: off).",
+    "telemetry.max.bytes": "The largest metrics payload a client may push (PushTelemetry), compressed.",
+    "client.telemetry.enable": (
+        "Serve client telemetry (KIP-714: GetTelemetrySubscriptions, PushTelemetry) and export what clients "
+        "push on the Prometheus endpoint (this broker's own property)."
+    ),
+    "client.telemetry.max.clients": (
+        "Client instances whose pushed metrics are exported at once; the one that pushed least recently is "
+        "dropped first (this broker's own property)."
+    ),
     "quota.window.num": "Samples kept for client quota rates.",
     "quota.window.size.seconds": "Length of one client quota sample.",
 }

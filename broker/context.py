@@ -36,6 +36,7 @@ from broker.runtime.dynamic_config import (
 )
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
+from broker.telemetry.manager import ClientMetricsManager
 from broker.topics import TopicManager
 from broker.transactions.coordinator import TransactionCoordinator
 
@@ -126,6 +127,11 @@ class BrokerState:
     dynamic_config_file: DynamicConfigFile | None = None
     # Group configs (resource type GROUP) of a single node, by group id; a cluster's are in its image.
     local_group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Client metrics subscriptions (resource type CLIENT_METRICS) of a single node, by name; a cluster's
+    # are in its image.
+    local_client_metrics_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Client telemetry (KIP-714); None while `client.telemetry.enable` is false (71/72 not advertised).
+    telemetry: ClientMetricsManager | None = None
 
     _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
 
@@ -146,11 +152,21 @@ class BrokerState:
             return dict(self.cluster.image.group_configs.get(group_id, {}))
         return dict(self.local_group_configs.get(group_id, {}))
 
+    def client_metrics_subscriptions(self) -> dict[str, dict[str, str]]:
+        """Every CLIENT_METRICS subscription: name -> its configs."""
+        if self.cluster is not None:
+            return self.cluster.image.client_metrics_configs
+        return self.local_client_metrics_configs
+
     def save_dynamic_configs(self) -> None:
         """A single node's dynamic configs, written before they apply (a cluster's go to the controller)."""
         assert self.dynamic_config_file is not None, "a cluster keeps dynamic configs in its metadata log"
         self.dynamic_config_file.save(
-            {"broker": self.dynamic_config.layers, "group": self.local_group_configs}
+            {
+                "broker": self.dynamic_config.layers,
+                "group": self.local_group_configs,
+                "client_metrics": self.local_client_metrics_configs,
+            }
         )
 
     @property
@@ -197,6 +213,9 @@ class ClientSession:
     auth: AuthSession
     # Set by the dispatcher: how long to hold the response (and stop reading) for quotas.
     throttle_s: float = 0.0
+    # What ApiVersions v3+ said the client is (KIP-511).
+    client_software_name: str = ""
+    client_software_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)

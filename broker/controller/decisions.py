@@ -623,7 +623,7 @@ class Decider:
             problem = topic_config_problem({k: v for k, v in merged.items() if v is not None})
             if problem:
                 return refuse(ErrorCode.invalid_config, problem)
-        if resource_type not in ("topic", "broker", "group"):
+        if resource_type not in ("topic", "broker", "group", "client_metrics"):
             return refuse(ErrorCode.invalid_request, f"unknown resource type {resource_type!r}")
         return Decision([rec.config(resource_type, resource_name, k, v) for k, v in sorted(changes.items())])
 

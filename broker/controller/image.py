@@ -68,6 +68,10 @@ class MetadataDelta:
         )
 
 
+# Config resources kept as name -> configs, dropped when their last config is deleted.
+_NAMED_CONFIG_KINDS = ("group", "client_metrics")
+
+
 class MetadataImage:
     def __init__(self) -> None:
         self.offset = 0  # index of the last applied Raft entry
@@ -77,6 +81,8 @@ class MetadataImage:
         self.broker_configs: dict[str, dict[str, str]] = {}
         # Group configs (KIP-848's consumer.session.timeout.ms, ...) by group id; brokers read them here.
         self.group_configs: dict[str, dict[str, str]] = {}
+        # CLIENT_METRICS subscriptions (KIP-714) by name.
+        self.client_metrics_configs: dict[str, dict[str, str]] = {}
         self.acls: set[tuple[Any, ...]] = set()
         self.scram: dict[str, dict[str, dict[str, Any]]] = {}
         self.tokens: dict[str, dict[str, Any]] = {}  # delegation tokens by id (no HMAC)
@@ -96,6 +102,9 @@ class MetadataImage:
         copy.topic_ids = dict(self.topic_ids)
         copy.broker_configs = {name: dict(configs) for name, configs in self.broker_configs.items()}
         copy.group_configs = {name: dict(configs) for name, configs in self.group_configs.items()}
+        copy.client_metrics_configs = {
+            name: dict(configs) for name, configs in self.client_metrics_configs.items()
+        }
         copy.acls = set(self.acls)
         copy.scram = {user: dict(mechanisms) for user, mechanisms in self.scram.items()}
         copy.tokens = dict(self.tokens)
@@ -238,8 +247,8 @@ class MetadataImage:
             if topic is None:
                 return
             configs = topic.configs
-        elif record["resource_type"] == "group":
-            configs = self.group_configs.setdefault(record["resource_name"], {})
+        elif record["resource_type"] in _NAMED_CONFIG_KINDS:
+            configs = self._named_configs(record["resource_type"]).setdefault(record["resource_name"], {})
         else:
             configs = self.broker_configs.setdefault(record["resource_name"], {})
         if record["value"] is None:
@@ -248,11 +257,14 @@ class MetadataImage:
             configs[record["name"]] = record["value"]
         if record["resource_type"] == "topic":
             delta.topic_configs.append(TopicConfigChange(topic.name, topic.topic_id, dict(configs)))
-        elif record["resource_type"] == "group":
+        elif record["resource_type"] in _NAMED_CONFIG_KINDS:
             if not configs:
-                del self.group_configs[record["resource_name"]]
+                del self._named_configs(record["resource_type"])[record["resource_name"]]
         else:
             delta.broker_configs.append((record["resource_name"], dict(configs)))
+
+    def _named_configs(self, resource_type: str) -> dict[str, dict[str, str]]:
+        return self.group_configs if resource_type == "group" else self.client_metrics_configs
 
     def _apply_security(self, record: Record) -> None:
         kind = record["type"]
@@ -319,6 +331,8 @@ class MetadataImage:
             yield from (rec.config("broker", resource, k, v) for k, v in sorted(configs.items()))
         for group, configs in self.group_configs.items():
             yield from (rec.config("group", group, k, v) for k, v in sorted(configs.items()))
+        for name, configs in self.client_metrics_configs.items():
+            yield from (rec.config("client_metrics", name, k, v) for k, v in sorted(configs.items()))
         yield from ({"type": "create_acl", "acl": list(acl)} for acl in sorted(self.acls, key=repr))
         for user, mechanisms in self.scram.items():
             yield from (

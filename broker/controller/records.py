@@ -163,8 +163,8 @@ def partition_change(
 
 
 def config(resource_type: str, resource_name: str, name: str, value: str | None) -> Record:
-    """resource_type is "topic", "broker" (resource_name "" = the cluster-wide default) or "group"; a
-    None value removes the override."""
+    """resource_type is "topic", "broker" (resource_name "" = the cluster-wide default), "group" or
+    "client_metrics" (a KIP-714 subscription); a None value removes the override."""
     return {
         "type": "config",
         "resource_type": resource_type,

@@ -7,12 +7,8 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.context import RequestContext
-
-# librdkafka changes behaviour as soon as these are advertised (REFERENCE §1), so they are
-# refused here even if a handler for them were ever registered by mistake. (68 and 69, the
-# consumer group protocol, are served: broker/handlers/consumer_groups.py.)
-NEVER_ADVERTISE = frozenset({71})
+from broker.context import BrokerState, RequestContext
+from broker.handlers.telemetry import TELEMETRY_APIS
 
 PRODUCE = 0
 # Advertised lower than served (Kafka 4.0, KAFKA-18659): older librdkafka (Debian's kcat
@@ -46,7 +42,16 @@ def served_min_version(api_key: int, low: int, legacy: bool) -> int:
     return min(low, LEGACY_MIN_VERSION.get(api_key, low)) if legacy else low
 
 
-def advertised_versions(served: ServedApis, legacy: bool = False) -> list[dict[str, int]]:
+def hidden_apis(state: BrokerState) -> frozenset[int]:
+    """The served APIs this broker does not advertise now: GetTelemetrySubscriptions and PushTelemetry while
+    the telemetry receiver is off (Kafka advertises them only with a ClientTelemetryReceiver; librdkafka
+    starts asking for subscriptions as soon as 71 is advertised, REFERENCE §1)."""
+    return frozenset() if state.telemetry is not None else TELEMETRY_APIS
+
+
+def advertised_versions(
+    served: ServedApis, legacy: bool = False, hidden: frozenset[int] = frozenset()
+) -> list[dict[str, int]]:
     return [
         {
             "api_key": key,
@@ -54,13 +59,18 @@ def advertised_versions(served: ServedApis, legacy: bool = False) -> list[dict[s
             "max_version": high,
         }
         for key, (low, high, _handler) in sorted(served.items())
-        if key not in NEVER_ADVERTISE
+        if key not in hidden
     ]
 
 
-def unsupported_version_body(served: ServedApis, legacy: bool = False) -> dict[str, Any]:
+def unsupported_version_body(
+    served: ServedApis, legacy: bool = False, hidden: frozenset[int] = frozenset()
+) -> dict[str, Any]:
     """The v0 body Kafka sends when a client asks for an ApiVersions version it does not know."""
-    return {"error_code": ErrorCode.unsupported_version, "api_keys": advertised_versions(served, legacy)}
+    return {
+        "error_code": ErrorCode.unsupported_version,
+        "api_keys": advertised_versions(served, legacy, hidden),
+    }
 
 
 def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], Awaitable[dict[str, Any]]]:
@@ -68,9 +78,14 @@ def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], 
 
     async def handle_api_versions(ctx: RequestContext, request: Any) -> dict[str, Any]:
         legacy = ctx.broker.config.get_bool(LEGACY_SETTING)
+        session = ctx.session
+        if session is not None and ctx.api_version >= 3:
+            # KIP-511: kept for the connection's later requests (client telemetry `match` selectors).
+            session.client_software_name = request.client_software_name or ""
+            session.client_software_version = request.client_software_version or ""
         return {
             "error_code": ErrorCode.none,
-            "api_keys": advertised_versions(served, legacy),
+            "api_keys": advertised_versions(served, legacy, hidden_apis(ctx.broker)),
             "throttle_time": 0,
         }
 

@@ -1,5 +1,6 @@
 """DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) on topics, brokers (dynamic
-broker configs, per broker id and the cluster default ""), broker loggers and groups."""
+broker configs, per broker id and the cluster default ""), broker loggers, groups and client metrics
+subscriptions (KIP-714); ListConfigResources (74)."""
 
 from __future__ import annotations
 
@@ -33,17 +34,21 @@ from broker.runtime.dynamic_config import (
     kind_of,
 )
 from broker.runtime.log_levels import broker_log_levels, check_log_levels, set_log_levels
+from broker.telemetry import subscriptions
+from broker.telemetry.subscriptions import SubscriptionConfigError
 from broker.topics import TopicError, TopicManager
 
 # ConfigResource types.
 TOPIC = 2
 BROKER = 4
 BROKER_LOGGER = 8
+CLIENT_METRICS = 16
 GROUP = 32
 
 # ConfigSource values from Kafka's DescribeConfigsResponse (the broker ones are in dynamic_config).
 DYNAMIC_TOPIC_CONFIG = 1
 DYNAMIC_BROKER_LOGGER_CONFIG = 6
+CLIENT_METRICS_CONFIG = 7
 GROUP_CONFIG = 8
 
 # ConfigType values (DescribeConfigs v3+).
@@ -168,29 +173,103 @@ def _describe_broker(
     return entries
 
 
-def _describe_group(
-    ctx: RequestContext, group_id: str, include_synonyms: bool, keys: Any, include_documentation: bool
-) -> list[dict[str, Any]]:
-    """A group's configs, set or default; a group that does not exist yet has its defaults (Kafka's answer)."""
-    own = ctx.broker.group_configs(group_id)
-    entries = []
-    for name, (default, _minimum, _maximum) in sorted(GROUP_CONFIGS.items()):
-        if keys is not None and name not in keys:
-            continue
-        synonyms = [{"name": name, "value": own[name], "source": GROUP_CONFIG}] if name in own else []
-        synonyms.append({"name": name, "value": str(default), "source": DEFAULT_CONFIG})
-        entries.append(
-            _entry(
-                name,
-                synonyms[0]["value"],
-                synonyms[0]["source"],
-                False,
-                INT,
-                synonyms if include_synonyms else [],
-                GROUP_CONFIG_DOCUMENTATION.get(name) if include_documentation else None,
-            )
+class _NamedConfigs:
+    """A config resource that is a name with a few configs of its own over fixed defaults (groups, client
+    metrics subscriptions): how it is described, checked and where it is kept."""
+
+    def __init__(
+        self,
+        kind: str,
+        source: int,
+        defaults: dict[str, str],
+        types: dict[str, int],
+        documentation: dict[str, str],
+        check: Callable[[str, dict[str, str]], None],
+        stored: Callable[[RequestContext], dict[str, dict[str, str]]],
+        local: Callable[[RequestContext], dict[str, dict[str, str]]],
+        limit: Callable[[], int],
+    ) -> None:
+        self.kind, self.source, self.defaults, self.types = kind, source, defaults, types
+        self.documentation, self.check, self.stored, self.local, self.limit = (
+            documentation,
+            check,
+            stored,
+            local,
+            limit,
         )
-    return entries
+        self.lists = frozenset(name for name, kind in types.items() if kind == LIST)
+
+    def describe(
+        self, ctx: RequestContext, name: str, include_synonyms: bool, keys: Any, include_documentation: bool
+    ) -> list[dict[str, Any]]:
+        """The resource's configs, set or default; one that does not exist yet has its defaults (Kafka's
+        answer for groups)."""
+        own = self.stored(ctx).get(name, {})
+        entries = []
+        for config, default in sorted(self.defaults.items()):
+            if keys is not None and config not in keys:
+                continue
+            synonyms = (
+                [{"name": config, "value": own[config], "source": self.source}] if config in own else []
+            )
+            synonyms.append({"name": config, "value": default, "source": DEFAULT_CONFIG})
+            entries.append(
+                _entry(
+                    config,
+                    synonyms[0]["value"],
+                    synonyms[0]["source"],
+                    False,
+                    self.types[config],
+                    synonyms if include_synonyms else [],
+                    self.documentation.get(config) if include_documentation else None,
+                )
+            )
+        return entries
+
+
+def _check_group_configs(_group_id: str, configs: dict[str, str]) -> None:
+    try:
+        check_group_configs(configs)
+    except DynamicConfigError as exc:
+        raise _Refused(ErrorCode.invalid_config, exc.message) from None
+
+
+def _check_subscription(name: str, configs: dict[str, str]) -> None:
+    try:
+        subscriptions.check_subscription(name, configs)
+    except SubscriptionConfigError as exc:
+        error = ErrorCode.invalid_request if exc.invalid_request else ErrorCode.invalid_config
+        raise _Refused(error, exc.message) from None
+
+
+def _group_configs_kept(ctx: RequestContext) -> dict[str, dict[str, str]]:
+    cluster = ctx.broker.cluster
+    return cluster.image.group_configs if cluster is not None else ctx.broker.local_group_configs
+
+
+_GROUPS = _NamedConfigs(
+    kind="group",
+    source=GROUP_CONFIG,
+    defaults={name: str(default) for name, (default, _minimum, _maximum) in GROUP_CONFIGS.items()},
+    types=dict.fromkeys(GROUP_CONFIGS, INT),
+    documentation=GROUP_CONFIG_DOCUMENTATION,
+    check=_check_group_configs,
+    stored=_group_configs_kept,
+    local=lambda ctx: ctx.broker.local_group_configs,
+    limit=lambda: MAX_GROUPS_WITH_CONFIGS,
+)
+_CLIENT_METRICS = _NamedConfigs(
+    kind="client_metrics",
+    source=CLIENT_METRICS_CONFIG,
+    defaults=subscriptions.DEFAULTS,
+    types=subscriptions.CONFIG_TYPES,
+    documentation=subscriptions.DOCUMENTATION,
+    check=_check_subscription,
+    stored=lambda ctx: ctx.broker.client_metrics_subscriptions(),
+    local=lambda ctx: ctx.broker.local_client_metrics_configs,
+    limit=lambda: subscriptions.MAX_SUBSCRIPTIONS,
+)
+_NAMED = {GROUP: _GROUPS, CLIENT_METRICS: _CLIENT_METRICS}
 
 
 def _describe_loggers(keys: Any) -> list[dict[str, Any]]:
@@ -209,7 +288,7 @@ def _authorization_error(ctx: RequestContext, resource: Any, operation: Operatio
     elif resource.resource_type == GROUP:
         if not ctx.allowed(operation, ResourceType.GROUP, resource.resource_name):
             return ErrorCode.group_authorization_failed
-    elif resource.resource_type in (BROKER, BROKER_LOGGER) and not ctx.allowed(
+    elif resource.resource_type in (BROKER, BROKER_LOGGER, CLIENT_METRICS) and not ctx.allowed(
         operation, ResourceType.CLUSTER, CLUSTER_NAME
     ):
         return ErrorCode.cluster_authorization_failed
@@ -245,10 +324,11 @@ def _describe_resource(
         if name != str(ctx.broker.node_id):
             return ErrorCode.invalid_request, f"Unexpected broker id, expected {ctx.broker.node_id}", []
         return ErrorCode.none, None, _describe_loggers(keys)
-    if resource.resource_type == GROUP:
+    if resource.resource_type in _NAMED:
         if not name:
-            return ErrorCode.invalid_request, "Group name must not be empty", []
-        return ErrorCode.none, None, _describe_group(ctx, name, include_synonyms, keys, include_documentation)
+            return ErrorCode.invalid_request, "Resource name must not be empty", []
+        named = _NAMED[resource.resource_type]
+        return ErrorCode.none, None, named.describe(ctx, name, include_synonyms, keys, include_documentation)
     return ErrorCode.invalid_request, f"Unsupported resource type {resource.resource_type}", []
 
 
@@ -319,10 +399,10 @@ def _current_overrides(ctx: RequestContext, resource: Any) -> dict[str, str]:
         if name not in (CLUSTER_DEFAULT, str(ctx.broker.node_id)):
             raise _Refused(ErrorCode.invalid_request, f"Unknown broker id {name}")
         return ctx.broker.dynamic_config.layer(name)
-    if resource.resource_type == GROUP:
+    if resource.resource_type in _NAMED:
         if not name:
-            raise _Refused(ErrorCode.invalid_request, "Group name must not be empty")
-        return ctx.broker.group_configs(name)
+            raise _Refused(ErrorCode.invalid_request, "Resource name must not be empty")
+        return dict(_NAMED[resource.resource_type].stored(ctx).get(name, {}))
     raise _Refused(ErrorCode.invalid_request, f"Unsupported resource type {resource.resource_type}")
 
 
@@ -373,45 +453,40 @@ async def _replace_broker_configs(
     dynamic.set_layer(name, layer)
 
 
-def _groups_with_configs(ctx: RequestContext) -> dict[str, dict[str, str]]:
-    cluster = ctx.broker.cluster
-    return cluster.image.group_configs if cluster is not None else ctx.broker.local_group_configs
-
-
-async def _replace_group_configs(
-    ctx: RequestContext, group_id: str, wanted: dict[str, str], validate_only: bool
+async def _replace_named_configs(
+    ctx: RequestContext, named: _NamedConfigs, name: str, wanted: dict[str, str], validate_only: bool
 ) -> None:
-    try:
-        check_group_configs(wanted)
-    except DynamicConfigError as exc:
-        raise _Refused(ErrorCode.invalid_config, exc.message) from None
-    configured = _groups_with_configs(ctx)
-    if wanted and group_id not in configured and len(configured) >= MAX_GROUPS_WITH_CONFIGS:
+    named.check(name, wanted)
+    configured = named.stored(ctx)
+    limit = named.limit()
+    if wanted and name not in configured and len(configured) >= limit:
         # Every broker keeps them all in memory (and a single node rewrites its file on each change).
         raise _Refused(
             ErrorCode.policy_violation,
-            f"{MAX_GROUPS_WITH_CONFIGS} groups have configs already; delete some first",
+            f"{limit} {named.kind} resources have configs already; delete some first",
         )
-    changes = _diff(ctx.broker.group_configs(group_id), wanted)
+    changes = _diff(configured.get(name, {}), wanted)
     if validate_only or not changes:
         return
     if ctx.broker.cluster is not None:
-        await _forward_configs(ctx, "group", group_id, changes)
+        await _forward_configs(ctx, named.kind, name, changes)
         return
-    groups = ctx.broker.local_group_configs
-    previous = groups.get(group_id)
+    kept = named.local(ctx)
+    previous = kept.get(name)
     if wanted:
-        groups[group_id] = dict(wanted)
+        kept[name] = dict(wanted)
     else:
-        groups.pop(group_id, None)
+        kept.pop(name, None)
     try:
         ctx.broker.save_dynamic_configs()
     except OSError as exc:
         if previous is None:
-            groups.pop(group_id, None)
+            kept.pop(name, None)
         else:
-            groups[group_id] = previous
-        raise _Refused(ErrorCode.kafka_storage_error, f"cannot save the group configs: {exc}") from None
+            kept[name] = previous
+        raise _Refused(
+            ErrorCode.kafka_storage_error, f"cannot save the {named.kind} configs: {exc}"
+        ) from None
 
 
 async def _replace(ctx: RequestContext, resource: Any, wanted: dict[str, str], validate_only: bool) -> None:
@@ -427,7 +502,7 @@ async def _replace(ctx: RequestContext, resource: Any, wanted: dict[str, str], v
             ctx, name, _diff(_current_overrides(ctx, resource), wanted), validate_only
         )
     else:
-        await _replace_group_configs(ctx, name, wanted, validate_only)
+        await _replace_named_configs(ctx, _NAMED[resource.resource_type], name, wanted, validate_only)
 
 
 async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -515,7 +590,8 @@ async def _alter_incrementally(ctx: RequestContext, resource: Any, validate_only
     elif resource.resource_type == BROKER:
         wanted = _incremental(current, resource.configs, ctx.broker.config.broker_value, BROKER_LIST_CONFIGS)
     else:
-        wanted = _incremental(current, resource.configs, lambda _name: None, ())
+        named = _NAMED[resource.resource_type]
+        wanted = _incremental(current, resource.configs, lambda _name: None, named.lists)
     await _replace(ctx, resource, wanted, validate_only)
 
 
@@ -539,7 +615,6 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) ->
     return {"throttle_time": 0, "responses": responses}
 
 
-CLIENT_METRICS = 16
 LISTABLE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
 
 
@@ -559,19 +634,21 @@ def _config_resource_names(ctx: RequestContext, resource_type: int) -> list[str]
             _error, listed = ctx.broker.groups.list_groups(states_filter=(), types_filter=())
             names |= {group.group_id for group in listed}
         return sorted(names)
-    return []  # CLIENT_METRICS: no client telemetry subscriptions here
+    return sorted(ctx.broker.client_metrics_subscriptions())  # CLIENT_METRICS
 
 
 async def handle_list_config_resources(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    """ListConfigResources (74): v0 is Kafka 4.0's ListClientMetricsResources (client metrics only, of
-    which there are none here); v1 lists the resources of the asked types, every type when none is asked."""
+    """ListConfigResources (74): v0 is Kafka 4.0's ListClientMetricsResources (client metrics only);
+    v1 lists the resources of the asked types, every type when none is asked."""
     if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         return {
             "throttle_time": 0,
             "error_code": ErrorCode.cluster_authorization_failed,
             "config_resources": [],
         }
-    asked = tuple(getattr(request, "resource_types", ())) or (LISTABLE_TYPES if ctx.api_version >= 1 else ())
+    asked = tuple(getattr(request, "resource_types", ())) or (
+        LISTABLE_TYPES if ctx.api_version >= 1 else (CLIENT_METRICS,)
+    )
     if any(kind not in LISTABLE_TYPES for kind in asked):
         return {"throttle_time": 0, "error_code": ErrorCode.unsupported_version, "config_resources": []}
     resources = [

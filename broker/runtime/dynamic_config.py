@@ -254,16 +254,19 @@ class DynamicBrokerConfig:
 
 class DynamicConfigFile:
     """A single node's dynamic configs in its data directory (a cluster keeps them in the metadata log):
-    {"broker": {"": {...}, "<id>": {...}}, "group": {"<group>": {...}}}, replaced atomically."""
+    {"broker": {"": {...}, "<id>": {...}}, "group": {"<group>": {...}}, "client_metrics": {"<name>": {...}}},
+    replaced atomically."""
+
+    KINDS = ("broker", "group", "client_metrics")
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / "dynamic-configs.json"
 
     def load(self) -> dict[str, dict[str, dict[str, str]]]:
         if not self.path.exists():
-            return {"broker": {}, "group": {}}
+            return {kind: {} for kind in self.KINDS}
         data = json.loads(self.path.read_text(encoding="utf-8"))
-        return {kind: {k: dict(v) for k, v in data.get(kind, {}).items()} for kind in ("broker", "group")}
+        return {kind: {k: dict(v) for k, v in data.get(kind, {}).items()} for kind in self.KINDS}
 
     def save(self, data: Mapping[str, Mapping[str, Mapping[str, str]]]) -> None:
         layers_set = {kind: {k: dict(v) for k, v in layers.items() if v} for kind, layers in data.items()}

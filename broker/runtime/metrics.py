@@ -31,7 +31,7 @@ def count_records(records: bytes) -> int:
     return count
 
 
-def _escape(value: str) -> str:
+def escape_label_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -65,6 +65,9 @@ class BrokerMetrics:
         self.connections_refused = 0
         # Gauges computed when scraped: name -> (help, callable returning [(labels, value)]).
         self._gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
+        # Sources of whole metric families whose names are known only when scraped (client telemetry):
+        # callables returning exposition lines.
+        self._collectors: list[Callable[[], Iterable[str]]] = []
 
     def record_request(self, api_key: int, api_version: int, seconds: float) -> None:
         name = api_key_map.get(api_key, str(api_key))
@@ -84,6 +87,10 @@ class BrokerMetrics:
     ) -> None:
         self._gauges[name] = (help_text, sample)
 
+    def add_collector(self, collect: Callable[[], Iterable[str]]) -> None:
+        """`collect()` returns exposition lines (HELP, TYPE and samples), rendered after the rest."""
+        self._collectors.append(collect)
+
     def render(self) -> str:
         lines: list[str] = []
 
@@ -93,16 +100,20 @@ class BrokerMetrics:
 
         family("kafka_broker_topic_bytes_in_total", "counter", "Record bytes appended per topic.")
         for topic, value in sorted(self.bytes_in.items()):
-            lines.append(f'kafka_broker_topic_bytes_in_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(f'kafka_broker_topic_bytes_in_total{{topic="{escape_label_value(topic)}"}} {value}')
         family("kafka_broker_topic_messages_in_total", "counter", "Records appended per topic.")
         for topic, value in sorted(self.messages_in.items()):
-            lines.append(f'kafka_broker_topic_messages_in_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(
+                f'kafka_broker_topic_messages_in_total{{topic="{escape_label_value(topic)}"}} {value}'
+            )
         family("kafka_broker_topic_bytes_out_total", "counter", "Record bytes fetched per topic.")
         for topic, value in sorted(self.bytes_out.items()):
-            lines.append(f'kafka_broker_topic_bytes_out_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(f'kafka_broker_topic_bytes_out_total{{topic="{escape_label_value(topic)}"}} {value}')
         family("kafka_broker_topic_messages_out_total", "counter", "Records fetched per topic.")
         for topic, value in sorted(self.messages_out.items()):
-            lines.append(f'kafka_broker_topic_messages_out_total{{topic="{_escape(topic)}"}} {value}')
+            lines.append(
+                f'kafka_broker_topic_messages_out_total{{topic="{escape_label_value(topic)}"}} {value}'
+            )
         family("kafka_broker_requests_total", "counter", "Requests handled per API and version.")
         for (api, version), value in sorted(self.requests.items()):
             lines.append(f'kafka_broker_requests_total{{api="{api}",version="{version}"}} {value}')
@@ -137,8 +148,13 @@ class BrokerMetrics:
                 log.exception("metrics gauge %s failed", name)
                 continue
             for labels, value in samples:
-                label_text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+                label_text = ",".join(f'{k}="{escape_label_value(v)}"' for k, v in labels.items())
                 lines.append(f"{name}{{{label_text}}} {value}" if label_text else f"{name} {value}")
+        for collect in self._collectors:
+            try:
+                lines.extend(collect())
+            except Exception:  # as a broken gauge
+                log.exception("metrics collector %s failed", collect)
         return "\n".join(lines) + "\n"
 
 

@@ -32,6 +32,8 @@ from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
 from broker.server.group_storage import start_group_coordinator
 from broker.server.txn_storage import start_transaction_coordinator
+from broker.telemetry.manager import ClientMetricsManager
+from broker.telemetry.receiver import TelemetryReceiver
 from broker.topics import TopicManager
 
 log = logging.getLogger("broker")
@@ -104,6 +106,7 @@ async def open_broker_state(
         request_memory=RequestMemory(config.get_int("queued.max.request.bytes")),
         connection_limits=ConnectionLimits.from_config(config),
     )
+    start_client_telemetry(state)
     if not cluster_member:
         # A cluster member's dynamic configs arrive with the metadata image once it joins.
         load_local_dynamic_configs(state, DynamicConfigFile(data_dir))
@@ -132,6 +135,29 @@ def load_local_dynamic_configs(state: BrokerState, file: DynamicConfigFile) -> N
                 state.node_id,
             )
     state.local_group_configs = saved["group"]
+    state.local_client_metrics_configs = saved["client_metrics"]
+
+
+def start_client_telemetry(state: BrokerState) -> None:
+    """Client telemetry (KIP-714) with its receiver on the metrics endpoint, when `client.telemetry.enable`."""
+    config = state.config
+    if not config.get_bool("client.telemetry.enable"):
+        return
+    receiver = TelemetryReceiver(config.get_int("client.telemetry.max.clients"))
+    state.telemetry = ClientMetricsManager(
+        state.client_metrics_subscriptions, receiver, lambda: config.get_int("telemetry.max.bytes")
+    )
+    state.metrics.add_collector(receiver.exposition)
+    state.metrics.add_gauge(
+        "kafka_broker_telemetry_clients",
+        "Client instances whose pushed telemetry is exported (limit: client.telemetry.max.clients).",
+        lambda: [({}, float(len(receiver)))],
+    )
+    state.metrics.add_gauge(
+        "kafka_broker_telemetry_series",
+        "Client telemetry series exported.",
+        lambda: [({}, float(receiver.series))],
+    )
 
 
 def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstrap_users: bool) -> ScramStore:

@@ -11,7 +11,12 @@ from broker.auth.principal import ANONYMOUS, principal_user
 from broker.auth.sasl import ALLOWED_BEFORE_AUTHENTICATION
 from broker.context import BrokerState, ClientSession, RequestContext
 from broker.handlers.api_table import registry
-from broker.handlers.api_versions import LEGACY_SETTING, served_min_version, unsupported_version_body
+from broker.handlers.api_versions import (
+    LEGACY_SETTING,
+    hidden_apis,
+    served_min_version,
+    unsupported_version_body,
+)
 from broker.protocol.frames import (
     FramedResponse,
     MalformedRequest,
@@ -71,7 +76,9 @@ async def dispatch(
         if header.api_key == API_VERSIONS:
             # KIP-511: answer a too-new ApiVersions with a v0 body listing what we support,
             # so the client can retry with a version we know.
-            body = build_response(API_VERSIONS, 0, unsupported_version_body(registry(), legacy))
+            body = build_response(
+                API_VERSIONS, 0, unsupported_version_body(registry(), legacy, hidden_apis(state))
+            )
             return [encode_response(API_VERSIONS, 0, header.correlation_id, body)]
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id)
     request = decode_body(header, frame)

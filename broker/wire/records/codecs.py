@@ -5,7 +5,11 @@ import struct
 
 import cramjam
 
-from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
+from broker.wire.records.errors import (
+    CorruptRecordError,
+    DecompressedTooLargeError,
+    UnsupportedCompressionError,
+)
 
 
 class Codec(enum.IntEnum):
@@ -68,7 +72,8 @@ _OUTPUT_TOO_SMALL = ("failed to write whole buffer", "is smaller than required")
 def decompress(
     codec: Codec, data: bytes | bytearray | memoryview, limit: int = MAX_DECOMPRESSED_BYTES
 ) -> bytes:
-    """Decompress into bounded buffers: more than `limit` bytes is a CorruptRecordError."""
+    """Decompress into bounded buffers: more than `limit` bytes is a DecompressedTooLargeError (a
+    CorruptRecordError)."""
     if codec == Codec.NONE:
         return bytes(data)
     if codec not in _DECOMPRESS_INTO:
@@ -88,7 +93,7 @@ def _decompress_bounded(codec: Codec, data: bytes | bytearray | memoryview, limi
             if not any(marker in str(exc) for marker in _OUTPUT_TOO_SMALL):
                 raise CorruptRecordError(f"cannot decompress {codec.name} data: {exc}") from None
             if size >= limit:
-                raise CorruptRecordError(
+                raise DecompressedTooLargeError(
                     f"{codec.name} data decompresses to more than {limit} bytes"
                 ) from None
             size = min(limit, size * 4)

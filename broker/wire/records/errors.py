@@ -18,6 +18,11 @@ class CorruptRecordError(StorageError):
     error_code = ErrorCode.corrupt_message.value
 
 
+class DecompressedTooLargeError(CorruptRecordError):
+    """Compressed data that would decompress to more than the caller's limit (a decompression bomb, or
+    just too much)."""
+
+
 class InvalidRecordError(StorageError):
     """Well-formed bytes that break a rule: a missing key on a compacted topic, a client control batch.
 

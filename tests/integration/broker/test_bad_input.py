@@ -137,7 +137,7 @@ def test_an_unknown_api_version_of_api_versions_gets_a_v0_answer(broker):
     keys = {struct.unpack_from(">h", frame, 10 + 6 * i)[0] for i in range(count)}
     assert {0, 1, 3, 18}.issubset(keys)
     assert {68, 69}.issubset(keys)  # the consumer group protocol (KIP-848)
-    assert 71 not in keys  # GetTelemetrySubscriptions: not served, so never advertised
+    assert {71, 72}.issubset(keys)  # client telemetry: advertised while its receiver is on (the default)
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,21 @@ def test_group_configs_are_kept_in_the_image_and_its_snapshot() -> None:
     assert image.group_configs == {}
 
 
+def test_client_metrics_subscriptions_are_kept_in_the_image_and_its_snapshot() -> None:
+    image, decider = cluster(1)
+    commit(
+        image, decider.alter_configs(image, "client_metrics", "s", {"metrics": "*", "interval.ms": "1000"})
+    )
+    commit(image, decider.alter_configs(image, "group", "g1", {"consumer.session.timeout.ms": "50000"}))
+    assert image.client_metrics_configs == {"s": {"metrics": "*", "interval.ms": "1000"}}
+    restored = MetadataImage.from_snapshot(image.to_snapshot())
+    assert restored.client_metrics_configs == image.client_metrics_configs
+    assert restored.group_configs == image.group_configs
+    commit(image, decider.alter_configs(image, "client_metrics", "s", {"metrics": None, "interval.ms": None}))
+    assert image.client_metrics_configs == {}
+    assert image.group_configs == {"g1": {"consumer.session.timeout.ms": "50000"}}
+
+
 def test_alter_partition_refuses_stale_versions_and_fenced_replicas() -> None:
     image, decider = cluster(3)
     commit(image, decider.create_topic(image, TopicRequest("orders", partitions=1)))

@@ -1,5 +1,6 @@
 """The config handlers on a real broker state (no sockets): dynamic defaults reach existing partition logs,
-and the number of groups with configs is bounded."""
+the number of groups with configs and of client metrics subscriptions is bounded, and list operations apply to
+subscriptions."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from kio.static.primitive import i8
 
 from broker.context import RequestContext
 from broker.handlers import configs
+from broker.telemetry import subscriptions
 from tests.unit.broker.running_state import running_state
 
-SET, DELETE = 0, 1
-BROKER, GROUP = 4, 32
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+BROKER, CLIENT_METRICS, GROUP = 4, 16, 32
 
 
 def _alter(loop, state, resource_type: int, name: str, config: str, value: str | None) -> ErrorCode:
@@ -71,3 +73,59 @@ def test_groups_with_configs_are_bounded(tmp_path: Path, monkeypatch: pytest.Mon
         )
         assert _alter(loop, state, GROUP, "b", name, None) == ErrorCode.none
         assert _alter(loop, state, GROUP, "c", name, "6000") == ErrorCode.none
+
+
+def _alter_ops(loop, state, name: str, *ops: tuple[str, int, str | None]) -> ErrorCode:
+    """IncrementalAlterConfigs on a CLIENT_METRICS resource with several operations."""
+    ctx = RequestContext(
+        api_key=44,
+        api_version=1,
+        correlation_id=1,
+        client_id="test",
+        client_host="127.0.0.1",
+        client_port=1,
+        listener_name="PLAINTEXT",
+        broker=state,
+    )
+    request = IncrementalAlterConfigsRequest(
+        resources=(
+            AlterConfigsResource(
+                resource_type=i8(CLIENT_METRICS),
+                resource_name=name,
+                configs=tuple(
+                    AlterableConfig(name=config, config_operation=i8(op), value=value)
+                    for config, op, value in ops
+                ),
+            ),
+        ),
+        validate_only=False,
+    )
+    response = loop.run_until_complete(configs.handle_incremental_alter_configs(ctx, request))
+    return response["responses"][0]["error_code"]
+
+
+def test_client_metrics_lists_take_append_and_subtract(tmp_path: Path) -> None:
+    with running_state(tmp_path, "orders") as (loop, state):
+        assert _alter_ops(loop, state, "s", ("metrics", SET, "org.a.")) == ErrorCode.none
+        assert _alter_ops(loop, state, "s", ("metrics", APPEND, "org.b.,org.c.")) == ErrorCode.none
+        assert _alter_ops(loop, state, "s", ("metrics", SUBTRACT, "org.a.")) == ErrorCode.none
+        assert _alter_ops(loop, state, "s", ("match", APPEND, "client_id=x")) == ErrorCode.none
+        assert state.client_metrics_subscriptions() == {
+            "s": {"metrics": "org.b.,org.c.", "match": "client_id=x"}
+        }
+        assert _alter_ops(loop, state, "s", ("interval.ms", APPEND, "5")) == ErrorCode.invalid_config
+        assert _alter_ops(loop, state, "s", ("match", APPEND, "client_colour=x")) == ErrorCode.invalid_config
+        assert '"client_metrics"' in (tmp_path / "dynamic-configs.json").read_text()
+        assert (
+            _alter_ops(loop, state, "s", ("metrics", DELETE, None), ("match", DELETE, None)) == ErrorCode.none
+        )
+        assert state.client_metrics_subscriptions() == {}
+
+
+def test_client_metrics_subscriptions_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subscriptions, "MAX_SUBSCRIPTIONS", 2)
+    with running_state(tmp_path, "orders") as (loop, state):
+        assert _alter_ops(loop, state, "a", ("metrics", SET, "*")) == ErrorCode.none
+        assert _alter_ops(loop, state, "b", ("metrics", SET, "*")) == ErrorCode.none
+        assert _alter_ops(loop, state, "c", ("metrics", SET, "*")) == ErrorCode.policy_violation
+        assert _alter_ops(loop, state, "a", ("interval.ms", SET, "1000")) == ErrorCode.none

@@ -103,9 +103,19 @@ def test_configs_without_a_broker_setting_are_kept_in_extra() -> None:
 
 def test_the_file_round_trips_and_starts_empty(tmp_path: Path) -> None:
     file = DynamicConfigFile(tmp_path)
-    assert file.load() == {"broker": {}, "group": {}}
-    file.save({"broker": {"": {"message.max.bytes": "5"}, "3": {}}, "group": {"g": {"x": "1"}}})
-    assert file.load() == {"broker": {"": {"message.max.bytes": "5"}}, "group": {"g": {"x": "1"}}}
+    assert file.load() == {"broker": {}, "group": {}, "client_metrics": {}}
+    file.save(
+        {
+            "broker": {"": {"message.max.bytes": "5"}, "3": {}},
+            "group": {"g": {"x": "1"}},
+            "client_metrics": {"s": {"metrics": "*"}},
+        }
+    )
+    assert file.load() == {
+        "broker": {"": {"message.max.bytes": "5"}},
+        "group": {"g": {"x": "1"}},
+        "client_metrics": {"s": {"metrics": "*"}},
+    }
 
 
 def test_group_configs_are_bounded_as_kafkas() -> None:

@@ -1,0 +1,61 @@
+"""GetTelemetrySubscriptions (71) and PushTelemetry (72): client telemetry (KIP-714), served while the
+broker's telemetry receiver is on (`client.telemetry.enable`, Kafka's rule: advertised only with a receiver)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.context import RequestContext
+from broker.telemetry.manager import TelemetryPush
+from broker.telemetry.subscriptions import ClientIdentity
+
+GET_TELEMETRY_SUBSCRIPTIONS = 71
+PUSH_TELEMETRY = 72
+TELEMETRY_APIS = frozenset({GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY})
+
+
+def _identity(ctx: RequestContext) -> ClientIdentity:
+    """The client as `match` selectors see it; the instance id is filled in by the manager."""
+    session = ctx.session
+    return ClientIdentity(
+        client_instance_id="",
+        client_id=ctx.client_id or "",
+        client_software_name=session.client_software_name if session is not None else "",
+        client_software_version=session.client_software_version if session is not None else "",
+        client_source_address=ctx.client_host,
+        client_source_port=str(ctx.client_port),
+    )
+
+
+async def handle_get_telemetry_subscriptions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    telemetry = ctx.broker.telemetry
+    if telemetry is None:
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.unsupported_version,
+            "client_instance_id": None,
+            "subscription_id": 0,
+            "push_interval": 0,
+            "telemetry_max_bytes": 0,
+            "delta_temporality": False,
+        }
+    return telemetry.get_subscriptions(request.client_instance_id, _identity(ctx))
+
+
+async def handle_push_telemetry(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    telemetry = ctx.broker.telemetry
+    if telemetry is None:
+        return {"throttle_time": 0, "error_code": ErrorCode.unsupported_version}
+    push = TelemetryPush(
+        request.subscription_id, request.terminating, request.compression_type, request.metrics
+    )
+    outcome = telemetry.push(request.client_instance_id, _identity(ctx), push)
+    return {"throttle_time": 0, "error_code": outcome.error}
+
+
+APIS = {
+    GET_TELEMETRY_SUBSCRIPTIONS: (0, 0, handle_get_telemetry_subscriptions),
+    PUSH_TELEMETRY: (0, 0, handle_push_telemetry),
+}
