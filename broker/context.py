@@ -21,6 +21,7 @@ from broker.config import BrokerConfig, Listener
 from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import GroupCoordinator
 from broker.log.log_manager import LogManager
+from broker.metadata.features import FeatureFile, default_levels, finalized_levels
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
@@ -127,6 +128,12 @@ class BrokerState:
     # Group configs (resource type GROUP) of a single node, by group id; a cluster's are in its image.
     local_group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    # A single node's finalized feature levels and their epoch (UpdateFeatures), kept in `feature_file`;
+    # a cluster's are in its metadata image.
+    feature_file: FeatureFile | None = None
+    local_features: dict[str, int] = field(default_factory=default_levels)
+    local_features_epoch: int = 0
+
     _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -152,6 +159,17 @@ class BrokerState:
         self.dynamic_config_file.save(
             {"broker": self.dynamic_config.layers, "group": self.local_group_configs}
         )
+
+    def finalized_features(self) -> tuple[int, dict[str, int]]:
+        """(epoch, level of every known feature): a cluster's from its metadata image (the epoch is the
+        image's offset, as Kafka's), a single node's from its data directory."""
+        if self.cluster is not None:
+            image = self.cluster.image
+            return image.offset, finalized_levels(image.features)
+        return self.local_features_epoch, dict(self.local_features)
+
+    def feature_level(self, name: str) -> int:
+        return self.finalized_features()[1].get(name, 0)
 
     @property
     def partitions(self) -> PartitionManager:

@@ -8,6 +8,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.context import RequestContext
+from broker.handlers.features import feature_fields
 
 # librdkafka changes behaviour as soon as these are advertised (REFERENCE §1), so they are
 # refused here even if a handler for them were ever registered by mistake. (68 and 69, the
@@ -72,6 +73,7 @@ def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], 
             "error_code": ErrorCode.none,
             "api_keys": advertised_versions(served, legacy),
             "throttle_time": 0,
+            **feature_fields(ctx),
         }
 
     return handle_api_versions
