@@ -67,7 +67,10 @@ class TransactionVerifier(Protocol):
     producer (`producer_id`, `producer_epoch`) has added that partition to its ongoing transaction
     `transactional_id` (AddPartitionsToTxn), else the error that partition is answered with (such
     as INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH, NOT_COORDINATOR); a partition missing from the
-    answer is appended. The batches' own producer epoch is checked by the log either way."""
+    answer is appended. The batches' own producer epoch is checked by the log either way.
+
+    With `add_partitions` (transaction version 2: Produce v12, TxnOffsetCommit v5) the partitions not yet
+    in the transaction are added to it (starting one) rather than refused: KIP-890 part 2's implicit add."""
 
     async def verify(
         self,
@@ -75,6 +78,8 @@ class TransactionVerifier(Protocol):
         producer_id: int,
         producer_epoch: int,
         partitions: Sequence[tuple[str, int]],
+        *,
+        add_partitions: bool = False,
     ) -> Mapping[tuple[str, int], ErrorCode]: ...
 
 

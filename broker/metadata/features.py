@@ -56,13 +56,12 @@ METADATA_VERSIONS: dict[int, tuple[str, bool]] = {
 MINIMUM_METADATA_VERSION = min(METADATA_VERSIONS)
 LATEST_METADATA_VERSION = max(METADATA_VERSIONS)
 
-# The (min, max) levels this broker implements, advertised in ApiVersions' SupportedFeatures. The maximum
-# of transaction.version is 1 until the KIP-890 part 2 paths are served (then 2, Kafka 4.0's); kraft.version
-# is 0 until the Raft layer has dynamic voters.
+# The (min, max) levels this broker implements, advertised in ApiVersions' SupportedFeatures. kraft.version is
+# 0 until the Raft layer has dynamic voters.
 SUPPORTED: dict[str, tuple[int, int]] = {
     METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
     KRAFT_VERSION: (0, 0),
-    TRANSACTION_VERSION: (0, 1),
+    TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
 }
 

@@ -74,16 +74,16 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
     assert supported == {
         "metadata.version": (7, 25),
         "kraft.version": (0, 0),
-        "transaction.version": (0, 1),
+        "transaction.version": (0, 2),
         "group.version": (0, 1),
     }
     # v3 leaves out what has minimum 0 (older clients read 0 as "unsupported").
     v3 = api_versions(fresh_broker, 3)
     assert [k.name for k in v3.supported_features] == ["metadata.version"]
     epoch, levels = finalized(fresh_broker)
-    # 4.0-IV3, the consumer protocol on; transaction.version capped at what is served; kraft.version 0 is
+    # 4.0-IV3, the consumer protocol on, KIP-890 part 2 transactions; kraft.version 0 is
     # not listed (a level of 0 is not finalized).
-    assert levels == {"metadata.version": 25, "group.version": 1, "transaction.version": 1}
+    assert levels == {"metadata.version": 25, "group.version": 1, "transaction.version": 2}
     assert epoch >= 0
 
 
@@ -156,9 +156,9 @@ def test_validate_only_and_old_versions(fresh_broker: BrokerProcess) -> None:
             "Invalid update version 2 for feature group.version. Local controller 1 only supports versions 0-1",
         ),
         (
-            [("transaction.version", 2, UPGRADE)],
-            "Invalid update version 2 for feature transaction.version. Local controller 1 only supports "
-            "versions 0-1",
+            [("transaction.version", 3, UPGRADE)],
+            "Invalid update version 3 for feature transaction.version. Local controller 1 only supports "
+            "versions 0-2",
         ),
         (
             [("no.such.version", 1, UPGRADE)],

@@ -54,14 +54,14 @@ def wait_for_levels(nodes: list[ClusterNode], wanted: dict[str, int], timeout_s:
 
 
 def test_levels_are_replicated_and_survive_a_controller_failover(cluster3: LocalCluster) -> None:
-    defaults = {"metadata.version": 25, "group.version": 1, "transaction.version": 1}
+    defaults = {"metadata.version": 25, "group.version": 1, "transaction.version": 2}
     wait_for_levels(cluster3.brokers, defaults)
 
     controller = active_controller(cluster3)
     other = next(n for n in cluster3.brokers if n.node_id != controller)
     response = update(other, "group.version", 0, SAFE_DOWNGRADE)
     assert (response.error_code, response.error_message) == (0, None)
-    lowered = {"metadata.version": 25, "transaction.version": 1}
+    lowered = {"metadata.version": 25, "transaction.version": 2}
     # Forwarded writes return once the receiving broker's image has them; the others follow.
     assert levels(other) == lowered
     wait_for_levels(cluster3.brokers, lowered)
