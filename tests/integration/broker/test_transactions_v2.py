@@ -23,6 +23,7 @@ from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
 
 from broker.wire.records.records import Record, build_batch
 from tests.fixtures.broker import BrokerProcess
+from tests.integration.broker import test_transactions_clients as clients
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 from tests.integration.broker.transactions_wire import _coordinator_of, consume_values
@@ -244,3 +245,14 @@ def test_transaction_version_1_keeps_version_1_behaviour_at_the_same_request_ver
         assert producer.end(True) == (ErrorCode.none, producer.producer_id, producer.epoch)
         producer.coordinator.close()
     assert consume_values(fresh_broker.bootstrap, topic, "read_committed", 1) == [b"added"]
+
+
+def test_the_client_libraries_transactions_work_at_transaction_version_1(fresh_broker: BrokerProcess) -> None:
+    """librdkafka, kafka-python and aiokafka send version 1 requests; test_transactions_clients.py runs them at
+    the default level (2), this at level 1."""
+    set_transaction_version(fresh_broker, 1)
+    clients.test_confluent_commit_and_abort_as_read_committed_sees_them(fresh_broker)
+    clients.test_consume_transform_produce_commits_offsets_with_the_output(fresh_broker)
+    clients.test_a_second_producer_with_the_same_transactional_id_fences_the_first(fresh_broker)
+    clients.test_kafka_python_transactional_producer(fresh_broker)
+    clients.test_aiokafka_transactional_producer(fresh_broker)
