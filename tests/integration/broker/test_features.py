@@ -3,15 +3,18 @@ changes them (upgrade, safe / unsafe downgrade, validate-only) or refuses as Kaf
 restart, and group.version 0 turns the consumer protocol off.
 
 Neither client library has a features call (confluent-kafka's AdminClient.describe_cluster carries no
-features; kafka-python 3.0 has no describe_features), so these are raw requests."""
+features; kafka-python 3.0 has no describe_features), so these are raw requests; a librdkafka consumer shows
+what group.version 0 does to a client."""
 
 from __future__ import annotations
 
 import datetime
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, KafkaError
 from kio.schema.api_versions.v3.request import ApiVersionsRequest as ApiVersionsV3
 from kio.schema.api_versions.v4.request import ApiVersionsRequest as ApiVersionsV4
 from kio.schema.consumer_group_describe.v0.request import ConsumerGroupDescribeRequest
@@ -239,3 +242,31 @@ def test_group_version_0_turns_the_consumer_protocol_off(fresh_broker: BrokerPro
     assert update_v2(fresh_broker, ("group.version", 1, UPGRADE)).error_code == 0
     with WireClient(fresh_broker.bootstrap) as client:
         assert client.request(heartbeat).error_code == 0
+
+
+def test_a_librdkafka_consumer_protocol_member_fails_as_against_kafka_with_group_version_0(
+    fresh_broker: BrokerProcess,
+) -> None:
+    assert update_v2(fresh_broker, ("group.version", 0, SAFE_DOWNGRADE)).error_code == 0
+    errors: list[KafkaError] = []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": fresh_broker.bootstrap,
+            "group.id": "features-gv0",
+            "group.protocol": "consumer",
+            "error_cb": errors.append,
+        }
+    )
+    try:
+        consumer.subscribe(["features-gv0-topic"])
+        deadline = time.monotonic() + 15
+        while not errors and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is not None:
+                errors.append(message.error())
+    finally:
+        consumer.close()
+    assert errors, "the consumer protocol member was not refused"
+    assert errors[0].code() == KafkaError._FATAL
+    assert "ConsumerGroupHeartbeat" in errors[0].str()
+    assert "API version not supported" in errors[0].str()
