@@ -56,7 +56,7 @@ def _updates(ctx: RequestContext, request: Any) -> list[FeatureUpdate]:
     return [FeatureUpdate(u.feature, u.max_version_level, u.upgrade_type) for u in request.feature_updates]
 
 
-def _answer(ctx: RequestContext, request: Any, error: ErrorCode, message: str | None) -> dict[str, Any]:
+def _answer(request: Any, error: ErrorCode, message: str | None) -> dict[str, Any]:
     """Kafka's shapes: an error at the top with no rows; success with one NONE row per feature (v0-1)."""
     rows = []
     if error == ErrorCode.none:
@@ -69,7 +69,7 @@ def _answer(ctx: RequestContext, request: Any, error: ErrorCode, message: str | 
 
 async def handle_update_features(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
-        return _answer(ctx, request, ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
+        return _answer(request, ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
     updates = _updates(ctx, request)
     validate_only = ctx.api_version >= 1 and request.validate_only
     broker = ctx.broker
@@ -88,24 +88,22 @@ async def handle_update_features(ctx: RequestContext, request: Any) -> dict[str,
         except ControllerError as exc:
             code = ErrorCode(exc.code)
             prefix = FEATURE_ERROR_PREFIX if code == ErrorCode.invalid_update_version else ""
-            return _answer(ctx, request, code, prefix + exc.message if exc.message else None)
-        return _answer(ctx, request, ErrorCode.none, None)
+            return _answer(request, code, prefix + exc.message if exc.message else None)
+        return _answer(request, ErrorCode.none, None)
     epoch, levels = broker.finalized_features()
     try:
         proposed = plan_update(levels, updates, f"Local controller {broker.node_id}")
     except FeatureUpdateError as exc:
-        return _answer(ctx, request, ErrorCode.invalid_update_version, FEATURE_ERROR_PREFIX + str(exc))
+        return _answer(request, ErrorCode.invalid_update_version, FEATURE_ERROR_PREFIX + str(exc))
     if validate_only or not updates:
-        return _answer(ctx, request, ErrorCode.none, None)
+        return _answer(request, ErrorCode.none, None)
     assert broker.feature_file is not None, "a single node keeps its features in its data directory"
     try:
         broker.feature_file.save(epoch + 1, proposed)
     except OSError as exc:
-        return _answer(
-            ctx, request, ErrorCode.kafka_storage_error, f"cannot save the finalized features: {exc}"
-        )
+        return _answer(request, ErrorCode.kafka_storage_error, f"cannot save the finalized features: {exc}")
     broker.local_features, broker.local_features_epoch = proposed, epoch + 1
-    return _answer(ctx, request, ErrorCode.none, None)
+    return _answer(request, ErrorCode.none, None)
 
 
 APIS = {UPDATE_FEATURES: (0, 2, handle_update_features)}

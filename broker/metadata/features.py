@@ -5,8 +5,10 @@ Kafka 4.0's meaning of the levels, and what this broker does at each:
 - metadata.version 7 (3.3-IV3) … 25 (4.0-IV3): the metadata log format. This broker's metadata log has one
   format, so the level is recorded and advertised (clients read it to tell the cluster's release) and
   changes nothing else here.
-- kraft.version 0 (static quorum) / 1 (dynamic quorum, KIP-853): owned by the Raft layer; the quorum code
-  raises the supported maximum when it implements dynamic voters (`SUPPORTED`).
+- kraft.version 0 (static quorum) / 1 (dynamic quorum, KIP-853): the Raft layer's. When it implements dynamic
+  voters it raises the supported maximum here (`SUPPORTED`), may record the level itself with
+  `broker.controller.records.feature_level` (e.g. a quorum formatted dynamic), and reads it with
+  `BrokerState.feature_level(KRAFT_VERSION)` (brokers) or `MetadataImage.features` (controllers).
 - transaction.version 0/1 (KIP-890 part 1: server-side verification) / 2 (KIP-890 part 2: an epoch bump on
   every EndTxn, the implicit partition add by Produce v12).
 - group.version 0 (classic groups only) / 1 (the KIP-848 consumer protocol: ConsumerGroupHeartbeat).
