@@ -643,7 +643,8 @@ class Decider:
             return refuse(ErrorCode.invalid_update_version, str(exc))
         if validate_only:
             return Decision()
-        return Decision([rec.feature_level(u.feature, proposed[u.feature]) for u in updates])
+        changed = dict.fromkeys(u.feature for u in updates)
+        return Decision([rec.feature_level(name, proposed[name]) for name in changed])
 
     def security_change(self, records: Sequence[Record]) -> Decision:
         """ACL, SCRAM and quota changes, decided by the receiving broker's handlers."""

@@ -188,14 +188,12 @@ def _check_dependencies(proposed: Mapping[str, int], changed: Sequence[str]) -> 
 def plan_update(current: Mapping[str, int], updates: Sequence[FeatureUpdate], node: str) -> dict[str, int]:
     """The levels after `updates` (all or nothing), checked as Kafka's controller checks them; raises
     FeatureUpdateError naming the first feature refused. `node` names who checks ("Local controller 1")."""
-    seen: set[str] = set()
-    for update in updates:
-        if update.feature in seen:
-            raise FeatureUpdateError(f"Feature {update.feature} appears more than once in the request.")
-        seen.add(update.feature)
+    # A feature named twice: the last one counts (Kafka's controller reads the request into a map).
+    latest = {update.feature: update for update in updates}
+    for update in latest.values():
         _check_one(current, update, node)
-    proposed = {**current, **{u.feature: u.level for u in updates}}
-    _check_dependencies(proposed, [u.feature for u in updates])
+    proposed = {**current, **{name: update.level for name, update in latest.items()}}
+    _check_dependencies(proposed, list(latest))
     return proposed
 
 

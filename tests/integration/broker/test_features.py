@@ -204,7 +204,9 @@ def test_refusals_are_kafkas_and_change_nothing(
 
 
 def test_one_refused_update_refuses_the_whole_request(fresh_broker: BrokerProcess) -> None:
-    response = update_v2(fresh_broker, ("group.version", 0, SAFE_DOWNGRADE), ("group.version", 5, UPGRADE))
+    response = update_v2(
+        fresh_broker, ("transaction.version", 9, UPGRADE), ("group.version", 0, SAFE_DOWNGRADE)
+    )
     assert response.error_code == INVALID_UPDATE_VERSION
     response = update_v2(
         fresh_broker, ("group.version", 0, SAFE_DOWNGRADE), ("transaction.version", 9, UPGRADE)

@@ -101,3 +101,12 @@ def test_a_single_nodes_levels_are_kept_in_its_data_directory(tmp_path) -> None:
     assert file.load() == (0, default_levels())
     file.save(3, {**default_levels(), GROUP_VERSION: 0})
     assert file.load() == (3, {**default_levels(), GROUP_VERSION: 0})
+
+
+def test_a_feature_named_twice_takes_the_last_level() -> None:
+    levels = plan_update(
+        default_levels(),
+        [FeatureUpdate(GROUP_VERSION, 5), FeatureUpdate(GROUP_VERSION, 0, SAFE_DOWNGRADE)],
+        "n",
+    )
+    assert levels[GROUP_VERSION] == 0
