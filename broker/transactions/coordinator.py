@@ -534,6 +534,8 @@ class TransactionCoordinator:
     async def _prepare_v2(
         self, metadata: TransactionMetadata, commit: bool, empty: bool
     ) -> InitProducerResult:
+        """Writes PrepareCommit/PrepareAbort with the epoch bumped (and, past the last epoch, the producer id
+        to move to), then completes it in the background; `empty`: an abort with no partitions added."""
         state = metadata.state
         next_producer_id = -1
         if metadata.producer_epoch >= MAX_PRODUCER_EPOCH - 1:
