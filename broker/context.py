@@ -21,6 +21,7 @@ from broker.config import BrokerConfig, Listener
 from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import GroupCoordinator
 from broker.log.log_manager import LogManager
+from broker.metadata.features import FeatureFile, default_levels, finalized_levels
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
@@ -67,7 +68,10 @@ class TransactionVerifier(Protocol):
     producer (`producer_id`, `producer_epoch`) has added that partition to its ongoing transaction
     `transactional_id` (AddPartitionsToTxn), else the error that partition is answered with (such
     as INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH, NOT_COORDINATOR); a partition missing from the
-    answer is appended. The batches' own producer epoch is checked by the log either way."""
+    answer is appended. The batches' own producer epoch is checked by the log either way.
+
+    With `add_partitions` (transaction version 2: Produce v12, TxnOffsetCommit v5) the partitions not yet
+    in the transaction are added to it (starting one) rather than refused: KIP-890 part 2's implicit add."""
 
     async def verify(
         self,
@@ -75,6 +79,8 @@ class TransactionVerifier(Protocol):
         producer_id: int,
         producer_epoch: int,
         partitions: Sequence[tuple[str, int]],
+        *,
+        add_partitions: bool = False,
     ) -> Mapping[tuple[str, int], ErrorCode]: ...
 
 
@@ -133,6 +139,12 @@ class BrokerState:
     # Client telemetry (KIP-714); None while `client.telemetry.enable` is false (71/72 not advertised).
     telemetry: ClientMetricsManager | None = None
 
+    # A single node's finalized feature levels and their epoch (UpdateFeatures), kept in `feature_file`;
+    # a cluster's are in its metadata image.
+    feature_file: FeatureFile | None = None
+    local_features: dict[str, int] = field(default_factory=default_levels)
+    local_features_epoch: int = 0
+
     _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -168,6 +180,17 @@ class BrokerState:
                 "client_metrics": self.local_client_metrics_configs,
             }
         )
+
+    def finalized_features(self) -> tuple[int, dict[str, int]]:
+        """(epoch, level of every known feature): a cluster's from its metadata image (the epoch is the
+        image's offset, as Kafka's), a single node's from its data directory."""
+        if self.cluster is not None:
+            image = self.cluster.image
+            return image.offset, finalized_levels(image.features)
+        return self.local_features_epoch, dict(self.local_features)
+
+    def feature_level(self, name: str) -> int:
+        return self.finalized_features()[1].get(name, 0)
 
     @property
     def partitions(self) -> PartitionManager:

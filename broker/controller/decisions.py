@@ -23,6 +23,7 @@ from broker.controller.placement import Candidate, PlacementError, place_partiti
 from broker.controller.records import SECURITY_RECORD_TYPES, Record
 from broker.log.config import LogConfig, known_topic_configs
 from broker.log.errors import InvalidConfigError
+from broker.metadata.features import FeatureUpdate, FeatureUpdateError, default_levels, plan_update
 from broker.metadata.topic_names import collision_key, topic_name_problem
 
 PRODUCER_ID_BLOCK = 1000
@@ -143,6 +144,10 @@ class Decider:
             )
         self._last_heartbeat[broker_id] = now
         records = [rec.register_broker(broker_id, incarnation_id, endpoints, rack)]
+        if not image.features:
+            # A fresh cluster: its first broker finalizes the default feature levels (Kafka writes them when
+            # the storage is formatted), so that a later release's defaults never change a running cluster.
+            records.extend(rec.feature_level(name, level) for name, level in sorted(default_levels().items()))
         # The new registration starts fenced: leadership moves off the broker's previous life.
         records.extend(self._partition_changes_without(image, broker_id))
         return Decision(records)
@@ -626,6 +631,20 @@ class Decider:
         if resource_type not in ("topic", "broker", "group", "client_metrics"):
             return refuse(ErrorCode.invalid_request, f"unknown resource type {resource_type!r}")
         return Decision([rec.config(resource_type, resource_name, k, v) for k, v in sorted(changes.items())])
+
+    def update_features(
+        self, image: MetadataImage, updates: Sequence[FeatureUpdate], validate_only: bool, node_id: int
+    ) -> Decision:
+        """UpdateFeatures: all the updates or none (INVALID_UPDATE_VERSION naming the refused feature)."""
+        current = {**default_levels(), **image.features}
+        try:
+            proposed = plan_update(current, updates, f"Local controller {node_id}")
+        except FeatureUpdateError as exc:
+            return refuse(ErrorCode.invalid_update_version, str(exc))
+        if validate_only:
+            return Decision()
+        changed = dict.fromkeys(u.feature for u in updates)
+        return Decision([rec.feature_level(name, proposed[name]) for name in changed])
 
     def security_change(self, records: Sequence[Record]) -> Decision:
         """ACL, SCRAM and quota changes, decided by the receiving broker's handlers."""

@@ -88,6 +88,9 @@ class MetadataImage:
         self.tokens: dict[str, dict[str, Any]] = {}  # delegation tokens by id (no HMAC)
         self.quotas: dict[str, dict[str, float]] = {}  # JSON of the entity -> values
         self.next_producer_id = 0
+        # Finalized feature levels (broker.metadata.features) as recorded; empty until the first broker
+        # registers in a fresh cluster, which records the defaults.
+        self.features: dict[str, int] = {}
         # Topics this image shares with the image it was copied from (`copy_for_update`): copied
         # before their first change, so the original stays as it was.
         self._shared_topics: set[uuid.UUID] = set()
@@ -110,6 +113,7 @@ class MetadataImage:
         copy.tokens = dict(self.tokens)
         copy.quotas = dict(self.quotas)
         copy.next_producer_id = self.next_producer_id
+        copy.features = dict(self.features)
         copy._shared_topics = set(self.topics)
         return copy
 
@@ -194,6 +198,8 @@ class MetadataImage:
             self._apply_partition_change(record, delta)
         elif kind == "config":
             self._apply_config(record, delta)
+        elif kind == "feature_level":
+            self.features[record["name"]] = int(record["level"])
         elif kind == "producer_ids":
             self.next_producer_id = max(self.next_producer_id, int(record["next_producer_id"]))
         else:
@@ -342,6 +348,7 @@ class MetadataImage:
         yield from ({"type": "upsert_token", "token": token} for token in self.tokens.values())
         for entity, values in self.quotas.items():
             yield {"type": "alter_quota", "entity": json.loads(entity), "set": values, "remove": []}
+        yield from (rec.feature_level(name, level) for name, level in sorted(self.features.items()))
         yield {"type": "producer_ids", "broker_id": -1, "next_producer_id": self.next_producer_id}
 
     def to_snapshot(self) -> bytes:

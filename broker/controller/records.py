@@ -177,3 +177,8 @@ def config(resource_type: str, resource_name: str, name: str, value: str | None)
 def producer_ids(broker_id: int, next_producer_id: int) -> Record:
     """Ids below `next_producer_id` are handed out; the broker got the block ending there."""
     return {"type": "producer_ids", "broker_id": broker_id, "next_producer_id": next_producer_id}
+
+
+def feature_level(name: str, level: int) -> Record:
+    """A finalized feature's level (Kafka's FeatureLevelRecord); level 0 un-finalizes it."""
+    return {"type": "feature_level", "name": name, "level": level}

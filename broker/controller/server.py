@@ -40,6 +40,7 @@ from broker.controller.image import (
     decode_entry_yielding,
     image_from_snapshot_yielding,
 )
+from broker.metadata.features import FeatureUpdate
 from broker.raft.messages import Entry, Envelope, Snapshot
 from broker.raft.node import NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
@@ -165,6 +166,7 @@ class ControllerServer:
             "alter_configs": self._alter_configs,
             "security_change": self._security_change,
             "allocate_producer_ids": self._allocate_producer_ids,
+            "update_features": self._update_features,
         }
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -828,6 +830,18 @@ class ControllerServer:
     async def _security_change(self, params: dict[str, Any]) -> dict[str, Any]:
         records = list(params["records"])
         decision = await self.decide_and_commit(lambda d, image: d.security_change(records))
+        self._raise_for(decision)
+        return {}
+
+    async def _update_features(self, params: dict[str, Any]) -> dict[str, Any]:
+        updates = [
+            FeatureUpdate(str(u["feature"]), int(u["level"]), int(u["upgrade_type"]))
+            for u in params["updates"]
+        ]
+        validate_only = bool(params.get("validate_only"))
+        decision = await self.decide_and_commit(
+            lambda d, image: d.update_features(image, updates, validate_only, self.config.node_id)
+        )
         self._raise_for(decision)
         return {}
 

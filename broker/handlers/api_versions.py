@@ -8,6 +8,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.context import BrokerState, RequestContext
+from broker.handlers.features import feature_fields
 from broker.handlers.telemetry import TELEMETRY_APIS
 
 PRODUCE = 0
@@ -87,6 +88,7 @@ def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], 
             "error_code": ErrorCode.none,
             "api_keys": advertised_versions(served, legacy, hidden_apis(ctx.broker)),
             "throttle_time": 0,
+            **feature_fields(ctx),
         }
 
     return handle_api_versions

@@ -18,6 +18,10 @@ from broker.groups.assignors import Assignment
 from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
 from broker.handlers.groups import OPERATIONS_OMITTED
+from broker.metadata.features import GROUP_VERSION
+
+# Kafka's UNSUPPORTED_VERSION message, answered while group.version is 0 (the consumer protocol is off).
+PROTOCOL_OFF_MESSAGE = "The version of API is not supported."
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
@@ -30,6 +34,11 @@ def _coordinator(ctx: RequestContext) -> ConsumerGroupCoordinator:
 
 def _ms(value: datetime.timedelta) -> int:
     return value // datetime.timedelta(milliseconds=1)
+
+
+def _protocol_enabled(ctx: RequestContext) -> bool:
+    """group.version 1 turns the consumer protocol on (Kafka 4.0's default); 0 leaves classic groups only."""
+    return ctx.broker.feature_level(GROUP_VERSION) >= 1
 
 
 def _owned(request: Any) -> Assignment | None:
@@ -56,6 +65,8 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
         "member_epoch": -1,
         "heartbeat_interval": 0,
     }
+    if not _protocol_enabled(ctx):
+        return {**answer, "error_code": ErrorCode.unsupported_version, "error_message": PROTOCOL_OFF_MESSAGE}
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
         return {**answer, "error_code": ErrorCode.group_authorization_failed, "assignment": None}
     names = request.subscribed_topic_names
@@ -100,6 +111,7 @@ def _described_assignment(assignment: Assignment, names: dict[Any, str]) -> dict
 async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
     coordinator = _coordinator(ctx)
     described = []
+    enabled = _protocol_enabled(ctx)
     for group_id in request.group_ids:
         empty = {
             "group_state": "",
@@ -108,6 +120,17 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
             "assignor_name": "",
             "members": [],
         }
+        if not enabled:
+            described.append(
+                {
+                    **empty,
+                    "error_code": ErrorCode.unsupported_version,
+                    "error_message": None,
+                    "group_id": group_id,
+                    "authorized_operations": OPERATIONS_OMITTED,
+                }
+            )
+            continue
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
             described.append(
                 {

@@ -11,6 +11,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
+from broker.handlers.transactions import transaction_v2
 
 APPEND_SLICE_S = 0.01
 # In a v2 batch header: the low byte of the attributes, and the producer id and epoch.
@@ -120,7 +121,11 @@ async def _transaction_refusals(ctx: RequestContext, request: Any) -> dict[tuple
         return {}
     producer_id, producer_epoch = _PRODUCER.unpack_from(transactional[0][2], _PRODUCER_AT)
     answers = await verifier.verify(
-        transactional_id, producer_id, producer_epoch, [(name, index) for name, index, _ in transactional]
+        transactional_id,
+        producer_id,
+        producer_epoch,
+        [(name, index) for name, index, _ in transactional],
+        add_partitions=transaction_v2(ctx),
     )
     return {key: error for key, error in answers.items() if error != ErrorCode.none}
 
@@ -174,6 +179,7 @@ async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:
             answer["base_offset"] = -1
 
 
-# v11 adds TRANSACTION_ABORTABLE (KIP-890); v12 is v11 unless transaction.version 2 is finalized (it is not here),
-# so a v12 request is handled as v11, as Kafka does.
+# v11 adds TRANSACTION_ABORTABLE (KIP-890); v12 is v11 unless transaction.version 2 is finalized, when a
+# transactional batch to a partition not yet in the transaction adds it (the producer sends no
+# AddPartitionsToTxn).
 APIS = {0: (3, 12, handle_produce)}

@@ -15,11 +15,27 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.coordinator import PartitionOffset
+from broker.metadata.features import TRANSACTION_VERSION
+from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 from broker.transactions.coordinator import TransactionCoordinator
 
 # KIP-588: versions below these do not know PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH instead.
 FIRST_VERSION_WITH_PRODUCER_FENCED = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
 FIRST_BATCHED_ADD_PARTITIONS_VERSION = 4
+
+
+# The request versions a transaction.version 2 client sends (KIP-890 part 2): Produce v12 (implicit partition
+# add), EndTxn v5 (epoch bump), TxnOffsetCommit v5 (implicit add of the group's offsets partition).
+FIRST_TRANSACTION_V2_VERSION = {0: 12, 26: 5, 28: 5}
+
+
+def transaction_v2(ctx: RequestContext) -> bool:
+    """Whether this request follows transaction version 2: sent at a version that can, with transaction.version
+    2 finalized. Otherwise it is served as the version before (Kafka's rule: the level decides)."""
+    first = FIRST_TRANSACTION_V2_VERSION.get(ctx.api_key)
+    return (
+        first is not None and ctx.api_version >= first and ctx.broker.feature_level(TRANSACTION_VERSION) >= 2
+    )
 
 
 def client_error(ctx: RequestContext, error: int) -> int:
@@ -158,7 +174,8 @@ async def end_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
     elif coordinator is None:
         error = ErrorCode.coordinator_not_available
     else:
-        result = await coordinator.end_transaction(
+        end = coordinator.end_transaction_v2 if transaction_v2(ctx) else coordinator.end_transaction
+        result = await end(
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
         )
         error, producer_id, producer_epoch = result.error, result.producer_id, result.producer_epoch
@@ -195,6 +212,11 @@ async def txn_offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]
     groups = ctx.broker.groups
     if groups is None:
         return answer_all(ErrorCode.coordinator_not_available)
+    if transaction_v2(ctx):
+        # The producer sent no AddOffsetsToTxn: the group's offsets partition joins the transaction here.
+        error = await _add_offsets_partition(ctx, request, groups.partition_for(request.group_id))
+        if error != ErrorCode.none:
+            return answer_all(error)
     offsets: list[PartitionOffset] = []
     refused: dict[tuple[str, int], int] = {}
     for topic in request.topics:
@@ -251,6 +273,23 @@ async def txn_offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]
             for topic in request.topics
         ],
     }
+
+
+async def _add_offsets_partition(ctx: RequestContext, request: Any, partition: int) -> int:
+    verifier = ctx.broker.txn_verifier
+    if verifier is None:
+        return ErrorCode.coordinator_not_available
+    offsets_partition = (OFFSETS_TOPIC_NAME, partition)
+    answers = await verifier.verify(
+        request.transactional_id,
+        request.producer_id,
+        request.producer_epoch,
+        [offsets_partition],
+        add_partitions=True,
+    )
+    error = answers.get(offsets_partition, ErrorCode.none)
+    # The verifier answers as for Produce; TxnOffsetCommit names a fenced producer PRODUCER_FENCED.
+    return ErrorCode.producer_fenced if error == ErrorCode.invalid_producer_epoch else error
 
 
 # --- DescribeTransactions (65), ListTransactions (66) ------------------------------------------------

@@ -18,6 +18,7 @@ from broker.config import BrokerConfig, ConfigError
 from broker.context import BrokerState
 from broker.controller.forwarding import commit_security_records
 from broker.log.log_manager import LogManager
+from broker.metadata.features import FeatureFile
 from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
@@ -110,11 +111,24 @@ async def open_broker_state(
     if not cluster_member:
         # A cluster member's dynamic configs arrive with the metadata image once it joins.
         load_local_dynamic_configs(state, DynamicConfigFile(data_dir))
+        load_local_features(state, FeatureFile(data_dir))
         # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
         state.replication = start_single_node(state)
         state.groups = await start_group_coordinator(state)
         state.transactions = await start_transaction_coordinator(state)
     return state
+
+
+def load_local_features(state: BrokerState, file: FeatureFile) -> None:
+    """A single node's finalized feature levels, as UpdateFeatures left them (the defaults when fresh)."""
+    state.feature_file = file
+    try:
+        state.local_features_epoch, state.local_features = file.load()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"cannot read the finalized features in {file.path}: {exc}") from None
+    if not file.path.exists():
+        # Finalized once, so that a later release's defaults never change this node's levels.
+        file.save(state.local_features_epoch, state.local_features)
 
 
 def load_local_dynamic_configs(state: BrokerState, file: DynamicConfigFile) -> None:

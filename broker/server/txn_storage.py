@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
-from kio.schema.add_partitions_to_txn.v4.request import (
+from kio.schema.add_partitions_to_txn.v5.request import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
     AddPartitionsToTxnTransaction,
@@ -242,7 +242,10 @@ class BrokerMarkerWriter:
 class CoordinatorTransactionVerifier:
     """BrokerState.txn_verifier (KIP-890): asks the transactional id's coordinator whether the
     partitions are in the producer's ongoing transaction — directly when it is this broker,
-    else with AddPartitionsToTxn v4 `verify_only` to the broker leading its state partition."""
+    else with AddPartitionsToTxn v5 `verify_only` to the broker leading its state partition. With
+    `add_partitions` (transaction version 2, Produce v12) the coordinator adds them instead
+    (`verify_only` false), as Kafka's partition leaders do for a producer that no longer sends
+    AddPartitionsToTxn itself."""
 
     def __init__(self, state: BrokerState, peers: PeerPool) -> None:
         self._state = state
@@ -254,6 +257,8 @@ class CoordinatorTransactionVerifier:
         producer_id: int,
         producer_epoch: int,
         partitions: Sequence[TopicPartition],
+        *,
+        add_partitions: bool = False,
     ) -> dict[TopicPartition, ErrorCode]:
         coordinator = self._state.transactions
         if coordinator is None:
@@ -262,11 +267,16 @@ class CoordinatorTransactionVerifier:
         partitions = [tp for tp in partitions if not self._already_open(tp, producer_id, producer_epoch)]
         if not partitions:
             return {}
-        if coordinator.owns(transactional_id):
+        if coordinator.owns(transactional_id) and add_partitions:
+            added = await coordinator.add_partitions(
+                transactional_id, producer_id, producer_epoch, partitions
+            )
+            answers = dict.fromkeys(partitions, added)
+        elif coordinator.owns(transactional_id):
             answers = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
         else:
             answers = await self._ask_remote(
-                coordinator, transactional_id, producer_id, producer_epoch, partitions
+                coordinator, transactional_id, producer_id, producer_epoch, partitions, not add_partitions
             )
         return {tp: _produce_error(error) for tp, error in answers.items()}
 
@@ -281,6 +291,7 @@ class CoordinatorTransactionVerifier:
         producer_id: int,
         producer_epoch: int,
         partitions: Sequence[TopicPartition],
+        verify_only: bool,
     ) -> dict[TopicPartition, int]:
         leader = self._state.partitions.leader_for(
             TRANSACTION_STATE_TOPIC, coordinator.partition_for(transactional_id)
@@ -296,7 +307,7 @@ class CoordinatorTransactionVerifier:
                     transactional_id=transactional_id,
                     producer_id=producer_id,
                     producer_epoch=producer_epoch,
-                    verify_only=True,
+                    verify_only=verify_only,
                     topics=tuple(
                         AddPartitionsToTxnTopic(name=topic, partitions=tuple(indexes))
                         for topic, indexes in by_topic.items()

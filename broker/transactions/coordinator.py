@@ -483,6 +483,89 @@ class TransactionCoordinator:
             return InitProducerResult(ErrorCode.concurrent_transactions)
         return InitProducerResult(ErrorCode.invalid_txn_state)
 
+    async def end_transaction_v2(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+    ) -> InitProducerResult:
+        """EndTxn v5 with transaction.version 2 (KIP-890 part 2): every transaction ends with an epoch bump.
+        The prepare record carries the bumped epoch (the markers too, so the old epoch is fenced on every
+        partition); past the last epoch the producer moves to a new producer id with epoch 0 once the
+        transaction completes. Answers the producer id and epoch the producer holds afterwards."""
+        error = self._availability_error(transactional_id)
+        if error is not None:
+            return InitProducerResult(error)
+        metadata = self.transactions.get(transactional_id)
+        if metadata is None:
+            return InitProducerResult(ErrorCode.invalid_producer_id_mapping)
+        state = metadata.state
+        # A retry of an EndTxn whose answer was lost: the epoch it bumped, or the new producer id it moved to.
+        retry_on_bump = metadata.producer_id == producer_id and metadata.producer_epoch == producer_epoch + 1
+        retry_on_overflow = (
+            metadata.previous_producer_id == producer_id
+            and producer_epoch == MAX_PRODUCER_EPOCH - 1
+            and metadata.producer_epoch == 0
+        )
+        is_retry = retry_on_bump or retry_on_overflow
+        if metadata.producer_id != producer_id and not retry_on_overflow:
+            return InitProducerResult(ErrorCode.invalid_producer_id_mapping)
+        if state in PREPARED:
+            valid_epoch = is_retry
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid_epoch = is_retry or producer_epoch == metadata.producer_epoch
+        else:
+            valid_epoch = producer_epoch == metadata.producer_epoch
+        if not valid_epoch:
+            return InitProducerResult(ErrorCode.producer_fenced)
+        if metadata.pending or state == TxnState.PREPARE_EPOCH_FENCE:
+            return InitProducerResult(ErrorCode.concurrent_transactions)
+        held = InitProducerResult(ErrorCode.none, metadata.producer_id, metadata.producer_epoch)
+        if state == TxnState.ONGOING:
+            return await self._prepare_v2(metadata, commit, empty=False)
+        if state == TxnState.COMPLETE_COMMIT and commit and is_retry:
+            return held
+        if state == TxnState.COMPLETE_ABORT and not commit and is_retry:
+            return held
+        if not commit and not is_retry and state in COMPLETED:
+            # An abort with nothing added (the producer failed before its first send) still bumps the epoch.
+            return await self._prepare_v2(metadata, commit, empty=True)
+        if (commit and state == TxnState.PREPARE_COMMIT) or (not commit and state == TxnState.PREPARE_ABORT):
+            return InitProducerResult(ErrorCode.concurrent_transactions)
+        return InitProducerResult(ErrorCode.invalid_txn_state)
+
+    async def _prepare_v2(
+        self, metadata: TransactionMetadata, commit: bool, empty: bool
+    ) -> InitProducerResult:
+        """Writes PrepareCommit/PrepareAbort with the epoch bumped (and, past the last epoch, the producer id
+        to move to), then completes it in the background; `empty`: an abort with no partitions added."""
+        state = metadata.state
+        next_producer_id = -1
+        if metadata.producer_epoch >= MAX_PRODUCER_EPOCH - 1:
+            allocated = await self._new_producer_id()
+            if allocated is None:
+                return InitProducerResult(ErrorCode.coordinator_not_available)
+            if self.transactions.get(metadata.transactional_id) is not metadata or metadata.pending:
+                return InitProducerResult(ErrorCode.concurrent_transactions)
+            if metadata.state != state:
+                return InitProducerResult(ErrorCode.concurrent_transactions)
+            next_producer_id = allocated
+        now = self._now_ms()
+        updated = _copy(metadata)
+        updated.state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+        updated.last_producer_epoch = metadata.producer_epoch
+        updated.producer_epoch = metadata.producer_epoch + 1
+        updated.next_producer_id = next_producer_id
+        updated.client_transaction_version = 2
+        if empty:
+            updated.partitions = set()
+            updated.start_ms = now
+        updated.last_update_ms = now
+        error = await self._write(metadata, updated)
+        if error is not None:
+            return InitProducerResult(error)
+        self._spawn(self._complete(metadata), f"complete-{metadata.transactional_id}")
+        if next_producer_id >= 0:
+            return InitProducerResult(ErrorCode.none, next_producer_id, 0)
+        return InitProducerResult(ErrorCode.none, updated.producer_id, updated.producer_epoch)
+
     async def _complete(self, metadata: TransactionMetadata) -> None:
         """Writes the markers of a prepared transaction, then its CompleteCommit/CompleteAbort."""
         commit = metadata.state == TxnState.PREPARE_COMMIT
@@ -525,6 +608,11 @@ class TransactionCoordinator:
                 updated = _copy(metadata)
                 updated.state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
                 updated.partitions = set()
+                if metadata.next_producer_id >= 0:
+                    # Transaction version 2 past the last epoch: the producer goes on with a new id.
+                    updated.previous_producer_id = metadata.producer_id
+                    updated.producer_id, updated.producer_epoch = metadata.next_producer_id, 0
+                    updated.next_producer_id = -1
                 updated.last_update_ms = self._now_ms()
                 if await self._write(metadata, updated) is None:
                     return

@@ -58,6 +58,10 @@ class TransactionMetadata:
     previous_producer_id: int = -1
     # The epoch the producer had before the last bump: a retried InitProducerId is answered again.
     last_producer_epoch: int = -1
+    # Transaction version 2 (KIP-890 part 2): the producer id the producer moves to once the transaction that
+    # exhausted its epoch completes (-1: none), and the version of the client that ended the transaction.
+    next_producer_id: int = -1
+    client_transaction_version: int = 0
     # A write of this id's state is in flight: other requests for it get CONCURRENT_TRANSACTIONS.
     pending: bool = False
 
@@ -72,6 +76,8 @@ class TransactionMetadata:
             last_update_ms=self.last_update_ms,
             start_ms=self.start_ms,
             previous_producer_id=self.previous_producer_id,
+            next_producer_id=self.next_producer_id,
+            client_transaction_version=self.client_transaction_version,
         )
 
     @classmethod
@@ -86,6 +92,8 @@ class TransactionMetadata:
             start_ms=value.start_ms,
             last_update_ms=value.last_update_ms,
             previous_producer_id=value.previous_producer_id,
+            next_producer_id=value.next_producer_id,
+            client_transaction_version=value.client_transaction_version,
         )
 
 

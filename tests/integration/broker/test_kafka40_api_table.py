@@ -100,7 +100,6 @@ IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
 
 # Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
 KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
-    57: (None, "UpdateFeatures: no finalized features (metadata.version) yet"),
     80: (None, "AddRaftVoter: the controller quorum is static (controller.quorum.voters)"),
     81: (None, "RemoveRaftVoter: the controller quorum is static"),
 }

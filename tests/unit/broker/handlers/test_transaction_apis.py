@@ -235,7 +235,10 @@ class RefusePartitionOne:
         producer_id: int,
         producer_epoch: int,
         partitions: Sequence[tuple[str, int]],
+        *,
+        add_partitions: bool = False,
     ) -> Mapping[tuple[str, int], ErrorCode]:
+        assert not add_partitions, "Produce v3-11 only verifies"
         self.calls.append((transactional_id, producer_id, producer_epoch, list(partitions)))
         return {(t, p): ErrorCode.none if p == 0 else ErrorCode.invalid_txn_state for t, p in partitions}
 
