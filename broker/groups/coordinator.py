@@ -20,7 +20,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from kio.schema.errors import ErrorCode
@@ -135,6 +135,9 @@ class OwnedPartition:
     """A `__consumer_offsets` partition whose groups this coordinator serves once `loaded`."""
 
     loaded: bool = False
+    # Transaction markers (producer id, commit) written while the partition was loading: the
+    # replay may have read the log before them, so they are applied once it has finished.
+    markers_during_load: list[tuple[int, bool]] = field(default_factory=list)
 
 
 # Kafka's GroupMetadataManager turns storage errors into ones group clients act on: retry
@@ -286,6 +289,9 @@ class GroupCoordinator:
                 kept = {tp: o for tp, o in group_offsets.items() if o is not None}
                 self.pending_transactions.setdefault(producer_id, {}).setdefault(group_id, {}).update(kept)
         owned.loaded = True
+        for producer_id, commit in owned.markers_during_load:
+            self.complete_transaction(partition, producer_id, commit)
+        owned.markers_during_load.clear()
 
     def _replay_safely(
         self,
@@ -1035,6 +1041,11 @@ class GroupCoordinator:
     def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """The marker of `producer_id`'s transaction was written to `partition`: its pending offsets
         of that partition's groups become committed offsets, or are dropped on abort."""
+        owned = self.partitions.get(partition)
+        if owned is not None and not owned.loaded:
+            # Being replayed (a new leader): the transaction it finds open is completed afterwards.
+            owned.markers_during_load.append((producer_id, commit))
+            return
         by_group = self.pending_transactions.get(producer_id)
         if not by_group:
             return

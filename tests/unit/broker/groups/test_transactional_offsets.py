@@ -3,11 +3,14 @@ reaches the group's `__consumer_offsets` partition, and replayed with the same o
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from kio.schema.errors import ErrorCode
 
 from broker.groups.coordinator import GroupCoordinator, PartitionOffset
 
-from .conftest import ManualClock, MemoryOffsetsLog
+from .conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog, settle
 from .test_replay import restarted
 
 PRODUCER = 4242
@@ -67,3 +70,43 @@ async def test_replay_applies_committed_transactions_at_their_marker_and_keeps_o
     assert replayed.has_pending_offsets("g", "t", 0)
     replayed.complete_transaction(partition, PRODUCER, commit=True)
     assert committed(replayed, "g") == 30
+
+
+class SlowToCommitLog(MemoryOffsetsLog):
+    """A new leader's log whose followers have not caught up yet: the load waits at the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.followers_caught_up = asyncio.Event()
+        self.followers_caught_up.set()
+
+    async def wait_until_committed(self, partition: int) -> None:
+        await self.followers_caught_up.wait()
+
+
+@pytest.mark.parametrize("commit", [True, False])
+async def test_a_marker_written_while_the_partition_loads_completes_the_transaction_it_finds(
+    clock: ManualClock, commit: bool
+) -> None:
+    """Failover: the new transaction coordinator sends the marker of a prepared transaction to the
+    new leader of the group's partition while that leader is still loading it. The load has read
+    the log before the marker, so it finds the transaction open; the marker must still decide it."""
+    offsets_log = SlowToCommitLog()
+    writer = GroupCoordinator(offsets_log, TEST_CONFIG, clock)
+    await writer.start()
+    await commit_in_transaction(writer, "g", 10)
+    partition = writer.partition_for("g")
+
+    offsets_log.followers_caught_up.clear()
+    leader = GroupCoordinator(offsets_log, TEST_CONFIG, clock, owns_every_partition=False)
+    load = leader.load_partition(partition)
+    assert load is not None
+    await settle()  # the log is read; the load waits for the followers
+    offsets_log.write_marker(partition, PRODUCER, commit=commit)
+    leader.complete_transaction(partition, PRODUCER, commit=commit)
+    offsets_log.followers_caught_up.set()
+    await load
+
+    assert committed(leader, "g") == (10 if commit else None)
+    assert not leader.has_pending_offsets("g", "t", 0)
+    assert leader.pending_transactions == {}
