@@ -262,6 +262,10 @@ class GroupCoordinator:
             if entry.producer_id >= 0:
                 open_transactions.setdefault(entry.producer_id, []).append((entry.key, entry.value))
                 continue
+            if entry.value is None:
+                # A tombstone (DeleteGroups, expiry) also drops the offset from open transactions.
+                for producer_id, written in open_transactions.items():
+                    open_transactions[producer_id] = [r for r in written if r[0] != entry.key]
             self._replay_safely(partition, entry.key, entry.value, metadata, offsets)
         if self.partitions.get(partition) is not owned:
             return
@@ -1135,6 +1139,9 @@ class GroupCoordinator:
         for group_id in group_ids:
             error = self._availability_error(group_id)
             group = self.groups.get(group_id)
+            if group is None and self._pending_offsets_of(group_id):
+                # Only a transaction's offsets so far: Kafka has made it an empty group by now.
+                group = Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
             if error is not None:
                 results[group_id] = error
             elif not is_valid_group_id(group_id):
@@ -1148,9 +1155,14 @@ class GroupCoordinator:
         return results
 
     async def _delete_group(self, group: Group) -> int:
+        """Tombstones for the group's offsets, those still pending in open transactions included, and
+        for its metadata. As in Kafka, the pending ones are dropped: a later commit marker leaves the
+        group deleted (replay drops them at the tombstone too)."""
         group.transition_to(GroupState.DEAD, self.clock.now_ms())
+        pending = self._pending_offsets_of(group.group_id)
+        doomed = group.offsets.keys() | {tp for _, tp, _ in pending}
         records: list[tuple[bytes, bytes | None]] = [
-            (encode_offset_commit_key(OffsetCommitKey(group.group_id, t, p)), None) for t, p in group.offsets
+            (encode_offset_commit_key(OffsetCommitKey(group.group_id, t, p)), None) for t, p in sorted(doomed)
         ]
         records.append((encode_group_metadata_key(GroupMetadataKey(group.group_id)), None))
         error = await self._append(self.partition_for(group.group_id), records)
@@ -1159,7 +1171,25 @@ class GroupCoordinator:
             return error
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
+        for producer_id, tp, offset in pending:
+            # Offsets a transaction wrote while the tombstones were being written stay its own.
+            by_group = self.pending_transactions.get(producer_id, {})
+            offsets = by_group.get(group.group_id, {})
+            if offsets.get(tp) is offset:
+                del offsets[tp]
+            if not offsets:
+                by_group.pop(group.group_id, None)
+            if not by_group:
+                self.pending_transactions.pop(producer_id, None)
         return ErrorCode.none
+
+    def _pending_offsets_of(self, group_id: str) -> list[tuple[int, tuple[str, int], CommittedOffset]]:
+        """(producer id, partition, offset) of the group's offsets pending in open transactions."""
+        return [
+            (producer_id, tp, offset)
+            for producer_id, by_group in self.pending_transactions.items()
+            for tp, offset in by_group.get(group_id, {}).items()
+        ]
 
     def list_groups(
         self, *, states_filter: Sequence[str] = (), types_filter: Sequence[str] = ()
@@ -1228,7 +1258,12 @@ class GroupCoordinator:
         retention = self.config.offsets_retention_ms
         expired_total = 0
         for group in list(self.groups.values()):
-            expired = self._expired_offsets(group, now, retention)
+            # As in Kafka, an offset a transaction is about to replace does not expire meanwhile.
+            expired = [
+                tp
+                for tp in self._expired_offsets(group, now, retention)
+                if not self.has_pending_offsets(group.group_id, *tp)
+            ]
             delete_group = (
                 group.is_(GroupState.EMPTY)
                 and not group.pending_members  # a client is mid-way through joining

@@ -110,3 +110,66 @@ async def test_a_marker_written_while_the_partition_loads_completes_the_transact
     assert committed(leader, "g") == (10 if commit else None)
     assert not leader.has_pending_offsets("g", "t", 0)
     assert leader.pending_transactions == {}
+
+
+async def commit_plain(coordinator: GroupCoordinator, group: str, offset: int) -> None:
+    assert await coordinator.commit_offsets(
+        group_id=group,
+        generation_id=-1,
+        member_id="",
+        group_instance_id=None,
+        offsets=[PartitionOffset(topic="t", partition=0, offset=offset)],
+    ) == [ErrorCode.none]
+
+
+@pytest.mark.parametrize("with_committed_offset", [False, True])
+async def test_deleting_a_group_drops_its_pending_offsets_so_the_commit_marker_leaves_it_deleted(
+    coordinator: GroupCoordinator,
+    offsets_log: MemoryOffsetsLog,
+    clock: ManualClock,
+    with_committed_offset: bool,
+) -> None:
+    """Kafka's DeleteGroups on a group without members: tombstones for its offsets, those pending
+    in open transactions included, so neither the marker nor a replay brings them back."""
+    if with_committed_offset:
+        await commit_plain(coordinator, "g", 5)
+    await commit_in_transaction(coordinator, "g", 10)
+    assert await coordinator.delete_groups(["g"]) == {"g": ErrorCode.none}
+    assert not coordinator.has_pending_offsets("g", "t", 0)
+
+    partition = coordinator.partition_for("g")
+    offsets_log.write_marker(partition, PRODUCER, commit=True)
+    coordinator.complete_transaction(partition, PRODUCER, commit=True)
+    assert committed(coordinator, "g") is None
+    assert "g" not in coordinator.groups
+    assert await coordinator.delete_groups(["g"]) == {"g": ErrorCode.group_id_not_found}
+
+    replayed = await restarted(offsets_log, clock)
+    assert committed(replayed, "g") is None
+    assert "g" not in replayed.groups
+    assert replayed.pending_transactions == {}
+
+
+async def test_offsets_a_transaction_writes_after_the_deletion_are_committed_by_its_marker(
+    coordinator: GroupCoordinator, offsets_log: MemoryOffsetsLog, clock: ManualClock
+) -> None:
+    await commit_in_transaction(coordinator, "g", 10)
+    assert await coordinator.delete_groups(["g"]) == {"g": ErrorCode.none}
+    await commit_in_transaction(coordinator, "g", 20)  # the same transaction, after the tombstones
+    partition = coordinator.partition_for("g")
+    offsets_log.write_marker(partition, PRODUCER, commit=True)
+    coordinator.complete_transaction(partition, PRODUCER, commit=True)
+    assert committed(coordinator, "g") == 20
+    assert committed(await restarted(offsets_log, clock), "g") == 20
+
+
+async def test_an_offset_pending_in_a_transaction_does_not_expire_meanwhile(
+    coordinator: GroupCoordinator, clock: ManualClock
+) -> None:
+    await commit_plain(coordinator, "g", 5)
+    await commit_in_transaction(coordinator, "g", 10)
+    await clock.advance(TEST_CONFIG.offsets_retention_ms + 1)
+    assert await coordinator.expire_offsets() == 0
+    assert committed(coordinator, "g") == 5
+    coordinator.complete_transaction(coordinator.partition_for("g"), PRODUCER, commit=True)
+    assert committed(coordinator, "g") == 10
