@@ -1139,9 +1139,12 @@ class GroupCoordinator:
         for group_id in group_ids:
             error = self._availability_error(group_id)
             group = self.groups.get(group_id)
-            if group is None and self._pending_offsets_of(group_id):
-                # Only a transaction's offsets so far: Kafka has made it an empty group by now.
-                group = Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
+            if group is None and error is None and self._pending_offsets_of(group_id):
+                # Only a transaction's offsets so far: Kafka has made it an empty group by now (kept
+                # in the map, so a marker arriving during the deletion finds it dead).
+                group = self.groups[group_id] = Group(
+                    group_id=group_id, current_state_timestamp=self.clock.now_ms()
+                )
             if error is not None:
                 results[group_id] = error
             elif not is_valid_group_id(group_id):

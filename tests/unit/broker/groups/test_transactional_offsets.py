@@ -173,3 +173,17 @@ async def test_an_offset_pending_in_a_transaction_does_not_expire_meanwhile(
     assert committed(coordinator, "g") == 5
     coordinator.complete_transaction(coordinator.partition_for("g"), PRODUCER, commit=True)
     assert committed(coordinator, "g") == 10
+
+
+async def test_a_commit_marker_arriving_during_the_deletion_does_not_bring_the_group_back(
+    coordinator: GroupCoordinator, offsets_log: MemoryOffsetsLog
+) -> None:
+    await commit_in_transaction(coordinator, "g", 10)
+    offsets_log.isr_gate = asyncio.Event()  # the tombstones wait for the followers
+    deletion = asyncio.ensure_future(coordinator.delete_groups(["g"]))
+    await settle()
+    coordinator.complete_transaction(coordinator.partition_for("g"), PRODUCER, commit=True)
+    offsets_log.isr_gate.set()
+    assert await deletion == {"g": ErrorCode.none}
+    assert "g" not in coordinator.groups
+    assert committed(coordinator, "g") is None
