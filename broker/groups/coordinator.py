@@ -20,7 +20,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from kio.schema.errors import ErrorCode
@@ -135,6 +135,9 @@ class OwnedPartition:
     """A `__consumer_offsets` partition whose groups this coordinator serves once `loaded`."""
 
     loaded: bool = False
+    # Transaction markers (producer id, commit) written while the partition was loading: the
+    # replay may have read the log before them, so they are applied once it has finished.
+    markers_during_load: list[tuple[int, bool]] = field(default_factory=list)
 
 
 # Kafka's GroupMetadataManager turns storage errors into ones group clients act on: retry
@@ -259,6 +262,10 @@ class GroupCoordinator:
             if entry.producer_id >= 0:
                 open_transactions.setdefault(entry.producer_id, []).append((entry.key, entry.value))
                 continue
+            if entry.value is None:
+                # A tombstone (DeleteGroups, expiry) also drops the offset from open transactions.
+                for producer_id, written in open_transactions.items():
+                    open_transactions[producer_id] = [r for r in written if r[0] != entry.key]
             self._replay_safely(partition, entry.key, entry.value, metadata, offsets)
         if self.partitions.get(partition) is not owned:
             return
@@ -286,6 +293,9 @@ class GroupCoordinator:
                 kept = {tp: o for tp, o in group_offsets.items() if o is not None}
                 self.pending_transactions.setdefault(producer_id, {}).setdefault(group_id, {}).update(kept)
         owned.loaded = True
+        for producer_id, commit in owned.markers_during_load:
+            self.complete_transaction(partition, producer_id, commit)
+        owned.markers_during_load.clear()
 
     def _replay_safely(
         self,
@@ -1035,6 +1045,11 @@ class GroupCoordinator:
     def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """The marker of `producer_id`'s transaction was written to `partition`: its pending offsets
         of that partition's groups become committed offsets, or are dropped on abort."""
+        owned = self.partitions.get(partition)
+        if owned is not None and not owned.loaded:
+            # Being replayed (a new leader): the transaction it finds open is completed afterwards.
+            owned.markers_during_load.append((producer_id, commit))
+            return
         by_group = self.pending_transactions.get(producer_id)
         if not by_group:
             return
@@ -1124,6 +1139,12 @@ class GroupCoordinator:
         for group_id in group_ids:
             error = self._availability_error(group_id)
             group = self.groups.get(group_id)
+            if group is None and error is None and self._pending_offsets_of(group_id):
+                # Only a transaction's offsets so far: Kafka has made it an empty group by now (kept
+                # in the map, so a marker arriving during the deletion finds it dead).
+                group = self.groups[group_id] = Group(
+                    group_id=group_id, current_state_timestamp=self.clock.now_ms()
+                )
             if error is not None:
                 results[group_id] = error
             elif not is_valid_group_id(group_id):
@@ -1137,9 +1158,14 @@ class GroupCoordinator:
         return results
 
     async def _delete_group(self, group: Group) -> int:
+        """Tombstones for the group's offsets, those still pending in open transactions included, and
+        for its metadata. As in Kafka, the pending ones are dropped: a later commit marker leaves the
+        group deleted (replay drops them at the tombstone too)."""
         group.transition_to(GroupState.DEAD, self.clock.now_ms())
+        pending = self._pending_offsets_of(group.group_id)
+        doomed = group.offsets.keys() | {tp for _, tp, _ in pending}
         records: list[tuple[bytes, bytes | None]] = [
-            (encode_offset_commit_key(OffsetCommitKey(group.group_id, t, p)), None) for t, p in group.offsets
+            (encode_offset_commit_key(OffsetCommitKey(group.group_id, t, p)), None) for t, p in sorted(doomed)
         ]
         records.append((encode_group_metadata_key(GroupMetadataKey(group.group_id)), None))
         error = await self._append(self.partition_for(group.group_id), records)
@@ -1148,7 +1174,25 @@ class GroupCoordinator:
             return error
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
+        for producer_id, tp, offset in pending:
+            # Offsets a transaction wrote while the tombstones were being written stay its own.
+            by_group = self.pending_transactions.get(producer_id, {})
+            offsets = by_group.get(group.group_id, {})
+            if offsets.get(tp) is offset:
+                del offsets[tp]
+            if not offsets:
+                by_group.pop(group.group_id, None)
+            if not by_group:
+                self.pending_transactions.pop(producer_id, None)
         return ErrorCode.none
+
+    def _pending_offsets_of(self, group_id: str) -> list[tuple[int, tuple[str, int], CommittedOffset]]:
+        """(producer id, partition, offset) of the group's offsets pending in open transactions."""
+        return [
+            (producer_id, tp, offset)
+            for producer_id, by_group in self.pending_transactions.items()
+            for tp, offset in by_group.get(group_id, {}).items()
+        ]
 
     def list_groups(
         self, *, states_filter: Sequence[str] = (), types_filter: Sequence[str] = ()
@@ -1217,7 +1261,12 @@ class GroupCoordinator:
         retention = self.config.offsets_retention_ms
         expired_total = 0
         for group in list(self.groups.values()):
-            expired = self._expired_offsets(group, now, retention)
+            # As in Kafka, an offset a transaction is about to replace does not expire meanwhile.
+            expired = [
+                tp
+                for tp in self._expired_offsets(group, now, retention)
+                if not self.has_pending_offsets(group.group_id, *tp)
+            ]
             delete_group = (
                 group.is_(GroupState.EMPTY)
                 and not group.pending_members  # a client is mid-way through joining

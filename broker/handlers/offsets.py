@@ -79,19 +79,22 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
 
 
 def legacy_list_offset(ctx: RequestContext, name: str, part: Any) -> dict[str, Any]:
-    """ListOffsets v0 (while `legacy.api.versions.enable`): a list of offsets instead of one. Latest (-1)
-    is the high watermark and earliest (-2) the log start, as Kafka answered; for a timestamp, where
-    Kafka listed the base offsets of segments older than it, we answer the first offset at or after it
-    (what v1 answers), or nothing."""
-    answer = list_offset(ctx, name, part, isolation_level=0)
-    offsets = [answer["offset"]] if answer["error_code"] == ErrorCode.none and answer["offset"] >= 0 else []
-    if part.max_num_offsets >= 0:
-        offsets = offsets[: part.max_num_offsets]
-    return {
-        "partition_index": answer["partition_index"],
-        "error_code": answer["error_code"],
-        "old_style_offsets": offsets,
-    }
+    """ListOffsets v0 (while `legacy.api.versions.enable`): up to `max_num_offsets` offsets, newest
+    first, as Kafka answered: the base offsets of the segments last modified at or before the
+    timestamp (and the high watermark when the newest records qualify); -1 starts from the high
+    watermark, -2 from the log start (`Partition.legacy_offsets_before`)."""
+    index = part.partition_index
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+        return {
+            "partition_index": index,
+            "error_code": ErrorCode.topic_authorization_failed,
+            "old_style_offsets": [],
+        }
+    partition, error = _locate(ctx, name, index)
+    if partition is None:
+        return {"partition_index": index, "error_code": error, "old_style_offsets": []}
+    offsets = partition.legacy_offsets_before(part.timestamp, part.max_num_offsets)
+    return {"partition_index": index, "error_code": ErrorCode.none, "old_style_offsets": offsets}
 
 
 async def handle_list_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:

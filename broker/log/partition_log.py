@@ -739,6 +739,31 @@ class PartitionLog:
                     return offset, record_timestamp
         return None
 
+    def legacy_offsets_before(self, timestamp_ms: int, max_num_offsets: int, now_ms: int) -> list[int]:
+        """ListOffsets v0 as Kafka answered it (`Log.legacyFetchOffsetsBefore`), newest first: the
+        segments' base offsets (the log start for the first) and, when the active segment holds
+        records, the log end offset. -1 (latest) starts from the newest, -2 (earliest) from the
+        oldest, a timestamp from the newest whose file was last modified at or before it (the log
+        end counting as modified now); at most `max_num_offsets` (all when negative)."""
+        segments, _ = self._view
+        entries = [max(segment.base_offset, self.log_start_offset) for segment in segments]
+        if segments[-1].size > 0:
+            entries.append(segments[-1].next_offset)
+        if timestamp_ms == -1:
+            start = len(entries) - 1
+        elif timestamp_ms == -2:
+            start = 0
+        else:
+
+            def modified_ms(index: int) -> int:
+                return now_ms if index == len(segments) else _last_modified_ms(segments[index])
+
+            start = len(entries) - 1
+            while start >= 0 and modified_ms(start) > timestamp_ms:
+                start -= 1
+        wanted = start + 1 if max_num_offsets < 0 else min(max_num_offsets, start + 1)
+        return sorted(entries[start - wanted + 1 : start + 1], reverse=True)
+
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record whose timestamp is >= `timestamp_ms`."""
         segments, _ = self._view
@@ -1005,3 +1030,11 @@ class PartitionLog:
             f"PartitionLog({self.topic}-{self.partition}, start={self.log_start_offset}, "
             f"end={self.log_end_offset}, segments={len(self._segments)})"
         )
+
+
+def _last_modified_ms(segment: LogSegment) -> int:
+    """When the segment's file was last written (a segment deleted meanwhile counts as never)."""
+    try:
+        return int(os.stat(segment.log_path).st_mtime * 1000)
+    except FileNotFoundError:
+        return -1

@@ -241,6 +241,15 @@ class Partition:
         hit = self._log.offset_for_timestamp(timestamp_ms)
         return None if hit is None or hit[0] >= self.fetch_bound(isolation_level, follower=False) else hit
 
+    def legacy_offsets_before(self, timestamp_ms: int, max_num_offsets: int) -> list[int]:
+        """ListOffsets v0 from a consumer (`PartitionLog.legacy_offsets_before`), as Kafka's
+        `Partition.legacyFetchOffsetsForTimestamp`: offsets past the high watermark give way to it."""
+        offsets = self._log.legacy_offsets_before(timestamp_ms, max_num_offsets, int(time.time() * 1000))
+        high_watermark = self._log.high_watermark
+        if any(offset > high_watermark for offset in offsets):
+            return [high_watermark, *(offset for offset in offsets if offset <= high_watermark)]
+        return offsets
+
     def end_offset_for_leader_epoch(self, leader_epoch: int) -> tuple[int, int]:
         """(epoch, end offset) with Kafka's OffsetForLeaderEpoch semantics."""
         return self._log.end_offset_for_leader_epoch(leader_epoch)

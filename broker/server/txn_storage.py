@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from kio.schema.add_partitions_to_txn.v5.request import (
     AddPartitionsToTxnRequest,
@@ -50,6 +50,8 @@ from broker.transactions.coordinator import (
 from broker.transactions.state import TopicPartition
 
 log = logging.getLogger(__name__)
+
+_TopicEntry = TypeVar("_TopicEntry")
 
 # How long one request to another broker (WriteTxnMarkers, AddPartitionsToTxn) may take.
 PEER_REQUEST_TIMEOUT_S = 30.0
@@ -117,6 +119,15 @@ class PeerPool:
                 await self._drop(broker_id)
                 raise PeerConnectionError(str(exc)) from exc
 
+    async def request_or_none(self, broker_id: int, body: Any, purpose: str) -> Any | None:
+        """The peer's answer, or None (logged) when it cannot be had: the caller answers
+        NETWORK_EXCEPTION for the partitions it asked about, which the coordinator retries."""
+        try:
+            return await self.request(broker_id, body)
+        except PeerConnectionError as exc:
+            log.info("%s with broker %d failed: %s", purpose, broker_id, exc)
+            return None
+
     def _peer(self, broker_id: int) -> PeerConnection | None:
         connection = self._peers.get(broker_id)
         if connection is not None:
@@ -147,12 +158,16 @@ class PeerPool:
             await self._drop(broker_id)
 
 
-class BrokerMarkerWriter:
-    """MarkerWriter: each partition's marker to its leader, this broker included."""
+class _PeerClient:
+    """The coordinator's side of a request to other brokers: the broker's state and its peers."""
 
     def __init__(self, state: BrokerState, peers: PeerPool) -> None:
         self._state = state
         self._peers = peers
+
+
+class BrokerMarkerWriter(_PeerClient):
+    """MarkerWriter: each partition's marker to its leader, this broker included."""
 
     async def write_markers(
         self,
@@ -179,6 +194,25 @@ class BrokerMarkerWriter:
             else:
                 by_leader.setdefault(leader, []).append((topic, index))
         local = by_leader.pop(state.node_id, [])
+
+        def request_for(tps: Sequence[TopicPartition]) -> WriteTxnMarkersRequest:
+            return WriteTxnMarkersRequest(
+                markers=(
+                    WritableTxnMarker(
+                        producer_id=producer_id,
+                        producer_epoch=producer_epoch,
+                        transaction_result=commit,
+                        topics=_per_topic(
+                            tps,
+                            lambda name, indexes: WritableTxnMarkerTopic(
+                                name=name, partition_indexes=indexes
+                            ),
+                        ),
+                        coordinator_epoch=coordinator_epoch,
+                    ),
+                )
+            )
+
         # Every leader at once: each write waits for its partition's ISR.
         results = await asyncio.gather(
             *(
@@ -187,10 +221,7 @@ class BrokerMarkerWriter:
                 )
                 for topic, index in local
             ),
-            *(
-                self._send(leader, producer_id, producer_epoch, commit, coordinator_epoch, tps)
-                for leader, tps in by_leader.items()
-            ),
+            *(self._send(leader, request_for(tps), tps) for leader, tps in by_leader.items()),
         )
         answers.update(zip(local, results[: len(local)], strict=True))
         for remote in results[len(local) :]:
@@ -198,58 +229,28 @@ class BrokerMarkerWriter:
         return answers
 
     async def _send(
-        self,
-        leader: int,
-        producer_id: int,
-        producer_epoch: int,
-        commit: bool,
-        coordinator_epoch: int,
-        partitions: Sequence[TopicPartition],
+        self, leader: int, request: WriteTxnMarkersRequest, partitions: Sequence[TopicPartition]
     ) -> dict[TopicPartition, int]:
-        by_topic: dict[str, list[int]] = {}
-        for topic, index in partitions:
-            by_topic.setdefault(topic, []).append(index)
-        request = WriteTxnMarkersRequest(
-            markers=(
-                WritableTxnMarker(
-                    producer_id=producer_id,
-                    producer_epoch=producer_epoch,
-                    transaction_result=commit,
-                    topics=tuple(
-                        WritableTxnMarkerTopic(name=topic, partition_indexes=tuple(indexes))
-                        for topic, indexes in by_topic.items()
-                    ),
-                    coordinator_epoch=coordinator_epoch,
-                ),
-            )
-        )
-        try:
-            response = await self._peers.request(leader, request)
-        except PeerConnectionError as exc:
-            log.info("WriteTxnMarkers to broker %d failed: %s; retrying", leader, exc)
+        response = await self._peers.request_or_none(leader, request, "WriteTxnMarkers")
+        if response is None:
             return dict.fromkeys(partitions, ErrorCode.network_exception)
-        answers: dict[TopicPartition, int] = {}
-        for marker in response.markers:
-            for topic in marker.topics:
-                for partition in topic.partitions:
-                    answers[(topic.name, partition.partition_index)] = partition.error_code
-        return answers
+        return {
+            tp: error
+            for marker in response.markers
+            for tp, error in _errors_by_partition(marker.topics, "partitions", "error_code").items()
+        }
 
     async def close(self) -> None:
         await self._peers.close()
 
 
-class CoordinatorTransactionVerifier:
+class CoordinatorTransactionVerifier(_PeerClient):
     """BrokerState.txn_verifier (KIP-890): asks the transactional id's coordinator whether the
     partitions are in the producer's ongoing transaction — directly when it is this broker,
     else with AddPartitionsToTxn v5 `verify_only` to the broker leading its state partition. With
     `add_partitions` (transaction version 2, Produce v12) the coordinator adds them instead
     (`verify_only` false), as Kafka's partition leaders do for a producer that no longer sends
     AddPartitionsToTxn itself."""
-
-    def __init__(self, state: BrokerState, peers: PeerPool) -> None:
-        self._state = state
-        self._peers = peers
 
     async def verify(
         self,
@@ -298,9 +299,6 @@ class CoordinatorTransactionVerifier:
         )
         if leader < 0 or leader == self._state.node_id:
             return dict.fromkeys(partitions, ErrorCode.not_coordinator)
-        by_topic: dict[str, list[int]] = {}
-        for topic, index in partitions:
-            by_topic.setdefault(topic, []).append(index)
         request = AddPartitionsToTxnRequest(
             transactions=(
                 AddPartitionsToTxnTransaction(
@@ -308,28 +306,48 @@ class CoordinatorTransactionVerifier:
                     producer_id=producer_id,
                     producer_epoch=producer_epoch,
                     verify_only=verify_only,
-                    topics=tuple(
-                        AddPartitionsToTxnTopic(name=topic, partitions=tuple(indexes))
-                        for topic, indexes in by_topic.items()
+                    topics=_per_topic(
+                        partitions,
+                        lambda name, indexes: AddPartitionsToTxnTopic(name=name, partitions=indexes),
                     ),
                 ),
             )
         )
-        try:
-            response = await self._peers.request(leader, request)
-        except PeerConnectionError as exc:
-            log.info(
-                "verifying the transaction of %s with broker %d failed: %s", transactional_id, leader, exc
-            )
+        response = await self._peers.request_or_none(
+            leader, request, f"verifying the transaction of {transactional_id}"
+        )
+        if response is None:
             return dict.fromkeys(partitions, ErrorCode.network_exception)
         if response.error_code != ErrorCode.none:
             return dict.fromkeys(partitions, response.error_code)
-        answers: dict[TopicPartition, int] = {}
-        for result in response.results_by_transaction:
-            for topic in result.topic_results:
-                for partition in topic.results_by_partition:
-                    answers[(topic.name, partition.partition_index)] = partition.partition_error_code
-        return answers
+        return {
+            tp: error
+            for result in response.results_by_transaction
+            for tp, error in _errors_by_partition(
+                result.topic_results, "results_by_partition", "partition_error_code"
+            ).items()
+        }
+
+
+def _per_topic(
+    partitions: Sequence[TopicPartition], entry: Callable[[str, tuple[int, ...]], _TopicEntry]
+) -> tuple[_TopicEntry, ...]:
+    """A request's topic entries: `entry(topic, its partition indexes)` for each topic, in order."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, index in partitions:
+        by_topic.setdefault(topic, []).append(index)
+    return tuple(entry(topic, tuple(indexes)) for topic, indexes in by_topic.items())
+
+
+def _errors_by_partition(
+    topics: Iterable[Any], partitions_field: str, error_field: str
+) -> dict[TopicPartition, int]:
+    """Each partition's error code from an answer's topics, each listing its partitions."""
+    return {
+        (topic.name, partition.partition_index): getattr(partition, error_field)
+        for topic in topics
+        for partition in getattr(topic, partitions_field)
+    }
 
 
 def _produce_error(verification_error: int) -> ErrorCode:

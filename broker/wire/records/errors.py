@@ -8,6 +8,12 @@ class StorageError(Exception):
 
     error_code: int = ErrorCode.unknown_server_error.value
 
+    def __init_subclass__(cls, code: ErrorCode | None = None, **kwargs: object) -> None:
+        """`class XError(StorageError, code=ErrorCode.x)` sets the code the broker answers with."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.error_code = code.value
+
     def __init__(self, message: str = "") -> None:
         super().__init__(message or type(self).__name__)
 
@@ -37,13 +43,13 @@ class InvalidRecordError(StorageError):
         self.record_errors = record_errors or []
 
 
-class RecordTooLargeError(StorageError):
-    error_code = ErrorCode.message_too_large.value
+class RecordTooLargeError(StorageError, code=ErrorCode.message_too_large):
+    """A batch or record larger than the topic's max.message.bytes allows."""
 
 
-class InvalidTimestampError(StorageError):
-    error_code = ErrorCode.invalid_timestamp.value
+class InvalidTimestampError(StorageError, code=ErrorCode.invalid_timestamp):
+    """A timestamp too far from the broker's clock (message.timestamp.before/after.max.ms)."""
 
 
-class UnsupportedCompressionError(StorageError):
-    error_code = ErrorCode.unsupported_compression_type.value
+class UnsupportedCompressionError(StorageError, code=ErrorCode.unsupported_compression_type):
+    """A compression codec that does not exist."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import struct
+import time
 import zlib
 from datetime import timedelta
 
@@ -125,6 +126,40 @@ def test_old_fetch_versions_get_old_format_messages_and_list_offsets_v0_answers(
 
         assert list_offsets(-1) == (3,)
         assert list_offsets(-2) == (0,)
+
+
+def _list_offsets_v0(client: WireClient, topic: str, timestamp: int, max_num_offsets: int) -> tuple[int, ...]:
+    request_type = LEGACY_REQUESTS[(LIST_OFFSETS, 0)]
+    topic_type = _item_type(request_type, "topics")
+    partition_type = _item_type(topic_type, "partitions")
+    wanted = partition_type(
+        partition_index=i32(0), timestamp=i64(timestamp), max_num_offsets=i32(max_num_offsets)
+    )
+    request = request_type(replica_id=i32(-1), topics=(topic_type(name=topic, partitions=(wanted,)),))
+    (partition,) = client.request(request).topics[0].partitions
+    assert partition.error_code == 0
+    return tuple(partition.old_style_offsets)
+
+
+def test_list_offsets_v0_answers_segment_base_offsets_as_kafka_did(broker: BrokerProcess) -> None:
+    """Several segments: latest lists the high watermark then every segment's base offset, newest
+    first; a timestamp lists the segments last modified by then (none before the topic existed)."""
+    topic = create_topic(broker.bootstrap, "legacy-segments", **{"segment.bytes": "1024"})
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for number in range(20):  # one batch each: segments roll between batches
+        producer.produce(topic, b"%d" % number + b"x" * 300)
+        assert producer.flush(15) == 0
+    with WireClient(broker.bootstrap) as client:
+        everything = _list_offsets_v0(client, topic, -1, 100)
+        assert everything[0] == 20
+        assert everything[-1] == 0
+        assert len(everything) >= 4, "segment.bytes 1024 holds a few 300-byte records each"
+        assert list(everything) == sorted(set(everything), reverse=True)
+        assert _list_offsets_v0(client, topic, -1, 2) == everything[:2]
+        assert _list_offsets_v0(client, topic, -2, 10) == (0,)
+        in_an_hour = int(time.time() * 1000) + 3_600_000
+        assert _list_offsets_v0(client, topic, in_an_hour, 3) == everything[:3]
+        assert _list_offsets_v0(client, topic, 1000, 10) == ()
 
 
 def test_with_legacy_versions_off_the_broker_answers_as_kafka_4(broker_factory) -> None:

@@ -17,7 +17,24 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from broker.groups.offsets_format import partition_for_group
 from tests.fixtures.cluster import LocalCluster
+from tests.integration.cluster.fault_checker import partition_states
+
+# The transactional producer's settings beyond its id. librdkafka 2.16 can block
+# send_offsets_to_transaction without end when the group coordinator's broker dies: the TxnOffsetCommit
+# waits on a coordinator cached before the failure, and once a Metadata answer no longer lists that broker
+# its connection thread is gone, so nothing wakes the request until some other connection of the producer
+# goes up or down (librdkafka issues #5511 and #5456: the request's timeout is never checked). Kafka's
+# brokers answer the same way, so only the client can end it: closing idle connections after 5 s makes
+# such a state change happen within seconds. Without it the wait lasted until a broker closed an idle
+# connection after its connections.max.idle.ms (10 min); by then the consumer had left the group
+# (max.poll.interval.ms) and the TxnOffsetCommit failed with UNKNOWN_MEMBER_ID.
+TRANSACTIONAL_PRODUCER_SETTINGS = {
+    "transaction.timeout.ms": "10000",
+    "linger.ms": "5",
+    "connections.max.idle.ms": "5000",
+}
 
 
 @dataclass
@@ -51,7 +68,7 @@ def fill_source(run: EosRun) -> None:
 def _new_producer(run: EosRun) -> Producer:
     producer = Producer(
         run.cluster.client_config(
-            **{"transactional.id": run.transactional_id, "transaction.timeout.ms": "10000", "linger.ms": "5"}
+            **{"transactional.id": run.transactional_id, **TRANSACTIONAL_PRODUCER_SETTINGS}
         )
     )
     deadline = time.monotonic() + 60
@@ -63,6 +80,16 @@ def _new_producer(run: EosRun) -> Producer:
             if time.monotonic() > deadline or exc.args[0].fatal():
                 raise
             time.sleep(0.2)
+
+
+def group_coordinated_by(cluster: LocalCluster, broker: int, prefix: str) -> str:
+    """A group id (prefix-N) whose `__consumer_offsets` partition `broker` leads (the topic must exist)."""
+    leaders = {p: state[0] for p, state in partition_states(cluster, "__consumer_offsets").items()}
+    for number in range(10_000):
+        group = f"{prefix}-{number}"
+        if leaders[partition_for_group(group, len(leaders))] == broker:
+            return group
+    raise LookupError(f"broker {broker} leads no partition of __consumer_offsets")
 
 
 def _committed_total(consumer: Consumer) -> int:

@@ -2,27 +2,60 @@
 coordinator's broker is killed with SIGKILL (issue #22; the loop and checker are eos_checker.py).
 
 The input and output partitions' leaders are spread over the brokers, so markers go to other brokers
-than the coordinator. A third of the way in, the broker leading the transactional id's
-`__transaction_state` partition is killed: the producer finds the new coordinator (which loaded the
-partition's state), and the run carries on. Nothing may be lost, duplicated or reordered.
+than the coordinator. The group is chosen so that the same broker also coordinates it. A third of the way
+in, that broker is killed: the producer finds the new transaction and group coordinators (which loaded
+the partitions' state), and the run carries on. Nothing may be lost, duplicated or reordered.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from broker.transactions.state_format import partition_for_transactional_id
 from tests.fixtures.cluster import LocalCluster
-from tests.integration.cluster.eos_checker import EosRun, check_output, fill_source, process_all
-from tests.integration.cluster.fault_checker import create_topic, partition_states
+from tests.integration.cluster.eos_checker import (
+    TRANSACTIONAL_PRODUCER_SETTINGS,
+    EosRun,
+    check_output,
+    fill_source,
+    group_coordinated_by,
+    process_all,
+)
+from tests.integration.cluster.fault_checker import create_topic, partition_states, wait_for_isr
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 STATE_PARTITIONS = 3  # transaction.state.log.num.partitions in the test defaults
 
 
+def transaction_coordinator(cluster: LocalCluster, transactional_id: str) -> int:
+    state_partition = partition_for_transactional_id(transactional_id, STATE_PARTITIONS)
+    return partition_states(cluster, "__transaction_state")[state_partition][0]
+
+
+def create_coordinator_topics(cluster: LocalCluster, transactional_id: str) -> None:
+    """`__transaction_state` and `__consumer_offsets` exist (with full ISRs) once a transactional
+    producer and a group have looked for their coordinators."""
+    Producer(cluster.client_config(**{"transactional.id": transactional_id})).init_transactions(30)
+    lookup = Consumer(cluster.client_config(**{"group.id": "coordinator-topics"}))
+    try:
+        lookup.list_topics(timeout=10)
+        lookup.committed([TopicPartition("coordinator-topics", 0)], 30)
+    finally:
+        lookup.close()
+    for topic in ("__transaction_state", "__consumer_offsets"):
+        assert wait_for_isr(cluster, topic, timeout_s=30), partition_states(cluster, topic)
+
+
 def test_exactly_once_while_the_transaction_coordinator_is_killed(cluster3: LocalCluster) -> None:
-    run = EosRun(cluster3, "eos-in", "eos-out", "eos-app", "eos-app-1", partitions=3, records=900)
+    create_coordinator_topics(cluster3, "eos-app-1")
+    doomed = transaction_coordinator(cluster3, "eos-app-1")
+    group = group_coordinated_by(cluster3, doomed, "eos-app")
+    run = EosRun(cluster3, "eos-in", "eos-out", group, "eos-app-1", partitions=3, records=900)
     create_topic(cluster3, run.source, run.partitions)
     create_topic(cluster3, run.sink, run.partitions)
     fill_source(run)
@@ -30,14 +63,76 @@ def test_exactly_once_while_the_transaction_coordinator_is_killed(cluster3: Loca
 
     def kill_the_coordinator(committed: int) -> None:
         if not killed and committed >= run.records // 3:
-            state_partition = partition_for_transactional_id(run.transactional_id, STATE_PARTITIONS)
-            killed.append(partition_states(cluster3, "__transaction_state")[state_partition][0])
-            cluster3.node(killed[0]).kill9()
+            killed.append(doomed)
+            cluster3.node(doomed).kill9()
 
     process_all(run, limit_s=60, on_progress=kill_the_coordinator)
     assert killed
-    # The coordinator moved: another broker loaded the transactional id's state partition.
+    # The coordinators moved: another broker loaded the transactional id's state partition.
     assert "coordinating the 1 transactional ids" in "".join(
-        node.log_text() for node in cluster3.brokers if node.node_id != killed[0]
+        node.log_text() for node in cluster3.brokers if node.node_id != doomed
     )
     assert check_output(run) == (0, 0, 0), f"{run.aborts} aborted transactions: {run.errors}"
+
+
+def test_send_offsets_finds_the_group_coordinator_after_its_broker_is_gone(cluster3: LocalCluster) -> None:
+    """The stall seen under load (librdkafka 2.16, issues #5511/#5456): the producer knows the group's
+    coordinator from an earlier transaction, that broker is killed, and by the next
+    send_offsets_to_transaction a Metadata answer without it has retired the producer's connection to
+    it. With the harness's producer settings the call still finds the new coordinator within
+    seconds; without them it blocked until some connection of the producer changed state (10 min)."""
+    create_topic(cluster3, "moved-in", 3)
+    create_coordinator_topics(cluster3, "moved-app-1")
+    kept = transaction_coordinator(cluster3, "moved-app-1")
+    doomed = next(node.node_id for node in cluster3.brokers if node.node_id != kept)
+    group = group_coordinated_by(cluster3, doomed, "moved-app")
+    producer = Producer(
+        cluster3.client_config(**{"transactional.id": "moved-app-1", **TRANSACTIONAL_PRODUCER_SETTINGS})
+    )
+    producer.init_transactions(30)
+    consumer = Consumer(
+        cluster3.client_config(
+            **{"group.id": group, "enable.auto.commit": "false", "session.timeout.ms": "6000"}
+        )
+    )
+    consumer.subscribe(["moved-in"])
+    try:
+        deadline = time.monotonic() + 30
+        while not consumer.assignment():
+            assert time.monotonic() < deadline, "the consumer got no assignment"
+            consumer.poll(0.2)
+
+        def commit_offsets(offset: int) -> None:
+            producer.begin_transaction()
+            offsets = [TopicPartition("moved-in", p, offset) for p in range(3)]
+            producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 10)
+            producer.commit_transaction(30)
+
+        commit_offsets(1)  # the producer now knows the group's coordinator: the broker to be killed
+        cluster3.node(doomed).kill9()
+        # The offsets partition moves once the controller fences the broker; the producer's next
+        # Metadata answer no longer lists it, which retires its connection to that broker.
+        deadline = time.monotonic() + 30
+        while doomed in producer.list_topics(timeout=10).brokers:
+            assert time.monotonic() < deadline, "the killed broker is still listed"
+            time.sleep(0.2)
+        outcome: list[BaseException | None] = []
+        started = time.monotonic()
+
+        def second_transaction() -> None:
+            try:
+                commit_offsets(2)
+                outcome.append(None)
+            except BaseException as exc:  # reported by the test thread below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=second_transaction, daemon=True)
+        worker.start()
+        worker.join(45)
+        assert not worker.is_alive(), "send_offsets_to_transaction blocked for 45 s"
+        assert outcome == [None], outcome
+        assert time.monotonic() - started < 30
+        committed = consumer.committed([TopicPartition("moved-in", p) for p in range(3)], 20)
+        assert [tp.offset for tp in committed] == [2, 2, 2]
+    finally:
+        consumer.close()

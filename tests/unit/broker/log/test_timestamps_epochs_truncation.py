@@ -1,3 +1,5 @@
+import os
+
 from broker.log.partition_log import PartitionLog
 from broker.wire.records.records import Record, build_batch
 
@@ -112,3 +114,30 @@ def test_truncating_below_the_first_segment_starts_the_log_over(open_log: LogFac
     assert (log.log_start_offset, log.log_end_offset) == (0, 0)
     append_values(log, 2)
     assert [offset for offset, _, _ in read_records(log)] == [0, 1]
+
+
+def test_legacy_offsets_before_lists_segment_bases_as_kafkas_list_offsets_v0(open_log: LogFactory) -> None:
+    """Kafka's `legacyFetchOffsetsBefore`: each segment counts as its base offset, last modified when
+    its file was; the log end counts as modified now. Newest first, at most `max_num_offsets`."""
+    log = open_log(segment_bytes=200)
+    _append_with_timestamps(log, [[1000]] * 12)
+    segments, bases = log.segments_snapshot()
+    assert len(segments) >= 3
+    assert bases[0] == 0
+    for number, segment in enumerate(segments):  # segment n last written at second 100 + n
+        os.utime(segment.log_path, (100 + number, 100 + number))
+    end = log.log_end_offset
+    now_ms = 500_000
+    newest_first = [end, *reversed(bases)]
+    assert log.legacy_offsets_before(-1, 100, now_ms) == newest_first
+    assert log.legacy_offsets_before(-1, 1, now_ms) == [end]
+    assert log.legacy_offsets_before(-2, 5, now_ms) == [0]
+    # Modified at or before second 101: the first two segments, newest first.
+    assert log.legacy_offsets_before(101_500, 10, now_ms) == [bases[1], bases[0]]
+    assert log.legacy_offsets_before(101_500, 1, now_ms) == [bases[1]]
+    assert log.legacy_offsets_before(99_000, 10, now_ms) == []
+    assert log.legacy_offsets_before(now_ms, 2, now_ms) == [end, bases[-1]]
+    assert log.legacy_offsets_before(-1, -1, now_ms) == newest_first  # negative: no limit
+
+    log.delete_records_before(1)  # the first segment now counts from the log start
+    assert log.legacy_offsets_before(-2, 1, now_ms) == [1]
