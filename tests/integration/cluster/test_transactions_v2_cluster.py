@@ -65,6 +65,10 @@ def _find_coordinator(client: WireClient, transactional_id: str, not_on: int | N
         time.sleep(0.2)
 
 
+# COORDINATOR_LOAD_IN_PROGRESS and CONCURRENT_TRANSACTIONS.
+RETRIABLE_END_TXN_ERRORS = (14, 51)
+
+
 def test_a_new_coordinator_finishes_an_ended_transaction_with_the_bumped_epoch(
     cluster3: LocalCluster,
 ) -> None:
@@ -96,7 +100,13 @@ def test_a_new_coordinator_finishes_an_ended_transaction_with_the_bumped_epoch(
         producer.coordinator = WireClient(nodes[new_id].bootstrap, timeout=20)
         # The producer's retry of the lost EndTxn answer is answered by the new coordinator once it has
         # finished the transaction, with the epoch the prepare record carried.
-        retried = producer.end(True, epoch=first_epoch)
+        # A new coordinator is found as soon as it leads the state partition, and answers
+        # COORDINATOR_LOAD_IN_PROGRESS / CONCURRENT_TRANSACTIONS until it has loaded and finished the
+        # transaction: a client retries those, so does this one.
+        deadline = time.monotonic() + 30
+        while (retried := producer.end(True, epoch=first_epoch))[0] in RETRIABLE_END_TXN_ERRORS:
+            assert time.monotonic() < deadline, f"EndTxn still answered {retried[0]!r}"
+            time.sleep(0.2)
         assert retried == (0, producer.producer_id, first_epoch + 1)
         producer.epoch, producer.sequences = first_epoch + 1, {}
         leaders = {p: state[0] for p, state in partition_states(cluster3, "tv2-failover").items()}
