@@ -4,8 +4,9 @@
 and ConsumerGroupDescribe. A consumer group's committed offsets live where a classic group's do:
 in the classic coordinator's `groups` entry of the same id, which for a consumer group is an
 Empty classic group holding only offsets (so OffsetCommit/OffsetFetch/expiry write and read
-them the one way, in Kafka's format). Commits of a consumer group are checked against the
-member epoch (STALE_MEMBER_EPOCH) before they reach it.
+them the one way, in Kafka's format). The one commit path is the classic coordinator's; a consumer
+group only brings its own check of the committing (or, OffsetFetch v9, fetching) member: its member
+epoch (STALE_MEMBER_EPOCH / UNKNOWN_MEMBER_ID).
 
 Conversions, as Kafka allows them for empty groups: a consumer-protocol member joining an empty
 classic group turns it into a consumer group (its offsets stay); a classic member joining an
@@ -47,8 +48,8 @@ from broker.groups.coordinator import (
     GroupDescription,
     JoinResult,
     ListedGroup,
+    OffsetCommitter,
     OffsetsFormatError,
-    PartitionOffset,
     is_valid_group_id,
 )
 from broker.groups.group import Group, GroupState
@@ -530,41 +531,33 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 return JoinResult(error, member_id=member_id)
         return await super().join_group(group_id=group_id, member_id=member_id, **kwargs)  # type: ignore[arg-type]
 
-    async def commit_offsets(
-        self,
-        *,
-        group_id: str,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None,
-        offsets: Sequence[PartitionOffset],
-        retention_ms: int = -1,
-    ) -> list[int]:
+    def _committing_member_error(self, group_id: str, committer: OffsetCommitter) -> int | None:
+        """A consumer group's check (Kafka's ConsumerGroup.validateOffsetCommit), for OffsetCommit
+        and TxnOffsetCommit alike: without an epoch only an empty group's offsets may be committed
+        (admin tools); a member commits with exactly its current epoch."""
         group = self.consumer_groups.get(group_id)
-        if group is not None and self._availability_error(group_id) is None:
-            # Kafka's rule: without an epoch only an empty group's offsets may be committed
-            # (admin tools); a member commits with exactly its current epoch.
-            if generation_id >= 0 or group.members:
-                member = group.members.get(member_id)
-                if member is None:
-                    return [ErrorCode.unknown_member_id] * len(offsets)
-                if generation_id != member.member_epoch:
-                    return [ErrorCode.stale_member_epoch] * len(offsets)
-            self._offsets_holder(group_id)
-            generation_id, member_id, group_instance_id = -1, "", None
-        return await super().commit_offsets(
-            group_id=group_id,
-            generation_id=generation_id,
-            member_id=member_id,
-            group_instance_id=group_instance_id,
-            offsets=offsets,
-            retention_ms=retention_ms,
-        )
+        if group is None:
+            return super()._committing_member_error(group_id, committer)
+        if committer.generation_id < 0 and not group.members:
+            return None
+        return self._member_epoch_error(group, committer.member_id, committer.generation_id)
 
-    def _offsets_holder(self, group_id: str) -> Group:
-        return self.groups.setdefault(
-            group_id, Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
-        )
+    def _fetching_member_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int | None:
+        """OffsetFetch v9 (Kafka's ConsumerGroup.validateOffsetFetch): a caller that names no member
+        (admin tools, older versions) reads freely; a member must be in the group at its epoch."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return super()._fetching_member_error(group_id, member_id, member_epoch)
+        return self._member_epoch_error(group, member_id, member_epoch)
+
+    @staticmethod
+    def _member_epoch_error(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> int | None:
+        member = group.members.get(member_id) if member_id is not None else None
+        if member is None:
+            return ErrorCode.unknown_member_id
+        if member_epoch != member.member_epoch:
+            return ErrorCode.stale_member_epoch
+        return None
 
     async def delete_offsets(
         self, *, group_id: str, partitions: Sequence[tuple[str, int]]

@@ -238,6 +238,54 @@ async def test_offset_commits_are_checked_against_the_member_epoch(groups) -> No
     assert fetched[0][2].offset == 42
 
 
+async def test_offset_fetch_v9_checks_the_member_and_its_epoch(groups) -> None:
+    joined = await beat(groups, "m1", 0)
+    await groups.commit_offsets(
+        group_id="g",
+        generation_id=joined.member_epoch,
+        member_id="m1",
+        group_instance_id=None,
+        offsets=[PartitionOffset("orders", 0, 7)],
+    )
+    topics = [("orders", [0])]
+    error, fetched = groups.fetch_offsets(
+        group_id="g", topics=topics, member_id="m1", member_epoch=joined.member_epoch
+    )
+    assert (error, fetched[0][2].offset) == (ErrorCode.none, 7)
+    stale = groups.fetch_offsets(group_id="g", topics=topics, member_id="m1", member_epoch=0)
+    assert stale == (ErrorCode.stale_member_epoch, [])
+    unknown = groups.fetch_offsets(group_id="g", topics=topics, member_id="nobody", member_epoch=1)
+    assert unknown == (ErrorCode.unknown_member_id, [])
+    # Without a member (admin tools, OffsetFetch before v9) the offsets are read freely.
+    error, fetched = groups.fetch_offsets(group_id="g", topics=topics)
+    assert (error, fetched[0][2].offset) == (ErrorCode.none, 7)
+    # A classic group does not check who reads (Kafka's rule).
+    await stable_group(groups, 1, group="classic-g")
+    error, _ = groups.fetch_offsets(group_id="classic-g", topics=topics, member_id="x", member_epoch=3)
+    assert error == ErrorCode.none
+
+
+async def test_transactional_commits_of_a_consumer_group_are_checked_against_the_member_epoch(groups) -> None:
+    joined = await beat(groups, "m1", 0)
+    offsets = [PartitionOffset("orders", 0, 11)]
+
+    async def txn_commit(member_id: str, epoch: int) -> list[int]:
+        return await groups.commit_transactional_offsets(
+            group_id="g",
+            producer_id=1,
+            producer_epoch=0,
+            generation_id=epoch,
+            member_id=member_id,
+            group_instance_id=None,
+            offsets=offsets,
+        )
+
+    assert await txn_commit("m1", joined.member_epoch + 1) == [ErrorCode.stale_member_epoch]
+    assert await txn_commit("m2", joined.member_epoch) == [ErrorCode.unknown_member_id]
+    assert await txn_commit("m1", joined.member_epoch) == [ErrorCode.none]
+    assert groups.has_pending_offsets("g", "orders", 0)
+
+
 async def test_list_and_describe_groups_show_both_kinds(groups) -> None:
     await beat(groups, "m1", 0)
     await stable_group(groups, 1, group="classic-g")
