@@ -29,7 +29,7 @@ import re2
 from kio.schema.errors import ErrorCode
 
 from broker.groups import consumer_records as records
-from broker.groups.assignors import ASSIGNORS, Assignment, AssignmentMember
+from broker.groups.assignors import ASSIGNORS, NO_RACKS, Assignment, AssignmentMember, PartitionRacks
 from broker.groups.clock import Clock
 from broker.groups.consumer_group import (
     JOIN_EPOCH,
@@ -64,6 +64,8 @@ _REGEX_OPTIONS.log_errors = False  # a client's bad regex is answered, not logge
 
 # name -> (topic id, partition count) of every topic a subscription may name (internal ones excluded).
 TopicCatalog = Callable[[], Mapping[str, tuple[uuid.UUID, int]]]
+# (topic name, partition) -> the racks of the brokers holding its replicas (empty: none known).
+ReplicaRacks = Callable[[str, int], frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +136,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         owns_every_partition: bool = True,
         consumer_config: ConsumerGroupConfig | None = None,
         topic_catalog: TopicCatalog | None = None,
+        replica_racks: ReplicaRacks | None = None,
     ) -> None:
         super().__init__(log, config, clock, owns_every_partition=owns_every_partition)
         self.consumer_config = consumer_config or ConsumerGroupConfig()
         self.topic_catalog: TopicCatalog = topic_catalog or dict
+        self.replica_racks: ReplicaRacks = replica_racks or (lambda _topic, _partition: frozenset())
         self.consumer_groups: dict[str, ConsumerGroup] = {}
         # Consumer group records read while replaying partitions: key bytes -> value (None: tombstone).
         self._replayed: dict[bytes, bytes | None] = {}
@@ -353,11 +357,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         member.client_host = client_host
         if instance_id is not None:
             member.instance_id = instance_id
-        if rack_id is not None:
-            member.rack_id = rack_id
         if rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = rebalance_timeout_ms
-        changed = False
+        # A new rack can change a rack-aware assignment: a new epoch, as Kafka does for any change.
+        changed = rack_id is not None and rack_id != member.rack_id
+        if rack_id is not None:
+            member.rack_id = rack_id
         if (
             subscribed_topic_names is not None
             and tuple(subscribed_topic_names) != member.subscribed_topic_names
@@ -407,16 +412,30 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             member_id: AssignmentMember(
                 subscribed=self._subscribed_topic_ids(member, catalog),
                 current=group.target.get(member_id, {}),
+                rack=member.rack_id or None,
             )
             for member_id, member in group.members.items()
         }
         partitions = {topic_id: count for topic_id, (_, count) in group.subscribed_topics.items()}
-        group.target = ASSIGNORS[assignor_name].assign(members, partitions)
+        group.target = ASSIGNORS[assignor_name].assign(members, partitions, self._partition_racks(group))
         group.assignor_name = assignor_name
         group.assignment_epoch = group.group_epoch
         log.debug(
             "group %s: target assignment at epoch %d by %s", group.group_id, group.group_epoch, assignor_name
         )
+
+    def _partition_racks(self, group: ConsumerGroup) -> PartitionRacks:
+        """Where the subscribed partitions' replicas are, when a member said its rack (else the
+        assignors need not know)."""
+        if not any(member.rack_id for member in group.members.values()):
+            return NO_RACKS
+        racks: dict[tuple[uuid.UUID, int], frozenset[str]] = {}
+        for topic_id, (name, count) in group.subscribed_topics.items():
+            for partition in range(count):
+                replica_racks = self.replica_racks(name, partition)
+                if replica_racks:
+                    racks[(topic_id, partition)] = replica_racks
+        return racks
 
     def _on_member_state_changed(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         """Arms the revocation deadline (the member's rebalance timeout) while it owes partitions."""

@@ -95,6 +95,70 @@ def test_range_gives_contiguous_ranges_per_topic() -> None:
 # --- the heartbeat --------------------------------------------------------------------------------
 
 
+# Six partitions of ORDERS, two on a broker in each rack.
+SIX_RACKED = {(ORDERS, p): frozenset({"rack-" + "abc"[p % 3]}) for p in range(6)}
+
+
+def racks_of(assignment: Any) -> list[str]:
+    return sorted(next(iter(SIX_RACKED[(ORDERS, p)])) for p in assignment.get(ORDERS, ()))
+
+
+def test_uniform_gives_members_the_partitions_in_their_rack_as_they_join() -> None:
+    everyone = frozenset({ORDERS})
+    uniform = UniformAssignor()
+    target: dict[str, Any] = {}
+    for name, rack in (("a", "rack-a"), ("b", "rack-b"), ("c", "rack-c")):
+        members = {m: AssignmentMember(everyone, target.get(m, {}), rack=f"rack-{m}") for m in target}
+        members[name] = AssignmentMember(everyone, {}, rack=rack)
+        target = uniform.assign(members, {ORDERS: 6}, SIX_RACKED)
+    assert {m: racks_of(t) for m, t in target.items()} == {
+        "a": ["rack-a", "rack-a"],
+        "b": ["rack-b", "rack-b"],
+        "c": ["rack-c", "rack-c"],
+    }
+
+
+def test_uniform_swaps_sticky_partitions_into_their_racks_without_unbalancing() -> None:
+    everyone = frozenset({ORDERS})
+    # Racks of partitions 0-3: a, b, c, a. a holds 1 (rack b) and 2; b holds 0 and 3 (rack a).
+    members = {
+        "a": AssignmentMember(everyone, {ORDERS: frozenset({1, 2})}, rack="rack-a"),
+        "b": AssignmentMember(everyone, {ORDERS: frozenset({0, 3})}, rack="rack-b"),
+    }
+    target = UniformAssignor().assign(members, {ORDERS: 4}, SIX_RACKED)
+    # 1 and 0 trade places (both land in their rack); 2 (rack c) and 3 stay: no swap helps both.
+    assert target == {"a": {ORDERS: frozenset({0, 2})}, "b": {ORDERS: frozenset({1, 3})}}
+    # Without racks the current targets are kept as they are.
+    assert UniformAssignor().assign(members, {ORDERS: 4}) == {
+        "a": {ORDERS: frozenset({1, 2})},
+        "b": {ORDERS: frozenset({0, 3})},
+    }
+
+
+def test_racks_never_unbalance_an_assignment() -> None:
+    everyone = frozenset({ORDERS})
+    # Every member in rack-a: only two partitions are local, the counts must still be even.
+    members = {m: AssignmentMember(everyone, {}, rack="rack-a") for m in ("a", "b", "c")}
+    for assignor in (UniformAssignor(), RangeAssignor()):
+        target = assignor.assign(members, {ORDERS: 6}, SIX_RACKED)
+        assert sorted(count(t) for t in target.values()) == [2, 2, 2], assignor.name
+        assert set().union(*(t[ORDERS] for t in target.values())) == set(range(6))
+
+
+def test_range_prefers_partitions_in_the_members_rack() -> None:
+    everyone = frozenset({ORDERS})
+    members = {m: AssignmentMember(everyone, {}, rack=f"rack-{m}") for m in ("a", "b", "c")}
+    target = RangeAssignor().assign(members, {ORDERS: 6}, SIX_RACKED)
+    assert target == {
+        "a": {ORDERS: frozenset({0, 3})},
+        "b": {ORDERS: frozenset({1, 4})},
+        "c": {ORDERS: frozenset({2, 5})},
+    }
+    # Without racks: contiguous ranges, as before.
+    plain = RangeAssignor().assign(members, {ORDERS: 6})
+    assert plain["a"] == {ORDERS: frozenset({0, 1})}
+
+
 async def test_a_member_joins_and_gets_every_partition(groups) -> None:
     answer = await beat(groups, "m1", 0)
     assert answer.error_code == ErrorCode.none
