@@ -78,107 +78,111 @@ class UniformAssignor:
         partitions: Mapping[uuid.UUID, int],
         racks: PartitionRacks = NO_RACKS,
     ) -> dict[str, Assignment]:
-        order = sorted(members)
-        eligible: dict[TopicPartition, list[str]] = {}
-        for topic_id in sorted(partitions, key=str):
-            subscribers = [m for m in order if topic_id in members[m].subscribed]
-            if subscribers:
-                for partition in range(partitions[topic_id]):
-                    eligible[(topic_id, partition)] = subscribers
-        owned: dict[str, set[TopicPartition]] = {m: set() for m in order}
-        owner: dict[TopicPartition, str] = {}
-        # Keep what each member already has, while it still subscribes and the partition exists.
-        for member_id in order:
-            for topic_id, current in members[member_id].current.items():
-                for partition in sorted(current):
-                    tp = (topic_id, partition)
-                    if tp in eligible and member_id in eligible[tp] and tp not in owner:
-                        owned[member_id].add(tp)
-                        owner[tp] = member_id
-        # Give every free partition to the least loaded member that may take it; among the
-        # least loaded, one in a rack of the partition's replicas.
-        for tp, subscribers in eligible.items():
-            if tp not in owner:
-                chosen = min(
-                    subscribers, key=lambda m: (len(owned[m]), not _in_rack(members[m], tp, racks), m)
-                )
-                owned[chosen].add(tp)
-                owner[tp] = chosen
-        self._balance(members, owned, owner, eligible, racks)
+        placement = _UniformPlacement(members, partitions, racks)
+        placement.keep_current()
+        placement.place_free()
+        placement.balance()
         if racks:
-            self._swap_into_racks(members, owned, owner, eligible, racks)
-        return {member_id: _as_assignment(tps) for member_id, tps in owned.items()}
+            placement.swap_into_racks()
+        return {member_id: _as_assignment(tps) for member_id, tps in placement.owned.items()}
 
-    @staticmethod
-    def _balance(
+
+class _UniformPlacement:
+    """One run of the uniform assignor: who may own each partition, and who owns it so far."""
+
+    def __init__(
+        self,
         members: Mapping[str, AssignmentMember],
-        owned: dict[str, set[TopicPartition]],
-        owner: dict[TopicPartition, str],
-        eligible: Mapping[TopicPartition, list[str]],
+        partitions: Mapping[uuid.UUID, int],
         racks: PartitionRacks,
     ) -> None:
+        self.members = members
+        self.racks = racks
+        self.order = sorted(members)
+        self.eligible: dict[TopicPartition, list[str]] = {}
+        for topic_id in sorted(partitions, key=str):
+            subscribers = [m for m in self.order if topic_id in members[m].subscribed]
+            if subscribers:
+                for partition in range(partitions[topic_id]):
+                    self.eligible[(topic_id, partition)] = subscribers
+        self.owned: dict[str, set[TopicPartition]] = {m: set() for m in self.order}
+        self.owner: dict[TopicPartition, str] = {}
+
+    def in_rack(self, member_id: str, tp: TopicPartition) -> bool:
+        return _in_rack(self.members[member_id], tp, self.racks)
+
+    def least_loaded(self, tp: TopicPartition) -> str:
+        """The least loaded member that may take `tp`; among those, one in a rack of its replicas."""
+        return min(self.eligible[tp], key=lambda m: (len(self.owned[m]), not self.in_rack(m, tp), m))
+
+    def give(self, tp: TopicPartition, member_id: str) -> None:
+        previous = self.owner.get(tp)
+        if previous is not None:
+            self.owned[previous].discard(tp)
+        self.owned[member_id].add(tp)
+        self.owner[tp] = member_id
+
+    def keep_current(self) -> None:
+        """Each member keeps what it has, while it still subscribes and the partition exists."""
+        for member_id in self.order:
+            for topic_id, current in self.members[member_id].current.items():
+                for partition in sorted(current):
+                    tp = (topic_id, partition)
+                    if tp in self.eligible and member_id in self.eligible[tp] and tp not in self.owner:
+                        self.give(tp, member_id)
+
+    def place_free(self) -> None:
+        for tp in self.eligible:
+            if tp not in self.owner:
+                self.give(tp, self.least_loaded(tp))
+
+    def balance(self) -> None:
         """Moves single partitions from the most to the least loaded members until no move
         narrows the gap (sticky: only what has to move, moves). The partitions that leave are
         first those outside the giver's rack, and go preferably to a taker in their rack."""
         moved = True
         while moved:
             moved = False
-            for member_id in sorted(owned, key=lambda m: (-len(owned[m]), m)):
-                giver = members[member_id]
+            for member_id in sorted(self.owned, key=lambda m: (-len(self.owned[m]), m)):
                 candidates = sorted(
-                    owned[member_id], key=lambda tp: (_in_rack(giver, tp, racks), str(tp[0]), tp[1])
+                    self.owned[member_id], key=lambda tp: (self.in_rack(member_id, tp), str(tp[0]), tp[1])
                 )
                 for tp in candidates:
-                    target = min(
-                        eligible[tp],
-                        key=lambda m, tp=tp: (len(owned[m]), not _in_rack(members[m], tp, racks), m),
-                    )
-                    if len(owned[target]) + 1 < len(owned[member_id]):
-                        owned[member_id].discard(tp)
-                        owned[target].add(tp)
-                        owner[tp] = target
+                    target = self.least_loaded(tp)
+                    if len(self.owned[target]) + 1 < len(self.owned[member_id]):
+                        self.give(tp, target)
                         moved = True
                         break
                 if moved:
                     break
 
-    @staticmethod
-    def _swap_into_racks(
-        members: Mapping[str, AssignmentMember],
-        owned: dict[str, set[TopicPartition]],
-        owner: dict[TopicPartition, str],
-        eligible: Mapping[TopicPartition, list[str]],
-        racks: PartitionRacks,
-    ) -> None:
+    def swap_into_racks(self) -> None:
         """Swaps two partitions between two members when each lands in its new owner's rack and
         neither was in its old owner's: the counts stay, only rack locality improves."""
         misplaced = sorted(
-            (tp for tp, member_id in owner.items() if not _in_rack(members[member_id], tp, racks)),
+            (tp for tp, member_id in self.owner.items() if not self.in_rack(member_id, tp)),
             key=lambda tp: (str(tp[0]), tp[1]),
         )
         for tp in misplaced:
-            holder = owner[tp]
-            if _in_rack(members[holder], tp, racks):
+            holder = self.owner[tp]
+            if self.in_rack(holder, tp):
                 continue  # already swapped into place
-            for other in eligible[tp]:
-                if other == holder or not _in_rack(members[other], tp, racks):
+            for other in self.eligible[tp]:
+                if other == holder or not self.in_rack(other, tp):
                     continue
                 back = next(
                     (
                         theirs
-                        for theirs in sorted(owned[other], key=lambda t: (str(t[0]), t[1]))
-                        if holder in eligible[theirs]
-                        and _in_rack(members[holder], theirs, racks)
-                        and not _in_rack(members[other], theirs, racks)
+                        for theirs in sorted(self.owned[other], key=lambda t: (str(t[0]), t[1]))
+                        if holder in self.eligible[theirs]
+                        and self.in_rack(holder, theirs)
+                        and not self.in_rack(other, theirs)
                     ),
                     None,
                 )
                 if back is not None:
-                    owned[holder].discard(tp)
-                    owned[other].discard(back)
-                    owned[other].add(tp)
-                    owned[holder].add(back)
-                    owner[tp], owner[back] = other, holder
+                    self.give(tp, other)
+                    self.give(back, holder)
                     break
 
 

@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
-import datetime
 import uuid
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
-from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
 from kio.schema.errors import ErrorCode
 from kio.schema.offset_commit.v9 import request as commit_v9
 from kio.schema.offset_fetch.v9 import request as fetch_v9
 from kio.static.primitive import i32, i64
 
-from tests.integration.broker.kafka_wire import WireClient
+from tests.integration.broker.kafka_wire import WireClient, join_consumer_group
 
 pytestmark = pytest.mark.integration
 
 
 def heartbeat_join(wire: WireClient, group: str, topic: str) -> tuple[str, int]:
-    answer = wire.request(
-        ConsumerGroupHeartbeatRequest(
-            group_id=group,
-            member_id=str(uuid.uuid4()),
-            member_epoch=i32(0),
-            instance_id=None,
-            rack_id=None,
-            rebalance_timeout=datetime.timedelta(seconds=30),
-            subscribed_topic_names=(topic,),
-            server_assignor=None,
-            topic_partitions=(),
-        )
-    )
+    answer = join_consumer_group(wire, group, (topic,))
     assert answer.error_code == ErrorCode.none, answer
     return answer.member_id, int(answer.member_epoch)
 

@@ -8,20 +8,18 @@ shows must give each member the partitions of its own rack (both assignors), two
 
 from __future__ import annotations
 
-import datetime
 import time
 import uuid
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kio.schema.consumer_group_describe.v0.request import ConsumerGroupDescribeRequest
-from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
 from kio.schema.errors import ErrorCode
 from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
-from kio.static.primitive import i8, i32
+from kio.static.primitive import i8
 
 from tests.fixtures.cluster import LocalCluster
-from tests.integration.broker.kafka_wire import WireClient
+from tests.integration.broker.kafka_wire import WireClient, join_consumer_group
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -53,19 +51,7 @@ def coordinator_of(cluster: LocalCluster, group: str, timeout_s: float = 30.0) -
 
 
 def join(wire: WireClient, group: str, topic: str, rack: str, assignor: str) -> str:
-    answer = wire.request(
-        ConsumerGroupHeartbeatRequest(
-            group_id=group,
-            member_id=str(uuid.uuid4()),
-            member_epoch=i32(0),
-            instance_id=None,
-            rack_id=rack,
-            rebalance_timeout=datetime.timedelta(seconds=30),
-            subscribed_topic_names=(topic,),
-            server_assignor=assignor,
-            topic_partitions=(),
-        )
-    )
+    answer = join_consumer_group(wire, group, (topic,), rack=rack, assignor=assignor)
     assert answer.error_code == ErrorCode.none, answer
     return answer.member_id
 
