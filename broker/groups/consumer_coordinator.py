@@ -64,6 +64,8 @@ _REGEX_OPTIONS.log_errors = False  # a client's bad regex is answered, not logge
 
 # name -> (topic id, partition count) of every topic a subscription may name (internal ones excluded).
 TopicCatalog = Callable[[], Mapping[str, tuple[uuid.UUID, int]]]
+# Whether the requester may DESCRIBE a topic, by name.
+TopicFilter = Callable[[str], bool]
 # (topic name, partition) -> the racks of the brokers holding its replicas (empty: none known).
 ReplicaRacks = Callable[[str, int], frozenset[str]]
 
@@ -163,7 +165,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         owned: Assignment | None,
         client_id: str,
         client_host: str,
+        may_describe: TopicFilter | None = None,
     ) -> HeartbeatResult:
+        """`may_describe`: whether the requester may DESCRIBE a topic (None: ACLs are off); the
+        topics a regex subscription resolves to are only those it may."""
         error = self._availability_error(group_id)
         if error is not None:
             return _heartbeat_error(error)
@@ -201,6 +206,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             group, member, instance_id, rack_id, rebalance_timeout_ms, subscribed_topic_names,
             subscribed_topic_regex, server_assignor, client_id, client_host,
         )  # fmt: skip
+        member.regex_topics = self._resolve_regex(member, may_describe)
         self._refresh_subscribed_topics(group)
         # One heartbeat's changes (a join, its subscription, the topics it brings) are one epoch.
         group.group_epoch = min(group.group_epoch, epoch_before + 1)
@@ -381,13 +387,25 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if changed:
             group.group_epoch += 1
 
+    def _resolve_regex(
+        self, member: ConsumerMember, may_describe: TopicFilter | None
+    ) -> frozenset[str] | None:
+        """The existing topics the member's regex matches and it may DESCRIBE (Kafka 4.0: a regex
+        never reveals a topic its member could not describe); None without a regex."""
+        if not member.subscribed_topic_regex:
+            return None
+        pattern = compile_subscription_regex(member.subscribed_topic_regex)
+        return frozenset(
+            name
+            for name in self.topic_catalog()
+            if pattern.fullmatch(name) and (may_describe is None or may_describe(name))
+        )
+
+    @staticmethod
     def _subscribed_topic_ids(
-        self, member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
+        member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
     ) -> frozenset[uuid.UUID]:
-        names = set(member.subscribed_topic_names)
-        if member.subscribed_topic_regex:
-            pattern = compile_subscription_regex(member.subscribed_topic_regex)
-            names.update(name for name in catalog if pattern.fullmatch(name))
+        names = set(member.subscribed_topic_names) | (member.regex_topics or frozenset())
         return frozenset(catalog[name][0] for name in names if name in catalog)
 
     def _refresh_subscribed_topics(self, group: ConsumerGroup) -> None:
@@ -760,7 +778,18 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 m.pending_revocation = _assignment(current.pending_revocation)
         if not found:
             return None
+        subscribed_names = {name for name, _ in group.subscribed_topics.values()}
         for m in members.values():
+            if m.subscribed_topic_regex:
+                # What the regex resolved to when the group was written (authorized then); the
+                # member's next heartbeat resolves it again with its own ACLs.
+                try:
+                    pattern = compile_subscription_regex(m.subscribed_topic_regex)
+                except re2.error:
+                    pattern = None  # written by another broker that took it: matches nothing here
+                m.regex_topics = frozenset(
+                    name for name in subscribed_names if pattern is not None and pattern.fullmatch(name)
+                )
             group.add_member(m)
         group.target = {member_id: t for member_id, t in group.target.items() if member_id in group.members}
         votes = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)

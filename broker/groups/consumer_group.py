@@ -77,6 +77,9 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    # The topic names the regex resolved to, those the member may DESCRIBE only (Kafka resolves a
+    # regex with the ACLs of the member whose heartbeat refreshed it); None: not resolved yet.
+    regex_topics: frozenset[str] | None = None
     session_timer: Timer | None = None
     revocation_timer: Timer | None = None
 

@@ -9,7 +9,7 @@ import struct
 import uuid
 from typing import Any
 
-from kio.schema.consumer_group_heartbeat.v0.request import ConsumerGroupHeartbeatRequest
+from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
@@ -94,12 +94,14 @@ class WireClient:
 def join_consumer_group(
     wire: WireClient,
     group: str,
-    topics: tuple[str, ...],
+    topics: tuple[str, ...] | None,
     *,
+    regex: str | None = None,
     rack: str | None = None,
     assignor: str | None = None,
 ) -> Any:
-    """A new member joins a consumer-protocol group (ConsumerGroupHeartbeat v0, epoch 0); the response."""
+    """A new member joins a consumer-protocol group (ConsumerGroupHeartbeat v1, epoch 0) subscribed
+    to `topics` and/or `regex`; the response."""
     return wire.request(
         ConsumerGroupHeartbeatRequest(
             group_id=group,
@@ -109,6 +111,7 @@ def join_consumer_group(
             rack_id=rack,
             rebalance_timeout=datetime.timedelta(seconds=30),
             subscribed_topic_names=topics,
+            subscribed_topic_regex=regex,
             server_assignor=assignor,
             topic_partitions=(),
         )

@@ -232,6 +232,40 @@ async def test_a_regex_subscription_follows_matching_topics(offsets_log, clock) 
     assert grown.assignment == {AUDIT: frozenset({0}), new_topic: frozenset({0, 1})}
 
 
+async def test_a_regex_resolves_to_the_topics_its_member_may_describe_and_survives_a_reload(
+    offsets_log, clock
+) -> None:
+    topics = dict(TOPICS)
+    topics["audit.secret"] = (uuid.uuid4(), 4)
+    coordinator = make_coordinator(offsets_log, clock, topics)
+    await coordinator.start()
+
+    def may_describe(name: str) -> bool:
+        return name != "audit.secret"
+
+    joined = await beat(
+        coordinator,
+        "m1",
+        0,
+        subscribed_topic_names=None,
+        subscribed_topic_regex="audit\\..*",
+        may_describe=may_describe,
+    )
+    assert joined.assignment == {AUDIT: frozenset({0})}
+    described = coordinator.describe_consumer_group("g")
+    assert described.members[0].member.regex_topics == frozenset({"audit.eu"})
+    await coordinator.stop()
+    # A new coordinator (failover) rebuilds the resolution from the group's written topics: the
+    # secret topic does not appear before the member's next heartbeat resolves it again.
+    second = make_coordinator(offsets_log, clock, topics)
+    await second.start()
+    assert second.describe_consumer_group("g").members[0].member.regex_topics == frozenset({"audit.eu"})
+    again = await beat(second, "m1", 1, owned=joined.assignment, may_describe=may_describe)
+    assert again.error_code == ErrorCode.none
+    assert second.describe_consumer_group("g").members[0].target == {AUDIT: frozenset({0})}
+    await second.stop()
+
+
 async def test_the_client_chosen_range_assignor_is_used(groups) -> None:
     joined = await beat(groups, "m1", 0, server_assignor="range")
     assert joined.error_code == ErrorCode.none
