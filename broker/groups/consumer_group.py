@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from broker.groups.assignors import Assignment
 from broker.groups.clock import Timer
+from broker.groups.consumer_records import ClassicMemberMetadata
 
 
 class MemberState(enum.IntEnum):
@@ -80,6 +81,9 @@ class ConsumerMember:
     # The topic names the regex resolved to, those the member may DESCRIBE only (Kafka resolves a
     # regex with the ACLs of the member whose heartbeat refreshed it); None: not resolved yet.
     regex_topics: frozenset[str] | None = None
+    # A classic-protocol member (JoinGroup/SyncGroup/Heartbeat) of a consumer group: what it
+    # joined with; None for a consumer-protocol member.
+    classic: ClassicMemberMetadata | None = None
     session_timer: Timer | None = None
     revocation_timer: Timer | None = None
 

@@ -311,6 +311,7 @@ def consumer_group_config(config: BrokerConfig) -> ConsumerGroupConfig:
         heartbeat_interval_ms=config.get_int("group.consumer.heartbeat.interval.ms"),
         max_size=config.get_int("group.consumer.max.size"),
         assignors=tuple(config.values["group.consumer.assignors"]),  # type: ignore[arg-type]
+        migration_policy=config.get_str("group.consumer.migration.policy"),
     )
 
 

@@ -13,9 +13,14 @@ from kio.schema.errors import ErrorCode
 from broker.groups import consumer_records as records
 from broker.groups.assignors import AssignmentMember, RangeAssignor, UniformAssignor
 from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, HeartbeatResult
+from broker.groups.consumer_protocol import (
+    decode_assignment,
+    encode_consumer_assignment,
+    encode_consumer_subscription,
+)
 from broker.groups.coordinator import PartitionOffset
 from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
-from tests.unit.broker.groups.helpers import join, stable_group
+from tests.unit.broker.groups.helpers import join, stable_group, sync
 
 ORDERS, PAYMENTS, AUDIT = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 TOPICS = {"orders": (ORDERS, 6), "payments": (PAYMENTS, 2), "audit.eu": (AUDIT, 1)}
@@ -421,10 +426,113 @@ async def test_an_empty_classic_group_becomes_a_consumer_group_and_back(groups) 
     assert fetched[0][2].offset == 5  # the offsets survived both conversions
 
 
-async def test_a_classic_group_with_members_is_not_taken_over(groups) -> None:
-    await stable_group(groups, 1, group="g")
-    refused = await beat(groups, "m1", 0)
+async def classic_group_on_orders(coordinator: Any) -> list[Any]:
+    """Two classic members subscribed to orders, each assigned three partitions by its leader."""
+    subscription = encode_consumer_subscription(["orders"])
+    first = [await join(coordinator, protocols=(("range", subscription),)) for _ in range(2)]
+    futures = [join(coordinator, member_id=r.member_id, protocols=(("range", subscription),)) for r in first]
+    results = [await future for future in futures]
+    leader = next(r for r in results if r.member_id == r.leader)
+    ids = sorted(r.member_id for r in results)
+    assignments = {
+        ids[0]: encode_consumer_assignment({"orders": [0, 1, 2]}),
+        ids[1]: encode_consumer_assignment({"orders": [3, 4, 5]}),
+    }
+    for r in results:
+        assert (await sync(coordinator, r, assignments=assignments if r is leader else None)).error_code == 0
+    return sorted(results, key=lambda r: r.member_id)
+
+
+async def test_a_classic_group_with_members_is_not_taken_over_when_the_policy_forbids_it(
+    offsets_log, clock
+) -> None:
+    coordinator = ConsumerGroupCoordinator(
+        offsets_log,
+        TEST_CONFIG,
+        clock,
+        consumer_config=ConsumerGroupConfig(migration_policy="downgrade"),
+        topic_catalog=lambda: TOPICS,
+    )
+    await coordinator.start()
+    await classic_group_on_orders(coordinator)
+    refused = await beat(coordinator, "m1", 0)
     assert refused.error_code == ErrorCode.group_id_not_found
+    assert "migration.policy" in (refused.error_message or "")
+
+
+async def test_a_live_classic_group_upgrades_and_downgrades_with_its_members(
+    groups, offsets_log, clock
+) -> None:
+    classic = await classic_group_on_orders(groups)
+    generation = classic[0].generation_id
+    joined = await beat(groups, "m1", 0)
+    assert joined.error_code == ErrorCode.none
+    described = groups.describe_consumer_group("g")
+    assert described.group_epoch == generation + 1
+    members = {m.member.member_id: m for m in described.members}
+    # The classic members kept their partitions and epoch; none is given to m1 before it is released.
+    assert members[classic[0].member_id].member.assigned == {ORDERS: frozenset({0, 1, 2})}
+    assert members[classic[0].member_id].member.member_epoch == generation
+    assert count(joined.assignment) == 0
+    # Each classic member is told to rejoin; its JoinGroup (eager: it revoked everything) gets it
+    # to the new epoch, its SyncGroup hands over its share of the new target.
+    owned_by_classic = set()
+    for result in classic:
+        beat_error = groups.heartbeat(
+            group_id="g", generation_id=generation, member_id=result.member_id, group_instance_id=None
+        )
+        assert beat_error == ErrorCode.rebalance_in_progress
+        rejoined = await join(
+            groups,
+            member_id=result.member_id,
+            protocols=(("range", encode_consumer_subscription(["orders"])),),
+        )
+        assert (rejoined.error_code, rejoined.generation_id, rejoined.leader) == (
+            ErrorCode.none,
+            generation + 1,
+            "",
+        )
+        synced = await sync(groups, rejoined)
+        assert synced.error_code == ErrorCode.none
+        partitions = decode_assignment(synced.assignment)["orders"]
+        assert len(partitions) == 2
+        owned_by_classic |= set(partitions)
+        stable = groups.heartbeat(
+            group_id="g", generation_id=generation + 1, member_id=result.member_id, group_instance_id=None
+        )
+        assert stable == ErrorCode.none
+    # m1 gets the two partitions the classic members released.
+    released = await beat(groups, "m1", joined.member_epoch, owned={})
+    assert set(released.assignment[ORDERS]) == set(range(6)) - owned_by_classic
+    # A classic member commits with its generation (a stale one: ILLEGAL_GENERATION).
+    commit = await groups.commit_offsets(
+        group_id="g",
+        generation_id=generation,
+        member_id=classic[0].member_id,
+        group_instance_id=None,
+        offsets=[PartitionOffset("orders", 0, 1)],
+    )
+    assert commit == [ErrorCode.illegal_generation]
+
+    # A new coordinator (failover) loads the mixed group with its classic members.
+    second = make_coordinator(offsets_log, clock)
+    await second.start()
+    reloaded = {m.member.member_id: m.member for m in second.describe_consumer_group("g").members}
+    assert reloaded[classic[0].member_id].classic is not None
+    assert reloaded["m1"].classic is None
+    await second.stop()
+
+    # The consumer-protocol member leaves: the group is classic again and rebalances.
+    await beat(groups, "m1", -1)
+    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+    back = groups.describe_group("g")
+    assert (back.state, len(back.members)) == ("PreparingRebalance", 2)
+    assert (
+        groups.heartbeat(
+            group_id="g", generation_id=generation + 2, member_id=classic[0].member_id, group_instance_id=None
+        )
+        == ErrorCode.rebalance_in_progress
+    )
 
 
 # --- persistence ----------------------------------------------------------------------------------
