@@ -837,7 +837,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
 
     def _downgrade(self, group: ConsumerGroup) -> Group | None:
         """The classic group a consumer group of classic members only becomes (Kafka's online
-        downgrade): same members, their current partitions, generation = group epoch; it rebalances."""
+        downgrade): same members, their current partitions, generation = their epoch; it rebalances."""
         members = list(group.members.values())
         if (
             not members
@@ -856,7 +856,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         names = self._topic_names(group)
         classic = self._offsets_holder(group.group_id)
         self._empty_classic_group(classic)
-        classic.generation_id = group.group_epoch
+        # The epoch the members reconciled to (the leave already bumped the group epoch): their
+        # heartbeats carry it as generation and are answered REBALANCE_IN_PROGRESS, not fenced.
+        classic.generation_id = group.assignment_epoch
         classic.protocol_type = CONSUMER_PROTOCOL_TYPE
         classic.protocol_name = chosen
         for m in members:

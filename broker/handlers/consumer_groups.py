@@ -180,7 +180,7 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
                         "subscribed_topic_regex": entry.member.subscribed_topic_regex,
                         "assignment": _described_assignment(entry.member.assigned, names),
                         "target_assignment": _described_assignment(entry.target, names),
-                        "member_type": 1,  # a consumer-protocol member (0 would be a classic one)
+                        "member_type": 0 if entry.member.classic is not None else 1,  # 0: a classic member
                     }
                     for entry in group.members
                 ],

@@ -529,7 +529,7 @@ async def test_a_live_classic_group_upgrades_and_downgrades_with_its_members(
     assert (back.state, len(back.members)) == ("PreparingRebalance", 2)
     assert (
         groups.heartbeat(
-            group_id="g", generation_id=generation + 2, member_id=classic[0].member_id, group_instance_id=None
+            group_id="g", generation_id=generation + 1, member_id=classic[0].member_id, group_instance_id=None
         )
         == ErrorCode.rebalance_in_progress
     )
