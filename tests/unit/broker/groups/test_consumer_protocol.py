@@ -14,7 +14,9 @@ from broker.groups import consumer_records as records
 from broker.groups.assignors import AssignmentMember, RangeAssignor, UniformAssignor
 from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, HeartbeatResult
 from broker.groups.consumer_protocol import (
+    Subscription,
     decode_assignment,
+    decode_subscription,
     encode_consumer_assignment,
     encode_consumer_subscription,
 )
@@ -571,9 +573,41 @@ def test_record_values_round_trip() -> None:
     assert records.decode_current_assignment(records.encode_current_assignment(value)) == value
     metadata = records.MemberMetadataValue("pod", None, "c", "/h", ("orders",), "a.*", 300, "range")
     assert records.decode_member_metadata(records.encode_member_metadata(metadata)) == metadata
+    # A classic member's metadata rides in tag 0 (Kafka's ClassicMemberMetadata).
+    classic = records.MemberMetadataValue(
+        None, None, "c", "/h", ("orders",), None, 300, None,
+        classic=records.ClassicMemberMetadata(10_000, (("range", b"sub"), ("roundrobin", b""))),
+    )  # fmt: skip
+    encoded = records.encode_member_metadata(classic)
+    assert encoded.endswith(
+        b"\x01\x00\x1e" + (10_000).to_bytes(4, "big") + b"\x03\x06range\x04sub\x00\x0broundrobin\x01\x00\x00"
+    )
+    assert records.decode_member_metadata(encoded) == classic
     topics = (records.TopicMetadata(ORDERS, "orders", 6),)
     assert records.decode_partition_metadata(records.encode_partition_metadata(3, topics)) == (3, topics)
     key = records.ConsumerRecordKey(records.TARGET_ASSIGNMENT_MEMBER, "g", "m1")
     assert records.decode_key(records.encode_key(key)) == key
     # The key layout Kafka writes: int16 type, then int16-length strings.
     assert records.encode_key(records.ConsumerRecordKey(3, "g")) == b"\x00\x03\x00\x01g"
+
+
+def test_classic_subscriptions_are_read_with_owned_partitions_and_rack() -> None:
+    import struct
+
+    def string(value: str) -> bytes:
+        return struct.pack(">h", len(value)) + value.encode()
+
+    # ConsumerProtocolSubscription v3: topics, user data, owned partitions, generation, rack.
+    v3 = (
+        struct.pack(">hi", 3, 1) + string("orders") + struct.pack(">i", -1)
+        + struct.pack(">i", 1) + string("orders") + struct.pack(">iii", 2, 0, 4)
+        + struct.pack(">i", 7) + string("zone-a")
+    )  # fmt: skip
+    subscription = decode_subscription(v3)
+    assert subscription == Subscription(("orders",), (("orders", (0, 4)),), "zone-a")
+    # v0 says nothing of owned partitions; garbage is no subscription.
+    assert decode_subscription(encode_consumer_subscription(["a", "b"])) == Subscription(
+        ("a", "b"), None, None
+    )
+    assert decode_subscription(b"\x00\x00\x7f\xff\xff\xff") is None
+    assert decode_assignment(encode_consumer_assignment({"orders": [1, 2]})) == {"orders": (1, 2)}
