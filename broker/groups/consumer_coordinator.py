@@ -671,22 +671,18 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         classic.transition_to(GroupState.EMPTY, self.clock.now_ms())
 
     async def _classic_join(
-        self,
-        group: ConsumerGroup,
-        *,
-        member_id: str,
-        group_instance_id: str | None,
-        protocol_type: str,
-        protocols: Sequence[tuple[str, bytes]],
-        session_timeout_ms: int,
-        rebalance_timeout_ms: int,
-        client_id: str,
-        client_host: str,
-        require_known_member_id: bool,
+        self, group: ConsumerGroup, member_id: str, join: Mapping[str, Any]
     ) -> JoinResult:
-        """JoinGroup of a classic member of a consumer group: its subscription updates the group,
-        and it moves one step towards its target (what it must revoke, or its new partitions);
-        answered at once, with its member epoch as generation and no leader (the server assigns)."""
+        """JoinGroup (`join`: its other fields, as `join_group` takes them) of a classic member of a
+        consumer group: its subscription updates the group, and it moves one step towards its
+        target (what it must revoke, or its new partitions); answered at once, with its member
+        epoch as generation and no leader (the server assigns). A new member gets its id at once."""
+        group_instance_id: str | None = join["group_instance_id"]
+        protocols: Sequence[tuple[str, bytes]] = join["protocols"]
+        session_timeout_ms: int = join["session_timeout_ms"]
+        rebalance_timeout_ms: int = join["rebalance_timeout_ms"]
+        client_id: str = join["client_id"]
+        client_host: str = join["client_host"]
         if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
             return JoinResult(ErrorCode.invalid_session_timeout, member_id=member_id)
         names = {name for name, _ in protocols}
@@ -900,7 +896,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             if group.members:
                 if kwargs["protocol_type"] != CONSUMER_PROTOCOL_TYPE:
                     return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
-                return await self._classic_join(group, member_id=member_id, **kwargs)
+                return await self._classic_join(group, member_id, kwargs)
             # An empty consumer group becomes a classic group again (its offsets stay).
             error = await self._drop_consumer_group(group)
             if error is not None:
