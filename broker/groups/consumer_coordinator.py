@@ -812,7 +812,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             if not member_id and instance_id is not None:
                 member_id = group.static_members.get(instance_id, "")
             member = group.members.get(member_id)
-            if member is None:
+            if member is None or member.classic is None:
+                # A consumer-protocol member leaves with a heartbeat, not LeaveGroup (Kafka's rule).
                 results.append(ErrorCode.unknown_member_id)
             elif instance_id is not None and member.instance_id != instance_id:
                 results.append(ErrorCode.fenced_instance_id)
