@@ -12,6 +12,7 @@ import time
 import uuid
 
 import pytest
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kio.schema.consumer_group_describe.v0.request import ConsumerGroupDescribeRequest
 from kio.schema.errors import ErrorCode
@@ -82,3 +83,39 @@ def test_members_are_assigned_the_partitions_in_their_rack(
         partitions = [p for tp in member.target_assignment.topic_partitions for p in tp.partitions]
         targets[member.rack_id] = sorted(rack_of_partition[p] for p in partitions)
     assert targets == {rack: [rack, rack] for rack in RACKS.values()}
+
+
+def test_confluent_consumers_with_client_rack_get_their_racks_partitions(
+    racked_cluster: LocalCluster,
+) -> None:
+    """librdkafka sends `client.rack` as the member's rack in ConsumerGroupHeartbeat."""
+    topic, group = f"racked-{uuid.uuid4().hex[:8]}", f"racks-client-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient(racked_cluster.client_config())
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+    placement = admin.list_topics(topic, timeout=10).topics[topic].partitions
+    rack_of_partition = {p: RACKS[placement[p].replicas[0]] for p in placement}
+    consumers = [
+        Consumer(
+            racked_cluster.client_config(
+                **{"group.id": group, "group.protocol": "consumer", "client.rack": rack}
+            )
+        )
+        for rack in RACKS.values()
+    ]
+    try:
+        for consumer in consumers:
+            consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while True:
+            for consumer in consumers:
+                consumer.poll(0.1)
+            assigned = {
+                rack: sorted(rack_of_partition[tp.partition] for tp in consumer.assignment())
+                for rack, consumer in zip(RACKS.values(), consumers, strict=True)
+            }
+            if assigned == {rack: [rack, rack] for rack in RACKS.values()}:
+                break
+            assert time.monotonic() < deadline, f"not rack-aligned after 60 s: {assigned}"
+    finally:
+        for consumer in consumers:
+            consumer.close()
