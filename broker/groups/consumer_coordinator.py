@@ -703,6 +703,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             if member.classic is None:
                 return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
         else:
+            previous = group.members.get(group.static_members.get(group_instance_id or "", ""))
+            if previous is not None and previous.classic is not None:
+                # A classic static member that restarted replaces its old self (Kafka's classic rule),
+                # taking over its partitions and epoch.
+                previous.previous_member_epoch = previous.member_epoch
+                previous.member_epoch = STATIC_LEAVE_EPOCH
             joined = self._join(group, f"{client_id}-{uuid.uuid4()}", group_instance_id)
             if isinstance(joined, HeartbeatResult):
                 return JoinResult(joined.error_code, member_id=joined.member_id or "")

@@ -611,3 +611,16 @@ def test_classic_subscriptions_are_read_with_owned_partitions_and_rack() -> None
     )
     assert decode_subscription(b"\x00\x00\x7f\xff\xff\xff") is None
     assert decode_assignment(encode_consumer_assignment({"orders": [1, 2]})) == {"orders": (1, 2)}
+
+
+async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_group(groups) -> None:
+    subscription = (("range", encode_consumer_subscription(["orders"])),)
+    await beat(groups, "m1", 0)
+    first = await join(groups, instance="pod-a", protocols=subscription, require_known_member_id=False)
+    assert first.error_code == ErrorCode.none
+    # The same instance comes back without its member id (a restart): it replaces the old member.
+    again = await join(groups, instance="pod-a", protocols=subscription, require_known_member_id=False)
+    assert again.error_code == ErrorCode.none
+    assert again.member_id != first.member_id
+    ids = {m.member.member_id for m in groups.describe_consumer_group("g").members}
+    assert ids == {"m1", again.member_id}
