@@ -81,6 +81,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "group.consumer.heartbeat.interval.ms": (int, 5000),
     "group.consumer.max.size": (int, 2147483647),
     "group.consumer.assignors": (list, ["uniform", "range"]),
+    "group.consumer.migration.policy": (str, "bidirectional"),
     "offsets.topic.num.partitions": (int, 50),
     "offsets.topic.replication.factor": (int, 1),
     "offsets.topic.segment.bytes": (int, 104857600),
@@ -173,6 +174,8 @@ SENSITIVE_BROKER_CONFIGS = frozenset(
     {"ssl.key.password", "sasl.bootstrap.users", "sasl.jaas.config", "delegation.token.secret.key"}
 )
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# Kafka's group.consumer.migration.policy values: which ways a group with members may convert.
+MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 # Topic config name -> the broker property that supplies its default (Kafka's synonyms).
@@ -407,6 +410,12 @@ class BrokerConfig:
         if unknown_assignors or not self.values["group.consumer.assignors"]:
             raise ConfigError(
                 f"group.consumer.assignors: unknown {sorted(unknown_assignors)}; known: range, uniform"
+            )
+
+        policy = self.values["group.consumer.migration.policy"]
+        if policy not in MIGRATION_POLICIES:
+            raise ConfigError(
+                f"group.consumer.migration.policy: invalid value {policy!r}; one of {', '.join(MIGRATION_POLICIES)}"
             )
 
     def _validate_security(self) -> None:

@@ -137,6 +137,10 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
         "Consumer-protocol groups: the server-side assignors members may choose (uniform, range); the first "
         "is used when a member names none."
     ),
+    "group.consumer.migration.policy": (
+        "Whether a group with members converts between the classic and the consumer protocol: bidirectional "
+        "(default), upgrade (classic to consumer only), downgrade (consumer to classic only) or disabled."
+    ),
     "group.max.session.timeout.ms": "Longest session timeout a consumer may ask for.",
     "offsets.topic.num.partitions": "Partitions of __consumer_offsets (fixed once the topic exists).",
     "offsets.topic.replication.factor": "Replicas of __consumer_offsets.",

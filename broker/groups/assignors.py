@@ -7,6 +7,12 @@ coordinator moves members towards its answer (the target assignment) one heartbe
 Both are sticky where it costs nothing: `uniform` keeps a member's current target partitions
 as long as the balance allows it, so a member joining or leaving moves as few partitions as
 possible (members keep consuming the partitions that do not move).
+
+Both are rack-aware (as Kafka's assignors are with KIP-881's racks): when members say their rack
+(`rack_id`, librdkafka's `client.rack`) and the partitions' replicas are on brokers with a
+`broker.rack`, a member is preferably given partitions with a replica in its own rack, so that
+it can fetch from that replica (KIP-392) -- but never at the cost of balance: the counts the
+assignor would reach without racks are kept.
 """
 
 from __future__ import annotations
@@ -20,22 +26,37 @@ TopicPartition = tuple[uuid.UUID, int]
 Assignment = dict[uuid.UUID, frozenset[int]]
 
 
+# (topic id, partition) -> the racks of the brokers holding its replicas (absent: not known).
+PartitionRacks = Mapping[TopicPartition, frozenset[str]]
+NO_RACKS: PartitionRacks = {}
+
+
 @dataclass(frozen=True, slots=True)
 class AssignmentMember:
-    """What the assignor knows of a member: its subscribed topic ids and its current target."""
+    """What the assignor knows of a member: its subscribed topic ids, its current target and
+    its rack (None: it did not say)."""
 
     subscribed: frozenset[uuid.UUID]
     current: Mapping[uuid.UUID, Set[int]]
+    rack: str | None = None
 
 
 class Assignor(Protocol):
     name: str
 
     def assign(
-        self, members: Mapping[str, AssignmentMember], partitions: Mapping[uuid.UUID, int]
+        self,
+        members: Mapping[str, AssignmentMember],
+        partitions: Mapping[uuid.UUID, int],
+        racks: PartitionRacks = NO_RACKS,
     ) -> dict[str, Assignment]:
-        """`partitions`: topic id -> partition count of every subscribed topic that exists."""
+        """`partitions`: topic id -> partition count of every subscribed topic that exists;
+        `racks`: where each partition's replicas are, for rack-aware placement."""
         ...
+
+
+def _in_rack(member: AssignmentMember, tp: TopicPartition, racks: PartitionRacks) -> bool:
+    return member.rack is not None and member.rack in racks.get(tp, ())
 
 
 def _as_assignment(owned: Set[TopicPartition]) -> Assignment:
@@ -52,55 +73,116 @@ class UniformAssignor:
     name = "uniform"
 
     def assign(
-        self, members: Mapping[str, AssignmentMember], partitions: Mapping[uuid.UUID, int]
+        self,
+        members: Mapping[str, AssignmentMember],
+        partitions: Mapping[uuid.UUID, int],
+        racks: PartitionRacks = NO_RACKS,
     ) -> dict[str, Assignment]:
-        order = sorted(members)
-        eligible: dict[TopicPartition, list[str]] = {}
+        placement = _UniformPlacement(members, partitions, racks)
+        placement.keep_current()
+        placement.place_free()
+        placement.balance()
+        if racks:
+            placement.swap_into_racks()
+        return {member_id: _as_assignment(tps) for member_id, tps in placement.owned.items()}
+
+
+class _UniformPlacement:
+    """One run of the uniform assignor: who may own each partition, and who owns it so far."""
+
+    def __init__(
+        self,
+        members: Mapping[str, AssignmentMember],
+        partitions: Mapping[uuid.UUID, int],
+        racks: PartitionRacks,
+    ) -> None:
+        self.members = members
+        self.racks = racks
+        self.order = sorted(members)
+        self.eligible: dict[TopicPartition, list[str]] = {}
         for topic_id in sorted(partitions, key=str):
-            subscribers = [m for m in order if topic_id in members[m].subscribed]
+            subscribers = [m for m in self.order if topic_id in members[m].subscribed]
             if subscribers:
                 for partition in range(partitions[topic_id]):
-                    eligible[(topic_id, partition)] = subscribers
-        owned: dict[str, set[TopicPartition]] = {m: set() for m in order}
-        owner: dict[TopicPartition, str] = {}
-        # Keep what each member already has, while it still subscribes and the partition exists.
-        for member_id in order:
-            for topic_id, current in members[member_id].current.items():
+                    self.eligible[(topic_id, partition)] = subscribers
+        self.owned: dict[str, set[TopicPartition]] = {m: set() for m in self.order}
+        self.owner: dict[TopicPartition, str] = {}
+
+    def in_rack(self, member_id: str, tp: TopicPartition) -> bool:
+        return _in_rack(self.members[member_id], tp, self.racks)
+
+    def least_loaded(self, tp: TopicPartition) -> str:
+        """The least loaded member that may take `tp`; among those, one in a rack of its replicas."""
+        return min(self.eligible[tp], key=lambda m: (len(self.owned[m]), not self.in_rack(m, tp), m))
+
+    def give(self, tp: TopicPartition, member_id: str) -> None:
+        previous = self.owner.get(tp)
+        if previous is not None:
+            self.owned[previous].discard(tp)
+        self.owned[member_id].add(tp)
+        self.owner[tp] = member_id
+
+    def keep_current(self) -> None:
+        """Each member keeps what it has, while it still subscribes and the partition exists."""
+        for member_id in self.order:
+            for topic_id, current in self.members[member_id].current.items():
                 for partition in sorted(current):
                     tp = (topic_id, partition)
-                    if tp in eligible and member_id in eligible[tp] and tp not in owner:
-                        owned[member_id].add(tp)
-                        owner[tp] = member_id
-        # Give every free partition to the least loaded member that may take it.
-        for tp, subscribers in eligible.items():
-            if tp not in owner:
-                chosen = min(subscribers, key=lambda m: (len(owned[m]), m))
-                owned[chosen].add(tp)
-                owner[tp] = chosen
-        self._balance(owned, owner, eligible)
-        return {member_id: _as_assignment(tps) for member_id, tps in owned.items()}
+                    if tp in self.eligible and member_id in self.eligible[tp] and tp not in self.owner:
+                        self.give(tp, member_id)
 
-    @staticmethod
-    def _balance(
-        owned: dict[str, set[TopicPartition]],
-        owner: dict[TopicPartition, str],
-        eligible: Mapping[TopicPartition, list[str]],
-    ) -> None:
+    def place_free(self) -> None:
+        for tp in self.eligible:
+            if tp not in self.owner:
+                self.give(tp, self.least_loaded(tp))
+
+    def balance(self) -> None:
         """Moves single partitions from the most to the least loaded members until no move
-        narrows the gap (sticky: only what has to move, moves)."""
+        narrows the gap (sticky: only what has to move, moves). The partitions that leave are
+        first those outside the giver's rack, and go preferably to a taker in their rack."""
         moved = True
         while moved:
             moved = False
-            for member_id in sorted(owned, key=lambda m: (-len(owned[m]), m)):
-                for tp in sorted(owned[member_id], key=lambda tp: (str(tp[0]), tp[1])):
-                    target = min(eligible[tp], key=lambda m: (len(owned[m]), m))
-                    if len(owned[target]) + 1 < len(owned[member_id]):
-                        owned[member_id].discard(tp)
-                        owned[target].add(tp)
-                        owner[tp] = target
+            for member_id in sorted(self.owned, key=lambda m: (-len(self.owned[m]), m)):
+                candidates = sorted(
+                    self.owned[member_id], key=lambda tp: (self.in_rack(member_id, tp), str(tp[0]), tp[1])
+                )
+                for tp in candidates:
+                    target = self.least_loaded(tp)
+                    if len(self.owned[target]) + 1 < len(self.owned[member_id]):
+                        self.give(tp, target)
                         moved = True
                         break
                 if moved:
+                    break
+
+    def swap_into_racks(self) -> None:
+        """Swaps two partitions between two members when each lands in its new owner's rack and
+        neither was in its old owner's: the counts stay, only rack locality improves."""
+        misplaced = sorted(
+            (tp for tp, member_id in self.owner.items() if not self.in_rack(member_id, tp)),
+            key=lambda tp: (str(tp[0]), tp[1]),
+        )
+        for tp in misplaced:
+            holder = self.owner[tp]
+            if self.in_rack(holder, tp):
+                continue  # already swapped into place
+            for other in self.eligible[tp]:
+                if other == holder or not self.in_rack(other, tp):
+                    continue
+                back = next(
+                    (
+                        theirs
+                        for theirs in sorted(self.owned[other], key=lambda t: (str(t[0]), t[1]))
+                        if holder in self.eligible[theirs]
+                        and self.in_rack(holder, theirs)
+                        and not self.in_rack(other, theirs)
+                    ),
+                    None,
+                )
+                if back is not None:
+                    self.give(tp, other)
+                    self.give(back, holder)
                     break
 
 
@@ -112,7 +194,10 @@ class RangeAssignor:
     name = "range"
 
     def assign(
-        self, members: Mapping[str, AssignmentMember], partitions: Mapping[uuid.UUID, int]
+        self,
+        members: Mapping[str, AssignmentMember],
+        partitions: Mapping[uuid.UUID, int],
+        racks: PartitionRacks = NO_RACKS,
     ) -> dict[str, Assignment]:
         owned: dict[str, set[TopicPartition]] = {m: set() for m in members}
         for topic_id, count in partitions.items():
@@ -120,11 +205,22 @@ class RangeAssignor:
             if not subscribers:
                 continue
             base, extra = divmod(count, len(subscribers))
+            quotas = {m: base + (1 if index < extra else 0) for index, m in enumerate(subscribers)}
+            free = list(range(count))
+            if racks:
+                # First each member's share among the partitions in its rack, in partition order
+                # (the counts stay those of plain ranges)...
+                for member_id in subscribers:
+                    local = [p for p in free if _in_rack(members[member_id], (topic_id, p), racks)]
+                    taken = set(local[: quotas[member_id]])
+                    owned[member_id].update((topic_id, p) for p in taken)
+                    quotas[member_id] -= len(taken)
+                    free = [p for p in free if p not in taken]
+            # ...then the rest in ranges: without racks, each member one contiguous range.
             start = 0
-            for index, member_id in enumerate(subscribers):
-                size = base + (1 if index < extra else 0)
-                owned[member_id].update((topic_id, p) for p in range(start, start + size))
-                start += size
+            for member_id in subscribers:
+                owned[member_id].update((topic_id, p) for p in free[start : start + quotas[member_id]])
+                start += quotas[member_id]
         return {member_id: _as_assignment(tps) for member_id, tps in owned.items()}
 
 

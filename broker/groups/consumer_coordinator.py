@@ -4,13 +4,18 @@
 and ConsumerGroupDescribe. A consumer group's committed offsets live where a classic group's do:
 in the classic coordinator's `groups` entry of the same id, which for a consumer group is an
 Empty classic group holding only offsets (so OffsetCommit/OffsetFetch/expiry write and read
-them the one way, in Kafka's format). Commits of a consumer group are checked against the
-member epoch (STALE_MEMBER_EPOCH) before they reach it.
+them the one way, in Kafka's format). The one commit path is the classic coordinator's; a consumer
+group only brings its own check of the committing (or, OffsetFetch v9, fetching) member: its member
+epoch (STALE_MEMBER_EPOCH / UNKNOWN_MEMBER_ID).
 
-Conversions, as Kafka allows them for empty groups: a consumer-protocol member joining an empty
-classic group turns it into a consumer group (its offsets stay); a classic member joining an
-empty consumer group turns it back. Non-empty groups are not converted (Kafka 4.0's online
-migration is not implemented): the other protocol's members are refused.
+Conversions, as Kafka 4.0 does them (`group.consumer.migration.policy`): a consumer-protocol
+member joining a classic group turns it into a consumer group (its offsets stay). A group with
+members keeps them: they become classic members of the consumer group, served through JoinGroup,
+SyncGroup and Heartbeat, their assignment computed by the server-side assignor (a Heartbeat answers
+REBALANCE_IN_PROGRESS when a member's assignment must change; its JoinGroup moves it one step, its
+SyncGroup hands the partitions over). When the last consumer-protocol member leaves a group of
+classic members, it becomes a classic group again, which rebalances. An empty group converts
+either way whatever the policy.
 
 The group's state is written to `__consumer_offsets` as Kafka's record types 3-8
 (broker/groups/consumer_records.py) and rebuilt from them when a coordinator loads the partition.
@@ -18,17 +23,19 @@ The group's state is written to `__consumer_offsets` as Kafka's record types 3-8
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import re2
 from kio.schema.errors import ErrorCode
 
 from broker.groups import consumer_records as records
-from broker.groups.assignors import ASSIGNORS, Assignment, AssignmentMember
+from broker.groups.assignors import ASSIGNORS, NO_RACKS, Assignment, AssignmentMember, PartitionRacks
 from broker.groups.clock import Clock
 from broker.groups.consumer_group import (
     JOIN_EPOCH,
@@ -40,6 +47,12 @@ from broker.groups.consumer_group import (
     minus,
     reconcile,
 )
+from broker.groups.consumer_protocol import (
+    decode_assignment,
+    decode_subscription,
+    encode_consumer_assignment,
+    encode_consumer_subscription,
+)
 from broker.groups.coordinator import (
     DescribedMember,
     GroupCoordinator,
@@ -47,11 +60,11 @@ from broker.groups.coordinator import (
     GroupDescription,
     JoinResult,
     ListedGroup,
+    OffsetCommitter,
     OffsetsFormatError,
-    PartitionOffset,
     is_valid_group_id,
 )
-from broker.groups.group import Group, GroupState
+from broker.groups.group import Group, GroupState, Member, SyncResult
 from broker.groups.offsets_log import OffsetsLog
 
 log = logging.getLogger(__name__)
@@ -63,6 +76,10 @@ _REGEX_OPTIONS.log_errors = False  # a client's bad regex is answered, not logge
 
 # name -> (topic id, partition count) of every topic a subscription may name (internal ones excluded).
 TopicCatalog = Callable[[], Mapping[str, tuple[uuid.UUID, int]]]
+# Whether the requester may DESCRIBE a topic, by name.
+TopicFilter = Callable[[str], bool]
+# (topic name, partition) -> the racks of the brokers holding its replicas (empty: none known).
+ReplicaRacks = Callable[[str, int], frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +90,15 @@ class ConsumerGroupConfig:
     heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
     max_size: int = 2**31 - 1  # group.consumer.max.size
     assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
+    migration_policy: str = "bidirectional"  # group.consumer.migration.policy
+
+    @property
+    def upgrade_allowed(self) -> bool:
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_allowed(self) -> bool:
+        return self.migration_policy in ("downgrade", "bidirectional")
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.assignors if name not in ASSIGNORS]
@@ -133,10 +159,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         owns_every_partition: bool = True,
         consumer_config: ConsumerGroupConfig | None = None,
         topic_catalog: TopicCatalog | None = None,
+        replica_racks: ReplicaRacks | None = None,
     ) -> None:
         super().__init__(log, config, clock, owns_every_partition=owns_every_partition)
         self.consumer_config = consumer_config or ConsumerGroupConfig()
         self.topic_catalog: TopicCatalog = topic_catalog or dict
+        self.replica_racks: ReplicaRacks = replica_racks or (lambda _topic, _partition: frozenset())
         self.consumer_groups: dict[str, ConsumerGroup] = {}
         # Consumer group records read while replaying partitions: key bytes -> value (None: tombstone).
         self._replayed: dict[bytes, bytes | None] = {}
@@ -158,7 +186,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         owned: Assignment | None,
         client_id: str,
         client_host: str,
+        may_describe: TopicFilter | None = None,
     ) -> HeartbeatResult:
+        """`may_describe`: whether the requester may DESCRIBE a topic (None: ACLs are off); the
+        topics a regex subscription resolves to are only those it may."""
         error = self._availability_error(group_id)
         if error is not None:
             return _heartbeat_error(error)
@@ -176,12 +207,18 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 return _heartbeat_error(ErrorCode.unknown_member_id, f"unknown group {group_id}")
             classic = self.groups.get(group_id)
             if classic is not None and not self._classic_group_is_empty(classic):
-                return _heartbeat_error(
-                    ErrorCode.group_id_not_found,
-                    f"group {group_id} is a classic group with members; it converts once it is empty",
-                )
-            group = self.consumer_groups[group_id] = ConsumerGroup(group_id)
-            log.info("group %s: created as a consumer-protocol group", group_id)
+                refusal = self._upgrade_refusal(classic)
+                if refusal is not None:
+                    return _heartbeat_error(ErrorCode.group_id_not_found, refusal)
+                group = self.consumer_groups[group_id] = self._upgrade(classic)
+                # The classic group stays as the empty holder of the offsets: written first, so
+                # that a coordinator failing in between finds no classic members to serve twice.
+                append_error = await self._store_group(classic)
+                if append_error is not None:
+                    return _heartbeat_error(append_error)
+            else:
+                group = self.consumer_groups[group_id] = ConsumerGroup(group_id)
+                log.info("group %s: created as a consumer-protocol group", group_id)
         joined = member_epoch == JOIN_EPOCH
         epoch_before = group.group_epoch
         if joined:
@@ -196,6 +233,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             group, member, instance_id, rack_id, rebalance_timeout_ms, subscribed_topic_names,
             subscribed_topic_regex, server_assignor, client_id, client_host,
         )  # fmt: skip
+        member.regex_topics = self._resolve_regex(member, may_describe)
         self._refresh_subscribed_topics(group)
         # One heartbeat's changes (a join, its subscription, the topics it brings) are one epoch.
         group.group_epoch = min(group.group_epoch, epoch_before + 1)
@@ -352,11 +390,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         member.client_host = client_host
         if instance_id is not None:
             member.instance_id = instance_id
-        if rack_id is not None:
-            member.rack_id = rack_id
         if rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = rebalance_timeout_ms
-        changed = False
+        # A new rack can change a rack-aware assignment: a new epoch, as Kafka does for any change.
+        changed = rack_id is not None and rack_id != member.rack_id
+        if rack_id is not None:
+            member.rack_id = rack_id
         if (
             subscribed_topic_names is not None
             and tuple(subscribed_topic_names) != member.subscribed_topic_names
@@ -375,13 +414,25 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if changed:
             group.group_epoch += 1
 
+    def _resolve_regex(
+        self, member: ConsumerMember, may_describe: TopicFilter | None
+    ) -> frozenset[str] | None:
+        """The existing topics the member's regex matches and it may DESCRIBE (Kafka 4.0: a regex
+        never reveals a topic its member could not describe); None without a regex."""
+        if not member.subscribed_topic_regex:
+            return None
+        pattern = compile_subscription_regex(member.subscribed_topic_regex)
+        return frozenset(
+            name
+            for name in self.topic_catalog()
+            if pattern.fullmatch(name) and (may_describe is None or may_describe(name))
+        )
+
+    @staticmethod
     def _subscribed_topic_ids(
-        self, member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
+        member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
     ) -> frozenset[uuid.UUID]:
-        names = set(member.subscribed_topic_names)
-        if member.subscribed_topic_regex:
-            pattern = compile_subscription_regex(member.subscribed_topic_regex)
-            names.update(name for name in catalog if pattern.fullmatch(name))
+        names = set(member.subscribed_topic_names) | (member.regex_topics or frozenset())
         return frozenset(catalog[name][0] for name in names if name in catalog)
 
     def _refresh_subscribed_topics(self, group: ConsumerGroup) -> None:
@@ -406,16 +457,30 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             member_id: AssignmentMember(
                 subscribed=self._subscribed_topic_ids(member, catalog),
                 current=group.target.get(member_id, {}),
+                rack=member.rack_id or None,
             )
             for member_id, member in group.members.items()
         }
         partitions = {topic_id: count for topic_id, (_, count) in group.subscribed_topics.items()}
-        group.target = ASSIGNORS[assignor_name].assign(members, partitions)
+        group.target = ASSIGNORS[assignor_name].assign(members, partitions, self._partition_racks(group))
         group.assignor_name = assignor_name
         group.assignment_epoch = group.group_epoch
         log.debug(
             "group %s: target assignment at epoch %d by %s", group.group_id, group.group_epoch, assignor_name
         )
+
+    def _partition_racks(self, group: ConsumerGroup) -> PartitionRacks:
+        """Where the subscribed partitions' replicas are, when a member said its rack (else the
+        assignors need not know)."""
+        if not any(member.rack_id for member in group.members.values()):
+            return NO_RACKS
+        racks: dict[tuple[uuid.UUID, int], frozenset[str]] = {}
+        for topic_id, (name, count) in group.subscribed_topics.items():
+            for partition in range(count):
+                replica_racks = self.replica_racks(name, partition)
+                if replica_racks:
+                    racks[(topic_id, partition)] = replica_racks
+        return racks
 
     def _on_member_state_changed(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         """Arms the revocation deadline (the member's rebalance timeout) while it owes partitions."""
@@ -438,15 +503,20 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             member.member_id,
         )
         self._remove_consumer_member(group, member)
-        self._spawn(self._store_consumer_group(group))
+        self._spawn(self._store_after_removal(group))
 
     def _schedule_session_timeout(self, group, member) -> None:  # type: ignore[no-untyped-def, override]
         if not isinstance(member, ConsumerMember):
             super()._schedule_session_timeout(group, member)
             return
         self._cancel(member.session_timer)
+        timeout = (
+            member.classic.session_timeout_ms
+            if member.classic is not None
+            else self.consumer_config.session_timeout_ms
+        )
         member.session_timer = self.clock.call_later(
-            self.consumer_config.session_timeout_ms, lambda: self._on_consumer_session_expired(group, member)
+            timeout, lambda: self._on_consumer_session_expired(group, member)
         )
 
     def _on_consumer_session_expired(self, group: ConsumerGroup, member: ConsumerMember) -> None:
@@ -454,7 +524,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             return
         log.info("group %s: member %s session expired", group.group_id, member.member_id)
         self._remove_consumer_member(group, member)
-        self._spawn(self._store_consumer_group(group))
+        self._spawn(self._store_after_removal(group))
 
     def _remove_consumer_member(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         self._cancel_member_timers(member)
@@ -478,9 +548,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             member.previous_member_epoch = member.member_epoch
             member.member_epoch = STATIC_LEAVE_EPOCH
             self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+            append_error = await self._store_consumer_group(group)
         else:
             self._remove_consumer_member(group, member)
-        append_error = await self._store_consumer_group(group)
+            append_error = await self._store_after_removal(group)
         if append_error is not None:
             return _heartbeat_error(append_error, member_id=member_id)
         return HeartbeatResult(ErrorCode.none, member_id=member_id, member_epoch=member_epoch)
@@ -517,54 +588,358 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         names.update({topic_id: name for name, (topic_id, _) in self.topic_catalog().items()})
         return names
 
+    # --- online migration: classic members in consumer groups -------------------------------
+
+    def _upgrade_refusal(self, classic: Group) -> str | None:
+        """Why a classic group with members may not become a consumer group (Kafka's checks)."""
+        if not self.consumer_config.upgrade_allowed:
+            return (
+                f"Cannot upgrade classic group {classic.group_id} to consumer group: "
+                f"group.consumer.migration.policy is {self.consumer_config.migration_policy}."
+            )
+        if classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return (
+                f"Cannot upgrade classic group {classic.group_id} to consumer group: its protocol type is "
+                f"{classic.protocol_type!r}, not {CONSUMER_PROTOCOL_TYPE!r}."
+            )
+        if len(classic.members) >= self.consumer_config.max_size:
+            return (
+                f"Cannot upgrade classic group {classic.group_id} to consumer group: it has "
+                f"{len(classic.members)} members, group.consumer.max.size is {self.consumer_config.max_size}."
+            )
+        return None
+
+    def _upgrade(self, classic: Group) -> ConsumerGroup:
+        """The consumer group a live classic group becomes: its members keep their generation (as
+        member epoch), subscription and partitions; the classic group is emptied (it keeps the offsets)."""
+        ids = {name: topic_id for name, (topic_id, _) in self.topic_catalog().items()}
+        group = ConsumerGroup(classic.group_id)
+        claimed: set[tuple[uuid.UUID, int]] = set()
+        for member in classic.members.values():
+            subscription = decode_subscription(member.metadata_for(classic.protocol_name or ""))
+            assigned = {
+                topic_id: partitions - {p for t, p in claimed if t == topic_id}
+                for topic_id, partitions in _by_topic_id(
+                    decode_assignment(member.assignment) or {}, ids
+                ).items()
+            }
+            assigned = {topic_id: ps for topic_id, ps in assigned.items() if ps}
+            claimed.update((topic_id, p) for topic_id, ps in assigned.items() for p in ps)
+            converted = ConsumerMember(
+                member_id=member.member_id,
+                instance_id=member.group_instance_id,
+                rack_id=subscription.rack_id if subscription is not None else None,
+                client_id=member.client_id,
+                client_host=member.client_host,
+                subscribed_topic_names=tuple(sorted(set(subscription.topics)))
+                if subscription is not None
+                else (),
+                rebalance_timeout_ms=member.rebalance_timeout_ms,
+                member_epoch=classic.generation_id,
+                previous_member_epoch=classic.generation_id,
+                assigned=assigned,
+                classic=records.ClassicMemberMetadata(member.session_timeout_ms, member.protocols),
+            )
+            group.add_member(converted)
+            group.target[member.member_id] = assigned
+        self._refresh_subscribed_topics(group)
+        group.group_epoch = group.assignment_epoch = classic.generation_id
+        self._empty_classic_group(classic)
+        for converted in group.members.values():
+            self._schedule_session_timeout(group, converted)  # type: ignore[arg-type]
+        log.info(
+            "group %s: classic group with %d members upgraded to a consumer group",
+            group.group_id,
+            len(group.members),
+        )
+        return group
+
+    def _empty_classic_group(self, classic: Group) -> None:
+        """Answers the classic group's waiting requests (they rejoin) and leaves it empty."""
+        for timer in (classic.rebalance_timer, classic.sync_timer, *classic.pending_members.values()):
+            self._cancel(timer)
+        for member in classic.members.values():
+            self._cancel(member.session_timer)
+            self._answer_join(member, JoinResult(ErrorCode.rebalance_in_progress, member_id=member.member_id))
+            self._answer_sync(member, SyncResult(ErrorCode.rebalance_in_progress))
+        classic.members.clear()
+        classic.static_members.clear()
+        classic.pending_members.clear()
+        classic.rebalance_timer = classic.sync_timer = None
+        classic.leader_id = classic.protocol_name = None
+        classic.in_initial_delay = False
+        classic.transition_to(GroupState.EMPTY, self.clock.now_ms())
+
+    async def _classic_join(
+        self, group: ConsumerGroup, member_id: str, join: Mapping[str, Any]
+    ) -> JoinResult:
+        """JoinGroup (`join`: its other fields, as `join_group` takes them) of a classic member of a
+        consumer group: its subscription updates the group, and it moves one step towards its
+        target (what it must revoke, or its new partitions); answered at once, with its member
+        epoch as generation and no leader (the server assigns). A new member gets its id at once."""
+        group_instance_id: str | None = join["group_instance_id"]
+        protocols: Sequence[tuple[str, bytes]] = join["protocols"]
+        session_timeout_ms: int = join["session_timeout_ms"]
+        rebalance_timeout_ms: int = join["rebalance_timeout_ms"]
+        client_id: str = join["client_id"]
+        client_host: str = join["client_host"]
+        if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
+            return JoinResult(ErrorCode.invalid_session_timeout, member_id=member_id)
+        names = {name for name, _ in protocols}
+        others = (
+            m.classic for m in group.members.values() if m.classic is not None and m.member_id != member_id
+        )
+        if not protocols or any(not names & {n for n, _ in other.supported_protocols} for other in others):
+            return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
+        protocol_name, metadata = protocols[0]
+        subscription = decode_subscription(metadata)
+        if subscription is None:
+            return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
+        epoch_before = group.group_epoch
+        if member_id:
+            member = group.members.get(member_id)
+            if member is None:
+                return JoinResult(ErrorCode.unknown_member_id, member_id=member_id)
+            if member.classic is None:
+                return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
+        else:
+            previous = group.members.get(group.static_members.get(group_instance_id or "", ""))
+            if previous is not None and previous.classic is not None:
+                # A classic static member that restarted replaces its old self (Kafka's classic rule),
+                # taking over its partitions and epoch.
+                previous.previous_member_epoch = previous.member_epoch
+                previous.member_epoch = STATIC_LEAVE_EPOCH
+            joined = self._join(group, f"{client_id}-{uuid.uuid4()}", group_instance_id)
+            if isinstance(joined, HeartbeatResult):
+                return JoinResult(joined.error_code, member_id=joined.member_id or "")
+            member = joined
+        member.classic = records.ClassicMemberMetadata(session_timeout_ms, tuple(protocols))
+        self._apply_heartbeat_fields(
+            group, member, group_instance_id, subscription.rack_id,
+            rebalance_timeout_ms if rebalance_timeout_ms >= 0 else session_timeout_ms,
+            tuple(sorted(set(subscription.topics))), None, None, client_id, client_host,
+        )  # fmt: skip
+        self._refresh_subscribed_topics(group)
+        group.group_epoch = min(group.group_epoch, epoch_before + 1)
+        self._maybe_compute_target(group)
+        ids = {name: topic_id for name, (topic_id, _) in self.topic_catalog().items()}
+        # Eager members revoke everything before they join (they report nothing owned);
+        # cooperative ones say what they still own.
+        owned = _by_topic_id(dict(subscription.owned or ()), ids)
+        if reconcile(group, member, owned):
+            reconcile(group, member, owned)  # a revocation already done moves on at once
+        self._on_member_state_changed(group, member)
+        self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+        append_error = await self._store_consumer_group(group)
+        if append_error is not None:
+            return JoinResult(append_error, member_id=member.member_id)
+        return JoinResult(
+            ErrorCode.none,
+            generation_id=member.member_epoch,
+            protocol_type=CONSUMER_PROTOCOL_TYPE,
+            protocol_name=protocol_name,
+            leader="",
+            member_id=member.member_id,
+        )
+
+    def _classic_member(
+        self, group_id: str, member_id: str, generation_id: int
+    ) -> tuple[ConsumerGroup, ConsumerMember] | int | None:
+        """The consumer group and the classic member a SyncGroup/Heartbeat names; an error code;
+        or None when the group is not a consumer group with members (the classic path serves it)."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or not group.members or self._availability_error(group_id) is not None:
+            return None
+        member = group.members.get(member_id)
+        if member is None or member.classic is None:
+            return ErrorCode.unknown_member_id
+        if generation_id != member.member_epoch:
+            return ErrorCode.illegal_generation
+        return group, member
+
+    async def sync_group(  # type: ignore[override]
+        self, *, group_id: str, generation_id: int, member_id: str, **kwargs: Any
+    ) -> SyncResult:
+        found = self._classic_member(group_id, member_id, generation_id)
+        if found is None:
+            return await super().sync_group(
+                group_id=group_id, generation_id=generation_id, member_id=member_id, **kwargs
+            )
+        if isinstance(found, int):
+            return SyncResult(found)
+        group, member = found
+        assert member.classic is not None
+        self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+        names = self._topic_names(group)
+        assignment = encode_consumer_assignment(
+            {names[t]: sorted(ps) for t, ps in member.assigned.items() if t in names}
+        )
+        protocol_name = kwargs.get("protocol_name") or member.classic.supported_protocols[0][0]
+        return SyncResult(ErrorCode.none, assignment, CONSUMER_PROTOCOL_TYPE, protocol_name)
+
+    def heartbeat(  # type: ignore[override]
+        self, *, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> int:
+        found = self._classic_member(group_id, member_id, generation_id)
+        if found is None:
+            return super().heartbeat(
+                group_id=group_id,
+                generation_id=generation_id,
+                member_id=member_id,
+                group_instance_id=group_instance_id,
+            )
+        if isinstance(found, int):
+            return found
+        group, member = found
+        self._schedule_session_timeout(group, member)  # type: ignore[arg-type]
+        epochs_before = (group.group_epoch, group.assignment_epoch)
+        self._refresh_subscribed_topics(group)
+        self._maybe_compute_target(group)
+        if (group.group_epoch, group.assignment_epoch) != epochs_before:
+            self._spawn(self._store_consumer_group(group))
+        return ErrorCode.rebalance_in_progress if self._must_rejoin(group, member) else ErrorCode.none
+
+    @staticmethod
+    def _must_rejoin(group: ConsumerGroup, member: ConsumerMember) -> bool:
+        """Whether the classic member's JoinGroup would move it: it owes partitions, or would get a
+        new epoch or partitions (tried on a copy; the member itself moves only when it rejoins)."""
+        if member.state is MemberState.UNREVOKED_PARTITIONS:
+            return True
+        return reconcile(group, dataclasses.replace(member), member.assigned)
+
+    def leave_group(  # type: ignore[override]
+        self, *, group_id: str, members: Sequence[tuple[str, str | None]]
+    ) -> tuple[int, list[int]]:
+        group = self.consumer_groups.get(group_id)
+        if group is None or not group.members or self._availability_error(group_id) is not None:
+            return super().leave_group(group_id=group_id, members=members)
+        results: list[int] = []
+        for member_id, instance_id in members:
+            if not member_id and instance_id is not None:
+                member_id = group.static_members.get(instance_id, "")
+            member = group.members.get(member_id)
+            if member is None or member.classic is None:
+                # A consumer-protocol member leaves with a heartbeat, not LeaveGroup (Kafka's rule).
+                results.append(ErrorCode.unknown_member_id)
+            elif instance_id is not None and member.instance_id != instance_id:
+                results.append(ErrorCode.fenced_instance_id)
+            else:
+                self._remove_consumer_member(group, member)
+                results.append(ErrorCode.none)
+        if ErrorCode.none in results:
+            self._spawn(self._store_after_removal(group))
+        return ErrorCode.none, results
+
+    async def _store_after_removal(self, group: ConsumerGroup) -> int | None:
+        """Writes a group a member left; one left with classic members only becomes classic again."""
+        classic = self._downgrade(group)
+        if classic is None:
+            return await self._store_consumer_group(group)
+        error = await self._store_consumer_group(group, delete=True)
+        return error if error is not None else await self._store_group(classic)
+
+    def _downgrade(self, group: ConsumerGroup) -> Group | None:
+        """The classic group a consumer group of classic members only becomes (Kafka's online
+        downgrade): same members, their current partitions, generation = their epoch; it rebalances."""
+        members = list(group.members.values())
+        if (
+            not members
+            or any(m.classic is None for m in members)
+            or not self.consumer_config.downgrade_allowed
+        ):
+            return None
+        if len(members) > self.config.max_group_size:
+            return None
+        common = set.intersection(*({n for n, _ in m.classic.supported_protocols} for m in members))  # type: ignore[union-attr]
+        first = members[0].classic
+        assert first is not None
+        chosen = next((name for name, _ in first.supported_protocols if name in common), None)
+        if chosen is None:
+            return None
+        names = self._topic_names(group)
+        classic = self._offsets_holder(group.group_id)
+        self._empty_classic_group(classic)
+        # The epoch the members reconciled to (the leave already bumped the group epoch): their
+        # heartbeats carry it as generation and are answered REBALANCE_IN_PROGRESS, not fenced.
+        classic.generation_id = group.assignment_epoch
+        classic.protocol_type = CONSUMER_PROTOCOL_TYPE
+        classic.protocol_name = chosen
+        for m in members:
+            assert m.classic is not None
+            self._cancel_member_timers(m)
+            classic.members[m.member_id] = Member(
+                member_id=m.member_id,
+                group_instance_id=m.instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                session_timeout_ms=m.classic.session_timeout_ms,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                protocol_type=CONSUMER_PROTOCOL_TYPE,
+                protocols=m.classic.supported_protocols,
+                assignment=encode_consumer_assignment(
+                    {names[t]: sorted(ps) for t, ps in m.assigned.items() if t in names}
+                ),
+            )
+            if m.instance_id is not None:
+                classic.static_members[m.instance_id] = m.member_id
+        classic.leader_id = members[0].member_id
+        classic.transition_to(GroupState.STABLE, self.clock.now_ms())
+        del self.consumer_groups[group.group_id]
+        for member in classic.members.values():
+            self._schedule_session_timeout(classic, member)
+        self._prepare_rebalance(classic)
+        log.info(
+            "group %s: the last consumer-protocol member left; downgraded to a classic group of %d members",
+            group.group_id,
+            len(members),
+        )
+        return classic
+
     # --- the classic APIs over consumer groups -------------------------------------------------
 
-    async def join_group(self, *, group_id: str, member_id: str, **kwargs: object) -> JoinResult:  # type: ignore[override]
+    async def join_group(self, *, group_id: str, member_id: str, **kwargs: Any) -> JoinResult:  # type: ignore[override]
         group = self.consumer_groups.get(group_id)
         if group is not None and self._availability_error(group_id) is None:
             if group.members:
-                return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
+                if kwargs["protocol_type"] != CONSUMER_PROTOCOL_TYPE:
+                    return JoinResult(ErrorCode.inconsistent_group_protocol, member_id=member_id)
+                return await self._classic_join(group, member_id, kwargs)
             # An empty consumer group becomes a classic group again (its offsets stay).
             error = await self._drop_consumer_group(group)
             if error is not None:
                 return JoinResult(error, member_id=member_id)
         return await super().join_group(group_id=group_id, member_id=member_id, **kwargs)  # type: ignore[arg-type]
 
-    async def commit_offsets(
-        self,
-        *,
-        group_id: str,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None,
-        offsets: Sequence[PartitionOffset],
-        retention_ms: int = -1,
-    ) -> list[int]:
+    def _committing_member_error(self, group_id: str, committer: OffsetCommitter) -> int | None:
+        """A consumer group's check (Kafka's ConsumerGroup.validateOffsetCommit), for OffsetCommit
+        and TxnOffsetCommit alike: without an epoch only an empty group's offsets may be committed
+        (admin tools); a member commits with exactly its current epoch."""
         group = self.consumer_groups.get(group_id)
-        if group is not None and self._availability_error(group_id) is None:
-            # Kafka's rule: without an epoch only an empty group's offsets may be committed
-            # (admin tools); a member commits with exactly its current epoch.
-            if generation_id >= 0 or group.members:
-                member = group.members.get(member_id)
-                if member is None:
-                    return [ErrorCode.unknown_member_id] * len(offsets)
-                if generation_id != member.member_epoch:
-                    return [ErrorCode.stale_member_epoch] * len(offsets)
-            self._offsets_holder(group_id)
-            generation_id, member_id, group_instance_id = -1, "", None
-        return await super().commit_offsets(
-            group_id=group_id,
-            generation_id=generation_id,
-            member_id=member_id,
-            group_instance_id=group_instance_id,
-            offsets=offsets,
-            retention_ms=retention_ms,
-        )
+        if group is None:
+            return super()._committing_member_error(group_id, committer)
+        if committer.generation_id < 0 and not group.members:
+            return None
+        return self._member_epoch_error(group, committer.member_id, committer.generation_id)
 
-    def _offsets_holder(self, group_id: str) -> Group:
-        return self.groups.setdefault(
-            group_id, Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
-        )
+    def _fetching_member_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int | None:
+        """OffsetFetch v9 (Kafka's ConsumerGroup.validateOffsetFetch): a caller that names no member
+        (admin tools, older versions) reads freely; a member must be in the group at its epoch."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return super()._fetching_member_error(group_id, member_id, member_epoch)
+        return self._member_epoch_error(group, member_id, member_epoch)
+
+    @staticmethod
+    def _member_epoch_error(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> int | None:
+        member = group.members.get(member_id) if member_id is not None else None
+        if member is None:
+            return ErrorCode.unknown_member_id
+        if member_epoch != member.member_epoch:
+            # A classic member knows its epoch as a generation (Kafka answers it ILLEGAL_GENERATION).
+            return (
+                ErrorCode.illegal_generation if member.classic is not None else ErrorCode.stale_member_epoch
+            )
+        return None
 
     async def delete_offsets(
         self, *, group_id: str, partitions: Sequence[tuple[str, int]]
@@ -733,6 +1108,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 m.subscribed_topic_regex = stored.subscribed_topic_regex
                 m.rebalance_timeout_ms = stored.rebalance_timeout_ms
                 m.server_assignor = stored.server_assignor
+                m.classic = stored.classic
             elif key.record_type == records.TARGET_ASSIGNMENT_MEMBER and key.member_id is not None:
                 group.target[key.member_id] = _assignment(records.decode_target_member(value))
             elif key.record_type == records.CURRENT_MEMBER_ASSIGNMENT and key.member_id is not None:
@@ -748,7 +1124,18 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 m.pending_revocation = _assignment(current.pending_revocation)
         if not found:
             return None
+        subscribed_names = {name for name, _ in group.subscribed_topics.values()}
         for m in members.values():
+            if m.subscribed_topic_regex:
+                # What the regex resolved to when the group was written (authorized then); the
+                # member's next heartbeat resolves it again with its own ACLs.
+                try:
+                    pattern = compile_subscription_regex(m.subscribed_topic_regex)
+                except re2.error:
+                    pattern = None  # written by another broker that took it: matches nothing here
+                m.regex_topics = frozenset(
+                    name for name in subscribed_names if pattern is not None and pattern.fullmatch(name)
+                )
             group.add_member(m)
         group.target = {member_id: t for member_id, t in group.target.items() if member_id in group.members}
         votes = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
@@ -787,6 +1174,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                     subscribed_topic_regex=member.subscribed_topic_regex,
                     rebalance_timeout_ms=member.rebalance_timeout_ms,
                     server_assignor=member.server_assignor,
+                    classic=member.classic,
                 )
             )
             desired[key(records.TARGET_ASSIGNMENT_MEMBER, member.member_id)] = records.encode_target_member(
@@ -849,22 +1237,6 @@ def _topic_partitions(assignment: Assignment) -> records.TopicPartitions:
     )
 
 
-def encode_consumer_subscription(topics: Sequence[str]) -> bytes:
-    """ConsumerProtocolSubscription v0: what DescribeGroups shows as a member's metadata."""
-    parts = [b"\x00\x00", len(topics).to_bytes(4, "big", signed=True)]
-    for topic in topics:
-        encoded = topic.encode()
-        parts += [len(encoded).to_bytes(2, "big"), encoded]
-    parts.append((-1).to_bytes(4, "big", signed=True))  # no user data
-    return b"".join(parts)
-
-
-def encode_consumer_assignment(assignment: Mapping[str, Sequence[int]]) -> bytes:
-    """ConsumerProtocolAssignment v0: what DescribeGroups shows as a member's assignment."""
-    parts = [b"\x00\x00", len(assignment).to_bytes(4, "big", signed=True)]
-    for topic, partitions in sorted(assignment.items()):
-        encoded = topic.encode()
-        parts += [len(encoded).to_bytes(2, "big"), encoded, len(partitions).to_bytes(4, "big", signed=True)]
-        parts += [p.to_bytes(4, "big", signed=True) for p in partitions]
-    parts.append((-1).to_bytes(4, "big", signed=True))
-    return b"".join(parts)
+def _by_topic_id(partitions_by_name: Mapping[str, Sequence[int]], ids: Mapping[str, uuid.UUID]) -> Assignment:
+    """A classic protocol's partitions by topic name as an assignment by topic id (unknown topics dropped)."""
+    return {ids[name]: frozenset(ps) for name, ps in partitions_by_name.items() if name in ids and ps}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from broker.groups.assignors import Assignment
 from broker.groups.clock import Timer
+from broker.groups.consumer_records import ClassicMemberMetadata
 
 
 class MemberState(enum.IntEnum):
@@ -77,6 +78,12 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    # The topic names the regex resolved to, those the member may DESCRIBE only (Kafka resolves a
+    # regex with the ACLs of the member whose heartbeat refreshed it); None: not resolved yet.
+    regex_topics: frozenset[str] | None = None
+    # A classic-protocol member (JoinGroup/SyncGroup/Heartbeat) of a consumer group: what it
+    # joined with; None for a consumer-protocol member.
+    classic: ClassicMemberMetadata | None = None
     session_timer: Timer | None = None
     revocation_timer: Timer | None = None
 

@@ -12,6 +12,7 @@ A null value is a tombstone.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import uuid
 from dataclasses import dataclass
@@ -46,6 +47,15 @@ class TopicMetadata:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    """What a classic-protocol member of a consumer group joined with (tag 0 of the member
+    metadata): its protocols (name, ConsumerProtocolSubscription bytes) and session timeout."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class MemberMetadataValue:
     instance_id: str | None
     rack_id: str | None
@@ -55,6 +65,7 @@ class MemberMetadataValue:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic: ClassicMemberMetadata | None = None  # None: a consumer-protocol member
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +180,7 @@ def encode_partition_metadata(epoch: int, topics: tuple[TopicMetadata, ...]) -> 
         writer.uuid(topic.topic_id)
         writer.string(topic.name)
         writer.int32(topic.partitions)
-        writer.array_length(0)  # partition racks: none, the assignors are rack-unaware
+        writer.array_length(0)  # partition racks: not kept, the assignors read them from the metadata image
         writer.no_tagged_fields()
     writer.no_tagged_fields()
     return writer.getvalue()
@@ -206,8 +217,39 @@ def encode_member_metadata(value: MemberMetadataValue) -> bytes:
     writer.string(value.subscribed_topic_regex)
     writer.int32(value.rebalance_timeout_ms)
     writer.string(value.server_assignor)
-    writer.no_tagged_fields()
+    if value.classic is None:
+        writer.no_tagged_fields()
+    else:
+        classic = _RecordWriter(flexible=True)
+        classic.int32(value.classic.session_timeout_ms)
+        classic.array_length(len(value.classic.supported_protocols))
+        for name, metadata in value.classic.supported_protocols:
+            classic.string(name)
+            classic.bytes_(metadata)
+            classic.no_tagged_fields()
+        classic.no_tagged_fields()
+        payload = classic.getvalue()
+        writer.uvarint(1)  # one tagged field: tag 0, ClassicMemberMetadata
+        writer.uvarint(_CLASSIC_MEMBER_METADATA_TAG)
+        writer.uvarint(len(payload))
+        writer.parts.append(payload)
     return writer.getvalue()
+
+
+_CLASSIC_MEMBER_METADATA_TAG = 0
+
+
+def _decode_classic_member_metadata(payload: bytes) -> ClassicMemberMetadata:
+    reader = _RecordReader(payload, flexible=True)
+    session_timeout_ms = reader.int32()
+    protocols = []
+    for _ in range(reader.array_length()):
+        name = reader.string()
+        metadata = reader.bytes_()
+        reader.skip_tagged_fields()
+        protocols.append((name, metadata))
+    _finish(reader)
+    return ClassicMemberMetadata(session_timeout_ms, tuple(protocols))
 
 
 def decode_member_metadata(data: bytes) -> MemberMetadataValue:
@@ -222,8 +264,14 @@ def decode_member_metadata(data: bytes) -> MemberMetadataValue:
         rebalance_timeout_ms=reader.int32(),
         server_assignor=reader.nullable_string(),
     )
-    _finish(reader)  # tag 0, ClassicMemberMetadata, is only written for classic-protocol members
-    return value
+    classic = None
+    for _ in range(reader.uvarint()):  # tagged fields: tag 0 is ClassicMemberMetadata
+        tag, size = reader.uvarint(), reader.uvarint()
+        payload = reader.take(size)
+        if tag == _CLASSIC_MEMBER_METADATA_TAG:
+            classic = _decode_classic_member_metadata(payload)
+    reader.expect_end()
+    return dataclasses.replace(value, classic=classic)
 
 
 def encode_target_member(assignment: TopicPartitions) -> bytes:

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -81,6 +81,16 @@ class PartitionOffset:
     offset: int
     leader_epoch: int = -1
     metadata: str | None = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitter:
+    """Who commits offsets, as an OffsetCommit or TxnOffsetCommit names it."""
+
+    member_id: str
+    generation_id: int  # the member epoch for a consumer-protocol group
+    group_instance_id: str | None
+    transactional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -883,17 +893,95 @@ class GroupCoordinator:
         retention_ms: int = -1,
     ) -> list[int]:
         """Commits offsets; returns one error code per entry of `offsets`, in order."""
-        error = self._commit_error(group_id, generation_id, member_id, group_instance_id)
+        error = self._commit_error(group_id, OffsetCommitter(member_id, generation_id, group_instance_id))
         if error is not None:
             return [error] * len(offsets)
-        group = self.groups.get(group_id)
-        if group is None:
-            group = Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
-            self.groups[group_id] = group
+        group = self._offsets_holder(group_id)
         if member_id in group.members:
             self._schedule_session_timeout(group, group.members[member_id])
         now = self.clock.now_ms()
-        expire = now + retention_ms if retention_ms >= 0 else -1
+        results, accepted = self._accept_offsets(
+            offsets, now, expire_timestamp=now + retention_ms if retention_ms >= 0 else -1
+        )
+        if not accepted:
+            return results
+
+        def apply() -> None:
+            self._offsets_holder(group_id).offsets.update(accepted)
+
+        return await self._write_offsets(group_id, results, accepted, apply)
+
+    async def commit_transactional_offsets(
+        self,
+        *,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: Sequence[PartitionOffset],
+    ) -> list[int]:
+        """TxnOffsetCommit: the offsets are written to the group's partition inside the producer's
+        transaction and stay pending until its marker arrives (`complete_transaction`)."""
+        error = self._commit_error(
+            group_id, OffsetCommitter(member_id, generation_id, group_instance_id, transactional=True)
+        )
+        if error is not None:
+            return [error] * len(offsets)
+        results, accepted = self._accept_offsets(offsets, self.clock.now_ms(), expire_timestamp=-1)
+        if not accepted:
+            return results
+
+        def apply() -> None:
+            self.pending_transactions.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
+
+        return await self._write_offsets(
+            group_id, results, accepted, apply, producer=(producer_id, producer_epoch)
+        )
+
+    def _commit_error(self, group_id: str, committer: OffsetCommitter) -> int | None:
+        """Why an (transactional) offset commit is refused, or None: the checks every group shares,
+        then the group type's own check of the committing member (`_committing_member_error`)."""
+        error = self._availability_error(group_id)
+        if error is not None:
+            return error
+        if not is_valid_group_id(group_id):
+            return ErrorCode.invalid_group_id
+        return self._committing_member_error(group_id, committer)
+
+    def _committing_member_error(self, group_id: str, committer: OffsetCommitter) -> int | None:
+        """A classic group's check: the member and its generation (Kafka's ClassicGroup rule)."""
+        generation_id, member_id, transactional = (
+            committer.generation_id,
+            committer.member_id,
+            committer.transactional,
+        )
+        group = self.groups.get(group_id)
+        if group is None:
+            # Admin tools and manual-assignment consumers commit without joining.
+            return None if generation_id < 0 or transactional else ErrorCode.illegal_generation
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available
+        if transactional and generation_id < 0:
+            return None  # TxnOffsetCommit before v3 carries no member (KIP-447 added it)
+        fenced = self._fenced_instance_error(group, member_id, committer.group_instance_id)
+        if fenced is not None:
+            return fenced
+        if generation_id < 0 and group.is_(GroupState.EMPTY):
+            return None
+        if not transactional and group.is_(GroupState.COMPLETING_REBALANCE):
+            return ErrorCode.rebalance_in_progress
+        if member_id not in group.members:
+            return ErrorCode.unknown_member_id
+        if generation_id != group.generation_id:
+            return ErrorCode.illegal_generation
+        return None
+
+    def _accept_offsets(
+        self, offsets: Sequence[PartitionOffset], now: int, *, expire_timestamp: int
+    ) -> tuple[list[int], dict[tuple[str, int], CommittedOffset]]:
+        """One error code per entry (in order) and the offsets that may be written."""
         results: list[int] = []
         accepted: dict[tuple[str, int], CommittedOffset] = {}
         for entry in offsets:
@@ -910,10 +998,20 @@ class GroupCoordinator:
                 leader_epoch=entry.leader_epoch,
                 metadata=metadata,
                 commit_timestamp=now,
-                expire_timestamp=expire,
+                expire_timestamp=expire_timestamp,
             )
-        if not accepted:
-            return results
+        return results, accepted
+
+    async def _write_offsets(
+        self,
+        group_id: str,
+        results: list[int],
+        accepted: Mapping[tuple[str, int], CommittedOffset],
+        apply: Callable[[], None],
+        *,
+        producer: tuple[int, int] | None = None,
+    ) -> list[int]:
+        """Appends the accepted offsets to the group's partition, then `apply`s them in memory."""
         records = [
             (
                 encode_offset_commit_key(OffsetCommitKey(group_id, topic, partition)),
@@ -931,116 +1029,22 @@ class GroupCoordinator:
         ]
 
         async def write() -> list[int]:
-            append_error = await self._append(self.partition_for(group_id), records, offset_commit=True)
+            append_error = await self._append(
+                self.partition_for(group_id), records, offset_commit=True, producer=producer
+            )
             if append_error is not None:
                 return [append_error if code == ErrorCode.none else code for code in results]
-            self.groups.setdefault(group_id, group).offsets.update(accepted)
+            apply()
             return results
 
         # Shielded so a cancelled request cannot leave the log and the memory disagreeing.
         return await asyncio.shield(write())
 
-    def _commit_error(
-        self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None
-    ) -> int | None:
-        error = self._availability_error(group_id)
-        if error is not None:
-            return error
-        if not is_valid_group_id(group_id):
-            return ErrorCode.invalid_group_id
-        group = self.groups.get(group_id)
-        if group is None:
-            # Admin tools and manual-assignment consumers commit without joining.
-            return None if generation_id < 0 else ErrorCode.illegal_generation
-        if group.is_(GroupState.DEAD):
-            return ErrorCode.coordinator_not_available
-        fenced = self._fenced_instance_error(group, member_id, group_instance_id)
-        if fenced is not None:
-            return fenced
-        if generation_id < 0 and group.is_(GroupState.EMPTY):
-            return None
-        if group.is_(GroupState.COMPLETING_REBALANCE):
-            return ErrorCode.rebalance_in_progress
-        if member_id not in group.members:
-            return ErrorCode.unknown_member_id
-        if generation_id != group.generation_id:
-            return ErrorCode.illegal_generation
-        return None
-
-    async def commit_transactional_offsets(
-        self,
-        *,
-        group_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None,
-        offsets: Sequence[PartitionOffset],
-    ) -> list[int]:
-        """TxnOffsetCommit: the offsets are written to the group's partition inside the producer's
-        transaction and stay pending until its marker arrives (`complete_transaction`)."""
-        error = self._availability_error(group_id)
-        if error is None and not is_valid_group_id(group_id):
-            error = ErrorCode.invalid_group_id
-        group = self.groups.get(group_id)
-        if error is None and group is not None and generation_id >= 0:
-            # KIP-447: a consumer-group-aware producer is checked like an OffsetCommit.
-            if group.is_(GroupState.DEAD):
-                error = ErrorCode.coordinator_not_available
-            else:
-                error = self._fenced_instance_error(group, member_id, group_instance_id)
-                if error is None and member_id not in group.members:
-                    error = ErrorCode.unknown_member_id
-                if error is None and generation_id != group.generation_id:
-                    error = ErrorCode.illegal_generation
-        if error is not None:
-            return [error] * len(offsets)
-        now = self.clock.now_ms()
-        results: list[int] = []
-        accepted: dict[tuple[str, int], CommittedOffset] = {}
-        for entry in offsets:
-            metadata = entry.metadata or ""
-            if len(metadata.encode()) > self.config.offset_metadata_max_bytes:
-                results.append(ErrorCode.offset_metadata_too_large)
-                continue
-            if len(entry.topic.encode()) > MAX_KEY_STRING_BYTES:
-                results.append(ErrorCode.unknown_topic_or_partition)
-                continue
-            results.append(ErrorCode.none)
-            accepted[(entry.topic, entry.partition)] = CommittedOffset(
-                offset=entry.offset, leader_epoch=entry.leader_epoch, metadata=metadata, commit_timestamp=now
-            )
-        if not accepted:
-            return results
-        records = [
-            (
-                encode_offset_commit_key(OffsetCommitKey(group_id, topic, partition)),
-                encode_offset_commit_value(
-                    OffsetCommitValue(
-                        offset=committed.offset,
-                        metadata=committed.metadata,
-                        commit_timestamp=committed.commit_timestamp,
-                        leader_epoch=committed.leader_epoch,
-                    )
-                ),
-            )
-            for (topic, partition), committed in accepted.items()
-        ]
-
-        async def write() -> list[int]:
-            append_error = await self._append(
-                self.partition_for(group_id),
-                records,
-                offset_commit=True,
-                producer=(producer_id, producer_epoch),
-            )
-            if append_error is not None:
-                return [append_error if code == ErrorCode.none else code for code in results]
-            self.pending_transactions.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
-            return results
-
-        return await asyncio.shield(write())
+    def _offsets_holder(self, group_id: str) -> Group:
+        """The classic group entry that holds `group_id`'s offsets (an Empty one is made if none)."""
+        return self.groups.setdefault(
+            group_id, Group(group_id=group_id, current_state_timestamp=self.clock.now_ms())
+        )
 
     def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """The marker of `producer_id`'s transaction was written to `partition`: its pending offsets
@@ -1057,12 +1061,7 @@ class GroupCoordinator:
             pending = by_group.pop(group_id)
             if not commit:
                 continue
-            group = self.groups.get(group_id)
-            if group is None:
-                group = self.groups[group_id] = Group(
-                    group_id=group_id, current_state_timestamp=self.clock.now_ms()
-                )
-            group.offsets.update(pending)
+            self._offsets_holder(group_id).offsets.update(pending)
         if not by_group:
             del self.pending_transactions[producer_id]
 
@@ -1074,14 +1073,22 @@ class GroupCoordinator:
         )
 
     def fetch_offsets(
-        self, *, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+        self,
+        *,
+        group_id: str,
+        topics: Sequence[tuple[str, Sequence[int]]] | None,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> tuple[int, list[tuple[str, int, CommittedOffset | None]]]:
         """Committed offsets of the listed partitions (all of the group's when `topics` is None).
 
-        Offsets still pending in a transaction are not returned (`has_pending_offsets` tells
-        OffsetFetch with `require_stable` to answer UNSTABLE_OFFSET_COMMIT).
+        A member that names itself (OffsetFetch v9) is checked by the group type
+        (`_fetching_member_error`). Offsets still pending in a transaction are not returned
+        (`has_pending_offsets` tells OffsetFetch with `require_stable` to answer UNSTABLE_OFFSET_COMMIT).
         """
         error = self._availability_error(group_id)
+        if error is None:
+            error = self._fetching_member_error(group_id, member_id, member_epoch)
         if error is not None:
             return error, []
         group = self.groups.get(group_id)
@@ -1089,6 +1096,10 @@ class GroupCoordinator:
         if topics is None:
             return ErrorCode.none, [(t, p, committed) for (t, p), committed in sorted(stored.items())]
         return ErrorCode.none, [(t, p, stored.get((t, p))) for t, partitions in topics for p in partitions]
+
+    def _fetching_member_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int | None:
+        """A classic group lets anyone read its offsets (Kafka's ClassicGroup.validateOffsetFetch)."""
+        return None
 
     async def delete_offsets(
         self, *, group_id: str, partitions: Sequence[tuple[str, int]]

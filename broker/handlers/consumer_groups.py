@@ -15,7 +15,7 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.assignors import Assignment
-from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
+from broker.groups.consumer_coordinator import ConsumerGroupCoordinator, ConsumerGroupDescription
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
 from broker.handlers.groups import OPERATIONS_OMITTED
 from broker.metadata.features import GROUP_VERSION
@@ -58,6 +58,13 @@ def _wire_assignment(assignment: Assignment) -> list[dict[str, Any]]:
     ]
 
 
+def _describable_topics(ctx: RequestContext) -> Callable[[str], bool] | None:
+    """The requester's DESCRIBE right on topics, by name; None when ACLs are off."""
+    if ctx.broker.authorizer is None:
+        return None
+    return lambda name: ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name)
+
+
 async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
     answer: dict[str, Any] = {
         "error_message": None,
@@ -70,9 +77,9 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
         return {**answer, "error_code": ErrorCode.group_authorization_failed, "assignment": None}
     names = request.subscribed_topic_names
-    if names is not None:
-        # Kafka: a member may only subscribe to topics it may describe; the others are left out.
-        names = tuple(n for n in names if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, n))
+    if names and not all(ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, n) for n in names):
+        # Kafka 4.0 (KAFKA-18813): a member may only name topics it may describe.
+        return {**answer, "error_code": ErrorCode.topic_authorization_failed, "assignment": None}
     result = await _coordinator(ctx).consumer_heartbeat(
         group_id=request.group_id,
         member_id=request.member_id,
@@ -86,6 +93,7 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
         owned=_owned(request),
         client_id=ctx.client_id or "",
         client_host=f"/{ctx.client_host}",
+        may_describe=_describable_topics(ctx),
     )
     return {
         "error_code": result.error_code,
@@ -106,6 +114,17 @@ def _described_assignment(assignment: Assignment, names: dict[Any, str]) -> dict
             for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
         ]
     }
+
+
+def _described_topics(group: ConsumerGroupDescription, names: dict[Any, str]) -> set[str]:
+    """The topics a description names: subscriptions, assignments and target assignments."""
+    topics: set[str] = set()
+    for entry in group.members:
+        topics.update(entry.member.subscribed_topic_names)
+        topics.update(entry.member.regex_topics or ())
+        for assignment in (entry.member.assigned, entry.target):
+            topics.update(names[topic_id] for topic_id in assignment if topic_id in names)
+    return topics
 
 
 async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -143,18 +162,26 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
             )
             continue
         group = coordinator.describe_consumer_group(group_id)
-        if group.error_code != ErrorCode.none:
+        names = dict(group.topic_names or {})
+        error, message = group.error_code, group.error_message
+        if error == ErrorCode.none and not all(
+            ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic)
+            for topic in _described_topics(group, names)
+        ):
+            # Kafka 4.0 (KAFKA-18813): a group is described only to whom may describe all its topics.
+            error = ErrorCode.topic_authorization_failed
+            message = "The group has described topic(s) that the client is not authorized to describe."
+        if error != ErrorCode.none:
             described.append(
                 {
                     **empty,
-                    "error_code": group.error_code,
-                    "error_message": group.error_message,
+                    "error_code": error,
+                    "error_message": message,
                     "group_id": group_id,
                     "authorized_operations": OPERATIONS_OMITTED,
                 }
             )
             continue
-        names = dict(group.topic_names or {})
         described.append(
             {
                 "error_code": ErrorCode.none,
@@ -176,7 +203,7 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
                         "subscribed_topic_regex": entry.member.subscribed_topic_regex,
                         "assignment": _described_assignment(entry.member.assigned, names),
                         "target_assignment": _described_assignment(entry.target, names),
-                        "member_type": 1,  # a consumer-protocol member (0 would be a classic one)
+                        "member_type": 0 if entry.member.classic is not None else 1,  # 0: a classic member
                     }
                     for entry in group.members
                 ],

@@ -272,6 +272,7 @@ def _fetch_group(
     requested: Any,
     per_partition_errors: bool,
     require_stable: bool = False,
+    member: tuple[str | None, int] = (None, -1),
 ) -> tuple[int, list[dict[str, Any]]]:
     topics = None if requested is None else [(t.name, tuple(t.partition_indexes)) for t in requested]
     if not _group_allowed(ctx, Operation.DESCRIBE, group_id):
@@ -280,7 +281,10 @@ def _fetch_group(
         if not per_partition_errors:
             return error, []
     else:
-        error, offsets = _coordinator(ctx).fetch_offsets(group_id=group_id, topics=topics)
+        member_id, member_epoch = member
+        error, offsets = _coordinator(ctx).fetch_offsets(
+            group_id=group_id, topics=topics, member_id=member_id, member_epoch=member_epoch
+        )
         # Offsets of topics the caller may not describe: hidden in a full listing, refused
         # per partition when asked for by name (Kafka's OffsetFetch).
         if topics is None:
@@ -342,6 +346,8 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 group.topics,
                 per_partition_errors=False,
                 require_stable=request.require_stable,
+                # v9 (KIP-848): a consumer-protocol member names itself and its epoch.
+                member=(getattr(group, "member_id", None), getattr(group, "member_epoch", -1)),
             )
             groups.append({"group_id": group.group_id, "topics": topics, "error_code": error})
         return {"groups": groups}

@@ -119,6 +119,18 @@ class PartitionManager:
 
     # ---- brokers and change tracking -----------------------------------------------------------
 
+    def replica_racks(self, topic: str, index: int) -> frozenset[str]:
+        """The racks (`broker.rack`) of the brokers holding the partition's replicas."""
+        assignment = self.replication.assignment(topic, index)
+        if assignment is None:
+            return frozenset()
+        brokers = self.replication.brokers
+        return frozenset(
+            rack
+            for replica in assignment.replicas
+            if replica in brokers and (rack := brokers[replica].rack) is not None
+        )
+
     def live_brokers(self) -> Iterable[BrokerRegistration]:
         """Unfenced brokers, by id."""
         return self.replication.live_brokers()

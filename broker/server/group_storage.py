@@ -21,7 +21,12 @@ from broker.config import BrokerConfig
 from broker.context import BrokerState
 from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
 from broker.controller.forwarding import ControllerLink
-from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, TopicCatalog
+from broker.groups.consumer_coordinator import (
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinator,
+    ReplicaRacks,
+    TopicCatalog,
+)
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
 from broker.metadata.coordinator_records import LogEntry, partition_for_key
@@ -306,6 +311,7 @@ def consumer_group_config(config: BrokerConfig) -> ConsumerGroupConfig:
         heartbeat_interval_ms=config.get_int("group.consumer.heartbeat.interval.ms"),
         max_size=config.get_int("group.consumer.max.size"),
         assignors=tuple(config.values["group.consumer.assignors"]),  # type: ignore[arg-type]
+        migration_policy=config.get_str("group.consumer.migration.policy"),
     )
 
 
@@ -326,6 +332,16 @@ def topic_catalog(state: BrokerState) -> TopicCatalog:
     return catalog
 
 
+def replica_racks(state: BrokerState) -> ReplicaRacks:
+    """The racks (`broker.rack`) of the brokers holding a partition's replicas, for the
+    consumer group assignors' rack awareness."""
+
+    def racks(topic: str, partition: int) -> frozenset[str]:
+        return state.partitions.replica_racks(topic, partition)
+
+    return racks
+
+
 async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
     """A single node's coordinator: every partition of the local `__consumer_offsets`, replayed."""
     topic = state.topics.ensure_offsets_topic()
@@ -337,6 +353,7 @@ async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
         coordinator_config(state.config),
         consumer_config=consumer_group_config(state.config),
         topic_catalog=topic_catalog(state),
+        replica_racks=replica_racks(state),
     )
     await coordinator.start()
     return coordinator
@@ -360,6 +377,7 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Lea
         owns_every_partition=False,
         consumer_config=consumer_group_config(config),
         topic_catalog=topic_catalog(state),
+        replica_racks=replica_racks(state),
     )
     coordinator.locator = ClusterCoordinatorLocator(state, offsets_log, state.cluster)
     listener = LeadershipListener(coordinator, offsets_log, state.node_id)

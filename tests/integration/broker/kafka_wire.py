@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import socket
 import struct
+import uuid
 from typing import Any
 
+from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
+from kio.static.primitive import i32
 
 from broker.wire.schemas import response_class
 
@@ -85,3 +89,30 @@ class WireClient:
         assert correlation_id == self.correlation_id
         response_type = response_class(api_key, version)
         return frame, 4 + (1 if response_type.__flexible__ and api_key != 18 else 0)
+
+
+def join_consumer_group(
+    wire: WireClient,
+    group: str,
+    topics: tuple[str, ...] | None,
+    *,
+    regex: str | None = None,
+    rack: str | None = None,
+    assignor: str | None = None,
+) -> Any:
+    """A new member joins a consumer-protocol group (ConsumerGroupHeartbeat v1, epoch 0) subscribed
+    to `topics` and/or `regex`; the response."""
+    return wire.request(
+        ConsumerGroupHeartbeatRequest(
+            group_id=group,
+            member_id=str(uuid.uuid4()),
+            member_epoch=i32(0),
+            instance_id=None,
+            rack_id=rack,
+            rebalance_timeout=datetime.timedelta(seconds=30),
+            subscribed_topic_names=topics,
+            subscribed_topic_regex=regex,
+            server_assignor=assignor,
+            topic_partitions=(),
+        )
+    )

@@ -23,10 +23,15 @@ def admin_wire_client(broker: SecureBrokerProcess) -> WireClient:
     """A raw client authenticated as the bootstrap super user (for APIs librdkafka lacks)."""
     from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
 
+    return user_wire_client(broker, ADMIN_USER, ADMIN_PASSWORD)
+
+
+def user_wire_client(broker: SecureBrokerProcess, user: str, password: str) -> WireClient:
+    """A raw client authenticated (SASL/PLAIN) as `user`."""
     client = WireClient(broker.bootstrap)
     handshake = client.request(SaslHandshakeRequest(mechanism="PLAIN"))
     assert handshake.error_code == 0
-    token = b"\0" + ADMIN_USER.encode() + b"\0" + ADMIN_PASSWORD.encode()
+    token = b"\0" + user.encode() + b"\0" + password.encode()
     assert client.request(SaslAuthenticateRequest(auth_bytes=token)).error_code == 0
     return client
 

@@ -13,9 +13,16 @@ from kio.schema.errors import ErrorCode
 from broker.groups import consumer_records as records
 from broker.groups.assignors import AssignmentMember, RangeAssignor, UniformAssignor
 from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, HeartbeatResult
+from broker.groups.consumer_protocol import (
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_consumer_assignment,
+    encode_consumer_subscription,
+)
 from broker.groups.coordinator import PartitionOffset
 from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
-from tests.unit.broker.groups.helpers import join, stable_group
+from tests.unit.broker.groups.helpers import join, stable_group, sync
 
 ORDERS, PAYMENTS, AUDIT = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 TOPICS = {"orders": (ORDERS, 6), "payments": (PAYMENTS, 2), "audit.eu": (AUDIT, 1)}
@@ -95,6 +102,70 @@ def test_range_gives_contiguous_ranges_per_topic() -> None:
 # --- the heartbeat --------------------------------------------------------------------------------
 
 
+# Six partitions of ORDERS, two on a broker in each rack.
+SIX_RACKED = {(ORDERS, p): frozenset({"rack-" + "abc"[p % 3]}) for p in range(6)}
+
+
+def racks_of(assignment: Any) -> list[str]:
+    return sorted(next(iter(SIX_RACKED[(ORDERS, p)])) for p in assignment.get(ORDERS, ()))
+
+
+def test_uniform_gives_members_the_partitions_in_their_rack_as_they_join() -> None:
+    everyone = frozenset({ORDERS})
+    uniform = UniformAssignor()
+    target: dict[str, Any] = {}
+    for name, rack in (("a", "rack-a"), ("b", "rack-b"), ("c", "rack-c")):
+        members = {m: AssignmentMember(everyone, target.get(m, {}), rack=f"rack-{m}") for m in target}
+        members[name] = AssignmentMember(everyone, {}, rack=rack)
+        target = uniform.assign(members, {ORDERS: 6}, SIX_RACKED)
+    assert {m: racks_of(t) for m, t in target.items()} == {
+        "a": ["rack-a", "rack-a"],
+        "b": ["rack-b", "rack-b"],
+        "c": ["rack-c", "rack-c"],
+    }
+
+
+def test_uniform_swaps_sticky_partitions_into_their_racks_without_unbalancing() -> None:
+    everyone = frozenset({ORDERS})
+    # Racks of partitions 0-3: a, b, c, a. a holds 1 (rack b) and 2; b holds 0 and 3 (rack a).
+    members = {
+        "a": AssignmentMember(everyone, {ORDERS: frozenset({1, 2})}, rack="rack-a"),
+        "b": AssignmentMember(everyone, {ORDERS: frozenset({0, 3})}, rack="rack-b"),
+    }
+    target = UniformAssignor().assign(members, {ORDERS: 4}, SIX_RACKED)
+    # 1 and 0 trade places (both land in their rack); 2 (rack c) and 3 stay: no swap helps both.
+    assert target == {"a": {ORDERS: frozenset({0, 2})}, "b": {ORDERS: frozenset({1, 3})}}
+    # Without racks the current targets are kept as they are.
+    assert UniformAssignor().assign(members, {ORDERS: 4}) == {
+        "a": {ORDERS: frozenset({1, 2})},
+        "b": {ORDERS: frozenset({0, 3})},
+    }
+
+
+def test_racks_never_unbalance_an_assignment() -> None:
+    everyone = frozenset({ORDERS})
+    # Every member in rack-a: only two partitions are local, the counts must still be even.
+    members = {m: AssignmentMember(everyone, {}, rack="rack-a") for m in ("a", "b", "c")}
+    for assignor in (UniformAssignor(), RangeAssignor()):
+        target = assignor.assign(members, {ORDERS: 6}, SIX_RACKED)
+        assert sorted(count(t) for t in target.values()) == [2, 2, 2], assignor.name
+        assert set().union(*(t[ORDERS] for t in target.values())) == set(range(6))
+
+
+def test_range_prefers_partitions_in_the_members_rack() -> None:
+    everyone = frozenset({ORDERS})
+    members = {m: AssignmentMember(everyone, {}, rack=f"rack-{m}") for m in ("a", "b", "c")}
+    target = RangeAssignor().assign(members, {ORDERS: 6}, SIX_RACKED)
+    assert target == {
+        "a": {ORDERS: frozenset({0, 3})},
+        "b": {ORDERS: frozenset({1, 4})},
+        "c": {ORDERS: frozenset({2, 5})},
+    }
+    # Without racks: contiguous ranges, as before.
+    plain = RangeAssignor().assign(members, {ORDERS: 6})
+    assert plain["a"] == {ORDERS: frozenset({0, 1})}
+
+
 async def test_a_member_joins_and_gets_every_partition(groups) -> None:
     answer = await beat(groups, "m1", 0)
     assert answer.error_code == ErrorCode.none
@@ -168,6 +239,40 @@ async def test_a_regex_subscription_follows_matching_topics(offsets_log, clock) 
     assert grown.assignment == {AUDIT: frozenset({0}), new_topic: frozenset({0, 1})}
 
 
+async def test_a_regex_resolves_to_the_topics_its_member_may_describe_and_survives_a_reload(
+    offsets_log, clock
+) -> None:
+    topics = dict(TOPICS)
+    topics["audit.secret"] = (uuid.uuid4(), 4)
+    coordinator = make_coordinator(offsets_log, clock, topics)
+    await coordinator.start()
+
+    def may_describe(name: str) -> bool:
+        return name != "audit.secret"
+
+    joined = await beat(
+        coordinator,
+        "m1",
+        0,
+        subscribed_topic_names=None,
+        subscribed_topic_regex="audit\\..*",
+        may_describe=may_describe,
+    )
+    assert joined.assignment == {AUDIT: frozenset({0})}
+    described = coordinator.describe_consumer_group("g")
+    assert described.members[0].member.regex_topics == frozenset({"audit.eu"})
+    await coordinator.stop()
+    # A new coordinator (failover) rebuilds the resolution from the group's written topics: the
+    # secret topic does not appear before the member's next heartbeat resolves it again.
+    second = make_coordinator(offsets_log, clock, topics)
+    await second.start()
+    assert second.describe_consumer_group("g").members[0].member.regex_topics == frozenset({"audit.eu"})
+    again = await beat(second, "m1", 1, owned=joined.assignment, may_describe=may_describe)
+    assert again.error_code == ErrorCode.none
+    assert second.describe_consumer_group("g").members[0].target == {AUDIT: frozenset({0})}
+    await second.stop()
+
+
 async def test_the_client_chosen_range_assignor_is_used(groups) -> None:
     joined = await beat(groups, "m1", 0, server_assignor="range")
     assert joined.error_code == ErrorCode.none
@@ -238,6 +343,54 @@ async def test_offset_commits_are_checked_against_the_member_epoch(groups) -> No
     assert fetched[0][2].offset == 42
 
 
+async def test_offset_fetch_v9_checks_the_member_and_its_epoch(groups) -> None:
+    joined = await beat(groups, "m1", 0)
+    await groups.commit_offsets(
+        group_id="g",
+        generation_id=joined.member_epoch,
+        member_id="m1",
+        group_instance_id=None,
+        offsets=[PartitionOffset("orders", 0, 7)],
+    )
+    topics = [("orders", [0])]
+    error, fetched = groups.fetch_offsets(
+        group_id="g", topics=topics, member_id="m1", member_epoch=joined.member_epoch
+    )
+    assert (error, fetched[0][2].offset) == (ErrorCode.none, 7)
+    stale = groups.fetch_offsets(group_id="g", topics=topics, member_id="m1", member_epoch=0)
+    assert stale == (ErrorCode.stale_member_epoch, [])
+    unknown = groups.fetch_offsets(group_id="g", topics=topics, member_id="nobody", member_epoch=1)
+    assert unknown == (ErrorCode.unknown_member_id, [])
+    # Without a member (admin tools, OffsetFetch before v9) the offsets are read freely.
+    error, fetched = groups.fetch_offsets(group_id="g", topics=topics)
+    assert (error, fetched[0][2].offset) == (ErrorCode.none, 7)
+    # A classic group does not check who reads (Kafka's rule).
+    await stable_group(groups, 1, group="classic-g")
+    error, _ = groups.fetch_offsets(group_id="classic-g", topics=topics, member_id="x", member_epoch=3)
+    assert error == ErrorCode.none
+
+
+async def test_transactional_commits_of_a_consumer_group_are_checked_against_the_member_epoch(groups) -> None:
+    joined = await beat(groups, "m1", 0)
+    offsets = [PartitionOffset("orders", 0, 11)]
+
+    async def txn_commit(member_id: str, epoch: int) -> list[int]:
+        return await groups.commit_transactional_offsets(
+            group_id="g",
+            producer_id=1,
+            producer_epoch=0,
+            generation_id=epoch,
+            member_id=member_id,
+            group_instance_id=None,
+            offsets=offsets,
+        )
+
+    assert await txn_commit("m1", joined.member_epoch + 1) == [ErrorCode.stale_member_epoch]
+    assert await txn_commit("m2", joined.member_epoch) == [ErrorCode.unknown_member_id]
+    assert await txn_commit("m1", joined.member_epoch) == [ErrorCode.none]
+    assert groups.has_pending_offsets("g", "orders", 0)
+
+
 async def test_list_and_describe_groups_show_both_kinds(groups) -> None:
     await beat(groups, "m1", 0)
     await stable_group(groups, 1, group="classic-g")
@@ -275,10 +428,113 @@ async def test_an_empty_classic_group_becomes_a_consumer_group_and_back(groups) 
     assert fetched[0][2].offset == 5  # the offsets survived both conversions
 
 
-async def test_a_classic_group_with_members_is_not_taken_over(groups) -> None:
-    await stable_group(groups, 1, group="g")
-    refused = await beat(groups, "m1", 0)
+async def classic_group_on_orders(coordinator: Any) -> list[Any]:
+    """Two classic members subscribed to orders, each assigned three partitions by its leader."""
+    subscription = encode_consumer_subscription(["orders"])
+    first = [await join(coordinator, protocols=(("range", subscription),)) for _ in range(2)]
+    futures = [join(coordinator, member_id=r.member_id, protocols=(("range", subscription),)) for r in first]
+    results = [await future for future in futures]
+    leader = next(r for r in results if r.member_id == r.leader)
+    ids = sorted(r.member_id for r in results)
+    assignments = {
+        ids[0]: encode_consumer_assignment({"orders": [0, 1, 2]}),
+        ids[1]: encode_consumer_assignment({"orders": [3, 4, 5]}),
+    }
+    for r in results:
+        assert (await sync(coordinator, r, assignments=assignments if r is leader else None)).error_code == 0
+    return sorted(results, key=lambda r: r.member_id)
+
+
+async def test_a_classic_group_with_members_is_not_taken_over_when_the_policy_forbids_it(
+    offsets_log, clock
+) -> None:
+    coordinator = ConsumerGroupCoordinator(
+        offsets_log,
+        TEST_CONFIG,
+        clock,
+        consumer_config=ConsumerGroupConfig(migration_policy="downgrade"),
+        topic_catalog=lambda: TOPICS,
+    )
+    await coordinator.start()
+    await classic_group_on_orders(coordinator)
+    refused = await beat(coordinator, "m1", 0)
     assert refused.error_code == ErrorCode.group_id_not_found
+    assert "migration.policy" in (refused.error_message or "")
+
+
+async def test_a_live_classic_group_upgrades_and_downgrades_with_its_members(
+    groups, offsets_log, clock
+) -> None:
+    classic = await classic_group_on_orders(groups)
+    generation = classic[0].generation_id
+    joined = await beat(groups, "m1", 0)
+    assert joined.error_code == ErrorCode.none
+    described = groups.describe_consumer_group("g")
+    assert described.group_epoch == generation + 1
+    members = {m.member.member_id: m for m in described.members}
+    # The classic members kept their partitions and epoch; none is given to m1 before it is released.
+    assert members[classic[0].member_id].member.assigned == {ORDERS: frozenset({0, 1, 2})}
+    assert members[classic[0].member_id].member.member_epoch == generation
+    assert count(joined.assignment) == 0
+    # Each classic member is told to rejoin; its JoinGroup (eager: it revoked everything) gets it
+    # to the new epoch, its SyncGroup hands over its share of the new target.
+    owned_by_classic = set()
+    for result in classic:
+        beat_error = groups.heartbeat(
+            group_id="g", generation_id=generation, member_id=result.member_id, group_instance_id=None
+        )
+        assert beat_error == ErrorCode.rebalance_in_progress
+        rejoined = await join(
+            groups,
+            member_id=result.member_id,
+            protocols=(("range", encode_consumer_subscription(["orders"])),),
+        )
+        assert (rejoined.error_code, rejoined.generation_id, rejoined.leader) == (
+            ErrorCode.none,
+            generation + 1,
+            "",
+        )
+        synced = await sync(groups, rejoined)
+        assert synced.error_code == ErrorCode.none
+        partitions = decode_assignment(synced.assignment)["orders"]
+        assert len(partitions) == 2
+        owned_by_classic |= set(partitions)
+        stable = groups.heartbeat(
+            group_id="g", generation_id=generation + 1, member_id=result.member_id, group_instance_id=None
+        )
+        assert stable == ErrorCode.none
+    # m1 gets the two partitions the classic members released.
+    released = await beat(groups, "m1", joined.member_epoch, owned={})
+    assert set(released.assignment[ORDERS]) == set(range(6)) - owned_by_classic
+    # A classic member commits with its generation (a stale one: ILLEGAL_GENERATION).
+    commit = await groups.commit_offsets(
+        group_id="g",
+        generation_id=generation,
+        member_id=classic[0].member_id,
+        group_instance_id=None,
+        offsets=[PartitionOffset("orders", 0, 1)],
+    )
+    assert commit == [ErrorCode.illegal_generation]
+
+    # A new coordinator (failover) loads the mixed group with its classic members.
+    second = make_coordinator(offsets_log, clock)
+    await second.start()
+    reloaded = {m.member.member_id: m.member for m in second.describe_consumer_group("g").members}
+    assert reloaded[classic[0].member_id].classic is not None
+    assert reloaded["m1"].classic is None
+    await second.stop()
+
+    # The consumer-protocol member leaves: the group is classic again and rebalances.
+    await beat(groups, "m1", -1)
+    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+    back = groups.describe_group("g")
+    assert (back.state, len(back.members)) == ("PreparingRebalance", 2)
+    assert (
+        groups.heartbeat(
+            group_id="g", generation_id=generation + 1, member_id=classic[0].member_id, group_instance_id=None
+        )
+        == ErrorCode.rebalance_in_progress
+    )
 
 
 # --- persistence ----------------------------------------------------------------------------------
@@ -317,9 +573,54 @@ def test_record_values_round_trip() -> None:
     assert records.decode_current_assignment(records.encode_current_assignment(value)) == value
     metadata = records.MemberMetadataValue("pod", None, "c", "/h", ("orders",), "a.*", 300, "range")
     assert records.decode_member_metadata(records.encode_member_metadata(metadata)) == metadata
+    # A classic member's metadata rides in tag 0 (Kafka's ClassicMemberMetadata).
+    classic = records.MemberMetadataValue(
+        None, None, "c", "/h", ("orders",), None, 300, None,
+        classic=records.ClassicMemberMetadata(10_000, (("range", b"sub"), ("roundrobin", b""))),
+    )  # fmt: skip
+    encoded = records.encode_member_metadata(classic)
+    assert encoded.endswith(
+        b"\x01\x00\x1e" + (10_000).to_bytes(4, "big") + b"\x03\x06range\x04sub\x00\x0broundrobin\x01\x00\x00"
+    )
+    assert records.decode_member_metadata(encoded) == classic
     topics = (records.TopicMetadata(ORDERS, "orders", 6),)
     assert records.decode_partition_metadata(records.encode_partition_metadata(3, topics)) == (3, topics)
     key = records.ConsumerRecordKey(records.TARGET_ASSIGNMENT_MEMBER, "g", "m1")
     assert records.decode_key(records.encode_key(key)) == key
     # The key layout Kafka writes: int16 type, then int16-length strings.
     assert records.encode_key(records.ConsumerRecordKey(3, "g")) == b"\x00\x03\x00\x01g"
+
+
+def test_classic_subscriptions_are_read_with_owned_partitions_and_rack() -> None:
+    import struct
+
+    def string(value: str) -> bytes:
+        return struct.pack(">h", len(value)) + value.encode()
+
+    # ConsumerProtocolSubscription v3: topics, user data, owned partitions, generation, rack.
+    v3 = (
+        struct.pack(">hi", 3, 1) + string("orders") + struct.pack(">i", -1)
+        + struct.pack(">i", 1) + string("orders") + struct.pack(">iii", 2, 0, 4)
+        + struct.pack(">i", 7) + string("zone-a")
+    )  # fmt: skip
+    subscription = decode_subscription(v3)
+    assert subscription == Subscription(("orders",), (("orders", (0, 4)),), "zone-a")
+    # v0 says nothing of owned partitions; garbage is no subscription.
+    assert decode_subscription(encode_consumer_subscription(["a", "b"])) == Subscription(
+        ("a", "b"), None, None
+    )
+    assert decode_subscription(b"\x00\x00\x7f\xff\xff\xff") is None
+    assert decode_assignment(encode_consumer_assignment({"orders": [1, 2]})) == {"orders": (1, 2)}
+
+
+async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_group(groups) -> None:
+    subscription = (("range", encode_consumer_subscription(["orders"])),)
+    await beat(groups, "m1", 0)
+    first = await join(groups, instance="pod-a", protocols=subscription, require_known_member_id=False)
+    assert first.error_code == ErrorCode.none
+    # The same instance comes back without its member id (a restart): it replaces the old member.
+    again = await join(groups, instance="pod-a", protocols=subscription, require_known_member_id=False)
+    assert again.error_code == ErrorCode.none
+    assert again.member_id != first.member_id
+    ids = {m.member.member_id for m in groups.describe_consumer_group("g").members}
+    assert ids == {"m1", again.member_id}

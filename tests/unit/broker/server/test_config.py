@@ -53,6 +53,7 @@ def test_overrides_win_over_the_file(tmp_path):
         ({"compression.type": "brotli"}, "compression.type"),
         ({"log.cleanup.policy": "forever"}, "log.cleanup.policy"),
         ({"metrics.port": "-1"}, "metrics.port"),
+        ({"group.consumer.migration.policy": "sideways"}, "group.consumer.migration.policy"),
     ],
 )
 def test_it_rejects_bad_values_naming_the_property(props, message):
