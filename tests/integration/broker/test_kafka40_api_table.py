@@ -103,8 +103,6 @@ KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
     57: (None, "UpdateFeatures: no finalized features (metadata.version) yet"),
     71: (None, "GetTelemetrySubscriptions: librdkafka changes behaviour once advertised; no telemetry sink"),
     72: (None, "PushTelemetry: no client telemetry sink (KIP-714)"),
-    80: (None, "AddRaftVoter: the controller quorum is static (controller.quorum.voters)"),
-    81: (None, "RemoveRaftVoter: the controller quorum is static"),
 }
 
 
