@@ -428,12 +428,17 @@ class ControllerServer:
             future.set_exception(RpcError(ErrorCode.not_controller, "leadership changed before the commit"))
 
     def _fail_pending(self) -> None:
-        for _, future in self._pending.values():
+        # An entry committed before leadership was lost (a removed leader steps down right after the
+        # commit of its removal) is answered by the applier as it applies it, not refused here.
+        committed = self.node.commit_index if self.node is not None and not self._closing else 0
+        for index, (_, future) in list(self._pending.items()):
+            if index <= committed:
+                continue
             if not future.done():
                 future.set_exception(
                     RpcError(ErrorCode.not_controller, "leadership changed before the commit")
                 )
-        self._pending.clear()
+            del self._pending[index]
 
     async def _wait_until_applied(self, index: int, timeout_s: float) -> bool:
         if self.image.offset >= index:
