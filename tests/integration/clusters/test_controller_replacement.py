@@ -44,11 +44,15 @@ def test_a_controller_node_is_replaced_end_to_end(people: Any, worker: Any, wait
     _create_topic(people, cluster, "payments.before")
     before = describe_quorum(connection_for(cluster))
     assert sorted(v.node_id for v in before.voters) == [1, 2, 3]
-    assert all(v.directory_id is not None for v in before.voters), "a dynamic quorum's voters have directory ids"
+    assert all(v.directory_id is not None for v in before.voters), (
+        "a dynamic quorum's voters have directory ids"
+    )
     old_id = before.leader_id  # the hardest case: the active controller leaves
 
     unconfirmed = people.org_admin.post(
-        f"/api/v1/clusters/{cluster.id}/brokers/{old_id}/replace-controller/", {"confirm_node_id": 99}, format="json"
+        f"/api/v1/clusters/{cluster.id}/brokers/{old_id}/replace-controller/",
+        {"confirm_node_id": 99},
+        format="json",
     )
     assert unconfirmed.status_code == 400
     accepted = people.org_admin.post(
