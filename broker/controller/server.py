@@ -281,6 +281,7 @@ class ControllerServer:
             self._tasks.append(asyncio.create_task(self._rebalance_loop(), name="leader-rebalancing"))
         if config.dynamic is not None:
             self._tasks.append(asyncio.create_task(self._observer_loop(), name="raft-observer"))
+            self._tasks.append(asyncio.create_task(self._endpoint_update_loop(), name="raft-voter-endpoint"))
         log.info(
             "controller %d listening on %s:%d (%s), voters %s",
             config.node_id,
@@ -618,6 +619,65 @@ class ControllerServer:
         finally:
             for channel in channels.values():
                 channel.close()
+
+    async def _endpoint_update_loop(self) -> None:
+        """UpdateRaftVoter (KIP-853): a voter restarted on another controller endpoint than the voter set
+        names asks the leader to record the new one; until then the others' messages go to the old one."""
+        dynamic = self.config.dynamic
+        assert dynamic is not None
+        while not self._closing:
+            await asyncio.sleep(self.config.timings.election_timeout_s)
+            node = self._node()
+            own = self._own_endpoint()
+            recorded = [
+                v
+                for v in node.voter_set
+                if v.node_id == node.node_id and v.directory_id == dynamic.directory_id
+            ]
+            if not recorded or (recorded[0].host, recorded[0].port) == own:
+                continue
+            params = {
+                "voter_id": node.node_id,
+                "directory_id": dynamic.directory_id,
+                "host": own[0],
+                "port": own[1],
+            }
+            try:
+                if node.is_leader:
+                    await self._update_voter(params)
+                else:
+                    await self._ask_leader("update_voter", params)
+            except RpcError as exc:
+                log.debug("updating this voter's endpoint: %s", exc)
+                continue
+            log.info("asked the leader to record this voter's endpoint %s:%d", *own)
+
+    async def _ask_leader(self, method: str, params: dict[str, Any]) -> None:
+        """One RPC to the active controller, found through the bootstrap servers (a voter whose endpoint
+        changed hears from no leader: the others still send to its old address)."""
+        dynamic = self.config.dynamic
+        assert dynamic is not None
+        tls = self.config.tls
+        addresses = list(dynamic.bootstrap_servers)
+        for _attempt in range(len(addresses) + 1):
+            if not addresses:
+                break
+            channel = RpcChannel(*addresses.pop(0), ssl=tls.client_context() if tls is not None else None)
+            try:
+                reply = await channel.call(method, params, OBSERVER_FETCH_TIMEOUT_S)
+            except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError, ChannelBusy):
+                continue
+            finally:
+                channel.close()
+            if reply["error_code"] == ErrorCode.not_controller.value:
+                hint = reply.get("leader_address")
+                if isinstance(hint, list) and len(hint) == 2:
+                    addresses.insert(0, (str(hint[0]), int(hint[1])))
+                continue
+            if reply["error_code"]:
+                raise RpcError(ErrorCode(reply["error_code"]), reply.get("message") or "")
+            return
+        raise RpcError(ErrorCode.request_timed_out, "no active controller answered")
 
     def _require_dynamic_leader(self) -> RaftNode:
         if kraft_version_finalized(self.config) < KRAFT_VERSION_DYNAMIC:

@@ -26,6 +26,7 @@ from kio.schema.remove_raft_voter.v0.request import RemoveRaftVoterRequest
 from kio.static.primitive import i32, i32Timedelta, u16
 
 from broker.controller.client import RpcChannel
+from tests.fixtures.broker import free_port
 from tests.fixtures.cluster import ClusterNode, LocalCluster
 from tests.integration.broker.kafka_wire import WireClient
 
@@ -270,3 +271,31 @@ def test_a_static_quorum_refuses_voter_changes(cluster_factory: Callable[..., Lo
     answer = voters_and_observers(cluster.node(1).bootstrap)
     assert answer is not None
     assert answer[0] == {1: None, 2: None, 3: None}, "a static voter has no directory id (the zero uuid)"
+
+
+def test_a_voter_restarted_on_another_endpoint_updates_the_voter_set(
+    cluster_factory: Callable[..., LocalCluster],
+) -> None:
+    cluster = cluster_factory(3, dynamic_quorum=True)
+    bootstrap = cluster.node(1).bootstrap
+    _voters, _observers, leader = wait_for(lambda: voters_and_observers(bootstrap), 30, "the quorum")
+    moving = cluster.node(next(i for i in (1, 2, 3) if i != leader))
+    moving.stop()
+    old_port, new_port = moving.controller_port, free_port()
+    moving.properties["listeners"] = moving.properties["listeners"].replace(f":{old_port}", f":{new_port}")
+    moving.controller_port = new_port
+    moving.start()
+
+    def recorded() -> bool:
+        view = controller_view(cluster.node(leader).controller_port or 0)
+        return view["voter_addresses"].get(str(moving.node_id)) == ["127.0.0.1", new_port]
+
+    wait_for(recorded, 30, "the leader to record the new endpoint (UpdateRaftVoter)")
+    # The moved voter follows the leader again: it holds the newest commits.
+    create_topic(cluster, "after-the-move")
+    leader_view = controller_view(cluster.node(leader).controller_port or 0)
+    wait_for(
+        lambda: controller_view(new_port)["applied_offset"] >= leader_view["applied_offset"],
+        15,
+        "the moved voter to catch up",
+    )
