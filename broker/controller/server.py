@@ -552,8 +552,9 @@ class ControllerServer:
         return self.config.listen_host, self.bound_port or self.config.listen_port
 
     async def _observer_loop(self) -> None:
-        """While this controller is not a voter, pull the Raft log from the leader (KRaft's observers
-        fetch): bootstrap servers first, then wherever the replies say the leader is."""
+        """While this controller is not a voter (or a voter no leader pushes to: see `should_pull`), pull
+        the Raft log from the leader (KRaft's observers fetch): bootstrap servers first, then wherever
+        the replies say the leader is."""
         dynamic = self.config.dynamic
         assert dynamic is not None
         tls = self.config.tls
@@ -564,7 +565,7 @@ class ControllerServer:
         try:
             while not self._closing:
                 node = self._node()
-                if node.is_voter:
+                if not node.should_pull(time.monotonic()):
                     next_index = None
                     await asyncio.sleep(self.config.timings.heartbeat_interval_s)
                     continue
@@ -605,7 +606,7 @@ class ControllerServer:
                 result = reply["result"]
                 self._leader_hint = (int(result["leader_id"]), tuple(result["leader_address"]))
                 message = message_from_json(result["message"])
-                answers = node.step(message, time.monotonic())
+                answers = node.step(message, time.monotonic(), pulled=True)
                 self._after_raft_activity()
                 received = isinstance(message, InstallSnapshot) or bool(
                     isinstance(message, AppendEntries) and message.entries

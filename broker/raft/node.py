@@ -166,6 +166,25 @@ class RaftNode:
         )
 
     @property
+    def may_campaign(self) -> bool:
+        """A voter; or a voter of the set before an uncommitted one that removes it (Raft thesis §4.2.2):
+        a leader that appended its own removal and crashed may be the only one holding that entry, and
+        the others, still counting it, can elect nobody else — it must be able to lead until it commits."""
+        if self.is_voter:
+            return True
+        if self.voter_set_index <= self.commit_index or len(self._voter_sets) < 2:
+            return False
+        return self._is_voter_in(self._voter_sets[-2][1])
+
+    def should_pull(self, now: float) -> bool:
+        """Whether this node should fetch the log from the leader itself (dynamic quorums): an observer
+        always; a voter that heard from no leader for an election timeout too, because the leader only
+        pushes to the voters of its set — a voter removed while it was away learns it only this way."""
+        if not self.dynamic or self.role is Role.LEADER:
+            return False
+        return not self.is_voter or now - self._last_leader_contact > self.timings.election_timeout_s
+
+    @property
     def membership_change_pending(self) -> bool:
         """A voter change is appended but not committed, or this leader has not yet committed an
         entry of its term (before that, the set it inherited may not be committed)."""
@@ -355,14 +374,16 @@ class RaftNode:
                 return self._replicate(now, heartbeat=True)
             return []
         if now >= self._election_deadline:
-            if not self.is_voter:
+            if not self.may_campaign:
                 # Observers and removed voters never campaign.
                 self._reset_election_deadline(now)
                 return []
             return self._start_pre_vote(now)
         return []
 
-    def step(self, message: Message, now: float) -> list[Envelope]:
+    def step(self, message: Message, now: float, *, pulled: bool = False) -> list[Envelope]:
+        """`pulled`: the node fetched `message` from the leader itself (see `should_pull`); it does not
+        count as the leader reaching it, so a voter the leader no longer pushes to keeps pulling."""
         if isinstance(message, RequestVote):
             return self._on_request_vote(message, now)
         granted_pre_vote = isinstance(message, VoteResponse) and message.pre_vote and message.granted
@@ -375,14 +396,14 @@ class RaftNode:
         if isinstance(message, VoteResponse):
             return self._on_vote_response(message, now)
         if isinstance(message, AppendEntries):
-            return self._on_append_entries(message, now)
+            return self._on_append_entries(message, now, pulled)
         if isinstance(message, AppendResponse):
             return self._on_append_response(message, now)
         if isinstance(message, TimeoutNow):
-            if message.term == self.term and self.role is Role.FOLLOWER and self.is_voter:
+            if message.term == self.term and self.role is Role.FOLLOWER and self.may_campaign:
                 return self._start_election(now)
             return []
-        return self._on_install_snapshot(message, now)
+        return self._on_install_snapshot(message, now, pulled)
 
     # --- elections ---------------------------------------------------------------------------
 
@@ -515,20 +536,21 @@ class RaftNode:
         message = AppendEntries(self.term, self.node_id, prev_index, prev_term, entries, self.commit_index)
         return Envelope(peer, message)
 
-    def _on_append_entries(self, request: AppendEntries, now: float) -> list[Envelope]:
+    def _on_append_entries(self, request: AppendEntries, now: float, pulled: bool = False) -> list[Envelope]:
         if request.term < self.term:
             return [Envelope(request.leader, AppendResponse(self.term, self.node_id, False, self.last_index))]
-        self._follow(request.leader, now)
+        self._follow(request.leader, now, pulled)
         reply = self._accept_entries(request)
         return [Envelope(request.leader, reply)]
 
-    def _follow(self, leader: int, now: float) -> None:
+    def _follow(self, leader: int, now: float, pulled: bool = False) -> None:
         if self.role is not Role.FOLLOWER or self.leader != leader:
             self.role = Role.FOLLOWER
             self.leader = leader
             self._votes = set()
-        self._last_leader_contact = now
-        self._reset_election_deadline(now)
+        if not pulled:
+            self._last_leader_contact = now
+            self._reset_election_deadline(now)
 
     def _accept_entries(self, request: AppendEntries) -> AppendResponse:
         prev_index = request.prev_index
@@ -566,6 +588,8 @@ class RaftNode:
         if self.role is not Role.LEADER or response.term != self.term:
             return []
         peer = response.follower
+        if peer not in self._next_index:
+            return []  # not (or no longer) a voter: an observer's or a removed voter's late answer
         self._last_ack[peer] = now
         self._acked.add(peer)
         if response.success:
@@ -592,10 +616,12 @@ class RaftNode:
         if majority_index > self.commit_index and self.term_at(majority_index) == self.term:
             self.commit_index = majority_index
 
-    def _on_install_snapshot(self, request: InstallSnapshot, now: float) -> list[Envelope]:
+    def _on_install_snapshot(
+        self, request: InstallSnapshot, now: float, pulled: bool = False
+    ) -> list[Envelope]:
         if request.term < self.term:
             return [Envelope(request.leader, AppendResponse(self.term, self.node_id, False, self.last_index))]
-        self._follow(request.leader, now)
+        self._follow(request.leader, now, pulled)
         snapshot = request.snapshot
         if snapshot.last_index <= self.commit_index:
             return [
