@@ -603,9 +603,18 @@ class ControllerServer:
                         self._leader_hint = None
                     await asyncio.sleep(self.config.timings.heartbeat_interval_s)
                     continue
-                result = reply["result"]
-                self._leader_hint = (int(result["leader_id"]), tuple(result["leader_address"]))
-                message = message_from_json(result["message"])
+                try:
+                    result = reply["result"]
+                    leader_id, (leader_host, leader_port) = int(result["leader_id"]), result["leader_address"]
+                    message = message_from_json(result["message"])
+                except (FrameError, KeyError, TypeError, ValueError) as exc:
+                    log.warning(
+                        "controller %s answered raft_fetch with something malformed: %s", address, exc
+                    )
+                    self._leader_hint = None
+                    await asyncio.sleep(self.config.timings.election_timeout_s)
+                    continue
+                self._leader_hint = (leader_id, (str(leader_host), int(leader_port)))
                 answers = node.step(message, time.monotonic(), pulled=True)
                 self._after_raft_activity()
                 received = isinstance(message, InstallSnapshot) or bool(
