@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import shutil
 import threading
 import time
 import uuid
@@ -299,3 +300,60 @@ def test_a_voter_restarted_on_another_endpoint_updates_the_voter_set(
         15,
         "the moved voter to catch up",
     )
+
+
+def test_a_wiped_voter_comes_back_as_an_observer_and_is_replaced_by_id_and_directory(
+    cluster_factory: Callable[..., LocalCluster],
+) -> None:
+    cluster = cluster_factory(3, dynamic_quorum=True)
+    bootstrap = cluster.node(1).bootstrap
+    _voters, _observers, leader = wait_for(lambda: voters_and_observers(bootstrap), 30, "the quorum")
+    wiped = cluster.node(next(i for i in (1, 2, 3) if i != leader))
+    old_directory = directory_of(wiped)
+    wiped.kill9()
+    shutil.rmtree(wiped.data_dir / "logs" / "__cluster_metadata")
+    wiped.format("--no-initial-controllers")
+    new_directory = directory_of(wiped)
+    assert new_directory != old_directory
+    wiped.start()
+    assert wiped.controller_port is not None
+    port = wiped.controller_port
+
+    # It lost the log it voted with: it is not that voter (frames for the old directory are dropped).
+    view = wait_for(
+        lambda: (v := controller_view(port))["applied_offset"] > 0 and v, 30, "the wiped node to catch up"
+    )
+    assert wiped.node_id in view["voters"]
+    assert view["voter_directories"][str(wiped.node_id)] == str(old_directory)
+    leader_port = cluster.node(leader).controller_port or 0
+    create_topic(cluster, "while-wiped")
+    committed = controller_view(leader_port)["commit_index"]
+    # It holds the log again (it pulls as an observer), but the leader counts none of its answers: the
+    # voter 3 it knows is the old directory, which holds nothing since the wipe.
+    wait_for(
+        lambda: controller_view(port)["applied_offset"] >= committed, 30, "the wiped node to hold the log"
+    )
+    time.sleep(1.0)
+    progress = {p["node_id"]: p for p in controller_view(leader_port)["voter_progress"]}
+    assert progress[wiped.node_id]["log_end_offset"] < committed
+
+    error, message = add_voter(bootstrap, wiped.node_id, new_directory, port)
+    assert error == ErrorCode.duplicate_voter, message
+    error, message = remove_voter(bootstrap, wiped.node_id, new_directory)
+    assert error == ErrorCode.voter_not_found, message
+    error, message = remove_voter(bootstrap, wiped.node_id, old_directory)
+    assert error == ErrorCode.none, message
+    deadline = time.monotonic() + 30
+    while (outcome := add_voter(bootstrap, wiped.node_id, new_directory, port))[
+        0
+    ] == ErrorCode.request_timed_out:
+        assert time.monotonic() < deadline, outcome
+        time.sleep(0.5)
+    assert outcome[0] == ErrorCode.none, outcome
+    voters, _observers, _leader = wait_for(
+        lambda: (answer := voters_and_observers(bootstrap)) and len(answer[0]) == 3 and answer,
+        15,
+        "three voters",
+    )
+    assert voters[wiped.node_id] == new_directory
+    create_topic(cluster, "after-the-wipe")
