@@ -174,13 +174,17 @@ def _voter_change_response(error: ErrorCode, message: str | None) -> dict[str, A
     return {"throttle_time": 0, "error_code": error, "error_message": message}
 
 
-async def _forward_voter_change(
-    ctx: RequestContext, method: str, params: dict[str, Any], timeout_s: float
-) -> dict[str, Any]:
+def _voter_change_refused(ctx: RequestContext) -> dict[str, Any] | None:
     if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         return _voter_change_response(
             ErrorCode.cluster_authorization_failed, "ALTER on the cluster is required"
         )
+    return None
+
+
+async def _forward_voter_change(
+    ctx: RequestContext, method: str, params: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     link = ctx.broker.cluster
     if link is None:
         return _voter_change_response(
@@ -204,6 +208,9 @@ def _controller_listener(request: Any) -> tuple[str, int] | None:
 
 
 async def handle_add_raft_voter(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    refused = _voter_change_refused(ctx)
+    if refused is not None:
+        return refused
     endpoint = _controller_listener(request)
     if endpoint is None:
         return _voter_change_response(ErrorCode.invalid_request, "the new voter's listeners are required")
@@ -218,6 +225,9 @@ async def handle_add_raft_voter(ctx: RequestContext, request: Any) -> dict[str, 
 
 
 async def handle_remove_raft_voter(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    refused = _voter_change_refused(ctx)
+    if refused is not None:
+        return refused
     params = {"voter_id": int(request.voter_id), "directory_id": _directory(request.voter_directory_id)}
     return await _forward_voter_change(ctx, "remove_voter", params, VOTER_CHANGE_TIMEOUT_S)
 
