@@ -67,3 +67,6 @@ def test_a_node_without_a_quorum_cannot_change_voters(broker: AclBroker, make) -
 def test_a_new_voter_needs_a_listener(broker: AclBroker) -> None:
     response = broker.send(ADMIN, add(listeners=()))
     assert response.error_code == ErrorCode.invalid_request
+    # Whoever may not change voters learns nothing about the request's validity.
+    response = broker.send("User:alice", add(listeners=()))
+    assert response.error_code == ErrorCode.cluster_authorization_failed
