@@ -15,8 +15,10 @@ carries the set in force at its last index. A leader proposes one change at a ti
 an entry of its own term is committed. A leader that is not in the set it replicates does not count
 itself, and steps down once that set is committed. A node that is not a voter (an observer, a
 removed voter, or a voter whose directory was wiped: voters are known by id *and* directory id)
-never campaigns and grants no vote; it accepts entries from the leader like a follower. A static
-quorum (`controller.quorum.voters`) is the same code with a voter set that never changes.
+does not campaign (except a voter of the set before an uncommitted removal: `may_campaign`) and
+pulls the log from the leader (`should_pull`, `message_for_observer`); it may still grant votes, as
+a voter whose addition has not reached it yet must. A static quorum (`controller.quorum.voters`)
+is the same code with a voter set that never changes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from broker.raft.messages import (
+    VOTERS_ENTRY_PREFIX,
     AppendEntries,
     AppendResponse,
     Entry,
@@ -221,7 +224,7 @@ class RaftNode:
                 self._acked.discard(gone)
 
     def _voter_sets_changed_by(self, entries: Sequence[Entry]) -> bool:
-        return any(e.data.startswith(b"\x00") for e in entries)
+        return any(e.data.startswith(VOTERS_ENTRY_PREFIX) for e in entries)
 
     # --- log helpers -----------------------------------------------------------------------
 
