@@ -12,7 +12,8 @@ from typing import Any
 
 from broker.config import BrokerConfig, ConfigError
 from broker.context import BrokerState
-from broker.node.roles import run_cluster_node
+from broker.node.roles import controller_endpoint, metadata_dir, run_cluster_node
+from broker.node.storage_format import FormatError, format_metadata_dir, kafka_uuid
 from broker.server.app import BrokerServer
 from broker.wire.allocator import tune_allocator
 
@@ -51,8 +52,41 @@ async def run(config: BrokerConfig, before_serving: BeforeServing | None = None)
     await server.serve_until_stopped()
 
 
+def format_main(argv: list[str]) -> int:
+    """`python -m broker format`: Kafka's `kafka-storage format` for a dynamic quorum's controller
+    (see broker/node/storage_format.py)."""
+    parser = argparse.ArgumentParser(prog="python -m broker format", description=format_main.__doc__)
+    parser.add_argument("--config", help="path to the node's .properties file")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--cluster-id", "-t", default="", help="the cluster id (default: cluster.id)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--standalone", "-s", action="store_true", help="this controller is the only voter")
+    mode.add_argument("--initial-controllers", "-I", metavar="ID@HOST:PORT:DIRID,...")
+    mode.add_argument("--no-initial-controllers", "-N", action="store_true", help="join as an observer")
+    args = parser.parse_args(argv)
+    try:
+        config = BrokerConfig.load(args.config, args.override)
+        directory = metadata_dir(config)
+        formatted = format_metadata_dir(
+            directory,
+            node_id=config.node_id,
+            cluster_id=args.cluster_id or config.get_str("cluster.id"),
+            endpoint=controller_endpoint(config),
+            standalone=args.standalone,
+            initial_controllers=args.initial_controllers,
+        )
+    except (ConfigError, FormatError, StopIteration) as exc:
+        print(f"cannot format: {exc or 'no controller listener'}", file=sys.stderr)
+        return 2
+    print(f"Formatted {directory} (directory id {kafka_uuid(formatted.directory_id)})")
+    return 0
+
+
 def main(argv: list[str] | None = None, before_serving: BeforeServing | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["format"]:
+        return format_main(argv[1:])
+    args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -105,6 +105,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     # --- cluster mode (broker/controller/README.md); unset process.roles = single-node broker
     "process.roles": (str, ""),
     "controller.quorum.voters": (str, ""),
+    "controller.quorum.bootstrap.servers": (str, ""),
     "controller.listener.names": (str, "CONTROLLER"),
     "controller.quorum.election.timeout.ms": (int, 1000),
     "broker.rack": (str, ""),
@@ -608,6 +609,36 @@ def parse_voters(text: str) -> dict[int, tuple[str, int]]:
     return voters
 
 
+def parse_bootstrap_servers(text: str) -> list[tuple[str, int]]:
+    """`controller.quorum.bootstrap.servers`: `host:9093,host:9094` -> [("host", 9093), ...]."""
+    servers = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, colon, port = item.rpartition(":")
+        if not colon or not port.isdigit():
+            raise ValueError(f"controller.quorum.bootstrap.servers: {item!r} is not host:port")
+        servers.append((host.strip("[]"), int(port)))
+    return servers
+
+
+def is_dynamic_quorum(config: BrokerConfig) -> bool:
+    """KIP-853: `controller.quorum.bootstrap.servers` without `controller.quorum.voters` (Kafka lets
+    the static voters win when both are set)."""
+    return not config.get_str("controller.quorum.voters").strip() and bool(
+        config.get_str("controller.quorum.bootstrap.servers").strip()
+    )
+
+
+def controller_addresses(config: BrokerConfig) -> dict[int, tuple[str, int]]:
+    """Where a node dials the quorum: the static voters by id, or the bootstrap servers under
+    negative ids (Kafka's convention: their node ids are unknown until they answer)."""
+    if is_dynamic_quorum(config):
+        servers = parse_bootstrap_servers(config.get_str("controller.quorum.bootstrap.servers"))
+        return {-(position + 1): address for position, address in enumerate(servers)}
+    return parse_voters(config.get_str("controller.quorum.voters"))
+
+
 def client_ssl_context(
     *,
     truststore: Path | None,
@@ -713,14 +744,21 @@ def validate_cluster_config(config: BrokerConfig) -> None:
         )
     try:
         voters = parse_voters(config.get_str("controller.quorum.voters"))
+        bootstrap = parse_bootstrap_servers(config.get_str("controller.quorum.bootstrap.servers"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    if not voters:
-        raise ConfigError("controller.quorum.voters: required when process.roles is set")
+    if not voters and not bootstrap:
+        raise ConfigError(
+            "controller.quorum.voters or controller.quorum.bootstrap.servers: one is required "
+            "when process.roles is set"
+        )
+    if not voters and not config.get_str("cluster.id").strip():
+        # A dynamic quorum's controllers change: the id cannot be derived from them.
+        raise ConfigError("cluster.id: required with controller.quorum.bootstrap.servers (a dynamic quorum)")
     names = config.controller_listener_names
     controller_listeners = [listener for listener in config.listeners if listener.name in names]
     if "controller" in roles:
-        if config.node_id not in voters:
+        if voters and config.node_id not in voters:
             raise ConfigError(f"controller.quorum.voters: node.id {config.node_id} is not one of the voters")
         if not controller_listeners:
             raise ConfigError(f"listeners: no controller listener named {', '.join(sorted(names))}")

@@ -161,6 +161,7 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "replica.fetch.max.bytes": "Bytes a follower asks for per partition in one fetch.",
     "process.roles": "broker, controller or both; empty: a single-node broker without a quorum.",
     "controller.quorum.voters": "The controller quorum, id@host:port, comma separated.",
+    "controller.quorum.bootstrap.servers": "A dynamic quorum's controllers to contact first, host:port, comma separated.",
     "controller.listener.names": "Listeners the controllers use among themselves.",
     "broker.rack": "Rack (or zone) of this broker; replicas of a partition are spread over racks.",
     "broker.heartbeat.interval.ms": "How often the broker heartbeats to the controller.",

@@ -119,6 +119,9 @@ class ActiveController:
     def __init__(self) -> None:
         self.leader_id: int | None = None
         self.term = -1
+        # Controller endpoints learned from replies (`leader_address`): with a dynamic quorum a
+        # process knows only its bootstrap servers, and the leader may be a controller added since.
+        self.addresses: dict[int, tuple[str, int]] = {}
         self._suspected: dict[int, tuple[int, float]] = {}  # node -> (term, until)
         self._moved: asyncio.Event | None = None
 
@@ -206,8 +209,13 @@ class ControllerClient:
 
     def channel(self, node_id: int) -> RpcChannel:
         """A new connection (not yet opened) to one controller, secured like this client's."""
-        host, port = self.voters[node_id]
+        host, port = self.voters[node_id] if node_id in self.voters else self.active.addresses[node_id]
         return RpcChannel(host, port, ssl=self.ssl)
+
+    def _learn_address(self, reply: Mapping[str, Any]) -> None:
+        leader, address = reply.get("leader_id"), reply.get("leader_address")
+        if isinstance(leader, int) and isinstance(address, list) and len(address) == 2:
+            self.active.addresses[leader] = (str(address[0]), int(address[1]))
 
     def close(self) -> None:
         if self._discovery is not None:
@@ -217,6 +225,7 @@ class ControllerClient:
 
     def observe_reply(self, reply: Mapping[str, Any]) -> None:
         """Learn the leader from any controller's reply (the metadata follower's fetches too)."""
+        self._learn_address(reply)
         leader, term = reply.get("leader_id"), reply.get("term")
         self.active.observe(
             int(leader) if isinstance(leader, int) else None, int(term) if isinstance(term, int) else None
@@ -239,7 +248,7 @@ class ControllerClient:
         last_problem = "no attempt"
         while (remaining := deadline - time.monotonic()) > 0:
             target = self.active.leader_id
-            if target not in self._channels:
+            if target not in self._channels and target not in self.active.addresses:
                 target = await self.discover(min(remaining, DISCOVERY_TIMEOUT_S))
                 if target is None:
                     last_problem = "no controller is active"
@@ -277,6 +286,9 @@ class ControllerClient:
         """One request to `target`; None when another controller took over while it waited (a hung
         controller would otherwise hold every request queued on its connection to the end)."""
         moved = self.active.moved()
+        if target not in self._channels:
+            # A controller learned from a reply (a dynamic quorum's leader); KeyError if unknown.
+            self._channels[target] = self.channel(target)
         request = asyncio.ensure_future(self._channels[target].call(method, params, timeout_s))
         request.add_done_callback(_consume_outcome)
         watching = asyncio.ensure_future(moved.wait())
@@ -321,6 +333,7 @@ class ControllerClient:
                     reply = future.result()
                     answered += 1
                     self.active.alive(asking[future])
+                    self._learn_address(reply)
                     quorum = reply.get("result") or {}
                     self.active.observe(quorum.get("leader_id"), quorum.get("term"))
                 if answered >= majority and self.active.leader_id is not None:

@@ -23,7 +23,13 @@ from broker.controller.placement import Candidate, PlacementError, place_partiti
 from broker.controller.records import SECURITY_RECORD_TYPES, Record
 from broker.log.config import LogConfig, known_topic_configs
 from broker.log.errors import InvalidConfigError
-from broker.metadata.features import FeatureUpdate, FeatureUpdateError, default_levels, plan_update
+from broker.metadata.features import (
+    KRAFT_VERSION,
+    FeatureUpdate,
+    FeatureUpdateError,
+    default_levels,
+    plan_update,
+)
 from broker.metadata.topic_names import collision_key, topic_name_problem
 
 PRODUCER_ID_BLOCK = 1000
@@ -38,6 +44,8 @@ class ControllerSettings:
     auto_leader_rebalance: bool = True
     leader_imbalance_check_interval_s: float = 300.0
     leader_imbalance_percentage: int = 10
+    # kraft.version as the controllers' storage was formatted: 1 for a dynamic quorum (KIP-853), else 0.
+    kraft_version: int = 0
 
 
 ELECTION_PREFERRED = 0
@@ -147,7 +155,8 @@ class Decider:
         if not image.features:
             # A fresh cluster: its first broker finalizes the default feature levels (Kafka writes them when
             # the storage is formatted), so that a later release's defaults never change a running cluster.
-            records.extend(rec.feature_level(name, level) for name, level in sorted(default_levels().items()))
+            levels = {**default_levels(), KRAFT_VERSION: self.settings.kraft_version}
+            records.extend(rec.feature_level(name, level) for name, level in sorted(levels.items()))
         # The new registration starts fenced: leadership moves off the broker's previous life.
         records.extend(self._partition_changes_without(image, broker_id))
         return Decision(records)

@@ -14,6 +14,7 @@ from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
 from broker.controller.api import Endpoint
+from broker.raft.messages import VOTERS_ENTRY_PREFIX
 
 Record = dict[str, Any]
 
@@ -35,14 +36,16 @@ def encode_entry(records: Sequence[Record]) -> bytes:
 
 
 def decode_entry(data: bytes) -> list[Record]:
-    """Records of one Raft entry; the leader's no-op (empty data) holds none."""
-    return json.loads(data) if data else []
+    """Records of one Raft entry; the leader's no-op (empty data) and a voter set (Raft's own) hold none."""
+    return json.loads(data) if data and not data.startswith(VOTERS_ENTRY_PREFIX) else []
 
 
 def decoded_entry_items(data: bytes) -> Iterator[Record]:
     """`decode_entry`, one record at a time, for a caller that yields to its event loop in between (one
     `json.loads` of a 10,000-partition entry holds it for tens of milliseconds under load)."""
-    return json_array_items(data.decode(), 0) if data else iter(())
+    if not data or data.startswith(VOTERS_ENTRY_PREFIX):
+        return iter(())
+    return json_array_items(data.decode(), 0)
 
 
 _ARRAY_START = re.compile(r"\s*\[\s*")

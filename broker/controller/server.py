@@ -24,6 +24,7 @@ from kio.schema.errors import ErrorCode
 from broker.config import ControllerTls
 from broker.controller import records as rec
 from broker.controller.api import AlterPartitionRequest, Endpoint, PartitionAssignment
+from broker.controller.client import ChannelBusy, RpcChannel
 from broker.controller.decisions import (
     ELECTION_PREFERRED,
     ELECTION_UNCLEAN,
@@ -41,12 +42,27 @@ from broker.controller.image import (
     image_from_snapshot_yielding,
 )
 from broker.metadata.features import FeatureUpdate
-from broker.raft.messages import Entry, Envelope, Snapshot
-from broker.raft.node import NotLeader, RaftNode, RaftTimings
+from broker.raft.messages import (
+    AppendEntries,
+    AppendResponse,
+    Entry,
+    Envelope,
+    InstallSnapshot,
+    Snapshot,
+    Voter,
+)
+from broker.raft.node import MembershipChangePending, NotLeader, RaftNode, RaftTimings
 from broker.raft.storage import FileStorage
 from broker.raft.tasks import cancel_tasks
 from broker.raft.transport import PeerTransport
-from broker.raft.wire import MAX_FRAME_BYTES, FrameError, encode_frame, message_from_json, read_frame
+from broker.raft.wire import (
+    MAX_FRAME_BYTES,
+    FrameError,
+    encode_frame,
+    message_from_json,
+    message_to_json,
+    read_frame,
+)
 from broker.runtime.connection_limits import ListenerLimits
 from broker.runtime.request_memory import RequestMemory
 
@@ -71,6 +87,33 @@ def _wall_ms(monotonic_at: float | None, monotonic_now: float) -> int | None:
     return int((time.time() - (monotonic_now - monotonic_at)) * 1000)
 
 
+# kraft.version: 1 is a dynamic quorum (KIP-853: the voter set in the log), 0 a static one.
+KRAFT_VERSION_DYNAMIC = 1
+# An observer is caught up (AddRaftVoter accepts it) when it held the leader's log this recently.
+CAUGHT_UP_WITHIN_S = 5.0
+OBSERVER_FETCH_TIMEOUT_S = 2.0
+# Controllers pulling the log as observers that the leader remembers.
+MAX_RAFT_OBSERVERS = 100
+
+
+@dataclass(slots=True)
+class RaftObserver:
+    """A controller fetching the Raft log from the leader without being a voter (monotonic times)."""
+
+    directory_id: str | None
+    endpoint: tuple[str, int]
+    log_end: int
+    last_fetch: float
+    last_caught_up: float | None
+
+
+def kraft_version_finalized(config: ControllerNodeConfig) -> int:
+    """The finalized kraft.version: a property of how the quorum was formatted here (Kafka 4.0 cannot
+    change it once the cluster runs). A fresh cluster records the same level in its metadata log
+    (`ControllerSettings.kraft_version`), which is what ApiVersions advertises."""
+    return KRAFT_VERSION_DYNAMIC if config.dynamic is not None else 0
+
+
 class RpcError(Exception):
     def __init__(self, code: ErrorCode, message: str = "") -> None:
         super().__init__(message or code.name)
@@ -79,12 +122,25 @@ class RpcError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class DynamicQuorum:
+    """A KIP-853 quorum's start-up state (see broker/node/storage_format.py)."""
+
+    directory_id: str
+    # The initial voters this node was formatted with; empty: it joins as an observer.
+    bootstrap_voters: tuple[Voter, ...]
+    # `controller.quorum.bootstrap.servers`: where an observer finds the leader.
+    bootstrap_servers: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ControllerNodeConfig:
     node_id: int
+    # The static voters (`controller.quorum.voters`); empty for a dynamic quorum.
     voters: Mapping[int, tuple[str, int]]
     metadata_dir: Path
     listen_host: str
     listen_port: int
+    dynamic: DynamicQuorum | None = None
     settings: ControllerSettings = field(default_factory=ControllerSettings)
     timings: RaftTimings = field(default_factory=RaftTimings)
     snapshot_every_entries: int = 1000
@@ -140,6 +196,11 @@ class ControllerServer:
         self._term_start_index = 0
         # Brokers fetching the metadata log: id -> (log end offset, last fetch, last caught up), monotonic.
         self._observers: dict[int, tuple[int, float, float | None]] = {}
+        # Controllers pulling the Raft log as observers (dynamic quorum), by node id.
+        self._raft_observers: dict[int, RaftObserver] = {}
+        # The leader's controller endpoint as an observer learned it from a raft_fetch reply.
+        self._leader_hint: tuple[int, tuple[str, int]] | None = None
+        self._peer_set: tuple[Voter, ...] = ()
         self._connections: set[asyncio.StreamWriter] = set()
         self._connection_limits = config.limits.connection_limits()
         self.request_memory = RequestMemory(config.limits.queued_max_request_bytes)
@@ -167,6 +228,10 @@ class ControllerServer:
             "security_change": self._security_change,
             "allocate_producer_ids": self._allocate_producer_ids,
             "update_features": self._update_features,
+            "raft_fetch": self._raft_fetch,
+            "add_voter": self._add_voter,
+            "remove_voter": self._remove_voter,
+            "update_voter": self._update_voter,
         }
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -174,13 +239,30 @@ class ControllerServer:
     async def start(self) -> None:
         config = self.config
         storage = FileStorage(config.metadata_dir)
-        self.node = RaftNode(config.node_id, list(config.voters), storage, time.monotonic(), config.timings)
+        dynamic = config.dynamic
+        if dynamic is None:
+            self.node = RaftNode(
+                config.node_id, list(config.voters), storage, time.monotonic(), config.timings
+            )
+        else:
+            self.node = RaftNode(
+                config.node_id,
+                dynamic.bootstrap_voters,
+                storage,
+                time.monotonic(),
+                config.timings,
+                dynamic=True,
+                directory_id=dynamic.directory_id,
+            )
         await self._apply_committed()
-        peers = {i: address for i, address in config.voters.items() if i != config.node_id}
         tls = config.tls
         self.transport = PeerTransport(
-            config.node_id, peers, ssl=tls.client_context() if tls is not None else None
+            config.node_id,
+            {},
+            ssl=tls.client_context() if tls is not None else None,
+            directory_id=None if dynamic is None else dynamic.directory_id,
         )
+        self._sync_peers()
         self.transport.start()
         self._server = await asyncio.start_server(
             self._serve_connection,
@@ -200,13 +282,16 @@ class ControllerServer:
         ]
         if config.settings.auto_leader_rebalance:
             self._tasks.append(asyncio.create_task(self._rebalance_loop(), name="leader-rebalancing"))
+        if config.dynamic is not None:
+            self._tasks.append(asyncio.create_task(self._observer_loop(), name="raft-observer"))
+            self._tasks.append(asyncio.create_task(self._endpoint_update_loop(), name="raft-voter-endpoint"))
         log.info(
             "controller %d listening on %s:%d (%s), voters %s",
             config.node_id,
             config.listen_host,
             self.bound_port,
             "mutual TLS" if tls is not None else "PLAINTEXT",
-            sorted(config.voters),
+            list(self.node.voters) or "(none: an observer)",
         )
 
     async def stop(self) -> None:
@@ -247,8 +332,32 @@ class ControllerServer:
             self._send(self._node().tick(time.monotonic()))
             self._after_raft_activity()
 
+    def _sync_peers(self) -> None:
+        """Dial the voters of the set in force (it changes with the log in a dynamic quorum)."""
+        node = self._node()
+        if self.transport is None:
+            return
+        if self.config.dynamic is None:
+            if not self.transport.peers:
+                self.transport.update_peers(
+                    {i: a for i, a in self.config.voters.items() if i != node.node_id}
+                )
+            return
+        voters = node.voter_set
+        hint = self._leader_hint
+        key = (*voters, *([] if hint is None else [Voter(hint[0], None, *hint[1])]))
+        if key == self._peer_set:
+            return
+        self._peer_set = key
+        peers = {v.node_id: (v.host, v.port) for v in voters if v.node_id != node.node_id}
+        if hint is not None and hint[0] not in peers and hint[0] != node.node_id:
+            peers[hint[0]] = hint[1]  # an observer answers the leader that pushes to it
+        self.transport.update_peers(peers, {v.node_id: v.directory_id for v in voters})
+
     def _after_raft_activity(self) -> None:
         node = self._node()
+        if self.config.dynamic is not None:
+            self._sync_peers()
         was_active = self._decider is not None
         if node.is_leader and not was_active:
             self._decider = Decider(
@@ -323,12 +432,17 @@ class ControllerServer:
             future.set_exception(RpcError(ErrorCode.not_controller, "leadership changed before the commit"))
 
     def _fail_pending(self) -> None:
-        for _, future in self._pending.values():
+        # An entry committed before leadership was lost (a removed leader steps down right after the
+        # commit of its removal) is answered by the applier as it applies it, not refused here.
+        committed = self.node.commit_index if self.node is not None and not self._closing else 0
+        for index, (_, future) in list(self._pending.items()):
+            if index <= committed:
+                continue
             if not future.done():
                 future.set_exception(
                     RpcError(ErrorCode.not_controller, "leadership changed before the commit")
                 )
-        self._pending.clear()
+            del self._pending[index]
 
     async def _wait_until_applied(self, index: int, timeout_s: float) -> bool:
         if self.image.offset >= index:
@@ -372,17 +486,19 @@ class ControllerServer:
                 envelopes, entry = node.propose(data, time.monotonic())
             except NotLeader:
                 raise RpcError(ErrorCode.not_controller) from None
-            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._pending[entry.index] = (entry.term, future)
-            self._send(envelopes)
-            self._after_raft_activity()  # a single voter commits at once
-            try:
-                await asyncio.wait_for(future, COMMIT_TIMEOUT_S)
-            except TimeoutError:
-                raise RpcError(
-                    ErrorCode.request_timed_out, "the metadata change was not committed in time"
-                ) from None
+            await self._await_commit(envelopes, entry, "the metadata change")
             return decision
+
+    async def _await_commit(self, envelopes: list[Envelope], entry: Entry, what: str) -> None:
+        """Send a proposal's messages and wait until its entry is committed and applied."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending[entry.index] = (entry.term, future)
+        self._send(envelopes)
+        self._after_raft_activity()  # a single voter commits at once
+        try:
+            await asyncio.wait_for(future, COMMIT_TIMEOUT_S)
+        except TimeoutError:
+            raise RpcError(ErrorCode.request_timed_out, f"{what} was not committed in time") from None
 
     def _active_decider(self) -> Decider:
         if self._decider is None:
@@ -421,6 +537,279 @@ class ControllerServer:
             if decision.records:
                 log.info("moved %d leaderships back to their preferred replicas", len(decision.records))
 
+    # --- dynamic quorum (KIP-853) -----------------------------------------------------------------
+
+    def _voter_address(self, node_id: int | None) -> tuple[str, int] | None:
+        if node_id is None:
+            return None
+        if self.config.dynamic is None:
+            return self.config.voters.get(node_id)
+        for voter in self._node().voter_set:
+            if voter.node_id == node_id and voter.host:
+                return voter.host, voter.port
+        if node_id == self.config.node_id:
+            return self.config.listen_host, self.bound_port
+        return None
+
+    def _own_endpoint(self) -> tuple[str, int]:
+        return self.config.listen_host, self.bound_port or self.config.listen_port
+
+    async def _observer_loop(self) -> None:
+        """While this controller is not a voter (or a voter no leader pushes to: see `should_pull`), pull
+        the Raft log from the leader (KRaft's observers fetch): bootstrap servers first, then wherever
+        the replies say the leader is."""
+        dynamic = self.config.dynamic
+        assert dynamic is not None
+        tls = self.config.tls
+        ssl = tls.client_context() if tls is not None else None
+        channels: dict[tuple[str, int], RpcChannel] = {}
+        rotation = 0
+        next_index: int | None = None
+        try:
+            while not self._closing:
+                node = self._node()
+                if not node.should_pull(time.monotonic()):
+                    next_index = None
+                    await asyncio.sleep(self.config.timings.heartbeat_interval_s)
+                    continue
+                if self._leader_hint is not None:
+                    address = self._leader_hint[1]
+                else:
+                    address = dynamic.bootstrap_servers[rotation % len(dynamic.bootstrap_servers)]
+                    rotation += 1
+                channel = channels.get(address)
+                if channel is None:
+                    channel = channels[address] = RpcChannel(*address, ssl=ssl)
+                host, port = self._own_endpoint()
+                params = {
+                    "node_id": node.node_id,
+                    "directory_id": dynamic.directory_id,
+                    "host": host,
+                    "port": port,
+                    "next_index": node.last_index + 1 if next_index is None else next_index,
+                }
+                try:
+                    reply = await channel.call("raft_fetch", params, OBSERVER_FETCH_TIMEOUT_S)
+                except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError, ChannelBusy):
+                    self._leader_hint = None
+                    await asyncio.sleep(self.config.timings.heartbeat_interval_s)
+                    continue
+                if reply["error_code"]:
+                    leader, leader_address = reply.get("leader_id"), reply.get("leader_address")
+                    if (
+                        isinstance(leader, int)
+                        and isinstance(leader_address, list)
+                        and leader != node.node_id
+                    ):
+                        self._leader_hint = (leader, (str(leader_address[0]), int(leader_address[1])))
+                    else:
+                        self._leader_hint = None
+                    await asyncio.sleep(self.config.timings.heartbeat_interval_s)
+                    continue
+                try:
+                    result = reply["result"]
+                    leader_id, (leader_host, leader_port) = int(result["leader_id"]), result["leader_address"]
+                    message = message_from_json(result["message"])
+                except (FrameError, KeyError, TypeError, ValueError) as exc:
+                    log.warning(
+                        "controller %s answered raft_fetch with something malformed: %s", address, exc
+                    )
+                    self._leader_hint = None
+                    await asyncio.sleep(self.config.timings.election_timeout_s)
+                    continue
+                self._leader_hint = (leader_id, (str(leader_host), int(leader_port)))
+                answers = node.step(message, time.monotonic(), pulled=True)
+                self._after_raft_activity()
+                received = isinstance(message, InstallSnapshot) or bool(
+                    isinstance(message, AppendEntries) and message.entries
+                )
+                for envelope in answers:
+                    if isinstance(envelope.message, AppendResponse):
+                        next_index = envelope.message.match_index + 1
+                        received = received and envelope.message.success
+                if not received:
+                    await asyncio.sleep(self.config.timings.heartbeat_interval_s)
+        finally:
+            for channel in channels.values():
+                channel.close()
+
+    async def _endpoint_update_loop(self) -> None:
+        """UpdateRaftVoter (KIP-853): a voter restarted on another controller endpoint than the voter set
+        names asks the leader to record the new one; until then the others' messages go to the old one."""
+        dynamic = self.config.dynamic
+        assert dynamic is not None
+        while not self._closing:
+            await asyncio.sleep(self.config.timings.election_timeout_s)
+            node = self._node()
+            own = self._own_endpoint()
+            recorded = [
+                v
+                for v in node.voter_set
+                if v.node_id == node.node_id and v.directory_id == dynamic.directory_id
+            ]
+            if not recorded or (recorded[0].host, recorded[0].port) == own:
+                continue
+            params = {
+                "voter_id": node.node_id,
+                "directory_id": dynamic.directory_id,
+                "host": own[0],
+                "port": own[1],
+            }
+            try:
+                if node.is_leader:
+                    await self._update_voter(params)
+                else:
+                    await self._ask_leader("update_voter", params)
+            except RpcError as exc:
+                log.debug("updating this voter's endpoint: %s", exc)
+                continue
+            log.info("asked the leader to record this voter's endpoint %s:%d", *own)
+
+    async def _ask_leader(self, method: str, params: dict[str, Any]) -> None:
+        """One RPC to the active controller, found through the bootstrap servers (a voter whose endpoint
+        changed hears from no leader: the others still send to its old address)."""
+        dynamic = self.config.dynamic
+        assert dynamic is not None
+        tls = self.config.tls
+        addresses = list(dynamic.bootstrap_servers)
+        for _attempt in range(len(addresses) + 1):
+            if not addresses:
+                break
+            channel = RpcChannel(*addresses.pop(0), ssl=tls.client_context() if tls is not None else None)
+            try:
+                reply = await channel.call(method, params, OBSERVER_FETCH_TIMEOUT_S)
+            except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError, ChannelBusy):
+                continue
+            finally:
+                channel.close()
+            if reply["error_code"] == ErrorCode.not_controller.value:
+                hint = reply.get("leader_address")
+                if isinstance(hint, list) and len(hint) == 2:
+                    addresses.insert(0, (str(hint[0]), int(hint[1])))
+                continue
+            if reply["error_code"]:
+                raise RpcError(ErrorCode(reply["error_code"]), reply.get("message") or "")
+            return
+        raise RpcError(ErrorCode.request_timed_out, "no active controller answered")
+
+    def _require_dynamic_leader(self) -> RaftNode:
+        if kraft_version_finalized(self.config) < KRAFT_VERSION_DYNAMIC:
+            raise RpcError(
+                ErrorCode.unsupported_version,
+                "the quorum is static (controller.quorum.voters, kraft.version 0): its voters cannot change",
+            )
+        self._active_decider()
+        return self._node()
+
+    async def _raft_fetch(self, params: dict[str, Any]) -> dict[str, Any]:
+        """An observer controller pulls the log: what the leader would push to a follower at
+        `next_index`. Its progress is what AddRaftVoter's catch-up check and DescribeQuorum read."""
+        node = self._require_dynamic_leader()
+        observer_id = int(params["node_id"])
+        next_index = int(params["next_index"])
+        if next_index < 1:
+            raise RpcError(ErrorCode.invalid_request, "next_index starts at 1")
+        now = time.monotonic()
+        log_end = min(next_index - 1, node.last_index)
+        known = self._raft_observers.get(observer_id)
+        caught_up = now if log_end >= node.commit_index else (known.last_caught_up if known else None)
+        self._raft_observers[observer_id] = RaftObserver(
+            str(params["directory_id"]) if params.get("directory_id") else None,
+            (str(params["host"]), int(params["port"])),
+            log_end,
+            now,
+            caught_up,
+        )
+        if len(self._raft_observers) > MAX_RAFT_OBSERVERS:
+            del self._raft_observers[
+                min(self._raft_observers, key=lambda i: self._raft_observers[i].last_fetch)
+            ]
+        address = self._voter_address(node.node_id)
+        assert address is not None
+        return {
+            "leader_id": node.node_id,
+            "leader_address": list(address),
+            "message": message_to_json(node.message_for_observer(next_index)),
+        }
+
+    async def _propose_voters(self, voters: list[Voter]) -> None:
+        """Append the new voter set (in force at once) and answer once it is committed."""
+        node = self._node()
+        try:
+            envelopes, entry = node.propose_voters(voters, time.monotonic())
+        except NotLeader:
+            raise RpcError(ErrorCode.not_controller) from None
+        except MembershipChangePending as exc:
+            raise RpcError(ErrorCode.request_timed_out, str(exc)) from None
+        await self._await_commit(envelopes, entry, "the voter change")
+
+    @staticmethod
+    def _directory_param(params: dict[str, Any]) -> str | None:
+        directory = params.get("directory_id")
+        if directory is None or uuid.UUID(str(directory)).int == 0:
+            return None
+        return str(uuid.UUID(str(directory)))
+
+    async def _add_voter(self, params: dict[str, Any]) -> dict[str, Any]:
+        """AddRaftVoter: `voter_id`, `directory_id`, `host`, `port` (the new voter's controller endpoint).
+        The node must be an observer that holds the leader's log (KIP-853), else REQUEST_TIMED_OUT."""
+        node = self._require_dynamic_leader()
+        voter_id = int(params["voter_id"])
+        directory = self._directory_param(params)
+        if directory is None:
+            raise RpcError(ErrorCode.invalid_request, "a dynamic quorum's voter needs its directory id")
+        if any(v.node_id == voter_id for v in node.voter_set):
+            raise RpcError(ErrorCode.duplicate_voter, f"node {voter_id} is already a voter")
+        if node.membership_change_pending:
+            raise RpcError(ErrorCode.request_timed_out, "another voter change is not committed yet")
+        observer = self._raft_observers.get(voter_id)
+        now = time.monotonic()
+        if observer is None or observer.directory_id != directory:
+            raise RpcError(
+                ErrorCode.request_timed_out,
+                f"node {voter_id} with directory {directory} is not fetching from the leader as an observer",
+            )
+        if observer.last_caught_up is None or now - observer.last_caught_up > CAUGHT_UP_WITHIN_S:
+            raise RpcError(ErrorCode.request_timed_out, f"node {voter_id} has not caught up with the log")
+        host, port = str(params["host"]), int(params["port"])
+        await self._propose_voters([*node.voter_set, Voter(voter_id, directory, host, port)])
+        log.info("node %d (directory %s, %s:%d) is a voter now", voter_id, directory, host, port)
+        return {}
+
+    async def _remove_voter(self, params: dict[str, Any]) -> dict[str, Any]:
+        """RemoveRaftVoter: `voter_id`, `directory_id` (the zero uuid or absent: any)."""
+        node = self._require_dynamic_leader()
+        voter_id = int(params["voter_id"])
+        directory = self._directory_param(params)
+        kept = [
+            v for v in node.voter_set if not (v.node_id == voter_id and directory in (None, v.directory_id))
+        ]
+        if len(kept) == len(node.voter_set):
+            raise RpcError(
+                ErrorCode.voter_not_found, f"node {voter_id} (directory {directory}) is not a voter"
+            )
+        if not kept:
+            raise RpcError(ErrorCode.invalid_request, "the last voter cannot be removed")
+        await self._propose_voters(kept)
+        log.info("node %d is no longer a voter", voter_id)
+        return {}
+
+    async def _update_voter(self, params: dict[str, Any]) -> dict[str, Any]:
+        """UpdateRaftVoter: a voter's new controller endpoint (`host`, `port`)."""
+        node = self._require_dynamic_leader()
+        voter_id = int(params["voter_id"])
+        directory = self._directory_param(params)
+        current = [v for v in node.voter_set if v.node_id == voter_id and v.directory_id == directory]
+        if not current:
+            raise RpcError(
+                ErrorCode.voter_not_found, f"node {voter_id} (directory {directory}) is not a voter"
+            )
+        updated = Voter(voter_id, directory, str(params["host"]), int(params["port"]))
+        if updated == current[0]:
+            return {}
+        await self._propose_voters([updated if v.node_id == voter_id else v for v in node.voter_set])
+        return {}
+
     # --- the listener ------------------------------------------------------------------------
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -446,6 +835,8 @@ class ControllerServer:
                 if kind == "raft":
                     message = message_from_json(frame.get("m"))
                     sender = frame.get("from")
+                    if not self._from_known_directory(frame):
+                        continue
                     if isinstance(sender, int) and sender in self.config.voters:
                         self._voter_contact[sender] = time.monotonic()
                     self._send(self._node().step(message, time.monotonic()))
@@ -475,6 +866,21 @@ class ControllerServer:
             self._handler_tasks.discard(handler)
             writer.close()
 
+    def _from_known_directory(self, frame: dict[str, Any]) -> bool:
+        """KIP-853: a frame meant for another directory of our id (we were wiped and formatted
+        again), or from a voter id whose directory is not the one in the voter set, is dropped."""
+        dynamic = self.config.dynamic
+        if dynamic is None:
+            return True
+        to_dir = frame.get("to_dir")
+        if to_dir is not None and to_dir != dynamic.directory_id:
+            return False
+        sender = frame.get("from")
+        for voter in self._node().voter_set:
+            if voter.node_id == sender and voter.directory_id not in (None, frame.get("dir")):
+                return False
+        return True
+
     async def _answer(self, frame: dict[str, Any]) -> dict[str, Any]:
         reply: dict[str, Any] = {"t": "reply", "id": frame.get("id"), "error_code": 0, "message": ""}
         handler = self._handlers.get(str(frame.get("method")))
@@ -493,6 +899,10 @@ class ControllerServer:
             reply["message"] = f"malformed request: {exc!r}"
         node = self._node()
         reply["leader_id"] = node.leader
+        leader_address = self._voter_address(node.leader)
+        if leader_address is not None:
+            # Clients of a dynamic quorum know only the bootstrap servers: this is how they find it.
+            reply["leader_address"] = list(leader_address)
         # The term the hint is true in: a client never trades a newer term's leader for an older one's.
         reply["term"] = node.term
         # A broker that forwarded an admin request waits for its own image to reach this offset,
@@ -512,6 +922,7 @@ class ControllerServer:
         (DescribeQuorum): log end offsets and wall-clock times in ms, None where not known."""
         node = self._node()
         now = time.monotonic()
+        directories = {v.node_id: v.directory_id for v in node.voter_set}
         return {
             "node_id": node.node_id,
             "leader_id": node.leader,
@@ -520,10 +931,17 @@ class ControllerServer:
             "commit_index": node.commit_index,
             "applied_offset": self.image.offset,
             "voters": list(node.voters),
-            "voter_addresses": {str(i): list(address) for i, address in self.config.voters.items()},
+            "kraft_version": kraft_version_finalized(self.config),
+            "voter_addresses": {
+                str(v.node_id): list(address)
+                for v in node.voter_set
+                if (address := self._voter_address(v.node_id)) is not None
+            },
+            "voter_directories": {str(v.node_id): v.directory_id for v in node.voter_set},
             "voter_progress": [
                 {
                     "node_id": p.node_id,
+                    "directory_id": directories.get(p.node_id),
                     "log_end_offset": p.log_end,
                     "last_fetch_ms": _wall_ms(p.last_contact, now),
                     "last_caught_up_ms": _wall_ms(p.last_caught_up, now),
@@ -531,14 +949,29 @@ class ControllerServer:
                 for p in node.voter_progress(now)
             ],
             "observers": [
-                {
-                    "node_id": broker_id,
-                    "log_end_offset": offset,
-                    "last_fetch_ms": _wall_ms(fetched, now),
-                    "last_caught_up_ms": _wall_ms(caught_up, now),
-                }
-                for broker_id, (offset, fetched, caught_up) in sorted(self._observers.items())
-                if broker_id not in node.voters and node.is_leader
+                *(
+                    {
+                        "node_id": observer_id,
+                        "directory_id": o.directory_id,
+                        "log_end_offset": o.log_end,
+                        "last_fetch_ms": _wall_ms(o.last_fetch, now),
+                        "last_caught_up_ms": _wall_ms(o.last_caught_up, now),
+                    }
+                    for observer_id, o in sorted(self._raft_observers.items())
+                    if observer_id not in node.voters and node.is_leader
+                ),
+                *(
+                    {
+                        "node_id": broker_id,
+                        "log_end_offset": offset,
+                        "last_fetch_ms": _wall_ms(fetched, now),
+                        "last_caught_up_ms": _wall_ms(caught_up, now),
+                    }
+                    for broker_id, (offset, fetched, caught_up) in sorted(self._observers.items())
+                    if broker_id not in node.voters
+                    and broker_id not in self._raft_observers
+                    and node.is_leader
+                ),
             ],
         }
 

@@ -6,8 +6,16 @@ leader, epoch (the Raft term), high watermark (the commit index), every voter's 
 last fetch / last caught-up times (the leader's last acknowledgement from it, and the last one that
 covered the leader's whole log; -1 where the leader has not heard from it in this term), and as
 observers the brokers fetching the metadata log that are not voters. Offsets count Raft entries, so
-they are comparable with each other, not with Kafka's record offsets. Voters have no directory ids
-(no KIP-853 dynamic quorum yet): the zero uuid, as Kafka answers for a static quorum.
+they are comparable with each other, not with Kafka's record offsets. In a dynamic quorum (KIP-853)
+voters and the observing controllers carry their directory ids and `nodes` lists every voter's
+controller endpoint; a static quorum's voters have none: the zero uuid, as Kafka answers.
+
+AddRaftVoter (80) and RemoveRaftVoter (81), v0 as in Kafka 4.0, need ALTER on the cluster and are
+forwarded to the active controller, as a Kafka 4 broker forwards them. The controller answers
+UNSUPPORTED_VERSION for a static quorum (kraft.version 0), DUPLICATE_VOTER, VOTER_NOT_FOUND,
+REQUEST_TIMED_OUT while another change is uncommitted or the new voter is not a caught-up observer.
+UpdateRaftVoter (82) is controller-to-controller in Kafka (not served by brokers): ours travel on the
+controller listener (`update_voter`).
 
 A single node is a cluster of one that is its own controller, without Raft: it answers as the one
 voter of a one-node quorum (what a Kafka 4 single node in combined mode shows): leader itself, epoch
@@ -69,7 +77,9 @@ def _replica(progress: dict[str, Any]) -> dict[str, Any]:
     fetched, caught_up = progress["last_fetch_ms"], progress["last_caught_up_ms"]
     return {
         "replica_id": int(progress["node_id"]),
-        "replica_directory_id": NO_DIRECTORY,
+        "replica_directory_id": uuid.UUID(progress["directory_id"])
+        if progress.get("directory_id")
+        else NO_DIRECTORY,
         "log_end_offset": int(progress["log_end_offset"]),
         "last_fetch_timestamp": -1 if fetched is None else int(fetched),
         "last_caught_up_timestamp": -1 if caught_up is None else int(caught_up),
@@ -156,6 +166,77 @@ def _single_node_quorum(ctx: RequestContext) -> dict[str, Any]:
     return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], [])
 
 
+# The longest a voter change is waited for here (the request's own timeout when shorter).
+VOTER_CHANGE_TIMEOUT_S = 30.0
+
+
+def _voter_change_response(error: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time": 0, "error_code": error, "error_message": message}
+
+
+def _voter_change_refused(ctx: RequestContext) -> dict[str, Any] | None:
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _voter_change_response(
+            ErrorCode.cluster_authorization_failed, "ALTER on the cluster is required"
+        )
+    return None
+
+
+async def _forward_voter_change(
+    ctx: RequestContext, method: str, params: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
+    link = ctx.broker.cluster
+    if link is None:
+        return _voter_change_response(
+            ErrorCode.unsupported_version, "a single-node broker has no controller quorum (kraft.version 0)"
+        )
+    try:
+        await link.call(method, params, timeout_s=timeout_s)
+    except ControllerError as exc:
+        return _voter_change_response(ErrorCode(exc.code), exc.message)
+    return _voter_change_response(ErrorCode.none, None)
+
+
+def _directory(value: uuid.UUID | None) -> str | None:
+    return None if value is None or value.int == 0 else str(value)
+
+
+def _controller_listener(request: Any) -> tuple[str, int] | None:
+    for listener in request.listeners:
+        return str(listener.host), int(listener.port)
+    return None
+
+
+async def handle_add_raft_voter(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    refused = _voter_change_refused(ctx)
+    if refused is not None:
+        return refused
+    endpoint = _controller_listener(request)
+    if endpoint is None:
+        return _voter_change_response(ErrorCode.invalid_request, "the new voter's listeners are required")
+    timeout_s = min(VOTER_CHANGE_TIMEOUT_S, max(1.0, request.timeout.total_seconds()))
+    params = {
+        "voter_id": int(request.voter_id),
+        "directory_id": _directory(request.voter_directory_id),
+        "host": endpoint[0],
+        "port": endpoint[1],
+    }
+    return await _forward_voter_change(ctx, "add_voter", params, timeout_s)
+
+
+async def handle_remove_raft_voter(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    refused = _voter_change_refused(ctx)
+    if refused is not None:
+        return refused
+    params = {"voter_id": int(request.voter_id), "directory_id": _directory(request.voter_directory_id)}
+    return await _forward_voter_change(ctx, "remove_voter", params, VOTER_CHANGE_TIMEOUT_S)
+
+
+ADD_RAFT_VOTER = 80
+REMOVE_RAFT_VOTER = 81
+
 APIS = {
     DESCRIBE_QUORUM: (0, 2, handle_describe_quorum),
+    ADD_RAFT_VOTER: (0, 0, handle_add_raft_voter),
+    REMOVE_RAFT_VOTER: (0, 0, handle_remove_raft_voter),
 }

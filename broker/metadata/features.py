@@ -5,10 +5,10 @@ Kafka 4.0's meaning of the levels, and what this broker does at each:
 - metadata.version 7 (3.3-IV3) … 25 (4.0-IV3): the metadata log format. This broker's metadata log has one
   format, so the level is recorded and advertised (clients read it to tell the cluster's release) and
   changes nothing else here.
-- kraft.version 0 (static quorum) / 1 (dynamic quorum, KIP-853): the Raft layer's. When it implements dynamic
-  voters it raises the supported maximum here (`SUPPORTED`), may record the level itself with
-  `broker.controller.records.feature_level` (e.g. a quorum formatted dynamic), and reads it with
-  `BrokerState.feature_level(KRAFT_VERSION)` (brokers) or `MetadataImage.features` (controllers).
+- kraft.version 0 (static quorum, `controller.quorum.voters`) / 1 (dynamic quorum, KIP-853: the voter set in the
+  Raft log, AddRaftVoter/RemoveRaftVoter). It is decided when the controllers' storage is formatted
+  (`python -m broker format --standalone | --initial-controllers`), recorded with the other defaults by a fresh
+  cluster's controller, and cannot be changed by UpdateFeatures (as in Kafka 4.0).
 - transaction.version 0/1 (KIP-890 part 1: server-side verification) / 2 (KIP-890 part 2: an epoch bump on
   every EndTxn, the implicit partition add by Produce v12).
 - group.version 0 (classic groups only) / 1 (the KIP-848 consumer protocol: ConsumerGroupHeartbeat).
@@ -58,11 +58,10 @@ METADATA_VERSIONS: dict[int, tuple[str, bool]] = {
 MINIMUM_METADATA_VERSION = min(METADATA_VERSIONS)
 LATEST_METADATA_VERSION = max(METADATA_VERSIONS)
 
-# The (min, max) levels this broker implements, advertised in ApiVersions' SupportedFeatures. kraft.version is
-# 0 until the Raft layer has dynamic voters.
+# The (min, max) levels this broker implements, advertised in ApiVersions' SupportedFeatures.
 SUPPORTED: dict[str, tuple[int, int]] = {
     METADATA_VERSION: (MINIMUM_METADATA_VERSION, LATEST_METADATA_VERSION),
-    KRAFT_VERSION: (0, 0),
+    KRAFT_VERSION: (0, 1),
     TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
 }
@@ -158,6 +157,13 @@ def _check_one(current: Mapping[str, int], update: FeatureUpdate, node: str) -> 
         )
     if level > now and kind != UPGRADE:
         raise _invalid(name, level, "Can't downgrade to a newer version.")
+    if name == KRAFT_VERSION and level != now:
+        raise _invalid(
+            name,
+            level,
+            "kraft.version is set when the controllers' storage is formatted (static or dynamic quorum) "
+            "and cannot be changed by UpdateFeatures.",
+        )
     if name == METADATA_VERSION:
         problem = _metadata_version_problem(now, level, kind)
         if problem:

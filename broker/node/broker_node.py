@@ -13,7 +13,7 @@ import base64
 import logging
 import uuid
 
-from broker.config import BrokerConfig, controller_tls, parse_voters
+from broker.config import BrokerConfig, controller_addresses, controller_tls, parse_voters
 from broker.context import BrokerState
 from broker.controller.api import Endpoint
 from broker.controller.broker_lifecycle import BrokerLifecycle
@@ -77,7 +77,7 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
         endpoints.append(Endpoint(listener.name, host, port, state.config.security_protocol(listener.name)))
     tls = controller_tls(config)
     client = ControllerClient(
-        parse_voters(config.get_str("controller.quorum.voters")),
+        controller_addresses(config),
         ssl=tls.client_context() if tls is not None else None,
     )
     lifecycle = BrokerLifecycle(

@@ -14,11 +14,25 @@ import logging
 import signal
 from pathlib import Path
 
-from broker.config import BrokerConfig, Listener, controller_tls, parse_voters, roles_of
+from broker.config import (
+    BrokerConfig,
+    Listener,
+    controller_addresses,
+    controller_tls,
+    is_dynamic_quorum,
+    parse_voters,
+    roles_of,
+)
 from broker.controller.decisions import ControllerSettings
-from broker.controller.server import ControllerNodeConfig, ControllerServer
+from broker.controller.server import (
+    KRAFT_VERSION_DYNAMIC,
+    ControllerNodeConfig,
+    ControllerServer,
+    DynamicQuorum,
+)
 from broker.controller.tls import warn_if_unauthenticated
 from broker.node.broker_node import join_cluster
+from broker.node.storage_format import read_metadata_dir
 from broker.raft.node import RaftTimings
 from broker.runtime.connection_limits import ListenerLimits
 from broker.runtime.loop_watch import watch_loop_stalls
@@ -35,16 +49,33 @@ def metadata_dir(config: BrokerConfig) -> Path:
     return Path(base) / "__cluster_metadata"
 
 
-def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
+def controller_endpoint(config: BrokerConfig) -> tuple[str, int]:
+    """The controller listener's host and port (StopIteration: the node has none)."""
     names = config.controller_listener_names
     listener = next(item for item in config.listeners if item.name in names)
+    return listener.host or "127.0.0.1", listener.port
+
+
+def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
+    """Raises FormatError when a dynamic quorum's controller has an unformatted metadata dir."""
+    listen_host, listen_port = controller_endpoint(config)
     election_timeout_s = config.get_int("controller.quorum.election.timeout.ms") / 1000
+    directory = metadata_dir(config)
+    dynamic: DynamicQuorum | None = None
+    if is_dynamic_quorum(config):
+        formatted = read_metadata_dir(directory, config.node_id)
+        dynamic = DynamicQuorum(
+            directory_id=formatted.directory_id,
+            bootstrap_voters=formatted.bootstrap_voters,
+            bootstrap_servers=tuple(controller_addresses(config).values()),
+        )
     return ControllerNodeConfig(
         node_id=config.node_id,
         voters=parse_voters(config.get_str("controller.quorum.voters")),
-        metadata_dir=metadata_dir(config),
-        listen_host=listener.host or "127.0.0.1",
-        listen_port=listener.port,
+        dynamic=dynamic,
+        metadata_dir=directory,
+        listen_host=listen_host,
+        listen_port=listen_port,
         tls=controller_tls(config),
         limits=ListenerLimits.from_config(config),
         settings=ControllerSettings(
@@ -55,6 +86,7 @@ def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
             auto_leader_rebalance=config.get_bool("auto.leader.rebalance.enable"),
             leader_imbalance_check_interval_s=config.get_int("leader.imbalance.check.interval.seconds"),
             leader_imbalance_percentage=config.get_int("leader.imbalance.per.broker.percentage"),
+            kraft_version=KRAFT_VERSION_DYNAMIC if dynamic is not None else 0,
         ),
         timings=RaftTimings(
             election_timeout_s=election_timeout_s, heartbeat_interval_s=election_timeout_s / 10

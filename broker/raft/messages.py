@@ -2,7 +2,57 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+# An entry whose data starts with this holds the voter set (KIP-853's VotersRecord). Metadata
+# entries are JSON arrays (they start with "["), the leader's no-op is empty: neither can clash.
+VOTERS_ENTRY_PREFIX = b"\x00voters:"
+
+
+@dataclass(frozen=True, slots=True)
+class Voter:
+    """A voter of a dynamic quorum: its id, the directory id its metadata dir was formatted with
+    (None in a static quorum, where voters are known by id only), and its controller endpoint."""
+
+    node_id: int
+    directory_id: str | None = None
+    host: str = ""
+    port: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.node_id, "dir": self.directory_id, "host": self.host, "port": self.port}
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> Voter:
+        node_id, directory, host, port = (
+            data["id"],
+            data.get("dir"),
+            data.get("host", ""),
+            data.get("port", 0),
+        )
+        if type(node_id) is not int or type(port) is not int or not isinstance(host, str):
+            raise ValueError(f"malformed voter {data!r}")
+        if directory is not None and not isinstance(directory, str):
+            raise ValueError(f"malformed voter directory id {directory!r}")
+        return Voter(node_id, directory, host, port)
+
+
+VoterSet = tuple[Voter, ...]
+
+
+def encode_voters(voters: Sequence[Voter]) -> bytes:
+    body = json.dumps([v.to_json() for v in sorted(voters, key=lambda v: v.node_id)], separators=(",", ":"))
+    return VOTERS_ENTRY_PREFIX + body.encode()
+
+
+def decode_voters(data: bytes) -> VoterSet | None:
+    """The voter set of a voters entry; None for any other entry."""
+    if not data.startswith(VOTERS_ENTRY_PREFIX):
+        return None
+    listed = json.loads(data[len(VOTERS_ENTRY_PREFIX) :])
+    return tuple(Voter.from_json(item) for item in listed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +71,8 @@ class Snapshot:
     last_index: int
     last_term: int
     data: bytes
+    # The voter set in force at `last_index` (a dynamic quorum's); None: the static voters.
+    voters: VoterSet | None = None
 
 
 EMPTY_SNAPSHOT = Snapshot(last_index=0, last_term=0, data=b"")

@@ -8,6 +8,17 @@ Beyond the Raft paper: pre-vote (a returning node does not disturb a healthy lea
 quorum (a leader that cannot reach a majority steps down, so clients look elsewhere), a
 no-op entry at the start of each leader term (commits earlier terms' entries), optimistic
 pipelining with the follower's hint on rejection, and snapshots (InstallSnapshot).
+
+Membership (KIP-853, one voter at a time): in a dynamic quorum the voter set is itself an entry
+of the log (`encode_voters`), in force as soon as it is appended, committed or not; a snapshot
+carries the set in force at its last index. A leader proposes one change at a time, and only once
+an entry of its own term is committed. A leader that is not in the set it replicates does not count
+itself, and steps down once that set is committed. A node that is not a voter (an observer, a
+removed voter, or a voter whose directory was wiped: voters are known by id *and* directory id)
+does not campaign (except a voter of the set before an uncommitted removal: `may_campaign`) and
+pulls the log from the leader (`should_pull`, `message_for_observer`); it may still grant votes, as
+a voter whose addition has not reached it yet must. A static quorum (`controller.quorum.voters`)
+is the same code with a voter set that never changes.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from broker.raft.messages import (
+    VOTERS_ENTRY_PREFIX,
     AppendEntries,
     AppendResponse,
     Entry,
@@ -27,7 +39,11 @@ from broker.raft.messages import (
     RequestVote,
     Snapshot,
     TimeoutNow,
+    Voter,
     VoteResponse,
+    VoterSet,
+    decode_voters,
+    encode_voters,
 )
 from broker.raft.storage import RaftStorage
 
@@ -37,6 +53,11 @@ class Role(enum.Enum):
     PRE_CANDIDATE = "pre-candidate"
     CANDIDATE = "candidate"
     LEADER = "leader"
+
+
+class MembershipChangePending(Exception):
+    """A voter change is not committed yet (or the leader has not committed an entry of its term):
+    Kafka answers REQUEST_TIMED_OUT, the caller retries."""
 
 
 class NotLeader(Exception):
@@ -68,17 +89,25 @@ class RaftNode:
     def __init__(
         self,
         node_id: int,
-        voters: Sequence[int],
+        voters: Sequence[int] | Sequence[Voter],
         storage: RaftStorage,
         now: float,
         timings: RaftTimings | None = None,
         rng: random.Random | None = None,
+        *,
+        dynamic: bool = False,
+        directory_id: str | None = None,
     ) -> None:
-        if node_id not in voters:
-            raise ValueError(f"node {node_id} is not one of the voters {list(voters)}")
+        """`voters`: a static quorum's voters, or with `dynamic` the bootstrap voter set
+        (`--initial-controllers`; empty for a node that joins as an observer), which the log's and
+        snapshot's voter sets replace. `directory_id`: this node's (a dynamic quorum's voters are
+        known by id and directory id)."""
+        initial = tuple(v if isinstance(v, Voter) else Voter(int(v)) for v in voters)
+        if not dynamic and node_id not in {v.node_id for v in initial}:
+            raise ValueError(f"node {node_id} is not one of the voters {[v.node_id for v in initial]}")
         self.node_id = node_id
-        self.voters = tuple(sorted(set(voters)))
-        self.peers = tuple(v for v in self.voters if v != node_id)
+        self.dynamic = dynamic
+        self.directory_id = directory_id
         self.storage = storage
         self.timings = timings or RaftTimings()
         self.rng = rng or random.Random()
@@ -89,6 +118,12 @@ class RaftNode:
         self.snapshot = persisted.snapshot
         # Entries after the snapshot; a crash during compaction may have left older ones behind.
         self.log: list[Entry] = [e for e in persisted.entries if e.index > self.snapshot.last_index]
+        # Voter sets by the index they took effect at: first the snapshot's (or the bootstrap one at
+        # 0, which a dynamic quorum's first leader writes into the log), then each voters entry.
+        base = self.snapshot.voters if self.snapshot.voters is not None else initial
+        self._voter_sets: list[tuple[int, VoterSet]] = [(self.snapshot.last_index, base)]
+        self._bootstrap_in_log = self.snapshot.voters is not None
+        self._note_voter_entries(self.log)
         self.commit_index = self.snapshot.last_index
         self.applied_index = 0  # raised by take_committed, which hands out the snapshot first
         self._snapshot_to_load: Snapshot | None = self.snapshot if self.snapshot.last_index else None
@@ -105,7 +140,91 @@ class RaftNode:
         self._acked: set[int] = set()
         self._last_leader_contact = -float("inf")
         self._heartbeat_due = now
+        self._term_start_index = 0
+        self._leader_since = now
+        self._apply_voter_set()
         self._reset_election_deadline(now)
+
+    # --- membership ----------------------------------------------------------------------------
+
+    @property
+    def voter_set(self) -> VoterSet:
+        """The voter set in force: the last one in the log, committed or not."""
+        return self._voter_sets[-1][1]
+
+    @property
+    def voter_set_index(self) -> int:
+        """The log index the voter set in force took effect at (0: the static or bootstrap set)."""
+        return self._voter_sets[-1][0]
+
+    @property
+    def is_voter(self) -> bool:
+        return self._is_voter_in(self.voter_set)
+
+    def _is_voter_in(self, voters: VoterSet) -> bool:
+        return any(
+            v.node_id == self.node_id
+            and (v.directory_id is None or self.directory_id is None or v.directory_id == self.directory_id)
+            for v in voters
+        )
+
+    @property
+    def may_campaign(self) -> bool:
+        """A voter; or a voter of the set before an uncommitted one that removes it (Raft thesis §4.2.2):
+        a leader that appended its own removal and crashed may be the only one holding that entry, and
+        the others, still counting it, can elect nobody else — it must be able to lead until it commits."""
+        if self.is_voter:
+            return True
+        if self.voter_set_index <= self.commit_index or len(self._voter_sets) < 2:
+            return False
+        return self._is_voter_in(self._voter_sets[-2][1])
+
+    def should_pull(self, now: float) -> bool:
+        """Whether this node should fetch the log from the leader itself (dynamic quorums): an observer
+        always; a voter that heard from no leader for an election timeout too, because the leader only
+        pushes to the voters of its set — a voter removed while it was away learns it only this way."""
+        if not self.dynamic or self.role is Role.LEADER:
+            return False
+        return not self.is_voter or now - self._last_leader_contact > self.timings.election_timeout_s
+
+    @property
+    def membership_change_pending(self) -> bool:
+        """A voter change is appended but not committed, or this leader has not yet committed an
+        entry of its term (before that, the set it inherited may not be committed)."""
+        return self.voter_set_index > self.commit_index or self.commit_index < self._term_start_index
+
+    def propose_voters(self, voters: Sequence[Voter], now: float) -> tuple[list[Envelope], Entry]:
+        """The leader appends a new voter set (in force at once); one change at a time."""
+        if self.role is not Role.LEADER:
+            raise NotLeader(self.leader)
+        if self.membership_change_pending:
+            raise MembershipChangePending("a voter change is not committed yet")
+        return self.propose(encode_voters(voters), now)
+
+    def _note_voter_entries(self, entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            voters = decode_voters(entry.data)
+            if voters is not None:
+                self._voter_sets.append((entry.index, voters))
+                self._bootstrap_in_log = True
+
+    def _apply_voter_set(self) -> None:
+        """Recompute the voters and the peers to replicate to after the voter set changed."""
+        self.voters = tuple(sorted({v.node_id for v in self.voter_set}))
+        self.peers = tuple(v for v in self.voters if v != self.node_id)
+        if self.role is Role.LEADER:
+            for peer in self.peers:
+                if peer not in self._next_index:
+                    self._next_index[peer] = self.last_index + 1
+                    self._match_index[peer] = 0
+                    self._last_ack[peer] = self._leader_since
+            for gone in [p for p in self._next_index if p not in self.peers]:
+                for table in (self._next_index, self._match_index, self._last_ack, self._caught_up_at):
+                    table.pop(gone, None)
+                self._acked.discard(gone)
+
+    def _voter_sets_changed_by(self, entries: Sequence[Entry]) -> bool:
+        return any(e.data.startswith(VOTERS_ENTRY_PREFIX) for e in entries)
 
     # --- log helpers -----------------------------------------------------------------------
 
@@ -133,10 +252,18 @@ class RaftNode:
         assert index > self.commit_index, "a committed entry must never be removed"
         del self.log[index - self.snapshot.last_index - 1 :]
         self.storage.truncate_from(index)
+        if self._voter_sets[-1][0] >= index:
+            # A voter set removed with its entry: the one before it is in force again.
+            while len(self._voter_sets) > 1 and self._voter_sets[-1][0] >= index:
+                self._voter_sets.pop()
+            self._apply_voter_set()
 
     def _append(self, entries: Sequence[Entry]) -> None:
         self.log.extend(entries)
         self.storage.append(entries)
+        if self._voter_sets_changed_by(entries):
+            self._note_voter_entries(entries)
+            self._apply_voter_set()
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -175,10 +302,21 @@ class RaftNode:
             raise ValueError("a snapshot must only cover applied entries")
         if self.term_at(snapshot.last_index) != snapshot.last_term:
             raise ValueError("the snapshot's last term does not match the log")
+        if self.dynamic and self._bootstrap_in_log:
+            snapshot = Snapshot(
+                snapshot.last_index, snapshot.last_term, snapshot.data, self._voters_at(snapshot.last_index)
+            )
         remaining = [e for e in self.log if e.index > snapshot.last_index]
         self.storage.save_snapshot(snapshot, remaining)
         self.snapshot = snapshot
         self.log = remaining
+        self._voter_sets = [
+            (snapshot.last_index, self._voters_at(snapshot.last_index)),
+            *[(i, v) for i, v in self._voter_sets if i > snapshot.last_index],
+        ]
+
+    def _voters_at(self, index: int) -> VoterSet:
+        return [v for i, v in self._voter_sets if i <= index][-1]
 
     def transfer_leadership(self) -> list[Envelope]:
         """A stopping leader asks its most up-to-date peer to take over at once. Only a peer
@@ -190,6 +328,20 @@ class RaftNode:
         if self._match_index.get(successor, 0) < self.last_index:
             return []
         return [Envelope(successor, TimeoutNow(self.term, self.node_id))]
+
+    def message_for_observer(self, next_index: int) -> AppendEntries | InstallSnapshot:
+        """On the leader, what an observer that pulls the log from `next_index` on is sent (KRaft's
+        observers fetch; they are not pushed to): entries, or the snapshot when those are gone."""
+        if self.role is not Role.LEADER:
+            raise NotLeader(self.leader)
+        if next_index <= self.snapshot.last_index:
+            return InstallSnapshot(self.term, self.node_id, self.snapshot)
+        next_index = min(next_index, self.last_index + 1)
+        prev_index = next_index - 1
+        prev_term = self.term_at(prev_index)
+        assert prev_term is not None
+        entries = self.entries_from(next_index, self.timings.max_entries_per_append)
+        return AppendEntries(self.term, self.node_id, prev_index, prev_term, entries, self.commit_index)
 
     def voter_progress(self, now: float) -> list[VoterProgress]:
         """On the leader, every voter's progress (the leader itself: its log end, now); [] elsewhere."""
@@ -213,6 +365,11 @@ class RaftNode:
 
     def tick(self, now: float) -> list[Envelope]:
         if self.role is Role.LEADER:
+            if not self.is_voter and self.commit_index >= self.voter_set_index:
+                # Removed, and the set without it is committed: hand over and step down (KIP-853).
+                handover = self.transfer_leadership()
+                self._become_follower(self.term, None, now)
+                return handover
             if self._lost_quorum(now):
                 self._become_follower(self.term, None, now)
                 return []
@@ -220,10 +377,16 @@ class RaftNode:
                 return self._replicate(now, heartbeat=True)
             return []
         if now >= self._election_deadline:
+            if not self.may_campaign:
+                # Observers and removed voters never campaign.
+                self._reset_election_deadline(now)
+                return []
             return self._start_pre_vote(now)
         return []
 
-    def step(self, message: Message, now: float) -> list[Envelope]:
+    def step(self, message: Message, now: float, *, pulled: bool = False) -> list[Envelope]:
+        """`pulled`: the node fetched `message` from the leader itself (see `should_pull`); it does not
+        count as the leader reaching it, so a voter the leader no longer pushes to keeps pulling."""
         if isinstance(message, RequestVote):
             return self._on_request_vote(message, now)
         granted_pre_vote = isinstance(message, VoteResponse) and message.pre_vote and message.granted
@@ -236,14 +399,14 @@ class RaftNode:
         if isinstance(message, VoteResponse):
             return self._on_vote_response(message, now)
         if isinstance(message, AppendEntries):
-            return self._on_append_entries(message, now)
+            return self._on_append_entries(message, now, pulled)
         if isinstance(message, AppendResponse):
             return self._on_append_response(message, now)
         if isinstance(message, TimeoutNow):
-            if message.term == self.term and self.role is Role.FOLLOWER:
+            if message.term == self.term and self.role is Role.FOLLOWER and self.may_campaign:
                 return self._start_election(now)
             return []
-        return self._on_install_snapshot(message, now)
+        return self._on_install_snapshot(message, now, pulled)
 
     # --- elections ---------------------------------------------------------------------------
 
@@ -330,9 +493,17 @@ class RaftNode:
         self._last_ack = dict.fromkeys(self.peers, now)
         self._acked = set()
         self._caught_up_at = {}
+        self._leader_since = now
         noop = Entry(index=self.last_index + 1, term=self.term, data=b"")
         self._append([noop])
-        self._match_index[self.node_id] = noop.index
+        if self.dynamic and not self._bootstrap_in_log:
+            # The bootstrap voter set (formatted into each initial controller) goes into the log, so
+            # observers and later snapshots learn it, as Kafka's first leader writes its VotersRecord.
+            self._append(
+                [Entry(index=self.last_index + 1, term=self.term, data=encode_voters(self.voter_set))]
+            )
+        self._term_start_index = self.last_index
+        self._match_index[self.node_id] = self.last_index
         self._advance_commit()
         return self._replicate(now, heartbeat=True)
 
@@ -368,20 +539,21 @@ class RaftNode:
         message = AppendEntries(self.term, self.node_id, prev_index, prev_term, entries, self.commit_index)
         return Envelope(peer, message)
 
-    def _on_append_entries(self, request: AppendEntries, now: float) -> list[Envelope]:
+    def _on_append_entries(self, request: AppendEntries, now: float, pulled: bool = False) -> list[Envelope]:
         if request.term < self.term:
             return [Envelope(request.leader, AppendResponse(self.term, self.node_id, False, self.last_index))]
-        self._follow(request.leader, now)
+        self._follow(request.leader, now, pulled)
         reply = self._accept_entries(request)
         return [Envelope(request.leader, reply)]
 
-    def _follow(self, leader: int, now: float) -> None:
+    def _follow(self, leader: int, now: float, pulled: bool = False) -> None:
         if self.role is not Role.FOLLOWER or self.leader != leader:
             self.role = Role.FOLLOWER
             self.leader = leader
             self._votes = set()
-        self._last_leader_contact = now
-        self._reset_election_deadline(now)
+        if not pulled:
+            self._last_leader_contact = now
+            self._reset_election_deadline(now)
 
     def _accept_entries(self, request: AppendEntries) -> AppendResponse:
         prev_index = request.prev_index
@@ -419,6 +591,8 @@ class RaftNode:
         if self.role is not Role.LEADER or response.term != self.term:
             return []
         peer = response.follower
+        if peer not in self._next_index:
+            return []  # not (or no longer) a voter: an observer's or a removed voter's late answer
         self._last_ack[peer] = now
         self._acked.add(peer)
         if response.success:
@@ -445,10 +619,12 @@ class RaftNode:
         if majority_index > self.commit_index and self.term_at(majority_index) == self.term:
             self.commit_index = majority_index
 
-    def _on_install_snapshot(self, request: InstallSnapshot, now: float) -> list[Envelope]:
+    def _on_install_snapshot(
+        self, request: InstallSnapshot, now: float, pulled: bool = False
+    ) -> list[Envelope]:
         if request.term < self.term:
             return [Envelope(request.leader, AppendResponse(self.term, self.node_id, False, self.last_index))]
-        self._follow(request.leader, now)
+        self._follow(request.leader, now, pulled)
         snapshot = request.snapshot
         if snapshot.last_index <= self.commit_index:
             return [
@@ -461,6 +637,13 @@ class RaftNode:
         self.storage.save_snapshot(snapshot, remaining)
         self.snapshot = snapshot
         self.log = remaining
+        if snapshot.voters is not None:
+            self._voter_sets = [(snapshot.last_index, snapshot.voters)]
+            self._bootstrap_in_log = True
+        else:
+            self._voter_sets = [(snapshot.last_index, self._voter_sets[0][1])]
+        self._note_voter_entries(remaining)
+        self._apply_voter_set()
         self.commit_index = snapshot.last_index
         self.applied_index = snapshot.last_index
         self._snapshot_to_load = snapshot

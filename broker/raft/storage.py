@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from broker.raft.messages import EMPTY_SNAPSHOT, Entry, Snapshot
+from broker.raft.messages import EMPTY_SNAPSHOT, Entry, Snapshot, Voter
 
 
 @dataclass(slots=True)
@@ -108,6 +108,7 @@ class FileStorage:
                 last_index=int(data["last_index"]),
                 last_term=int(data["last_term"]),
                 data=base64.b64decode(data["data"]),
+                voters=tuple(Voter.from_json(v) for v in data["voters"]) if "voters" in data else None,
             )
         state.entries = self._read_log()
         return state
@@ -163,11 +164,13 @@ class FileStorage:
         self._log_size = cut
 
     def save_snapshot(self, snapshot: Snapshot, remaining: Sequence[Entry]) -> None:
-        document = {
+        document: dict[str, object] = {
             "last_index": snapshot.last_index,
             "last_term": snapshot.last_term,
             "data": base64.b64encode(snapshot.data).decode("ascii"),
         }
+        if snapshot.voters is not None:
+            document["voters"] = [v.to_json() for v in snapshot.voters]
         self._write_atomically("snapshot.json", json.dumps(document).encode())
         # The snapshot is durable before the log loses anything; a crash between the two writes
         # leaves entries the snapshot already covers, which loading skips.

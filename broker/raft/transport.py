@@ -26,24 +26,52 @@ DRAIN_TIMEOUT_S = 2.0
 
 class PeerTransport:
     def __init__(
-        self, node_id: int, peers: Mapping[int, tuple[str, int]], *, ssl: SSLContext | None = None
+        self,
+        node_id: int,
+        peers: Mapping[int, tuple[str, int]],
+        *,
+        ssl: SSLContext | None = None,
+        directory_id: str | None = None,
     ) -> None:
         self.node_id = node_id
         self.peers = dict(peers)
         # The client side of the controller listener's mutual TLS (None: PLAINTEXT).
         self.ssl = ssl
+        # A dynamic quorum's frames name the sender's directory and the one the receiver is known
+        # by, so a voter whose directory was wiped neither answers nor is answered as that voter.
+        self.directory_id = directory_id
+        self._peer_directories: dict[int, str | None] = {}
         self._tls_failing: set[int] = set()
         self._queues: dict[int, asyncio.Queue[Message]] = {p: asyncio.Queue() for p in self.peers}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: dict[int, asyncio.Task[None]] = {}
 
     def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._send_loop(peer), name=f"raft-send-{peer}") for peer in self.peers
-        ]
+        for peer in self.peers:
+            self._start_peer(peer)
+
+    def _start_peer(self, peer: int) -> None:
+        self._tasks[peer] = asyncio.create_task(self._send_loop(peer), name=f"raft-send-{peer}")
+
+    def update_peers(
+        self, peers: Mapping[int, tuple[str, int]], directories: Mapping[int, str | None] | None = None
+    ) -> None:
+        """Follow a changed voter set: dial new peers, stop dialing removed ones, redial moved ones."""
+        self._peer_directories = dict(directories or {})
+        for peer in [p for p in self.peers if peers.get(p) != self.peers[p]]:
+            task = self._tasks.pop(peer, None)
+            if task is not None:
+                task.cancel()
+            del self.peers[peer]
+            self._queues.pop(peer, None)
+        for peer, address in peers.items():
+            if peer not in self.peers:
+                self.peers[peer] = address
+                self._queues[peer] = asyncio.Queue()
+                self._start_peer(peer)
 
     async def close(self) -> None:
-        await cancel_tasks(self._tasks)
-        self._tasks = []
+        await cancel_tasks(list(self._tasks.values()))
+        self._tasks = {}
 
     def send(self, to: int, message: Message) -> None:
         queue = self._queues.get(to)
@@ -78,11 +106,12 @@ class PeerTransport:
                     frames = [waiting.result()]
                     while not queue.empty() and len(frames) < 64:
                         frames.append(queue.get_nowait())
+                    envelope: dict[str, object] = {"t": "raft", "from": self.node_id}
+                    if self.directory_id is not None:
+                        envelope["dir"] = self.directory_id
+                        envelope["to_dir"] = self._peer_directories.get(peer)
                     writer.write(
-                        b"".join(
-                            encode_frame({"t": "raft", "from": self.node_id, "m": message_to_json(m)})
-                            for m in frames
-                        )
+                        b"".join(encode_frame({**envelope, "m": message_to_json(m)}) for m in frames)
                     )
                     # A peer that stopped reading (paused, overloaded) must not stall us for good.
                     await asyncio.wait_for(writer.drain(), DRAIN_TIMEOUT_S)

@@ -24,6 +24,7 @@ from broker.raft.messages import (
     RequestVote,
     Snapshot,
     TimeoutNow,
+    Voter,
     VoteResponse,
 )
 from broker.runtime.request_memory import SMALL_FRAME_BYTES, RequestMemory
@@ -106,6 +107,7 @@ def message_to_json(message: Message) -> dict[str, Any]:
         "term": message.term,
         "leader": message.leader,
         "snapshot": [snapshot.last_index, snapshot.last_term, _b64(snapshot.data)],
+        "voters": None if snapshot.voters is None else [v.to_json() for v in snapshot.voters],
     }
 
 
@@ -147,9 +149,10 @@ def _message_from_dict(data: dict[str, Any]) -> Message:
             return TimeoutNow(**data)
         if kind == "snapshot":
             index, term, payload = data["snapshot"]
-            return InstallSnapshot(
-                data["term"], data["leader"], Snapshot(int(index), int(term), base64.b64decode(payload))
-            )
+            listed = data.get("voters")
+            voters = None if listed is None else tuple(Voter.from_json(v) for v in listed)
+            snapshot = Snapshot(int(index), int(term), base64.b64decode(payload), voters)
+            return InstallSnapshot(data["term"], data["leader"], snapshot)
     except (KeyError, TypeError, ValueError) as exc:
         raise FrameError(f"malformed Raft message: {exc}") from None
     raise FrameError(f"unknown Raft message kind {kind!r}")

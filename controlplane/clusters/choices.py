@@ -89,6 +89,7 @@ class OperationKind(models.TextChoices):
     RESTART_BROKER = "restart_broker", "Restart broker"
     ADD_BROKER = "add_broker", "Add broker"
     REMOVE_BROKER = "remove_broker", "Remove broker"
+    REPLACE_CONTROLLER = "replace_controller", "Replace controller"
     # Changes a team asks of a cluster whose outcome the request could not confirm in time.
     TOPIC_CREATE = "topic_create", "Create topic"
     TOPIC_DELETE = "topic_delete", "Delete topic"
@@ -133,6 +134,18 @@ OPERATION_STEPS: dict[str, list[str]] = {
         "plan reassignment",
         "move replicas",
         "stop broker",
+        "unregister",
+        "remove data",
+    ],
+    OperationKind.REPLACE_CONTROLLER: [
+        "allocate ports",
+        "write configs",
+        "start the new node",
+        "catch up as an observer",
+        "add voter",
+        "move replicas",
+        "remove voter",
+        "stop the old node",
         "unregister",
         "remove data",
     ],

@@ -77,17 +77,62 @@ def request_broker_addition(*, actor: Actor, cluster: Cluster) -> Operation:
             raise Conflict(
                 f"Local clusters have at most {MAX_LOCAL_BROKERS} brokers.", code="too_many_brokers"
             )
-        # Node ids are not reused while the cluster lives: a removed broker's id may linger in old
-        # metadata (replica lists of deleted topics, the controller's memory of its registration).
-        used = set(cluster.brokers.values_list("node_id", flat=True)) | {
-            int(parameters.get("node_id", 0))
-            for parameters in cluster.operations.filter(kind=OperationKind.ADD_BROKER).values_list(
-                "parameters", flat=True
-            )
-        }
-        node_id = max(used, default=0) + 1
+        node_id = _next_node_id(cluster)
         operation = new_operation(cluster, OperationKind.ADD_BROKER, actor, parameters={"node_id": node_id})
         change.after = {**snapshot_cluster(cluster), "node_id": node_id}
+    return operation
+
+
+def _next_node_id(cluster: Cluster) -> int:
+    """Node ids are not reused while the cluster lives: a removed broker's id may linger in old metadata
+    (replica lists of deleted topics, the controller's memory of its registration, the voter sets)."""
+    used = set(cluster.brokers.values_list("node_id", flat=True))
+    for parameters in cluster.operations.filter(
+        kind__in=[OperationKind.ADD_BROKER, OperationKind.REPLACE_CONTROLLER]
+    ).values_list("parameters", flat=True):
+        used |= {int(parameters.get("node_id", 0)), int(parameters.get("new_node_id", 0))}
+    return max(used, default=0) + 1
+
+
+def request_controller_replacement(*, actor: Actor, cluster: Cluster, node_id: int) -> Operation:
+    """Replaces the controller node `node_id` of a local cluster with a dynamic quorum (KIP-853): a new
+    broker+controller node joins as an observer, becomes a voter (AddRaftVoter), the old node's replicas
+    move off it, it leaves the quorum (RemoveRaftVoter) and is stopped and removed."""
+    change = cluster_change(
+        "cluster.replace_controller",
+        cluster.organization,
+        before=snapshot_cluster(cluster),
+        extra={"node_id": node_id},
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        _require_replicated_local(cluster)
+        broker = cluster.brokers.filter(node_id=node_id).first()
+        if broker is None:
+            raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
+        if not broker.is_controller:
+            raise Conflict(f"Broker {node_id} is not a controller voter.", code="not_a_controller")
+        if not cluster.dynamic_quorum:
+            raise Conflict(
+                f"Cluster {cluster.name} has a static controller quorum (controller.quorum.voters): its "
+                "membership is fixed. Clusters provisioned since dynamic quorums (KIP-853) can replace controllers.",
+                code="static_quorum",
+            )
+        if cluster.brokers.count() >= MAX_LOCAL_BROKERS:
+            raise Conflict(
+                f"Local clusters have at most {MAX_LOCAL_BROKERS} brokers; the replacement runs beside the old node.",
+                code="too_many_brokers",
+            )
+        new_node_id = _next_node_id(cluster)
+        operation = new_operation(
+            cluster,
+            OperationKind.REPLACE_CONTROLLER,
+            actor,
+            parameters={"node_id": node_id, "new_node_id": new_node_id},
+        )
+        change.after = {"node_id": node_id, "new_node_id": new_node_id}
     return operation
 
 
@@ -109,7 +154,8 @@ def plan_broker_drain(cluster: Cluster, node_id: int) -> dict[PartitionKey, list
 def request_broker_removal(*, actor: Actor, cluster: Cluster, node_id: int) -> Operation:
     """Removes a broker-only node: its replicas move to the other brokers (keeping each partition's
     replication factor), then it is stopped, unregistered and its directory dropped. Controller voters
-    cannot leave (the quorum's membership is fixed), nor a broker whose replicas would have nowhere to go."""
+    leave by being replaced (request_controller_replacement), and a broker whose replicas would have
+    nowhere to go cannot leave."""
     change = cluster_change(
         "cluster.remove_broker",
         cluster.organization,
@@ -125,10 +171,12 @@ def request_broker_removal(*, actor: Actor, cluster: Cluster, node_id: int) -> O
         if broker is None:
             raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
         if broker.is_controller:
-            raise Conflict(
-                f"Broker {node_id} is a controller voter; the controller quorum's membership is fixed.",
-                code="controller_voter",
+            how = (
+                "replace its controller first (POST .../brokers/{node_id}/replace-controller)"
+                if cluster.dynamic_quorum
+                else "the controller quorum's membership is fixed"
             )
+            raise Conflict(f"Broker {node_id} is a controller voter; {how}.", code="controller_voter")
         moves = plan_broker_drain(cluster, node_id)
         operation = new_operation(
             cluster, OperationKind.REMOVE_BROKER, actor, parameters={"node_id": node_id}

@@ -39,6 +39,9 @@ class Cluster(models.Model):
     health_checked_at = models.DateTimeField(null=True, blank=True)
     # Guardrail: partition replicas each broker may carry (empty: the default, see topics/guardrails.py).
     partition_replicas_per_broker = models.PositiveIntegerField(null=True, blank=True)
+    # A local cluster's controller quorum is dynamic (KIP-853: its voters can be replaced); clusters
+    # provisioned before it was, keep their fixed `controller.quorum.voters`.
+    dynamic_quorum = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(null=True, blank=True)

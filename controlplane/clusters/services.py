@@ -175,7 +175,10 @@ def node_plan(broker: Broker) -> NodePlan:
 
 def cluster_topology(cluster: Cluster) -> ClusterTopology:
     """The controller voters every node of the cluster is configured with (none: single-node)."""
-    return ClusterTopology(voters=tuple(node_plan(b) for b in cluster.brokers.all() if b.is_controller))
+    return ClusterTopology(
+        voters=tuple(node_plan(b) for b in cluster.brokers.all() if b.is_controller),
+        dynamic=cluster.dynamic_quorum,
+    )
 
 
 def provisioner_for(cluster: Cluster) -> LocalProvisioner:
@@ -347,6 +350,7 @@ def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSp
             sasl_mechanism=spec.sasl_mechanism,
             admin_username=LOCAL_SUPER_USER,
             admin_password_encrypted=encrypt_secret(new_super_user_password()),
+            dynamic_quorum=True,
         )
         change.on(cluster)
         change.after = snapshot_cluster(cluster)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -22,6 +23,7 @@ from controlplane.clusters.provisioners.local import controller_ids
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka.cluster import ClusterDescription, describe_cluster, unregister_broker
 from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.quorum import QuorumView, add_raft_voter, describe_quorum, remove_raft_voter
 from controlplane.kafka.reassignments import alter_partition_reassignments
 from controlplane.kafka.topics import list_topics
 
@@ -34,6 +36,9 @@ OPERATION_TIME_LIMIT_SECONDS = 300
 REGISTRATION_TIMEOUT_SECONDS = 60.0
 # Draining a broker waits this long for its replicas to be copied elsewhere, within the operation's limit.
 DRAIN_TIMEOUT_SECONDS = 200.0
+# A voter change refused for now (another not committed, a leader change) is sent again this long.
+VOTER_CHANGE_TIMEOUT_SECONDS = 60.0
+RETRIED_VOTER_ERRORS = ("REQUEST_TIMED_OUT", "NOT_CONTROLLER", "_TIMED_OUT")
 
 
 class OperationLog:
@@ -72,6 +77,7 @@ def run_operation(operation_id: int) -> str:
         OperationKind.RESTART_BROKER: _restart_brokers,
         OperationKind.ADD_BROKER: _add_broker,
         OperationKind.REMOVE_BROKER: _remove_broker,
+        OperationKind.REPLACE_CONTROLLER: _replace_controller,
     }[operation.kind]
     try:
         workflow(operation.cluster, progress)
@@ -154,7 +160,29 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
         + (f", ACLs on, super user {security.super_user}" if security.uses_sasl else "")
     )
     _write_configs(cluster, brokers, progress)
+    if cluster.dynamic_quorum:
+        _format_initial_controllers(cluster, brokers, progress)
     _bring_up(cluster, brokers, progress)
+
+
+def _format_initial_controllers(cluster: Cluster, brokers: list[Broker], progress: OperationLog) -> None:
+    """Formats each initial controller with the same voter set (`--initial-controllers`), once; the set
+    and its directory ids are kept in the cluster directory, so a provisioning retried after a crash
+    formats the rest with the same ones."""
+    provisioner = services.provisioner_for(cluster)
+    saved = provisioner.cluster_dir(cluster.id) / "initial-controllers"
+    if saved.exists():
+        initial = saved.read_text().strip()
+    else:
+        initial = ",".join(
+            f"{b.node_id}@{b.host}:{b.controller_port}:{uuid.uuid4()}" for b in brokers if b.is_controller
+        )
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(initial + "\n")
+    for broker in brokers:
+        if broker.is_controller:
+            provisioner.format_controller(services.node_plan(broker), initial_controllers=initial)
+    progress.line(f"formatted the controllers' metadata directories (initial voters {initial.count('@')})")
 
 
 def _reserved_ports(cluster: Cluster) -> set[int]:
@@ -418,4 +446,168 @@ def _wait_until_drained(cluster: Cluster, node_id: int, progress: OperationLog) 
                 f"{len(holding)} replica(s) still on broker {node_id}; copies {view.percent:.0f}% done"
             )
             last_report = time.monotonic()
+        time.sleep(0.5)
+
+
+def _quorum(cluster: Cluster) -> QuorumView | None:
+    try:
+        return describe_quorum(
+            connections.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
+        )
+    except KafkaGatewayError:
+        return None  # a leader change or a broker restarting: asked again
+
+
+def _wait_for_quorum(
+    cluster: Cluster, done: Callable[[QuorumView], bool], what: str, timeout_seconds: float
+) -> QuorumView:
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        view = _quorum(cluster)
+        if view is not None and done(view):
+            return view
+        if time.monotonic() > deadline:
+            raise ProvisioningFailed(f"Timed out after {timeout_seconds:.0f}s waiting for {what}.")
+        time.sleep(0.25)
+
+
+def _replace_controller(cluster: Cluster, progress: OperationLog) -> None:
+    """KIP-853, one voter at a time, all through the Kafka protocol: a new broker+controller node joins as
+    an observer and catches up, AddRaftVoter makes it a voter, the old node's replicas move off it,
+    RemoveRaftVoter takes it out of the quorum, and it is stopped, unregistered and removed."""
+    old_id = int(progress.operation.parameters["node_id"])
+    new_id = int(progress.operation.parameters["new_node_id"])
+    provisioner = services.provisioner_for(cluster)
+    progress.step("allocate ports")
+    new = cluster.brokers.filter(node_id=new_id).first()
+    if new is None:
+        with transaction.atomic():
+            (plan,) = provisioner.plan_nodes(
+                cluster_id=cluster.id,
+                node_ids=[new_id],
+                controller_ids={new_id},
+                first_port=0,
+                reserved_ports=_reserved_ports(cluster),
+            )
+            new = _create_broker(cluster, plan)
+            cluster.broker_count = cluster.brokers.count()
+            cluster.save(update_fields=["broker_count", "updated_at"])
+    _describe_node(new, progress)
+
+    progress.step("write configs")
+    _write_configs(cluster, [new], progress)
+    provisioner.format_controller(services.node_plan(new), initial_controllers=None)
+    progress.line(f"broker {new_id}: formatted to join the quorum as an observer")
+
+    progress.step("start the new node")
+    _start_dead_brokers(cluster, [new], progress)
+    _wait_for_brokers(cluster, [new], progress)
+
+    progress.step("catch up as an observer")
+    view = _wait_for_quorum(
+        cluster,
+        lambda v: (
+            v.voter(new_id) is not None
+            or (
+                (o := v.observer(new_id)) is not None
+                and o.directory_id is not None
+                and o.log_end_offset >= v.high_watermark
+            )
+        ),
+        f"controller {new_id} to catch up with the metadata log",
+        services.START_TIMEOUT_SECONDS,
+    )
+    joined = view.voter(new_id) or view.observer(new_id)
+    directory_id = None if joined is None else joined.directory_id
+    if joined is None or directory_id is None:
+        raise ProvisioningFailed(f"Controller {new_id} reports no directory id; is its quorum dynamic?")
+    progress.line(
+        f"controller {new_id}: caught up at offset {joined.log_end_offset} (directory {joined.directory_id})"
+    )
+
+    progress.step("add voter")
+    if view.voter(new_id) is None:
+        _retry_while_pending(
+            lambda: add_raft_voter(
+                connections.connection_for(cluster),
+                node_id=new_id,
+                directory_id=directory_id,
+                host=new.host,
+                port=new.controller_port,
+            ),
+            f"AddRaftVoter of {new_id}",
+            lambda: (v := _quorum(cluster)) is not None and v.voter(new_id) is not None,
+        )
+    _wait_for_quorum(cluster, lambda v: v.voter(new_id) is not None, f"{new_id} among the voters", 30)
+    progress.line(f"controller {new_id}: a voter")
+
+    old = cluster.brokers.filter(node_id=old_id).first()
+    progress.step("move replicas")
+    if old is not None:
+        moves = membership.plan_broker_drain(cluster, old_id)
+        progress.line(f"{len(moves)} partition(s) have a replica on broker {old_id}")
+        if moves:
+            alter_partition_reassignments(connections.connection_for(cluster), moves)
+        _wait_until_drained(cluster, old_id, progress)
+
+    progress.step("remove voter")
+    voters = _wait_for_quorum(cluster, lambda v: True, "the quorum", 30)
+    leaving = voters.voter(old_id)
+    if leaving is not None:
+        _retry_while_pending(
+            lambda: remove_raft_voter(
+                connections.connection_for(cluster), node_id=old_id, directory_id=leaving.directory_id
+            ),
+            f"RemoveRaftVoter of {old_id}",
+            lambda: (v := _quorum(cluster)) is not None and v.voter(old_id) is None,
+        )
+    after = _wait_for_quorum(
+        cluster,
+        lambda v: v.voter(old_id) is None and v.voter(v.leader_id) is not None,
+        f"a quorum without {old_id}",
+        30,
+    )
+    progress.line(f"voters now {sorted(v.node_id for v in after.voters)}, leader {after.leader_id}")
+
+    progress.step("stop the old node")
+    # The others' configs name the quorum as it is now (for their next start), and clients stop
+    # bootstrapping from the old node before it goes away.
+    remaining = list(cluster.brokers.exclude(node_id=old_id))
+    cluster.bootstrap_servers = ",".join(b.address for b in remaining)
+    cluster.save(update_fields=["bootstrap_servers", "updated_at"])
+    if old is not None:
+        plan = services.node_plan(old)
+        provisioner.stop(plan, old.pid, timeout_seconds=services.STOP_TIMEOUT_SECONDS)
+        old.status = BrokerStatus.STOPPED
+        old.save(update_fields=["status"])
+        progress.line(f"broker {old_id}: stopped")
+
+    progress.step("unregister")
+    if old is not None:
+        unregister_broker(connections.connection_for(cluster), node_id=old_id)
+        progress.line(f"broker {old_id}: unregistered from the controller")
+
+    progress.step("remove data")
+    if old is not None:
+        provisioner.remove_node(services.node_plan(old))
+        old.delete()
+    _write_configs(cluster, list(cluster.brokers.all()), progress)
+    _refresh_bootstrap_servers(cluster)
+    services.observe_cluster(cluster)
+
+
+def _retry_while_pending(change: Callable[[], None], what: str, done: Callable[[], bool]) -> None:
+    """A voter change answered REQUEST_TIMED_OUT (another one not committed yet, the new voter not caught
+    up, a leader change) is sent again until VOTER_CHANGE_TIMEOUT_SECONDS. A refusal saying it is done
+    already (an earlier attempt whose answer was lost) ends it when `done` confirms it."""
+    deadline = time.monotonic() + VOTER_CHANGE_TIMEOUT_SECONDS
+    while True:
+        try:
+            change()
+            return
+        except KafkaGatewayError as error:
+            if error.error_name in ("DUPLICATE_VOTER", "VOTER_NOT_FOUND") and done():
+                return
+            if error.error_name not in RETRIED_VOTER_ERRORS or time.monotonic() > deadline:
+                raise ProvisioningFailed(f"{what} failed: {error}") from error
         time.sleep(0.5)

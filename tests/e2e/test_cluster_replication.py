@@ -1,5 +1,6 @@
-"""Browser journey for a replicated cluster: an org admin adds a fourth broker from the console, moves a
-topic onto it and watches the copy's progress bar until nothing moves any more."""
+"""Browser journeys for a replicated cluster: an org admin adds a fourth broker from the console, moves a
+topic onto it and watches the copy's progress bar until nothing moves any more; and replaces a controller
+node (a dynamic quorum's AddRaftVoter and RemoveRaftVoter) and follows the operation to its end."""
 
 import re
 from pathlib import Path
@@ -104,4 +105,29 @@ def test_an_org_admin_adds_a_broker_and_watches_a_topic_move_onto_it(
     assert 4 in partition.replicas
     assert len(partition.replicas) == 3
     screenshot(page, "cluster-reassignment-done")
+    assert page.problems.messages == []
+
+
+def test_an_org_admin_replaces_a_controller_node(
+    page: Page, live_server, acme, worker_environment: Path, provisioning_worker
+) -> None:
+    cluster = _provisioned(acme)
+    sign_in(page, f"{live_server.url}/clusters/{cluster.id}")
+    tabs = page.get_by_role("navigation", name="Cluster sections")
+    tabs.get_by_role("link", name="Brokers (3)").click()
+    brokers = page.get_by_role("table", name="Brokers")
+    expect(brokers.get_by_role("row")).to_have_count(4)
+
+    page.get_by_role("button", name="Replace controller 1").click()
+    confirm = page.get_by_role("alertdialog", name="Replace controller 1?")
+    confirm.get_by_role("textbox").fill("1")
+    confirm.get_by_role("button", name="Replace").click()
+    replacing = page.get_by_role("group", name="Replacing a controller replicated")
+    expect(replacing.get_by_role("progressbar", name="Done: all 10 steps finished")).to_be_visible(
+        timeout=180_000
+    )
+    expect(brokers.get_by_role("row")).to_have_count(4, timeout=10_000)
+    expect(brokers.get_by_role("button", name="Replace controller 4")).to_be_visible()
+    expect(brokers.get_by_role("button", name="Replace controller 1")).to_have_count(0)
+    screenshot(page, "cluster-controller-replaced")
     assert page.problems.messages == []

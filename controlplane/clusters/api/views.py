@@ -114,6 +114,23 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
             membership.request_broker_removal(actor=self.actor, cluster=cluster, node_id=int(node_id))
         )
 
+    @extend_schema(
+        request=serializers.BrokerRemoveInputSerializer,
+        responses={202: serializers.AcceptedOperationSerializer},
+    )
+    @action(detail=True, methods=["post"], url_path=r"brokers/(?P<node_id>[0-9]+)/replace-controller")
+    def replace_controller(self, request: Request, pk: str, node_id: str) -> Response:
+        """Replaces a controller node of a cluster with a dynamic quorum: a new broker+controller node
+        becomes a voter (AddRaftVoter), the old one's replicas move off it, it leaves the quorum
+        (RemoveRaftVoter) and is removed (409 for a static quorum). Repeat its node id."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.BrokerRemoveInputSerializer)
+        if data["confirm_node_id"] != int(node_id):
+            raise ServiceError("Confirm the replacement with the node's id.", code="confirmation_mismatch")
+        return self._accepted(
+            membership.request_controller_replacement(actor=self.actor, cluster=cluster, node_id=int(node_id))
+        )
+
     @extend_schema(responses=serializers.BrokerDetailSerializer)
     @remove_broker.mapping.get
     def broker(self, request: Request, pk: str, node_id: str) -> Response:

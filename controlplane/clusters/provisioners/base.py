@@ -46,6 +46,9 @@ class ClusterTopology:
     sets the replication defaults). A cluster without voters runs single-node brokers."""
 
     voters: tuple[NodePlan, ...] = ()
+    # KIP-853: nodes find the quorum through `controller.quorum.bootstrap.servers` and the voters
+    # live in the metadata log (each controller formatted once), so controllers can be replaced.
+    dynamic: bool = False
 
     @property
     def replicated(self) -> bool:
@@ -54,6 +57,10 @@ class ClusterTopology:
     @property
     def voters_property(self) -> str:
         return ",".join(f"{node.node_id}@{node.host}:{node.controller_port}" for node in self.voters)
+
+    @property
+    def bootstrap_servers_property(self) -> str:
+        return ",".join(f"{node.host}:{node.controller_port}" for node in self.voters)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ SASL_PLAINTEXT on loopback with SCRAM and ACLs on; the control plane's super use
 broker from `sasl.bootstrap.users` in broker.properties, so its password is never on a command line.
 
 A cluster of more than one node runs KRaft-style: the first three nodes are `broker,controller` with a
-CONTROLLER listener on a loopback port of their own, further nodes are brokers only. The quorum speaks
+CONTROLLER listener on a loopback port of their own, further nodes are brokers only. New clusters have a
+dynamic quorum (KIP-853): nodes find it through `controller.quorum.bootstrap.servers`, each controller's
+metadata directory is formatted once (`python -m broker format`), and a controller can be replaced. The quorum speaks
 mutual TLS with a CA of the cluster's own (`controller-certificates/` in the cluster directory). Brokers
 authenticate to each other as the super user (SCRAM-SHA-512, the JAAS line in broker.properties).
 """
@@ -74,9 +76,14 @@ def cluster_properties(
 ) -> dict[str, str]:
     """The node's roles, quorum and listeners in a replicated cluster, given its client listener
     properties `client` (from security_properties) and its controller-listener certificate."""
+    quorum = (
+        {"controller.quorum.bootstrap.servers": topology.bootstrap_servers_property}
+        if topology.dynamic
+        else {"controller.quorum.voters": topology.voters_property}
+    )
     properties = {
         "process.roles": "broker,controller" if node.is_controller else "broker",
-        "controller.quorum.voters": topology.voters_property,
+        **quorum,
         "controller.listener.names": CONTROLLER_LISTENER,
         "inter.broker.listener.name": security.protocol,
         "listener.security.protocol.map": f"{security.protocol}:{security.protocol}",
@@ -307,6 +314,26 @@ class LocalProvisioner(Provisioner):
         if launched.returncode != 0:
             raise ProvisioningFailed(f"Cannot start broker {node.node_id}: {launched.stderr.strip()}")
         return int(launched.stdout.strip())
+
+    def format_controller(self, node: NodePlan, *, initial_controllers: str | None) -> None:
+        """`python -m broker format` of a dynamic quorum's controller, once (a formatted one is left as it
+        is): with the initial voters (`id@host:port:directory-id,...`), or None to join as an observer."""
+        if (node.data_dir / "logs" / "__cluster_metadata" / "meta.properties").exists():
+            return
+        mode = (
+            ["--initial-controllers", initial_controllers]
+            if initial_controllers
+            else ["--no-initial-controllers"]
+        )
+        command = [sys.executable, "-m", "broker", "format", "--config", str(self.config_path(node)), *mode]
+        try:
+            done = subprocess.run(
+                command, cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise ProvisioningFailed(f"Cannot format controller {node.node_id}: {error}") from error
+        if done.returncode != 0:
+            raise ProvisioningFailed(f"Cannot format controller {node.node_id}: {done.stderr.strip()}")
 
     def _is_node_process(self, node: NodePlan, pid: int) -> bool:
         state = _proc_state(pid)

@@ -733,6 +733,27 @@ export interface paths {
         patch: operations["v1_clusters_brokers_configs_partial_update"];
         trace?: never;
     };
+    "/api/v1/clusters/{id}/brokers/{node_id}/replace-controller/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Replaces a controller node of a cluster with a dynamic quorum: a new broker+controller node
+         *     becomes a voter (AddRaftVoter), the old one's replicas move off it, it leaves the quorum
+         *     (RemoveRaftVoter) and is removed (409 for a static quorum). Repeat its node id.
+         */
+        post: operations["v1_clusters_brokers_replace_controller_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/{id}/check-health/": {
         parameters: {
             query?: never;
@@ -2525,6 +2546,10 @@ export interface components {
             log_dirs_error: string;
             replicas: components["schemas"]["HostedReplica"][];
         };
+        BrokerRemoveInputRequest: {
+            /** @description The broker's node id, repeated. */
+            confirm_node_id: number;
+        };
         /**
          * @description * `pending` - Pending
          *     * `starting` - Starting
@@ -3304,13 +3329,14 @@ export interface components {
          *     * `restart_broker` - Restart broker
          *     * `add_broker` - Add broker
          *     * `remove_broker` - Remove broker
+         *     * `replace_controller` - Replace controller
          *     * `topic_create` - Create topic
          *     * `topic_delete` - Delete topic
          *     * `topic_partitions` - Add partitions
          *     * `topic_configs` - Change topic configs
          * @enum {string}
          */
-        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker" | "topic_create" | "topic_delete" | "topic_partitions" | "topic_configs";
+        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker" | "replace_controller" | "topic_create" | "topic_delete" | "topic_partitions" | "topic_configs";
         /**
          * @description * `pending` - Pending
          *     * `running` - Running
@@ -6192,6 +6218,33 @@ export interface operations {
             };
         };
     };
+    v1_clusters_brokers_replace_controller_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BrokerRemoveInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+        };
+    };
     v1_clusters_check_health_create: {
         parameters: {
             query?: never;
@@ -7109,12 +7162,13 @@ export interface operations {
                  *     * `restart_broker` - Restart broker
                  *     * `add_broker` - Add broker
                  *     * `remove_broker` - Remove broker
+                 *     * `replace_controller` - Replace controller
                  *     * `topic_create` - Create topic
                  *     * `topic_delete` - Delete topic
                  *     * `topic_partitions` - Add partitions
                  *     * `topic_configs` - Change topic configs
                  */
-                kind?: "add_broker" | "delete" | "provision" | "remove_broker" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
+                kind?: "add_broker" | "delete" | "provision" | "remove_broker" | "replace_controller" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description The initial index from which to return the results. */

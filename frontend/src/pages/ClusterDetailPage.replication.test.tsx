@@ -176,7 +176,7 @@ describe("ClusterDetailPage for a replicated cluster", { timeout: 30_000 }, () =
     const { user } = renderApp("/clusters/3/brokers");
 
     const rows = within(await screen.findByRole("table", { name: "Brokers" })).getAllByRole("row");
-    expect(rows[1]).toHaveTextContent("controller voter");
+    expect(within(rows[1]!).queryByRole("button", { name: /Remove broker/ })).not.toBeInTheDocument();
     await user.click(screen.getByRole("button", { name: "Remove broker 4" }));
     const confirm = screen.getByRole("alertdialog", { name: "Remove broker 4?" });
     const submit = within(confirm).getByRole("button", { name: "Remove" });
@@ -189,6 +189,32 @@ describe("ClusterDetailPage for a replicated cluster", { timeout: 30_000 }, () =
     await waitFor(() => expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument());
     const sent = requestsOf(fetchSpy).find((request) => request.method === "DELETE")!;
     expect(await sent.json()).toEqual({ confirm_node_id: 4 });
+  });
+
+  it("replaces a controller node after its node id is typed", async () => {
+    const fetchSpy = stubReplicated(
+      { orgAdmin: true },
+      {
+        "GET /api/v1/clusters/3/reassignments/": json(200, nothingMoving),
+        "POST /api/v1/clusters/3/brokers/1/replace-controller/": json(202, {
+          operation: operation({ id: 63, kind: "replace_controller", state: "pending" }),
+          operation_url: "http://localhost/api/v1/operations/63/",
+          cluster: cluster(),
+        }),
+        "GET /api/v1/operations/63/": json(200, operation({ id: 63, kind: "replace_controller", state: "pending" })),
+      },
+    );
+    const { user } = renderApp("/clusters/3/brokers");
+
+    await user.click(await screen.findByRole("button", { name: "Replace controller 1" }));
+    const confirm = screen.getByRole("alertdialog", { name: "Replace controller 1?" });
+    await user.type(within(confirm).getByRole("textbox"), "1");
+    await user.click(within(confirm).getByRole("button", { name: "Replace" }));
+
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument());
+    const sent = requestsOf(fetchSpy).find((request) => request.url.endsWith("/replace-controller/"))!;
+    expect(await sent.json()).toEqual({ confirm_node_id: 1 });
+    expect(await screen.findByRole("group", { name: /Replacing a controller/ })).toBeInTheDocument();
   });
 
   it("moves a topic's replicas onto a broker", async () => {

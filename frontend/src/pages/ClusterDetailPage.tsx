@@ -12,7 +12,7 @@ import {
   useClusterOperations,
   useDeleteCluster,
 } from "../api/hooks/clusters";
-import { useAddBroker, useRemoveBroker } from "../api/hooks/replication";
+import { useAddBroker, useRemoveBroker, useReplaceController } from "../api/hooks/replication";
 import type { Broker, ClusterDetail } from "../api/types";
 import { isOrgAdmin } from "../auth/permissions";
 import { ConfirmDialog } from "../components/ConfirmDialog";
@@ -277,8 +277,10 @@ const brokerColumns = (clusterId: number) => [
 
 function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; canAdminister: boolean }) {
   const [removing, setRemoving] = useState<number | null>(null);
+  const [replacing, setReplacing] = useState<number | null>(null);
   const add = useAddBroker(cluster.id);
   const remove = useRemoveBroker(cluster.id);
+  const replace = useReplaceController(cluster.id);
   const manageable = canAdminister && isReplicatedLocal(cluster);
   const columns = manageable
     ? [
@@ -288,7 +290,9 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
           header: "Actions",
           cell: (info) =>
             info.row.original.roles.includes("controller") ? (
-              <span className="muted">controller voter</span>
+              <button type="button" className="button" onClick={() => setReplacing(info.row.original.node_id)}>
+                Replace controller {info.row.original.node_id}
+              </button>
             ) : (
               <button
                 type="button"
@@ -321,6 +325,7 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
       {/* The change just asked for, followed here; the overview lists every operation. */}
       {add.data ? <LiveOperation id={add.data.operation.id} /> : null}
       {remove.data ? <LiveOperation id={remove.data.operation.id} /> : null}
+      {replace.data ? <LiveOperation id={replace.data.operation.id} /> : null}
       <DataTable
         label="Brokers"
         columns={columns}
@@ -344,6 +349,22 @@ function BrokersSection({ cluster, canAdminister }: { cluster: ClusterDetail; ca
         }}
         onConfirm={() => {
           if (removing !== null) remove.mutate(removing, { onSuccess: () => setRemoving(null) });
+        }}
+      />
+      <ConfirmDialog
+        open={replacing !== null}
+        title={`Replace controller ${replacing ?? ""}?`}
+        description="A new broker and controller node joins the quorum as a voter; this node's replicas move off it, then it leaves the quorum and is removed."
+        confirmationText={String(replacing ?? "")}
+        confirmLabel="Replace"
+        pending={replace.isPending}
+        error={replace.isError ? describeError(replace.error) : null}
+        onCancel={() => {
+          setReplacing(null);
+          replace.reset();
+        }}
+        onConfirm={() => {
+          if (replacing !== null) replace.mutate(replacing, { onSuccess: () => setReplacing(null) });
         }}
       />
     </section>

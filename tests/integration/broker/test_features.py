@@ -76,7 +76,7 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
     supported = {k.name: (int(k.min_version), int(k.max_version)) for k in v4.supported_features}
     assert supported == {
         "metadata.version": (7, 25),
-        "kraft.version": (0, 0),
+        "kraft.version": (0, 1),
         "transaction.version": (0, 2),
         "group.version": (0, 1),
     }
@@ -185,6 +185,11 @@ def test_validate_only_and_old_versions(fresh_broker: BrokerProcess) -> None:
         (
             [("metadata.version", 21, UNSAFE_DOWNGRADE)],
             "Invalid metadata.version 21. Unsafe metadata downgrade is not supported in this version.",
+        ),
+        (
+            [("kraft.version", 1, UPGRADE)],
+            "Invalid update version 1 for feature kraft.version. kraft.version is set when the controllers' "
+            "storage is formatted (static or dynamic quorum) and cannot be changed by UpdateFeatures.",
         ),
         (
             [("metadata.version", 6, SAFE_DOWNGRADE)],

@@ -1,8 +1,5 @@
 """ApiVersions against Apache Kafka 4.0's table (../shared/design/REFERENCE.md §9): every api key and version
-range Kafka 4.0 advertises is advertised here too, or listed below as a known gap with its reason.
-
-The lists are exact on purpose: an API that regresses (drops out, narrows) fails the test, and so does a gap
-that closes, so that its entry is removed and the table stays true.
+range Kafka 4.0 advertises is advertised here too (with at least its range), and nothing else is.
 """
 
 from __future__ import annotations
@@ -82,28 +79,6 @@ KAFKA_40: dict[int, tuple[int, int]] = {
     81: (0, 0),  # RemoveRaftVoter
 }
 
-# Being added on other branches of #22 (transactions) and #23 (KIP-848): what this branch advertises now,
-# and after their merge Kafka 4.0's range (either passes; anything else fails).
-IN_FLIGHT: dict[int, tuple[tuple[int, int] | None, str]] = {
-    22: ((0, 4), "InitProducerId v5 (transactions v2, KIP-890): transactions branch"),
-    24: (None, "AddPartitionsToTxn: transactions branch"),
-    25: (None, "AddOffsetsToTxn: transactions branch"),
-    26: (None, "EndTxn: transactions branch"),
-    27: (None, "WriteTxnMarkers: transactions branch"),
-    28: (None, "TxnOffsetCommit: transactions branch"),
-    61: (None, "DescribeProducers: transactions branch"),
-    65: (None, "DescribeTransactions: transactions branch"),
-    66: (None, "ListTransactions: transactions branch"),
-    68: (None, "ConsumerGroupHeartbeat: KIP-848 branch (advertised only with the consumer protocol working)"),
-    69: (None, "ConsumerGroupDescribe: KIP-848 branch"),
-}
-
-# Not served, or served narrower, with nobody on it yet: (what is advertised now, why).
-KNOWN_GAPS: dict[int, tuple[tuple[int, int] | None, str]] = {
-    80: (None, "AddRaftVoter: the controller quorum is static (controller.quorum.voters)"),
-    81: (None, "RemoveRaftVoter: the controller quorum is static"),
-}
-
 
 def _covers(advertised: tuple[int, int] | None, wanted: tuple[int, int]) -> bool:
     return advertised is not None and advertised[0] <= wanted[0] and advertised[1] >= wanted[1]
@@ -119,38 +94,14 @@ def advertised(broker: BrokerProcess) -> dict[int, tuple[int, int]]:
     return {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys}
 
 
-def test_the_lists_name_every_key_of_the_table_once() -> None:
-    assert not set(IN_FLIGHT) & set(KNOWN_GAPS)
-    assert set(IN_FLIGHT) | set(KNOWN_GAPS) <= set(KAFKA_40)
-
-
 def test_nothing_outside_kafka_40s_table_is_advertised(advertised: dict[int, tuple[int, int]]) -> None:
     assert set(advertised) - set(KAFKA_40) == set()
 
 
-@pytest.mark.parametrize("api_key", sorted(set(KAFKA_40) - set(IN_FLIGHT) - set(KNOWN_GAPS)))
+@pytest.mark.parametrize("api_key", sorted(KAFKA_40))
 def test_every_api_kafka_40_serves_is_advertised_with_at_least_its_range(
     advertised: dict[int, tuple[int, int]], api_key: int
 ) -> None:
     assert _covers(advertised.get(api_key), KAFKA_40[api_key]), (
         f"api {api_key}: Kafka 4.0 advertises {KAFKA_40[api_key]}, we {advertised.get(api_key)}"
     )
-
-
-@pytest.mark.parametrize("api_key", sorted(KNOWN_GAPS))
-def test_known_gaps_are_exactly_as_listed(advertised: dict[int, tuple[int, int]], api_key: int) -> None:
-    listed, reason = KNOWN_GAPS[api_key]
-    now = advertised.get(api_key)
-    assert not _covers(now, KAFKA_40[api_key]), (
-        f"api {api_key} is covered now: remove it from KNOWN_GAPS ({reason})"
-    )
-    assert now == listed, f"api {api_key} changed from {listed} to {now} ({reason})"
-
-
-@pytest.mark.parametrize("api_key", sorted(IN_FLIGHT))
-def test_apis_other_branches_add_are_as_now_or_as_kafka_40(
-    advertised: dict[int, tuple[int, int]], api_key: int
-) -> None:
-    before, owner = IN_FLIGHT[api_key]
-    now = advertised.get(api_key)
-    assert now == before or _covers(now, KAFKA_40[api_key]), f"api {api_key} ({owner}): {now}"

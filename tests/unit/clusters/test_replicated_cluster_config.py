@@ -1,6 +1,7 @@
 """What the local provisioner writes for the nodes of a replicated cluster, loaded by the broker's own
 config parser (which also runs the cluster-mode validation)."""
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,27 @@ def test_a_password_with_a_quote_is_refused_since_it_would_end_the_jaas_value(tm
             security=quoted,
             topology=ClusterTopology(voters=tuple(nodes)),
         )
+
+
+def test_a_dynamic_quorum_names_its_bootstrap_servers_and_formats_each_controller_once(
+    tmp_path: Path,
+) -> None:
+    nodes = _nodes(tmp_path, 4)
+    topology = ClusterTopology(voters=tuple(nodes[:3]), dynamic=True)
+    controller = _written(tmp_path, nodes[0], topology)
+    broker_only = _written(tmp_path, nodes[3], topology)
+    for config in (controller, broker_only):
+        assert not config.get_str("controller.quorum.voters")
+        assert (
+            config.get_str("controller.quorum.bootstrap.servers")
+            == "127.0.0.1:19191,127.0.0.1:19192,127.0.0.1:19193"
+        )
+        assert config.get_str("cluster.id") == "streamhub-7"
+    provisioner = LocalProvisioner(root=tmp_path)
+    initial = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}:{uuid.uuid4()}" for n in nodes[:3])
+    provisioner.format_controller(nodes[0], initial_controllers=initial)
+    meta = nodes[0].data_dir / "logs" / "__cluster_metadata" / "meta.properties"
+    written = meta.read_text()
+    assert initial.split(",")[0].rsplit(":", 1)[1] in written
+    provisioner.format_controller(nodes[0], initial_controllers=None)  # formatted already: left as it is
+    assert meta.read_text() == written

@@ -14,8 +14,8 @@ import json
 import random
 from dataclasses import dataclass, field
 
-from broker.raft.messages import Entry, Envelope, Message, Snapshot
-from broker.raft.node import RaftNode, RaftTimings, Role
+from broker.raft.messages import AppendResponse, Entry, Envelope, Message, Snapshot, Voter
+from broker.raft.node import MembershipChangePending, RaftNode, RaftTimings, Role
 from broker.raft.storage import MemoryStorage
 
 TIMINGS = RaftTimings(election_timeout_s=0.5, heartbeat_interval_s=0.05, max_entries_per_append=4)
@@ -42,6 +42,9 @@ class Faults:
     propose_per_s: float = 20.0
     compact_per_s: float = 0.2
     transfer_per_s: float = 0.1
+    # A dynamic quorum (KIP-853): the leader adds a caught-up observer or removes a voter this often.
+    membership_change_per_s: float = 0.5
+    observer_pull_per_s: float = 20.0
 
 
 @dataclass
@@ -55,12 +58,18 @@ class ReplicaState:
 
 
 class Simulation:
-    def __init__(self, size: int, seed: int, faults: Faults | None = None) -> None:
+    def __init__(self, size: int, seed: int, faults: Faults | None = None, *, spare_nodes: int = 0) -> None:
+        """`spare_nodes` > 0 makes a dynamic quorum: nodes 1..size are the bootstrap voters, the spares
+        start as observers, and voters are added and removed one at a time while faults happen."""
         self.rng = random.Random(seed)
         self.seed = seed
         self.faults = faults or Faults()
         self.now = 0.0
-        self.ids = list(range(1, size + 1))
+        self.dynamic = spare_nodes > 0
+        self.bootstrap = [Voter(i, f"dir-{i}") for i in range(1, size + 1)]
+        self.membership_changes = 0
+        self.pull_from: dict[int, int] = {}
+        self.ids = list(range(1, size + spare_nodes + 1))
         self.storages = {i: MemoryStorage() for i in self.ids}
         self.nodes: dict[int, RaftNode | None] = {}
         self.states: dict[int, ReplicaState] = {}
@@ -80,7 +89,22 @@ class Simulation:
 
     def _start(self, node_id: int) -> None:
         node_rng = random.Random(self.rng.random())
-        self.nodes[node_id] = RaftNode(node_id, self.ids, self.storages[node_id], self.now, TIMINGS, node_rng)
+        if self.dynamic:
+            bootstrap = self.bootstrap if any(v.node_id == node_id for v in self.bootstrap) else []
+            self.nodes[node_id] = RaftNode(
+                node_id,
+                bootstrap,
+                self.storages[node_id],
+                self.now,
+                TIMINGS,
+                node_rng,
+                dynamic=True,
+                directory_id=f"dir-{node_id}",
+            )
+        else:
+            self.nodes[node_id] = RaftNode(
+                node_id, self.ids, self.storages[node_id], self.now, TIMINGS, node_rng
+            )
         self.states[node_id] = ReplicaState()
 
     def crash(self, node_id: int) -> None:
@@ -142,6 +166,9 @@ class Simulation:
                 self._after_activity(node, was_leader)
             self._maybe_propose()
             self._maybe_compact()
+            if self.dynamic:
+                self._observers_pull()
+                self._maybe_change_membership()
 
     def heal(self) -> None:
         """Stop faults: restart crashed nodes, remove partitions, deliver reliably from now on."""
@@ -161,6 +188,8 @@ class Simulation:
             propose_per_s=self.faults.propose_per_s,
             compact_per_s=self.faults.compact_per_s,
             transfer_per_s=0.0,
+            membership_change_per_s=0.0,
+            observer_pull_per_s=self.faults.observer_pull_per_s,
         )
 
     def _inject_faults(self) -> None:
@@ -199,6 +228,56 @@ class Simulation:
         leader = self.rng.choice(leaders)
         self.proposed += 1
         envelopes, _ = leader.propose(f"v{self.proposed}".encode(), self.now)
+        self.send(leader.node_id, envelopes)
+        self._after_activity(leader, True)
+
+    def _observers_pull(self) -> None:
+        """Non-voters fetch from the newest leader (the controller's observer loop), over the faulty network."""
+        leaders = self.leaders()
+        if not leaders:
+            return
+        leader = max(leaders, key=lambda n: n.term)
+        for node in self.live():
+            if (
+                not node.should_pull(self.now)
+                or self.rng.random() >= self.faults.observer_pull_per_s * STEP_S
+            ):
+                continue
+            if not self.can_talk(node.node_id, leader.node_id) or self.rng.random() < self.faults.loss:
+                continue
+            # Like the controller's observer loop: from its log end, or from where its last answer
+            # said the logs match (a removed voter may hold entries the leader's log replaced).
+            next_index = self.pull_from.pop(node.node_id, node.last_index + 1)
+            was_leader = node.role is Role.LEADER
+            for answer in node.step(leader.message_for_observer(next_index), self.now, pulled=True):
+                if isinstance(answer.message, AppendResponse) and not answer.message.success:
+                    self.pull_from[node.node_id] = answer.message.match_index + 1
+            self._after_activity(node, was_leader)
+
+    def _maybe_change_membership(self) -> None:
+        if self.rng.random() >= self.faults.membership_change_per_s * STEP_S:
+            return
+        leaders = self.leaders()
+        if not leaders:
+            return
+        leader = max(leaders, key=lambda n: n.term)
+        voters = list(leader.voter_set)
+        candidates = [
+            n for n in self.live() if n.node_id not in leader.voters and n.last_index >= leader.commit_index
+        ]
+        if candidates and (len(voters) < 3 or self.rng.random() < 0.5):
+            added = self.rng.choice(candidates)
+            new_set = [*voters, Voter(added.node_id, added.directory_id)]
+        elif len(voters) > 1:
+            removed = self.rng.choice(voters)
+            new_set = [v for v in voters if v != removed]
+        else:
+            return
+        try:
+            envelopes, _ = leader.propose_voters(new_set, self.now)
+        except MembershipChangePending:
+            return
+        self.membership_changes += 1
         self.send(leader.node_id, envelopes)
         self._after_activity(leader, True)
 
@@ -294,9 +373,9 @@ class Simulation:
                             )
 
 
-def run_chaos_then_heal(size: int, seed: int, chaos_s: float) -> Simulation:
+def run_chaos_then_heal(size: int, seed: int, chaos_s: float, spare_nodes: int = 0) -> Simulation:
     """`chaos_s` virtual seconds of faults (log matching checked every 2 s), then heal and settle."""
-    simulation = Simulation(size, seed)
+    simulation = Simulation(size, seed, spare_nodes=spare_nodes)
     elapsed = 0.0
     while elapsed < chaos_s:
         simulation.run(2.0)

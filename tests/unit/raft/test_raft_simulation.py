@@ -31,6 +31,16 @@ def test_five_nodes_stay_safe_under_loss_crashes_and_partitions_and_recover(seed
     check_live_after_heal(simulation)
 
 
+@pytest.mark.parametrize("seed", range(200, 215))
+def test_a_dynamic_quorum_stays_safe_while_voters_are_added_and_removed_under_faults(seed: int) -> None:
+    # Three bootstrap voters and two observers; the leader adds and removes voters one at a time
+    # (itself too) while messages are lost, delayed, reordered and nodes crash and restart.
+    simulation = run_chaos_then_heal(3, seed, chaos_s=20.0, spare_nodes=2)
+    assert simulation.committed, "nothing was ever committed"
+    assert simulation.membership_changes > 0
+    check_live_after_heal(simulation)
+
+
 def test_a_healthy_cluster_elects_one_leader_and_commits_everything_it_accepts() -> None:
     simulation = Simulation(3, seed=7, faults=CALM)
     simulation.run(5.0)

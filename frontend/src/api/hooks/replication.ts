@@ -58,6 +58,22 @@ export function useAddBroker(cluster: number) {
   });
 }
 
+/** Replaces a controller node (dynamic quorums: AddRaftVoter of a new node, RemoveRaftVoter of this one);
+ * the node id is repeated as the confirmation. */
+export function useReplaceController(cluster: number) {
+  const follow = useFollowOperation(cluster);
+  return useMutation({
+    mutationFn: async (nodeId: number): Promise<AcceptedOperation> =>
+      unwrap(
+        await apiClient.POST("/api/v1/clusters/{id}/brokers/{node_id}/replace-controller/", {
+          params: { path: { id: cluster, node_id: String(nodeId) } },
+          body: { confirm_node_id: nodeId },
+        }),
+      ),
+    onSuccess: follow,
+  });
+}
+
 /** Drains and removes a broker-only node; the node id is repeated as the confirmation. */
 export function useRemoveBroker(cluster: number) {
   const follow = useFollowOperation(cluster);

@@ -27,6 +27,7 @@ const KIND_LABEL: Record<Operation["kind"], string> = {
   restart_broker: "Restarting a broker",
   add_broker: "Adding a broker",
   remove_broker: "Removing a broker",
+  replace_controller: "Replacing a controller",
   topic_create: "Creating topic",
   topic_delete: "Deleting topic",
   topic_partitions: "Adding partitions to",
