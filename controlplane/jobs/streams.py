@@ -28,7 +28,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
+from controlplane.acls.models import AclBinding
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.errors import Conflict, ServiceError
@@ -44,6 +46,8 @@ from controlplane.jobs.services import (
     require_launch,
     validate_parameters,
 )
+from controlplane.kafka.acls import Acl, create_acls
+from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.spark import streaming
 from controlplane.spark.jobs.runtime import split_resources
 from controlplane.spark.planning import TopicReadError, planning_consumer, watermarks
@@ -249,6 +253,64 @@ def streams_to_rescue() -> list[int]:
     ]
 
 
+def sink_grants(stream: StreamingJob) -> list[Acl]:
+    """What the topic sink's transactions need beyond the topics (streaming.py): WRITE and DESCRIBE on the
+    stream's transactional id, READ on its marker group of the same name. None without a service account
+    (a cluster without authentication) or for jobs without a topic sink."""
+    if stream.service_account is None or stream.job != "stream_topic_sql":
+        return []
+    name = streaming.stream_transactional_id(str(stream.pk))
+    principal = stream.service_account.principal
+    return [
+        Acl("TRANSACTIONAL_ID", name, "LITERAL", principal, "*", "WRITE", "ALLOW"),
+        Acl("TRANSACTIONAL_ID", name, "LITERAL", principal, "*", "DESCRIBE", "ALLOW"),
+        Acl("GROUP", name, "LITERAL", principal, "*", "READ", "ALLOW"),
+    ]
+
+
+def provision_sink_grants(stream: StreamingJob) -> None:
+    """Creates the sink's grants that the control plane does not manage yet, as managed bindings of the
+    stream's team (so the reconciler keeps them), audited as the system's. A cluster that cannot take them now
+    (unreachable, no authorizer) is logged: the driver then fails on the broker's refusal and is restarted."""
+    missing = [
+        acl
+        for acl in sink_grants(stream)
+        if not AclBinding.objects.filter(
+            cluster=stream.cluster, managed=True, **AclBinding.fields_of(acl)
+        ).exists()
+    ]
+    if not missing:
+        return
+    try:
+        create_acls(connection_for(stream.cluster), missing)
+    except KafkaGatewayError as error:
+        logger.warning("streaming job %s: the sink's ACLs were not created: %s", stream.pk, error)
+        return
+    for acl in missing:
+        change = Change(
+            action="acl.create",
+            resource_type="acl_binding",
+            organization_id=stream.team.organization_id,
+            team_id=stream.team_id,
+            team_name=stream.team.name,
+            resource_name=str(acl)[:255],
+            after=AclBinding.fields_of(acl),
+            extra={"streaming_job": stream.pk},
+        )
+        with audited_change(actor=Actor.system(), change=change):
+            binding = AclBinding.objects.create(
+                cluster=stream.cluster,
+                team=stream.team,
+                managed=True,
+                exists_on_cluster=True,
+                **AclBinding.fields_of(acl),
+            )
+            AclBinding.objects.filter(
+                cluster=stream.cluster, managed=False, **AclBinding.fields_of(acl)
+            ).delete()
+            change.on(binding)
+
+
 # --- the supervisor --------------------------------------------------------------------------------------
 
 
@@ -331,6 +393,7 @@ class Supervisor:
     def _run_driver(self, stream: StreamingJob) -> str:
         directory = stream_directory(stream)
         driver_dir = directory / "driver"
+        provision_sink_grants(stream)
         secrets_dir = Path(tempfile.mkdtemp(prefix=f"stream-{stream.pk}-"))
         try:
             connection_file = launcher.write_connection_file(secrets_dir, kafka_config_for(stream))
