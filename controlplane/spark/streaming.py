@@ -306,13 +306,16 @@ class TopicBatchSink:
         ]
         producer.begin_transaction()
         try:
-            produce_with(producer, iter(table.to_batches()), default_topic=self.topic)
+            produced = produce_with(producer, iter(table.to_batches()), default_topic=self.topic)
             producer.send_offsets_to_transaction(
                 marker, marker_group.consumer_group_metadata(), TRANSACTION_CALL_TIMEOUT_S
             )
             pause = float(os.environ.get(PAUSE_BEFORE_COMMIT_ENV) or 0)
             if pause > 0:
-                print(f"streamhub: batch {batch_id} produced, committing in {pause} s", flush=True)
+                print(
+                    f"streamhub: batch {batch_id} produced ({produced} records), committing in {pause} s",
+                    flush=True,
+                )
                 time.sleep(pause)
             producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)
         except (KafkaException, ProduceFailed) as error:

@@ -3138,6 +3138,12 @@ export interface components {
             value: components["schemas"]["Payload"];
             headers: components["schemas"]["Header"][];
         };
+        /**
+         * @description * `transactional` - transactional
+         *     * `idempotent` - idempotent
+         * @enum {string}
+         */
+        ModeEnum: "transactional" | "idempotent";
         Notification: {
             readonly id: number;
             readonly alert: number | null;
@@ -4428,6 +4434,8 @@ export interface components {
             /** Format: double */
             processed_rows_per_second: number;
             batch_duration_ms: number;
+            /** @description null for jobs without a topic sink */
+            sink: components["schemas"]["StreamSink"] | null;
         };
         StreamRestart: {
             /** Format: date-time */
@@ -4440,6 +4448,20 @@ export interface components {
             delay_seconds: number;
             /** @description asked for through the API, not after a failure */
             requested: boolean;
+        };
+        /** @description A topic sink's report: how it writes each micro-batch once (controlplane/spark/streaming.py). */
+        StreamSink: {
+            /**
+             * @description transactional: one Kafka transaction per batch (exactly-once for read_committed readers); idempotent: the cluster lacks transactions
+             *
+             *     * `transactional` - transactional
+             *     * `idempotent` - idempotent
+             */
+            mode: components["schemas"]["ModeEnum"];
+            transactional_id?: string;
+            last_committed_batch?: number;
+            /** @description batches Spark replayed after a restart that had already been committed */
+            batches_skipped?: number;
         };
         StreamingJob: {
             readonly id: number;
