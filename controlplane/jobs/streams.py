@@ -64,6 +64,8 @@ HEARTBEAT_SECONDS = 5.0
 WATCH_INTERVAL_SECONDS = 1.0
 LAG_INTERVAL_SECONDS = 5.0
 RESTARTS_KEPT = 50
+# Streaming jobs that write through streaming.TopicBatchSink.
+TOPIC_SINK_JOBS = ("stream_topic_sql",)
 # Celery needs a bound: after it the worker ends the task, and watch_streams starts a new supervisor that
 # restarts the driver from its checkpoint.
 SUPERVISOR_TIME_LIMIT_SECONDS = 7 * 24 * 3600
@@ -257,7 +259,7 @@ def sink_grants(stream: StreamingJob) -> list[Acl]:
     """What the topic sink's transactions need beyond the topics (streaming.py): WRITE and DESCRIBE on the
     stream's transactional id, READ on its marker group of the same name. None without a service account
     (a cluster without authentication) or for jobs without a topic sink."""
-    if stream.service_account is None or stream.job != "stream_topic_sql":
+    if stream.service_account is None or stream.job not in TOPIC_SINK_JOBS:
         return []
     name = streaming.stream_transactional_id(str(stream.pk))
     principal = stream.service_account.principal
@@ -533,7 +535,9 @@ class Supervisor:
             for p in stream.lag["partitions"]
             if p["committed_offset"] is not None
         }
-        if committed and stream.lag["batch_id"] != self.committed_batch:
+        # A transactional sink commits the positions itself, with each batch, into the group lag_group names:
+        # a commit from here would overwrite its marker.
+        if committed and mirrors_positions(stream) and stream.lag["batch_id"] != self.committed_batch:
             try:
                 streaming.commit_group_offsets(kafka_config, lag_group(stream), committed)
                 self.committed_batch = stream.lag["batch_id"]
@@ -541,10 +545,22 @@ class Supervisor:
                 logger.info("streaming job %s: offsets not committed for the lag pages: %s", stream.pk, error)
 
 
+def mirrors_positions(stream: StreamingJob) -> bool:
+    """Whether the supervisor commits the stream's positions to a group for the lag features: for jobs without a
+    topic sink, and topic sinks on the idempotent path. A transactional sink commits them itself, with each
+    batch (its mode is known from its first report; nothing is committed before that)."""
+    if stream.job not in TOPIC_SINK_JOBS:
+        return True
+    return (stream.progress.get("sink") or {}).get("mode") == streaming.IDEMPOTENT
+
+
 def lag_group(stream: StreamingJob) -> str:
-    """The consumer group the stream's committed offsets are mirrored to (the `spark-` prefix its reads already
-    need a group ACL for), so the lag pages, history and alerts cover the stream."""
-    return f"spark-stream-{stream.pk}"
+    """The consumer group holding the stream's committed positions, so the lag pages, history and alerts cover
+    the stream: the group the supervisor mirrors them to (the `spark-` prefix its reads already need a group
+    ACL for), else the transactional sink's marker group."""
+    if mirrors_positions(stream):
+        return f"spark-stream-{stream.pk}"
+    return streaming.stream_transactional_id(str(stream.pk))
 
 
 def measure_lag(stream: StreamingJob, kafka_config: dict[str, str]) -> dict[str, Any]:

@@ -237,7 +237,8 @@ class StreamLagSerializer(serializers.Serializer):
     sampled_at = serializers.DateTimeField(allow_null=True)
     group = serializers.CharField(
         allow_null=True,
-        help_text="the consumer group the committed offsets are mirrored to (lag pages, alerts)",
+        help_text="the consumer group holding the committed offsets (lag pages, alerts): a transactional topic "
+        "sink's marker group streamhub-stream-<id>, else spark-stream-<id> they are mirrored to",
     )
     batch_id = serializers.IntegerField(allow_null=True, help_text="the last batch Spark committed")
     total_lag = serializers.IntegerField()

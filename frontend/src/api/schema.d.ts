@@ -4408,7 +4408,7 @@ export interface components {
         StreamLag: {
             /** Format: date-time */
             sampled_at: string | null;
-            /** @description the consumer group the committed offsets are mirrored to (lag pages, alerts) */
+            /** @description the consumer group holding the committed offsets (lag pages, alerts): a transactional topic sink's marker group streamhub-stream-<id>, else spark-stream-<id> they are mirrored to */
             group: string | null;
             /** @description the last batch Spark committed */
             batch_id: number | null;
