@@ -178,9 +178,9 @@ class TopicBatchSink:
     stream_id: str
     topic: str
     kafka_config: dict[str, str]
-    checkpoint_dir: (
-        Path  # the stream's: Spark's checkpoint is its `spark/`, the idempotent sink's state beside it
-    )
+    # The stream's: Spark's checkpoint is its `spark/` (the offset log the marker comes from), the idempotent
+    # path's state is beside it.
+    checkpoint_dir: Path
     # Idempotent path: columns the batch is ordered by before it is numbered, for queries whose replay may
     # order rows anew.
     sort_columns: list[str] = field(default_factory=list)
