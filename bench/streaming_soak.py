@@ -2,8 +2,10 @@
 run for longer, with the driver killed (SIGKILL) several times while records are produced.
 
 It is the same scenario as the suite's bounded run (a real SASL broker, PostgreSQL from DATABASE_URL, a real
-Celery worker supervising spark-submit on local[1]), so the numbers come from one implementation: records
-expected, lost, duplicated, reordered, kills, and the replays the topic sink made after them.
+Celery worker supervising spark-submit on local[1]; the first kill inside an open transaction, the others at any
+moment), so the numbers come from one implementation: records expected, lost, duplicated, reordered (read_committed),
+records read_uncommitted (the aborted attempts too), kills, and the batches the sink skipped after a restart
+(committed before the kill).
 
 Usage: DATABASE_URL=postgres://… .venv/bin/python bench/streaming_soak.py [--seconds 600] [--kills 5]
 Prints one JSON line.

@@ -37,8 +37,10 @@ SUBMIT_SCRIPT = REPO_ROOT / "controlplane" / "spark" / "submit.py"
 LOG_FILE = "driver.log"
 # Only what Java, Spark and Python need: the worker's own environment holds the database URL and secret key.
 # SPARK_LOCAL_IP/SPARK_PUBLIC_DNS: the address executors on other hosts reach the driver (this host) at.
+# STREAMHUB_SINK_TEST_PAUSE_BEFORE_COMMIT_S: the supervision test's hook into the topic sink (streaming.py).
 PASSED_ENVIRONMENT = (
-    "PATH", "HOME", "LANG", "LC_ALL", "JAVA_HOME", "TMPDIR", "SPARK_HOME", "SPARK_LOCAL_IP", "SPARK_PUBLIC_DNS"
+    "PATH", "HOME", "LANG", "LC_ALL", "JAVA_HOME", "TMPDIR", "SPARK_HOME", "SPARK_LOCAL_IP", "SPARK_PUBLIC_DNS",
+    "STREAMHUB_SINK_TEST_PAUSE_BEFORE_COMMIT_S",
 )  # fmt: skip
 # Where the dependency archive is unpacked in each executor's working directory, and put on its Python path.
 DEPENDENCIES_ALIAS = "streamhub-deps"

@@ -28,7 +28,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
+from controlplane.acls.models import AclBinding
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.errors import Conflict, ServiceError
@@ -44,6 +46,8 @@ from controlplane.jobs.services import (
     require_launch,
     validate_parameters,
 )
+from controlplane.kafka.acls import Acl, create_acls
+from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.spark import streaming
 from controlplane.spark.jobs.runtime import split_resources
 from controlplane.spark.planning import TopicReadError, planning_consumer, watermarks
@@ -60,6 +64,8 @@ HEARTBEAT_SECONDS = 5.0
 WATCH_INTERVAL_SECONDS = 1.0
 LAG_INTERVAL_SECONDS = 5.0
 RESTARTS_KEPT = 50
+# Streaming jobs that write through streaming.TopicBatchSink.
+TOPIC_SINK_JOBS = ("stream_topic_sql",)
 # Celery needs a bound: after it the worker ends the task, and watch_streams starts a new supervisor that
 # restarts the driver from its checkpoint.
 SUPERVISOR_TIME_LIMIT_SECONDS = 7 * 24 * 3600
@@ -249,6 +255,64 @@ def streams_to_rescue() -> list[int]:
     ]
 
 
+def sink_grants(stream: StreamingJob) -> list[Acl]:
+    """What the topic sink's transactions need beyond the topics (streaming.py): WRITE and DESCRIBE on the
+    stream's transactional id, READ on its marker group of the same name. None without a service account
+    (a cluster without authentication) or for jobs without a topic sink."""
+    if stream.service_account is None or stream.job not in TOPIC_SINK_JOBS:
+        return []
+    name = streaming.stream_transactional_id(str(stream.pk))
+    principal = stream.service_account.principal
+    return [
+        Acl("TRANSACTIONAL_ID", name, "LITERAL", principal, "*", "WRITE", "ALLOW"),
+        Acl("TRANSACTIONAL_ID", name, "LITERAL", principal, "*", "DESCRIBE", "ALLOW"),
+        Acl("GROUP", name, "LITERAL", principal, "*", "READ", "ALLOW"),
+    ]
+
+
+def provision_sink_grants(stream: StreamingJob) -> None:
+    """Creates the sink's grants that the control plane does not manage yet, as managed bindings of the
+    stream's team (so the reconciler keeps them), audited as the system's. A cluster that cannot take them now
+    (unreachable, no authorizer) is logged: the driver then fails on the broker's refusal and is restarted."""
+    missing = [
+        acl
+        for acl in sink_grants(stream)
+        if not AclBinding.objects.filter(
+            cluster=stream.cluster, managed=True, **AclBinding.fields_of(acl)
+        ).exists()
+    ]
+    if not missing:
+        return
+    try:
+        create_acls(connection_for(stream.cluster), missing)
+    except KafkaGatewayError as error:
+        logger.warning("streaming job %s: the sink's ACLs were not created: %s", stream.pk, error)
+        return
+    for acl in missing:
+        change = Change(
+            action="acl.create",
+            resource_type="acl_binding",
+            organization_id=stream.team.organization_id,
+            team_id=stream.team_id,
+            team_name=stream.team.name,
+            resource_name=str(acl)[:255],
+            after=AclBinding.fields_of(acl),
+            extra={"streaming_job": stream.pk},
+        )
+        with audited_change(actor=Actor.system(), change=change):
+            binding = AclBinding.objects.create(
+                cluster=stream.cluster,
+                team=stream.team,
+                managed=True,
+                exists_on_cluster=True,
+                **AclBinding.fields_of(acl),
+            )
+            AclBinding.objects.filter(
+                cluster=stream.cluster, managed=False, **AclBinding.fields_of(acl)
+            ).delete()
+            change.on(binding)
+
+
 # --- the supervisor --------------------------------------------------------------------------------------
 
 
@@ -331,6 +395,7 @@ class Supervisor:
     def _run_driver(self, stream: StreamingJob) -> str:
         directory = stream_directory(stream)
         driver_dir = directory / "driver"
+        provision_sink_grants(stream)
         secrets_dir = Path(tempfile.mkdtemp(prefix=f"stream-{stream.pk}-"))
         try:
             connection_file = launcher.write_connection_file(secrets_dir, kafka_config_for(stream))
@@ -470,7 +535,9 @@ class Supervisor:
             for p in stream.lag["partitions"]
             if p["committed_offset"] is not None
         }
-        if committed and stream.lag["batch_id"] != self.committed_batch:
+        # A transactional sink commits the positions itself, with each batch, into the group lag_group names:
+        # a commit from here would overwrite its marker.
+        if committed and mirrors_positions(stream) and stream.lag["batch_id"] != self.committed_batch:
             try:
                 streaming.commit_group_offsets(kafka_config, lag_group(stream), committed)
                 self.committed_batch = stream.lag["batch_id"]
@@ -478,10 +545,22 @@ class Supervisor:
                 logger.info("streaming job %s: offsets not committed for the lag pages: %s", stream.pk, error)
 
 
+def mirrors_positions(stream: StreamingJob) -> bool:
+    """Whether the supervisor commits the stream's positions to a group for the lag features: for jobs without a
+    topic sink, and topic sinks on the idempotent path. A transactional sink commits them itself, with each
+    batch (its mode is known from its first report; nothing is committed before that)."""
+    if stream.job not in TOPIC_SINK_JOBS:
+        return True
+    return (stream.progress.get("sink") or {}).get("mode") == streaming.IDEMPOTENT
+
+
 def lag_group(stream: StreamingJob) -> str:
-    """The consumer group the stream's committed offsets are mirrored to (the `spark-` prefix its reads already
-    need a group ACL for), so the lag pages, history and alerts cover the stream."""
-    return f"spark-stream-{stream.pk}"
+    """The consumer group holding the stream's committed positions, so the lag pages, history and alerts cover
+    the stream: the group the supervisor mirrors them to (the `spark-` prefix its reads already need a group
+    ACL for), else the transactional sink's marker group."""
+    if mirrors_positions(stream):
+        return f"spark-stream-{stream.pk}"
+    return streaming.stream_transactional_id(str(stream.pk))
 
 
 def measure_lag(stream: StreamingJob, kafka_config: dict[str, str]) -> dict[str, Any]:

@@ -169,5 +169,12 @@ def _at_end_of_log(messages: list, offset_range: OffsetRange, fail_on_data_loss:
                     f"{offset_range.topic}-{offset_range.partition} ends at {message.offset()}, before the "
                     f"planned end {offset_range.end}; set failOnDataLoss=false to accept this"
                 )
-        raise TopicReadError(f"reading {offset_range.topic}-{offset_range.partition}: {error.str()}")
+        where = f"{offset_range.topic}-{offset_range.partition}"
+        if error.code() == KafkaError._AUTO_OFFSET_RESET:  # OFFSET_OUT_OF_RANGE with auto.offset.reset=error
+            raise TopicReadError(
+                f"offset {message.offset()} of {where} is out of range (records deleted or truncated since the "
+                f"read was planned [{offset_range.start}, {offset_range.end}): {error.str()}); "
+                "set failOnDataLoss=false to read from the log start instead"
+            )
+        raise TopicReadError(f"reading {where}: {error.str()}")
     return False

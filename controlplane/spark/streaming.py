@@ -1,10 +1,40 @@
-"""What the managed streaming jobs share: their source, the topic sink that does not duplicate on restart,
-the progress file the supervisor reads, and the committed offsets it reads from the checkpoint.
+"""What the managed streaming jobs share: their source, the topic sink that writes each micro-batch once, the
+progress file the supervisor reads, and the committed offsets it reads from the checkpoint.
 
-The topic sink's guarantee (until the broker supports transactions): every record of a micro-batch reaches
-the target topic once, across driver crashes and restarts, provided the batch's output is the same rows in
-the same order when Spark replays it (true for filter/project queries, which read the same offset ranges
-again; an aggregate's output is ordered by the job before it reaches the sink). How:
+The topic sink (`TopicBatchSink`, a foreachBatch function run in the driver) has two paths; the stream's
+progress names the one it uses (`sink.mode`).
+
+**Transactional (exactly-once; every cluster whose brokers support transactions).** Micro-batch N is produced
+in ONE Kafka transaction of the stream's own transactional id `streamhub-stream-<stream>`, and the same
+transaction commits a marker: the source offsets batch N ends at (from Spark's offset log, which Spark writes
+before it runs the batch) as the offsets of the consumer group `streamhub-stream-<stream>`, each with the
+metadata `streamhub-batch <N>` (send_offsets_to_transaction). Records and marker are committed or aborted
+together. Why that is exactly-once with read_committed consumers of the target topic:
+
+- *Restart (zombie fencing):* a starting driver calls init_transactions with the same transactional id. The
+  coordinator bumps the producer epoch, so a previous driver still alive (a zombie, e.g. one cut off from
+  the cluster) is fenced: its produce and commit fail with PRODUCER_FENCED and its open transaction is
+  aborted. init_transactions returns only once that transaction is resolved, so the marker read next (an
+  OffsetFetch with require_stable, read_committed) is final.
+- *A driver killed between produce and commit:* its transaction is open; the next driver's init_transactions
+  aborts it (the records stay in the log, marked aborted, invisible to read_committed readers), the marker
+  still names N-1, so Spark's replay of N produces all of it again in a new transaction.
+- *A driver killed after the commit, before Spark's own commit log:* Spark replays N; the marker names N, so
+  the sink skips it. The replay's rows need not be the same rows in the same order (an aggregate's may not):
+  only one of the attempts is ever committed.
+- *Retries of a batch:* librdkafka's transactional producer is idempotent, so its own retries neither
+  duplicate nor reorder; a batch that fails (a record not acknowledged, a commit refused) is aborted and the
+  query fails; the supervisor's restart replays it as above.
+
+The transaction must end within `transaction.timeout.ms` (60 s here; the broker aborts it after that): bound
+a batch with `max_offsets_per_trigger`. The control plane grants the stream's service account WRITE and
+DESCRIBE on the transactional id and READ on the group (controlplane.jobs.streams).
+
+**Idempotent (at-least-once made effectively once; clusters without transactions, detected when
+init_transactions answers that the brokers lack them).** Every record of a micro-batch reaches the target topic
+once, across driver crashes and restarts, provided the batch's output is the same rows in the same order when
+Spark replays it (true for filter/project queries, which read the same offset ranges again; an aggregate's
+output is ordered by the job before it reaches the sink). How:
 
 1. A batch id at or below the last committed one (sink state in the checkpoint directory) is skipped: Spark
    replays the last batch when it crashed between the sink's commit and its own.
@@ -20,6 +50,7 @@ the process was killed) would be written twice; the restart takes seconds, which
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -29,10 +60,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from controlplane.spark.planning import METADATA_TIMEOUT_S, TopicReadError, planning_consumer, watermarks
-from controlplane.spark.writing import produce_batches
+from controlplane.spark.writing import ProduceFailed, produce_batches, produce_with
 
 SEQUENCE_HEADER = "streamhub-seq"
 STREAM_PROGRESS_FILE = "stream-progress.json"
@@ -65,6 +96,8 @@ class StreamContext:
     kafka_config: dict[str, str]
     checkpoint_dir: Path
     output_dir: Path
+    # What the job's sink reports into each progress report (a topic sink: its mode and last batch).
+    sink_status: dict[str, Any] = field(default_factory=dict)
 
     def read_stream(self, spark: Any, source: StreamSource) -> Any:
         options = {f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}
@@ -118,6 +151,26 @@ class SinkState:
         _write_json(self.path, {"committed": self.committed, "pending": self.pending})
 
 
+TRANSACTIONAL = "transactional"
+IDEMPOTENT = "idempotent"
+# What init_transactions answers when the brokers lack transactions (librdkafka checks their ApiVersions for
+# InitProducerId, AddPartitionsToTxn, EndTxn, ... and FindCoordinator of transaction coordinators).
+TRANSACTIONS_UNSUPPORTED = frozenset(
+    {KafkaError._UNSUPPORTED_FEATURE, KafkaError.UNSUPPORTED_VERSION, KafkaError.INVALID_REQUEST}
+)
+TRANSACTION_TIMEOUT_MS = 60_000
+TRANSACTION_CALL_TIMEOUT_S = 60.0
+MARKER_PREFIX = "streamhub-batch "
+# Test hook (the supervision test kills the driver here): seconds to wait between producing a batch and
+# committing its transaction, announced in the driver's log.
+PAUSE_BEFORE_COMMIT_ENV = "STREAMHUB_SINK_TEST_PAUSE_BEFORE_COMMIT_S"
+
+
+def stream_transactional_id(stream_id: str) -> str:
+    """The stream's transactional id, and its marker group's name: stable across the stream's restarts."""
+    return f"streamhub-stream-{stream_id}"
+
+
 @dataclass
 class TopicBatchSink:
     """A foreachBatch function producing each micro-batch to `topic` once (see the module's docstring)."""
@@ -125,15 +178,158 @@ class TopicBatchSink:
     stream_id: str
     topic: str
     kafka_config: dict[str, str]
-    state_path: Path
-    # Columns the batch is ordered by before it is numbered: for queries whose replay may order rows anew.
+    # The stream's: Spark's checkpoint is its `spark/` (the offset log the marker comes from), the idempotent
+    # path's state is beside it.
+    checkpoint_dir: Path
+    # Idempotent path: columns the batch is ordered by before it is numbered, for queries whose replay may
+    # order rows anew.
     sort_columns: list[str] = field(default_factory=list)
+    mode: str | None = None  # TRANSACTIONAL or IDEMPOTENT; None: transactional where the cluster supports it
+    # What the stream's progress reports about the sink (the same dict as StreamContext.sink_status).
+    status: dict[str, Any] = field(default_factory=dict)
     batches_skipped: int = 0
     records_skipped: int = 0
     _state: SinkState | None = field(default=None, repr=False)
+    _producer: Producer | None = field(default=None, repr=False)
+    _marker_group: Consumer | None = field(default=None, repr=False)
+    _committed: int | None = field(default=None, repr=False)
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        state = self._state or SinkState.load(self.state_path)
+        if self.mode is None:
+            self.mode = TRANSACTIONAL if self._start_transactions() else IDEMPOTENT
+        elif self.mode == TRANSACTIONAL and self._producer is None and not self._start_transactions():
+            raise ProduceFailed("the cluster does not support transactions")
+        self.status["mode"] = self.mode
+        if self.mode == TRANSACTIONAL:
+            self._produce_in_transaction(batch, batch_id)
+        else:
+            self._produce_idempotently(batch, batch_id)
+        self.status.update(batches_skipped=self.batches_skipped, records_skipped=self.records_skipped)
+
+    def close(self) -> None:
+        """Lets go of the transactional producer and the marker group's client (a sink used again starts
+        its transactions anew)."""
+        if self._marker_group is not None:
+            self._marker_group.close()
+        if self._producer is not None:
+            self._producer.flush(0)
+        self._producer = self._marker_group = self._committed = None
+
+    # --- the transactional path --------------------------------------------------------------------------
+
+    @property
+    def transactional_id(self) -> str:
+        return stream_transactional_id(self.stream_id)
+
+    def _start_transactions(self) -> bool:
+        """Registers the stream's transactional id (fencing any earlier driver and resolving its open
+        transaction); False when the cluster does not support transactions."""
+        producer = Producer(
+            {
+                "linger.ms": 20,
+                **self.kafka_config,
+                "transactional.id": self.transactional_id,
+                "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
+                "enable.idempotence": True,
+                "acks": "all",
+            }
+        )
+        try:
+            producer.init_transactions(TRANSACTION_CALL_TIMEOUT_S)
+        except KafkaException as error:
+            code = error.args[0].code()
+            if code in TRANSACTIONS_UNSUPPORTED:
+                print(
+                    f"streamhub: the cluster does not support transactions ({error.args[0].str()}); "
+                    "the topic sink uses the idempotent producer",
+                    flush=True,
+                )
+                return False
+            raise ProduceFailed(
+                f"starting transactions as {self.transactional_id}: {error.args[0].str()}"
+            ) from None
+        self._producer = producer
+        self._marker_group = Consumer(
+            {
+                **self.kafka_config,
+                "group.id": self.transactional_id,
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",  # OffsetFetch with require_stable
+            }
+        )
+        self.status["transactional_id"] = self.transactional_id
+        return True
+
+    def _committed_batch(self, positions: dict[tuple[str, int], int]) -> int:
+        """The last batch whose transaction committed, from the marker group's offsets (-1: none yet)."""
+        assert self._marker_group is not None
+        partitions = [TopicPartition(topic, partition) for topic, partition in sorted(positions)]
+        deadline = time.monotonic() + TRANSACTION_CALL_TIMEOUT_S
+        while True:
+            try:
+                answers = self._marker_group.committed(partitions, timeout=TRANSACTION_CALL_TIMEOUT_S)
+                break
+            except KafkaException as error:
+                # UNSTABLE_OFFSET_COMMIT while a resolved transaction's marker is still being written.
+                if not error.args[0].retriable() or time.monotonic() > deadline:
+                    raise TopicReadError(
+                        f"reading the marker of {self.transactional_id}: {error.args[0].str()}"
+                    ) from None
+                time.sleep(0.2)
+        batches = [
+            int(answer.metadata[len(MARKER_PREFIX) :])
+            for answer in answers
+            if answer.metadata and answer.metadata.startswith(MARKER_PREFIX)
+        ]
+        return max(batches, default=-1)
+
+    def _produce_in_transaction(self, batch: Any, batch_id: int) -> None:
+        producer, marker_group = self._producer, self._marker_group
+        assert producer is not None
+        assert marker_group is not None
+        positions = batch_end_offsets(self.checkpoint_dir / "spark", batch_id)
+        if positions is None:
+            raise ProduceFailed(f"batch {batch_id} has no offsets in the checkpoint")
+        if self._committed is None:  # once per driver, after init_transactions resolved the previous one
+            self._committed = self._committed_batch(positions)
+            self.status["last_committed_batch"] = self._committed
+        if batch_id <= self._committed:
+            self.batches_skipped += 1
+            print(f"streamhub: batch {batch_id} was committed before the restart; skipped", flush=True)
+            return
+        table = batch.toArrow()
+        if "value" not in table.column_names:
+            raise ValueError("the query must produce a 'value' column")
+        marker = [
+            TopicPartition(topic, partition, offset, metadata=f"{MARKER_PREFIX}{batch_id}")
+            for (topic, partition), offset in sorted(positions.items())
+        ]
+        producer.begin_transaction()
+        try:
+            produced = produce_with(producer, iter(table.to_batches()), default_topic=self.topic)
+            producer.send_offsets_to_transaction(
+                marker, marker_group.consumer_group_metadata(), TRANSACTION_CALL_TIMEOUT_S
+            )
+            pause = float(os.environ.get(PAUSE_BEFORE_COMMIT_ENV) or 0)
+            if pause > 0:
+                print(
+                    f"streamhub: batch {batch_id} produced ({produced} records), committing in {pause} s",
+                    flush=True,
+                )
+                time.sleep(pause)
+            producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)
+        except (KafkaException, ProduceFailed) as error:
+            with contextlib.suppress(KafkaException):
+                producer.abort_transaction(TRANSACTION_CALL_TIMEOUT_S)
+            detail = error.args[0].str() if isinstance(error, KafkaException) else str(error)
+            raise ProduceFailed(f"batch {batch_id} into {self.topic} aborted: {detail}") from None
+        self._committed = batch_id
+        self.status["last_committed_batch"] = batch_id
+
+    # --- the idempotent path -----------------------------------------------------------------------------
+
+    def _produce_idempotently(self, batch: Any, batch_id: int) -> None:
+        state = self._state or SinkState.load(self.checkpoint_dir / SINK_STATE_FILE)
         self._state = state
         if batch_id <= state.committed:
             self.batches_skipped += 1
@@ -165,6 +361,7 @@ class TopicBatchSink:
             )
         state.committed, state.pending = batch_id, None
         state.save()
+        self.status["last_committed_batch"] = batch_id
 
 
 def with_sequence_headers(table: pa.Table, prefix: str, indexes: list[int]) -> pa.Table:
@@ -264,9 +461,12 @@ def _as_offsets(value: Any) -> dict[str, dict[str, int]] | None:
     return value if isinstance(value, dict) else None
 
 
-def write_progress(directory: Path, progress: Any) -> None:
+def write_progress(directory: Path, progress: Any, sink: dict[str, Any] | None = None) -> None:
     content = json.loads(progress.json) if hasattr(progress, "json") else dict(progress)
-    _write_json(directory / STREAM_PROGRESS_FILE, progress_summary(content))
+    summary = progress_summary(content)
+    if sink:
+        summary["sink"] = dict(sink)
+    _write_json(directory / STREAM_PROGRESS_FILE, summary)
 
 
 def read_progress(directory: Path) -> dict[str, Any] | None:
@@ -284,13 +484,21 @@ def committed_offsets(spark_checkpoint: Path) -> tuple[int, dict[tuple[str, int]
     except FileNotFoundError:
         return None
     for batch in sorted(batches, reverse=True):
-        try:
-            lines = (spark_checkpoint / "offsets" / str(batch)).read_text().splitlines()
-            offsets = json.loads(lines[2])  # "v1", the batch's metadata, then one line per source
-        except (OSError, IndexError, ValueError):
-            continue
-        return batch, {(t, int(p)): int(o) for t, parts in offsets.items() for p, o in parts.items()}
+        positions = batch_end_offsets(spark_checkpoint, batch)
+        if positions is not None:
+            return batch, positions
     return None
+
+
+def batch_end_offsets(spark_checkpoint: Path, batch: int) -> dict[tuple[str, int], int] | None:
+    """The source offsets micro-batch `batch` ends at, from Spark's offset log (written before the batch
+    runs); None when the log has no such batch."""
+    try:
+        lines = (spark_checkpoint / "offsets" / str(batch)).read_text().splitlines()
+        offsets = json.loads(lines[2])  # "v1", the batch's metadata, then one line per source
+    except (OSError, IndexError, ValueError):
+        return None
+    return {(t, int(p)): int(o) for t, parts in offsets.items() for p, o in parts.items()}
 
 
 def commit_group_offsets(

@@ -94,7 +94,7 @@ def run_stream(spark: object, module: object, parameters: object, arguments: arg
     while not query.awaitTermination(1):  # raises StreamingQueryException when the query failed
         progress = query.lastProgress
         if progress is not None and progress.get("timestamp") != reported:
-            write_progress(arguments.output_dir, progress)
+            write_progress(arguments.output_dir, progress, context.sink_status)
             reported = progress.get("timestamp")
 
 

@@ -28,6 +28,12 @@ def produce_batches(
     Raises ProduceFailed when any record was not acknowledged, so Spark retries or fails the task.
     """
     producer = Producer({"linger.ms": 20, **kafka_config, "enable.idempotence": True, "acks": "all"})
+    return produce_with(producer, batches, default_topic=default_topic)
+
+
+def produce_with(producer: Producer, batches: Iterator[pa.RecordBatch], *, default_topic: str | None) -> int:
+    """Produce every row with `producer` and wait until each is acknowledged (see produce_batches); a
+    transactional producer must be inside a transaction."""
     failures: list[KafkaError] = []
 
     def delivered(error: KafkaError | None, _message: object) -> None:

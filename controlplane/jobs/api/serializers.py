@@ -195,6 +195,21 @@ class StreamingJobActionInputSerializer(serializers.Serializer):
     )
 
 
+class StreamSinkSerializer(serializers.Serializer):
+    """A topic sink's report: how it writes each micro-batch once (controlplane/spark/streaming.py)."""
+
+    mode = serializers.ChoiceField(
+        choices=["transactional", "idempotent"],
+        help_text="transactional: one Kafka transaction per batch (exactly-once for read_committed readers); "
+        "idempotent: the cluster lacks transactions",
+    )
+    transactional_id = serializers.CharField(required=False)
+    last_committed_batch = serializers.IntegerField(required=False)
+    batches_skipped = serializers.IntegerField(
+        required=False, help_text="batches Spark replayed after a restart that had already been committed"
+    )
+
+
 class StreamProgressSerializer(serializers.Serializer):
     """The latest StreamingQuery.lastProgress, summarized; nulls before the first report."""
 
@@ -204,6 +219,7 @@ class StreamProgressSerializer(serializers.Serializer):
     input_rows_per_second = serializers.FloatField()
     processed_rows_per_second = serializers.FloatField()
     batch_duration_ms = serializers.IntegerField()
+    sink = StreamSinkSerializer(allow_null=True, help_text="null for jobs without a topic sink")
 
 
 class StreamPartitionLagSerializer(serializers.Serializer):
@@ -221,7 +237,8 @@ class StreamLagSerializer(serializers.Serializer):
     sampled_at = serializers.DateTimeField(allow_null=True)
     group = serializers.CharField(
         allow_null=True,
-        help_text="the consumer group the committed offsets are mirrored to (lag pages, alerts)",
+        help_text="the consumer group holding the committed offsets (lag pages, alerts): a transactional topic "
+        "sink's marker group streamhub-stream-<id>, else spark-stream-<id> they are mirrored to",
     )
     batch_id = serializers.IntegerField(allow_null=True, help_text="the last batch Spark committed")
     total_lag = serializers.IntegerField()
@@ -237,7 +254,7 @@ class StreamRestartSerializer(serializers.Serializer):
 
 EMPTY_STREAM_PROGRESS = {
     "batch_id": None, "timestamp": None, "num_input_rows": 0, "input_rows_per_second": 0.0,
-    "processed_rows_per_second": 0.0, "batch_duration_ms": 0,
+    "processed_rows_per_second": 0.0, "batch_duration_ms": 0, "sink": None,
 }  # fmt: skip
 EMPTY_LAG = {"sampled_at": None, "group": None, "batch_id": None, "total_lag": 0, "partitions": []}
 

@@ -2,7 +2,8 @@
 over event-time windows with a watermark (`watermark_delay`, e.g. "10 seconds", on `event_time_column`).
 
 The query must be one SELECT producing a `value` column and optionally `key`, `partition` and `headers`.
-Each micro-batch is produced once into `target_topic`, also across driver restarts (streaming.TopicBatchSink).
+Each micro-batch is produced once into `target_topic`, also across driver restarts (streaming.TopicBatchSink):
+in one transaction per batch where the cluster supports transactions, else with the idempotent producer.
 An aggregate needs a watermark: its windows are written once, when the watermark passes them (append mode).
 """
 
@@ -14,7 +15,6 @@ from typing import Any
 
 from controlplane.spark.jobs.runtime import transform_sql
 from controlplane.spark.streaming import (
-    SINK_STATE_FILE,
     StreamContext,
     StreamSource,
     TopicBatchSink,
@@ -45,11 +45,12 @@ def start(spark: Any, parameters: Parameters, context: StreamContext) -> Any:
         stream_id=context.stream_id,
         topic=parameters.target_topic,
         kafka_config=context.kafka_config,
-        state_path=context.checkpoint_dir / SINK_STATE_FILE,
-        # A replayed aggregate batch holds the same rows, not necessarily in the same order.
+        checkpoint_dir=context.checkpoint_dir,
+        # Idempotent path: a replayed aggregate batch holds the same rows, not necessarily in the same order.
         sort_columns=[c for c in ("key", "value") if c in transformed.columns]
         if parameters.watermark_delay
         else [],
+        status=context.sink_status,
     )
     return (
         transformed.writeStream.foreachBatch(sink)

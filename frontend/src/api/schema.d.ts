@@ -3163,6 +3163,12 @@ export interface components {
             value: components["schemas"]["Payload"];
             headers: components["schemas"]["Header"][];
         };
+        /**
+         * @description * `transactional` - transactional
+         *     * `idempotent` - idempotent
+         * @enum {string}
+         */
+        ModeEnum: "transactional" | "idempotent";
         Notification: {
             readonly id: number;
             readonly alert: number | null;
@@ -4428,7 +4434,7 @@ export interface components {
         StreamLag: {
             /** Format: date-time */
             sampled_at: string | null;
-            /** @description the consumer group the committed offsets are mirrored to (lag pages, alerts) */
+            /** @description the consumer group holding the committed offsets (lag pages, alerts): a transactional topic sink's marker group streamhub-stream-<id>, else spark-stream-<id> they are mirrored to */
             group: string | null;
             /** @description the last batch Spark committed */
             batch_id: number | null;
@@ -4454,6 +4460,8 @@ export interface components {
             /** Format: double */
             processed_rows_per_second: number;
             batch_duration_ms: number;
+            /** @description null for jobs without a topic sink */
+            sink: components["schemas"]["StreamSink"] | null;
         };
         StreamRestart: {
             /** Format: date-time */
@@ -4466,6 +4474,20 @@ export interface components {
             delay_seconds: number;
             /** @description asked for through the API, not after a failure */
             requested: boolean;
+        };
+        /** @description A topic sink's report: how it writes each micro-batch once (controlplane/spark/streaming.py). */
+        StreamSink: {
+            /**
+             * @description transactional: one Kafka transaction per batch (exactly-once for read_committed readers); idempotent: the cluster lacks transactions
+             *
+             *     * `transactional` - transactional
+             *     * `idempotent` - idempotent
+             */
+            mode: components["schemas"]["ModeEnum"];
+            transactional_id?: string;
+            last_committed_batch?: number;
+            /** @description batches Spark replayed after a restart that had already been committed */
+            batches_skipped?: number;
         };
         StreamingJob: {
             readonly id: number;

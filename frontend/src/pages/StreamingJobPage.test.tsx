@@ -36,6 +36,7 @@ describe("StreamingJobPage", () => {
     expect(progress).toHaveTextContent("Batch41");
     expect(progress).toHaveTextContent("Restarts1");
     expect(progress).toHaveTextContent("Batch duration480 ms");
+    expect(progress).toHaveTextContent("Topic sinkexactly-once (one transaction per batch)");
     expect(screen.getByText("spark-stream-4")).toBeInTheDocument();
     expect(await screen.findByText(/batch 40 replayed/)).toBeInTheDocument();
     // Viewers follow a stream; they cannot stop it.

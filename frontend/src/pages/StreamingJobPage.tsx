@@ -107,6 +107,16 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
         <dd>{formatCompact(progress.processed_rows_per_second)}</dd>
         <dt>Batch duration</dt>
         <dd>{progress.batch_duration_ms} ms</dd>
+        {progress.sink ? (
+          <>
+            <dt>Topic sink</dt>
+            <dd>
+              {progress.sink.mode === "transactional"
+                ? "exactly-once (one transaction per batch)"
+                : "idempotent (the cluster has no transactions)"}
+            </dd>
+          </>
+        ) : null}
         <dt>Restarts</dt>
         <dd>
           {stream.restart_count}

@@ -11,7 +11,8 @@ import json
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from controlplane.spark.topic_source import JVM_READER_CONF, PLANNER_PYTHON_CONF
 from tests.integration.spark.conftest import create_topic
@@ -267,3 +268,42 @@ def test_without_a_planner_named_reads_go_to_the_python_source(spark, broker, to
         assert [bytes(row.value) for row in frame.collect()] == [b"v"]
     finally:
         spark.conf.set(PLANNER_PYTHON_CONF, python)
+
+
+@pytest.mark.parametrize("jvm", [True, False], ids=["jvm", "python"])
+def test_records_deleted_between_planning_and_reading_are_skipped_or_an_error_naming_them(
+    spark, broker, topic_name, jvm
+):
+    """OFFSET_OUT_OF_RANGE during the read (retention deleted the start of a planned range): with
+    failOnDataLoss=false the read goes on from the log start, as Spark's Kafka source does; with true it fails
+    naming the partition and the offsets."""
+    create_topic(broker.bootstrap, topic_name)
+    produce_with(broker.bootstrap, topic_name, [(0, None, b"v%d" % i, None) for i in range(40)])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def planned(fail_on_data_loss: str):
+        """The read's RDD: Spark has planned its offset ranges (from the log as it is now), read nothing."""
+        frame = reader(spark, broker.bootstrap, subscribe=topic_name, failOnDataLoss=fail_on_data_loss).load()
+        plan = frame._jdf.queryExecution().executedPlan().toString()
+        assert (JVM_PLAN in plan) == jvm, plan
+        return frame.select("offset", "value").rdd
+
+    def delete_before(offset: int) -> None:
+        deleted = admin.delete_records([TopicPartition(topic_name, 0, offset)], request_timeout=10)
+        assert next(iter(deleted.values())).result(10).low_watermark == offset
+
+    try:
+        spark.conf.set(JVM_READER_CONF, "true" if jvm else "false")
+        lenient = planned("false")
+        delete_before(15)
+        rows = sorted(lenient.collect())
+        assert [(r.offset, bytes(r.value)) for r in rows] == [(i, b"v%d" % i) for i in range(15, 40)]
+
+        strict = planned("true")
+        delete_before(25)
+        with pytest.raises(Exception, match="set failOnDataLoss=false to read from the log start") as failed:
+            strict.collect()
+        assert f"{topic_name}-0" in str(failed.value)
+        assert "[15, 40)" in str(failed.value)
+    finally:
+        spark.conf.set(JVM_READER_CONF, "true")

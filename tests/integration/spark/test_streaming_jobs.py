@@ -7,17 +7,22 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from controlplane.spark.jobs import stream_to_parquet, stream_topic_sql
 from controlplane.spark.jobs.runtime import parameters_from_json
 from controlplane.spark.streaming import (
+    IDEMPOTENT,
+    MARKER_PREFIX,
     SEQUENCE_HEADER,
+    SINK_STATE_FILE,
+    TRANSACTIONAL,
     SinkState,
     StreamContext,
     TopicBatchSink,
     committed_offsets,
     read_progress,
+    stream_transactional_id,
     write_progress,
 )
 from tests.fixtures.servers import wait_until
@@ -26,13 +31,16 @@ from tests.integration.spark.conftest import create_topic, produce
 pytestmark = pytest.mark.integration
 
 
-def read_topic(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[int, bytes, bytes, list]]:
+def read_topic(
+    bootstrap: str, topic: str, partitions: int = 1, isolation: str = "read_committed"
+) -> list[tuple[int, bytes, bytes, list]]:
     """Every record of the topic as (partition, key, value, headers), in partition and offset order."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": f"check-{time.monotonic_ns()}",
             "enable.partition.eof": True,
+            "isolation.level": isolation,
         }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
@@ -76,7 +84,7 @@ def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progres
     try:
         wait_until(lambda: len(read_topic(broker.bootstrap, target, 2)) >= 20, 90, "the stream's output")
         query.processAllAvailable()
-        write_progress(job_context.output_dir.parent, query.lastProgress)
+        write_progress(job_context.output_dir.parent, query.lastProgress, job_context.sink_status)
     finally:
         query.stop()
     records = read_topic(broker.bootstrap, target, 2)
@@ -86,27 +94,101 @@ def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progres
     for key in (b"k0", b"k1"):
         values = [int(v[1:]) for _, k, v, _ in records if k == key]
         assert values == sorted(values)
-    assert all(any(h[0] == SEQUENCE_HEADER for h in headers) for *_, headers in records)
+    # Transactional: no sequence headers, no sink state file; the marker group holds the source's end offsets.
+    assert not any(headers for *_, headers in records)
+    assert not (job_context.checkpoint_dir / SINK_STATE_FILE).exists()
     batch, offsets = committed_offsets(job_context.spark_checkpoint)
     assert batch >= 2  # 40 records at 15 a batch
     assert offsets == {(topic_name, 0): 20, (topic_name, 1): 20}
     progress = read_progress(tmp_path)
     assert progress["batch_id"] >= 2
     assert progress["end_offsets"] == {topic_name: {"0": 20, "1": 20}}
-    assert SinkState.load(job_context.checkpoint_dir / "topic-sink.json").committed >= 2
+    assert progress["sink"]["mode"] == TRANSACTIONAL
+    assert progress["sink"]["transactional_id"] == "streamhub-stream-7"
+    assert progress["sink"]["last_committed_batch"] >= 2
+    marker = marker_offsets(broker.bootstrap, "7", [(topic_name, 0), (topic_name, 1)])
+    assert {(t, p): o for t, p, o, _ in marker} == {(topic_name, 0): 20, (topic_name, 1): 20}
+    assert {m for *_, m in marker} == {f"{MARKER_PREFIX}{progress['sink']['last_committed_batch']}"}
 
 
-def test_the_topic_sink_produces_a_replayed_batch_only_where_it_did_not_reach_the_topic(
+def marker_offsets(bootstrap: str, stream_id: str, partitions: list[tuple[str, int]]) -> list[tuple]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": stream_transactional_id(stream_id)})
+    try:
+        answers = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=10)
+    finally:
+        consumer.close()
+    return [(a.topic, a.partition, a.offset, a.metadata) for a in answers]
+
+
+def spark_offset_log(checkpoint_dir: Path, batches: dict[int, dict]) -> None:
+    """Spark's offset log for the batches, as Spark writes it before running each one."""
+    offsets = checkpoint_dir / "spark" / "offsets"
+    offsets.mkdir(parents=True, exist_ok=True)
+    for batch, positions in batches.items():
+        (offsets / str(batch)).write_text('v1\n{"batchWatermarkMs":0}\n' + json.dumps(positions))
+
+
+def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_drivers_open_transaction(
     spark, broker, topic_name, tmp_path
 ):
     target = create_topic(broker.bootstrap, topic_name, partitions=1)
-    state_path = tmp_path / "sink.json"
+    source = create_topic(broker.bootstrap, f"{topic_name}-in", partitions=2)
+    config = {"bootstrap.servers": broker.bootstrap}
+    spark_offset_log(tmp_path, {0: {source: {"0": 5, "1": 5}}, 1: {source: {"0": 10, "1": 7}}})
+    first = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(10)], "key string, value string")
+    second = spark.createDataFrame([(f"k{i}", f"w{i}") for i in range(10)], "key string, value string")
+
+    sink = TopicBatchSink("tx1", target, config, tmp_path)
+    sink(first, 0)
+    assert sink.mode == TRANSACTIONAL
+    assert sink.status == {
+        "mode": TRANSACTIONAL,
+        "transactional_id": "streamhub-stream-tx1",
+        "last_committed_batch": 0,
+        "batches_skipped": 0,
+        "records_skipped": 0,
+    }
+
+    # The driver dies in batch 1 after producing part of it, before its commit: a producer of the same
+    # transactional id left with an open transaction (the "zombie" of a driver cut off, not yet dead).
+    zombie = Producer({**config, "transactional.id": "streamhub-stream-tx1"})
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    for i in range(4):
+        zombie.produce(target, key=b"k%d" % i, value=b"w%d" % i)
+    assert zombie.flush(10) == 0
+
+    # The restarted driver: Spark replays batch 0 (committed: skipped), then batch 1, whole.
+    restarted = TopicBatchSink("tx1", target, config, tmp_path)
+    restarted(first, 0)
+    assert restarted.batches_skipped == 1
+    restarted(second, 1)
+    with pytest.raises(KafkaException) as fenced:
+        zombie.commit_transaction(10)
+    assert fenced.value.args[0].code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED)
+    for done in (sink, restarted):
+        done.close()
+
+    committed = [v for _, _, v, _ in read_topic(broker.bootstrap, target)]
+    assert committed == [b"v%d" % i for i in range(10)] + [b"w%d" % i for i in range(10)]
+    # The zombie's records are in the log, aborted: only read_uncommitted shows them.
+    uncommitted = [v for _, _, v, _ in read_topic(broker.bootstrap, target, isolation="read_uncommitted")]
+    assert sorted(uncommitted) == sorted(committed + [b"w%d" % i for i in range(4)])
+    marker = marker_offsets(broker.bootstrap, "tx1", [(source, 0), (source, 1)])
+    assert marker == [(source, 0, 10, f"{MARKER_PREFIX}1"), (source, 1, 7, f"{MARKER_PREFIX}1")]
+
+
+def test_the_idempotent_sink_produces_a_replayed_batch_only_where_it_did_not_reach_the_topic(
+    spark, broker, topic_name, tmp_path
+):
+    target = create_topic(broker.bootstrap, topic_name, partitions=1)
+    state_path = tmp_path / SINK_STATE_FILE
     config = {"bootstrap.servers": broker.bootstrap}
     batch = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(10)], "key string, value string")
 
     # Batch 0 produced and committed; a replay of it (Spark crashed before its own commit) is skipped.
-    TopicBatchSink("s", target, config, state_path)(batch, 0)
-    TopicBatchSink("s", target, config, state_path)(batch, 0)
+    TopicBatchSink("s", target, config, tmp_path, mode=IDEMPOTENT)(batch, 0)
+    TopicBatchSink("s", target, config, tmp_path, mode=IDEMPOTENT)(batch, 0)
     assert [v for _, _, v, _ in read_topic(broker.bootstrap, target)] == [b"v%d" % i for i in range(10)]
 
     # Batch 1: the driver dies after 4 of its 10 records reached the topic, before the sink's commit.
@@ -124,7 +206,7 @@ def test_the_topic_sink_produces_a_replayed_batch_only_where_it_did_not_reach_th
     state.pending = {"batch": 1, "log_end": log_end}
     state.save()
     second = spark.createDataFrame([(f"k{i}", f"w{i}") for i in range(10)], "key string, value string")
-    sink = TopicBatchSink("s", target, config, state_path)
+    sink = TopicBatchSink("s", target, config, tmp_path, mode=IDEMPOTENT)
     sink(second, 1)
     assert sink.records_skipped == 4
     values = [v for _, _, v, _ in read_topic(broker.bootstrap, target)]

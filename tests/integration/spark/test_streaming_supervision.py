@@ -1,31 +1,37 @@
 """A managed streaming job end to end: created through the API, supervised by a real Celery worker, its driver
-(spark-submit on local[1]) killed with SIGKILL while records are produced, restarted from its checkpoint by the
-supervisor; a checker reads the output topic for lost, duplicated and reordered records. Runs about 2.5 min
-(records produced for at least 75 s, one kill); bench/streaming_soak.py runs it longer with more kills."""
+(spark-submit on local[1]) killed with SIGKILL while records are produced (first between producing a batch and
+committing its transaction, then at any moment), restarted from its checkpoint by the supervisor; a
+read_committed checker reads the output topic for lost, duplicated and reordered records, and a read_uncommitted
+reader finds the killed transaction's records (aborted). Runs about 3 min (records produced for at least 75 s,
+two kills); bench/streaming_soak.py runs it longer with more kills."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import os
+import re
 import signal
 import threading
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from controlplane.acls.models import AclBinding
 from controlplane.jobs import launcher, streams
 from controlplane.jobs.models import StreamingJob
 from controlplane.lag.models import GroupLag
 from controlplane.lag.sampler import sample_cluster_exclusively
+from controlplane.spark.streaming import PAUSE_BEFORE_COMMIT_ENV
 from tests.fixtures.servers import wait_until
 
 KEYS = 6
 # bench/streaming_soak.py runs this longer and kills the driver more often.
 PRODUCE_SECONDS = float(os.environ.get("STREAMING_SOAK_SECONDS", "75"))
-KILLS = int(os.environ.get("STREAMING_SOAK_KILLS", "1"))
+KILLS = int(os.environ.get("STREAMING_SOAK_KILLS", "2"))
 KILL_INTERVAL_SECONDS = float(os.environ.get("STREAMING_SOAK_KILL_INTERVAL", "0"))
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300 + PRODUCE_SECONDS + KILLS * 120)]
@@ -35,6 +41,37 @@ RECORDS_PER_SECOND = 100
 @pytest.fixture
 def spark_worker_queues() -> str:
     return "spark-streams"
+
+
+@pytest.fixture
+def spark_worker_environment() -> dict[str, str]:
+    # The topic sink's test hook: each batch waits this long between producing and committing, announcing
+    # it in the driver's log, so a kill can land inside an open transaction.
+    return {PAUSE_BEFORE_COMMIT_ENV: "1"}
+
+
+OPEN_TRANSACTION = re.compile(r"^streamhub: batch (\d+) produced \((\d+) records\), committing in")
+
+
+def announced_transactions(log: Path) -> dict[int, int]:
+    """{batch: records} of every batch the driver's log shows produced and about to be committed."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return {}
+    return {int(m[1]): int(m[2]) for m in map(OPEN_TRANSACTION.match, lines) if m}
+
+
+def wait_for_open_transaction(log: Path, timeout: float) -> tuple[int, int]:
+    """(batch, records) of the next batch announced from now on: its transaction is open for a second."""
+    seen = announced_transactions(log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fresh = {b: n for b, n in announced_transactions(log).items() if b not in seen and n > 0}
+        if fresh:
+            return max(fresh.items())
+        time.sleep(0.05)
+    raise AssertionError("no batch was seen between produce and commit")
 
 
 class SourceProducer(threading.Thread):
@@ -70,10 +107,17 @@ class SourceProducer(threading.Thread):
             self.failures.append(error)
 
 
-def read_all(config: dict, topic: str, partitions: int) -> list[tuple[int, str]]:
+def read_all(
+    config: dict, topic: str, partitions: int, isolation: str = "read_committed"
+) -> list[tuple[int, str]]:
     """(partition, value) of every record of the topic, each partition in offset order."""
     consumer = Consumer(
-        {**config, "group.id": f"spark-check-{time.monotonic_ns()}", "enable.partition.eof": True}
+        {
+            **config,
+            "group.id": f"spark-check-{time.monotonic_ns()}",
+            "enable.partition.eof": True,
+            "isolation.level": isolation,
+        }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     records, ended, deadline = [], set(), time.monotonic() + 60
@@ -156,18 +200,33 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
         assert before["progress"]["input_rows_per_second"] > 0
         assert before["progress"]["batch_duration_ms"] > 0
 
+        assert before["progress"]["sink"]["mode"] == "transactional"
+        # The supervisor granted the service account the stream's transactional id and marker group.
+        granted = AclBinding.objects.filter(
+            cluster=setup.cluster, resource_name=f"streamhub-stream-{stream_id}", managed=True
+        )
+        assert sorted((b.resource_type, b.operation) for b in granted) == [
+            ("GROUP", "READ"),
+            ("TRANSACTIONAL_ID", "DESCRIBE"),
+            ("TRANSACTIONAL_ID", "WRITE"),
+        ]
+
         driver = None
+        killed_in_transaction: list[tuple[int, int]] = []
         for kill in range(1, KILLS + 1):
-            # SIGKILL to the driver (spark-submit's JVM; the Python driver program is its child) mid-run, when
-            # the sink is producing a batch if the test sees one in time (its replay reads back what landed).
+            # SIGKILL to the driver (spark-submit's JVM; the Python driver program is its child) mid-run: the
+            # first time inside an open transaction (the sink's test hook holds each one open for a second),
+            # then wherever it is.
             job = StreamingJob.objects.get(pk=stream_id)
             assert job.process_group != driver
             driver, last_batch = job.process_group, stream()["progress"]["batch_id"]
-            sink_state = streams.stream_directory(job) / "checkpoint" / "topic-sink.json"
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and json.loads(sink_state.read_text()).get("pending") is None:
-                time.sleep(0.002)
-            os.kill(driver, signal.SIGKILL)
+            if kill == 1:
+                # The whole driver at once (the JVM and its Python program, which holds the transaction).
+                log = streams.stream_directory(job) / "driver" / launcher.LOG_FILE
+                killed_in_transaction.append(wait_for_open_transaction(log, 60))
+                os.killpg(driver, signal.SIGKILL)
+            else:
+                os.kill(driver, signal.SIGKILL)
             explained(lambda k=kill: stream()["restart_count"] >= k, 60, "the supervisor to see the failure")
             restarted = stream()
             assert restarted["restarts"][-1]["requested"] is False
@@ -203,13 +262,32 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
     wait_until(
         lambda: (row := sampled_group_lag()) is not None and row.lag_messages == 0, 60, "the group's lag"
     )
-    assert shown["group"] == f"spark-stream-{stream_id}"
+    # The transactional sink's marker group holds the positions (the supervisor mirrors nothing).
+    assert shown["group"] == f"streamhub-stream-{stream_id}"
+    assert not GroupLag.objects.filter(
+        cluster=setup.cluster, group__name=f"spark-stream-{stream_id}"
+    ).exists()
 
-    result = check_output(producer.sent, read_all(setup.admin_config, target, 3))
+    committed = read_all(setup.admin_config, target, 3)
+    result = check_output(producer.sent, committed)
     total = sum(len(v) for v in producer.sent.values())
+    # The transaction the first kill left open was aborted: its records are in the log, only read_uncommitted
+    # shows them (the batch was produced again, whole, in a new transaction).
+    uncommitted = read_all(setup.admin_config, target, 3, isolation="read_uncommitted")
+    _batch, aborted_at_least = killed_in_transaction[0]
+    assert len(uncommitted) >= len(committed) + aborted_at_least
     log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=5000").json()["lines"]
-    replays = [line for line in log if line.startswith("streamhub: batch")]
-    report = {**result, "expected": total, "kills": KILLS, "replays": replays, "seconds": PRODUCE_SECONDS}
+    skipped = [line for line in log if line.endswith("skipped") and line.startswith("streamhub: batch")]
+    report = {
+        **result,
+        "expected": total,
+        "read_committed": len(committed),
+        "read_uncommitted": len(uncommitted),
+        "killed_in_transaction": killed_in_transaction,
+        "kills": KILLS,
+        "skipped_after_restart": skipped,
+        "seconds": PRODUCE_SECONDS,
+    }
     print(f"streaming checker: {json.dumps(report)}")
     assert result == {"lost": 0, "duplicated": 0, "reordered": 0, "unexpected": 0}
 

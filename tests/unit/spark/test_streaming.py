@@ -12,6 +12,7 @@ from controlplane.spark.streaming import (
     SEQUENCE_HEADER,
     SinkState,
     StreamSource,
+    batch_end_offsets,
     committed_offsets,
     progress_summary,
     read_progress,
@@ -49,6 +50,9 @@ def test_the_progress_summary_keeps_rates_the_batch_and_its_duration(tmp_path: P
 
     write_progress(tmp_path, Reported())
     assert read_progress(tmp_path)["batch_id"] == 12
+    assert "sink" not in read_progress(tmp_path)
+    write_progress(tmp_path, Reported(), {"mode": "transactional", "last_committed_batch": 12})
+    assert read_progress(tmp_path)["sink"] == {"mode": "transactional", "last_committed_batch": 12}
     assert read_progress(tmp_path / "missing") is None
 
 
@@ -71,6 +75,9 @@ def test_committed_offsets_are_the_last_committed_batchs_end(tmp_path: Path) -> 
         offsets={1: {"t": {"0": 5}}, 2: {"t": {"0": 9, "1": 4}}, 3: {"t": {"0": 20, "1": 20}}},
     )
     assert committed_offsets(root) == (2, {("t", 0): 9, ("t", 1): 4})
+    # The topic sink's marker: a batch's end offsets as soon as Spark planned it.
+    assert batch_end_offsets(root, 3) == {("t", 0): 20, ("t", 1): 20}
+    assert batch_end_offsets(root, 4) is None
 
 
 def test_the_sink_state_survives_a_reload(tmp_path: Path) -> None:

@@ -89,6 +89,7 @@ export function streamingJob(overrides: Partial<StreamingJob> = {}): StreamingJo
       input_rows_per_second: 98.5,
       processed_rows_per_second: 240.2,
       batch_duration_ms: 480,
+      sink: { mode: "transactional", transactional_id: "streamhub-stream-4", last_committed_batch: 41 },
     },
     lag: {
       sampled_at: "2026-01-05T10:02:01Z",

@@ -27,6 +27,7 @@ import javax.crypto.spec.SecretKeySpec;
  */
 final class KafkaConnection implements AutoCloseable {
     static final short FETCH = 1;
+    static final short LIST_OFFSETS = 2;
     static final short METADATA = 3;
     static final short SASL_HANDSHAKE = 17;
     static final short SASL_AUTHENTICATE = 36;

@@ -31,6 +31,7 @@ final class PartitionFetcher implements AutoCloseable {
         short errorCode;
         long highWatermark;
         long lastStableOffset;
+        long logStartOffset; // -1 when unknown: Kafka leaves it out of an OFFSET_OUT_OF_RANGE answer
         final List<long[]> abortedTransactions = new ArrayList<>(); // {first offset, producer id}
         KafkaConnection.Frame frame;
         int recordsStart;
@@ -84,7 +85,7 @@ final class PartitionFetcher implements AutoCloseable {
         fetched.errorCode = reader.int16();
         fetched.highWatermark = reader.int64();
         fetched.lastStableOffset = reader.int64();
-        reader.int64(); // log start offset
+        fetched.logStartOffset = reader.int64();
         int aborted = reader.int32();
         for (int i = 0; i < aborted; i++) { // -1: null
             long producerId = reader.int64();
@@ -97,6 +98,43 @@ final class PartitionFetcher implements AutoCloseable {
         reader.skip(length);
         fetched.recordsEnd = reader.position;
         return fetched;
+    }
+
+    /** The partition's log start offset, from its leader (ListOffsets v1 for the earliest offset). */
+    long logStartOffset() throws IOException {
+        if (connection == null) {
+            connection = connectToLeader();
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+        DataOutputStream body = new DataOutputStream(bytes);
+        body.writeInt(-1); // replica id: a consumer
+        body.writeInt(1);
+        KafkaConnection.writeString(body, topic);
+        body.writeInt(1);
+        body.writeInt(partition);
+        body.writeLong(-2); // the earliest offset
+        KafkaConnection.Reader reader;
+        try {
+            reader = new KafkaConnection.Reader(
+                    connection.request(KafkaConnection.LIST_OFFSETS, (short) 1, bytes.toByteArray()));
+        } catch (IOException error) {
+            closeConnection();
+            throw error;
+        }
+        if (reader.int32() != 1) {
+            throw new IOException("a ListOffsets of one topic answered another count");
+        }
+        reader.nullableString();
+        if (reader.int32() != 1 || reader.int32() != partition) {
+            throw new IOException("a ListOffsets of partition " + partition + " answered another");
+        }
+        short error = reader.int16();
+        reader.int64(); // timestamp
+        long offset = reader.int64();
+        if (error != 0) {
+            throw new TopicReadError("the log start of " + topic + "-" + partition + ": " + ErrorCodes.name(error));
+        }
+        return offset;
     }
 
     /** After an error that a fresh leader lookup can cure: the next fetch looks the leader up again. */

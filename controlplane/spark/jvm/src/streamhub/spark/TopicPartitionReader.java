@@ -24,6 +24,8 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.types.UTF8String;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.xerial.snappy.SnappyInputStream;
 
 /**
@@ -45,6 +47,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
     // A record batch inflating past this is refused rather than allowed to fill the executor's heap.
     private static final int MAX_DECOMPRESSED_BYTES = 512 * 1024 * 1024;
     private static final int LEADER_RETRIES = 10;
+    private static final Logger LOG = LoggerFactory.getLogger(TopicPartitionReader.class);
     // Answers the fetch thread may hold ahead of the task: with one, the broker idled while Spark took a batch in.
     private static final int FETCH_AHEAD = 2;
     private static final long LEADER_BACKOFF_MILLIS = 200;
@@ -62,6 +65,8 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
     private final AbortedTransactions aborted = new AbortedTransactions();
     private volatile boolean closing;
     private long nextOffset;
+    // The range's start, or the log start where records were deleted before they were read (failOnDataLoss=false).
+    private long firstWanted;
     private long idleSince = System.currentTimeMillis();
     private int leaderRetries;
     private byte[] scratch = new byte[1 << 20];
@@ -71,6 +76,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
         this.range = range;
         this.spec = spec;
         this.nextOffset = range.start;
+        this.firstWanted = range.start;
         this.fetcher = new PartitionFetcher(spec.settings, range.topic, range.partition, FETCH_MAX_BYTES);
         this.fetchThread = Executors.newSingleThreadExecutor(task -> {
             Thread thread = new Thread(task, "topic-fetch-" + range.topic + "-" + range.partition);
@@ -148,7 +154,11 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
         while (nextOffset < range.end) {
             PartitionFetcher.Fetched part = awaitFetch();
             if (part.errorCode != 0) {
-                handleError(part.errorCode);
+                if (part.errorCode != ErrorCodes.OFFSET_OUT_OF_RANGE) {
+                    handleError(part.errorCode);
+                } else if (!skipLostRecords(part)) {
+                    return false;
+                }
                 startFetching();
                 continue;
             }
@@ -208,6 +218,35 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
                 + ": " + cause.getMessage(), cause);
     }
 
+    /**
+     * An offset out of range: records deleted (retention, DeleteRecords) or the log truncated since the read was
+     * planned. With failOnDataLoss=false the read goes on from the log start, as the Python source and Spark's Kafka
+     * source do, and a warning names what was lost; returns false when nothing of the range is left. With true it
+     * is an error naming the partition and the offsets.
+     */
+    private boolean skipLostRecords(PartitionFetcher.Fetched part) throws IOException {
+        long logStart = part.logStartOffset >= 0 ? part.logStartOffset : fetcher.logStartOffset();
+        String where = range.topic + "-" + range.partition;
+        if (spec.failOnDataLoss) {
+            throw new TopicReadError("offset " + nextOffset + " of " + where + " is out of range (the log starts at "
+                    + logStart + "; records deleted or truncated since the read was planned [" + range.start + ", "
+                    + range.end + ")); set failOnDataLoss=false to read from the log start instead");
+        }
+        if (nextOffset < logStart) {
+            long resumeAt = Math.min(logStart, range.end);
+            LOG.warn("{}: offsets [{}, {}) were deleted before they were read (failOnDataLoss=false); reading on from {}",
+                    where, nextOffset, resumeAt, resumeAt);
+            nextOffset = resumeAt;
+            firstWanted = resumeAt;
+            idleSince = System.currentTimeMillis();
+            return nextOffset < range.end;
+        }
+        // Beyond the log's end: it was truncated below the offset; the rest of the range is gone.
+        LOG.warn("{}: offset {} is beyond the log's end (truncated, failOnDataLoss=false); [{}, {}) is not read",
+                where, nextOffset, nextOffset, range.end);
+        return false;
+    }
+
     private void handleError(short code) {
         if (ErrorCodes.leaderMoved(code) && leaderRetries++ < LEADER_RETRIES) {
             fetcher.closeConnection();
@@ -218,10 +257,6 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
                 throw new TopicReadError("interrupted while looking up the leader of " + range);
             }
             return;
-        }
-        if (code == ErrorCodes.OFFSET_OUT_OF_RANGE) {
-            throw new TopicReadError("offset " + nextOffset + " of " + range.topic + "-" + range.partition
-                    + " is out of range (records deleted or truncated since the read was planned)");
         }
         throw new TopicReadError("reading " + range.topic + "-" + range.partition + ": " + ErrorCodes.name(code));
     }
@@ -265,7 +300,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             if (aborted.skips(producerId, lastOffset, attributes)) {
                 continue;
             }
-            if (countsOnly && baseOffset >= range.start && lastOffset < range.end) {
+            if (countsOnly && baseOffset >= firstWanted && lastOffset < range.end) {
                 countedRows += recordCount; // every record is in the range: the header says how many
                 continue;
             }
@@ -345,7 +380,7 @@ final class TopicPartitionReader implements PartitionReader<ColumnarBatch> {
             int keyStart = in.skipBytes(keyLength);
             int valueLength = in.varint();
             int valueStart = in.skipBytes(valueLength);
-            if (offset >= range.start && offset < range.end) {
+            if (offset >= firstWanted && offset < range.end) {
                 put(row, offset, appendTime ? maxTimestamp : baseTimestamp + timestampDelta, appendTime,
                         data, keyStart, keyLength, valueStart, valueLength, in);
                 row++;
