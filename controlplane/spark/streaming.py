@@ -227,6 +227,11 @@ class TopicBatchSink:
         producer = Producer(
             {
                 "linger.ms": 20,
+                # librdkafka 2.16 can wait without end in send_offsets_to_transaction once the group
+                # coordinator's broker is gone (librdkafka issues 5511 and 5456: the call's timeout is not
+                # checked); closing idle connections wakes it within seconds, as tests/integration/cluster/
+                # eos_checker.py found.
+                "connections.max.idle.ms": 10_000,
                 **self.kafka_config,
                 "transactional.id": self.transactional_id,
                 "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
