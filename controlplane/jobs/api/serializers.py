@@ -174,6 +174,10 @@ class CatalogEntrySerializer(serializers.Serializer):
     job = serializers.CharField()
     description = serializers.CharField()
     parameters = serializers.DictField(child=serializers.CharField())
+    required = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the parameters without a default: every launch must give them",
+    )
 
 
 class StreamingJobCreateInputSerializer(SparkLaunchInputSerializer):

@@ -73,12 +73,23 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
         return Response(_catalog_entries(CATALOG))
 
 
+def _without_default(field: dataclasses.Field) -> bool:
+    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+
+
 def _catalog_entries(names: tuple[str, ...]) -> list[dict]:
     entries = []
     for name in names:
         module = importlib.import_module(f"controlplane.spark.jobs.{name}")
-        fields = {f.name: str(f.type) for f in dataclasses.fields(module.Parameters)}
-        entries.append({"job": name, "description": (module.__doc__ or "").strip(), "parameters": fields})
+        fields = dataclasses.fields(module.Parameters)
+        entries.append(
+            {
+                "job": name,
+                "description": (module.__doc__ or "").strip(),
+                "parameters": {f.name: str(f.type) for f in fields},
+                "required": [f.name for f in fields if _without_default(f)],
+            }
+        )
     return entries
 
 

@@ -2596,6 +2596,8 @@ export interface components {
             parameters: {
                 [key: string]: string;
             };
+            /** @description the parameters without a default: every launch must give them */
+            required: string[];
         };
         /**
          * @description * `webhook` - Webhook

@@ -6,7 +6,7 @@ import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { bodyCellTexts } from "../test/tables";
 import { billingAccount, membership, page, payments, query, signedInHandlers } from "../test/tenancyFixtures";
 import { renderPage } from "../test/renderPage";
-import { exportEntry, jobRun, keySkewEntry, streamingJob } from "./jobs/jobFixtures";
+import { exportEntry, jobRun, keySkewEntry, streamingJob, streamTopicSqlEntry } from "./jobs/jobFixtures";
 import { JobsPage } from "./JobsPage";
 
 type Handlers = Parameters<typeof stubFetch>[0];
@@ -19,6 +19,7 @@ function stubJobs(role: "developer" | "viewer", extra: Handlers = {}) {
     "GET /api/v1/service-accounts/": page([billingAccount]),
     "GET /api/v1/job-runs/catalog/": json(200, [keySkewEntry, exportEntry]),
     "GET /api/v1/streaming-jobs/": page([]),
+    "GET /api/v1/streaming-jobs/catalog/": json(200, [streamTopicSqlEntry]),
     "GET /api/v1/job-runs/": page([
       jobRun(),
       jobRun({
@@ -127,6 +128,47 @@ describe("JobsPage", () => {
     ]);
     expect(within(table).getByRole("link", { name: "orders-filter" })).toHaveAttribute("href", "/jobs/streams/4");
   });
+
+  it("creates a streaming job from its form: a name, its source, SQL and target", async () => {
+    const fetchSpy = stubJobs("developer", {
+      "POST /api/v1/streaming-jobs/": json(201, streamingJob({ id: 7, name: "orders-kept" })),
+    });
+    const { user, router } = renderJobs();
+    await user.click(await screen.findByRole("button", { name: "New streaming job…" }));
+    const form = screen.getByRole("form", { name: "Create a streaming job" });
+
+    await user.click(within(form).getByRole("button", { name: "Create and start" }));
+    expect(within(form).getByLabelText("Name")).toHaveAccessibleDescription(/Name the streaming job\./);
+    expect(within(form).getByLabelText("Target topic (required)")).toHaveAccessibleDescription(
+      "Target topic is required.",
+    );
+
+    await user.type(within(form).getByLabelText("Name"), "orders-kept");
+    await user.selectOptions(within(form).getByLabelText("Cluster"), "3");
+    await user.type(within(form).getByLabelText("Source topic (required)"), "payments.orders");
+    await user.type(within(form).getByLabelText("Max records per batch"), "500");
+    await user.type(within(form).getByLabelText("Target topic (required)"), "payments.kept");
+    const sql = within(form).getByLabelText("SQL");
+    expect(sql.tagName).toBe("TEXTAREA");
+    await user.type(sql, "SELECT key, value FROM source WHERE key IS NOT NULL");
+    await user.click(within(form).getByRole("button", { name: "Create and start" }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe("/jobs/streams/7"));
+    const create = requestsOf(fetchSpy).find((request) => request.method === "POST")!;
+    expect(await create.json()).toEqual({
+      name: "orders-kept",
+      job: "stream_topic_sql",
+      team: 1,
+      cluster: 3,
+      service_account: null,
+      password: "",
+      parameters: {
+        source: { topic: "payments.orders", max_offsets_per_trigger: 500 },
+        target_topic: "payments.kept",
+        sql: "SELECT key, value FROM source WHERE key IS NOT NULL",
+      },
+    });
+  }, 30_000);
 
   it("shows empty and error states", async () => {
     stubJobs("viewer", {

@@ -9,6 +9,7 @@ import {
   JOB_RUNS_PAGE_SIZE,
   useJobCatalog,
   useJobRuns,
+  useStreamingCatalog,
   useStreamingJobs,
   type CatalogEntry,
   type JobRun,
@@ -92,11 +93,11 @@ export function JobsPage() {
                   />
                 ) : null}
               </Dialog>
+              <StreamingJobs teams={allowed} />
             </>
           );
         }}
       </QueryView>
-      <StreamingJobs />
       <Runs />
     </>
   );
@@ -124,23 +125,51 @@ const streamColumns = [
   streamColumn.accessor("restart_count", { header: "Restarts" }),
 ];
 
-/** Long-running streaming jobs (created through the API); each links to its progress and lag. */
-function StreamingJobs() {
+/** Long-running streaming jobs, created here by a team's developers; each links to its progress and lag. */
+function StreamingJobs({ teams }: { teams: Team[] }) {
   const streams = useStreamingJobs();
-  if (!streams.data?.count) return null;
+  const catalog = useStreamingCatalog();
+  const navigate = useNavigate();
+  const [creating, setCreating] = useState(false);
+  const entries = catalog.data ?? [];
+  const canCreate = teams.length > 0 && entries.length > 0;
+  if (!streams.data?.count && !canCreate) return null;
   return (
     <section className="section" aria-labelledby="jobs-streams">
       <h2 id="jobs-streams" className="section__title">
         Streaming jobs
       </h2>
-      <DataTable
-        label="Streaming jobs"
-        columns={streamColumns}
-        rows={streams.data.results}
-        getRowId={(stream) => String(stream.id)}
-        filterable={false}
-        pagination={false}
-      />
+      <p className="muted">
+        They run until stopped: each micro-batch reads new records, and a failed one restarts from its checkpoint.
+      </p>
+      {canCreate ? (
+        <p>
+          <button type="button" className="button" onClick={() => setCreating(true)}>
+            New streaming job…
+          </button>
+        </p>
+      ) : null}
+      {streams.data?.count ? (
+        <DataTable
+          label="Streaming jobs"
+          columns={streamColumns}
+          rows={streams.data.results}
+          getRowId={(stream) => String(stream.id)}
+          filterable={false}
+          pagination={false}
+        />
+      ) : null}
+      <Dialog open={creating} title="Create a streaming job" variant="drawer" onClose={() => setCreating(false)}>
+        {creating && entries[0] ? (
+          <LaunchJobForm
+            kind="stream"
+            catalog={entries}
+            initialJob={entries[0].job}
+            teams={teams}
+            onLaunched={(stream) => void navigate(`/jobs/streams/${stream.id}`)}
+          />
+        ) : null}
+      </Dialog>
     </section>
   );
 }

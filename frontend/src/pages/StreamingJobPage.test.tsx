@@ -36,7 +36,7 @@ describe("StreamingJobPage", () => {
     expect(progress).toHaveTextContent("Batch41");
     expect(progress).toHaveTextContent("Restarts1");
     expect(progress).toHaveTextContent("Batch duration480 ms");
-    expect(progress).toHaveTextContent("Topic sinkexactly-once (one transaction per batch)");
+    expect(progress).toHaveTextContent("Topic sinkexactly-once (one transaction per batch) · last committed batch 41");
     expect(screen.getByText("spark-stream-4")).toBeInTheDocument();
     expect(await screen.findByText(/batch 40 replayed/)).toBeInTheDocument();
     // Viewers follow a stream; they cannot stop it.
@@ -58,6 +58,7 @@ describe("StreamingJobPage", () => {
     const { user } = renderStream();
     expect(screen.queryByRole("button", { name: "Start" })).not.toBeInTheDocument();
     await user.click(await screen.findByRole("button", { name: "Stop" }));
+    expect(await screen.findByText("The figures of its last batch, before it stopped.")).toBeInTheDocument();
     await user.click(await screen.findByRole("button", { name: "Start" }));
     await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent("This cluster needs SASL."));
     expect(screen.getByText("stopped", { selector: ".badge" })).toBeInTheDocument();

@@ -98,6 +98,11 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
         </p>
       ) : null}
 
+      {(stream.state === "stopped" || stream.state === "failed") && progress.batch_id != null ? (
+        <p className="muted">
+          The figures of its last batch, before it {stream.state === "failed" ? "failed" : "stopped"}.
+        </p>
+      ) : null}
       <dl className="details" aria-label="Progress">
         <dt>Batch</dt>
         <dd>{progress.batch_id ?? "—"}</dd>
@@ -114,6 +119,9 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
               {progress.sink.mode === "transactional"
                 ? "exactly-once (one transaction per batch)"
                 : "idempotent (the cluster has no transactions)"}
+              {progress.sink.last_committed_batch != null
+                ? ` · last committed batch ${progress.sink.last_committed_batch}`
+                : null}
             </dd>
           </>
         ) : null}

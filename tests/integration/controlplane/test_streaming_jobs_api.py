@@ -135,3 +135,4 @@ def test_the_streaming_catalog_lists_its_jobs(world) -> None:
     catalog = world.team_a_viewer.client().get("/api/v1/streaming-jobs/catalog/").json()
     assert [entry["job"] for entry in catalog] == ["stream_topic_sql", "stream_to_parquet"]
     assert "watermark_delay" in catalog[0]["parameters"]
+    assert catalog[0]["required"] == ["source", "target_topic"]  # the form marks them, the rest have defaults

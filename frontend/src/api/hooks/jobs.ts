@@ -105,11 +105,14 @@ export type StreamingJobPage = Json<StreamsPath["get"]["responses"][200]>;
 export type StreamingJob = StreamingJobPage["results"][number];
 export type StreamingJobState = StreamingJob["state"];
 export type StreamAction = "start" | "stop" | "restart";
+export type StreamCreate = NonNullable<StreamsPath["post"]["requestBody"]>["content"]["application/json"];
+export type StreamingJobName = StreamCreate["job"];
 /** How often a stream's progress and lag are asked for (the supervisor records lag every 5 s). */
 export const STREAM_POLL_MS = 3000;
 
 const streamKeys = {
   list: () => [...jobKeys.all, "streams"] as const,
+  catalog: () => [...jobKeys.all, "stream-catalog"] as const,
   stream: (id: number) => [...jobKeys.all, "stream", id] as const,
   log: (id: number) => [...jobKeys.all, "stream-log", id] as const,
 };
@@ -120,6 +123,27 @@ export function useStreamingJobs() {
     queryFn: async ({ signal }): Promise<StreamingJobPage> =>
       unwrap(await apiClient.GET("/api/v1/streaming-jobs/", { params: { query: { limit: 100 } }, signal })),
     refetchInterval: STREAM_POLL_MS,
+  });
+}
+
+export function useStreamingCatalog() {
+  return useQuery({
+    queryKey: streamKeys.catalog(),
+    queryFn: async ({ signal }): Promise<CatalogEntry[]> =>
+      unwrap(await apiClient.GET("/api/v1/streaming-jobs/catalog/", { signal })),
+    staleTime: 5 * 60_000,
+  });
+}
+
+export function useCreateStream() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (body: StreamCreate): Promise<StreamingJob> =>
+      unwrap(await apiClient.POST("/api/v1/streaming-jobs/", { body })),
+    onSuccess: (stream) => {
+      queryClient.setQueryData(streamKeys.stream(stream.id), stream);
+      return queryClient.invalidateQueries({ queryKey: streamKeys.list() });
+    },
   });
 }
 

@@ -5,12 +5,21 @@ export const keySkewEntry: CatalogEntry = {
   description:
     "Key cardinality and skew: per partition records, distinct keys, null-key share and bytes; the top keys.",
   parameters: { source: "TopicRange", top: "int" },
+  required: ["source"],
 };
 
 export const exportEntry: CatalogEntry = {
   job: "export_parquet",
   description: "Topic to Parquet.",
   parameters: { source: "TopicRange", directory: "str" },
+  required: ["source"],
+};
+
+export const streamTopicSqlEntry: CatalogEntry = {
+  job: "stream_topic_sql",
+  description: "Streaming topic → topic through a SQL transform over the view `source`.",
+  parameters: { source: "StreamSource", target_topic: "str", sql: "str", trigger_seconds: "float" },
+  required: ["source", "target_topic"],
 };
 
 export function jobRun(overrides: Partial<JobRun> = {}): JobRun {

@@ -13,6 +13,8 @@ export interface ParameterField {
   kind: FieldKind;
   required: boolean;
   hint?: string;
+  /** A query or other long text: a text area rather than one line. */
+  multiline?: boolean;
 }
 
 /** The one nested parameter type of the catalog: which records a job reads (runtime.TopicRange). */
@@ -33,7 +35,28 @@ const TOPIC_RANGE_KEYS = [
   "fail_on_data_loss",
 ];
 
+/** Where a streaming job reads (streaming.StreamSource). */
+const STREAM_SOURCE_FIELDS: readonly ParameterField[] = [
+  { path: "topic", label: "Source topic", kind: "text", required: true },
+  {
+    path: "starting_offsets",
+    label: "Starting offsets",
+    kind: "text",
+    required: false,
+    hint: "earliest by default, or latest",
+  },
+  {
+    path: "max_offsets_per_trigger",
+    label: "Max records per batch",
+    kind: "integer",
+    required: false,
+    hint: "10,000 by default",
+  },
+  { path: "fail_on_data_loss", label: "Fail on data loss", kind: "boolean", required: false },
+];
+
 function humanize(name: string): string {
+  if (name === "sql") return "SQL";
   const words = name.replaceAll("_", " ");
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
@@ -49,7 +72,8 @@ function kindOf(type: string): FieldKind {
   return "json";
 }
 
-export function fieldsOf(parameters: Record<string, string>): ParameterField[] {
+/** The form's fields; `required` names the parameters without a default (the catalog's list). */
+export function fieldsOf(parameters: Record<string, string>, required: readonly string[] = []): ParameterField[] {
   return Object.entries(parameters).flatMap(([name, type]): ParameterField[] => {
     if (type === "TopicRange") {
       return TOPIC_RANGE_FIELDS.map((field, index) => ({
@@ -57,14 +81,18 @@ export function fieldsOf(parameters: Record<string, string>): ParameterField[] {
         path: `${name}.${TOPIC_RANGE_KEYS[index]}`,
       }));
     }
+    if (type === "StreamSource") {
+      return STREAM_SOURCE_FIELDS.map((field) => ({ ...field, path: `${name}.${field.path}` }));
+    }
     const kind = kindOf(type);
     return [
       {
         path: name,
         label: humanize(name),
         kind,
-        required: false,
+        required: required.includes(name),
         hint: kind === "json" ? `JSON (${type})` : kind.endsWith("list") ? "Comma-separated" : undefined,
+        ...(name === "sql" ? { multiline: true } : {}),
       },
     ];
   });
