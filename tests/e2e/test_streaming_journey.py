@@ -175,6 +175,7 @@ def test_a_streaming_job_created_in_the_console_runs_exactly_once_shows_its_lag_
     # Restarted while running: a new driver goes on from the checkpoint; the page counts the restart.
     page.get_by_role("button", name="Restart").click()
     wait_for(lambda: shown(progress, "Restarts").startswith("1"), 60, "the restart", stream_id)
+    assert shown(progress, "Restarts").endswith(": Restart requested."), shown(progress, "Restarts")
     produce_more(producer, 40)
     expect_caught_up(page, source, producer)
     expect(header).to_contain_text("running")

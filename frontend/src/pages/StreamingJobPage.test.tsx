@@ -34,7 +34,7 @@ describe("StreamingJobPage", () => {
     ]);
     const progress = screen.getByLabelText("Progress");
     expect(progress).toHaveTextContent("Batch41");
-    expect(progress).toHaveTextContent("Restarts1");
+    expect(progress).toHaveTextContent(/Restarts1 · last .+: spark-submit exited with status 137/);
     expect(progress).toHaveTextContent("Batch duration480 ms");
     expect(progress).toHaveTextContent("Topic sinkexactly-once (one transaction per batch) · last committed batch 41");
     expect(screen.getByText("spark-stream-4")).toBeInTheDocument();

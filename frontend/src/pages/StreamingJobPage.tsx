@@ -61,6 +61,7 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
   const running = stream.desired_state === "running" && stream.state !== "failed";
   const actions: StreamAction[] = running ? ["restart", "stop"] : ["start"];
   const { progress, lag } = stream;
+  const lastRestart = stream.restarts.at(-1);
   return (
     <>
       <PageHeader
@@ -128,6 +129,12 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
         <dt>Restarts</dt>
         <dd>
           {stream.restart_count}
+          {lastRestart ? (
+            <>
+              {" "}
+              · last <Timestamp value={lastRestart.at} relative />: {lastRestart.reason}
+            </>
+          ) : null}
           {stream.next_restart_at ? (
             <>
               {" "}
