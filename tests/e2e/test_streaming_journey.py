@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 from controlplane.jobs import launcher, streams
 from controlplane.jobs.choices import DesiredState
 from controlplane.jobs.models import StreamingJob
+from controlplane.lag.sampler import sample_cluster
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_groups_and_jobs import Acme, acme, create_topic, sign_in  # noqa: F401 - acme: a fixture
 from tests.integration.spark.conftest import (  # noqa: F401 - fixtures: a worker on local Spark
@@ -181,7 +182,20 @@ def test_a_streaming_job_created_in_the_console_runs_exactly_once_shows_its_lag_
     expect(header).to_contain_text("running")
     screenshot(page, "stream-restarted")
 
-    page.get_by_role("link", name="all jobs").click()
+    # Its committed positions are a consumer group's: the cluster's lag sampling (the beat's task) shows it on
+    # the consumer group pages, linked from the stream's page.
+    sample_cluster(acme.cluster)
+    group = f"streamhub-stream-{stream_id}"
+    page.get_by_role("link", name=group).click()
+    row = page.get_by_role("table", name="Consumer groups").get_by_role("row", name=group)
+    expect(row).to_be_visible()
+    screenshot(page, "stream-group")
+    row.get_by_role("link", name=group).click()
+    expect(page.get_by_role("heading", name=group, level=1)).to_be_visible()
+    expect(page.get_by_text("0 messages behind")).to_be_visible()
+    screenshot(page, "stream-group-detail")
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Jobs").click()
     row = page.get_by_role("table", name="Streaming jobs").get_by_role("row", name="clicks-kept")
     expect(row).to_contain_text("running")
     screenshot(page, "jobs-with-stream")

@@ -37,7 +37,10 @@ describe("StreamingJobPage", () => {
     expect(progress).toHaveTextContent(/Restarts1 · last .+: spark-submit exited with status 137/);
     expect(progress).toHaveTextContent("Batch duration480 ms");
     expect(progress).toHaveTextContent("Topic sinkexactly-once (one transaction per batch) · last committed batch 41");
-    expect(screen.getByText("spark-stream-4")).toBeInTheDocument();
+    expect(screen.getByRole("link", { name: "spark-stream-4" })).toHaveAttribute(
+      "href",
+      `/groups?name=spark-stream-4&cluster=${streamingJob().cluster}`,
+    );
     expect(await screen.findByText(/batch 40 replayed/)).toBeInTheDocument();
     // Viewers follow a stream; they cannot stop it.
     expect(screen.queryByRole("button", { name: "Stop" })).not.toBeInTheDocument();

@@ -168,7 +168,14 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
             {lag.group ? (
               <>
                 {" "}
-                · consumer group <span className="mono">{lag.group}</span> on the lag pages
+                · consumer group{" "}
+                <Link
+                  className="mono"
+                  to={`/groups?${new URLSearchParams({ name: lag.group, cluster: String(stream.cluster) }).toString()}`}
+                >
+                  {lag.group}
+                </Link>{" "}
+                (its lag history and alerts)
               </>
             ) : null}
           </p>
