@@ -1,4 +1,4 @@
-import { screen, waitFor } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import { json, stubFetch } from "../test/fetchStub";
@@ -46,25 +46,43 @@ describe("StreamingJobPage", () => {
     expect(screen.queryByRole("button", { name: "Stop" })).not.toBeInTheDocument();
   });
 
-  it("lets a developer stop a running stream and then start it again", async () => {
-    let state: "running" | "stopped" = "running";
+  it("lets a developer stop a running stream and start it again, asking for the password a stop wiped", async () => {
+    let state: "running" | "stopped" | "starting" = "running";
+    const passwords: string[] = [];
     stubStream("developer", {
       "GET /api/v1/streaming-jobs/4/": () =>
-        json(200, streamingJob(state === "stopped" ? { desired_state: "stopped", state: "stopped" } : {})),
+        json(
+          200,
+          streamingJob(
+            state === "running" ? {} : { desired_state: state === "stopped" ? "stopped" : "running", state },
+          ),
+        ),
       "POST /api/v1/streaming-jobs/4/stop/": () => {
         state = "stopped";
         return json(202, streamingJob({ desired_state: "stopped", state: "stopped" }));
       },
-      "POST /api/v1/streaming-jobs/4/start/": () =>
-        json(400, { error: { code: "credentials", message: "This cluster needs SASL.", details: {} } }),
+      "POST /api/v1/streaming-jobs/4/start/": async (request) => {
+        const { password } = (await request.json()) as { password: string };
+        passwords.push(password);
+        if (!password) {
+          return json(400, { error: { code: "credentials", message: "This cluster needs SASL.", details: {} } });
+        }
+        state = "starting";
+        return json(202, streamingJob({ desired_state: "running", state: "starting" }));
+      },
     });
     const { user } = renderStream();
     expect(screen.queryByRole("button", { name: "Start" })).not.toBeInTheDocument();
     await user.click(await screen.findByRole("button", { name: "Stop" }));
     expect(await screen.findByText("The figures of its last batch, before it stopped.")).toBeInTheDocument();
     await user.click(await screen.findByRole("button", { name: "Start" }));
-    await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent("This cluster needs SASL."));
+    const form = await screen.findByRole("form", { name: "Start with the service account's password" });
     expect(screen.getByText("stopped", { selector: ".badge" })).toBeInTheDocument();
+    await user.type(within(form).getByLabelText("Service account password"), "s3cret");
+    await user.click(within(form).getByRole("button", { name: "Start" }));
+    await waitFor(() => expect(screen.getByText("starting", { selector: ".badge" })).toBeInTheDocument());
+    expect(passwords).toEqual(["", "s3cret"]);
+    expect(screen.queryByRole("form", { name: "Start with the service account's password" })).not.toBeInTheDocument();
   });
 
   it("says when lag has not been measured yet", async () => {

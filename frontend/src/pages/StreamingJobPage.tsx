@@ -1,8 +1,9 @@
 import { createColumnHelper } from "@tanstack/react-table";
+import { useState } from "react";
 import { Link, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
-import { describeError } from "../api/errors";
+import { ApiError, describeError } from "../api/errors";
 import { useAccess } from "../api/hooks/access";
 import {
   useStreamAction,
@@ -15,6 +16,7 @@ import { useTeams } from "../api/hooks/teams";
 import { hasRole, roleInTeam } from "../auth/permissions";
 import { formatCompact } from "../components/charts";
 import { DataTable } from "../components/DataTable";
+import { Field } from "../components/Field";
 import { PageHeader } from "../components/PageHeader";
 import { Timestamp } from "../components/Timestamp";
 import { QueryView } from "../components/states";
@@ -58,6 +60,9 @@ function StreamingJobView({ id }: { id: number }) {
 
 function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: boolean }) {
   const act = useStreamAction(stream.id);
+  const [password, setPassword] = useState("");
+  // A stop wipes the service account's password: on a SASL cluster the API asks for it again.
+  const needsPassword = act.error instanceof ApiError && act.error.code === "credentials";
   const running = stream.desired_state === "running" && stream.state !== "failed";
   const actions: StreamAction[] = running ? ["restart", "stop"] : ["start"];
   const { progress, lag } = stream;
@@ -80,7 +85,7 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
                   type="button"
                   className={action === "stop" ? "button button--danger" : "button"}
                   disabled={act.isPending}
-                  onClick={() => act.mutate(action)}
+                  onClick={() => act.mutate({ action })}
                 >
                   {ACTION_LABELS[action]}
                 </button>
@@ -88,10 +93,41 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
             : null
         }
       />
-      {act.isError ? (
+      {act.isError && !needsPassword ? (
         <p className="callout callout--danger" role="alert">
           {describeError(act.error)}
         </p>
+      ) : null}
+      {needsPassword ? (
+        <form
+          className="callout"
+          aria-label="Start with the service account's password"
+          onSubmit={(event) => {
+            event.preventDefault();
+            act.mutate({ action: "start", password });
+          }}
+        >
+          <p>
+            This cluster needs SASL and a stop forgets the password: give the service account's password to start the
+            stream again. It is kept encrypted while the stream should run and never shown.
+          </p>
+          <Field label="Service account password">
+            {(control) => (
+              <input
+                {...control}
+                className="input"
+                type="password"
+                autoComplete="off"
+                required
+                value={password}
+                onChange={(event) => setPassword(event.target.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" className="button button--primary" disabled={act.isPending || !password}>
+            Start
+          </button>
+        </form>
       ) : null}
       {stream.reason ? (
         <p className={stream.state === "failed" ? "callout callout--danger" : "callout"} role="status">

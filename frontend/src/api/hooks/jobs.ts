@@ -173,12 +173,19 @@ export function useStreamingJobLog(id: number) {
 export function useStreamAction(id: number) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (action: StreamAction): Promise<StreamingJob> => {
+    mutationFn: async ({
+      action,
+      password = "",
+    }: {
+      action: StreamAction;
+      password?: string;
+    }): Promise<StreamingJob> => {
       const options = { params: { path: { id } } };
       if (action === "stop") return unwrap(await apiClient.POST("/api/v1/streaming-jobs/{id}/stop/", options));
       const path = action === "start" ? "/api/v1/streaming-jobs/{id}/start/" : "/api/v1/streaming-jobs/{id}/restart/";
-      // The password is kept from the start while the stream should run; a stopped one may need it again.
-      return unwrap(await apiClient.POST(path, { ...options, body: { password: "" } }));
+      // The password is kept while the stream should run; a stop wipes it, so starting a stopped stream on a
+      // SASL cluster needs it again (the API answers code "credentials" without it).
+      return unwrap(await apiClient.POST(path, { ...options, body: { password } }));
     },
     onSuccess: (stream) => {
       queryClient.setQueryData(streamKeys.stream(id), stream);
