@@ -190,11 +190,44 @@ async def _forward_voter_change(
         return _voter_change_response(
             ErrorCode.unsupported_version, "a single-node broker has no controller quorum (kraft.version 0)"
         )
+    before = await _voter_directories(link)
     try:
         await link.call(method, params, timeout_s=timeout_s)
     except ControllerError as exc:
+        if _already_done(method, params, exc.code, before):
+            return _voter_change_response(ErrorCode.none, None)
         return _voter_change_response(ErrorCode(exc.code), exc.message)
     return _voter_change_response(ErrorCode.none, None)
+
+
+async def _voter_directories(link: Any) -> dict[int, str | None] | None:
+    """{voter id: directory id} as the active controller sees it now, or None if it does not answer."""
+    try:
+        quorum = await link.describe_quorum(timeout_s=QUORUM_TIMEOUT_S)
+    except ControllerError:
+        return None
+    if quorum.get("role") != "leader":
+        return None
+    return {int(node_id): directory for node_id, directory in quorum.get("voter_directories", {}).items()}
+
+
+def _already_done(
+    method: str, params: dict[str, Any], code: int, before: dict[int, str | None] | None
+) -> bool:
+    """Whether a refusal only says that this very change was made: the controller client sends a change
+    again when the controller moves while it waits for the answer, and a leader that removes itself always
+    moves. Then the new controller answers VOTER_NOT_FOUND (a removal) or DUPLICATE_VOTER (an addition) for
+    the change the old one made. A voter that was in the set before the request (absent, for an addition)
+    tells that apart from a request that was wrong to begin with."""
+    if before is None:
+        return False
+    voter, directory = int(params["voter_id"]), params.get("directory_id")
+    present = voter in before and directory in (None, before[voter])
+    if method == "remove_voter":
+        return code == ErrorCode.voter_not_found and present
+    if method == "add_voter":
+        return code == ErrorCode.duplicate_voter and voter not in before
+    return False
 
 
 def _directory(value: uuid.UUID | None) -> str | None:

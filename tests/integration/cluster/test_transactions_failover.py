@@ -87,7 +87,15 @@ def test_send_offsets_finds_the_group_coordinator_after_its_broker_is_gone(clust
     doomed = next(node.node_id for node in cluster3.brokers if node.node_id != kept)
     group = group_coordinated_by(cluster3, doomed, "moved-app")
     producer = Producer(
-        cluster3.client_config(**{"transactional.id": "moved-app-1", **TRANSACTIONAL_PRODUCER_SETTINGS})
+        cluster3.client_config(
+            **{
+                "transactional.id": "moved-app-1",
+                **TRANSACTIONAL_PRODUCER_SETTINGS,
+                # Longer than the 30 s this test allows the second transaction: on a loaded machine the
+                # harness's 10 s let the coordinator abort it (and fence the producer) mid-test.
+                "transaction.timeout.ms": "60000",
+            }
+        )
     )
     producer.init_transactions(30)
     consumer = Consumer(

@@ -17,6 +17,7 @@ from kio.schema.remove_raft_voter.v0.request import RemoveRaftVoterRequest
 from kio.static.primitive import i32, i32Timedelta, u16
 
 from broker.handlers.api_table import registry
+from broker.handlers.quorum import _already_done
 from tests.unit.broker.replication.test_replica_request_authorization import AclBroker
 
 ADMIN = "User:broker"  # a super user
@@ -70,3 +71,71 @@ def test_a_new_voter_needs_a_listener(broker: AclBroker) -> None:
     # Whoever may not change voters learns nothing about the request's validity.
     response = broker.send("User:alice", add(listeners=()))
     assert response.error_code == ErrorCode.cluster_authorization_failed
+
+
+DIRECTORY = str(uuid.uuid4())
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code", "before", "done"),
+    [
+        # The leader removed itself, moved, and the client sent the removal again to the new leader.
+        (
+            "remove_voter",
+            {"voter_id": 2, "directory_id": DIRECTORY},
+            ErrorCode.voter_not_found,
+            {2: DIRECTORY},
+            True,
+        ),
+        (
+            "remove_voter",
+            {"voter_id": 2, "directory_id": None},
+            ErrorCode.voter_not_found,
+            {2: DIRECTORY},
+            True,
+        ),
+        # Never a voter, or not with that directory: the refusal stands.
+        (
+            "remove_voter",
+            {"voter_id": 9, "directory_id": None},
+            ErrorCode.voter_not_found,
+            {2: DIRECTORY},
+            False,
+        ),
+        (
+            "remove_voter",
+            {"voter_id": 2, "directory_id": str(uuid.uuid4())},
+            ErrorCode.voter_not_found,
+            {2: DIRECTORY},
+            False,
+        ),
+        # An addition answered DUPLICATE_VOTER by a new leader that already has it.
+        (
+            "add_voter",
+            {"voter_id": 4, "directory_id": DIRECTORY},
+            ErrorCode.duplicate_voter,
+            {2: DIRECTORY},
+            True,
+        ),
+        (
+            "add_voter",
+            {"voter_id": 2, "directory_id": DIRECTORY},
+            ErrorCode.duplicate_voter,
+            {2: DIRECTORY},
+            False,
+        ),
+        # Other refusals, or no view of the set before the request, are never taken for success.
+        (
+            "remove_voter",
+            {"voter_id": 2, "directory_id": None},
+            ErrorCode.request_timed_out,
+            {2: DIRECTORY},
+            False,
+        ),
+        ("remove_voter", {"voter_id": 2, "directory_id": None}, ErrorCode.voter_not_found, None, False),
+    ],
+)
+def test_a_change_the_previous_leader_made_is_not_reported_as_refused(
+    method: str, params: dict[str, object], code: ErrorCode, before: dict[int, str | None] | None, done: bool
+) -> None:
+    assert _already_done(method, params, code, before) is done
