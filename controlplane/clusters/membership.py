@@ -16,7 +16,7 @@ from controlplane.clusters.choices import (
     Provider,
 )
 from controlplane.clusters.connections import connection_for
-from controlplane.clusters.models import Cluster, Operation
+from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.outcomes import confirmed_change
 from controlplane.clusters.placement import (
     PartitionKey,
@@ -94,6 +94,17 @@ def _next_node_id(cluster: Cluster) -> int:
     return max(used, default=0) + 1
 
 
+def _locked_node(actor: Actor, cluster: Cluster, node_id: int) -> tuple[Cluster, Broker]:
+    """For an org admin's change of one node: the cluster locked for the change, and its broker `node_id`."""
+    require_org_admin(actor, cluster.organization)
+    cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+    _require_replicated_local(cluster)
+    broker = cluster.brokers.filter(node_id=node_id).first()
+    if broker is None:
+        raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
+    return cluster, broker
+
+
 def request_controller_replacement(*, actor: Actor, cluster: Cluster, node_id: int) -> Operation:
     """Replaces the controller node `node_id` of a local cluster with a dynamic quorum (KIP-853): a new
     broker+controller node joins as an observer, becomes a voter (AddRaftVoter), the old node's replicas
@@ -106,12 +117,7 @@ def request_controller_replacement(*, actor: Actor, cluster: Cluster, node_id: i
     )
     change.on(cluster)
     with audited_change(actor=actor, change=change):
-        require_org_admin(actor, cluster.organization)
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        _require_replicated_local(cluster)
-        broker = cluster.brokers.filter(node_id=node_id).first()
-        if broker is None:
-            raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
+        cluster, broker = _locked_node(actor, cluster, node_id)
         if not broker.is_controller:
             raise Conflict(f"Broker {node_id} is not a controller voter.", code="not_a_controller")
         if not cluster.dynamic_quorum:
@@ -164,12 +170,7 @@ def request_broker_removal(*, actor: Actor, cluster: Cluster, node_id: int) -> O
     )
     change.on(cluster)
     with audited_change(actor=actor, change=change):
-        require_org_admin(actor, cluster.organization)
-        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-        _require_replicated_local(cluster)
-        broker = cluster.brokers.filter(node_id=node_id).first()
-        if broker is None:
-            raise ServiceError(f"Cluster {cluster.name} has no broker {node_id}.", code="unknown_broker")
+        cluster, broker = _locked_node(actor, cluster, node_id)
         if broker.is_controller:
             how = (
                 "replace its controller first (POST .../brokers/{node_id}/replace-controller)"
