@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the product needs on a fresh Debian machine, idempotently:
-#   system packages (apt), the Python virtualenv from requirements.lock, and the console build.
+#   system packages (apt), the Python virtualenv from requirements.lock, Apache Kafka's jars from Maven Central
+#   (APACHE_KAFKA_INSTALL=false skips them), and the console build.
 # Usage: scripts/bootstrap.sh [--test]   (--test adds what the test suite needs: Chromium, docker-compose, kcat,
 #        Burrow and the ZooKeeper it keeps its state in, for tests/integration/lag/test_burrow.py)
 set -euo pipefail
@@ -17,6 +18,8 @@ command -v redis-server >/dev/null || need_pkgs+=(redis-server)
 command -v kcat >/dev/null || need_pkgs+=(kcat)
 # Spark (PySpark) runs on Java 17+; the topics source's JVM reader is compiled with javac.
 command -v javac >/dev/null || [[ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]] || need_pkgs+=(default-jdk-headless)
+# Apache Kafka (the apache-kafka engine, the conformance oracle) is resolved from Maven Central by Maven.
+[[ "${APACHE_KAFKA_INSTALL:-true}" == false ]] || command -v mvn >/dev/null || need_pkgs+=(maven)
 if [[ $WITH_TEST_TOOLS == 1 ]]; then
   command -v chromium >/dev/null || need_pkgs+=(chromium)
   command -v docker-compose >/dev/null || need_pkgs+=(docker-compose)
@@ -46,6 +49,19 @@ if [[ "$(cat .venv/.lock-hash 2>/dev/null)" != "$lock_hash" ]]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements.lock
   echo "$lock_hash" > .venv/.lock-hash
+fi
+
+# --- Apache Kafka from Maven Central (jvm/apache-kafka/pom.xml: the pinned version and what it lays out) -----
+if [[ "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
+  kafka_version=$(sed -n 's#.*<kafka.version>\(.*\)</kafka.version>.*#\1#p' jvm/apache-kafka/pom.xml)
+  kafka_home=${APACHE_KAFKA_HOME:-$PWD/.cache/apache-kafka}
+  kafka_pom_hash=$(sha256sum jvm/apache-kafka/pom.xml | cut -d' ' -f1)
+  if [[ "$(cat "$kafka_home/$kafka_version/.pom-hash" 2>/dev/null)" != "$kafka_pom_hash" ]]; then
+    say "installing Apache Kafka $kafka_version from Maven Central into $kafka_home/$kafka_version"
+    rm -rf "${kafka_home:?}/$kafka_version"
+    mvn -q -B -f jvm/apache-kafka/pom.xml package -Dinstall.dir="$kafka_home/$kafka_version"
+    echo "$kafka_pom_hash" > "$kafka_home/$kafka_version/.pom-hash"
+  fi
 fi
 
 # --- the Spark topics source's JVM reader (controlplane/spark/jvm.py), compiled against pyspark's jars ---------

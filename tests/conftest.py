@@ -6,6 +6,7 @@ pytest_plugins = [
     "tests.fixtures.servers",
     "tests.fixtures.broker",
     "tests.fixtures.oidc",
+    "tests.fixtures.apache_kafka",
 ]
 
 # Fast feedback first: unit tests, then integration with real servers, then browser journeys. The browser tier
