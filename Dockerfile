@@ -6,8 +6,14 @@ RUN npm ci --no-audit --no-fund
 COPY frontend/ ./
 RUN npm run build
 
+# Apache Kafka's jars from Maven Central (the apache-kafka engine), laid out by the same pom bootstrap.sh uses.
+FROM maven:3.9-eclipse-temurin-17 AS apache-kafka
+WORKDIR /src
+COPY jvm/apache-kafka/pom.xml jvm/apache-kafka/pom.xml
+RUN mvn -q -B -f jvm/apache-kafka/pom.xml package
+
 FROM python:3.11-slim-bookworm
-ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 STREAMHUB_DATA_DIR=/data
+ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 STREAMHUB_DATA_DIR=/data APACHE_KAFKA_HOME=/opt/apache-kafka
 RUN apt-get update && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
     && rm -rf /var/lib/apt/lists/* && useradd --create-home --uid 1000 streamhub
 WORKDIR /app
@@ -15,6 +21,7 @@ COPY requirements.lock ./
 RUN pip install --no-cache-dir -r requirements.lock
 COPY . .
 COPY --from=console /src/frontend/dist ./frontend/dist
+COPY --from=apache-kafka /src/.cache/apache-kafka /opt/apache-kafka
 RUN DJANGO_SETTINGS_MODULE=console.settings SECRET_KEY=build-only python manage.py collectstatic --noinput -v 0 \
     && mkdir -p /data && chown streamhub /data
 USER streamhub
