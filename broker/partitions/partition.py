@@ -126,9 +126,7 @@ class Partition:
                 from_coordinator=from_coordinator,
             )
         except StorageError as exc:
-            return AppendOutcome(
-                ErrorCode(exc.error_code), str(exc), record_errors=tuple(exc.record_errors)
-            )
+            return AppendOutcome(ErrorCode(exc.error_code), str(exc), record_errors=tuple(exc.record_errors))
         self._replication.after_leader_append(self._replica)
         pending = None
         if acks == -1 and result.last_offset >= 0:
