@@ -60,7 +60,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "log.flush.scheduler.interval.ms": (int, LONG_MAX),
     "log.message.timestamp.type": (str, "CreateTime"),
     "log.message.timestamp.before.max.ms": (int, LONG_MAX),
-    "log.message.timestamp.after.max.ms": (int, LONG_MAX),
+    "log.message.timestamp.after.max.ms": (int, 3_600_000),  # Kafka 4.0's default (KIP-1030)
     "log.preallocate": (bool, False),
     "log.segment.delete.delay.ms": (int, 60000),
     "compression.type": (str, "producer"),

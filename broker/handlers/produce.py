@@ -75,8 +75,8 @@ def append_partition(
     if result is None:
         answer = _partition_error(index, outcome.error, outcome.message)
         answer["record_errors"] = [
-            {"batch_index": batch_index, "batch_index_error_message": outcome.message}
-            for batch_index in outcome.record_errors
+            {"batch_index": batch_index, "batch_index_error_message": message}
+            for batch_index, message in outcome.record_errors
         ]
         return answer
     state.metrics.record_produce(topic_name, result.size_bytes, result.record_count)

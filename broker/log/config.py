@@ -9,6 +9,7 @@ from broker.config import TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.log.errors import InvalidConfigError
 
 LONG_MAX = 9223372036854775807
+HOUR_MS = 3_600_000
 
 # Every topic config the broker understands, with Kafka's default (REFERENCE.md section 3).
 TOPIC_CONFIG_DEFAULTS: dict[str, str] = {
@@ -23,7 +24,8 @@ TOPIC_CONFIG_DEFAULTS: dict[str, str] = {
     "max.message.bytes": "1048588",
     "message.timestamp.type": "CreateTime",
     "message.timestamp.before.max.ms": str(LONG_MAX),
-    "message.timestamp.after.max.ms": str(LONG_MAX),
+    # Kafka 4.0 bounds future timestamps to an hour by default (KIP-1030).
+    "message.timestamp.after.max.ms": str(HOUR_MS),
     "min.cleanable.dirty.ratio": "0.5",
     "min.compaction.lag.ms": "0",
     "min.insync.replicas": "1",
@@ -153,7 +155,7 @@ class LogConfig:
     max_message_bytes: int = 1048588
     message_timestamp_type: str = "CreateTime"
     message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = HOUR_MS
     compression_type: str = "producer"
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX

@@ -52,14 +52,16 @@ from broker.wire.records.batch import (
     set_log_append_time,
     set_partition_leader_epoch,
 )
-from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec
+from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec, decompress
 from broker.wire.records.control import build_txn_marker, read_txn_marker
 from broker.wire.records.errors import (
+    DecompressedTooLargeError,
     InvalidRecordError,
     InvalidTimestampError,
     RecordTooLargeError,
 )
 from broker.wire.records.records import Record, build_batch, decode_records
+from broker.wire.records.validation import RecordsShape, check_records
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
@@ -67,6 +69,10 @@ CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 HIGH_WATERMARK_FILE = "high-watermark-checkpoint"
 LOG_START_OFFSET_FILE = "log-start-offset"
 RECOVERY_POINT_FILE = "recovery-point"
+# A producer's batch may not decompress to more than this (or max.message.bytes, if larger). Kafka has no
+# such bound, but a batch is decompressed whole here to be checked: 1 MB of zstd can hold gigabytes of
+# zeros. Producers stay far below it (librdkafka bounds a batch before compression by batch.size, 1 MB).
+MAX_DECOMPRESSED_BATCH_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,13 @@ class AppendResult:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _describe_record(offset: int, timestamp: int | None, record: Record) -> str:
+    """A record as Kafka's DefaultRecord.toString() shows it in its error messages."""
+    key = 0 if record.key is None else len(record.key)
+    value = 0 if record.value is None else len(record.value)
+    return f"DefaultRecord(offset={offset}, timestamp={timestamp}, key={key} bytes, value={value} bytes)"
 
 
 class PartitionLog:
@@ -341,39 +354,106 @@ class PartitionLog:
     def _validate_client_batch(
         self, batch: BatchView, now_ms: int, from_coordinator: bool = False
     ) -> list[Record] | None:
-        """Checks of LogValidator for a batch from a producer. Returns its records if it decoded them."""
+        """Kafka's checks of a producer's batch (UnifiedLog.analyzeAndValidateRecords, LogValidator), in
+        its order and with its error codes. Returns the batch's records if they had to be decoded."""
         batch.check_crc()
         if batch.size > self.config.max_message_bytes:
             raise RecordTooLargeError(
                 f"batch of {batch.size} bytes exceeds max.message.bytes={self.config.max_message_bytes}"
             )
-        if batch.is_control:
-            raise InvalidRecordError("clients may not write control batches")
         if batch.record_count <= 0 or batch.record_count != batch.last_offset_delta + 1:
             raise InvalidRecordError(
                 f"record count {batch.record_count} does not match lastOffsetDelta {batch.last_offset_delta}"
             )
+        if batch.is_control:
+            raise InvalidRecordError("clients may not write control batches")
         if batch.has_producer_id and batch.base_sequence < 0 and not from_coordinator:
             raise InvalidRecordError("an idempotent batch needs a base sequence")
         if batch.is_transactional and not batch.has_producer_id:
             raise InvalidRecordError("a transactional batch needs a producer id")
         codec = batch.codec
-        if not self.config.log_append_time:
-            for timestamp in (batch.base_timestamp, batch.max_timestamp):
-                if now_ms - timestamp > self.config.message_timestamp_before_max_ms:
-                    raise InvalidTimestampError(f"timestamp {timestamp} is too far in the past")
-                if timestamp - now_ms > self.config.message_timestamp_after_max_ms:
-                    raise InvalidTimestampError(f"timestamp {timestamp} is too far in the future")
+        payload = batch.records_payload()
+        if codec == Codec.NONE:
+            data = payload.tobytes()
+        else:
+            limit = max(MAX_DECOMPRESSED_BATCH_BYTES, self.config.max_message_bytes)
+            try:
+                data = decompress(codec, payload, limit)
+            except DecompressedTooLargeError as exc:
+                raise RecordTooLargeError(str(exc)) from None
+        compacted = self.config.compacted
+        shape = check_records(data, batch.record_count, collect_keyless=compacted)
         records = None
-        if self.config.compacted:
+        if (compacted and shape.keyless) or self._timestamps_out_of_range(batch, shape, now_ms):
             records = decode_records(batch)
-            keyless = [index for index, record in enumerate(records) if record.key is None]
-            if keyless:
-                raise InvalidRecordError("compacted topics need a key on every record", record_errors=keyless)
+            self._refuse_records(batch, records, now_ms)
         target = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
         if target is not None and target != codec and records is None:
             records = decode_records(batch)
         return records
+
+    def _timestamps_out_of_range(self, batch: BatchView, shape: RecordsShape, now_ms: int) -> bool:
+        """Whether some record may break message.timestamp.before/after.max.ms (or, on a LogAppendTime
+        topic, the batch claims LogAppendTime itself): then each record is looked at."""
+        if self.config.log_append_time:
+            return batch.is_log_append_time
+        if batch.is_log_append_time:
+            lowest = highest = batch.max_timestamp
+        else:
+            lowest = batch.base_timestamp + shape.min_timestamp_delta
+            highest = batch.base_timestamp + shape.max_timestamp_delta
+        return (
+            now_ms - lowest > self.config.message_timestamp_before_max_ms
+            or highest - now_ms > self.config.message_timestamp_after_max_ms
+        )
+
+    def _refuse_records(self, batch: BatchView, records: list[Record], now_ms: int) -> None:
+        """LogValidator.validateRecord for each record, then processRecordErrors: a missing key on a
+        compacted topic before the timestamp; INVALID_TIMESTAMP if any timestamp failed, else
+        INVALID_RECORD, naming every failed record (Kafka's messages, word for word)."""
+        where = f"{self.topic}-{self.partition}"
+        before = self.config.message_timestamp_before_max_ms
+        after = self.config.message_timestamp_after_max_ms
+        errors: list[tuple[int, str]] = []
+        timestamp_failed = False
+        for index, record in enumerate(records):
+            offset = batch.base_offset + (record.offset_delta or 0)
+            timestamp = batch.max_timestamp if batch.is_log_append_time else record.timestamp
+            if self.config.compacted and record.key is None:
+                errors.append(
+                    (index, f"Compacted topic cannot accept message without key in topic partition {where}")
+                )
+            elif self.config.log_append_time:
+                timestamp_failed = True
+                errors.append(
+                    (
+                        index,
+                        f"Invalid timestamp type in message {_describe_record(offset, timestamp, record)}. "
+                        "Producer should not set timestamp type to LogAppendTime.",
+                    )
+                )
+            elif timestamp != -1 and (now_ms - timestamp > before or timestamp - now_ms > after):
+                timestamp_failed = True
+                errors.append(
+                    (
+                        index,
+                        f"Timestamp {timestamp} of message with offset {offset} is out of range. The "
+                        f"timestamp should be within [{now_ms - before}, {now_ms + after}]",
+                    )
+                )
+        if timestamp_failed:
+            raise InvalidTimestampError(
+                "One or more records have been rejected due to invalid timestamp", record_errors=errors
+            )
+        if errors:
+            shown = ", ".join(
+                f"RecordError(batchIndex={index}, message='{text}')" for index, text in errors[:3]
+            )
+            raise InvalidRecordError(
+                f"One or more records have been rejected due to {len(errors)} record errors in total, "
+                f"and only showing the first three errors at most: [{shown}]",
+                record_errors=errors,
+            )
 
     def _recompress(self, batch: BatchView, records: list[Record], codec: Codec) -> bytes:
         rebuilt = build_batch(
@@ -413,12 +493,13 @@ class PartitionLog:
         batches = list(iter_batches(data))
         if not batches:
             return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
+        if len(batches) > 1:
+            # LogValidator: a v2 append is one batch (clients send one per partition and request).
+            raise InvalidRecordError(f"{len(batches)} record batches in one append; a producer sends one")
         target_codec = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
         rebuilt: list[bytes | None] = []
         transactional = batches[0].is_transactional
         for batch in batches:
-            if batch.is_transactional != transactional:
-                raise InvalidRecordError("a produce request mixes transactional and other batches")
             decoded = self._validate_client_batch(batch, now_ms, from_coordinator)
             if target_codec is not None and target_codec != batch.codec and decoded is not None:
                 rebuilt.append(self._recompress(batch, decoded, target_codec))

@@ -46,7 +46,7 @@ class AppendOutcome:
     error: ErrorCode
     message: str | None = None
     result: AppendResult | None = None
-    record_errors: tuple[int, ...] = ()
+    record_errors: tuple[tuple[int, str], ...] = ()  # (batch index, message), KIP-467
     acks_pending: asyncio.Future[ErrorCode] | None = None
 
 
@@ -126,9 +126,7 @@ class Partition:
                 from_coordinator=from_coordinator,
             )
         except StorageError as exc:
-            return AppendOutcome(
-                ErrorCode(exc.error_code), str(exc), record_errors=tuple(getattr(exc, "record_errors", ()))
-            )
+            return AppendOutcome(ErrorCode(exc.error_code), str(exc), record_errors=tuple(exc.record_errors))
         self._replication.after_leader_append(self._replica)
         pending = None
         if acks == -1 and result.last_offset >= 0:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from crc32c import crc32c
 
 from broker.wire.records.codecs import Codec, codec_from_attributes
-from broker.wire.records.errors import CorruptRecordError
+from broker.wire.records.errors import CorruptRecordError, InvalidRecordError
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
@@ -141,13 +141,17 @@ def read_batch_header(buffer: memoryview, position: int) -> BatchView:
     if view.batch_length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptRecordError(f"batch length {view.batch_length} is smaller than a batch header")
     if view.magic != 2:
-        raise CorruptRecordError(f"unsupported record batch magic {view.magic}")
+        if 0 <= view.magic < 2:  # Kafka: a message set of before 0.11 is an invalid record, not corrupt
+            raise InvalidRecordError(f"record batch magic {view.magic}: only magic 2 is accepted")
+        raise CorruptRecordError(f"Invalid magic found in record: {view.magic}")
     if view.end > len(buffer):
         raise CorruptRecordError(
             f"truncated batch at position {position}: needs {view.size} bytes, has {available}"
         )
     if view.last_offset_delta < 0 or view.record_count < 0:
-        raise CorruptRecordError("negative lastOffsetDelta or record count")
+        raise InvalidRecordError(
+            f"invalid record count {view.record_count} or lastOffsetDelta {view.last_offset_delta}"
+        )
     return view
 
 

@@ -2,6 +2,7 @@
 
 import enum
 import struct
+import zlib
 
 import cramjam
 
@@ -80,7 +81,32 @@ def decompress(
         raise UnsupportedCompressionError(f"unknown compression codec {codec}")
     if codec == Codec.SNAPPY and bytes(data[: len(_XERIAL_MAGIC)]) == _XERIAL_MAGIC:
         return _decompress_xerial(memoryview(data), limit)
+    if codec == Codec.GZIP:
+        return _decompress_gzip(data, limit)
     return _decompress_bounded(codec, data, limit)
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _decompress_gzip(data: bytes | bytearray | memoryview, limit: int) -> bytes:
+    """gzip members one after another, as Java's GZIPInputStream (Kafka's broker and Java consumers)
+    reads them: bytes after a member that do not start another one are ignored, as there."""
+    out = bytearray()
+    rest = bytes(data)
+    while True:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out += inflater.decompress(rest, limit - len(out) + 1)
+        except zlib.error as exc:
+            raise CorruptRecordError(f"cannot decompress GZIP data: {exc}") from None
+        if len(out) > limit:
+            raise DecompressedTooLargeError(f"GZIP data decompresses to more than {limit} bytes")
+        if not inflater.eof:
+            raise CorruptRecordError("cannot decompress GZIP data: the stream is cut short")
+        rest = inflater.unused_data
+        if not rest.startswith(_GZIP_MAGIC):
+            return bytes(out)
 
 
 def _decompress_bounded(codec: Codec, data: bytes | bytearray | memoryview, limit: int) -> bytes:

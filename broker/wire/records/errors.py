@@ -14,8 +14,11 @@ class StorageError(Exception):
         if code is not None:
             cls.error_code = code.value
 
-    def __init__(self, message: str = "") -> None:
+    def __init__(self, message: str = "", record_errors: list[tuple[int, str]] | None = None) -> None:
         super().__init__(message or type(self).__name__)
+        # KIP-467: the offending records by their index in the batch, each with its own message. The
+        # Produce answer lists them; clients fail those records and retry-fail only the rest.
+        self.record_errors = record_errors or []
 
 
 class CorruptRecordError(StorageError):
@@ -30,17 +33,10 @@ class DecompressedTooLargeError(CorruptRecordError):
 
 
 class InvalidRecordError(StorageError):
-    """Well-formed bytes that break a rule: a missing key on a compacted topic, a client control batch.
-
-    `record_errors` names the offending records by their index in the batch (KIP-467): the Produce
-    answer lists them, and clients fail those records with INVALID_RECORD and only retry-fail the rest.
-    """
+    """Records Kafka would not read (a bad length, varint, count or header), or well-formed ones that
+    break a rule (a missing key on a compacted topic, a client control batch)."""
 
     error_code = ErrorCode.invalid_record.value
-
-    def __init__(self, message: str = "", record_errors: list[int] | None = None) -> None:
-        super().__init__(message)
-        self.record_errors = record_errors or []
 
 
 class RecordTooLargeError(StorageError, code=ErrorCode.message_too_large):

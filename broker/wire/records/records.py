@@ -177,10 +177,10 @@ def _decode_nullable_bytes(buffer: bytes, position: int, limit: int) -> tuple[by
         position += 2
     else:
         length, position = decode_varint(buffer, position)
-    if length == -1:
-        return None, position
+    if length < 0:
+        return None, position  # Kafka reads any negative length as null
     end = position + length
-    if length < 0 or end > limit:
+    if end > limit:
         raise CorruptRecordError(f"bad field length {length}")
     return buffer[position:end], end
 
@@ -195,10 +195,8 @@ def _decode_headers(data: bytes, position: int, record_end: int) -> tuple[tuple[
         if header_key is None:
             raise CorruptRecordError("null header key")
         header_value, position = _decode_nullable_bytes(data, position, record_end)
-        try:
-            headers.append((header_key.decode(), header_value))
-        except UnicodeDecodeError:
-            raise CorruptRecordError("header key is not UTF-8") from None
+        # Kafka reads a header key that is not UTF-8 with replacement characters (Utils.utf8).
+        headers.append((header_key.decode(errors="replace"), header_value))
     return tuple(headers), position
 
 

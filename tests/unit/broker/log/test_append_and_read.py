@@ -42,12 +42,20 @@ def test_it_stores_batches_byte_for_byte_apart_from_offset_and_leader_epoch(open
     assert stored[16:] == sent[16:]
 
 
-def test_several_batches_in_one_append_get_consecutive_offsets(open_log: LogFactory) -> None:
+def test_consecutive_appends_get_consecutive_offsets(open_log: LogFactory) -> None:
     log = open_log()
-    result = log.append_as_leader(batch_of(b"a", b"b") + batch_of(b"c"), leader_epoch=0, now_ms=NOW_MS)
-    assert (result.base_offset, result.last_offset, result.record_count) == (0, 2, 3)
+    first = log.append_as_leader(batch_of(b"a", b"b"), leader_epoch=0, now_ms=NOW_MS)
+    second = log.append_as_leader(batch_of(b"c"), leader_epoch=0, now_ms=NOW_MS)
+    assert (first.base_offset, first.last_offset, second.base_offset, second.record_count) == (0, 1, 2, 1)
     log.high_watermark = log.log_end_offset
     assert [b.base_offset for b in iter_batches(log.read(0, 1 << 20))] == [0, 2]
+
+
+def test_several_batches_in_one_append_are_refused_whole_as_kafka_does(open_log: LogFactory) -> None:
+    log = open_log()
+    with pytest.raises(InvalidRecordError):
+        log.append_as_leader(batch_of(b"a", b"b") + batch_of(b"c"), leader_epoch=0, now_ms=NOW_MS)
+    assert log.log_end_offset == 0
 
 
 def test_log_append_time_topics_stamp_the_batch(open_log: LogFactory) -> None:
@@ -81,7 +89,7 @@ def test_a_batch_with_a_bad_crc_is_rejected_and_nothing_is_written(open_log: Log
     bad = bytearray(batch_of(b"b"))
     bad[-1] ^= 0x01
     with pytest.raises(CorruptRecordError) as caught:
-        log.append_as_leader(batch_of(b"good") + bytes(bad), leader_epoch=0, now_ms=NOW_MS)
+        log.append_as_leader(bytes(bad), leader_epoch=0, now_ms=NOW_MS)
     assert caught.value.error_code == 2
     assert log.log_end_offset == 0
     assert log.size_bytes() == 0

@@ -11,7 +11,7 @@ from broker.wire.records.batch import (
     set_partition_leader_epoch,
 )
 from broker.wire.records.codecs import Codec
-from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
+from broker.wire.records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from broker.wire.records.records import Record, TimestampType, build_batch
 
 
@@ -72,10 +72,14 @@ def test_it_rejects_a_batch_with_a_bad_crc() -> None:
     assert caught.value.error_code == 2
 
 
-def test_it_rejects_an_unknown_magic() -> None:
+def test_it_rejects_an_unknown_magic_as_corrupt_and_an_old_one_as_invalid() -> None:
+    """Kafka's answers: CORRUPT_MESSAGE for a magic it does not know, INVALID_RECORD for magic 0/1."""
     raw = bytearray(make_batch(1))
-    raw[16] = 1
+    raw[16] = 3
     with pytest.raises(CorruptRecordError, match="magic"):
+        list(iter_batches(raw))
+    raw[16] = 1
+    with pytest.raises(InvalidRecordError, match="magic"):
         list(iter_batches(raw))
 
 
