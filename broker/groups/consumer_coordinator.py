@@ -623,6 +623,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self._cancel_member_timers(member)
         group.remove_member(member.member_id)
         group.group_epoch += 1
+        # As Kafka deletes a resolved regex with its last member: one subscribed again is new and
+        # resolved again (so the named topics of that subscription come first).
+        for pattern in group.resolved_regexes.keys() - group.subscribed_regexes():
+            del group.resolved_regexes[pattern]
 
     def _cancel_member_timers(self, member: ConsumerMember) -> None:
         self._cancel(member.session_timer)

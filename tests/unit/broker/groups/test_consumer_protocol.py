@@ -745,3 +745,17 @@ async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_g
     assert again.member_id != first.member_id
     ids = {m.member.member_id for m in groups.describe_consumer_group("g").members}
     assert ids == {"m1", again.member_id}
+
+
+async def test_a_regex_subscribed_again_after_its_last_member_left_is_resolved_again(groups) -> None:
+    regex = {"subscribed_topic_names": None, "subscribed_topic_regex": "orders|audit\\..*"}
+    joined = await beat(groups, "m1", 0, **regex)
+    await settle()
+    resolved = await beat(groups, "m1", joined.member_epoch, owned={})
+    assert count(resolved.assignment) == 7
+    await beat(groups, "m1", -1)
+    # librdkafka 0045 resubscribe_with_regex: the named topic first, then the regex's topics.
+    again = await beat(
+        groups, "m1", 0, subscribed_topic_names=["payments"], subscribed_topic_regex="orders|audit\\..*"
+    )
+    assert again.assignment == {PAYMENTS: frozenset({0, 1})}
