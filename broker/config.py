@@ -82,6 +82,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "group.consumer.max.size": (int, 2147483647),
     "group.consumer.assignors": (list, ["uniform", "range"]),
     "group.consumer.migration.policy": (str, "bidirectional"),
+    "group.consumer.regex.refresh.interval.ms": (int, 600000),
     "offsets.topic.num.partitions": (int, 50),
     "offsets.topic.replication.factor": (int, 1),
     "offsets.topic.segment.bytes": (int, 104857600),

@@ -133,6 +133,10 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
         "Consumer-protocol groups: how often members heartbeat; a reassignment advances one heartbeat at a time."
     ),
     "group.consumer.max.size": "Consumer-protocol groups: most members one group may have.",
+    "group.consumer.regex.refresh.interval.ms": (
+        "Consumer-protocol groups: how old a group's resolution of its subscribed regular expressions may get "
+        "before a heartbeat resolves them again (they are also resolved again when topics are created or deleted)."
+    ),
     "group.consumer.assignors": (
         "Consumer-protocol groups: the server-side assignors members may choose (uniform, range); the first "
         "is used when a member names none."

@@ -23,6 +23,7 @@ The group's state is written to `__consumer_offsets` as Kafka's record types 3-8
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import uuid
@@ -66,6 +67,7 @@ from broker.groups.coordinator import (
 )
 from broker.groups.group import Group, GroupState, Member, SyncResult
 from broker.groups.offsets_log import OffsetsLog
+from broker.groups.rate_limited_log import RateLimitedLog
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,9 @@ class ConsumerGroupConfig:
     session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
     heartbeat_interval_ms: int = 5_000  # group.consumer.heartbeat.interval.ms
     max_size: int = 2**31 - 1  # group.consumer.max.size
+    # group.consumer.regex.refresh.interval.ms: a group's regex resolutions older than this are
+    # resolved again (they also are whenever a topic is created or deleted).
+    regex_refresh_interval_ms: int = 600_000
     assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
     migration_policy: str = "bidirectional"  # group.consumer.migration.policy
 
@@ -123,6 +128,7 @@ class HeartbeatResult:
 class ConsumerMemberDescription:
     member: ConsumerMember
     target: Assignment
+    regex_topics: frozenset[str] = frozenset()  # what the group resolved the member's regex to
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +146,10 @@ class ConsumerGroupDescription:
 
 def _heartbeat_error(code: int, message: str | None = None, member_id: str | None = None) -> HeartbeatResult:
     return HeartbeatResult(code, message, member_id=member_id)
+
+
+def _catalog_fingerprint(names: Iterable[str]) -> int:
+    return hash(frozenset(names))
 
 
 def compile_subscription_regex(pattern: str) -> re2._Regexp:
@@ -166,6 +176,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self.topic_catalog: TopicCatalog = topic_catalog or dict
         self.replica_racks: ReplicaRacks = replica_racks or (lambda _topic, _partition: frozenset())
         self.consumer_groups: dict[str, ConsumerGroup] = {}
+        # Requests refused as invalid are logged with the rule that fired, a few lines a minute.
+        self.refusals = RateLimitedLog(logging.getLogger(__name__))
         # Consumer group records read while replaying partitions: key bytes -> value (None: tombstone).
         self._replayed: dict[bytes, bytes | None] = {}
 
@@ -187,6 +199,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         client_id: str,
         client_host: str,
         may_describe: TopicFilter | None = None,
+        api_version: int = 1,
     ) -> HeartbeatResult:
         """`may_describe`: whether the requester may DESCRIBE a topic (None: ACLs are off); the
         topics a regex subscription resolves to are only those it may."""
@@ -194,10 +207,17 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if error is not None:
             return _heartbeat_error(error)
         invalid = self._invalid_heartbeat(
-            group_id, member_id, member_epoch, instance_id, rebalance_timeout_ms,
-            subscribed_topic_names, subscribed_topic_regex, server_assignor, owned,
+            group_id, member_id, member_epoch, instance_id, rack_id, rebalance_timeout_ms,
+            subscribed_topic_names, subscribed_topic_regex, server_assignor, owned, api_version,
         )  # fmt: skip
         if invalid is not None:
+            if invalid.error_code == ErrorCode.invalid_request:
+                self.refusals.warning(
+                    "group %s: ConsumerGroupHeartbeat v%d of member %r (epoch %d, client %r at %s) refused "
+                    "with INVALID_REQUEST: %s",
+                    group_id, api_version, member_id, member_epoch, client_id, client_host,
+                    invalid.error_message,
+                )  # fmt: skip
             return invalid
         if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return await self._leave(group_id, member_id, member_epoch, instance_id)
@@ -233,7 +253,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             group, member, instance_id, rack_id, rebalance_timeout_ms, subscribed_topic_names,
             subscribed_topic_regex, server_assignor, client_id, client_host,
         )  # fmt: skip
-        member.regex_topics = self._resolve_regex(member, may_describe)
+        self._maybe_refresh_regexes(group, may_describe)
         self._refresh_subscribed_topics(group)
         # One heartbeat's changes (a join, its subscription, the topics it brings) are one epoch.
         group.group_epoch = min(group.group_epoch, epoch_before + 1)
@@ -261,35 +281,43 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         member_id: str,
         member_epoch: int,
         instance_id: str | None,
+        rack_id: str | None,
         rebalance_timeout_ms: int,
         subscribed_topic_names: Sequence[str] | None,
         subscribed_topic_regex: str | None,
         server_assignor: str | None,
         owned: Assignment | None,
+        api_version: int,
     ) -> HeartbeatResult | None:
-        """Kafka's request validation: INVALID_REQUEST naming the field, and the specific codes."""
+        """Kafka 4.2's request validation (GroupCoordinatorService), in its order and words:
+        INVALID_REQUEST naming the rule, and the specific codes."""
+        # From v1 the client chooses its member id (KIP-1082): only v0 joins without one.
+        if (api_version >= 1 or member_epoch > 0 or member_epoch == LEAVE_EPOCH) and not member_id:
+            return _heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
         if not is_valid_group_id(group_id):
             return _heartbeat_error(ErrorCode.invalid_request, "GroupId can't be empty.")
-        if not member_id and member_epoch != JOIN_EPOCH:
-            return _heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
-        if member_epoch < STATIC_LEAVE_EPOCH:
-            return _heartbeat_error(ErrorCode.invalid_request, f"MemberEpoch {member_epoch} is invalid.")
-        if member_epoch == STATIC_LEAVE_EPOCH and instance_id is None:
-            return _heartbeat_error(ErrorCode.invalid_request, "InstanceId can't be null for a static leave.")
+        if instance_id == "":
+            return _heartbeat_error(ErrorCode.invalid_request, "InstanceId can't be empty.")
+        if rack_id == "":
+            return _heartbeat_error(ErrorCode.invalid_request, "RackId can't be empty.")
         if member_epoch == JOIN_EPOCH:
             if rebalance_timeout_ms == -1:
                 return _heartbeat_error(
                     ErrorCode.invalid_request, "RebalanceTimeoutMs must be provided in first request."
                 )
-            if owned:
+            if owned is None or owned:
                 return _heartbeat_error(
                     ErrorCode.invalid_request, "TopicPartitions must be empty when (re-)joining."
                 )
             if subscribed_topic_names is None and subscribed_topic_regex is None:
                 return _heartbeat_error(
                     ErrorCode.invalid_request,
-                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.",
+                    "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.",
                 )
+        elif member_epoch == STATIC_LEAVE_EPOCH and instance_id is None:
+            return _heartbeat_error(ErrorCode.invalid_request, "InstanceId can't be null.")
+        elif member_epoch < STATIC_LEAVE_EPOCH:
+            return _heartbeat_error(ErrorCode.invalid_request, "MemberEpoch is invalid.")
         if server_assignor is not None and server_assignor not in self.consumer_config.assignors:
             return _heartbeat_error(
                 ErrorCode.unsupported_assignor,
@@ -300,9 +328,13 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             try:
                 compile_subscription_regex(subscribed_topic_regex)
             except re2.error as exc:
+                reason = exc.args[0] if exc.args else "invalid"
+                if isinstance(reason, bytes):
+                    reason = reason.decode(errors="replace")
                 return _heartbeat_error(
                     ErrorCode.invalid_regular_expression,
-                    f"SubscribedTopicRegex {subscribed_topic_regex!r} is not a valid RE2 expression: {exc}",
+                    f"SubscribedTopicRegex `{subscribed_topic_regex}` is not a valid regular expression: "
+                    f"{reason}.",
                 )
         return None
 
@@ -335,8 +367,14 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             group.target[member_id] = target
             return previous
         existing = group.members.get(member_id)
+        if existing is not None and existing.classic is None:
+            # Kafka 4.2: epoch 0 from a known member is not fenced; the member carries on with its
+            # epoch and target and is sent its whole assignment (it rejoined with nothing owned).
+            log.info(
+                "group %s: member %s rejoins with epoch 0 and keeps its place", group.group_id, member_id
+            )
+            return existing
         if existing is not None:
-            # A member that rejoins with epoch 0 has given up what it had: start it afresh.
             self._remove_consumer_member(group, existing)
         if len(group.members) >= self.consumer_config.max_size:
             return _heartbeat_error(
@@ -414,25 +452,80 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if changed:
             group.group_epoch += 1
 
-    def _resolve_regex(
-        self, member: ConsumerMember, may_describe: TopicFilter | None
-    ) -> frozenset[str] | None:
-        """The existing topics the member's regex matches and it may DESCRIBE (Kafka 4.0: a regex
-        never reveals a topic its member could not describe); None without a regex."""
-        if not member.subscribed_topic_regex:
-            return None
-        pattern = compile_subscription_regex(member.subscribed_topic_regex)
-        return frozenset(
-            name
-            for name in self.topic_catalog()
-            if pattern.fullmatch(name) and (may_describe is None or may_describe(name))
-        )
+    def _maybe_refresh_regexes(self, group: ConsumerGroup, may_describe: TopicFilter | None) -> None:
+        """Kafka's `maybeUpdateRegularExpressions`: the group's regexes are resolved again, in the
+        background (the heartbeat that asks is answered without waiting), when one is new, when a
+        topic was created or deleted since they were, or when they are older than
+        `group.consumer.regex.refresh.interval.ms`; the result bumps the group epoch if it changed
+        what they match, so every member gets its new target on its next heartbeat. Kafka waits
+        10 s between two refreshes of a group; here a group is refreshed at most once per heartbeat
+        interval (a new regex at once), so created topics are assigned within a heartbeat or two."""
+        subscribed = group.subscribed_regexes()
+        for pattern in group.resolved_regexes.keys() - subscribed:
+            del group.resolved_regexes[pattern]  # nobody subscribes to it any more
+        if not subscribed or group.regex_refresh_pending:
+            return
+        now = self.clock.now_ms()
+        resolved_at = group.regexes_resolved_at_ms
+        unresolved = bool(subscribed - group.resolved_regexes.keys())
+        if not unresolved:
+            if resolved_at is not None and now < resolved_at + self.consumer_config.heartbeat_interval_ms:
+                return
+            expired = (
+                resolved_at is None or now >= resolved_at + self.consumer_config.regex_refresh_interval_ms
+            )
+            if not expired and group.regexes_catalog == _catalog_fingerprint(self.topic_catalog()):
+                return
+        group.regex_refresh_pending = True
+        self._spawn(self._refresh_regexes(group, may_describe))
+
+    async def _refresh_regexes(self, group: ConsumerGroup, may_describe: TopicFilter | None) -> None:
+        """Resolves every regex of the group against the topics the asking member may DESCRIBE
+        (Kafka 4.0: a regex never reveals a topic its member could not describe)."""
+        try:
+            await asyncio.sleep(0)  # after the heartbeat that asked: it is answered with what was resolved
+            if self.consumer_groups.get(group.group_id) is not group:
+                return  # deleted, unloaded or replaced meanwhile
+            catalog = self.topic_catalog()
+            patterns = group.subscribed_regexes()
+            resolved: dict[str, frozenset[str]] = {}
+            for pattern in patterns:
+                try:
+                    compiled = compile_subscription_regex(pattern)
+                except re2.error:
+                    compiled = None  # written by another broker that took it: matches nothing here
+                resolved[pattern] = frozenset(
+                    name
+                    for name in catalog
+                    if compiled is not None
+                    and compiled.fullmatch(name)
+                    and (may_describe is None or may_describe(name))
+                )
+        finally:
+            group.regex_refresh_pending = False
+        group.regexes_resolved_at_ms = self.clock.now_ms()
+        group.regexes_catalog = _catalog_fingerprint(catalog)
+        changed = [
+            p for p, topics in resolved.items() if topics != group.resolved_regexes.get(p, frozenset())
+        ]
+        group.resolved_regexes.update(resolved)
+        epoch_before = group.group_epoch
+        if changed:
+            group.group_epoch += 1
+            log.info(
+                "group %s: regular expressions %s now match %s; group epoch %d",
+                group.group_id, changed, sorted(set().union(*(resolved[p] for p in changed))), group.group_epoch,
+            )  # fmt: skip
+        self._refresh_subscribed_topics(group)
+        group.group_epoch = min(group.group_epoch, epoch_before + 1)
+        if group.group_epoch != epoch_before:
+            await self._store_consumer_group(group)
 
     @staticmethod
     def _subscribed_topic_ids(
-        member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
+        group: ConsumerGroup, member: ConsumerMember, catalog: Mapping[str, tuple[uuid.UUID, int]]
     ) -> frozenset[uuid.UUID]:
-        names = set(member.subscribed_topic_names) | (member.regex_topics or frozenset())
+        names = set(member.subscribed_topic_names) | group.regex_topics(member)
         return frozenset(catalog[name][0] for name in names if name in catalog)
 
     def _refresh_subscribed_topics(self, group: ConsumerGroup) -> None:
@@ -441,7 +534,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         names = {topic_id: name for name, (topic_id, _) in catalog.items()}
         subscribed: dict[uuid.UUID, tuple[str, int]] = {}
         for member in group.members.values():
-            for topic_id in self._subscribed_topic_ids(member, catalog):
+            for topic_id in self._subscribed_topic_ids(group, member, catalog):
                 subscribed[topic_id] = (names[topic_id], catalog[names[topic_id]][1])
         if subscribed != group.subscribed_topics:
             group.subscribed_topics = subscribed
@@ -455,7 +548,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         assignor_name = chosen.most_common(1)[0][0] if chosen else self.consumer_config.assignors[0]
         members = {
             member_id: AssignmentMember(
-                subscribed=self._subscribed_topic_ids(member, catalog),
+                subscribed=self._subscribed_topic_ids(group, member, catalog),
                 current=group.target.get(member_id, {}),
                 rack=member.rack_id or None,
             )
@@ -530,6 +623,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self._cancel_member_timers(member)
         group.remove_member(member.member_id)
         group.group_epoch += 1
+        # As Kafka deletes a resolved regex with its last member: one subscribed again is new and
+        # resolved again (so the named topics of that subscription come first).
+        for pattern in group.resolved_regexes.keys() - group.subscribed_regexes():
+            del group.resolved_regexes[pattern]
 
     def _cancel_member_timers(self, member: ConsumerMember) -> None:
         self._cancel(member.session_timer)
@@ -577,7 +674,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             assignment_epoch=group.assignment_epoch,
             assignor_name=group.assignor_name,
             members=tuple(
-                ConsumerMemberDescription(member, group.target.get(member.member_id, {}))
+                ConsumerMemberDescription(
+                    member, group.target.get(member.member_id, {}), group.regex_topics(member)
+                )
                 for member in group.members.values()
             ),
             topic_names=self._topic_names(group),
@@ -1014,7 +1113,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                     sorted(
                         {
                             names[t]
-                            for t in self._subscribed_topic_ids(member, self.topic_catalog())
+                            for t in self._subscribed_topic_ids(group, member, self.topic_catalog())
                             if t in names
                         }
                     )
@@ -1126,17 +1225,17 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             return None
         subscribed_names = {name for name, _ in group.subscribed_topics.values()}
         for m in members.values():
-            if m.subscribed_topic_regex:
-                # What the regex resolved to when the group was written (authorized then); the
-                # member's next heartbeat resolves it again with its own ACLs.
-                try:
-                    pattern = compile_subscription_regex(m.subscribed_topic_regex)
-                except re2.error:
-                    pattern = None  # written by another broker that took it: matches nothing here
-                m.regex_topics = frozenset(
-                    name for name in subscribed_names if pattern is not None and pattern.fullmatch(name)
-                )
             group.add_member(m)
+        for regex in group.subscribed_regexes():
+            # What the regex resolved to when the group was written (authorized then); the next
+            # heartbeat resolves it again (never resolved here), with its member's ACLs.
+            try:
+                pattern = compile_subscription_regex(regex)
+            except re2.error:
+                pattern = None  # written by another broker that took it: matches nothing here
+            group.resolved_regexes[regex] = frozenset(
+                name for name in subscribed_names if pattern is not None and pattern.fullmatch(name)
+            )
         group.target = {member_id: t for member_id, t in group.target.items() if member_id in group.members}
         votes = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
         group.assignor_name = votes.most_common(1)[0][0] if votes else ""

@@ -78,9 +78,6 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
-    # The topic names the regex resolved to, those the member may DESCRIBE only (Kafka resolves a
-    # regex with the ACLs of the member whose heartbeat refreshed it); None: not resolved yet.
-    regex_topics: frozenset[str] | None = None
     # A classic-protocol member (JoinGroup/SyncGroup/Heartbeat) of a consumer group: what it
     # joined with; None for a consumer-protocol member.
     classic: ClassicMemberMetadata | None = None
@@ -104,6 +101,15 @@ class ConsumerGroup:
     subscribed_topics: dict[uuid.UUID, tuple[str, int]] = field(default_factory=dict)
     # The records last written for this group: key bytes -> value bytes (to write only changes).
     written: dict[bytes, bytes] = field(default_factory=dict)
+    # Regular expressions are resolved for the whole group, as Kafka does, not per member: pattern ->
+    # the topic names it matched and the member whose heartbeat asked could DESCRIBE. A pattern
+    # not here yet is unresolved (its members get nothing from it until it is).
+    resolved_regexes: dict[str, frozenset[str]] = field(default_factory=dict)
+    # When the resolutions were last refreshed (None: never, e.g. after a reload) and a fingerprint
+    # of the topic names they saw (a topic created or deleted since calls for a refresh).
+    regexes_resolved_at_ms: int | None = None
+    regexes_catalog: int | None = None
+    regex_refresh_pending: bool = False
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -115,6 +121,15 @@ class ConsumerGroup:
             if member.member_epoch != self.assignment_epoch or member.state is not MemberState.STABLE:
                 return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
+
+    def subscribed_regexes(self) -> set[str]:
+        return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex}
+
+    def regex_topics(self, member: ConsumerMember) -> frozenset[str]:
+        """The topics the member's regex resolved to for the group (none while unresolved)."""
+        if not member.subscribed_topic_regex:
+            return frozenset()
+        return self.resolved_regexes.get(member.subscribed_topic_regex, frozenset())
 
     def add_member(self, member: ConsumerMember) -> None:
         self.members[member.member_id] = member

@@ -94,6 +94,7 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
         client_id=ctx.client_id or "",
         client_host=f"/{ctx.client_host}",
         may_describe=_describable_topics(ctx),
+        api_version=ctx.api_version,
     )
     return {
         "error_code": result.error_code,
@@ -121,7 +122,7 @@ def _described_topics(group: ConsumerGroupDescription, names: dict[Any, str]) ->
     topics: set[str] = set()
     for entry in group.members:
         topics.update(entry.member.subscribed_topic_names)
-        topics.update(entry.member.regex_topics or ())
+        topics.update(entry.regex_topics)
         for assignment in (entry.member.assigned, entry.target):
             topics.update(names[topic_id] for topic_id in assignment if topic_id in names)
     return topics

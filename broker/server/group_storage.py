@@ -312,6 +312,7 @@ def consumer_group_config(config: BrokerConfig) -> ConsumerGroupConfig:
         max_size=config.get_int("group.consumer.max.size"),
         assignors=tuple(config.values["group.consumer.assignors"]),  # type: ignore[arg-type]
         migration_policy=config.get_str("group.consumer.migration.policy"),
+        regex_refresh_interval_ms=config.get_int("group.consumer.regex.refresh.interval.ms"),
     )
 
 

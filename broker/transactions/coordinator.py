@@ -51,6 +51,8 @@ MARKER_RETRY_BACKOFF_MAX_S = 2.0
 # Errors after which a marker is not retried: the partition is gone, or this coordinator is fenced.
 _MARKER_DONE_ERRORS = frozenset({ErrorCode.none, ErrorCode.unknown_topic_id})
 _MARKER_FENCED_ERRORS = frozenset({ErrorCode.transaction_coordinator_fenced})
+# How often a transaction whose markers (or complete state) cannot be written yet says so in the log.
+WAITING_LOG_INTERVAL_S = 10.0
 
 
 class TransactionStateAppendError(Exception):
@@ -177,10 +179,25 @@ class TransactionCoordinator:
 
     def load_partition(self, partition: int) -> asyncio.Task[None] | None:
         """Becomes the coordinator of the partition's transactional ids (COORDINATOR_LOAD_IN_PROGRESS
-        until replayed); None when already owned or stopped."""
-        if self.stopped or partition in self.partitions:
+        until replayed); None when already owned at this coordinator epoch, or stopped.
+
+        Owned at an older epoch (this broker lost the leadership and got it back while cut off, so
+        it never saw itself lose it), the partition is loaded again as Kafka's `onElection` does:
+        the log may have been truncated to what another coordinator wrote meanwhile, and markers
+        sent with the old epoch are refused as TRANSACTION_COORDINATOR_FENCED."""
+        if self.stopped:
             return None
-        owned = self.partitions[partition] = _OwnedPartition(self.log.coordinator_epoch(partition))
+        epoch = self.log.coordinator_epoch(partition)
+        previous = self.partitions.get(partition)
+        if previous is not None:
+            if epoch <= previous.coordinator_epoch:
+                return None
+            log.info(
+                "__transaction_state partition %d: led again at coordinator epoch %d (was %d); reloading",
+                partition, epoch, previous.coordinator_epoch,
+            )  # fmt: skip
+            self.unload_partition(partition)
+        owned = self.partitions[partition] = _OwnedPartition(epoch)
 
         async def replay() -> None:
             try:
@@ -575,6 +592,7 @@ class TransactionCoordinator:
             return
         remaining = sorted(metadata.partitions)
         backoff = MARKER_RETRY_BACKOFF_S
+        waiting = _WaitingLog(metadata, time.monotonic())
         while remaining:
             if self._lost(metadata, owned):
                 return
@@ -586,8 +604,14 @@ class TransactionCoordinator:
                 log.exception("sending markers of %s failed; retrying", metadata.transactional_id)
                 answers = dict.fromkeys(remaining, ErrorCode.unknown_server_error)
             if any(answers.get(tp) in _MARKER_FENCED_ERRORS for tp in remaining):
-                log.warning("markers of %s: this coordinator was fenced", metadata.transactional_id)
-                return
+                if self._reload_if_led_at_new_epoch(partition, owned):
+                    return  # the reload finishes the transaction with the current epoch
+                # A newer coordinator wrote markers for this producer: this one is about to be
+                # unloaded. Until it is, it keeps trying rather than leave the transaction stuck.
+                log.warning(
+                    "markers of %s refused: coordinator epoch %d is fenced; retrying until unloaded",
+                    metadata.transactional_id, owned.coordinator_epoch,
+                )  # fmt: skip
             failed = [
                 tp
                 for tp in remaining
@@ -597,13 +621,19 @@ class TransactionCoordinator:
                 backoff = MARKER_RETRY_BACKOFF_S  # progress: the next round starts quickly again
             remaining = failed
             if remaining:
-                log.debug("markers of %s: %d partitions to retry", metadata.transactional_id, len(remaining))
+                waiting.maybe_log(
+                    "markers on "
+                    + ", ".join(f"{t}-{i} ({ErrorCode(answers.get((t, i), -1)).name})" for t, i in remaining)
+                )
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MARKER_RETRY_BACKOFF_MAX_S)
         # The epoch may not move until the complete state is written.
         while True:
             if self._lost(metadata, owned):
                 return
+            waiting.maybe_log(
+                f"writing {STATE_NAMES[TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT]}"
+            )
             if not metadata.pending:
                 updated = _copy(metadata)
                 updated.state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
@@ -615,9 +645,20 @@ class TransactionCoordinator:
                     updated.next_producer_id = -1
                 updated.last_update_ms = self._now_ms()
                 if await self._write(metadata, updated) is None:
+                    waiting.log_done()
                     return
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MARKER_RETRY_BACKOFF_MAX_S)
+
+    def _reload_if_led_at_new_epoch(self, partition: int, owned: _OwnedPartition) -> bool:
+        """Whether the partition was loaded again because this broker leads it at a newer
+        coordinator epoch than the one its markers carried."""
+        if (
+            self.partitions.get(partition) is not owned
+            or self.log.coordinator_epoch(partition) <= owned.coordinator_epoch
+        ):
+            return False
+        return self.load_partition(partition) is not None
 
     def _lost(self, metadata: TransactionMetadata, owned: _OwnedPartition) -> bool:
         partition = self.partition_for(metadata.transactional_id)
@@ -767,6 +808,36 @@ class TransactionCoordinator:
         """Waits for marker rounds and loads in flight (tests)."""
         while pending := [t for t in self._tasks if t.get_name() != "transaction-sweeps"]:
             await asyncio.gather(*pending, return_exceptions=True)
+
+
+class _WaitingLog:
+    """Says in the log, every WAITING_LOG_INTERVAL_S, what a prepared transaction waits on (its
+    producer answers CONCURRENT_TRANSACTIONS meanwhile), and when it finally completes."""
+
+    def __init__(self, metadata: TransactionMetadata, started: float) -> None:
+        self.metadata = metadata
+        self.started = started
+        self.last = started
+        self.logged = False
+
+    def maybe_log(self, what: str) -> None:
+        now = time.monotonic()
+        if now - self.last < WAITING_LOG_INTERVAL_S:
+            return
+        self.last, self.logged = now, True
+        metadata = self.metadata
+        log.warning(
+            "transaction of %s (producer %d, epoch %d) in %s for %.0f s: waiting for %s",
+            metadata.transactional_id, metadata.producer_id, metadata.producer_epoch,
+            STATE_NAMES[metadata.state], now - self.started, what,
+        )  # fmt: skip
+
+    def log_done(self) -> None:
+        if self.logged:
+            log.warning(
+                "transaction of %s (producer %d) completed after %.0f s",
+                self.metadata.transactional_id, self.metadata.producer_id, time.monotonic() - self.started,
+            )  # fmt: skip
 
 
 def _copy(metadata: TransactionMetadata) -> TransactionMetadata:

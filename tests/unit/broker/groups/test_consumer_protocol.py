@@ -21,7 +21,7 @@ from broker.groups.consumer_protocol import (
     encode_consumer_subscription,
 )
 from broker.groups.coordinator import PartitionOffset
-from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
+from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog, settle
 from tests.unit.broker.groups.helpers import join, stable_group, sync
 
 ORDERS, PAYMENTS, AUDIT = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
@@ -57,6 +57,8 @@ async def beat(
         "client_id": "client",
         "client_host": "/127.0.0.1",
     }
+    if owned is None and epoch == 0:
+        owned = {}  # a (re)join says it owns nothing (Kafka refuses a null list)
     return await coordinator.consumer_heartbeat(
         member_id=member, member_epoch=epoch, owned=owned, **{**defaults, **fields}
     )
@@ -221,7 +223,72 @@ async def test_invalid_requests_are_refused_with_the_field_named(groups) -> None
     assert unknown.error_code == ErrorCode.unsupported_assignor
     regex = await beat(groups, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="(a)\\1")
     assert regex.error_code == ErrorCode.invalid_regular_expression
+    assert (regex.error_message or "").startswith(
+        "SubscribedTopicRegex `(a)\\1` is not a valid regular expression"
+    )
     assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+
+
+# What Apache Kafka 4.2 answered to each (checked against the apache_kafka fixture).
+KAFKA_REFUSALS = [
+    ({"member": ""}, "MemberId can't be empty."),
+    ({"owned": None}, "TopicPartitions must be empty when (re-)joining."),
+    (
+        {"subscribed_topic_names": None},
+        "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.",
+    ),
+    ({"instance_id": ""}, "InstanceId can't be empty."),
+    ({"rack_id": ""}, "RackId can't be empty."),
+    ({"group_id": ""}, "GroupId can't be empty."),
+    ({"epoch": -3}, "MemberEpoch is invalid."),
+    ({"epoch": -2}, "InstanceId can't be null."),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), KAFKA_REFUSALS)
+async def test_heartbeats_are_validated_as_kafka_does_and_every_refusal_is_logged_with_its_rule(
+    groups, caplog, change, message
+) -> None:
+    fields = dict(change)
+    member, epoch = fields.pop("member", "m1"), fields.pop("epoch", 0)
+    owned = fields.pop("owned", {}) if epoch == 0 else None
+    if owned is None and epoch == 0:
+        fields["owned"] = None
+        answer = await groups.consumer_heartbeat(
+            member_id=member, member_epoch=epoch, group_id="g", instance_id=None, rack_id=None,
+            rebalance_timeout_ms=30_000, subscribed_topic_names=["orders"], subscribed_topic_regex=None,
+            server_assignor=None, client_id="client", client_host="/127.0.0.1", owned=None,
+        )  # fmt: skip
+    else:
+        answer = await beat(groups, member, epoch, owned=owned, **fields)
+    assert (answer.error_code, answer.error_message) == (ErrorCode.invalid_request, message)
+    refusals = [r.getMessage() for r in caplog.records if "INVALID_REQUEST" in r.getMessage()]
+    assert len(refusals) == 1
+    assert message in refusals[0]
+    assert "'client'" in refusals[0]
+
+
+async def test_invalid_request_logging_is_rate_limited(groups, caplog) -> None:
+    for _ in range(50):
+        await beat(groups, "m1", 0, rack_id="")
+    refusals = [r for r in caplog.records if "INVALID_REQUEST" in r.getMessage()]
+    assert len(refusals) == groups.refusals.lines_per_interval
+    assert groups.refusals.suppressed == 50 - groups.refusals.lines_per_interval
+
+
+async def test_a_member_rejoining_with_epoch_zero_keeps_its_place(groups) -> None:
+    first = await beat(groups, "m1", 0)
+    await beat(groups, "m2", 0)
+    revoke = await beat(groups, "m1", 1, owned=first.assignment)
+    done = await beat(groups, "m1", 1, owned=revoke.assignment)
+    assert done.member_epoch == 2
+    epoch_before = groups.describe_consumer_group("g").group_epoch
+    # Kafka 4.2 does not fence epoch 0 from a known member: it keeps its epoch and partitions,
+    # all sent back to it, and nobody else is disturbed.
+    again = await beat(groups, "m1", 0)
+    assert (again.error_code, again.member_epoch) == (ErrorCode.none, 2)
+    assert again.assignment == revoke.assignment
+    assert groups.describe_consumer_group("g").group_epoch == epoch_before
 
 
 async def test_a_regex_subscription_follows_matching_topics(offsets_log, clock) -> None:
@@ -231,12 +298,62 @@ async def test_a_regex_subscription_follows_matching_topics(offsets_log, clock) 
     joined = await beat(
         coordinator, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="audit\\..*"
     )
-    assert joined.assignment == {AUDIT: frozenset({0})}
+    # As in Kafka, the group resolves a new regex in the background: the next heartbeat gets it.
+    assert joined.assignment == {}
+    await settle()
+    resolved = await beat(coordinator, "m1", 1, owned={})
+    assert resolved.assignment == {AUDIT: frozenset({0})}
     new_topic = uuid.uuid4()
     topics["audit.us"] = (new_topic, 2)  # a topic created later that matches
-    grown = await beat(coordinator, "m1", 1, owned=joined.assignment)
-    assert grown.member_epoch == 2
+    await clock.advance(CONFIG.heartbeat_interval_ms)
+    epoch = resolved.member_epoch
+    await beat(coordinator, "m1", epoch, owned=resolved.assignment)  # sees the new topic, resolves again
+    await settle()
+    grown = await beat(coordinator, "m1", epoch, owned=resolved.assignment)
+    assert grown.member_epoch == epoch + 1
     assert grown.assignment == {AUDIT: frozenset({0}), new_topic: frozenset({0, 1})}
+
+
+async def test_members_subscribed_to_a_regex_before_its_topics_exist_share_them_once_created(
+    offsets_log, clock
+) -> None:
+    topics = dict(TOPICS)
+    coordinator = make_coordinator(offsets_log, clock, topics)
+    await coordinator.start()
+    regex = {"subscribed_topic_names": None, "subscribed_topic_regex": "events-.*"}
+    m1 = await beat(coordinator, "m1", 0, **regex)
+    m2 = await beat(coordinator, "m2", 0, **regex)
+    epochs = {"m1": m1.member_epoch, "m2": m2.member_epoch}
+    owned: dict[str, Any] = {"m1": {}, "m2": {}}
+    topics["events-a"], topics["events-b"] = (uuid.uuid4(), 2), (uuid.uuid4(), 2)
+    # Each member heartbeats once per interval; within two rounds both own two of the four partitions.
+    for _ in range(2):
+        await clock.advance(CONFIG.heartbeat_interval_ms)
+        for member in ("m1", "m2"):
+            answer = await beat(coordinator, member, epochs[member], owned=owned[member])
+            assert answer.error_code == ErrorCode.none
+            epochs[member] = answer.member_epoch
+            if answer.assignment is not None:
+                owned[member] = answer.assignment
+    assert (count(owned["m1"]), count(owned["m2"])) == (2, 2)
+    assert coordinator.describe_consumer_group("g").state == "Stable"
+
+
+async def test_the_named_topics_of_a_subscription_are_assigned_before_its_regex_is_resolved(
+    groups,
+) -> None:
+    joined = await beat(
+        groups, "m1", 0, subscribed_topic_names=["payments"], subscribed_topic_regex="orders|audit\\..*"
+    )
+    assert joined.assignment == {PAYMENTS: frozenset({0, 1})}
+    await settle()
+    nxt = await beat(groups, "m1", joined.member_epoch, owned=joined.assignment)
+    assert nxt.member_epoch == joined.member_epoch + 1
+    assert nxt.assignment == {
+        PAYMENTS: frozenset({0, 1}),
+        ORDERS: frozenset(range(6)),
+        AUDIT: frozenset({0}),
+    }
 
 
 async def test_a_regex_resolves_to_the_topics_its_member_may_describe_and_survives_a_reload(
@@ -250,25 +367,29 @@ async def test_a_regex_resolves_to_the_topics_its_member_may_describe_and_surviv
     def may_describe(name: str) -> bool:
         return name != "audit.secret"
 
-    joined = await beat(
-        coordinator,
-        "m1",
-        0,
-        subscribed_topic_names=None,
-        subscribed_topic_regex="audit\\..*",
-        may_describe=may_describe,
-    )
-    assert joined.assignment == {AUDIT: frozenset({0})}
+    regex = {
+        "subscribed_topic_names": None,
+        "subscribed_topic_regex": "audit\\..*",
+        "may_describe": may_describe,
+    }
+    joined = await beat(coordinator, "m1", 0, **regex)
+    await settle()
+    resolved = await beat(coordinator, "m1", joined.member_epoch, owned={}, may_describe=may_describe)
+    assert resolved.assignment == {AUDIT: frozenset({0})}
     described = coordinator.describe_consumer_group("g")
-    assert described.members[0].member.regex_topics == frozenset({"audit.eu"})
+    assert described.members[0].regex_topics == frozenset({"audit.eu"})
+    await coordinator.drain()
     await coordinator.stop()
     # A new coordinator (failover) rebuilds the resolution from the group's written topics: the
-    # secret topic does not appear before the member's next heartbeat resolves it again.
+    # secret topic does not appear when the member's next heartbeat resolves it again.
     second = make_coordinator(offsets_log, clock, topics)
     await second.start()
-    assert second.describe_consumer_group("g").members[0].member.regex_topics == frozenset({"audit.eu"})
-    again = await beat(second, "m1", 1, owned=joined.assignment, may_describe=may_describe)
-    assert again.error_code == ErrorCode.none
+    assert second.describe_consumer_group("g").members[0].regex_topics == frozenset({"audit.eu"})
+    epoch = resolved.member_epoch
+    for _ in range(2):
+        again = await beat(second, "m1", epoch, owned=resolved.assignment, may_describe=may_describe)
+        assert again.error_code == ErrorCode.none
+        await settle()
     assert second.describe_consumer_group("g").members[0].target == {AUDIT: frozenset({0})}
     await second.stop()
 
@@ -624,3 +745,17 @@ async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_g
     assert again.member_id != first.member_id
     ids = {m.member.member_id for m in groups.describe_consumer_group("g").members}
     assert ids == {"m1", again.member_id}
+
+
+async def test_a_regex_subscribed_again_after_its_last_member_left_is_resolved_again(groups) -> None:
+    regex = {"subscribed_topic_names": None, "subscribed_topic_regex": "orders|audit\\..*"}
+    joined = await beat(groups, "m1", 0, **regex)
+    await settle()
+    resolved = await beat(groups, "m1", joined.member_epoch, owned={})
+    assert count(resolved.assignment) == 7
+    await beat(groups, "m1", -1)
+    # librdkafka 0045 resubscribe_with_regex: the named topic first, then the regex's topics.
+    again = await beat(
+        groups, "m1", 0, subscribed_topic_names=["payments"], subscribed_topic_regex="orders|audit\\..*"
+    )
+    assert again.assignment == {PAYMENTS: frozenset({0, 1})}

@@ -398,3 +398,75 @@ async def test_concurrent_first_inits_of_one_id_get_one_producer_id(
         coordinator.init_producer_id("app", 10_000), coordinator.init_producer_id("app", 10_000)
     )
     assert sorted([first.error, second.error]) == [ErrorCode.none, ErrorCode.concurrent_transactions]
+
+
+# --- a coordinator cut off from the cluster and back ----------------------------------------------
+
+
+class EpochedStateLog(MemoryStateLog):
+    """A `__transaction_state` whose leader epoch (the coordinator epoch) the test moves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.epoch = 5
+
+    def coordinator_epoch(self, partition: int) -> int:
+        return self.epoch
+
+
+class PartitionedMarkers(RecordingMarkers):
+    """Data partition leaders that cannot be reached while `cut_off`, and that refuse markers of a
+    coordinator epoch older than the newest they have seen (TRANSACTION_COORDINATOR_FENCED)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cut_off = False
+        self.newest_epoch = -1
+
+    async def write_markers(self, producer_id, producer_epoch, commit, coordinator_epoch, partitions):  # type: ignore[no-untyped-def, override]
+        await asyncio.sleep(0)
+        if self.cut_off:
+            return dict.fromkeys(partitions, ErrorCode.network_exception)
+        if coordinator_epoch < self.newest_epoch:
+            return dict.fromkeys(partitions, ErrorCode.transaction_coordinator_fenced)
+        self.newest_epoch = coordinator_epoch
+        return await super().write_markers(producer_id, producer_epoch, commit, coordinator_epoch, partitions)
+
+
+async def stuck_abort(reload_by_listener: bool) -> None:
+    """A transaction times out while its coordinator is cut off; meanwhile another broker led the
+    `__transaction_state` partition (epoch 6) and this one leads it again (epoch 7) once healed."""
+    state_log, markers, clock = EpochedStateLog(), PartitionedMarkers(), Clock()
+    coordinator = make_coordinator(state_log, markers, clock, max_timeout_ms=60_000)
+    coordinator._owns_every_partition = False
+    await coordinator.start()
+    partition = partition_for_transactional_id("app", PARTITIONS)
+    await coordinator.load_partition(partition)
+    pid = (await coordinator.init_producer_id("app", 1_000)).producer_id
+    await coordinator.add_partitions("app", pid, 0, [("t", 0)])
+    markers.cut_off = True
+    clock.now += 2_000
+    assert await coordinator.abort_timed_out() == 1
+    await asyncio.sleep(0.3)  # marker rounds fail: the leader is unreachable
+    assert coordinator.describe("app")[1].state == "PrepareAbort"
+    markers.newest_epoch = 6  # the other coordinator reached the partition's leader meanwhile
+    state_log.epoch = 7
+    markers.cut_off = False
+    if reload_by_listener:
+        coordinator.load_partition(partition)  # the metadata listener: this broker leads it again
+    deadline = asyncio.get_running_loop().time() + 5
+    while coordinator.describe("app")[1] is None or coordinator.describe("app")[1].state != "CompleteAbort":
+        assert asyncio.get_running_loop().time() < deadline, coordinator.describe("app")
+        await asyncio.sleep(0.05)
+    assert markers.written == [(pid, 1, False, 7, ("t", 0))]
+    # The producer can start again instead of getting CONCURRENT_TRANSACTIONS for ever.
+    assert (await coordinator.init_producer_id("app", 1_000)).error == ErrorCode.none
+    await coordinator.close()
+
+
+async def test_a_coordinator_led_again_at_a_new_epoch_reloads_and_finishes_the_abort() -> None:
+    await stuck_abort(reload_by_listener=True)
+
+
+async def test_markers_fenced_by_an_old_coordinator_epoch_are_sent_again_with_the_new_one() -> None:
+    await stuck_abort(reload_by_listener=False)
