@@ -64,6 +64,11 @@ if [[ "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
   fi
 fi
 
+# --- the JVM ecosystem tests' Java (jvm/ecosystem/src), compiled against those jars into .cache/jvm-ecosystem/<digest> --
+if [[ $WITH_TEST_TOOLS == 1 && "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
+  .venv/bin/python -m tests.fixtures.jvm_ecosystem >/dev/null
+fi
+
 # --- the Spark topics source's JVM reader (controlplane/spark/jvm.py), compiled against pyspark's jars ---------
 if command -v javac >/dev/null || [[ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]]; then
   .venv/bin/python -m controlplane.spark.jvm >/dev/null

@@ -549,7 +549,8 @@ class Decider:
         if problem:
             return refuse(ErrorCode.invalid_topic_exception, problem)
         if request.name in image.topic_ids:
-            return refuse(ErrorCode.topic_already_exists, f"topic {request.name!r} already exists")
+            # Kafka's text (kafka-topics prints it): the same on a single node (broker/topics.py).
+            return refuse(ErrorCode.topic_already_exists, f"Topic '{request.name}' already exists.")
         key = collision_key(request.name)
         if any(collision_key(name) == key for name in image.topic_ids):
             return refuse(

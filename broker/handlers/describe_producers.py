@@ -2,7 +2,8 @@
 
 Kafka's answer: per partition, every producer with its epoch, last sequence, last timestamp,
 coordinator epoch and the first offset of its open transaction (-1 when none). Read on the topic
-is required; only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere).
+is required; every broker holding a replica answers (a follower knows the producers from the batches
+it copies), NOT_LEADER_OR_FOLLOWER elsewhere, as Kafka.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ async def handle_describe_producers(ctx: RequestContext, request: Any) -> dict[s
 
 
 def _describe(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
-    partition, error = ctx.broker.partitions.leader(topic, index)
-    if partition is None:
+    producers, error = ctx.broker.partitions.hosted_producers(topic, index)
+    if producers is None:
         return _error(index, error)
     return {
         "partition_index": index,
@@ -50,7 +51,7 @@ def _describe(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
                 "coordinator_epoch": entry.coordinator_epoch,
                 "current_txn_start_offset": entry.current_txn_first_offset,
             }
-            for entry in partition.producers()
+            for entry in producers
         ],
     }
 

@@ -18,6 +18,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
 from broker.log.log_manager import LogManager
+from broker.log.producer_state import ProducerEntry
 from broker.partitions.partition import Partition
 from broker.replication.manager import ReplicaManager
 from broker.wire.records.errors import StorageError
@@ -61,6 +62,19 @@ class PartitionManager:
         if partition is None or partition.replica is not replica:
             partition = self._partitions[key] = Partition(replica, self.replication)
         return partition, ErrorCode.none
+
+    def hosted_producers(self, topic: str, index: int) -> tuple[list[ProducerEntry] | None, ErrorCode]:
+        """The producers this broker's replica of the partition remembers, leader or follower (a follower
+        replays the leader's batches, so it knows them too, and Kafka's DescribeProducers answers from any
+        replica: `kafka-transactions find-hanging --broker-id` asks each broker about every replica it holds);
+        else the error `leader()` gives."""
+        partition, error = self.leader(topic, index)
+        if partition is not None:
+            return partition.producers(), ErrorCode.none
+        replica = self.replication.replicas.get((topic, index))
+        if replica is None:
+            return None, error
+        return [entry.copy() for entry in replica.log.producer_state.producers.values()], ErrorCode.none
 
     def is_leader(self, topic: str, index: int) -> bool:
         return self.replication.leader_replica(topic, index)[0] is not None

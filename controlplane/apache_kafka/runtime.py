@@ -19,6 +19,26 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 POM = REPO_ROOT / "jvm" / "apache-kafka" / "pom.xml"
 BROKER_MAIN = "kafka.Kafka"
 STORAGE_TOOL_MAIN = "kafka.tools.StorageTool"
+# The main class behind each bin/<script>.sh of the pinned release (checked against its jars: AclCommand moved
+# from kafka.admin to kafka-tools in 4.0, ConfigCommand is still the Scala one in kafka_2.13).
+TOOL_MAIN_CLASSES = {
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
+    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "kafka-delegation-tokens": "org.apache.kafka.tools.DelegationTokenCommand",
+    "kafka-features": "org.apache.kafka.tools.FeatureCommand",
+    "kafka-get-offsets": "org.apache.kafka.tools.GetOffsetShell",
+    "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+    "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+    "kafka-topics": "org.apache.kafka.tools.TopicCommand",
+    "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
+    "kafka-verifiable-consumer": "org.apache.kafka.tools.VerifiableConsumer",
+    "kafka-verifiable-producer": "org.apache.kafka.tools.VerifiableProducer",
+    "connect-distributed": "org.apache.kafka.connect.cli.ConnectDistributed",
+    "connect-mirror-maker": "org.apache.kafka.connect.mirror.MirrorMaker",
+}
 # JVM options the release's kafka-run-class.sh sets, minus the GC log (a file per start) and JMX's remote port.
 BASE_JVM_OPTIONS = (
     "-XX:+UseG1GC",
