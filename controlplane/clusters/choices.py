@@ -8,6 +8,11 @@ class Provider(models.TextChoices):
     EXTERNAL = "external", "An existing cluster, registered by bootstrap address"
 
 
+class Engine(models.TextChoices):
+    STREAMHUB = "streamhub", "StreamHub broker"
+    APACHE_KAFKA = "apache-kafka", "Apache Kafka"
+
+
 class ClusterStatus(models.TextChoices):
     REQUESTED = "requested", "Requested"
     PROVISIONING = "provisioning", "Provisioning"

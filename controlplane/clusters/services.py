@@ -20,6 +20,7 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from controlplane.apache_kafka import runtime as apache_kafka_runtime
 from controlplane.audit.choices import Result
 from controlplane.audit.services import Change, audited_change, record_event
 from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
@@ -31,6 +32,7 @@ from controlplane.clusters.choices import (
     WATCHED_STATUSES,
     BrokerStatus,
     ClusterStatus,
+    Engine,
     OperationKind,
     OperationState,
     Provider,
@@ -41,6 +43,7 @@ from controlplane.clusters.choices import (
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
+from controlplane.clusters.provisioners.apache_kafka import ApacheKafkaProvisioner
 from controlplane.clusters.provisioners.base import (
     ClusterTopology,
     ListenerSecurity,
@@ -84,12 +87,17 @@ class ClusterSpec:
     port: int = 0
     security_protocol: str = LOCAL_SECURITY_PROTOCOL
     sasl_mechanism: str = SaslMechanism.SCRAM_SHA_512
+    engine: str = Engine.STREAMHUB
+    # Apache Kafka's release (one of the installed ones; empty: the pinned one). Empty for our broker.
+    engine_version: str = ""
 
 
 def snapshot_cluster(cluster: Cluster) -> dict[str, Any]:
     return {
         "name": cluster.name,
         "provider": cluster.provider,
+        "engine": cluster.engine,
+        "engine_version": cluster.engine_version,
         "broker_count": cluster.broker_count,
         "broker_config": cluster.broker_config,
         "requested_port": cluster.requested_port,
@@ -170,6 +178,7 @@ def node_plan(broker: Broker) -> NodePlan:
         port=broker.port,
         data_dir=Path(broker.data_dir),
         controller_port=broker.controller_port,
+        metrics_port=broker.metrics_port,
     )
 
 
@@ -182,9 +191,38 @@ def cluster_topology(cluster: Cluster) -> ClusterTopology:
 
 
 def provisioner_for(cluster: Cluster) -> LocalProvisioner:
+    """The provisioner of a local cluster's engine: our broker's processes or Apache Kafka's JVMs."""
     if cluster.provider != Provider.LOCAL:
         raise ValueError(f"{cluster.provider} clusters have no provisioner")
+    if cluster.engine == Engine.APACHE_KAFKA:
+        return ApacheKafkaProvisioner(cluster.engine_version)
     return LocalProvisioner()
+
+
+def resolve_engine_version(engine: str, version: str) -> str:
+    """The version a new cluster of `engine` runs: for Apache Kafka one of the installed versions (default:
+    the pinned one); none for our broker. Refuses anything else with the versions on offer."""
+    if engine == Engine.STREAMHUB:
+        if version:
+            raise ServiceError(
+                "The StreamHub engine has no version to choose; it is this installation's broker.",
+                code="invalid_engine_version",
+            )
+        return ""
+    if engine != Engine.APACHE_KAFKA:
+        raise ServiceError(
+            f"Unknown engine {engine!r}.", code="invalid_engine", details={"engines": list(Engine.values)}
+        )
+    installed = apache_kafka_runtime.installed_versions()
+    chosen = version or apache_kafka_runtime.pinned_version()
+    if chosen not in installed:
+        raise ServiceError(
+            f"Apache Kafka {chosen} is not installed here"
+            + (f"; installed: {', '.join(installed)}." if installed else " (run scripts/bootstrap.sh)."),
+            code="invalid_engine_version",
+            details={"installed_versions": installed},
+        )
+    return chosen
 
 
 def set_cluster_guardrails(
@@ -337,12 +375,15 @@ def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSp
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, organization)
         overrides = _validate_local_spec(spec)
+        engine_version = resolve_engine_version(spec.engine, spec.engine_version)
         if _name_taken(organization, spec.name):
             raise Conflict(f"A cluster named {spec.name!r} already exists.", code="duplicate")
         cluster = Cluster.objects.create(
             organization=organization,
             name=spec.name,
             provider=Provider.LOCAL,
+            engine=spec.engine,
+            engine_version=engine_version,
             broker_count=spec.broker_count,
             broker_config=overrides,
             requested_port=spec.port,

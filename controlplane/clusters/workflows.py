@@ -19,7 +19,6 @@ from controlplane.clusters import connections, membership, services
 from controlplane.clusters.choices import BrokerStatus, ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
-from controlplane.clusters.provisioners.local import controller_ids
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka.cluster import ClusterDescription, describe_cluster, unregister_broker
 from controlplane.kafka.errors import KafkaGatewayError
@@ -141,7 +140,7 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
             plans = provisioner.plan_nodes(
                 cluster_id=cluster.id,
                 node_ids=list(range(1, cluster.broker_count + 1)),
-                controller_ids=controller_ids(cluster.broker_count),
+                controller_ids=provisioner.controller_ids(cluster.broker_count),
                 first_port=cluster.requested_port,
                 reserved_ports=reserved,
             )
@@ -191,7 +190,12 @@ def _reserved_ports(cluster: Cluster) -> set[int]:
     brokers = Broker.objects.filter(cluster__provider=Provider.LOCAL).exclude(
         cluster__status=ClusterStatus.DELETED
     )
-    return {port for pair in brokers.values_list("port", "controller_port") for port in pair if port}
+    return {
+        port
+        for ports in brokers.values_list("port", "controller_port", "metrics_port")
+        for port in ports
+        if port
+    }
 
 
 def _create_broker(cluster: Cluster, plan: NodePlan) -> Broker:
@@ -201,6 +205,7 @@ def _create_broker(cluster: Cluster, plan: NodePlan) -> Broker:
         host=plan.host,
         port=plan.port,
         controller_port=plan.controller_port,
+        metrics_port=plan.metrics_port,
         data_dir=str(plan.data_dir),
     )
 
