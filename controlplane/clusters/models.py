@@ -24,6 +24,8 @@ class Cluster(models.Model):
     # registered cluster's engine is what the control plane detected when it was registered.
     engine = models.CharField(max_length=20, choices=Engine.choices, default=Engine.STREAMHUB)
     engine_version = models.CharField(max_length=30, blank=True)
+    # How a registered cluster's engine was detected (which configs or feature levels gave it away).
+    engine_evidence = models.CharField(max_length=500, blank=True)
     broker_count = models.PositiveSmallIntegerField(default=1)
     # Kafka broker property overrides (validated by broker_configs.validate_broker_config).
     broker_config = models.JSONField(default=dict, blank=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from controlplane.apache_kafka import node as kafka_node
@@ -39,6 +40,7 @@ from controlplane.clusters.provisioners.local import (
 from controlplane.clusters.replication_defaults import replication_defaults
 
 FORMAT_TIMEOUT_SECONDS = 120
+PORT_RELEASE_SECONDS = 5.0
 # The JVM's own output: its last lines say why it did not start when log4j never got going.
 JVM_OUTPUT_TAIL_LINES = 10
 
@@ -49,6 +51,9 @@ def apache_kafka_controller_ids(broker_count: int) -> set[int]:
 
 
 class ApacheKafkaProvisioner(LocalProvisioner):
+    # A JVM needs 5-10 s to answer on a quiet machine of two cores, several times that on a loaded one.
+    start_timeout_seconds = 90.0
+
     def __init__(self, version: str, root: Path | None = None) -> None:
         super().__init__(root)
         self.version = version
@@ -180,9 +185,14 @@ class ApacheKafkaProvisioner(LocalProvisioner):
 
     def start(self, node: NodePlan) -> int:
         installation = self.installation()
-        for port in (node.port, node.controller_port, node.metrics_port):
-            if port and not port_is_free(port):
-                raise ProvisioningFailed(f"Port {port} on {HOST} is already in use.")
+        # The node's previous JVM may still be closing its sockets: once its main thread is gone its
+        # process reads as a zombie (stopped, or killed), while its other threads still hold the ports.
+        ports = [port for port in (node.port, node.controller_port, node.metrics_port) if port]
+        deadline = time.monotonic() + PORT_RELEASE_SECONDS
+        while (taken := [port for port in ports if not port_is_free(port)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if taken:
+            raise ProvisioningFailed(f"Port {taken[0]} on {HOST} is already in use.")
         if not self._is_formatted(node):
             # A broker-only node (controllers are formatted by the workflow, with the quorum's voters).
             self._format(

@@ -173,6 +173,9 @@ def _write_private(path: Path, text: str) -> None:
 
 
 class LocalProvisioner(Provisioner):
+    # How long a started node may take until it answers Metadata.
+    start_timeout_seconds = 30.0
+
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else Path(settings.DATA_DIR) / "clusters"
 
