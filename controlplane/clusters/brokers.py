@@ -3,7 +3,7 @@
 
 Messages per second come from the lag sampler's log-end history (no extra request): the log-end offsets
 of the partitions the broker leads, moved over the window. Kafka does not report bytes in/out over the
-protocol (only JMX does), so the page shows messages, and the bytes on disk.
+protocol (only JMX does): a local node's own Prometheus endpoint gives them (node_metrics.py, both engines).
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from typing import Any
 import redis
 
 from controlplane.audit.services import Change, audited_change
+from controlplane.clusters import node_metrics
 from controlplane.clusters.choices import BrokerStatus
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Broker, Cluster
 from controlplane.core.api.errors import ServiceError
-from controlplane.kafka.cluster import describe_cluster
+from controlplane.kafka.cluster import BrokerNode, describe_cluster
 from controlplane.kafka.config_entries import config_entries
-from controlplane.kafka.configs import alter_broker_configs, describe_documented_configs
+from controlplane.kafka.configs import DocumentedConfig, alter_broker_configs, describe_documented_configs
+from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.log_dirs import LogDir, describe_log_dirs
 from controlplane.kafka.refusals import kafka_refusals
@@ -34,6 +36,7 @@ from controlplane.tenancy.access import Actor, require_org_admin
 logger = logging.getLogger(__name__)
 
 THROUGHPUT_WINDOW_SECONDS = 300
+READ_BACK_SECONDS = 5.0
 
 
 # Per-broker health: listed in Metadata (registered, unfenced); its process runs but the cluster does not
@@ -127,6 +130,13 @@ def describe_broker(*, cluster: Cluster, node_id: int) -> dict[str, Any]:
         if node_id in p.replicas
     ]
     led = [(each.topic, each.partition) for each in hosted if each.leader == node_id]
+    metrics, metrics_error = None, ""
+    try:
+        metrics = node_metrics.read_node_metrics(
+            cluster_id=cluster.id, node_id=node_id, port=stored.metrics_port if stored is not None else 0
+        ).as_dict()
+    except node_metrics.MetricsUnavailable as error:
+        metrics_error = str(error)
     return {
         "node_id": node_id,
         "host": node.host if node is not None else stored.host,
@@ -154,7 +164,27 @@ def describe_broker(*, cluster: Cluster, node_id: int) -> dict[str, Any]:
         ],
         "log_dirs_error": log_dirs_error,
         "replicas": [each.as_dict(node_id) for each in hosted],
+        "metrics": metrics,
+        "metrics_error": metrics_error,
     }
+
+
+def _read_back(
+    connection: Connection, node: BrokerNode, expected: Mapping[str, str]
+) -> dict[str, DocumentedConfig]:
+    """The broker's configs once they show the values just set. Apache Kafka applies a dynamic config when
+    the broker replays the controller's ConfigRecord, a moment after IncrementalAlterConfigs answers, so
+    a DescribeConfigs right away can still show the old value; after READ_BACK_SECONDS the last answer is
+    taken as it is."""
+    deadline = time.monotonic() + READ_BACK_SECONDS
+    while True:
+        current = describe_documented_configs(connection, broker=node)
+        applied = all(
+            name in current and current[name].value == str(value) for name, value in expected.items()
+        )
+        if applied or time.monotonic() > deadline:
+            return current
+        time.sleep(0.1)
 
 
 def update_broker_configs(
@@ -196,6 +226,6 @@ def update_broker_configs(
                 set_configs={k: v for k, v in configs.items() if v is not None},
                 delete_configs=[k for k, v in configs.items() if v is None],
             )
-            after = describe_documented_configs(connection, broker=node)
+            after = _read_back(connection, node, {k: v for k, v in configs.items() if v is not None})
         change.after = {name: after[name].value if name in after else None for name in configs}
     return config_entries(after)

@@ -8,6 +8,17 @@ class Provider(models.TextChoices):
     EXTERNAL = "external", "An existing cluster, registered by bootstrap address"
 
 
+class Engine(models.TextChoices):
+    STREAMHUB = "streamhub", "StreamHub broker"
+    APACHE_KAFKA = "apache-kafka", "Apache Kafka"
+    # A registered cluster that gave nothing away (controlplane/kafka/engine.py).
+    UNKNOWN = "unknown", "Not identified"
+
+
+# The engines a new local cluster may run.
+PROVISIONED_ENGINES = (Engine.STREAMHUB, Engine.APACHE_KAFKA)
+
+
 class ClusterStatus(models.TextChoices):
     REQUESTED = "requested", "Requested"
     PROVISIONING = "provisioning", "Provisioning"
@@ -90,6 +101,7 @@ class OperationKind(models.TextChoices):
     ADD_BROKER = "add_broker", "Add broker"
     REMOVE_BROKER = "remove_broker", "Remove broker"
     REPLACE_CONTROLLER = "replace_controller", "Replace controller"
+    CHANGE_BROKER_CONFIG = "change_broker_config", "Change broker config (rolling restart)"
     # Changes a team asks of a cluster whose outcome the request could not confirm in time.
     TOPIC_CREATE = "topic_create", "Create topic"
     TOPIC_DELETE = "topic_delete", "Delete topic"
@@ -137,6 +149,7 @@ OPERATION_STEPS: dict[str, list[str]] = {
         "unregister",
         "remove data",
     ],
+    OperationKind.CHANGE_BROKER_CONFIG: ["write configs", "restart brokers one at a time", "verify"],
     OperationKind.REPLACE_CONTROLLER: [
         "allocate ports",
         "write configs",

@@ -4,6 +4,7 @@ from django.db.models import Q
 from controlplane.clusters.choices import (
     BrokerStatus,
     ClusterStatus,
+    Engine,
     OperationKind,
     OperationState,
     Provider,
@@ -19,6 +20,12 @@ class Cluster(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="clusters")
     name = models.CharField(max_length=63)
     provider = models.CharField(max_length=20, choices=Provider.choices)
+    # What runs the cluster's nodes, and its version (Apache Kafka's release; empty for our broker). A
+    # registered cluster's engine is what the control plane detected when it was registered.
+    engine = models.CharField(max_length=20, choices=Engine.choices, default=Engine.STREAMHUB)
+    engine_version = models.CharField(max_length=30, blank=True)
+    # How a registered cluster's engine was detected (which configs or feature levels gave it away).
+    engine_evidence = models.CharField(max_length=500, blank=True)
     broker_count = models.PositiveSmallIntegerField(default=1)
     # Kafka broker property overrides (validated by broker_configs.validate_broker_config).
     broker_config = models.JSONField(default=dict, blank=True)
@@ -70,6 +77,9 @@ class Broker(models.Model):
     port = models.PositiveIntegerField()
     # The controller listener's port of a local node that votes in the controller quorum; 0 otherwise.
     controller_port = models.PositiveIntegerField(default=0)
+    # The Prometheus endpoint of a local node on 127.0.0.1 (our broker's metrics.port, Apache Kafka's JMX
+    # exporter); 0 for registered clusters' brokers and nodes provisioned before it existed.
+    metrics_port = models.PositiveIntegerField(default=0)
     rack = models.CharField(max_length=100, blank=True)
     data_dir = models.CharField(max_length=1000, blank=True)
     pid = models.PositiveIntegerField(null=True, blank=True)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from controlplane.apache_kafka import runtime as apache_kafka_runtime
 from controlplane.audit.choices import Result
 from controlplane.audit.services import Change, audited_change, record_event
 from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
@@ -28,9 +29,11 @@ from controlplane.clusters.choices import (
     DEFAULT_LOCAL_BROKERS,
     MAX_LOCAL_BROKERS,
     OPERATION_STEPS,
+    PROVISIONED_ENGINES,
     WATCHED_STATUSES,
     BrokerStatus,
     ClusterStatus,
+    Engine,
     OperationKind,
     OperationState,
     Provider,
@@ -41,6 +44,7 @@ from controlplane.clusters.choices import (
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
+from controlplane.clusters.provisioners.apache_kafka import ApacheKafkaProvisioner
 from controlplane.clusters.provisioners.base import (
     ClusterTopology,
     ListenerSecurity,
@@ -53,6 +57,7 @@ from controlplane.kafka.cluster import ClusterDescription, describe_cluster
 from controlplane.kafka.config_entries import config_entries
 from controlplane.kafka.configs import describe_documented_configs
 from controlplane.kafka.connection import Connection
+from controlplane.kafka.engine import detect_engine
 from controlplane.kafka.errors import AuthenticationFailed, ClusterUnreachable, KafkaGatewayError
 from controlplane.tenancy.access import Actor, require_org_admin
 from controlplane.tenancy.models import Organization
@@ -68,7 +73,6 @@ LOCAL_SUPER_USER = "streamhub-admin"
 LOCAL_SECURITY_PROTOCOL = SecurityProtocol.SASL_PLAINTEXT
 LOCAL_SASL_MECHANISMS = (SaslMechanism.SCRAM_SHA_512, SaslMechanism.SCRAM_SHA_256)
 PROBE_TIMEOUT_SECONDS = 3.0
-START_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
 # An operation still "running" after this long lost its worker; health checks stop waiting for it.
 OPERATION_STALE_AFTER = timedelta(minutes=15)
@@ -84,12 +88,17 @@ class ClusterSpec:
     port: int = 0
     security_protocol: str = LOCAL_SECURITY_PROTOCOL
     sasl_mechanism: str = SaslMechanism.SCRAM_SHA_512
+    engine: str = Engine.STREAMHUB
+    # Apache Kafka's release (one of the installed ones; empty: the pinned one). Empty for our broker.
+    engine_version: str = ""
 
 
 def snapshot_cluster(cluster: Cluster) -> dict[str, Any]:
     return {
         "name": cluster.name,
         "provider": cluster.provider,
+        "engine": cluster.engine,
+        "engine_version": cluster.engine_version,
         "broker_count": cluster.broker_count,
         "broker_config": cluster.broker_config,
         "requested_port": cluster.requested_port,
@@ -170,6 +179,7 @@ def node_plan(broker: Broker) -> NodePlan:
         port=broker.port,
         data_dir=Path(broker.data_dir),
         controller_port=broker.controller_port,
+        metrics_port=broker.metrics_port,
     )
 
 
@@ -182,9 +192,56 @@ def cluster_topology(cluster: Cluster) -> ClusterTopology:
 
 
 def provisioner_for(cluster: Cluster) -> LocalProvisioner:
+    """The provisioner of a local cluster's engine: our broker's processes or Apache Kafka's JVMs."""
     if cluster.provider != Provider.LOCAL:
         raise ValueError(f"{cluster.provider} clusters have no provisioner")
+    if cluster.engine == Engine.APACHE_KAFKA:
+        return ApacheKafkaProvisioner(cluster.engine_version)
     return LocalProvisioner()
+
+
+def available_engines() -> list[dict[str, Any]]:
+    """The engines a new local cluster may run: our broker, and Apache Kafka with its installed versions
+    (none listed when scripts/bootstrap.sh has not installed it)."""
+    installed = apache_kafka_runtime.installed_versions()
+    pinned = apache_kafka_runtime.pinned_version()
+    return [
+        {"engine": Engine.STREAMHUB, "label": Engine.STREAMHUB.label, "versions": [], "default_version": ""},
+        {
+            "engine": Engine.APACHE_KAFKA,
+            "label": Engine.APACHE_KAFKA.label,
+            "versions": installed,
+            "default_version": pinned if pinned in installed else "",
+        },
+    ]
+
+
+def resolve_engine_version(engine: str, version: str) -> str:
+    """The version a new cluster of `engine` runs: for Apache Kafka one of the installed versions (default:
+    the pinned one); none for our broker. Refuses anything else with the versions on offer."""
+    if engine == Engine.STREAMHUB:
+        if version:
+            raise ServiceError(
+                "The StreamHub engine has no version to choose; it is this installation's broker.",
+                code="invalid_engine_version",
+            )
+        return ""
+    if engine not in PROVISIONED_ENGINES:
+        raise ServiceError(
+            f"Local clusters run the engines {', '.join(PROVISIONED_ENGINES)}, not {engine!r}.",
+            code="invalid_engine",
+            details={"engines": list(PROVISIONED_ENGINES)},
+        )
+    installed = apache_kafka_runtime.installed_versions()
+    chosen = version or apache_kafka_runtime.pinned_version()
+    if chosen not in installed:
+        raise ServiceError(
+            f"Apache Kafka {chosen} is not installed here"
+            + (f"; installed: {', '.join(installed)}." if installed else " (run scripts/bootstrap.sh)."),
+            code="invalid_engine_version",
+            details={"installed_versions": installed},
+        )
+    return chosen
 
 
 def set_cluster_guardrails(
@@ -337,12 +394,15 @@ def request_cluster(*, actor: Actor, organization: Organization, spec: ClusterSp
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, organization)
         overrides = _validate_local_spec(spec)
+        engine_version = resolve_engine_version(spec.engine, spec.engine_version)
         if _name_taken(organization, spec.name):
             raise Conflict(f"A cluster named {spec.name!r} already exists.", code="duplicate")
         cluster = Cluster.objects.create(
             organization=organization,
             name=spec.name,
             provider=Provider.LOCAL,
+            engine=spec.engine,
+            engine_version=engine_version,
             broker_count=spec.broker_count,
             broker_config=overrides,
             requested_port=spec.port,
@@ -452,6 +512,14 @@ def register_external_cluster(
             status=ClusterStatus.RUNNING,
         )
         description = probe_cluster(connection_for(cluster))
+        if description.brokers:
+            detected = detect_engine(
+                connection_for(cluster), description.brokers[0], timeout_seconds=PROBE_TIMEOUT_SECONDS
+            )
+            cluster.engine, cluster.engine_version = detected.engine, detected.version
+            cluster.engine_evidence = detected.evidence[:500]
+        else:
+            cluster.engine = Engine.UNKNOWN
         cluster.broker_count = len(description.brokers)
         cluster.health = _health_from(description, None)
         cluster.health_checked_at = timezone.now()
@@ -470,6 +538,47 @@ def register_external_cluster(
         change.on(cluster)
         change.after = snapshot_cluster(cluster)
     return cluster
+
+
+def request_broker_config_change(
+    *, actor: Actor, cluster: Cluster, broker_config: dict[str, Any]
+) -> Operation:
+    """Org admins replace a local cluster's broker config overrides (the static ones, in every node's config
+    file); an operation rewrites the configs and restarts the nodes one at a time, each back in sync before
+    the next, so a replicated cluster keeps serving. Dynamic configs change without a restart
+    (brokers.update_broker_configs)."""
+    change = cluster_change(
+        "cluster.change_broker_config", cluster.organization, before={"broker_config": cluster.broker_config}
+    )
+    change.on(cluster)
+    with audited_change(actor=actor, change=change):
+        require_org_admin(actor, cluster.organization)
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        if cluster.provider != Provider.LOCAL:
+            raise ServiceError(
+                "A registered cluster's brokers are configured where it runs.", code="not_local"
+            )
+        if cluster.status not in WATCHED_STATUSES:
+            raise Conflict(f"Cluster {cluster.name} is {cluster.status}.", code="not_running")
+        busy = active_operation(cluster)
+        if busy is not None:
+            raise Conflict(
+                f"Operation {busy.id} ({busy.kind}) is still running on {cluster.name}.",
+                code="operation_running",
+                details={"operation": busy.id},
+            )
+        try:
+            cluster.broker_config = validate_broker_config(broker_config)
+        except InvalidBrokerConfig as error:
+            raise ServiceError(
+                "The broker config is not valid.",
+                code="invalid_broker_config",
+                details={"problems": error.problems},
+            ) from error
+        cluster.save(update_fields=["broker_config", "updated_at"])
+        operation = new_operation(cluster, OperationKind.CHANGE_BROKER_CONFIG, actor)
+        change.after = {"broker_config": cluster.broker_config}
+    return operation
 
 
 def request_cluster_deletion(*, actor: Actor, cluster: Cluster, confirm_name: str) -> Operation:
@@ -642,7 +751,7 @@ def start_local_clusters() -> list[str]:
                     node_plan(broker),
                     broker.pid,
                     connection=connection_for(cluster, bootstrap_servers=broker.address),
-                    timeout_seconds=START_TIMEOUT_SECONDS,
+                    timeout_seconds=provisioner.start_timeout_seconds,
                 )
                 broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
                 broker.save(update_fields=["pid", "status", "last_seen"])

@@ -19,7 +19,6 @@ from controlplane.clusters import connections, membership, services
 from controlplane.clusters.choices import BrokerStatus, ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
-from controlplane.clusters.provisioners.local import controller_ids
 from controlplane.core.api.errors import ServiceError
 from controlplane.kafka.cluster import ClusterDescription, describe_cluster, unregister_broker
 from controlplane.kafka.errors import KafkaGatewayError
@@ -78,6 +77,7 @@ def run_operation(operation_id: int) -> str:
         OperationKind.ADD_BROKER: _add_broker,
         OperationKind.REMOVE_BROKER: _remove_broker,
         OperationKind.REPLACE_CONTROLLER: _replace_controller,
+        OperationKind.CHANGE_BROKER_CONFIG: _change_broker_config,
     }[operation.kind]
     try:
         workflow(operation.cluster, progress)
@@ -141,7 +141,7 @@ def _provision(cluster: Cluster, progress: OperationLog) -> None:
             plans = provisioner.plan_nodes(
                 cluster_id=cluster.id,
                 node_ids=list(range(1, cluster.broker_count + 1)),
-                controller_ids=controller_ids(cluster.broker_count),
+                controller_ids=provisioner.controller_ids(cluster.broker_count),
                 first_port=cluster.requested_port,
                 reserved_ports=reserved,
             )
@@ -191,7 +191,12 @@ def _reserved_ports(cluster: Cluster) -> set[int]:
     brokers = Broker.objects.filter(cluster__provider=Provider.LOCAL).exclude(
         cluster__status=ClusterStatus.DELETED
     )
-    return {port for pair in brokers.values_list("port", "controller_port") for port in pair if port}
+    return {
+        port
+        for ports in brokers.values_list("port", "controller_port", "metrics_port")
+        for port in ports
+        if port
+    }
 
 
 def _create_broker(cluster: Cluster, plan: NodePlan) -> Broker:
@@ -201,6 +206,7 @@ def _create_broker(cluster: Cluster, plan: NodePlan) -> Broker:
         host=plan.host,
         port=plan.port,
         controller_port=plan.controller_port,
+        metrics_port=plan.metrics_port,
         data_dir=str(plan.data_dir),
     )
 
@@ -260,7 +266,7 @@ def _wait_for_brokers(cluster: Cluster, brokers: list[Broker], progress: Operati
             services.node_plan(broker),
             broker.pid,
             connection=connections.connection_for(cluster, bootstrap_servers=broker.address),
-            timeout_seconds=services.START_TIMEOUT_SECONDS,
+            timeout_seconds=provisioner.start_timeout_seconds,
         )
         broker.status, broker.last_seen = BrokerStatus.RUNNING, timezone.now()
         broker.save(update_fields=["status", "last_seen"])
@@ -314,6 +320,58 @@ def _restart_brokers(cluster: Cluster, progress: OperationLog) -> None:
     node_ids = progress.operation.parameters.get("node_ids")
     brokers = list(cluster.brokers.filter(node_id__in=node_ids) if node_ids else cluster.brokers.all())
     _bring_up(cluster, brokers, progress)
+
+
+def _change_broker_config(cluster: Cluster, progress: OperationLog) -> None:
+    """Rewrites every node's config, then restarts the nodes one at a time: broker-only nodes first, the
+    controller voters after, the active controller last (one leader election instead of several). Each
+    node must answer Metadata again and the cluster must have no under-replicated partition before the
+    next one stops, so replicated topics keep their leaders and in-sync replicas."""
+    brokers = list(cluster.brokers.all())
+    progress.step("write configs")
+    progress.line(f"broker config overrides: {cluster.broker_config or '(none)'}")
+    _write_configs(cluster, brokers, progress)
+    progress.step("restart brokers one at a time")
+    active = (cluster.health or {}).get("controller_id")
+    provisioner = services.provisioner_for(cluster)
+    for broker in sorted(brokers, key=lambda b: (b.is_controller, b.node_id == active, b.node_id)):
+        provisioner.stop(
+            services.node_plan(broker), broker.pid, timeout_seconds=services.STOP_TIMEOUT_SECONDS
+        )
+        broker.status = BrokerStatus.STOPPED
+        broker.save(update_fields=["status"])
+        progress.line(f"broker {broker.node_id}: stopped")
+        _start_dead_brokers(cluster, [broker], progress)
+        _wait_for_brokers(cluster, [broker], progress)
+        _wait_until_in_sync(cluster, broker.node_id, progress)
+    progress.step("verify")
+    _verify(cluster, progress)
+
+
+def _wait_until_in_sync(cluster: Cluster, node_id: int, progress: OperationLog) -> None:
+    """Waits until the cluster lists `node_id` and no partition is under-replicated or offline."""
+    deadline = time.monotonic() + REGISTRATION_TIMEOUT_SECONDS
+    while True:
+        try:
+            description = describe_cluster(
+                connections.connection_for(cluster), timeout_seconds=services.PROBE_TIMEOUT_SECONDS
+            )
+            listed = any(node.node_id == node_id for node in description.brokers)
+            lagging = description.under_replicated_partitions + description.offline_partitions
+        except KafkaGatewayError as error:
+            listed, lagging = False, -1
+            last = str(error)
+        else:
+            last = f"{lagging} partition(s) under-replicated or offline" if listed else "not listed"
+        if listed and lagging == 0:
+            progress.line(f"broker {node_id}: back, every partition in sync")
+            return
+        if time.monotonic() > deadline:
+            raise ProvisioningFailed(
+                f"Broker {node_id} was not back in sync {REGISTRATION_TIMEOUT_SECONDS:.0f}s after its restart "
+                f"({last}); the remaining brokers were not restarted."
+            )
+        time.sleep(0.25)
 
 
 def _stop_brokers(cluster: Cluster, progress: OperationLog) -> None:
@@ -515,7 +573,7 @@ def _replace_controller(cluster: Cluster, progress: OperationLog) -> None:
             )
         ),
         f"controller {new_id} to catch up with the metadata log",
-        services.START_TIMEOUT_SECONDS,
+        provisioner.start_timeout_seconds,
     )
     joined = view.voter(new_id) or view.observer(new_id)
     directory_id = None if joined is None else joined.directory_id

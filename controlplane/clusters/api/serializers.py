@@ -13,6 +13,8 @@ from controlplane.clusters.brokers import broker_health
 from controlplane.clusters.choices import (
     DEFAULT_LOCAL_BROKERS,
     MAX_LOCAL_BROKERS,
+    PROVISIONED_ENGINES,
+    Engine,
     SaslMechanism,
     SecurityProtocol,
 )
@@ -42,6 +44,34 @@ class ClusterCreateInputSerializer(serializers.Serializer):
     port = serializers.IntegerField(
         min_value=0, max_value=65535, default=0, help_text="The first broker's port; 0 picks free ports."
     )
+    engine = serializers.ChoiceField(
+        choices=[(engine.value, engine.label) for engine in PROVISIONED_ENGINES],
+        default=Engine.STREAMHUB,
+        help_text="What runs the nodes: streamhub (our broker) or apache-kafka (Apache Kafka's own JVMs; "
+        "every node is KRaft, a single node votes alone in its controller quorum).",
+    )
+    engine_version = serializers.CharField(
+        max_length=30,
+        default="",
+        allow_blank=True,
+        help_text="apache-kafka only: one of the installed versions (GET /api/v1/clusters/engines/); empty "
+        "for the pinned one.",
+    )
+
+
+class BrokerConfigChangeInputSerializer(serializers.Serializer):
+    broker_config = serializers.DictField(
+        child=serializers.CharField(max_length=1000, allow_blank=True),
+        help_text="The cluster's new broker property overrides (all of them: omitted ones return to the "
+        "defaults); every node is restarted with them, one at a time.",
+    )
+
+
+class EngineSerializer(serializers.Serializer):
+    engine = serializers.CharField()
+    label = serializers.CharField()
+    versions = serializers.ListField(child=serializers.CharField(), help_text="Installed versions.")
+    default_version = serializers.CharField(allow_blank=True)
 
 
 class ClusterRegisterInputSerializer(serializers.Serializer):
@@ -119,6 +149,9 @@ class BrokerSerializer(serializers.ModelSerializer):
     node_id = serializers.IntegerField(read_only=True)
     port = serializers.IntegerField(read_only=True)
     controller_port = serializers.IntegerField(read_only=True)
+    metrics_port = serializers.IntegerField(
+        read_only=True, help_text="The node's Prometheus endpoint on 127.0.0.1 (0: none)."
+    )
     pid = serializers.IntegerField(read_only=True, allow_null=True)
     restart_count = serializers.IntegerField(read_only=True)
     roles = serializers.SerializerMethodField()
@@ -134,6 +167,7 @@ class BrokerSerializer(serializers.ModelSerializer):
             "host",
             "port",
             "controller_port",
+            "metrics_port",
             "rack",
             "roles",
             "status",
@@ -212,6 +246,9 @@ class ClusterSerializer(serializers.ModelSerializer):
             "organization",
             "name",
             "provider",
+            "engine",
+            "engine_version",
+            "engine_evidence",
             "broker_count",
             "broker_config",
             "requested_port",
@@ -363,6 +400,22 @@ class LogDirSerializer(serializers.Serializer):
     replica_count = serializers.IntegerField()
 
 
+class NodeMetricsSerializer(serializers.Serializer):
+    bytes_in_total = serializers.FloatField(help_text="record bytes appended since the node started")
+    bytes_out_total = serializers.FloatField(help_text="record bytes fetched since the node started")
+    messages_in_total = serializers.FloatField()
+    requests_total = serializers.FloatField()
+    bytes_in_per_second = serializers.FloatField(
+        allow_null=True, help_text="since the previous read of this page (null on the first)"
+    )
+    bytes_out_per_second = serializers.FloatField(allow_null=True)
+    messages_in_per_second = serializers.FloatField(allow_null=True)
+    requests_per_second = serializers.FloatField(allow_null=True)
+    under_replicated_partitions = serializers.IntegerField(
+        allow_null=True, help_text="the node's own count (Apache Kafka only; null for our broker)"
+    )
+
+
 class BrokerDetailSerializer(serializers.Serializer):
     node_id = serializers.IntegerField()
     host = serializers.CharField()
@@ -385,6 +438,10 @@ class BrokerDetailSerializer(serializers.Serializer):
     log_dirs = LogDirSerializer(many=True)
     log_dirs_error = serializers.CharField(allow_blank=True)
     replicas = HostedReplicaSerializer(many=True)
+    metrics = NodeMetricsSerializer(
+        allow_null=True, help_text="From the node's own Prometheus endpoint (local clusters of both engines)"
+    )
+    metrics_error = serializers.CharField(allow_blank=True, help_text="Why there are no metrics, if so.")
 
 
 class BrokerConfigsInputSerializer(serializers.Serializer):

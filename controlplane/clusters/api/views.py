@@ -188,6 +188,28 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         data = self.validated_input(serializers.ClusterGuardrailsInputSerializer)
         return self.respond(services.set_cluster_guardrails(actor=self.actor, cluster=cluster, **data))
 
+    @extend_schema(
+        request=serializers.BrokerConfigChangeInputSerializer,
+        responses={202: serializers.AcceptedOperationSerializer},
+    )
+    @action(detail=True, methods=["patch"], url_path="broker-config")
+    def broker_config(self, request: Request, pk: str) -> Response:
+        """Org admins: new broker config overrides for every node of a local cluster, applied by restarting
+        the nodes one at a time (each back in sync before the next)."""
+        cluster = self.get_object()
+        data = self.validated_input(serializers.BrokerConfigChangeInputSerializer)
+        return self._accepted(
+            services.request_broker_config_change(
+                actor=self.actor, cluster=cluster, broker_config=data["broker_config"]
+            )
+        )
+
+    @extend_schema(responses=serializers.EngineSerializer(many=True))
+    @action(detail=False, methods=["get"], pagination_class=None, filter_backends=[])
+    def engines(self, request: Request) -> Response:
+        """The engines a new cluster may run, with the installed versions of each."""
+        return Response(serializers.EngineSerializer(services.available_engines(), many=True).data)
+
     @extend_schema(request=None, responses=serializers.ClusterSerializer)
     @action(detail=True, methods=["post"], url_path="check-health")
     def check_health(self, request: Request, pk: str) -> Response:

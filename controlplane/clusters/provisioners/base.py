@@ -30,6 +30,8 @@ class NodePlan:
     port: int
     data_dir: Path
     controller_port: int = 0
+    # The node's Prometheus endpoint on 127.0.0.1 (0: none).
+    metrics_port: int = 0
 
     @property
     def address(self) -> str:

@@ -173,6 +173,9 @@ def _write_private(path: Path, text: str) -> None:
 
 
 class LocalProvisioner(Provisioner):
+    # How long a started node may take until it answers Metadata.
+    start_timeout_seconds = 30.0
+
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else Path(settings.DATA_DIR) / "clusters"
 
@@ -225,6 +228,7 @@ class LocalProvisioner(Provisioner):
                     port=port,
                     data_dir=data_dir,
                     controller_port=controller_port,
+                    metrics_port=free_port(),
                 )
             )
         return nodes
@@ -250,6 +254,7 @@ class LocalProvisioner(Provisioner):
             **overrides,
             **client,
             **replicated,
+            **({"metrics.port": str(node.metrics_port)} if node.metrics_port else {}),
             "node.id": str(node.node_id),
             "log.dirs": str(node.data_dir / "logs"),
             "cluster.id": f"streamhub-{cluster_id}",
@@ -283,25 +288,30 @@ class LocalProvisioner(Provisioner):
                 f"Cannot issue the certificate of broker {node.node_id}: {error}"
             ) from error
 
+    def controller_ids(self, broker_count: int) -> set[int]:
+        """The nodes of a new cluster of `broker_count` that vote in its controller quorum."""
+        return controller_ids(broker_count)
+
     def start(self, node: NodePlan) -> int:
-        for port in (node.port, node.controller_port):
+        for port in (node.port, node.controller_port, node.metrics_port):
             if port and not port_is_free(port):
                 raise ProvisioningFailed(f"Port {port} on {HOST} is already in use.")
-        command = [
+        command = [sys.executable, "-m", "broker", "--config", str(self.config_path(node))]
+        return self.launch_detached(node, command, output=self.log_path(node))
+
+    def launch_detached(self, node: NodePlan, command: list[str], *, output: Path) -> int:
+        """Starts `command` through detach.py (its own session, output appended to `output`, pid file)."""
+        launcher = [
             sys.executable,
             "-m",
             "controlplane.clusters.provisioners.detach",
-            str(self.log_path(node)),
+            str(output),
             str(self.pid_path(node)),
-            sys.executable,
-            "-m",
-            "broker",
-            "--config",
-            str(self.config_path(node)),
+            *command,
         ]
         try:
             launched = subprocess.run(
-                command,
+                launcher,
                 cwd=settings.BASE_DIR,
                 capture_output=True,
                 text=True,

@@ -1,0 +1,271 @@
+"""Apache Kafka clusters provisioned and operated by the control plane: the same services and workflows the
+API and the Celery worker run (here called in-process: the worker would only add a queue in between), real
+Apache Kafka JVMs under a throwaway data directory, SCRAM clients checking each step from outside."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from controlplane.apache_kafka import runtime
+from controlplane.clusters import brokers, membership, services, workflows
+from controlplane.clusters.connections import connection_for
+from controlplane.clusters.encryption import decrypt_secret
+from controlplane.clusters.models import Cluster, Operation
+from controlplane.core.api.errors import ServiceError
+from controlplane.kafka.quorum import describe_quorum
+from controlplane.tenancy import services as tenancy
+from controlplane.tenancy.access import Actor
+from tests.fixtures.servers import wait_until
+
+pytestmark = pytest.mark.integration
+
+SYSTEM = Actor.system()
+
+
+def _apache_kafka_pids_under(root: Path) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+                if "kafka.Kafka" in cmdline and str(root) in cmdline:
+                    pids.append(int(entry))
+    return pids
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, settings) -> Iterator[Path]:
+    settings.DATA_DIR = tmp_path
+    yield tmp_path
+    for pid in _apache_kafka_pids_under(tmp_path / "clusters"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def organization(db, data_dir):
+    return tenancy.create_organization(actor=SYSTEM, name="Acme")
+
+
+def _run(operation: Operation) -> Operation:
+    workflows.run_operation(operation.id)
+    operation.refresh_from_db()
+    assert operation.state == "succeeded", (operation.error, [line["message"] for line in operation.log])
+    return operation
+
+
+def _provision(organization, name: str, broker_count: int, **spec) -> Cluster:
+    operation = services.request_cluster(
+        actor=SYSTEM,
+        organization=organization,
+        spec=services.ClusterSpec(name=name, broker_count=broker_count, engine="apache-kafka", **spec),
+    )
+    _run(operation)
+    return Cluster.objects.get(pk=operation.cluster_id)
+
+
+def _client_config(cluster: Cluster) -> dict[str, str]:
+    return {
+        "bootstrap.servers": cluster.bootstrap_servers,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": cluster.admin_username,
+        "sasl.password": decrypt_secret(cluster.admin_password_encrypted),
+    }
+
+
+def _create_topic(cluster: Cluster, name: str, replication: int) -> None:
+    admin = AdminClient(_client_config(cluster))
+    futures = admin.create_topics([NewTopic(name, num_partitions=2, replication_factor=replication)])
+    futures[name].result(timeout=30)
+
+
+def _round_trip(cluster: Cluster, topic: str, count: int = 20) -> None:
+    producer = Producer({**_client_config(cluster), "acks": "all"})
+    for index in range(count):
+        producer.produce(topic, value=f"message-{index}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer(
+        {**_client_config(cluster), "group.id": f"g-{uuid.uuid4().hex[:6]}", "auto.offset.reset": "earliest"}
+    )
+    consumer.subscribe([topic])
+    seen: set[bytes] = set()
+    deadline = time.monotonic() + 60
+    try:
+        while len(seen) < count and time.monotonic() < deadline:
+            message = consumer.poll(1)
+            if message is not None and message.error() is None:
+                seen.add(message.value())
+    finally:
+        consumer.close()
+    assert len(seen) == count
+
+
+def test_a_one_node_apache_kafka_cluster_is_provisioned_operated_and_deleted(organization, data_dir) -> None:
+    started = time.monotonic()
+    cluster = _provision(organization, "solo", 1)
+    provisioned_in = time.monotonic() - started
+    assert cluster.status == "running", cluster.status_reason
+    assert cluster.engine == "apache-kafka"
+    assert cluster.engine_version == runtime.pinned_version()
+    (broker,) = cluster.brokers.all()
+    assert broker.is_controller and broker.metrics_port
+    _create_topic(cluster, "orders", 1)
+    _round_trip(cluster, "orders")
+    print(f"provisioned a 1-node Apache Kafka cluster in {provisioned_in:.1f}s")
+
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=10).read()
+    assert b'kafka_broker_topic_bytes_in_total{topic="orders"' in metrics
+
+    # A dynamic config, through IncrementalAlterConfigs, without a restart.
+    configs = brokers.update_broker_configs(
+        actor=SYSTEM, cluster=cluster, node_id=1, configs={"log.cleaner.threads": "2"}
+    )
+    assert configs["log.cleaner.threads"]["value"] == "2"
+
+    # A static config: every node's file rewritten and the node restarted.
+    pid_before = cluster.brokers.get().pid
+    _run(
+        services.request_broker_config_change(
+            actor=SYSTEM, cluster=cluster, broker_config={"log.retention.hours": 48}
+        )
+    )
+    broker = cluster.brokers.get()
+    assert broker.pid != pid_before
+    assert "log.retention.hours=48\n" in (Path(broker.data_dir) / "broker.properties").read_text()
+    read, problems = services.read_broker_configs(cluster=Cluster.objects.get(pk=cluster.pk))
+    assert read[1]["log.retention.hours"]["value"] == "48", problems
+
+    # Stopped with the stack and started again, its data kept.
+    services.stop_local_clusters()
+    assert not _apache_kafka_pids_under(Path(broker.data_dir))
+    assert Cluster.objects.get(pk=cluster.pk).status == "stopped"
+    services.start_local_clusters()
+    cluster.refresh_from_db()
+    assert cluster.status == "running", cluster.status_reason
+    _round_trip(cluster, "orders", count=40)
+
+    # A node killed outright: the health check finds it down and restarts it.
+    killed = cluster.brokers.get().pid
+    os.kill(killed, signal.SIGKILL)
+    wait_until(lambda: killed not in _apache_kafka_pids_under(data_dir), 30, "the killed node to be gone")
+    services.check_cluster_health(cluster=cluster)
+    cluster.refresh_from_db()
+    assert cluster.status == "degraded"
+    restart = cluster.operations.get(kind="restart_broker", state="pending")
+    _run(restart)
+    cluster.refresh_from_db()
+    assert cluster.status == "running", cluster.status_reason
+
+    _run(services.request_cluster_deletion(actor=SYSTEM, cluster=cluster, confirm_name="solo"))
+    assert not (Path(broker.data_dir)).exists()
+    assert not _apache_kafka_pids_under(Path(broker.data_dir).parent)
+    assert Cluster.objects.get(pk=cluster.pk).status == "deleted"
+
+
+def _failed(organization, name: str, **spec) -> Operation:
+    operation = services.request_cluster(
+        actor=SYSTEM,
+        organization=organization,
+        spec=services.ClusterSpec(name=name, broker_count=1, engine="apache-kafka", **spec),
+    )
+    workflows.run_operation(operation.id)
+    operation.refresh_from_db()
+    assert operation.state == "failed"
+    assert Cluster.objects.get(pk=operation.cluster_id).status == "failed"
+    return operation
+
+
+def test_a_node_whose_port_is_taken_fails_the_provisioning_with_the_reason(organization) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        operation = _failed(organization, "squatted", port=port)
+    assert f"Port {port} on 127.0.0.1 is already in use." in operation.error
+
+
+def test_a_node_kafka_refuses_to_start_fails_with_its_log_tail(organization) -> None:
+    operation = _failed(organization, "misconfigured", broker_config={"num.io.threads": 0})
+    assert "exited during startup" in operation.error
+    assert "num.io.threads" in operation.error, operation.error
+
+
+def test_without_java_the_provisioning_fails_saying_so(organization, monkeypatch) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    operation = _failed(organization, "javaless")
+    assert "no Java" in operation.error
+
+
+def test_an_apache_kafka_version_that_is_not_installed_is_refused(organization) -> None:
+    with pytest.raises(ServiceError) as refused:
+        services.request_cluster(
+            actor=SYSTEM,
+            organization=organization,
+            spec=services.ClusterSpec(name="future", engine="apache-kafka", engine_version="9.9.9"),
+        )
+    assert refused.value.code == "invalid_engine_version"
+    assert runtime.pinned_version() in refused.value.details["installed_versions"]
+
+
+def _replicas(cluster: Cluster, topic: str) -> list[list[int]]:
+    described = AdminClient(_client_config(cluster)).list_topics(topic, timeout=10).topics[topic]
+    return [sorted(partition.replicas) for _, partition in sorted(described.partitions.items())]
+
+
+def test_a_three_node_apache_kafka_cluster_grows_shrinks_and_replaces_a_controller(organization, data_dir) -> None:
+    started = time.monotonic()
+    cluster = _provision(organization, "trio", 3)
+    print(f"provisioned a 3-node Apache Kafka cluster in {time.monotonic() - started:.1f}s")
+    assert cluster.status == "running", cluster.status_reason
+    assert all(broker.is_controller for broker in cluster.brokers.all())
+    quorum = describe_quorum(connection_for(cluster))
+    assert sorted(voter.node_id for voter in quorum.voters) == [1, 2, 3]
+    assert all(voter.directory_id is not None for voter in quorum.voters), "a dynamic quorum"
+    _create_topic(cluster, "payments", 3)
+    _round_trip(cluster, "payments")
+
+    # A broker-only node joins; one replica of each partition moves onto it; it leaves again, drained.
+    _run(membership.request_broker_addition(actor=SYSTEM, cluster=cluster))
+    cluster.refresh_from_db()
+    added = cluster.brokers.get(node_id=4)
+    assert not added.is_controller
+    membership.reassign_partitions(actor=SYSTEM, cluster=cluster, topic="payments", onto_broker=4)
+    wait_until(
+        lambda: all(4 in replicas for replicas in _replicas(cluster, "payments"))
+        and not membership.describe_reassignments(cluster=cluster).partitions,
+        120,
+        "the partitions to have a replica on broker 4",
+    )
+    _run(membership.request_broker_removal(actor=SYSTEM, cluster=cluster, node_id=4))
+    cluster.refresh_from_db()
+    assert sorted(cluster.brokers.values_list("node_id", flat=True)) == [1, 2, 3]
+    assert all(replicas == [1, 2, 3] for replicas in _replicas(cluster, "payments"))
+    assert not Path(added.data_dir).exists()
+
+    # The active controller is replaced (KIP-853): node 5 joins as an observer, becomes a voter, the
+    # leader leaves the quorum and the cluster.
+    leader = describe_quorum(connection_for(cluster)).leader_id
+    _run(membership.request_controller_replacement(actor=SYSTEM, cluster=cluster, node_id=leader))
+    cluster.refresh_from_db()
+    voters = sorted(voter.node_id for voter in describe_quorum(connection_for(cluster)).voters)
+    assert voters == sorted({1, 2, 3, 5} - {leader})
+    assert sorted(cluster.brokers.values_list("node_id", flat=True)) == voters
+    _round_trip(cluster, "payments", count=40)
+
+    _run(services.request_cluster_deletion(actor=SYSTEM, cluster=cluster, confirm_name="trio"))
+    assert not _apache_kafka_pids_under(data_dir)
+    assert not (data_dir / "clusters" / str(cluster.id)).exists()
