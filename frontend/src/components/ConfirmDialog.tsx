@@ -1,5 +1,7 @@
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { createPortal } from "react-dom";
+
+import { useModal } from "./useModal";
 
 interface ConfirmDialogProps {
   open: boolean;
@@ -40,14 +42,8 @@ function ConfirmDialogContent({
   const inputRef = useRef<HTMLInputElement>(null);
   const matches = typed === confirmationText;
 
-  useEffect(() => {
-    // Focus goes into the dialog and back to whatever opened it afterwards.
-    const previouslyFocused = document.activeElement;
-    inputRef.current?.focus();
-    return () => {
-      if (previouslyFocused instanceof HTMLElement) previouslyFocused.focus();
-    };
-  }, []);
+  const panelRef = useRef<HTMLDivElement>(null);
+  useModal(panelRef, onCancel, inputRef);
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -57,13 +53,12 @@ function ConfirmDialogContent({
   return (
     <div className="dialog-backdrop" onMouseDown={(event) => event.target === event.currentTarget && onCancel()}>
       <div
+        ref={panelRef}
         className="dialog"
         role="alertdialog"
         aria-modal="true"
         aria-labelledby={titleId}
-        onKeyDown={(event) => {
-          if (event.key === "Escape") onCancel();
-        }}
+        tabIndex={-1}
       >
         <form onSubmit={submit}>
           <h2 id={titleId} className="dialog__title">

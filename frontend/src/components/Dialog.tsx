@@ -1,5 +1,7 @@
-import { useEffect, useId, useRef, type ReactNode } from "react";
+import { useId, useRef, type ReactNode } from "react";
 import { createPortal } from "react-dom";
+
+import { useModal } from "./useModal";
 
 interface DialogProps {
   open: boolean;
@@ -11,8 +13,9 @@ interface DialogProps {
 }
 
 /**
- * A modal: focus moves into it and back to whatever opened it, Escape and a
- * click outside close it. Forms and read-only panels both use it.
+ * A modal: focus moves into it, stays in it and goes back to whatever opened
+ * it; Escape and a click outside close it (see useModal). Forms and read-only
+ * panels both use it.
  */
 export function Dialog(props: DialogProps) {
   if (!props.open) return null;
@@ -23,15 +26,7 @@ function DialogContent({ title, onClose, children, variant = "dialog" }: DialogP
   const titleId = useId();
   const panelRef = useRef<HTMLDivElement>(null);
 
-  useEffect(() => {
-    const previouslyFocused = document.activeElement;
-    const panel = panelRef.current;
-    const first = panel?.querySelector<HTMLElement>("input, select, textarea, button:not([data-dialog-close])");
-    (first ?? panel)?.focus();
-    return () => {
-      if (previouslyFocused instanceof HTMLElement) previouslyFocused.focus();
-    };
-  }, []);
+  useModal(panelRef, onClose);
 
   return (
     <div
@@ -45,9 +40,6 @@ function DialogContent({ title, onClose, children, variant = "dialog" }: DialogP
         aria-modal="true"
         aria-labelledby={titleId}
         tabIndex={-1}
-        onKeyDown={(event) => {
-          if (event.key === "Escape") onClose();
-        }}
       >
         <div className="dialog__header">
           <h2 id={titleId} className="dialog__title">

@@ -392,4 +392,45 @@ describe("Message browser", { timeout: 30_000 }, () => {
     await user.click(within(dialog).getByRole("link", { name: "Browse it" }));
     expect(router.state.location.search).toBe("?partition=1&start=offset&offset=5");
   });
+
+  it("reads the records and the header's counts again after a produce, and Browse always reads", async () => {
+    const empty = topicDetail();
+    empty.live.partitions = empty.live.partitions.map((each) => ({ ...each, end_offset: 0, size_bytes: 0 }));
+    const grown = topicDetail();
+    grown.live.partitions = grown.live.partitions.map((each) => ({
+      ...each,
+      start_offset: 0,
+      end_offset: 0,
+      size_bytes: 0,
+    }));
+    grown.live.partitions[1] = { ...grown.live.partitions[1]!, end_offset: 1, size_bytes: 90 };
+    let producedYet = false;
+    const fetchSpy = stubTopic("developer", {
+      "GET /api/v1/topics/30/": () => json(200, producedYet ? grown : empty),
+      "GET /api/v1/topics/30/messages/": () =>
+        json(200, browseResult({ messages: producedYet ? [message({ partition: 1, offset: 0 })] : [] })),
+      "POST /api/v1/topics/30/produce/": () => {
+        producedYet = true;
+        return json(201, { partition: 1, offset: 0 });
+      },
+    });
+    const browses = () => requestsOf(fetchSpy).filter((request) => request.url.includes("/messages/")).length;
+    const { user } = renderApp("/topics/30/messages");
+    expect(await screen.findByText("No messages")).toBeInTheDocument();
+    expect(screen.getByText("0 B")).toBeInTheDocument();
+
+    await user.click(screen.getByRole("button", { name: "Produce message" }));
+    const dialog = screen.getByRole("dialog", { name: "Produce a message to payments.orders" });
+    await user.type(within(dialog).getByLabelText("Value"), "hello");
+    await user.click(within(dialog).getByRole("button", { name: "Produce" }));
+    await within(dialog).findByText(/Produced to partition 1 at offset 0\./);
+    // The form's own Close, after the title bar's ×.
+    await user.click(within(dialog).getAllByRole("button", { name: "Close" }).at(-1)!);
+
+    expect(await screen.findByRole("button", { name: "Details of partition 1 offset 0" })).toBeInTheDocument();
+    expect(await screen.findByText("90 B")).toBeInTheDocument();
+    const before = browses();
+    await user.click(screen.getByRole("button", { name: "Browse" }));
+    await waitFor(() => expect(browses()).toBe(before + 1));
+  });
 });

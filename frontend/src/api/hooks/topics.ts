@@ -18,6 +18,8 @@ export const topicKeys = {
   all: ["topics"] as const,
   list: () => [...topicKeys.all, "list"] as const,
   detail: (id: number) => [...topicKeys.all, "detail", id] as const,
+  /** Invalidated whenever the topic's records change from the console (a produce, a purge). */
+  messages: (id: number) => [...topicKeys.all, "messages", id] as const,
 };
 
 /**
@@ -122,10 +124,7 @@ export function usePurgeTopic(id: number) {
     mutationFn: async (body: TopicPurge): Promise<Purged> =>
       unwrap(await apiClient.POST("/api/v1/topics/{id}/purge/", { params: { path: { id } }, body })),
     onSuccess: () =>
-      Promise.all([
-        refetchTopic(queryClient, id),
-        queryClient.invalidateQueries({ queryKey: [...topicKeys.all, "messages", id] }),
-      ]),
+      Promise.all([refetchTopic(queryClient, id), queryClient.invalidateQueries({ queryKey: topicKeys.messages(id) })]),
   });
 }
 
@@ -154,6 +153,25 @@ export function useProduceMessage(id: number) {
   return useMutation({
     mutationFn: async (body: ProduceRequest): Promise<Produced> =>
       unwrap(await apiClient.POST("/api/v1/topics/{id}/produce/", { params: { path: { id } }, body })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [...topicKeys.all, "messages", id] }),
+    // The header's message count and size and any open browse change with the new record.
+    onSuccess: () =>
+      Promise.all([refetchTopic(queryClient, id), queryClient.invalidateQueries({ queryKey: topicKeys.messages(id) })]),
   });
+}
+
+/**
+ * A number that grows each time the topic's records change from the console. The message browser
+ * streams its records outside the query cache; it reads again when this changes, so invalidating
+ * `topicKeys.messages(id)` reaches it like any cached query.
+ */
+export function useMessagesVersion(id: number): number {
+  const queryClient = useQueryClient();
+  const queryKey = topicKeys.messages(id);
+  return useQuery({
+    queryKey,
+    queryFn: () => (queryClient.getQueryData<number>(queryKey) ?? 0) + 1,
+    initialData: 0,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  }).data;
 }

@@ -178,7 +178,11 @@ export function MessageBrowser({ topic }: { topic: TopicDetail }) {
         scanning={scan.status === "scanning"}
         filterError={filterError}
         onStop={scan.stop}
-        onApply={(changes) => setParams(changes)}
+        onApply={(changes) => {
+          setParams(changes);
+          // Browse always reads: the same query may find records written since (by anyone).
+          scan.retry();
+        }}
       />
       <ScanStatusBar scan={scan} filtering={filtering} />
       <FilterErrorNote scan={scan} />

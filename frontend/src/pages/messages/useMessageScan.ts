@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 
 import { apiClient, unwrap } from "../../api/client";
+import { useMessagesVersion } from "../../api/hooks/topics";
 import type { BrowseResult, MessageQuery, ScanProgress, TopicMessage } from "../../api/types";
 
 export type BrowseQuery = Pick<
@@ -76,13 +77,17 @@ async function browseOnce(topicId: number, query: Record<string, unknown>, signa
  * that follows the server's cursor (about a second of reading per request)
  * until the limit is reached or the range ends, or a live tail that long-polls
  * with its cursor until stopped. Changing the query (its JSON) starts over;
- * the previous requests are aborted.
+ * the previous requests are aborted. So does a change of the topic's records
+ * from the console (a produce, a purge), except in a live tail, which shows
+ * new records anyway.
  */
 export function useMessageScan(topicId: number, query: BrowseQuery | null, live: boolean) {
   const [state, setState] = useState<ScanState>(INITIAL);
   const [attempt, setAttempt] = useState(0);
   const controller = useRef<AbortController | null>(null);
   const key = query === null ? "" : JSON.stringify(query);
+  const version = useMessagesVersion(topicId);
+  const recordsChanged = live ? 0 : version;
 
   const stop = useCallback(() => {
     controller.current?.abort();
@@ -137,9 +142,9 @@ export function useMessageScan(topicId: number, query: BrowseQuery | null, live:
     });
     return () => abort.abort();
     // The key stands for the query's content: a new object with the same content is the same browse.
-  }, [topicId, key, live, attempt]);
+  }, [topicId, key, live, attempt, recordsChanged]);
 
-  /** Runs the same browse again (after a failure). */
+  /** Runs the same browse again: after a failure, or when asked to browse with an unchanged query. */
   const retry = useCallback(() => setAttempt((current) => current + 1), []);
   return { ...state, stop, retry };
 }
