@@ -140,7 +140,9 @@ def require_team_role(actor: Actor, team: Team, minimum: str) -> str:
 
 def require_org_admin(actor: Actor, organization: Organization) -> None:
     if org_roles(actor).get(organization.id) != TeamRole.TEAM_ADMIN:
-        named = organization.name if organization.id in visible_organization_ids(actor) else "the organization"
+        named = (
+            organization.name if organization.id in visible_organization_ids(actor) else "the organization"
+        )
         raise Forbidden(f"Only admins of {named} may do this.")
 
 

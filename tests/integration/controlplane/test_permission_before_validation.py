@@ -18,7 +18,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 WRITES = sorted(
     (method.upper(), path)
-    for path, operations in yaml.safe_load((REPO_ROOT / "frontend" / "openapi.yaml").read_text())["paths"].items()
+    for path, operations in yaml.safe_load((REPO_ROOT / "frontend" / "openapi.yaml").read_text())[
+        "paths"
+    ].items()
     for method in operations
     if method in ("post", "put", "patch", "delete")
 )
@@ -71,7 +73,12 @@ def test_a_viewer_is_refused_before_its_body_is_read(world, objects, method: str
     for body in (None, b"{}", b'{"name": 0, "team": "x", "cluster": [], "confirm_name": 1}'):
         response = send(filled, data=body or b"", content_type="application/json")
 
-        assert response.status_code in (403, 404), (filled, body, response.status_code, response.content[:300])
+        assert response.status_code in (403, 404), (
+            filled,
+            body,
+            response.status_code,
+            response.content[:300],
+        )
         assert world.team_b.name.encode() not in response.content
 
 
