@@ -206,7 +206,7 @@ def create_person(
             raise Conflict(f"The username {username!r} is taken.", code="duplicate")
         for team, role in teams or []:
             if team.organization_id != organization.id:
-                raise ServiceError(f"Team {team.name} is not in {organization.name}.", code="invalid_team")
+                raise ServiceError(f"Team {team.pk} is not in {organization.name}.", code="invalid_team")
             require_role_within(TeamRole.TEAM_ADMIN, role)
         user = user_model(username=username, email=email)
         if password:

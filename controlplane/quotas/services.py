@@ -18,7 +18,7 @@ from controlplane.kafka.quotas import alter_client_quota, describe_client_quotas
 from controlplane.quotas.choices import QuotaKey, entity_key
 from controlplane.quotas.models import ClientQuota
 from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
-from controlplane.tenancy.access import Actor, org_roles, require_team_role
+from controlplane.tenancy.access import Actor, org_roles, require_team_role, role_in_team
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
 from controlplane.topics.guardrails import check_change_rate
@@ -72,7 +72,8 @@ def owning_team(cluster: Cluster, entity: Mapping[str, str | None]) -> Team | No
 def _require_control(actor: Actor, cluster: Cluster, team: Team | None) -> None:
     if org_roles(actor).get(cluster.organization_id) == TeamRole.TEAM_ADMIN:
         return
-    if team is None:
+    if team is None or role_in_team(actor, team) is None:
+        # Another team's principal gets the answer an unowned one gets: who owns it is not the caller's to know.
         raise Forbidden(
             "Only org admins set default, client-id and other principals' quotas.", code="outside_team_scope"
         )

@@ -128,8 +128,11 @@ def administered_team_ids(actor: Actor) -> set[int]:
 def require_team_role(actor: Actor, team: Team, minimum: str) -> str:
     role = role_in_team(actor, team)
     if role is None or ROLE_RANK[role] < ROLE_RANK[minimum]:
+        # An outsider learns neither the team's name nor that it exists (a principal, prefix or topic
+        # named in the request may belong to any team): the team is named only to its own members.
+        where = f"team {team.name}" if role is not None else "the team that owns it"
         raise Forbidden(
-            f"This needs the {TeamRole(minimum).label.lower()} role in team {team.name}.",
+            f"This needs the {TeamRole(minimum).label.lower()} role in {where}.",
             details={"required_role": minimum, "your_role": role},
         )
     return role
@@ -137,7 +140,10 @@ def require_team_role(actor: Actor, team: Team, minimum: str) -> str:
 
 def require_org_admin(actor: Actor, organization: Organization) -> None:
     if org_roles(actor).get(organization.id) != TeamRole.TEAM_ADMIN:
-        raise Forbidden(f"Only admins of organization {organization.name} may do this.")
+        named = (
+            organization.name if organization.id in visible_organization_ids(actor) else "the organization"
+        )
+        raise Forbidden(f"Only admins of {named} may do this.")
 
 
 def require_role_within(actor_role: str, requested_role: str) -> None:

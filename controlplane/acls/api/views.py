@@ -8,6 +8,7 @@ from controlplane.acls import filtersets, services
 from controlplane.acls.api import serializers
 from controlplane.acls.models import AccessGrant, AclBinding
 from controlplane.core.api.viewsets import (
+    ORG_ADMIN,
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
     ScopedReadOnlyViewSet,
@@ -15,6 +16,7 @@ from controlplane.core.api.viewsets import (
 )
 from controlplane.kafka.acls import Acl
 from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.choices import TeamRole
 
 
 def _visible_or_org_wide(viewset: ScopedReadOnlyViewSet, queryset: QuerySet) -> QuerySet:
@@ -27,6 +29,8 @@ class AclBindingViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, ScopedR
     """ACL bindings in Kafka's model. Teams see and grant their own; org admins see every binding of their
     clusters, including unmanaged ones found there, and may adopt those."""
 
+    write_role = TeamRole.DEVELOPER
+    action_roles = {"adopt": ORG_ADMIN}
     queryset = AclBinding.objects.select_related("cluster", "team")
     serializer_class = serializers.AclBindingSerializer
     create_serializer_class = serializers.AclBindingCreateInputSerializer
@@ -59,6 +63,7 @@ class AccessGrantViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, Scoped
     """Templates applied to service accounts ("producer", "consumer", "stream_app"): one call creates the
     template's bindings, deleting the grant removes them together."""
 
+    write_role = TeamRole.DEVELOPER
     queryset = AccessGrant.objects.select_related("cluster", "team", "service_account").prefetch_related(
         "bindings"
     )

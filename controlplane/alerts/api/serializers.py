@@ -235,7 +235,16 @@ class RulePreviewSerializer(serializers.Serializer):
 
 class NotificationChannelUpdateInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
-    url = serializers.URLField(max_length=2000, required=False, allow_blank=True)
+    # Not a URLField: Django's URL validator wants a dotted public name and refuses an internal single-label
+    # host (`http://alertmanager:9093/`). The service checks the URL (scheme, host, port) and where the name
+    # resolves: internal addresses stay refused unless OUTBOUND_ALLOWED_NETWORKS allows them.
+    url = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        help_text="http or https URL; the host may be a single-label internal name when it resolves to an "
+        "address OUTBOUND_ALLOWED_NETWORKS allows",
+    )
     email_recipients = serializers.ListField(child=serializers.EmailField(), max_length=20, required=False)
     enabled = serializers.BooleanField(required=False)
 

@@ -24,6 +24,7 @@ from controlplane.tenancy.choices import TeamRole
 class AlertRuleViewSet(ScopedModelViewSet):
     """Lag alert rules of the caller's teams (org admins: every team of their organization)."""
 
+    action_roles = {"preview": TeamRole.VIEWER}
     queryset = AlertRule.objects.select_related("team", "cluster").prefetch_related("channels")
     serializer_class = serializers.AlertRuleSerializer
     write_role = TeamRole.DEVELOPER
@@ -138,6 +139,7 @@ class SilenceViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
 class AlertViewSet(ScopedReadOnlyViewSet):
     """Active alerts (`?active=true`) and their history, newest first."""
 
+    write_role = TeamRole.DEVELOPER
     queryset = Alert.objects.select_related("rule__team", "cluster")
     serializer_class = serializers.AlertSerializer
     filterset_class = filtersets.AlertFilterSet

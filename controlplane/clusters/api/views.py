@@ -13,7 +13,7 @@ from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.core.api.errors import ServiceError
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 from controlplane.lag import history
 from controlplane.lag.throughput import throughput
 from controlplane.tenancy.access import visible_organization_ids, visible_teams_q
@@ -38,6 +38,8 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
     Deleted clusters are listed with `?status=deleted` only.
     """
 
+    write_role = ORG_ADMIN
+    action_roles = {"check_health": None}
     queryset = Cluster.objects.select_related("organization")
     serializer_class = serializers.ClusterSerializer
     filterset_class = filtersets.ClusterFilterSet

@@ -6,18 +6,23 @@ from typing import Any, TypeVar
 from django.db.models import Model, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.viewsets import GenericViewSet
 
 from controlplane.accounts.models import ApiKey
+from controlplane.audit.choices import Result
+from controlplane.audit.services import Change, record_event
 from controlplane.core.api.authentication import IdpAccessToken
 from controlplane.core.api.client_address import client_address
 from controlplane.core.api.errors import Forbidden
 from controlplane.tenancy.access import Actor, org_roles, role_in_team, team_roles, visible_teams_q
 from controlplane.tenancy.choices import ROLE_RANK, TeamRole
 from controlplane.tenancy.models import Team
+
+ORG_ADMIN = "org_admin"
 
 
 def actor_from_request(request: Request) -> Actor:
@@ -45,6 +50,45 @@ class ScopedViewSet(GenericViewSet):
     # below it gets 403 even for a payload that is not valid: what may not be done is said before what is
     # wrong with the request, and a payload's errors are not shown to someone who may not write at all.
     write_role: str | None = None
+    # Unsafe actions whose least role differs from `write_role`: ORG_ADMIN for what only an org admin does,
+    # a team role (VIEWER for previews that only read), or None for what anyone signed in may do.
+    action_roles: dict[str, str | None] = {}
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method in SAFE_METHODS or self.action is None:  # no action: the method's 405 follows
+            return
+        instance = None
+        if (self.lookup_url_kwarg or self.lookup_field) in self.kwargs:
+            instance = (
+                self.get_object()
+            )  # another team's object is a 404 first: a 403 would confirm it exists
+        try:
+            self.require_some_write_role()
+        except Forbidden as refusal:
+            change = Change(action=f"{self.basename}.{self.action}", resource_type=self.basename or "")
+            if instance is not None:
+                change.on(instance)
+                change.organization_id = getattr(instance, "organization_id", None)
+            record_event(actor=self.actor, change=change, result=Result.FAILURE, reason=str(refusal.detail))
+            raise
+
+    def require_some_write_role(self) -> None:
+        """403 before the body is read when no role the caller has anywhere allows the action: permission
+        is said first, and a body's errors are not shown to someone who may not act."""
+        needed = self.action_roles.get(self.action, self.write_role)
+        if needed is None or self.actor.is_system:
+            return
+        if needed == ORG_ADMIN:
+            if TeamRole.TEAM_ADMIN not in org_roles(self.actor).values():
+                raise Forbidden("Only org admins may do this.", details={"required_role": ORG_ADMIN})
+            return
+        roles = [*team_roles(self.actor).values(), *org_roles(self.actor).values()]
+        if not any(ROLE_RANK[role] >= ROLE_RANK[needed] for role in roles):
+            raise Forbidden(
+                f"This needs the {TeamRole(needed).label.lower()} role in a team.",
+                details={"required_role": needed},
+            )
 
     @property
     def actor(self) -> Actor:
@@ -85,8 +129,8 @@ class ScopedViewSet(GenericViewSet):
     def require_write_role(self, instance: Model | None = None) -> None:
         """403 when the caller's role is below `write_role` in the object's team (or the payload's team, or,
         when neither is known, in every team it has)."""
-        if self.write_role is None or self.actor.is_system:
-            return
+        if self.write_role in (None, ORG_ADMIN) or self.actor.is_system:
+            return  # an org admin's organization is checked by the service, on the object it acts on
         team = self._team_of(instance)
         if team is not None:
             role = role_in_team(self.actor, team)
@@ -96,7 +140,7 @@ class ScopedViewSet(GenericViewSet):
         if not any(ROLE_RANK[role] >= ROLE_RANK[self.write_role] for role in roles):
             raise Forbidden(
                 f"This needs the {TeamRole(self.write_role).label.lower()} role"
-                + (f" in team {team.name}." if team is not None else " in a team."),
+                + (f" in team {team.name}." if team is not None and roles else " in a team."),
                 details={"required_role": self.write_role},
             )
 

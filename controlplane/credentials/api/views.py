@@ -8,6 +8,7 @@ from controlplane.core.api.viewsets import DestroyWithServiceMixin, ScopedReadOn
 from controlplane.credentials import services
 from controlplane.credentials.api import serializers
 from controlplane.credentials.models import ScramCredential
+from controlplane.tenancy.choices import TeamRole
 
 
 @extend_schema(tags=["service accounts"])
@@ -15,6 +16,7 @@ class ScramCredentialViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     """SCRAM credentials of service accounts on clusters: issued and rotated here (the password is in
     that response only), used by Kafka clients as `sasl.username` = the service account's name."""
 
+    write_role = TeamRole.DEVELOPER
     queryset = ScramCredential.objects.select_related("service_account__team", "cluster")
     serializer_class = serializers.ScramCredentialSerializer
     team_path = "service_account__team"

@@ -10,6 +10,7 @@ from controlplane.groups import filtersets, services
 from controlplane.groups.api import serializers
 from controlplane.groups.models import ConsumerGroup
 from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.choices import TeamRole
 
 
 @extend_schema(tags=["consumer groups"])
@@ -17,6 +18,7 @@ class ConsumerGroupViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     """Consumer groups whose names are in the caller's teams' group prefixes (org admins: all of their
     clusters'). Lists show the lag the sampler last measured; a group's detail asks the cluster."""
 
+    write_role = TeamRole.DEVELOPER
     queryset = ConsumerGroup.objects.select_related("cluster", "team")
     serializer_class = serializers.ConsumerGroupSerializer
     filterset_class = filtersets.ConsumerGroupFilterSet

@@ -13,6 +13,7 @@ from controlplane.jobs import filtersets, services, streams
 from controlplane.jobs.api import serializers
 from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.spark.jobs import CATALOG, STREAMING_CATALOG
+from controlplane.tenancy.choices import TeamRole
 
 
 def _lines(request: Request) -> int:
@@ -26,6 +27,7 @@ def _lines(request: Request) -> int:
 class JobRunViewSet(ScopedReadOnlyViewSet):
     """Spark job runs of the caller's teams: launch, watch progress, cancel, read logs and results."""
 
+    write_role = TeamRole.DEVELOPER
     queryset = JobRun.objects.select_related("team", "cluster", "service_account")
     serializer_class = serializers.JobRunSerializer
     filterset_class = filtersets.JobRunFilterSet
@@ -97,6 +99,7 @@ def _catalog_entries(names: tuple[str, ...]) -> list[dict]:
 class StreamingJobViewSet(ScopedReadOnlyViewSet):
     """Long-running streaming jobs of the caller's teams: create, start, stop, restart, progress and lag."""
 
+    write_role = TeamRole.DEVELOPER
     queryset = StreamingJob.objects.select_related("team", "cluster", "service_account")
     serializer_class = serializers.StreamingJobSerializer
     filterset_class = filtersets.StreamingJobFilterSet

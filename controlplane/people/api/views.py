@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from controlplane.core.api.authentication import enforce_csrf
 from controlplane.core.api.client_address import client_address
 from controlplane.core.api.throttling import LoginRateThrottle
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 from controlplane.people import filtersets, services
 from controlplane.people.api import serializers
 from controlplane.tenancy.access import org_roles
@@ -26,6 +26,7 @@ class PersonViewSet(ScopedReadOnlyViewSet):
     invite or create people, give them team roles (`/memberships/`), deactivate and reactivate them and
     send them a one-time link to set a new password."""
 
+    write_role = ORG_ADMIN
     queryset = serializers.user_queryset().order_by("username")
     serializer_class = serializers.PersonSerializer
     filterset_class = filtersets.PersonFilterSet

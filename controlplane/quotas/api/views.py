@@ -5,17 +5,20 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import DestroyWithServiceMixin, ScopedReadOnlyViewSet
+from controlplane.core.api.viewsets import ORG_ADMIN, DestroyWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.quotas import filtersets, services
 from controlplane.quotas.api import serializers
 from controlplane.quotas.models import ClientQuota
 from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.choices import TeamRole
 
 
 @extend_schema(tags=["quotas"])
 class ClientQuotaViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     """Client quotas of the caller's service accounts; org admins see and set every quota of their clusters."""
 
+    write_role = TeamRole.DEVELOPER
+    action_roles = {"adopt": ORG_ADMIN}
     queryset = ClientQuota.objects.select_related("cluster", "team")
     serializer_class = serializers.ClientQuotaSerializer
     filterset_class = filtersets.ClientQuotaFilterSet

@@ -4,7 +4,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 from controlplane.reconcile import filtersets, services
 from controlplane.reconcile.api import serializers
 from controlplane.reconcile.models import Drift, ReconcileRun
@@ -30,6 +30,7 @@ class DriftViewSet(ScopedReadOnlyViewSet):
 class ReconcileRunViewSet(ScopedReadOnlyViewSet):
     """Reconciliation passes of the clusters of organizations the caller administers; POST runs one now."""
 
+    write_role = ORG_ADMIN
     queryset = ReconcileRun.objects.select_related("cluster")
     serializer_class = serializers.ReconcileRunSerializer
     filterset_class = filtersets.ReconcileRunFilterSet

@@ -5,6 +5,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.core.api.viewsets import (
+    ORG_ADMIN,
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
     ScopedModelViewSet,
@@ -23,6 +24,7 @@ from controlplane.tenancy.models import Membership, Organization, OrgMembership,
 class OrganizationViewSet(ScopedReadOnlyViewSet):
     """Organizations the caller belongs to. They are created by platform administrators."""
 
+    write_role = ORG_ADMIN
     queryset = Organization.objects.all()
     serializer_class = serializers.OrganizationSerializer
     filterset_class = filtersets.OrganizationFilterSet
@@ -55,6 +57,7 @@ class OrganizationViewSet(ScopedReadOnlyViewSet):
 class OrgMembershipViewSet(ScopedModelViewSet):
     """Who belongs to an organization and who administers it; visible to and managed by org admins."""
 
+    write_role = ORG_ADMIN
     queryset = OrgMembership.objects.select_related("user", "organization")
     serializer_class = serializers.OrgMembershipSerializer
     create_serializer_class = serializers.OrgMembershipCreateInputSerializer
@@ -86,6 +89,7 @@ class OrgMembershipViewSet(ScopedModelViewSet):
 class TeamViewSet(ScopedModelViewSet):
     """Org admins create and delete teams; team admins edit their own team."""
 
+    action_roles = {"create": ORG_ADMIN}
     queryset = Team.objects.select_related("organization")
     serializer_class = serializers.TeamSerializer
     write_role = TeamRole.TEAM_ADMIN
@@ -136,6 +140,7 @@ class MembershipViewSet(ScopedModelViewSet):
 class TeamPrefixViewSet(CreateWithServiceMixin, DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     """Name prefixes a team owns; org admins hand them out, and no two teams' prefixes overlap."""
 
+    action_roles = {"create": ORG_ADMIN}
     queryset = TeamPrefix.objects.select_related("team__organization")
     serializer_class = serializers.TeamPrefixSerializer
     write_role = TeamRole.TEAM_ADMIN

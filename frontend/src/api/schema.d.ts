@@ -3207,6 +3207,7 @@ export interface components {
         };
         NotificationChannelCreateInputRequest: {
             name: string;
+            /** @description http or https URL; the host may be a single-label internal name when it resolves to an address OUTBOUND_ALLOWED_NETWORKS allows */
             url?: string;
             email_recipients?: string[];
             enabled?: boolean;
@@ -3215,6 +3216,7 @@ export interface components {
         };
         NotificationChannelUpdateInputRequest: {
             name: string;
+            /** @description http or https URL; the host may be a single-label internal name when it resolves to an address OUTBOUND_ALLOWED_NETWORKS allows */
             url?: string;
             email_recipients?: string[];
             enabled?: boolean;
@@ -3931,6 +3933,7 @@ export interface components {
         };
         PatchedNotificationChannelUpdateInputRequest: {
             name?: string;
+            /** @description http or https URL; the host may be a single-label internal name when it resolves to an address OUTBOUND_ALLOWED_NETWORKS allows */
             url?: string;
             email_recipients?: string[];
             enabled?: boolean;

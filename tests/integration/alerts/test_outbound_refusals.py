@@ -212,3 +212,46 @@ def test_the_connection_goes_to_the_address_that_was_checked(
     second.refresh_from_db()
     assert second.status == NotificationStatus.FAILED
     assert loopback.requests == []
+
+
+def _resolve_as(monkeypatch, name: str, address: str) -> None:
+    """An internal single-label name (as a container network or /etc/hosts gives) resolving to `address`."""
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == name:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_an_allowlisted_single_label_host_is_accepted_and_posted_to(
+    world: World, listen, settings, monkeypatch
+) -> None:
+    receiver = listen("127.0.0.2")
+    _resolve_as(monkeypatch, "alertmanager", "127.0.0.2")
+    settings.OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.2/32"]
+
+    response = _create(world, receiver.url("/api/v2/alerts", host="alertmanager"))
+
+    assert response.status_code == 201, response.json()
+    channel = NotificationChannel.objects.get(pk=response.json()["id"])
+    notification = services.send_test_notification(actor=Actor.system(), channel=channel)
+    attempt_delivery(notification.pk)
+    notification.refresh_from_db()
+    assert notification.status == NotificationStatus.SENT, notification.last_error
+    assert receiver.requests == [("/api/v2/alerts", f"alertmanager:{receiver.port}")]
+
+
+def test_a_single_label_host_resolving_to_an_internal_address_is_refused_unless_allowlisted(
+    world: World, listen, settings, monkeypatch
+) -> None:
+    receiver = listen("127.0.0.2")
+    _resolve_as(monkeypatch, "alertmanager", "127.0.0.2")
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+
+    _assert_refused(_create(world, receiver.url(host="alertmanager")))
+
+    assert not NotificationChannel.objects.exists()
+    assert receiver.requests == []

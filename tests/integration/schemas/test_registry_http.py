@@ -91,6 +91,58 @@ def test_an_invalid_protobuf_gets_42201_with_the_reason(http) -> None:
     assert "acme/common.proto" in missing.json()["message"]
 
 
+def _nested_avro_arrays(depth: int) -> str:
+    return '{"type": "array", "items": ' * depth + '"long"' + "}" * depth
+
+
+def _nested_json_schema(depth: int) -> str:
+    schema: object = {"type": "integer"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return json.dumps(schema)
+
+
+def _nested_proto_messages(depth: int) -> str:
+    body = "int32 x = 1;"
+    for level in range(depth):
+        body = f"message M{level} {{ {body} }}"
+    return f'syntax = "proto3";\n{body}\n'
+
+
+@pytest.mark.parametrize(
+    ("schema_type", "text"),
+    [
+        ("AVRO", _nested_avro_arrays(500)),
+        ("AVRO", _nested_avro_arrays(5000)),
+        ("JSON", _nested_json_schema(250)),
+        ("PROTOBUF", _nested_proto_messages(500)),
+    ],
+    ids=["avro-500", "avro-5000", "json-250", "protobuf-500"],
+)
+def test_a_schema_nested_too_deeply_gets_42201_never_a_server_error(
+    http, schema_type: str, text: str
+) -> None:
+    for path in ("/subjects/deep-value/versions", "/compatibility/subjects/deep-value/versions/latest"):
+        response = http.post(path, {"schema": text, "schemaType": schema_type})
+
+        assert response.status_code == 422, (path, response.content[:300])
+        assert response.json()["error_code"] == 42201
+        assert "levels deep" in response.json()["message"]
+
+
+def test_a_schema_nested_a_realistic_depth_is_registered(http) -> None:
+    for schema_type, text in (
+        ("AVRO", _nested_avro_arrays(100)),
+        ("JSON", _nested_json_schema(50)),
+        ("PROTOBUF", _nested_proto_messages(40)),
+    ):
+        response = http.post(
+            f"/subjects/{schema_type.lower()}-value/versions", {"schema": text, "schemaType": schema_type}
+        )
+
+        assert response.status_code == 200, (schema_type, response.content[:300])
+
+
 def test_json_schema_references_resolve(http) -> None:
     address = {"type": "object", "properties": {"city": {"type": "string"}}}
     assert (
