@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -91,6 +92,14 @@ class MutationQuota:
 
 
 THROTTLED_MESSAGE = "The controller mutation quota is exceeded."
+METADATA_TOPIC = "__cluster_metadata"
+
+
+def _past_deadline(request: Any) -> bool:
+    """Kafka's controller takes a request's timeout as its deadline: 0 (or less) has passed before the
+    change is looked at, so the whole request answers REQUEST_TIMED_OUT and nothing changes (validate_only
+    too). Clients that mean "do not wait" (librdkafka's operation_timeout=0) hide that error."""
+    return request.timeout <= timedelta(0)
 
 
 async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -101,6 +110,17 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
     results = []
     cluster_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
     mutations = MutationQuota(ctx, strict_from=6)
+    if _past_deadline(request) and any(
+        seen[topic.name] == 1
+        and topic.name != METADATA_TOPIC
+        and (cluster_create or ctx.allowed(Operation.CREATE, ResourceType.TOPIC, topic.name))
+        for topic in request.topics
+    ):
+        timed_out = {"topic_id": None, "error_code": ErrorCode.request_timed_out, "error_message": None}
+        return {
+            "throttle_time": 0,
+            "topics": [{"name": t.name, **timed_out, "configs": []} for t in request.topics],
+        }
     for topic in request.topics:
         # An error answer describes no topic: no configs (Kafka's empty array).
         result: dict[str, Any] = {"name": topic.name, "topic_id": None, "error_message": None, "configs": []}
@@ -170,6 +190,14 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
         if names is not None
         else [(t.name, t.topic_id) for t in request.topics]
     )
+    if _past_deadline(request) and _asks_the_controller(entries):
+        return {
+            "throttle_time": 0,
+            "responses": [
+                {"name": name, "topic_id": topic_id, "error_code": ErrorCode.request_timed_out}
+                for name, topic_id in entries
+            ],
+        }
     for name, topic_id in entries:
         if name is None and topic_id is not None:
             topic = state.metadata.get_by_id(topic_id)
@@ -217,9 +245,28 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
     return {"throttle_time": mutations.throttle_ms(), "responses": responses}
 
 
+def _asks_the_controller(entries: list[tuple[Any, Any]]) -> bool:
+    """Kafka's DeleteTopics looks up every valid, non-duplicate name or id at the controller (where the
+    deadline applies) before anything else."""
+    named = [(name, topic_id) for name, topic_id in entries if (name is None) != (topic_id is None)]
+    return any(named.count(entry) == 1 for entry in named)
+
+
 async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[str, Any]:
     results = []
     mutations = MutationQuota(ctx, strict_from=3)
+    names = [topic.name for topic in request.topics]
+    if _past_deadline(request) and any(
+        names.count(topic.name) == 1 and ctx.allowed(Operation.ALTER, ResourceType.TOPIC, topic.name)
+        for topic in request.topics
+    ):
+        return {
+            "throttle_time": 0,
+            "results": [
+                {"name": name, "error_code": ErrorCode.request_timed_out, "error_message": None}
+                for name in names
+            ],
+        }
     for topic in request.topics:
         if not ctx.allowed(Operation.ALTER, ResourceType.TOPIC, topic.name):
             results.append(

@@ -88,8 +88,14 @@ def create_topic(
     new_topic = NewTopic(
         name, num_partitions=partitions, replication_factor=replication_factor, config=dict(configs)
     )
+    # The operation timeout is the request's timeout_ms, which a KRaft controller takes as its deadline:
+    # Apache Kafka answers 0 with REQUEST_TIMED_OUT and creates nothing, and librdkafka hides that error
+    # when the operation timeout is 0 (a ZooKeeper-era "don't wait"), so the topic would silently not exist.
     futures = admin.create_topics(
-        [new_topic], validate_only=validate_only, request_timeout=timeout_seconds, operation_timeout=0
+        [new_topic],
+        validate_only=validate_only,
+        request_timeout=timeout_seconds,
+        operation_timeout=timeout_seconds,
     )
     await_result(futures[name], "CreateTopics", timeout_seconds)
 
@@ -98,7 +104,8 @@ def delete_topic(
     connection: Connection, *, name: str, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 ) -> None:
     admin = admin_client(connection, timeout_seconds)
-    futures = admin.delete_topics([name], request_timeout=timeout_seconds, operation_timeout=0)
+    # Not 0: see create_topic (a KRaft controller deletes nothing past its deadline).
+    futures = admin.delete_topics([name], request_timeout=timeout_seconds, operation_timeout=timeout_seconds)
     await_result(futures[name], "DeleteTopics", timeout_seconds)
 
 
@@ -112,7 +119,11 @@ def create_partitions(
 ) -> None:
     """Grows the topic to `total` partitions (Kafka never shrinks one)."""
     admin = admin_client(connection, timeout_seconds)
+    # Set explicitly, never 0: see create_topic.
     futures = admin.create_partitions(
-        [NewPartitions(name, total)], validate_only=validate_only, request_timeout=timeout_seconds
+        [NewPartitions(name, total)],
+        validate_only=validate_only,
+        request_timeout=timeout_seconds,
+        operation_timeout=timeout_seconds,
     )
     await_result(futures[name], "CreatePartitions", timeout_seconds)

@@ -135,3 +135,56 @@ def test_broker_kill_fires_and_restart_resolves(
     assert sorted(body["kind"] for body in _received(webhook_receiver, channel["secret"])) == [
         "firing", "firing", "resolved", "resolved",
     ]  # fmt: skip
+
+
+@pytest.mark.apache_kafka
+@pytest.mark.apache_kafka_slow  # two JVMs and a restart: about a minute, over CI's budget (-m apache_kafka runs it)
+def test_an_apache_kafka_broker_killed_fires_broker_down_and_its_restart_resolves_it(
+    world: World, apache_kafka_factory
+) -> None:
+    """The same on Apache Kafka, registered by address: a KRaft controller+broker and a broker-only node of
+    its cluster (their own JVMs, not the session's node); kill -9 of the broker-only node."""
+    # The controller fences a broker that stopped heartbeating after this long (Kafka's default is 9 s).
+    controller = apache_kafka_factory(
+        **{"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"}
+    )
+    broker = apache_kafka_factory(joins=controller, node_id=2, **{"broker.heartbeat.interval.ms": "500"})
+    registered = created(
+        world.admin.post(
+            "/api/v1/clusters/register/",
+            {
+                "organization": world.team.organization_id,
+                "name": "apache",
+                "bootstrap_servers": f"{controller.bootstrap},{broker.bootstrap}",
+            },
+            format="json",
+        )
+    )
+    assert registered["health"]["brokers_up"] == 2, registered
+    cluster = Cluster.objects.get(pk=registered["id"])
+    rule = created(
+        world.developer.post(
+            "/api/v1/alert-rules/",
+            {"team": world.team.pk, "name": "down", "metric": "broker_down", "cluster": cluster.pk},
+            format="json",
+        )
+    )
+    sample_cluster_health(cluster.pk)
+    assert ClusterHealthSample.objects.get(cluster=cluster).values["broker_down"] == {"1": 0.0, "2": 0.0}
+    assert not Alert.objects.exists()
+
+    broker.kill9()
+    killed_at = time.monotonic()
+
+    def state() -> str | None:
+        alert = Alert.objects.filter(rule_id=rule["id"], group_name="broker 2").first()
+        return None if alert is None else alert.state
+
+    assert _sample_until(lambda: state() == "firing", killed_at + 6 * INTERVAL, cluster.pk), state()
+    print(f"broker_down fired {time.monotonic() - killed_at:.1f} s after the kill")
+    assert "not listed" in Alert.objects.get(rule_id=rule["id"]).reason
+
+    broker.start()
+    restarted_at = time.monotonic()
+    assert _sample_until(lambda: state() == "resolved", restarted_at + 6 * INTERVAL, cluster.pk), state()
+    print(f"broker_down resolved {time.monotonic() - restarted_at:.1f} s after the restart")

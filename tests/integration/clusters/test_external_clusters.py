@@ -6,6 +6,7 @@ from controlplane.audit.models import AuditEvent
 from controlplane.clusters import connections
 from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
+from tests.fixtures.engines import ManagedCluster
 from tests.fixtures.servers import free_port
 
 pytestmark = pytest.mark.integration
@@ -112,3 +113,24 @@ def test_sasl_registration_needs_complete_credentials(people) -> None:
 
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_credentials"
+
+
+@pytest.mark.apache_kafka
+def test_it_registers_an_apache_kafka_cluster_by_address_over_scram(people, apache_kafka) -> None:
+    """Apache Kafka started outside StreamHub, registered with its SCRAM super user through the REST API;
+    the kafka_world tests then manage it like our broker (topics, ACLs, groups, lag: tests/fixtures/engines.py)."""
+    cluster = ManagedCluster.of_apache_kafka(apache_kafka)
+    body = {key: value for key, value in cluster.registration().items() if key != "bootstrap_servers"}
+    response = _register(people.org_admin, people.organization, "apache", cluster.bootstrap, **body)
+
+    assert response.status_code == 201, response.json()
+    registered = response.json()
+    assert (registered["provider"], registered["status"]) == ("external", "running")
+    assert registered["health"]["brokers_up"] == 1
+    assert registered["health"]["reachable"] is True
+    detail = people.org_admin.get(f"/api/v1/clusters/{registered['id']}/").json()
+    (broker,) = detail["brokers"]
+    assert broker["port"] == apache_kafka.sasl_port
+    retention = broker["configs"]["log.retention.hours"]
+    assert (retention["value"], retention["read_only"]) == ("168", True)
+    assert retention["documentation"]

@@ -177,3 +177,37 @@ def test_a_partition_the_group_never_committed_counts_from_the_log_start(
     # Partition 0 waits with nobody consuming (STOPPED), which ranks worse: the group's reason is its.
     assert detail["status"] == "STOPPED"
     assert detail["reason"] == f"{topic}/0: " + by_partition[0]["reason"]
+
+
+def test_a_lag_rule_fires_on_a_sampled_group_and_resolves_once_it_catches_up(sampled: KafkaWorld) -> None:
+    """Lag alerting end to end on each engine: the sampler's run (lag read over the Kafka protocol) is what
+    the rule is evaluated on."""
+    from controlplane.alerts.models import Alert
+
+    world = sampled
+    group = world.group_prefix_a + "billing"
+    rule = world.developer_a.post(
+        "/api/v1/alert-rules/",
+        {
+            "team": world.team_a.id,
+            "name": "billing is behind",
+            "metric": "lag_messages",
+            "comparison": "gt",
+            "threshold": 2,
+            "resolve_threshold": 0,
+            "for_seconds": 0,
+            "cluster": world.cluster.id,
+        },
+        format="json",
+    )
+    assert rule.status_code == 201, rule.json()
+
+    sample_cluster(world.cluster)
+    firing = Alert.objects.get(rule_id=rule.json()["id"], state="firing")
+    assert group in firing.group_name
+    assert firing.value == 5
+
+    _commit_some(world, world.topic_prefix_a + "orders", group, 5)
+    sample_cluster(world.cluster)
+    firing.refresh_from_db()
+    assert firing.state == "resolved"

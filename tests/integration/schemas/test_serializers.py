@@ -1,5 +1,6 @@
-"""confluent-kafka 2.16's Avro, JSON Schema and Protobuf serializers produce through our broker with our
-registry, and the deserializers consume and decode: with auto-registration, then with `use.latest.version`."""
+"""confluent-kafka 2.16's Avro, JSON Schema and Protobuf serializers produce through a cluster of each engine
+(our broker, Apache Kafka: `managed_cluster`) with our registry, and the deserializers consume and decode: with
+auto-registration, then with `use.latest.version`."""
 
 import json
 import uuid
@@ -12,17 +13,24 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSe
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from tests.fixtures.engines import ManagedCluster
 from tests.integration.schemas.protobuf_orders import order_classes
 
 pytestmark = pytest.mark.integration
 
 
 def round_trip(
-    broker, topic: str, serialize: Callable, deserialize: Callable, values: list, *, earlier: int = 0
+    cluster: ManagedCluster,
+    topic: str,
+    serialize: Callable,
+    deserialize: Callable,
+    values: list,
+    *,
+    earlier: int = 0,
 ) -> list:
     """Produce every value serialized, consume the topic (`earlier` records were there before) and
     return the new values deserialized."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer = Producer(cluster.client_config())
     for value in values:
         payload = serialize(value, SerializationContext(topic, MessageField.VALUE))
         assert payload[0] == 0  # Confluent framing: magic byte, then the schema id
@@ -30,7 +38,7 @@ def round_trip(
     assert producer.flush(10) == 0
     consumer = Consumer(
         {
-            "bootstrap.servers": broker.bootstrap,
+            **cluster.client_config(),
             "group.id": f"reader-{uuid.uuid4().hex}",
             "auto.offset.reset": "earliest",
         }
@@ -66,19 +74,21 @@ PAYMENT = json.dumps(
 )
 
 
-def test_avro_round_trips_with_auto_registration_and_latest_version(registry, broker) -> None:
+def test_avro_round_trips_with_auto_registration_and_latest_version(
+    registry, managed_cluster: ManagedCluster
+) -> None:
     client = registry.client(registry.team_a_developer)
     topic = topic_name()
     serializer = AvroSerializer(client, PAYMENT)
     deserializer = AvroDeserializer(client)
     values = [{"id": "p1", "amount": 12.5, "tags": ["a"]}, {"id": "p2", "amount": 3.0, "tags": []}]
-    assert round_trip(broker, topic, serializer, deserializer, values) == values
+    assert round_trip(managed_cluster, topic, serializer, deserializer, values) == values
     assert client.get_latest_version(f"{topic}-value").version == 1
 
     latest = AvroSerializer(client, None, conf={"auto.register.schemas": False, "use.latest.version": True})
     reader = AvroDeserializer(client, conf={"use.latest.version": True})
     assert round_trip(
-        broker, topic, latest, reader, [{"id": "p3", "amount": 1.0, "tags": []}], earlier=2
+        managed_cluster, topic, latest, reader, [{"id": "p3", "amount": 1.0, "tags": []}], earlier=2
     ) == [{"id": "p3", "amount": 1.0, "tags": []}]
 
 
@@ -93,24 +103,28 @@ ORDER_JSON = json.dumps(
 )
 
 
-def test_json_schema_round_trips_with_auto_registration_and_latest_version(registry, broker) -> None:
+def test_json_schema_round_trips_with_auto_registration_and_latest_version(
+    registry, managed_cluster: ManagedCluster
+) -> None:
     client = registry.client(registry.team_a_developer)
     topic = topic_name()
     serializer = JSONSerializer(ORDER_JSON, client)
     deserializer = JSONDeserializer(ORDER_JSON, schema_registry_client=client)
     values = [{"id": "o1", "qty": 2}, {"id": "o2"}]
-    assert round_trip(broker, topic, serializer, deserializer, values) == values
+    assert round_trip(managed_cluster, topic, serializer, deserializer, values) == values
     registered = client.get_latest_version(f"{topic}-value")
     assert registered.schema.schema_type == "JSON"
 
     latest = JSONSerializer(None, client, conf={"auto.register.schemas": False, "use.latest.version": True})
     reader = JSONDeserializer(None, schema_registry_client=client, conf={"use.latest.version": True})
-    assert round_trip(broker, topic, latest, reader, [{"id": "o3", "qty": 9}], earlier=2) == [
+    assert round_trip(managed_cluster, topic, latest, reader, [{"id": "o3", "qty": 9}], earlier=2) == [
         {"id": "o3", "qty": 9}
     ]
 
 
-def test_protobuf_with_a_nested_message_and_an_import_round_trips(registry, broker) -> None:
+def test_protobuf_with_a_nested_message_and_an_import_round_trips(
+    registry, managed_cluster: ManagedCluster
+) -> None:
     client = registry.client(registry.org_admin)  # the import is registered under its file name
     order_class, line_class = order_classes()
     topic = topic_name()
@@ -119,7 +133,7 @@ def test_protobuf_with_a_nested_message_and_an_import_round_trips(registry, brok
     order = order_class(id="o1", lines=[line_class(sku="x", qty=2)])
     order.total.cents = 1250
     order.total.currency = "EUR"
-    [decoded] = round_trip(broker, topic, serializer, deserializer, [order])
+    [decoded] = round_trip(managed_cluster, topic, serializer, deserializer, [order])
     assert decoded == order
     assert client.get_latest_version("acme/common.proto").version == 1
     main = client.get_latest_version(f"{topic}-value")
@@ -136,5 +150,5 @@ def test_protobuf_with_a_nested_message_and_an_import_round_trips(registry, brok
         order_class, conf={"use.latest.version": True}, schema_registry_client=client
     )
     second = order_class(id="o2")
-    [decoded] = round_trip(broker, topic, latest, reader, [second], earlier=1)
+    [decoded] = round_trip(managed_cluster, topic, latest, reader, [second], earlier=1)
     assert decoded.id == "o2"

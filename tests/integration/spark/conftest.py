@@ -1,5 +1,6 @@
 """One local[2] Spark session for the whole test session (a cold start costs seconds on two cores), and for
-job runs: a real Celery worker on the `spark` queue and a team whose service account reads a SASL + ACL broker."""
+job runs: a real Celery worker on the `spark` queue and a team whose service account reads a SASL + ACL cluster
+(our broker; Apache Kafka too for the tests that join the engine matrix)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
 from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
+from tests.fixtures.engines import STREAMHUB, ManagedCluster
 from tests.fixtures.servers import point_celery_at, stop_process, wait_until
 from tests.integration.clusters.conftest import _database_url_of_this_test
 from tests.integration.spark.spark_servers import connect_server, standalone_cluster  # noqa: F401 - fixtures
@@ -140,7 +142,7 @@ def spark_worker(
 
 
 class Setup:
-    def __init__(self, secure_broker, suffix: str) -> None:
+    def __init__(self, managed_cluster: ManagedCluster, suffix: str) -> None:
         cache.clear()
         organization = tenancy.create_organization(actor=SYSTEM, name=f"Acme {suffix}")
         self.team = tenancy.create_team(actor=SYSTEM, organization=organization, name=f"Payments {suffix}")
@@ -156,7 +158,7 @@ class Setup:
             organization=organization,
             name=f"secure-{suffix}",
             provider="external",
-            bootstrap_servers=secure_broker.bootstrap,
+            bootstrap_servers=managed_cluster.bootstrap,
             security_protocol="SASL_PLAINTEXT",
             sasl_mechanism="SCRAM-SHA-512",
             admin_username=ADMIN_USER,
@@ -170,7 +172,7 @@ class Setup:
             actor=self.actor, service_account=self.account, cluster=self.cluster, mechanism="SCRAM-SHA-512"
         )
         self.topic_prefix = f"jobs-{suffix}"
-        self.admin = AdminClient(secure_broker.client_config())
+        self.admin = AdminClient(managed_cluster.client_config())
         principal = f"User:{self.account.name}"
         bindings = [
             AclBinding(
@@ -186,7 +188,7 @@ class Setup:
         ]
         for future in self.admin.create_acls(bindings).values():
             future.result(10)
-        self.admin_config = secure_broker.client_config()
+        self.admin_config = managed_cluster.client_config()
 
     def topic(self, name: str, partitions: int, records: list[tuple]) -> str:
         """A topic under the service account's prefix with (partition, key, value[, timestamp ms]) records."""
@@ -232,7 +234,15 @@ class Setup:
         return self.get(run_id)
 
 
+@pytest.fixture(params=[STREAMHUB])
+def engine(request: pytest.FixtureRequest) -> str:
+    """Job runs read our broker; a test joins the engine matrix with
+    `@pytest.mark.parametrize("engine", engine_params(...), indirect=True)` (a Spark run is too slow to
+    double every test of this folder)."""
+    return request.param
+
+
 @pytest.fixture
-def setup(spark_worker, secure_broker, request) -> Setup:
+def setup(spark_worker, managed_cluster: ManagedCluster, request) -> Setup:
     # Unique per test (several test names end alike) and stable, so a failure names the same resources.
-    return Setup(secure_broker, hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10])
+    return Setup(managed_cluster, hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10])

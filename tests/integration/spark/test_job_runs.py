@@ -13,6 +13,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.jobs import launcher
 from controlplane.jobs.models import JobRun
 from tests.fixtures.broker import free_port
+from tests.fixtures.engines import engine_params
 from tests.fixtures.servers import wait_until
 
 pytestmark = pytest.mark.integration
@@ -29,6 +30,7 @@ def _command_lines() -> str:
     return "\n".join(text)
 
 
+@pytest.mark.parametrize("engine", engine_params(slow_on_apache_kafka=False), indirect=True)
 def test_a_launched_run_reports_progress_and_stores_results_computed_as_the_service_account(setup):
     records = [
         (i % 3, None if i % 10 == 0 else b"k%d" % (i % 4 if i % 2 else 1), b"v" * (i % 7)) for i in range(300)

@@ -26,6 +26,7 @@ from controlplane.jobs.models import StreamingJob
 from controlplane.lag.models import GroupLag
 from controlplane.lag.sampler import sample_cluster_exclusively
 from controlplane.spark.streaming import PAUSE_BEFORE_COMMIT_ENV
+from tests.fixtures.engines import engine_params
 from tests.fixtures.servers import wait_until
 
 KEYS = 6
@@ -152,6 +153,7 @@ def check_output(sent: dict[str, list[int]], records: list[tuple[int, str]]) -> 
     return {"lost": lost, "duplicated": duplicated, "reordered": reordered, "unexpected": unexpected}
 
 
+@pytest.mark.parametrize("engine", engine_params(slow_on_apache_kafka=True), indirect=True)
 def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss_or_duplicates(setup):
     source = setup.topic("stream-in", 3, [])
     target = setup.topic("stream-out", 3, [])

@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 
 from controlplane.clusters.models import Operation
+from tests.fixtures.engines import ManagedCluster
 from tests.integration.topics.world import build_world, create_topic
 
 pytestmark = pytest.mark.integration
@@ -22,7 +23,7 @@ ANSWER_WITHIN_SECONDS = 12
 def own_world(db, settings, secure_broker_factory):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
-    return build_world(secure_broker_factory())
+    return build_world(ManagedCluster.of_streamhub(secure_broker_factory()))
 
 
 def _timed(call):
@@ -36,7 +37,7 @@ def test_a_config_change_to_a_paused_broker_is_refused_in_seconds_in_words(own_w
     topic = create_topic(
         world, world.developer_a, world.topic_prefix_a + "paused", configs={"retention.ms": "3600000"}
     )
-    os.kill(world.broker.process.pid, signal.SIGSTOP)
+    os.kill(world.broker.node.process.pid, signal.SIGSTOP)
     try:
         response, elapsed = _timed(
             lambda: world.developer_a.patch(
@@ -47,7 +48,7 @@ def test_a_config_change_to_a_paused_broker_is_refused_in_seconds_in_words(own_w
         )
         page, page_elapsed = _timed(lambda: world.viewer_a.get(f"/api/v1/topics/{topic['id']}/"))
     finally:
-        os.kill(world.broker.process.pid, signal.SIGCONT)
+        os.kill(world.broker.node.process.pid, signal.SIGCONT)
 
     assert elapsed < ANSWER_WITHIN_SECONDS, elapsed
     assert page_elapsed < ANSWER_WITHIN_SECONDS, page_elapsed
@@ -73,7 +74,7 @@ def test_a_config_change_to_a_paused_broker_is_refused_in_seconds_in_words(own_w
 def test_a_killed_broker_refuses_a_purge_at_once_in_words(own_world) -> None:
     world = own_world
     topic = create_topic(world, world.developer_a, world.topic_prefix_a + "killed")
-    world.broker.kill9()
+    world.broker.node.kill9()
 
     response, elapsed = _timed(
         lambda: world.developer_a.post(f"/api/v1/topics/{topic['id']}/purge/", {}, format="json")

@@ -18,6 +18,7 @@ from controlplane.clusters.choices import OperationKind
 from controlplane.clusters.models import Operation
 from controlplane.topics.models import Topic
 from tests.fixtures.broker import SecureBrokerProcess
+from tests.fixtures.engines import ManagedCluster
 from tests.integration.topics.world import KafkaWorld, build_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -105,7 +106,7 @@ def test_with_the_limit_raised_a_slow_cluster_ends_in_an_operation_that_matches_
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
     broker = secure_broker_factory()
-    world = build_world(broker)
+    world = build_world(ManagedCluster.of_streamhub(broker))
     name = world.topic_prefix_a + "huge"
     policy = world.team_a.policy
     raised = world.org_admin.patch(
@@ -186,7 +187,7 @@ def test_an_acl_change_a_hung_cluster_does_not_answer_is_an_unknown_outcome_neve
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
     broker = secure_broker_factory()
-    world = build_world(broker)
+    world = build_world(ManagedCluster.of_streamhub(broker))
     body = {
         "cluster": world.cluster.id,
         "team": world.team_a.id,

@@ -1,8 +1,9 @@
-"""A tenant world on a real SASL + ACL broker, registered as an external cluster with its super user.
+"""A tenant world on a real SASL + ACL cluster, registered as an external cluster with its super user.
 
-Team A ("payments") and team B ("search") own unique topic and group prefixes on the session's secure
-broker, so tests sharing it never see each other's resources. Every persona talks to the REST API with
-an API key.
+The cluster is the session's `managed_cluster` of the engine under test (our broker or Apache Kafka, see
+tests/fixtures/engines.py), so every test that takes `kafka_world` runs on both engines. Team A ("payments")
+and team B ("search") own unique topic and group prefixes on it, so tests sharing it never see each other's
+resources. Every persona talks to the REST API with an API key.
 """
 
 from __future__ import annotations
@@ -26,14 +27,15 @@ from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.models import Team
-from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER, SecureBrokerProcess
+from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
+from tests.fixtures.engines import ManagedCluster
 
 SYSTEM = Actor.system()
 
 
 @dataclass
 class KafkaWorld:
-    broker: SecureBrokerProcess
+    broker: ManagedCluster
     cluster: Cluster
     team_a: Team
     team_b: Team
@@ -83,13 +85,13 @@ def api_client(username: str, role: str = TeamRole.TEAM_ADMIN) -> tuple[Any, API
 
 
 @pytest.fixture
-def kafka_world(db, settings, secure_broker: SecureBrokerProcess) -> KafkaWorld:
+def kafka_world(db, settings, managed_cluster: ManagedCluster) -> KafkaWorld:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
-    return build_world(secure_broker)
+    return build_world(managed_cluster)
 
 
-def build_world(secure_broker: SecureBrokerProcess) -> KafkaWorld:
+def build_world(managed_cluster: ManagedCluster) -> KafkaWorld:
     """Two teams, their personas and service accounts, and the broker registered as their cluster."""
     uid = uuid.uuid4().hex[:8]
     organization = tenancy.create_organization(actor=SYSTEM, name=f"Acme {uid}")
@@ -117,14 +119,10 @@ def build_world(secure_broker: SecureBrokerProcess) -> KafkaWorld:
         actor=SYSTEM,
         organization=organization,
         name=f"secure-{uid}",
-        bootstrap_servers=secure_broker.bootstrap,
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="SCRAM-SHA-512",
-        username=ADMIN_USER,
-        password=ADMIN_PASSWORD,
+        **managed_cluster.registration(),
     )
     return KafkaWorld(
-        broker=secure_broker,
+        broker=managed_cluster,
         cluster=cluster,
         team_a=team_a,
         team_b=team_b,
