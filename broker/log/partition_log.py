@@ -51,6 +51,7 @@ from broker.wire.records.batch import (
     set_base_offset,
     set_log_append_time,
     set_partition_leader_epoch,
+    whole_batches_length,
 )
 from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec, decompress
 from broker.wire.records.control import build_txn_marker, read_txn_marker
@@ -489,10 +490,13 @@ class PartitionLog:
         AppendOrigin.COORDINATOR): its batches carry the producer's id and epoch but no sequence,
         and are not checked against the producer's sequence (the transaction coordinator checked
         the producer); they still open the producer's transaction here."""
+        if not records:
+            return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
         data = bytearray(records)
+        del data[whole_batches_length(data) :]
         batches = list(iter_batches(data))
         if not batches:
-            return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
+            raise InvalidRecordError("Record batch has no batches at all")
         if len(batches) > 1:
             # LogValidator: a v2 append is one batch (clients send one per partition and request).
             raise InvalidRecordError(f"{len(batches)} record batches in one append; a producer sends one")
