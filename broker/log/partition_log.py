@@ -43,6 +43,7 @@ from broker.log.transaction_index import AbortedTxn
 from broker.wire.records.batch import (
     CONTROL_FLAG,
     HEADER,
+    HEADER_SIZE,
     TRANSACTIONAL_FLAG,
     BatchView,
     increment_sequence,
@@ -353,10 +354,11 @@ class PartitionLog:
     # ---- appends ------------------------------------------------------------------------------
 
     def _validate_client_batch(
-        self, batch: BatchView, now_ms: int, from_coordinator: bool = False
+        self, batch: BatchView, data: bytearray, now_ms: int, from_coordinator: bool = False
     ) -> list[Record] | None:
         """Kafka's checks of a producer's batch (UnifiedLog.analyzeAndValidateRecords, LogValidator), in
-        its order and with its error codes. Returns the batch's records if they had to be decoded."""
+        its order and with its error codes; `data` is the request's bytes, this batch their end. Returns
+        the batch's records if they had to be decoded."""
         batch.check_crc()
         if batch.size > self.config.max_message_bytes:
             raise RecordTooLargeError(
@@ -373,17 +375,17 @@ class PartitionLog:
         if batch.is_transactional and not batch.has_producer_id:
             raise InvalidRecordError("a transactional batch needs a producer id")
         codec = batch.codec
-        payload = batch.records_payload()
-        if codec == Codec.NONE:
-            data = payload.tobytes()
-        else:
+        section: bytes | bytearray = data  # the records, read in place when not compressed
+        records_at = batch.position + HEADER_SIZE
+        if codec != Codec.NONE:
             limit = max(MAX_DECOMPRESSED_BATCH_BYTES, self.config.max_message_bytes)
             try:
-                data = decompress(codec, payload, limit)
+                section = decompress(codec, batch.records_payload(), limit)
             except DecompressedTooLargeError as exc:
                 raise RecordTooLargeError(str(exc)) from None
+            records_at = 0
         compacted = self.config.compacted
-        shape = check_records(data, batch.record_count, collect_keyless=compacted)
+        shape = check_records(section, batch.record_count, start=records_at, collect_keyless=compacted)
         records = None
         if (compacted and shape.keyless) or self._timestamps_out_of_range(batch, shape, now_ms):
             records = decode_records(batch)
@@ -504,7 +506,7 @@ class PartitionLog:
         rebuilt: list[bytes | None] = []
         transactional = batches[0].is_transactional
         for batch in batches:
-            decoded = self._validate_client_batch(batch, now_ms, from_coordinator)
+            decoded = self._validate_client_batch(batch, data, now_ms, from_coordinator)
             if target_codec is not None and target_codec != batch.codec and decoded is not None:
                 rebuilt.append(self._recompress(batch, decoded, target_codec))
             else:

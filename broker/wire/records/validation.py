@@ -35,7 +35,7 @@ class RecordsShape(NamedTuple):
     max_timestamp_delta: int
 
 
-def _read_varint(data: bytes, position: int, max_bytes: int, mask: int) -> tuple[int, int]:
+def _read_varint(data: bytes | bytearray, position: int, max_bytes: int, mask: int) -> tuple[int, int]:
     """A zig-zag varint as Kafka's ByteUtils reads it: at most `max_bytes` bytes, bits beyond the
     type's width dropped. (value, next position); IndexError past the end of `data`."""
     raw = 0
@@ -51,21 +51,24 @@ def _read_varint(data: bytes, position: int, max_bytes: int, mask: int) -> tuple
     raise InvalidRecordError(f"varint longer than {max_bytes} bytes")
 
 
-def check_records(data: bytes, count: int, *, collect_keyless: bool = False) -> RecordsShape:
-    """Walk the `count` records of an uncompressed records section; raise InvalidRecordError (Kafka's
-    INVALID_RECORD) at the first thing Kafka would not read, or when bytes are left over.
+def check_records(
+    data: bytes | bytearray, count: int, *, start: int = 0, collect_keyless: bool = False
+) -> RecordsShape:
+    """Walk the `count` records of an uncompressed records section, `data[start:]` (not copied); raise
+    InvalidRecordError (Kafka's INVALID_RECORD) at the first thing Kafka would not read, or when bytes
+    are left over.
 
     A batch of many records is checked field by field over all records at once (numpy) after one loop
     over their lengths; whatever that finds wrong, or cannot decide, is walked again one record at a
     time, which names the fault."""
-    if count > len(data) // (_SMALLEST_RECORD_BODY + 1):
-        raise InvalidRecordError(f"the batch declares {count} records in {len(data)} bytes")
+    if count > (len(data) - start) // (_SMALLEST_RECORD_BODY + 1):
+        raise InvalidRecordError(f"the batch declares {count} records in {len(data) - start} bytes")
     if count >= VECTORIZED_FROM_RECORDS:
-        shape = _check_vectorized(data, count, collect_keyless)
+        shape = _check_vectorized(data, start, count, collect_keyless)
         if shape is not None:
             return shape
     try:
-        return _walk(data, count, collect_keyless)
+        return _walk(data, start, count, collect_keyless)
     except IndexError:
         raise InvalidRecordError("a record runs past the end of the batch") from None
 
@@ -77,12 +80,11 @@ VECTORIZED_FROM_RECORDS = 100
 _VECTORIZED_MAX_HEADERS = 4
 
 
-def _record_starts(data: bytes, count: int) -> list[int] | None:
+def _record_starts(data: bytes | bytearray, position: int, count: int) -> list[int] | None:
     """Where each record (its length varint) starts, following the lengths only; None if they do not add
     up to exactly `count` records. The one loop over records of the vectorized check: kept minimal."""
     starts: list[int] = []
     add = starts.append
-    position = 0
     try:
         for _ in range(count):
             add(position)
@@ -105,17 +107,18 @@ class _Undecided(Exception):
 
 
 def _varints(
-    padded: np.ndarray, at: np.ndarray, ends: np.ndarray, max_bytes: int, bits: int
+    data: np.ndarray, at: np.ndarray, ends: np.ndarray, max_bytes: int, bits: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The zig-zag varint at each position of `at` (as `_read_varint` reads one), and the positions after
-    them. Every position must lie inside its record (`padded` has room for the longest varint after)."""
+    them. Every position must lie inside its record; a varint cut by the end of `data` comes out too long
+    or ending past its record, which the caller refuses."""
     if (at >= ends).any():
         raise _Undecided
     raw = np.zeros(len(at), dtype=np.uint64)
     size = np.zeros(len(at), dtype=np.int64)
     going = np.ones(len(at), dtype=bool)
     for index in range(max_bytes):
-        byte = padded[at + index].astype(np.uint64)
+        byte = data.take(at + index, mode="clip").astype(np.uint64)
         raw |= np.where(going, (byte & np.uint64(0x7F)) << np.uint64(7 * index), np.uint64(0))
         size += going
         going &= byte >= 0x80
@@ -129,25 +132,27 @@ def _varints(
     return value, at + size
 
 
-def _check_vectorized(data: bytes, count: int, collect_keyless: bool) -> RecordsShape | None:
+def _check_vectorized(
+    data: bytes | bytearray, start: int, count: int, collect_keyless: bool
+) -> RecordsShape | None:
     """`_walk` over all records at once; None when something is wrong or a record has many headers."""
-    starts = _record_starts(data, count)
+    starts = _record_starts(data, start, count)
     if starts is None:
         return None
-    padded = np.frombuffer(data + bytes(16), dtype=np.uint8)
+    array = np.frombuffer(data, dtype=np.uint8)
     at = np.array(starts, dtype=np.int64)
     ends = np.append(at[1:], len(data))
     try:
-        lengths, at = _varints(padded, at, ends, 5, 32)
+        lengths, at = _varints(array, at, ends, 5, 32)
         if (lengths < _SMALLEST_RECORD_BODY).any() or not np.array_equal(at + lengths, ends):
             return None
-        timestamp_deltas, at = _varints(padded, at + 1, ends, 10, 64)  # past the attributes
-        offset_deltas, at = _varints(padded, at, ends, 5, 32)
+        timestamp_deltas, at = _varints(array, at + 1, ends, 10, 64)  # past the attributes
+        offset_deltas, at = _varints(array, at, ends, 5, 32)
         if not np.array_equal(offset_deltas, np.arange(count)):
             return None
-        key_sizes, at = _varints(padded, at, ends, 5, 32)
-        value_sizes, at = _varints(padded, at + np.maximum(key_sizes, 0), ends, 5, 32)
-        header_counts, at = _varints(padded, at + np.maximum(value_sizes, 0), ends, 5, 32)
+        key_sizes, at = _varints(array, at, ends, 5, 32)
+        value_sizes, at = _varints(array, at + np.maximum(key_sizes, 0), ends, 5, 32)
+        header_counts, at = _varints(array, at + np.maximum(value_sizes, 0), ends, 5, 32)
         if (
             (key_sizes < -1).any()
             or (value_sizes < -1).any()
@@ -158,10 +163,10 @@ def _check_vectorized(data: bytes, count: int, collect_keyless: bool) -> Records
         for _ in range(int(header_counts.max())):
             more = header_counts > 0
             reading = np.flatnonzero(more)
-            header_key_sizes, after = _varints(padded, at[reading], ends[reading], 5, 32)
+            header_key_sizes, after = _varints(array, at[reading], ends[reading], 5, 32)
             if (header_key_sizes < 0).any():
                 return None
-            header_value_sizes, after = _varints(padded, after + header_key_sizes, ends[reading], 5, 32)
+            header_value_sizes, after = _varints(array, after + header_key_sizes, ends[reading], 5, 32)
             if (header_value_sizes < -1).any():
                 return None
             at[reading] = after + np.maximum(header_value_sizes, 0)
@@ -174,9 +179,8 @@ def _check_vectorized(data: bytes, count: int, collect_keyless: bool) -> Records
     return RecordsShape(keyless, min(int(timestamp_deltas.min()), 0), max(int(timestamp_deltas.max()), 0))
 
 
-def _walk(data: bytes, count: int, collect_keyless: bool) -> RecordsShape:
+def _walk(data: bytes | bytearray, position: int, count: int, collect_keyless: bool) -> RecordsShape:
     end = len(data)
-    position = 0
     keyless: list[int] = []
     lowest_delta = highest_delta = 0
     for index in range(count):
@@ -257,7 +261,7 @@ def _walk(data: bytes, count: int, collect_keyless: bool) -> RecordsShape:
     return RecordsShape(keyless, lowest_delta, highest_delta)
 
 
-def _walk_headers(data: bytes, position: int, record_end: int, index: int) -> int:
+def _walk_headers(data: bytes | bytearray, position: int, record_end: int, index: int) -> int:
     count, position = _read_varint(data, position, 5, _INT32_MASK)
     if count < 0 or count > record_end - position:
         raise InvalidRecordError(f"record {index} has an invalid header count {count}")

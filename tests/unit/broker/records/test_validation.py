@@ -34,7 +34,7 @@ def random_records(rng: random.Random, count: int, most_headers: int = 4) -> lis
 
 def walk(data: bytes, count: int) -> RecordsShape | None:
     try:
-        return _walk(data, count, True)
+        return _walk(data, 0, count, True)
     except (InvalidRecordError, IndexError):
         return None
 
@@ -45,14 +45,14 @@ def test_both_walks_read_valid_batches_alike(seed: int) -> None:
     records = random_records(rng, rng.choice((100, 150, 700)))
     data, count = records_section(build_batch(records))
     expected = [index for index, record in enumerate(records) if record.key is None]
-    assert walk(data, count) == _check_vectorized(data, count, True)
+    assert walk(data, count) == _check_vectorized(data, 0, count, True)
     assert check_records(data, count, collect_keyless=True).keyless == expected
 
 
 def test_records_with_many_headers_are_walked_one_at_a_time() -> None:
     records = random_records(random.Random(9), 120, most_headers=9)
     data, count = records_section(build_batch(records))
-    assert _check_vectorized(data, count, True) is None
+    assert _check_vectorized(data, 0, count, True) is None
     assert check_records(data, count, collect_keyless=True) == walk(data, count)
 
 
@@ -85,6 +85,6 @@ def test_the_vectorized_check_never_accepts_what_the_walk_refuses(seed: int) -> 
             )
         if rng.random() < 0.2:
             del damaged[rng.randrange(len(damaged)) :]
-        vectorized = _check_vectorized(bytes(damaged), count, True)
+        vectorized = _check_vectorized(bytes(damaged), 0, count, True)
         if vectorized is not None:
             assert vectorized == walk(bytes(damaged), count)
