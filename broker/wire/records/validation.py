@@ -86,14 +86,15 @@ def _record_starts(data: bytes | bytearray, position: int, count: int) -> list[i
     starts: list[int] = []
     add = starts.append
     try:
+        # A length is read as if it were not negative (no zig-zag sign): a negative one sends the walk
+        # astray, and the vectorized check, which decodes every length properly, refuses the batch.
         for _ in range(count):
             add(position)
             byte = data[position]
             if byte < 0x80:
-                position += 1 + ((byte >> 1) ^ -(byte & 1))
+                position += 1 + (byte >> 1)
             elif data[position + 1] < 0x80:
-                raw = (byte & 0x7F) | (data[position + 1] << 7)
-                position += 2 + ((raw >> 1) ^ -(raw & 1))
+                position += 2 + (((byte & 0x7F) | (data[position + 1] << 7)) >> 1)
             else:
                 length, position = _read_varint(data, position, 5, _INT32_MASK)
                 position += length
@@ -114,6 +115,14 @@ def _varints(
     or ending past its record, which the caller refuses."""
     if (at >= ends).any():
         raise _Undecided
+    first = data.take(at, mode="clip").astype(np.int64)
+    if first.max() < 0x80:  # every varint is one byte: most fields of most records
+        return (first >> 1) ^ -(first & 1), at + 1
+    second = data.take(at + 1, mode="clip").astype(np.int64)
+    long = first >= 0x80
+    if second.max(where=long, initial=0) < 0x80:  # none longer than two bytes
+        raw = np.where(long, (first & 0x7F) | (second << 7), first)
+        return (raw >> 1) ^ -(raw & 1), at + 1 + long
     raw = np.zeros(len(at), dtype=np.uint64)
     size = np.zeros(len(at), dtype=np.int64)
     going = np.ones(len(at), dtype=bool)
