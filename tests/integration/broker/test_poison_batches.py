@@ -15,6 +15,8 @@ from confluent_kafka import Consumer, Producer
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.static.primitive import i32Timedelta
 
+from broker.wire.records.codecs import Codec
+from broker.wire.records.records import Record, build_batch
 from tests.fixtures.poison_batches import HOUR_MS, accepted_oddities, poison_batches
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
@@ -46,6 +48,7 @@ DIFFERENCES = {
     "key length -2": (INVALID_RECORD, 0),
     "value length -7": (INVALID_RECORD, 0),
     "header value length -3": (INVALID_RECORD, 0),
+    "key length -2 on a compacted topic": (INVALID_RECORD, INVALID_RECORD),  # Kafka's message: no key there
     # Kafka stops at the first record (length 0); we stop at the bound on a batch's decompressed size.
     "1 GiB of zeros in zstd": (MESSAGE_TOO_LARGE, INVALID_RECORD),
 }
@@ -124,6 +127,9 @@ def test_poison_batches_get_kafkas_answers_and_a_consumer_reads_past_them(apache
         assert produce(apache_kafka.bootstrap, topic, batch)[0] == 0, f"Kafka refused {name}"
         assert produce(broker.bootstrap, topic, batch)[0] == 0, f"we refused {name}"
     consumable = len(oddities) - 1
+    # What our broker compresses (a topic's compression.type) Kafka reads too: LZ4 with independent blocks.
+    ours_lz4 = build_batch([Record(b"k", b"v" * 100)] * 3, codec=Codec.LZ4)
+    assert produce(apache_kafka.bootstrap, topics["compacted"], ours_lz4)[0] == 0
     for n in range(5):
         producer.produce(topics["plain"], key=b"after", value=b"good %d" % n)
     assert producer.flush(10) == 0
