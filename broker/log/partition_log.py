@@ -43,6 +43,7 @@ from broker.log.transaction_index import AbortedTxn
 from broker.wire.records.batch import (
     CONTROL_FLAG,
     HEADER,
+    HEADER_SIZE,
     TRANSACTIONAL_FLAG,
     BatchView,
     increment_sequence,
@@ -51,6 +52,7 @@ from broker.wire.records.batch import (
     set_base_offset,
     set_log_append_time,
     set_partition_leader_epoch,
+    whole_batches_length,
 )
 from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec, decompress
 from broker.wire.records.control import build_txn_marker, read_txn_marker
@@ -352,10 +354,11 @@ class PartitionLog:
     # ---- appends ------------------------------------------------------------------------------
 
     def _validate_client_batch(
-        self, batch: BatchView, now_ms: int, from_coordinator: bool = False
+        self, batch: BatchView, data: bytearray, now_ms: int, from_coordinator: bool = False
     ) -> list[Record] | None:
         """Kafka's checks of a producer's batch (UnifiedLog.analyzeAndValidateRecords, LogValidator), in
-        its order and with its error codes. Returns the batch's records if they had to be decoded."""
+        its order and with its error codes; `data` is the request's bytes, this batch their end. Returns
+        the batch's records if they had to be decoded."""
         batch.check_crc()
         if batch.size > self.config.max_message_bytes:
             raise RecordTooLargeError(
@@ -372,17 +375,17 @@ class PartitionLog:
         if batch.is_transactional and not batch.has_producer_id:
             raise InvalidRecordError("a transactional batch needs a producer id")
         codec = batch.codec
-        payload = batch.records_payload()
-        if codec == Codec.NONE:
-            data = payload.tobytes()
-        else:
+        section: bytes | bytearray = data  # the records, read in place when not compressed
+        records_at = batch.position + HEADER_SIZE
+        if codec != Codec.NONE:
             limit = max(MAX_DECOMPRESSED_BATCH_BYTES, self.config.max_message_bytes)
             try:
-                data = decompress(codec, payload, limit)
+                section = decompress(codec, batch.records_payload(), limit)
             except DecompressedTooLargeError as exc:
                 raise RecordTooLargeError(str(exc)) from None
+            records_at = 0
         compacted = self.config.compacted
-        shape = check_records(data, batch.record_count, collect_keyless=compacted)
+        shape = check_records(section, batch.record_count, start=records_at, collect_keyless=compacted)
         records = None
         if (compacted and shape.keyless) or self._timestamps_out_of_range(batch, shape, now_ms):
             records = decode_records(batch)
@@ -489,10 +492,13 @@ class PartitionLog:
         AppendOrigin.COORDINATOR): its batches carry the producer's id and epoch but no sequence,
         and are not checked against the producer's sequence (the transaction coordinator checked
         the producer); they still open the producer's transaction here."""
+        if not records:
+            return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
         data = bytearray(records)
+        del data[whole_batches_length(data) :]
         batches = list(iter_batches(data))
         if not batches:
-            return AppendResult(-1, -1, -1, self.log_start_offset, 0, 0, -1)
+            raise InvalidRecordError("Record batch has no batches at all")
         if len(batches) > 1:
             # LogValidator: a v2 append is one batch (clients send one per partition and request).
             raise InvalidRecordError(f"{len(batches)} record batches in one append; a producer sends one")
@@ -500,7 +506,7 @@ class PartitionLog:
         rebuilt: list[bytes | None] = []
         transactional = batches[0].is_transactional
         for batch in batches:
-            decoded = self._validate_client_batch(batch, now_ms, from_coordinator)
+            decoded = self._validate_client_batch(batch, data, now_ms, from_coordinator)
             if target_codec is not None and target_codec != batch.codec and decoded is not None:
                 rebuilt.append(self._recompress(batch, decoded, target_codec))
             else:

@@ -20,10 +20,13 @@ from broker.auth.principal import ANONYMOUS
 from broker.auth.sasl import AuthSession, SaslAuthenticationFailed
 from broker.context import BrokerState, ClientSession
 from broker.protocol.frames import MalformedRequest, UnsupportedRequest
+from broker.runtime.log_limit import ClientEventLog
 from broker.runtime.request_memory import LOW_MEMORY_READ_BYTES, SMALL_FRAME_BYTES
 from broker.server.dispatcher import Peer, dispatch
 
 log = logging.getLogger(__name__)
+# Lines clients cause (bad frames, refused connections, failed logins), rate limited across all connections.
+client_events = ClientEventLog(log)
 
 _SIZE = struct.Struct(">i")
 # Frames at least this large are received into their own buffer, reserved in request memory.
@@ -102,6 +105,7 @@ class Connection(asyncio.BufferedProtocol):
         self._loop: asyncio.AbstractEventLoop  # set in connection_made
         self.worker: asyncio.Task[None] | None = None
         self.session = self._new_session()
+        self._logged_lines = 0  # lines this connection caused, for client_events' per-connection cap
 
     def _new_session(self) -> ClientSession:
         config = self.state.config
@@ -114,6 +118,21 @@ class Connection(asyncio.BufferedProtocol):
             max_token_bytes=config.get_int("sasl.server.max.receive.size"),
         )
         return ClientSession(auth=auth)
+
+    def _log_event(self, kind: str, level: int, message: str, *args: object, exc_info: bool = False) -> None:
+        """Log a line this client caused, `message` formatted with the peer's host and port then `args`."""
+        if client_events.log(
+            kind,
+            level,
+            self.peer.host,
+            message,
+            self.peer.host,
+            self.peer.port,
+            *args,
+            connection_lines=self._logged_lines,
+            exc_info=exc_info,
+        ):
+            self._logged_lines += 1
 
     # --- asyncio protocol callbacks ----------------------------------------------------
 
@@ -134,13 +153,15 @@ class Connection(asyncio.BufferedProtocol):
         self._counted = refused is None
         quotas = self.state.quotas
         if refused is not None:
-            log.info("refusing connection from %s:%s: %s", self.peer.host, self.peer.port, refused)
+            self._log_event("refused connection", logging.INFO, "refusing connection from %s:%s: %s", refused)
             metrics.connections_refused += 1
             self._stopping = True
             transport.abort()
         elif not quotas.accept_connection(self.peer.host, loop.time()):
             # Per-IP connection_creation_rate exceeded: refuse before any request is read.
-            log.info("connection rate quota exceeded for %s; closing", self.peer.host)
+            self._log_event(
+                "connection rate quota", logging.INFO, "connection rate quota exceeded for %s:%s; closing"
+            )
             self._stopping = True
         self.worker = loop.create_task(self._serve(), name=f"conn-{self.peer.port}")
 
@@ -326,7 +347,7 @@ class Connection(asyncio.BufferedProtocol):
             self._memory.release(nbytes)
 
     def _close_for_bad_input(self, reason: str) -> None:
-        log.warning("closing %s:%s: %s", self.peer.host, self.peer.port, reason)
+        self._log_event("closed for bad input", logging.WARNING, "closing %s:%s: %s", reason)
         self.state.metrics.closed_for_bad_input += 1
         self._stopping = True
         self._release_input()
@@ -364,7 +385,7 @@ class Connection(asyncio.BufferedProtocol):
     async def _answer_failed_authentication(self, response: list[bytes] | None) -> None:
         """Hold a failed authentication's answer, longer for an address that keeps failing."""
         delay = self.state.failed_authentications.record(self.peer.host, self._loop.time())
-        log.info("authentication failed for %s:%s", self.peer.host, self.peer.port)
+        self._log_event("failed authentication", logging.INFO, "authentication failed for %s:%s")
         if delay > 0:
             await asyncio.sleep(delay)
         if response is not None and not self._lost and self._transport is not None:
@@ -420,7 +441,7 @@ class Connection(asyncio.BufferedProtocol):
                 if session.auth.close_after_response:
                     return
         except Exception:
-            log.exception("request failed; closing %s:%s", self.peer.host, self.peer.port)
+            self._log_event("request failed", logging.ERROR, "request failed; closing %s:%s", exc_info=True)
         finally:
             self.state.metrics.connections -= 1
             self._release_input()

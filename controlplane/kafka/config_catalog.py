@@ -44,9 +44,9 @@ _UNLIMITED: dict[str, str] = {
     "max.compaction.lag.ms": str(LONG_MAX),
     "log.cleaner.max.compaction.lag.ms": str(LONG_MAX),
     "message.timestamp.before.max.ms": str(LONG_MAX),
-    "message.timestamp.after.max.ms": "3600000",  # Kafka 4.0+ (KIP-1030)
+    "message.timestamp.after.max.ms": str(LONG_MAX),
     "log.message.timestamp.before.max.ms": str(LONG_MAX),
-    "log.message.timestamp.after.max.ms": "3600000",
+    "log.message.timestamp.after.max.ms": str(LONG_MAX),
     "max.connections": str(INT_MAX),
     "max.connections.per.ip": str(INT_MAX),
 }

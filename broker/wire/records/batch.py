@@ -22,6 +22,7 @@ LOG_OVERHEAD = 12
 BASE_OFFSET_AT = 0
 LENGTH_AT = 8
 PARTITION_LEADER_EPOCH_AT = 12
+MAGIC_AT = 16
 CRC_AT = 17
 ATTRIBUTES_AT = 21
 MAX_TIMESTAMP_AT = 35
@@ -130,6 +131,14 @@ def increment_sequence(sequence: int, increment: int) -> int:
 def read_batch_header(buffer: memoryview, position: int) -> BatchView:
     """Parse the header at `position`; raise CorruptRecordError unless a whole, well-formed batch is there."""
     available = len(buffer) - position
+    if available > MAGIC_AT:  # Kafka looks at the magic before anything else of a batch
+        magic = buffer[position + MAGIC_AT]
+        if magic > 2:
+            raise CorruptRecordError(
+                f"Invalid magic found in record: {magic - 256 if magic > 127 else magic}"
+            )
+        if magic < 2:  # a message set of before 0.11: Kafka calls it invalid, not corrupt
+            raise InvalidRecordError(f"record batch magic {magic}: only magic 2 is accepted")
     if available < HEADER_SIZE:
         if available >= LOG_OVERHEAD:
             (length,) = _I32.unpack_from(buffer, position + LENGTH_AT)
@@ -140,10 +149,6 @@ def read_batch_header(buffer: memoryview, position: int) -> BatchView:
     view = BatchView(buffer, position, *fields)
     if view.batch_length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptRecordError(f"batch length {view.batch_length} is smaller than a batch header")
-    if view.magic != 2:
-        if 0 <= view.magic < 2:  # Kafka: a message set of before 0.11 is an invalid record, not corrupt
-            raise InvalidRecordError(f"record batch magic {view.magic}: only magic 2 is accepted")
-        raise CorruptRecordError(f"Invalid magic found in record: {view.magic}")
     if view.end > len(buffer):
         raise CorruptRecordError(
             f"truncated batch at position {position}: needs {view.size} bytes, has {available}"
@@ -153,6 +158,28 @@ def read_batch_header(buffer: memoryview, position: int) -> BatchView:
             f"invalid record count {view.record_count} or lastOffsetDelta {view.last_offset_delta}"
         )
     return view
+
+
+# Kafka reads a batch's size once 17 bytes (up to the magic) are there, and refuses a size below the
+# smallest message of magic 0 (14 bytes).
+_SIZE_READABLE_FROM = 17
+_SMALLEST_MESSAGE = 14
+
+
+def whole_batches_length(buffer: bytes | bytearray | memoryview) -> int:
+    """How many leading bytes of a produce request's records are whole batches, read as Kafka reads them
+    (ByteBufferLogInputStream): it stops before a batch the bytes do not hold whole and ignores the rest,
+    so a producer's trailing partial batch is dropped, not refused. A size below 14 bytes is corrupt."""
+    position = 0
+    total = len(buffer)
+    while total - position >= _SIZE_READABLE_FROM:
+        (length,) = _I32.unpack_from(buffer, position + LENGTH_AT)
+        if length < _SMALLEST_MESSAGE:
+            raise CorruptRecordError(f"Record size {length} is less than the minimum record overhead (14)")
+        if length + LOG_OVERHEAD > total - position:
+            break
+        position += length + LOG_OVERHEAD
+    return position
 
 
 def iter_batches(buffer: bytes | bytearray | memoryview) -> Iterator[BatchView]:

@@ -53,7 +53,11 @@ def compress(codec: Codec, data: bytes | bytearray | memoryview) -> bytes:
             # librdkafka, the Java client and kafka-python all read raw snappy.
             return bytes(cramjam.snappy.compress_raw(data))
         case Codec.LZ4:
-            return bytes(cramjam.lz4.compress(data))
+            # Independent blocks: Kafka's LZ4 reader (its broker's, its Java clients') refuses linked ones,
+            # which cramjam.lz4.compress writes.
+            compressor = cramjam.lz4.Compressor(block_linked=False)
+            compressor.compress(data if isinstance(data, bytes) else bytes(data))
+            return bytes(compressor.finish())
         case Codec.ZSTD:
             return bytes(cramjam.zstd.compress(data))
     raise UnsupportedCompressionError(f"unknown compression codec {codec}")

@@ -95,9 +95,9 @@ def test_a_batch_with_a_bad_crc_is_rejected_and_nothing_is_written(open_log: Log
     assert log.size_bytes() == 0
 
 
-def test_a_truncated_request_is_corrupt(open_log: LogFactory) -> None:
+def test_a_truncated_request_holds_no_batch(open_log: LogFactory) -> None:
     log = open_log()
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(InvalidRecordError):
         log.append_as_leader(batch_of(b"a")[:-3], leader_epoch=0, now_ms=NOW_MS)
     assert log.log_end_offset == 0
 
