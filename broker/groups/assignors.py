@@ -139,14 +139,15 @@ class _UniformPlacement:
     def balance(self) -> None:
         """Moves single partitions from the most to the least loaded members until no move
         narrows the gap (sticky: only what has to move, moves). The partitions that leave are
-        first those outside the giver's rack, and go preferably to a taker in their rack."""
+        first those outside the giver's rack, then, as in Kafka, the giver's last ones (a member
+        of six partitions joined by another keeps 0-2 and hands over 3-5; librdkafka's 0113
+        `x_incremental_rebalances` expects exactly that), and go preferably to a taker in their rack."""
         moved = True
         while moved:
             moved = False
             for member_id in sorted(self.owned, key=lambda m: (-len(self.owned[m]), m)):
-                candidates = sorted(
-                    self.owned[member_id], key=lambda tp: (self.in_rack(member_id, tp), str(tp[0]), tp[1])
-                )
+                last_first = sorted(self.owned[member_id], key=lambda tp: (str(tp[0]), tp[1]), reverse=True)
+                candidates = sorted(last_first, key=lambda tp: self.in_rack(member_id, tp))
                 for tp in candidates:
                     target = self.least_loaded(tp)
                     if len(self.owned[target]) + 1 < len(self.owned[member_id]):

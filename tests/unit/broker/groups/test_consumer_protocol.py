@@ -82,6 +82,33 @@ def test_uniform_balances_and_keeps_partitions_where_they_are() -> None:
     assert second["a"][ORDERS] < first["a"][ORDERS]  # a only gave up partitions, it got none new
 
 
+def test_uniform_hands_over_a_members_last_partitions_as_kafka_does() -> None:
+    # librdkafka 0113 x_incremental_rebalances: 6 partitions, a second then a third member joins.
+    assignor = UniformAssignor()
+    first = assignor.assign({"c0": AssignmentMember(frozenset({ORDERS}), {})}, {ORDERS: 6})
+    second = assignor.assign(
+        {
+            "c0": AssignmentMember(frozenset({ORDERS}), first["c0"]),
+            "c1": AssignmentMember(frozenset({ORDERS}), {}),
+        },
+        {ORDERS: 6},
+    )
+    assert second == {"c0": {ORDERS: frozenset({0, 1, 2})}, "c1": {ORDERS: frozenset({3, 4, 5})}}
+    third = assignor.assign(
+        {
+            "c0": AssignmentMember(frozenset({ORDERS}), second["c0"]),
+            "c1": AssignmentMember(frozenset({ORDERS}), second["c1"]),
+            "c2": AssignmentMember(frozenset({ORDERS}), {}),
+        },
+        {ORDERS: 6},
+    )
+    assert third == {
+        "c0": {ORDERS: frozenset({0, 1})},
+        "c1": {ORDERS: frozenset({3, 4})},
+        "c2": {ORDERS: frozenset({2, 5})},
+    }
+
+
 def test_uniform_respects_subscriptions() -> None:
     members = {
         "a": AssignmentMember(frozenset({ORDERS, PAYMENTS}), {}),
