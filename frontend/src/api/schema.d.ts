@@ -1358,10 +1358,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Organizations the caller belongs to. They are created by platform administrators. */
+        /**
+         * @description Organizations the caller belongs to. Platform administrators (superusers, signed in) create them and
+         *     become their first org admin.
+         */
         get: operations["v1_organizations_list"];
         put?: never;
-        post?: never;
+        /**
+         * @description Organizations the caller belongs to. Platform administrators (superusers, signed in) create them and
+         *     become their first org admin.
+         */
+        post: operations["v1_organizations_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1375,7 +1382,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Organizations the caller belongs to. They are created by platform administrators. */
+        /**
+         * @description Organizations the caller belongs to. Platform administrators (superusers, signed in) create them and
+         *     become their first org admin.
+         */
         get: operations["v1_organizations_retrieve"];
         put?: never;
         post?: never;
@@ -3379,6 +3389,10 @@ export interface components {
             slug: string;
             /** Format: date-time */
             readonly created_at: string;
+        };
+        OrganizationCreateInputRequest: {
+            name: string;
+            slug?: string;
         };
         OrganizationGuardrails: {
             organization: number;
@@ -7422,6 +7436,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedOrganizationList"];
+                };
+            };
+        };
+    };
+    v1_organizations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrganizationCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Organization"];
                 };
             };
         };
