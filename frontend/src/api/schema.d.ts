@@ -2452,7 +2452,7 @@ export interface components {
             revoked_at?: string | null;
             /** Format: date-time */
             overlap_until?: string | null;
-            readonly rotated_from: string;
+            readonly rotated_from: string | null;
         };
         ApiKeyCreateInputRequest: {
             name: string;
@@ -2487,7 +2487,7 @@ export interface components {
             revoked_at?: string | null;
             /** Format: date-time */
             overlap_until?: string | null;
-            readonly rotated_from: string;
+            readonly rotated_from: string | null;
             /** @description The full key. It is shown only this once. */
             readonly secret: string;
         };
