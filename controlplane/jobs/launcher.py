@@ -138,6 +138,7 @@ def submit_command(
             # Batch reads of topics on the JVM (the driver serves the jar to the executors).
             command += ["--jars", str(shipment.jvm_reader)]
         command += ["--driver-memory", resources.driver_memory]
+        command += ["--conf", f"spark.log.level={resources.spark_log_level}"]
         command += ["--conf", "spark.ui.port=0"]  # any free port: two runs may overlap
         command += ["--conf", f"spark.pyspark.driver.python={sys.executable}"]
         command += ["--conf", f"spark.pyspark.python={executor_python}"]
@@ -397,6 +398,14 @@ def failure_reason(log_path: Path, return_code: int, since: int = 0) -> str:
             lines = log.read().decode(errors="replace").splitlines()
     except OSError:
         lines = []
+    # pyspark prints a ParseException's message on the line after its name ("…ParseException: \n[PARSE_…"):
+    # joined, the reason is Spark's own sentence.
+    lines = [
+        f"{line} {lines[index + 1].strip()}"
+        if line.endswith(("Exception: ", "Exception:")) and index + 1 < len(lines)
+        else line
+        for index, line in enumerate(lines)
+    ]
     found = [match for line in lines if (match := _ERROR_LINE.match(line))]
     ours = [
         m for m in found if m.group(1) in ("TopicReadError", "InvalidOptions", "ProduceFailed", "ValueError")

@@ -28,6 +28,7 @@ from controlplane.jobs.models import JobRun
 from controlplane.kafka.acls import Acl, describe_acls
 from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.topics import list_topics
 from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.spark.jobs.runtime import parameters_from_json, split_resources
 from controlplane.tenancy.access import Actor, require_team_role
@@ -40,6 +41,7 @@ SPARK_QUEUE = "spark"
 MAX_TIME_LIMIT_SECONDS = 6 * 3600
 PROGRESS_INTERVAL_SECONDS = 1.0
 COMPUTE_TARGET_PREFIXES = ("local", "spark://", "k8s://", "sc://", "yarn")
+SUBMIT_CHECK_TIMEOUT_SECONDS = 3.0  # the gateway's read-back bound: a create never waits longer on a cluster
 
 
 def default_compute_target() -> str:
@@ -167,6 +169,28 @@ def _require_topic_access(
                 "read": sum(op == "READ" for _, op in refused),
                 "write": sum(op == "WRITE" for _, op in refused),
             },
+        )
+
+
+def require_source_topics_exist(cluster: Cluster, parameters: dict[str, Any]) -> None:
+    """Refuses at submit a job whose source topic is not on the cluster, instead of a Spark application
+    started only to fail (minutes under load, and for a stream then restarted with backoff). Runs after the
+    access check, so only topics the team may read are named. A cluster that does not answer within the
+    gateway's read-back timeout is left to the driver, which reports it."""
+    read, _ = topics_of(parameters)
+    if not read:
+        return
+    try:
+        present = list_topics(connection_for(cluster), timeout_seconds=SUBMIT_CHECK_TIMEOUT_SECONDS)
+    except KafkaGatewayError:
+        logger.info("job submit on cluster %s: topics unreadable, the driver will judge", cluster.pk)
+        return
+    missing = sorted(read - set(present))
+    if missing:
+        raise ServiceError(
+            f"The source topic {', '.join(missing)} does not exist on cluster {cluster.name}.",
+            code="topic_not_found",
+            details={"topics": missing},
         )
 
 

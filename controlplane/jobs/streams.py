@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -44,6 +45,7 @@ from controlplane.jobs.services import (
     kafka_config_for,
     require_credentials,
     require_launch,
+    require_source_topics_exist,
     validate_parameters,
 )
 from controlplane.kafka.acls import Acl, create_acls
@@ -74,6 +76,20 @@ SUPERVISOR_TIME_LIMIT_SECONDS = 7 * 24 * 3600
 def _float_setting(name: str, default: float) -> float:
     value = getattr(settings, name, None) or os.environ.get(name)
     return float(value) if value else default
+
+
+# Spark's refusals of the query itself (SQL that does not parse, names that do not resolve, a plan streaming
+# cannot run) and the job's own parameter checks: a restart meets them again, so they stop the job at once.
+# A data source's error (the topic source reading a cluster) comes wrapped in an AnalysisException too, and
+# may pass: it is retried.
+_DETERMINISTIC = re.compile(
+    r"^(ParseException|AnalysisException|InvalidOptions|ValueError|IllegalArgumentException)\b"
+    r"(?!: \[PYTHON_DATA_SOURCE)"
+)
+
+
+def is_deterministic_failure(reason: str) -> bool:
+    return _DETERMINISTIC.match(reason) is not None
 
 
 def backoff_seconds(consecutive_failures: int) -> float:
@@ -149,6 +165,7 @@ def create_stream(
             raise Conflict("The team already has a streaming job of that name.", code="name_taken")
         validate_parameters(job, parameters)
         _require_topic_access(team, cluster, service_account, parameters)
+        require_source_topics_exist(cluster, parameters)
         stream.save()
         change.on(stream)
         change.after = {
@@ -488,6 +505,13 @@ class Supervisor:
             time.sleep(WATCH_INTERVAL_SECONDS)
 
     def _failed(self, stream: StreamingJob, reason: str, ran_a_batch: bool) -> str:
+        if not ran_a_batch and is_deterministic_failure(reason):
+            # The same query fails the same way on every start: retrying only hides the reason for minutes.
+            _mark_stopped(
+                stream, f"Stopped, not retried: the job cannot run as written. {reason}", StreamState.FAILED
+            )
+            logger.info("streaming job %s failed deterministically (%s); not restarted", stream.pk, reason)
+            return "stopped"
         failures = 1 if ran_a_batch else stream.consecutive_failures + 1
         stream.consecutive_failures = failures
         if failures > max_consecutive_failures():

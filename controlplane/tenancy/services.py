@@ -21,7 +21,7 @@ from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.guardrails import LIMIT_FIELDS
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 from controlplane.tenancy.policy import PolicyViolation, evaluate_topic_request
-from controlplane.tenancy.validators import find_overlap, validate_prefix
+from controlplane.tenancy.validators import find_overlap, validate_display_name, validate_prefix
 
 POLICY_FIELDS = ("naming_pattern", *LIMIT_FIELDS, "allowed_topic_configs")
 
@@ -72,17 +72,35 @@ def _existing_org_membership_change(action: str, membership: OrgMembership) -> C
     return change
 
 
-def create_organization(*, actor: Actor, name: str, slug: str = "") -> Organization:
+def require_platform_admin(actor: Actor) -> None:
+    """Organizations are the platform's tenants: only a superuser signed in with a password (not through an API
+    key, which is scoped to teams) or the system creates one."""
+    if not (
+        actor.is_system or (actor.user is not None and actor.user.is_superuser and actor.api_key is None)
+    ):
+        raise Forbidden("Only platform administrators create organizations.")
+
+
+def _validated_name(name: str, kind: str) -> None:
+    try:
+        validate_display_name(name, kind)
+    except ValidationError as error:
+        raise ServiceError(error.messages[0], code="invalid_name") from error
+
+
+def create_organization(
+    *, actor: Actor, name: str, slug: str = "", first_admin: Any | None = None
+) -> Organization:
     change = Change(action="organization.create", resource_type="organization", resource_name=name)
     with audited_change(actor=actor, change=change):
-        if not (
-            actor.is_system or (actor.user is not None and actor.user.is_superuser and actor.api_key is None)
-        ):
-            raise Forbidden("Only platform administrators create organizations.")
+        require_platform_admin(actor)
+        _validated_name(name, "organization")
         slug = slug or slugify(name)
         if Organization.objects.filter(name=name).exists() or Organization.objects.filter(slug=slug).exists():
             raise Conflict(f"An organization named {name!r} already exists.", code="duplicate")
         organization = Organization.objects.create(name=name, slug=slug)
+        if first_admin is not None:  # the platform admin who made it manages it, and sees it
+            OrgMembership.objects.create(user=first_admin, organization=organization, is_org_admin=True)
         change.on(organization)
         change.organization_id = organization.id
         change.after = {"name": name, "slug": slug}
@@ -134,6 +152,7 @@ def create_team(
     )
     with audited_change(actor=actor, change=change):
         require_org_admin(actor, organization)
+        _validated_name(name, "team")
         slug = slug or slugify(name)
         if not slug:
             raise ServiceError(
@@ -156,6 +175,7 @@ def update_team(*, actor: Actor, team: Team, name: str | None = None, descriptio
     with audited_change(actor=actor, change=change):
         require_team_role(actor, team, TeamRole.TEAM_ADMIN)
         if name is not None and name != team.name:
+            _validated_name(name, "team")
             if Team.objects.filter(organization_id=team.organization_id, name=name).exists():
                 raise Conflict(f"Team {name!r} already exists.", code="duplicate")
             team.name = name

@@ -11,6 +11,18 @@ from controlplane.tenancy.choices import PrefixResourceType
 _TOPIC_CHARS = re.compile(r"[A-Za-z0-9._-]+")
 _PRINTABLE = re.compile(r"[^\s\x00-\x1f\x7f]+")
 MAX_PREFIX_LENGTH = 249
+# Team and organization names are read by people in lists, audit logs and menus: they start with a letter and
+# hold 2-100 letters (any script), digits, spaces and . _ - & ' ( ); "0" or a hundred zeros name nothing.
+_DISPLAY_NAME = re.compile(r"[^\W\d_][\w .&'()-]{1,99}")
+
+
+def validate_display_name(name: str, kind: str = "team") -> None:
+    if _DISPLAY_NAME.fullmatch(name) is None or name != name.strip() or "  " in name:
+        raise ValidationError(
+            f"A {kind} name has 2 to 100 characters and starts with a letter; it may hold letters, digits, "
+            "single spaces and . _ - & ' ( )",
+            code="invalid_name",
+        )
 
 
 def validate_prefix(resource_type: str, prefix: str) -> None:

@@ -28,7 +28,7 @@ class ApiKeySerializer(serializers.ModelSerializer):
 
     owner = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=ApiKeyStatus.choices, read_only=True)
-    rotated_from = serializers.SlugRelatedField(slug_field="key_id", read_only=True)
+    rotated_from = serializers.SlugRelatedField(slug_field="key_id", read_only=True, allow_null=True)
 
     class Meta:
         model = ApiKey

@@ -26,6 +26,9 @@ _MEMORY = re.compile(r"^(\d+)([mg])$")
 _SINGLE_SELECT = re.compile(r"^\s*(select|with)\b[^;]*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
+SPARK_LOG_LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
+
+
 @dataclass(frozen=True)
 class SparkResources:
     """What one run asks of the cluster, given as the `resources` object of any job's parameters.
@@ -38,8 +41,12 @@ class SparkResources:
     executor_memory: str = "1g"
     executor_cores: int = 1
     max_executors: int = 2
+    # Spark's own log level in the driver log: its INFO lines (hundreds per micro-batch) drown the job's own.
+    spark_log_level: str = "WARN"
 
     def __post_init__(self) -> None:
+        if self.spark_log_level not in SPARK_LOG_LEVELS:
+            raise ValueError(f"resources.spark_log_level must be one of {', '.join(SPARK_LOG_LEVELS)}")
         for name in ("driver_memory", "executor_memory"):
             match = _MEMORY.match(str(getattr(self, name)).lower())
             megabytes = int(match.group(1)) * (1024 if match.group(2) == "g" else 1) if match else 0

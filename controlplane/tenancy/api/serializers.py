@@ -143,6 +143,11 @@ class TeamPolicySerializer(serializers.ModelSerializer):
 # Inputs
 
 
+class OrganizationCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    slug = serializers.SlugField(max_length=100, required=False, default="", allow_blank=True)
+
+
 class OrgMembershipCreateInputSerializer(serializers.Serializer):
     organization = VisibleOrganizationField(queryset=Organization.objects.all())
     username = UsernameField()

@@ -1,5 +1,6 @@
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,9 +23,11 @@ from controlplane.tenancy.models import Membership, Organization, OrgMembership,
 
 @extend_schema(tags=["tenancy"])
 class OrganizationViewSet(ScopedReadOnlyViewSet):
-    """Organizations the caller belongs to. They are created by platform administrators."""
+    """Organizations the caller belongs to. Platform administrators (superusers, signed in) create them and
+    become their first org admin."""
 
     write_role = ORG_ADMIN
+    action_roles = {"create": None}  # a platform admin need not administer any organization yet
     queryset = Organization.objects.all()
     serializer_class = serializers.OrganizationSerializer
     filterset_class = filtersets.OrganizationFilterSet
@@ -32,6 +35,16 @@ class OrganizationViewSet(ScopedReadOnlyViewSet):
 
     def restrict(self, queryset: QuerySet) -> QuerySet:
         return queryset.filter(id__in=visible_organization_ids(self.actor))
+
+    @extend_schema(
+        request=serializers.OrganizationCreateInputSerializer,
+        responses={201: serializers.OrganizationSerializer},
+    )
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        services.require_platform_admin(self.actor)  # before the body: permission is said first
+        values = self.validated_input(serializers.OrganizationCreateInputSerializer)
+        organization = services.create_organization(actor=self.actor, first_admin=self.actor.user, **values)
+        return self.respond(organization, status.HTTP_201_CREATED)
 
     @extend_schema(methods=["GET"], request=None, responses=serializers.OrganizationGuardrailsSerializer)
     @extend_schema(

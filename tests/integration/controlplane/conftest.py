@@ -4,17 +4,20 @@ One organization with team A (admin, developer, viewer) and team B (admin), an o
 another organization, one service account per team, and a personal API key for every person.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from rest_framework.test import APIClient
 
 from controlplane.accounts import services as accounts
 from controlplane.accounts.models import ApiKey, ServiceAccount
+from controlplane.core.api.throttling import ApiKeyRateThrottle
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
@@ -127,3 +130,15 @@ def key_client() -> Callable[[str], APIClient]:
         return client
 
     return make
+
+
+@pytest.fixture
+def in_process(monkeypatch) -> Iterator[None]:
+    """Like Django's test client: keep the test's database connection (and its transaction) open across
+    requests, and lift the per-key rate limit the generated requests would run into."""
+    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": "100000/min"})
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)

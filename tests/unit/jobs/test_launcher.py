@@ -211,3 +211,11 @@ def test_runs_take_the_jvm_reader_with_them_except_to_a_connect_server():
         assert _option(_command(target, shipment=shipment), "--jars") == str(shipment.jvm_reader)
     assert "--jars" not in _command("local[2]")  # none built (no JDK): the Python source reads
     assert "--jars" not in _command("sc://h:15002", shipment=shipment)
+
+
+def test_spark_logs_at_warn_unless_the_job_asks_for_more():
+    assert _confs(_command("local[2]"))["spark.log.level"] == "WARN"
+    _, asked = split_resources({"source": {"topic": "t"}, "resources": {"spark_log_level": "INFO"}})
+    assert _confs(_command("spark://m:7077", resources=asked))["spark.log.level"] == "INFO"
+    with pytest.raises(ValueError, match="spark_log_level"):
+        split_resources({"resources": {"spark_log_level": "CHATTY"}})

@@ -1,0 +1,62 @@
+"""The refusals every operation can answer, in the published OpenAPI document: drf-spectacular documents the
+success answer of each view; the error shape (errors.py) and when each status comes are the same everywhere,
+so they are added here once instead of on every view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Every refusal: a sentence, a code scripts can test, details (per field for 400) and the "
+    "request id also sent as X-Request-ID.",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "object", "additionalProperties": True},
+                "request_id": {"type": "string"},
+            },
+            "required": ["code", "message", "details", "request_id"],
+        }
+    },
+    "required": ["error"],
+}
+
+_ANSWERS = {
+    "400": "The request is not valid: a body field, a query parameter (a list filter) or a value the "
+    "service refuses; `error.details` names each.",
+    "401": "Missing or invalid credentials.",
+    "403": "Authenticated but not allowed (said before anything about the request body).",
+    "404": "No such object, or one the caller may not see.",
+    "409": "It conflicts with the current state (a duplicate name, an object still in use).",
+    "413": "The body is larger than the server accepts.",
+    "429": "Too many changes by the team in the last minute.",
+    "503": "The cluster did not answer (in time), or the outcome of a change is unknown.",
+}
+_UNSAFE = {"post", "put", "patch", "delete"}
+
+
+def document_error_answers(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"])."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    reference = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method not in _UNSAFE | {"get"}:
+                continue
+            statuses = ["400", "401", "403", "429"]
+            if "{" in path:
+                statuses.append("404")
+            if method in _UNSAFE:
+                statuses += ["409", "413", "503"]
+            elif "{" in path:
+                statuses.append("503")  # a detail reads the cluster
+            responses = operation.setdefault("responses", {})
+            for status in statuses:
+                responses.setdefault(status, {"description": _ANSWERS[status], "content": reference})
+    return result

@@ -1,0 +1,119 @@
+"""A streaming job whose source topic is missing is refused at create (the cluster is asked, a real broker);
+a driver that fails the same way on every start (Spark refusing the SQL, the job's own checks) stops with
+Spark's reason instead of being restarted with backoff; a transient failure is still retried."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from controlplane.clusters.models import Cluster
+from controlplane.jobs import launcher, streams
+from controlplane.jobs.choices import DesiredState, StreamState
+from controlplane.jobs.models import StreamingJob
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+@pytest.fixture
+def live_cluster(world, broker) -> Cluster:
+    return Cluster.objects.create(
+        organization=world.organization,
+        name="live",
+        provider="external",
+        status="running",
+        bootstrap_servers=broker.bootstrap,
+    )
+
+
+def _create(world, cluster: Cluster, topic: str):
+    body = {
+        "team": world.team_a.id,
+        "cluster": cluster.id,
+        "name": f"filter-{uuid.uuid4().hex[:6]}",
+        "job": "stream_topic_sql",
+        "parameters": {"source": {"topic": topic}, "target_topic": "payments.out"},
+        "compute_target": "local[1]",
+    }
+    return world.team_a_developer.client().post("/api/v1/streaming-jobs/", body, format="json")
+
+
+def test_a_stream_over_a_missing_topic_is_refused_at_create(world, live_cluster, broker) -> None:
+    existing = f"payments.orders-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for future in admin.create_topics([NewTopic(existing, 1, 1)]).values():
+        future.result(timeout=30)
+
+    missing = _create(world, live_cluster, f"{existing}-missing")
+    created = _create(world, live_cluster, existing)
+
+    assert missing.status_code == 400, missing.json()
+    assert missing.json()["error"]["code"] == "topic_not_found"
+    assert f"{existing}-missing" in missing.json()["error"]["message"]
+    assert created.status_code == 201, created.json()
+    assert StreamingJob.objects.count() == 1
+
+
+@pytest.fixture
+def stream(world) -> StreamingJob:
+    cluster = Cluster.objects.create(
+        organization=world.organization, name="plain", provider="external", status="running",
+        bootstrap_servers="127.0.0.1:9",
+    )  # fmt: skip
+    return StreamingJob.objects.create(
+        team=world.team_a,
+        cluster=cluster,
+        name="orders-filter",
+        job="stream_topic_sql",
+        parameters={"source": {"topic": "payments.orders"}, "target_topic": "payments.out"},
+        compute_target="local[1]",
+        desired_state=DesiredState.RUNNING,
+        state=StreamState.STARTING,
+    )
+
+
+# What a driver's log ends with when Spark refuses the transform (as pyspark prints it).
+SPARK_REFUSALS = {
+    "parse": "pyspark.errors.exceptions.captured.ParseException: \n[PARSE_SYNTAX_ERROR] Syntax error at or "
+    "near 'SELEC'. SQLSTATE: 42601 (line 1, pos 0)\n",
+    "analysis": "pyspark.errors.exceptions.captured.AnalysisException: [UNRESOLVED_COLUMN.WITH_SUGGESTION] "
+    "A column, variable, or function parameter with name `nope` cannot be resolved. SQLSTATE: 42703\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SPARK_REFUSALS))
+def test_a_driver_spark_refuses_stops_with_sparks_reason_and_is_not_restarted(
+    stream, tmp_path, kind: str
+) -> None:
+    log = tmp_path / "driver.log"
+    log.write_text("INFO SparkContext: Running Spark version 4.1\n" + SPARK_REFUSALS[kind])
+    reason = launcher.failure_reason(log, 1)
+
+    outcome = streams.Supervisor(stream.pk)._failed(stream, reason, ran_a_batch=False)
+
+    stream.refresh_from_db()
+    assert outcome == "stopped"
+    assert stream.state == StreamState.FAILED
+    assert stream.next_restart_at is None
+    assert stream.restart_count == 0
+    assert "not retried" in stream.reason
+    assert ("SELEC" if kind == "parse" else "`nope` cannot be resolved") in stream.reason
+
+
+def test_a_transient_failure_is_still_restarted_with_backoff(stream, tmp_path) -> None:
+    log = tmp_path / "driver.log"
+    log.write_text(
+        "pyspark.errors.exceptions.captured.AnalysisException: [PYTHON_DATA_SOURCE_ERROR] failed\n"
+        "controlplane.spark.planning.TopicReadError: cannot read the cluster's metadata\n"
+    )
+
+    outcome = streams.Supervisor(stream.pk)._failed(
+        stream, launcher.failure_reason(log, 1), ran_a_batch=False
+    )
+
+    stream.refresh_from_db()
+    assert outcome == "restart"
+    assert stream.state == StreamState.RESTARTING
+    assert stream.next_restart_at is not None
