@@ -73,7 +73,8 @@ async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> di
         for entity, values in sorted(ctx.broker.security.quotas.items(), key=lambda kv: repr(kv[0]))
         if _matches(entity, filters, bool(request.strict))
     ]
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "entries": entries}
+    # Kafka's success message here is empty, not null.
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": "", "entries": entries}
 
 
 async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> dict[str, Any]:

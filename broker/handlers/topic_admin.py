@@ -175,7 +175,12 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
             topic = state.metadata.get_by_id(topic_id)
             if topic is None:
                 responses.append(
-                    {"name": None, "topic_id": topic_id, "error_code": ErrorCode.unknown_topic_id}
+                    {
+                        "name": None,
+                        "topic_id": topic_id,
+                        "error_code": ErrorCode.unknown_topic_id,
+                        "error_message": "This server does not host this topic ID.",
+                    }
                 )
                 continue
             name = topic.name

@@ -185,7 +185,8 @@ class Endpoint:
 
 
 COORDINATOR_WAIT_S = 30.0
-_COORDINATOR_NOT_READY = {14, 15}
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR (the coordinator just moved in)
+_COORDINATOR_NOT_READY = {14, 15, 16}
 
 
 def _coordinator_not_ready(answer: Any) -> bool:
