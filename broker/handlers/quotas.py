@@ -57,7 +57,8 @@ async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> di
     filters = []
     for component in request.components:
         if component.entity_type not in (USER, CLIENT_ID, IP):
-            return failed(ErrorCode.invalid_request, f"unknown entity type {component.entity_type}")
+            # Kafka's answer to an entity type it does not know (its UnsupportedVersionException).
+            return failed(ErrorCode.unsupported_version, f"Unsupported entity type {component.entity_type}")
         if component.match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY):
             return failed(ErrorCode.invalid_request, "unknown match type")
         if component.match_type == MATCH_EXACT and component.match is None:

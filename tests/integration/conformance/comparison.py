@@ -258,7 +258,7 @@ def run_step(
             time.sleep(0.1)
             answer = endpoint.send(request)
         if step.remember is not None and answer is not None and not isinstance(answer, dict):
-            step.remember(answer, endpoint.context)
+            step.remember(answer, endpoint.context, version)
         answers.append(answer)
         if step.settle_topics is not None:
             endpoint.wait_for_topics(step.settle_topics(version))

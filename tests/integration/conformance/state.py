@@ -52,6 +52,34 @@ def _wait_for_coordinator(endpoint: Endpoint, key: str, key_type: int) -> None:
         time.sleep(0.1)
 
 
+# Answers a client retries (the partition's leader is not ready yet: Kafka says so for a moment after a topic is
+# created or while it verifies a transactional partition with its coordinator).
+_RETRIABLE = {5, 6}
+_PREPARED = {"PrepareCommit", "PrepareAbort"}
+RETRY_S = 15.0
+
+
+def _has_error(tree: Any, codes: set[int]) -> bool:
+    if isinstance(tree, dict):
+        return tree.get("error_code") in codes or any(_has_error(child, codes) for child in tree.values())
+    if isinstance(tree, list):
+        return any(_has_error(child, codes) for child in tree)
+    return False
+
+
+def _send_retrying(endpoint: Endpoint, request: Any) -> Any:
+    """`request`'s answer, sent again while it is one a client retries (retrying is safe for every operation
+    here: produce is idempotent by its sequence or harmless, the others set state)."""
+    deadline = time.monotonic() + RETRY_S
+    answer = endpoint.send(request)
+    while _has_error(to_tree(answer) if not isinstance(answer, dict) else answer, _RETRIABLE):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+        answer = endpoint.send(request)
+    return answer
+
+
 def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
     """Send one operation; its answer as a tree (compared too)."""
     kind = operation[0]
@@ -65,7 +93,7 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
                 {"name": topic, "partition_data": [{"index": partition, "records": records(*values)}]}
             ],
         }
-        return to_tree(endpoint.send(_request(0, 11, body)))
+        return to_tree(_send_retrying(endpoint, _request(0, 11, body)))
     if kind == "commit":
         _, group, partition, offset = operation
         _wait_for_coordinator(endpoint, f"{topic}-{group}", 0)
@@ -88,14 +116,14 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
                 }
             ],
         }
-        return to_tree(endpoint.send(_request(8, 9, body)))
+        return to_tree(_send_retrying(endpoint, _request(8, 9, body)))
     if kind == "delete_records":
         _, partition, offset = operation
         body = {
             "topics": [{"name": topic, "partitions": [{"partition_index": partition, "offset": offset}]}],
             "timeout": 5000,
         }
-        return to_tree(endpoint.send(_request(21, 2, body)))
+        return to_tree(_send_retrying(endpoint, _request(21, 2, body)))
     if kind == "set_config":
         _, name, value = operation
         body = {
@@ -108,7 +136,7 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
             ],
             "validate_only": False,
         }
-        return to_tree(endpoint.send(_request(44, 1, body)))
+        return to_tree(_send_retrying(endpoint, _request(44, 1, body)))
     if kind == "acl":
         _, principal, operation_code = operation
         body = {
@@ -124,7 +152,7 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
                 }
             ]
         }
-        return to_tree(endpoint.send(_request(30, 3, body)))
+        return to_tree(_send_retrying(endpoint, _request(30, 3, body)))
     if kind == "transaction":
         _, partition, commit = operation
         return _transaction(endpoint, topic, partition, commit)
@@ -160,7 +188,8 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
     ids = {"producer_id": int(init.producer_id), "producer_epoch": int(init.producer_epoch)}
     answers.append(
         to_tree(
-            endpoint.send(
+            _send_retrying(
+                endpoint,
                 _request(
                     24,
                     3,
@@ -170,7 +199,7 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
                         "v3_and_below_producer_epoch": ids["producer_epoch"],
                         "v3_and_below_topics": [{"name": topic, "partitions": [partition]}],
                     },
-                )
+                ),
             )
         )
     )
@@ -183,7 +212,8 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
     )
     answers.append(
         to_tree(
-            endpoint.send(
+            _send_retrying(
+                endpoint,
                 _request(
                     0,
                     11,
@@ -195,16 +225,32 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
                             {"name": topic, "partition_data": [{"index": partition, "records": batch}]}
                         ],
                     },
-                )
+                ),
             )
         )
     )
     answers.append(
         to_tree(
-            endpoint.send(_request(26, 4, {"transactional_id": transactional_id, **ids, "committed": commit}))
+            _send_retrying(
+                endpoint, _request(26, 4, {"transactional_id": transactional_id, **ids, "committed": commit})
+            )
         )
     )
+    _wait_until_complete(endpoint, transactional_id)
     return answers
+
+
+def _wait_until_complete(endpoint: Endpoint, transactional_id: str) -> None:
+    """Until the coordinator has written the transaction's markers. Kafka answers EndTxn once it has logged
+    PrepareCommit/PrepareAbort and writes the markers after, so a record produced right after could land before
+    the marker (ours writes them before answering); a client has no ordering guarantee there, so the sequences
+    wait for them."""
+    deadline = time.monotonic() + RETRY_S
+    while time.monotonic() < deadline:
+        answer = endpoint.send(_request(65, 0, {"transactional_ids": [transactional_id]}))
+        if isinstance(answer, dict) or answer.transaction_states[0].transaction_state not in _PREPARED:
+            return
+        time.sleep(0.05)
 
 
 def read_committed(endpoint: Endpoint, topic: str, partition: int) -> Any:
