@@ -256,6 +256,9 @@ class Partition:
 
     def delete_records_before(self, offset: int) -> tuple[ErrorCode, int]:
         """DeleteRecords (-1: up to the high watermark): (error, new low watermark or -1)."""
+        if "delete" not in self._log.config.cleanup_policy:
+            # As Kafka, before anything else: a compacted topic's records go only by compaction.
+            return ErrorCode.policy_violation, -1
         high_watermark = self._log.high_watermark
         if offset == -1:
             offset = high_watermark

@@ -300,6 +300,7 @@ class KeyRow:
     requests: int
     normalizations: set[str]
     differences: list[str]
+    different_steps: list[str]
 
 
 def per_key(outcomes: list[Outcome], common: dict[int, list[int]]) -> list[KeyRow]:
@@ -324,6 +325,7 @@ def per_key(outcomes: list[Outcome], common: dict[int, list[int]]) -> list[KeyRo
                 len(mine),
                 set().union(*(outcome.normalizations for outcome in mine)) if mine else set(),
                 found,
+                sorted({outcome.step.name for outcome in mine if outcome.verdict == DIFFERENT}),
             )
         )
     return rows

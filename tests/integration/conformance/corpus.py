@@ -199,7 +199,7 @@ def _setup_and_data_path(names: Names) -> list[Step]:
             versions=lambda v: [x for x in v if x >= 4],
         ),
         Step(
-            "metadata auto-creates a topic (v0–3 always allow it)",
+            "metadata auto-creates a topic: v0–3 always allow it",
             3,
             lambda v, c: metadata(names.per_version("auto", v))(v, c),
             kind="edge",
@@ -302,6 +302,15 @@ def _setup_and_data_path(names: Names) -> list[Step]:
             21,
             lambda v, c: {
                 "topics": [{"name": main, "partitions": [{"partition_index": 0, "offset": 999}]}],
+                "timeout": 5000,
+            },
+            kind="invalid",
+        ),
+        Step(
+            "delete records of a compacted topic",
+            21,
+            lambda v, c: {
+                "topics": [{"name": compacted, "partitions": [{"partition_index": 0, "offset": 0}]}],
                 "timeout": 5000,
             },
             kind="invalid",
