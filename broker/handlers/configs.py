@@ -173,7 +173,17 @@ def _entry(
 def _broker_synonyms(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
     """The broker property behind a topic config, in every layer that sets it (Kafka's synonyms)."""
     synonyms = ctx.broker.dynamic_config.synonyms(TOPIC_CONFIG_BROKER_SYNONYMS[topic_config])
-    return [{"name": name, "value": value, "source": source} for name, value, source in synonyms]
+    return [
+        {"name": name, "value": value, "source": source}
+        for name, value, source in synonyms
+        # Kafka's defaults of these are null (derived from the *.hours properties): it lists no default synonym.
+        if not (source == DEFAULT_CONFIG and name in _DERIVED_BROKER_DEFAULTS)
+    ]
+
+
+_DERIVED_BROKER_DEFAULTS = frozenset(
+    {"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"}
+)
 
 
 def describe_topic_config_entries(

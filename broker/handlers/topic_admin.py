@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -141,7 +142,8 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
             mutations.record(created.partitions)
         result.update(
             error_code=ErrorCode.none,
-            topic_id=None if request.validate_only else created.topic_id,
+            # Kafka draws the id before it knows the request only validates, and answers it (v7+) either way.
+            topic_id=uuid.uuid4() if request.validate_only else created.topic_id,
             num_partitions=created.partitions,
             replication_factor=created.replication_factor,
             configs=[

@@ -24,12 +24,7 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "create with validate_only": (OPEN, "topic configs Kafka has and ours lacks (compression levels, …)"),
     "describe topic configs": (
         OPEN,
-        "topic configs Kafka has and ours lacks; synonyms",
-    ),
-    "describe some topic configs": (OPEN, "retention.ms synonyms: ours lists log.retention.ms's default"),
-    "describe configs after the changes": (
-        OPEN,
-        "retention.ms synonyms: ours lists log.retention.ms's default",
+        "topic configs Kafka has and ours lacks; message.timestamp.after.max.ms default; min.insync.replicas synonyms",
     ),
     "metadata auto-creates a topic: v0–3 always allow it": (
         ARGUED,
@@ -81,3 +76,7 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
         "a fetch answer may hold any prefix and consumers fetch on: the state test reads on and compares all",
     ),
 }
+
+# Known differences that show only on some runs (Apache Kafka's answer depends on timing there), so that their
+# absence from one run says nothing.
+INTERMITTENT = frozenset({"produce in the transaction"})

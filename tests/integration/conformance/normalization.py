@@ -336,8 +336,14 @@ def differences(ours: Tree, theirs: Tree, path: str = "") -> list[str]:
     if isinstance(ours, dict) and isinstance(theirs, dict):
         found: list[str] = []
         for key in sorted(set(ours) | set(theirs)):
-            found += differences(ours.get(key, "<absent>"), theirs.get(key, "<absent>"), f"{path}.{key}")
+            step = key if key.startswith("[") else f".{key}"
+            found += differences(ours.get(key, "<absent>"), theirs.get(key, "<absent>"), f"{path}{step}")
         return found
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) != len(theirs):
+        keyed_ours, keyed_theirs = _keyed(ours), _keyed(theirs)
+        if keyed_ours is not None and keyed_theirs is not None:
+            # Entries named alike are compared with each other; one that only one side has is named.
+            return differences(keyed_ours, keyed_theirs, path)
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
         found = []
         for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
@@ -346,6 +352,19 @@ def differences(ours: Tree, theirs: Tree, path: str = "") -> list[str]:
     if ours == theirs:
         return []
     return [f"{path.lstrip('.') or '<answer>'}: ours {_short(ours)} != Kafka {_short(theirs)}"]
+
+
+def _keyed(entries: list[Any]) -> dict[str, Any] | None:
+    """Entries by their identity fields (`[name=…]`), or None when they have none or it is not unique."""
+    keyed: dict[str, Any] = {}
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return None
+        identity = [f"{field}={entry[field]}" for field in _IDENTITY_FIELDS if field in entry]
+        if not identity:
+            return None
+        keyed[f"[{','.join(identity)}]"] = entry
+    return keyed if len(keyed) == len(entries) else None
 
 
 def _short(value: Tree, limit: int = 160) -> str:

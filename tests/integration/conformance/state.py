@@ -288,7 +288,7 @@ def read_committed(endpoint: Endpoint, topic: str, partition: int) -> Any:
             "forgotten_topics_data": [],
             "rack_id": "",
         }
-        answer = to_tree(endpoint.send(_request(1, 12, body)))
+        answer = to_tree(_send_retrying(endpoint, _request(1, 12, body)))
         if not isinstance(answer, dict) or "responses" not in answer:
             return answer
         found = answer["responses"][0]["partitions"][0]
@@ -329,7 +329,7 @@ def observe(endpoint: Endpoint, topic: str) -> Any:
                 }
             ],
         }
-        state[name] = to_tree(endpoint.send(_request(2, 9, body)))
+        state[name] = to_tree(_send_retrying(endpoint, _request(2, 9, body)))
     for partition in partitions:
         state[f"records {partition}"] = read_committed(endpoint, topic, partition)
     for group in ("g1", "g2"):
@@ -338,7 +338,7 @@ def observe(endpoint: Endpoint, topic: str) -> Any:
             "topics": [{"name": topic, "partition_indexes": partitions}],
             "require_stable": True,
         }
-        state[f"offsets {group}"] = to_tree(endpoint.send(_request(9, 7, body)))
+        state[f"offsets {group}"] = to_tree(_send_retrying(endpoint, _request(9, 7, body)))
     state["configs"] = to_tree(
         endpoint.send(
             _request(
