@@ -136,7 +136,10 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
             ],
             "validate_only": False,
         }
-        return to_tree(_send_retrying(endpoint, _request(44, 1, body)))
+        answer = to_tree(_send_retrying(endpoint, _request(44, 1, body)))
+        if answer.get("responses", [{}])[0].get("error_code") == 0:
+            _wait_for_config(endpoint, topic, name, value)
+        return answer
     if kind == "acl":
         _, principal, operation_code = operation
         body = {
@@ -238,6 +241,22 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
     )
     _wait_until_complete(endpoint, transactional_id)
     return answers
+
+
+def _wait_for_config(endpoint: Endpoint, topic: str, name: str, value: str) -> None:
+    """Until the topic's config reads `value`: Kafka's controller commits the change and its broker applies it a
+    moment later (a DeleteRecords sent at once may still meet the old cleanup policy)."""
+    body = {
+        "resources": [{"resource_type": 2, "resource_name": topic, "configuration_keys": [name]}],
+        "include_synonyms": False,
+        "include_documentation": False,
+    }
+    deadline = time.monotonic() + RETRY_S
+    while time.monotonic() < deadline:
+        answer = endpoint.send(_request(32, 4, body))
+        if isinstance(answer, dict) or any(c.value == value for c in answer.results[0].configs):
+            return
+        time.sleep(0.05)
 
 
 def _wait_until_complete(endpoint: Endpoint, transactional_id: str) -> None:
