@@ -270,7 +270,15 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                 assignments=[list(a.broker_ids) for a in topic.assignments or ()],
             )
         except TopicError as exc:
-            results.append({"name": topic.name, "error_code": exc.error_code, "error_message": exc.message})
+            # Kafka answers an unknown topic here without a message.
+            unknown = exc.error_code == ErrorCode.unknown_topic_or_partition
+            results.append(
+                {
+                    "name": topic.name,
+                    "error_code": exc.error_code,
+                    "error_message": None if unknown else exc.message,
+                }
+            )
             continue
         if not request.validate_only:
             mutations.record(topic.count - before)

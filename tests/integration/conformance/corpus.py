@@ -10,6 +10,7 @@ which is how flows (join → sync → heartbeat → leave, init → add → prod
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -18,7 +19,10 @@ from broker.wire.records.records import Record, build_batch
 
 Body = dict[str, Any]
 Context = dict[str, Any]
-BASE_TIMESTAMP = 1_700_000_000_000
+# Records' timestamps: fixed for a run and the same on both brokers, and recent — records older than retention.ms
+# (7 days) are deleted by a broker's first retention pass (Kafka's runs 30 s after it starts), and Kafka 4 refuses
+# timestamps more than an hour ahead.
+BASE_TIMESTAMP = (int(time.time()) // 3600 - 1) * 3600 * 1000
 
 
 @dataclasses.dataclass(frozen=True)

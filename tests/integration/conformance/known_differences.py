@@ -57,26 +57,8 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
         "Kafka closes the connection (the request does not parse into its enum); ours answers INVALID_REQUEST",
     ),
     "produce a control batch": (OTHERS, "Kafka refuses it without a message (Produce batch validation)"),
-    "create partitions of an unknown topic": (
-        OPEN,
-        "Kafka answers no message; ours 'This server does not host this topic.' (the topic registry's shared error)",
-    ),
     "describe quorum": (
         ARGUED,
         "a single node of ours has a static quorum: no voter directory ids and no v2 node listeners",
     ),
-    "produce in the transaction": (
-        ARGUED,
-        "Kafka answers a transactional Produce it verified with the coordinator (KIP-890) with the batch's base "
-        "offset as log_start_offset; the log start is 0 on both (Fetch and ListOffsets agree): ours reports that",
-    ),
-    "fetch read_committed after the commit": (
-        ARGUED,
-        "Kafka's answer holds only the first batches of what is there (it stops before a transaction's batches); "
-        "a fetch answer may hold any prefix and consumers fetch on: the state test reads on and compares all",
-    ),
 }
-
-# Known differences that show only on some runs (Apache Kafka's answer depends on timing there), so that their
-# absence from one run says nothing.
-INTERMITTENT = frozenset({"produce in the transaction"})

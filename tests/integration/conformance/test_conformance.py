@@ -22,7 +22,7 @@ from tests.integration.conformance.comparison import (
     run_corpus,
 )
 from tests.integration.conformance.corpus import Names, corpus
-from tests.integration.conformance.known_differences import INTERMITTENT, KNOWN_DIFFERENCES
+from tests.integration.conformance.known_differences import KNOWN_DIFFERENCES
 from tests.integration.conformance.normalization import differences
 from tests.integration.conformance.state import Operation, run_sequence, sequences
 
@@ -82,7 +82,7 @@ def test_it_finds_no_difference_but_the_known_ones(outcomes: list[Outcome]) -> N
 def test_every_known_difference_still_shows(outcomes: list[Outcome]) -> None:
     """A known difference that no longer shows was fixed: remove it from known_differences.py and the README."""
     different = {outcome.step.name for outcome in outcomes if outcome.verdict == DIFFERENT}
-    assert set(KNOWN_DIFFERENCES) - INTERMITTENT - different == set()
+    assert set(KNOWN_DIFFERENCES) - different == set()
 
 
 @settings(
