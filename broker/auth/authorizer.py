@@ -91,7 +91,14 @@ RESOURCE_OPERATIONS = {
         Operation.DESCRIBE_CONFIGS,
         Operation.ALTER_CONFIGS,
     ),
-    ResourceType.GROUP: (Operation.READ, Operation.DESCRIBE, Operation.DELETE),
+    # Groups have configs since KIP-848 (consumer.session.timeout.ms, …): Kafka reports these two as well.
+    ResourceType.GROUP: (
+        Operation.READ,
+        Operation.DESCRIBE,
+        Operation.DELETE,
+        Operation.DESCRIBE_CONFIGS,
+        Operation.ALTER_CONFIGS,
+    ),
     ResourceType.CLUSTER: (
         Operation.CREATE,
         Operation.CLUSTER_ACTION,

@@ -970,12 +970,14 @@ class GroupCoordinator:
             return fenced
         if generation_id < 0 and group.is_(GroupState.EMPTY):
             return None
-        if not transactional and group.is_(GroupState.COMPLETING_REBALANCE):
-            return ErrorCode.rebalance_in_progress
+        # Kafka checks the member and its generation before the group's state: an unknown member is told so
+        # (and rejoins) even while the group awaits its leader's assignment.
         if member_id not in group.members:
             return ErrorCode.unknown_member_id
         if generation_id != group.generation_id:
             return ErrorCode.illegal_generation
+        if not transactional and group.is_(GroupState.COMPLETING_REBALANCE):
+            return ErrorCode.rebalance_in_progress
         return None
 
     def _accept_offsets(

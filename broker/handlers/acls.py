@@ -82,7 +82,8 @@ async def handle_describe_acls(ctx: RequestContext, request: Any) -> dict[str, A
     return {
         "throttle_time": 0,
         "error_code": ErrorCode.none,
-        "error_message": None,
+        # Kafka's success message here is empty, not null.
+        "error_message": "",
         "resources": [
             {"resource_type": rtype, "resource_name": name, "pattern_type": pattern, "acls": acls}
             for (rtype, name, pattern), acls in resources.items()
@@ -121,7 +122,7 @@ async def handle_create_acls(ctx: RequestContext, request: Any) -> dict[str, Any
             results.append({"error_code": ErrorCode.invalid_request, "error_message": problem})
             continue
         records.append({"type": "create_acl", "acl": list(acl.as_tuple())})
-        results.append({"error_code": ErrorCode.none, "error_message": None})
+        results.append({"error_code": ErrorCode.none, "error_message": ""})
     if records:
         try:
             await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -10,6 +11,9 @@ from kio.schema.errors import ErrorCode
 from broker.context import BrokerState, RequestContext
 from broker.handlers.features import feature_fields
 from broker.handlers.telemetry import TELEMETRY_APIS
+
+# KIP-511's rule for client_software_name and client_software_version.
+_SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 PRODUCE = 0
 # Advertised lower than served (Kafka 4.0, KAFKA-18659): older librdkafka (Debian's kcat
@@ -79,6 +83,13 @@ def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], 
 
     async def handle_api_versions(ctx: RequestContext, request: Any) -> dict[str, Any]:
         legacy = ctx.broker.config.get_bool(LEGACY_SETTING)
+        if ctx.api_version >= 3 and not (
+            _SOFTWARE_NAME.fullmatch(request.client_software_name or "")
+            and _SOFTWARE_NAME.fullmatch(request.client_software_version or "")
+        ):
+            # KIP-511: Kafka refuses a name or version other than letters, digits, '-' and '.' (starting and
+            # ending with a letter or digit) with INVALID_REQUEST and no versions; the client may retry at v0.
+            return {"error_code": ErrorCode.invalid_request, "api_keys": [], "throttle_time": 0}
         session = ctx.session
         if session is not None and ctx.api_version >= 3:
             # KIP-511: kept for the connection's later requests (client telemetry `match` selectors).

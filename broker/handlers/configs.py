@@ -67,7 +67,82 @@ _TOPIC_TYPES = {
     "min.insync.replicas": INT,
 }
 _TOPIC_LIST_CONFIGS = frozenset(name for name, kind in _TOPIC_TYPES.items() if kind == LIST)
+SHORT, PASSWORD = 4, 9
 _BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE, list: LIST}
+# Broker configs whose type in Kafka's ConfigDef is not the one their Python type suggests (ints are LONG unless
+# listed here): DescribeConfigs v3+ reports the type, and tools (kafka-configs, the Java admin) parse by it.
+_KAFKA_BROKER_TYPES = {
+    **dict.fromkeys(
+        (
+            "background.threads",
+            "broker.heartbeat.interval.ms",
+            "broker.id",
+            "broker.session.timeout.ms",
+            "connection.failed.authentication.delay.ms",
+            "controller.quorum.election.timeout.ms",
+            "default.replication.factor",
+            "group.consumer.heartbeat.interval.ms",
+            "group.consumer.max.size",
+            "group.consumer.session.timeout.ms",
+            "group.initial.rebalance.delay.ms",
+            "group.max.session.timeout.ms",
+            "group.min.session.timeout.ms",
+            "log.index.interval.bytes",
+            "log.index.size.max.bytes",
+            "log.retention.hours",
+            "log.retention.minutes",
+            "log.roll.hours",
+            "log.segment.bytes",
+            "max.connections",
+            "max.connections.per.ip",
+            "max.incremental.fetch.session.cache.slots",
+            "message.max.bytes",
+            "min.insync.replicas",
+            "node.id",
+            "num.partitions",
+            "offsets.commit.timeout.ms",
+            "offsets.retention.minutes",
+            "offsets.topic.num.partitions",
+            "offsets.topic.segment.bytes",
+            "producer.id.expiration.ms",
+            "quota.window.num",
+            "quota.window.size.seconds",
+            "replica.fetch.max.bytes",
+            "sasl.server.max.receive.size",
+            "socket.request.max.bytes",
+            "telemetry.max.bytes",
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            "transaction.max.timeout.ms",
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            "transaction.state.log.min.isr",
+            "transaction.state.log.num.partitions",
+            "transaction.state.log.segment.bytes",
+            "transactional.id.expiration.ms",
+        ),
+        INT,
+    ),
+    **dict.fromkeys(("offsets.topic.replication.factor", "transaction.state.log.replication.factor"), SHORT),
+    **dict.fromkeys(
+        (
+            "advertised.listeners",
+            "controller.listener.names",
+            "controller.quorum.bootstrap.servers",
+            "controller.quorum.voters",
+            "listeners",
+            "log.dirs",
+            "process.roles",
+        ),
+        LIST,
+    ),
+    **dict.fromkeys(("delegation.token.secret.key", "sasl.jaas.config", "ssl.key.password"), PASSWORD),
+}
+
+
+def _broker_config_type(name: str) -> int:
+    if name in _KAFKA_BROKER_TYPES:
+        return _KAFKA_BROKER_TYPES[name]
+    return LIST if name in BROKER_LIST_CONFIGS else _BROKER_TYPES.get(kind_of(name), STRING)
+
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 # Groups that may have configs set at once: one client cannot grow every broker's memory without bound.
@@ -98,7 +173,17 @@ def _entry(
 def _broker_synonyms(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
     """The broker property behind a topic config, in every layer that sets it (Kafka's synonyms)."""
     synonyms = ctx.broker.dynamic_config.synonyms(TOPIC_CONFIG_BROKER_SYNONYMS[topic_config])
-    return [{"name": name, "value": value, "source": source} for name, value, source in synonyms]
+    return [
+        {"name": name, "value": value, "source": source}
+        for name, value, source in synonyms
+        # Kafka's defaults of these are null (derived from the *.hours properties): it lists no default synonym.
+        if not (source == DEFAULT_CONFIG and name in _DERIVED_BROKER_DEFAULTS)
+    ]
+
+
+_DERIVED_BROKER_DEFAULTS = frozenset(
+    {"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"}
+)
 
 
 def describe_topic_config_entries(
@@ -165,7 +250,7 @@ def _describe_broker(
                 value,
                 synonyms[0]["source"],
                 name not in DYNAMIC_CONFIGS,
-                LIST if name in BROKER_LIST_CONFIGS else _BROKER_TYPES.get(kind_of(name), STRING),
+                _broker_config_type(name),
                 synonyms if include_synonyms else [],
                 BROKER_CONFIG_DOCUMENTATION.get(name) if include_documentation else None,
             )
@@ -303,7 +388,8 @@ def _describe_resource(
     if resource.resource_type == TOPIC:
         topic = ctx.broker.metadata.get(name)
         if topic is None:
-            return ErrorCode.unknown_topic_or_partition, "Unknown topic", []
+            # Kafka answers an unknown topic here with an empty message.
+            return ErrorCode.unknown_topic_or_partition, "", []
         entries = describe_topic_config_entries(
             ctx,
             topic,
@@ -345,6 +431,8 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str
             error, message, configs = _describe_resource(
                 ctx, resource, include_synonyms, include_documentation
             )
+            # Kafka answers a described resource with an empty message, not null.
+            message = "" if error == ErrorCode.none and message is None else message
         results.append(
             {
                 "error_code": error,

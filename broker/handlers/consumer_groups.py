@@ -66,10 +66,11 @@ def _describable_topics(ctx: RequestContext) -> Callable[[str], bool] | None:
 
 
 async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    # Kafka answers a refused heartbeat with its schema's defaults: member epoch 0, no member id, no interval.
     answer: dict[str, Any] = {
         "error_message": None,
         "member_id": None,
-        "member_epoch": -1,
+        "member_epoch": 0,
         "heartbeat_interval": 0,
     }
     if not _protocol_enabled(ctx):
@@ -100,7 +101,7 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
         "error_code": result.error_code,
         "error_message": result.error_message,
         "member_id": result.member_id,
-        "member_epoch": result.member_epoch,
+        "member_epoch": result.member_epoch if result.error_code == ErrorCode.none else 0,
         "heartbeat_interval": datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
         "assignment": None
         if result.assignment is None
@@ -133,10 +134,11 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
     described = []
     enabled = _protocol_enabled(ctx)
     for group_id in request.group_ids:
+        # Kafka describes a group it cannot with its schema's defaults (epochs 0).
         empty = {
             "group_state": "",
-            "group_epoch": -1,
-            "assignment_epoch": -1,
+            "group_epoch": 0,
+            "assignment_epoch": 0,
             "assignor_name": "",
             "members": [],
         }
@@ -201,7 +203,8 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
                         "client_id": entry.member.client_id,
                         "client_host": entry.member.client_host,
                         "subscribed_topic_names": list(entry.member.subscribed_topic_names),
-                        "subscribed_topic_regex": entry.member.subscribed_topic_regex,
+                        # Kafka describes a member without a regex with "" (not null).
+                        "subscribed_topic_regex": entry.member.subscribed_topic_regex or "",
                         "assignment": _described_assignment(entry.member.assigned, names),
                         "target_assignment": _described_assignment(entry.target, names),
                         "member_type": 0 if entry.member.classic is not None else 1,  # 0: a classic member

@@ -15,6 +15,9 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 
+# Kafka words an unknown topic (its exception's message); an unknown partition of a known topic has no message.
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+
 
 async def handle_describe_producers(ctx: RequestContext, request: Any) -> dict[str, Any]:
     topics = []
@@ -37,7 +40,10 @@ async def handle_describe_producers(ctx: RequestContext, request: Any) -> dict[s
 def _describe(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
     producers, error = ctx.broker.partitions.hosted_producers(topic, index)
     if producers is None:
-        return _error(index, error)
+        answer = _error(index, error)
+        if ctx.broker.metadata.get(topic) is None:
+            answer["error_message"] = UNKNOWN_TOPIC_MESSAGE
+        return answer
     return {
         "partition_index": index,
         "error_code": ErrorCode.none,

@@ -64,7 +64,8 @@ def _error_partition(index: int, error: ErrorCode, high_watermark: int = -1) -> 
         "high_watermark": high_watermark,
         "last_stable_offset": -1,
         "log_start_offset": -1,
-        "aborted_transactions": None,
+        # Kafka sends an empty list (not null) with an error, in either isolation level.
+        "aborted_transactions": [],
         "preferred_read_replica": -1,
         # Kafka sends empty (not null) records with an error; librdkafka cannot parse null here.
         "records": b"",
@@ -224,13 +225,21 @@ def _read_all(
         stable = partition.last_stable_offset
         log_start = partition.log_start_offset
         if offset < log_start or offset > partition.log_end_offset:
-            answer(
-                {
-                    **_error_partition(index, ErrorCode.offset_out_of_range, high_watermark),
-                    "last_stable_offset": stable,
-                    "log_start_offset": log_start,
-                }
-            )
+            if follower:
+                # Our followers start over at the leader's log start when they are behind it.
+                answer(
+                    {
+                        **_error_partition(index, ErrorCode.offset_out_of_range, high_watermark),
+                        "last_stable_offset": stable,
+                        "log_start_offset": log_start,
+                    }
+                )
+            else:
+                # As Kafka: a consumer out of range learns no offsets here (it asks ListOffsets to reset), and
+                # is told of no aborted transactions (null, unlike the other errors' empty list).
+                answer(
+                    {**_error_partition(index, ErrorCode.offset_out_of_range), "aborted_transactions": None}
+                )
             continue
         records = b""
         limit = max(0, min(position.max_bytes, budget - result.total))

@@ -51,6 +51,11 @@ def _group_allowed(ctx: RequestContext, operation: Operation, group_id: str) -> 
     return ctx.allowed(operation, ResourceType.GROUP, group_id)
 
 
+# Kafka answers a coordinator found with the message "NONE" (the name of error 0) in v1-3, and "" in v4+'s
+# per-key entries; `find_coordinator` sets the latter.
+_FOUND_MESSAGE = "NONE"
+
+
 def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return {
@@ -86,7 +91,7 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
         return {
             "key": key,
             "error_code": found.error_code,
-            "error_message": None,
+            "error_message": _FOUND_MESSAGE if found.error_code == ErrorCode.none else None,
             "node_id": found.node_id,
             "host": found.host,
             "port": found.port,
@@ -96,7 +101,7 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
     return {
         "key": key,
         "error_code": ErrorCode.none,
-        "error_message": None,
+        "error_message": _FOUND_MESSAGE,
         "node_id": ctx.broker.node_id,
         "host": host,
         "port": port,
@@ -106,7 +111,11 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
 async def find_coordinator(ctx: RequestContext, request: Any) -> dict[str, Any]:
     key_type = getattr(request, "key_type", GROUP_KEY_TYPE)
     if ctx.api_version >= 4:
-        return {"coordinators": [_coordinator_entry(ctx, key, key_type) for key in request.coordinator_keys]}
+        coordinators = [_coordinator_entry(ctx, key, key_type) for key in request.coordinator_keys]
+        for entry in coordinators:
+            if entry["error_message"] == _FOUND_MESSAGE:
+                entry["error_message"] = ""
+        return {"coordinators": coordinators}
     entry = _coordinator_entry(ctx, request.key, key_type)
     del entry["key"]
     return entry
@@ -361,18 +370,32 @@ async def offset_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
     return {"topics": topics, "error_code": error}
 
 
+def _partition_exists(ctx: RequestContext, name: str, index: int) -> bool:
+    topic = ctx.broker.metadata.get(name)
+    return topic is not None and 0 <= index < topic.partitions
+
+
 async def offset_delete(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not _group_allowed(ctx, Operation.DELETE, request.group_id):
         return {"error_code": ErrorCode.group_authorization_failed, "topics": []}
     requested = [(topic.name, p.partition_index) for topic in request.topics for p in topic.partitions]
     readable = {name for name, _p in requested if ctx.allowed(Operation.READ, ResourceType.TOPIC, name)}
-    partitions = [(name, p) for name, p in requested if name in readable]
+    refused = {
+        (name, p): ErrorCode.topic_authorization_failed
+        if name not in readable
+        else ErrorCode.unknown_topic_or_partition
+        for name, p in requested
+        if name not in readable or not _partition_exists(ctx, name, p)
+    }
+    partitions = [entry for entry in requested if entry not in refused]
     error, codes = await _coordinator(ctx).delete_offsets(group_id=request.group_id, partitions=partitions)
     if error != ErrorCode.none:
         return {"error_code": error, "topics": []}
-    # Partitions of topics the caller may not read are refused one by one.
+    # Partitions of topics the caller may not read, or that do not exist, are refused one by one (as Kafka).
     deleted = dict(zip(partitions, codes, strict=True))
-    codes = [deleted.get(entry, ErrorCode.topic_authorization_failed) for entry in requested]
+    codes = [
+        deleted.get(entry, refused.get(entry, ErrorCode.unknown_topic_or_partition)) for entry in requested
+    ]
     partitions = requested
     topics: dict[str, list[dict[str, Any]]] = {}
     for (topic, partition), code in zip(partitions, codes, strict=True):
@@ -450,10 +473,11 @@ async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
                     }
                     for member in description.members
                 ],
+                # Kafka reports no operations on a group it did not find (v6's GROUP_ID_NOT_FOUND).
                 "authorized_operations": ctx.authorized_operations(
                     ResourceType.GROUP, group_id, GROUP_AUTHORIZED_OPERATIONS
                 )
-                if include_operations
+                if include_operations and error == ErrorCode.none
                 else OPERATIONS_OMITTED,
             }
         )

@@ -332,7 +332,26 @@ async def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool) -> 
     return error_entry(name, None, ErrorCode.unknown_topic_or_partition)
 
 
+BROKER_ENDPOINT = 1
+_ENDPOINT_NAMES = {1: "BROKER", 2: "CONTROLLER"}
+
+
 async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    wanted = getattr(request, "endpoint_type", BROKER_ENDPOINT)  # v1+
+    if wanted != BROKER_ENDPOINT:
+        # Our listeners are broker endpoints (the controller quorum is reached elsewhere): as Kafka's broker, say so.
+        return {
+            "throttle_time": 0,
+            "error_code": ErrorCode.mismatched_endpoint_type,
+            "error_message": (
+                f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type {_ENDPOINT_NAMES.get(wanted, wanted)}"
+            ),
+            "endpoint_type": BROKER_ENDPOINT,
+            "cluster_id": "",
+            "controller_id": -1,
+            "brokers": [],
+            "cluster_authorized_operations": OPERATIONS_OMITTED,
+        }
     if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         return {
             "throttle_time": 0,

@@ -50,6 +50,14 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
     elif timestamp == LATEST_TIERED and ctx.api_version >= 9:
         found = None
     elif timestamp == MAX_TIMESTAMP:
+        if ctx.api_version < 7:
+            # KIP-734 added it at v7; Kafka refuses it before as an unsupported version.
+            return {
+                "partition_index": index,
+                "error_code": ErrorCode.unsupported_version,
+                "timestamp": -1,
+                "offset": -1,
+            }
         found = partition.max_timestamp()
     elif timestamp < 0:
         return {

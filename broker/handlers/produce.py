@@ -42,6 +42,9 @@ def _partition_error(index: int, error: ErrorCode | int, message: str | None = N
     }
 
 
+# Errors of Kafka's RecordValidationException / InvalidRecordException.
+_RECORD_VALIDATION_ERRORS = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_timestamp})
+
 # acks=all: (provisional partition answer, future for the ISR).
 Waits = list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]]
 
@@ -74,6 +77,9 @@ def append_partition(
     result = outcome.result
     if result is None:
         answer = _partition_error(index, outcome.error, outcome.message)
+        if outcome.error in _RECORD_VALIDATION_ERRORS:
+            # Kafka answers a batch its validation refused with the partition's log start (other refusals: -1).
+            answer["log_start_offset"] = partition.log_start_offset
         answer["record_errors"] = [
             {"batch_index": batch_index, "batch_index_error_message": message}
             for batch_index, message in outcome.record_errors

@@ -46,7 +46,13 @@ QUORUM_TIMEOUT_S = 5.0
 
 
 def _response(error: ErrorCode, message: str | None, topics: list, nodes: list) -> dict[str, Any]:
-    return {"error_code": error, "error_message": message, "topics": topics, "nodes": nodes}
+    # Kafka's DescribeQuorum says "" (not null) when there is no error, at the top and per partition.
+    return {
+        "error_code": error,
+        "error_message": "" if message is None else message,
+        "topics": topics,
+        "nodes": nodes,
+    }
 
 
 def _partition_error(request: Any, error: ErrorCode, message: str) -> dict[str, Any]:
@@ -59,9 +65,10 @@ def _partition_error(request: Any, error: ErrorCode, message: str) -> dict[str, 
                     "partition_index": partition.partition_index,
                     "error_code": error,
                     "error_message": message,
-                    "leader_id": -1,
-                    "leader_epoch": -1,
-                    "high_watermark": -1,
+                    # Kafka's partition-level errors keep the schema's defaults (0) in these fields.
+                    "leader_id": 0,
+                    "leader_epoch": 0,
+                    "high_watermark": 0,
                     "current_voters": [],
                     "observers": [],
                 }
@@ -103,7 +110,7 @@ async def handle_describe_quorum(ctx: RequestContext, request: Any) -> dict[str,
         )
     if not _asks_for_the_metadata_partition(request):
         return _partition_error(
-            request, ErrorCode.unknown_topic_or_partition, f"only {METADATA_TOPIC}-0 has a quorum"
+            request, ErrorCode.unknown_topic_or_partition, "This server does not host this topic-partition."
         )
     link = ctx.broker.cluster
     if link is None:
@@ -142,7 +149,7 @@ def _quorum_partition(
     return {
         "partition_index": 0,
         "error_code": ErrorCode.none,
-        "error_message": None,
+        "error_message": "",
         "leader_id": leader,
         "leader_epoch": epoch,
         "high_watermark": high_watermark,

@@ -57,7 +57,8 @@ async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> di
     filters = []
     for component in request.components:
         if component.entity_type not in (USER, CLIENT_ID, IP):
-            return failed(ErrorCode.invalid_request, f"unknown entity type {component.entity_type}")
+            # Kafka's answer to an entity type it does not know (its UnsupportedVersionException).
+            return failed(ErrorCode.unsupported_version, f"Unsupported entity type {component.entity_type}")
         if component.match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY):
             return failed(ErrorCode.invalid_request, "unknown match type")
         if component.match_type == MATCH_EXACT and component.match is None:
@@ -73,7 +74,8 @@ async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> di
         for entity, values in sorted(ctx.broker.security.quotas.items(), key=lambda kv: repr(kv[0]))
         if _matches(entity, filters, bool(request.strict))
     ]
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "entries": entries}
+    # Kafka's success message here is empty, not null.
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": "", "entries": entries}
 
 
 async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -180,7 +180,8 @@ def _reassign_single_node(
     if not _local_partition_exists(ctx, topic, partition):
         code, message = ErrorCode.unknown_topic_or_partition, f"no partition {topic}-{partition}"
     elif target is None:
-        code, message = ErrorCode.no_reassignment_in_progress, "no reassignment is in progress"
+        # Kafka answers this one without a message.
+        code, message = ErrorCode.no_reassignment_in_progress, None
     elif target != [ctx.broker.node_id]:
         code = ErrorCode.invalid_replica_assignment
         message = f"this cluster has one broker ({ctx.broker.node_id}); the target was {target}"

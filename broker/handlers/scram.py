@@ -42,7 +42,8 @@ async def handle_describe_user_scram_credentials(ctx: RequestContext, request: A
         result: dict[str, Any] = {
             "user": user,
             "error_code": ErrorCode.none,
-            "error_message": None,
+            # Kafka's success messages here are empty, not null.
+            "error_message": "",
             "credential_infos": [],
         }
         if requested is not None and requested.count(user) > 1:
@@ -61,7 +62,7 @@ async def handle_describe_user_scram_credentials(ctx: RequestContext, request: A
             ]
         if result not in results:
             results.append(result)
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "results": results}
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": "", "results": results}
 
 
 def _upsertion_problem(upsertion: Any) -> tuple[ErrorCode, str] | None:

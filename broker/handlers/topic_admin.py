@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -161,7 +162,8 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
             mutations.record(created.partitions)
         result.update(
             error_code=ErrorCode.none,
-            topic_id=None if request.validate_only else created.topic_id,
+            # Kafka draws the id before it knows the request only validates, and answers it (v7+) either way.
+            topic_id=uuid.uuid4() if request.validate_only else created.topic_id,
             num_partitions=created.partitions,
             replication_factor=created.replication_factor,
             configs=[
@@ -203,7 +205,12 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
             topic = state.metadata.get_by_id(topic_id)
             if topic is None:
                 responses.append(
-                    {"name": None, "topic_id": topic_id, "error_code": ErrorCode.unknown_topic_id}
+                    {
+                        "name": None,
+                        "topic_id": topic_id,
+                        "error_code": ErrorCode.unknown_topic_id,
+                        "error_message": "This server does not host this topic ID.",
+                    }
                 )
                 continue
             name = topic.name
@@ -310,7 +317,15 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                 assignments=[list(a.broker_ids) for a in topic.assignments or ()],
             )
         except TopicError as exc:
-            results.append({"name": topic.name, "error_code": exc.error_code, "error_message": exc.message})
+            # Kafka answers an unknown topic here without a message.
+            unknown = exc.error_code == ErrorCode.unknown_topic_or_partition
+            results.append(
+                {
+                    "name": topic.name,
+                    "error_code": exc.error_code,
+                    "error_message": None if unknown else exc.message,
+                }
+            )
             continue
         if not request.validate_only:
             mutations.record(topic.count - before)

@@ -303,10 +303,11 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> dict[str, 
             "error_code": ErrorCode.none,
             "transactional_id": transactional_id,
             "transaction_state": "",
+            # Kafka answers zeros for an id it does not describe (and kio cannot read a negative time).
             "transaction_timeout": 0,
-            "transaction_start_time": _NO_TIME,
-            "producer_id": -1,
-            "producer_epoch": -1,
+            "transaction_start_time": _timestamp(0),
+            "producer_id": 0,
+            "producer_epoch": 0,
             "topics": [],
         }
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
@@ -350,6 +351,9 @@ async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]
         list(request.state_filters), [int(p) for p in request.producer_id_filters], min_duration
     )
     answer["unknown_state_filters"] = unknown
+    if unknown:
+        # As Kafka: a state filter it does not know matches nothing (rather than being ignored).
+        return answer
     answer["transaction_states"] = [
         {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "transaction_state": t.state}
         for t in listed

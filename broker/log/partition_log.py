@@ -284,7 +284,9 @@ class PartitionLog:
         completed = state.complete_txn(
             producer_id, producer_epoch, coordinator_epoch, marker_offset, commit, timestamp
         )
-        if completed.aborted:
+        # As Kafka: a marker that closes no data (no open transaction) leaves nothing to abort, so nothing to index
+        # (read_committed consumers would be told of an aborted transaction that has no records).
+        if completed.aborted and completed.first_offset < marker_offset:
             self._may_have_aborts = True
             segment.txn_index.append(
                 AbortedTxn(

@@ -185,7 +185,8 @@ class Endpoint:
 
 
 COORDINATOR_WAIT_S = 30.0
-_COORDINATOR_NOT_READY = {14, 15}
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR (the coordinator just moved in)
+_COORDINATOR_NOT_READY = {14, 15, 16}
 
 
 def _coordinator_not_ready(answer: Any) -> bool:
@@ -257,7 +258,7 @@ def run_step(
             time.sleep(0.1)
             answer = endpoint.send(request)
         if step.remember is not None and answer is not None and not isinstance(answer, dict):
-            step.remember(answer, endpoint.context)
+            step.remember(answer, endpoint.context, version)
         answers.append(answer)
         if step.settle_topics is not None:
             endpoint.wait_for_topics(step.settle_topics(version))
@@ -299,6 +300,7 @@ class KeyRow:
     requests: int
     normalizations: set[str]
     differences: list[str]
+    different_steps: list[str]
 
 
 def per_key(outcomes: list[Outcome], common: dict[int, list[int]]) -> list[KeyRow]:
@@ -323,6 +325,7 @@ def per_key(outcomes: list[Outcome], common: dict[int, list[int]]) -> list[KeyRo
                 len(mine),
                 set().union(*(outcome.normalizations for outcome in mine)) if mine else set(),
                 found,
+                sorted({outcome.step.name for outcome in mine if outcome.verdict == DIFFERENT}),
             )
         )
     return rows

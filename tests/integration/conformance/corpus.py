@@ -10,6 +10,7 @@ which is how flows (join → sync → heartbeat → leave, init → add → prod
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -18,7 +19,10 @@ from broker.wire.records.records import Record, build_batch
 
 Body = dict[str, Any]
 Context = dict[str, Any]
-BASE_TIMESTAMP = 1_700_000_000_000
+# Records' timestamps: fixed for a run and the same on both brokers, and recent — records older than retention.ms
+# (7 days) are deleted by a broker's first retention pass (Kafka's runs 30 s after it starts), and Kafka 4 refuses
+# timestamps more than an hour ahead.
+BASE_TIMESTAMP = (int(time.time()) // 3600 - 1) * 3600 * 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,8 +33,8 @@ class Step:
     kind: str = "valid"  # valid | edge | invalid
     # Which of the versions both brokers serve to send (default: all of them).
     versions: Callable[[list[int]], Iterable[int]] | None = None
-    # Reads what later steps need from this broker's answer.
-    remember: Callable[[Any, Context], None] | None = None
+    # Reads what later steps need from this broker's answer (answer, context, version).
+    remember: Callable[[Any, Context, int], None] | None = None
     # The answer lists everything of a kind the broker has: only this run's entries are compared.
     listing: bool = False
     # Topics that must be visible in Metadata on both brokers before the next step (Kafka creates them in the
@@ -67,7 +71,7 @@ class Names:
         return f"conf-{self.token}-{what}-v{version}"
 
 
-def _remember_topic_ids(response: Any, context: Context) -> None:
+def _remember_topic_ids(response: Any, context: Context, version: int) -> None:
     for topic in response.topics:
         if topic.name is not None and getattr(topic, "topic_id", None) is not None:
             context.setdefault("topic_ids", {})[topic.name] = topic.topic_id
@@ -199,7 +203,7 @@ def _setup_and_data_path(names: Names) -> list[Step]:
             versions=lambda v: [x for x in v if x >= 4],
         ),
         Step(
-            "metadata auto-creates a topic (v0–3 always allow it)",
+            "metadata auto-creates a topic: v0–3 always allow it",
             3,
             lambda v, c: metadata(names.per_version("auto", v))(v, c),
             kind="edge",
@@ -302,6 +306,15 @@ def _setup_and_data_path(names: Names) -> list[Step]:
             21,
             lambda v, c: {
                 "topics": [{"name": main, "partitions": [{"partition_index": 0, "offset": 999}]}],
+                "timeout": 5000,
+            },
+            kind="invalid",
+        ),
+        Step(
+            "delete records of a compacted topic",
+            21,
+            lambda v, c: {
+                "topics": [{"name": compacted, "partitions": [{"partition_index": 0, "offset": 0}]}],
                 "timeout": 5000,
             },
             kind="invalid",
@@ -701,9 +714,13 @@ def _admin(names: Names) -> list[Step]:
 CONSUMER_PROTOCOL = b"\x00\x03\x00\x00\x00\x01\x00\x04main\xff\xff\xff\xff\x00\x00\x00\x00"
 
 
-def _remember_member(response: Any, context: Context) -> None:
-    context["member_id"] = response.member_id
-    context["generation"] = int(response.generation_id)
+def _remember_member(response: Any, context: Context, version: int) -> None:
+    """Each version's flow has a group of its own, so members are remembered per version."""
+    context.setdefault("members", {})[version] = (response.member_id, int(response.generation_id))
+
+
+def _member(context: Context, version: int) -> tuple[str, int]:
+    return context.get("members", {}).get(version, ("", -1))
 
 
 def _groups(names: Names) -> list[Step]:
@@ -712,12 +729,12 @@ def _groups(names: Names) -> list[Step]:
     def group_of(version: int) -> str:
         return f"{group}-v{version}"
 
-    def join(member: Callable[[Context], str]) -> Callable[[int, Context], Body]:
+    def join(member: Callable[[int, Context], str]) -> Callable[[int, Context], Body]:
         return lambda v, c: {
             "group_id": group_of(v),
             "session_timeout": 10000,
             "rebalance_timeout": 10000,
-            "member_id": member(c),
+            "member_id": member(v, c),
             "group_instance_id": None,
             "protocol_type": "consumer",
             "protocols": [{"name": "range", "metadata": CONSUMER_PROTOCOL}],
@@ -728,20 +745,20 @@ def _groups(names: Names) -> list[Step]:
         return lambda v, c: (
             {
                 "group_id": group_of(v),
-                "generation_id": c.get("generation", -1),
-                "member_id": c.get("member_id", ""),
+                "generation_id": _member(c, v)[1],
+                "member_id": _member(c, v)[0],
                 "group_instance_id": None,
             }
             | fields
         )
 
     def commit(
-        generation: Callable[[Context], int], member: Callable[[Context], str], partition: int = 0
+        generation: Callable[[int, Context], int], member: Callable[[int, Context], str], partition: int = 0
     ) -> Callable[[int, Context], Body]:
         return lambda v, c: {
             "group_id": group_of(v),
-            "generation_id_or_member_epoch": generation(c),
-            "member_id": member(c),
+            "generation_id_or_member_epoch": generation(v, c),
+            "member_id": member(v, c),
             "group_instance_id": None,
             "retention_time": -1,
             "topics": [
@@ -771,7 +788,13 @@ def _groups(names: Names) -> list[Step]:
 
     every_version = [{"name": main, "partition_indexes": [0, 1, 9]}]
     # JoinGroup v4+ asks a member without an id to rejoin with the one it is given (KIP-394).
-    first_join = Step("join a group (new member)", 11, join(lambda c: ""), remember=_remember_member)
+    first_join = Step(
+        "join a group (new member)",
+        11,
+        join(lambda v, c: ""),
+        remember=_remember_member,
+        retry_coordinator=True,
+    )
     return [
         Step(
             "find the group coordinator",
@@ -790,14 +813,14 @@ def _groups(names: Names) -> list[Step]:
         Step(
             "join again with the given member id",
             11,
-            join(lambda c: c.get("member_id", "")),
+            join(lambda v, c: _member(c, v)[0]),
             remember=_remember_member,
         ),
-        Step("join with an unknown member id", 11, join(lambda c: "nobody"), kind="invalid"),
+        Step("join with an unknown member id", 11, join(lambda v, c: "nobody"), kind="invalid"),
         Step(
             "join with a session timeout below the minimum",
             11,
-            lambda v, c: join(lambda c: "")(v, c) | {"session_timeout": 10},
+            lambda v, c: join(lambda v, c: "")(v, c) | {"session_timeout": 10},
             kind="invalid",
         ),
         Step(
@@ -831,18 +854,24 @@ def _groups(names: Names) -> list[Step]:
         Step(
             "commit offsets as the member",
             8,
-            commit(lambda c: c.get("generation", -1), lambda c: c.get("member_id", "")),
+            commit(lambda v, c: _member(c, v)[1], lambda v, c: _member(c, v)[0]),
         ),
         Step(
             "commit offsets with a stale generation",
             8,
-            commit(lambda c: 99, lambda c: c.get("member_id", "")),
+            commit(lambda v, c: 99, lambda v, c: _member(c, v)[0]),
+            kind="invalid",
+        ),
+        Step(
+            "commit offsets as an unknown member (a group awaiting its sync from v6)",
+            8,
+            commit(lambda v, c: _member(c, v)[1], lambda v, c: "nobody"),
             kind="invalid",
         ),
         Step(
             "commit offsets to an unknown partition",
             8,
-            commit(lambda c: c.get("generation", -1), lambda c: c.get("member_id", ""), partition=9),
+            commit(lambda v, c: _member(c, v)[1], lambda v, c: _member(c, v)[0], partition=9),
             kind="invalid",
         ),
         Step("fetch committed offsets", 9, offset_fetch(group_of, every_version)),
@@ -894,10 +923,8 @@ def _groups(names: Names) -> list[Step]:
             13,
             lambda v, c: {
                 "group_id": group_of(v),
-                "member_id": c.get("member_id", ""),
-                "members": [
-                    {"member_id": c.get("member_id", ""), "group_instance_id": None, "reason": "done"}
-                ],
+                "member_id": _member(c, v)[0],
+                "members": [{"member_id": _member(c, v)[0], "group_instance_id": None, "reason": "done"}],
             },
         ),
         Step(
@@ -913,7 +940,7 @@ def _groups(names: Names) -> list[Step]:
         Step(
             "commit offsets of a simple (memberless) group",
             8,
-            lambda v, c: commit(lambda c: -1, lambda c: "")(v, c) | {"group_id": f"{group}-simple"},
+            lambda v, c: commit(lambda v, c: -1, lambda v, c: "")(v, c) | {"group_id": f"{group}-simple"},
         ),
         Step(
             "delete the offset of an unsubscribed topic",
@@ -985,7 +1012,7 @@ def _groups(names: Names) -> list[Step]:
     ]
 
 
-def _remember_producer(response: Any, context: Context) -> None:
+def _remember_producer(response: Any, context: Context, version: int) -> None:
     context["producer_id"] = int(response.producer_id)
     context["producer_epoch"] = int(response.producer_epoch)
 

@@ -85,7 +85,7 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
     ),
     Normalization(
         "error message texts",
-        frozenset({"error_message"}),
+        frozenset({"error_message", "batch_index_error_message"}),
         "texts for people, never parsed by clients; whether a message is present (null, empty or text) is still "
         "compared, and the long benchmark lists the texts that differ",
         "mask",
@@ -108,6 +108,12 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
         keep_unset=False,
     ),
     Normalization(
+        "disk space",
+        frozenset({"total_bytes", "usable_bytes"}),
+        "the free space of the file system both data directories share changes from one moment to the next",
+        "mask",
+    ),
+    Normalization(
         "log dir paths",
         frozenset({"log_dir", "path"}),
         "each broker's data directory is a temporary directory of its own",
@@ -121,6 +127,7 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
                 "issue_timestamp",
                 "expiry_timestamp",
                 "max_timestamp",
+                "marker_timestamp",
                 "transaction_start_time",
                 "last_timestamp",
                 "client_instance_id",
@@ -136,6 +143,7 @@ for _rule in NORMALIZATIONS:
     for _field in _rule.fields:
         _BY_FIELD.setdefault(_field, []).append(_rule)
 _NOT_SET = (-1, None, "", 0)
+CONTROL_BATCH = 0x20
 # Kafka builds these answers' lists from hash maps, so their order is unspecified (clients index them by name,
 # partition or id); every list of entries is compared sorted. Lists of records keep their order.
 ORDER_OF_ENTRIES = Normalization(
@@ -150,10 +158,12 @@ ORDER_OF_ENTRIES = Normalization(
 def _decode_batches(data: bytes) -> list[dict[str, Any]]:
     batches = []
     for batch in iter_batches(data):
+        # A transaction marker's time is the broker's clock when it wrote it; a producer's records keep theirs.
+        time_field = "marker_timestamp" if batch.attributes & CONTROL_BATCH else "timestamp"
         records = [
             {
                 "offset": batch.base_offset + (record.offset_delta or 0),
-                "timestamp": record.timestamp,
+                time_field: record.timestamp,
                 "key": record.key,
                 "value": record.value,
                 "headers": [tuple(header) for header in record.headers],
@@ -239,6 +249,32 @@ def _applies(rule: Normalization, api_key: int) -> bool:
     return not rule.api_keys or api_key in rule.api_keys
 
 
+# Fields that name an entry: entries are ordered by them first, so the same entry of both answers is compared.
+_IDENTITY_FIELDS = (
+    "resource_type",
+    "name",
+    "topic",
+    "topic_name",
+    "resource_name",
+    "group_id",
+    "transactional_id",
+    "key",
+    "partition_index",
+    "partition",
+    "index",
+    "api_key",
+    "broker_id",
+    "node_id",
+    "user",
+    "mechanism",
+)
+
+
+def _entry_order(entry: dict[str, Any]) -> tuple[str, str]:
+    identity = [(field, entry[field]) for field in _IDENTITY_FIELDS if field in entry]
+    return repr(identity), repr(entry)
+
+
 def _sorted_entries(tree: Tree, applied: set[str], api_key: int) -> Tree:
     """Lists of entries sorted by what is compared of them (normalized fields blanked, so that ids picked by each
     broker do not decide the order)."""
@@ -256,7 +292,7 @@ def _sorted_entries(tree: Tree, applied: set[str], api_key: int) -> Tree:
         if isinstance(node, list):
             children = [walk(child, field) for child in node]
             if field != "records" and children and all(isinstance(child, dict) for child in children):
-                ordered = sorted(children, key=lambda child: repr(blanked(child, field)))
+                ordered = sorted(children, key=lambda child: _entry_order(blanked(child, field)))
                 if ordered != children:
                     applied.add(ORDER_OF_ENTRIES.name)
                 return ordered
@@ -300,8 +336,14 @@ def differences(ours: Tree, theirs: Tree, path: str = "") -> list[str]:
     if isinstance(ours, dict) and isinstance(theirs, dict):
         found: list[str] = []
         for key in sorted(set(ours) | set(theirs)):
-            found += differences(ours.get(key, "<absent>"), theirs.get(key, "<absent>"), f"{path}.{key}")
+            step = key if key.startswith("[") else f".{key}"
+            found += differences(ours.get(key, "<absent>"), theirs.get(key, "<absent>"), f"{path}{step}")
         return found
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) != len(theirs):
+        keyed_ours, keyed_theirs = _keyed(ours), _keyed(theirs)
+        if keyed_ours is not None and keyed_theirs is not None:
+            # Entries named alike are compared with each other; one that only one side has is named.
+            return differences(keyed_ours, keyed_theirs, path)
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
         found = []
         for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
@@ -310,6 +352,19 @@ def differences(ours: Tree, theirs: Tree, path: str = "") -> list[str]:
     if ours == theirs:
         return []
     return [f"{path.lstrip('.') or '<answer>'}: ours {_short(ours)} != Kafka {_short(theirs)}"]
+
+
+def _keyed(entries: list[Any]) -> dict[str, Any] | None:
+    """Entries by their identity fields (`[name=…]`), or None when they have none or it is not unique."""
+    keyed: dict[str, Any] = {}
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return None
+        identity = [f"{field}={entry[field]}" for field in _IDENTITY_FIELDS if field in entry]
+        if not identity:
+            return None
+        keyed[f"[{','.join(identity)}]"] = entry
+    return keyed if len(keyed) == len(entries) else None
 
 
 def _short(value: Tree, limit: int = 160) -> str:

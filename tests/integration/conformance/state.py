@@ -3,6 +3,7 @@ way on both brokers. The property tests and the long benchmark draw sequences wi
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from tests.integration.conformance.corpus import records
 from tests.integration.conformance.normalization import normalize, to_tree
 
 PARTITIONS = 2
+CONCURRENT_TRANSACTIONS = 51
 Operation = tuple[Any, ...]
 
 operations = st.one_of(
@@ -42,14 +44,40 @@ def _request(api_key: int, version: int, body: dict[str, Any]) -> Any:
 
 
 def _wait_for_coordinator(endpoint: Endpoint, key: str, key_type: int) -> None:
-    import time
-
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         answer = endpoint.send(_request(10, 6, {"key_type": key_type, "coordinator_keys": [key]}))
         if not isinstance(answer, dict) and answer.coordinators[0].error_code.value == 0:
             return
         time.sleep(0.1)
+
+
+# Answers a client retries (the partition's leader is not ready yet: Kafka says so for a moment after a topic is
+# created or while it verifies a transactional partition with its coordinator).
+_RETRIABLE = {5, 6}
+_PREPARED = {"PrepareCommit", "PrepareAbort"}
+RETRY_S = 15.0
+
+
+def _has_error(tree: Any, codes: set[int]) -> bool:
+    if isinstance(tree, dict):
+        return tree.get("error_code") in codes or any(_has_error(child, codes) for child in tree.values())
+    if isinstance(tree, list):
+        return any(_has_error(child, codes) for child in tree)
+    return False
+
+
+def _send_retrying(endpoint: Endpoint, request: Any) -> Any:
+    """`request`'s answer, sent again while it is one a client retries (retrying is safe for every operation
+    here: produce is idempotent by its sequence or harmless, the others set state)."""
+    deadline = time.monotonic() + RETRY_S
+    answer = endpoint.send(request)
+    while _has_error(to_tree(answer) if not isinstance(answer, dict) else answer, _RETRIABLE):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+        answer = endpoint.send(request)
+    return answer
 
 
 def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
@@ -65,7 +93,7 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
                 {"name": topic, "partition_data": [{"index": partition, "records": records(*values)}]}
             ],
         }
-        return to_tree(endpoint.send(_request(0, 11, body)))
+        return to_tree(_send_retrying(endpoint, _request(0, 11, body)))
     if kind == "commit":
         _, group, partition, offset = operation
         _wait_for_coordinator(endpoint, f"{topic}-{group}", 0)
@@ -88,14 +116,14 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
                 }
             ],
         }
-        return to_tree(endpoint.send(_request(8, 9, body)))
+        return to_tree(_send_retrying(endpoint, _request(8, 9, body)))
     if kind == "delete_records":
         _, partition, offset = operation
         body = {
             "topics": [{"name": topic, "partitions": [{"partition_index": partition, "offset": offset}]}],
             "timeout": 5000,
         }
-        return to_tree(endpoint.send(_request(21, 2, body)))
+        return to_tree(_send_retrying(endpoint, _request(21, 2, body)))
     if kind == "set_config":
         _, name, value = operation
         body = {
@@ -108,7 +136,10 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
             ],
             "validate_only": False,
         }
-        return to_tree(endpoint.send(_request(44, 1, body)))
+        answer = to_tree(_send_retrying(endpoint, _request(44, 1, body)))
+        if answer.get("responses", [{}])[0].get("error_code") == 0:
+            _wait_for_config(endpoint, topic, name, value)
+        return answer
     if kind == "acl":
         _, principal, operation_code = operation
         body = {
@@ -124,7 +155,7 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
                 }
             ]
         }
-        return to_tree(endpoint.send(_request(30, 3, body)))
+        return to_tree(_send_retrying(endpoint, _request(30, 3, body)))
     if kind == "transaction":
         _, partition, commit = operation
         return _transaction(endpoint, topic, partition, commit)
@@ -134,25 +165,34 @@ def apply(endpoint: Endpoint, topic: str, operation: Operation) -> Any:
 def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -> Any:
     transactional_id = f"{topic}-txn"
     _wait_for_coordinator(endpoint, transactional_id, 1)
-    init = endpoint.send(
-        _request(
-            22,
-            4,
-            {
-                "transactional_id": transactional_id,
-                "transaction_timeout": 60000,
-                "producer_id": -1,
-                "producer_epoch": -1,
-            },
-        )
+    init_request = _request(
+        22,
+        4,
+        {
+            "transactional_id": transactional_id,
+            "transaction_timeout": 60000,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        },
     )
+    init = endpoint.send(init_request)
+    deadline = time.monotonic() + 30
+    # The previous transaction's markers may still be being written: clients retry CONCURRENT_TRANSACTIONS.
+    while (
+        not isinstance(init, dict)
+        and init.error_code.value == CONCURRENT_TRANSACTIONS
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+        init = endpoint.send(init_request)
     answers = [to_tree(init)]
     if isinstance(init, dict) or init.error_code.value != 0:
         return answers
     ids = {"producer_id": int(init.producer_id), "producer_epoch": int(init.producer_epoch)}
     answers.append(
         to_tree(
-            endpoint.send(
+            _send_retrying(
+                endpoint,
                 _request(
                     24,
                     3,
@@ -162,7 +202,7 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
                         "v3_and_below_producer_epoch": ids["producer_epoch"],
                         "v3_and_below_topics": [{"name": topic, "partitions": [partition]}],
                     },
-                )
+                ),
             )
         )
     )
@@ -175,7 +215,8 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
     )
     answers.append(
         to_tree(
-            endpoint.send(
+            _send_retrying(
+                endpoint,
                 _request(
                     0,
                     11,
@@ -187,16 +228,104 @@ def _transaction(endpoint: Endpoint, topic: str, partition: int, commit: bool) -
                             {"name": topic, "partition_data": [{"index": partition, "records": batch}]}
                         ],
                     },
-                )
+                ),
             )
         )
     )
     answers.append(
         to_tree(
-            endpoint.send(_request(26, 4, {"transactional_id": transactional_id, **ids, "committed": commit}))
+            _send_retrying(
+                endpoint, _request(26, 4, {"transactional_id": transactional_id, **ids, "committed": commit})
+            )
         )
     )
+    _wait_until_complete(endpoint, transactional_id)
     return answers
+
+
+def _wait_for_config(endpoint: Endpoint, topic: str, name: str, value: str) -> None:
+    """Until the topic's config reads `value`: Kafka's controller commits the change and its broker applies it a
+    moment later (a DeleteRecords sent at once may still meet the old cleanup policy)."""
+    body = {
+        "resources": [{"resource_type": 2, "resource_name": topic, "configuration_keys": [name]}],
+        "include_synonyms": False,
+        "include_documentation": False,
+    }
+    deadline = time.monotonic() + RETRY_S
+    while time.monotonic() < deadline:
+        answer = endpoint.send(_request(32, 4, body))
+        if isinstance(answer, dict) or any(c.value == value for c in answer.results[0].configs):
+            return
+        time.sleep(0.05)
+
+
+def _wait_until_complete(endpoint: Endpoint, transactional_id: str) -> None:
+    """Until the coordinator has written the transaction's markers. Kafka answers EndTxn once it has logged
+    PrepareCommit/PrepareAbort and writes the markers after, so a record produced right after could land before
+    the marker (ours writes them before answering); a client has no ordering guarantee there, so the sequences
+    wait for them."""
+    deadline = time.monotonic() + RETRY_S
+    while time.monotonic() < deadline:
+        answer = endpoint.send(_request(65, 0, {"transactional_ids": [transactional_id]}))
+        if isinstance(answer, dict) or answer.transaction_states[0].transaction_state not in _PREPARED:
+            return
+        time.sleep(0.05)
+
+
+def read_committed(endpoint: Endpoint, topic: str, partition: int) -> Any:
+    """Everything a read_committed consumer reads of a partition from offset 0, fetching on from the next offset
+    as consumers do (a fetch answer may hold any prefix of what there is: Apache Kafka's often stops after one
+    batch, ours gives what fits)."""
+    batches: list[Any] = []
+    aborted: list[Any] = []
+    first_answer: Any = None
+    offset = 0
+    for _ in range(100):
+        body = {
+            "replica_id": -1,
+            "max_wait": 0,
+            "min_bytes": 0,
+            "max_bytes": 1 << 20,
+            "isolation_level": 1,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [
+                {
+                    "topic": topic,
+                    "partitions": [
+                        {
+                            "partition": partition,
+                            "current_leader_epoch": -1,
+                            "fetch_offset": offset,
+                            "last_fetched_epoch": -1,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        }
+        answer = to_tree(_send_retrying(endpoint, _request(1, 12, body)))
+        if not isinstance(answer, dict) or "responses" not in answer:
+            return answer
+        found = answer["responses"][0]["partitions"][0]
+        if first_answer is None:
+            first_answer = {
+                key: found[key]
+                for key in ("error_code", "high_watermark", "last_stable_offset", "log_start_offset")
+            }
+        if found["error_code"] != 0 or not found["records"]:
+            break
+        batches += found["records"]
+        aborted += [entry for entry in found["aborted_transactions"] or [] if entry not in aborted]
+        offset = batches[-1]["base_offset"] + batches[-1]["last_offset_delta"] + 1
+        if offset >= found["last_stable_offset"]:
+            break
+    # What the consumer keeps: the aborted producers' batches from each aborted transaction's first offset on are
+    # dropped by the consumer, so the list is compared as the set of (producer, first offset) it was told.
+    return {"start": first_answer, "batches": batches, "aborted": sorted(aborted, key=repr)}
 
 
 def observe(endpoint: Endpoint, topic: str) -> Any:
@@ -219,42 +348,16 @@ def observe(endpoint: Endpoint, topic: str) -> Any:
                 }
             ],
         }
-        state[name] = to_tree(endpoint.send(_request(2, 9, body)))
-    fetch = {
-        "replica_id": -1,
-        "max_wait": 0,
-        "min_bytes": 0,
-        "max_bytes": 1 << 20,
-        "isolation_level": 1,
-        "session_id": 0,
-        "session_epoch": -1,
-        "topics": [
-            {
-                "topic": topic,
-                "partitions": [
-                    {
-                        "partition": p,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": 0,
-                        "last_fetched_epoch": -1,
-                        "log_start_offset": -1,
-                        "partition_max_bytes": 1 << 20,
-                    }
-                    for p in partitions
-                ],
-            }
-        ],
-        "forgotten_topics_data": [],
-        "rack_id": "",
-    }
-    state["records"] = to_tree(endpoint.send(_request(1, 12, fetch)))
+        state[name] = to_tree(_send_retrying(endpoint, _request(2, 9, body)))
+    for partition in partitions:
+        state[f"records {partition}"] = read_committed(endpoint, topic, partition)
     for group in ("g1", "g2"):
         body = {
             "group_id": f"{topic}-{group}",
             "topics": [{"name": topic, "partition_indexes": partitions}],
             "require_stable": True,
         }
-        state[f"offsets {group}"] = to_tree(endpoint.send(_request(9, 7, body)))
+        state[f"offsets {group}"] = to_tree(_send_retrying(endpoint, _request(9, 7, body)))
     state["configs"] = to_tree(
         endpoint.send(
             _request(

@@ -99,4 +99,4 @@ def test_a_sequence_of_requests_leaves_the_same_state(
         for what, mine, other in run_sequence(theirs, ours, topic, sequence)
         for difference in differences(mine, other)
     ]
-    assert found == []
+    assert found == [], f"after {sequence}"
