@@ -56,7 +56,7 @@ def test_idempotent_producer_and_a_consumer_read_everything_once_in_order(
     topic = unique(f"java-{protocol}")
     create_topic(jvm_driver, target, topic, 4)
     sent = jvm_driver.check(
-        "produce", properties=target.client_properties(), topic=topic, count=2000, keys=8
+        "produce", properties=target.client_properties(), topic=topic, count=1000, keys=8
     ).ok()
     offsets: dict[int, list[int]] = {}
     for record in sent.result:
@@ -69,9 +69,9 @@ def test_idempotent_producer_and_a_consumer_read_everything_once_in_order(
         extra={"group.protocol": protocol},
         topic=topic,
         group=unique("java-group"),
-        count=2000,
+        count=1000,
     ).ok()
-    assert_exactly_once_in_order(read.result, [f"k{index % 8}:{index}" for index in range(2000)])
+    assert_exactly_once_in_order(read.result, [f"k{index % 8}:{index}" for index in range(1000)])
 
 
 def test_transactions_read_committed_and_exactly_once_copy_with_a_consumer_protocol_member(
