@@ -66,6 +66,7 @@ fi
 
 # --- the JVM ecosystem tests' Java (jvm/ecosystem/src), compiled against those jars into .cache/jvm-ecosystem/<digest> --
 if [[ $WITH_TEST_TOOLS == 1 && "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
+  # (and Spark's own Kafka connector, jvm/spark-kafka/pom.xml, into .cache/spark-kafka/<version>, redone when the pom changes)
   .venv/bin/python -m tests.fixtures.jvm_ecosystem >/dev/null
 fi
 

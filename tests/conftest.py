@@ -8,6 +8,7 @@ pytest_plugins = [
     "tests.fixtures.oidc",
     "tests.fixtures.apache_kafka",
     "tests.fixtures.engines",
+    "tests.fixtures.jvm_ecosystem",
 ]
 
 # Fast feedback first: unit tests, then integration with real servers, then browser journeys. The browser tier

@@ -474,11 +474,15 @@ class TransactionCoordinator:
         if error is not None:
             return InitProducerResult(error)
         metadata = self.transactions.get(transactional_id)
-        if metadata is None or metadata.producer_id != producer_id:
+        if metadata is None:
+            return InitProducerResult(ErrorCode.invalid_producer_id_mapping)
+        if _transition_pending(metadata):
+            return InitProducerResult(ErrorCode.concurrent_transactions)
+        if metadata.producer_id != producer_id:
             return InitProducerResult(ErrorCode.invalid_producer_id_mapping)
         if producer_epoch != metadata.producer_epoch:
             return InitProducerResult(ErrorCode.producer_fenced)
-        if metadata.pending or metadata.state == TxnState.PREPARE_EPOCH_FENCE:
+        if metadata.state == TxnState.PREPARE_EPOCH_FENCE:
             return InitProducerResult(ErrorCode.concurrent_transactions)
         held = (metadata.producer_id, metadata.producer_epoch)
         state = metadata.state
@@ -496,8 +500,6 @@ class TransactionCoordinator:
             not commit and state == TxnState.COMPLETE_ABORT
         ):
             return InitProducerResult(ErrorCode.none, *held)
-        if (commit and state == TxnState.PREPARE_COMMIT) or (not commit and state == TxnState.PREPARE_ABORT):
-            return InitProducerResult(ErrorCode.concurrent_transactions)
         return InitProducerResult(ErrorCode.invalid_txn_state)
 
     async def end_transaction_v2(
@@ -514,6 +516,8 @@ class TransactionCoordinator:
         if metadata is None:
             return InitProducerResult(ErrorCode.invalid_producer_id_mapping)
         state = metadata.state
+        if _transition_pending(metadata):
+            return InitProducerResult(ErrorCode.concurrent_transactions)
         # A retry of an EndTxn whose answer was lost: the epoch it bumped, or the new producer id it moved to.
         retry_on_bump = metadata.producer_id == producer_id and metadata.producer_epoch == producer_epoch + 1
         retry_on_overflow = (
@@ -524,15 +528,13 @@ class TransactionCoordinator:
         is_retry = retry_on_bump or retry_on_overflow
         if metadata.producer_id != producer_id and not retry_on_overflow:
             return InitProducerResult(ErrorCode.invalid_producer_id_mapping)
-        if state in PREPARED:
-            valid_epoch = is_retry
-        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+        if state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
             valid_epoch = is_retry or producer_epoch == metadata.producer_epoch
         else:
             valid_epoch = producer_epoch == metadata.producer_epoch
         if not valid_epoch:
             return InitProducerResult(ErrorCode.producer_fenced)
-        if metadata.pending or state == TxnState.PREPARE_EPOCH_FENCE:
+        if state == TxnState.PREPARE_EPOCH_FENCE:
             return InitProducerResult(ErrorCode.concurrent_transactions)
         held = InitProducerResult(ErrorCode.none, metadata.producer_id, metadata.producer_epoch)
         if state == TxnState.ONGOING:
@@ -544,8 +546,6 @@ class TransactionCoordinator:
         if not commit and not is_retry and state in COMPLETED:
             # An abort with nothing added (the producer failed before its first send) still bumps the epoch.
             return await self._prepare_v2(metadata, commit, empty=True)
-        if (commit and state == TxnState.PREPARE_COMMIT) or (not commit and state == TxnState.PREPARE_ABORT):
-            return InitProducerResult(ErrorCode.concurrent_transactions)
         return InitProducerResult(ErrorCode.invalid_txn_state)
 
     async def _prepare_v2(
@@ -838,6 +838,13 @@ class _WaitingLog:
                 "transaction of %s (producer %d) completed after %.0f s",
                 self.metadata.transactional_id, self.metadata.producer_id, time.monotonic() - self.started,
             )  # fmt: skip
+
+
+def _transition_pending(metadata: TransactionMetadata) -> bool:
+    """A state write in flight, or a prepared transaction whose markers are being written (its completion
+    pending). Kafka's EndTxn answers CONCURRENT_TRANSACTIONS for these before it looks at the producer id or
+    epoch: the producer retries, where PRODUCER_FENCED for the next transaction's EndTxn would be fatal."""
+    return metadata.pending or metadata.state in PREPARED
 
 
 def _copy(metadata: TransactionMetadata) -> TransactionMetadata:

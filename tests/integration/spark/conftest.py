@@ -38,6 +38,7 @@ from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
 from tests.fixtures.broker import ADMIN_PASSWORD, ADMIN_USER
 from tests.fixtures.engines import STREAMHUB, ManagedCluster
+from tests.fixtures.jvm_ecosystem import spark_kafka_jars
 from tests.fixtures.servers import point_celery_at, stop_process, wait_until
 from tests.integration.clusters.conftest import _database_url_of_this_test
 from tests.integration.spark.spark_servers import connect_server, standalone_cluster  # noqa: F401 - fixtures
@@ -62,7 +63,8 @@ def spark() -> Iterator[object]:
     session = (
         SparkSession.builder.master("local[2]")
         .appName("streamhub-tests")
-        .config("spark.jars", str(build_reader_jar()))
+        # Spark's own Kafka connector too, for test_spark_kafka_connector.py (one session for the whole run).
+        .config("spark.jars", ",".join(map(str, [build_reader_jar(), *spark_kafka_jars()])))
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.bindAddress", "127.0.0.1")

@@ -93,3 +93,26 @@ async def test_a_successor_finishes_an_overflowing_transaction_onto_the_new_id(
         0,
     )
     await successor.close()
+
+
+async def test_the_next_end_while_markers_are_written_waits_instead_of_fencing(
+    coordinator: TransactionCoordinator, markers: RecordingMarkers
+) -> None:
+    """The Java producer commits, then at once aborts its next transaction (its sends still queued, so nothing was
+    added): the abort comes with the bumped epoch while the commit's markers are still being written. Kafka
+    answers CONCURRENT_TRANSACTIONS while the PrepareCommit -> CompleteCommit transition is pending (checked before
+    the epoch), the producer retries, and the abort then goes through; fencing it killed the producer."""
+    pid = (await coordinator.init_producer_id("app", 10_000)).producer_id
+    assert await coordinator.add_partitions("app", pid, 0, [("t", 0)]) == ErrorCode.none
+    markers.failing[("t", 0)] = 2  # the partition's leader takes the marker only on the third try
+    assert (await coordinator.end_transaction_v2("app", pid, 0, True)).producer_epoch == 1
+    assert coordinator.describe("app")[1].state == "PrepareCommit"
+    waited = await coordinator.end_transaction_v2("app", pid, 1, False)
+    assert waited.error == ErrorCode.concurrent_transactions
+    # A retry of the commit itself waits the same way until it is complete.
+    assert (
+        await coordinator.end_transaction_v2("app", pid, 0, True)
+    ).error == ErrorCode.concurrent_transactions
+    await coordinator.drain()
+    aborted = await coordinator.end_transaction_v2("app", pid, 1, False)
+    assert (aborted.error, aborted.producer_epoch) == (ErrorCode.none, 2)
