@@ -351,9 +351,6 @@ async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]
         list(request.state_filters), [int(p) for p in request.producer_id_filters], min_duration
     )
     answer["unknown_state_filters"] = unknown
-    if unknown:
-        # As Kafka: a state filter it does not know matches nothing (rather than being ignored).
-        return answer
     answer["transaction_states"] = [
         {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "transaction_state": t.state}
         for t in listed

@@ -683,9 +683,12 @@ class TransactionCoordinator:
         self, state_names: Sequence[str], producer_ids: Sequence[int], min_duration_ms: int = -1
     ) -> tuple[list[TransactionDescription], list[str]]:
         """Transactions of the loaded partitions matching every given filter, and the state names
-        that are not Kafka's (answered as unknown)."""
+        that are not Kafka's (answered as unknown). As Kafka, an unknown state name matches nothing: state
+        filters that are all unknown list no transaction, rather than being ignored."""
         unknown = [name for name in state_names if name not in STATES_BY_NAME]
         states = {STATES_BY_NAME[name] for name in state_names if name in STATES_BY_NAME}
+        if state_names and not states:
+            return [], unknown
         wanted_ids = set(producer_ids)
         now = self._now_ms()
         listed = []

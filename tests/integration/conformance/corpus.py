@@ -1127,6 +1127,17 @@ def _transactions(names: Names) -> list[Step]:
             kind="invalid",
         ),
         Step(
+            "list transactions in a known and an unknown state",
+            66,
+            listing=True,
+            body=lambda v, c: {
+                "state_filters": ["Ongoing", "Dancing"],
+                "producer_id_filters": [],
+                "duration_filter": -1,
+            },
+            kind="edge",
+        ),
+        Step(
             "add offsets to the transaction",
             25,
             lambda v, c: {"transactional_id": txn, **ids(c), "group_id": f"{names.group}-txn"},
