@@ -8,12 +8,14 @@ not expose ConsumerGroupDescribe's per-member detail) and a confluent-kafka cons
 
 from __future__ import annotations
 
+import datetime
 import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AclOperation, ResourcePatternType, ResourceType
 from kio.schema.consumer_group_describe.v0.request import ConsumerGroupDescribeRequest
+from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.errors import ErrorCode
 
 from tests.fixtures.broker import SecureBrokerProcess
@@ -66,9 +68,30 @@ def test_a_regex_resolves_only_to_topics_the_member_may_describe(secure_broker: 
         # A regex matching all three resolves to the two it may describe.
         joined = join_consumer_group(wire, group, None, regex=rf"{prefix}\..*")
         assert joined.error_code == ErrorCode.none, joined
+        # As in Kafka the group resolves the new regex in the background: a later heartbeat gets it.
+        answer = joined
+        deadline = time.monotonic() + 10
+        while not (answer.assignment and answer.assignment.topic_partitions):
+            assert time.monotonic() < deadline, answer
+            time.sleep(0.1)
+            answer = wire.request(
+                ConsumerGroupHeartbeatRequest(
+                    group_id=group,
+                    member_id=joined.member_id,
+                    member_epoch=answer.member_epoch,
+                    instance_id=None,
+                    rack_id=None,
+                    rebalance_timeout=datetime.timedelta(milliseconds=-1),
+                    subscribed_topic_names=None,
+                    subscribed_topic_regex=None,
+                    server_assignor=None,
+                    topic_partitions=(),
+                )
+            )
+            assert answer.error_code == ErrorCode.none, answer
         # The secret topic has 3 partitions: the two visible ones have 2 and 1 (the names are
         # checked in the description below).
-        assigned = sorted(len(tp.partitions) for tp in joined.assignment.topic_partitions)
+        assigned = sorted(len(tp.partitions) for tp in answer.assignment.topic_partitions)
         assert assigned == [1, 2]
 
     # The super user sees the group, and no trace of the secret topic in it.
