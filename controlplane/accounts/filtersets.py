@@ -4,6 +4,7 @@ from django.utils import timezone
 
 from controlplane.accounts.choices import ApiKeyStatus
 from controlplane.accounts.models import ApiKey, ServiceAccount
+from controlplane.core.api.filters import IdFilter
 from controlplane.tenancy.choices import TeamRole
 
 
@@ -16,7 +17,7 @@ class ServiceAccountFilterSet(django_filters.FilterSet):
 
 
 class ApiKeyFilterSet(django_filters.FilterSet):
-    team = django_filters.NumberFilter(field_name="service_account__team")
+    team = IdFilter(field_name="service_account__team")
     role = django_filters.ChoiceFilter(choices=TeamRole.choices)
     personal = django_filters.BooleanFilter(field_name="user", lookup_expr="isnull", exclude=True)
     status = django_filters.ChoiceFilter(choices=ApiKeyStatus.choices, method="filter_status")

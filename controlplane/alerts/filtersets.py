@@ -16,7 +16,7 @@ from controlplane.alerts.choices import (
     Severity,
 )
 from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
-from controlplane.core.api.filters import UtcDateTimeFilter
+from controlplane.core.api.filters import IdFilter, UtcDateTimeFilter
 
 SILENCE_STATES = [("scheduled", "Scheduled"), ("active", "Active"), ("expired", "Expired")]
 
@@ -59,7 +59,7 @@ class SilenceFilterSet(django_filters.FilterSet):
 class AlertFilterSet(django_filters.FilterSet):
     state = django_filters.MultipleChoiceFilter(choices=AlertState.choices)
     active = django_filters.BooleanFilter(method="filter_active", help_text="Pending or firing.")
-    team = django_filters.NumberFilter(field_name="rule__team")
+    team = IdFilter(field_name="rule__team")
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     group = django_filters.CharFilter(field_name="group_name", lookup_expr="icontains")
     acknowledged = django_filters.BooleanFilter(

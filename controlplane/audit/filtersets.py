@@ -2,7 +2,7 @@ import django_filters
 
 from controlplane.audit.choices import ActorType, Result, Via
 from controlplane.audit.models import AuditEvent
-from controlplane.core.api.filters import UtcDateTimeFilter
+from controlplane.core.api.filters import IdFilter, UtcDateTimeFilter
 
 
 class AuditEventFilterSet(django_filters.FilterSet):
@@ -12,8 +12,8 @@ class AuditEventFilterSet(django_filters.FilterSet):
     actor_type = django_filters.ChoiceFilter(choices=ActorType.choices)
     via = django_filters.ChoiceFilter(choices=Via.choices)
     result = django_filters.ChoiceFilter(choices=Result.choices)
-    team = django_filters.NumberFilter(field_name="team_id")
-    organization = django_filters.NumberFilter(field_name="organization_id")
+    team = IdFilter(field_name="team_id")
+    organization = IdFilter(field_name="organization_id")
     since = UtcDateTimeFilter(field_name="timestamp", lookup_expr="gte")
     until = UtcDateTimeFilter(field_name="timestamp", lookup_expr="lt")
 

@@ -1,12 +1,13 @@
 import django_filters
 
+from controlplane.core.api.filters import IdFilter
 from controlplane.lag.models import GroupLag
 from controlplane.lag.observations import Health
 
 
 class GroupLagFilterSet(django_filters.FilterSet):
     status = django_filters.MultipleChoiceFilter(choices=Health.choices)
-    team = django_filters.NumberFilter(field_name="group__team")
+    team = IdFilter(field_name="group__team")
     name = django_filters.CharFilter(field_name="group__name", lookup_expr="icontains")
 
     class Meta:

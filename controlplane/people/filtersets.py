@@ -2,13 +2,14 @@ import django_filters
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
+from controlplane.core.api.filters import IdFilter
 from controlplane.people.choices import PersonStatus
 
 
 class PersonFilterSet(django_filters.FilterSet):
     search = django_filters.CharFilter(method="filter_search", help_text="Part of the username or e-mail.")
-    organization = django_filters.NumberFilter(field_name="org_memberships__organization")
-    team = django_filters.NumberFilter(field_name="team_memberships__team")
+    organization = IdFilter(field_name="org_memberships__organization")
+    team = IdFilter(field_name="team_memberships__team")
     status = django_filters.ChoiceFilter(choices=PersonStatus.choices, method="filter_status")
 
     class Meta:

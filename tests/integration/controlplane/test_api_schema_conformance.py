@@ -26,3 +26,22 @@ def test_a_key_never_rotated_matches_the_published_schema(world, in_process) -> 
 
         assert response.status_code == 200
         case.validate_response(response, checks=[response_schema_conformance])
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/alerts/",
+        "/api/v1/audit-events/",
+        "/api/v1/people/",
+        "/api/v1/api-keys/",
+        "/api/v1/lag/groups/",
+    ],
+)
+def test_an_id_filter_beyond_a_database_integer_is_a_400_not_an_overflow(world, path: str) -> None:
+    client = world.org_admin.client()
+
+    for name in ("team", "organization"):
+        response = client.get(path, {name: "-34570309557197342648154718208"})
+
+        assert response.status_code in (200, 400), (path, name, response.status_code)
