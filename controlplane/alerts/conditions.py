@@ -138,7 +138,8 @@ def _group_subject(rule: RuleSpec, group: GroupObservation) -> Subject | None:
         partitions = [p for p in group.partitions if glob_matches(rule.topic_pattern, p.topic)]
         if not partitions:
             return None
-        lag_messages = sum(p.lag_messages for p in partitions)
+        # Like the group's total: partitions without a committed offset are left out.
+        lag_messages = sum(p.lag_messages for p in partitions if p.committed_offset is not None)
         lag_seconds = _max_known([p.lag_seconds for p in partitions])
         catch_up = max(_time_to_catch_up(p.time_to_catch_up_seconds, p.lag_messages) for p in partitions)
         status = worst_health([p.status for p in partitions])

@@ -73,7 +73,10 @@ def classify(state: PartitionState) -> Verdict:
         if lag == 0:
             return Verdict(Health.OK, "Caught up; the group has no members.")
         if not moved:
-            return Verdict(Health.STOPPED, f"No members and no commits; {lag} records unread.")
+            return Verdict(
+                Health.STOPPED,
+                f"No members, and the committed offset {committed} has not moved; {lag} records unread.",
+            )
     if (
         lag > 0
         and not moved

@@ -61,7 +61,8 @@ class GroupSample:
 
     @property
     def lag_messages(self) -> int:
-        return sum(p.lag_messages for p in self.partitions)
+        """The group's lag as Kafka counts it: partitions without a committed offset are left out."""
+        return sum(p.lag_messages for p in self.partitions if p.committed_offset is not None)
 
     @property
     def lag_seconds(self) -> float | None:

@@ -168,8 +168,8 @@ def _observe_partition(
     assigned: bool,
     now: float,
 ) -> PartitionObservation:
-    # Never committed: counted from the log start, as a consumer of the group would read it (and as the
-    # backlog job counts), so the group's total includes partitions it has not touched yet.
+    # Never committed: the partition's backlog counts from the log start, as a consumer of the group would
+    # read it (and as the backlog job counts); its health reason says so. The group's total leaves it out.
     start = offsets.log_start if committed is None else _first_unconsumed(committed, offsets)
     lag = max(0, offsets.last_stable - start)
     if committed is not None and committed < offsets.log_start:
@@ -253,7 +253,9 @@ def _group_observation(
         status=status,
         reason=reason,
         member_count=member_count,
-        lag_messages=sum(p.lag_messages for p in partitions),
+        # Kafka's definition, as kafka-consumer-groups.sh --describe shows it (LAG "-" where nothing is
+        # committed) and as the group's live page adds it up: only partitions with a committed offset count.
+        lag_messages=sum(p.lag_messages for p in partitions if p.committed_offset is not None),
         lag_seconds=max(seconds) if seconds else None,
         # The slowest partition decides; any partition that is not catching up makes the group not.
         time_to_catch_up_seconds=None if None in catch_up else max(catch_up, default=0.0),

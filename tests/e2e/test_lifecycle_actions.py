@@ -66,7 +66,8 @@ def test_an_admin_purges_a_partition_deletes_group_offsets_and_the_group_and_sof
     # Purge partition 0 of the topic before offset 4.
     sign_in(page, f"{live_server.url}/topics/{topic_id}", "olga")
     expect(page.get_by_role("heading", name=topic, level=1)).to_be_visible()
-    page.get_by_role("button", name="Purge partition").click()
+    page.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Purge a partition…").click()
     purge = page.get_by_role("dialog", name=f"Purge a partition of {topic}")
     purge.get_by_label("Partition", exact=True).select_option("0")
     purge.get_by_label("Delete records before offset").fill("4")

@@ -223,3 +223,41 @@ def test_two_thousand_topics_are_listed_and_a_search_renders_within_100_ms(
     expect(page).to_have_url(f"{live_server.url}/topics?q=stream-1234")
     screenshot(page, "topics-2000-search")
     assert page.problems.messages == []
+
+
+def test_a_message_produced_from_the_messages_tab_shows_after_browse_and_in_the_header_counts(
+    page: Page, live_server, payments: Payments
+) -> None:
+    """A new user's first message: the Messages tab was open (and empty) before the produce."""
+    name = f"{payments.prefix}first"
+    topics.create_topic(
+        actor=payments.olga, cluster=payments.cluster, team=payments.team, name=name, partitions=1
+    )
+    topic = Topic.objects.get(cluster=payments.cluster, name=name)
+    sign_in(page, f"{live_server.url}/topics/{topic.pk}/messages")
+    expect(page.get_by_text("No messages")).to_be_visible()
+    header = page.locator("dl.details")
+    expect(header).to_contain_text("Messages0")
+    expect(header).to_contain_text("Size0 B")
+
+    page.get_by_role("button", name="Produce message").click()
+    produce = page.get_by_role("dialog", name=f"Produce a message to {name}")
+    produce.get_by_label("Key", exact=True).fill("first")
+    produce.get_by_label("Value", exact=True).fill("hello, world")
+    produce.get_by_role("button", name="Produce", exact=True).click()
+    expect(produce.get_by_role("status")).to_contain_text("Produced to partition 0 at offset 0")
+    # Escape closes it wherever focus is (the disabled-while-sending button had dropped it to the body).
+    page.keyboard.press("Escape")
+    expect(produce).to_have_count(0)
+    expect(page.get_by_role("button", name="Produce message")).to_be_focused()
+
+    expect(header).to_contain_text("Messages1")
+    expect(header).not_to_contain_text("Size0 B")
+    table = page.get_by_role("table", name="Messages")
+    expect(table).to_contain_text("hello, world")
+    # Browse with nothing changed still asks the server.
+    with page.expect_request(re.compile(rf"/api/v1/topics/{topic.pk}/messages/")):
+        page.get_by_role("button", name="Browse").click()
+    expect(table).to_contain_text("hello, world")
+    screenshot(page, "topic-first-message")
+    assert page.problems.messages == []

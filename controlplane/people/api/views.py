@@ -1,3 +1,5 @@
+from django.conf import settings
+from django.contrib.auth import login
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -10,7 +12,7 @@ from controlplane.core.api.authentication import enforce_csrf
 from controlplane.core.api.client_address import client_address
 from controlplane.core.api.throttling import LoginRateThrottle
 from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
-from controlplane.people import filtersets, services
+from controlplane.people import filtersets, oidc, services
 from controlplane.people.api import serializers
 from controlplane.tenancy.access import org_roles
 from controlplane.tenancy.choices import TeamRole
@@ -115,13 +117,25 @@ def inspect_password_link(request: Request) -> Response:
 @permission_classes([AllowAny])
 @throttle_classes([LoginRateThrottle])
 def use_password_link(request: Request) -> Response:
-    """Sets the password with a one-time link; the person then signs in with it."""
+    """Sets the password with a one-time link and signs the person in with it (they just proved they hold
+    the link and chose the password), unless password sign-in is turned off for them."""
     enforce_csrf(request)
     data = serializers.SetPasswordInputSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    services.use_link(
+    user = services.use_link(
         token=data.validated_data["token"],
         password=data.validated_data["password"],
         client_address=client_address(request._request),
     )
+    if _password_sign_in_allowed(user.username):
+        login(request._request, user, backend=MODEL_BACKEND)
     return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _password_sign_in_allowed(username: str) -> bool:
+    """The login endpoint's rule: with single sign-on hiding the password form, only break-glass accounts."""
+    hidden = settings.OIDC_HIDE_LOCAL_LOGIN and oidc.current_config() is not None
+    return not hidden or username in settings.OIDC_BREAK_GLASS_USERS

@@ -584,7 +584,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Sets the password with a one-time link; the person then signs in with it. */
+        /**
+         * @description Sets the password with a one-time link and signs the person in with it (they just proved they hold
+         *     the link and chose the password), unless password sign-in is turned off for them.
+         */
         post: operations["v1_auth_password_links_use_create"];
         delete?: never;
         options?: never;

@@ -122,7 +122,9 @@ async function registryRequest<T>(cluster: number, path: string, options: Reques
 }
 
 export const schemaRegistry = {
-  listSubjects: (cluster: number, signal?: AbortSignal) => registryRequest<string[]>(cluster, "/subjects", { signal }),
+  /** Every live version of every subject the caller may read (Confluent's `GET /schemas`). */
+  listLiveVersions: (cluster: number, signal?: AbortSignal) =>
+    registryRequest<SubjectVersion[]>(cluster, "/schemas", { signal }),
 
   listVersions: (cluster: number, subject: string, signal?: AbortSignal) =>
     registryRequest<number[]>(cluster, `/subjects/${encodeSubject(subject)}/versions`, { signal }),

@@ -28,8 +28,12 @@ function stubRegistry(role: "viewer" | "developer", extra: Handlers = {}) {
     "GET /api/v1/organizations/": page([acme]),
     "GET /api/v1/prefixes/": page([paymentsPrefix]),
     "GET /api/v1/clusters/": page([cluster(), cluster({ id: 4, name: "analytics" })]),
-    [`GET ${REGISTRY}/subjects`]: json(200, [SUBJECT, "com.acme.Shared"]),
-    "GET /clusters/4/schema-registry/subjects": json(200, []),
+    [`GET ${REGISTRY}/schemas`]: json(200, [
+      { subject: SUBJECT, version: 1, id: 101, schema: v1 },
+      { subject: SUBJECT, version: 2, id: 102, schema: v2 },
+      { subject: "com.acme.Shared", version: 3, id: 7, schemaType: "PROTOBUF", schema: "syntax = 'proto3';" },
+    ]),
+    "GET /clusters/4/schema-registry/schemas": json(200, []),
     [`GET ${REGISTRY}/subjects/${ENCODED}/versions`]: json(200, [1, 2]),
     [`GET ${REGISTRY}/subjects/${ENCODED}/versions/1`]: version(1, v1),
     [`GET ${REGISTRY}/subjects/${ENCODED}/versions/2`]: version(2, v2),
@@ -48,6 +52,9 @@ describe("SchemasPage", () => {
     expect(link).toHaveAttribute("href", `/schemas/3/${ENCODED}`);
     expect(within(table).getAllByRole("row")[2]).toHaveTextContent("payments.card/v2value");
     expect(within(table).getByText("com.acme.Shared").closest("tr")).toHaveTextContent("—");
+    // Type and live versions: Avro when the registry leaves the type out; versions 1 and 2 deleted here.
+    expect(within(table).getByRole("row", { name: new RegExp(`^${SUBJECT}`) })).toHaveTextContent(/Avro\s*2$/);
+    expect(within(table).getByText("com.acme.Shared").closest("tr")).toHaveTextContent(/Protobuf\s*1 \(latest v3\)$/);
 
     await user.type(screen.getByLabelText("Filter subjects"), "shared");
     expect(within(table).getAllByRole("row")).toHaveLength(2);
@@ -59,7 +66,7 @@ describe("SchemasPage", () => {
 
   it("shows the registry's error message", async () => {
     stubRegistry("viewer", {
-      "GET /clusters/4/schema-registry/subjects": json(403, {
+      "GET /clusters/4/schema-registry/schemas": json(403, {
         error_code: 40301,
         message: "User is denied operation Read",
       }),

@@ -3,7 +3,8 @@ import { useId, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { useClusters } from "../api/hooks/clusters";
-import { useSubjects } from "../api/hooks/schemas";
+import { useSubjects, type SubjectSummary } from "../api/hooks/schemas";
+import type { SchemaType } from "../api/schemaRegistry";
 import type { Cluster } from "../api/types";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
@@ -12,11 +13,12 @@ import { EmptyState, QueryView } from "../components/states";
 import { CreateSubjectForm } from "./schemas/CreateSubjectForm";
 import { subjectPath, topicOfSubject } from "./schemas/subjectNames";
 
-interface SubjectRow {
-  subject: string;
+interface SubjectRow extends SubjectSummary {
   topic: string;
   part: string;
 }
+
+const TYPE_LABELS: Record<SchemaType, string> = { AVRO: "Avro", JSON: "JSON Schema", PROTOBUF: "Protobuf" };
 
 function columnsFor(cluster: number) {
   const column = createColumnHelper<SubjectRow>();
@@ -34,6 +36,12 @@ function columnsFor(cluster: number) {
       cell: (info) => <span className="mono">{info.getValue() || "—"}</span>,
     }),
     column.accessor("part", { header: "Key or value", cell: (info) => info.getValue() || "—" }),
+    column.accessor("schemaType", { header: "Type", cell: (info) => TYPE_LABELS[info.getValue()] ?? info.getValue() }),
+    column.accessor("versions", {
+      header: "Versions",
+      cell: ({ row: { original } }) =>
+        original.versions === original.latest ? original.versions : `${original.versions} (latest v${original.latest})`,
+    }),
   ];
 }
 
@@ -123,9 +131,9 @@ export function SchemasPage() {
                   <DataTable
                     label="Subjects"
                     columns={columnsFor(cluster)}
-                    rows={list.map((subject) => {
-                      const use = topicOfSubject(subject);
-                      return { subject, topic: use?.topic ?? "", part: use?.part ?? "" };
+                    rows={list.map((summary) => {
+                      const use = topicOfSubject(summary.subject);
+                      return { ...summary, topic: use?.topic ?? "", part: use?.part ?? "" };
                     })}
                     getRowId={(row) => row.subject}
                     initialSorting={[{ id: "subject", desc: false }]}

@@ -1,7 +1,7 @@
-import { screen } from "@testing-library/react";
+import { screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
-import { json, requestsOf, signedOut, stubFetch } from "../test/fetchStub";
+import { json, requestsOf, signedIn, signedOut, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import { tokenFromHash } from "./SetPasswordPage";
 
@@ -19,7 +19,37 @@ describe("SetPasswordPage", () => {
     expect(tokenFromHash("")).toBe("");
   });
 
-  it("sets the password with the link's token and offers to sign in", async () => {
+  it("sets the password and goes on into the console signed in", async () => {
+    window.location.hash = "#token=tok123";
+    let passwordSet = false;
+    stubFetch(
+      {
+        "GET /api/v1/auth/session/": () => json(200, passwordSet ? signedIn : signedOut),
+        "POST /api/v1/auth/password-links/inspect/": json(200, {
+          username: "nina",
+          purpose: "invite",
+          expires_at: "2026-01-05T10:00:00Z",
+        }),
+        "POST /api/v1/auth/password-links/use/": () => {
+          passwordSet = true;
+          return { status: 204 };
+        },
+      },
+      // The console's pages behind the sign-in: whatever they ask, nothing.
+      json(200, { count: 0, next: null, previous: null, results: [] }),
+    );
+    const { router, user } = renderApp("/set-password");
+
+    expect(await screen.findByText(/Welcome, nina/)).toBeInTheDocument();
+    await user.type(screen.getByLabelText("New password"), "correct horse battery");
+    await user.type(screen.getByLabelText("Repeat it"), "correct horse battery");
+    await user.click(screen.getByRole("button", { name: "Set password" }));
+
+    await waitFor(() => expect(router.state.location.pathname).toBe("/"));
+    expect(screen.queryByRole("link", { name: "Sign in" })).not.toBeInTheDocument();
+  });
+
+  it("sets the password and offers to sign in where password sign-in is turned off", async () => {
     window.location.hash = "#token=tok123";
     const spy = stubFetch({
       "GET /api/v1/auth/session/": json(200, signedOut),

@@ -1,5 +1,5 @@
 import { useId, useState, type FormEvent } from "react";
-import { Link } from "react-router";
+import { Link, Navigate } from "react-router";
 
 import { describeError } from "../api/errors";
 import { usePasswordLink, useSetPasswordWithLink } from "../api/hooks/people";
@@ -12,7 +12,7 @@ export function tokenFromHash(hash: string): string {
   return new URLSearchParams(hash.replace(/^#/, "")).get("token") ?? "";
 }
 
-/** Where an invitation or a password reset link lands: the person chooses a password, then signs in. */
+/** Where an invitation or a password reset link lands: the person chooses a password and is signed in. */
 export function SetPasswordPage() {
   const [token] = useState(() => tokenFromHash(window.location.hash));
   const link = usePasswordLink(token);
@@ -27,6 +27,8 @@ export function SetPasswordPage() {
     );
   } else if (link.isPending) {
     body = <LoadingState label="Checking the link…" />;
+  } else if (setPassword.isSuccess && setPassword.data.authenticated) {
+    return <Navigate to="/" replace />;
   } else if (setPassword.isSuccess) {
     body = (
       <>

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
+import { cluster } from "../test/clusterFixtures";
 import { json, requestsOf, stubFetch } from "../test/fetchStub";
 import { renderApp } from "../test/renderApp";
 import {
@@ -33,6 +34,23 @@ function stubTeam(options: { orgAdminOf?: number[]; myRole?: "team_admin" | "dev
 }
 
 describe("TeamDetailPage", () => {
+  it("offers a developer Create topic, for this team", async () => {
+    stubTeam({ myRole: "developer" }, { "GET /api/v1/clusters/": page([cluster()]) });
+    const { user } = renderApp("/teams/1");
+
+    await user.click(await screen.findByRole("button", { name: "Create topic" }));
+    const dialog = screen.getByRole("dialog", { name: "Create topic" });
+    expect(within(dialog).getByLabelText("Team")).toHaveValue("1");
+    await waitFor(() => expect(within(dialog).getByLabelText("Name")).toHaveAccessibleDescription(/payments\./));
+  });
+
+  it("offers a viewer no Create topic", async () => {
+    stubTeam({ myRole: "viewer" });
+    renderApp("/teams/1");
+    expect(await screen.findByRole("heading", { level: 1, name: "Payments" })).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Create topic" })).not.toBeInTheDocument();
+  });
+
   it("gives an org admin every action: members, prefixes and the policy", async () => {
     stubTeam({ orgAdminOf: [10] });
     renderApp("/teams/1");

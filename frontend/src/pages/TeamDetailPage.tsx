@@ -3,10 +3,11 @@ import { Link, useLocation, useNavigate, useParams } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
 import { useAccess } from "../api/hooks/access";
+import { useClusters } from "../api/hooks/clusters";
 import { describeError } from "../api/errors";
 import { useDeleteTeam, useTeam } from "../api/hooks/teams";
 import type { Team } from "../api/types";
-import { isOrgAdmin, ROLE_LABELS, roleInTeam } from "../auth/permissions";
+import { can, isOrgAdmin, ROLE_LABELS, roleInTeam } from "../auth/permissions";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Dialog } from "../components/Dialog";
 import { PageHeader } from "../components/PageHeader";
@@ -16,6 +17,7 @@ import { MembersSection } from "./teams/MembersSection";
 import { PolicySection } from "./teams/PolicySection";
 import { PrefixesSection } from "./teams/PrefixesSection";
 import { EditTeamForm, type TeamPageState } from "./teams/TeamForms";
+import { CreateTopicForm } from "./topics/CreateTopicForm";
 
 export function TeamDetailPage() {
   const id = Number(useParams().id);
@@ -27,7 +29,8 @@ function TeamDetail({ id }: { id: number }) {
   const team = useTeam(id);
   const access = useAccess();
   const prefixError = (useLocation().state as TeamPageState | null)?.prefixError;
-  const [action, setAction] = useState<"edit" | "delete" | null>(null);
+  const clusters = useClusters();
+  const [action, setAction] = useState<"create-topic" | "edit" | "delete" | null>(null);
 
   return (
     <QueryView query={combineQueries(team, access)} errorTitle="Could not load the team">
@@ -40,6 +43,11 @@ function TeamDetail({ id }: { id: number }) {
               title={teamData.name}
               actions={
                 <div className="actions">
+                  {can.manageTopics(role) ? (
+                    <button type="button" className="button button--primary" onClick={() => setAction("create-topic")}>
+                      Create topic
+                    </button>
+                  ) : null}
                   {role === "team_admin" ? (
                     <button type="button" className="button" onClick={() => setAction("edit")}>
                       Edit team
@@ -68,6 +76,9 @@ function TeamDetail({ id }: { id: number }) {
             <MembersSection team={teamData} role={role} />
             <PrefixesSection team={teamData} canManage={orgAdmin} />
             <PolicySection team={teamData} canEdit={orgAdmin} />
+            <Dialog open={action === "create-topic"} title="Create topic" onClose={() => setAction(null)}>
+              <CreateTopicForm teams={[teamData]} clusters={clusters.data ?? []} onCancel={() => setAction(null)} />
+            </Dialog>
             <Dialog open={action === "edit"} title="Edit team" onClose={() => setAction(null)}>
               <EditTeamForm team={teamData} onDone={() => setAction(null)} />
             </Dialog>

@@ -168,16 +168,44 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     stubTopic("viewer");
     renderApp("/topics/30");
     await screen.findByRole("table", { name: "Topic configs" });
-    expect(screen.queryByRole("button", { name: "Delete topic" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "More actions" })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Produce message" })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: /^Edit / })).not.toBeInTheDocument();
+  });
+
+  it("keeps destructive actions in a menu, away from the primary action, usable by keyboard", async () => {
+    stubTopic("developer");
+    const { user } = renderApp("/topics/30");
+    const more = await screen.findByRole("button", { name: "More actions" });
+    // No red buttons beside Produce: purges and deletion are a menu away.
+    expect(screen.queryByRole("button", { name: /Purge|Delete/ })).not.toBeInTheDocument();
+
+    more.focus();
+    await user.keyboard("{ArrowDown}");
+    const menu = screen.getByRole("menu", { name: "More actions" });
+    expect(
+      within(menu)
+        .getAllByRole("menuitem")
+        .map((item) => item.textContent),
+    ).toEqual(["Purge all messages…", "Purge a partition…", "Delete topic…"]);
+    expect(within(menu).getByRole("menuitem", { name: "Purge all messages…" })).toHaveFocus();
+    await user.keyboard("{ArrowUp}");
+    expect(within(menu).getByRole("menuitem", { name: "Delete topic…" })).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("menu")).not.toBeInTheDocument();
+    expect(more).toHaveFocus();
+
+    await user.click(more);
+    await user.click(screen.getByRole("menuitem", { name: "Purge a partition…" }));
+    expect(screen.getByRole("dialog", { name: "Purge a partition of payments.orders" })).toBeInTheDocument();
   });
 
   it("deletes the topic only after its name is typed", async () => {
     const fetchSpy = stubTopic("developer", { "DELETE /api/v1/topics/30/": { status: 204 } });
     const { router, user } = renderApp("/topics/30");
 
-    await user.click(await screen.findByRole("button", { name: "Delete topic" }));
+    await user.click(await screen.findByRole("button", { name: "More actions" }));
+    await user.click(screen.getByRole("menuitem", { name: "Delete topic…" }));
     const confirm = screen.getByRole("alertdialog", { name: "Delete topic payments.orders?" });
     const button = within(confirm).getByRole("button", { name: "Delete" });
     expect(button).toBeDisabled();
@@ -195,7 +223,8 @@ describe("TopicDetailPage", { timeout: 30_000 }, () => {
     });
     const { user } = renderApp("/topics/30");
 
-    await user.click(await screen.findByRole("button", { name: "Purge" }));
+    await user.click(await screen.findByRole("button", { name: "More actions" }));
+    await user.click(screen.getByRole("menuitem", { name: "Purge all messages…" }));
     const confirm = screen.getByRole("alertdialog", { name: "Purge every message of payments.orders?" });
     await user.type(within(confirm).getByRole("textbox"), "payments.orders");
     await user.click(within(confirm).getByRole("button", { name: "Purge" }));

@@ -10,6 +10,7 @@ import { useDeleteTopic, usePurgeTopic, useTopic } from "../api/hooks/topics";
 import type { Cluster, Team, TopicDetail } from "../api/types";
 import type { Access } from "../auth/permissions";
 import { can, isOrgAdmin, roleInTeam } from "../auth/permissions";
+import { ActionsMenu } from "../components/ActionsMenu";
 import { ConfirmDialog } from "../components/ConfirmDialog";
 import { Dialog } from "../components/Dialog";
 import { PageHeader } from "../components/PageHeader";
@@ -107,15 +108,14 @@ function TopicSections({
               <button type="button" className="button" onClick={() => setAction("partitions")}>
                 Add partitions
               </button>
-              <button type="button" className="button button--danger" onClick={() => setAction("purge")}>
-                Purge
-              </button>
-              <button type="button" className="button button--danger" onClick={() => setAction("purge-partition")}>
-                Purge partition
-              </button>
-              <button type="button" className="button button--danger" onClick={() => setAction("delete")}>
-                Delete topic
-              </button>
+              <ActionsMenu
+                label="More actions"
+                actions={[
+                  { label: "Purge all messages…", destructive: true, onSelect: () => setAction("purge") },
+                  { label: "Purge a partition…", destructive: true, onSelect: () => setAction("purge-partition") },
+                  { label: "Delete topic…", destructive: true, onSelect: () => setAction("delete") },
+                ]}
+              />
             </>
           ) : null
         }

@@ -15,6 +15,7 @@ import {
   signedInHandlers,
 } from "../test/tenancyFixtures";
 import { topic, topicDetail } from "../test/topicFixtures";
+import { preferredTeam } from "./topics/CreateTopicForm";
 import { filterTopicRows, type TopicRow } from "./TopicsPage";
 
 // The machine running the suite is shared and slow at times; pages wait on several requests.
@@ -135,6 +136,29 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
     });
     renderApp("/topics");
     expect(await screen.findByRole("alert")).toHaveTextContent("Could not load the topics");
+  });
+
+  it("preselects the person's own team, else the newest, never just the alphabetically first", async () => {
+    const alpha = { ...payments, id: 5, name: "Alpha", slug: "alpha", created_at: "2025-01-01T10:00:00Z" };
+    const zebra = { ...payments, id: 6, name: "Zebra", slug: "zebra", created_at: "2026-06-01T10:00:00Z" };
+    const teams = [alpha, payments, search, zebra];
+    expect(preferredTeam(teams, new Set())).toBe(6);
+    expect(preferredTeam(teams, new Set([2]))).toBe(2);
+    expect(preferredTeam(teams, new Set([2]), 5)).toBe(5);
+
+    stubFetch({
+      ...signedInHandlers({ orgAdminOf: [10] }),
+      "GET /api/v1/teams/": page(teams),
+      "GET /api/v1/clusters/": page([cluster()]),
+      "GET /api/v1/topics/": page([topic()]),
+      "GET /api/v1/operations/": page([]),
+      "GET /api/v1/policies/": page([]),
+      "GET /api/v1/prefixes/": page([]),
+    });
+    const { user } = renderApp("/topics");
+    await user.click(await screen.findByRole("button", { name: "Create topic" }));
+    // An org admin who just created Zebra gives it its first topic.
+    expect(within(screen.getByRole("dialog", { name: "Create topic" })).getByLabelText("Team")).toHaveValue("6");
   });
 
   it("offers no create button to a viewer", async () => {

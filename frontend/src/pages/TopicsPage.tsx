@@ -123,6 +123,8 @@ export function TopicsPage() {
           teams={creatableTeams}
           clusters={clusters.data ?? []}
           initialCluster={Number(filters.cluster) || undefined}
+          initialTeam={Number(filters.team) || undefined}
+          memberOf={new Set(access.data?.teamRoles.keys())}
           onCancel={() => setCreating(false)}
         />
       </Dialog>

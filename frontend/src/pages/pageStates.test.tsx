@@ -82,7 +82,7 @@ const LIST_PAGES: PageCase[] = [
   {
     page: "Schemas",
     path: "/schemas",
-    main: `GET ${REGISTRY}/subjects`,
+    main: `GET ${REGISTRY}/schemas`,
     loading: "Loading…",
     empty: { answer: json(200, []), text: "No subjects yet" },
     registry: true,
@@ -324,7 +324,7 @@ describe("navigation", { timeout: 60_000 }, () => {
           by_topic: [],
         }),
         "GET /api/v1/job-runs/catalog/": json(200, []),
-        [`GET ${REGISTRY}/subjects`]: json(200, []),
+        [`GET ${REGISTRY}/schemas`]: json(200, []),
         "GET /api/v1/clusters/": page([cluster()]),
       },
       emptyPage,

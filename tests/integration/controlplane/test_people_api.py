@@ -41,8 +41,10 @@ def _anonymous() -> APIClient:
     return APIClient(enforce_csrf_checks=True)
 
 
-def _use(token: str, password: str = NEW_PASSWORD) -> tuple[int, dict | None]:
-    client = _anonymous()
+def _use(
+    token: str, password: str = NEW_PASSWORD, client: APIClient | None = None
+) -> tuple[int, dict | None]:
+    client = client or _anonymous()
     client.get("/api/v1/auth/session/")  # the CSRF cookie, as the console gets it
     csrf = client.cookies["csrftoken"].value
     response = client.post(
@@ -92,7 +94,12 @@ def test_an_invited_person_sets_a_password_once_and_signs_in_seeing_only_their_t
     assert info.json()["purpose"] == "invite"
 
     assert _use(token, "short")[0] == 400
-    assert _use(token) == (204, None)
+    browser = _anonymous()
+    assert _use(token, client=browser) == (204, None)
+    # The browser that set the password is signed in: no second sign-in by hand.
+    session = browser.get("/api/v1/auth/session/").json()
+    assert session["authenticated"] is True
+    assert session["user"]["username"] == "nina"
     assert _login("nina", NEW_PASSWORD) == 200
     # The link is spent.
     status, body = _use(token, "another long password 123")

@@ -43,6 +43,8 @@ def test_it_needs_half_a_window_of_no_movement_before_calling_a_stall() -> None:
 def test_it_calls_a_group_without_members_and_commits_stopped() -> None:
     verdict = classify(_state([(0, 100, 10), (15, 100, 40)], has_members=False))
     assert verdict.status == Health.STOPPED
+    # The partition has a commit: the reason says it did not move, not that there is none.
+    assert verdict.reason == "No members, and the committed offset 100 has not moved; 40 records unread."
 
 
 def test_it_calls_a_caught_up_group_without_members_ok() -> None:

@@ -3,8 +3,9 @@ import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tansta
 import { apiClient, unwrap } from "../client";
 import { listAll } from "../listAll";
 import { accessKeys } from "./access";
+import { replaceSession } from "./session";
 import { membershipKeys } from "./memberships";
-import type { CreatedPerson, IssuedLink, PasswordLinkInfo, Person, PersonCreate } from "../types";
+import type { CreatedPerson, IssuedLink, PasswordLinkInfo, Person, PersonCreate, Session } from "../types";
 
 export const peopleKeys = {
   all: ["people"] as const,
@@ -75,11 +76,18 @@ export function usePasswordLink(token: string) {
   });
 }
 
+/**
+ * Sets the password with a one-time link. The API signs the person in as well (unless single sign-on
+ * hides password sign-in), so the session is read again: the page goes on into the console.
+ */
 export function useSetPasswordWithLink() {
+  const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async (body: { token: string; password: string }): Promise<void> => {
+    mutationFn: async (body: { token: string; password: string }): Promise<Session> => {
       unwrap(await apiClient.POST("/api/v1/auth/password-links/use/", { body }));
+      return unwrap(await apiClient.GET("/api/v1/auth/session/"));
     },
+    onSuccess: (session) => replaceSession(queryClient, session),
   });
 }
 

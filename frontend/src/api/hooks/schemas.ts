@@ -1,7 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { ApiError } from "../errors";
-import { schemaRegistry, type CompatibilityLevel, type SchemaInput, type SubjectVersion } from "../schemaRegistry";
+import {
+  schemaRegistry,
+  type CompatibilityLevel,
+  type SchemaInput,
+  type SchemaType,
+  type SubjectVersion,
+} from "../schemaRegistry";
 
 export const schemaKeys = {
   all: ["schemas"] as const,
@@ -14,11 +20,37 @@ export const schemaKeys = {
   config: (cluster: number, subject: string) => [...schemaKeys.subject(cluster, subject), "config"] as const,
 };
 
+/** A subject as the list shows it: its latest version's format and how many live versions it has. */
+export interface SubjectSummary {
+  subject: string;
+  schemaType: SchemaType;
+  versions: number;
+  latest: number;
+}
+
+/** The registry lists versions, not subjects with counts: one summary per subject, in subject order. */
+export function summarizeSubjects(versions: readonly SubjectVersion[]): SubjectSummary[] {
+  const bySubject = new Map<string, SubjectSummary>();
+  for (const each of versions) {
+    const seen = bySubject.get(each.subject);
+    const newer = !seen || each.version > seen.latest;
+    bySubject.set(each.subject, {
+      subject: each.subject,
+      // Confluent's answers leave the type out for Avro, the default.
+      schemaType: newer ? (each.schemaType ?? "AVRO") : seen.schemaType,
+      versions: (seen?.versions ?? 0) + 1,
+      latest: newer ? each.version : seen.latest,
+    });
+  }
+  return [...bySubject.values()].sort((a, b) => a.subject.localeCompare(b.subject));
+}
+
+/** The cluster's subjects with type and version count, from one `GET /schemas` of the registry. */
 export function useSubjects(cluster: number | undefined) {
   return useQuery({
     queryKey: schemaKeys.subjects(cluster ?? 0),
     enabled: cluster !== undefined,
-    queryFn: ({ signal }) => schemaRegistry.listSubjects(cluster ?? 0, signal),
+    queryFn: async ({ signal }) => summarizeSubjects(await schemaRegistry.listLiveVersions(cluster ?? 0, signal)),
   });
 }
 

@@ -26,7 +26,7 @@ export function sessionQueryOptions() {
  * session. The session query itself is kept (not cleared) so components
  * watching it, like the auth guard, see the change.
  */
-function replaceSession(queryClient: QueryClient, session: Session): void {
+export function replaceSession(queryClient: QueryClient, session: Session): void {
   queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== sessionKeys.all[0] });
   queryClient.setQueryData<Session>(sessionKeys.current(), session);
 }

@@ -5,7 +5,8 @@ import { EmptyState, QueryView } from "../../components/states";
 import { formErrorsOf } from "../../lib/formErrors";
 import { useManageableTeams } from "./access";
 import { useAcknowledgeAlert, useActiveAlerts } from "./api";
-import { ALERT_IDENTITY_COLUMNS, alertColumn as column } from "./alertColumns";
+import { alertColumn as column } from "./alertColumns";
+import { SEVERITY_BADGES, STATE_BADGES, alertSubject } from "./labels";
 
 /** Pending and firing alerts, refreshed about once per sampling interval; acknowledging stops reminders. */
 export function ActiveAlertsTab() {
@@ -13,11 +14,35 @@ export function ActiveAlertsTab() {
   const acknowledge = useAcknowledgeAlert();
   const manageable = new Set(useManageableTeams().map((team) => team.id));
 
+  // Eight columns did not fit at 1280 px: severity and state share one, the rule names its subject and
+  // cluster beneath it, and the reason (a sentence) wraps, so Acknowledge stays in view.
   const columns = [
-    ...ALERT_IDENTITY_COLUMNS,
-    column.accessor("cluster_name", { header: "Cluster" }),
+    column.accessor("severity", {
+      header: "Severity",
+      cell: ({ row: { original: alert } }) => (
+        <span className="badge-stack">
+          <span className={SEVERITY_BADGES[alert.severity]}>{alert.severity}</span>
+          <span className={STATE_BADGES[alert.state]}>{alert.state}</span>
+        </span>
+      ),
+    }),
+    column.accessor("rule_name", {
+      header: "Alert",
+      cell: ({ row: { original: alert } }) => (
+        <span className="table__prose table__prose--narrow">
+          {alert.rule_name}
+          <span className="muted">
+            {" "}
+            · {alertSubject(alert)} on {alert.cluster_name}
+          </span>
+        </span>
+      ),
+    }),
     column.accessor("value_text", { header: "Value" }),
-    column.accessor("reason", { header: "Why" }),
+    column.accessor("reason", {
+      header: "Why",
+      cell: (info) => <span className="table__prose">{info.getValue()}</span>,
+    }),
     column.accessor((alert) => alert.fired_at ?? alert.pending_since, {
       id: "since",
       header: "Since",
@@ -28,7 +53,7 @@ export function ActiveAlertsTab() {
       header: "Acknowledged",
       cell: ({ row: { original: alert } }) =>
         alert.acknowledged_by_name ? (
-          <span>
+          <span className="table__prose table__prose--narrow">
             {alert.acknowledged_by_name}, <Timestamp value={alert.acknowledged_at ?? ""} relative />
           </span>
         ) : manageable.has(alert.team) ? (

@@ -30,7 +30,26 @@ interface CreateTopicFormProps {
   teams: Team[];
   clusters: Cluster[];
   initialCluster?: number;
+  /** The team the form starts with (the team page's own, the list's team filter). */
+  initialTeam?: number;
+  /** Teams the person is a member of, as opposed to those an org admin may act for. */
+  memberOf?: ReadonlySet<number>;
   onCancel: () => void;
+}
+
+function newestFirst(a: Team, b: Team): number {
+  return Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id;
+}
+
+/**
+ * The team a new topic most likely belongs to: the one asked for, else the newest of the person's own
+ * teams, else the newest team they may create topics for (an org admin who just created a team goes on
+ * to give it a topic). Never merely the alphabetically first.
+ */
+export function preferredTeam(teams: readonly Team[], memberOf: ReadonlySet<number>, initialTeam?: number) {
+  if (teams.some((team) => team.id === initialTeam)) return initialTeam;
+  const own = teams.filter((team) => memberOf.has(team.id));
+  return [...(own.length > 0 ? own : teams)].sort(newestFirst)[0]?.id;
 }
 
 /**
@@ -38,10 +57,17 @@ interface CreateTopicFormProps {
  * check the request without creating anything; "Create" creates it. Hints
  * show the team's prefixes and policy limits before the server enforces them.
  */
-export function CreateTopicForm({ teams, clusters, initialCluster, onCancel }: CreateTopicFormProps) {
+export function CreateTopicForm({
+  teams,
+  clusters,
+  initialCluster,
+  initialTeam,
+  memberOf = new Set(),
+  onCancel,
+}: CreateTopicFormProps) {
   const navigate = useNavigate();
   const create = useCreateTopic();
-  const [team, setTeam] = useState<number | "">(teams[0]?.id ?? "");
+  const [team, setTeam] = useState<number | "">(() => preferredTeam(teams, memberOf, initialTeam) ?? "");
   const sameOrganization = clusters.filter(
     (cluster) => cluster.organization === teams.find((each) => each.id === team)?.organization,
   );
