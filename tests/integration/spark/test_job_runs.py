@@ -30,7 +30,7 @@ def _command_lines() -> str:
     return "\n".join(text)
 
 
-@pytest.mark.parametrize("engine", engine_params(slow_on_apache_kafka=False), indirect=True)
+@pytest.mark.parametrize("engine", engine_params(slow_on_apache_kafka=True), indirect=True)
 def test_a_launched_run_reports_progress_and_stores_results_computed_as_the_service_account(setup):
     records = [
         (i % 3, None if i % 10 == 0 else b"k%d" % (i % 4 if i % 2 else 1), b"v" * (i % 7)) for i in range(300)
