@@ -160,6 +160,13 @@ TRANSACTIONS_UNSUPPORTED = frozenset(
 )
 TRANSACTION_TIMEOUT_MS = 60_000
 TRANSACTION_CALL_TIMEOUT_S = 60.0
+COORDINATOR_NOT_READY = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+    }
+)
 MARKER_PREFIX = "streamhub-batch "
 # Test hook (the supervision test kills the driver here): seconds to wait between producing a batch and
 # committing its transaction, announced in the driver's log.
@@ -275,8 +282,14 @@ class TopicBatchSink:
                 answers = self._marker_group.committed(partitions, timeout=TRANSACTION_CALL_TIMEOUT_S)
                 break
             except KafkaException as error:
-                # UNSTABLE_OFFSET_COMMIT while a resolved transaction's marker is still being written.
-                if not error.args[0].retriable() or time.monotonic() > deadline:
+                # UNSTABLE_OFFSET_COMMIT while a resolved transaction's marker is still being written; a
+                # coordinator that moved or is still loading (Apache Kafka answers NOT_COORDINATOR to the first
+                # OffsetFetch after __consumer_offsets is created, which librdkafka reports as not retriable).
+                code = error.args[0].code()
+                if (
+                    not (error.args[0].retriable() or code in COORDINATOR_NOT_READY)
+                    or time.monotonic() > deadline
+                ):
                     raise TopicReadError(
                         f"reading the marker of {self.transactional_id}: {error.args[0].str()}"
                     ) from None

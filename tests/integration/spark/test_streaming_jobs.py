@@ -25,6 +25,7 @@ from controlplane.spark.streaming import (
     stream_transactional_id,
     write_progress,
 )
+from tests.fixtures.engines import STREAMHUB, engine_params
 from tests.fixtures.servers import wait_until
 from tests.integration.spark.conftest import create_topic, produce
 
@@ -128,9 +129,16 @@ def spark_offset_log(checkpoint_dir: Path, batches: dict[int, dict]) -> None:
         (offsets / str(batch)).write_text('v1\n{"batchWatermarkMs":0}\n' + json.dumps(positions))
 
 
+@pytest.fixture(params=engine_params())
+def either_broker(request: pytest.FixtureRequest):
+    """The session's PLAINTEXT broker of each engine (Apache Kafka's clients there are its super user)."""
+    return request.getfixturevalue("broker" if request.param == STREAMHUB else "apache_kafka")
+
+
 def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_drivers_open_transaction(
-    spark, broker, topic_name, tmp_path
+    spark, either_broker, topic_name, tmp_path
 ):
+    broker = either_broker
     target = create_topic(broker.bootstrap, topic_name, partitions=1)
     source = create_topic(broker.bootstrap, f"{topic_name}-in", partitions=2)
     config = {"bootstrap.servers": broker.bootstrap}

@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,15 @@ PRODUCE_SECONDS = float(os.environ.get("STREAMING_SOAK_SECONDS", "75"))
 KILLS = int(os.environ.get("STREAMING_SOAK_KILLS", "2"))
 KILL_INTERVAL_SECONDS = float(os.environ.get("STREAMING_SOAK_KILL_INTERVAL", "0"))
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300 + PRODUCE_SECONDS + KILLS * 120)]
+# A driver's start (spark-submit, Spark's session, the first micro-batch) took 50 s to 2.5 min here at load
+# 15-30, on either engine: a wait for a driver lasts while its log keeps growing (Spark logs its startup step by
+# step), up to DRIVER_START_CAP_SECONDS, and fails early once the log stood still for DRIVER_STALL_SECONDS.
+DRIVER_START_CAP_SECONDS = 420
+DRIVER_STALL_SECONDS = 120
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.timeout(300 + PRODUCE_SECONDS + (KILLS + 1) * (DRIVER_START_CAP_SECONDS + 60)),
+]
 RECORDS_PER_SECOND = 100
 
 
@@ -61,6 +70,22 @@ def announced_transactions(log: Path) -> dict[int, int]:
     except FileNotFoundError:
         return {}
     return {int(m[1]): int(m[2]) for m in map(OPEN_TRANSACTION.match, lines) if m}
+
+
+def wait_for_driver(predicate: Callable[[], bool], log: Path, what: str) -> None:
+    """Waits for `predicate` while the driver's log grows (see DRIVER_START_CAP_SECONDS)."""
+    started = last_change = time.monotonic()
+    last_size = -1
+    while not predicate():
+        now = time.monotonic()
+        size = log.stat().st_size if log.exists() else 0
+        if size != last_size:
+            last_size, last_change = size, now
+        if now - last_change > DRIVER_STALL_SECONDS:
+            raise TimeoutError(f"{what}: the driver's log stood still for {DRIVER_STALL_SECONDS} s")
+        if now - started > DRIVER_START_CAP_SECONDS:
+            raise TimeoutError(f"{what}: not within {DRIVER_START_CAP_SECONDS} s")
+        time.sleep(1)
 
 
 def wait_for_open_transaction(log: Path, timeout: float) -> tuple[int, int]:
@@ -188,14 +213,22 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
         def stream() -> dict:
             return setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/").json()
 
-        def explained(predicate, timeout: float, what: str) -> None:
-            try:
-                wait_until(predicate, timeout, what, interval=1)
-            except TimeoutError:
-                log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=60").json()["lines"]
-                raise AssertionError(f"{what}: {stream()}\n" + "\n".join(log)) from None
+        driver_log = (
+            streams.stream_directory(StreamingJob.objects.get(pk=stream_id)) / "driver" / launcher.LOG_FILE
+        )
 
-        explained(lambda: (stream()["progress"]["batch_id"] or 0) >= 3, 150, "three micro-batches")
+        def explained(predicate, timeout: float | None, what: str) -> None:
+            """Waits `timeout` seconds, or while the driver works (wait_for_driver) when None."""
+            try:
+                if timeout is None:
+                    wait_for_driver(predicate, driver_log, what)
+                else:
+                    wait_until(predicate, timeout, what, interval=1)
+            except TimeoutError as error:
+                log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=60").json()["lines"]
+                raise AssertionError(f"{error}: {stream()}\n" + "\n".join(log)) from None
+
+        explained(lambda: (stream()["progress"]["batch_id"] or 0) >= 3, None, "three micro-batches")
         before = stream()
         assert before["state"] == "running"
         assert before["restart_count"] == 0
@@ -224,8 +257,7 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
             driver, last_batch = job.process_group, stream()["progress"]["batch_id"]
             if kill == 1:
                 # The whole driver at once (the JVM and its Python program, which holds the transaction).
-                log = streams.stream_directory(job) / "driver" / launcher.LOG_FILE
-                killed_in_transaction.append(wait_for_open_transaction(log, 60))
+                killed_in_transaction.append(wait_for_open_transaction(driver_log, 60))
                 os.killpg(driver, signal.SIGKILL)
             else:
                 os.kill(driver, signal.SIGKILL)
@@ -237,7 +269,7 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
                 lambda last=last_batch: (
                     stream()["state"] == "running" and (stream()["progress"]["batch_id"] or 0) > last
                 ),
-                150,
+                None,
                 "the restarted driver's batches",
             )
             time.sleep(KILL_INTERVAL_SECONDS)
