@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from controlplane.audit.services import audited_change
 from controlplane.clusters.choices import (
     MAX_LOCAL_BROKERS,
-    WATCHED_STATUSES,
     OperationKind,
     Provider,
 )
@@ -29,11 +28,11 @@ from controlplane.clusters.placement import (
 )
 from controlplane.clusters.services import (
     PROBE_TIMEOUT_SECONDS,
-    active_operation,
     cluster_change,
     cluster_topology,
     new_operation,
     probe_cluster,
+    require_running_and_idle,
     snapshot_cluster,
 )
 from controlplane.core.api.errors import Conflict, ServiceError
@@ -53,15 +52,7 @@ def _require_replicated_local(cluster: Cluster) -> None:
             "clusters created with two or more.",
             code="single_node",
         )
-    if cluster.status not in WATCHED_STATUSES:
-        raise Conflict(f"Cluster {cluster.name} is {cluster.status}.", code="not_running")
-    busy = active_operation(cluster)
-    if busy is not None:
-        raise Conflict(
-            f"Operation {busy.id} ({busy.kind}) is still running on {cluster.name}.",
-            code="operation_running",
-            details={"operation": busy.id},
-        )
+    require_running_and_idle(cluster)
 
 
 def request_broker_addition(*, actor: Actor, cluster: Cluster) -> Operation:

@@ -328,6 +328,19 @@ def enqueue_operation(operation_id: int) -> None:
         logger.warning("could not enqueue operation %s (%s); it will be resent", operation_id, error)
 
 
+def require_running_and_idle(cluster: Cluster) -> None:
+    """Refuses (Conflict) a cluster that is not running, or runs an operation of its own."""
+    if cluster.status not in WATCHED_STATUSES:
+        raise Conflict(f"Cluster {cluster.name} is {cluster.status}.", code="not_running")
+    busy = active_operation(cluster)
+    if busy is not None:
+        raise Conflict(
+            f"Operation {busy.id} ({busy.kind}) is still running on {cluster.name}.",
+            code="operation_running",
+            details={"operation": busy.id},
+        )
+
+
 def active_operation(cluster: Cluster) -> Operation | None:
     """The cluster's own running operation (provisioning, brokers); teams' changes to resources on it
     (resource_type set) run beside those."""
@@ -367,8 +380,13 @@ def _validate_local_spec(spec: ClusterSpec) -> dict[str, str]:
                 "sasl_mechanism": list(LOCAL_SASL_MECHANISMS),
             },
         )
+    return checked_broker_config(spec.broker_config)
+
+
+def checked_broker_config(broker_config: dict[str, str]) -> dict[str, str]:
+    """The broker config as validate_broker_config normalizes it; a ServiceError naming every problem."""
     try:
-        return validate_broker_config(spec.broker_config)
+        return validate_broker_config(broker_config)
     except InvalidBrokerConfig as error:
         raise ServiceError(
             "The broker config is not valid.",
@@ -558,23 +576,8 @@ def request_broker_config_change(
             raise ServiceError(
                 "A registered cluster's brokers are configured where it runs.", code="not_local"
             )
-        if cluster.status not in WATCHED_STATUSES:
-            raise Conflict(f"Cluster {cluster.name} is {cluster.status}.", code="not_running")
-        busy = active_operation(cluster)
-        if busy is not None:
-            raise Conflict(
-                f"Operation {busy.id} ({busy.kind}) is still running on {cluster.name}.",
-                code="operation_running",
-                details={"operation": busy.id},
-            )
-        try:
-            cluster.broker_config = validate_broker_config(broker_config)
-        except InvalidBrokerConfig as error:
-            raise ServiceError(
-                "The broker config is not valid.",
-                code="invalid_broker_config",
-                details={"problems": error.problems},
-            ) from error
+        require_running_and_idle(cluster)
+        cluster.broker_config = checked_broker_config(broker_config)
         cluster.save(update_fields=["broker_config", "updated_at"])
         operation = new_operation(cluster, OperationKind.CHANGE_BROKER_CONFIG, actor)
         change.after = {"broker_config": cluster.broker_config}
