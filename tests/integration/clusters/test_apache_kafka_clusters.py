@@ -219,8 +219,24 @@ def test_an_apache_kafka_version_that_is_not_installed_is_refused(organization) 
             organization=organization,
             spec=services.ClusterSpec(name="future", engine="apache-kafka", engine_version="9.9.9"),
         )
-    assert refused.value.code == "invalid_engine_version"
+    assert refused.value.status_code == 400
+    assert refused.value.get_codes() == "invalid_engine_version"
     assert runtime.pinned_version() in refused.value.details["installed_versions"]
+    assert not Cluster.objects.filter(name="future").exists()
+
+
+def test_the_api_offers_the_installed_versions_and_refuses_others(people) -> None:
+    engines = people.org_admin.get("/api/v1/clusters/engines/").json()
+    apache = next(each for each in engines if each["engine"] == "apache-kafka")
+    assert apache["default_version"] == runtime.pinned_version()
+    assert apache["versions"] == runtime.installed_versions()
+    body = {"organization": people.organization.id, "name": "future", "engine": "apache-kafka"}
+    refused = people.org_admin.post("/api/v1/clusters/", {**body, "engine_version": "9.9.9"}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_engine_version"
+    assert "9.9.9 is not installed" in refused.json()["error"]["message"]
+    unknown = people.org_admin.post("/api/v1/clusters/", {**body, "engine": "redpanda"}, format="json")
+    assert unknown.status_code == 400
 
 
 def _replicas(cluster: Cluster, topic: str) -> list[list[int]]:
