@@ -90,6 +90,7 @@ def main() -> None:
                     producer.produce("bench", value=os.urandom(1024), key=str(index).encode())
                     producer.poll(0)
                 producer.flush(60)
+                del producer  # closed before its cluster goes away, or it retries the dead brokers forever
                 rss = {b.node_id: round(rss_mib(b.pid), 1) for b in cluster.brokers.all() if b.pid}
                 print(
                     json.dumps(
