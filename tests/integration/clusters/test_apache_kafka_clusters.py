@@ -129,6 +129,12 @@ def test_a_one_node_apache_kafka_cluster_is_provisioned_operated_and_deleted(org
 
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{broker.metrics_port}/metrics", timeout=10).read()
     assert b'kafka_broker_topic_bytes_in_total{topic="orders"' in metrics
+    # The broker page reads them: totals now, rates from the next read on.
+    page = brokers.describe_broker(cluster=cluster, node_id=1)
+    assert page["metrics"]["bytes_in_total"] > 0, page["metrics_error"]
+    assert page["metrics"]["under_replicated_partitions"] == 0
+    _round_trip(cluster, "orders", count=5)
+    assert brokers.describe_broker(cluster=cluster, node_id=1)["metrics"]["bytes_in_per_second"] > 0
 
     # A dynamic config, through IncrementalAlterConfigs, without a restart.
     configs = brokers.update_broker_configs(
