@@ -192,10 +192,6 @@ def properties_text(properties: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def is_formatted(spec: NodeSpec) -> bool:
-    return (spec.log_dir / "meta.properties").exists()
-
-
 def format_arguments(
     config: Path,
     cluster_id: str,

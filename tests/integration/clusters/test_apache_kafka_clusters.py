@@ -113,6 +113,8 @@ def _round_trip(cluster: Cluster, topic: str, count: int = 20) -> None:
     assert len(seen) == count
 
 
+# Four JVM starts: 1-2 minutes on a quiet machine, up to ~4 on one loaded to 30 (the default limit is 300 s).
+@pytest.mark.timeout(480)
 def test_a_one_node_apache_kafka_cluster_is_provisioned_operated_and_deleted(organization, data_dir) -> None:
     started = time.monotonic()
     cluster = _provision(organization, "solo", 1)
@@ -250,6 +252,8 @@ def _replicas(cluster: Cluster, topic: str) -> list[list[int]]:
     return [sorted(partition.replicas) for _, partition in sorted(described.partitions.items())]
 
 
+# Five JVM starts and two data moves: ~3-4 minutes on a machine loaded to 20-35.
+@pytest.mark.timeout(600)
 def test_a_three_node_apache_kafka_cluster_grows_shrinks_and_replaces_a_controller(
     organization, data_dir
 ) -> None:
