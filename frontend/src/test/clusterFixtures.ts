@@ -50,6 +50,7 @@ export function clusterDetail(overrides: Partial<ClusterDetail> = {}): ClusterDe
         host: "127.0.0.1",
         port: 19092,
         controller_port: 0,
+        metrics_port: 0,
         rack: "",
         roles: ["broker"],
         health: "up",
