@@ -88,8 +88,13 @@ def create_topic(
     new_topic = NewTopic(
         name, num_partitions=partitions, replication_factor=replication_factor, config=dict(configs)
     )
+    # A positive operation timeout: Apache Kafka's controller drops a CreateTopics whose timeout is 0 as
+    # already expired, while librdkafka reports it as done; the topic would never exist.
     futures = admin.create_topics(
-        [new_topic], validate_only=validate_only, request_timeout=timeout_seconds, operation_timeout=0
+        [new_topic],
+        validate_only=validate_only,
+        request_timeout=timeout_seconds,
+        operation_timeout=timeout_seconds,
     )
     await_result(futures[name], "CreateTopics", timeout_seconds)
 
@@ -98,7 +103,7 @@ def delete_topic(
     connection: Connection, *, name: str, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 ) -> None:
     admin = admin_client(connection, timeout_seconds)
-    futures = admin.delete_topics([name], request_timeout=timeout_seconds, operation_timeout=0)
+    futures = admin.delete_topics([name], request_timeout=timeout_seconds, operation_timeout=timeout_seconds)
     await_result(futures[name], "DeleteTopics", timeout_seconds)
 
 
