@@ -124,7 +124,15 @@ def test_an_org_admin_runs_an_apache_kafka_cluster_from_the_console(
     adding = page.get_by_role("group", name="Adding a broker ledger")
     expect(adding.get_by_role("progressbar", name=DONE)).to_be_visible(timeout=PROVISIONING_TIMEOUT_MS)
     expect(brokers.get_by_role("row")).to_have_count(5, timeout=10_000)
+    expect(brokers.get_by_role("row").nth(4)).to_contain_text("up", timeout=30_000)
     screenshot(page, "apache-kafka-8-broker-added")
+    # One replica of each partition moves onto it, so removing it has replicas to drain.
+    form = page.get_by_role("form", name="Move a topic onto a broker")
+    form.get_by_label("Topic").fill("pay.payments")
+    form.get_by_label("Onto broker").select_option("4")
+    form.get_by_role("button", name="Move replicas").click()
+    expect(form.get_by_text("Moving 2 partitions.")).to_be_visible()
+    expect(page.get_by_text("No partitions are moving")).to_be_visible(timeout=60_000)
     brokers.get_by_role("button", name="Remove broker 4").click()
     confirm = page.get_by_role("alertdialog", name="Remove broker 4?")
     confirm.get_by_role("textbox").fill("4")
@@ -132,6 +140,7 @@ def test_an_org_admin_runs_an_apache_kafka_cluster_from_the_console(
     removing = page.get_by_role("group", name="Removing a broker ledger")
     expect(removing.get_by_role("progressbar", name=DONE)).to_be_visible(timeout=120_000)
     expect(brokers.get_by_role("row")).to_have_count(4, timeout=10_000)
+    expect(removing).to_contain_text("2 partition(s) have a replica on broker 4")
     screenshot(page, "apache-kafka-9-broker-removed")
     assert sorted(Cluster.objects.get(pk=cluster.pk).brokers.values_list("node_id", flat=True)) == [1, 2, 3]
     assert page.problems.messages == []

@@ -95,7 +95,7 @@ describe("BrokerDetailPage", () => {
     expect(screen.getByText("12.5 /s as leader")).toBeInTheDocument();
     const metrics = screen.getByRole("region", { name: "Node metrics" });
     expect(metrics).toHaveTextContent("1,536.3 B/s");
-    expect(metrics).toHaveTextContent("measured on the next refresh");
+    expect(metrics).toHaveTextContent("measured at the next refresh (within 30 s)");
     expect(metrics).toHaveTextContent("7.5 req/s");
     expect(metrics).toHaveTextContent("Under-replicated (node's own count)1");
     expect(screen.getByRole("link", { name: "orders" })).toHaveAttribute("href", "/clusters/3/brokers");

@@ -230,7 +230,7 @@ function ReplicasSection({ broker }: { broker: BrokerDetail }) {
 
 function perSecond(value: number | null | undefined, unit: string): string {
   return value === null || value === undefined
-    ? "measured on the next refresh"
+    ? "measured at the next refresh (within 30 s)"
     : `${value.toLocaleString("en-US", { maximumFractionDigits: 1 })} ${unit}/s`;
 }
 
