@@ -251,6 +251,8 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": "controlplane.accounts.choices.ApiKeyStatus",
         "ClusterStatusEnum": "controlplane.clusters.choices.ClusterStatus",
         "BrokerStatusEnum": "controlplane.clusters.choices.BrokerStatus",
+        "EngineEnum": "controlplane.clusters.choices.Engine",
+        "ProvisionedEngineEnum": "controlplane.clusters.choices.PROVISIONED_ENGINE_CHOICES",
         "AclResourceTypeEnum": "controlplane.acls.choices.AclResourceType",
         "ResourceTypeEnum": "controlplane.tenancy.choices.PrefixResourceType",
         "HealthEnum": "controlplane.lag.observations.Health",

@@ -30,7 +30,8 @@ AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 QUORUM_PRINCIPAL = "streamhub-quorum"
 # Heap per node, the same for every node: 512 MiB holds a KRaft combined node's metadata, the request
 # buffers and a few thousand partitions' indexes at this scale; the page cache (not the heap) holds the
-# data. A node's RSS settles at the heap plus ~150-250 MiB (metaspace, threads, direct buffers).
+# data. A fresh node's RSS is ~370-390 MiB (bench/engine_provisioning.py); it can grow towards the heap plus
+# ~200 MiB (metaspace, threads, direct buffers) as the heap fills.
 DEFAULT_HEAP_MB = 512
 MIN_HEAP_MB = 256
 # The JVM exits (the provisioner then reports the log tail) instead of limping on without memory.
@@ -189,10 +190,6 @@ def properties_text(properties: dict[str, str]) -> str:
             raise UnwritableProperty(f"{name}: a line break cannot be written to server.properties")
         lines.append(f"{name}={value.replace(chr(92), chr(92) * 2)}\n")
     return "".join(lines)
-
-
-def is_formatted(spec: NodeSpec) -> bool:
-    return (spec.log_dir / "meta.properties").exists()
 
 
 def format_arguments(

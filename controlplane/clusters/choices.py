@@ -17,6 +17,7 @@ class Engine(models.TextChoices):
 
 # The engines a new local cluster may run.
 PROVISIONED_ENGINES = (Engine.STREAMHUB, Engine.APACHE_KAFKA)
+PROVISIONED_ENGINE_CHOICES = [(engine.value, engine.label) for engine in PROVISIONED_ENGINES]
 
 
 class ClusterStatus(models.TextChoices):

@@ -13,7 +13,7 @@ from controlplane.clusters.brokers import broker_health
 from controlplane.clusters.choices import (
     DEFAULT_LOCAL_BROKERS,
     MAX_LOCAL_BROKERS,
-    PROVISIONED_ENGINES,
+    PROVISIONED_ENGINE_CHOICES,
     Engine,
     SaslMechanism,
     SecurityProtocol,
@@ -45,7 +45,7 @@ class ClusterCreateInputSerializer(serializers.Serializer):
         min_value=0, max_value=65535, default=0, help_text="The first broker's port; 0 picks free ports."
     )
     engine = serializers.ChoiceField(
-        choices=[(engine.value, engine.label) for engine in PROVISIONED_ENGINES],
+        choices=PROVISIONED_ENGINE_CHOICES,
         default=Engine.STREAMHUB,
         help_text="What runs the nodes: streamhub (our broker) or apache-kafka (Apache Kafka's own JVMs; "
         "every node is KRaft, a single node votes alone in its controller quorum).",

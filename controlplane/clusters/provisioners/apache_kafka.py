@@ -15,6 +15,7 @@ controlplane/apache_kafka/node.py.
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
 import time
@@ -31,6 +32,7 @@ from controlplane.clusters.provisioners.base import (
 from controlplane.clusters.provisioners.local import (
     FAILOVER_TIMINGS,
     HOST,
+    LOG_TAIL_LINES,
     MAX_CONTROLLERS,
     MIN_FREE_BYTES,
     LocalProvisioner,
@@ -41,6 +43,7 @@ from controlplane.clusters.replication_defaults import replication_defaults
 
 FORMAT_TIMEOUT_SECONDS = 120
 PORT_RELEASE_SECONDS = 5.0
+STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 # The JVM's own output: its last lines say why it did not start when log4j never got going.
 JVM_OUTPUT_TAIL_LINES = 10
 
@@ -138,7 +141,7 @@ class ApacheKafkaProvisioner(LocalProvisioner):
         finally:
             argument_file.unlink(missing_ok=True)
         if done.returncode != 0:
-            output = (done.stdout + done.stderr).strip().splitlines()
+            output = without_stack_frames((done.stdout + done.stderr).strip().splitlines())
             raise ProvisioningFailed(
                 f"Cannot format node {node.node_id} (kafka-storage format exited with {done.returncode}): "
                 + "\n".join(output[-JVM_OUTPUT_TAIL_LINES:])
@@ -215,9 +218,18 @@ class ApacheKafkaProvisioner(LocalProvisioner):
         return self.launch_detached(node, command, output=self.output_path(node))
 
     def log_tail(self, node: NodePlan) -> str:
-        tail = super().log_tail(node)
-        with contextlib.suppress(OSError):
-            output = self.output_path(node).read_text(errors="replace").strip().splitlines()
-            if output:
-                tail = "\n".join(output[-JVM_OUTPUT_TAIL_LINES:]) + ("\n" + tail if tail else "")
-        return tail
+        """The JVM's own output (a missing class, an OutOfMemoryError), then log4j's log, without the Java
+        stack frames that would push the reason itself out of the tail."""
+        tail = []
+        for path, lines in (
+            (self.output_path(node), JVM_OUTPUT_TAIL_LINES),
+            (self.log_path(node), LOG_TAIL_LINES),
+        ):
+            with contextlib.suppress(OSError):
+                tail += without_stack_frames(path.read_text(errors="replace").strip().splitlines())[-lines:]
+        return "\n".join(tail)
+
+
+def without_stack_frames(lines: list[str]) -> list[str]:
+    """Drops a Java stack trace's frames (`\tat ...`, `... 3 more`), keeping its exception lines."""
+    return [line for line in lines if not STACK_FRAME.match(line)]

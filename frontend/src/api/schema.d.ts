@@ -672,6 +672,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/clusters/{id}/broker-config/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description Org admins: new broker config overrides for every node of a local cluster, applied by restarting
+         *     the nodes one at a time (each back in sync before the next).
+         */
+        patch: operations["v1_clusters_broker_config_partial_update"];
+        trace?: never;
+    };
     "/api/v1/clusters/{id}/brokers/": {
         parameters: {
             query?: never;
@@ -881,6 +901,23 @@ export interface paths {
          *     `transaction.max.timeout.ms`); they hold read_committed consumers back.
          */
         get: operations["v1_clusters_transactions_hanging_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clusters/engines/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The engines a new cluster may run, with the installed versions of each. */
+        get: operations["v1_clusters_engines_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2558,6 +2595,10 @@ export interface components {
             log_dirs: components["schemas"]["LogDir"][];
             log_dirs_error: string;
             replicas: components["schemas"]["HostedReplica"][];
+            /** @description From the node's own Prometheus endpoint (local clusters of both engines) */
+            metrics: components["schemas"]["NodeMetrics"] | null;
+            /** @description Why there are no metrics, if so. */
+            metrics_error: string;
         };
         BrokerRemoveInputRequest: {
             /** @description The broker's node id, repeated. */
@@ -2577,6 +2618,8 @@ export interface components {
             host: string;
             readonly port: number;
             readonly controller_port: number;
+            /** @description The node's Prometheus endpoint on 127.0.0.1 (0: none). */
+            readonly metrics_port: number;
             rack?: string;
             readonly roles: string[];
             status?: components["schemas"]["BrokerStatusEnum"];
@@ -2653,6 +2696,9 @@ export interface components {
             organization: number;
             name: string;
             provider: components["schemas"]["ProviderEnum"];
+            engine?: components["schemas"]["EngineEnum"];
+            engine_version?: string;
+            engine_evidence?: string;
             readonly broker_count: number;
             broker_config?: unknown;
             readonly requested_port: number;
@@ -2693,12 +2739,28 @@ export interface components {
              * @default 0
              */
             port: number;
+            /**
+             * @description What runs the nodes: streamhub (our broker) or apache-kafka (Apache Kafka's own JVMs; every node is KRaft, a single node votes alone in its controller quorum).
+             *
+             *     * `streamhub` - StreamHub broker
+             *     * `apache-kafka` - Apache Kafka
+             * @default streamhub
+             */
+            engine: components["schemas"]["ProvisionedEngineEnum"];
+            /**
+             * @description apache-kafka only: one of the installed versions (GET /api/v1/clusters/engines/); empty for the pinned one.
+             * @default
+             */
+            engine_version: string;
         };
         ClusterDetail: {
             readonly id: number;
             organization: number;
             name: string;
             provider: components["schemas"]["ProviderEnum"];
+            engine?: components["schemas"]["EngineEnum"];
+            engine_version?: string;
+            engine_evidence?: string;
             readonly broker_count: number;
             broker_config?: unknown;
             readonly requested_port: number;
@@ -2888,6 +2950,20 @@ export interface components {
             min_segment_ms: number;
             admin_operations_per_minute: number;
         };
+        Engine: {
+            engine: string;
+            label: string;
+            /** @description Installed versions. */
+            versions: string[];
+            default_version: string;
+        };
+        /**
+         * @description * `streamhub` - StreamHub broker
+         *     * `apache-kafka` - Apache Kafka
+         *     * `unknown` - Not identified
+         * @enum {string}
+         */
+        EngineEnum: "streamhub" | "apache-kafka" | "unknown";
         ExactOffsetInputRequest: {
             topic: string;
             partition: number;
@@ -3184,6 +3260,35 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "transactional" | "idempotent";
+        NodeMetrics: {
+            /**
+             * Format: double
+             * @description record bytes appended since the node started
+             */
+            bytes_in_total: number;
+            /**
+             * Format: double
+             * @description record bytes fetched since the node started
+             */
+            bytes_out_total: number;
+            /** Format: double */
+            messages_in_total: number;
+            /** Format: double */
+            requests_total: number;
+            /**
+             * Format: double
+             * @description since the previous read of this page (null on the first)
+             */
+            bytes_in_per_second: number | null;
+            /** Format: double */
+            bytes_out_per_second: number | null;
+            /** Format: double */
+            messages_in_per_second: number | null;
+            /** Format: double */
+            requests_per_second: number | null;
+            /** @description the node's own count (Apache Kafka only; null for our broker) */
+            under_replicated_partitions: number | null;
+        };
         Notification: {
             readonly id: number;
             readonly alert: number | null;
@@ -3353,13 +3458,14 @@ export interface components {
          *     * `add_broker` - Add broker
          *     * `remove_broker` - Remove broker
          *     * `replace_controller` - Replace controller
+         *     * `change_broker_config` - Change broker config (rolling restart)
          *     * `topic_create` - Create topic
          *     * `topic_delete` - Delete topic
          *     * `topic_partitions` - Add partitions
          *     * `topic_configs` - Change topic configs
          * @enum {string}
          */
-        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker" | "replace_controller" | "topic_create" | "topic_delete" | "topic_partitions" | "topic_configs";
+        OperationKindEnum: "provision" | "delete" | "restart_broker" | "add_broker" | "remove_broker" | "replace_controller" | "change_broker_config" | "topic_create" | "topic_delete" | "topic_partitions" | "topic_configs";
         /**
          * @description * `pending` - Pending
          *     * `running` - Running
@@ -3916,6 +4022,12 @@ export interface components {
             send_resolved?: boolean;
             enabled?: boolean;
         };
+        PatchedBrokerConfigChangeInputRequest: {
+            /** @description The cluster's new broker property overrides (all of them: omitted ones return to the defaults); every node is restarted with them, one at a time. */
+            broker_config?: {
+                [key: string]: string;
+            };
+        };
         PatchedBrokerConfigsInputRequest: {
             /** @description Dynamic broker config names to set; null returns one to its static or default value. */
             configs?: {
@@ -4125,6 +4237,12 @@ export interface components {
          * @enum {string}
          */
         ProviderEnum: "local" | "external";
+        /**
+         * @description * `streamhub` - StreamHub broker
+         *     * `apache-kafka` - Apache Kafka
+         * @enum {string}
+         */
+        ProvisionedEngineEnum: "streamhub" | "apache-kafka";
         PurgeInputRequest: {
             partition?: number | null;
             before_offset?: number | null;
@@ -9094,6 +9212,104 @@ export interface operations {
             };
         };
     };
+    v1_clusters_broker_config_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBrokerConfigChangeInputRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedOperation"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     v1_clusters_brokers_create: {
         parameters: {
             query?: never;
@@ -10251,6 +10467,61 @@ export interface operations {
             };
             /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_clusters_engines_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Engine"][];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12519,12 +12790,13 @@ export interface operations {
                  *     * `add_broker` - Add broker
                  *     * `remove_broker` - Remove broker
                  *     * `replace_controller` - Replace controller
+                 *     * `change_broker_config` - Change broker config (rolling restart)
                  *     * `topic_create` - Create topic
                  *     * `topic_delete` - Delete topic
                  *     * `topic_partitions` - Add partitions
                  *     * `topic_configs` - Change topic configs
                  */
-                kind?: "add_broker" | "delete" | "provision" | "remove_broker" | "replace_controller" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
+                kind?: "add_broker" | "change_broker_config" | "delete" | "provision" | "remove_broker" | "replace_controller" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
                 /** @description Number of results to return per page. */
                 limit?: number;
                 /** @description The initial index from which to return the results. */

@@ -73,6 +73,7 @@ export type HostedReplica = BrokerDetail["replicas"][number];
 export type Operation = JsonBody<paths["/api/v1/operations/{id}/"]["get"]["responses"][200]>;
 export type AcceptedOperation = JsonBody<paths["/api/v1/clusters/"]["post"]["responses"][202]>;
 export type ClusterCreate = PostBody<"/api/v1/clusters/">;
+export type Engine = JsonBody<paths["/api/v1/clusters/engines/"]["get"]["responses"][200]>[number];
 export type ClusterRegister = PostBody<"/api/v1/clusters/register/">;
 export type SecurityProtocol = ClusterRegister["security_protocol"];
 export type SaslMechanism = ClusterRegister["sasl_mechanism"];

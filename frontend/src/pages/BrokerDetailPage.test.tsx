@@ -34,6 +34,18 @@ function brokerDetail(overrides: Partial<BrokerDetail> = {}): BrokerDetail {
       },
     ],
     log_dirs_error: "",
+    metrics: {
+      bytes_in_total: 2048,
+      bytes_out_total: 4096,
+      messages_in_total: 20,
+      requests_total: 300,
+      bytes_in_per_second: 1536.25,
+      bytes_out_per_second: null,
+      messages_in_per_second: 2,
+      requests_per_second: 7.5,
+      under_replicated_partitions: 1,
+    },
+    metrics_error: "",
     replicas: [
       {
         topic: "orders",
@@ -81,6 +93,11 @@ describe("BrokerDetailPage", () => {
     expect(screen.getByText("active controller")).toBeInTheDocument();
     expect(screen.getByText("eu-west-1a")).toBeInTheDocument();
     expect(screen.getByText("12.5 /s as leader")).toBeInTheDocument();
+    const metrics = screen.getByRole("region", { name: "Node metrics" });
+    expect(metrics).toHaveTextContent("1,536.3 B/s");
+    expect(metrics).toHaveTextContent("measured at the next refresh (within 30 s)");
+    expect(metrics).toHaveTextContent("7.5 req/s");
+    expect(metrics).toHaveTextContent("Under-replicated (node's own count)1");
     expect(screen.getByRole("link", { name: "orders" })).toHaveAttribute("href", "/clusters/3/brokers");
     expect(screen.getByText(/3\.0 MiB in 2 replicas · volume 25\.0 GiB of 100\.0 GiB used/)).toBeInTheDocument();
     expect(screen.getByRole("progressbar", { name: "Volume of /data/broker-0" })).toHaveAttribute(
@@ -103,6 +120,8 @@ describe("BrokerDetailPage", () => {
     stubBroker(
       brokerDetail({
         messages_in_per_second: null,
+        metrics: null,
+        metrics_error: "127.0.0.1:9 did not answer",
         log_dirs: [],
         log_dirs_error: "ClusterUnreachable: _TRANSPORT",
         is_active_controller: false,
@@ -111,6 +130,7 @@ describe("BrokerDetailPage", () => {
     );
     renderApp("/clusters/3/brokers/0");
     expect(await screen.findByText("not sampled yet")).toBeInTheDocument();
+    expect(screen.getByText("No node metrics: 127.0.0.1:9 did not answer.")).toBeInTheDocument();
     expect(screen.getByText(/did not describe its log directories: ClusterUnreachable/)).toBeInTheDocument();
     expect(screen.getByText("broker")).toBeInTheDocument();
   });

@@ -98,6 +98,7 @@ function BrokerSections({
             : `${broker.messages_in_per_second.toLocaleString("en-US", { maximumFractionDigits: 1 })} /s as leader`}
         </dd>
       </dl>
+      <NodeMetricsSection broker={broker} />
       <LogDirsSection broker={broker} />
       {/* Replicas and the ~100 configs one at a time, so the page stays one screen or two long. */}
       <div className="tabs" role="tablist" aria-label="Broker sections">
@@ -223,6 +224,47 @@ function ReplicasSection({ broker }: { broker: BrokerDetail }) {
         emptyTitle="This broker hosts no replicas"
         emptyDescription="Replicas land on a new broker only when partitions are created or reassigned onto it."
       />
+    </section>
+  );
+}
+
+function perSecond(value: number | null | undefined, unit: string): string {
+  return value === null || value === undefined
+    ? "measured at the next refresh (within 30 s)"
+    : `${value.toLocaleString("en-US", { maximumFractionDigits: 1 })} ${unit}/s`;
+}
+
+/** The node's own Prometheus endpoint (local clusters of both engines): bytes and requests per second. */
+function NodeMetricsSection({ broker }: { broker: BrokerDetail }) {
+  const metrics = broker.metrics;
+  return (
+    <section className="section" aria-label="Node metrics">
+      <h2 className="section__title">Node metrics</h2>
+      {metrics ? (
+        <dl className="details">
+          <dt>Bytes in</dt>
+          <dd>{perSecond(metrics.bytes_in_per_second, "B")}</dd>
+          <dt>Bytes out</dt>
+          <dd>{perSecond(metrics.bytes_out_per_second, "B")}</dd>
+          <dt>Requests</dt>
+          <dd>{perSecond(metrics.requests_per_second, "req")}</dd>
+          <dt>Since start</dt>
+          <dd>
+            {metrics.bytes_in_total.toLocaleString()} B in, {metrics.bytes_out_total.toLocaleString()} B out,{" "}
+            {metrics.requests_total.toLocaleString()} requests
+          </dd>
+          {metrics.under_replicated_partitions !== null ? (
+            <>
+              <dt>Under-replicated (node's own count)</dt>
+              <dd className={metrics.under_replicated_partitions > 0 ? "value--warning" : undefined}>
+                {metrics.under_replicated_partitions}
+              </dd>
+            </>
+          ) : null}
+        </dl>
+      ) : (
+        <p className="field__hint">No node metrics: {broker.metrics_error || "not available"}.</p>
+      )}
     </section>
   );
 }

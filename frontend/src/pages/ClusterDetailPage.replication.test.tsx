@@ -18,6 +18,7 @@ function broker(nodeId: number, overrides: Partial<Broker> = {}): Broker {
     host: "127.0.0.1",
     port: 19090 + nodeId,
     controller_port: controller ? 19190 + nodeId : 0,
+    metrics_port: 0,
     rack: "",
     roles: controller ? ["broker", "controller"] : ["broker"],
     health: "up",

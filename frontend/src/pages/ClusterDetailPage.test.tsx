@@ -25,6 +25,7 @@ describe("ClusterDetailPage", () => {
 
     expect(await screen.findByRole("heading", { level: 1, name: "orders" })).toBeInTheDocument();
     expect(screen.getByText("healthy · 1 broker up")).toBeInTheDocument();
+    expect(screen.getByText("StreamHub broker")).toBeInTheDocument();
     expect(await screen.findByRole("progressbar", { name: "Done: all 5 steps finished" })).toBeInTheDocument();
     const listed = requestsOf(fetchSpy).find((request) => new URL(request.url).pathname === "/api/v1/operations/")!;
     expect(new URL(listed.url).searchParams.get("cluster")).toBe("3");

@@ -29,6 +29,7 @@ import {
   healthOf,
   HealthBadge,
 } from "./clusters/ClusterStatusBadge";
+import { engineLabel } from "./clusters/engineLabel";
 import { LiveOperation, OperationProgress } from "./clusters/OperationProgress";
 import { BrokerConfigs } from "./configs/BrokerConfigs";
 import { TransactionsSection } from "./clusters/TransactionsSection";
@@ -88,6 +89,8 @@ function ClusterSections({
         description={
           <>
             <ClusterStatusBadge status={cluster.status} /> {cluster.provider === "local" ? "Local" : "External"} cluster
+            {" · "}
+            <span title={cluster.engine_evidence || undefined}>{engineLabel(cluster)}</span>
             {cluster.status_reason ? ` · ${cluster.status_reason}` : ""}
           </>
         }

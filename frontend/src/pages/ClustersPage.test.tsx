@@ -11,6 +11,10 @@ function stubClusters(options: { orgAdmin: boolean }, extra: Parameters<typeof s
   return stubFetch({
     ...signedInHandlers({ orgAdminOf: options.orgAdmin ? [10] : [] }),
     "GET /api/v1/organizations/": page([acme]),
+    "GET /api/v1/clusters/engines/": json(200, [
+      { engine: "streamhub", label: "StreamHub broker", versions: [], default_version: "" },
+      { engine: "apache-kafka", label: "Apache Kafka", versions: ["4.1.1", "4.2.0"], default_version: "4.2.0" },
+    ]),
     "GET /api/v1/clusters/": page([
       cluster(),
       cluster({ id: 4, name: "legacy", provider: "external", status: "degraded", health: { reachable: false } }),
@@ -182,7 +186,36 @@ describe("ClustersPage", () => {
       broker_count: 3,
       broker_config: { "num.partitions": "3" },
       port: 0,
+      engine: "streamhub",
+      engine_version: "",
     });
+  });
+
+  it("creates an Apache Kafka cluster of an installed version", async () => {
+    const fetchSpy = stubClusters(
+      { orgAdmin: true },
+      {
+        "POST /api/v1/clusters/": json(202, {
+          operation: operation(),
+          operation_url: "http://localhost/api/v1/operations/50/",
+          cluster: cluster({ status: "requested", engine: "apache-kafka", engine_version: "4.1.1" }),
+        }),
+        "GET /api/v1/operations/50/": json(200, operation({ state: "running", step: 1 })),
+      },
+    );
+    const { user } = renderApp("/clusters");
+    await user.click(await screen.findByRole("button", { name: "Create cluster" }));
+    const dialog = screen.getByRole("dialog", { name: "Create cluster" });
+    await user.type(within(dialog).getByLabelText("Name"), "jvm");
+    await user.selectOptions(within(dialog).getByLabelText("Engine"), "apache-kafka");
+    const version = within(dialog).getByLabelText("Apache Kafka version");
+    expect(version).toHaveValue("4.2.0");
+    expect(within(version).getByRole("option", { name: "4.2.0 (pinned)" })).toBeInTheDocument();
+    await user.selectOptions(version, "4.1.1");
+    await user.click(within(dialog).getByRole("button", { name: "Create cluster" }));
+    await within(dialog).findByText(/was requested/);
+    const posted = requestsOf(fetchSpy).filter((request) => request.method === "POST");
+    expect(await posted.at(-1)!.json()).toMatchObject({ name: "jvm", engine: "apache-kafka", engine_version: "4.1.1" });
   });
 
   it("shows where a failed provisioning stopped and why", async () => {

@@ -11,6 +11,7 @@ import { Timestamp } from "../components/Timestamp";
 import { EmptyState, QueryView } from "../components/states";
 import { ClusterStatusBadge, describeHealth, healthOf, HealthBadge } from "./clusters/ClusterStatusBadge";
 import { CreateClusterForm } from "./clusters/CreateClusterForm";
+import { engineLabel } from "./clusters/engineLabel";
 import { RegisterClusterForm } from "./clusters/RegisterClusterForm";
 import { useAdministeredOrganizations } from "./clusters/useAdministeredOrganizations";
 
@@ -35,6 +36,7 @@ const columns = [
     cell: (info) => <HealthBadge health={info.row.original.health} status={info.row.original.status} />,
   }),
   column.accessor("provider", { header: "Provider" }),
+  column.accessor((cluster) => engineLabel(cluster), { id: "engine", header: "Engine" }),
   column.accessor(brokersOf, { id: "brokers", header: "Brokers" }),
   column.accessor((cluster) => cluster.bootstrap_servers ?? "", {
     id: "bootstrap",

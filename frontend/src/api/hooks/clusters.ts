@@ -9,6 +9,7 @@ import type {
   ClusterCreate,
   ClusterDetail,
   ClusterRegister,
+  Engine,
   Operation,
 } from "../types";
 
@@ -122,6 +123,16 @@ export function useCreateCluster() {
       queryClient.setQueryData(operationKeys.detail(accepted.operation.id), accepted.operation);
       return queryClient.invalidateQueries({ queryKey: clusterKeys.list() });
     },
+  });
+}
+
+/** The engines a new cluster may run, with the Apache Kafka versions installed on this host. */
+export function useEngines() {
+  return useQuery({
+    queryKey: [...clusterKeys.all, "engines"] as const,
+    queryFn: async ({ signal }): Promise<Engine[]> =>
+      unwrap(await apiClient.GET("/api/v1/clusters/engines/", { signal })),
+    staleTime: 5 * 60_000,
   });
 }
 

@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { Link } from "react-router";
 
-import { isFinished, useCreateCluster, useOperation } from "../../api/hooks/clusters";
-import type { AcceptedOperation, Organization } from "../../api/types";
+import { isFinished, useCreateCluster, useEngines, useOperation } from "../../api/hooks/clusters";
+import type { AcceptedOperation, ClusterCreate, Organization } from "../../api/types";
 import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
 import { configProblemsByRow, duplicateKeys, rowsToConfig, type ConfigRow } from "./brokerConfigRows";
@@ -61,8 +61,19 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
   const [organization, setOrganization] = useState<number | "">(organizations[0]?.id ?? "");
   const clusterName = useClusterName();
   const [brokerCount, setBrokerCount] = useState("3");
+  const engines = useEngines();
+  const [engine, setEngine] = useState<ClusterCreate["engine"]>("streamhub");
+  const [engineVersion, setEngineVersion] = useState("");
+  const chosenEngine = engines.data?.find((each) => each.engine === engine);
   const [rows, setRows] = useState<ConfigRow[]>([]);
-  const server = formErrorsOf(create.error, ["organization", "name", "broker_count", "broker_config"]);
+  const server = formErrorsOf(create.error, [
+    "organization",
+    "name",
+    "broker_count",
+    "broker_config",
+    "engine",
+    "engine_version",
+  ]);
   const problems = configProblemsByRow(create.error, rows);
   const duplicates = duplicateKeys(rows);
   const formMessage =
@@ -84,6 +95,8 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
         broker_count: Number(brokerCount),
         broker_config: rowsToConfig(rows),
         port: 0,
+        engine,
+        engine_version: engine === "apache-kafka" ? engineVersion || (chosenEngine?.default_version ?? "") : "",
       },
       { onSuccess: onAccepted },
     );
@@ -102,6 +115,51 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
         onChange={clusterName.setName}
         error={clusterName.error ?? server.fields.name}
       />
+      <Field
+        label="Engine"
+        hint="StreamHub runs our own broker; Apache Kafka runs Apache Kafka's own JVMs (512 MiB heap per node)."
+        error={server.fields.engine}
+      >
+        {(control) => (
+          <select
+            {...control}
+            className="input"
+            value={engine}
+            onChange={(event) => {
+              setEngine(event.target.value as ClusterCreate["engine"]);
+              setEngineVersion("");
+            }}
+          >
+            <option value="streamhub">StreamHub broker</option>
+            <option value="apache-kafka" disabled={engines.data !== undefined && !chosenVersions(engines.data).length}>
+              Apache Kafka
+            </option>
+          </select>
+        )}
+      </Field>
+      {engine === "apache-kafka" ? (
+        <Field
+          label="Apache Kafka version"
+          hint="The versions installed on this host."
+          error={server.fields.engine_version}
+        >
+          {(control) => (
+            <select
+              {...control}
+              className="input"
+              value={engineVersion || chosenEngine?.default_version || ""}
+              onChange={(event) => setEngineVersion(event.target.value)}
+            >
+              {(chosenEngine?.versions ?? []).map((version) => (
+                <option key={version} value={version}>
+                  {version}
+                  {version === chosenEngine?.default_version ? " (pinned)" : ""}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      ) : null}
       <Field
         label="Brokers"
         hint="One runs a single broker; two or more replicate (the first three also vote in the controller quorum; from three on, topics get 3 replicas with min.insync.replicas 2)."
@@ -174,4 +232,8 @@ function SpecStep({ organizations, onAccepted, onCancel }: SpecStepProps) {
       <FormActions submitLabel="Create cluster" pending={create.isPending} onCancel={onCancel} />
     </form>
   );
+}
+
+function chosenVersions(engines: { engine: string; versions: string[] }[]): string[] {
+  return engines.find((each) => each.engine === "apache-kafka")?.versions ?? [];
 }

@@ -28,6 +28,7 @@ const KIND_LABEL: Record<Operation["kind"], string> = {
   add_broker: "Adding a broker",
   remove_broker: "Removing a broker",
   replace_controller: "Replacing a controller",
+  change_broker_config: "Changing the broker configs of",
   topic_create: "Creating topic",
   topic_delete: "Deleting topic",
   topic_partitions: "Adding partitions to",
