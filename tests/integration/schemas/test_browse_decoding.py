@@ -21,6 +21,7 @@ from controlplane.schemas import cache, decoding, services
 from controlplane.schemas.api import auth
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
+from tests.fixtures.engines import ManagedCluster
 from tests.integration.schemas.protobuf_orders import order_classes
 from tests.integration.topics.clients import produce_one
 from tests.integration.topics.world import KafkaWorld, build_world, create_topic
@@ -54,7 +55,7 @@ def browse_world(live_server, transactional_db, settings, secure_broker) -> Brow
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     for forget in (cache.clear, auth.forget_everything, services.forget_parsed, decoding.forget_decoders):
         forget()
-    world = build_world(secure_broker)
+    world = build_world(ManagedCluster.of_streamhub(secure_broker))
     _key, token = accounts.create_api_key(
         actor=Actor.system(), name="registry", role=TeamRole.DEVELOPER, service_account=world.account_a
     )

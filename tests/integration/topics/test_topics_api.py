@@ -35,12 +35,10 @@ def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kaf
         "read_only": False,
         "sensitive": False,
         "type": "long",
-        # A reset returns it to the broker's default, in the topic config's unit. Apache Kafka lists no broker
-        # synonym when log.retention.ms itself is unset (its default is log.retention.hours), so the value a
-        # reset returns to is not known there (README, "Apache Kafka and our broker").
-        "default": None
-        if world.broker.is_apache_kafka
-        else {"name": "log.retention.ms", "value": "604800000", "source": "DEFAULT_CONFIG"},
+        # Neither engine lists a broker synonym while log.retention.ms itself is unset (Kafka derives its
+        # default from log.retention.hours), so the value a reset returns to is not known (README, "Apache
+        # Kafka and our broker").
+        "default": None,
         "choices": [],
         "multiple": False,
         "unit": "ms",
