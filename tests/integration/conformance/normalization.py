@@ -31,6 +31,7 @@ class Normalization:
     kind: str  # "alias": replaced by a numbered alias; "mask": replaced by a placeholder unless it is -1/None
     api_keys: frozenset[int] = frozenset()  # only in the answers of these keys (empty: every key)
     keep_unset: bool = True  # -1, 0, null and "" stay as they are (an id that is not set is no id)
+    zero_is_an_id: bool = False  # 0 is a real value of these ids (only -1 and null mean unset)
 
 
 NORMALIZATIONS: tuple[Normalization, ...] = (
@@ -68,8 +69,10 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
     Normalization(
         "producer ids",
         frozenset({"producer_id"}),
-        "allocated from blocks the controller hands out; the first id each broker gives differs",
+        "allocated from blocks the controller hands out; the first id each broker gives differs (0 on a fresh "
+        "broker, anything on one other tests of the session used first)",
         "alias",
+        zero_is_an_id=True,
     ),
     Normalization(
         "fetch session ids",
@@ -308,7 +311,8 @@ def normalize(tree: Tree, applied: set[str], api_key: int) -> Tree:
     aliases: dict[tuple[str, Any], str] = {}
 
     def alias(rule: Normalization, field: str, value: Any) -> Any:
-        if rule.keep_unset and (value in _NOT_SET or value == "00000000-0000-0000-0000-000000000000"):
+        unset = value in _NOT_SET and not (rule.zero_is_an_id and value == 0)
+        if rule.keep_unset and (unset or value == "00000000-0000-0000-0000-000000000000"):
             return value
         applied.add(rule.name)
         if rule.kind == "mask":
