@@ -15,11 +15,24 @@ export function tokenFromHash(hash: string): string {
 /** Where an invitation or a password reset link lands: the person chooses a password and is signed in. */
 export function SetPasswordPage() {
   const [token] = useState(() => tokenFromHash(window.location.hash));
-  const link = usePasswordLink(token);
   const setPassword = useSetPasswordWithLink();
+  // Once the password is set the link is spent: asking about it again would only be refused.
+  const link = usePasswordLink(setPassword.isSuccess ? "" : token);
 
   let body;
-  if (!token || link.isError) {
+  // Success first: the link is spent once the password is set, so a refetch of it then fails.
+  if (setPassword.isSuccess && setPassword.data.authenticated) {
+    return <Navigate to="/" replace />;
+  } else if (setPassword.isSuccess) {
+    body = (
+      <>
+        <p role="status">Your password is set{link.data ? `, ${link.data.username}` : ""}.</p>
+        <Link className="button button--primary login__submit" to="/login">
+          Sign in
+        </Link>
+      </>
+    );
+  } else if (!token || link.isError) {
     body = (
       <p className="form-error" role="alert">
         {token ? describeError(link.error) : "This page needs the link you were sent, in full."}
@@ -27,17 +40,6 @@ export function SetPasswordPage() {
     );
   } else if (link.isPending) {
     body = <LoadingState label="Checking the link…" />;
-  } else if (setPassword.isSuccess && setPassword.data.authenticated) {
-    return <Navigate to="/" replace />;
-  } else if (setPassword.isSuccess) {
-    body = (
-      <>
-        <p role="status">Your password is set, {link.data.username}.</p>
-        <Link className="button button--primary login__submit" to="/login">
-          Sign in
-        </Link>
-      </>
-    );
   } else {
     body = (
       <PasswordForm
