@@ -129,6 +129,16 @@ def create_topic(driver: JvmDriver, target: SecureTarget, topic: str, partitions
     ).ok()
 
 
+def _set_describe_delete(
+    driver: JvmDriver, target: SecureTarget, entity: tuple[str, ...], name: str, value: str
+) -> None:
+    """kafka-configs sets `name` on `entity`, describes it back with that value, then deletes it."""
+    admin_tool(driver, target, "kafka-configs", *entity, "--alter", "--add-config", f"{name}={value}").ok()
+    described = admin_tool(driver, target, "kafka-configs", *entity, "--describe").ok().out
+    assert f"{name}={value}" in described
+    admin_tool(driver, target, "kafka-configs", *entity, "--alter", "--delete-config", name).ok()
+
+
 def test_kafka_topics_and_kafka_configs(jvm_driver: JvmDriver, target: SecureTarget) -> None:
     topic = unique("tools-topic")
     create_topic(jvm_driver, target, topic, 3, "--config", "retention.ms=3600000")
@@ -167,41 +177,11 @@ def test_kafka_topics_and_kafka_configs(jvm_driver: JvmDriver, target: SecureTar
     assert "no.such.config" in bad.out + bad.err
 
     broker = ("--entity-type", "brokers", "--entity-name", "1")
-    admin_tool(
-        jvm_driver,
-        target,
-        "kafka-configs",
-        *broker,
-        "--alter",
-        "--add-config",
-        "log.cleaner.backoff.ms=16000",
-    ).ok()
-    assert (
-        "log.cleaner.backoff.ms=16000"
-        in admin_tool(jvm_driver, target, "kafka-configs", *broker, "--describe").ok().out
-    )
-    admin_tool(
-        jvm_driver, target, "kafka-configs", *broker, "--alter", "--delete-config", "log.cleaner.backoff.ms"
-    ).ok()
+    _set_describe_delete(jvm_driver, target, broker, "log.cleaner.backoff.ms", "16000")
     all_configs = admin_tool(jvm_driver, target, "kafka-configs", *broker, "--describe", "--all").ok().out
     assert "log.cleaner.backoff.ms=15000" in all_configs
     default = ("--entity-type", "brokers", "--entity-default")
-    admin_tool(
-        jvm_driver,
-        target,
-        "kafka-configs",
-        *default,
-        "--alter",
-        "--add-config",
-        "log.retention.bytes=1073741824",
-    ).ok()
-    assert (
-        "log.retention.bytes=1073741824"
-        in admin_tool(jvm_driver, target, "kafka-configs", *default, "--describe").ok().out
-    )
-    admin_tool(
-        jvm_driver, target, "kafka-configs", *default, "--alter", "--delete-config", "log.retention.bytes"
-    ).ok()
+    _set_describe_delete(jvm_driver, target, default, "log.retention.bytes", "1073741824")
     read_only = admin_tool(
         jvm_driver, target, "kafka-configs", *broker, "--alter", "--add-config", "log.dirs=/tmp/x"
     )
