@@ -9,6 +9,7 @@ pytest_plugins = [
     "tests.fixtures.apache_kafka",
     "tests.fixtures.engines",
     "tests.fixtures.jvm_ecosystem",
+    "tests.fixtures.spark_analysis",
 ]
 
 # Fast feedback first: unit tests, then integration with real servers, then browser journeys. The browser tier

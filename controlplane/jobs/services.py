@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import os
@@ -30,7 +31,9 @@ from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.topics import list_topics
 from controlplane.reconcile.ownership import owner_in, prefix_table
-from controlplane.spark.jobs.runtime import parameters_from_json, split_resources
+from controlplane.spark import analysis
+from controlplane.spark.jobs import STREAMING_CATALOG
+from controlplane.spark.jobs.runtime import parameters_from_json, single_select, split_resources
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.models import Team
@@ -82,13 +85,60 @@ def _change(action: str, run: JobRun) -> Change:
     )
 
 
-def validate_parameters(job: str, parameters: dict[str, Any]) -> None:
+def validate_parameters(job: str, parameters: dict[str, Any]) -> Any:
+    """The job's parameters as its `Parameters`, refused when they do not fit; the SQL is checked by
+    check_transform, once the cheaper checks passed."""
     module = importlib.import_module(f"controlplane.spark.jobs.{job}")
     try:
         own, _resources = split_resources(parameters)
-        parameters_from_json(module.Parameters, own)
+        checked = parameters_from_json(module.Parameters, own)
+        if not isinstance(getattr(checked, "sql", ""), str):
+            raise ValueError("sql must be a string")
     except (TypeError, ValueError) as error:
         raise ServiceError(f"Invalid parameters for {job}: {error}", code="invalid_parameters") from None
+    return checked
+
+
+def check_transform(job: str, parameters: Any) -> None:
+    """Refuses a transform Spark refuses (parsed and analysed against the source's columns by
+    controlplane.spark.analysis) with Spark's own message and where in the text, and one without the columns
+    the job's sink needs. The catalog's default transform is known good and needs no Spark; where Spark cannot
+    be asked on this host (no Java), the driver judges, as before."""
+    module = importlib.import_module(f"controlplane.spark.jobs.{job}")
+    sql = getattr(parameters, "sql", None)
+    delay = getattr(parameters, "watermark_delay", None)
+    default = next((f.default for f in dataclasses.fields(module.Parameters) if f.name == "sql"), None)
+    if sql is None or (sql == default and not delay):
+        return
+    watermark = (parameters.event_time_column, delay) if delay else None
+    try:
+        # Spark's parser accepts one query and nothing else, and says where it stops reading: its message is
+        # more telling than the driver's own single-SELECT check (runtime.single_select).
+        columns = analysis.check_sql(
+            sql.strip().rstrip(";"), streaming=job in STREAMING_CATALOG, watermark=watermark
+        )
+    except analysis.SqlRefused as refused:
+        raise ServiceError(
+            f"Spark refuses the SQL: {refused.refusal.exception}: {refused.refusal.message}",
+            code="invalid_sql",
+            details=refused.refusal.as_json(),
+        ) from None
+    except analysis.AnalysisUnavailable as error:
+        logger.warning("job %s: SQL not analysed at submit, the driver will judge: %s", job, error)
+        try:
+            single_select(sql)
+        except ValueError as refusal:
+            raise ServiceError(
+                f"Invalid parameters for {job}: {refusal}", code="invalid_parameters"
+            ) from None
+        return
+    missing = [name for name in getattr(module, "REQUIRED_COLUMNS", ()) if name not in columns]
+    if missing:
+        raise ServiceError(
+            f"The transform must produce a {missing[0]!r} column; it produces {', '.join(columns)}.",
+            code="invalid_sql",
+            details={"columns": columns, "missing": missing},
+        )
 
 
 def topics_of(parameters: Any) -> tuple[set[str], set[str]]:
@@ -248,8 +298,10 @@ def launch_job_run(
             raise ServiceError(
                 f"The time limit must be 10 to {MAX_TIME_LIMIT_SECONDS} seconds.", code="time_limit"
             )
-        validate_parameters(job, parameters)
+        checked = validate_parameters(job, parameters)
         _require_topic_access(team, cluster, service_account, parameters)
+        require_source_topics_exist(cluster, parameters)
+        check_transform(job, checked)
         run.save()
         change.on(run)
         change.after = {

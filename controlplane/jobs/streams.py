@@ -40,6 +40,7 @@ from controlplane.jobs.choices import DesiredState, StreamState
 from controlplane.jobs.models import StreamingJob
 from controlplane.jobs.services import (
     _require_topic_access,
+    check_transform,
     cluster_settings,
     default_compute_target,
     kafka_config_for,
@@ -163,9 +164,10 @@ def create_stream(
             )
         if StreamingJob.objects.filter(team=team, name=name).exists():
             raise Conflict("The team already has a streaming job of that name.", code="name_taken")
-        validate_parameters(job, parameters)
+        checked = validate_parameters(job, parameters)
         _require_topic_access(team, cluster, service_account, parameters)
         require_source_topics_exist(cluster, parameters)
+        check_transform(job, checked)
         stream.save()
         change.on(stream)
         change.after = {

@@ -159,13 +159,19 @@ class JobContext:
         return {"topic": topic, **{f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}}
 
 
-def transform_sql(spark: Any, sql: str) -> str:
-    """A user's transform, checked to be one SELECT (or WITH … SELECT), with reading files from SQL switched
-    off in the session so it can only see the views the job made."""
-    if not _SINGLE_SELECT.match(sql):
+def single_select(sql: str) -> str:
+    """A user's transform, checked to be one SELECT (or WITH … SELECT), without its trailing semicolon."""
+    if not isinstance(sql, str) or not _SINGLE_SELECT.match(sql):
         raise ValueError("the transform must be a single SELECT statement over the view 'source'")
-    spark.conf.set("spark.sql.runSQLOnFiles", "false")
     return sql.strip().rstrip(";")
+
+
+def transform_sql(spark: Any, sql: str) -> str:
+    """A user's transform (single_select), with reading files from SQL switched off in the session so it can
+    only see the views the job made."""
+    checked = single_select(sql)
+    spark.conf.set("spark.sql.runSQLOnFiles", "false")
+    return checked
 
 
 def load_kafka_config() -> dict[str, str]:

@@ -21,6 +21,9 @@ from controlplane.spark.streaming import (
     trigger_interval,
 )
 
+# What the topic sink writes from: the control plane checks the transform's output has them at creation too.
+REQUIRED_COLUMNS = ("value",)
+
 
 @dataclass(frozen=True)
 class Parameters:
@@ -39,8 +42,9 @@ def start(spark: Any, parameters: Parameters, context: StreamContext) -> Any:
         source = source.withWatermark(parameters.event_time_column, parameters.watermark_delay)
     source.createOrReplaceTempView("source")
     transformed = spark.sql(sql)
-    if "value" not in transformed.columns:
-        raise ValueError("the transform must produce a 'value' column")
+    missing = [name for name in REQUIRED_COLUMNS if name not in transformed.columns]
+    if missing:
+        raise ValueError(f"the transform must produce a {missing[0]!r} column")
     sink = TopicBatchSink(
         stream_id=context.stream_id,
         topic=parameters.target_topic,

@@ -12,6 +12,9 @@ from typing import Any
 
 from controlplane.spark.jobs.runtime import JobContext, Result, TopicRange, transform_sql
 
+# What the topic sink writes from: the control plane checks the transform's output has them at creation too.
+REQUIRED_COLUMNS = ("value",)
+
 
 @dataclass(frozen=True)
 class Parameters:
@@ -26,8 +29,9 @@ def run(spark: Any, parameters: Parameters, context: JobContext) -> Result:
     source = context.read(spark, parameters.source).cache()
     source.createOrReplaceTempView("source")
     transformed = spark.sql(sql)
-    if "value" not in transformed.columns:
-        raise ValueError("the transform must produce a 'value' column")
+    missing = [name for name in REQUIRED_COLUMNS if name not in transformed.columns]
+    if missing:
+        raise ValueError(f"the transform must produce a {missing[0]!r} column")
     read = source.count()
     copied = transformed.count()
     transformed.write.format("topics").options(**context.sink_options(parameters.target_topic)).mode(
