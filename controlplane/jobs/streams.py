@@ -79,18 +79,27 @@ def _float_setting(name: str, default: float) -> float:
     return float(value) if value else default
 
 
-# Spark's refusals of the query itself (SQL that does not parse, names that do not resolve, a plan streaming
-# cannot run) and the job's own parameter checks: a restart meets them again, so they stop the job at once.
-# A data source's error (the topic source reading a cluster) comes wrapped in an AnalysisException too, and
-# may pass: it is retried.
-_DETERMINISTIC = re.compile(
+# Failures a restart meets again, so they stop the job at once with their reason instead of being retried with
+# backoff: Spark's refusals of the query itself (SQL that does not parse, names that do not resolve, a plan
+# streaming cannot run), the job's own checks and bad options (a schema naming columns the source lacks); and
+# what the cluster answers the same way until someone changes it: a topic that does not exist, an authorization
+# or authentication refusal. A data source's error comes wrapped in an AnalysisException ([PYTHON_DATA_SOURCE…]):
+# that alone says nothing, its cause decides. Anything else (a broker unreachable, a timeout, an executor lost)
+# is transient and retried.
+_PERMANENT_KIND = re.compile(
     r"^(ParseException|AnalysisException|InvalidOptions|ValueError|IllegalArgumentException)\b"
     r"(?!: \[PYTHON_DATA_SOURCE)"
+)
+_PERMANENT_CLUSTER_ANSWER = re.compile(
+    r"^(TopicReadError|ProduceFailed|KafkaException|KafkaError)\b.*("
+    r"unknown (target )?topic|UNKNOWN_TOPIC|[Uu]nknown topic or partition|"
+    r"authorization failed|AUTHORIZATION_FAILED|[Aa]uthentication failed|AUTHENTICATION)"
 )
 
 
 def is_deterministic_failure(reason: str) -> bool:
-    return _DETERMINISTIC.match(reason) is not None
+    """Whether a driver's failure (launcher.failure_reason) would recur on every restart."""
+    return bool(_PERMANENT_KIND.match(reason) or _PERMANENT_CLUSTER_ANSWER.match(reason))
 
 
 def backoff_seconds(consecutive_failures: int) -> float:
@@ -507,8 +516,9 @@ class Supervisor:
             time.sleep(WATCH_INTERVAL_SECONDS)
 
     def _failed(self, stream: StreamingJob, reason: str, ran_a_batch: bool) -> str:
-        if not ran_a_batch and is_deterministic_failure(reason):
-            # The same query fails the same way on every start: retrying only hides the reason for minutes.
+        if is_deterministic_failure(reason):
+            # It fails the same way on every start (also after batches ran: a topic deleted, a grant revoked):
+            # retrying only hides the reason for minutes. Start it again once the cause is fixed.
             _mark_stopped(
                 stream, f"Stopped, not retried: the job cannot run as written. {reason}", StreamState.FAILED
             )

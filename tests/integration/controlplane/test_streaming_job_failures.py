@@ -5,6 +5,7 @@ Spark's reason instead of being restarted with backoff; a transient failure is s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -13,6 +14,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.jobs import launcher, streams
 from controlplane.jobs.choices import DesiredState, StreamState
 from controlplane.jobs.models import StreamingJob
+from controlplane.spark import planning
+from controlplane.spark.options import TopicSelection
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -117,3 +120,58 @@ def test_a_transient_failure_is_still_restarted_with_backoff(stream, tmp_path) -
     assert outcome == "restart"
     assert stream.state == StreamState.RESTARTING
     assert stream.next_restart_at is not None
+
+
+def _planning_failure(kafka_config: dict[str, str], topic: str) -> str:
+    """The TopicReadError a driver's planning meets on this cluster, as the driver's log shows it."""
+    consumer = planning.planning_consumer(kafka_config)
+    try:
+        planning.select_partitions(consumer, TopicSelection(topics=(topic,)))
+    except planning.TopicReadError as error:
+        return (
+            "pyspark.errors.exceptions.captured.AnalysisException: [PYTHON_DATA_SOURCE_ERROR] Failed to plan\n"
+            f"controlplane.spark.planning.TopicReadError: {error}\n"
+        )
+    finally:
+        consumer.close()
+    raise AssertionError("planning did not fail")
+
+
+@pytest.fixture(scope="module")
+def cluster_answers(broker, secure_broker) -> Iterator[dict[str, str]]:
+    """What real brokers answer a driver's planning: a missing topic, a wrong password, nobody listening."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(planning, "METADATA_TIMEOUT_S", 2.0)  # the unreachable case waits this long
+        yield {
+            "missing topic": _planning_failure({"bootstrap.servers": broker.bootstrap}, "payments.gone"),
+            "authentication refused": _planning_failure(
+                secure_broker.client_config(password="wrong"), "payments.orders"
+            ),
+            "broker unreachable": _planning_failure({"bootstrap.servers": "127.0.0.1:9"}, "payments.orders"),
+        }
+
+
+PERMANENT = ("missing topic", "authentication refused")
+
+
+@pytest.mark.parametrize("kind", ["missing topic", "authentication refused", "broker unreachable"])
+def test_a_driver_failing_on_the_clusters_answer_stops_only_when_a_restart_would_fail_again(
+    stream, cluster_answers, tmp_path, kind: str
+) -> None:
+    log = tmp_path / "driver.log"
+    log.write_text("WARN SparkContext: something\n" + cluster_answers[kind])
+    reason = launcher.failure_reason(log, 1)
+
+    # A stream that already ran batches too: a deleted topic or a revoked grant does not come back by itself.
+    outcome = streams.Supervisor(stream.pk)._failed(stream, reason, ran_a_batch=True)
+
+    stream.refresh_from_db()
+    if kind in PERMANENT:
+        assert outcome == "stopped", reason
+        assert stream.state == StreamState.FAILED
+        assert stream.restart_count == 0
+        assert reason in stream.reason
+    else:
+        assert outcome == "restart", reason
+        assert stream.state == StreamState.RESTARTING
+        assert stream.next_restart_at is not None
