@@ -25,6 +25,7 @@ from typing import Any
 from controlplane.spark import artifact
 from controlplane.spark.jobs.runtime import (
     DRIVER_FILE,
+    JOB_LOG_FILE,
     KAFKA_CONFIG_ENV,
     PROGRESS_FILE,
     RESULT_FILE,
@@ -34,7 +35,9 @@ from controlplane.spark.tuning import topic_read_confs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUBMIT_SCRIPT = REPO_ROOT / "controlplane" / "spark" / "submit.py"
+DRIVER_LOG_CONFIGURATION = REPO_ROOT / "controlplane" / "spark" / "log4j2-driver.properties"
 LOG_FILE = "driver.log"
+LOG_SOURCES = ("job", "spark")
 # Only what Java, Spark and Python need: the worker's own environment holds the database URL and secret key.
 # SPARK_LOCAL_IP/SPARK_PUBLIC_DNS: the address executors on other hosts reach the driver (this host) at.
 # STREAMHUB_SINK_TEST_PAUSE_BEFORE_COMMIT_S: the supervision test's hook into the topic sink (streaming.py).
@@ -143,8 +146,17 @@ def submit_command(
         command += ["--conf", f"spark.pyspark.driver.python={sys.executable}"]
         command += ["--conf", f"spark.pyspark.python={executor_python}"]
         # The driver's and executors' JVMs take in the topic source's Arrow batches (tuning.py). A Connect
-        # server's JVMs are started by its operator with the same confs (README).
-        for name, value in topic_read_confs().items():
+        # server's JVMs are started by its operator with the same confs (README). The driver logs at the run's
+        # level from its first line (log4j2-driver.properties).
+        confs = topic_read_confs()
+        confs["spark.driver.extraJavaOptions"] = " ".join(
+            [
+                confs["spark.driver.extraJavaOptions"],
+                f"-Dlog4j2.configurationFile=file:{DRIVER_LOG_CONFIGURATION}",
+                f"-Dstreamhub.spark.log.level={resources.spark_log_level}",
+            ]
+        )
+        for name, value in confs.items():
             command += ["--conf", f"{name}={value}"]
     if not is_local(compute_target) and not is_connect(compute_target):
         command += ["--executor-memory", resources.executor_memory]
@@ -421,8 +433,14 @@ def read_result(output_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def log_tail(output_dir: Path, lines: int = 200) -> list[str]:
+def log_tail(output_dir: Path, lines: int = 200, source: str = "job") -> list[str]:
+    """The last lines of a run's log: the job's own ("job": what it started, read, wrote, why it failed) or the
+    driver's whole log ("spark": Spark's lines and the job's, as the driver printed them). A run from before
+    the job's log existed shows its driver's log."""
+    path = output_dir / (JOB_LOG_FILE if source == "job" else LOG_FILE)
+    if source == "job" and not path.exists():
+        path = output_dir / LOG_FILE
     try:
-        return (output_dir / LOG_FILE).read_text(errors="replace").splitlines()[-lines:]
+        return path.read_text(errors="replace").splitlines()[-lines:]
     except OSError:
         return []

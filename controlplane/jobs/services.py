@@ -348,6 +348,13 @@ def kafka_config_for(run: JobRun) -> dict[str, object]:
     )
     config = connection.client_config(timeout_seconds=10)
     config.pop("log.connection.close", None)
+    # librdkafka logs its INFO lines (telemetry subscriptions, every reconnect) into the driver's log: only its
+    # warnings and errors, unless the run asks Spark for INFO or DEBUG too.
+    try:
+        asked = split_resources(run.parameters)[1].spark_log_level
+    except (TypeError, ValueError):
+        asked = "WARN"
+    config["log_level"] = 6 if asked in ("INFO", "DEBUG") else 4
     return config
 
 
@@ -425,8 +432,8 @@ def _watch(run: JobRun, spark: launcher.SparkProcess, compute: launcher.ClusterS
     return RunState.FAILED
 
 
-def run_log(run: JobRun, lines: int = 200) -> list[str]:
-    return launcher.log_tail(run_directory(run), lines)
+def run_log(run: JobRun, lines: int = 200, source: str = "job") -> list[str]:
+    return launcher.log_tail(run_directory(run), lines, source)
 
 
 def result_file(run: JobRun, relative: str) -> Path:

@@ -637,5 +637,5 @@ def measure_lag(stream: StreamingJob, kafka_config: dict[str, str]) -> dict[str,
     }
 
 
-def stream_log(stream: StreamingJob, lines: int = 200) -> list[str]:
-    return launcher.log_tail(stream_directory(stream) / "driver", lines)
+def stream_log(stream: StreamingJob, lines: int = 200, source: str = "job") -> list[str]:
+    return launcher.log_tail(stream_directory(stream) / "driver", lines, source)

@@ -62,6 +62,7 @@ from typing import Any
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from controlplane.spark.jobs.runtime import job_line
 from controlplane.spark.planning import METADATA_TIMEOUT_S, TopicReadError, planning_consumer, watermarks
 from controlplane.spark.writing import ProduceFailed, produce_batches, produce_with
 
@@ -251,10 +252,9 @@ class TopicBatchSink:
         except KafkaException as error:
             code = error.args[0].code()
             if code in TRANSACTIONS_UNSUPPORTED:
-                print(
-                    f"streamhub: the cluster does not support transactions ({error.args[0].str()}); "
-                    "the topic sink uses the idempotent producer",
-                    flush=True,
+                job_line(
+                    f"the cluster does not support transactions ({error.args[0].str()}); "
+                    "the topic sink uses the idempotent producer"
                 )
                 return False
             raise ProduceFailed(
@@ -313,7 +313,7 @@ class TopicBatchSink:
             self.status["last_committed_batch"] = self._committed
         if batch_id <= self._committed:
             self.batches_skipped += 1
-            print(f"streamhub: batch {batch_id} was committed before the restart; skipped", flush=True)
+            job_line(f"batch {batch_id} was committed before the restart; skipped")
             return
         table = batch.toArrow()
         if "value" not in table.column_names:
@@ -330,10 +330,7 @@ class TopicBatchSink:
             )
             pause = float(os.environ.get(PAUSE_BEFORE_COMMIT_ENV) or 0)
             if pause > 0:
-                print(
-                    f"streamhub: batch {batch_id} produced ({produced} records), committing in {pause} s",
-                    flush=True,
-                )
+                job_line(f"batch {batch_id} produced ({produced} records), committing in {pause} s")
                 time.sleep(pause)
             producer.commit_transaction(TRANSACTION_CALL_TIMEOUT_S)
         except (KafkaException, ProduceFailed) as error:
@@ -343,6 +340,7 @@ class TopicBatchSink:
             raise ProduceFailed(f"batch {batch_id} into {self.topic} aborted: {detail}") from None
         self._committed = batch_id
         self.status["last_committed_batch"] = batch_id
+        job_line(f"batch {batch_id}: {produced} records into {self.topic}, committed in one transaction")
 
     # --- the idempotent path -----------------------------------------------------------------------------
 
@@ -366,10 +364,9 @@ class TopicBatchSink:
         wanted = [index for index in range(table.num_rows) if index not in written]
         self.records_skipped += table.num_rows - len(wanted)
         if replayed:
-            # Into the driver's log: a replay after a crash, and how much of it had landed.
-            print(
-                f"streamhub: batch {batch_id} replayed, {len(written)} of {table.num_rows} records were already in {self.topic}",
-                flush=True,
+            # Into the job's log: a replay after a crash, and how much of it had landed.
+            job_line(
+                f"batch {batch_id} replayed, {len(written)} of {table.num_rows} records were already in {self.topic}"
             )
         if wanted:
             produce_batches(
@@ -379,6 +376,7 @@ class TopicBatchSink:
             )
         state.committed, state.pending = batch_id, None
         state.save()
+        job_line(f"batch {batch_id}: {len(wanted)} records into {self.topic} (idempotent producer)")
         self.status["last_committed_batch"] = batch_id
 
 

@@ -23,7 +23,9 @@ from controlplane.spark.jobs.runtime import (
     DRIVER_FILE,
     PROGRESS_FILE,
     JobContext,
+    job_line,
     load_kafka_config,
+    open_job_log,
     parameters_from_json,
     write_result,
 )
@@ -42,7 +44,18 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(f"controlplane.spark.jobs.{arguments.job}")
     parameters = parameters_from_json(module.Parameters, json.loads(arguments.parameters))
     arguments.output_dir.mkdir(parents=True, exist_ok=True)
+    open_job_log(arguments.output_dir)
     started = time.monotonic()
+    try:
+        run_job(arguments, module, parameters, started)
+    except Exception as error:
+        # The job's log says why it stopped in one line; the traceback stays in the driver's log.
+        job_line(f"failed: {type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}")
+        raise
+    return 0
+
+
+def run_job(arguments: argparse.Namespace, module: object, parameters: object, started: float) -> None:
 
     from pyspark.sql import SparkSession
 
@@ -50,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName(f"streamhub-{arguments.job}").getOrCreate()
     remote = is_remote_session(spark)
+    job_line(f"{arguments.job} started on Spark {spark.version}")
     if remote:
         if arguments.code_artifact:
             spark.addArtifacts(str(arguments.code_artifact), pyfile=True)
@@ -69,9 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             context = JobContext(kafka_config=load_kafka_config(), output_dir=arguments.output_dir)
             result = module.run(spark, parameters, context)
             write_result(arguments.output_dir, result, started)
+            job_line(f"{arguments.job} finished: {json.dumps(result.metrics, default=str)}")
     finally:
         spark.stop()
-    return 0
 
 
 def run_stream(spark: object, module: object, parameters: object, arguments: argparse.Namespace) -> None:
@@ -90,12 +104,18 @@ def run_stream(spark: object, module: object, parameters: object, arguments: arg
         output_dir=arguments.stream_output_dir or arguments.output_dir,
     )
     query = module.start(spark, parameters, context)
+    job_line(f"stream {arguments.stream_id} running (query {query.id})")
     reported = None
     while not query.awaitTermination(1):  # raises StreamingQueryException when the query failed
         progress = query.lastProgress
         if progress is not None and progress.get("timestamp") != reported:
             write_progress(arguments.output_dir, progress, context.sink_status)
             reported = progress.get("timestamp")
+            if progress.get("numInputRows"):  # idle batches are Spark's business, not the job's
+                job_line(
+                    f"batch {progress.get('batchId')}: {progress['numInputRows']} rows read "
+                    f"({progress.get('processedRowsPerSecond') or 0:.0f} rows/s)"
+                )
 
 
 def is_remote_session(spark: object) -> bool:

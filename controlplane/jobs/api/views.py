@@ -8,12 +8,31 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.core.api.errors import ServiceError
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
-from controlplane.jobs import filtersets, services, streams
+from controlplane.jobs import filtersets, launcher, services, streams
 from controlplane.jobs.api import serializers
 from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.spark.jobs import CATALOG, STREAMING_CATALOG
 from controlplane.tenancy.choices import TeamRole
+
+LOG_PARAMETERS = [
+    OpenApiParameter("lines", int, description="How many of the last lines (at most 5000)."),
+    OpenApiParameter(
+        "source",
+        str,
+        enum=list(launcher.LOG_SOURCES),
+        description="job (default): the job's own lines (started, rows per batch, what its sink wrote, why it "
+        "failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included.",
+    ),
+]
+
+
+def _source(request: Request) -> str:
+    source = request.query_params.get("source", "job")
+    if source not in launcher.LOG_SOURCES:
+        raise ServiceError(f"source must be one of {', '.join(launcher.LOG_SOURCES)}.", code="invalid_source")
+    return source
 
 
 def _lines(request: Request) -> int:
@@ -49,14 +68,12 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
         run = services.cancel_job_run(actor=self.actor, run=self.get_object())
         return self.respond(run, status.HTTP_202_ACCEPTED)
 
-    @extend_schema(
-        responses=serializers.JobLogSerializer,
-        parameters=[OpenApiParameter("lines", int, description="How many of the last lines (at most 5000).")],
-    )
+    @extend_schema(responses=serializers.JobLogSerializer, parameters=LOG_PARAMETERS)
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
-        """The last lines of the driver's log."""
-        return Response({"lines": services.run_log(self.get_object(), _lines(request))})
+        """The last lines of the run's log: the job's own, or the driver's with Spark's (`source`)."""
+        run = self.get_object()
+        return Response({"lines": services.run_log(run, _lines(request), _source(request))})
 
     @extend_schema(
         responses={(200, "application/octet-stream"): bytes},
@@ -150,14 +167,12 @@ class StreamingJobViewSet(ScopedReadOnlyViewSet):
         """The stream's consumer lag: its last committed batch's offsets per partition vs each log end."""
         return Response(self.get_serializer(self.get_object()).data["lag"])
 
-    @extend_schema(
-        responses=serializers.JobLogSerializer,
-        parameters=[OpenApiParameter("lines", int, description="How many of the last lines (at most 5000).")],
-    )
+    @extend_schema(responses=serializers.JobLogSerializer, parameters=LOG_PARAMETERS)
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
-        """The last lines of the driver's log, across its restarts."""
-        return Response({"lines": streams.stream_log(self.get_object(), _lines(request))})
+        """The last lines of the stream's log across its restarts: the job's own, or the driver's (`source`)."""
+        stream = self.get_object()
+        return Response({"lines": streams.stream_log(stream, _lines(request), _source(request))})
 
     @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
     @action(detail=False, methods=["get"], pagination_class=None, filter_backends=[])

@@ -21,6 +21,10 @@ KAFKA_CONFIG_ENV = "STREAMHUB_KAFKA_CONFIG_FILE"
 RESULT_FILE = "result.json"
 DRIVER_FILE = "driver.json"  # where the driver's UI listens, written as soon as the session is up
 PROGRESS_FILE = "progress.json"  # stage progress a Spark Connect client hears from its server
+# The job's own lines (started, each micro-batch's rows, what its sink wrote, why it failed), apart from the
+# driver's log (driver.log: everything the driver process prints, Spark's lines included).
+JOB_LOG_FILE = "job.log"
+JOB_LINE_PREFIX = "streamhub: "
 RESOURCES_PARAMETER = "resources"
 _MEMORY = re.compile(r"^(\d+)([mg])$")
 _SINGLE_SELECT = re.compile(r"^\s*(select|with)\b[^;]*;?\s*$", re.IGNORECASE | re.DOTALL)
@@ -172,6 +176,26 @@ def transform_sql(spark: Any, sql: str) -> str:
     checked = single_select(sql)
     spark.conf.set("spark.sql.runSQLOnFiles", "false")
     return checked
+
+
+_job_log: dict[str, Path] = {}
+
+
+def open_job_log(output_dir: Path) -> None:
+    """Where this driver's job_line calls go (submit.py names the run's output directory once)."""
+    _job_log["path"] = output_dir / JOB_LOG_FILE
+
+
+def job_line(message: str) -> None:
+    """One line of the job's own log: into job.log with its UTC time, and as "streamhub: …" into the driver's
+    log, where it stands out from Spark's."""
+    line = f"{JOB_LINE_PREFIX}{message}"
+    print(line, flush=True)
+    path = _job_log.get("path")
+    if path is not None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(path, "a") as log:
+            log.write(f"{stamp} {line}\n")
 
 
 def load_kafka_config() -> dict[str, str]:
