@@ -1191,7 +1191,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The last lines of the driver's log. */
+        /** @description The last lines of the run's log: the job's own, or the driver's with Spark's (`source`). */
         get: operations["v1_job_runs_log_retrieve"];
         put?: never;
         post?: never;
@@ -1910,7 +1910,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The last lines of the driver's log, across its restarts. */
+        /** @description The last lines of the stream's log across its restarts: the job's own, or the driver's (`source`). */
         get: operations["v1_streaming_jobs_log_retrieve"];
         put?: never;
         post?: never;
@@ -11890,6 +11890,8 @@ export interface operations {
             query?: {
                 /** @description How many of the last lines (at most 5000). */
                 lines?: number;
+                /** @description job (default): the job's own lines (started, rows per batch, what its sink wrote, why it failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included. */
+                source?: "job" | "spark";
             };
             header?: never;
             path: {
@@ -17188,6 +17190,8 @@ export interface operations {
             query?: {
                 /** @description How many of the last lines (at most 5000). */
                 lines?: number;
+                /** @description job (default): the job's own lines (started, rows per batch, what its sink wrote, why it failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included. */
+                source?: "job" | "spark";
             };
             header?: never;
             path: {
