@@ -114,7 +114,7 @@ def run_stream(spark: object, module: object, parameters: object, arguments: arg
             if progress.get("numInputRows"):  # idle batches are Spark's business, not the job's
                 job_line(
                     f"batch {progress.get('batchId')}: {progress['numInputRows']} rows read "
-                    f"({progress.get('processedRowsPerSecond') or 0:.0f} rows/s)"
+                    f"({progress.get('processedRowsPerSecond') or 0:.1f} rows/s)"
                 )
 
 
