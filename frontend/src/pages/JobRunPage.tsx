@@ -4,7 +4,14 @@ import { Link, useParams } from "react-router";
 import { combineQueries } from "../api/combineQueries";
 import { describeError } from "../api/errors";
 import { useAccess } from "../api/hooks/access";
-import { FINISHED_RUN_STATES, useCancelJobRun, useJobRun, useJobRunLog, type JobRun } from "../api/hooks/jobs";
+import {
+  FINISHED_RUN_STATES,
+  useCancelJobRun,
+  useJobRun,
+  useJobRunLog,
+  type JobRun,
+  type LogSource,
+} from "../api/hooks/jobs";
 import { useTeams } from "../api/hooks/teams";
 import { hasRole, roleInTeam } from "../auth/permissions";
 import { formatCompact, formatSeconds } from "../components/charts";
@@ -140,12 +147,21 @@ function JobRunSections({ run, canCancel }: { run: JobRun; canCancel: boolean })
 }
 
 function RunLog({ run, live }: { run: number; live: boolean }) {
-  const log = useJobRunLog(run, live);
+  const [source, setSource] = useState<LogSource>("job");
+  const log = useJobRunLog(run, live, source);
   return (
     <section className="section" aria-labelledby="run-log">
       <h2 id="run-log" className="section__title">
-        Driver log
+        Log
       </h2>
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={source === "spark"}
+          onChange={(event) => setSource(event.target.checked ? "spark" : "job")}
+        />{" "}
+        Show the driver&apos;s whole log (Spark&apos;s lines too)
+      </label>
       <QueryView
         query={log}
         errorTitle="Could not load the log"

@@ -46,6 +46,23 @@ describe("StreamingJobPage", () => {
     expect(screen.queryByRole("button", { name: "Stop" })).not.toBeInTheDocument();
   });
 
+  it("shows the job's own log lines, and the driver's whole log when asked", async () => {
+    stubStream("viewer", {
+      "GET /api/v1/streaming-jobs/4/log/": (request: Request) =>
+        json(200, {
+          lines:
+            new URL(request.url).searchParams.get("source") === "spark"
+              ? ["26/12/04 18:57:36 WARN ResolveWriteToStream: adaptive disabled", "streamhub: batch 0: 20 rows read"]
+              : ["2026-12-04T18:58:50Z streamhub: batch 0: 20 rows read"],
+        }),
+    });
+    renderStream();
+    expect(await screen.findByText(/2026-12-04T18:58:50Z streamhub: batch 0: 20 rows read/)).toBeInTheDocument();
+    expect(screen.queryByText(/WARN ResolveWriteToStream/)).not.toBeInTheDocument();
+    (await screen.findByRole("checkbox", { name: /driver's whole log/ })).click();
+    expect(await screen.findByText(/WARN ResolveWriteToStream/)).toBeInTheDocument();
+  });
+
   it("lets a developer stop a running stream and start it again, asking for the password a stop wiped", async () => {
     let state: "running" | "stopped" | "starting" = "running";
     const passwords: string[] = [];

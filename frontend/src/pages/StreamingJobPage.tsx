@@ -11,6 +11,7 @@ import {
   useStreamingJobLog,
   type StreamAction,
   type StreamingJob,
+  type LogSource,
 } from "../api/hooks/jobs";
 import { useTeams } from "../api/hooks/teams";
 import { hasRole, roleInTeam } from "../auth/permissions";
@@ -224,12 +225,21 @@ function StreamSections({ stream, canAct }: { stream: StreamingJob; canAct: bool
 }
 
 function StreamLog({ id }: { id: number }) {
-  const log = useStreamingJobLog(id);
+  const [source, setSource] = useState<LogSource>("job");
+  const log = useStreamingJobLog(id, source);
   return (
     <section className="section" aria-labelledby="stream-log">
       <h2 id="stream-log" className="section__title">
-        Driver log
+        Log
       </h2>
+      <label className="checkbox">
+        <input
+          type="checkbox"
+          checked={source === "spark"}
+          onChange={(event) => setSource(event.target.checked ? "spark" : "job")}
+        />{" "}
+        Show the driver&apos;s whole log (Spark&apos;s lines too)
+      </label>
       <QueryView
         query={log}
         errorTitle="Could not load the log"

@@ -26,7 +26,7 @@ export const jobKeys = {
   catalog: () => [...jobKeys.all, "catalog"] as const,
   runs: (query: JobRunQuery) => [...jobKeys.all, "runs", query] as const,
   run: (id: number) => [...jobKeys.all, "run", id] as const,
-  log: (id: number) => [...jobKeys.all, "log", id] as const,
+  log: (id: number, source: LogSource = "job") => [...jobKeys.all, "log", id, source] as const,
 };
 
 export function useJobCatalog() {
@@ -61,12 +61,18 @@ export function useJobRun(id: number) {
   });
 }
 
-export function useJobRunLog(id: number, live: boolean) {
+/** The job's own lines ("job"), or the driver's whole log with Spark's lines ("spark"). */
+export type LogSource = "job" | "spark";
+
+export function useJobRunLog(id: number, live: boolean, source: LogSource = "job") {
   return useQuery({
-    queryKey: jobKeys.log(id),
+    queryKey: jobKeys.log(id, source),
     queryFn: async ({ signal }): Promise<string[]> =>
       unwrap(
-        await apiClient.GET("/api/v1/job-runs/{id}/log/", { params: { path: { id }, query: { lines: 500 } }, signal }),
+        await apiClient.GET("/api/v1/job-runs/{id}/log/", {
+          params: { path: { id }, query: { lines: 500, source } },
+          signal,
+        }),
       ).lines,
     refetchInterval: live ? 3000 : false,
   });
@@ -114,7 +120,7 @@ const streamKeys = {
   list: () => [...jobKeys.all, "streams"] as const,
   catalog: () => [...jobKeys.all, "stream-catalog"] as const,
   stream: (id: number) => [...jobKeys.all, "stream", id] as const,
-  log: (id: number) => [...jobKeys.all, "stream-log", id] as const,
+  log: (id: number, source: LogSource = "job") => [...jobKeys.all, "stream-log", id, source] as const,
 };
 
 export function useStreamingJobs() {
@@ -156,13 +162,13 @@ export function useStreamingJob(id: number) {
   });
 }
 
-export function useStreamingJobLog(id: number) {
+export function useStreamingJobLog(id: number, source: LogSource = "job") {
   return useQuery({
-    queryKey: streamKeys.log(id),
+    queryKey: streamKeys.log(id, source),
     queryFn: async ({ signal }): Promise<string[]> =>
       unwrap(
         await apiClient.GET("/api/v1/streaming-jobs/{id}/log/", {
-          params: { path: { id }, query: { lines: 300 } },
+          params: { path: { id }, query: { lines: 300, source } },
           signal,
         }),
       ).lines,
