@@ -520,7 +520,9 @@ class Supervisor:
             # It fails the same way on every start (also after batches ran: a topic deleted, a grant revoked):
             # retrying only hides the reason for minutes. Start it again once the cause is fixed.
             _mark_stopped(
-                stream, f"Stopped, not retried: the job cannot run as written. {reason}", StreamState.FAILED
+                stream,
+                f"Stopped, not retried: a restart would fail the same way. {reason}",
+                StreamState.FAILED,
             )
             logger.info("streaming job %s failed deterministically (%s); not restarted", stream.pk, reason)
             return "stopped"

@@ -7,8 +7,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 
+import pyarrow as pa
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
 
 from controlplane.clusters.models import Cluster
 from controlplane.jobs import launcher, streams
@@ -16,6 +23,7 @@ from controlplane.jobs.choices import DesiredState, StreamState
 from controlplane.jobs.models import StreamingJob
 from controlplane.spark import planning
 from controlplane.spark.options import TopicSelection
+from controlplane.spark.writing import ProduceFailed, produce_batches
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -137,6 +145,26 @@ def _planning_failure(kafka_config: dict[str, str], topic: str) -> str:
     raise AssertionError("planning did not fail")
 
 
+def _produce_failure(secure_broker) -> str:
+    """What the topic sink's producer meets writing as a user without a WRITE grant, as the driver's log shows it."""
+    user, topic = f"nogrant-{uuid.uuid4().hex[:6]}", f"payments.out-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient(secure_broker.client_config())
+    credential = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096)
+    for future in admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion(user, credential, b"user-secret")]
+    ).values():
+        future.result(timeout=30)
+    for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+        future.result(timeout=30)
+    batch = pa.RecordBatch.from_pydict({"value": [b"v"]})
+    config = {**secure_broker.client_config(user=user, password="user-secret"), "message.timeout.ms": 10000}
+    try:
+        produce_batches(iter([batch]), config, default_topic=topic)
+    except ProduceFailed as error:
+        return f"controlplane.spark.writing.ProduceFailed: {error}\n"
+    raise AssertionError("producing without a grant did not fail")
+
+
 @pytest.fixture(scope="module")
 def cluster_answers(broker, secure_broker) -> Iterator[dict[str, str]]:
     """What real brokers answer a driver's planning: a missing topic, a wrong password, nobody listening."""
@@ -147,14 +175,15 @@ def cluster_answers(broker, secure_broker) -> Iterator[dict[str, str]]:
             "authentication refused": _planning_failure(
                 secure_broker.client_config(password="wrong"), "payments.orders"
             ),
+            "authorization refused": _produce_failure(secure_broker),
             "broker unreachable": _planning_failure({"bootstrap.servers": "127.0.0.1:9"}, "payments.orders"),
         }
 
 
-PERMANENT = ("missing topic", "authentication refused")
+PERMANENT = ("missing topic", "authentication refused", "authorization refused")
 
 
-@pytest.mark.parametrize("kind", ["missing topic", "authentication refused", "broker unreachable"])
+@pytest.mark.parametrize("kind", [*PERMANENT, "broker unreachable"])
 def test_a_driver_failing_on_the_clusters_answer_stops_only_when_a_restart_would_fail_again(
     stream, cluster_answers, tmp_path, kind: str
 ) -> None:
