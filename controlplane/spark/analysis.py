@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,8 +29,10 @@ from typing import Any, BinaryIO
 from controlplane.spark.reading import HEADERS_DDL, SCHEMA_DDL
 
 SOURCE_VIEW = "source"
-# The JVM's start dominates the first check (seconds, more on a loaded host); later checks take milliseconds.
+# The JVM's start dominates the first check (seconds, tens of seconds on a loaded host); later checks take
+# milliseconds. A request waits for a starting worker at most START_WAIT_SECONDS.
 START_TIMEOUT_SECONDS = 180.0
+START_WAIT_SECONDS = 30.0
 CHECK_TIMEOUT_SECONDS = 30.0
 # Spark refuses a heap under 450 MiB (its reserved memory times 1.5).
 DRIVER_MEMORY = "512m"
@@ -150,6 +153,14 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         answers.write(json.dumps(body).encode() + b"\n")
         answers.flush()
 
+    # The first analysis loads the parser's, analyser's and streaming planner's classes (seconds on a loaded
+    # host): done before saying ready, so that the first user's check is as quick as the next.
+    for streaming in (True, False):
+        analyse(
+            spark,
+            {"sql": "SELECT value FROM source", "schema": source_schema(), "streaming": streaming},
+            empty_directory,
+        )
     answer({"ready": True})
     for line in requests:
         try:
@@ -174,17 +185,28 @@ def main() -> None:
 
 class AnalysisWorker:
     """The one analysis worker of this process, started on first use (and again if it died or the process
-    forked since), shared by every thread one check at a time."""
+    forked since), shared by every thread one check at a time. A check waits for a starting worker at most
+    START_WAIT_SECONDS (a request must not hang on a JVM's start): past that the SQL is left to the driver while
+    the worker goes on starting for the next check."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._owner_pid = 0
+        self._ready = threading.Event()
+        self._start_failure = ""
+        self._started_at = 0.0
 
-    def check(self, request: dict[str, Any]) -> dict[str, Any]:
+    def check(self, request: dict[str, Any], wait_seconds: float = START_WAIT_SECONDS) -> dict[str, Any]:
         with self._lock:
-            process = self._running()
+            process = self._started()
+            if not self._ready.wait(wait_seconds):
+                raise AnalysisUnavailable(
+                    f"the SQL analysis worker is still starting after {wait_seconds:.0f} s"
+                )
             try:
+                if self._start_failure:
+                    raise AnalysisUnavailable(self._start_failure)
                 assert process.stdin is not None
                 process.stdin.write(json.dumps(request).encode() + b"\n")
                 process.stdin.flush()
@@ -193,7 +215,13 @@ class AnalysisWorker:
                 self._stop()
                 raise AnalysisUnavailable(f"the SQL analysis worker failed: {error}") from None
 
-    def _running(self) -> subprocess.Popen[bytes]:
+    def warm(self, timeout: float = START_TIMEOUT_SECONDS) -> bool:
+        """Starts the worker if it is not running and waits until it answers (True) or `timeout` passed."""
+        with self._lock:
+            self._started()
+        return self._ready.wait(timeout) and not self._start_failure
+
+    def _started(self) -> subprocess.Popen[bytes]:
         if self._process is not None and self._owner_pid == os.getpid() and self._process.poll() is None:
             return self._process
         if self._owner_pid == os.getpid():
@@ -213,15 +241,24 @@ class AnalysisWorker:
             )
         except OSError as error:
             raise AnalysisUnavailable(f"the SQL analysis worker did not start: {error}") from None
-        self._process = process
-        try:
-            ready = self._read(process, START_TIMEOUT_SECONDS)
-        except AnalysisUnavailable:
-            self._stop()
-            raise
-        if not ready.get("ready"):
-            self._stop()
-            raise AnalysisUnavailable(f"the SQL analysis worker did not start: {ready}")
+        self._process, self._ready, self._start_failure = process, threading.Event(), ""
+        self._started_at = time.monotonic()
+        ready, failure = self._ready, ""
+
+        def wait_until_ready() -> None:
+            nonlocal failure
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            try:
+                if not json.loads(line or b"{}").get("ready"):
+                    failure = f"the SQL analysis worker did not start: {line[:500]!r}"
+            except ValueError:
+                failure = f"the SQL analysis worker did not start: {line[:500]!r}"
+            if failure and self._process is process:
+                self._start_failure = failure
+            ready.set()
+
+        threading.Thread(target=wait_until_ready, name="sql-analysis-start", daemon=True).start()
         return process
 
     @staticmethod
