@@ -225,7 +225,9 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
                 else:
                     wait_until(predicate, timeout, what, interval=1)
             except TimeoutError as error:
-                log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=60").json()["lines"]
+                log = setup.client.get(
+                    f"/api/v1/streaming-jobs/{stream_id}/log/?source=spark&lines=60"
+                ).json()["lines"]
                 raise AssertionError(f"{error}: {stream()}\n" + "\n".join(log)) from None
 
         explained(lambda: (stream()["progress"]["batch_id"] or 0) >= 3, None, "three micro-batches")
@@ -310,7 +312,7 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
     uncommitted = read_all(setup.admin_config, target, 3, isolation="read_uncommitted")
     _batch, aborted_at_least = killed_in_transaction[0]
     assert len(uncommitted) >= len(committed) + aborted_at_least
-    log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=5000").json()["lines"]
+    log = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?source=spark&lines=5000").json()["lines"]
     skipped = [line for line in log if line.endswith("skipped") and line.startswith("streamhub: batch")]
     report = {
         **result,
