@@ -64,6 +64,11 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "log.preallocate": (bool, False),
     "log.segment.delete.delay.ms": (int, 60000),
     "compression.type": (str, "producer"),
+    "compression.gzip.level": (int, -1),
+    "compression.lz4.level": (int, 9),
+    "compression.zstd.level": (int, 3),
+    "log.local.retention.bytes": (int, -2),
+    "log.local.retention.ms": (int, -2),
     "message.max.bytes": (int, 1048588),
     "min.insync.replicas": (int, 1),
     "unclean.leader.election.enable": (bool, False),
@@ -184,6 +189,11 @@ SUPPORTED_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 TOPIC_CONFIG_BROKER_SYNONYMS: dict[str, str] = {
     "cleanup.policy": "log.cleanup.policy",
     "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "local.retention.bytes": "log.local.retention.bytes",
+    "local.retention.ms": "log.local.retention.ms",
     "delete.retention.ms": "log.cleaner.delete.retention.ms",
     "file.delete.delay.ms": "log.segment.delete.delay.ms",
     "flush.messages": "log.flush.interval.messages",
@@ -404,6 +414,15 @@ class BrokerConfig:
             "zstd",
         ):
             raise ConfigError(f"compression.type: invalid value {self.values['compression.type']!r}")
+        for name, low, high, also in (
+            ("compression.gzip.level", 1, 9, -1),
+            ("compression.lz4.level", 1, 17, None),
+            ("compression.zstd.level", -131072, 22, None),
+            ("log.local.retention.bytes", -2, LONG_MAX, None),
+            ("log.local.retention.ms", -2, LONG_MAX, None),
+        ):
+            if not (low <= self.get_int(name) <= high or self.get_int(name) == also):
+                raise ConfigError(f"{name}: must be between {low} and {high}, got {self.get_int(name)}")
         if self.values["log.message.timestamp.type"] not in ("CreateTime", "LogAppendTime"):
             raise ConfigError("log.message.timestamp.type: must be CreateTime or LogAppendTime")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:

@@ -268,6 +268,24 @@ class TopicManager:
         }
         result = await self._forward("create_topics", {"validate_only": validate_only, "topics": [topic]})
         _raise_for_result(result["results"][0])
+        created_id = result["results"][0].get("topic_id")
+        if not validate_only and created_id and self.metadata.get(name) is None:
+            # Committed, but this broker's image has not caught up yet (a loaded node): the topic exists, so
+            # answer as Kafka's CreateTopics does once its controller commits, not REQUEST_TIMED_OUT (a client's
+            # retry would then get TOPIC_ALREADY_EXISTS). Metadata shows the topic once this broker catches up.
+            return TopicRecord(
+                name=name,
+                topic_id=uuid.UUID(created_id),
+                partitions=len(assignments)
+                if assignments
+                else (self.config.num_partitions if partitions == -1 else partitions),
+                replication_factor=len(assignments[0])
+                if assignments
+                else (
+                    self.config.default_replication_factor if replication_factor == -1 else replication_factor
+                ),
+                configs=configs,
+            )
         if validate_only:
             return TopicRecord(
                 name=name,

@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from controlplane.apache_kafka import runtime
 from tests.fixtures.broker import BrokerProcess, CertificateFiles, free_port
 from tests.fixtures.cluster import start_cluster
 
@@ -57,6 +58,19 @@ KAFKA_PYTHON_BROKER = {
     "group.initial.rebalance.delay.ms": "0",
     "authorizer.class.name": "acl",
     "allow.everyone.if.no.acl.found": "true",
+}
+# confluent-kafka-python's TestUtils.broker_conf() for trivup (its RF 1 internal topics are our defaults).
+# trivup's KafkaBrokerApp adds an authorizer that allows everyone (its ACL tests create and describe ACLs).
+CONFLUENT_KAFKA_BROKER = {
+    "num.partitions": "1",
+    "auto.create.topics.enable": "true",
+    "authorizer.class.name": "acl",
+    "allow.everyone.if.no.acl.found": "true",
+}
+# franz-go's CI: apache/kafka's image defaults, SCRAM-SHA-256 on a second listener with one user.
+FRANZ_GO_BROKER = {
+    "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+    "sasl.bootstrap.users": "testuser:SCRAM-SHA-256:testpass",
 }
 LIBRDKAFKA_BROKER = {
     "num.partitions": "4",
@@ -184,15 +198,109 @@ def run_kafka_python(args: argparse.Namespace, work: Path) -> dict:
         )
 
 
+def run_confluent_kafka(args: argparse.Namespace, work: Path) -> dict:
+    # Its pytest fixtures take an external cluster from BROKERS (`ByoFixture`); the broker is configured as its
+    # TestUtils.broker_conf() configures trivup's. Tests of the Schema Registry need SR_URL and are skipped
+    # without it; the SASL ones always start their own trivup cluster.
+    with single_broker(work / "confluent-kafka-broker", CONFLUENT_KAFKA_BROKER) as bootstrap:
+        env = {"BROKERS": bootstrap, "PYTHONPATH": str(args.confluent_kafka)}
+        if args.confluent_kafka_protocol == "consumer":
+            env["TEST_CONSUMER_GROUP_PROTOCOL"] = "consumer"
+        pytest_args = ["--timeout=300", *(args.confluent_kafka_select or ["tests/integration"])]
+        return run_pytest(
+            args.confluent_kafka_python, args.confluent_kafka, pytest_args, env, work / "confluent-kafka.xml"
+        )
+
+
+def run_franz_go(args: argparse.Namespace, work: Path) -> dict:
+    """franz-go's kgo tests as its CI runs them (`KGO_TEST_RF=1`, a SCRAM-SHA-256 listener beside the plain
+    one with the user testuser:testpass), from a test binary built with `go test -c`."""
+    broker = BrokerProcess(work / "franz-go-broker", FRANZ_GO_BROKER)
+    scram_port = free_port()
+    listeners = f"{broker.properties['listeners']},SASL_PLAINTEXT://127.0.0.1:{scram_port}"
+    broker.properties.update({"listeners": listeners, "advertised.listeners": listeners})
+    broker.start()
+    try:
+        env = {
+            **os.environ,
+            "KGO_SEEDS": broker.bootstrap,
+            "KGO_TEST_RF": "1",
+            "KGO_TEST_STABLE_FETCH": "true",
+            "KGO_TEST_SCRAM_SEEDS": f"127.0.0.1:{scram_port}",
+            "KGO_TEST_SCRAM": "testuser:testpass",
+            "KGO_LOG_LEVEL": "none",
+        }
+        binary = args.franz_go_test_binary
+        command = [str(binary), "-test.v", f"-test.timeout={args.franz_go_timeout}"]
+        if args.franz_go_run:
+            command.append(f"-test.run={args.franz_go_run}")
+        started = time.monotonic()
+        log = work / "franz-go.log"
+        with log.open("wb") as out:
+            subprocess.run(
+                command, cwd=binary.parent, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
+            )
+        return {
+            **go_test_counts(verdict_lines(log)),
+            "seconds": round(time.monotonic() - started),
+        }
+    finally:
+        broker.kill9()
+
+
+def verdict_lines(log: Path) -> str:
+    """The lines of a `-test.v` log that say what ran and failed (a failing test can log millions of others)."""
+    with log.open(errors="replace") as lines:
+        return "".join(
+            line for line in lines if line.startswith(("=== RUN", "--- ", "    --- ")) or "_test.go:" in line
+        )
+
+
+GO_VERDICT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
+
+
+def go_test_counts(log: str) -> dict[str, object]:
+    """Top-level tests' verdicts from `-test.v` output; a panic or timeout fails the test that was running."""
+    outcomes: dict[str, str] = {}
+    for verdict, name in GO_VERDICT.findall(log):
+        if "/" not in name:
+            outcomes[name] = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}[verdict]
+    started = re.findall(r"^=== RUN\s+(\S+)$", log, re.M)
+    unfinished = [name for name in started if "/" not in name and name not in outcomes]
+    for name in unfinished:  # the binary died (panic, -test.timeout) while these ran
+        outcomes[name] = "failed"
+    counts = {k: sum(1 for v in outcomes.values() if v == k) for k in ("passed", "failed", "skipped")}
+    failures = [
+        {"test": name, "message": _go_failure_message(log, name)}
+        for name, v in outcomes.items()
+        if v == "failed"
+    ]
+    return {**counts, "failures": failures}
+
+
+def _go_failure_message(log: str, name: str) -> str:
+    """The first lines the test logged under its FAIL verdict (its own t.Error lines)."""
+    start = log.find(f"--- FAIL: {name}")
+    detail = [line.strip() for line in log[start:].splitlines()[1:4] if line.strip()] if start >= 0 else []
+    return " | ".join(detail)[:300]
+
+
 def run_librdkafka(args: argparse.Namespace, work: Path) -> dict:
     runner = runner_path(args)
     if not runner.exists():
         raise SystemExit(f"{runner} is missing: build it with `./configure && make && make -C tests build`")
     results: dict[str, str] = {}
     failures: list[dict[str, str]] = []
-    # Tests of the `noautocreate` scenario run against a second broker that does not create topics.
-    plain = [n for n in args.librdkafka_tests.split(",") if n not in NOAUTOCREATE_TESTS]
-    noautocreate = [n for n in args.librdkafka_tests.split(",") if n in NOAUTOCREATE_TESTS]
+    declared = librdkafka_declared_tests(args.librdkafka)
+    wanted = (
+        sorted({number for number, _ in declared.values()})
+        if args.librdkafka_tests == "all"
+        else args.librdkafka_tests.split(",")
+    )
+    # Tests of the `noautocreate` scenario run against a second broker that does not create topics; a number
+    # with tests in both scenarios (0045) runs against both, and the runner picks each test's own.
+    plain = [n for n in wanted if "default" in scenarios_of(declared, n)]
+    noautocreate = [n for n in wanted if "noautocreate" in scenarios_of(declared, n)]
     for scenario, numbers, overrides in (
         ("default", plain, {}),
         ("noautocreate", noautocreate, {"auto.create.topics.enable": "false"}),
@@ -223,7 +331,12 @@ def _run_librdkafka_tests(
             "RDKAFKA_TEST_CONF": str(conf),
             "TEST_KAFKA_VERSION": "4.0.0",  # the release whose API table we serve: newer tests skip themselves
             "LD_LIBRARY_PATH": f"{args.librdkafka / 'src'}:{args.librdkafka / 'src-cpp'}",
+            # Kafka's CLI scripts and Java producer (0052, 0077, 0098, 0109, 0115, 0119) from the installed jars.
+            "KAFKA_PATH": str(kafka_path(work / "kafka-path")),
+            "BROKERS": bootstrap,
         }
+        if args.librdkafka_protocol == "consumer":
+            env["TEST_CONSUMER_GROUP_PROTOCOL"] = "consumer"
         for number in numbers:
             log = work / f"{number}.log"
             with log.open("wb") as out:
@@ -254,7 +367,55 @@ def runner_path(args: argparse.Namespace) -> Path:
     return args.librdkafka / "tests" / "test-runner"
 
 
-NOAUTOCREATE_TESTS = {"0107", "0111"}
+def kafka_path(root: Path) -> Path:
+    """A directory laid out as the release tarball's top directory as far as librdkafka's tests use it
+    (`bin/<script>.sh`, `bin/kafka-run-class.sh`, `libs/`), its scripts running the installed jars."""
+    installed = runtime.installation()
+    bin_dir = root / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    if not (root / "libs").exists():
+        (root / "libs").symlink_to(installed.libs)
+    # kafka-run-class.sh puts $CLASSPATH (librdkafka's java/ directory) before the release's jars.
+    base = installed.command("MAIN")
+    java, options = base[0], base[1 : base.index("-cp")]
+    run_class = bin_dir / "kafka-run-class.sh"
+    run_class.write_text(
+        "#!/bin/sh\n"
+        f'exec {java} {" ".join(options)} -cp "${{CLASSPATH:+$CLASSPATH:}}{installed.classpath}" "$@"\n'
+    )
+    scripts = {name: main for name, main in runtime.TOOL_MAIN_CLASSES.items() if name.startswith("kafka-")}
+    for name, main in scripts.items():
+        (bin_dir / f"{name}.sh").write_text(f'#!/bin/sh\nexec {run_class} {main} "$@"\n')
+    for script in bin_dir.iterdir():
+        script.chmod(0o755)
+    return root
+
+
+TEST_DECLARATION = re.compile(r"_TEST\(\s*((\d{4})\w*)\s*,\s*([^,)]*)(.*?)\)\s*,?\s*$", re.S)
+
+
+def librdkafka_declared_tests(checkout: Path) -> dict[str, tuple[str, set[str]]]:
+    """Every test tests/test.c declares that needs a broker (not TEST_F_LOCAL): its number and scenarios."""
+    source = (checkout / "tests" / "test.c").read_text()
+    table = source[source.index("struct test tests[]") :]
+    table = table[: table.index("{NULL}")]
+    table = re.sub(r"/\*.*?\*/|^[ \t]*#[^\n]*", "", table, flags=re.S | re.M)  # comments, #if WITH_SOCKEM
+    declared: dict[str, tuple[str, set[str]]] = {}
+    for entry in re.split(r"\n\s*(?=_TEST\()", table):
+        match = TEST_DECLARATION.match(entry.strip())
+        if match is None or "TEST_F_LOCAL" in match.group(3):
+            continue
+        scenario = re.search(r'\.scenario\s*=\s*"([^"]+)"', match.group(4))
+        scenarios = set(scenario.group(1).split(",")) if scenario else {"default"}
+        declared[match.group(1)] = (match.group(2), scenarios)
+    return declared
+
+
+def scenarios_of(declared: dict[str, tuple[str, set[str]]], number: str) -> set[str]:
+    found = {s for n, scenarios in declared.values() if n == number for s in scenarios}
+    return found & {"default", "noautocreate"} or {"default"}
+
+
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 VERDICT = re.compile(r"=+ Test (\S+) (PASSED|FAILED|SKIPPED) =+")
 SKIPPING = re.compile(r"\[(\d{4}\S*)\s*/[^]]*\] SKIPPING TEST: (.*)")
@@ -297,8 +458,27 @@ def main() -> None:
     parser.add_argument("--kafka-python", type=Path)
     parser.add_argument("--kafka-python-python", default="python3")
     parser.add_argument("--kafka-python-select", nargs="*", help="test paths/ids (default: test/integration)")
+    parser.add_argument("--confluent-kafka", type=Path, help="a confluent-kafka-python checkout")
+    parser.add_argument("--confluent-kafka-python", default="python3", help="with confluent-kafka installed")
+    parser.add_argument(
+        "--confluent-kafka-select", nargs="*", help="test paths/ids (default: tests/integration)"
+    )
+    parser.add_argument("--confluent-kafka-protocol", choices=("classic", "consumer"), default="classic")
+    parser.add_argument("--franz-go-test-binary", type=Path, help="`go test -c` of franz-go's pkg/kgo")
+    parser.add_argument("--franz-go-run", help="-test.run pattern (default: every test)")
+    parser.add_argument("--franz-go-timeout", default="30m")
     parser.add_argument("--librdkafka", type=Path)
-    parser.add_argument("--librdkafka-tests", default="0081", help="comma-separated test numbers")
+    parser.add_argument(
+        "--librdkafka-tests",
+        default="0081",
+        help="comma-separated test numbers, or `all` (every non-local test)",
+    )
+    parser.add_argument(
+        "--librdkafka-protocol",
+        choices=("classic", "consumer"),
+        default="classic",
+        help="consumer group protocol",
+    )
     parser.add_argument("--librdkafka-cluster", action="store_true", help="3 brokers, as librdkafka's CI")
     parser.add_argument("--librdkafka-timeout", type=float, default=600.0, help="seconds per test number")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, junit files)")
@@ -310,6 +490,8 @@ def main() -> None:
     suites = [
         ("aiokafka", args.aiokafka, run_aiokafka),
         ("kafka-python", args.kafka_python, run_kafka_python),
+        ("confluent-kafka-python", args.confluent_kafka, run_confluent_kafka),
+        ("franz-go", args.franz_go_test_binary, run_franz_go),
         ("librdkafka", args.librdkafka, run_librdkafka),
     ]
     try:

@@ -46,6 +46,8 @@ class ControllerSettings:
     leader_imbalance_percentage: int = 10
     # kraft.version as the controllers' storage was formatted: 1 for a dynamic quorum (KIP-853), else 0.
     kraft_version: int = 0
+    # The controllers' static min.insync.replicas: a fresh cluster records it as the cluster-wide default.
+    min_insync_replicas: int = 1
 
 
 ELECTION_PREFERRED = 0
@@ -157,6 +159,12 @@ class Decider:
             # the storage is formatted), so that a later release's defaults never change a running cluster.
             levels = {**default_levels(), KRAFT_VERSION: self.settings.kraft_version}
             records.extend(rec.feature_level(name, level) for name, level in sorted(levels.items()))
+            # Kafka 4's controller records a cluster-level min.insync.replicas when a cluster is created with
+            # eligible leader replicas (KIP-966), so every topic names it as a DYNAMIC_DEFAULT_BROKER_CONFIG
+            # synonym; ours records the same, and the value stays the cluster's until someone changes it.
+            records.append(
+                rec.config("broker", "", "min.insync.replicas", str(self.settings.min_insync_replicas))
+            )
         # The new registration starts fenced: leadership moves off the broker's previous life.
         records.extend(self._partition_changes_without(image, broker_id))
         return Decision(records)

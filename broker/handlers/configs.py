@@ -18,7 +18,7 @@ from broker.config_docs import (
 )
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, ControllerLink
-from broker.log.config import known_topic_configs
+from broker.log.config import TOPIC_CONFIG_DEFAULTS, known_topic_configs
 from broker.log.errors import InvalidConfigError
 from broker.metadata.topic_registry import TopicRecord
 from broker.runtime.dynamic_config import (
@@ -65,6 +65,14 @@ _TOPIC_TYPES = {
     "index.interval.bytes": INT,
     "segment.index.bytes": INT,
     "min.insync.replicas": INT,
+    "compression.gzip.level": INT,
+    "compression.lz4.level": INT,
+    "compression.zstd.level": INT,
+    "leader.replication.throttled.replicas": LIST,
+    "follower.replication.throttled.replicas": LIST,
+    "remote.storage.enable": BOOLEAN,
+    "remote.log.copy.disable": BOOLEAN,
+    "remote.log.delete.on.disable": BOOLEAN,
 }
 _TOPIC_LIST_CONFIGS = frozenset(name for name, kind in _TOPIC_TYPES.items() if kind == LIST)
 SHORT, PASSWORD = 4, 9
@@ -75,6 +83,9 @@ _KAFKA_BROKER_TYPES = {
     **dict.fromkeys(
         (
             "background.threads",
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.zstd.level",
             "broker.heartbeat.interval.ms",
             "broker.id",
             "broker.session.timeout.ms",
@@ -204,7 +215,7 @@ def describe_topic_config_entries(
             value, source = topic.configs[name], DYNAMIC_TOPIC_CONFIG
             synonyms = [{"name": name, "value": value, "source": source}, *broker_synonyms]
         else:
-            value = defaults.get(name)
+            value = defaults.get(name, TOPIC_CONFIG_DEFAULTS.get(name))
             source = broker_synonyms[0]["source"] if broker_synonyms else DEFAULT_CONFIG
             synonyms = broker_synonyms
         entries.append(

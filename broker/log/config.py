@@ -1,6 +1,7 @@
 """Topic-level log configuration with Kafka's names, defaults and validation rules."""
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,20 @@ TOPIC_CONFIG_DEFAULTS: dict[str, str] = {
     "segment.jitter.ms": "0",
     "segment.ms": "604800000",
     "unclean.leader.election.enable": "false",
+    # Kafka 4.2's levels for the codecs the broker recompresses with (KIP-390), Kafka's defaults.
+    "compression.gzip.level": "-1",
+    "compression.lz4.level": "9",
+    "compression.zstd.level": "3",
+    # Accepted and stored with Kafka's defaults, no effect here: replication throttles (quotas on replication
+    # traffic are not implemented) and tiered storage (KIP-405; there is no remote storage, so
+    # remote.storage.enable=true is refused as Kafka refuses it on a broker without remote storage).
+    "leader.replication.throttled.replicas": "",
+    "follower.replication.throttled.replicas": "",
+    "local.retention.bytes": "-2",
+    "local.retention.ms": "-2",
+    "remote.storage.enable": "false",
+    "remote.log.copy.disable": "false",
+    "remote.log.delete.on.disable": "false",
 }
 
 COMPRESSION_TYPES = frozenset({"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"})
@@ -69,6 +84,45 @@ def _parse_int(minimum: int) -> Callable[[str, str], int]:
         return value
 
     return parse
+
+
+def _parse_range(low: int, high: int, *, also: int | None = None) -> Callable[[str, str], int]:
+    parse_int = _parse_int(-(2**31))
+
+    def parse(name: str, raw: str) -> int:
+        value = parse_int(name, raw)
+        if not (low <= value <= high or value == also):
+            extra = f" or equal to {also}" if also is not None else ""
+            raise InvalidConfigError(name, f"Value must be between {low} and {high}{extra}")
+        return value
+
+    return parse
+
+
+_THROTTLED_REPLICA = re.compile(r"\d+:\d+")
+
+
+def _parse_throttled_replicas(name: str, raw: str) -> str:
+    """`*` or `partition:broker,…` (Kafka's ThrottledReplicaListValidator; empty is no throttle)."""
+    value = raw.strip()
+    entries = value.split(",") if value else []
+    if value != "*" and not all(_THROTTLED_REPLICA.fullmatch(entry) for entry in entries):
+        raise InvalidConfigError(
+            name,
+            f"{name} must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
+        )
+    return value
+
+
+def _parse_remote_storage_enable(name: str, raw: str) -> bool:
+    if _parse_bool(name, raw):
+        raise InvalidConfigError(
+            name,
+            "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote "
+            "log storage.",
+        )
+    return False
 
 
 def _parse_ratio(name: str, raw: str) -> float:
@@ -133,6 +187,22 @@ _FIELDS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "preallocate": ("preallocate", _parse_bool),
     "min.insync.replicas": ("min_insync_replicas", _parse_int(1)),
     "unclean.leader.election.enable": ("unclean_leader_election_enable", _parse_bool),
+    "compression.gzip.level": ("compression_gzip_level", _parse_range(1, 9, also=-1)),
+    "compression.lz4.level": ("compression_lz4_level", _parse_range(1, 17)),
+    "compression.zstd.level": ("compression_zstd_level", _parse_range(-131072, 22)),
+    "leader.replication.throttled.replicas": (
+        "leader_replication_throttled_replicas",
+        _parse_throttled_replicas,
+    ),
+    "follower.replication.throttled.replicas": (
+        "follower_replication_throttled_replicas",
+        _parse_throttled_replicas,
+    ),
+    "local.retention.bytes": ("local_retention_bytes", _parse_long(-2)),
+    "local.retention.ms": ("local_retention_ms", _parse_long(-2)),
+    "remote.storage.enable": ("remote_storage_enable", _parse_remote_storage_enable),
+    "remote.log.copy.disable": ("remote_log_copy_disable", _parse_bool),
+    "remote.log.delete.on.disable": ("remote_log_delete_on_disable", _parse_bool),
 }
 
 
@@ -163,6 +233,16 @@ class LogConfig:
     preallocate: bool = False
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    leader_replication_throttled_replicas: str = ""
+    follower_replication_throttled_replicas: str = ""
+    local_retention_bytes: int = -2
+    local_retention_ms: int = -2
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str], base: "LogConfig | None" = None) -> "LogConfig":
@@ -204,6 +284,19 @@ class LogConfig:
     @property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
+
+
+def compression_level(config: LogConfig, codec_name: str) -> int | None:
+    """The level the topic's config names for a codec the broker compresses with (None: the codec has none);
+    Kafka's gzip -1 is zlib's default, 6."""
+    match codec_name:
+        case "gzip":
+            return 6 if config.compression_gzip_level == -1 else config.compression_gzip_level
+        case "lz4":
+            return config.compression_lz4_level
+        case "zstd":
+            return config.compression_zstd_level
+    return None
 
 
 def known_topic_configs() -> frozenset[str]:

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from broker.log.checkpoint import read_number, write_number
-from broker.log.config import LogConfig
+from broker.log.config import LogConfig, compression_level
 from broker.log.errors import InvalidProducerEpochError, LogStorageError, OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
 from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
@@ -53,8 +55,9 @@ from broker.wire.records.batch import (
     set_log_append_time,
     set_partition_leader_epoch,
     whole_batches_length,
+    with_records,
 )
-from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec, decompress
+from broker.wire.records.codecs import CODEC_BY_TOPIC_NAME, Codec, compress, decompress
 from broker.wire.records.control import build_txn_marker, read_txn_marker
 from broker.wire.records.errors import (
     DecompressedTooLargeError,
@@ -62,7 +65,7 @@ from broker.wire.records.errors import (
     InvalidTimestampError,
     RecordTooLargeError,
 )
-from broker.wire.records.records import Record, build_batch, decode_records
+from broker.wire.records.records import Record, decode_records
 from broker.wire.records.validation import RecordsShape, check_records
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
@@ -75,6 +78,11 @@ RECOVERY_POINT_FILE = "recovery-point"
 # such bound, but a batch is decompressed whole here to be checked: 1 MB of zstd can hold gigabytes of
 # zeros. Producers stay far below it (librdkafka bounds a batch before compression by batch.size, 1 MB).
 MAX_DECOMPRESSED_BATCH_BYTES = 32 * 1024 * 1024
+# A refused batch's answer lists at most this many of its failed records (the message still counts them all).
+# Kafka lists every one, and for a million of them answers UNKNOWN_SERVER_ERROR after seconds of work; a list
+# this long is already more than any client shows, and a 1 MB batch of tiny records would otherwise make a
+# 100 MB answer.
+MAX_LISTED_RECORD_ERRORS = 10_000
 
 
 @dataclass(frozen=True)
@@ -357,10 +365,10 @@ class PartitionLog:
 
     def _validate_client_batch(
         self, batch: BatchView, data: bytearray, now_ms: int, from_coordinator: bool = False
-    ) -> list[Record] | None:
+    ) -> memoryview | None:
         """Kafka's checks of a producer's batch (UnifiedLog.analyzeAndValidateRecords, LogValidator), in
         its order and with its error codes; `data` is the request's bytes, this batch their end. Returns
-        the batch's records if they had to be decoded."""
+        the batch's records section, uncompressed, when the topic's compression.type recompresses it."""
         batch.check_crc()
         if batch.size > self.config.max_message_bytes:
             raise RecordTooLargeError(
@@ -388,14 +396,23 @@ class PartitionLog:
             records_at = 0
         compacted = self.config.compacted
         shape = check_records(section, batch.record_count, start=records_at, collect_keyless=compacted)
-        records = None
-        if (compacted and shape.keyless) or self._timestamps_out_of_range(batch, shape, now_ms):
-            records = decode_records(batch)
-            self._refuse_records(batch, records, now_ms)
+        out_of_range = self._timestamps_out_of_range(batch, shape, now_ms)
+        if out_of_range and not self.config.log_append_time and shape.timestamp_deltas is not None:
+            # Many records: which ones fail is read from their timestamps at once, none decoded.
+            self._refuse_timestamps(batch, shape.timestamp_deltas, now_ms, shape.keyless)
+            out_of_range = False
+        if compacted and shape.keyless and not out_of_range:
+            where = f"{self.topic}-{self.partition}"
+            message = f"Compacted topic cannot accept message without key in topic partition {where}"
+            self._raise_record_errors([(index, message) for index in shape.keyless])
+        if out_of_range:
+            self._refuse_records(batch, decode_records(batch), now_ms)
         target = CODEC_BY_TOPIC_NAME.get(self.config.compression_type)
-        if target is not None and target != codec and records is None:
-            records = decode_records(batch)
-        return records
+        if target is None or target == codec:
+            return None
+        # The records as they are, recompressed whole: no record is decoded (a small batch of a million tiny
+        # records would otherwise cost seconds of CPU here).
+        return memoryview(section)[records_at : batch.end if codec == Codec.NONE else len(section)]
 
     def _timestamps_out_of_range(self, batch: BatchView, shape: RecordsShape, now_ms: int) -> bool:
         """Whether some record may break message.timestamp.before/after.max.ms (or, on a LogAppendTime
@@ -448,28 +465,53 @@ class PartitionLog:
                 )
         if timestamp_failed:
             raise InvalidTimestampError(
-                "One or more records have been rejected due to invalid timestamp", record_errors=errors
+                "One or more records have been rejected due to invalid timestamp",
+                record_errors=errors[:MAX_LISTED_RECORD_ERRORS],
             )
         if errors:
-            shown = ", ".join(
-                f"RecordError(batchIndex={index}, message='{text}')" for index, text in errors[:3]
-            )
-            raise InvalidRecordError(
-                f"One or more records have been rejected due to {len(errors)} record errors in total, "
-                f"and only showing the first three errors at most: [{shown}]",
-                record_errors=errors,
-            )
+            self._raise_record_errors(errors)
 
-    def _recompress(self, batch: BatchView, records: list[Record], codec: Codec) -> bytes:
-        rebuilt = build_batch(
-            records,
-            codec=codec,
-            producer_id=batch.producer_id,
-            producer_epoch=batch.producer_epoch,
-            base_sequence=batch.base_sequence,
-            transactional=batch.is_transactional,
-            last_offset_delta=batch.last_offset_delta,
+    @staticmethod
+    def _raise_record_errors(errors: list[tuple[int, str]]) -> None:
+        shown = ", ".join(f"RecordError(batchIndex={index}, message='{text}')" for index, text in errors[:3])
+        raise InvalidRecordError(
+            f"One or more records have been rejected due to {len(errors)} record errors in total, "
+            f"and only showing the first three errors at most: [{shown}]",
+            record_errors=errors[:MAX_LISTED_RECORD_ERRORS],
         )
+
+    def _refuse_timestamps(
+        self, batch: BatchView, deltas: np.ndarray, now_ms: int, keyless: list[int]
+    ) -> None:
+        """`_refuse_records` for a CreateTime topic from every record's timestamp delta: INVALID_TIMESTAMP
+        naming the records out of range (and, on a compacted topic, those without a key, whose missing key
+        is what is named), if a record with a key is out of range."""
+        before = self.config.message_timestamp_before_max_ms
+        after = self.config.message_timestamp_after_max_ms
+        timestamps = batch.base_timestamp + deltas
+        out_of_range = (timestamps != -1) & ((now_ms - timestamps > before) | (timestamps - now_ms > after))
+        without_key = np.zeros(len(deltas), dtype=bool)
+        without_key[keyless] = True
+        if not (out_of_range & ~without_key).any():
+            return
+        where = f"{self.topic}-{self.partition}"
+        errors = [
+            (index, f"Compacted topic cannot accept message without key in topic partition {where}")
+            if without_key[index]
+            else (
+                index,
+                f"Timestamp {int(timestamps[index])} of message with offset {batch.base_offset + index} is "
+                f"out of range. The timestamp should be within [{now_ms - before}, {now_ms + after}]",
+            )
+            for index in np.flatnonzero(out_of_range | without_key)[:MAX_LISTED_RECORD_ERRORS].tolist()
+        ]
+        raise InvalidTimestampError(
+            "One or more records have been rejected due to invalid timestamp", record_errors=errors
+        )
+
+    def _recompress(self, batch: BatchView, section: memoryview, codec: Codec) -> bytes:
+        level = compression_level(self.config, self.config.compression_type)
+        rebuilt = with_records(batch, int(codec), compress(codec, section, level))
         if len(rebuilt) > self.config.max_message_bytes:
             raise RecordTooLargeError(f"recompressed batch of {len(rebuilt)} bytes exceeds max.message.bytes")
         return rebuilt
@@ -508,9 +550,9 @@ class PartitionLog:
         rebuilt: list[bytes | None] = []
         transactional = batches[0].is_transactional
         for batch in batches:
-            decoded = self._validate_client_batch(batch, data, now_ms, from_coordinator)
-            if target_codec is not None and target_codec != batch.codec and decoded is not None:
-                rebuilt.append(self._recompress(batch, decoded, target_codec))
+            section = self._validate_client_batch(batch, data, now_ms, from_coordinator)
+            if target_codec is not None and section is not None:
+                rebuilt.append(self._recompress(batch, section, target_codec))
             else:
                 rebuilt.append(None)
         if any(part is not None for part in rebuilt):

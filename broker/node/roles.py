@@ -87,6 +87,7 @@ def controller_node_config(config: BrokerConfig) -> ControllerNodeConfig:
             leader_imbalance_check_interval_s=config.get_int("leader.imbalance.check.interval.seconds"),
             leader_imbalance_percentage=config.get_int("leader.imbalance.per.broker.percentage"),
             kraft_version=KRAFT_VERSION_DYNAMIC if dynamic is not None else 0,
+            min_insync_replicas=config.get_int("min.insync.replicas"),
         ),
         timings=RaftTimings(
             election_timeout_s=election_timeout_s, heartbeat_interval_s=election_timeout_s / 10

@@ -27,7 +27,7 @@ from broker.quotas.manager import QuotaManager
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.runtime.connection_limits import ConnectionLimits
-from broker.runtime.dynamic_config import DynamicConfigFile
+from broker.runtime.dynamic_config import CLUSTER_DEFAULT, DynamicConfigFile
 from broker.runtime.metrics import BrokerMetrics, serve_metrics
 from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
@@ -138,6 +138,13 @@ def load_local_dynamic_configs(state: BrokerState, file: DynamicConfigFile) -> N
         saved = file.load()
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read the dynamic configs in {file.path}: {exc}") from None
+    if not file.path.exists():
+        # A fresh node records its min.insync.replicas as the cluster-wide default, as a new cluster's
+        # controller does (decisions.register_broker): Kafka 4 lists it as a dynamic default.
+        saved["broker"][CLUSTER_DEFAULT] = {
+            "min.insync.replicas": str(state.config.get_int("min.insync.replicas"))
+        }
+        file.save(saved)
     for resource_name, configs in saved["broker"].items():
         if resource_name in state.dynamic_config.layers:
             state.dynamic_config.set_layer(resource_name, configs)

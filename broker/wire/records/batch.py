@@ -193,6 +193,18 @@ def iter_batches(buffer: bytes | bytearray | memoryview) -> Iterator[BatchView]:
         position = batch.end
 
 
+def with_records(batch: BatchView, codec_bits: int, records: bytes | bytearray | memoryview) -> bytes:
+    """`batch` with its records section replaced by `records`, already in the codec `codec_bits` names
+    (its other header fields kept, the length and CRC recomputed)."""
+    out = bytearray(batch.buffer[batch.position : batch.position + HEADER_SIZE])
+    out += records
+    _I32.pack_into(out, LENGTH_AT, len(out) - LOG_OVERHEAD)
+    (attributes,) = _I16.unpack_from(out, ATTRIBUTES_AT)
+    _I16.pack_into(out, ATTRIBUTES_AT, (attributes & ~CODEC_MASK) | codec_bits)
+    _U32.pack_into(out, CRC_AT, crc32c(memoryview(out)[ATTRIBUTES_AT:]))
+    return bytes(out)
+
+
 def set_base_offset(buffer: bytearray | memoryview, position: int, base_offset: int) -> None:
     _I64.pack_into(buffer, position + BASE_OFFSET_AT, base_offset)
 

@@ -43,23 +43,32 @@ def codec_from_attributes(attributes: int) -> Codec:
         raise UnsupportedCompressionError(f"unknown compression codec {attributes & 0x07}") from None
 
 
-def compress(codec: Codec, data: bytes | bytearray | memoryview) -> bytes:
+def compress(codec: Codec, data: bytes | bytearray | memoryview, level: int | None = None) -> bytes:
+    """`level` (gzip, lz4, zstd; None: the codec library's default) as a topic's compression.<codec>.level."""
     match codec:
         case Codec.NONE:
             return bytes(data)
         case Codec.GZIP:
-            return bytes(cramjam.gzip.compress(data))
+            return bytes(
+                cramjam.gzip.compress(data) if level is None else cramjam.gzip.compress(data, level=level)
+            )
         case Codec.SNAPPY:
             # librdkafka, the Java client and kafka-python all read raw snappy.
             return bytes(cramjam.snappy.compress_raw(data))
         case Codec.LZ4:
             # Independent blocks: Kafka's LZ4 reader (its broker's, its Java clients') refuses linked ones,
             # which cramjam.lz4.compress writes.
-            compressor = cramjam.lz4.Compressor(block_linked=False)
+            compressor = (
+                cramjam.lz4.Compressor(block_linked=False)
+                if level is None
+                else cramjam.lz4.Compressor(level=level, block_linked=False)
+            )
             compressor.compress(data if isinstance(data, bytes) else bytes(data))
             return bytes(compressor.finish())
         case Codec.ZSTD:
-            return bytes(cramjam.zstd.compress(data))
+            return bytes(
+                cramjam.zstd.compress(data) if level is None else cramjam.zstd.compress(data, level=level)
+            )
     raise UnsupportedCompressionError(f"unknown compression codec {codec}")
 
 

@@ -33,6 +33,8 @@ class RecordsShape(NamedTuple):
     keyless: list[int]  # batch indexes of records without a key (filled only when asked for)
     min_timestamp_delta: int
     max_timestamp_delta: int
+    # Every record's timestamp delta, when the batch was checked all at once (many records), else None.
+    timestamp_deltas: np.ndarray | None = None
 
 
 def _read_varint(data: bytes | bytearray, position: int, max_bytes: int, mask: int) -> tuple[int, int]:
@@ -185,7 +187,9 @@ def _check_vectorized(
     if not np.array_equal(at, ends):
         return None
     keyless = np.flatnonzero(key_sizes < 0).tolist() if collect_keyless else []
-    return RecordsShape(keyless, min(int(timestamp_deltas.min()), 0), max(int(timestamp_deltas.max()), 0))
+    return RecordsShape(
+        keyless, min(int(timestamp_deltas.min()), 0), max(int(timestamp_deltas.max()), 0), timestamp_deltas
+    )
 
 
 def _walk(data: bytes | bytearray, position: int, count: int, collect_keyless: bool) -> RecordsShape:

@@ -525,6 +525,54 @@ def _admin(names: Names) -> list[Step]:
             incremental(2, main, [("retention.ms", 9, "1")]),
             kind="invalid",
         ),
+        Step(
+            "incremental alter: Kafka 4.2's topic configs",
+            44,
+            incremental(
+                2,
+                main,
+                [
+                    ("compression.zstd.level", 0, "-5"),
+                    ("leader.replication.throttled.replicas", 0, "0:1,1:2"),
+                    ("local.retention.ms", 0, "-2"),
+                    ("remote.log.copy.disable", 0, "true"),
+                ],
+            ),
+        ),
+        Step(
+            "incremental alter: a compression level out of range",
+            44,
+            incremental(2, main, [("compression.gzip.level", 0, "0")]),
+            kind="invalid",
+        ),
+        Step(
+            "incremental alter: throttled replicas not partition:broker",
+            44,
+            incremental(2, main, [("follower.replication.throttled.replicas", 0, "0 : 1")]),
+            kind="invalid",
+        ),
+        Step(
+            "incremental alter: remote storage without tiered storage",
+            44,
+            incremental(2, main, [("remote.storage.enable", 0, "true")]),
+            kind="invalid",
+        ),
+        Step(
+            "describe Kafka 4.2's topic configs",
+            32,
+            configs(
+                2,
+                main,
+                [
+                    "compression.zstd.level",
+                    "compression.gzip.level",
+                    "leader.replication.throttled.replicas",
+                    "local.retention.ms",
+                    "remote.log.copy.disable",
+                    "remote.storage.enable",
+                ],
+            ),
+        ),
         Step("describe configs after the changes", 32, configs(2, main, ["retention.ms", "cleanup.policy"])),
         Step(
             "list every config resource (v0: client metrics)",

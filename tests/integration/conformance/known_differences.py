@@ -11,21 +11,6 @@ OPEN = "open"  # a real difference not fixed yet
 OTHERS = "owned by another issue"
 
 KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
-    # Kafka 4.2 vs the Kafka 4.0 our broker implements.
-    "create the main topic (3 partitions)": (
-        OPEN,
-        "topic configs Kafka has and ours lacks (compression levels, …)",
-    ),
-    "create a compacted topic": (OPEN, "topic configs Kafka has and ours lacks (compression levels, …)"),
-    "create topics, one per version": (
-        OPEN,
-        "topic configs Kafka has and ours lacks (compression levels, …)",
-    ),
-    "create with validate_only": (OPEN, "topic configs Kafka has and ours lacks (compression levels, …)"),
-    "describe topic configs": (
-        OPEN,
-        "topic configs Kafka has and ours lacks; message.timestamp.after.max.ms default; min.insync.replicas synonyms",
-    ),
     "metadata auto-creates a topic: v0–3 always allow it": (
         ARGUED,
         "ours creates the topic before answering (its leader at once); Kafka answers UNKNOWN_TOPIC_OR_PARTITION "

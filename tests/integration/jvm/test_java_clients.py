@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.jvm_ecosystem import JvmDriver, SecureTarget
+from tests.fixtures.jvm_ecosystem import JVM_TARGETS, JvmDriver, SecureTarget
 from tests.integration.jvm.test_kafka_tools import create_topic
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["single", "cluster"], scope="module")
+@pytest.fixture(params=JVM_TARGETS, scope="module")
 def target(request: pytest.FixtureRequest) -> SecureTarget:
     return request.getfixturevalue(f"secure_{request.param}_target")
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.jvm_ecosystem import JvmDriver, SecureTarget, ToolRun
+from tests.fixtures.jvm_ecosystem import JVM_TARGETS, JvmDriver, SecureTarget, ToolRun
 from tests.fixtures.servers import wait_until
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["single", "cluster"], scope="module")
+@pytest.fixture(params=JVM_TARGETS, scope="module")
 def target(request: pytest.FixtureRequest) -> SecureTarget:
     return request.getfixturevalue(f"secure_{request.param}_target")
 
