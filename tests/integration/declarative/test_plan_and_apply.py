@@ -1,0 +1,222 @@
+"""Resources as code against real clusters: export a team, apply it to a fresh team on another cluster, and
+plan again; diffs, drift made by hand, pruning, guardrails at plan time, and an apply that a paused broker
+interrupts (the report agrees with the cluster, the audit log and the API)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from rest_framework.test import APIClient
+
+from controlplane.clusters import services as clusters
+from controlplane.tenancy import services as tenancy
+from controlplane.tenancy.access import Actor
+from controlplane.tenancy.choices import PrefixResourceType, TeamRole
+from controlplane.topics.models import Topic
+from tests.fixtures.engines import ManagedCluster
+from tests.integration.topics.world import KafkaWorld, api_client, create_topic
+
+pytestmark = pytest.mark.integration
+SYSTEM = Actor.system()
+
+
+def _plan(client: APIClient, documents: list[dict], **extra: Any) -> dict:
+    response = client.post(
+        "/api/v1/declarative/plan/",
+        {"documents": documents, "file_set": "repo/kafka", **extra},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def _apply(client: APIClient, documents: list[dict], **extra: Any) -> dict:
+    response = client.post(
+        "/api/v1/declarative/apply/",
+        {"documents": documents, "file_set": "repo/kafka", **extra},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def _changes(plan: dict) -> dict[tuple[str, str], dict]:
+    return {(c["kind"], c["name"]): c for c in plan["changes"] if c["action"] != "unchanged"}
+
+
+def _live_topics(world_cluster: ManagedCluster) -> set[str]:
+    return set(AdminClient(world_cluster.client_config()).list_topics(timeout=10).topics)
+
+
+def _fresh_team_on_another_cluster(cluster: ManagedCluster, prefix: str) -> tuple[Any, Any, APIClient]:
+    """Another organization, a team with the same topic prefix, and the other cluster registered for it."""
+    uid = uuid.uuid4().hex[:8]
+    organization = tenancy.create_organization(actor=SYSTEM, name=f"Other {uid}")
+    team = tenancy.create_team(actor=SYSTEM, organization=organization, name="Payments")
+    tenancy.add_prefix(actor=SYSTEM, team=team, resource_type=PrefixResourceType.TOPIC, prefix=prefix)
+    user, client = api_client(f"tina-{uid}")
+    tenancy.add_member(actor=SYSTEM, team=team, user=user, role=TeamRole.TEAM_ADMIN)
+    registered = clusters.register_external_cluster(
+        actor=SYSTEM, organization=organization, name=f"other-{uid}", **cluster.registration()
+    )
+    return team, registered, client
+
+
+def test_export_applies_to_a_fresh_team_on_another_cluster_then_diffs_drift_and_prune_are_exact(
+    kafka_world: KafkaWorld, secure_broker_factory
+) -> None:
+    world = kafka_world
+    orders, payments = world.topic_prefix_a + "orders", world.topic_prefix_a + "payments"
+    create_topic(world, world.developer_a, orders, partitions=2, configs={"retention.ms": "86400000"})
+    create_topic(world, world.developer_a, payments, partitions=1)
+    grant = world.developer_a.post(
+        "/api/v1/access-grants/",
+        {
+            "cluster": world.cluster.id,
+            "service_account": world.account_a.id,
+            "template": "producer",
+            "topic_prefix": world.topic_prefix_a,
+        },
+        format="json",
+    )
+    assert grant.status_code == 201, grant.json()
+
+    exported = world.developer_a.get(
+        "/api/v1/declarative/export/", {"team": world.team_a.slug, "cluster": world.cluster.id}
+    )
+    assert exported.status_code == 200, exported.json()
+    documents = exported.json()["documents"]
+    assert {(d["kind"], d["metadata"]["name"]) for d in documents} >= {
+        ("Topic", orders),
+        ("Topic", payments),
+        ("ServiceAccount", world.account_a.name),
+    }
+    # The team's own resources, declared as they are, plan as no change but a claim of ownership.
+    own = _plan(world.developer_a, documents)
+    assert {c["action"] for c in own["changes"]} == {"update"}
+    assert all(set(c["diff"]) == {"managedBy"} for c in own["changes"])
+
+    # Another cluster, another organization: a fresh team with the same prefix gets everything.
+    other_broker = secure_broker_factory()
+    other = ManagedCluster.of_streamhub(other_broker)
+    team, cluster, client = _fresh_team_on_another_cluster(other, world.topic_prefix_a)
+    placed = {"team": team.slug, "cluster": cluster.name}
+    first = _plan(client, documents, **placed)
+    assert {(c["kind"], c["action"]) for c in first["changes"]} == {
+        ("ServiceAccount", "create"),
+        ("Topic", "create"),
+        ("AccessGrant", "create"),
+    }
+    applied = _apply(client, documents, plan_id=first["plan_id"], **placed)
+    report = applied["change_set"]["report"]
+    assert applied["change_set"]["state"] == "applied", report
+    assert {c["status"] for c in report["changes"]} == {"applied"}
+    assert {orders, payments} <= _live_topics(other)
+    assert _plan(client, documents, **placed)["counts"]["create"] == 0
+    assert _changes(_plan(client, documents, **placed)) == {}
+    assert _apply(client, documents, **placed)["change_set"] is None  # applying twice changes nothing
+
+    # One document changed: exactly that diff.
+    changed = [
+        {**d, "spec": {**d["spec"], "configs": {"retention.ms": 3600000}}}
+        if d["metadata"]["name"] == orders
+        else d
+        for d in documents
+    ]
+    diff = _changes(_plan(client, changed, **placed))
+    assert list(diff) == [("Topic", orders)]
+    assert diff[("Topic", orders)]["diff"] == {"configs.retention.ms": {"from": "86400000", "to": "3600000"}}
+    _apply(client, changed, **placed)
+    assert _changes(_plan(client, changed, **placed)) == {}
+
+    # A change by hand on the cluster is drift: the plan shows it and puts it back.
+    admin = AdminClient(other.client_config())
+    by_hand = ConfigResource(
+        ResourceType.TOPIC,
+        orders,
+        incremental_configs=[
+            ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    for future in admin.incremental_alter_configs([by_hand]).values():
+        future.result(10)
+    drifted = _changes(_plan(client, changed, **placed))[("Topic", orders)]
+    assert drifted["diff"] == {"configs.retention.ms": {"from": "1000", "to": "3600000"}}
+    assert drifted["drift"] == {"configs.retention.ms": {"recorded": "3600000", "on_cluster": "1000"}}
+    _apply(client, changed, **placed)
+    assert _changes(_plan(client, changed, **placed)) == {}
+
+    # A topic made by clicks in the same team is not the file set's: prune never touches it.
+    clicked = world.topic_prefix_a + "clicked"
+    made = client.post(
+        "/api/v1/topics/",
+        {"cluster": cluster.id, "team": team.id, "name": clicked, "partitions": 1},
+        format="json",
+    )
+    assert made.status_code == 201, made.json()
+    without_payments = [d for d in changed if d["metadata"]["name"] != payments]
+    kept = _plan(client, without_payments, **placed)
+    assert _changes(kept) == {}
+    assert [u["name"] for u in kept["undeclared"]] == [payments]
+    pruned = _plan(client, without_payments, prune=True, **placed)
+    assert {k: c["action"] for k, c in _changes(pruned).items()} == {("Topic", payments): "delete"}
+    _apply(client, without_payments, prune=True, **placed)
+    live = _live_topics(other)
+    assert payments not in live
+    assert {orders, clicked} <= live
+    assert Topic.objects.filter(cluster=cluster, name=clicked).exists()
+
+
+def test_a_guardrail_violation_is_refused_at_plan_time_with_its_reason_and_apply_changes_nothing(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    documents = [
+        {
+            "kind": "Topic",
+            "metadata": {
+                "name": world.topic_prefix_a + "fine",
+                "team": world.team_a.slug,
+                "cluster": world.cluster.name,
+            },
+            "spec": {"partitions": 1},
+        },
+        {
+            "kind": "Topic",
+            "metadata": {
+                "name": world.topic_prefix_a + "forever",
+                "team": world.team_a.slug,
+                "cluster": world.cluster.name,
+            },
+            "spec": {"partitions": 1, "configs": {"retention.ms": -1}},
+        },
+        {
+            "kind": "Topic",
+            "metadata": {
+                "name": world.topic_prefix_b + "theirs",
+                "team": world.team_a.slug,
+                "cluster": world.cluster.name,
+            },
+            "spec": {"partitions": 1},
+        },
+    ]
+    plan = _plan(world.developer_a, documents)
+    actions = {c["name"]: (c["action"], (c.get("refusal") or {}).get("code")) for c in plan["changes"]}
+    assert actions == {
+        world.topic_prefix_a + "fine": ("create", None),
+        world.topic_prefix_a + "forever": ("refused", "policy_violation"),
+        world.topic_prefix_b + "theirs": ("refused", "policy_violation"),
+    }
+    (forever,) = [c for c in plan["changes"] if c["name"].endswith("forever")]
+    assert "retention" in forever["refusal"]["message"]
+    refused = world.developer_a.post(
+        "/api/v1/declarative/apply/", {"documents": documents, "file_set": "repo/kafka"}, format="json"
+    )
+    assert refused.status_code == 400, refused.json()
+    assert refused.json()["error"]["code"] == "plan_refused"
+    assert not Topic.objects.filter(cluster=world.cluster, name=world.topic_prefix_a + "fine").exists()
+    # A viewer may plan (it reads) but not apply: the services' own role checks answer.
+    assert _plan(world.viewer_a, documents[:1])["counts"]["refused"] == 1
