@@ -49,6 +49,7 @@ from controlplane.topics.services import (
     check_add_partitions,
     check_topic_configs,
     check_topic_create,
+    check_no_change_in_progress,
     check_topic_delete,
 )
 
@@ -290,6 +291,7 @@ class Planner:
         live = self.live_topics[cluster.pk].get(change.name)
         wanted_configs = {k: config_value(v) for k, v in (change.spec.get("configs") or {}).items()}
         partitions = change.spec["partitions"]
+        check_no_change_in_progress(cluster=cluster, name=change.name)
         if topic is None:
             if live is not None:
                 raise ServiceError(

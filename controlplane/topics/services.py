@@ -112,6 +112,19 @@ def _stringified(configs: Mapping[str, object]) -> dict[str, str]:
     }
 
 
+def check_no_change_in_progress(*, cluster: Cluster, name: str) -> None:
+    """One change at a time per topic: a change still being confirmed refuses the next."""
+    running = Operation.objects.filter(
+        cluster=cluster, resource_type="topic", resource_name=name, state__in=ACTIVE_OPERATION_STATES
+    ).first()
+    if running is not None:
+        raise Conflict(
+            f"A change to topic {name!r} is still in progress (operation {running.id}); wait for it to finish.",
+            code="change_in_progress",
+            details={"operation": running.id},
+        )
+
+
 def _begin(
     actor: Actor,
     kind: str,
@@ -127,16 +140,7 @@ def _begin(
     name = change.resource_name
     with audited_refusals(actor=actor, change=change), transaction.atomic():
         Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
-        running = Operation.objects.filter(
-            cluster=cluster, resource_type="topic", resource_name=name, state__in=ACTIVE_OPERATION_STATES
-        ).first()
-        if running is not None:
-            raise Conflict(
-                f"A change to topic {name!r} is still in progress (operation {running.id}); wait for it to "
-                "finish.",
-                code="change_in_progress",
-                details={"operation": running.id},
-            )
+        check_no_change_in_progress(cluster=cluster, name=name)
         if topic is None and Topic.objects.filter(cluster=cluster, name=name).exists():
             raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
         if topic is not None and not Topic.objects.filter(pk=topic.pk).exists():

@@ -4,20 +4,27 @@ interrupts (the report agrees with the cluster, the audit log and the API)."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import uuid
 from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from controlplane.audit.models import AuditEvent
+from controlplane.clusters import outcomes
 from controlplane.clusters import services as clusters
+from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
+from controlplane.clusters.models import Operation
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.topics.models import Topic
 from tests.fixtures.engines import ManagedCluster
-from tests.integration.topics.world import KafkaWorld, api_client, create_topic
+from tests.integration.topics.world import KafkaWorld, api_client, build_world, create_topic
 
 pytestmark = pytest.mark.integration
 SYSTEM = Actor.system()
@@ -220,3 +227,95 @@ def test_a_guardrail_violation_is_refused_at_plan_time_with_its_reason_and_apply
     assert not Topic.objects.filter(cluster=world.cluster, name=world.topic_prefix_a + "fine").exists()
     # A viewer may plan (it reads) but not apply: the services' own role checks answer.
     assert _plan(world.viewer_a, documents[:1])["counts"]["refused"] == 1
+
+
+def _pause_during_third_create(broker: Any, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """SIGSTOPs the broker just after the third topic create's read of the cluster: that create is on its way
+    (or applied, or not) when the broker freezes; what follows meets a broker that answers nothing."""
+    paused = threading.Event()
+    handler = outcomes.HANDLERS[OperationKind.TOPIC_CREATE]
+    real_look = handler.look
+    looks = []
+
+    def look_then_pause(operation: Any) -> outcomes.Look:
+        look = real_look(operation)
+        looks.append(operation.pk)
+        if len(looks) == 3 and not paused.is_set():
+            paused.set()
+            threading.Timer(0.05, lambda: broker.process.send_signal(signal.SIGSTOP)).start()
+        return look
+
+    monkeypatch.setattr(handler, "look", look_then_pause)
+    return paused
+
+
+def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_audit_log_and_the_api(
+    db, settings, secure_broker_factory, monkeypatch
+) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+    broker = secure_broker_factory()
+    world = build_world(ManagedCluster.of_streamhub(broker))
+    names = [world.topic_prefix_a + f"t{n}" for n in range(6)]
+    documents = [
+        {
+            "kind": "Topic",
+            "metadata": {"name": name, "team": world.team_a.slug, "cluster": world.cluster.name},
+            "spec": {"partitions": 1},
+        }
+        for name in names
+    ]
+    paused = _pause_during_third_create(broker, monkeypatch)
+    try:
+        applied = _apply(world.developer_a, documents)
+    finally:
+        broker.process.send_signal(signal.SIGCONT)
+    assert paused.is_set()
+    change_set = applied["change_set"]
+    report = {c["name"]: c for c in change_set["report"]["changes"]}
+    statuses = [report[name]["status"] for name in names]
+    assert statuses[:2] == ["applied", "applied"], statuses
+    assert change_set["state"] == "partial", statuses
+    assert "failed" in statuses or "unknown" in statuses or "pending" in statuses, statuses
+    # Changes still being confirmed settle once the broker answers (as the beat would settle them).
+    outcomes.settle_running(world.cluster)
+    on_cluster = _live_topics(world.broker)
+    listed = {
+        t["name"]
+        for t in world.developer_a.get("/api/v1/topics/", {"cluster": world.cluster.id, "limit": 100}).json()[
+            "results"
+        ]
+    }
+    for name, status in zip(names, statuses, strict=True):
+        created = AuditEvent.objects.filter(
+            action="topic.create", resource_name=name, result="success"
+        ).exists()
+        if status == "applied":
+            assert name in on_cluster and name in listed and created, (name, status)
+        elif status in ("failed", "skipped"):  # never reported failed for something that happened
+            assert name not in on_cluster and name not in listed and not created, (name, status)
+        else:  # pending / unknown: the operation has settled now, and the three agree with each other
+            assert (name in on_cluster) == (name in listed) == created, (name, status)
+    (event,) = AuditEvent.objects.filter(action="change_set.apply")
+    assert event.result == "failure"
+    assert event.after["counts"]["applied"] == statuses.count("applied")
+    listed_sets = world.developer_a.get("/api/v1/change-sets/").json()["results"]
+    assert [s["id"] for s in listed_sets] == [change_set["id"]]
+
+    # Applying again finishes the job. A create the broker never received stays "being confirmed" until its
+    # operation gives up (60 s): the plan refuses it by the API's reason meanwhile, and the rest applies.
+    still_running = set(
+        Operation.objects.filter(state__in=ACTIVE_OPERATION_STATES).values_list("resource_name", flat=True)
+    )
+    if still_running:
+        refusals = {
+            c["name"]: c["refusal"]["code"]
+            for c in _plan(world.developer_a, documents)["changes"]
+            if c["action"] == "refused"
+        }
+        assert refusals == dict.fromkeys(still_running, "change_in_progress")
+    ready = [d for d in documents if d["metadata"]["name"] not in still_running]
+    again = _apply(world.developer_a, ready)
+    assert again["change_set"]["state"] == "applied", again["change_set"]["report"]
+    assert {d["metadata"]["name"] for d in ready} <= _live_topics(world.broker)
+    assert _apply(world.developer_a, ready)["change_set"] is None
