@@ -31,7 +31,9 @@ def table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
     columns = columns or [key for key, value in rows[0].items() if not isinstance(value, dict | list)][:7]
     cells = [[_cell(row.get(column)) for column in columns] for row in rows]
     widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
-    lines = ["  ".join(column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip()]
+    lines = [
+        "  ".join(column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)).rstrip()
+    ]
     lines += [
         "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
         for line in cells

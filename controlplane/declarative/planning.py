@@ -47,9 +47,9 @@ from controlplane.tenancy.models import Team
 from controlplane.topics.models import Topic
 from controlplane.topics.services import (
     check_add_partitions,
+    check_no_change_in_progress,
     check_topic_configs,
     check_topic_create,
-    check_no_change_in_progress,
     check_topic_delete,
 )
 

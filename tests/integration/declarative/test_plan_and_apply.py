@@ -291,9 +291,9 @@ def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_a
             action="topic.create", resource_name=name, result="success"
         ).exists()
         if status == "applied":
-            assert name in on_cluster and name in listed and created, (name, status)
+            assert (name in on_cluster, name in listed, created) == (True, True, True), (name, status)
         elif status in ("failed", "skipped"):  # never reported failed for something that happened
-            assert name not in on_cluster and name not in listed and not created, (name, status)
+            assert (name in on_cluster, name in listed, created) == (False, False, False), (name, status)
         else:  # pending / unknown: the operation has settled now, and the three agree with each other
             assert (name in on_cluster) == (name in listed) == created, (name, status)
     (event,) = AuditEvent.objects.filter(action="change_set.apply")
