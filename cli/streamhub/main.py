@@ -89,6 +89,12 @@ def api_failure(error: ApiError) -> NoReturn:
             f"  document {problem.get('document')} at '{problem.get('path')}': {problem.get('message')}",
             err=True,
         )
+    if error.code == "invalid" and isinstance(error.details, dict):  # a request's field errors, by field
+        for field, messages in error.details.items():
+            click.echo(
+                f"  {field}: {' '.join(map(str, messages if isinstance(messages, list) else [messages]))}",
+                err=True,
+            )
     if error.hint:
         click.echo(f"hint: {error.hint}", err=True)
     if error.request_id:
@@ -462,7 +468,9 @@ def produce(
         if not sep:
             fail(f"Header {header!r} is not NAME=VALUE.")
         parsed[name] = text
-    body = {"key": key, "value": value, "headers": parsed, "partition": partition}
+    body = {"key": key, "value": value, "headers": parsed}
+    if partition is not None:
+        body["partition"] = partition
     produced = obj.api.post(f"topics/{topic_id(obj.api, topic, cluster)}/produce/", body)
     click.echo(f"Produced to {topic} partition {produced['partition']} at offset {produced['offset']}.")
 
