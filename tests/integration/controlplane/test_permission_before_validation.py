@@ -36,6 +36,7 @@ OPEN_TO_VIEWERS = {
     ("POST", "/api/v1/api-keys/{key_id}/rotate/"),
     ("POST", "/api/v1/alert-rules/preview/"),
     ("POST", "/api/v1/clusters/{id}/check-health/"),
+    ("POST", "/api/v1/declarative/plan/"),  # a plan only reads; the services' checks refuse what is not allowed
 }
 
 
