@@ -18,7 +18,9 @@ from controlplane.audit.models import AuditEvent
 from controlplane.clusters import outcomes
 from controlplane.clusters import services as clusters
 from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
+from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Operation
+from controlplane.kafka.acls import describe_acls
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
@@ -56,6 +58,14 @@ def _changes(plan: dict) -> dict[tuple[str, str], dict]:
 
 def _live_topics(world_cluster: ManagedCluster) -> set[str]:
     return set(AdminClient(world_cluster.client_config()).list_topics(timeout=10).topics)
+
+
+def _acls_on_cluster(world: KafkaWorld, principal: str) -> set[tuple[str, str]]:
+    return {
+        (acl.resource_type, acl.operation)
+        for acl in describe_acls(connection_for(world.cluster))
+        if acl.principal == principal
+    }
 
 
 def _fresh_team_on_another_cluster(cluster: ManagedCluster, prefix: str) -> tuple[Any, Any, APIClient]:
@@ -319,3 +329,67 @@ def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_a
     assert again["change_set"]["state"] == "applied", again["change_set"]["report"]
     assert {d["metadata"]["name"] for d in ready} <= _live_topics(world.broker)
     assert _apply(world.developer_a, ready)["change_set"] is None
+
+
+def test_grants_quotas_and_service_accounts_update_in_place_and_prune(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+    place = {"team": world.team_a.slug, "cluster": world.cluster.name}
+    account = {
+        "kind": "ServiceAccount",
+        "metadata": {"name": f"{world.account_a.name}-etl", "team": world.team_a.slug},
+        "spec": {},
+    }
+    grant = {
+        "kind": "AccessGrant",
+        "metadata": {"name": "etl-access", **place},
+        "spec": {
+            "serviceAccount": account["metadata"]["name"],
+            "template": "producer",
+            "topicPrefix": world.topic_prefix_a,
+        },
+    }
+    quota = {
+        "kind": "Quota",
+        "metadata": {"name": "etl", **place},
+        "spec": {"user": account["metadata"]["name"], "values": {"producer_byte_rate": 1048576}},
+    }
+    first = _apply(world.developer_a, [account, grant, quota])
+    assert first["change_set"]["state"] == "applied", first["change_set"]["report"]
+    assert [c["kind"] for c in first["change_set"]["report"]["changes"]] == [
+        "ServiceAccount",
+        "AccessGrant",
+        "Quota",
+    ]
+    principal = f"User:{account['metadata']['name']}"
+    assert _acls_on_cluster(world, principal) == {("TOPIC", "WRITE"), ("TOPIC", "DESCRIBE")}
+
+    consumer = {
+        **grant,
+        "spec": {**grant["spec"], "template": "consumer", "groupPrefix": world.group_prefix_a},
+    }
+    faster = {
+        **quota,
+        "spec": {**quota["spec"], "values": {"producer_byte_rate": 2097152, "consumer_byte_rate": 4194304}},
+    }
+    changes = _changes(_plan(world.developer_a, [account, consumer, faster]))
+    assert changes[("AccessGrant", "etl-access")]["diff"] == {
+        "template": {"from": "producer", "to": "consumer"},
+        "groupPrefix": {"from": "", "to": world.group_prefix_a},
+    }
+    assert changes[("Quota", "etl")]["diff"] == {
+        "values.consumer_byte_rate": {"from": None, "to": 4194304.0},
+        "values.producer_byte_rate": {"from": 1048576.0, "to": 2097152.0},
+    }
+    assert _apply(world.developer_a, [account, consumer, faster])["change_set"]["state"] == "applied"
+    grants = world.developer_a.get("/api/v1/access-grants/", {"cluster": world.cluster.id}).json()["results"]
+    assert [
+        (g["template"], g["group_prefix"]) for g in grants if g["service_account"] != world.account_a.id
+    ] == [("consumer", world.group_prefix_a)]
+    assert _changes(_plan(world.developer_a, [account, consumer, faster])) == {}
+    assert _acls_on_cluster(world, principal) == {("TOPIC", "READ"), ("TOPIC", "DESCRIBE"), ("GROUP", "READ")}
+
+    pruned = _plan(world.developer_a, [account, consumer], prune=True)
+    assert {k: c["action"] for k, c in _changes(pruned).items()} == {("Quota", "etl"): "delete"}
+    assert _apply(world.developer_a, [account, consumer], prune=True)["change_set"]["state"] == "applied"
+    quotas = world.developer_a.get("/api/v1/quotas/", {"cluster": world.cluster.id}).json()["results"]
+    assert [q for q in quotas if q["entity_key"].startswith(f"user={account['metadata']['name']}")] == []
