@@ -25,11 +25,17 @@ from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.topics.models import Topic
-from tests.fixtures.engines import ManagedCluster
+from tests.fixtures.engines import ManagedCluster, engine_params
 from tests.integration.topics.world import KafkaWorld, api_client, build_world, create_topic
 
 pytestmark = pytest.mark.integration
 SYSTEM = Actor.system()
+
+
+@pytest.fixture(params=engine_params(slow_on_apache_kafka=True))
+def engine(request: pytest.FixtureRequest) -> str:
+    """Both engines; Apache Kafka's runs only with `-m apache_kafka` (CI's time budget)."""
+    return request.param
 
 
 def _plan(client: APIClient, documents: list[dict], **extra: Any) -> dict:
@@ -56,8 +62,8 @@ def _changes(plan: dict) -> dict[tuple[str, str], dict]:
     return {(c["kind"], c["name"]): c for c in plan["changes"] if c["action"] != "unchanged"}
 
 
-def _live_topics(world_cluster: ManagedCluster) -> set[str]:
-    return set(AdminClient(world_cluster.client_config()).list_topics(timeout=10).topics)
+def _live_topics(config: dict[str, str]) -> set[str]:
+    return set(AdminClient(config).list_topics(timeout=10).topics)
 
 
 def _acls_on_cluster(world: KafkaWorld, principal: str) -> set[tuple[str, str]]:
@@ -68,7 +74,7 @@ def _acls_on_cluster(world: KafkaWorld, principal: str) -> set[tuple[str, str]]:
     }
 
 
-def _fresh_team_on_another_cluster(cluster: ManagedCluster, prefix: str) -> tuple[Any, Any, APIClient]:
+def _fresh_team_on_another_cluster(other: ManagedCluster, prefix: str) -> tuple[Any, Any, APIClient]:
     """Another organization, a team with the same topic prefix, and the other cluster registered for it."""
     uid = uuid.uuid4().hex[:8]
     organization = tenancy.create_organization(actor=SYSTEM, name=f"Other {uid}")
@@ -77,7 +83,7 @@ def _fresh_team_on_another_cluster(cluster: ManagedCluster, prefix: str) -> tupl
     user, client = api_client(f"tina-{uid}")
     tenancy.add_member(actor=SYSTEM, team=team, user=user, role=TeamRole.TEAM_ADMIN)
     registered = clusters.register_external_cluster(
-        actor=SYSTEM, organization=organization, name=f"other-{uid}", **cluster.registration()
+        actor=SYSTEM, organization=organization, name=f"other-{uid}", **other.registration()
     )
     return team, registered, client
 
@@ -117,9 +123,10 @@ def test_export_applies_to_a_fresh_team_on_another_cluster_then_diffs_drift_and_
     assert all(set(c["diff"]) == {"managedBy"} for c in own["changes"])
 
     # Another cluster, another organization: a fresh team with the same prefix gets everything.
-    other_broker = secure_broker_factory()
-    other = ManagedCluster.of_streamhub(other_broker)
-    team, cluster, client = _fresh_team_on_another_cluster(other, world.topic_prefix_a)
+    # A broker of its own with ACLs on (the grant's bindings go there too).
+    other_cluster = ManagedCluster.of_streamhub(secure_broker_factory())
+    other = other_cluster.client_config()
+    team, cluster, client = _fresh_team_on_another_cluster(other_cluster, world.topic_prefix_a)
     placed = {"team": team.slug, "cluster": cluster.name}
     first = _plan(client, documents, **placed)
     assert {(c["kind"], c["action"]) for c in first["changes"]} == {
@@ -150,7 +157,7 @@ def test_export_applies_to_a_fresh_team_on_another_cluster_then_diffs_drift_and_
     assert _changes(_plan(client, changed, **placed)) == {}
 
     # A change by hand on the cluster is drift: the plan shows it and puts it back.
-    admin = AdminClient(other.client_config())
+    admin = AdminClient(other)
     by_hand = ConfigResource(
         ResourceType.TOPIC,
         orders,
@@ -289,7 +296,7 @@ def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_a
     assert "failed" in statuses or "unknown" in statuses or "pending" in statuses, statuses
     # Changes still being confirmed settle once the broker answers (as the beat would settle them).
     outcomes.settle_running(world.cluster)
-    on_cluster = _live_topics(world.broker)
+    on_cluster = _live_topics(world.broker.client_config())
     listed = {
         t["name"]
         for t in world.developer_a.get("/api/v1/topics/", {"cluster": world.cluster.id, "limit": 100}).json()[
@@ -327,7 +334,7 @@ def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_a
     ready = [d for d in documents if d["metadata"]["name"] not in still_running]
     again = _apply(world.developer_a, ready)
     assert again["change_set"]["state"] == "applied", again["change_set"]["report"]
-    assert {d["metadata"]["name"] for d in ready} <= _live_topics(world.broker)
+    assert {d["metadata"]["name"] for d in ready} <= _live_topics(world.broker.client_config())
     assert _apply(world.developer_a, ready)["change_set"] is None
 
 
