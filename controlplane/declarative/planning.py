@@ -148,21 +148,29 @@ class Planner:
         self.organization_ids = visible_organization_ids(actor)
         self.live_topics: dict[int, dict[str, TopicInfo]] = {}
         self.live_configs: dict[int, dict[str, dict[str, str]]] = {}
+        # Names are looked up once per plan: a file set names the same team and cluster in every document.
+        self.clusters: dict[str, Cluster | None] = {}
+        self.teams: dict[tuple[str, int | None], Team | None] = {}
 
     # --- names -------------------------------------------------------------------------------------
 
     def cluster_named(self, name: str) -> Cluster | None:
-        return (
-            Cluster.objects.filter(organization_id__in=self.organization_ids, name=name)
-            .exclude(status=ClusterStatus.DELETED)
-            .first()
-        )
+        if name not in self.clusters:
+            self.clusters[name] = (
+                Cluster.objects.filter(organization_id__in=self.organization_ids, name=name)
+                .exclude(status=ClusterStatus.DELETED)
+                .first()
+            )
+        return self.clusters[name]
 
     def team_named(self, slug: str, cluster: Cluster | None) -> Team | None:
-        teams = Team.objects.filter(organization_id__in=self.organization_ids, slug=slug)
-        if cluster is not None:
-            teams = teams.filter(organization_id=cluster.organization_id)
-        return teams.select_related("organization").first()
+        key = (slug, cluster.organization_id if cluster is not None else None)
+        if key not in self.teams:
+            teams = Team.objects.filter(organization_id__in=self.organization_ids, slug=slug)
+            if cluster is not None:
+                teams = teams.filter(organization_id=cluster.organization_id)
+            self.teams[key] = teams.select_related("organization").first()
+        return self.teams[key]
 
     # --- the cluster as it is ------------------------------------------------------------------------
 
