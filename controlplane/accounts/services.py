@@ -71,16 +71,21 @@ def _key_change(
     return change
 
 
+def check_service_account_create(*, actor: Actor, team: Team, name: str) -> None:
+    """What `create_service_account` checks before writing."""
+    require_team_role(actor, team, TeamRole.DEVELOPER)
+    try:
+        validate_service_account_name(name)
+    except ValidationError as error:
+        raise ServiceError(error.messages[0], code="invalid_name") from error
+    if ServiceAccount.objects.filter(organization_id=team.organization_id, name=name).exists():
+        raise Conflict(f"A service account named {name!r} already exists.", code="duplicate")
+
+
 def create_service_account(*, actor: Actor, team: Team, name: str, description: str = "") -> ServiceAccount:
     change = _account_change("service_account.create", team, resource_name=name)
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, team, TeamRole.DEVELOPER)
-        try:
-            validate_service_account_name(name)
-        except ValidationError as error:
-            raise ServiceError(error.messages[0], code="invalid_name") from error
-        if ServiceAccount.objects.filter(organization_id=team.organization_id, name=name).exists():
-            raise Conflict(f"A service account named {name!r} already exists.", code="duplicate")
+        check_service_account_create(actor=actor, team=team, name=name)
         account = ServiceAccount.objects.create(
             organization_id=team.organization_id, team=team, name=name, description=description
         )

@@ -134,6 +134,41 @@ def delete_binding(*, actor: Actor, binding: AclBinding) -> None:
         binding.delete()
 
 
+def check_grant(
+    *,
+    actor: Actor,
+    cluster: Cluster,
+    service_account: ServiceAccount,
+    template: str,
+    topic_prefix: str,
+    group_prefix: str = "",
+    transactional_id_prefix: str = "",
+) -> list[Acl]:
+    """What `apply_template` checks before the cluster is asked; returns the bindings the grant creates."""
+    if not topic_prefix:
+        raise ServiceError("A grant needs a topic prefix.", code="invalid_prefix")
+    if template in NEEDS_GROUP_PREFIX and not group_prefix:
+        raise ServiceError("This template needs a group prefix.", code="invalid_prefix")
+    if template in NEEDS_TRANSACTIONAL_ID_PREFIX and not transactional_id_prefix:
+        raise ServiceError("This template needs a transactional-id prefix.", code="invalid_prefix")
+    acls = template_bindings(
+        template,
+        principal=service_account.principal,
+        topic_prefix=topic_prefix,
+        group_prefix=group_prefix,
+        transactional_id_prefix=transactional_id_prefix,
+    )
+    _require_team_scope(actor, cluster, service_account.team, acls)
+    check_change_rate(service_account.team)
+    return acls
+
+
+def check_revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
+    """What `revoke_grant` checks."""
+    _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in grant.bindings.all()])
+    check_change_rate(grant.team)
+
+
 def apply_template(
     *,
     actor: Actor,
@@ -150,21 +185,15 @@ def apply_template(
         "acl.grant", "access_grant", cluster, team, resource_name=f"{template}:{service_account.name}"
     )
     with audited_change(actor=actor, change=change):
-        if not topic_prefix:
-            raise ServiceError("A grant needs a topic prefix.", code="invalid_prefix")
-        if template in NEEDS_GROUP_PREFIX and not group_prefix:
-            raise ServiceError("This template needs a group prefix.", code="invalid_prefix")
-        if template in NEEDS_TRANSACTIONAL_ID_PREFIX and not transactional_id_prefix:
-            raise ServiceError("This template needs a transactional-id prefix.", code="invalid_prefix")
-        acls = template_bindings(
-            template,
-            principal=service_account.principal,
+        acls = check_grant(
+            actor=actor,
+            cluster=cluster,
+            service_account=service_account,
+            template=template,
             topic_prefix=topic_prefix,
             group_prefix=group_prefix,
             transactional_id_prefix=transactional_id_prefix,
         )
-        _require_team_scope(actor, cluster, team, acls)
-        check_change_rate(team)
         with confirmed_change(lambda: _on_cluster(cluster, acls)):
             create_acls(connection_for(cluster), acls)
         grant = AccessGrant.objects.create(
@@ -197,8 +226,7 @@ def revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
     change.on(grant)
     with audited_change(actor=actor, change=change):
         bindings = list(grant.bindings.all())
-        _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in bindings])
-        check_change_rate(grant.team)
+        check_revoke_grant(actor=actor, grant=grant)
         ids = [b.pk for b in bindings]
         removable = [b.acl for b in bindings if not _in_use_elsewhere(grant.cluster, b.acl, ids)]
         with confirmed_change(lambda: _gone_from_cluster(grant.cluster, removable)):

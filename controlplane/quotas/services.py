@@ -88,6 +88,24 @@ def _observed_as(cluster: Cluster, key: str, to_set: Mapping[str, float], to_rem
     return all(values.get(k) == v for k, v in to_set.items()) and not set(to_remove) & set(values)
 
 
+def check_quota(
+    *, actor: Actor, cluster: Cluster, entity: Mapping[str, str | None], values: Mapping[str, float | None]
+) -> None:
+    """What `set_quota` checks before the cluster is asked."""
+    team = owning_team(cluster, validate_entity(entity))
+    _require_control(actor, cluster, team)
+    if team is not None:
+        check_change_rate(team)
+    validate_values(values)
+
+
+def check_quota_delete(*, actor: Actor, quota: ClientQuota) -> None:
+    """What `delete_quota` checks."""
+    _require_control(actor, quota.cluster, quota.team)
+    if quota.team is not None:
+        check_change_rate(quota.team)
+
+
 def set_quota(
     *, actor: Actor, cluster: Cluster, entity: Mapping[str, str | None], values: Mapping[str, float | None]
 ) -> ClientQuota:
@@ -100,10 +118,7 @@ def set_quota(
         "quota.set", cluster, team, resource_name=key, before=snapshot_quota(existing) if existing else None
     )
     with audited_change(actor=actor, change=change):
-        _require_control(actor, cluster, team)
-        if team is not None:
-            check_change_rate(team)
-        validate_values(values)
+        check_quota(actor=actor, cluster=cluster, entity=entity, values=values)
         to_set = {k: float(v) for k, v in values.items() if v is not None}
         to_remove = [k for k, v in values.items() if v is None]
         with confirmed_change(lambda: _observed_as(cluster, key, to_set, to_remove)):
@@ -128,9 +143,7 @@ def delete_quota(*, actor: Actor, quota: ClientQuota) -> None:
     change = _change("quota.delete", quota.cluster, quota.team, before=snapshot_quota(quota))
     change.on(quota, name=quota.entity_key)
     with audited_change(actor=actor, change=change):
-        _require_control(actor, quota.cluster, quota.team)
-        if quota.team is not None:
-            check_change_rate(quota.team)
+        check_quota_delete(actor=actor, quota=quota)
         keys = set(quota.values) | set(quota.observed_values)
         with confirmed_change(lambda: _observed_as(quota.cluster, quota.entity_key, {}, sorted(keys))):
             alter_client_quota(

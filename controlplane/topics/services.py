@@ -112,6 +112,19 @@ def _stringified(configs: Mapping[str, object]) -> dict[str, str]:
     }
 
 
+def check_no_change_in_progress(*, cluster: Cluster, name: str) -> None:
+    """One change at a time per topic: a change still being confirmed refuses the next."""
+    running = Operation.objects.filter(
+        cluster=cluster, resource_type="topic", resource_name=name, state__in=ACTIVE_OPERATION_STATES
+    ).first()
+    if running is not None:
+        raise Conflict(
+            f"A change to topic {name!r} is still in progress (operation {running.id}); wait for it to finish.",
+            code="change_in_progress",
+            details={"operation": running.id},
+        )
+
+
 def _begin(
     actor: Actor,
     kind: str,
@@ -127,16 +140,7 @@ def _begin(
     name = change.resource_name
     with audited_refusals(actor=actor, change=change), transaction.atomic():
         Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
-        running = Operation.objects.filter(
-            cluster=cluster, resource_type="topic", resource_name=name, state__in=ACTIVE_OPERATION_STATES
-        ).first()
-        if running is not None:
-            raise Conflict(
-                f"A change to topic {name!r} is still in progress (operation {running.id}); wait for it to "
-                "finish.",
-                code="change_in_progress",
-                details={"operation": running.id},
-            )
+        check_no_change_in_progress(cluster=cluster, name=name)
         if topic is None and Topic.objects.filter(cluster=cluster, name=name).exists():
             raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
         if topic is not None and not Topic.objects.filter(pk=topic.pk).exists():
@@ -149,6 +153,87 @@ def _begin(
             parameters=parameters,
             team_id=change.team_id,
         )
+
+
+def check_topic_create(
+    *,
+    actor: Actor,
+    cluster: Cluster,
+    team: Team,
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    configs: Mapping[str, str],
+) -> None:
+    """Everything `create_topic` checks before the cluster is asked (rights, policy, guardrails, duplicates);
+    a plan of declared resources asks the same questions without sending anything."""
+    require_team_role(actor, team, TeamRole.DEVELOPER)
+    require_same_organization(cluster, team)
+    if partitions < 1 or replication_factor < 1:
+        raise ServiceError("A topic needs at least one partition and one replica.", code="invalid_partitions")
+    _check_config_names(configs)
+    _check_policy(
+        team,
+        cluster=cluster,
+        name=name,
+        partitions=partitions,
+        replication_factor=replication_factor,
+        configs=configs,
+        exclude=None,
+    )
+    if Topic.objects.filter(cluster=cluster, name=name).exists():
+        raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
+
+
+def check_topic_configs(
+    *, actor: Actor, topic: Topic, configs: Mapping[str, object | None]
+) -> dict[str, str]:
+    """What `update_topic_configs` checks; returns the overrides the topic would then have."""
+    _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+    _check_config_names(configs)
+    to_set = _stringified({k: v for k, v in configs.items() if v is not None})
+    to_delete = [k for k, v in configs.items() if v is None]
+    merged = {**{k: v for k, v in topic.configs.items() if k not in to_delete}, **to_set}
+    if topic.team_id is not None:
+        _check_policy(
+            topic.team,
+            cluster=topic.cluster,
+            name=topic.name,
+            partitions=topic.partitions,
+            replication_factor=topic.replication_factor,
+            configs=merged,
+            exclude=topic,
+        )
+    return merged
+
+
+def check_add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> None:
+    """What `add_partitions` checks."""
+    _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+    current = topic.observed_partitions or topic.partitions
+    if partitions <= current:
+        raise ServiceError(
+            f"Kafka cannot reduce partitions: the topic has {current}; ask for more than that.",
+            code="invalid_partitions",
+            details={"current": current, "requested": partitions},
+        )
+    if topic.team_id is not None:
+        _check_policy(
+            topic.team,
+            cluster=topic.cluster,
+            name=topic.name,
+            partitions=partitions,
+            replication_factor=topic.replication_factor,
+            configs=topic.configs,
+            exclude=topic,
+        )
+
+
+def check_topic_delete(*, actor: Actor, topic: Topic) -> None:
+    """What `delete_topic` checks besides the typed confirmation."""
+    _require_topic_role(actor, topic, TeamRole.DEVELOPER)
+    if topic.team_id is not None:
+        check_change_rate(topic.team)
 
 
 def create_topic(
@@ -174,24 +259,15 @@ def create_topic(
         "topic.create", cluster, team, resource_name=name, extra={"validate_only": validate_only}
     )
     with audited_refusals(actor=actor, change=change):
-        require_team_role(actor, team, TeamRole.DEVELOPER)
-        require_same_organization(cluster, team)
-        if partitions < 1 or replication_factor < 1:
-            raise ServiceError(
-                "A topic needs at least one partition and one replica.", code="invalid_partitions"
-            )
-        _check_config_names(wanted)
-        _check_policy(
-            team,
+        check_topic_create(
+            actor=actor,
             cluster=cluster,
+            team=team,
             name=name,
             partitions=partitions,
             replication_factor=replication_factor,
             configs=wanted,
-            exclude=None,
         )
-        if Topic.objects.filter(cluster=cluster, name=name).exists():
-            raise Conflict(f"Topic {name!r} already exists on {cluster.name}.", code="duplicate")
         if validate_only:
             with kafka_refusals():
                 kafka_topics.create_topic(
@@ -230,21 +306,9 @@ def update_topic_configs(*, actor: Actor, topic: Topic, configs: Mapping[str, ob
     change = _topic_change("topic.update_configs", topic.cluster, topic.team, before=snapshot_topic(topic))
     change.on(topic)
     with audited_refusals(actor=actor, change=change):
-        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
-        _check_config_names(configs)
-        to_set = _stringified({k: v for k, v in configs.items() if v is not None})
-        to_delete = [k for k, v in configs.items() if v is None]
-        merged = {**{k: v for k, v in topic.configs.items() if k not in to_delete}, **to_set}
-        if topic.team_id is not None:
-            _check_policy(
-                topic.team,
-                cluster=topic.cluster,
-                name=topic.name,
-                partitions=topic.partitions,
-                replication_factor=topic.replication_factor,
-                configs=merged,
-                exclude=topic,
-            )
+        merged = check_topic_configs(actor=actor, topic=topic, configs=configs)
+    to_set = _stringified({k: v for k, v in configs.items() if v is not None})
+    to_delete = [k for k, v in configs.items() if v is None]
     operation = _begin(
         actor,
         OperationKind.TOPIC_CONFIGS,
@@ -266,24 +330,7 @@ def add_partitions(*, actor: Actor, topic: Topic, partitions: int) -> Operation:
     change = _topic_change("topic.add_partitions", topic.cluster, topic.team, before=snapshot_topic(topic))
     change.on(topic)
     with audited_refusals(actor=actor, change=change):
-        _require_topic_role(actor, topic, TeamRole.DEVELOPER)
-        current = topic.observed_partitions or topic.partitions
-        if partitions <= current:
-            raise ServiceError(
-                f"Kafka cannot reduce partitions: the topic has {current}; ask for more than that.",
-                code="invalid_partitions",
-                details={"current": current, "requested": partitions},
-            )
-        if topic.team_id is not None:
-            _check_policy(
-                topic.team,
-                cluster=topic.cluster,
-                name=topic.name,
-                partitions=partitions,
-                replication_factor=topic.replication_factor,
-                configs=topic.configs,
-                exclude=topic,
-            )
+        check_add_partitions(actor=actor, topic=topic, partitions=partitions)
     operation = _begin(
         actor,
         OperationKind.TOPIC_PARTITIONS,
@@ -336,8 +383,7 @@ def delete_topic(*, actor: Actor, topic: Topic, confirm_name: str) -> Operation:
         _require_topic_role(actor, topic, TeamRole.DEVELOPER)
         if confirm_name != topic.name:
             raise ServiceError("Type the topic's name to confirm its deletion.", code="confirmation_mismatch")
-        if topic.team_id is not None:
-            check_change_rate(topic.team)
+        check_topic_delete(actor=actor, topic=topic)
     operation = _begin(
         actor, OperationKind.TOPIC_DELETE, change, topic.cluster, {"topic_id": topic.id}, topic=topic
     )

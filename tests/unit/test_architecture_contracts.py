@@ -52,6 +52,15 @@ CLEAN_TREE = {
     ),
     "controlplane/alerts/__init__.py": "from controlplane import lag\nfrom controlplane.clusters import connections\n",
     "controlplane/alerts/evaluation.py": "",
+    # Resources as code sit on top of the apps whose services they call; the apps never import them back.
+    **{f"controlplane/{app}/__init__.py": "" for app in ("accounts", "audit", "core", "schemas")},
+    "controlplane/declarative/__init__.py": (
+        "from controlplane import topics\nfrom controlplane.clusters import connections\n"
+    ),
+    # The CLI (a namespace folder `cli`, installed alone as `streamhub`) speaks only HTTP.
+    "cli/streamhub/__init__.py": "",
+    "cli/streamhub/api.py": "import requests\n",
+    "cli/streamhub/main.py": "import click\nfrom . import api\n",
     "console/__init__.py": "",
     "console/celery.py": "import celery\nimport django\nfrom controlplane.clusters import services\n",
 }
@@ -64,6 +73,15 @@ BOUNDARY_CONTRACTS = (
     "spark-source-standalone",
     "cluster-users-not-provisioning",
     "lag-alerts-seam",
+    "cli-standalone",
+    "declarative-on-top",
+)
+CLI_CONTRACT = (
+    "The streamhub CLI speaks only the REST API: it imports neither Django, DRF, the control plane, the console nor "
+    "the broker"
+)
+DECLARATIVE_CONTRACT = (
+    "Resources as code sit on top of the domain apps: the apps never import controlplane.declarative"
 )
 SPARK_CONTRACT = (
     "The Spark source (code run in Spark executors) imports neither Django, the console nor broker internals"
@@ -113,6 +131,10 @@ VIOLATIONS = [
     # Indirect: the Spark source reaches Django through a control plane app.
     ("controlplane/spark/raw_reading.py", "from controlplane.tenancy import access", SPARK_CONTRACT),
     ("controlplane/spark/raw_reading.py", "from broker.log import errors", SPARK_CONTRACT),
+    ("cli/streamhub/api.py", "import django", CLI_CONTRACT),
+    # Indirect: the CLI reaching the control plane through a module of its own.
+    ("cli/streamhub/api.py", "from controlplane.tenancy import access", CLI_CONTRACT),
+    ("controlplane/topics/__init__.py", "from controlplane import declarative", DECLARATIVE_CONTRACT),
 ]
 
 

@@ -631,6 +631,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/change-sets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Applied change sets of the organizations the caller belongs to, each with its per-change report. */
+        get: operations["v1_change_sets_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/change-sets/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Applied change sets of the organizations the caller belongs to, each with its per-change report. */
+        get: operations["v1_change_sets_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/clusters/": {
         parameters: {
             query?: never;
@@ -1075,6 +1109,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/declarative/apply/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Plan and apply a file set of documents, export a team's resources as documents, and the format's
+         *     JSON Schema. Plans and applies check each change as the API does; roles are the services' to check.
+         */
+        post: operations["v1_declarative_apply_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/declarative/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Plan and apply a file set of documents, export a team's resources as documents, and the format's
+         *     JSON Schema. Plans and applies check each change as the API does; roles are the services' to check.
+         */
+        get: operations["v1_declarative_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/declarative/plan/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Plan and apply a file set of documents, export a team's resources as documents, and the format's
+         *     JSON Schema. Plans and applies check each change as the API does; roles are the services' to check.
+         */
+        post: operations["v1_declarative_plan_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/declarative/schema/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Plan and apply a file set of documents, export a team's resources as documents, and the format's
+         *     JSON Schema. Plans and applies check each change as the API does; roles are the services' to check.
+         */
+        get: operations["v1_declarative_schema_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/drift/": {
         parameters: {
             query?: never;
@@ -1265,6 +1379,40 @@ export interface paths {
         };
         /** @description Lag over time, in messages and seconds, per partition and in total. */
         get: operations["v1_lag_groups_chart_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/managed-resources/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Resources managed as code: which file set declares each, and the change set that last applied it. */
+        get: operations["v1_managed_resources_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/managed-resources/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Resources managed as code: which file set declares each, and the change set that last applied it. */
+        get: operations["v1_managed_resources_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2531,6 +2679,29 @@ export interface components {
             /** @description The full key. It is shown only this once. */
             readonly secret: string;
         };
+        Apply: {
+            plan: components["schemas"]["Plan"];
+            change_set: components["schemas"]["ChangeSet"] | null;
+        };
+        ApplyInputRequest: {
+            /** @description The file set's documents (kind, metadata, spec). */
+            documents: {
+                [key: string]: unknown;
+            }[];
+            /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
+            file_set: string;
+            /**
+             * @description Delete what the file set manages but no longer declares.
+             * @default false
+             */
+            prune: boolean;
+            /** @description A team slug that replaces every document's team. */
+            team?: string;
+            /** @description A cluster name that replaces every document's cluster. */
+            cluster?: string;
+            /** @description The reviewed plan's id: applying is refused (409 plan_changed) if the plan differs. */
+            plan_id?: string;
+        };
         Assignment: {
             topic: string;
             partition: number;
@@ -2655,6 +2826,25 @@ export interface components {
             /** @description the parameters without a default: every launch must give them */
             required: string[];
         };
+        ChangeSet: {
+            readonly id: number;
+            organization: number;
+            file_set: string;
+            state: components["schemas"]["ChangeSetStateEnum"];
+            actor_name: string;
+            request_id?: string;
+            plan_id: string;
+            report?: unknown;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /**
+         * @description * `applied` - Every change applied
+         *     * `partial` - Some changes applied, some did not
+         *     * `failed` - No change applied
+         * @enum {string}
+         */
+        ChangeSetStateEnum: "applied" | "partial" | "failed";
         /**
          * @description * `webhook` - Webhook
          *     * `slack` - Slack-compatible webhook
@@ -2915,6 +3105,23 @@ export interface components {
          * @enum {string}
          */
         DesiredStateEnum: "running" | "stopped";
+        DocumentsInputRequest: {
+            /** @description The file set's documents (kind, metadata, spec). */
+            documents: {
+                [key: string]: unknown;
+            }[];
+            /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
+            file_set: string;
+            /**
+             * @description Delete what the file set manages but no longer declares.
+             * @default false
+             */
+            prune: boolean;
+            /** @description A team slug that replaces every document's team. */
+            team?: string;
+            /** @description A cluster name that replaces every document's cluster. */
+            cluster?: string;
+        };
         Drift: {
             readonly id: number;
             cluster: number;
@@ -3214,6 +3421,37 @@ export interface components {
         LogoutOutput: {
             end_session_url: string | null;
         };
+        ManagedResource: {
+            readonly id: number;
+            kind: components["schemas"]["ManagedResourceKindEnum"];
+            name: string;
+            team: number;
+            readonly team_slug: string;
+            cluster?: number | null;
+            readonly cluster_name: string | null;
+            /** Format: int64 */
+            resource_id?: number | null;
+            file_set: string;
+            change_set: number;
+            /** Format: date-time */
+            readonly change_set_created_at: string;
+            labels?: unknown;
+            spec?: unknown;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        /**
+         * @description * `ServiceAccount` - Service Account
+         *     * `Topic` - Topic
+         *     * `AccessGrant` - Access Grant
+         *     * `Quota` - Quota
+         *     * `Schema` - Schema
+         *     * `AlertRule` - Alert Rule
+         *     * `AlertChannel` - Alert Channel
+         *     * `StreamingJob` - Streaming Job
+         * @enum {string}
+         */
+        ManagedResourceKindEnum: "ServiceAccount" | "Topic" | "AccessGrant" | "Quota" | "Schema" | "AlertRule" | "AlertChannel" | "StreamingJob";
         /**
          * @description * `SCRAM-SHA-256` - SCRAM-SHA-256
          *     * `SCRAM-SHA-512` - SCRAM-SHA-512
@@ -3607,6 +3845,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedChangeSetList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ChangeSet"][];
+        };
         PaginatedClientQuotaList: {
             /** @example 123 */
             count: number;
@@ -3696,6 +3949,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["JobRun"][];
+        };
+        PaginatedManagedResourceList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ManagedResource"][];
         };
         PaginatedMembershipList: {
             /** @example 123 */
@@ -4181,6 +4449,35 @@ export interface components {
             team: number;
             team_name: string;
             role: components["schemas"]["RoleEnum"];
+        };
+        Plan: {
+            file_set: string;
+            prune: boolean;
+            plan_id: string;
+            counts: {
+                [key: string]: number;
+            };
+            changes: components["schemas"]["PlannedChange"][];
+            undeclared: {
+                [key: string]: unknown;
+            }[];
+        };
+        PlannedChange: {
+            kind: string;
+            name: string;
+            team: string;
+            cluster: string | null;
+            action: string;
+            diff: {
+                [key: string]: unknown;
+            };
+            drift: {
+                [key: string]: unknown;
+            };
+            document: number | null;
+            refusal?: {
+                [key: string]: unknown;
+            };
         };
         PlannedOffset: {
             topic: string;
@@ -8876,6 +9173,151 @@ export interface operations {
             };
         };
     };
+    v1_change_sets_list: {
+        parameters: {
+            query?: {
+                file_set?: string;
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /**
+                 * @description * `applied` - Every change applied
+                 *     * `partial` - Some changes applied, some did not
+                 *     * `failed` - No change applied
+                 */
+                state?: "applied" | "failed" | "partial";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedChangeSetList"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_change_sets_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this change set. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeSet"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     v1_clusters_list: {
         parameters: {
             query?: {
@@ -11315,6 +11757,296 @@ export interface operations {
             };
         };
     };
+    v1_declarative_apply_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Apply"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_declarative_export_retrieve: {
+        parameters: {
+            query: {
+                cluster: number;
+                /** @description The team's slug. */
+                team: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_declarative_plan_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentsInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_declarative_schema_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     v1_drift_list: {
         parameters: {
             query?: {
@@ -12202,6 +12934,160 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LagChart"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_managed_resources_list: {
+        parameters: {
+            query?: {
+                change_set?: number;
+                cluster?: number;
+                file_set?: string;
+                /**
+                 * @description * `ServiceAccount` - Service Account
+                 *     * `Topic` - Topic
+                 *     * `AccessGrant` - Access Grant
+                 *     * `Quota` - Quota
+                 *     * `Schema` - Schema
+                 *     * `AlertRule` - Alert Rule
+                 *     * `AlertChannel` - Alert Channel
+                 *     * `StreamingJob` - Streaming Job
+                 */
+                kind?: "AccessGrant" | "AlertChannel" | "AlertRule" | "Quota" | "Schema" | "ServiceAccount" | "StreamingJob" | "Topic";
+                /** @description Number of results to return per page. */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedManagedResourceList"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_managed_resources_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this managed resource. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagedResource"];
                 };
             };
             /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */

@@ -140,3 +140,6 @@ export type ScramCredentialWithPassword = JsonBody<paths["/api/v1/scram-credenti
 
 export type AuthOptions = JsonBody<paths["/api/v1/auth/options/"]["get"]["responses"][200]>;
 export type Profile = JsonBody<paths["/api/v1/auth/profile/"]["get"]["responses"][200]>;
+
+/** A resource managed as code: the file set that declares it and the change set that last applied it. */
+export type ManagedResource = ItemOf<"/api/v1/managed-resources/">;

@@ -6,6 +6,7 @@ import { describeError } from "../api/errors";
 import { useAccess } from "../api/hooks/access";
 import { useClusters } from "../api/hooks/clusters";
 import { useTeams } from "../api/hooks/teams";
+import { managedKey, byClusterAndName, useManagedResources } from "../api/hooks/managedResources";
 import { useDeleteTopic, usePurgeTopic, useTopic } from "../api/hooks/topics";
 import type { Cluster, Team, TopicDetail } from "../api/types";
 import type { Access } from "../auth/permissions";
@@ -21,6 +22,7 @@ import { ProduceMessageForm } from "./messages/ProduceMessageForm";
 import { NotFoundPage } from "./NotFoundPage";
 import { AddPartitionsForm } from "./topics/AddPartitionsForm";
 import { ConfigsSection } from "./topics/ConfigsSection";
+import { ManagedAsCodeBadge } from "./topics/ManagedAsCode";
 import { PartitionsSection } from "./topics/PartitionsSection";
 import { PurgePartitionForm } from "./topics/PurgePartitionForm";
 import { TOPIC_STATUS_BADGES, TOPIC_STATUS_LABELS, topicStatus } from "./topics/topicStatus";
@@ -84,6 +86,8 @@ function TopicSections({
   const remove = useDeleteTopic(topic.id);
   const purge = usePurgeTopic(topic.id);
   const status = topicStatus(topic);
+  const managedTopics = useManagedResources("Topic");
+  const asCode = byClusterAndName(managedTopics.data).get(managedKey(topic.cluster, topic.name));
   const totalMessages = topic.live.partitions.reduce((sum, each) => sum + (each.end_offset - each.start_offset), 0);
   const totalSize = topic.live.partitions.reduce((sum, each) => sum + each.size_bytes, 0);
   const close = () => setAction(null);
@@ -96,7 +100,8 @@ function TopicSections({
           <>
             <span className={TOPIC_STATUS_BADGES[status]}>{TOPIC_STATUS_LABELS[status]}</span> on{" "}
             {cluster ? <Link to={`/clusters/${cluster.id}`}>{cluster.name}</Link> : `cluster ${topic.cluster}`} ·{" "}
-            {team ? <Link to={`/teams/${team.id}`}>{team.name}</Link> : "unmanaged"}
+            {team ? <Link to={`/teams/${team.id}`}>{team.name}</Link> : "unmanaged"}{" "}
+            <ManagedAsCodeBadge resource={asCode} />
           </>
         }
         actions={
@@ -130,6 +135,16 @@ function TopicSections({
           <dd>{totalMessages.toLocaleString()}</dd>
           <dt>Size</dt>
           <dd>{formatBytes(totalSize)}</dd>
+          {asCode ? (
+            <>
+              <dt>Managed as code</dt>
+              <dd>
+                file set <span className="mono">{asCode.file_set}</span>, change set #{asCode.change_set} (
+                {new Date(asCode.change_set_created_at).toLocaleString()}); changes made here are put back by its next
+                apply
+              </dd>
+            </>
+          ) : null}
         </dl>
       ) : (
         <p className="callout callout--danger" role="alert">

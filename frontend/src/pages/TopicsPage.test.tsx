@@ -34,6 +34,24 @@ function stubTopics(role: Parameters<typeof membership>[3] = "developer", extra:
       topic({ id: 32, name: "legacy.events", team: null, managed: false }),
     ]),
     "GET /api/v1/operations/": page([]),
+    "GET /api/v1/managed-resources/": page([
+      {
+        id: 5,
+        kind: "Topic",
+        name: "payments.orders",
+        team: 1,
+        team_slug: "payments",
+        cluster: 3,
+        cluster_name: "orders",
+        resource_id: 30,
+        file_set: "repo/kafka",
+        change_set: 7,
+        change_set_created_at: "2026-01-01T00:00:00Z",
+        labels: {},
+        spec: {},
+        updated_at: "2026-01-01T00:00:00Z",
+      },
+    ]),
     ...extra,
   });
 }
@@ -46,6 +64,7 @@ function manyRows(count: number): TopicRow[] {
       clusterName: "orders",
       teamName: `Team ${index % 40}`,
       status: "in_sync",
+      managedAsCode: undefined,
       haystack: `${name} orders team ${index % 40}`.toLowerCase(),
     };
   });
@@ -62,9 +81,13 @@ describe("TopicsPage", { timeout: 30_000 }, () => {
     expect(orders).toHaveTextContent("Payments");
     expect(orders).toHaveTextContent("2.0 KiB");
     expect(orders).toHaveTextContent("in sync");
+    expect(within(orders).getByLabelText("Managed as code: File set repo/kafka, change set #7")).toHaveTextContent(
+      "as code · repo/kafka #7",
+    );
     const clicks = within(table).getByRole("row", { name: /search\.clicks/ });
     expect(clicks).toHaveTextContent("analytics");
     expect(clicks).toHaveTextContent("drift");
+    expect(clicks).not.toHaveTextContent("as code");
     expect(within(table).getByRole("row", { name: /legacy\.events/ })).toHaveTextContent("unmanaged");
   });
 

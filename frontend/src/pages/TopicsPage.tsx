@@ -7,7 +7,8 @@ import { useAccess } from "../api/hooks/access";
 import { useClusters } from "../api/hooks/clusters";
 import { useTeams } from "../api/hooks/teams";
 import { useTopics } from "../api/hooks/topics";
-import type { Topic } from "../api/types";
+import { byClusterAndName, managedKey, useManagedResources } from "../api/hooks/managedResources";
+import type { ManagedResource, Topic } from "../api/types";
 import { can, roleInTeam } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
@@ -19,6 +20,7 @@ import { useUrlFilters } from "../lib/useUrlFilters";
 import { useRunningTopicChanges } from "../api/hooks/clusters";
 import { OperationProgress } from "./clusters/OperationProgress";
 import { CreateTopicForm } from "./topics/CreateTopicForm";
+import { ManagedAsCodeBadge } from "./topics/ManagedAsCode";
 import { TOPIC_STATUS_BADGES, TOPIC_STATUS_LABELS, topicStatus, type TopicStatus } from "./topics/topicStatus";
 
 export interface TopicRow {
@@ -26,6 +28,8 @@ export interface TopicRow {
   clusterName: string;
   teamName: string;
   status: TopicStatus;
+  /** The file set that manages the topic as code, if one does. */
+  managedAsCode: ManagedResource | undefined;
   /** Lower-cased name, cluster and team: what the search box matches, computed once per list. */
   haystack: string;
 }
@@ -62,6 +66,11 @@ const columns = [
       <span className={TOPIC_STATUS_BADGES[info.getValue()]}>{TOPIC_STATUS_LABELS[info.getValue()]}</span>
     ),
   }),
+  column.accessor((row) => row.managedAsCode?.file_set ?? "", {
+    id: "code",
+    header: "As code",
+    cell: (info) => <ManagedAsCodeBadge resource={info.row.original.managedAsCode} />,
+  }),
 ];
 
 /** How long the URL waits for typing to pause before it records the search. */
@@ -77,6 +86,9 @@ export function filterTopicRows(rows: readonly TopicRow[], search: string): Topi
 export function TopicsPage() {
   const [filters, setFilters] = useUrlFilters(["q", "cluster", "team"] as const);
   const topics = useTopics();
+  // Not part of the page's query: the list shows without its "as code" badges rather than not at all.
+  const managedTopics = useManagedResources("Topic");
+  const managed = useMemo(() => byClusterAndName(managedTopics.data), [managedTopics.data]);
   const clusters = useClusters();
   const teams = useTeams();
   const access = useAccess();
@@ -113,6 +125,7 @@ export function TopicsPage() {
             topics={topicList}
             clusterNames={new Map(clusterList.map((each) => [each.id, each.name]))}
             teamNames={new Map(teamList.map((each) => [each.id, each.name]))}
+            managed={managed}
             filters={filters}
             setFilters={setFilters}
           />
@@ -151,11 +164,12 @@ interface TopicListProps {
   topics: Topic[];
   clusterNames: Map<number, string>;
   teamNames: Map<number, string>;
+  managed: Map<string, ManagedResource>;
   filters: Record<"q" | "cluster" | "team", string>;
   setFilters: (changes: Partial<Record<"q" | "cluster" | "team", string>>) => void;
 }
 
-function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: TopicListProps) {
+function TopicList({ topics, clusterNames, teamNames, managed, filters, setFilters }: TopicListProps) {
   const searchId = useId();
   // The box answers every keystroke; the table follows as a deferred render, so typing never waits on it.
   const [search, setSearch] = useState(filters.q);
@@ -177,10 +191,11 @@ function TopicList({ topics, clusterNames, teamNames, filters, setFilters }: Top
           clusterName,
           teamName,
           status: topicStatus(topic),
+          managedAsCode: managed.get(managedKey(topic.cluster, topic.name)),
           haystack: `${topic.name} ${clusterName} ${teamName}`.toLowerCase(),
         };
       }),
-    [topics, clusterNames, teamNames],
+    [topics, clusterNames, teamNames, managed],
   );
   const scopedRows = useMemo(
     () =>

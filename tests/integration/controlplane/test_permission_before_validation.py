@@ -36,6 +36,8 @@ OPEN_TO_VIEWERS = {
     ("POST", "/api/v1/api-keys/{key_id}/rotate/"),
     ("POST", "/api/v1/alert-rules/preview/"),
     ("POST", "/api/v1/clusters/{id}/check-health/"),
+    # A plan only reads; the services' own checks refuse, change by change, what the caller may not do.
+    ("POST", "/api/v1/declarative/plan/"),
 }
 
 

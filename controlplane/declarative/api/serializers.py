@@ -1,0 +1,102 @@
+from rest_framework import serializers
+
+from controlplane.declarative.models import ChangeSet, ManagedResource
+from controlplane.reconcile.api.fields import VisibleClusterField
+
+
+class DocumentsInputSerializer(serializers.Serializer):
+    documents = serializers.ListField(
+        child=serializers.DictField(),
+        max_length=20000,
+        help_text="The file set's documents (kind, metadata, spec).",
+    )
+    file_set = serializers.RegexField(
+        r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$",
+        help_text="Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that.",
+    )
+    prune = serializers.BooleanField(
+        default=False, help_text="Delete what the file set manages but no longer declares."
+    )
+    team = serializers.CharField(required=False, help_text="A team slug that replaces every document's team.")
+    cluster = serializers.CharField(
+        required=False, help_text="A cluster name that replaces every document's cluster."
+    )
+
+
+class ApplyInputSerializer(DocumentsInputSerializer):
+    plan_id = serializers.CharField(
+        required=False,
+        help_text="The reviewed plan's id: applying is refused (409 plan_changed) if the plan differs.",
+    )
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    team = serializers.CharField(help_text="The team's slug.")
+    cluster = VisibleClusterField()
+
+
+class PlannedChangeSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    name = serializers.CharField()
+    team = serializers.CharField()
+    cluster = serializers.CharField(allow_null=True)
+    action = serializers.CharField()
+    diff = serializers.DictField()
+    drift = serializers.DictField()
+    document = serializers.IntegerField(allow_null=True)
+    refusal = serializers.DictField(required=False)
+
+
+class PlanSerializer(serializers.Serializer):
+    file_set = serializers.CharField()
+    prune = serializers.BooleanField()
+    plan_id = serializers.CharField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    changes = PlannedChangeSerializer(many=True)
+    undeclared = serializers.ListField(child=serializers.DictField())
+
+
+class ChangeSetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ChangeSet
+        fields = [
+            "id",
+            "organization",
+            "file_set",
+            "state",
+            "actor_name",
+            "request_id",
+            "plan_id",
+            "report",
+            "created_at",
+        ]
+
+
+class ApplySerializer(serializers.Serializer):
+    plan = PlanSerializer()
+    change_set = ChangeSetSerializer(allow_null=True)
+
+
+class ManagedResourceSerializer(serializers.ModelSerializer):
+    team_slug = serializers.CharField(source="team.slug", read_only=True)
+    cluster_name = serializers.CharField(source="cluster.name", read_only=True, allow_null=True, default=None)
+    change_set_created_at = serializers.DateTimeField(source="change_set.created_at", read_only=True)
+
+    class Meta:
+        model = ManagedResource
+        fields = [
+            "id",
+            "kind",
+            "name",
+            "team",
+            "team_slug",
+            "cluster",
+            "cluster_name",
+            "resource_id",
+            "file_set",
+            "change_set",
+            "change_set_created_at",
+            "labels",
+            "spec",
+            "updated_at",
+        ]

@@ -1,0 +1,44 @@
+from django.db import models
+
+
+class Kind(models.TextChoices):
+    SERVICE_ACCOUNT = "ServiceAccount"
+    TOPIC = "Topic"
+    ACCESS_GRANT = "AccessGrant"
+    QUOTA = "Quota"
+    SCHEMA = "Schema"
+    ALERT_RULE = "AlertRule"
+    ALERT_CHANNEL = "AlertChannel"
+    STREAMING_JOB = "StreamingJob"
+
+
+# The kinds a plan can act on, in the order creates and updates run (a grant needs its service account, a
+# quota its user); deletes run in the reverse order.
+APPLIED_KINDS = [Kind.SERVICE_ACCOUNT, Kind.TOPIC, Kind.ACCESS_GRANT, Kind.QUOTA]
+# Kinds of the format the server does not apply yet: a plan refuses them by name instead of ignoring them.
+NOT_YET_APPLIED_KINDS = [Kind.SCHEMA, Kind.ALERT_RULE, Kind.ALERT_CHANNEL, Kind.STREAMING_JOB]
+# Kinds that live in the organization, not on one cluster.
+ORGANIZATION_KINDS = [Kind.SERVICE_ACCOUNT]
+
+
+class Action(models.TextChoices):
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    UNCHANGED = "unchanged"
+    REFUSED = "refused"
+
+
+class ChangeStatus(models.TextChoices):
+    APPLIED = "applied", "Applied"
+    PENDING = "pending", "Sent; the cluster's confirmation is still awaited (an operation follows it)"
+    UNKNOWN = "unknown", "Sent; the cluster did not answer and does not show it yet"
+    PARTIAL = "partial", "Some steps applied (listed in done), a later one failed"
+    FAILED = "failed", "Refused or failed; nothing changed"
+    SKIPPED = "skipped", "Not attempted after an earlier change failed"
+
+
+class ChangeSetState(models.TextChoices):
+    APPLIED = "applied", "Every change applied"
+    PARTIAL = "partial", "Some changes applied, some did not"
+    FAILED = "failed", "No change applied"
