@@ -29,6 +29,7 @@ from broker.runtime.dynamic_config import (
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     EXTRA_DYNAMIC_CONFIGS,
     GROUP_CONFIGS,
+    GROUP_STRING_CONFIGS,
     DynamicConfigError,
     check_group_configs,
     kind_of,
@@ -335,8 +336,11 @@ def _group_configs_kept(ctx: RequestContext) -> dict[str, dict[str, str]]:
 _GROUPS = _NamedConfigs(
     kind="group",
     source=GROUP_CONFIG,
-    defaults={name: str(default) for name, (default, _minimum, _maximum) in GROUP_CONFIGS.items()},
-    types=dict.fromkeys(GROUP_CONFIGS, INT),
+    defaults={
+        **{name: str(default) for name, (default, _minimum, _maximum) in GROUP_CONFIGS.items()},
+        **GROUP_STRING_CONFIGS,
+    },
+    types={**dict.fromkeys(GROUP_CONFIGS, INT), **dict.fromkeys(GROUP_STRING_CONFIGS, STRING)},
     documentation=GROUP_CONFIG_DOCUMENTATION,
     check=_check_group_configs,
     stored=_group_configs_kept,
