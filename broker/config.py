@@ -92,6 +92,8 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "group.share.heartbeat.interval.ms": (int, 5000),
     "group.share.session.timeout.ms": (int, 45000),
     "group.share.max.share.sessions": (int, 2000),
+    "share.coordinator.state.topic.num.partitions": (int, 50),
+    "share.coordinator.write.timeout.ms": (int, 5000),
     "offsets.topic.num.partitions": (int, 50),
     "offsets.topic.replication.factor": (int, 1),
     "offsets.topic.segment.bytes": (int, 104857600),

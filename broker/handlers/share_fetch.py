@@ -90,6 +90,8 @@ class _ShareReader:
         self.isolation = READ_COMMITTED if configs.get("share.isolation.level") == "read_committed" else 0
         self.reset = configs.get("share.auto.offset.reset", "latest")
         self.readable: dict[str, bool] = {}
+        # Share-partitions this request read or changed, with their leader epoch: persisted before answering.
+        self.touched: dict[tuple[str, uuid.UUID, int], tuple[SharePartition, int]] = {}
 
     def locate(
         self, topic_id: uuid.UUID, index: int
@@ -113,14 +115,31 @@ class _ShareReader:
             answer.error = error
             return None, None, answer
         answer.leader = (self.ctx.broker.config.node_id, topic.leader_epoch(index))
-        share = self.ctx.broker.share.partition(
-            (self.group_id, topic_id, index), lambda: self._initialized(partition)
-        )
+        key = (self.group_id, topic_id, index)
+        share = self.ctx.broker.share.partition(key, lambda: self._initialized(key, partition))
         share.move_start(partition.log_start_offset)
+        self.touched[key] = (share, answer.leader[1])
         return partition, share, answer
 
-    def _initialized(self, partition: Partition) -> SharePartition:
-        """A share-partition read for the first time starts where `share.auto.offset.reset` says."""
+    async def persist(self) -> None:
+        store = self.ctx.broker.share.store
+        if store is not None:
+            for key, (share, leader_epoch) in self.touched.items():
+                await store.save(key, share, leader_epoch)
+
+    def _initialized(self, key: tuple[str, uuid.UUID, int], partition: Partition) -> SharePartition:
+        """A share-partition starts from its persisted state, else where `share.auto.offset.reset` says."""
+        config = self.ctx.broker.config
+        limit = config.get_int("group.share.delivery.count.limit")
+        max_in_flight = config.get_int("group.share.partition.max.record.locks")
+        store = self.ctx.broker.share.store
+        restored = (
+            None
+            if store is None
+            else store.restore(key, delivery_count_limit=limit, max_in_flight=max_in_flight)
+        )
+        if restored is not None:
+            return restored
         if self.reset == "earliest":
             start = partition.log_start_offset
         elif self.reset.startswith("by_duration:"):
@@ -131,12 +150,7 @@ class _ShareReader:
             start = hit[0] if hit is not None else partition.fetch_bound(self.isolation, False)
         else:
             start = partition.fetch_bound(self.isolation, False)
-        config = self.ctx.broker.config
-        return SharePartition(
-            start,
-            delivery_count_limit=config.get_int("group.share.delivery.count.limit"),
-            max_in_flight=config.get_int("group.share.partition.max.record.locks"),
-        )
+        return SharePartition(start, delivery_count_limit=limit, max_in_flight=max_in_flight)
 
     def acknowledge(self, topic_id: uuid.UUID, index: int, batches: Iterable[Any]) -> _PartitionAnswer:
         _partition, share, answer = self.locate(topic_id, index)
@@ -275,6 +289,7 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
         answers[key] = reader.acknowledge(key[0], key[1], batches)
     if epoch == -1:
         share.close_session(group_id, member_id)
+        await reader.persist()
         return {
             **_top_level(ErrorCode.none, reader.lock_ms),
             "responses": _by_topic({key: _partition_body(answer) for key, answer in answers.items()}),
@@ -287,6 +302,7 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
         session.partitions[key] = None
     session.next_epoch = next_session_epoch(epoch) if epoch > 0 else 1
     fetched = await _acquire_all(ctx, reader, session, request, answers)
+    await reader.persist()
     must_answer = set(requested) if epoch == 0 else set(added) | set(acknowledgements)
     bodies = {
         key: _partition_body(answer)
@@ -382,6 +398,7 @@ async def handle_share_acknowledge(ctx: RequestContext, request: Any) -> dict[st
         share.close_session(group_id, member_id)
     else:
         session.next_epoch = next_session_epoch(epoch)
+    await reader.persist()
     return {**_top_level(ErrorCode.none, reader.lock_ms), "responses": _by_topic(bodies)}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kio.schema.errors import ErrorCode
 
@@ -34,9 +35,21 @@ def next_session_epoch(epoch: int) -> int:
     return 1 if epoch >= 2**31 - 1 else epoch + 1
 
 
+class ShareStateStore(Protocol):
+    """Where share-partition windows survive restarts and leader changes (`__share_group_state`)."""
+
+    def restore(
+        self, key: SharePartitionKey, *, delivery_count_limit: int, max_in_flight: int
+    ) -> SharePartition | None: ...
+
+    async def save(self, key: SharePartitionKey, share: SharePartition, leader_epoch: int) -> bool: ...
+
+
 class ShareState:
     def __init__(self, topic_catalog: TopicCatalog) -> None:
         self.groups = ShareGroupCoordinator(topic_catalog)
+        # Set by the server once its storage is up; None keeps share-partitions in memory only.
+        self.store: ShareStateStore | None = None
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
         self.groups.member_left.append(self.release_member)
