@@ -24,6 +24,7 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import group_int_config, share_groups_enabled
+from broker.log.transaction_index import AbortedTxn
 from broker.partitions.partition import Partition
 from broker.share.share_partition import AcknowledgementBatch, BatchBounds, SharePartition
 from broker.share.share_state import ShareSession, TopicPartitionId, next_session_epoch
@@ -33,26 +34,40 @@ Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
 READ_COMMITTED = 1
 # A record batch's header: base offset (8), length (4), leader epoch (4), magic (1), crc (4), attributes (2),
-# last offset delta (4).
-_BATCH_HEAD = struct.Struct(">qiibIhi")
+# last offset delta (4), base and max timestamps (8 + 8), producer id (8).
+_BATCH_HEAD = struct.Struct(">qiibIhiqqq")
+_TRANSACTIONAL_BIT = 0x10
 _CONTROL_BIT = 0x20
 _ISO_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
 # The most a partition returns in one ShareFetch when the request allows more.
 PARTITION_MAX_BYTES = 1024 * 1024
+BATCH_OPTIMIZED = 0
 
 
-def record_batches(records: bytes) -> list[tuple[BatchBounds, int, int]]:
-    """(bounds, start, end) of each whole batch in a log read."""
+def record_batches(records: bytes, aborted: Iterable[AbortedTxn] = ()) -> list[tuple[BatchBounds, int, int]]:
+    """(bounds, start, end) of each whole batch in a log read. Control batches, and under read_committed
+    the batches of `aborted` transactions (from their first offset up to their abort marker), are never
+    delivered."""
+    aborted_by_producer: dict[int, list[AbortedTxn]] = {}
+    for txn in aborted:
+        aborted_by_producer.setdefault(txn.producer_id, []).append(txn)
     batches = []
     position = 0
     while position + _BATCH_HEAD.size <= len(records):
-        base, length, _epoch, _magic, _crc, attributes, last_delta = _BATCH_HEAD.unpack_from(
-            records, position
+        base, length, _epoch, _magic, _crc, attributes, last_delta, _t0, _t1, producer_id = (
+            _BATCH_HEAD.unpack_from(records, position)
         )
         end = position + 12 + length
         if end > len(records):
             break
-        batches.append((BatchBounds(base, base + last_delta, bool(attributes & _CONTROL_BIT)), position, end))
+        undeliverable = bool(attributes & _CONTROL_BIT) or (
+            bool(attributes & _TRANSACTIONAL_BIT)
+            and any(
+                txn.first_offset <= base <= txn.last_offset
+                for txn in aborted_by_producer.get(producer_id, ())
+            )
+        )
+        batches.append((BatchBounds(base, base + last_delta, undeliverable), position, end))
         position = end
     return batches
 
@@ -78,8 +93,11 @@ class _PartitionAnswer:
 class _ShareReader:
     """The share-partitions of one request's group on this broker, read and acquired for one member."""
 
-    def __init__(self, ctx: RequestContext, group_id: str, member_id: str) -> None:
+    def __init__(
+        self, ctx: RequestContext, group_id: str, member_id: str, whole_batches: bool = True
+    ) -> None:
         self.ctx = ctx
+        self.whole_batches = whole_batches
         self.group_id = group_id
         self.member_id = member_id
         state = ctx.broker
@@ -184,9 +202,15 @@ class _ShareReader:
         except StorageError as exc:
             answer.error = ErrorCode(exc.error_code)
             return answer
-        batches = record_batches(records)
+        aborted = partition.aborted_transactions(offset, bound) if self.isolation == READ_COMMITTED else ()
+        batches = record_batches(records, aborted)
         acquired = share.acquire(
-            self.member_id, [bounds for bounds, _s, _e in batches], max_records, self.lock_ms, now
+            self.member_id,
+            [bounds for bounds, _s, _e in batches],
+            max_records,
+            self.lock_ms,
+            now,
+            whole_batches=self.whole_batches,
         )
         if not acquired:
             return answer
@@ -268,7 +292,8 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
         return _top_level(refused)
     share = ctx.broker.share
     group_id, member_id, epoch = request.group_id, request.member_id, int(request.share_session_epoch)
-    reader = _ShareReader(ctx, group_id, member_id)
+    mode = getattr(request, "share_acquire_mode", BATCH_OPTIMIZED)  # v2+
+    reader = _ShareReader(ctx, group_id, member_id, whole_batches=mode == BATCH_OPTIMIZED)
     requested = [(t.topic_id, int(p.partition_index)) for t in request.topics for p in t.partitions]
     acknowledgements = _acknowledgements(request.topics)
     session: ShareSession | ErrorCode

@@ -44,8 +44,9 @@ class ShareGroup:
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict[str, ShareMember] = field(default_factory=dict)
-    # (topic name, partition count) of the subscribed topics when the assignment was computed.
-    subscribed_partitions: tuple[tuple[str, int], ...] = ()
+    # (topic name, topic id, partition count) of the subscribed topics when the assignment was computed: a
+    # topic created, grown or re-created under the same name changes it.
+    subscribed_partitions: tuple[tuple[str, uuid.UUID | None, int], ...] = ()
 
     @property
     def state(self) -> str:
@@ -148,6 +149,7 @@ class ShareGroupCoordinator:
                 "rejoin.",
             )
         member.last_seen_ms = now_ms
+        before = dict(member.assigned) if member_epoch != 0 else None
         if rack_id is not None:
             member.rack_id = rack_id
         if (
@@ -158,7 +160,6 @@ class ShareGroupCoordinator:
             changed = True
         if changed or self._partitions_changed(group):
             self._reassign(group)
-        before = dict(member.assigned) if member_epoch != 0 else None
         member.member_epoch = group.group_epoch
         return HeartbeatAnswer(
             ErrorCode.none,
@@ -167,10 +168,10 @@ class ShareGroupCoordinator:
             assignment=None if before == member.assigned else dict(member.assigned),
         )
 
-    def _subscribed_partitions(self, group: ShareGroup) -> tuple[tuple[str, int], ...]:
+    def _subscribed_partitions(self, group: ShareGroup) -> tuple[tuple[str, uuid.UUID | None, int], ...]:
         catalog = self.topic_catalog()
         names = sorted({name for m in group.members.values() for name in m.subscribed_topic_names})
-        return tuple((name, catalog[name][1] if name in catalog else 0) for name in names)
+        return tuple((name, *catalog[name]) if name in catalog else (name, None, 0) for name in names)
 
     def _partitions_changed(self, group: ShareGroup) -> bool:
         return self._subscribed_partitions(group) != group.subscribed_partitions

@@ -52,11 +52,12 @@ class AcquiredRange:
 
 @dataclass(frozen=True, slots=True)
 class BatchBounds:
-    """A record batch as read from the log: its offsets and whether it is a control batch."""
+    """A record batch as read from the log: its offsets, and whether its records are never delivered (a
+    control batch, or a batch of an aborted transaction read under read_committed)."""
 
     base_offset: int
     last_offset: int
-    is_control: bool
+    undeliverable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +115,18 @@ class SharePartition:
     # --- acquisition ------------------------------------------------------------------------------
 
     def acquire(
-        self, member_id: str, batches: Iterable[BatchBounds], max_records: int, lock_ms: int, now_ms: int
+        self,
+        member_id: str,
+        batches: Iterable[BatchBounds],
+        max_records: int,
+        lock_ms: int,
+        now_ms: int,
+        *,
+        whole_batches: bool = False,
     ) -> list[AcquiredRange]:
         """Acquire for `member_id` the Available and new records of `batches` (read from the log at
-        `next_fetch_offset`), at most `max_records` and within the in-flight limit."""
+        `next_fetch_offset`), at most `max_records` and within the in-flight limit; `whole_batches` (the
+        batch-optimized acquire mode) finishes the batch in which the limit is reached."""
         self.expire_locks(now_ms)
         budget = min(max_records, self.max_in_flight - self.acquired_count())
         acquired: list[int] = []
@@ -129,7 +138,7 @@ class SharePartition:
                     # The log has no records between (compaction): nothing to deliver there.
                     for missing in range(self.end_offset, offset):
                         self.records[missing] = InFlightRecord(RecordState.ARCHIVED, 0)
-                    state = RecordState.ARCHIVED if batch.is_control else RecordState.AVAILABLE
+                    state = RecordState.ARCHIVED if batch.undeliverable else RecordState.AVAILABLE
                     self.records[offset] = InFlightRecord(state, 0)
                     self.end_offset = offset + 1
                 record = self.records.get(offset)
@@ -141,7 +150,7 @@ class SharePartition:
                 record.lock_deadline_ms = now_ms + lock_ms
                 acquired.append(offset)
                 budget -= 1
-                if budget <= 0:
+                if budget <= 0 and not whole_batches:
                     break
         if acquired:
             self.version += 1

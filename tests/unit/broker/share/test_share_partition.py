@@ -23,8 +23,8 @@ def _partition(limit: int = 3, max_in_flight: int = 100) -> SharePartition:
     return SharePartition(0, delivery_count_limit=limit, max_in_flight=max_in_flight)
 
 
-def _batch(first: int, last: int, control: bool = False) -> list[BatchBounds]:
-    return [BatchBounds(first, last, control)]
+def _batch(first: int, last: int, undeliverable: bool = False) -> list[BatchBounds]:
+    return [BatchBounds(first, last, undeliverable)]
 
 
 def _ack(first: int, last: int, kind: AcknowledgeType) -> list[AcknowledgementBatch]:
@@ -93,11 +93,18 @@ def test_max_records_and_the_in_flight_limit_bound_an_acquisition() -> None:
     assert share.acquire("a", _batch(0, 9), 3, LOCK_MS, now_ms=0) == [AcquiredRange(0, 2, 1)]
     assert share.acquire("a", _batch(3, 9), 10, LOCK_MS, now_ms=0) == [AcquiredRange(3, 3, 1)]
     assert share.end_offset == 4
+    # The batch-optimized mode finishes the batch it stopped in, past max_records.
+    share = _partition()
+    assert share.acquire("a", [*_batch(0, 4), *_batch(5, 9)], 3, LOCK_MS, 0, whole_batches=True) == [
+        AcquiredRange(0, 4, 1)
+    ]
 
 
 def test_control_batches_are_skipped_and_a_leaving_member_gives_its_records_back() -> None:
     share = _partition()
-    acquired = share.acquire("a", [*_batch(0, 1), *_batch(2, 2, control=True), *_batch(3, 4)], 10, LOCK_MS, 0)
+    acquired = share.acquire(
+        "a", [*_batch(0, 1), *_batch(2, 2, undeliverable=True), *_batch(3, 4)], 10, LOCK_MS, 0
+    )
     assert acquired == [AcquiredRange(0, 1, 1), AcquiredRange(3, 4, 1)]
     assert share.release_member("a") == 4
     assert share.acquire("b", _batch(0, 4), 10, LOCK_MS, 1) == [
