@@ -24,6 +24,11 @@ from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
+# Kafka 4.2 lists a share group's config operations too (share groups have GROUP configs).
+SHARE_GROUP_AUTHORIZED_OPERATIONS = (
+    GROUP_AUTHORIZED_OPERATIONS | (1 << Operation.DESCRIBE_CONFIGS) | (1 << Operation.ALTER_CONFIGS)
+)
+
 # Kafka's answer while share.version is 0 (share groups off).
 SHARE_OFF_MESSAGE = "The version of API is not supported."
 
@@ -133,7 +138,7 @@ def _described(ctx: RequestContext, group: ShareGroup, include_operations: bool)
             for member in sorted(group.members.values(), key=lambda m: m.member_id)
         ],
         "authorized_operations": ctx.authorized_operations(
-            ResourceType.GROUP, group.group_id, GROUP_AUTHORIZED_OPERATIONS
+            ResourceType.GROUP, group.group_id, SHARE_GROUP_AUTHORIZED_OPERATIONS
         )
         if include_operations
         else OPERATIONS_OMITTED,

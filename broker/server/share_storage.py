@@ -143,3 +143,24 @@ class ShareStateStore:
         self._written[key] = (share.version, snapshot.snapshot_epoch)
         self._replayed.setdefault(partition, {})[key] = snapshot
         return True
+
+    async def forget(self, key: ShareKey) -> None:
+        """DeleteShareGroupOffsets: a tombstone, so the share-partition starts over when next read."""
+        partition = self._location(key)
+        if partition is None:
+            return
+        try:
+            await append_and_commit(
+                self._state,
+                SHARE_STATE_TOPIC,
+                partition,
+                [(encode_key(*key), None)],
+                self._state.config.get_int("share.coordinator.write.timeout.ms") / 1000,
+            )
+        except OffsetsAppendError as exc:
+            log.warning(
+                "share state of %s not deleted from %s: error %s", key, SHARE_STATE_TOPIC, exc.error_code
+            )
+            return
+        self._written.pop(key, None)
+        self._replayed.get(partition, {}).pop(key, None)

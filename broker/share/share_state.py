@@ -44,6 +44,8 @@ class ShareStateStore(Protocol):
 
     async def save(self, key: SharePartitionKey, share: SharePartition, leader_epoch: int) -> bool: ...
 
+    async def forget(self, key: SharePartitionKey) -> None: ...
+
 
 class ShareState:
     def __init__(self, topic_catalog: TopicCatalog) -> None:
