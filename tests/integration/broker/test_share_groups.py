@@ -13,8 +13,15 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+from kio.schema.alter_share_group_offsets.v0 import request as alter_offsets
+from kio.schema.delete_share_group_offsets.v0 import request as delete_offsets
+from kio.schema.describe_share_group_offsets.v1 import request as describe_offsets
+from kio.schema.errors import ErrorCode
+from kio.schema.list_groups.v5.request import ListGroupsRequest
+from kio.static.primitive import i32, i64
 
 from tests.fixtures.broker import BrokerProcess
+from tests.integration.broker.kafka_wire import WireClient
 
 pytestmark = pytest.mark.integration
 
@@ -181,3 +188,66 @@ def test_acknowledged_records_stay_acknowledged_after_a_kill_9(
     for value in set(values) - kept:
         if seen[value]:
             assert after[value][0][2] == seen[value][-1][2] + 1, (value, seen[value], after[value])
+
+
+def test_share_group_offsets_are_listed_described_reset_and_deleted(broker: BrokerProcess) -> None:
+    topic, group = _share_topic(broker.bootstrap, partitions=1)
+    _produce(broker.bootstrap, topic, [f"v-{i}" for i in range(10)], partitions=1)
+    seen: dict[str, list[Delivery]] = defaultdict(list)
+    consumer = _consumer(broker.bootstrap, group, topic)
+    try:
+        _consume(consumer, lambda _v, _c: AcknowledgeType.ACCEPT, lambda: len(seen) == 10, seen)
+        with WireClient(broker.bootstrap) as wire:
+            listed = wire.request(ListGroupsRequest(states_filter=(), types_filter=("share",)))
+            assert [
+                (g.group_type, g.protocol_type, g.group_state) for g in listed.groups if g.group_id == group
+            ] == [("share", "share", "Stable")]
+            # Members present: offsets cannot be reset (Kafka's GROUP_NOT_EMPTY).
+            refused = wire.request(_alter(group, topic, 2))
+            assert refused.error_code == ErrorCode.non_empty_group
+    finally:
+        consumer.close()
+    with WireClient(broker.bootstrap) as wire:
+        assert _described(wire, group) == [(topic, 0, 10, 0)]
+        assert wire.request(_alter(group, topic, 2)).error_code == ErrorCode.none
+        assert _described(wire, group) == [(topic, 0, 2, 8)]
+        deleted = wire.request(
+            delete_offsets.DeleteShareGroupOffsetsRequest(
+                group_id=group, topics=(delete_offsets.DeleteShareGroupOffsetsRequestTopic(topic_name=topic),)
+            )
+        )
+        assert deleted.error_code == ErrorCode.none
+        assert [t.error_code for t in deleted.responses] == [ErrorCode.none]
+        assert _described(wire, group) == []
+
+
+def _alter(group: str, topic: str, offset: int) -> alter_offsets.AlterShareGroupOffsetsRequest:
+    return alter_offsets.AlterShareGroupOffsetsRequest(
+        group_id=group,
+        topics=(
+            alter_offsets.AlterShareGroupOffsetsRequestTopic(
+                topic_name=topic,
+                partitions=(
+                    alter_offsets.AlterShareGroupOffsetsRequestPartition(
+                        partition_index=i32(0), start_offset=i64(offset)
+                    ),
+                ),
+            ),
+        ),
+    )
+
+
+def _described(wire: WireClient, group: str) -> list[tuple[str, int, int, int]]:
+    """(topic, partition, start offset, lag) of every partition the group has state for."""
+    answer = wire.request(
+        describe_offsets.DescribeShareGroupOffsetsRequest(
+            groups=(describe_offsets.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None),)
+        )
+    )
+    (described,) = answer.groups
+    assert described.error_code == ErrorCode.none
+    return [
+        (topic.topic_name, int(p.partition_index), int(p.start_offset), int(p.lag))
+        for topic in described.topics
+        for p in topic.partitions
+    ]
