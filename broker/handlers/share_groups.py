@@ -7,6 +7,7 @@ coordinates the group id (the same `__consumer_offsets` partition leader as any 
 from __future__ import annotations
 
 import datetime
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,7 @@ from broker.metadata.features import SHARE_VERSION
 from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+log = logging.getLogger(__name__)
 
 # Kafka 4.2 lists a share group's config operations too (share groups have GROUP configs).
 SHARE_GROUP_AUTHORIZED_OPERATIONS = (
@@ -101,7 +103,11 @@ async def share_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, 
         ),
     )
     if answer.error_code != ErrorCode.none:
-        return {**refused, "error_code": answer.error_code, "error_message": answer.error_message}
+        # Kafka 4.2 answers INVALID_REQUEST without its reason (which we keep for the log line).
+        message = None if answer.error_code == ErrorCode.invalid_request else answer.error_message
+        if message is None:
+            log.debug("share group heartbeat of %s refused: %s", request.group_id, answer.error_message)
+        return {**refused, "error_code": answer.error_code, "error_message": message}
     interval = group_int_config(
         ctx, group_id, "share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms"
     )

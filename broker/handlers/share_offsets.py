@@ -23,6 +23,8 @@ from broker.share.share_partition import RecordState, SharePartition
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
 NOT_INITIALIZED = -1
+# Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION, which AlterShareGroupOffsets answers with.
+UNKNOWN_PARTITION_MESSAGE = "This server does not host this topic-partition."
 
 
 def _share_partition(ctx: RequestContext, key: tuple[str, uuid.UUID, int]) -> SharePartition | None:
@@ -155,6 +157,7 @@ async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[s
             }
             if record is None or not 0 <= index < record.partitions:
                 answer["error_code"] = ErrorCode.unknown_topic_or_partition
+                answer["error_message"] = UNKNOWN_PARTITION_MESSAGE
             elif not ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.topic_name):
                 answer["error_code"] = ErrorCode.topic_authorization_failed
             else:
@@ -182,6 +185,8 @@ async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[s
 async def delete_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
     group_id = request.group_id
     error, message = _empty_group_error(ctx, group_id, Operation.DELETE)
+    if error == ErrorCode.none and group_id not in ctx.broker.share.groups.groups:
+        error, message = ErrorCode.group_id_not_found, f"Group {group_id} not found."
     if error != ErrorCode.none:
         return {"error_code": error, "error_message": message, "responses": []}
     store = ctx.broker.share.store
