@@ -68,8 +68,9 @@ BROKER_LIST_CONFIGS = frozenset(
 GROUP_CONFIGS: dict[str, tuple[int, int, int]] = {
     "consumer.session.timeout.ms": (45000, 45000, 60000),
     "consumer.heartbeat.interval.ms": (5000, 5000, 15000),
-    # Share groups (KIP-932): bounds are Kafka's group.share.{min,max}.* defaults.
-    "share.record.lock.duration.ms": (30000, 15000, 60000),
+    # Share groups (KIP-932): bounds are Kafka's group.share.{min,max}.* defaults; the lock duration's are the
+    # broker's group.share.{min,max}.record.lock.duration.ms (checked where the broker config is known).
+    "share.record.lock.duration.ms": (30000, 0, 2**31 - 1),
     "share.heartbeat.interval.ms": (5000, 5000, 15000),
     "share.session.timeout.ms": (45000, 45000, 60000),
 }

@@ -92,7 +92,7 @@ class ShareGroupCoordinator:
     def __init__(self, topic_catalog: TopicCatalog) -> None:
         self.topic_catalog = topic_catalog
         self.groups: dict[str, ShareGroup] = {}
-        # Called with (group id, member id) when a member leaves or expires: its acquired records go back.
+        # Called with (group id, member id) when a member expires: its acquired records go back.
         self.member_left: list[Callable[[str, str], None]] = []
 
     def heartbeat(
@@ -184,18 +184,21 @@ class ShareGroupCoordinator:
             group.members[member_id].assigned = assignment
         group.assignment_epoch = group.group_epoch
 
-    def _remove(self, group: ShareGroup, member_id: str) -> None:
+    def _remove(self, group: ShareGroup, member_id: str, *, expired: bool = False) -> None:
         del group.members[member_id]
         self._reassign(group)
-        for listener in self.member_left:
-            listener(group.group_id, member_id)
+        if expired:
+            # A member that left on its own closes its share sessions (acknowledging what it still holds);
+            # one that expired will not: what it held is offered again now rather than when its locks end.
+            for listener in self.member_left:
+                listener(group.group_id, member_id)
 
     def expire_members(self, group: ShareGroup, now_ms: int, session_timeout_ms: int) -> None:
         """Members not heard from within the session timeout leave (Kafka's session timer)."""
         for member_id in [
             m.member_id for m in group.members.values() if now_ms - m.last_seen_ms > session_timeout_ms
         ]:
-            self._remove(group, member_id)
+            self._remove(group, member_id, expired=True)
 
     def is_member(self, group_id: str, member_id: str) -> bool:
         group = self.groups.get(group_id)
