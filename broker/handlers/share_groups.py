@@ -31,9 +31,6 @@ SHARE_GROUP_AUTHORIZED_OPERATIONS = (
     GROUP_AUTHORIZED_OPERATIONS | (1 << Operation.DESCRIBE_CONFIGS) | (1 << Operation.ALTER_CONFIGS)
 )
 
-# Kafka's answer while share.version is 0 (share groups off).
-SHARE_OFF_MESSAGE = "The version of API is not supported."
-
 
 def share_groups_enabled(ctx: RequestContext) -> bool:
     return ctx.broker.feature_level(SHARE_VERSION) >= 1
@@ -79,7 +76,8 @@ async def share_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, 
         "assignment": None,
     }
     if not share_groups_enabled(ctx):
-        return {**refused, "error_code": ErrorCode.unsupported_version, "error_message": SHARE_OFF_MESSAGE}
+        # share.version 0 (share groups off): Kafka 4.2 answers UNSUPPORTED_VERSION without a message.
+        return {**refused, "error_code": ErrorCode.unsupported_version, "error_message": None}
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
         return {**refused, "error_code": ErrorCode.group_authorization_failed, "error_message": None}
     names = request.subscribed_topic_names
