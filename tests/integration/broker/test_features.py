@@ -87,7 +87,12 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
     epoch, levels = finalized(fresh_broker)
     # 4.0-IV3, the consumer protocol on, KIP-890 part 2 transactions; kraft.version 0 is
     # not listed (a level of 0 is not finalized); share groups on, as Kafka 4.2 finalizes them.
-    assert levels == {"metadata.version": 25, "group.version": 1, "transaction.version": 2, "share.version": 1}
+    assert levels == {
+        "metadata.version": 25,
+        "group.version": 1,
+        "transaction.version": 2,
+        "share.version": 1,
+    }
     assert epoch >= 0
 
 

@@ -110,7 +110,9 @@ def test_nothing_outside_kafka_40s_table_is_advertised(advertised: dict[int, tup
     assert set(advertised) - set(KAFKA_40) - set(KAFKA_42_SHARE_GROUPS) == set()
 
 
-def test_share_group_apis_are_advertised_with_kafka_42s_ranges(advertised: dict[int, tuple[int, int]]) -> None:
+def test_share_group_apis_are_advertised_with_kafka_42s_ranges(
+    advertised: dict[int, tuple[int, int]],
+) -> None:
     assert {key: advertised.get(key) for key in KAFKA_42_SHARE_GROUPS} == KAFKA_42_SHARE_GROUPS
 
 
