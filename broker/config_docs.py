@@ -211,4 +211,14 @@ GROUP_CONFIG_DOCUMENTATION: dict[str, str] = {
     "consumer.heartbeat.interval.ms": (
         "For this consumer group (consumer protocol): how often members send their heartbeat."
     ),
+    "share.record.lock.duration.ms": "For this share group: how long a member holds the records it acquired.",
+    "share.heartbeat.interval.ms": "For this share group: how often members send their heartbeat.",
+    "share.session.timeout.ms": (
+        "For this share group: how long a member may go without a heartbeat before it is removed."
+    ),
+    "share.auto.offset.reset": (
+        "For this share group: where a share-partition starts when the group first reads it (earliest, "
+        "latest, by_duration:<ISO-8601 duration>)."
+    ),
+    "share.isolation.level": "For this share group: whether records of open or aborted transactions are delivered.",
 }

@@ -37,6 +37,7 @@ from broker.runtime.dynamic_config import (
 )
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
+from broker.share.share_state import ShareState
 from broker.telemetry.manager import ClientMetricsManager
 from broker.topics import TopicManager
 from broker.transactions.coordinator import TransactionCoordinator
@@ -146,6 +147,8 @@ class BrokerState:
     local_features_epoch: int = 0
 
     _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
+    # Share groups (KIP-932) coordinated here, share-partitions led here, share sessions: see `share`.
+    _share: ShareState | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.dynamic_config = DynamicBrokerConfig(self.config)
@@ -191,6 +194,19 @@ class BrokerState:
 
     def feature_level(self, name: str) -> int:
         return self.finalized_features()[1].get(name, 0)
+
+    @property
+    def share(self) -> ShareState:
+        """Share groups, share-partitions and share sessions of this broker (created on first use)."""
+        if self._share is None:
+            self._share = ShareState(
+                lambda: {
+                    topic.name: (topic.topic_id, topic.partitions)
+                    for topic in self.metadata.topics()
+                    if not topic.internal
+                }
+            )
+        return self._share
 
     @property
     def partitions(self) -> PartitionManager:

@@ -406,6 +406,11 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return partition_for_group(group_id, self.log.num_partitions)
 
+    def availability_error(self, group_id: str) -> int | None:
+        """NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when this broker cannot serve `group_id` now (share
+        groups, kept beside this coordinator, ask it too)."""
+        return self._availability_error(group_id)
+
     def _availability_error(self, group_id: str) -> int | None:
         if self.stopped:
             return ErrorCode.not_coordinator

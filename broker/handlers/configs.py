@@ -29,6 +29,7 @@ from broker.runtime.dynamic_config import (
     DYNAMIC_DEFAULT_BROKER_CONFIG,
     EXTRA_DYNAMIC_CONFIGS,
     GROUP_CONFIGS,
+    GROUP_STRING_CONFIGS,
     DynamicConfigError,
     check_group_configs,
     kind_of,
@@ -156,6 +157,7 @@ def _broker_config_type(name: str) -> int:
 
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+SHARE_LOCK_DURATION = "share.record.lock.duration.ms"
 # Groups that may have configs set at once: one client cannot grow every broker's memory without bound.
 MAX_GROUPS_WITH_CONFIGS = 10_000
 
@@ -346,8 +348,11 @@ def _group_configs_kept(ctx: RequestContext) -> dict[str, dict[str, str]]:
 _GROUPS = _NamedConfigs(
     kind="group",
     source=GROUP_CONFIG,
-    defaults={name: str(default) for name, (default, _minimum, _maximum) in GROUP_CONFIGS.items()},
-    types=dict.fromkeys(GROUP_CONFIGS, INT),
+    defaults={
+        **{name: str(default) for name, (default, _minimum, _maximum) in GROUP_CONFIGS.items()},
+        **GROUP_STRING_CONFIGS,
+    },
+    types={**dict.fromkeys(GROUP_CONFIGS, INT), **dict.fromkeys(GROUP_STRING_CONFIGS, STRING)},
     documentation=GROUP_CONFIG_DOCUMENTATION,
     check=_check_group_configs,
     stored=_group_configs_kept,
@@ -552,10 +557,30 @@ async def _replace_broker_configs(
     dynamic.set_layer(name, layer)
 
 
+def _check_share_lock_duration(ctx: RequestContext, configs: dict[str, str]) -> None:
+    """A share group's lock duration lies within the broker's bounds, with Kafka 4.2's messages."""
+    raw = configs.get(SHARE_LOCK_DURATION)
+    if raw is None:
+        return
+    value = int(raw.strip())
+    for bound, below in (
+        ("group.share.min.record.lock.duration.ms", True),
+        ("group.share.max.record.lock.duration.ms", False),
+    ):
+        limit = ctx.broker.config.get_int(bound)
+        if (value < limit) if below else (value > limit):
+            relation = "greater" if below else "less"
+            raise _Refused(
+                ErrorCode.invalid_config, f"{SHARE_LOCK_DURATION} must be {relation} than or equal to {bound}"
+            )
+
+
 async def _replace_named_configs(
     ctx: RequestContext, named: _NamedConfigs, name: str, wanted: dict[str, str], validate_only: bool
 ) -> None:
     named.check(name, wanted)
+    if named is _GROUPS:
+        _check_share_lock_duration(ctx, wanted)
     configured = named.stored(ctx)
     limit = named.limit()
     if wanted and name not in configured and len(configured) >= limit:

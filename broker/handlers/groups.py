@@ -17,6 +17,7 @@ from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
 from broker.groups.group import GroupState
+from broker.metadata.features import SHARE_VERSION
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
@@ -412,21 +413,39 @@ async def offset_delete(ctx: RequestContext, request: Any) -> dict[str, Any]:
 async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
     # Kafka: DESCRIBE on the cluster lists every group, otherwise those the caller may describe.
     see_all = ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
-    error, listed = _coordinator(ctx).list_groups(
-        states_filter=getattr(request, "states_filter", ()),
-        types_filter=getattr(request, "types_filter", ()),
-    )
+    states = getattr(request, "states_filter", ())
+    types = getattr(request, "types_filter", ())
+    coordinator = _coordinator(ctx)
+    error, listed = coordinator.list_groups(states_filter=states, types_filter=types)
+    groups = [
+        {
+            "group_id": group.group_id,
+            "protocol_type": group.protocol_type,
+            "group_state": group.state,
+            "group_type": group.group_type,
+        }
+        for group in listed
+    ]
+    if error == ErrorCode.none and ctx.broker.feature_level(SHARE_VERSION) >= 1:
+        # Share groups (KIP-932) are listed with type and protocol type "share", as Kafka 4.2 lists them.
+        wanted_states = {state.lower() for state in states}
+        wanted_types = {kind.lower() for kind in types}
+        groups += [
+            {
+                "group_id": group_id,
+                "protocol_type": "share",
+                "group_state": group.state,
+                "group_type": "share",
+            }
+            for group_id, group in sorted(ctx.broker.share.groups.groups.items())
+            if coordinator.owns_partition(coordinator.partition_for(group_id))
+            and (not wanted_states or group.state.lower() in wanted_states)
+            and (not wanted_types or "share" in wanted_types)
+        ]
     return {
         "error_code": error,
         "groups": [
-            {
-                "group_id": group.group_id,
-                "protocol_type": group.protocol_type,
-                "group_state": group.state,
-                "group_type": group.group_type,
-            }
-            for group in listed
-            if see_all or _group_allowed(ctx, Operation.DESCRIBE, group.group_id)
+            group for group in groups if see_all or _group_allowed(ctx, Operation.DESCRIBE, group["group_id"])
         ],
     }
 

@@ -12,6 +12,8 @@ Kafka 4.0's meaning of the levels, and what this broker does at each:
 - transaction.version 0/1 (KIP-890 part 1: server-side verification) / 2 (KIP-890 part 2: an epoch bump on
   every EndTxn, the implicit partition add by Produce v12).
 - group.version 0 (classic groups only) / 1 (the KIP-848 consumer protocol: ConsumerGroupHeartbeat).
+- share.version 0 (no share groups) / 1 (KIP-932 share groups: ShareGroupHeartbeat, ShareFetch, …), Kafka
+  4.2's default.
 
 Where the levels are kept is the caller's business: a controller record in a cluster's metadata log, the
 data directory on a single node (`FeatureFile`). A level of 0 is not listed as finalized (as Kafka: a
@@ -31,6 +33,7 @@ METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
+SHARE_VERSION = "share.version"
 
 # metadata.version's levels Kafka 4.0 knows: level -> (release name, whether the metadata format changed
 # at that level). A downgrade across a level that changed it could lose metadata, so Kafka refuses it.
@@ -64,6 +67,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     KRAFT_VERSION: (0, 1),
     TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
+    SHARE_VERSION: (0, 1),
 }
 
 # What `kafka-storage.sh format` finalizes for Kafka 4.0's default release (metadata.version 4.0-IV3):
@@ -74,6 +78,8 @@ KAFKA_40_DEFAULTS: dict[str, int] = {
     KRAFT_VERSION: 0,
     TRANSACTION_VERSION: 2,
     GROUP_VERSION: 1,
+    # Kafka 4.2 finalizes share.version 1 by default (share groups are production-ready there).
+    SHARE_VERSION: 1,
 }
 
 # Level -> the levels of other features it needs (Kafka's FeatureVersion.dependencies()).

@@ -23,6 +23,7 @@ from broker.node.applier import ClusterMetadataApplier
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.group_storage import cluster_group_coordinator
+from broker.server.share_storage import ShareStateStore
 from broker.server.txn_storage import cluster_transaction_coordinator
 
 log = logging.getLogger("broker.cluster")
@@ -112,6 +113,7 @@ async def join_cluster(config: BrokerConfig, state: BrokerState) -> ClusterMembe
         manager.start()
         # After the ReplicaManager: a coordinator loads a partition once its replica leads it.
         state.groups, group_listener = cluster_group_coordinator(state)
+        state.share.store = ShareStateStore(state)
         applier.followers.append(group_listener)
         state.transactions, transaction_listener = cluster_transaction_coordinator(state)
         applier.followers.append(transaction_listener)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -67,7 +68,20 @@ BROKER_LIST_CONFIGS = frozenset(
 GROUP_CONFIGS: dict[str, tuple[int, int, int]] = {
     "consumer.session.timeout.ms": (45000, 45000, 60000),
     "consumer.heartbeat.interval.ms": (5000, 5000, 15000),
+    # Share groups (KIP-932): bounds are Kafka's group.share.{min,max}.* defaults; the lock duration's are the
+    # broker's group.share.{min,max}.record.lock.duration.ms (checked where the broker config is known).
+    "share.record.lock.duration.ms": (30000, 0, 2**31 - 1),
+    "share.heartbeat.interval.ms": (5000, 5000, 15000),
+    "share.session.timeout.ms": (45000, 45000, 60000),
 }
+
+# Group configs whose value is a string: name -> Kafka's default.
+GROUP_STRING_CONFIGS: dict[str, str] = {
+    "share.auto.offset.reset": "latest",
+    "share.isolation.level": "read_uncommitted",
+}
+_ISOLATION_LEVELS = ("read_committed", "read_uncommitted")
+_BY_DURATION = re.compile(r"by_duration:P(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?")
 
 # DescribeConfigs' ConfigSource values (Kafka's numbering).
 DYNAMIC_BROKER_CONFIG = 2
@@ -91,6 +105,9 @@ class DynamicConfigError(ValueError):
 def check_group_configs(configs: Mapping[str, str]) -> None:
     """Refuse an unknown group config or a value out of Kafka's bounds (DynamicConfigError)."""
     for name, raw in configs.items():
+        if name in GROUP_STRING_CONFIGS:
+            _check_group_string_config(name, raw)
+            continue
         if name not in GROUP_CONFIGS:
             raise DynamicConfigError(f"Unknown group config name: {name}")
         _default, minimum, maximum = GROUP_CONFIGS[name]
@@ -104,6 +121,23 @@ def check_group_configs(configs: Mapping[str, str]) -> None:
             raise DynamicConfigError(
                 f"Invalid value {raw} for configuration {name}: must be between {minimum} and {maximum}"
             )
+
+
+def _check_group_string_config(name: str, raw: str) -> None:
+    value = raw.strip()
+    if name == "share.isolation.level" and value not in _ISOLATION_LEVELS:
+        raise DynamicConfigError(
+            f"Invalid value {raw} for configuration {name}: String must be one of: {', '.join(_ISOLATION_LEVELS)}"
+        )
+    if (
+        name == "share.auto.offset.reset"
+        and value not in ("earliest", "latest")
+        and not _BY_DURATION.fullmatch(value)
+    ):
+        raise DynamicConfigError(
+            f"Invalid value {raw} for configuration {name}: Invalid value `{raw}` for configuration {name}. "
+            "The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'."
+        )
 
 
 def kind_of(name: str) -> type:

@@ -32,6 +32,7 @@ from broker.runtime.metrics import BrokerMetrics, serve_metrics
 from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
 from broker.server.group_storage import start_group_coordinator
+from broker.server.share_storage import ShareStateStore
 from broker.server.txn_storage import start_transaction_coordinator
 from broker.telemetry.manager import ClientMetricsManager
 from broker.telemetry.receiver import TelemetryReceiver
@@ -115,6 +116,7 @@ async def open_broker_state(
         # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
         state.replication = start_single_node(state)
         state.groups = await start_group_coordinator(state)
+        state.share.store = ShareStateStore(state)
         state.transactions = await start_transaction_coordinator(state)
     return state
 

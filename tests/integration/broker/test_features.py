@@ -79,14 +79,20 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
         "kraft.version": (0, 1),
         "transaction.version": (0, 2),
         "group.version": (0, 1),
+        "share.version": (0, 1),
     }
     # v3 leaves out what has minimum 0 (older clients read 0 as "unsupported").
     v3 = api_versions(fresh_broker, 3)
     assert [k.name for k in v3.supported_features] == ["metadata.version"]
     epoch, levels = finalized(fresh_broker)
     # 4.0-IV3, the consumer protocol on, KIP-890 part 2 transactions; kraft.version 0 is
-    # not listed (a level of 0 is not finalized).
-    assert levels == {"metadata.version": 25, "group.version": 1, "transaction.version": 2}
+    # not listed (a level of 0 is not finalized); share groups on, as Kafka 4.2 finalizes them.
+    assert levels == {
+        "metadata.version": 25,
+        "group.version": 1,
+        "transaction.version": 2,
+        "share.version": 1,
+    }
     assert epoch >= 0
 
 

@@ -79,6 +79,18 @@ KAFKA_40: dict[int, tuple[int, int]] = {
     81: (0, 0),  # RemoveRaftVoter
 }
 
+# Share groups (KIP-932): Kafka 4.2's ranges (ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+# ShareAcknowledge, Describe/Alter/DeleteShareGroupOffsets).
+KAFKA_42_SHARE_GROUPS: dict[int, tuple[int, int]] = {
+    76: (1, 1),
+    77: (1, 1),
+    78: (1, 2),
+    79: (1, 2),
+    90: (0, 1),
+    91: (0, 0),
+    92: (0, 0),
+}
+
 
 def _covers(advertised: tuple[int, int] | None, wanted: tuple[int, int]) -> bool:
     return advertised is not None and advertised[0] <= wanted[0] and advertised[1] >= wanted[1]
@@ -95,7 +107,13 @@ def advertised(broker: BrokerProcess) -> dict[int, tuple[int, int]]:
 
 
 def test_nothing_outside_kafka_40s_table_is_advertised(advertised: dict[int, tuple[int, int]]) -> None:
-    assert set(advertised) - set(KAFKA_40) == set()
+    assert set(advertised) - set(KAFKA_40) - set(KAFKA_42_SHARE_GROUPS) == set()
+
+
+def test_share_group_apis_are_advertised_with_kafka_42s_ranges(
+    advertised: dict[int, tuple[int, int]],
+) -> None:
+    assert {key: advertised.get(key) for key in KAFKA_42_SHARE_GROUPS} == KAFKA_42_SHARE_GROUPS
 
 
 @pytest.mark.parametrize("api_key", sorted(KAFKA_40))

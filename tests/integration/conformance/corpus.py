@@ -1513,8 +1513,81 @@ def _security(names: Names) -> list[Step]:
     ]
 
 
+def _share_groups(names: Names) -> list[Step]:
+    """Share groups (KIP-932): answers that do not depend on timing (no member, no session)."""
+    group = f"{names.group}-share"
+    return [
+        Step(
+            "share group heartbeat without a member id",
+            76,
+            lambda v, c: {
+                "group_id": group,
+                "member_id": "",
+                "member_epoch": 0,
+                "subscribed_topic_names": [names.topic],
+            },
+            kind="invalid",
+        ),
+        Step(
+            "share group describe of a missing group",
+            77,
+            lambda v, c: {"group_ids": [names.missing], "include_authorized_operations": False},
+        ),
+        Step(
+            "share fetch in a session that does not exist",
+            78,
+            lambda v, c: {
+                "group_id": group,
+                "member_id": "m" * 22,
+                "share_session_epoch": 5,
+                "max_wait": 0,
+                "min_bytes": 1,
+                "max_bytes": 1024,
+                "max_records": 10,
+                "batch_size": 10,
+                "topics": [],
+                "forgotten_topics_data": [],
+            },
+            kind="edge",
+        ),
+        Step(
+            "share acknowledge with epoch 0",
+            79,
+            lambda v, c: {"group_id": group, "member_id": "m" * 22, "share_session_epoch": 0, "topics": []},
+            kind="invalid",
+        ),
+        Step(
+            "describe share group offsets of a group without state",
+            90,
+            lambda v, c: {"groups": [{"group_id": f"{group}-v{v}", "topics": None}]},
+        ),
+        Step(
+            "alter share group offsets of a missing topic",
+            91,
+            lambda v, c: {
+                "group_id": group,
+                "topics": [
+                    {"topic_name": names.missing, "partitions": [{"partition_index": 0, "start_offset": 0}]}
+                ],
+            },
+            kind="edge",
+        ),
+        Step(
+            "delete share group offsets of a missing topic",
+            92,
+            lambda v, c: {"group_id": group, "topics": [{"topic_name": names.missing}]},
+            kind="edge",
+        ),
+    ]
+
+
 def corpus(names: Names) -> list[Step]:
     """Every step, in the order they are sent."""
     return (
-        _setup_and_data_path(names) + _admin(names) + _groups(names) + _transactions(names) + _security(names)
+        _setup_and_data_path(names)
+        + _admin(names)
+        + _groups(names)
+        + _share_groups(names)
+        + _transactions(names)
+        + _security(names)
     )

@@ -43,6 +43,8 @@ def context(coordinator: GroupCoordinator, api_key: int, version: int) -> Reques
         metadata=KnownTopics(),
         node_id=NODE_ID,
         advertised_endpoint=lambda listener: ENDPOINT,
+        # share.version 0: ListGroups lists no share groups (they need the broker's share state).
+        feature_level=lambda _name: 0,
     )
     return request_context(broker, api_key, version)
 

@@ -1,0 +1,197 @@
+"""Share groups (KIP-932): ShareGroupHeartbeat (76) and ShareGroupDescribe (77).
+
+The membership rules live in `broker.share.share_groups`; the groups are served by the broker that
+coordinates the group id (the same `__consumer_offsets` partition leader as any other group).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import Operation, ResourceType
+from broker.context import RequestContext
+from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
+from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
+from broker.handlers.groups import OPERATIONS_OMITTED
+from broker.metadata.features import SHARE_VERSION
+from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
+
+Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+log = logging.getLogger(__name__)
+
+# Kafka 4.2 lists a share group's config operations too (share groups have GROUP configs).
+SHARE_GROUP_AUTHORIZED_OPERATIONS = (
+    GROUP_AUTHORIZED_OPERATIONS | (1 << Operation.DESCRIBE_CONFIGS) | (1 << Operation.ALTER_CONFIGS)
+)
+
+
+def share_groups_enabled(ctx: RequestContext) -> bool:
+    return ctx.broker.feature_level(SHARE_VERSION) >= 1
+
+
+def group_int_config(ctx: RequestContext, group_id: str, name: str, broker_name: str) -> int:
+    """A share group's config: set on the group (GROUP resource), else the broker's default."""
+    value = ctx.broker.group_configs(group_id).get(name)
+    return int(value) if value is not None else ctx.broker.config.get_int(broker_name)
+
+
+def coordinator_error(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None] | None:
+    """Why this broker cannot serve share group `group_id`: not its coordinator, or another kind of group."""
+    coordinator = ctx.broker.groups
+    if coordinator is None:
+        return ErrorCode.coordinator_not_available, None
+    error = coordinator.availability_error(group_id)
+    if error is not None:
+        return ErrorCode(error), None
+    other = group_id in coordinator.groups or (
+        isinstance(coordinator, ConsumerGroupCoordinator) and group_id in coordinator.consumer_groups
+    )
+    if other:
+        return ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+    return None
+
+
+def _wire_assignment(assignment: Assignment, names: dict[uuid.UUID, str] | None = None) -> dict[str, Any]:
+    return {
+        "topic_partitions": [
+            {"topic_id": topic_id, "partitions": sorted(partitions)}
+            | ({} if names is None else {"topic_name": names.get(topic_id, "")})
+            for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
+        ]
+    }
+
+
+async def share_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    refused: dict[str, Any] = {
+        "member_id": None,
+        "member_epoch": 0,
+        "heartbeat_interval": 0,
+        "assignment": None,
+    }
+    if not share_groups_enabled(ctx):
+        # share.version 0 (share groups off): Kafka 4.2 answers UNSUPPORTED_VERSION without a message.
+        return {**refused, "error_code": ErrorCode.unsupported_version, "error_message": None}
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
+        return {**refused, "error_code": ErrorCode.group_authorization_failed, "error_message": None}
+    names = request.subscribed_topic_names
+    if names and not all(ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, n) for n in names):
+        return {**refused, "error_code": ErrorCode.topic_authorization_failed, "error_message": None}
+    unavailable = coordinator_error(ctx, request.group_id)
+    if unavailable is not None:
+        return {**refused, "error_code": unavailable[0], "error_message": unavailable[1]}
+    group_id = request.group_id
+    answer = ctx.broker.share.groups.heartbeat(
+        group_id=group_id,
+        member_id=request.member_id,
+        member_epoch=request.member_epoch,
+        rack_id=request.rack_id,
+        subscribed_topic_names=names,
+        client_id=ctx.client_id or "",
+        client_host=f"/{ctx.client_host}",
+        now_ms=int(time.time() * 1000),
+        session_timeout_ms=group_int_config(
+            ctx, group_id, "share.session.timeout.ms", "group.share.session.timeout.ms"
+        ),
+    )
+    if answer.error_code != ErrorCode.none:
+        # Kafka 4.2 answers INVALID_REQUEST without its reason (which we keep for the log line).
+        message = None if answer.error_code == ErrorCode.invalid_request else answer.error_message
+        if message is None:
+            log.debug("share group heartbeat of %s refused: %s", request.group_id, answer.error_message)
+        return {**refused, "error_code": answer.error_code, "error_message": message}
+    interval = group_int_config(
+        ctx, group_id, "share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms"
+    )
+    return {
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "member_id": answer.member_id,
+        "member_epoch": answer.member_epoch,
+        "heartbeat_interval": datetime.timedelta(milliseconds=interval),
+        "assignment": None if answer.assignment is None else _wire_assignment(answer.assignment),
+    }
+
+
+def _described(ctx: RequestContext, group: ShareGroup, include_operations: bool) -> dict[str, Any]:
+    names = {topic_id: name for name, (topic_id, _count) in ctx.broker.share.groups.topic_catalog().items()}
+    return {
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "group_id": group.group_id,
+        "group_state": group.state,
+        "group_epoch": group.group_epoch,
+        "assignment_epoch": group.assignment_epoch,
+        "assignor_name": SIMPLE_ASSIGNOR,
+        "members": [
+            {
+                "member_id": member.member_id,
+                "rack_id": member.rack_id,
+                "member_epoch": member.member_epoch,
+                "client_id": member.client_id,
+                "client_host": member.client_host,
+                "subscribed_topic_names": list(member.subscribed_topic_names),
+                "assignment": _wire_assignment(member.assigned, names),
+            }
+            for member in sorted(group.members.values(), key=lambda m: m.member_id)
+        ],
+        "authorized_operations": ctx.authorized_operations(
+            ResourceType.GROUP, group.group_id, SHARE_GROUP_AUTHORIZED_OPERATIONS
+        )
+        if include_operations
+        else OPERATIONS_OMITTED,
+    }
+
+
+async def share_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    described = []
+    for group_id in request.group_ids:
+        empty = {
+            "group_id": group_id,
+            "group_state": "",
+            "group_epoch": 0,
+            "assignment_epoch": 0,
+            "assignor_name": "",
+            "members": [],
+            "authorized_operations": OPERATIONS_OMITTED,
+        }
+        if not share_groups_enabled(ctx):
+            described.append({**empty, "error_code": ErrorCode.unsupported_version, "error_message": None})
+            continue
+        if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
+            described.append(
+                {**empty, "error_code": ErrorCode.group_authorization_failed, "error_message": None}
+            )
+            continue
+        unavailable = coordinator_error(ctx, group_id)
+        group = ctx.broker.share.groups.groups.get(group_id)
+        if unavailable is not None:
+            described.append({**empty, "error_code": unavailable[0], "error_message": unavailable[1]})
+        elif group is None:
+            described.append(
+                {
+                    **empty,
+                    "error_code": ErrorCode.group_id_not_found,
+                    "error_message": f"Group {group_id} not found.",
+                }
+            )
+        else:
+            ctx.broker.share.groups.expire_members(
+                group,
+                int(time.time() * 1000),
+                group_int_config(ctx, group_id, "share.session.timeout.ms", "group.share.session.timeout.ms"),
+            )
+            described.append(_described(ctx, group, request.include_authorized_operations))
+    return {"groups": described}
+
+
+APIS: dict[int, tuple[int, int, Handler]] = {
+    76: (1, 1, share_group_heartbeat),
+    77: (1, 1, share_group_describe),
+}

@@ -1,0 +1,220 @@
+"""DescribeShareGroupOffsets (90), AlterShareGroupOffsets (91), DeleteShareGroupOffsets (92): a share
+group's start offsets (SPSO) per partition, as the admin tools read, reset and forget them.
+
+Answered by the group's coordinator from the share-partitions it knows: those in its memory, else their
+`__share_group_state` snapshot where it leads that partition of the topic. On a single node that is every
+partition; in a cluster, a partition whose state is elsewhere is described as not initialized (start offset
+-1; see README: share groups).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import Operation, ResourceType
+from broker.context import RequestContext
+from broker.handlers.share_groups import coordinator_error, share_groups_enabled
+from broker.share.share_partition import RecordState, SharePartition
+
+Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+
+NOT_INITIALIZED = -1
+# Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION, which AlterShareGroupOffsets answers with.
+UNKNOWN_PARTITION_MESSAGE = "This server does not host this topic-partition."
+
+
+def _share_partition(ctx: RequestContext, key: tuple[str, uuid.UUID, int]) -> SharePartition | None:
+    found = ctx.broker.share.partitions.get(key)
+    if found is not None:
+        return found
+    store = ctx.broker.share.store
+    if store is None:
+        return None
+    config = ctx.broker.config
+    return store.restore(
+        key,
+        delivery_count_limit=config.get_int("group.share.delivery.count.limit"),
+        max_in_flight=config.get_int("group.share.partition.max.record.locks"),
+    )
+
+
+def _lag(ctx: RequestContext, topic: str, index: int, share: SharePartition) -> int:
+    """Kafka 4.2's share-group lag: records between the SPSO and the high watermark not yet delivered to
+    completion (acknowledged or archived records inside the window do not count)."""
+    partition, _error = ctx.broker.partitions.leader(topic, index)
+    if partition is None:
+        return -1
+    done = sum(
+        1 for _offset, r in share.in_flight() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
+    )
+    return max(0, partition.high_watermark - share.start_offset - done)
+
+
+def _group_topics(ctx: RequestContext, group_id: str) -> dict[str, list[int]]:
+    """Every topic partition the group has share state for, by topic name."""
+    found: dict[str, list[int]] = {}
+    for group, topic_id, index in ctx.broker.share.partitions:
+        topic = ctx.broker.metadata.get_by_id(topic_id)
+        if group == group_id and topic is not None:
+            found.setdefault(topic.name, []).append(index)
+    return {name: sorted(indexes) for name, indexes in found.items()}
+
+
+async def describe_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    groups = []
+    for group in request.groups:
+        group_id = group.group_id
+        failed = _group_error(ctx, group_id, Operation.DESCRIBE)
+        if failed is not None:
+            groups.append({"group_id": group_id, "topics": [], "error_code": failed, "error_message": None})
+            continue
+        wanted = (
+            _group_topics(ctx, group_id)
+            if group.topics is None
+            else {t.topic_name: [int(p) for p in t.partitions] for t in group.topics}
+        )
+        topics = []
+        for name, indexes in wanted.items():
+            record = ctx.broker.metadata.get(name)
+            partitions = []
+            for index in indexes:
+                body: dict[str, Any] = {
+                    "partition_index": index,
+                    "start_offset": NOT_INITIALIZED,
+                    "leader_epoch": -1,
+                    "lag": -1,
+                    "error_code": ErrorCode.none,
+                    "error_message": None,
+                }
+                if record is None or not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+                    body["error_code"] = (
+                        ErrorCode.unknown_topic_or_partition
+                        if record is None
+                        else ErrorCode.topic_authorization_failed
+                    )
+                else:
+                    share = _share_partition(ctx, (group_id, record.topic_id, index))
+                    if share is not None:
+                        body["start_offset"] = share.start_offset
+                        body["leader_epoch"] = record.leader_epoch(index)
+                        body["lag"] = _lag(ctx, name, index, share)
+                partitions.append(body)
+            topics.append(
+                {
+                    "topic_name": name,
+                    "topic_id": record.topic_id if record else None,
+                    "partitions": partitions,
+                }
+            )
+        groups.append(
+            {"group_id": group_id, "topics": topics, "error_code": ErrorCode.none, "error_message": None}
+        )
+    return {"groups": groups}
+
+
+def _group_error(ctx: RequestContext, group_id: str, operation: Operation) -> ErrorCode | None:
+    if not share_groups_enabled(ctx):
+        return ErrorCode.unsupported_version
+    if not ctx.allowed(operation, ResourceType.GROUP, group_id):
+        return ErrorCode.group_authorization_failed
+    unavailable = coordinator_error(ctx, group_id)
+    return None if unavailable is None else unavailable[0]
+
+
+def _empty_group_error(
+    ctx: RequestContext, group_id: str, operation: Operation
+) -> tuple[ErrorCode, str | None]:
+    failed = _group_error(ctx, group_id, operation)
+    if failed is not None:
+        return failed, None
+    group = ctx.broker.share.groups.groups.get(group_id)
+    if group is not None and group.members:
+        return ErrorCode.non_empty_group, "The group is not empty."
+    return ErrorCode.none, None
+
+
+async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    group_id = request.group_id
+    error, message = _empty_group_error(ctx, group_id, Operation.READ)
+    if error != ErrorCode.none:
+        return {"error_code": error, "error_message": message, "responses": []}
+    store = ctx.broker.share.store
+    config = ctx.broker.config
+    responses = []
+    for topic in request.topics:
+        record = ctx.broker.metadata.get(topic.topic_name)
+        partitions = []
+        for entry in topic.partitions:
+            index = int(entry.partition_index)
+            answer: dict[str, Any] = {
+                "partition_index": index,
+                "error_code": ErrorCode.none,
+                "error_message": None,
+            }
+            if record is None or not 0 <= index < record.partitions:
+                answer["error_code"] = ErrorCode.unknown_topic_or_partition
+                answer["error_message"] = UNKNOWN_PARTITION_MESSAGE
+            elif not ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.topic_name):
+                answer["error_code"] = ErrorCode.topic_authorization_failed
+            else:
+                key = (group_id, record.topic_id, index)
+                share = _share_partition(ctx, key) or SharePartition(
+                    int(entry.start_offset),
+                    delivery_count_limit=config.get_int("group.share.delivery.count.limit"),
+                    max_in_flight=config.get_int("group.share.partition.max.record.locks"),
+                )
+                share.reset_to(int(entry.start_offset))
+                ctx.broker.share.partitions[key] = share
+                if store is not None and not await store.save(key, share, record.leader_epoch(index)):
+                    answer["error_code"] = ErrorCode.coordinator_not_available
+            partitions.append(answer)
+        responses.append(
+            {
+                "topic_name": topic.topic_name,
+                "topic_id": record.topic_id if record else None,
+                "partitions": partitions,
+            }
+        )
+    return {"error_code": ErrorCode.none, "error_message": None, "responses": responses}
+
+
+async def delete_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    group_id = request.group_id
+    error, message = _empty_group_error(ctx, group_id, Operation.DELETE)
+    if error == ErrorCode.none and group_id not in ctx.broker.share.groups.groups:
+        error, message = ErrorCode.group_id_not_found, f"Group {group_id} not found."
+    if error != ErrorCode.none:
+        return {"error_code": error, "error_message": message, "responses": []}
+    store = ctx.broker.share.store
+    responses = []
+    for topic in request.topics:
+        record = ctx.broker.metadata.get(topic.topic_name)
+        answer: dict[str, Any] = {
+            "topic_name": topic.topic_name,
+            "topic_id": record.topic_id if record else None,
+            "error_code": ErrorCode.none,
+            "error_message": None,
+        }
+        if record is None:
+            answer["error_code"] = ErrorCode.unknown_topic_or_partition
+        elif not ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.topic_name):
+            answer["error_code"] = ErrorCode.topic_authorization_failed
+        else:
+            for index in range(record.partitions):
+                key = (group_id, record.topic_id, index)
+                ctx.broker.share.partitions.pop(key, None)
+                if store is not None:
+                    await store.forget(key)
+        responses.append(answer)
+    return {"error_code": ErrorCode.none, "error_message": None, "responses": responses}
+
+
+APIS: dict[int, tuple[int, int, Handler]] = {
+    90: (0, 1, describe_share_group_offsets),
+    91: (0, 0, alter_share_group_offsets),
+    92: (0, 0, delete_share_group_offsets),
+}
