@@ -75,7 +75,7 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
     v4 = api_versions(fresh_broker, 4)
     supported = {k.name: (int(k.min_version), int(k.max_version)) for k in v4.supported_features}
     assert supported == {
-        "metadata.version": (7, 25),
+        "metadata.version": (7, 29),
         "kraft.version": (0, 1),
         "transaction.version": (0, 2),
         "group.version": (0, 1),
@@ -86,7 +86,7 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
     epoch, levels = finalized(fresh_broker)
     # 4.0-IV3, the consumer protocol on, KIP-890 part 2 transactions; kraft.version 0 is
     # not listed (a level of 0 is not finalized).
-    assert levels == {"metadata.version": 25, "group.version": 1, "transaction.version": 2}
+    assert levels == {"metadata.version": 29, "group.version": 1, "transaction.version": 2}
     assert epoch >= 0
 
 
@@ -108,7 +108,7 @@ def test_upgrade_and_downgrade_take_effect_and_survive_a_restart(fresh_broker: B
     assert levels["group.version"] == 1
     assert "transaction.version" not in levels
 
-    # metadata.version 25 -> 24: nothing in the metadata format changed at 25, a safe downgrade.
+    # metadata.version 29 -> 24: nothing in the metadata format changed at 25-29, a safe downgrade.
     assert update_v2(fresh_broker, ("metadata.version", 24, SAFE_DOWNGRADE)).error_code == 0
     assert finalized(fresh_broker)[1]["metadata.version"] == 24
 
@@ -194,7 +194,7 @@ def test_validate_only_and_old_versions(fresh_broker: BrokerProcess) -> None:
         (
             [("metadata.version", 6, SAFE_DOWNGRADE)],
             "Invalid update version 6 for feature metadata.version. Local controller 1 only supports versions "
-            "7-25",
+            "7-29",
         ),
     ],
 )
