@@ -31,6 +31,7 @@ METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
+STREAMS_VERSION = "streams.version"
 
 # metadata.version's levels Kafka 4.2 knows: level -> (release name, whether the metadata format changed
 # at that level). A downgrade across a level that changed it could lose metadata, so Kafka refuses it.
@@ -68,6 +69,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     KRAFT_VERSION: (0, 1),
     TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
+    STREAMS_VERSION: (0, 1),
 }
 
 # What `kafka-storage.sh format` finalizes for Kafka 4.0's default release (metadata.version 4.0-IV3):
@@ -78,6 +80,7 @@ KAFKA_40_DEFAULTS: dict[str, int] = {
     KRAFT_VERSION: 0,
     TRANSACTION_VERSION: 2,
     GROUP_VERSION: 1,
+    STREAMS_VERSION: 1,
 }
 
 # Level -> the levels of other features it needs (Kafka's FeatureVersion.dependencies()).

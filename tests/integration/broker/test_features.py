@@ -71,7 +71,7 @@ def update_v2(broker: BrokerProcess, *updates: tuple[str, int, int], validate_on
         return client.request(request)
 
 
-def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker: BrokerProcess) -> None:
+def test_a_fresh_broker_advertises_and_finalizes_kafka_42s_defaults(fresh_broker: BrokerProcess) -> None:
     v4 = api_versions(fresh_broker, 4)
     supported = {k.name: (int(k.min_version), int(k.max_version)) for k in v4.supported_features}
     assert supported == {
@@ -79,14 +79,15 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker
         "kraft.version": (0, 1),
         "transaction.version": (0, 2),
         "group.version": (0, 1),
+        "streams.version": (0, 1),
     }
     # v3 leaves out what has minimum 0 (older clients read 0 as "unsupported").
     v3 = api_versions(fresh_broker, 3)
     assert [k.name for k in v3.supported_features] == ["metadata.version"]
     epoch, levels = finalized(fresh_broker)
-    # 4.0-IV3, the consumer protocol on, KIP-890 part 2 transactions; kraft.version 0 is
+    # 4.2-IV1, the consumer protocol on, Streams groups on, KIP-890 part 2 transactions; kraft.version 0 is
     # not listed (a level of 0 is not finalized).
-    assert levels == {"metadata.version": 29, "group.version": 1, "transaction.version": 2}
+    assert levels == {"metadata.version": 29, "group.version": 1, "streams.version": 1, "transaction.version": 2}
     assert epoch >= 0
 
 

@@ -21,10 +21,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 # it is merged.
 SHARE_GROUP_KEYS = frozenset({76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92})
 SHARE_GROUP_FEATURES = frozenset({"share.version"})
-# Streams groups (KIP-1071): StreamsGroupHeartbeat and StreamsGroupDescribe, advertised with streams.version once
-# a Kafka Streams application runs on them against this broker (issue #32); until then not advertised.
-STREAMS_GROUP_KEYS = frozenset({88, 89})
-STREAMS_GROUP_FEATURES = frozenset({"streams.version"})
 # Argued: this broker has a client-telemetry receiver built in (README, "Client telemetry"); Kafka advertises
 # GetTelemetrySubscriptions and PushTelemetry only with a ClientTelemetryReceiver plugin, which the session's
 # Apache Kafka has not.
@@ -55,7 +51,7 @@ def _table(answer: Any) -> dict[int, tuple[int, int]]:
 
 
 def _excepted_keys() -> frozenset[int]:
-    return SHARE_GROUP_KEYS | STREAMS_GROUP_KEYS | TELEMETRY_KEYS
+    return SHARE_GROUP_KEYS | TELEMETRY_KEYS
 
 
 def test_every_key_and_version_range_is_kafkas(answers: tuple[Any, Any]) -> None:
@@ -74,7 +70,7 @@ def test_every_key_and_version_range_is_kafkas(answers: tuple[Any, Any]) -> None
 
 def test_the_supported_and_finalized_features_are_kafkas(answers: tuple[Any, Any]) -> None:
     kafka, ours = answers
-    excepted = SHARE_GROUP_FEATURES | STREAMS_GROUP_FEATURES | OTHER_FEATURES
+    excepted = SHARE_GROUP_FEATURES | OTHER_FEATURES
 
     def supported(answer: Any) -> dict[str, tuple[int, int]]:
         return {
@@ -100,7 +96,7 @@ def test_every_exception_still_shows(answers: tuple[Any, Any]) -> None:
     kafka_table, our_table = _table(kafka), _table(ours)
     matching = {key for key in _excepted_keys() if kafka_table.get(key) == our_table.get(key)}
     matching |= {key for key, low in LEGACY_MINIMUMS.items() if our_table[key][0] != low}
-    features = SHARE_GROUP_FEATURES | STREAMS_GROUP_FEATURES | OTHER_FEATURES
+    features = SHARE_GROUP_FEATURES | OTHER_FEATURES
 
     def supported(answer: Any) -> dict[str, tuple[int, int]]:
         return {f.name: (int(f.min_version), int(f.max_version)) for f in answer.supported_features}
