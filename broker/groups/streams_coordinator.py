@@ -29,7 +29,13 @@ from broker.groups.streams_assignor import (
     TaskId,
     assign_tasks,
 )
-from broker.groups.streams_topology import ASSIGNMENT_DELAYED, StreamsTopology, TopologyPlan
+from broker.groups.streams_topology import (
+    ASSIGNMENT_DELAYED,
+    SHUTDOWN_APPLICATION,
+    STALE_TOPOLOGY,
+    StreamsTopology,
+    TopologyPlan,
+)
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +159,7 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
         if group is None:
             if member_epoch != 0:
                 return StreamsHeartbeatResult(
-                    ErrorCode.unknown_member_id, f"Member {member_id} is not in group {group_id}."
+                    ErrorCode.group_id_not_found, f"Streams group {group_id} not found."
                 )
             group = self.streams_groups[group_id] = StreamsGroup(group_id)
             group.delay_until_ms = now + self.streams_config.initial_rebalance_delay_ms
@@ -194,10 +200,15 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
         group.plan = plan
         statuses = list(plan.statuses)
         if group.shutdown_requested:
-            statuses.append((4, "A client requested the shutdown of the whole application."))
+            statuses.append(
+                (SHUTDOWN_APPLICATION, "A client requested the shutdown of the whole application.")
+            )
         if group.topology.epoch != (topology.epoch if topology is not None else member.topology_epoch):
             statuses.append(
-                (0, "The topology epoch supplied is inconsistent with the topology for this streams group.")
+                (
+                    STALE_TOPOLOGY,
+                    "The topology epoch supplied is inconsistent with the topology for this streams group.",
+                )
             )
         if topology is not None:
             member.topology_epoch = topology.epoch

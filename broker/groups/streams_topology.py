@@ -9,7 +9,7 @@ widest input. `plan_topology` does the arithmetic; it is pure, the coordinator b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,13 +194,3 @@ def tasks_from_wire(entries: Any) -> frozenset[tuple[str, int]] | None:
     if entries is None:
         return None
     return frozenset((entry.subtopology_id, int(p)) for entry in entries for p in entry.partitions)
-
-
-def source_topic_partitions(
-    topology: StreamsTopology, partitions_of: Callable[[str], int | None]
-) -> Mapping[str, list[str]]:
-    """subtopology id -> every topic it reads (for describing and for the endpoints' partitions)."""
-    return {
-        sub.subtopology_id: [*sub.source_topics, *(t.name for t in sub.repartition_source_topics)]
-        for sub in topology.subtopologies
-    }

@@ -73,15 +73,16 @@ def _wire_tasks(tasks: frozenset[tuple[str, int]]) -> list[dict[str, Any]]:
 
 async def streams_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
     config = _coordinator(ctx)
+    # Kafka answers a refused heartbeat with its schema's defaults: no member id, epoch 0, no statuses.
     answer: dict[str, Any] = {
         "throttle_time": 0,
         "error_message": None,
-        "member_id": request.member_id,
+        "member_id": "",
         "member_epoch": 0,
         "heartbeat_interval": 0,
         "acceptable_recovery_lag": 0,
         "task_offset_interval": 0,
-        "status": None,
+        "status": [],
         "active_tasks": None,
         "standby_tasks": None,
         "warmup_tasks": None,
@@ -97,6 +98,12 @@ async def streams_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str
             **answer,
             "error_code": ErrorCode.invalid_request,
             "error_message": "MemberId can't be empty.",
+        }
+    if int(request.member_epoch) == 0 and _ms(request.rebalance_timeout) < 0:
+        return {
+            **answer,
+            "error_code": ErrorCode.invalid_request,
+            "error_message": "RebalanceTimeoutMs must be provided in first request.",
         }
     topology = topology_from_request(request.topology) if request.topology is not None else None
     if topology is not None:
@@ -203,8 +210,8 @@ async def streams_group_describe(ctx: RequestContext, request: Any) -> dict[str,
             "error_message": None,
             "group_id": group_id,
             "group_state": "",
-            "group_epoch": -1,
-            "assignment_epoch": -1,
+            "group_epoch": 0,
+            "assignment_epoch": 0,
             "topology": None,
             "members": [],
             "authorized_operations": -2147483648,

@@ -1029,7 +1029,46 @@ def _groups(names: Names) -> list[Step]:
                 "include_authorized_operations": False,
             },
         ),
+        Step(
+            "streams group heartbeat without a member id",
+            88,
+            lambda v, c: _streams_heartbeat(f"{group}-streams", "", 0),
+            kind="invalid",
+        ),
+        Step(
+            "streams group heartbeat joining without a rebalance timeout",
+            88,
+            lambda v, c: _streams_heartbeat(f"{group}-streams", "member-1", 0),
+            kind="invalid",
+        ),
+        Step(
+            "streams group heartbeat of a group that does not exist",
+            88,
+            lambda v, c: _streams_heartbeat(f"{group}-streams", "member-1", 5),
+            kind="invalid",
+        ),
+        Step(
+            "streams group describe of a group that does not exist",
+            89,
+            lambda v, c: {"group_ids": [names.missing], "include_authorized_operations": False},
+            kind="invalid",
+        ),
     ]
+
+
+def _streams_heartbeat(group_id: str, member_id: str, member_epoch: int) -> Body:
+    return {
+        "group_id": group_id,
+        "member_id": member_id,
+        "member_epoch": member_epoch,
+        "endpoint_information_epoch": 0,
+        "active_tasks": None,
+        "standby_tasks": None,
+        "warmup_tasks": None,
+        "client_tags": None,
+        "task_offsets": None,
+        "task_end_offsets": None,
+    }
 
 
 def _remember_producer(response: Any, context: Context, version: int) -> None:

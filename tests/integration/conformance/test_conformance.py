@@ -29,7 +29,7 @@ from tests.integration.conformance.state import Operation, run_sequence, sequenc
 pytestmark = pytest.mark.integration
 
 # Served by Apache Kafka 4.2 only: share groups (KIP-932), Streams groups (KIP-1071), out of this scope.
-ONLY_APACHE_KAFKA = {76, 77, 78, 79, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92}
+ONLY_APACHE_KAFKA = {76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92}
 # Served by ours only: client telemetry, which Kafka advertises only with a metrics receiver plugin configured.
 ONLY_OURS = {71, 72}
 
