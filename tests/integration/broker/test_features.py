@@ -87,7 +87,12 @@ def test_a_fresh_broker_advertises_and_finalizes_kafka_42s_defaults(fresh_broker
     epoch, levels = finalized(fresh_broker)
     # 4.2-IV1, the consumer protocol on, Streams groups on, KIP-890 part 2 transactions; kraft.version 0 is
     # not listed (a level of 0 is not finalized).
-    assert levels == {"metadata.version": 29, "group.version": 1, "streams.version": 1, "transaction.version": 2}
+    assert levels == {
+        "metadata.version": 29,
+        "group.version": 1,
+        "streams.version": 1,
+        "transaction.version": 2,
+    }
     assert epoch >= 0
 
 
