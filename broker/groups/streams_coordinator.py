@@ -146,6 +146,9 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
         owned_standby: frozenset[TaskId] | None,
     ) -> StreamsHeartbeatResult:
         """One heartbeat; `plan_for(topology)` gives the topology's plan against the topics as they are now."""
+        unavailable = self._availability_error(group_id)
+        if unavailable is not None:
+            return StreamsHeartbeatResult(unavailable)
         if self.streams_group_conflict(group_id):
             return StreamsHeartbeatResult(
                 ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group."
@@ -387,5 +390,23 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
                 listed.append(ListedGroup(group_id, STREAMS_GROUP_TYPE, group.state, STREAMS_GROUP_TYPE))
         return ErrorCode.none, sorted(listed, key=lambda g: g.group_id)
 
-    def describe_streams_group(self, group_id: str) -> StreamsGroup | None:
-        return self.streams_groups.get(group_id)
+    def describe_streams_group(self, group_id: str) -> tuple[int | None, StreamsGroup | None]:
+        """(NOT_COORDINATOR or a loading error, or None; the group if this coordinator has it)."""
+        unavailable = self._availability_error(group_id)
+        if unavailable is not None:
+            return unavailable, None
+        return None, self.streams_groups.get(group_id)
+
+    async def stop(self) -> None:
+        for group in self.streams_groups.values():
+            for member in group.members.values():
+                self._cancel(member.session_timer)
+        await super().stop()
+
+    def unload_partition(self, partition: int) -> None:
+        """A `__consumer_offsets` partition moved away: its streams groups go with it (their members rejoin at
+        the new coordinator)."""
+        for group_id in [g for g in self.streams_groups if self.partition_for(g) == partition]:
+            for member in self.streams_groups.pop(group_id).members.values():
+                self._cancel(member.session_timer)
+        super().unload_partition(partition)

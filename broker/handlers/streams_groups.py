@@ -219,7 +219,12 @@ async def streams_group_describe(ctx: RequestContext, request: Any) -> dict[str,
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
             described.append({**entry, "error_code": ErrorCode.group_authorization_failed})
             continue
-        group = coordinator.describe_streams_group(group_id) if coordinator is not None else None
+        unavailable, group = (
+            coordinator.describe_streams_group(group_id) if coordinator is not None else (None, None)
+        )
+        if unavailable is not None:
+            described.append({**entry, "error_code": unavailable})
+            continue
         if group is None:
             described.append(
                 {
