@@ -34,7 +34,7 @@ from broker.runtime.dynamic_config import (
     check_group_configs,
     kind_of,
 )
-from broker.runtime.kafka_config_defs import ALL_DYNAMIC_DEFS, DYNAMIC_QUOTA_CONFIG_DEFS
+from broker.runtime.kafka_config_defs import ALL_DYNAMIC_DEFS
 from broker.runtime.log_levels import broker_log_levels, check_log_levels, set_log_levels
 from broker.telemetry import subscriptions
 from broker.telemetry.subscriptions import SubscriptionConfigError
@@ -230,9 +230,6 @@ def _describe_broker(
             {"name": n, "value": None if n in SENSITIVE_CONFIGS else v, "source": source}
             for n, v, source in dynamic.synonyms(name)
         ]
-        if name in DYNAMIC_QUOTA_CONFIG_DEFS and all(s["source"] == DEFAULT_CONFIG for s in synonyms):
-            # Not one of Kafka's broker config keys: it lists them only once set.
-            continue
         if resource_name == CLUSTER_DEFAULT:
             synonyms = [s for s in synonyms if s["source"] == DYNAMIC_DEFAULT_BROKER_CONFIG]
             if not synonyms:
