@@ -137,11 +137,11 @@ def test_members_join_and_leave_and_every_record_counts_once(target: str, tmp_pa
             lambda: first.running() or first.process.poll() is not None, 90, "the first instance to run", 0.3
         )
         assert first.process.poll() is None, first.tail()
+        assert _active_tasks(_describe(target, application_id)) == [[0, 1, 2, 3]]
+        # The second instance starts (its JVM takes a while) and joins while the first processes a step.
+        second = StreamsApp(tmp_path, target, application_id, source, sink, "second")
         _produce(target, source, PER_STEP)
         reader.read_until(PER_STEP, 60)
-        assert _active_tasks(_describe(target, application_id)) == [[0, 1, 2, 3]]
-
-        second = StreamsApp(tmp_path, target, application_id, source, sink, "second")
         wait_until(
             lambda: (
                 [len(tasks) for tasks in _active_tasks(_describe(target, application_id))] == [2, 2]
