@@ -116,7 +116,12 @@ def _active_tasks(group: Any) -> list[list[int]]:
 
 
 # The oracle run is as long as ours (two JVMs, ~50 s): left out of CI's default run; -m apache_kafka runs it.
-@pytest.fixture(params=["ours", pytest.param("apache_kafka", marks=pytest.mark.apache_kafka_slow)])
+@pytest.fixture(
+    params=[
+        "ours",
+        pytest.param("apache_kafka", marks=[pytest.mark.apache_kafka, pytest.mark.apache_kafka_slow]),
+    ]
+)
 def target(request: pytest.FixtureRequest) -> str:
     """The bootstrap of our broker or of the session's Apache Kafka (the oracle)."""
     server = request.getfixturevalue("broker" if request.param == "ours" else "apache_kafka")
