@@ -10,7 +10,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
-from broker.config import BROKER_DEFAULTS, SENSITIVE_BROKER_CONFIGS, TOPIC_CONFIG_BROKER_SYNONYMS
+from broker.config import BROKER_DEFAULTS, TOPIC_CONFIG_BROKER_SYNONYMS
 from broker.config_docs import (
     BROKER_CONFIG_DOCUMENTATION,
     GROUP_CONFIG_DOCUMENTATION,
@@ -30,10 +30,12 @@ from broker.runtime.dynamic_config import (
     EXTRA_DYNAMIC_CONFIGS,
     GROUP_CONFIGS,
     GROUP_STRING_CONFIGS,
+    SENSITIVE_CONFIGS,
     DynamicConfigError,
     check_group_configs,
     kind_of,
 )
+from broker.runtime.kafka_config_defs import ALL_DYNAMIC_DEFS
 from broker.runtime.log_levels import broker_log_levels, check_log_levels, set_log_levels
 from broker.telemetry import subscriptions
 from broker.telemetry.subscriptions import SubscriptionConfigError
@@ -151,6 +153,8 @@ _KAFKA_BROKER_TYPES = {
 
 
 def _broker_config_type(name: str) -> int:
+    if name in ALL_DYNAMIC_DEFS:
+        return ALL_DYNAMIC_DEFS[name].type_code
     if name in _KAFKA_BROKER_TYPES:
         return _KAFKA_BROKER_TYPES[name]
     return LIST if name in BROKER_LIST_CONFIGS else _BROKER_TYPES.get(kind_of(name), STRING)
@@ -176,7 +180,7 @@ def _entry(
         "value": value,
         "read_only": read_only,
         "config_source": source,
-        "is_sensitive": name in SENSITIVE_BROKER_CONFIGS,
+        "is_sensitive": name in SENSITIVE_CONFIGS,
         "synonyms": synonyms,
         "config_type": config_type,
         "documentation": documentation,
@@ -184,19 +188,10 @@ def _entry(
 
 
 def _broker_synonyms(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
-    """The broker property behind a topic config, in every layer that sets it (Kafka's synonyms)."""
+    """The broker property behind a topic config, in every layer that sets it (Kafka's synonyms; none for
+    a default Kafka defines as null, such as log.retention.ms's)."""
     synonyms = ctx.broker.dynamic_config.synonyms(TOPIC_CONFIG_BROKER_SYNONYMS[topic_config])
-    return [
-        {"name": name, "value": value, "source": source}
-        for name, value, source in synonyms
-        # Kafka's defaults of these are null (derived from the *.hours properties): it lists no default synonym.
-        if not (source == DEFAULT_CONFIG and name in _DERIVED_BROKER_DEFAULTS)
-    ]
-
-
-_DERIVED_BROKER_DEFAULTS = frozenset(
-    {"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"}
-)
+    return [{"name": name, "value": value, "source": source} for name, value, source in synonyms]
 
 
 def describe_topic_config_entries(
@@ -245,7 +240,7 @@ def _describe_broker(
         if keys is not None and name not in keys:
             continue
         synonyms = [
-            {"name": n, "value": None if n in SENSITIVE_BROKER_CONFIGS else v, "source": source}
+            {"name": n, "value": None if n in SENSITIVE_CONFIGS else v, "source": source}
             for n, v, source in dynamic.synonyms(name)
         ]
         if resource_name == CLUSTER_DEFAULT:
@@ -254,14 +249,14 @@ def _describe_broker(
                 continue
             value = synonyms[0]["value"]
         elif name in BROKER_DEFAULTS:
-            value = None if name in SENSITIVE_BROKER_CONFIGS else config.broker_value(name)
+            value = None if name in SENSITIVE_CONFIGS else config.broker_value(name)
         else:
-            value = synonyms[0]["value"]
+            value = synonyms[0]["value"] if synonyms else None
         entries.append(
             _entry(
                 name,
                 value,
-                synonyms[0]["source"],
+                synonyms[0]["source"] if synonyms else DEFAULT_CONFIG,
                 name not in DYNAMIC_CONFIGS,
                 _broker_config_type(name),
                 synonyms if include_synonyms else [],
@@ -532,15 +527,16 @@ async def _replace_broker_configs(
     them, then kept in the metadata log (a cluster) or the data directory (a single node)."""
     dynamic = ctx.broker.dynamic_config
     try:
-        candidate = dynamic.check(changes)
+        candidate = dynamic.check(changes, name)
         # The topic log defaults they imply must be valid too (e.g. log.segment.bytes's minimum).
         TopicManager.default_log_config_for(candidate)
     except DynamicConfigError as exc:
         raise _Refused(
-            ErrorCode.invalid_request if exc.read_only else ErrorCode.invalid_config, exc.message
+            ErrorCode.invalid_request if exc.invalid_request else ErrorCode.invalid_config, exc.message
         ) from None
     except InvalidConfigError as exc:
-        raise _Refused(ErrorCode.invalid_config, str(exc)) from None
+        # Kafka 4.2 answers INVALID_REQUEST to every broker config value it refuses.
+        raise _Refused(ErrorCode.invalid_request, str(exc)) from None
     if validate_only or not changes:
         return
     if ctx.broker.cluster is not None:

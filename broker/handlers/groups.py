@@ -231,24 +231,42 @@ def _partition_exists(ctx: RequestContext, topic: str, partition: int) -> bool:
     return record is not None and 0 <= partition < record.partitions
 
 
+# OffsetCommit v10 and OffsetFetch v10 name topics by id (KIP-848's follow-up to KIP-516).
+OFFSETS_BY_TOPIC_ID_FROM = 10
+
+
+def _topic_name(ctx: RequestContext, topic: Any) -> str | None:
+    """The name of a request's topic: by id from v10 (None when no topic has it), else as sent."""
+    if ctx.api_version < OFFSETS_BY_TOPIC_ID_FROM:
+        return str(topic.name)
+    record = ctx.broker.metadata.get_by_id(topic.topic_id)
+    return record.name if record is not None else None
+
+
 async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
     retention = getattr(request, "retention_time", None)
-    entries: list[tuple[str, int]] = []
+    entries: list[tuple[Any, int]] = []
     valid: list[PartitionOffset] = []
     group_allowed = _group_allowed(ctx, Operation.READ, request.group_id)
-    denied: dict[tuple[str, int], ErrorCode] = {}
+    denied: dict[tuple[Any, int], ErrorCode] = {}
+    by_id = ctx.api_version >= OFFSETS_BY_TOPIC_ID_FROM
     for topic in request.topics:
-        topic_allowed = ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.name)
+        name = _topic_name(ctx, topic)
+        # A topic is answered as it was asked for: by its name, or by its id from v10.
+        key = topic.topic_id if by_id else name
+        topic_allowed = name is not None and ctx.allowed(Operation.READ, ResourceType.TOPIC, name)
         for partition in topic.partitions:
-            entries.append((topic.name, partition.partition_index))
+            entries.append((key, partition.partition_index))
             if not group_allowed:
-                denied[(topic.name, partition.partition_index)] = ErrorCode.group_authorization_failed
+                denied[(key, partition.partition_index)] = ErrorCode.group_authorization_failed
+            elif name is None:
+                denied[(key, partition.partition_index)] = ErrorCode.unknown_topic_id
             elif not topic_allowed:
-                denied[(topic.name, partition.partition_index)] = ErrorCode.topic_authorization_failed
-            elif _partition_exists(ctx, topic.name, partition.partition_index):
+                denied[(key, partition.partition_index)] = ErrorCode.topic_authorization_failed
+            elif _partition_exists(ctx, name, partition.partition_index):
                 valid.append(
                     PartitionOffset(
-                        topic=topic.name,
+                        topic=name,
                         partition=partition.partition_index,
                         offset=partition.committed_offset,
                         leader_epoch=getattr(partition, "committed_leader_epoch", -1),
@@ -267,13 +285,28 @@ async def offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
             offsets=valid,
             retention_ms=_ms(retention) if retention is not None else -1,
         )
-    by_partition = {(entry.topic, entry.partition): code for entry, code in zip(valid, codes, strict=True)}
+    by_partition = {
+        (_commit_key(ctx, entry.topic) if by_id else entry.topic, entry.partition): code
+        for entry, code in zip(valid, codes, strict=True)
+    }
     by_partition.update(denied)
-    topics: dict[str, list[dict[str, Any]]] = {}
-    for topic, partition in entries:
-        code = by_partition.get((topic, partition), ErrorCode.unknown_topic_or_partition)
-        topics.setdefault(topic, []).append({"partition_index": partition, "error_code": code})
-    return {"topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()]}
+    topics: dict[Any, list[dict[str, Any]]] = {}
+    # Kafka answers the topics whose id it does not know first.
+    entries.sort(key=lambda entry: denied.get(entry) != ErrorCode.unknown_topic_id)
+    for key, partition in entries:
+        code = by_partition.get((key, partition), ErrorCode.unknown_topic_or_partition)
+        topics.setdefault(key, []).append({"partition_index": partition, "error_code": code})
+    return {
+        "topics": [
+            {"topic_id" if by_id else "name": key, "partitions": partitions}
+            for key, partitions in topics.items()
+        ]
+    }
+
+
+def _commit_key(ctx: RequestContext, name: str) -> Any:
+    record = ctx.broker.metadata.get(name)
+    return record.topic_id if record is not None else None
 
 
 def _fetch_group(
@@ -284,7 +317,53 @@ def _fetch_group(
     require_stable: bool = False,
     member: tuple[str | None, int] = (None, -1),
 ) -> tuple[int, list[dict[str, Any]]]:
-    topics = None if requested is None else [(t.name, tuple(t.partition_indexes)) for t in requested]
+    unknown_ids: list[Any] = []
+    topics: list[tuple[str, tuple[int, ...]]] | None = None
+    if requested is not None:
+        topics = []
+        for t in requested:
+            name = _topic_name(ctx, t)
+            if name is None:
+                unknown_ids.append(t)
+            else:
+                topics.append((name, tuple(t.partition_indexes)))
+    error, answered = _fetch_named_group(ctx, group_id, topics, per_partition_errors, require_stable, member)
+    if ctx.api_version < OFFSETS_BY_TOPIC_ID_FROM:
+        return error, answered
+    by_id = []
+    for topic in answered:
+        record = ctx.broker.metadata.get(topic.pop("name"))
+        # A committed topic that no longer exists has no id to be named by.
+        if record is not None:
+            by_id.append({"topic_id": record.topic_id, **topic})
+    if error == ErrorCode.none:
+        by_id += [
+            {
+                "topic_id": t.topic_id,
+                "partitions": [
+                    {
+                        "partition_index": index,
+                        "committed_offset": -1,
+                        "committed_leader_epoch": -1,
+                        "metadata": "",
+                        "error_code": ErrorCode.unknown_topic_id,
+                    }
+                    for index in t.partition_indexes
+                ],
+            }
+            for t in unknown_ids
+        ]
+    return error, by_id
+
+
+def _fetch_named_group(
+    ctx: RequestContext,
+    group_id: str,
+    topics: list[tuple[str, tuple[int, ...]]] | None,
+    per_partition_errors: bool,
+    require_stable: bool,
+    member: tuple[str | None, int],
+) -> tuple[int, list[dict[str, Any]]]:
     if not _group_allowed(ctx, Operation.DESCRIBE, group_id):
         error: Any = ErrorCode.group_authorization_failed
         offsets: list[Any] = []
@@ -515,8 +594,8 @@ async def delete_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {
-    8: (2, 9, offset_commit),
-    9: (1, 9, offset_fetch),
+    8: (2, 10, offset_commit),
+    9: (1, 10, offset_fetch),
     10: (0, 6, find_coordinator),
     11: (
         0,

@@ -17,6 +17,8 @@ MAX_TIMESTAMP = -3
 # offset is the log start, and nothing is tiered, which Kafka answers with offset -1 and no error.
 EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
+# v11+ (KIP-1023): the earliest offset not yet uploaded to tiered storage; with none, Kafka answers -1.
+EARLIEST_PENDING_UPLOAD = -6
 
 
 def _locate(
@@ -47,7 +49,9 @@ def list_offset(ctx: RequestContext, name: str, part: Any, isolation_level: int)
         found: tuple[int, int] | None = (partition.fetch_bound(isolation_level, follower=False), -1)
     elif timestamp == EARLIEST or (timestamp == EARLIEST_LOCAL and ctx.api_version >= 8):
         found = (partition.log_start_offset, -1)
-    elif timestamp == LATEST_TIERED and ctx.api_version >= 9:
+    elif (timestamp == LATEST_TIERED and ctx.api_version >= 9) or (
+        timestamp == EARLIEST_PENDING_UPLOAD and ctx.api_version >= 11
+    ):
         found = None
     elif timestamp == MAX_TIMESTAMP:
         if ctx.api_version < 7:
@@ -202,7 +206,7 @@ async def handle_delete_records(ctx: RequestContext, request: Any) -> dict[str, 
 
 
 APIS = {
-    2: (1, 10, handle_list_offsets),  # v10's timeout_ms bounds waits for remote storage: none here
+    2: (1, 11, handle_list_offsets),  # v10's timeout_ms bounds waits for remote storage: none here
     21: (0, 2, handle_delete_records),
     23: (2, 4, handle_offset_for_leader_epoch),
 }

@@ -103,14 +103,30 @@ def append_partition(
     return answer
 
 
+# v13 names topics by id (KIP-516).
+TOPIC_IDS_FROM = 13
+
+
+def _named_topics(ctx: RequestContext, request: Any) -> list[tuple[str | None, Any]]:
+    """Each topic of the request with its name: v13+ names topics by id (KIP-516), None when unknown."""
+    if ctx.api_version < TOPIC_IDS_FROM:
+        return [(topic.name, topic) for topic in request.topic_data]
+    named = []
+    for topic in request.topic_data:
+        record = ctx.broker.metadata.get_by_id(topic.topic_id)
+        named.append((record.name if record is not None else None, topic))
+    return named
+
+
 async def _transaction_refusals(ctx: RequestContext, request: Any) -> dict[tuple[str, int], ErrorCode]:
     """The partitions a transactional request may not append to, with their error: transactional
     batches need a transactional id the principal may write (TransactionalId Write ACL), and the
     transaction verifier (KIP-890, when one is set) must know the partition is in the transaction."""
     transactional_id = request.transactional_id
     transactional = [
-        (topic.name, part.index, part.records)
-        for topic in request.topic_data
+        (name, part.index, part.records)
+        for name, topic in _named_topics(ctx, request)
+        if name is not None
         for part in topic.partition_data
         if _is_transactional(part.records)
     ]
@@ -144,26 +160,31 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     # A request naming thousands of partitions (a client spreading over a wide topic) lets the
     # event loop run every APPEND_SLICE_S: heartbeats, Raft and other clients must not wait for it.
     slice_end = time.monotonic() + APPEND_SLICE_S
-    for topic_data in request.topic_data:
+    for name, topic_data in _named_topics(ctx, request):
         partitions = []
-        writable = ctx.allowed(Operation.WRITE, ResourceType.TOPIC, topic_data.name)
+        writable = name is not None and ctx.allowed(Operation.WRITE, ResourceType.TOPIC, name)
         for partition in topic_data.partition_data:
-            if not writable:
+            if name is None:
+                partitions.append(_partition_error(partition.index, ErrorCode.unknown_topic_id))
+            elif not writable:
                 partitions.append(_partition_error(partition.index, ErrorCode.topic_authorization_failed))
             elif acks not in (0, 1, -1):
                 partitions.append(_partition_error(partition.index, ErrorCode.invalid_required_acks))
-            elif refused and (topic_data.name, partition.index) in refused:
-                partitions.append(
-                    _partition_error(partition.index, refused[(topic_data.name, partition.index)])
-                )
+            elif refused and (name, partition.index) in refused:
+                partitions.append(_partition_error(partition.index, refused[(name, partition.index)]))
             else:
                 partitions.append(
-                    append_partition(ctx, topic_data.name, partition.index, partition.records, acks, waits)
+                    append_partition(ctx, name, partition.index, partition.records, acks, waits)
                 )
                 if time.monotonic() >= slice_end:
                     await asyncio.sleep(0)
                     slice_end = time.monotonic() + APPEND_SLICE_S
-        responses.append({"name": topic_data.name, "partition_responses": partitions})
+        topic_key = (
+            {"topic_id": topic_data.topic_id}
+            if ctx.api_version >= TOPIC_IDS_FROM
+            else {"name": topic_data.name}
+        )
+        responses.append({**topic_key, "partition_responses": partitions})
     if waits:
         await _wait_for_replicas(waits, request.timeout.total_seconds())
     if acks == 0:
@@ -188,4 +209,4 @@ async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:
 # v11 adds TRANSACTION_ABORTABLE (KIP-890); v12 is v11 unless transaction.version 2 is finalized, when a
 # transactional batch to a partition not yet in the transaction adds it (the producer sends no
 # AddPartitionsToTxn).
-APIS = {0: (3, 12, handle_produce)}
+APIS = {0: (3, 13, handle_produce)}

@@ -277,6 +277,7 @@ REMOVE_RAFT_VOTER = 81
 
 APIS = {
     DESCRIBE_QUORUM: (0, 2, handle_describe_quorum),
-    ADD_RAFT_VOTER: (0, 0, handle_add_raft_voter),
+    # v1's ack_when_committed=false lets Kafka answer before the new voter set commits; we always wait.
+    ADD_RAFT_VOTER: (0, 1, handle_add_raft_voter),
     REMOVE_RAFT_VOTER: (0, 0, handle_remove_raft_voter),
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+import re2
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
@@ -335,6 +336,10 @@ async def describe_transactions(ctx: RequestContext, request: Any) -> dict[str, 
     return {"throttle_time": 0, "transaction_states": states}
 
 
+_REGEX_OPTIONS = re2.Options()
+_REGEX_OPTIONS.log_errors = False  # a client's bad pattern is answered, not logged by the library
+
+
 async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]:
     coordinator = coordinator_of(ctx)
     min_duration = _ms(request.duration_filter) if ctx.api_version >= 1 else -1
@@ -344,6 +349,14 @@ async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]
         "unknown_state_filters": [],
         "transaction_states": [],
     }
+    pattern = request.transactional_id_pattern if ctx.api_version >= 2 else None
+    try:
+        # v2 (KIP-1152): the whole id must match, as Java's Pattern.matches; empty or null lists all. RE2: a
+        # client's pattern runs in linear time, so no pattern can hold the event loop.
+        id_filter = re2.compile(pattern, _REGEX_OPTIONS) if pattern else None
+    except re2.error:
+        answer["error_code"] = ErrorCode.invalid_regular_expression
+        return answer
     if coordinator is None:
         answer["error_code"] = ErrorCode.coordinator_not_available
         return answer
@@ -355,6 +368,7 @@ async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]
         {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "transaction_state": t.state}
         for t in listed
         if ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactional_id)
+        and (id_filter is None or id_filter.fullmatch(t.transactional_id))
     ]
     return answer
 
@@ -365,5 +379,5 @@ APIS = {
     26: (0, 5, end_txn),
     28: (0, 5, txn_offset_commit),
     65: (0, 0, describe_transactions),
-    66: (0, 1, list_transactions),
+    66: (0, 2, list_transactions),
 }

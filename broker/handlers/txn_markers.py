@@ -92,4 +92,5 @@ def _marker_answer(marker: Any, error_of: Any) -> dict[str, Any]:
 
 
 # Kafka 4.0 serves version 1 only (v0 was removed by KIP-896).
-APIS = {27: (1, 1, handle_write_txn_markers)}
+# v2 adds the marker's transaction version (KIP-890): markers are written the same either way here.
+APIS = {27: (1, 2, handle_write_txn_markers)}

@@ -2,11 +2,14 @@
 
 import contextlib
 import logging
+import math
 import os
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from broker.log.cleaner import CleanerStats, clean_log
 from broker.log.config import LogConfig
 from broker.log.errors import LogDirNotFoundError, LogStorageError, ReplicaNotAvailableError
 from broker.log.partition_log import PartitionLog
+from broker.log.producer_state import PRODUCER_ID_EXPIRATION_MS
 from broker.wire.records.errors import StorageError
 
 logger = logging.getLogger(__name__)
@@ -23,6 +27,25 @@ DELETE_DIR_SUFFIX = ".delete"
 FUTURE_DIR_SUFFIX = "-future"
 # Log dirs asked for partitions not here yet, kept at most (the oldest wish goes first).
 MAX_PREFERRED_DIRS = 10_000
+
+
+class _CleanerThrottle:
+    """Holds the cleaner threads back so that the bytes they read and write average at most `rate` per
+    second since the pass began (Kafka's Throttler on log.cleaner.io.max.bytes.per.second)."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.started = time.monotonic()
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def spent(self, count: int) -> None:
+        if math.isinf(self.rate) or self.rate <= 0:
+            return
+        with self._lock:
+            self.bytes += count
+            due = self.started + self.bytes / self.rate
+        time.sleep(max(0.0, due - time.monotonic()))
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
@@ -251,27 +274,38 @@ class LogManager:
                     if path.is_dir() and path.name.endswith(DELETE_DIR_SUFFIX):
                         shutil.rmtree(path, ignore_errors=True)
 
-    def run_retention(self, now_ms: int) -> None:
+    def run_retention(self, now_ms: int, producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> None:
         for log in self.partitions():
             try:
-                log.apply_retention(now_ms)
+                log.apply_retention(now_ms, producer_id_expiration_ms)
             except OSError:
                 logger.exception("retention failed for %s", log)
         self._remove_deleted_dirs()
 
-    def run_cleaner(self, now_ms: int) -> list[CleanerStats]:
-        stats = []
-        for log in self.partitions():
-            if not log.config.compacted:
-                continue
+    def run_cleaner(
+        self, now_ms: int, threads: int = 1, max_bytes_per_second: float = math.inf
+    ) -> list[CleanerStats]:
+        """One cleaning pass over the compacted logs, `threads` logs at a time (log.cleaner.threads), reading
+        and writing at most `max_bytes_per_second` in all (log.cleaner.io.max.bytes.per.second)."""
+        throttle = _CleanerThrottle(max_bytes_per_second)
+
+        def clean(log: PartitionLog) -> CleanerStats | None:
             try:
                 result = clean_log(log, now_ms)
             except (OSError, ValueError, StorageError):
                 logger.exception("compaction failed for %s", log)
-                continue
+                return None
             if result is not None:
-                stats.append(result)
-        return stats
+                throttle.spent(result.bytes_read + result.bytes_written)
+            return result
+
+        compacted = [log for log in self.partitions() if log.config.compacted]
+        if threads <= 1 or len(compacted) <= 1:
+            results = [clean(log) for log in compacted]
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="log-cleaner") as pool:
+                results = list(pool.map(clean, compacted))
+        return [result for result in results if result is not None]
 
     def flush_due(self, now_ms: int) -> None:
         for log in self.partitions():

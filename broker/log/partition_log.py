@@ -23,7 +23,12 @@ from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig, compression_level
 from broker.log.errors import InvalidProducerEpochError, LogStorageError, OffsetOutOfRangeError
 from broker.log.leader_epoch import LeaderEpochCache
-from broker.log.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
+from broker.log.producer_state import (
+    PRODUCER_ID_EXPIRATION_MS,
+    BatchMetadata,
+    ProducerEntry,
+    ProducerStateManager,
+)
 from broker.log.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -1011,14 +1016,15 @@ class PartitionLog:
             self._rebuild_producer_state()
             write_number(self.directory / CLEANER_CHECKPOINT_FILE, offset)
 
-    def apply_retention(self, now_ms: int) -> int:
-        """Delete whole segments past retention.ms / retention.bytes or below the log start; returns count."""
+    def apply_retention(self, now_ms: int, producer_id_expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> int:
+        """Delete whole segments past retention.ms / retention.bytes or below the log start, and forget the
+        producers idle longer than producer.id.expiration.ms; returns the segments deleted."""
         with self._lock:
             deleted = self._delete_segments_below_log_start(now_ms)
             if self.config.deletes:
                 deleted += self._delete_retained_segments(now_ms)
             self._delete_expired_files(now_ms)
-            self.producer_state.remove_expired(now_ms)
+            self.producer_state.remove_expired(now_ms, producer_id_expiration_ms)
         return deleted
 
     def _delete_retained_segments(self, now_ms: int) -> int:

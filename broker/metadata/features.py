@@ -2,7 +2,7 @@
 transaction.version and group.version, and the rules UpdateFeatures changes them by.
 
 Kafka 4.0's meaning of the levels, and what this broker does at each:
-- metadata.version 7 (3.3-IV3) … 25 (4.0-IV3): the metadata log format. This broker's metadata log has one
+- metadata.version 7 (3.3-IV3) … 29 (4.2-IV1): the metadata log format. This broker's metadata log has one
   format, so the level is recorded and advertised (clients read it to tell the cluster's release) and
   changes nothing else here.
 - kraft.version 0 (static quorum, `controller.quorum.voters`) / 1 (dynamic quorum, KIP-853: the voter set in the
@@ -34,8 +34,9 @@ KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
+STREAMS_VERSION = "streams.version"
 
-# metadata.version's levels Kafka 4.0 knows: level -> (release name, whether the metadata format changed
+# metadata.version's levels Kafka 4.2 knows: level -> (release name, whether the metadata format changed
 # at that level). A downgrade across a level that changed it could lose metadata, so Kafka refuses it.
 METADATA_VERSIONS: dict[int, tuple[str, bool]] = {
     7: ("3.3-IV3", False),
@@ -57,6 +58,10 @@ METADATA_VERSIONS: dict[int, tuple[str, bool]] = {
     23: ("4.0-IV1", True),
     24: ("4.0-IV2", False),
     25: ("4.0-IV3", False),
+    26: ("4.1-IV0", False),
+    27: ("4.1-IV1", False),
+    28: ("4.2-IV0", False),
+    29: ("4.2-IV1", False),
 }
 MINIMUM_METADATA_VERSION = min(METADATA_VERSIONS)
 LATEST_METADATA_VERSION = max(METADATA_VERSIONS)
@@ -68,6 +73,7 @@ SUPPORTED: dict[str, tuple[int, int]] = {
     TRANSACTION_VERSION: (0, 2),
     GROUP_VERSION: (0, 1),
     SHARE_VERSION: (0, 1),
+    STREAMS_VERSION: (0, 1),
 }
 
 # What `kafka-storage.sh format` finalizes for Kafka 4.0's default release (metadata.version 4.0-IV3):
@@ -80,6 +86,7 @@ KAFKA_40_DEFAULTS: dict[str, int] = {
     GROUP_VERSION: 1,
     # Kafka 4.2 finalizes share.version 1 by default (share groups are production-ready there).
     SHARE_VERSION: 1,
+    STREAMS_VERSION: 1,
 }
 
 # Level -> the levels of other features it needs (Kafka's FeatureVersion.dependencies()).

@@ -30,7 +30,8 @@ _CURRENT_LEADER = struct.Struct(">BBBiiB")
 FLEXIBLE_FROM = 12
 TOPIC_IDS_FROM = 13
 LEADER_HINTS_FROM = 16
-MAX_VERSION = 17
+# v18 adds the follower's high watermark as a tagged request field (KIP-1166); the response is v17's.
+MAX_VERSION = 18
 
 
 def _uvarint(value: int) -> bytes:

@@ -16,46 +16,69 @@ import dataclasses
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from broker.config import (
     BROKER_DEFAULTS,
+    SENSITIVE_BROKER_CONFIGS,
     TOPIC_CONFIG_BROKER_SYNONYMS,
     BrokerConfig,
     ConfigError,
     parse_property_value,
 )
 from broker.runtime.durable_json import write_json_durably
+from broker.runtime.kafka_config_defs import (
+    ALL_DYNAMIC_DEFS,
+    ConfigDef,
+    ConfigValueError,
+    check_reconfiguration,
+    check_scope,
+    parse_kafka_value,
+)
 
 log = logging.getLogger(__name__)
 
 LONG_MAX = 9223372036854775807
 
-# The broker properties Kafka lets AlterConfigs change at runtime that this broker has, and what they do
-# here. Everything else in BROKER_DEFAULTS is read-only (Kafka: "Cannot update these configs dynamically").
+# The broker properties Kafka lets AlterConfigs change at runtime (broker/runtime/kafka_config_defs.py); every
+# other name in BROKER_DEFAULTS is read-only (Kafka: "Cannot update these configs dynamically").
 # Kafka's DynamicLogConfig: the first broker synonym of every topic config (log.retention.ms, log.roll.ms, …);
 # the .minutes/.hours forms stay read-only there, and so here.
 LOG_DEFAULT_CONFIGS = frozenset(TOPIC_CONFIG_BROKER_SYNONYMS.values())
 CONNECTION_CONFIGS = frozenset(
     {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"}
 )
-# Read where it is used (the wait before each cleaner pass), so a change applies from the next pass.
-SCHEDULER_CONFIGS = frozenset({"log.cleaner.backoff.ms", "replica.alter.log.dirs.io.max.bytes.per.second"})
 
-# Dynamic in Kafka, not in BROKER_DEFAULTS: (type, Kafka's default, minimum). The replication throttles
-# are applied by the ReplicaManager (cluster mode). The last two belong to subsystems this broker does not
-# have (Kerberos logins, a JVM background thread pool): Kafka accepts them on any broker and so do we
-# (librdkafka's admin test 0081 sets both); they are stored and described, and change nothing here.
-EXTRA_DYNAMIC_CONFIGS: dict[str, tuple[type, object, int | None]] = {
-    "leader.replication.throttled.rate": (int, LONG_MAX, 1),
-    "follower.replication.throttled.rate": (int, LONG_MAX, 1),
-    "background.threads": (int, 10, 1),
-    "sasl.kerberos.min.time.before.relogin": (int, 60000, None),
+# Dynamic in Kafka, not in BROKER_DEFAULTS: kept as text in `BrokerConfig.extra`. The cleaner's read where
+# they are used (broker/server/app.py); the replication throttles by the ReplicaManager (cluster mode); the
+# rest belong to subsystems this broker does not have (Kerberos, JVM thread pools, tiered storage, JMX):
+# Kafka accepts them on any broker and so do we (librdkafka's admin test 0081 sets some); they are stored and
+# described, and change nothing here (README, "Dynamic broker configs").
+EXTRA_DYNAMIC_CONFIGS: dict[str, ConfigDef] = {
+    name: definition for name, definition in ALL_DYNAMIC_DEFS.items() if name not in BROKER_DEFAULTS
 }
 
-DYNAMIC_CONFIGS = (
-    LOG_DEFAULT_CONFIGS | CONNECTION_CONFIGS | SCHEDULER_CONFIGS | frozenset(EXTRA_DYNAMIC_CONFIGS)
+DYNAMIC_CONFIGS = frozenset(ALL_DYNAMIC_DEFS)
+
+# Dynamic in Kafka, which re-binds its listeners and re-creates its authenticators live; this broker reads
+# them when it starts only: they are described and checked as Kafka does, and a change is refused with a
+# clear reason rather than stored and silently not applied.
+RESTART_ONLY_CONFIGS = frozenset(
+    {
+        "listeners",
+        "listener.security.protocol.map",
+        "sasl.enabled.mechanisms",
+        "sasl.jaas.config",
+        "sasl.mechanism.inter.broker.protocol",
+        "ssl.client.auth",
+        "ssl.endpoint.identification.algorithm",
+    }
+)
+
+# Never reported by DescribeConfigs (Kafka marks them is_sensitive and sends a null value).
+SENSITIVE_CONFIGS = SENSITIVE_BROKER_CONFIGS | frozenset(
+    name for name, definition in ALL_DYNAMIC_DEFS.items() if definition.kind == "PASSWORD"
 )
 
 # Broker configs whose value is a comma-separated list (Kafka's type LIST): APPEND / SUBTRACT apply.
@@ -94,12 +117,13 @@ _DEFAULT_VALUES = {name: default for name, (_kind, default) in BROKER_DEFAULTS.i
 
 
 class DynamicConfigError(ValueError):
-    """A change Kafka refuses; `read_only` says INVALID_REQUEST, else INVALID_CONFIG."""
+    """A change Kafka refuses; `invalid_request` says INVALID_REQUEST (Kafka 4.2's answer to every bad
+    broker config value), else INVALID_CONFIG."""
 
-    def __init__(self, message: str, *, read_only: bool = False) -> None:
+    def __init__(self, message: str, *, invalid_request: bool = False) -> None:
         super().__init__(message)
         self.message = message
-        self.read_only = read_only
+        self.invalid_request = invalid_request
 
 
 def check_group_configs(configs: Mapping[str, str]) -> None:
@@ -141,21 +165,13 @@ def _check_group_string_config(name: str, raw: str) -> None:
 
 
 def kind_of(name: str) -> type:
-    if name in BROKER_DEFAULTS:
-        return BROKER_DEFAULTS[name][0]
-    return EXTRA_DYNAMIC_CONFIGS[name][0]
-
-
-def _as_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
+    return BROKER_DEFAULTS[name][0] if name in BROKER_DEFAULTS else str
 
 
 _DEFAULT_EXTRA = {
-    name: _as_text(default) for name, (_kind, default, _minimum) in EXTRA_DYNAMIC_CONFIGS.items()
+    name: definition.default
+    for name, definition in EXTRA_DYNAMIC_CONFIGS.items()
+    if definition.default is not None
 }
 
 
@@ -179,43 +195,64 @@ class DynamicBrokerConfig:
 
     # --- checks --------------------------------------------------------------------------------
 
-    def check(self, changes: Mapping[str, str | None]) -> BrokerConfig:
-        """Refuse what Kafka refuses; returns the config as it would be with `changes` on this broker
-        (for further checks by the caller, e.g. the topic log defaults it implies)."""
+    def check(self, changes: Mapping[str, str | None], resource_name: str | None = None) -> BrokerConfig:
+        """Refuse what Kafka refuses, in Kafka's order and words; returns the config as it would be with
+        `changes` on this broker (for further checks by the caller, e.g. the topic log defaults it implies).
+        `resource_name`: the broker id or "" (the cluster default) the change is for."""
         read_only = sorted(n for n in changes if n in BROKER_DEFAULTS and n not in DYNAMIC_CONFIGS)
         if read_only:
             # Kafka's wording (a Scala Set): "Cannot update these configs dynamically: Set(num.partitions)".
             raise DynamicConfigError(
-                f"Cannot update these configs dynamically: Set({', '.join(read_only)})", read_only=True
+                f"Cannot update these configs dynamically: Set({', '.join(read_only)})", invalid_request=True
             )
         unknown = sorted(n for n in changes if n not in DYNAMIC_CONFIGS)
         if unknown:
             raise DynamicConfigError(f"Unknown broker config: {', '.join(unknown)}")
+        typed: dict[str, object] = {}
+        try:
+            for name, raw in changes.items():
+                if raw is not None:
+                    typed[name] = parse_kafka_value(name, ALL_DYNAMIC_DEFS[name], raw)
+            check_scope(self.broker_id if resource_name is None else resource_name, sorted(changes))
+            check_reconfiguration(typed, _CurrentValues(self))
+        except ConfigValueError as exc:
+            raise DynamicConfigError(str(exc), invalid_request=True) from None
+        restart_only = sorted(n for n in changes if n in RESTART_ONLY_CONFIGS)
+        if restart_only:
+            raise DynamicConfigError(
+                f"This broker applies these configs when it starts, not while it runs: Set({', '.join(restart_only)})"
+                " (set them in its properties and restart it)",
+                invalid_request=True,
+            )
         values = dict(self.config.values)
         extra = dict(self.config.extra)
         for name, raw in changes.items():
             if raw is None:
                 continue
-            try:
-                typed = parse_property_value(name, kind_of(name), raw)
-            except ConfigError as exc:
-                raise DynamicConfigError(f"Invalid value {raw} for configuration {name}: {exc}") from None
             if name in EXTRA_DYNAMIC_CONFIGS:
-                minimum = EXTRA_DYNAMIC_CONFIGS[name][2]
-                if minimum is not None and int(typed) < minimum:  # type: ignore[call-overload]
-                    raise DynamicConfigError(
-                        f"Invalid value {raw} for configuration {name}: Value must be at least {minimum}"
-                    )
                 extra[name] = raw.strip()
-            else:
-                values[name] = typed
+                continue
+            try:
+                values[name] = parse_property_value(name, kind_of(name), raw)
+            except ConfigError as exc:
+                raise DynamicConfigError(
+                    f"Invalid value {raw} for configuration {name}: {exc}", invalid_request=True
+                ) from None
         candidate = dataclasses.replace(self.config, values=values, extra=extra)
         try:
             candidate.validate_values()
         except ConfigError as exc:
             names = ", ".join(sorted(changes))
-            raise DynamicConfigError(f"Invalid value for configuration {names}: {exc}") from None
+            raise DynamicConfigError(
+                f"Invalid value for configuration {names}: {exc}", invalid_request=True
+            ) from None
         return candidate
+
+    def effective_text(self, name: str) -> str | None:
+        """A dynamic config's value now, as DescribeConfigs prints it."""
+        if name in BROKER_DEFAULTS:
+            return self.config.broker_value(name)
+        return self.config.extra.get(name, _DEFAULT_EXTRA.get(name))
 
     # --- applying ------------------------------------------------------------------------------
 
@@ -275,7 +312,13 @@ class DynamicBrokerConfig:
             found.append(
                 (name, self._text_with(self._static_values, self._static_extra, name), STATIC_BROKER_CONFIG)
             )
-        found.append((name, self._text_with(_DEFAULT_VALUES, _DEFAULT_EXTRA, name), DEFAULT_CONFIG))
+        default = self._text_with(_DEFAULT_VALUES, _DEFAULT_EXTRA, name)
+        # Kafka lists no default synonym for a config whose default is null (ssl.provider, log.retention.ms
+        # whose value derives from log.retention.hours, …).
+        if name in ALL_DYNAMIC_DEFS and ALL_DYNAMIC_DEFS[name].default is None:
+            return found
+        if default is not None or name in BROKER_DEFAULTS:
+            found.append((name, default, DEFAULT_CONFIG))
         return found
 
     def _text_with(self, values: Mapping[str, object], extra: Mapping[str, str], name: str) -> str | None:
@@ -284,6 +327,26 @@ class DynamicBrokerConfig:
         if name in BROKER_DEFAULTS:
             return dataclasses.replace(self.config, values=dict(values)).broker_value(name)
         return extra.get(name)
+
+
+class _CurrentValues(Mapping[str, object]):
+    """Every dynamic config's effective value, typed as Kafka types it, read when asked (the subsystem checks
+    look at a few)."""
+
+    def __init__(self, dynamic: DynamicBrokerConfig) -> None:
+        self.dynamic = dynamic
+
+    def __getitem__(self, name: str) -> object:
+        text = self.dynamic.effective_text(name)
+        if text is None:
+            raise KeyError(name)
+        return parse_kafka_value(name, ALL_DYNAMIC_DEFS[name], text)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ALL_DYNAMIC_DEFS)
+
+    def __len__(self) -> int:
+        return len(ALL_DYNAMIC_DEFS)
 
 
 class DynamicConfigFile:

@@ -444,15 +444,22 @@ class BrokerServer:
 
     def _run_retention(self) -> None:
         assert self.state is not None
-        self.state.logs.run_retention(now_ms())
+        # producer.id.expiration.ms is dynamic: read again before each pass.
+        self.state.logs.run_retention(now_ms(), self.config.get_int("producer.id.expiration.ms"))
 
     async def _run_cleaner(self) -> None:
         assert self.state is not None
         if self.config.get_bool("log.cleaner.enable"):
             # Compaction rewrites whole segments: keep it off the event loop. Shielded, so
             # that stopping waits for a pass in progress instead of closing logs under it.
+            # Dynamic configs: read again before each pass.
             self._cleaner_pass = asyncio.ensure_future(
-                asyncio.to_thread(self.state.logs.run_cleaner, now_ms())
+                asyncio.to_thread(
+                    self.state.logs.run_cleaner,
+                    now_ms(),
+                    int(self.config.extra.get("log.cleaner.threads", "1")),
+                    float(self.config.extra.get("log.cleaner.io.max.bytes.per.second", "inf")),
+                )
             )
             await asyncio.shield(self._cleaner_pass)
 

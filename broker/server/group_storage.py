@@ -23,12 +23,12 @@ from broker.controller.api import BrokerRegistration, PartitionAssignment, Topic
 from broker.controller.forwarding import ControllerLink
 from broker.groups.consumer_coordinator import (
     ConsumerGroupConfig,
-    ConsumerGroupCoordinator,
     ReplicaRacks,
     TopicCatalog,
 )
 from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
+from broker.groups.streams_coordinator import StreamsGroupCoordinator
 from broker.metadata.coordinator_records import LogEntry, partition_for_key
 from broker.partitions.partition import Partition
 from broker.wire.records.batch import iter_batches
@@ -349,7 +349,7 @@ async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
     offsets_log = PartitionOffsetsLog(
         state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
     )
-    coordinator = ConsumerGroupCoordinator(
+    coordinator = StreamsGroupCoordinator(
         offsets_log,
         coordinator_config(state.config),
         consumer_config=consumer_group_config(state.config),
@@ -372,7 +372,7 @@ def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, Lea
     offsets_log = PartitionOffsetsLog(
         state, config.offsets_topic_num_partitions, config.get_int("offsets.commit.timeout.ms")
     )
-    coordinator = ConsumerGroupCoordinator(
+    coordinator = StreamsGroupCoordinator(
         offsets_log,
         coordinator_config(config),
         owns_every_partition=False,

@@ -71,27 +71,29 @@ def update_v2(broker: BrokerProcess, *updates: tuple[str, int, int], validate_on
         return client.request(request)
 
 
-def test_a_fresh_broker_advertises_and_finalizes_kafka_40s_defaults(fresh_broker: BrokerProcess) -> None:
+def test_a_fresh_broker_advertises_and_finalizes_kafka_42s_defaults(fresh_broker: BrokerProcess) -> None:
     v4 = api_versions(fresh_broker, 4)
     supported = {k.name: (int(k.min_version), int(k.max_version)) for k in v4.supported_features}
     assert supported == {
-        "metadata.version": (7, 25),
+        "metadata.version": (7, 29),
         "kraft.version": (0, 1),
         "transaction.version": (0, 2),
         "group.version": (0, 1),
         "share.version": (0, 1),
+        "streams.version": (0, 1),
     }
     # v3 leaves out what has minimum 0 (older clients read 0 as "unsupported").
     v3 = api_versions(fresh_broker, 3)
     assert [k.name for k in v3.supported_features] == ["metadata.version"]
     epoch, levels = finalized(fresh_broker)
-    # 4.0-IV3, the consumer protocol on, KIP-890 part 2 transactions; kraft.version 0 is
-    # not listed (a level of 0 is not finalized); share groups on, as Kafka 4.2 finalizes them.
+    # 4.2-IV1, the consumer protocol on, share and Streams groups on (as Kafka 4.2 finalizes them), KIP-890
+    # part 2 transactions; kraft.version 0 is not listed (a level of 0 is not finalized).
     assert levels == {
-        "metadata.version": 25,
+        "metadata.version": 29,
         "group.version": 1,
-        "transaction.version": 2,
         "share.version": 1,
+        "streams.version": 1,
+        "transaction.version": 2,
     }
     assert epoch >= 0
 
@@ -114,7 +116,7 @@ def test_upgrade_and_downgrade_take_effect_and_survive_a_restart(fresh_broker: B
     assert levels["group.version"] == 1
     assert "transaction.version" not in levels
 
-    # metadata.version 25 -> 24: nothing in the metadata format changed at 25, a safe downgrade.
+    # metadata.version 29 -> 24: nothing in the metadata format changed at 25-29, a safe downgrade.
     assert update_v2(fresh_broker, ("metadata.version", 24, SAFE_DOWNGRADE)).error_code == 0
     assert finalized(fresh_broker)[1]["metadata.version"] == 24
 
@@ -200,7 +202,7 @@ def test_validate_only_and_old_versions(fresh_broker: BrokerProcess) -> None:
         (
             [("metadata.version", 6, SAFE_DOWNGRADE)],
             "Invalid update version 6 for feature metadata.version. Local controller 1 only supports versions "
-            "7-25",
+            "7-29",
         ),
     ],
 )

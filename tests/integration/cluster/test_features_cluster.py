@@ -54,14 +54,14 @@ def wait_for_levels(nodes: list[ClusterNode], wanted: dict[str, int], timeout_s:
 
 
 def test_levels_are_replicated_and_survive_a_controller_failover(cluster3: LocalCluster) -> None:
-    defaults = {"metadata.version": 25, "group.version": 1, "transaction.version": 2, "share.version": 1}
+    defaults = {"metadata.version": 29, "share.version": 1, "streams.version": 1, "group.version": 1, "transaction.version": 2}
     wait_for_levels(cluster3.brokers, defaults)
 
     controller = active_controller(cluster3)
     other = next(n for n in cluster3.brokers if n.node_id != controller)
     response = update(other, "group.version", 0, SAFE_DOWNGRADE)
     assert (response.error_code, response.error_message) == (0, None)
-    lowered = {"metadata.version": 25, "transaction.version": 2, "share.version": 1}
+    lowered = {"metadata.version": 29, "share.version": 1, "streams.version": 1, "transaction.version": 2}
     # Forwarded writes return once the receiving broker's image has them; the others follow.
     assert levels(other) == lowered
     wait_for_levels(cluster3.brokers, lowered)
@@ -82,11 +82,11 @@ def test_levels_are_replicated_and_survive_a_controller_failover(cluster3: Local
         "only supports versions 0-1",
     )
     assert update(survivors[1], "transaction.version", 0, SAFE_DOWNGRADE).error_code == 0
-    wait_for_levels(survivors, {"metadata.version": 25, "share.version": 1})
+    wait_for_levels(survivors, {"metadata.version": 29, "share.version": 1, "streams.version": 1})
 
     # ...and the killed node, restarted, catches up with what was decided while it was away.
     cluster3.node(controller).restart(hard=True)
     cluster3.wait_ready()
-    wait_for_levels(cluster3.brokers, {"metadata.version": 25, "share.version": 1})
+    wait_for_levels(cluster3.brokers, {"metadata.version": 29, "share.version": 1, "streams.version": 1})
     assert update(cluster3.node(controller), "group.version", 1, UPGRADE).error_code == 0
-    wait_for_levels(cluster3.brokers, {"metadata.version": 25, "group.version": 1, "share.version": 1})
+    wait_for_levels(cluster3.brokers, {"metadata.version": 29, "share.version": 1, "streams.version": 1, "group.version": 1})

@@ -77,6 +77,9 @@ def _remember_topic_ids(response: Any, context: Context, version: int) -> None:
             context.setdefault("topic_ids", {})[topic.name] = topic.topic_id
 
 
+UNKNOWN_TOPIC_ID = uuid.UUID(int=0xABCD)
+
+
 def _topic_id(context: Context, name: str) -> Any:
     return context.get("topic_ids", {}).get(name)
 
@@ -120,7 +123,14 @@ def produce(
         "timeout": 5000,
         "transactional_id": None,
         **extra,
-        "topic_data": [{"name": name, "partition_data": [{"index": partition, "records": batch}]}],
+        "topic_data": [
+            {
+                "name": name,
+                # v13+ names the topic by id (an unknown topic: an id no topic has).
+                "topic_id": _topic_id(context, name) or UNKNOWN_TOPIC_ID,
+                "partition_data": [{"index": partition, "records": batch}],
+            }
+        ],
     }
 
 
@@ -488,7 +498,10 @@ def _admin(names: Names) -> list[Step]:
             "alter configs of an unknown topic", 33, alter(2, missing, {"retention.ms": "1"}), kind="invalid"
         ),
         Step(
-            "alter a read-only broker config", 33, alter(4, "1", {"num.network.threads": "3"}), kind="invalid"
+            "alter a broker's network thread count",
+            33,
+            alter(4, "1", {"num.network.threads": "3"}),
+            kind="invalid",
         ),
         Step("incremental alter: set", 44, incremental(2, main, [("retention.ms", 0, "123456")])),
         Step(
@@ -812,6 +825,7 @@ def _groups(names: Names) -> list[Step]:
             "topics": [
                 {
                     "name": main,
+                    "topic_id": _topic_id(c, main),
                     "partitions": [
                         {
                             "partition_index": partition,
@@ -827,10 +841,16 @@ def _groups(names: Names) -> list[Step]:
     def offset_fetch(
         group_id: Callable[[int], str], topics: list[Body] | None
     ) -> Callable[[int, Context], Body]:
+        def with_ids(c: Context) -> list[Body] | None:
+            # v10 names topics by id.
+            return None if topics is None else [{**t, "topic_id": _topic_id(c, t["name"])} for t in topics]
+
         return lambda v, c: {
             "group_id": group_id(v),
             "topics": topics,
-            "groups": [{"group_id": group_id(v), "member_id": None, "member_epoch": -1, "topics": topics}],
+            "groups": [
+                {"group_id": group_id(v), "member_id": None, "member_epoch": -1, "topics": with_ids(c)}
+            ],
             "require_stable": False,
         }
 
@@ -1057,7 +1077,46 @@ def _groups(names: Names) -> list[Step]:
                 "include_authorized_operations": False,
             },
         ),
+        Step(
+            "streams group heartbeat without a member id",
+            88,
+            lambda v, c: _streams_heartbeat(f"{group}-streams", "", 0),
+            kind="invalid",
+        ),
+        Step(
+            "streams group heartbeat joining without a rebalance timeout",
+            88,
+            lambda v, c: _streams_heartbeat(f"{group}-streams", "member-1", 0),
+            kind="invalid",
+        ),
+        Step(
+            "streams group heartbeat of a group that does not exist",
+            88,
+            lambda v, c: _streams_heartbeat(f"{group}-streams", "member-1", 5),
+            kind="invalid",
+        ),
+        Step(
+            "streams group describe of a group that does not exist",
+            89,
+            lambda v, c: {"group_ids": [names.missing], "include_authorized_operations": False},
+            kind="invalid",
+        ),
     ]
+
+
+def _streams_heartbeat(group_id: str, member_id: str, member_epoch: int) -> Body:
+    return {
+        "group_id": group_id,
+        "member_id": member_id,
+        "member_epoch": member_epoch,
+        "endpoint_information_epoch": 0,
+        "active_tasks": None,
+        "standby_tasks": None,
+        "warmup_tasks": None,
+        "client_tags": None,
+        "task_offsets": None,
+        "task_end_offsets": None,
+    }
 
 
 def _remember_producer(response: Any, context: Context, version: int) -> None:
@@ -1162,6 +1221,30 @@ def _transactions(names: Names) -> list[Step]:
                 "producer_id_filters": [],
                 "duration_filter": -1,
             },
+        ),
+        Step(
+            "list transactions whose id matches a pattern",
+            66,
+            listing=True,
+            body=lambda v, c: {
+                "state_filters": [],
+                "producer_id_filters": [],
+                "duration_filter": -1,
+                "transactional_id_pattern": f"{txn[:-2]}.*",
+            },
+            versions=lambda v: [x for x in v if x >= 2],
+        ),
+        Step(
+            "list transactions with a bad pattern",
+            66,
+            body=lambda v, c: {
+                "state_filters": [],
+                "producer_id_filters": [],
+                "duration_filter": -1,
+                "transactional_id_pattern": "[unclosed",
+            },
+            versions=lambda v: [x for x in v if x >= 2],
+            kind="invalid",
         ),
         Step(
             "list transactions in an unknown state",

@@ -16,10 +16,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
         "ours creates the topic before answering (its leader at once); Kafka answers UNKNOWN_TOPIC_OR_PARTITION "
         "while its controller creates it, and the client asks again",
     ),
-    "alter a read-only broker config": (
-        ARGUED,
-        "num.network.threads sizes a JVM thread pool ours does not have; ours refuses it as unknown",
-    ),
     "incremental alter: unknown operation": (
         ARGUED,
         "Kafka answers UNKNOWN_SERVER_ERROR (an unhandled exception); ours INVALID_REQUEST naming the operation",

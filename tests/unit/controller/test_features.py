@@ -26,7 +26,7 @@ from tests.unit.controller.test_decisions import cluster, commit
 def test_the_first_registration_finalizes_the_defaults_once() -> None:
     image, _decider = cluster(3)
     assert image.features == default_levels()
-    assert image.features[METADATA_VERSION] == 25
+    assert image.features[METADATA_VERSION] == 29
     assert image.features[GROUP_VERSION] == 1
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import uuid
 from types import SimpleNamespace
 from typing import Any
 
@@ -29,10 +30,13 @@ ENDPOINT = ("127.0.0.1", 19092)
 
 
 class KnownTopics:
-    """Topics named `known-*` exist with three partitions."""
+    """Topics named `known-*` exist with three partitions; by id (OffsetCommit/OffsetFetch v10) none is known."""
 
     def get(self, name: str) -> Any:
-        return SimpleNamespace(partitions=3) if name.startswith("known") else None
+        return SimpleNamespace(partitions=3, topic_id=uuid.UUID(int=3)) if name.startswith("known") else None
+
+    def get_by_id(self, topic_id: uuid.UUID) -> Any:
+        return None
 
 
 def context(coordinator: GroupCoordinator, api_key: int, version: int) -> RequestContext:
@@ -107,8 +111,8 @@ def test_every_version_answers_arbitrary_requests_with_an_encodable_response(
 
 def test_it_advertises_the_versions_real_clients_use() -> None:
     assert {key: (low, high) for key, (low, high, _) in APIS.items()} == {
-        8: (2, 9),
-        9: (1, 9),
+        8: (2, 10),
+        9: (1, 10),
         10: (0, 6),
         11: (0, 9),
         12: (0, 4),

@@ -54,8 +54,8 @@ def test_a_dynamic_default_reaches_the_logs_of_topics_without_their_own(tmp_path
     with running_state(tmp_path, "orders") as (loop, state):
         log = state.logs.get("orders", 0)
         assert log is not None
-        assert _alter(loop, state, BROKER, "", "log.segment.bytes", "123456") == ErrorCode.none
-        assert log.config.segment_bytes == 123456
+        assert _alter(loop, state, BROKER, "", "log.segment.bytes", "2097152") == ErrorCode.none
+        assert log.config.segment_bytes == 2097152
         assert _alter(loop, state, BROKER, "", "log.segment.bytes", None) == ErrorCode.none
         assert log.config.segment_bytes == 1073741824
         assert (tmp_path / "dynamic-configs.json").exists()

@@ -46,8 +46,8 @@ def remove() -> RemoveRaftVoterRequest:
     return RemoveRaftVoterRequest(cluster_id=None, voter_id=i32(1), voter_directory_id=uuid.uuid4())
 
 
-def test_served_at_kafka_4_0_versions() -> None:
-    assert registry()[80][:2] == (0, 0)
+def test_served_at_kafka_4_2_versions() -> None:
+    assert registry()[80][:2] == (0, 1)
     assert registry()[81][:2] == (0, 0)
     assert 82 not in registry(), "UpdateRaftVoter is controller to controller (not served by Kafka's brokers)"
 

@@ -166,8 +166,8 @@ def values_of(raw: bytes | None) -> list[bytes | None]:
     ]
 
 
-def test_served_versions_are_kafka_4_0s() -> None:
-    assert registry()[27][:2] == (1, 1)
+def test_served_versions_are_kafka_4_2s() -> None:
+    assert registry()[27][:2] == (1, 2)
     assert registry()[61][:2] == (0, 0)
 
 

@@ -1,5 +1,10 @@
+import threading
+import time
 from pathlib import Path
 
+import pytest
+
+from broker.log import log_manager as log_manager_module
 from broker.log.config import LogConfig
 from broker.log.log_manager import LogManager, parse_partition_dir_name
 
@@ -102,4 +107,30 @@ def test_flush_due_fsyncs_logs_whose_flush_ms_elapsed(tmp_path: Path) -> None:
     append_values(log, 2)
     manager.flush_due(NOW_MS + 10**6)
     assert (log.directory / "recovery-point").read_text().strip() == "2"
+    manager.close()
+
+
+def test_the_cleaner_cleans_logs_in_parallel_and_keeps_to_its_io_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = LogManager([tmp_path], LogConfig())
+    manager.load()
+    compacted = LogConfig.from_properties({"cleanup.policy": "compact", "segment.bytes": "300"})
+    for partition in range(3):
+        append_values(manager.create("c", partition, compacted), 30)
+    threads_seen: set[str] = set()
+    original = log_manager_module.clean_log
+
+    def clean_and_note_thread(log, now_ms):  # type: ignore[no-untyped-def]
+        threads_seen.add(threading.current_thread().name)
+        return original(log, now_ms)
+
+    monkeypatch.setattr(log_manager_module, "clean_log", clean_and_note_thread)
+    started = time.monotonic()
+    stats = manager.run_cleaner(NOW_MS + 1000, threads=3, max_bytes_per_second=20_000)
+    elapsed = time.monotonic() - started
+    assert len(stats) == 3
+    assert len(threads_seen) > 1, "log.cleaner.threads=3 cleans on more than one thread"
+    moved = sum(s.bytes_read + s.bytes_written for s in stats)
+    assert elapsed >= moved / 20_000 * 0.9, "log.cleaner.io.max.bytes.per.second holds the pass back"
     manager.close()

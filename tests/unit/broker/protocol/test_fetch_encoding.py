@@ -53,7 +53,7 @@ def sample_body(with_aborted: bool) -> dict:
     }
 
 
-@pytest.mark.parametrize("version", range(4, 18))
+@pytest.mark.parametrize("version", range(4, 19))
 @pytest.mark.parametrize("with_aborted", [False, True])
 def test_hand_framed_fetch_decodes_like_kios_own_encoding(version, with_aborted):
     body = sample_body(with_aborted)
@@ -72,8 +72,8 @@ def test_record_bytes_are_passed_through_without_copying():
 
 
 def test_versions_outside_the_hand_framed_range_are_refused():
-    with pytest.raises(ValueError, match="v0-17"):
-        encode_fetch_response(18, 1, sample_body(False))
+    with pytest.raises(ValueError, match="v0-18"):
+        encode_fetch_response(19, 1, sample_body(False))
 
 
 def leader_hint_body() -> dict:
@@ -88,7 +88,7 @@ def leader_hint_body() -> dict:
     return body
 
 
-@pytest.mark.parametrize("version", [16, 17])
+@pytest.mark.parametrize("version", [16, 17, 18])
 def test_v16_carries_the_current_leader_and_its_endpoint(version):
     body = leader_hint_body()
     frame = b"".join(encode_fetch_response(version, 5, body))

@@ -66,7 +66,7 @@ def test_read_only_unknown_and_bad_values_are_refused_as_kafka_refuses_them() ->
     dynamic = _dynamic()
     with pytest.raises(DynamicConfigError) as read_only:
         dynamic.check({"num.partitions": "3", "log.dirs": "/x", "message.max.bytes": "10"})
-    assert read_only.value.read_only
+    assert read_only.value.invalid_request
     assert read_only.value.message == "Cannot update these configs dynamically: Set(log.dirs, num.partitions)"
     # As Kafka's DynamicLogConfig: only the first synonym of a topic config (log.retention.ms) is dynamic.
     with pytest.raises(DynamicConfigError) as hours:
@@ -77,7 +77,7 @@ def test_read_only_unknown_and_bad_values_are_refused_as_kafka_refuses_them() ->
     )
     with pytest.raises(DynamicConfigError, match=re.escape("Unknown broker config: made.up")) as unknown:
         dynamic.check({"made.up": "1"})
-    assert not unknown.value.read_only
+    assert not unknown.value.invalid_request
     with pytest.raises(
         DynamicConfigError, match=re.escape("Invalid value many for configuration message.max.bytes")
     ):
@@ -89,6 +89,45 @@ def test_read_only_unknown_and_bad_values_are_refused_as_kafka_refuses_them() ->
     candidate = dynamic.check({"log.cleanup.policy": "delete,compact", "message.max.bytes": None})
     assert candidate.get_str("log.cleanup.policy") == "delete,compact"
     assert dynamic.config.get_str("log.cleanup.policy") == "delete", "checking changes nothing"
+
+
+def test_values_are_checked_in_kafkas_order_and_words() -> None:
+    dynamic = _dynamic()
+
+    def refusal(changes: dict[str, str], resource_name: str = "3") -> str:
+        with pytest.raises(DynamicConfigError) as refused:
+            dynamic.check(changes, resource_name)
+        assert refused.value.invalid_request, "Kafka 4.2 answers INVALID_REQUEST to every bad broker value"
+        return refused.value.message
+
+    assert refusal({"log.cleaner.threads": "x"}) == (
+        "Invalid value x for configuration log.cleaner.threads: Not a number of type INT"
+    )
+    assert refusal({"producer.id.expiration.ms": "99999999999"}).endswith("Not a number of type INT")
+    assert refusal({"log.cleaner.min.cleanable.ratio": "-1"}) == (
+        "Invalid value -1.0 for configuration log.cleaner.min.cleanable.ratio: Value must be at least 0"
+    )
+    assert refusal({"compression.gzip.level": "0"}).endswith("Value must be between 1 and 9 or equal to -1")
+    assert refusal({"compression.zstd.level": "23"}).endswith("Value must be no more than 22")
+    assert refusal({"ssl.client.auth": "maybe"}).endswith("String must be one of: required, requested, none")
+    assert refusal({"ssl.keystore.location": "/k"}) == (
+        "These security configs can be dynamically updated only per-listener using the listener prefix: "
+        "HashSet(ssl.keystore.location)"
+    )
+    assert refusal({"ssl.protocol": "TLSv1.2"}, "") == (
+        "Cannot update these configs at default cluster level, broker id must be specified: Set(ssl.protocol)"
+    )
+    assert dynamic.check({"ssl.protocol": "TLSv1.2"}, "3") is not None
+    # A live thread pool may at most halve or double (num.io.threads is 8 by default).
+    assert "at least half the current value 8" in refusal({"num.io.threads": "3"})
+    assert "not be greater than double the current value 8" in refusal({"num.io.threads": "17"})
+    assert dynamic.check({"num.io.threads": "16"}) is not None
+    # The cleaner's dedupe buffer (128 MiB) must give each cleaner thread more than 1 MiB.
+    assert "1MB per cleaner thread" in refusal({"log.cleaner.threads": "128"})
+    assert dynamic.check({"log.cleaner.threads": "127"}) is not None
+    assert "1MB per cleaner thread" in refusal({"log.cleaner.dedupe.buffer.size": str(1 << 20)})
+    assert "max.connections.per.ip.overrides property is set" in refusal({"max.connections.per.ip": "0"})
+    assert "This broker applies these configs when it starts" in refusal({"listeners": "PLAINTEXT://:1"})
 
 
 def test_configs_without_a_broker_setting_are_kept_in_extra() -> None:
@@ -142,9 +181,6 @@ def test_logger_levels_in_kafkas_names() -> None:
 
 
 def test_derived_retention_shows_in_every_layer_as_its_milliseconds() -> None:
-    # log.retention.ms itself is not in the file (only .hours): its default layer is the derived week.
+    # Kafka's default of log.retention.ms is null (derived from .hours): it lists no default synonym.
     dynamic = _dynamic(**{"log.retention.ms": "7200000"})
-    assert dynamic.synonyms("log.retention.ms") == [
-        ("log.retention.ms", "7200000", STATIC_BROKER_CONFIG),
-        ("log.retention.ms", "604800000", DEFAULT_CONFIG),
-    ]
+    assert dynamic.synonyms("log.retention.ms") == [("log.retention.ms", "7200000", STATIC_BROKER_CONFIG)]

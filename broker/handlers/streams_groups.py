@@ -1,0 +1,309 @@
+"""Streams groups (KIP-1071): StreamsGroupHeartbeat (88) and StreamsGroupDescribe (89).
+
+The handler reads the request into the coordinator's terms (broker/groups/streams_coordinator.py), creates the
+internal topics the topology needs (its repartition and changelog topics, as Kafka's coordinator does), and
+writes the answer. Streams groups need `streams.version` 1 finalized.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.auth.authorizer import Operation, ResourceType
+from broker.context import RequestContext
+from broker.groups.streams_assignor import MemberTasks
+from broker.groups.streams_coordinator import StreamsGroupCoordinator
+from broker.groups.streams_topology import (
+    StreamsTopology,
+    TopologyPlan,
+    plan_topology,
+    tasks_by_subtopology,
+    tasks_from_wire,
+    topology_from_request,
+    topology_is_valid,
+)
+from broker.metadata.features import STREAMS_VERSION
+from broker.topics import TopicError
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_OFF_MESSAGE = "The version of API is not supported."
+
+
+def _coordinator(ctx: RequestContext) -> StreamsGroupCoordinator | None:
+    coordinator = ctx.broker.groups
+    return coordinator if isinstance(coordinator, StreamsGroupCoordinator) else None
+
+
+def _ms(value: datetime.timedelta) -> int:
+    return value // datetime.timedelta(milliseconds=1)
+
+
+def _partitions_of(ctx: RequestContext, name: str) -> int | None:
+    topic = ctx.broker.metadata.get(name)
+    return topic.partitions if topic is not None else None
+
+
+async def _plan(ctx: RequestContext, topology: StreamsTopology) -> TopologyPlan:
+    """The topology's plan; the internal topics it lacks are created first, and the plan made again."""
+    plan = plan_topology(topology, lambda name: _partitions_of(ctx, name))
+    if not plan.topics_to_create:
+        return plan
+    for topic in plan.topics_to_create:
+        try:
+            await ctx.broker.topics.create(
+                topic.name,
+                topic.partitions,
+                topic.replication_factor if topic.replication_factor > 0 else -1,
+                dict(topic.configs),
+            )
+        except TopicError as exc:
+            if exc.error_code != ErrorCode.topic_already_exists:
+                log.warning("streams group: cannot create internal topic %s: %s", topic.name, exc)
+    return plan_topology(topology, lambda name: _partitions_of(ctx, name))
+
+
+def _wire_tasks(tasks: frozenset[tuple[str, int]]) -> list[dict[str, Any]]:
+    return tasks_by_subtopology(sorted(tasks))
+
+
+async def streams_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    config = _coordinator(ctx)
+    # Kafka answers a refused heartbeat with its schema's defaults: no member id, epoch 0, no statuses.
+    answer: dict[str, Any] = {
+        "throttle_time": 0,
+        "error_message": None,
+        "member_id": "",
+        "member_epoch": 0,
+        "heartbeat_interval": 0,
+        "acceptable_recovery_lag": 0,
+        "task_offset_interval": 0,
+        "status": [],
+        "active_tasks": None,
+        "standby_tasks": None,
+        "warmup_tasks": None,
+        "endpoint_information_epoch": 0,
+        "partitions_by_user_endpoint": None,
+    }
+    if config is None or ctx.broker.feature_level(STREAMS_VERSION) < 1:
+        return {**answer, "error_code": ErrorCode.unsupported_version, "error_message": PROTOCOL_OFF_MESSAGE}
+    if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
+        return {**answer, "error_code": ErrorCode.group_authorization_failed}
+    if not request.member_id:
+        return {
+            **answer,
+            "error_code": ErrorCode.invalid_request,
+            "error_message": "MemberId can't be empty.",
+        }
+    if int(request.member_epoch) == 0 and _ms(request.rebalance_timeout) < 0:
+        return {
+            **answer,
+            "error_code": ErrorCode.invalid_request,
+            "error_message": "RebalanceTimeoutMs must be provided in first request.",
+        }
+    topology = topology_from_request(request.topology) if request.topology is not None else None
+    if topology is not None:
+        problem = topology_is_valid(topology)
+        if problem is not None:
+            return {**answer, "error_code": ErrorCode.invalid_request, "error_message": problem}
+    plans: dict[int, TopologyPlan] = {}
+    group = config.streams_groups.get(request.group_id)
+    known = topology or (group.topology if group is not None else None)
+    if known is not None:
+        plans[id(known)] = await _plan(ctx, known)
+    endpoint = request.user_endpoint
+    fields = {
+        "process_id": request.process_id,
+        "client_id": ctx.client_id or "",
+        "client_host": f"/{ctx.client_host}",
+        "instance_id": request.instance_id,
+        "rack_id": request.rack_id,
+        "rebalance_timeout_ms": _ms(request.rebalance_timeout),
+        "user_endpoint": (endpoint.host, int(endpoint.port)) if endpoint is not None else None,
+        "client_tags": {kv.key: kv.value for kv in request.client_tags}
+        if request.client_tags is not None
+        else None,
+        "shutdown_application": request.shutdown_application,
+        "endpoint_information_epoch": int(request.endpoint_information_epoch),
+    }
+
+    def plan_for(topology_now: StreamsTopology) -> TopologyPlan:
+        return plans.get(id(topology_now)) or plan_topology(
+            topology_now, lambda name: _partitions_of(ctx, name)
+        )
+
+    result = config.streams_heartbeat(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        member_epoch=int(request.member_epoch),
+        topology=topology,
+        plan_for=plan_for,
+        fields=fields,
+        owned_active=tasks_from_wire(request.active_tasks),
+        owned_standby=tasks_from_wire(request.standby_tasks),
+    )
+    if result.error_code != ErrorCode.none:
+        return {**answer, "error_code": result.error_code, "error_message": result.error_message}
+    streams = config.streams_config
+    tasks: MemberTasks | None = result.tasks
+    return {
+        **answer,
+        "error_code": ErrorCode.none,
+        "member_id": result.member_id,
+        "member_epoch": result.member_epoch,
+        "heartbeat_interval": streams.heartbeat_interval_ms,
+        "acceptable_recovery_lag": streams.acceptable_recovery_lag,
+        "task_offset_interval": streams.task_offset_interval_ms,
+        "status": [{"status_code": code, "status_detail": detail} for code, detail in result.statuses]
+        or None,
+        "active_tasks": _wire_tasks(tasks.active) if tasks is not None else None,
+        "standby_tasks": _wire_tasks(tasks.standby) if tasks is not None else None,
+        "warmup_tasks": [] if tasks is not None else None,
+        "endpoint_information_epoch": result.endpoint_epoch,
+        "partitions_by_user_endpoint": _endpoints(ctx, config, request.group_id, result.endpoints),
+    }
+
+
+def _endpoints(
+    ctx: RequestContext, coordinator: StreamsGroupCoordinator, group_id: str, endpoints: Any
+) -> list[dict[str, Any]] | None:
+    """Interactive Queries' map: each member endpoint with the source partitions its tasks read."""
+    if endpoints is None:
+        return None
+    group = coordinator.streams_groups.get(group_id)
+    if group is None or group.topology is None:
+        return []
+    topics_of = {
+        sub.subtopology_id: [*sub.source_topics, *(t.name for t in sub.repartition_source_topics)]
+        for sub in group.topology.subtopologies
+    }
+
+    def partitions(tasks: frozenset[tuple[str, int]]) -> list[dict[str, Any]]:
+        by_topic: dict[str, set[int]] = {}
+        for subtopology, partition in tasks:
+            for topic in topics_of.get(subtopology, []):
+                count = _partitions_of(ctx, topic) or 0
+                if partition < count:
+                    by_topic.setdefault(topic, set()).add(partition)
+        return [{"topic": t, "partitions": sorted(p)} for t, p in sorted(by_topic.items())]
+
+    return [
+        {
+            "user_endpoint": {"host": host, "port": port},
+            "active_partitions": partitions(tasks.active),
+            "standby_partitions": partitions(tasks.standby),
+        }
+        for (host, port), tasks in endpoints
+    ]
+
+
+async def streams_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    coordinator = _coordinator(ctx)
+    described = []
+    for group_id in request.group_ids:
+        entry: dict[str, Any] = {
+            "error_code": ErrorCode.none,
+            "error_message": None,
+            "group_id": group_id,
+            "group_state": "",
+            "group_epoch": 0,
+            "assignment_epoch": 0,
+            "topology": None,
+            "members": [],
+            "authorized_operations": -2147483648,
+        }
+        if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
+            described.append({**entry, "error_code": ErrorCode.group_authorization_failed})
+            continue
+        unavailable, group = (
+            coordinator.describe_streams_group(group_id) if coordinator is not None else (None, None)
+        )
+        if unavailable is not None:
+            described.append({**entry, "error_code": unavailable})
+            continue
+        if group is None:
+            described.append(
+                {
+                    **entry,
+                    "error_code": ErrorCode.group_id_not_found,
+                    "error_message": f"Group {group_id} not found.",
+                }
+            )
+            continue
+        described.append(
+            {
+                **entry,
+                "group_state": group.state,
+                "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch,
+                "topology": _wire_topology(group.topology) if group.topology is not None else None,
+                "members": [_wire_member(group, member) for member in group.members.values()],
+            }
+        )
+    return {"throttle_time": 0, "groups": described}
+
+
+def _wire_topology(topology: StreamsTopology) -> dict[str, Any]:
+    def topic_info(topic: Any) -> dict[str, Any]:
+        return {
+            "name": topic.name,
+            "partitions": topic.partitions,
+            "replication_factor": topic.replication_factor,
+            "topic_configs": [{"key": k, "value": v} for k, v in topic.configs],
+        }
+
+    return {
+        "epoch": topology.epoch,
+        "subtopologies": [
+            {
+                "subtopology_id": sub.subtopology_id,
+                "source_topics": list(sub.source_topics),
+                "repartition_sink_topics": list(sub.repartition_sink_topics),
+                "state_changelog_topics": [topic_info(t) for t in sub.state_changelog_topics],
+                "repartition_source_topics": [topic_info(t) for t in sub.repartition_source_topics],
+            }
+            for sub in topology.subtopologies
+        ],
+    }
+
+
+def _wire_member(group: Any, member: Any) -> dict[str, Any]:
+    target = group.target.get(member.member_id, MemberTasks())
+
+    def assignment(tasks: MemberTasks) -> dict[str, Any]:
+        return {
+            "active_tasks": _wire_tasks(tasks.active),
+            "standby_tasks": _wire_tasks(tasks.standby),
+            "warmup_tasks": [],
+        }
+
+    return {
+        "member_id": member.member_id,
+        "member_epoch": member.member_epoch,
+        "instance_id": member.instance_id,
+        "rack_id": member.rack_id,
+        "client_id": member.client_id,
+        "client_host": member.client_host,
+        "topology_epoch": member.topology_epoch,
+        "process_id": member.process_id,
+        "user_endpoint": (
+            {"host": member.user_endpoint[0], "port": member.user_endpoint[1]}
+            if member.user_endpoint
+            else None
+        ),
+        "client_tags": [{"key": k, "value": v} for k, v in sorted(member.client_tags.items())],
+        "task_offsets": [],
+        "task_end_offsets": [],
+        "assignment": assignment(member.assigned),
+        "target_assignment": assignment(target),
+        "is_classic": False,
+    }
+
+
+# Not in the API table until a Kafka Streams application runs on them against this broker (issue #32):
+# broker/handlers/api_table.py registers this module then.
+APIS = {88: (0, 0, streams_group_heartbeat), 89: (0, 0, streams_group_describe)}

@@ -1,0 +1,144 @@
+"""Streams groups on the coordinator: joining, the initial delay, revoke-before-reassign, leaving, member epochs on
+commits, and the topology's plan (tasks, internal topics, statuses)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from kio.schema.errors import ErrorCode
+
+from broker.groups.coordinator import OffsetCommitter
+from broker.groups.streams_coordinator import (
+    StreamsGroupConfig,
+    StreamsGroupCoordinator,
+    StreamsHeartbeatResult,
+)
+from broker.groups.streams_topology import (
+    MISSING_INTERNAL_TOPICS,
+    MISSING_SOURCE_TOPICS,
+    InternalTopic,
+    StreamsTopology,
+    Subtopology,
+    TopologyPlan,
+    plan_topology,
+)
+from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
+
+CHANGELOG = InternalTopic("app-store-changelog", 0, -1, (("cleanup.policy", "compact"),))
+TOPOLOGY = StreamsTopology(
+    0, (Subtopology("0", source_topics=("input",), state_changelog_topics=(CHANGELOG,)),)
+)
+TOPICS = {"input": 4, "app-store-changelog": 4}
+DELAY_MS = 3000
+
+
+@pytest.fixture
+def streams(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> StreamsGroupCoordinator:
+    coordinator = StreamsGroupCoordinator(
+        offsets_log,
+        TEST_CONFIG,
+        clock,
+        streams_config=StreamsGroupConfig(initial_rebalance_delay_ms=DELAY_MS),
+    )
+    asyncio.run(coordinator.start())
+    return coordinator
+
+
+def beat(
+    coordinator: StreamsGroupCoordinator, member: str, epoch: int, owned: set[tuple[str, int]] | None = None
+) -> StreamsHeartbeatResult:
+    return coordinator.streams_heartbeat(
+        group_id="app",
+        member_id=member,
+        member_epoch=epoch,
+        topology=TOPOLOGY if epoch == 0 else None,
+        plan_for=lambda topology: plan_topology(topology, TOPICS.get),
+        fields={"process_id": f"process-{member}", "client_id": member, "client_host": "/127.0.0.1"},
+        owned_active=frozenset(owned) if owned is not None else None,
+        owned_standby=frozenset() if owned is not None else None,
+    )
+
+
+def tasks(*partitions: int) -> set[tuple[str, int]]:
+    return {("0", p) for p in partitions}
+
+
+async def test_the_first_member_waits_out_the_delay_then_runs_every_task(
+    streams: StreamsGroupCoordinator, clock: ManualClock
+) -> None:
+    joined = beat(streams, "a", 0)
+    assert joined.error_code == ErrorCode.none
+    assert [code for code, _ in joined.statuses] == [5]  # ASSIGNMENT_DELAYED
+    assert joined.member_epoch > 0, "in the group meanwhile, at the group's epoch"
+    await clock.advance(DELAY_MS)
+    running = beat(streams, "a", joined.member_epoch)
+    assert running.tasks is not None
+    assert set(running.tasks.active) == tasks(0, 1, 2, 3)
+    epoch = running.member_epoch
+    assert streams._committing_member_error("app", OffsetCommitter("a", epoch, None)) is None
+    assert streams._committing_member_error("app", OffsetCommitter("a", epoch - 1, None)) == (
+        ErrorCode.stale_member_epoch
+    )
+    assert (
+        streams._committing_member_error("app", OffsetCommitter("z", epoch, None))
+        == ErrorCode.unknown_member_id
+    )
+
+
+async def test_tasks_move_only_once_their_owner_gave_them_up(
+    streams: StreamsGroupCoordinator, clock: ManualClock
+) -> None:
+    first = beat(streams, "a", 0)
+    await clock.advance(DELAY_MS)
+    first = beat(streams, "a", first.member_epoch)
+    second = beat(streams, "b", 0)
+    assert second.tasks is None or set(second.tasks.active) == set(), "nothing until a gives some up"
+    revoking = beat(streams, "a", first.member_epoch, owned=tasks(0, 1, 2, 3))
+    assert revoking.tasks is not None
+    kept = set(revoking.tasks.active)
+    assert len(kept) == 2
+    still_waiting = beat(streams, "b", second.member_epoch)
+    assert still_waiting.tasks is None or set(still_waiting.tasks.active) == set()
+    released = beat(streams, "a", revoking.member_epoch, owned=kept)
+    assert released.error_code == ErrorCode.none
+    given = beat(streams, "b", still_waiting.member_epoch)
+    assert given.tasks is not None
+    assert set(given.tasks.active) == tasks(0, 1, 2, 3) - kept
+    assert streams.streams_groups["app"].state == "Stable"
+    # b leaves: a takes everything back.
+    assert beat(streams, "b", -1).error_code == ErrorCode.none
+    back = beat(streams, "a", released.member_epoch, owned=kept)
+    assert back.tasks is not None
+    assert set(back.tasks.active) == tasks(0, 1, 2, 3)
+
+
+async def test_refusals(streams: StreamsGroupCoordinator) -> None:
+    assert beat(streams, "a", 5).error_code == ErrorCode.group_id_not_found
+    joined = beat(streams, "a", 0)
+    assert beat(streams, "a", joined.member_epoch + 7).error_code == ErrorCode.fenced_member_epoch
+    assert beat(streams, "nobody", 3).error_code == ErrorCode.unknown_member_id
+
+
+def test_the_plan_names_what_is_missing_and_what_to_create() -> None:
+    assert plan_topology(TOPOLOGY, {}.get).statuses[0][0] == MISSING_SOURCE_TOPICS
+    plan = plan_topology(TOPOLOGY, {"input": 6}.get)
+    assert plan.topics_to_create == [
+        InternalTopic("app-store-changelog", 6, -1, (("cleanup.policy", "compact"),))
+    ]
+    assert [code for code, _ in plan.statuses] == [MISSING_INTERNAL_TOPICS]
+    assert plan.task_counts == {}, "no tasks until the internal topics exist"
+    ready = plan_topology(TOPOLOGY, {"input": 6, "app-store-changelog": 6}.get)
+    assert ready == TopologyPlan(task_counts={"0": 6}, stateful=frozenset({"0"}))
+    # A repartition topic takes the task count of the subtopology writing it.
+    repartition = InternalTopic("app-repartition", 0, -1)
+    chained = StreamsTopology(
+        0,
+        (
+            Subtopology("0", source_topics=("input",), repartition_sink_topics=("app-repartition",)),
+            Subtopology("1", repartition_source_topics=(repartition,)),
+        ),
+    )
+    assert plan_topology(chained, {"input": 3}.get).topics_to_create == [
+        InternalTopic("app-repartition", 3, -1)
+    ]
