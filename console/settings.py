@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "controlplane.jobs",
     "controlplane.lag",
     "controlplane.alerts",
+    "controlplane.connect",
 ]
 
 MIDDLEWARE = [
