@@ -106,10 +106,13 @@ def _principal(connect_cluster: ConnectCluster) -> str:
 
 
 def worker_acls(connect_cluster: ConnectCluster) -> list[Acl]:
-    """The workers' own ACLs: their internal topics (named after the group) and their group."""
+    """The workers' own ACLs: their internal topics (named after the group), their group, the cluster's id."""
     principal, group = _principal(connect_cluster), connect_cluster.group_id
     acls = [Acl("TOPIC", group, "PREFIXED", principal, "*", op, "ALLOW") for op in TOPIC_OPERATIONS]
     acls += [Acl("GROUP", group, "LITERAL", principal, "*", op, "ALLOW") for op in ("READ", "DESCRIBE")]
+    # A worker's first call reads the Kafka cluster's id (DescribeCluster), which needs DESCRIBE on it
+    # (librdkafka names the CLUSTER resource type BROKER).
+    acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW"))
     return acls
 
 
@@ -474,7 +477,7 @@ def _validate(
         raise ServiceError(str(error), code="connect_unreachable") from error
     fields: dict[str, list[str]] = {}
     for entry in answer.get("configs", []):
-        value, definition = entry.get("value", {}), entry.get("definition", {})
+        value, definition = entry.get("value") or {}, entry.get("definition") or {}
         name = value.get("name") or definition.get("name")
         if value.get("errors"):
             fields[name] = list(value["errors"])

@@ -1,0 +1,351 @@
+"""Managed Kafka Connect on both engines: an org admin attaches a Connect cluster (one distributed worker, its own
+SCRAM user and ACLs) through the REST API, a team runs FileStream connectors through it, and everything a team
+may not do is refused. One Connect cluster per engine serves every step (a worker's start is the cost); the last
+step deletes it and checks that its topics, ACLs and user are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from controlplane.audit.models import AuditEvent
+from controlplane.clusters.connections import connection_for
+from controlplane.connect.models import ConnectCluster
+from controlplane.kafka.acls import describe_acls
+from tests.fixtures.engines import engine_params
+from tests.fixtures.servers import wait_until
+from tests.integration.topics.world import KafkaWorld
+
+pytestmark = pytest.mark.integration
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector"
+LINES = 2000
+
+
+@dataclass
+class ConnectWorld:
+    world: KafkaWorld
+    connect_cluster: dict[str, Any]
+    files: Path
+
+    @property
+    def id(self) -> int:
+        return self.connect_cluster["id"]
+
+    def connector_body(self, name: str, config: dict[str, str], **extra: Any) -> dict[str, Any]:
+        return {
+            "connect_cluster": self.id,
+            "team": self.world.team_a.id,
+            "name": name,
+            "config": config,
+            **extra,
+        }
+
+
+@pytest.fixture(params=engine_params())
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def connect_world(kafka_world: KafkaWorld, settings: Any, tmp_path: Path) -> Iterator[ConnectWorld]:
+    """The Connect cluster an org admin attached through the API (one worker; ~15-25 s to start)."""
+    settings.DATA_DIR = tmp_path / "data"
+    world = kafka_world
+    started = time.monotonic()
+    answer = world.org_admin.post(
+        "/api/v1/connect-clusters/",
+        {
+            "cluster": world.cluster.id,
+            "name": "etl",
+            "worker_count": 1,
+            "allowed_plugins": [FILE_SOURCE, FILE_SINK, DEBEZIUM],
+            "max_tasks_per_team": 4,
+        },
+        format="json",
+    )
+    print(f"\nConnect cluster attached in {time.monotonic() - started:.1f} s")
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["status"] == "running", answer.json()["status_reason"]
+    files = tmp_path / "files"
+    files.mkdir()
+    try:
+        yield ConnectWorld(world, answer.json(), files)
+    finally:
+        # Whatever a failed step left: the workers never outlive the test.
+        for connect_cluster in ConnectCluster.objects.filter(pk=answer.json()["id"]).exclude(
+            status="deleted"
+        ):
+            connect_cluster.connectors.all().delete()
+            world.org_admin.delete(f"/api/v1/connect-clusters/{connect_cluster.pk}/")
+
+
+def test_a_connect_cluster_serves_its_teams_connectors_and_leaves_nothing_behind(
+    connect_world: ConnectWorld,
+) -> None:
+    """One Connect cluster per engine (a worker's start is the cost), through every step in turn."""
+    attached_with_its_own_user_acls_and_private_config(connect_world)
+    filestream_carries_a_file_through_a_team_topic_exactly(connect_world)
+    configs_are_refused_with_connects_own_messages_per_field(connect_world)
+    teams_cannot_reach_another_teams_topics_or_connectors(connect_world)
+    deleting_it_removes_its_workers_topics_acls_and_user(connect_world)
+
+
+def attached_with_its_own_user_acls_and_private_config(
+    connect_world: ConnectWorld,
+) -> None:
+    world, connect_cluster = connect_world.world, connect_world.connect_cluster
+    assert [worker["status"] for worker in connect_cluster["workers"]] == ["running"]
+    assert "rest_port" not in json.dumps(connect_cluster)
+    health = world.org_admin.get(f"/api/v1/connect-clusters/{connect_world.id}/health/").json()
+    assert health["status"] == "running", health
+    assert health["workers"][0]["serving"], health
+    principal = f"User:{connect_cluster['principal_name']}"
+    acls = [acl for acl in describe_acls(connection_for(world.cluster)) if acl.principal == principal]
+    assert {(acl.resource_type, acl.resource_name, acl.operation) for acl in acls} >= {
+        ("TOPIC", connect_cluster["group_id"], "WRITE"),
+        ("GROUP", connect_cluster["group_id"], "READ"),
+    }
+    topics = world.admin_client().list_topics(timeout=10).topics
+    group = connect_cluster["group_id"]
+    assert {f"{group}-configs", f"{group}-offsets", f"{group}-status"} <= set(topics)
+    config_files = list(
+        Path(ConnectCluster.objects.get(pk=connect_world.id).workers.get().directory).glob(
+            "worker.properties"
+        )
+    )
+    assert config_files
+    assert stat.S_IMODE(config_files[0].stat().st_mode) == 0o600
+    assert "listeners=http://127.0.0.1:" in config_files[0].read_text()
+    plugins = world.developer_a.get(f"/api/v1/connect-clusters/{connect_world.id}/plugins/").json()
+    allowed = {plugin["class"]: plugin["allowed"] for plugin in plugins}
+    assert allowed[FILE_SOURCE], allowed
+    assert allowed[DEBEZIUM], allowed
+    assert allowed["org.apache.kafka.connect.mirror.MirrorSourceConnector"] is False
+    # Teams see the Connect cluster but may not attach, restart or delete one.
+    refused = world.developer_a.post(f"/api/v1/connect-clusters/{connect_world.id}/restart/")
+    assert refused.status_code == 403
+
+
+def filestream_carries_a_file_through_a_team_topic_exactly(
+    connect_world: ConnectWorld,
+) -> None:
+    world = connect_world.world
+    topic = f"{world.topic_prefix_a}lines-{uuid.uuid4().hex[:6]}"
+    source_file, sink_file = connect_world.files / f"{topic}.in", connect_world.files / f"{topic}.out"
+    lines = [f"line {index} {uuid.uuid4().hex}" for index in range(LINES)]
+    source_file.write_text("".join(f"{line}\n" for line in lines))
+    common = {"topic.creation.default.replication.factor": "1", "topic.creation.default.partitions": "1"}
+    started = time.monotonic()
+    for name, config in (
+        (
+            f"{world.group_prefix_a}source",
+            {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": topic, **common},
+        ),
+        (
+            f"{world.group_prefix_a}sink",
+            {"connector.class": FILE_SINK, "file": str(sink_file), "topics": topic},
+        ),
+    ):
+        created = world.developer_a.post(
+            "/api/v1/connectors/", connect_world.connector_body(name, config), format="json"
+        )
+        assert created.status_code == 201, created.json()
+
+    def copied() -> bool:
+        return sink_file.exists() and sink_file.read_text().count("\n") >= LINES
+
+    wait_until(copied, timeout=90, what="the sink to write every line", interval=0.2)
+    elapsed = time.monotonic() - started
+    print(
+        f"\nFileStream source -> topic -> sink: {LINES} lines in {elapsed:.1f} s ({LINES / elapsed:.0f} records/s, connector start included)"
+    )
+    assert sink_file.read_text().splitlines() == lines
+    connector_id = world.developer_a.get(
+        "/api/v1/connectors/", {"name": f"{world.group_prefix_a}source"}
+    ).json()
+    source = next(row for row in connector_id["results"] if row["name"] == f"{world.group_prefix_a}source")
+    detail = world.viewer_a.get(f"/api/v1/connectors/{source['id']}/").json()
+    assert detail["status"]["state"] == "RUNNING"
+    assert [task["state"] for task in detail["status"]["tasks"]] == ["RUNNING"]
+
+    # Paused, a line appended is not carried; resumed, it is.
+    assert world.viewer_a.post(f"/api/v1/connectors/{source['id']}/pause/").status_code == 403
+    assert (
+        world.developer_a.post(f"/api/v1/connectors/{source['id']}/pause/").json()["desired_state"]
+        == "paused"
+    )
+    wait_until(
+        lambda: (
+            world.developer_a.get(f"/api/v1/connectors/{source['id']}/").json()["status"]["state"] == "PAUSED"
+        ),
+        timeout=30,
+        what="the connector to pause",
+    )
+    with source_file.open("a") as appended:
+        appended.write("while paused\n")
+    time.sleep(2)  # a running source polls the file every second; nothing may arrive while it is paused
+    assert sink_file.read_text().splitlines() == lines
+    assert world.developer_a.post(f"/api/v1/connectors/{source['id']}/resume/").status_code == 200
+    wait_until(
+        lambda: sink_file.read_text().splitlines() == [*lines, "while paused"],
+        timeout=30,
+        what="the resumed line",
+    )
+    restart = world.developer_a.post(
+        f"/api/v1/connectors/{source['id']}/restart/", {"task": 0}, format="json"
+    )
+    assert restart.status_code == 202, restart.json()
+    for row in world.developer_a.get("/api/v1/connectors/").json()["results"]:
+        assert world.developer_a.delete(f"/api/v1/connectors/{row['id']}/").status_code == 204
+
+
+def configs_are_refused_with_connects_own_messages_per_field(connect_world: ConnectWorld) -> None:
+    world = connect_world.world
+    name = f"{world.group_prefix_a}cdc"
+    missing = world.developer_a.post(
+        "/api/v1/connectors/",
+        connect_world.connector_body(
+            name, {"connector.class": DEBEZIUM, "topic.prefix": f"{world.topic_prefix_a}db"}
+        ),
+        format="json",
+    )
+    assert missing.status_code == 400, missing.json()
+    fields = missing.json()["error"]["details"]["fields"]
+    assert "database.hostname" in fields, fields
+    wrong_class = world.developer_a.post(
+        "/api/v1/connectors/",
+        connect_world.connector_body(
+            name, {"connector.class": "org.example.NoSuchConnector", "topic": f"{world.topic_prefix_a}x"}
+        ),
+        format="json",
+    )
+    assert wrong_class.status_code == 400
+    assert wrong_class.json()["error"]["code"] == "plugin_not_allowed"
+    password = f"pw-{uuid.uuid4().hex}"
+    in_config = world.developer_a.post(
+        "/api/v1/connectors/",
+        connect_world.connector_body(
+            name,
+            {
+                "connector.class": DEBEZIUM,
+                "topic.prefix": f"{world.topic_prefix_a}db",
+                "database.hostname": "127.0.0.1",
+                "database.user": "postgres",
+                "database.dbname": "streamhub",
+                "database.password": password,
+            },
+        ),
+        format="json",
+    )
+    assert in_config.status_code == 400
+    assert "database.password" in in_config.json()["error"]["details"]["fields"]
+    assert password not in json.dumps(in_config.json())
+    assert password not in json.dumps(list(AuditEvent.objects.values()), default=str)
+
+
+def teams_cannot_reach_another_teams_topics_or_connectors(connect_world: ConnectWorld) -> None:
+    world = connect_world.world
+    body = connect_world.connector_body(
+        f"{world.group_prefix_a}leak",
+        {
+            "connector.class": FILE_SINK,
+            "file": str(connect_world.files / "leak.out"),
+            "topics": f"{world.topic_prefix_b}orders",
+        },
+    )
+    refused = world.developer_a.post("/api/v1/connectors/", body, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "topic_outside_team", refused.json()
+    routed = connect_world.connector_body(
+        f"{world.group_prefix_a}route",
+        {
+            "connector.class": FILE_SOURCE,
+            "file": str(connect_world.files / "x.in"),
+            "topic": f"{world.topic_prefix_a}x",
+            "transforms": "r",
+            "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.r.regex": ".*",
+            "transforms.r.replacement": f"{world.topic_prefix_b}stolen",
+        },
+    )
+    assert (
+        world.developer_a.post("/api/v1/connectors/", routed, format="json").json()["error"]["code"]
+        == "topic_outside_team"
+    )
+    provider = connect_world.connector_body(
+        f"{world.group_prefix_a}peek",
+        {
+            "connector.class": FILE_SOURCE,
+            "file": "${file:/etc/passwd:root}",
+            "topic": f"{world.topic_prefix_a}x",
+        },
+    )
+    assert world.developer_a.post("/api/v1/connectors/", provider, format="json").status_code == 400
+    # Team B: its own name prefix, and team A's connectors do not exist for it.
+    own = connect_world.connector_body(
+        f"{world.group_prefix_a}x",
+        {
+            "connector.class": FILE_SOURCE,
+            "file": str(connect_world.files / "y.in"),
+            "topic": f"{world.topic_prefix_a}y",
+        },
+        validate_only=True,
+    )
+    assert world.developer_a.post("/api/v1/connectors/", own, format="json").status_code == 200
+    assert world.admin_b.post("/api/v1/connectors/", own, format="json").status_code == 403
+    created = world.developer_a.post("/api/v1/connectors/", {**own, "validate_only": False}, format="json")
+    assert created.status_code == 201, created.json()
+    connector_id = created.json()["id"]
+    assert world.admin_b.get(f"/api/v1/connectors/{connector_id}/").status_code == 404
+    assert world.admin_b.post(f"/api/v1/connectors/{connector_id}/pause/").status_code == 404
+    assert connector_id not in [
+        row["id"] for row in world.admin_b.get("/api/v1/connectors/").json()["results"]
+    ]
+    # The tasks guardrail: 4 tasks per team here.
+    greedy = connect_world.connector_body(
+        f"{world.group_prefix_a}greedy",
+        {
+            "connector.class": FILE_SOURCE,
+            "file": str(connect_world.files / "z.in"),
+            "topic": f"{world.topic_prefix_a}z",
+            "tasks.max": "4",
+        },
+    )
+    assert (
+        world.developer_a.post("/api/v1/connectors/", greedy, format="json").json()["error"]["code"]
+        == "task_limit"
+    )
+    assert world.developer_a.delete(f"/api/v1/connectors/{connector_id}/").status_code == 204
+
+
+def deleting_it_removes_its_workers_topics_acls_and_user(
+    connect_world: ConnectWorld,
+) -> None:
+    world, connect_cluster = connect_world.world, connect_world.connect_cluster
+    assert world.developer_a.delete(f"/api/v1/connect-clusters/{connect_world.id}/").status_code == 403
+    directory = Path(ConnectCluster.objects.get(pk=connect_world.id).workers.get().directory)
+    assert world.org_admin.delete(f"/api/v1/connect-clusters/{connect_world.id}/").status_code == 204
+    assert not directory.exists()
+    principal = f"User:{connect_cluster['principal_name']}"
+    assert not [acl for acl in describe_acls(connection_for(world.cluster)) if acl.principal == principal]
+    group = connect_cluster["group_id"]
+    admin: AdminClient = world.admin_client()
+    wait_until(
+        lambda: not [topic for topic in admin.list_topics(timeout=10).topics if topic.startswith(group)],
+        timeout=30,
+        what="the internal topics to be deleted",
+    )
+    assert world.org_admin.get(f"/api/v1/connect-clusters/{connect_world.id}/").status_code == 404
