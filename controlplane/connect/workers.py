@@ -174,6 +174,9 @@ def worker_properties(plan: WorkerPlan, login: ClusterLogin, group: WorkerGroup)
         # class of the ~100 jars on the classpath took ~40 s per start here.
         "plugin.discovery": "service_load",
         "offset.flush.interval.ms": "1000",
+        # A worker that died (not one that left) gets its tasks back if it returns within this delay, else
+        # they move to the others: Connect's default waits 5 minutes, too long for a managed service.
+        "scheduled.rebalance.max.delay.ms": "10000",
         "config.providers": CONFIG_PROVIDER,
         f"config.providers.{CONFIG_PROVIDER}.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
         # KIP-993: a connector config can name no file outside the secrets directory.
