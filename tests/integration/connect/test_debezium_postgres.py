@@ -59,9 +59,10 @@ def logical_postgres() -> Iterator[str]:
 
 
 def changes(
-    world: KafkaWorld, topic: str, count: int, seen: list[tuple[Any, Any]], consumer: Consumer
+    seen: list[tuple[Any, Any]], consumer: Consumer, count: int, timeout_seconds: float = 120
 ) -> None:
-    deadline = time.monotonic() + 120
+    """Polls change events (key id, (op, balance) or None for a tombstone) into `seen` until it holds `count`."""
+    deadline = time.monotonic() + timeout_seconds
     while len(seen) < count and time.monotonic() < deadline:
         message = consumer.poll(0.5)
         if message is None or message.error():
