@@ -100,3 +100,28 @@ class ConnectorUpdateInputSerializer(serializers.Serializer):
 class ConnectorRestartInputSerializer(serializers.Serializer):
     task = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
     only_failed = serializers.BooleanField(default=False)
+
+
+class ValidOnlySerializer(serializers.Serializer):
+    valid = serializers.BooleanField()
+
+
+class WorkerHealthSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    status = serializers.CharField()
+    alive = serializers.BooleanField()
+    serving = serializers.BooleanField()
+
+
+class ConnectClusterHealthSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    workers = WorkerHealthSerializer(many=True)
+    connectors = serializers.IntegerField()
+
+
+class ConnectorPluginSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    version = serializers.CharField()
+    allowed = serializers.BooleanField()
+    # Connect's own key, a Python keyword: declared through the class namespace.
+    locals()["class"] = serializers.CharField()

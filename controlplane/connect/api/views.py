@@ -48,17 +48,18 @@ class ConnectClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, S
             services.restart_connect_cluster(actor=self.actor, connect_cluster=self.get_object())
         )
 
+    @extend_schema(responses=serializers.ConnectClusterHealthSerializer)
     @action(detail=True, methods=["get"])
     def health(self, request: Request, pk: str | None = None) -> Response:
         return Response(services.connect_cluster_health(connect_cluster=self.get_object()))
 
+    @extend_schema(responses=serializers.ConnectorPluginSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def plugins(self, request: Request, pk: str | None = None) -> Response:
         return Response(services.plugin_catalog(connect_cluster=self.get_object()))
 
 
 @extend_schema(tags=["connect"])
-@document_writes
 class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
     """Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks."""
 
@@ -68,6 +69,10 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
     update_serializer_class = serializers.ConnectorUpdateInputSerializer
     write_role = TeamRole.DEVELOPER
 
+    @extend_schema(
+        request=serializers.ConnectorCreateInputSerializer,
+        responses={201: serializers.ConnectorSerializer, 200: serializers.ValidOnlySerializer},
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Creates the connector after Connect validated its config (errors per field in
         `error.details.fields`); with `validate_only` nothing is created."""
@@ -79,11 +84,15 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
             return Response({"valid": True}, status=status.HTTP_200_OK)
         return self.respond(connector, status.HTTP_201_CREATED)
 
+    @extend_schema(
+        request=serializers.ConnectorUpdateInputSerializer, responses=serializers.ConnectorSerializer
+    )
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         connector = self.get_object()
         data = self.validated_input(serializers.ConnectorUpdateInputSerializer, instance=connector)
         return self.respond(services.update_connector(actor=self.actor, connector=connector, **data))
 
+    @extend_schema(responses=serializers.ConnectorDetailSerializer)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         connector = self.get_object()
         context = {**self.get_serializer_context(), "status": services.connector_status(connector=connector)}
@@ -92,6 +101,7 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
     def perform_destroy(self, instance: Connector) -> None:
         services.delete_connector(actor=self.actor, connector=instance)
 
+    @extend_schema(request=None, responses=serializers.ConnectorSerializer)
     @action(detail=True, methods=["post"])
     def pause(self, request: Request, pk: str | None = None) -> Response:
         connector = services.set_connector_state(
@@ -99,6 +109,7 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
         )
         return self.respond(connector)
 
+    @extend_schema(request=None, responses=serializers.ConnectorSerializer)
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str | None = None) -> Response:
         connector = services.set_connector_state(
@@ -106,6 +117,7 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
         )
         return self.respond(connector)
 
+    @extend_schema(request=serializers.ConnectorRestartInputSerializer, responses={202: None})
     @action(detail=True, methods=["post"])
     def restart(self, request: Request, pk: str | None = None) -> Response:
         connector = self.get_object()
