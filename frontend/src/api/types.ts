@@ -140,3 +140,11 @@ export type ScramCredentialWithPassword = JsonBody<paths["/api/v1/scram-credenti
 
 export type AuthOptions = JsonBody<paths["/api/v1/auth/options/"]["get"]["responses"][200]>;
 export type Profile = JsonBody<paths["/api/v1/auth/profile/"]["get"]["responses"][200]>;
+
+export type ConnectCluster = ItemOf<"/api/v1/connect-clusters/">;
+export type Connector = ItemOf<"/api/v1/connectors/">;
+export type ConnectorDetail = JsonBody<paths["/api/v1/connectors/{id}/"]["get"]["responses"][200]>;
+export type ConnectorPlugin = JsonBody<
+  paths["/api/v1/connect-clusters/{id}/plugins/"]["get"]["responses"][200]
+>[number];
+export type ConnectorCreate = PostBody<"/api/v1/connectors/">;
