@@ -540,22 +540,31 @@ def _apply(
     """Checks, validates and (unless validate_only) writes the connector to Connect; returns its config."""
     connector_class = config.get("connector.class", "")
     check_connector_config(team, name, config)
+    path = _secrets_path(connect_cluster, name)
+    previous = path.read_text() if path.exists() else None
+
+    def restore_secrets() -> None:
+        """Puts back what the running connector resolves (nothing, for a connector not created yet)."""
+        if previous is None:
+            path.unlink(missing_ok=True)
+        else:
+            workers.write_private(path, previous)
+
     references = _write_secrets(connect_cluster, name, secrets) if secrets else {}
     full = {**config, **references, "name": name}
     try:
         _validate(connect_cluster, connector_class, full, config)
-    except ServiceError:
-        if validate_only or not Connector.objects.filter(connect_cluster=connect_cluster, name=name).exists():
-            _secrets_path(connect_cluster, name).unlink(missing_ok=True)
-        raise
-    if validate_only:
-        _secrets_path(connect_cluster, name).unlink(missing_ok=True)
-        return full
-    create_acls(connection_for(connect_cluster.cluster), team_acls(connect_cluster, team))
-    try:
+        if validate_only:
+            restore_secrets()
+            return full
+        create_acls(connection_for(connect_cluster.cluster), team_acls(connect_cluster, team))
         client(connect_cluster).put_config(name, full)
     except (rest.ConnectRefused, rest.ConnectUnreachable) as error:
+        restore_secrets()
         raise ServiceError(str(error), code="connect_refused") from error
+    except Exception:
+        restore_secrets()
+        raise
     return full
 
 
@@ -723,15 +732,20 @@ def connector_status(*, connector: Connector) -> dict[str, Any]:
         return {"state": "UNKNOWN", "error": error.message, "tasks": []}
     except rest.ConnectUnreachable as error:
         return {"state": "UNREACHABLE", "error": str(error), "tasks": []}
+    # Workers are named by their index: their REST addresses are the control plane's business only.
+    names = {
+        f"{workers.HOST}:{worker.rest_port}": f"worker {worker.index}"
+        for worker in connector.connect_cluster.workers.all()
+    }
     return {
         "state": status["connector"]["state"],
-        "worker": status["connector"].get("worker_id", ""),
+        "worker": names.get(status["connector"].get("worker_id", ""), ""),
         "trace": status["connector"].get("trace", ""),
         "tasks": [
             {
                 "id": task["id"],
                 "state": task["state"],
-                "worker": task.get("worker_id", ""),
+                "worker": names.get(task.get("worker_id", ""), ""),
                 "trace": task.get("trace", ""),
             }
             for task in status.get("tasks", [])

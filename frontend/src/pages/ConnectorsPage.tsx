@@ -209,7 +209,8 @@ export function ConnectorsPage() {
           <ul aria-label="Connect clusters" className="panel">
             {clusterList.map((cluster) => (
               <li key={cluster.id}>
-                <strong>{cluster.name}</strong>: {cluster.status}, {cluster.workers.length} workers (
+                <strong>{cluster.name}</strong>: {cluster.status}, {cluster.workers.length}{" "}
+                {cluster.workers.length === 1 ? "worker" : "workers"} (
                 {cluster.workers.map((worker) => worker.status).join(", ")})
               </li>
             ))}

@@ -227,14 +227,15 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
 
     # kill -9 the worker that runs the task, once its source offsets are committed (1 s flush interval).
     time.sleep(3)
-    victim_url = task_worker()
-    victim = next(worker for worker in connect_cluster.workers.all() if str(worker.rest_port) in victim_url)
+    victim_name = task_worker()
+    assert victim_name in ("worker 1", "worker 2"), victim_name  # never the worker's REST address
+    victim = connect_cluster.workers.get(index=int(victim_name.split()[1]))
     os.killpg(victim.pid, signal.SIGKILL)
     with psycopg.connect(logical_postgres, autocommit=True) as database:
         for row in range(1, ROWS, 2):
             database.execute("UPDATE accounts SET balance = 2 WHERE id = %s", (row,))
     moved = time.monotonic()
-    wait_until(lambda: task_worker() not in ("", victim_url), timeout=120, what="the task to move")
+    wait_until(lambda: task_worker() not in ("", victim_name), timeout=120, what="the task to move")
     changes(seen, consumer, first_batch + ROWS // 2)
     print(f"task moved and caught up {time.monotonic() - moved:.1f} s after kill -9")
     changes(seen, consumer, first_batch + ROWS // 2 + 1, timeout_seconds=3)  # no change re-delivered
