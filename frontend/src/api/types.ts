@@ -148,3 +148,4 @@ export type ConnectorPlugin = JsonBody<
   paths["/api/v1/connect-clusters/{id}/plugins/"]["get"]["responses"][200]
 >[number];
 export type ConnectorCreate = PostBody<"/api/v1/connectors/">;
+export type ConnectClusterCreate = PostBody<"/api/v1/connect-clusters/">;

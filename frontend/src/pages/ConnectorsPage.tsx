@@ -2,7 +2,11 @@ import { createColumnHelper } from "@tanstack/react-table";
 import { useState } from "react";
 
 import { combineQueries } from "../api/combineQueries";
+import { describeError } from "../api/errors";
+import { useAccess } from "../api/hooks/access";
+import { useClusters } from "../api/hooks/clusters";
 import {
+  useAttachConnectCluster,
   useConnectClusters,
   useConnector,
   useConnectorPlugins,
@@ -11,7 +15,8 @@ import {
   useCreateConnector,
 } from "../api/hooks/connect";
 import { useTeams } from "../api/hooks/teams";
-import type { ConnectCluster, Connector, Team } from "../api/types";
+import type { Cluster, ConnectCluster, Connector, Team } from "../api/types";
+import { isOrgAdmin } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
 import { SelectField, TextField, choicesOf } from "../components/FormFields";
@@ -119,6 +124,50 @@ function ConnectorForm({
   );
 }
 
+/** An org admin attaches a Connect cluster to one of the organization's clusters. */
+function AttachConnectClusterForm({ clusters, onDone }: { clusters: Cluster[]; onDone: () => void }) {
+  const [cluster, setCluster] = useState<number | "">(clusters[0]?.id ?? "");
+  const [name, setName] = useState("");
+  const [workers, setWorkers] = useState<number>(1);
+  const attach = useAttachConnectCluster();
+  return (
+    <form
+      className="form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (cluster === "") return;
+        attach.mutate(
+          { cluster, name, worker_count: workers, max_tasks_per_team: 8, allowed_plugins: [] },
+          { onSuccess: onDone },
+        );
+      }}
+    >
+      <SelectField label="Kafka cluster" value={cluster} choices={choicesOf(clusters)} onChange={setCluster} />
+      <TextField label="Name" value={name} onChange={setName} />
+      <SelectField
+        label="Workers"
+        value={workers}
+        choices={[
+          [1, "1"],
+          [2, "2"],
+          [3, "3"],
+        ]}
+        onChange={setWorkers}
+      />
+      {attach.error ? (
+        <p role="alert" className="form__error">
+          {describeError(attach.error)}
+        </p>
+      ) : null}
+      <div className="actions">
+        <button type="submit" className="button button--primary" disabled={attach.isPending}>
+          {attach.isPending ? "Starting workers…" : "Attach"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
 function ConnectorStatus({ id }: { id: number }) {
   const detail = useConnector(id);
   const status = detail.data?.status as
@@ -147,8 +196,16 @@ export function ConnectorsPage() {
   const connectors = useConnectors();
   const teams = useTeams();
   const stateChange = useConnectorStateChange();
+  const clusters = useClusters();
+  const access = useAccess();
   const [creating, setCreating] = useState(false);
+  const [attaching, setAttaching] = useState(false);
   const [shown, setShown] = useState<number | null>(null);
+
+  const accessData = access.data;
+  const adminClusters = (clusters.data ?? []).filter(
+    (cluster) => accessData !== undefined && isOrgAdmin(accessData, cluster.organization),
+  );
 
   const columns = [
     column.accessor("name", {
@@ -197,11 +254,18 @@ export function ConnectorsPage() {
         title="Connectors"
         description="Kafka Connect source and sink connectors of your teams, on the Connect clusters of your organization."
         actions={
-          (connectClusters.data ?? []).length > 0 ? (
-            <button type="button" className="button button--primary" onClick={() => setCreating(true)}>
-              New connector
-            </button>
-          ) : null
+          <>
+            {adminClusters.length > 0 ? (
+              <button type="button" className="button" onClick={() => setAttaching(true)}>
+                Attach Connect cluster
+              </button>
+            ) : null}
+            {(connectClusters.data ?? []).length > 0 ? (
+              <button type="button" className="button button--primary" onClick={() => setCreating(true)}>
+                New connector
+              </button>
+            ) : null}
+          </>
         }
       />
       <QueryView query={combineQueries(connectClusters)} errorTitle="Could not load the Connect clusters">
@@ -234,6 +298,9 @@ export function ConnectorsPage() {
         )}
       </QueryView>
       {shown !== null ? <ConnectorStatus id={shown} /> : null}
+      <Dialog open={attaching} title="Attach Connect cluster" onClose={() => setAttaching(false)}>
+        <AttachConnectClusterForm clusters={adminClusters} onDone={() => setAttaching(false)} />
+      </Dialog>
       <Dialog open={creating} title="New connector" onClose={() => setCreating(false)}>
         <ConnectorForm
           connectClusters={connectClusters.data ?? []}

@@ -115,7 +115,7 @@ const LIST_PAGES: PageCase[] = [
     main: "GET /api/v1/connectors/",
     loading: "Loading…",
     empty: { answer: emptyPage, text: "No connectors yet" },
-    handlers: { "GET /api/v1/connect-clusters/": emptyPage },
+    handlers: { "GET /api/v1/connect-clusters/": emptyPage, "GET /api/v1/clusters/": emptyPage },
   },
   {
     page: "Alerts",

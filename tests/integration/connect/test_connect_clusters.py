@@ -52,6 +52,10 @@ class ConnectWorld:
     def id(self) -> int:
         return self.connect_cluster["id"]
 
+    @property
+    def secrets_dir(self) -> Path:
+        return Path(ConnectCluster.objects.get(pk=self.id).workers.first().directory).parent / "secrets"
+
     def connector_body(self, name: str, config: dict[str, str], **extra: Any) -> dict[str, Any]:
         return {
             "connect_cluster": self.id,
@@ -192,6 +196,20 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
     assert created.json()["secret_keys"] == ["database.password"]
     assert password not in json.dumps(list(AuditEvent.objects.values()), default=str)
     connector_id = created.json()["id"]
+    # A refused update leaves the running connector's secrets as they were.
+    secrets_file = next(Path(connect_world.secrets_dir).glob(f"{name}.properties"))
+    assert stat.S_IMODE(secrets_file.stat().st_mode) == 0o600
+    refused = world.developer_a.patch(
+        f"/api/v1/connectors/{connector_id}/",
+        {
+            "config": {"connector.class": DEBEZIUM, "topic.prefix": prefix},
+            "secrets": {"database.password": "new"},
+        },
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert "database.hostname" in refused.json()["error"]["details"]["fields"]
+    assert secrets_file.read_text() == f"database.password={password}\n"
 
     def task_worker() -> str:
         status = world.developer_a.get(f"/api/v1/connectors/{connector_id}/").json()["status"]

@@ -2,7 +2,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { apiClient, unwrap } from "../client";
 import { listAll } from "../listAll";
-import type { ConnectCluster, Connector, ConnectorCreate, ConnectorDetail, ConnectorPlugin } from "../types";
+import type {
+  ConnectCluster,
+  ConnectClusterCreate,
+  Connector,
+  ConnectorCreate,
+  ConnectorDetail,
+  ConnectorPlugin,
+} from "../types";
 
 export const connectKeys = {
   all: ["connect"] as const,
@@ -73,6 +80,16 @@ export function useConnectorStateChange() {
       pause
         ? unwrap(await apiClient.POST("/api/v1/connectors/{id}/pause/", { params: { path: { id } } }))
         : unwrap(await apiClient.POST("/api/v1/connectors/{id}/resume/", { params: { path: { id } } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: connectKeys.all }),
+  });
+}
+
+export function useAttachConnectCluster() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    // The answer comes once the workers serve (20-60 s): the attach waits for them.
+    mutationFn: async (body: ConnectClusterCreate): Promise<ConnectCluster> =>
+      unwrap(await apiClient.POST("/api/v1/connect-clusters/", { body })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: connectKeys.all }),
   });
 }
