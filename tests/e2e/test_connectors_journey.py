@@ -32,11 +32,13 @@ def connect_cluster(secure_payments: SecurePayments, settings, tmp_path: Path) -
     attached = connect.attach_connect_cluster(
         actor=secure_payments.olga, cluster=secure_payments.cluster, name="etl", worker_count=1
     )
-    assert attached.status == "running", attached.status_reason
-    yield attached
-    for connector in attached.connectors.all():
-        connect.delete_connector(actor=secure_payments.olga, connector=connector)
-    connect.delete_connect_cluster(actor=secure_payments.olga, connect_cluster=attached)
+    try:
+        assert attached.status == "running", attached.status_reason
+        yield attached
+    finally:
+        for connector in attached.connectors.all():
+            connect.delete_connector(actor=secure_payments.olga, connector=connector)
+        connect.delete_connect_cluster(actor=secure_payments.olga, connect_cluster=attached)
 
 
 @pytest.mark.timeout(420)

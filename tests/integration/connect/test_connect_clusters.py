@@ -90,10 +90,10 @@ def connect_world(kafka_world: KafkaWorld, settings: Any, tmp_path: Path) -> Ite
     )
     print(f"\nConnect cluster attached in {time.monotonic() - started:.1f} s")
     assert answer.status_code == 201, answer.json()
-    assert answer.json()["status"] == "running", answer.json()["status_reason"]
     files = tmp_path / "files"
     files.mkdir()
     try:
+        assert answer.json()["status"] == "running", answer.json()["status_reason"]
         yield ConnectWorld(world, answer.json(), files)
     finally:
         # Whatever a failed step left: the workers never outlive the test.
