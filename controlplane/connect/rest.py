@@ -8,6 +8,7 @@ and a stopped worker is skipped.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 TIMEOUT_SECONDS = 30.0
+REBALANCE_WAIT_SECONDS = 15.0
 
 
 class ConnectUnreachable(Exception):
@@ -40,6 +42,18 @@ class ConnectRest:
         self.timeout_seconds = timeout_seconds
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
+        """Connect answers 409 while its group rebalances (a worker joined, left or died): asked again
+        until REBALANCE_WAIT_SECONDS have passed, the request then usually goes through."""
+        deadline = time.monotonic() + REBALANCE_WAIT_SECONDS
+        while True:
+            try:
+                return self._call_any_worker(method, path, body)
+            except ConnectRefused as refusal:
+                if refusal.status != 409 or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.5)
+
+    def _call_any_worker(self, method: str, path: str, body: Any) -> Any:
         last_error = "no workers"
         for url in self.urls:
             request = urllib.request.Request(
