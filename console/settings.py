@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "controlplane.lag",
     "controlplane.alerts",
     "controlplane.declarative",
+    "controlplane.connect",
 ]
 
 MIDDLEWARE = [
@@ -258,6 +259,9 @@ SPECTACULAR_SETTINGS = {
         "ResourceTypeEnum": "controlplane.tenancy.choices.PrefixResourceType",
         "HealthEnum": "controlplane.lag.observations.Health",
         "AlertMetricEnum": "controlplane.alerts.choices.Metric",
+        "ConnectorStateEnum": "controlplane.connect.choices.ConnectorState",
+        "ConnectClusterStatusEnum": "controlplane.connect.choices.ConnectClusterStatus",
+        "ConnectWorkerStatusEnum": "controlplane.connect.choices.WorkerStatus",
         "AlertComparisonEnum": "controlplane.alerts.choices.Comparison",
         "AlertGranularityEnum": "controlplane.alerts.choices.Granularity",
         "AlertSeverityEnum": "controlplane.alerts.choices.Severity",

@@ -30,6 +30,7 @@ api_v1 = [
     path("", include("controlplane.alerts.api.urls")),
     path("", include("controlplane.lag.api.urls")),
     path("", include("controlplane.declarative.api.urls")),
+    path("", include("controlplane.connect.api.urls")),
 ]
 
 # Failures outside DRF's views answer in the API's error shape with the request id, not Django's HTML page.

@@ -64,6 +64,19 @@ if [[ "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
   fi
 fi
 
+# --- Kafka Connect plugins from Maven Central beyond Apache Kafka's (jvm/connect-plugins/pom.xml: Debezium) -----
+if [[ "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
+  plugins_version=$(sed -n 's#.*<debezium.version>\(.*\)</debezium.version>.*#debezium-\1#p' jvm/connect-plugins/pom.xml)
+  plugins_home=${CONNECT_PLUGINS_HOME:-$PWD/.cache/connect-plugins}
+  plugins_pom_hash=$(sha256sum jvm/connect-plugins/pom.xml | cut -d' ' -f1)
+  if [[ "$(cat "$plugins_home/$plugins_version/.pom-hash" 2>/dev/null)" != "$plugins_pom_hash" ]]; then
+    say "installing Connect plugins ($plugins_version) from Maven Central into $plugins_home/$plugins_version"
+    rm -rf "${plugins_home:?}/$plugins_version"
+    mvn -q -B -f jvm/connect-plugins/pom.xml package -Dinstall.dir="$plugins_home/$plugins_version"
+    echo "$plugins_pom_hash" > "$plugins_home/$plugins_version/.pom-hash"
+  fi
+fi
+
 # --- the JVM ecosystem tests' Java (jvm/ecosystem/src), compiled against those jars into .cache/jvm-ecosystem/<digest> --
 if [[ $WITH_TEST_TOOLS == 1 && "${APACHE_KAFKA_INSTALL:-true}" != false ]]; then
   # (and Spark's own Kafka connector, jvm/spark-kafka/pom.xml, into .cache/spark-kafka/<version>, redone when the pom changes)

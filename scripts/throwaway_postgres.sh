@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts a disposable PostgreSQL cluster on a free loopback port and prints shell exports for it:
 #   eval "$(scripts/throwaway_postgres.sh start)"; ...; scripts/throwaway_postgres.sh stop "$PG_DIR"
+# PG_EXTRA_OPTIONS adds server options (e.g. "-c wal_level=logical" for change data capture).
 # initdb refuses to run as root, so as root the cluster runs as the 'postgres' user.
 set -euo pipefail
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -18,7 +19,7 @@ case "${1:-}" in
     as_owner "$PG_BIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
     # Durability settings are off: this cluster lives for one test run only.
     as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
-      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off ${PG_EXTRA_OPTIONS:-}" \
       start >/dev/null
     as_owner "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres streamhub
     echo "export PG_DIR=$dir"

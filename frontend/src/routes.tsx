@@ -23,6 +23,7 @@ const PAGES: Record<NavPath, NonNullable<RouteObject["lazy"]>> = {
   "/schemas": async () => ({ Component: (await import("./pages/SchemasPage")).SchemasPage }),
   "/groups": async () => ({ Component: (await import("./pages/GroupsPage")).GroupsPage }),
   "/jobs": async () => ({ Component: (await import("./pages/JobsPage")).JobsPage }),
+  "/connectors": async () => ({ Component: (await import("./pages/ConnectorsPage")).ConnectorsPage }),
   "/topics": async () => ({ Component: (await import("./pages/TopicsPage")).TopicsPage }),
   "/acls": async () => ({ Component: (await import("./pages/AclsPage")).AclsPage }),
   "/quotas": async () => ({ Component: (await import("./pages/QuotasPage")).QuotasPage }),

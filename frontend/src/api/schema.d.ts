@@ -977,6 +977,184 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/connect-clusters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        get: operations["v1_connect_clusters_list"];
+        put?: never;
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        post: operations["v1_connect_clusters_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connect-clusters/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        get: operations["v1_connect_clusters_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        delete: operations["v1_connect_clusters_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connect-clusters/{id}/health/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        get: operations["v1_connect_clusters_health_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connect-clusters/{id}/plugins/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        get: operations["v1_connect_clusters_plugins_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connect-clusters/{id}/restart/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Connect clusters of the caller's organizations; org admins attach, restart and delete them. */
+        post: operations["v1_connect_clusters_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connectors/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        get: operations["v1_connectors_list"];
+        put?: never;
+        /**
+         * @description Creates the connector after Connect validated its config (errors per field in
+         *     `error.details.fields`); with `validate_only` nothing is created.
+         */
+        post: operations["v1_connectors_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connectors/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        get: operations["v1_connectors_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        delete: operations["v1_connectors_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        patch: operations["v1_connectors_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/connectors/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        post: operations["v1_connectors_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connectors/{id}/restart/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        post: operations["v1_connectors_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/connectors/{id}/resume/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Connectors of the caller's teams. A detail asks Connect for the status of the connector and its tasks. */
+        post: operations["v1_connectors_resume_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/consumer-groups/": {
         parameters: {
             query?: never;
@@ -3039,6 +3217,153 @@ export interface components {
             /** @description why the bounds exist */
             reason: string;
         };
+        /** @description The workers' REST addresses are not shown: only the control plane calls them. */
+        ConnectCluster: {
+            readonly id: number;
+            organization: number;
+            cluster: number;
+            name: string;
+            /** Format: int64 */
+            worker_count?: number;
+            /** @default provisioning */
+            status: components["schemas"]["ConnectClusterStatusEnum"];
+            status_reason?: string;
+            group_id: string;
+            principal_name: string;
+            allowed_plugins?: unknown;
+            /** Format: int64 */
+            max_tasks_per_team?: number;
+            readonly workers: components["schemas"]["ConnectWorker"][];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ConnectClusterCreateInputRequest: {
+            cluster: number;
+            name: string;
+            /** @default 1 */
+            worker_count: number;
+            allowed_plugins?: string[];
+            /** @default 8 */
+            max_tasks_per_team: number;
+        };
+        ConnectClusterHealth: {
+            status: string;
+            workers: components["schemas"]["WorkerHealth"][];
+            connectors: number;
+        };
+        /** @description The workers' REST addresses are not shown: only the control plane calls them. */
+        ConnectClusterRequest: {
+            organization: number;
+            cluster: number;
+            name: string;
+            /** Format: int64 */
+            worker_count?: number;
+            /** @default provisioning */
+            status: components["schemas"]["ConnectClusterStatusEnum"];
+            status_reason?: string;
+            group_id: string;
+            principal_name: string;
+            allowed_plugins?: unknown;
+            /** Format: int64 */
+            max_tasks_per_team?: number;
+        };
+        /**
+         * @description * `provisioning` - Provisioning
+         *     * `running` - Running
+         *     * `degraded` - Degraded
+         *     * `failed` - Failed
+         *     * `deleted` - Deleted
+         * @enum {string}
+         */
+        ConnectClusterStatusEnum: "provisioning" | "running" | "degraded" | "failed" | "deleted";
+        ConnectWorker: {
+            /** Format: int64 */
+            index: number;
+            status?: components["schemas"]["ConnectWorkerStatusEnum"];
+            /** Format: int64 */
+            restart_count?: number;
+        };
+        ConnectWorkerRequest: {
+            /** Format: int64 */
+            index: number;
+            status?: components["schemas"]["ConnectWorkerStatusEnum"];
+            /** Format: int64 */
+            restart_count?: number;
+        };
+        /**
+         * @description * `starting` - Starting
+         *     * `running` - Running
+         *     * `stopped` - Stopped
+         * @enum {string}
+         */
+        ConnectWorkerStatusEnum: "starting" | "running" | "stopped";
+        /** @description The config as the team gave it; secrets appear only as the names of the keys they fill. */
+        Connector: {
+            readonly id: number;
+            connect_cluster: number;
+            team: number;
+            name: string;
+            connector_class: string;
+            config?: unknown;
+            secret_keys?: unknown;
+            /** Format: int64 */
+            tasks_max?: number;
+            desired_state?: components["schemas"]["ConnectorStateEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        ConnectorCreateInputRequest: {
+            connect_cluster: number;
+            team: number;
+            name: string;
+            config: {
+                [key: string]: string;
+            };
+            secrets?: {
+                [key: string]: string;
+            };
+            /** @default false */
+            validate_only: boolean;
+        };
+        /** @description The config as the team gave it; secrets appear only as the names of the keys they fill. */
+        ConnectorDetail: {
+            readonly id: number;
+            connect_cluster: number;
+            team: number;
+            name: string;
+            connector_class: string;
+            config?: unknown;
+            secret_keys?: unknown;
+            /** Format: int64 */
+            tasks_max?: number;
+            desired_state?: components["schemas"]["ConnectorStateEnum"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly status: {
+                [key: string]: unknown;
+            };
+        };
+        ConnectorPlugin: {
+            type: string;
+            version: string;
+            allowed: boolean;
+            class: string;
+        };
+        ConnectorRestartInputRequest: {
+            task?: number | null;
+            /** @default false */
+            only_failed: boolean;
+        };
+        /**
+         * @description * `running` - Running
+         *     * `paused` - Paused
+         * @enum {string}
+         */
+        ConnectorStateEnum: "running" | "paused";
         /** @description A group as the sampler last saw it (lists never wait on the cluster). */
         ConsumerGroup: {
             readonly id: number;
@@ -3099,12 +3424,6 @@ export interface components {
             readonly error: string;
             readonly succeeded: boolean;
         };
-        /**
-         * @description * `running` - Running
-         *     * `stopped` - Stopped
-         * @enum {string}
-         */
-        DesiredStateEnum: "running" | "stopped";
         DocumentsInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
             documents: {
@@ -3890,6 +4209,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Cluster"][];
         };
+        PaginatedConnectClusterList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ConnectCluster"][];
+        };
+        PaginatedConnectorList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Connector"][];
+        };
         PaginatedConsumerGroupList: {
             /** @example 123 */
             count: number;
@@ -4311,6 +4660,14 @@ export interface components {
         PatchedClusterGuardrailsInputRequest: {
             /** @description Partition replicas each broker may carry; null: the default (4,000). */
             partition_replicas_per_broker?: number | null;
+        };
+        PatchedConnectorUpdateInputRequest: {
+            config?: {
+                [key: string]: string;
+            };
+            secrets?: {
+                [key: string]: string;
+            };
         };
         /** @description Limits an org admin sets for all teams of the organization (null: back to the default). */
         PatchedGuardrailLimitsInputRequest: {
@@ -4938,7 +5295,7 @@ export interface components {
             readonly job: components["schemas"]["StreamingJobEnum"];
             readonly parameters: unknown;
             readonly compute_target: string;
-            readonly desired_state: components["schemas"]["DesiredStateEnum"];
+            readonly desired_state: components["schemas"]["StreamingJobDesiredStateEnum"];
             readonly state: components["schemas"]["StreamingJobStateEnum"];
             readonly reason: string;
             readonly progress: components["schemas"]["StreamProgress"];
@@ -4979,6 +5336,12 @@ export interface components {
             /** @description local[N], spark://… or k8s://…; default SPARK_MASTER. */
             compute_target?: string;
         };
+        /**
+         * @description * `running` - Running
+         *     * `stopped` - Stopped
+         * @enum {string}
+         */
+        StreamingJobDesiredStateEnum: "running" | "stopped";
         /**
          * @description * `stream_topic_sql` - Stream Topic Sql
          *     * `stream_to_parquet` - Stream To Parquet
@@ -5191,6 +5554,9 @@ export interface components {
             email: string;
             is_superuser: boolean;
         };
+        ValidOnly: {
+            valid: boolean;
+        };
         /**
          * @description * `session` - Console session
          *     * `api_key` - API key
@@ -5199,6 +5565,12 @@ export interface components {
          * @enum {string}
          */
         ViaEnum: "session" | "api_key" | "access_token" | "system";
+        WorkerHealth: {
+            index: number;
+            status: string;
+            alive: boolean;
+            serving: boolean;
+        };
         WorkerStatus: {
             alive: boolean;
             /** Format: date-time */
@@ -11014,6 +11386,1281 @@ export interface operations {
             };
             /** @description Authenticated but not allowed (said before anything about the request body). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedConnectClusterList"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectClusterCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectCluster"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connect cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectCluster"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connect cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_health_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connect cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectClusterHealth"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_plugins_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connect cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectorPlugin"][];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connect_clusters_restart_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connect cluster. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectClusterRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectCluster"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page. */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedConnectorList"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectorCreateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidOnly"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connector. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectorDetail"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connector. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connector. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedConnectorUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_pause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connector. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_restart_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connector. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ConnectorRestartInputRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_connectors_resume_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this connector. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connector"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -143,3 +143,11 @@ export type Profile = JsonBody<paths["/api/v1/auth/profile/"]["get"]["responses"
 
 /** A resource managed as code: the file set that declares it and the change set that last applied it. */
 export type ManagedResource = ItemOf<"/api/v1/managed-resources/">;
+export type ConnectCluster = ItemOf<"/api/v1/connect-clusters/">;
+export type Connector = ItemOf<"/api/v1/connectors/">;
+export type ConnectorDetail = JsonBody<paths["/api/v1/connectors/{id}/"]["get"]["responses"][200]>;
+export type ConnectorPlugin = JsonBody<
+  paths["/api/v1/connect-clusters/{id}/plugins/"]["get"]["responses"][200]
+>[number];
+export type ConnectorCreate = PostBody<"/api/v1/connectors/">;
+export type ConnectClusterCreate = PostBody<"/api/v1/connect-clusters/">;

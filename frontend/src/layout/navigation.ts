@@ -16,6 +16,7 @@ export const NAV_ITEMS = [
   { path: "/teams", label: "Teams" },
   { path: "/people", label: "People" },
   { path: "/jobs", label: "Jobs" },
+  { path: "/connectors", label: "Connectors" },
   { path: "/alerts", label: "Alerts" },
   { path: "/audit", label: "Audit log" },
   { path: "/settings", label: "Settings" },

@@ -110,6 +110,14 @@ const LIST_PAGES: PageCase[] = [
     handlers: { "GET /api/v1/job-runs/catalog/": json(200, []) },
   },
   {
+    page: "Connectors",
+    path: "/connectors",
+    main: "GET /api/v1/connectors/",
+    loading: "Loading…",
+    empty: { answer: emptyPage, text: "No connectors yet" },
+    handlers: { "GET /api/v1/connect-clusters/": emptyPage, "GET /api/v1/clusters/": emptyPage },
+  },
+  {
     page: "Alerts",
     path: "/alerts",
     main: "GET /api/v1/alerts/",

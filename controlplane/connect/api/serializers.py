@@ -1,0 +1,127 @@
+from rest_framework import serializers
+
+from controlplane.clusters.models import Cluster
+from controlplane.connect.models import ConnectCluster, Connector, ConnectWorker
+from controlplane.connect.services import MAX_WORKERS
+from controlplane.tenancy.models import Team
+
+
+class ConnectWorkerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ConnectWorker
+        fields = ["index", "status", "restart_count"]
+
+
+class ConnectClusterSerializer(serializers.ModelSerializer):
+    """The workers' REST addresses are not shown: only the control plane calls them."""
+
+    workers = ConnectWorkerSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ConnectCluster
+        fields = [
+            "id",
+            "organization",
+            "cluster",
+            "name",
+            "worker_count",
+            "status",
+            "status_reason",
+            "group_id",
+            "principal_name",
+            "allowed_plugins",
+            "max_tasks_per_team",
+            "workers",
+            "created_at",
+        ]
+
+
+class ConnectClusterCreateInputSerializer(serializers.Serializer):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    name = serializers.CharField(max_length=63)
+    worker_count = serializers.IntegerField(min_value=1, max_value=MAX_WORKERS, default=1)
+    allowed_plugins = serializers.ListField(child=serializers.CharField(max_length=300), required=False)
+    max_tasks_per_team = serializers.IntegerField(min_value=1, max_value=1000, default=8)
+
+
+class ConnectorSerializer(serializers.ModelSerializer):
+    """The config as the team gave it; secrets appear only as the names of the keys they fill."""
+
+    class Meta:
+        model = Connector
+        fields = [
+            "id",
+            "connect_cluster",
+            "team",
+            "name",
+            "connector_class",
+            "config",
+            "secret_keys",
+            "tasks_max",
+            "desired_state",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class ConnectorDetailSerializer(ConnectorSerializer):
+    status = serializers.SerializerMethodField()
+
+    class Meta(ConnectorSerializer.Meta):
+        fields = [*ConnectorSerializer.Meta.fields, "status"]
+
+    def get_status(self, connector: Connector) -> dict:
+        return self.context.get("status", {})
+
+
+class ConnectorCreateInputSerializer(serializers.Serializer):
+    connect_cluster = serializers.PrimaryKeyRelatedField(queryset=ConnectCluster.objects.all())
+    team = serializers.PrimaryKeyRelatedField(queryset=Team.objects.all())
+    name = serializers.CharField(max_length=200)
+    config = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False))
+    secrets = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, write_only=True
+    )
+    validate_only = serializers.BooleanField(default=False)
+
+    def validate_config(self, config: dict) -> dict:
+        if not config.get("connector.class"):
+            raise serializers.ValidationError("connector.class is required.")
+        return config
+
+
+class ConnectorUpdateInputSerializer(serializers.Serializer):
+    config = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False))
+    secrets = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, write_only=True
+    )
+
+
+class ConnectorRestartInputSerializer(serializers.Serializer):
+    task = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    only_failed = serializers.BooleanField(default=False)
+
+
+class ValidOnlySerializer(serializers.Serializer):
+    valid = serializers.BooleanField()
+
+
+class WorkerHealthSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    status = serializers.CharField()
+    alive = serializers.BooleanField()
+    serving = serializers.BooleanField()
+
+
+class ConnectClusterHealthSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    workers = WorkerHealthSerializer(many=True)
+    connectors = serializers.IntegerField()
+
+
+class ConnectorPluginSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    version = serializers.CharField()
+    allowed = serializers.BooleanField()
+    # Connect's own key, a Python keyword: declared through the class namespace.
+    locals()["class"] = serializers.CharField()

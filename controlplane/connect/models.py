@@ -1,0 +1,96 @@
+from django.db import models
+from django.db.models import Q
+
+from controlplane.clusters.models import Cluster
+from controlplane.connect.choices import ConnectClusterStatus, ConnectorState, WorkerStatus
+from controlplane.tenancy.models import Organization, Team
+
+
+class ConnectCluster(models.Model):
+    """Kafka Connect workers (distributed mode) an org admin attached to one of the organization's clusters.
+
+    The workers log in to the cluster as their own Kafka user (`principal_name`, SCRAM), whose password is
+    Fernet-encrypted here and written to the workers' 0600 configs; the ACLs it holds are its internal topics
+    and group, and the topic and group prefixes of the teams whose connectors run on it."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="connect_clusters")
+    cluster = models.ForeignKey(Cluster, on_delete=models.PROTECT, related_name="connect_clusters")
+    name = models.CharField(max_length=63)
+    worker_count = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(
+        max_length=20, choices=ConnectClusterStatus.choices, default=ConnectClusterStatus.PROVISIONING
+    )
+    status_reason = models.TextField(blank=True)
+    # The workers' group id; their config, offset and status topics are named after it.
+    group_id = models.CharField(max_length=200)
+    principal_name = models.CharField(max_length=200)
+    password_encrypted = models.TextField(blank=True)
+    # Connector classes teams may use here (empty: choices.DEFAULT_ALLOWED_PLUGINS).
+    allowed_plugins = models.JSONField(default=list, blank=True)
+    # Guardrail: the tasks (sum of tasks.max) one team's connectors may ask for on this Connect cluster.
+    max_tasks_per_team = models.PositiveIntegerField(default=8)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["organization_id", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name"],
+                condition=~Q(status="deleted"),
+                name="unique_live_connect_cluster_name_per_org",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ConnectWorker(models.Model):
+    connect_cluster = models.ForeignKey(ConnectCluster, on_delete=models.CASCADE, related_name="workers")
+    index = models.PositiveSmallIntegerField()
+    rest_port = models.PositiveIntegerField()
+    directory = models.CharField(max_length=1000)
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=WorkerStatus.choices, default=WorkerStatus.STARTING)
+    restart_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["connect_cluster_id", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["connect_cluster", "index"], name="unique_worker_per_connect_cluster"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.connect_cluster.name}/{self.index}"
+
+
+class Connector(models.Model):
+    """A team's connector: its config as the team gave it, minus secrets (which only the 0600 file under the
+    Connect cluster's secrets directory holds; the config references them through the config provider)."""
+
+    connect_cluster = models.ForeignKey(ConnectCluster, on_delete=models.PROTECT, related_name="connectors")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="connectors")
+    name = models.CharField(max_length=200)
+    connector_class = models.CharField(max_length=300)
+    config = models.JSONField(default=dict, blank=True)
+    secret_keys = models.JSONField(default=list, blank=True)
+    tasks_max = models.PositiveIntegerField(default=1)
+    desired_state = models.CharField(
+        max_length=20, choices=ConnectorState.choices, default=ConnectorState.RUNNING
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["connect_cluster_id", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["connect_cluster", "name"], name="unique_connector_per_connect_cluster"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
