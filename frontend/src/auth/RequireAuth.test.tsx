@@ -49,6 +49,7 @@ describe("the auth guard", () => {
       "Teams",
       "People",
       "Jobs",
+      "Connectors",
       "Alerts",
       "Audit log",
       "Settings",

@@ -54,7 +54,13 @@ def wait_for_levels(nodes: list[ClusterNode], wanted: dict[str, int], timeout_s:
 
 
 def test_levels_are_replicated_and_survive_a_controller_failover(cluster3: LocalCluster) -> None:
-    defaults = {"metadata.version": 29, "share.version": 1, "streams.version": 1, "group.version": 1, "transaction.version": 2}
+    defaults = {
+        "metadata.version": 29,
+        "share.version": 1,
+        "streams.version": 1,
+        "group.version": 1,
+        "transaction.version": 2,
+    }
     wait_for_levels(cluster3.brokers, defaults)
 
     controller = active_controller(cluster3)
@@ -89,4 +95,7 @@ def test_levels_are_replicated_and_survive_a_controller_failover(cluster3: Local
     cluster3.wait_ready()
     wait_for_levels(cluster3.brokers, {"metadata.version": 29, "share.version": 1, "streams.version": 1})
     assert update(cluster3.node(controller), "group.version", 1, UPGRADE).error_code == 0
-    wait_for_levels(cluster3.brokers, {"metadata.version": 29, "share.version": 1, "streams.version": 1, "group.version": 1})
+    wait_for_levels(
+        cluster3.brokers,
+        {"metadata.version": 29, "share.version": 1, "streams.version": 1, "group.version": 1},
+    )
