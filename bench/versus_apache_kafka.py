@@ -517,8 +517,10 @@ def main() -> None:
     binary = args.rdkafka_performance or rdkafka_performance_binary(
         args.librdkafka, REPO_ROOT / "var" / "bench" / "rdkafka_performance"
     )
+    commit = run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"]).strip()
     print(
-        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, args {vars(args)}"
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit}, {os.cpu_count()} cores, "
+        f"Apache Kafka {runtime.installation().version}, args {vars(args)}"
     )
     bench = Bench(args, binary)
     for nodes in args.nodes:
