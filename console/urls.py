@@ -33,6 +33,7 @@ api_v1 = [
 
 # Failures outside DRF's views answer in the API's error shape with the request id, not Django's HTML page.
 handler500 = "controlplane.core.api.errors.server_error_view"
+handler404 = "controlplane.core.api.errors.not_found_view"
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),

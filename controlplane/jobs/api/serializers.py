@@ -170,6 +170,19 @@ class JobLogSerializer(serializers.Serializer):
     lines = serializers.ListField(child=serializers.CharField())
 
 
+MOST_LOG_LINES = 5000
+
+
+class LogQuerySerializer(serializers.Serializer):
+    lines = serializers.IntegerField(
+        min_value=1, default=200, help_text=f"How many of the last lines (at most {MOST_LOG_LINES} are sent)."
+    )
+
+
+class ResultFileQuerySerializer(serializers.Serializer):
+    path = serializers.CharField(max_length=4096, help_text="A path listed in the run's result files.")
+
+
 class CatalogEntrySerializer(serializers.Serializer):
     job = serializers.CharField()
     description = serializers.CharField()

@@ -2,12 +2,13 @@ import dataclasses
 import importlib
 
 from django.http import FileResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.jobs import filtersets, services, streams
 from controlplane.jobs.api import serializers
@@ -17,10 +18,9 @@ from controlplane.tenancy.choices import TeamRole
 
 
 def _lines(request: Request) -> int:
-    try:
-        return max(1, min(int(request.query_params.get("lines", 200)), 5000))
-    except ValueError:
-        return 200
+    query = serializers.LogQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return min(query.validated_data["lines"], serializers.MOST_LOG_LINES)
 
 
 @extend_schema(tags=["jobs"])
@@ -49,23 +49,21 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
         run = services.cancel_job_run(actor=self.actor, run=self.get_object())
         return self.respond(run, status.HTTP_202_ACCEPTED)
 
-    @extend_schema(
-        responses=serializers.JobLogSerializer,
-        parameters=[OpenApiParameter("lines", int, description="How many of the last lines (at most 5000).")],
-    )
+    @extend_schema(responses=serializers.JobLogSerializer)
+    @takes_query(serializers.LogQuerySerializer)
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
         """The last lines of the driver's log."""
         return Response({"lines": services.run_log(self.get_object(), _lines(request))})
 
-    @extend_schema(
-        responses={(200, "application/octet-stream"): bytes},
-        parameters=[OpenApiParameter("path", str, description="A path listed in the run's result files.")],
-    )
+    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    @takes_query(serializers.ResultFileQuerySerializer)
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> FileResponse:
         """One result file of the run."""
-        path = services.result_file(self.get_object(), request.query_params.get("path", ""))
+        query = serializers.ResultFileQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        path = services.result_file(self.get_object(), query.validated_data["path"])
         return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
 
     @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
@@ -150,10 +148,8 @@ class StreamingJobViewSet(ScopedReadOnlyViewSet):
         """The stream's consumer lag: its last committed batch's offsets per partition vs each log end."""
         return Response(self.get_serializer(self.get_object()).data["lag"])
 
-    @extend_schema(
-        responses=serializers.JobLogSerializer,
-        parameters=[OpenApiParameter("lines", int, description="How many of the last lines (at most 5000).")],
-    )
+    @extend_schema(responses=serializers.JobLogSerializer)
+    @takes_query(serializers.LogQuerySerializer)
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
         """The last lines of the driver's log, across its restarts."""

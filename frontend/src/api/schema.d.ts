@@ -4931,7 +4931,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -5047,6 +5047,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -5132,7 +5141,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5207,7 +5216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5259,7 +5268,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 grant?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 managed?: boolean;
                 /** @description The initial index from which to return the results. */
@@ -5395,6 +5404,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -5480,7 +5498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5555,7 +5573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5653,7 +5671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5710,7 +5728,7 @@ export interface operations {
                  *     * `email` - E-mail
                  */
                 kind?: "email" | "slack" | "webhook";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -5818,6 +5836,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -5903,7 +5930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5983,7 +6010,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6076,7 +6103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6174,7 +6201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6268,7 +6295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6362,7 +6389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6421,7 +6448,7 @@ export interface operations {
                  *     * `test` - Test
                  */
                 kind?: "firing" | "reminder" | "resolved" | "test";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -6534,7 +6561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6568,7 +6595,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 enabled?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /**
                  * @description * `lag_messages` - Lag (messages)
@@ -6698,6 +6725,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -6783,7 +6819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6863,7 +6899,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6956,7 +6992,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7054,7 +7090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7149,6 +7185,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -7191,7 +7236,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -7306,6 +7351,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -7391,7 +7445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7467,7 +7521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7529,7 +7583,7 @@ export interface operations {
                  *     * `cluster_health` - Cluster health
                  */
                 kind?: "cluster_health" | "lag";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -7653,7 +7707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7729,7 +7783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7779,7 +7833,7 @@ export interface operations {
     v1_api_keys_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -7902,6 +7956,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -7986,7 +8049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8061,7 +8124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8158,7 +8221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8218,7 +8281,7 @@ export interface operations {
                  */
                 actor_type?: "service_account" | "system" | "user";
                 api_key_id?: string;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -8343,7 +8406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8879,7 +8942,7 @@ export interface operations {
     v1_clusters_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -9004,6 +9067,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -9089,7 +9161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9165,7 +9237,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9263,7 +9335,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9357,7 +9429,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9452,7 +9524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9529,7 +9601,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9628,7 +9700,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9727,7 +9799,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9821,7 +9893,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9919,7 +9991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10013,7 +10085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10093,7 +10165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10192,7 +10264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10271,7 +10343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10350,7 +10422,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10447,7 +10519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10579,6 +10651,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -10621,7 +10702,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -10730,7 +10811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10805,7 +10886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10902,7 +10983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11000,7 +11081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11098,7 +11179,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11192,7 +11273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11268,7 +11349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11331,7 +11412,7 @@ export interface operations {
                  *     * `unmanaged_quota` - A quota exists that the control plane does not manage
                  */
                 kind?: "managed_acl_missing" | "managed_quota_missing" | "managed_topic_missing" | "quota_changed" | "topic_config_changed" | "topic_partitions_changed" | "unmanaged_acl" | "unmanaged_quota" | "unmanaged_topic";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -11439,7 +11520,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11482,7 +11563,7 @@ export interface operations {
                  *     * `backlog_profile` - Backlog Profile
                  */
                 job?: "backlog_profile" | "data_quality" | "export_parquet" | "json_schema_inference" | "key_skew" | "topic_copy" | "windowed_aggregation";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -11598,6 +11679,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -11683,7 +11773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11759,7 +11849,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11808,9 +11898,9 @@ export interface operations {
     };
     v1_job_runs_download_retrieve: {
         parameters: {
-            query?: {
+            query: {
                 /** @description A path listed in the run's result files. */
-                path?: string;
+                path: string;
             };
             header?: never;
             path: {
@@ -11856,7 +11946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11888,7 +11978,7 @@ export interface operations {
     v1_job_runs_log_retrieve: {
         parameters: {
             query?: {
-                /** @description How many of the last lines (at most 5000). */
+                /** @description How many of the last lines (at most 5000 are sent). */
                 lines?: number;
             };
             header?: never;
@@ -11935,7 +12025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12023,7 +12113,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -12096,7 +12186,10 @@ export interface operations {
     };
     v1_lag_groups_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The cluster whose group it is, when `{group}` is a name several clusters have. */
+                cluster?: number;
+            };
             header?: never;
             path: {
                 group: string;
@@ -12140,7 +12233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12172,6 +12265,8 @@ export interface operations {
     v1_lag_groups_chart_retrieve: {
         parameters: {
             query?: {
+                /** @description The cluster whose group it is, when `{group}` is a name several clusters have. */
+                cluster?: number;
                 /**
                  * @description auto: raw up to 1 hour, 1-minute rollups up to 7 days, 1-hour rollups beyond
                  *
@@ -12229,7 +12324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12261,7 +12356,7 @@ export interface operations {
     v1_memberships_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -12376,6 +12471,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -12461,7 +12565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12541,7 +12645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12634,7 +12738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12732,7 +12836,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12797,7 +12901,7 @@ export interface operations {
                  *     * `topic_configs` - Change topic configs
                  */
                 kind?: "add_broker" | "change_broker_config" | "delete" | "provision" | "remove_broker" | "replace_controller" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -12913,7 +13017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12946,7 +13050,7 @@ export interface operations {
         parameters: {
             query?: {
                 is_org_admin?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -13055,6 +13159,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -13140,7 +13253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13220,7 +13333,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13313,7 +13426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13411,7 +13524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13461,7 +13574,7 @@ export interface operations {
     v1_organizations_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -13655,7 +13768,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13731,7 +13844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13811,7 +13924,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13916,7 +14029,7 @@ export interface operations {
     v1_people_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -14033,6 +14146,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -14118,7 +14240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14198,7 +14320,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14292,7 +14414,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14386,7 +14508,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14480,7 +14602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14530,7 +14652,7 @@ export interface operations {
     v1_policies_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -14637,7 +14759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14717,7 +14839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14815,7 +14937,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14865,7 +14987,7 @@ export interface operations {
     v1_prefixes_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -14982,6 +15104,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -15067,7 +15198,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15142,7 +15273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15194,7 +15325,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 exists_on_cluster?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 managed?: boolean;
                 /** @description The initial index from which to return the results. */
@@ -15303,6 +15434,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -15388,7 +15528,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15463,7 +15603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15561,7 +15701,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15655,7 +15795,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15706,7 +15846,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -15819,6 +15959,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -15904,7 +16053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15937,7 +16086,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /**
                  * @description * `SCRAM-SHA-256` - SCRAM-SHA-256
@@ -16050,6 +16199,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -16135,7 +16293,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16210,7 +16368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16304,7 +16462,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16354,7 +16512,7 @@ export interface operations {
     v1_service_accounts_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -16464,6 +16622,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -16549,7 +16716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16629,7 +16796,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16722,7 +16889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16820,7 +16987,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16876,7 +17043,7 @@ export interface operations {
                  *     * `stream_to_parquet` - Stream To Parquet
                  */
                 job?: "stream_to_parquet" | "stream_topic_sql";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -16993,6 +17160,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -17078,7 +17254,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17154,7 +17330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17186,7 +17362,7 @@ export interface operations {
     v1_streaming_jobs_log_retrieve: {
         parameters: {
             query?: {
-                /** @description How many of the last lines (at most 5000). */
+                /** @description How many of the last lines (at most 5000 are sent). */
                 lines?: number;
             };
             header?: never;
@@ -17233,7 +17409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17313,7 +17489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17411,7 +17587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17505,7 +17681,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17610,7 +17786,7 @@ export interface operations {
     v1_teams_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -17720,6 +17896,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -17805,7 +17990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17885,7 +18070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17978,7 +18163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18076,7 +18261,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18128,7 +18313,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 exists_on_cluster?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 managed?: boolean;
                 name?: string;
@@ -18256,6 +18441,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -18341,7 +18535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18424,7 +18618,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18522,7 +18716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18628,7 +18822,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18744,7 +18938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18832,7 +19026,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18930,7 +19124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19028,7 +19222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
