@@ -31,7 +31,7 @@ api_v1 = [
     path("", include("controlplane.lag.api.urls")),
 ]
 
-# Failures outside DRF's views answer in the API's error shape with the request id, not Django's HTML page.
+# Failures and unknown paths outside DRF's views answer in the API's error shape, not an HTML page.
 handler500 = "controlplane.core.api.errors.server_error_view"
 handler404 = "controlplane.core.api.errors.not_found_view"
 
