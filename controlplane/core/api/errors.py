@@ -1,6 +1,7 @@
 """One JSON error shape for every API response: {"error": {"code", "message", "details"}}."""
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import redis
@@ -74,15 +75,23 @@ MISSING_OBJECT_MESSAGE = (
 
 
 def names_a_missing_object(codes: object) -> bool:
-    """Whether a serializer's error codes hold a reference to an object that does not exist (DRF's related
-    fields say `does_not_exist`, for objects of other teams too). Such a request is answered 404, as if the
-    object were in the path (`POST /topics/ {"cluster": 7}` is `POST /clusters/7/topics/` written flat): the
-    request is well formed, what it names is not there."""
+    """Whether a serializer's errors are all references to objects that do not exist (DRF's related fields
+    say `does_not_exist`, for objects of other teams too). Such a request is answered 404, as if the object
+    were in the path (`POST /topics/ {"cluster": 7}` is `POST /clusters/7/topics/` written flat): the request
+    is well formed, what it names is not there. A request that is also malformed otherwise stays a 400."""
+    leaves = list(_leaf_codes(codes))
+    return bool(leaves) and all(code == "does_not_exist" for code in leaves)
+
+
+def _leaf_codes(codes: object) -> Iterator[object]:
     if isinstance(codes, dict):
-        return any(names_a_missing_object(value) for value in codes.values())
-    if isinstance(codes, list | tuple):
-        return any(names_a_missing_object(value) for value in codes)
-    return codes == "does_not_exist"
+        for value in codes.values():
+            yield from _leaf_codes(value)
+    elif isinstance(codes, list | tuple):
+        for value in codes:
+            yield from _leaf_codes(value)
+    else:
+        yield codes
 
 
 def error_response_handler(exc: Exception, context: dict) -> Response | None:
