@@ -92,10 +92,14 @@ def test_a_query_the_operation_does_not_document_is_refused(world, query: dict, 
     assert refused in response.json()["error"]["details"]
 
 
-def test_a_filter_by_an_id_nobody_can_see_lists_nothing(world) -> None:
-    response = world.team_a_viewer.client().get("/api/v1/service-accounts/", {"team": world.team_b.id})
+@pytest.mark.parametrize(
+    ("path", "filter_name"),
+    [("/api/v1/service-accounts/", "team"), ("/api/v1/scram-credentials/", "cluster")],
+)
+def test_a_filter_by_an_id_nobody_can_see_lists_nothing(world, path: str, filter_name: str) -> None:
+    response = world.team_a_viewer.client().get(path, {filter_name: world.team_b.id + 1000})
 
-    assert response.status_code == 200
+    assert response.status_code == 200, response.json()
     assert response.json()["count"] == 0
 
 
