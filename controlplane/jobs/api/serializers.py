@@ -17,6 +17,11 @@ from controlplane.jobs.services import MAX_TIME_LIMIT_SECONDS
 from controlplane.tenancy.models import Team
 
 
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JobParametersField(serializers.JSONField):
+    """A JSON object of the job's parameters: documented as one, so a list or a number is refused as invalid."""
+
+
 class ClusterOfVisibleOrganizationField(VisibleOrganizationField):
     """A cluster of one of the caller's organizations (clusters belong to organizations, not teams)."""
 
@@ -41,7 +46,7 @@ class SparkLaunchInputSerializer(serializers.Serializer):
 
     team = VisiblePrimaryKeyField(queryset=Team.objects.all(), team_path="")
     cluster = ClusterOfVisibleOrganizationField(queryset=Cluster.objects.all())
-    parameters = serializers.JSONField(help_text="The job's parameters (see the catalog action).")
+    parameters = JobParametersField(help_text="The job's parameters (see the catalog action).")
     service_account = VisiblePrimaryKeyField(
         queryset=ServiceAccount.objects.all(), team_path="team", required=False, allow_null=True, default=None
     )

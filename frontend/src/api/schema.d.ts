@@ -3152,7 +3152,9 @@ export interface components {
             team: number;
             cluster: number;
             /** @description The job's parameters (see the catalog action). */
-            parameters: unknown;
+            parameters: {
+                [key: string]: unknown;
+            };
             service_account?: number | null;
             job: components["schemas"]["JobEnum"];
             /**
@@ -4670,7 +4672,9 @@ export interface components {
             team: number;
             cluster: number;
             /** @description The job's parameters (see the catalog action). */
-            parameters: unknown;
+            parameters: {
+                [key: string]: unknown;
+            };
             service_account?: number | null;
             name: string;
             job: components["schemas"]["StreamingJobEnum"];
