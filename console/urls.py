@@ -33,8 +33,9 @@ api_v1 = [
     path("", include("controlplane.connect.api.urls")),
 ]
 
-# Failures outside DRF's views answer in the API's error shape with the request id, not Django's HTML page.
+# Failures and unknown paths outside DRF's views answer in the API's error shape, not an HTML page.
 handler500 = "controlplane.core.api.errors.server_error_view"
+handler404 = "controlplane.core.api.errors.not_found_view"
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),

@@ -4,11 +4,11 @@ from django.utils import timezone
 
 from controlplane.accounts.choices import ApiKeyStatus
 from controlplane.accounts.models import ApiKey, ServiceAccount
-from controlplane.core.api.filters import IdFilter
+from controlplane.core.api.filters import ApiFilterSet, IdFilter, StrictBooleanFilter
 from controlplane.tenancy.choices import TeamRole
 
 
-class ServiceAccountFilterSet(django_filters.FilterSet):
+class ServiceAccountFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
 
     class Meta:
@@ -16,10 +16,10 @@ class ServiceAccountFilterSet(django_filters.FilterSet):
         fields = ["organization", "team", "name"]
 
 
-class ApiKeyFilterSet(django_filters.FilterSet):
+class ApiKeyFilterSet(ApiFilterSet):
     team = IdFilter(field_name="service_account__team")
     role = django_filters.ChoiceFilter(choices=TeamRole.choices)
-    personal = django_filters.BooleanFilter(field_name="user", lookup_expr="isnull", exclude=True)
+    personal = StrictBooleanFilter(field_name="user", lookup_expr="isnull", exclude=True)
     status = django_filters.ChoiceFilter(choices=ApiKeyStatus.choices, method="filter_status")
 
     class Meta:

@@ -1,9 +1,8 @@
-import django_filters
-
 from controlplane.acls.models import AccessGrant, AclBinding
+from controlplane.core.api.filters import ApiFilterSet
 
 
-class AclBindingFilterSet(django_filters.FilterSet):
+class AclBindingFilterSet(ApiFilterSet):
     class Meta:
         model = AclBinding
         fields = [
@@ -18,7 +17,7 @@ class AclBindingFilterSet(django_filters.FilterSet):
         ]
 
 
-class AccessGrantFilterSet(django_filters.FilterSet):
+class AccessGrantFilterSet(ApiFilterSet):
     class Meta:
         model = AccessGrant
         fields = ["cluster", "team", "service_account", "template"]

@@ -16,12 +16,12 @@ from controlplane.alerts.choices import (
     Severity,
 )
 from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
-from controlplane.core.api.filters import IdFilter, UtcDateTimeFilter
+from controlplane.core.api.filters import ApiFilterSet, IdFilter, StrictBooleanFilter, UtcDateTimeFilter
 
 SILENCE_STATES = [("scheduled", "Scheduled"), ("active", "Active"), ("expired", "Expired")]
 
 
-class AlertRuleFilterSet(django_filters.FilterSet):
+class AlertRuleFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
     metric = django_filters.ChoiceFilter(choices=Metric.choices)
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
@@ -31,7 +31,7 @@ class AlertRuleFilterSet(django_filters.FilterSet):
         fields = ["team", "cluster", "name", "metric", "severity", "enabled"]
 
 
-class NotificationChannelFilterSet(django_filters.FilterSet):
+class NotificationChannelFilterSet(ApiFilterSet):
     kind = django_filters.ChoiceFilter(choices=ChannelKind.choices)
 
     class Meta:
@@ -39,7 +39,7 @@ class NotificationChannelFilterSet(django_filters.FilterSet):
         fields = ["team", "kind", "enabled"]
 
 
-class SilenceFilterSet(django_filters.FilterSet):
+class SilenceFilterSet(ApiFilterSet):
     state = django_filters.ChoiceFilter(choices=SILENCE_STATES, method="filter_state")
 
     class Meta:
@@ -56,15 +56,13 @@ class SilenceFilterSet(django_filters.FilterSet):
         return queryset.filter(conditions[value])
 
 
-class AlertFilterSet(django_filters.FilterSet):
+class AlertFilterSet(ApiFilterSet):
     state = django_filters.MultipleChoiceFilter(choices=AlertState.choices)
-    active = django_filters.BooleanFilter(method="filter_active", help_text="Pending or firing.")
+    active = StrictBooleanFilter(method="filter_active", help_text="Pending or firing.")
     team = IdFilter(field_name="rule__team")
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     group = django_filters.CharFilter(field_name="group_name", lookup_expr="icontains")
-    acknowledged = django_filters.BooleanFilter(
-        field_name="acknowledged_at", lookup_expr="isnull", exclude=True
-    )
+    acknowledged = StrictBooleanFilter(field_name="acknowledged_at", lookup_expr="isnull", exclude=True)
     since = django_filters.IsoDateTimeFilter(
         method="filter_since", help_text="Alerts still open at or after this time."
     )
@@ -90,7 +88,7 @@ class AlertFilterSet(django_filters.FilterSet):
         return queryset.filter(rule__metric__in=CLUSTER_METRICS if value == "cluster_health" else LAG_METRICS)
 
 
-class NotificationFilterSet(django_filters.FilterSet):
+class NotificationFilterSet(ApiFilterSet):
     kind = django_filters.ChoiceFilter(choices=NotificationKind.choices)
     status = django_filters.ChoiceFilter(choices=NotificationStatus.choices)
 

@@ -2,10 +2,10 @@ import django_filters
 
 from controlplane.audit.choices import ActorType, Result, Via
 from controlplane.audit.models import AuditEvent
-from controlplane.core.api.filters import IdFilter, UtcDateTimeFilter
+from controlplane.core.api.filters import ApiFilterSet, IdFilter, UtcDateTimeFilter
 
 
-class AuditEventFilterSet(django_filters.FilterSet):
+class AuditEventFilterSet(ApiFilterSet):
     actor = django_filters.CharFilter(
         field_name="actor_name", help_text="A username or service-account:<name>."
     )

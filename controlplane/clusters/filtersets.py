@@ -2,9 +2,10 @@ import django_filters
 
 from controlplane.clusters.choices import ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Cluster, Operation
+from controlplane.core.api.filters import ApiFilterSet
 
 
-class ClusterFilterSet(django_filters.FilterSet):
+class ClusterFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
     provider = django_filters.ChoiceFilter(choices=Provider.choices)
     status = django_filters.ChoiceFilter(choices=ClusterStatus.choices)
@@ -14,7 +15,7 @@ class ClusterFilterSet(django_filters.FilterSet):
         fields = ["organization", "name", "provider", "status"]
 
 
-class OperationFilterSet(django_filters.FilterSet):
+class OperationFilterSet(ApiFilterSet):
     kind = django_filters.ChoiceFilter(choices=OperationKind.choices)
     state = django_filters.ChoiceFilter(choices=OperationState.choices)
 

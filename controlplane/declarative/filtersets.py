@@ -1,15 +1,14 @@
-import django_filters
-
+from controlplane.core.api.filters import ApiFilterSet
 from controlplane.declarative.models import ChangeSet, ManagedResource
 
 
-class ChangeSetFilterSet(django_filters.FilterSet):
+class ChangeSetFilterSet(ApiFilterSet):
     class Meta:
         model = ChangeSet
         fields = ["file_set", "state"]
 
 
-class ManagedResourceFilterSet(django_filters.FilterSet):
+class ManagedResourceFilterSet(ApiFilterSet):
     class Meta:
         model = ManagedResource
         fields = ["cluster", "team", "kind", "name", "file_set", "change_set"]

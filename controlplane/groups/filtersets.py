@@ -1,9 +1,10 @@
 import django_filters
 
+from controlplane.core.api.filters import ApiFilterSet
 from controlplane.groups.models import ConsumerGroup
 
 
-class ConsumerGroupFilterSet(django_filters.FilterSet):
+class ConsumerGroupFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
 
     class Meta:

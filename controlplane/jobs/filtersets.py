@@ -1,10 +1,11 @@
 import django_filters
 
+from controlplane.core.api.filters import ApiFilterSet
 from controlplane.jobs.choices import JobName, RunState, StreamingJobName, StreamState
 from controlplane.jobs.models import JobRun, StreamingJob
 
 
-class JobRunFilterSet(django_filters.FilterSet):
+class JobRunFilterSet(ApiFilterSet):
     state = django_filters.ChoiceFilter(choices=RunState.choices)
     job = django_filters.ChoiceFilter(choices=JobName.choices)
 
@@ -13,7 +14,7 @@ class JobRunFilterSet(django_filters.FilterSet):
         fields = ["team", "cluster", "state", "job"]
 
 
-class StreamingJobFilterSet(django_filters.FilterSet):
+class StreamingJobFilterSet(ApiFilterSet):
     state = django_filters.ChoiceFilter(choices=StreamState.choices)
     job = django_filters.ChoiceFilter(choices=StreamingJobName.choices)
 

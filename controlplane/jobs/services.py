@@ -22,7 +22,7 @@ from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.core.api.errors import Conflict, Forbidden, Missing, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import FINISHED_STATES, RunState
 from controlplane.jobs.models import JobRun
@@ -441,5 +441,5 @@ def result_file(run: JobRun, relative: str) -> Path:
     root = run_directory(run).resolve()
     path = (root / relative).resolve()
     if not path.is_relative_to(root) or relative not in run.result.get("files", []) or not path.is_file():
-        raise ServiceError("No such result file.", code="not_found")
+        raise Missing("No such result file.")
     return path

@@ -1,11 +1,11 @@
 import django_filters
 
-from controlplane.core.api.filters import IdFilter
+from controlplane.core.api.filters import ApiFilterSet, IdFilter
 from controlplane.lag.models import GroupLag
 from controlplane.lag.observations import Health
 
 
-class GroupLagFilterSet(django_filters.FilterSet):
+class GroupLagFilterSet(ApiFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=Health.choices)
     team = IdFilter(field_name="group__team")
     name = django_filters.CharFilter(field_name="group__name", lookup_expr="icontains")

@@ -2,11 +2,11 @@ import django_filters
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from controlplane.core.api.filters import IdFilter
+from controlplane.core.api.filters import ApiFilterSet, IdFilter
 from controlplane.people.choices import PersonStatus
 
 
-class PersonFilterSet(django_filters.FilterSet):
+class PersonFilterSet(ApiFilterSet):
     search = django_filters.CharFilter(method="filter_search", help_text="Part of the username or e-mail.")
     organization = IdFilter(field_name="org_memberships__organization")
     team = IdFilter(field_name="team_memberships__team")

@@ -1,15 +1,14 @@
-import django_filters
-
+from controlplane.core.api.filters import ApiFilterSet
 from controlplane.reconcile.models import Drift, ReconcileRun
 
 
-class DriftFilterSet(django_filters.FilterSet):
+class DriftFilterSet(ApiFilterSet):
     class Meta:
         model = Drift
         fields = ["cluster", "team", "kind", "resource_type"]
 
 
-class ReconcileRunFilterSet(django_filters.FilterSet):
+class ReconcileRunFilterSet(ApiFilterSet):
     class Meta:
         model = ReconcileRun
         fields = ["cluster", "state"]

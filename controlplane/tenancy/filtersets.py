@@ -1,10 +1,11 @@
 import django_filters
 
+from controlplane.core.api.filters import ApiFilterSet
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 
 
-class OrganizationFilterSet(django_filters.FilterSet):
+class OrganizationFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
 
     class Meta:
@@ -12,7 +13,7 @@ class OrganizationFilterSet(django_filters.FilterSet):
         fields = ["name", "slug"]
 
 
-class OrgMembershipFilterSet(django_filters.FilterSet):
+class OrgMembershipFilterSet(ApiFilterSet):
     username = django_filters.CharFilter(field_name="user__username")
 
     class Meta:
@@ -20,7 +21,7 @@ class OrgMembershipFilterSet(django_filters.FilterSet):
         fields = ["organization", "username", "is_org_admin"]
 
 
-class TeamFilterSet(django_filters.FilterSet):
+class TeamFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
 
     class Meta:
@@ -28,7 +29,7 @@ class TeamFilterSet(django_filters.FilterSet):
         fields = ["organization", "name", "slug"]
 
 
-class MembershipFilterSet(django_filters.FilterSet):
+class MembershipFilterSet(ApiFilterSet):
     username = django_filters.CharFilter(field_name="user__username")
     role = django_filters.ChoiceFilter(choices=TeamRole.choices)
 
@@ -37,7 +38,7 @@ class MembershipFilterSet(django_filters.FilterSet):
         fields = ["team", "username", "role"]
 
 
-class TeamPrefixFilterSet(django_filters.FilterSet):
+class TeamPrefixFilterSet(ApiFilterSet):
     resource_type = django_filters.ChoiceFilter(choices=PrefixResourceType.choices)
 
     class Meta:
@@ -45,7 +46,7 @@ class TeamPrefixFilterSet(django_filters.FilterSet):
         fields = ["organization", "team", "resource_type", "prefix"]
 
 
-class TeamPolicyFilterSet(django_filters.FilterSet):
+class TeamPolicyFilterSet(ApiFilterSet):
     class Meta:
         model = TeamPolicy
         fields = ["team"]

@@ -1,9 +1,10 @@
 import django_filters
 
+from controlplane.core.api.filters import ApiFilterSet
 from controlplane.topics.models import Topic
 
 
-class TopicFilterSet(django_filters.FilterSet):
+class TopicFilterSet(ApiFilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
     search = django_filters.CharFilter(
         field_name="name", lookup_expr="icontains", help_text="Topics whose name contains this text."

@@ -445,6 +445,7 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
             connection, partitions={topic.name: [p.partition for p in info.partitions]}
         )
         configs = config_entries.describe_topic_configs(connection, topic.name)
+        broker_defaults = config_entries.describe_broker_defaults(connection, configs)
     # Lists answer from the stored numbers; what was just read replaces them, so a list shown after a purge
     # or a burst of writes agrees with the topic's page instead of waiting for the next reconcile.
     Topic.objects.filter(pk=topic.pk).update(
@@ -470,7 +471,7 @@ def describe_topic(*, topic: Topic) -> dict[str, Any]:
             }
             for p in info.partitions
         ],
-        "configs": config_entries.config_entries(configs, _config_rules(topic, configs)),
+        "configs": config_entries.config_entries(configs, _config_rules(topic, configs), broker_defaults),
     }
 
 

@@ -69,9 +69,9 @@ def test_retention_is_edited_in_days_and_applied_on_the_broker(
     retention = configs.get_by_role("row", name=re.compile(r"^retention\.ms "))
     expect(retention).to_contain_text("1 hour")
     expect(retention).to_contain_text("topic override")
-    # No "default …": the broker, as Apache Kafka, names no synonym while log.retention.ms itself is unset
-    # (Kafka derives it from log.retention.hours), so the value a reset returns to is not shown.
-    expect(retention).not_to_contain_text("default")
+    # The broker, as Apache Kafka, names no synonym while log.retention.ms itself is unset; the control plane
+    # derives the default a reset returns to as Kafka does, from log.retention.hours.
+    expect(retention).to_contain_text("default 7 days")
     cleanup = configs.get_by_role("row", name=re.compile(r"^cleanup\.policy "))
     expect(cleanup).to_contain_text("How old log segments are removed")
     capture_everywhere(page, "page-topic-configs", lambda: expect(retention).to_be_visible())

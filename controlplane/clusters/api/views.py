@@ -13,6 +13,7 @@ from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
 from controlplane.core.api.errors import ServiceError
+from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 from controlplane.lag import history
 from controlplane.lag.throughput import throughput
@@ -218,9 +219,8 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         """Observes the cluster now (brokers up, controller, offline partitions) instead of waiting for beat."""
         return self.respond(services.check_cluster_health(cluster=self.get_object()))
 
-    @extend_schema(
-        parameters=[serializers.ThroughputQuerySerializer], responses=serializers.ThroughputSerializer
-    )
+    @extend_schema(responses=serializers.ThroughputSerializer)
+    @takes_query(serializers.ThroughputQuerySerializer)
     @action(detail=True, methods=["get"])
     def throughput(self, request: Request, pk: str) -> Response:
         """Messages per second, in total and per topic, from the lag sampler's log-end offsets (last hour)."""
@@ -243,10 +243,8 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         }
         return Response(serializers.ThroughputSerializer(body).data)
 
-    @extend_schema(
-        parameters=[serializers.TransactionsQuerySerializer],
-        responses=serializers.OpenTransactionSerializer(many=True),
-    )
+    @extend_schema(responses=serializers.OpenTransactionSerializer(many=True))
+    @takes_query(serializers.TransactionsQuerySerializer)
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def transactions(self, request: Request, pk: str) -> Response:
         """The transactional ids the cluster's coordinators know, with their current transaction
@@ -259,10 +257,8 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         )
         return Response(serializers.OpenTransactionSerializer(found, many=True).data)
 
-    @extend_schema(
-        parameters=[serializers.HangingTransactionsQuerySerializer],
-        responses=serializers.HangingTransactionSerializer(many=True),
-    )
+    @extend_schema(responses=serializers.HangingTransactionSerializer(many=True))
+    @takes_query(serializers.HangingTransactionsQuerySerializer)
     @action(
         detail=True,
         methods=["get"],

@@ -1,13 +1,15 @@
 """One JSON error shape for every API response: {"error": {"code", "message", "details"}}."""
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import redis
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import OperationalError as DatabaseUnavailable
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from kombu.exceptions import OperationalError as TaskQueueUnreachable
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -32,6 +34,13 @@ class ServiceError(exceptions.APIException):
 class Conflict(ServiceError):
     status_code = status.HTTP_409_CONFLICT
     default_code = "conflict"
+
+
+class Missing(ServiceError):
+    """Something the request names is not there (or not for the caller)."""
+
+    status_code = status.HTTP_404_NOT_FOUND
+    default_code = "not_found"
 
 
 class Forbidden(ServiceError):
@@ -60,6 +69,31 @@ INTERNAL_ERROR_MESSAGE = (
 )
 
 
+MISSING_OBJECT_MESSAGE = (
+    "An object the request names does not exist, or is not visible to you; `details` names the field."
+)
+
+
+def names_a_missing_object(codes: object) -> bool:
+    """Whether a serializer's errors are all references to objects that do not exist (DRF's related fields
+    say `does_not_exist`, for objects of other teams too). Such a request is answered 404, as if the object
+    were in the path (`POST /topics/ {"cluster": 7}` is `POST /clusters/7/topics/` written flat): the request
+    is well formed, what it names is not there. A request that is also malformed otherwise stays a 400."""
+    leaves = list(_leaf_codes(codes))
+    return bool(leaves) and all(code == "does_not_exist" for code in leaves)
+
+
+def _leaf_codes(codes: object) -> Iterator[object]:
+    if isinstance(codes, dict):
+        for value in codes.values():
+            yield from _leaf_codes(value)
+    elif isinstance(codes, list | tuple):
+        for value in codes:
+            yield from _leaf_codes(value)
+    else:
+        yield codes
+
+
 def error_response_handler(exc: Exception, context: dict) -> Response | None:
     # Imported here: rest_framework.views loads the authentication classes, which raise these errors.
     from rest_framework.views import exception_handler
@@ -75,7 +109,10 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
     response = exception_handler(exc, context)
     if response is None:
         return _unexpected(exc)
-    if isinstance(exc, exceptions.ValidationError):
+    if isinstance(exc, exceptions.ValidationError) and names_a_missing_object(exc.get_codes()):
+        body = error_body("not_found", MISSING_OBJECT_MESSAGE, exc.detail)
+        response.status_code = status.HTTP_404_NOT_FOUND
+    elif isinstance(exc, exceptions.ValidationError):
         body = error_body("invalid", "The request is not valid.", exc.detail)
     elif isinstance(exc, ServiceError):
         body = error_body(str(exc.get_codes()), str(exc.detail), exc.details)
@@ -118,6 +155,16 @@ def _unexpected(exc: Exception) -> Response:
     return Response(
         error_body("internal_error", INTERNAL_ERROR_MESSAGE), status=status.HTTP_500_INTERNAL_SERVER_ERROR
     )
+
+
+def not_found_view(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's handler404, for paths no view matches (and Http404 outside DRF's views): an API answers in
+    its error shape, never with an HTML page; the console's paths keep Django's page."""
+    if not request.path.startswith("/api/"):
+        return defaults.page_not_found(request, exception)
+    # A resolver's 404 carries the URL patterns it tried, which are not the caller's business.
+    said = exception.args[0] if exception.args and isinstance(exception.args[0], str) else ""
+    return JsonResponse(error_body("not_found", said or "No such API path."), status=404)
 
 
 def server_error_view(request: HttpRequest) -> JsonResponse:

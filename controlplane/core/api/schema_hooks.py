@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework import serializers
+
 ERROR_SCHEMA = {
     "type": "object",
     "description": "Every refusal: a sentence, a code scripts can test, details (per field for 400) and the "
@@ -30,7 +32,8 @@ _ANSWERS = {
     "service refuses; `error.details` names each.",
     "401": "Missing or invalid credentials.",
     "403": "Authenticated but not allowed (said before anything about the request body).",
-    "404": "No such object, or one the caller may not see.",
+    "404": "No such object, or one the caller may not see: in the path, or named by an id in the body "
+    "(`error.details` names the field).",
     "409": "It conflicts with the current state (a duplicate name, an object still in use).",
     "413": "The body is larger than the server accepts.",
     "429": "Too many changes by the team in the last minute.",
@@ -50,7 +53,7 @@ def document_error_answers(
             if method not in _UNSAFE | {"get"}:
                 continue
             statuses = ["400", "401", "403", "429"]
-            if "{" in path:
+            if "{" in path or _body_names_objects(operation, generator):
                 statuses.append("404")
             if method in _UNSAFE:
                 statuses += ["409", "413", "503"]
@@ -60,3 +63,30 @@ def document_error_answers(
             for status in statuses:
                 responses.setdefault(status, {"description": _ANSWERS[status], "content": reference})
     return result
+
+
+def _body_names_objects(operation: dict[str, Any], generator: Any) -> bool:
+    """Whether the operation's body refers to other objects by id (a related field, answered 404 when the
+    object is not there: errors.names_a_missing_object)."""
+    for content in operation.get("requestBody", {}).get("content", {}).values():
+        reference = content.get("schema", {}).get("$ref", "")
+        if not reference.startswith("#/components/schemas/"):
+            continue
+        component = generator.registry[(reference.rsplit("/", 1)[1], "schemas")]
+        if _names_objects(component.object):
+            return True
+    return False
+
+
+def _names_objects(serializer: Any) -> bool:
+    if isinstance(serializer, type):
+        serializer = serializer()
+    if isinstance(serializer, serializers.ListSerializer):
+        serializer = serializer.child
+    if not isinstance(serializer, serializers.Serializer):
+        return False
+    return any(
+        isinstance(field, serializers.RelatedField | serializers.ManyRelatedField) or _names_objects(field)
+        for field in serializer.fields.values()
+        if not field.read_only
+    )

@@ -6,6 +6,7 @@ from typing import Any, TypeVar
 from django.db.models import Model, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +19,8 @@ from controlplane.audit.services import Change, record_event
 from controlplane.core.api.authentication import IdpAccessToken
 from controlplane.core.api.client_address import client_address
 from controlplane.core.api.errors import Forbidden
+from controlplane.core.api.json_types import mistyped_fields
+from controlplane.core.api.query import accepted_query_parameters, refuse_unexpected
 from controlplane.tenancy.access import Actor, org_roles, role_in_team, team_roles, visible_teams_q
 from controlplane.tenancy.choices import ROLE_RANK, TeamRole
 from controlplane.tenancy.models import Team
@@ -56,13 +59,23 @@ class ScopedViewSet(GenericViewSet):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        if request.method in SAFE_METHODS or self.action is None:  # no action: the method's 405 follows
+        if self.action is None:  # no action: the method's 405 follows
             return
+        if request.method not in SAFE_METHODS:
+            self.check_write_allowed()
+        try:
+            refuse_unexpected(request.query_params, accepted_query_parameters(self, self.action))
+        except ValidationError:
+            if (self.lookup_url_kwarg or self.lookup_field) in self.kwargs:
+                self.get_object()  # another team's object is a 404 before anything is said about the query
+            raise
+
+    def check_write_allowed(self) -> None:
+        """The object first (another team's is a 404: a 403 would confirm it exists), then the caller's role,
+        before the body or the query is looked at."""
         instance = None
         if (self.lookup_url_kwarg or self.lookup_field) in self.kwargs:
-            instance = (
-                self.get_object()
-            )  # another team's object is a 404 first: a 403 would confirm it exists
+            instance = self.get_object()
         try:
             self.require_some_write_role()
         except Forbidden as refusal:
@@ -111,8 +124,11 @@ class ScopedViewSet(GenericViewSet):
         serializer = serializer_class(
             data=self.request.data, partial=partial, context=self.get_serializer_context()
         )
-        if not serializer.is_valid():
+        mistyped = mistyped_fields(serializer, self.request.data)
+        if mistyped or not serializer.is_valid():
             self.require_write_role(instance)
+        if mistyped:
+            raise ValidationError(mistyped)
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
 

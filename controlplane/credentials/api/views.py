@@ -5,7 +5,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.core.api.viewsets import DestroyWithServiceMixin, ScopedReadOnlyViewSet
-from controlplane.credentials import services
+from controlplane.credentials import filtersets, services
 from controlplane.credentials.api import serializers
 from controlplane.credentials.models import ScramCredential
 from controlplane.tenancy.choices import TeamRole
@@ -20,7 +20,7 @@ class ScramCredentialViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
     queryset = ScramCredential.objects.select_related("service_account__team", "cluster")
     serializer_class = serializers.ScramCredentialSerializer
     team_path = "service_account__team"
-    filterset_fields = ["service_account", "cluster", "mechanism"]
+    filterset_class = filtersets.ScramCredentialFilterSet
 
     def _with_password(self, credential: ScramCredential, password: str, code: int) -> Response:
         body = serializers.ScramCredentialWithPasswordSerializer(

@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.core.api.errors import ServiceError
+from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
 from controlplane.declarative import documents as declared
 from controlplane.declarative import filtersets, services
@@ -62,7 +63,8 @@ class DeclarativeViewSet(ScopedViewSet):
         shown = serializers.ChangeSetSerializer(change_set).data if change_set is not None else None
         return Response({"plan": plan.as_dict(), "change_set": shown})
 
-    @extend_schema(parameters=[serializers.ExportQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @takes_query(serializers.ExportQuerySerializer)
     @action(detail=False, methods=["get"])
     def export(self, request: Request) -> Response:
         query = serializers.ExportQuerySerializer(

@@ -12,9 +12,15 @@ from controlplane.accounts.models import ServiceAccount
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.jobs.choices import JobName, StreamingJobName
+from controlplane.jobs.launcher import LOG_SOURCES
 from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.jobs.services import MAX_TIME_LIMIT_SECONDS
 from controlplane.tenancy.models import Team
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JobParametersField(serializers.JSONField):
+    """A JSON object of the job's parameters: documented as one, so a list or a number is refused as invalid."""
 
 
 class ClusterOfVisibleOrganizationField(VisibleOrganizationField):
@@ -41,7 +47,7 @@ class SparkLaunchInputSerializer(serializers.Serializer):
 
     team = VisiblePrimaryKeyField(queryset=Team.objects.all(), team_path="")
     cluster = ClusterOfVisibleOrganizationField(queryset=Cluster.objects.all())
-    parameters = serializers.JSONField(help_text="The job's parameters (see the catalog action).")
+    parameters = JobParametersField(help_text="The job's parameters (see the catalog action).")
     service_account = VisiblePrimaryKeyField(
         queryset=ServiceAccount.objects.all(), team_path="team", required=False, allow_null=True, default=None
     )
@@ -168,6 +174,25 @@ class JobRunSerializer(serializers.ModelSerializer):
 
 class JobLogSerializer(serializers.Serializer):
     lines = serializers.ListField(child=serializers.CharField())
+
+
+MOST_LOG_LINES = 5000
+
+
+class LogQuerySerializer(serializers.Serializer):
+    lines = serializers.IntegerField(
+        min_value=1, default=200, help_text=f"How many of the last lines (at most {MOST_LOG_LINES} are sent)."
+    )
+    source = serializers.ChoiceField(
+        choices=LOG_SOURCES,
+        default="job",
+        help_text="job (default): the job's own lines (started, rows per batch, what its sink wrote, why it "
+        "failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included.",
+    )
+
+
+class ResultFileQuerySerializer(serializers.Serializer):
+    path = serializers.CharField(max_length=4096, help_text="A path listed in the run's result files.")
 
 
 class CatalogEntrySerializer(serializers.Serializer):

@@ -2,44 +2,25 @@ import dataclasses
 import importlib
 
 from django.http import FileResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
-from controlplane.jobs import filtersets, launcher, services, streams
+from controlplane.jobs import filtersets, services, streams
 from controlplane.jobs.api import serializers
 from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.spark.jobs import CATALOG, STREAMING_CATALOG
 from controlplane.tenancy.choices import TeamRole
 
-LOG_PARAMETERS = [
-    OpenApiParameter("lines", int, description="How many of the last lines (at most 5000)."),
-    OpenApiParameter(
-        "source",
-        str,
-        enum=list(launcher.LOG_SOURCES),
-        description="job (default): the job's own lines (started, rows per batch, what its sink wrote, why it "
-        "failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included.",
-    ),
-]
 
-
-def _source(request: Request) -> str:
-    source = request.query_params.get("source", "job")
-    if source not in launcher.LOG_SOURCES:
-        raise ServiceError(f"source must be one of {', '.join(launcher.LOG_SOURCES)}.", code="invalid_source")
-    return source
-
-
-def _lines(request: Request) -> int:
-    try:
-        return max(1, min(int(request.query_params.get("lines", 200)), 5000))
-    except ValueError:
-        return 200
+def _log_query(request: Request) -> tuple[int, str]:
+    query = serializers.LogQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return min(query.validated_data["lines"], serializers.MOST_LOG_LINES), query.validated_data["source"]
 
 
 @extend_schema(tags=["jobs"])
@@ -68,21 +49,22 @@ class JobRunViewSet(ScopedReadOnlyViewSet):
         run = services.cancel_job_run(actor=self.actor, run=self.get_object())
         return self.respond(run, status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses=serializers.JobLogSerializer, parameters=LOG_PARAMETERS)
+    @extend_schema(responses=serializers.JobLogSerializer)
+    @takes_query(serializers.LogQuerySerializer)
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
         """The last lines of the run's log: the job's own, or the driver's with Spark's (`source`)."""
         run = self.get_object()
-        return Response({"lines": services.run_log(run, _lines(request), _source(request))})
+        return Response({"lines": services.run_log(run, *_log_query(request))})
 
-    @extend_schema(
-        responses={(200, "application/octet-stream"): bytes},
-        parameters=[OpenApiParameter("path", str, description="A path listed in the run's result files.")],
-    )
+    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    @takes_query(serializers.ResultFileQuerySerializer)
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> FileResponse:
         """One result file of the run."""
-        path = services.result_file(self.get_object(), request.query_params.get("path", ""))
+        query = serializers.ResultFileQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        path = services.result_file(self.get_object(), query.validated_data["path"])
         return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
 
     @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
@@ -167,12 +149,13 @@ class StreamingJobViewSet(ScopedReadOnlyViewSet):
         """The stream's consumer lag: its last committed batch's offsets per partition vs each log end."""
         return Response(self.get_serializer(self.get_object()).data["lag"])
 
-    @extend_schema(responses=serializers.JobLogSerializer, parameters=LOG_PARAMETERS)
+    @extend_schema(responses=serializers.JobLogSerializer)
+    @takes_query(serializers.LogQuerySerializer)
     @action(detail=True, methods=["get"])
     def log(self, request: Request, pk: str | None = None) -> Response:
         """The last lines of the stream's log across its restarts: the job's own, or the driver's (`source`)."""
         stream = self.get_object()
-        return Response({"lines": streams.stream_log(stream, _lines(request), _source(request))})
+        return Response({"lines": streams.stream_log(stream, *_log_query(request))})
 
     @extend_schema(responses=serializers.CatalogEntrySerializer(many=True))
     @action(detail=False, methods=["get"], pagination_class=None, filter_backends=[])

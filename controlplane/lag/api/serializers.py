@@ -64,7 +64,15 @@ class GroupLagDetailSerializer(GroupLagSerializer):
         fields = [*GroupLagSerializer.Meta.fields, "members", "partitions"]
 
 
-class ChartQuerySerializer(serializers.Serializer):
+class GroupLookupQuerySerializer(serializers.Serializer):
+    cluster = serializers.IntegerField(
+        required=False,
+        **POSITIVE_INT_RANGE,
+        help_text="The cluster whose group it is, when `{group}` is a name several clusters have.",
+    )
+
+
+class ChartQuerySerializer(GroupLookupQuerySerializer):
     since = serializers.DateTimeField(required=False, help_text="default: one hour before `until`")
     until = serializers.DateTimeField(required=False, help_text="default: now")
     resolution = serializers.ChoiceField(

@@ -8,6 +8,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.lag import filtersets, history
 from controlplane.lag.api import serializers
@@ -64,14 +65,13 @@ class GroupLagViewSet(ScopedReadOnlyViewSet):
         return queryset.defer("partitions", "members") if self.action == "list" else queryset
 
     @extend_schema(responses=serializers.GroupLagDetailSerializer)
+    @takes_query(serializers.GroupLookupQuerySerializer)
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
         """Current status with its reason, members and every partition's lag, rates and status."""
         return Response(serializers.GroupLagDetailSerializer(self.get_object()).data)
 
-    @extend_schema(
-        parameters=[serializers.ChartQuerySerializer],
-        responses=serializers.LagChartSerializer,
-    )
+    @extend_schema(responses=serializers.LagChartSerializer)
+    @takes_query(serializers.ChartQuerySerializer)
     @action(detail=True, methods=["get"])
     def chart(self, request: Request, group: str | None = None) -> Response:
         """Lag over time, in messages and seconds, per partition and in total."""

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from controlplane.clusters.api.serializers import AcceptedOperationSerializer
 from controlplane.clusters.choices import OperationState
 from controlplane.clusters.models import Operation
+from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.reconcile.ownership import visible_rows_q
 from controlplane.tenancy.choices import TeamRole
@@ -132,9 +133,8 @@ class TopicViewSet(CreateWithServiceMixin, ScopedReadOnlyViewSet):
         data = self.validated_input(serializers.AdoptInputSerializer)
         return self.respond(services.adopt_topic(actor=self.actor, topic=topic, **data))
 
-    @extend_schema(
-        parameters=[serializers.BrowseInputSerializer], responses=serializers.BrowseResultSerializer
-    )
+    @extend_schema(responses=serializers.BrowseResultSerializer)
+    @takes_query(serializers.BrowseInputSerializer)
     # One step of a browse: the browse limit bounds it, so neither pagination nor the list filters apply.
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def messages(self, request: Request, pk: str | None = None) -> Response:

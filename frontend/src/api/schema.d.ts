@@ -3678,7 +3678,9 @@ export interface components {
             team: number;
             cluster: number;
             /** @description The job's parameters (see the catalog action). */
-            parameters: unknown;
+            parameters: {
+                [key: string]: unknown;
+            };
             service_account?: number | null;
             job: components["schemas"]["JobEnum"];
             /**
@@ -5324,7 +5326,9 @@ export interface components {
             team: number;
             cluster: number;
             /** @description The job's parameters (see the catalog action). */
-            parameters: unknown;
+            parameters: {
+                [key: string]: unknown;
+            };
             service_account?: number | null;
             name: string;
             job: components["schemas"]["StreamingJobEnum"];
@@ -5600,7 +5604,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -5716,6 +5720,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -5801,7 +5814,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,7 +5889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5928,7 +5941,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 grant?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 managed?: boolean;
                 /** @description The initial index from which to return the results. */
@@ -6064,6 +6077,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -6149,7 +6171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6224,7 +6246,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6322,7 +6344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6379,7 +6401,7 @@ export interface operations {
                  *     * `email` - E-mail
                  */
                 kind?: "email" | "slack" | "webhook";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -6487,6 +6509,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -6572,7 +6603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6652,7 +6683,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6745,7 +6776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6843,7 +6874,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6937,7 +6968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7031,7 +7062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7090,7 +7121,7 @@ export interface operations {
                  *     * `test` - Test
                  */
                 kind?: "firing" | "reminder" | "resolved" | "test";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -7203,7 +7234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7237,7 +7268,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 enabled?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /**
                  * @description * `lag_messages` - Lag (messages)
@@ -7367,6 +7398,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -7452,7 +7492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7532,7 +7572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7625,7 +7665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7723,7 +7763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7818,6 +7858,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -7860,7 +7909,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -7975,6 +8024,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -8060,7 +8118,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8136,7 +8194,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8198,7 +8256,7 @@ export interface operations {
                  *     * `cluster_health` - Cluster health
                  */
                 kind?: "cluster_health" | "lag";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -8322,7 +8380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8398,7 +8456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8448,7 +8506,7 @@ export interface operations {
     v1_api_keys_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -8571,6 +8629,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -8655,7 +8722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8730,7 +8797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8827,7 +8894,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8887,7 +8954,7 @@ export interface operations {
                  */
                 actor_type?: "service_account" | "system" | "user";
                 api_key_id?: string;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -9012,7 +9079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9549,7 +9616,7 @@ export interface operations {
         parameters: {
             query?: {
                 file_set?: string;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -9661,7 +9728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9693,7 +9760,7 @@ export interface operations {
     v1_clusters_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -9818,6 +9885,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -9903,7 +9979,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9979,7 +10055,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10077,7 +10153,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10171,7 +10247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10266,7 +10342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10343,7 +10419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10442,7 +10518,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10541,7 +10617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10635,7 +10711,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10733,7 +10809,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10827,7 +10903,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10907,7 +10983,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11006,7 +11082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11085,7 +11161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11164,7 +11240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11261,7 +11337,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11393,6 +11469,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -11434,7 +11519,7 @@ export interface operations {
     v1_connect_clusters_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -11541,6 +11626,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -11626,7 +11720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11701,7 +11795,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11795,7 +11889,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11871,7 +11965,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11951,7 +12045,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12001,7 +12095,7 @@ export interface operations {
     v1_connectors_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -12116,6 +12210,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -12201,7 +12304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12276,7 +12379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12374,7 +12477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12468,7 +12571,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12565,7 +12668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12659,7 +12762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12710,7 +12813,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -12819,7 +12922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12894,7 +12997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12991,7 +13094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13089,7 +13192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13187,7 +13290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13281,7 +13384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13357,7 +13460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13710,7 +13813,7 @@ export interface operations {
                  *     * `unmanaged_quota` - A quota exists that the control plane does not manage
                  */
                 kind?: "managed_acl_missing" | "managed_quota_missing" | "managed_topic_missing" | "quota_changed" | "topic_config_changed" | "topic_partitions_changed" | "unmanaged_acl" | "unmanaged_quota" | "unmanaged_topic";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -13818,7 +13921,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13861,7 +13964,7 @@ export interface operations {
                  *     * `backlog_profile` - Backlog Profile
                  */
                 job?: "backlog_profile" | "data_quality" | "export_parquet" | "json_schema_inference" | "key_skew" | "topic_copy" | "windowed_aggregation";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -13977,6 +14080,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -14062,7 +14174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14138,7 +14250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14187,9 +14299,9 @@ export interface operations {
     };
     v1_job_runs_download_retrieve: {
         parameters: {
-            query?: {
+            query: {
                 /** @description A path listed in the run's result files. */
-                path?: string;
+                path: string;
             };
             header?: never;
             path: {
@@ -14235,7 +14347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14267,9 +14379,14 @@ export interface operations {
     v1_job_runs_log_retrieve: {
         parameters: {
             query?: {
-                /** @description How many of the last lines (at most 5000). */
+                /** @description How many of the last lines (at most 5000 are sent). */
                 lines?: number;
-                /** @description job (default): the job's own lines (started, rows per batch, what its sink wrote, why it failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included. */
+                /**
+                 * @description job (default): the job's own lines (started, rows per batch, what its sink wrote, why it failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included.
+                 *
+                 *     * `job` - job
+                 *     * `spark` - spark
+                 */
                 source?: "job" | "spark";
             };
             header?: never;
@@ -14316,7 +14433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14404,7 +14521,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -14477,7 +14594,10 @@ export interface operations {
     };
     v1_lag_groups_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The cluster whose group it is, when `{group}` is a name several clusters have. */
+                cluster?: number;
+            };
             header?: never;
             path: {
                 group: string;
@@ -14521,7 +14641,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14553,6 +14673,8 @@ export interface operations {
     v1_lag_groups_chart_retrieve: {
         parameters: {
             query?: {
+                /** @description The cluster whose group it is, when `{group}` is a name several clusters have. */
+                cluster?: number;
                 /**
                  * @description auto: raw up to 1 hour, 1-minute rollups up to 7 days, 1-hour rollups beyond
                  *
@@ -14610,7 +14732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14656,7 +14778,7 @@ export interface operations {
                  *     * `StreamingJob` - Streaming Job
                  */
                 kind?: "AccessGrant" | "AlertChannel" | "AlertRule" | "Quota" | "Schema" | "ServiceAccount" | "StreamingJob" | "Topic";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -14764,7 +14886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14796,7 +14918,7 @@ export interface operations {
     v1_memberships_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -14911,6 +15033,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -14996,7 +15127,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15076,7 +15207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15169,7 +15300,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15267,7 +15398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15332,7 +15463,7 @@ export interface operations {
                  *     * `topic_configs` - Change topic configs
                  */
                 kind?: "add_broker" | "change_broker_config" | "delete" | "provision" | "remove_broker" | "replace_controller" | "restart_broker" | "topic_configs" | "topic_create" | "topic_delete" | "topic_partitions";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -15448,7 +15579,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15481,7 +15612,7 @@ export interface operations {
         parameters: {
             query?: {
                 is_org_admin?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -15590,6 +15721,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -15675,7 +15815,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15755,7 +15895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15848,7 +15988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15946,7 +16086,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15996,7 +16136,7 @@ export interface operations {
     v1_organizations_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -16190,7 +16330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16266,7 +16406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16346,7 +16486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16451,7 +16591,7 @@ export interface operations {
     v1_people_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -16568,6 +16708,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -16653,7 +16802,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16733,7 +16882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16827,7 +16976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16921,7 +17070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17015,7 +17164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17065,7 +17214,7 @@ export interface operations {
     v1_policies_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -17172,7 +17321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17252,7 +17401,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17350,7 +17499,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17400,7 +17549,7 @@ export interface operations {
     v1_prefixes_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -17517,6 +17666,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -17602,7 +17760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17677,7 +17835,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17729,7 +17887,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 exists_on_cluster?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 managed?: boolean;
                 /** @description The initial index from which to return the results. */
@@ -17838,6 +17996,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -17923,7 +18090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17998,7 +18165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18096,7 +18263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18190,7 +18357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18241,7 +18408,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -18354,6 +18521,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -18439,7 +18615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18472,7 +18648,7 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /**
                  * @description * `SCRAM-SHA-256` - SCRAM-SHA-256
@@ -18585,6 +18761,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -18670,7 +18855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18745,7 +18930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18839,7 +19024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18889,7 +19074,7 @@ export interface operations {
     v1_service_accounts_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -18999,6 +19184,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -19084,7 +19278,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19164,7 +19358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19257,7 +19451,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19355,7 +19549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19411,7 +19605,7 @@ export interface operations {
                  *     * `stream_to_parquet` - Stream To Parquet
                  */
                 job?: "stream_to_parquet" | "stream_topic_sql";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -19528,6 +19722,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -19613,7 +19816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19689,7 +19892,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19721,9 +19924,14 @@ export interface operations {
     v1_streaming_jobs_log_retrieve: {
         parameters: {
             query?: {
-                /** @description How many of the last lines (at most 5000). */
+                /** @description How many of the last lines (at most 5000 are sent). */
                 lines?: number;
-                /** @description job (default): the job's own lines (started, rows per batch, what its sink wrote, why it failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included. */
+                /**
+                 * @description job (default): the job's own lines (started, rows per batch, what its sink wrote, why it failed); spark: the driver's whole log, Spark's lines (WARN unless the run asked for more) included.
+                 *
+                 *     * `job` - job
+                 *     * `spark` - spark
+                 */
                 source?: "job" | "spark";
             };
             header?: never;
@@ -19770,7 +19978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19850,7 +20058,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19948,7 +20156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20042,7 +20250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20147,7 +20355,7 @@ export interface operations {
     v1_teams_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
                 /** @description The initial index from which to return the results. */
@@ -20257,6 +20465,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -20342,7 +20559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20422,7 +20639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20515,7 +20732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20613,7 +20830,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20665,7 +20882,7 @@ export interface operations {
             query?: {
                 cluster?: number;
                 exists_on_cluster?: boolean;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 managed?: boolean;
                 name?: string;
@@ -20793,6 +21010,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description It conflicts with the current state (a duplicate name, an object still in use). */
             409: {
                 headers: {
@@ -20878,7 +21104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20961,7 +21187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21059,7 +21285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21165,7 +21391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21281,7 +21507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21369,7 +21595,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21467,7 +21693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21565,7 +21791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such object, or one the caller may not see. */
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -110,11 +110,11 @@ def test_a_rule_cannot_send_to_another_teams_channel(world: World) -> None:
     assert response.json()["error"]["details"]["channels"] == [
         f"These channels belong to another team: {theirs['id']}."
     ]
-    # A developer of the team cannot even name it: to them it does not exist.
+    # A developer of the team cannot even name it: to them it does not exist (404, as an id in the path).
     response = world.developer.post(
         "/api/v1/alert-rules/", {"team": world.team.pk, **RULE, "channels": [theirs["id"]]}, format="json"
     )
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert "does not exist" in str(response.json()["error"]["details"]["channels"])
 
 

@@ -45,3 +45,81 @@ def test_an_id_filter_beyond_a_database_integer_is_a_400_not_an_overflow(world, 
         response = client.get(path, {name: "-34570309557197342648154718208"})
 
         assert response.status_code in (200, 400), (path, name, response.status_code)
+
+
+def test_an_unknown_api_path_answers_in_the_error_shape(world) -> None:
+    client = world.org_admin.client()
+
+    for path in ("/api/v1/no-such-thing/", "/api/v1/topics/1/no-such-action/", "/api/v2/"):
+        response = client.get(path)
+
+        assert response.status_code == 404, path
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["error"]["code"] == "not_found"
+
+
+def test_an_id_in_a_body_that_names_nothing_visible_is_a_404_naming_the_field(world) -> None:
+    client = world.org_admin.client()
+    body = {"team": world.team_a.id, "name": "payments.orders", "partitions": 1}
+
+    response = client.post("/api/v1/topics/", {**body, "cluster": 987654}, format="json")
+    other_team = world.team_b_admin.client().post(
+        "/api/v1/service-accounts/", {"team": world.team_a.id, "name": "not-mine"}, format="json"
+    )
+
+    assert response.status_code == 404, response.json()
+    assert list(response.json()["error"]["details"]) == ["cluster"]
+    assert other_team.status_code == 404, other_team.json()
+    assert "team" in other_team.json()["error"]["details"]
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ({"clustre": "1"}, "clustre"),  # misspelled: never the whole list
+        ({"cluster": ""}, "cluster"),  # a typed filter may not be empty
+        ({"cluster": ["1", "2"]}, "cluster"),  # nor given twice
+        ({"cluster": "1.5"}, "cluster"),
+        ({"managed": "yes"}, "managed"),
+        ({"limit": "0"}, "limit"),
+        ({"offset": "-1"}, "offset"),
+    ],
+)
+def test_a_query_the_operation_does_not_document_is_refused(world, query: dict, refused: str) -> None:
+    response = world.org_admin.client().get("/api/v1/topics/", query)
+
+    assert response.status_code == 400, response.json()
+    assert refused in response.json()["error"]["details"]
+
+
+@pytest.mark.parametrize(
+    ("path", "filter_name"),
+    [("/api/v1/service-accounts/", "team"), ("/api/v1/scram-credentials/", "cluster")],
+)
+def test_a_filter_by_an_id_nobody_can_see_lists_nothing(world, path: str, filter_name: str) -> None:
+    response = world.team_a_viewer.client().get(path, {filter_name: world.team_b.id + 1000})
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["count"] == 0
+
+
+def test_json_values_are_not_converted_into_another_type(world) -> None:
+    client = world.org_admin.client()
+    membership = client.get("/api/v1/org-memberships/").json()["results"][0]
+
+    response = client.patch(
+        f"/api/v1/org-memberships/{membership['id']}/", {"is_org_admin": 0}, format="json"
+    )
+
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["details"] == {"is_org_admin": ["Expected a boolean."]}
+
+
+def test_a_patch_changes_only_what_it_names(world) -> None:
+    client = world.org_admin.client()
+    person = client.get("/api/v1/people/", {"search": "vera"}).json()["results"][0]
+
+    response = client.patch(f"/api/v1/people/{person['id']}/", {}, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["email"] == person["email"]

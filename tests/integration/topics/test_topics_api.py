@@ -21,7 +21,13 @@ pytestmark = pytest.mark.integration
 def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kafka_world: KafkaWorld) -> None:
     world = kafka_world
     name = world.topic_prefix_a + "events"
-    created = create_topic(world, world.developer_a, name, partitions=3, configs={"retention.ms": "3600000"})
+    created = create_topic(
+        world,
+        world.developer_a,
+        name,
+        partitions=3,
+        configs={"retention.ms": "3600000", "segment.ms": "600000"},
+    )
 
     detail = world.viewer_a.get(f"/api/v1/topics/{created['id']}/").json()
 
@@ -29,16 +35,18 @@ def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kaf
     assert all(p["leader"] == 1 for p in detail["live"]["partitions"])
     retention = detail["live"]["configs"]["retention.ms"]
     documentation = retention.pop("documentation")
+    # Neither engine lists a broker synonym while log.retention.ms itself is unset: the control plane derives
+    # the broker's default as Kafka does (log.retention.ms, else .minutes, else .hours). Apache Kafka
+    # describes the broker's log.retention.ms as null (so .hours gives it), ours with the derived value.
+    default = retention.pop("default")
+    assert (default["value"], default["source"]) == ("604800000", "DEFAULT_CONFIG")
+    assert default["name"] == ("log.retention.hours" if world.broker.is_apache_kafka else "log.retention.ms")
     assert retention == {
         "value": "3600000",
         "source": "DYNAMIC_TOPIC_CONFIG",
         "read_only": False,
         "sensitive": False,
         "type": "long",
-        # Neither engine lists a broker synonym while log.retention.ms itself is unset (Kafka derives its
-        # default from log.retention.hours), so the value a reset returns to is not known (README, "Apache
-        # Kafka and our broker").
-        "default": None,
         "choices": [],
         "multiple": False,
         "unit": "ms",
@@ -51,6 +59,9 @@ def test_it_creates_a_topic_and_shows_its_live_partitions_and_config_sources(kaf
         },
     }
     assert documentation  # each engine words it its own way
+    segment = detail["live"]["configs"]["segment.ms"]
+    assert (segment["value"], segment["source"]) == ("600000", "DYNAMIC_TOPIC_CONFIG")
+    assert (segment["default"]["value"], segment["default"]["source"]) == ("604800000", "DEFAULT_CONFIG")
     cleanup = detail["live"]["configs"]["cleanup.policy"]
     assert cleanup["source"] != "DYNAMIC_TOPIC_CONFIG"
     assert (cleanup["type"], cleanup["choices"], cleanup["multiple"]) == ("list", ["delete", "compact"], True)
