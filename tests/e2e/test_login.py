@@ -51,6 +51,7 @@ NAVIGATION = (
     "Teams",
     "People",
     "Jobs",
+    "Connectors",
     "Alerts",
     "Audit log",
     "Settings",

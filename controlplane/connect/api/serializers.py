@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from controlplane.clusters.models import Cluster
@@ -34,6 +35,9 @@ class ConnectClusterSerializer(serializers.ModelSerializer):
             "workers",
             "created_at",
         ]
+        # Bounds stated here, not left to the database's column range (SQLite's and PostgreSQL's differ, and the
+        # published schema must not depend on which one generated it).
+        extra_kwargs = {"worker_count": {"min_value": 1, "max_value": MAX_WORKERS}}
 
 
 class ConnectClusterCreateInputSerializer(serializers.Serializer):
@@ -74,20 +78,37 @@ class ConnectorDetailSerializer(ConnectorSerializer):
         return self.context.get("status", {})
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "Connect's own connector config: `connector.class` and the plugin's settings, as strings.",
+        "properties": {"connector.class": {"type": "string", "minLength": 1}},
+        "required": ["connector.class"],
+        "additionalProperties": {"type": "string"},
+    }
+)
+class ConnectorConfigField(serializers.DictField):
+    """A connector's config, which names its plugin (`connector.class`) as Connect requires."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(child=serializers.CharField(allow_blank=True, trim_whitespace=False), **kwargs)
+
+    def to_internal_value(self, data: object) -> dict:
+        config = super().to_internal_value(data)
+        if not config.get("connector.class"):
+            raise serializers.ValidationError("connector.class is required.")
+        return config
+
+
 class ConnectorCreateInputSerializer(serializers.Serializer):
     connect_cluster = serializers.PrimaryKeyRelatedField(queryset=ConnectCluster.objects.all())
     team = serializers.PrimaryKeyRelatedField(queryset=Team.objects.all())
     name = serializers.CharField(max_length=200)
-    config = serializers.DictField(child=serializers.CharField(allow_blank=True, trim_whitespace=False))
+    config = ConnectorConfigField()
     secrets = serializers.DictField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, write_only=True
     )
     validate_only = serializers.BooleanField(default=False)
-
-    def validate_config(self, config: dict) -> dict:
-        if not config.get("connector.class"):
-            raise serializers.ValidationError("connector.class is required.")
-        return config
 
 
 class ConnectorUpdateInputSerializer(serializers.Serializer):

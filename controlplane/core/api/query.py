@@ -33,6 +33,9 @@ class QueryParameter:
     may_be_empty: bool = False  # free text; "" is no number, time, choice or boolean
 
 
+# Marks an operation whose query names objects by id; the schema hook turns it into a documented 404.
+QUERY_NAMES_OBJECTS = "x-query-names-objects"
+
 FREE_TEXT = QueryParameter(may_be_empty=True)
 TYPED = QueryParameter()
 
@@ -41,9 +44,16 @@ def takes_query(serializer: type[serializers.Serializer]) -> Callable[[Handler],
     """An action's query parameters: documented in the OpenAPI description and the only ones it accepts. The
     action still validates them with the serializer (`serializer(data=request.query_params)`)."""
 
+    names_objects = any(
+        isinstance(field, serializers.RelatedField | serializers.ManyRelatedField)
+        for field in serializer().fields.values()
+    )
+
     def decorate(handler: Handler) -> Handler:
         handler.query_serializer = serializer  # type: ignore[attr-defined]
-        return extend_schema(parameters=[serializer])(handler)
+        # An id in the query that names nothing visible is a 404, as in a body (schema_hooks documents it).
+        extensions = {QUERY_NAMES_OBJECTS: True} if names_objects else None
+        return extend_schema(parameters=[serializer], extensions=extensions)(handler)
 
     return decorate
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.core.api.query import QUERY_NAMES_OBJECTS
+
 ERROR_SCHEMA = {
     "type": "object",
     "description": "Every refusal: a sentence, a code scripts can test, details (per field for 400) and the "
@@ -53,7 +55,8 @@ def document_error_answers(
             if method not in _UNSAFE | {"get"}:
                 continue
             statuses = ["400", "401", "403", "429"]
-            if "{" in path or _body_names_objects(operation, generator):
+            names_objects = operation.pop(QUERY_NAMES_OBJECTS, False)
+            if "{" in path or names_objects or _body_names_objects(operation, generator):
                 statuses.append("404")
             if method in _UNSAFE:
                 statuses += ["409", "413", "503"]

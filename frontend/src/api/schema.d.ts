@@ -3223,7 +3223,6 @@ export interface components {
             organization: number;
             cluster: number;
             name: string;
-            /** Format: int64 */
             worker_count?: number;
             /** @default provisioning */
             status: components["schemas"]["ConnectClusterStatusEnum"];
@@ -3256,7 +3255,6 @@ export interface components {
             organization: number;
             cluster: number;
             name: string;
-            /** Format: int64 */
             worker_count?: number;
             /** @default provisioning */
             status: components["schemas"]["ConnectClusterStatusEnum"];
@@ -3318,7 +3316,10 @@ export interface components {
             connect_cluster: number;
             team: number;
             name: string;
+            /** @description Connect's own connector config: `connector.class` and the plugin's settings, as strings. */
             config: {
+                "connector.class": string;
+            } & {
                 [key: string]: string;
             };
             secrets?: {
@@ -13636,6 +13637,15 @@ export interface operations {
             };
             /** @description Authenticated but not allowed (said before anything about the request body). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

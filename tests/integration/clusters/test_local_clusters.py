@@ -169,7 +169,8 @@ def test_a_broker_that_cannot_start_fails_the_operation_with_its_log(
 def test_only_org_admins_create_clusters_and_bad_specs_are_refused(people, cluster_data_dir) -> None:
     spec = {"organization": people.organization.id, "name": "events", "broker_count": 1}
     assert people.developer.post("/api/v1/clusters/", spec, format="json").status_code == 403
-    assert people.outsider.post("/api/v1/clusters/", spec, format="json").status_code == 400  # not its org
+    # Not its organization: an object it cannot see, answered as one that does not exist.
+    assert people.outsider.post("/api/v1/clusters/", spec, format="json").status_code == 404
 
     bad_config = people.org_admin.post(
         "/api/v1/clusters/",

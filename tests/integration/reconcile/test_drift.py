@@ -105,7 +105,7 @@ def test_an_admin_adopts_an_unmanaged_topic_into_a_team(kafka_world: KafkaWorld)
     for future in admin.create_topics([NewTopic(found, 3, 1, config={"retention.ms": "7200000"})]).values():
         future.result(10)
     reconcile(world)
-    listed = world.org_admin.get("/api/v1/topics/", {"cluster": world.cluster.id, "managed": False}).json()[
+    listed = world.org_admin.get("/api/v1/topics/", {"cluster": world.cluster.id, "managed": "false"}).json()[
         "results"
     ]
     (row,) = [t for t in listed if t["name"] == found]
@@ -170,7 +170,7 @@ def test_acls_and_quotas_made_outside_are_adopted_and_deleted_managed_bindings_c
         for d in _drift(world, world.developer_a)
     )
 
-    quotas = world.org_admin.get("/api/v1/quotas/", {"cluster": world.cluster.id, "managed": False}).json()
+    quotas = world.org_admin.get("/api/v1/quotas/", {"cluster": world.cluster.id, "managed": "false"}).json()
     (found,) = [q for q in quotas["results"] if q["entity"] == {"user": outsider_user}]
     assert found["observed_values"] == {"producer_byte_rate": 5e5}
     assert world.developer_a.post(f"/api/v1/quotas/{found['id']}/adopt/").status_code == 404
@@ -179,7 +179,7 @@ def test_acls_and_quotas_made_outside_are_adopted_and_deleted_managed_bindings_c
     assert adopted.json()["values"] == {"producer_byte_rate": 5e5}
 
     acls = world.org_admin.get(
-        "/api/v1/acls/", {"cluster": world.cluster.id, "managed": False, "limit": 500}
+        "/api/v1/acls/", {"cluster": world.cluster.id, "managed": "false", "limit": 500}
     ).json()
     outside_acls = [b for b in acls["results"] if b["principal"] == f"User:{world.account_a.name}"]
     assert outside_acls == []  # the restored binding is the grant's, not an unmanaged one
