@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.connect import services
+from controlplane.connect import filtersets, services
 from controlplane.connect.api import serializers
 from controlplane.connect.choices import ConnectClusterStatus, ConnectorState
 from controlplane.connect.models import ConnectCluster, Connector
@@ -24,6 +24,7 @@ class ConnectClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, S
 
     queryset = ConnectCluster.objects.select_related("cluster", "organization").prefetch_related("workers")
     serializer_class = serializers.ConnectClusterSerializer
+    filterset_class = filtersets.ConnectClusterFilterSet
     create_serializer_class = serializers.ConnectClusterCreateInputSerializer
     write_role = ORG_ADMIN
 
@@ -65,6 +66,7 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
 
     queryset = Connector.objects.select_related("connect_cluster", "team")
     serializer_class = serializers.ConnectorSerializer
+    filterset_class = filtersets.ConnectorFilterSet
     create_serializer_class = serializers.ConnectorCreateInputSerializer
     update_serializer_class = serializers.ConnectorUpdateInputSerializer
     write_role = TeamRole.DEVELOPER

@@ -11520,12 +11520,15 @@ export interface operations {
     v1_connect_clusters_list: {
         parameters: {
             query?: {
+                cluster?: number;
                 /** @description Number of results to return per page (at most 500). */
                 limit?: number;
+                name?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
+                organization?: number;
             };
             header?: never;
             path?: never;
@@ -12096,12 +12099,15 @@ export interface operations {
     v1_connectors_list: {
         parameters: {
             query?: {
+                connect_cluster?: number;
                 /** @description Number of results to return per page (at most 500). */
                 limit?: number;
+                name?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
                 /** @description Which field to use when ordering the results. */
                 ordering?: string;
+                team?: number;
             };
             header?: never;
             path?: never;

@@ -71,6 +71,9 @@ class ImageListener:
     def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
         pass
 
+    def on_broker_configs_changed(self, resource_name: str, configs: object) -> None:
+        pass  # the cluster-wide min.insync.replicas default the first registration records
+
     def on_broker_changed(self, broker: BrokerRegistration) -> None:
         pass
 

@@ -93,10 +93,24 @@ def test_cancelling_a_running_job_stops_its_spark_processes(setup):
 
 @pytest.mark.timeout(900)  # four spark-submits one after the other
 def test_bad_runs_fail_with_a_readable_reason_and_the_worker_keeps_serving(setup):
-    unknown = setup.launch("key_skew", {"source": {"topic": f"{setup.topic_prefix}-missing"}})
-    wrong_password = setup.launch(
-        "key_skew", {"source": {"topic": f"{setup.topic_prefix}-missing"}}, password="not-the-password"
+    # A missing topic is refused at submit, before any Spark application starts.
+    refused = setup.client.post(
+        "/api/v1/job-runs/",
+        {
+            "team": setup.team.pk,
+            "cluster": setup.cluster.pk,
+            "job": "key_skew",
+            "parameters": {"source": {"topic": f"{setup.topic_prefix}-missing"}},
+            "service_account": setup.account.pk,
+            "password": setup.password,
+            "compute_target": "local[2]",
+        },
+        format="json",
     )
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["error"]["code"] == "topic_not_found"
+    existing = setup.topic("bad-runs", 1, [(0, b"k", b"v")])
+    wrong_password = setup.launch("key_skew", {"source": {"topic": existing}}, password="not-the-password")
     nowhere = Cluster.objects.create(
         organization=setup.cluster.organization,
         name=f"{setup.cluster.name}-gone",
@@ -117,7 +131,6 @@ def test_bad_runs_fail_with_a_readable_reason_and_the_worker_keeps_serving(setup
         cluster=nowhere.pk,
         time_limit_seconds=10,
     )
-    assert "unknown topic" in setup.wait_finished(unknown["id"], timeout=300)["reason"]
     failed = setup.wait_finished(wrong_password["id"], timeout=300)
     assert failed["state"] == "failed"
     assert "authentication" in failed["reason"].lower() or "sasl" in failed["reason"].lower(), failed[
