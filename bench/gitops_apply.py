@@ -24,8 +24,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,40 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_broker(data_dir: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    overrides = {
-        "node.id": "1",
-        "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-        "log.dirs": str(data_dir / "logs"),
-        "metrics.port": str(free_port()),
-        "offsets.topic.num.partitions": "3",
-        "authorizer.class.name": "acl",
-        "super.users": "User:ANONYMOUS",
-        # A thousand topics with the default 1 GiB preallocated indexes would be slow to create.
-        "log.segment.bytes": str(1024 * 1024),
-    }
-    args = [sys.executable, "-m", "broker"]
-    for key, value in overrides.items():
-        args += ["--override", f"{key}={value}"]
-    log = open(data_dir / "broker.log", "ab")  # noqa: SIM115 - the child owns it
-    process = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return process, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("the broker did not start")
+from bench.local_broker import start_broker  # noqa: E402 - after the path
 
 
 def documents(topics: int) -> list[dict]:
@@ -103,7 +68,9 @@ def main() -> None:
     os.environ["STREAMHUB_DATA_DIR"] = str(workdir)
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    broker, bootstrap = start_broker(workdir)
+    broker, bootstrap = start_broker(
+        workdir, {"authorizer.class.name": "acl", "super.users": "User:ANONYMOUS"}
+    )
     try:
         import django
 
