@@ -1,3 +1,4 @@
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -28,7 +29,8 @@ class ConnectCluster(models.Model):
     # Connector classes teams may use here (empty: choices.DEFAULT_ALLOWED_PLUGINS).
     allowed_plugins = models.JSONField(default=list, blank=True)
     # Guardrail: the tasks (sum of tasks.max) one team's connectors may ask for on this Connect cluster.
-    max_tasks_per_team = models.PositiveIntegerField(default=8)
+    # (Every integer field states its bound: otherwise the OpenAPI document would differ between databases.)
+    max_tasks_per_team = models.PositiveIntegerField(default=8, validators=[MaxValueValidator(1000)])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -48,12 +50,12 @@ class ConnectCluster(models.Model):
 
 class ConnectWorker(models.Model):
     connect_cluster = models.ForeignKey(ConnectCluster, on_delete=models.CASCADE, related_name="workers")
-    index = models.PositiveSmallIntegerField()
+    index = models.PositiveSmallIntegerField(validators=[MaxValueValidator(2)])
     rest_port = models.PositiveIntegerField()
     directory = models.CharField(max_length=1000)
     pid = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=20, choices=WorkerStatus.choices, default=WorkerStatus.STARTING)
-    restart_count = models.PositiveIntegerField(default=0)
+    restart_count = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(2**31 - 1)])
 
     class Meta:
         ordering = ["connect_cluster_id", "index"]
@@ -77,7 +79,7 @@ class Connector(models.Model):
     connector_class = models.CharField(max_length=300)
     config = models.JSONField(default=dict, blank=True)
     secret_keys = models.JSONField(default=list, blank=True)
-    tasks_max = models.PositiveIntegerField(default=1)
+    tasks_max = models.PositiveIntegerField(default=1, validators=[MaxValueValidator(1000)])
     desired_state = models.CharField(
         max_length=20, choices=ConnectorState.choices, default=ConnectorState.RUNNING
     )

@@ -3230,7 +3230,6 @@ export interface components {
             group_id: string;
             principal_name: string;
             allowed_plugins?: unknown;
-            /** Format: int64 */
             max_tasks_per_team?: number;
             readonly workers: components["schemas"]["ConnectWorker"][];
             /** Format: date-time */
@@ -3262,7 +3261,6 @@ export interface components {
             group_id: string;
             principal_name: string;
             allowed_plugins?: unknown;
-            /** Format: int64 */
             max_tasks_per_team?: number;
         };
         /**
@@ -3275,17 +3273,13 @@ export interface components {
          */
         ConnectClusterStatusEnum: "provisioning" | "running" | "degraded" | "failed" | "deleted";
         ConnectWorker: {
-            /** Format: int64 */
             index: number;
             status?: components["schemas"]["ConnectWorkerStatusEnum"];
-            /** Format: int64 */
             restart_count?: number;
         };
         ConnectWorkerRequest: {
-            /** Format: int64 */
             index: number;
             status?: components["schemas"]["ConnectWorkerStatusEnum"];
-            /** Format: int64 */
             restart_count?: number;
         };
         /**
@@ -3304,7 +3298,6 @@ export interface components {
             connector_class: string;
             config?: unknown;
             secret_keys?: unknown;
-            /** Format: int64 */
             tasks_max?: number;
             desired_state?: components["schemas"]["ConnectorStateEnum"];
             /** Format: date-time */
@@ -3337,7 +3330,6 @@ export interface components {
             connector_class: string;
             config?: unknown;
             secret_keys?: unknown;
-            /** Format: int64 */
             tasks_max?: number;
             desired_state?: components["schemas"]["ConnectorStateEnum"];
             /** Format: date-time */

@@ -209,8 +209,12 @@ def test_a_dynamic_quorum_adds_a_voter_and_removes_the_leader_while_topics_are_c
         wait_for(lambda: len(creator.created) >= created_before + 3, 30, "topic creations after the change")
     finally:
         creator.stop()
-    assert len(creator.created) >= 5, creator.failures
+    # (How many creations fit in the window depends on the machine's load; that each one the cluster
+    # acknowledged survived the two changes does not.)
+    assert creator.created, creator.failures
     create_topic(cluster, "after-the-changes")
+    listed = AdminClient(cluster.client_config()).list_topics(timeout=10).topics
+    assert [name for name in creator.created if name not in listed] == []
     # Every controller still running agrees on the voter set.
     for node_id in (1, 2, 3, 4):
         port = cluster.node(node_id).controller_port
