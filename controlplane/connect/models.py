@@ -31,6 +31,9 @@ class ConnectCluster(models.Model):
     # Guardrail: the tasks (sum of tasks.max) one team's connectors may ask for on this Connect cluster.
     # (Every integer field states its bound: otherwise the OpenAPI document would differ between databases.)
     max_tasks_per_team = models.PositiveIntegerField(default=8, validators=[MaxValueValidator(1000)])
+    # The only directory whose files connectors may read or write (FileStream's `file`, a database's TLS
+    # files...); empty: no connector may name a local file at all.
+    file_directory = models.CharField(max_length=1000, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -12,6 +12,7 @@ Secrets are given apart from the config, written to a 0600 file in the secrets d
 
 from __future__ import annotations
 
+import os
 import re
 import secrets as tokens
 import time
@@ -54,6 +55,11 @@ TOPIC_KEYS = ("topic", "topics", "topic.prefix", "errors.deadletterqueue.topic.n
 TOPIC_PATTERN_KEYS = ("topics.regex",)
 ROUTING_KEY = re.compile(r"^transforms\.[^.]+\.(replacement|topic\.format|topic)$")
 CONFIG_PROVIDER_REFERENCE = re.compile(r"\$\{[^}]*\}")
+# Keys whose value is a file on the worker's host: FileStream's `file`, a schema history file, a database's or a
+# Kafka client's TLS certificate, key or store.
+LOCAL_PATH_KEY = re.compile(
+    r"(^|\.)(file|filename|sslcert|sslkey|sslrootcert|keystore\.location|truststore\.location)$"
+)
 
 
 # --- Connect clusters -----------------------------------------------------------------------------------
@@ -169,6 +175,7 @@ def attach_connect_cluster(
     worker_count: int = 1,
     allowed_plugins: list[str] | None = None,
     max_tasks_per_team: int = 8,
+    file_directory: str = "",
 ) -> ConnectCluster:
     """Runs `worker_count` distributed workers for `cluster` under a Kafka user of their own (SCRAM, with the
     ACLs of worker_acls), and returns once every worker serves its REST API."""
@@ -190,6 +197,12 @@ def attach_connect_cluster(
                 "Connect workers log in with SCRAM of their own: the cluster must listen with SASL/SCRAM.",
                 code="unsupported_cluster",
             )
+        if file_directory and not Path(file_directory).is_absolute():
+            raise ServiceError(
+                "The connectors' file directory is an absolute path.",
+                code="invalid_file_directory",
+                details={"fields": {"file_directory": ["not an absolute path"]}},
+            )
         if (
             ConnectCluster.objects.filter(organization=cluster.organization, name=name)
             .exclude(status=ConnectClusterStatus.DELETED)
@@ -204,6 +217,7 @@ def attach_connect_cluster(
             worker_count=worker_count,
             allowed_plugins=list(allowed_plugins or []),
             max_tasks_per_team=max_tasks_per_team,
+            file_directory=file_directory,
             password_encrypted=encrypt_secret(password),
         )
         suffix = tokens.token_hex(4)
@@ -439,6 +453,31 @@ def check_connector_config(team: Team, name: str, config: dict[str, str]) -> Non
         )
 
 
+def check_local_paths(connect_cluster: ConnectCluster, config: dict[str, str]) -> None:
+    """Refuses a local file outside the Connect cluster's file directory (the workers run as the control
+    plane's user: a team must not read /etc/passwd or the workers' own configs through a connector). The path
+    is resolved first, so neither `..` nor a symbolic link leads out; a relative path would be relative to
+    the worker's working directory, so it is refused too."""
+    root = connect_cluster.file_directory
+    outside: dict[str, list[str]] = {}
+    for key, value in config.items():
+        if not LOCAL_PATH_KEY.search(key) or not value:
+            continue
+        if not root:
+            outside[key] = ["this Connect cluster lets connectors name no local file"]
+        elif not Path(value).is_absolute():
+            outside[key] = [f"an absolute path under {root}"]
+        elif not Path(os.path.realpath(value)).is_relative_to(os.path.realpath(root)):
+            outside[key] = [f"{value!r} is outside {root}"]
+    if outside:
+        raise ServiceError(
+            f"Connectors may read and write files only under the directory the organization's admin set"
+            f" ({root or 'none is set'}).",
+            code="path_outside_directory",
+            details={"fields": outside, "directory": root},
+        )
+
+
 def _secrets_path(connector_cluster: ConnectCluster, name: str) -> Path:
     return _group(connector_cluster).secrets_dir / f"{name}.properties"
 
@@ -540,6 +579,8 @@ def _apply(
     """Checks, validates and (unless validate_only) writes the connector to Connect; returns its config."""
     connector_class = config.get("connector.class", "")
     check_connector_config(team, name, config)
+    # A secret fills a config key as well: `secrets: {"file": "/etc/passwd"}` would name a file too.
+    check_local_paths(connect_cluster, {**config, **secrets})
     path = _secrets_path(connect_cluster, name)
     previous = path.read_text() if path.exists() else None
 

@@ -32,6 +32,7 @@ class ConnectClusterSerializer(serializers.ModelSerializer):
             "principal_name",
             "allowed_plugins",
             "max_tasks_per_team",
+            "file_directory",
             "workers",
             "created_at",
         ]
@@ -46,6 +47,12 @@ class ConnectClusterCreateInputSerializer(serializers.Serializer):
     worker_count = serializers.IntegerField(min_value=1, max_value=MAX_WORKERS, default=1)
     allowed_plugins = serializers.ListField(child=serializers.CharField(max_length=300), required=False)
     max_tasks_per_team = serializers.IntegerField(min_value=1, max_value=1000, default=8)
+    file_directory = serializers.CharField(
+        max_length=1000,
+        required=False,
+        default="",
+        help_text="An absolute directory: the only place whose files connectors may read or write.",
+    )
 
 
 class ConnectorSerializer(serializers.ModelSerializer):

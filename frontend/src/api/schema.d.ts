@@ -3231,6 +3231,7 @@ export interface components {
             principal_name: string;
             allowed_plugins?: unknown;
             max_tasks_per_team?: number;
+            file_directory?: string;
             readonly workers: components["schemas"]["ConnectWorker"][];
             /** Format: date-time */
             readonly created_at: string;
@@ -3243,6 +3244,11 @@ export interface components {
             allowed_plugins?: string[];
             /** @default 8 */
             max_tasks_per_team: number;
+            /**
+             * @description An absolute directory: the only place whose files connectors may read or write.
+             * @default
+             */
+            file_directory: string;
         };
         ConnectClusterHealth: {
             status: string;
@@ -3262,6 +3268,7 @@ export interface components {
             principal_name: string;
             allowed_plugins?: unknown;
             max_tasks_per_team?: number;
+            file_directory?: string;
         };
         /**
          * @description * `provisioning` - Provisioning

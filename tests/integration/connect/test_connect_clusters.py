@@ -76,6 +76,8 @@ def connect_world(kafka_world: KafkaWorld, settings: Any, tmp_path: Path) -> Ite
     """The Connect cluster an org admin attached through the API (two workers; ~20-30 s to start)."""
     settings.DATA_DIR = tmp_path / "data"
     world = kafka_world
+    files = tmp_path / "files"
+    files.mkdir()
     started = time.monotonic()
     answer = world.org_admin.post(
         "/api/v1/connect-clusters/",
@@ -85,13 +87,12 @@ def connect_world(kafka_world: KafkaWorld, settings: Any, tmp_path: Path) -> Ite
             "worker_count": 2,
             "allowed_plugins": [FILE_SOURCE, FILE_SINK, DEBEZIUM],
             "max_tasks_per_team": 4,
+            "file_directory": str(files),
         },
         format="json",
     )
     print(f"\nConnect cluster attached in {time.monotonic() - started:.1f} s")
     assert answer.status_code == 201, answer.json()
-    files = tmp_path / "files"
-    files.mkdir()
     try:
         assert answer.json()["status"] == "running", answer.json()["status_reason"]
         yield ConnectWorld(world, answer.json(), files)
@@ -469,6 +470,21 @@ def teams_cannot_reach_another_teams_topics_or_connectors(connect_world: Connect
         },
     )
     assert world.developer_a.post("/api/v1/connectors/", provider, format="json").status_code == 400
+    # Local files: only under the directory the org admin set, whether named in the config or as a secret.
+    for config, secrets in (
+        ({"file": "/etc/passwd"}, {}),
+        ({"file": f"{connect_world.files}/../../../../etc/passwd"}, {}),
+        ({}, {"file": "/etc/passwd"}),
+    ):
+        peek = connect_world.connector_body(
+            f"{world.group_prefix_a}passwd",
+            {"connector.class": FILE_SOURCE, "topic": f"{world.topic_prefix_a}x", **config},
+            secrets=secrets,
+        )
+        refused = world.developer_a.post("/api/v1/connectors/", peek, format="json")
+        assert refused.status_code == 400, refused.json()
+        assert refused.json()["error"]["code"] == "path_outside_directory", refused.json()
+        assert "file" in refused.json()["error"]["details"]["fields"]
     # Team B: its own name prefix, and team A's connectors do not exist for it.
     own = connect_world.connector_body(
         f"{world.group_prefix_a}x",

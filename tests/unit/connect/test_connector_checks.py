@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from controlplane.connect import workers
-from controlplane.connect.services import check_connector_config
+from controlplane.connect.models import ConnectCluster
+from controlplane.connect.services import check_connector_config, check_local_paths
 from controlplane.core.api.errors import ServiceError
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
@@ -54,6 +55,33 @@ def test_it_refuses_topics_outside_the_team(team: Team, config: dict[str, str]) 
 def test_it_refuses_a_name_outside_the_group_prefixes_and_config_provider_references(team: Team) -> None:
     assert refusal(team, "search-x", {"topic": "pay.a"}) == "invalid_name"
     assert refusal(team, "pay-x", {"file": "${file:/etc/passwd:root}"}) == "invalid_config"
+
+
+def path_refusal(directory: str, config: dict[str, str]) -> dict[str, list[str]]:
+    with pytest.raises(ServiceError) as refused:
+        check_local_paths(ConnectCluster(file_directory=directory), config)
+    assert refused.value.get_codes() == "path_outside_directory"
+    return refused.value.details["fields"]
+
+
+def test_connectors_name_local_files_only_under_the_directory_the_org_admin_set(tmp_path: Path) -> None:
+    root = tmp_path / "exchange"
+    (root / "in").mkdir(parents=True)
+    (root / "in" / "escape").symlink_to("/etc")
+    check_local_paths(ConnectCluster(file_directory=str(root)), {"file": str(root / "in" / "a.txt")})
+    check_local_paths(ConnectCluster(file_directory=str(root)), {"topic": "/etc/passwd"})  # not a path key
+    for path in ("/etc/passwd", f"{root}/../etc/passwd", f"{root}/in/escape/passwd", "relative.txt"):
+        assert list(path_refusal(str(root), {"file": path})) == ["file"], path
+    assert list(path_refusal(str(root), {"database.sslrootcert": "/etc/ssl/private/ca.pem"})) == [
+        "database.sslrootcert"
+    ]
+    assert list(path_refusal(str(root), {"producer.ssl.truststore.location": "/etc/keys.jks"})) == [
+        "producer.ssl.truststore.location"
+    ]
+    # No directory set: no local file at all.
+    assert path_refusal("", {"file": str(root / "in" / "a.txt")}) == {
+        "file": ["this Connect cluster lets connectors name no local file"]
+    }
 
 
 def test_worker_configs_are_private_and_bound_to_loopback(tmp_path: Path) -> None:
