@@ -62,6 +62,13 @@ BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": timedelta(seconds=LAG_SAMPLING_INTERVAL),
         "options": {"expires": LAG_SAMPLING_INTERVAL - 1},
     },
+    # Connector alert rules (a connector or task paused, stopped or failed): Connect asked once per cluster
+    # with connectors each lag-sampling interval.
+    "connect.evaluate_connector_alerts_all": {
+        "task": "connect.evaluate_connector_alerts_all",
+        "schedule": timedelta(seconds=LAG_SAMPLING_INTERVAL),
+        "options": {"expires": LAG_SAMPLING_INTERVAL - 1},
+    },
     # Alert notifications whose delivery task could not be queued at the time (Redis was unreachable).
     "alerts.queue_unsent_notifications": {
         "task": "alerts.queue_unsent_notifications",

@@ -17,10 +17,13 @@ class Metric(models.TextChoices):
     DISK_USAGE_PERCENT = "disk_usage_percent", "Disk usage per broker (%)"
     CLUSTER_UNREACHABLE = "cluster_unreachable", "Cluster unreachable"
     PROVISIONING_FAILED = "provisioning_failed", "Provisioning failed"
+    # Kafka Connect: evaluated on the connect app's look at the connectors of each cluster.
+    CONNECTOR_NOT_RUNNING = "connector_not_running", "Connector or task paused or failed"
 
 
 LAG_METRICS = (Metric.LAG_MESSAGES, Metric.LAG_SECONDS, Metric.STATUS, Metric.TIME_TO_CATCH_UP)
-CLUSTER_METRICS = tuple(metric for metric in Metric if metric not in LAG_METRICS)
+CONNECTOR_METRICS = (Metric.CONNECTOR_NOT_RUNNING,)
+CLUSTER_METRICS = tuple(metric for metric in Metric if metric not in (*LAG_METRICS, *CONNECTOR_METRICS))
 
 # The threshold a cluster-health rule gets when none is given (fires when the value is above it): any broker
 # down, any bad partition, more than 3 controller elections an hour, a log-dir volume over 85 % full.
@@ -33,6 +36,8 @@ CLUSTER_METRIC_DEFAULT_THRESHOLDS: dict[str, float] = {
     Metric.DISK_USAGE_PERCENT: 85,
     Metric.CLUSTER_UNREACHABLE: 0,
     Metric.PROVISIONING_FAILED: 0,
+    # 1 when the connector or one of its tasks is paused, stopped or failed.
+    Metric.CONNECTOR_NOT_RUNNING: 0,
 }
 
 

@@ -22,6 +22,7 @@ _YES_NO_METRICS = {
     Metric.BROKER_DOWN: ("down", "up"),
     Metric.CLUSTER_UNREACHABLE: ("unreachable", "reachable"),
     Metric.PROVISIONING_FAILED: ("failed", "not failed"),
+    Metric.CONNECTOR_NOT_RUNNING: ("paused or failed", "running"),
 }
 _COUNT_UNITS = {
     Metric.UNDER_REPLICATED_PARTITIONS: "partitions",

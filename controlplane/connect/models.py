@@ -99,3 +99,31 @@ class Connector(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ConnectorSourceLag(models.Model):
+    """Where a change-data-capture connector stands against its database, as the last lag sampling run saw it
+    (controlplane/connect/lag.py): the database's current WAL position, the replication slot's confirmed
+    flush position, and the position of the last change the connector committed to its topics (Connect's
+    source offset). Positions are PostgreSQL LSNs as text (`0/16B3748`); lags are WAL bytes."""
+
+    connector = models.OneToOneField(
+        Connector, primary_key=True, on_delete=models.CASCADE, related_name="source_lag"
+    )
+    slot_name = models.CharField(max_length=200, blank=True)
+    current_lsn = models.CharField(max_length=40, blank=True)
+    confirmed_flush_lsn = models.CharField(max_length=40, blank=True)
+    committed_lsn = models.CharField(max_length=40, blank=True)
+    # WAL bytes the database wrote that the connector's topics do not hold yet (null: unknown).
+    lag_bytes = models.BigIntegerField(null=True, blank=True, validators=[MaxValueValidator(2**63 - 1)])
+    # WAL bytes the slot keeps on the database's disk for the connector.
+    slot_retained_bytes = models.BigIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(2**63 - 1)]
+    )
+    # Records the connector's topics hold (the sum of their partitions' end offsets).
+    topic_records = models.BigIntegerField(null=True, blank=True, validators=[MaxValueValidator(2**63 - 1)])
+    error = models.TextField(blank=True)
+    observed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.connector_id}: {self.lag_bytes}"

@@ -35,6 +35,7 @@ from controlplane.connect.choices import (
 )
 from controlplane.connect.models import ConnectCluster, Connector, ConnectWorker
 from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.groups.models import ConsumerGroup
 from controlplane.kafka.acls import Acl, create_acls, delete_acls
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.scram import delete_scram_credential, upsert_scram_credential
@@ -661,6 +662,14 @@ def create_connector(
                 secret_keys=sorted(secrets),
                 tasks_max=tasks_max,
             )
+            if is_sink(config):
+                # The sink's group `connect-<name>` is outside the team's group prefixes: recorded as the
+                # team's now, so the lag sampler keeps it with the team's groups.
+                ConsumerGroup.objects.update_or_create(
+                    cluster=connect_cluster.cluster,
+                    name=sink_group_name(connector),
+                    defaults={"team": team},
+                )
         change.on(connector)
     return connector
 
@@ -763,6 +772,26 @@ def delete_connector(*, actor: Actor, connector: Connector) -> None:
             raise ServiceError(str(error), code="connect_unreachable") from error
         _secrets_path(connector.connect_cluster, connector.name).unlink(missing_ok=True)
         connector.delete()
+
+
+def connector_secrets(*, connector: Connector) -> dict[str, str]:
+    """The connector's secret values, for the control plane's own use (its database lag query); never shown."""
+    return _read_secrets(connector.connect_cluster, connector.name)
+
+
+def connector_offsets(*, connector: Connector) -> dict[str, Any]:
+    """Connect's committed source offsets (or sink consumer offsets) of the connector."""
+    return _connect_call(lambda: client(connector.connect_cluster).offsets(connector.name))
+
+
+def is_sink(config: dict[str, str]) -> bool:
+    """Connect's sinks name the topics they read (`topics` or `topics.regex`); sources never do."""
+    return bool(config.get("topics") or config.get("topics.regex"))
+
+
+def sink_group_name(connector: Connector) -> str:
+    """The consumer group a sink connector reads as (Connect's `connect-<name>`)."""
+    return f"connect-{connector.name}"
 
 
 def connector_status(*, connector: Connector) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """A team's Debezium connector from the console: Olga (org admin of Acme, so a team admin of Payments) opens
 Connectors, creates a PostgreSQL CDC connector on the Connect cluster attached to Acme's SASL + ACL broker,
-reads Connect's validation messages inline for a config missing its host, fixes it, watches the connector run
-and its topic fill, and pauses and resumes it. Screenshots land in test-artifacts/screenshots/connectors-*.png.
+reads Connect's validation messages inline for a config missing its host, fixes it, watches the connector run,
+its topic fill and its source lag (which grows while it is paused), and pauses and resumes it. Screenshots
+land in test-artifacts/screenshots/connectors-*.png.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from playwright.sync_api import Page, expect
 
 from controlplane.connect import services as connect
 from controlplane.connect.models import ConnectCluster
+from controlplane.lag.sampler import sample_cluster
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_access import SecurePayments, secure_payments, sign_in  # noqa: F401 - a fixture
 from tests.fixtures.broker import SecureBrokerProcess
+from tests.fixtures.servers import wait_until
 from tests.integration.connect.test_connect_clusters import DEBEZIUM, logical_postgres  # noqa: F401 - a fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -49,6 +52,8 @@ def test_a_team_creates_a_debezium_connector_with_inline_errors_watches_it_run_a
     secure_broker: SecureBrokerProcess,
     connect_cluster: ConnectCluster,
     logical_postgres: str,  # noqa: F811
+    settings,
+    redis_url: str,
 ) -> None:
     world = secure_payments
     with psycopg.connect(logical_postgres, autocommit=True) as database:
@@ -105,11 +110,27 @@ def test_a_team_creates_a_debezium_connector_with_inline_errors_watches_it_run_a
         seen += message is not None and message.error() is None
     consumer.close()
     assert seen == 50
+    # Its lag, as the lag sampler's runs see it (the console refreshes the connector every 3 s): the topic
+    # holds the 50 snapshot rows.
+    settings.REDIS_URL = redis_url
+    lag = page.get_by_test_id("connector-lag")
+    wait_until(
+        lambda: sample_cluster(world.cluster) and "Source lag:" in lag.inner_text(),
+        timeout=60,
+        what="the connector's source lag in the console",
+    )
+    expect(page.get_by_test_id("connector-topic-records")).to_have_text("50", timeout=30_000)
     screenshot(page, "connectors-2-running")
 
     row.get_by_role("button", name=f"Pause {name}").click()
     expect(row).to_contain_text("paused")
     expect(page.get_by_test_id("connector-state")).to_have_text("PAUSED", timeout=30_000)
+    # Paused, the database moves on without it: its lag grows.
+    with psycopg.connect(logical_postgres, autocommit=True) as database:
+        database.execute("INSERT INTO accounts SELECT n, 0 FROM generate_series(51, 1050) AS n")
+    sample_cluster(world.cluster)
+    expect(lag).not_to_contain_text("Source lag: 0 B", timeout=30_000)
+    expect(lag).to_contain_text("Source lag:")
     screenshot(page, "connectors-3-paused")
     row.get_by_role("button", name=f"Resume {name}").click()
     expect(page.get_by_test_id("connector-state")).to_have_text("RUNNING", timeout=30_000)

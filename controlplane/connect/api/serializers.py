@@ -75,14 +75,40 @@ class ConnectorSerializer(serializers.ModelSerializer):
         ]
 
 
+class ConnectorLagSerializer(serializers.Serializer):
+    """The last lag sampling run's view: `consumer_group` for a sink (its group `connect-<name>`), `source`
+    for a PostgreSQL CDC connector (WAL positions as LSNs, lags in WAL bytes), `none` before any."""
+
+    kind = serializers.ChoiceField(choices=["none", "consumer_group", "source"])
+    group_id = serializers.IntegerField(required=False)
+    group = serializers.CharField(required=False)
+    status = serializers.CharField(required=False)
+    lag_messages = serializers.IntegerField(required=False)
+    lag_seconds = serializers.FloatField(required=False, allow_null=True)
+    slot_name = serializers.CharField(required=False)
+    current_lsn = serializers.CharField(required=False)
+    confirmed_flush_lsn = serializers.CharField(required=False)
+    committed_lsn = serializers.CharField(required=False)
+    lag_bytes = serializers.IntegerField(required=False, allow_null=True)
+    slot_retained_bytes = serializers.IntegerField(required=False, allow_null=True)
+    topic_records = serializers.IntegerField(required=False, allow_null=True)
+    error = serializers.CharField(required=False)
+    observed_at = serializers.DateTimeField(required=False)
+
+
 class ConnectorDetailSerializer(ConnectorSerializer):
     status = serializers.SerializerMethodField()
+    lag = serializers.SerializerMethodField()
 
     class Meta(ConnectorSerializer.Meta):
-        fields = [*ConnectorSerializer.Meta.fields, "status"]
+        fields = [*ConnectorSerializer.Meta.fields, "status", "lag"]
 
     def get_status(self, connector: Connector) -> dict:
         return self.context.get("status", {})
+
+    @extend_schema_field(ConnectorLagSerializer)
+    def get_lag(self, connector: Connector) -> dict:
+        return ConnectorLagSerializer(self.context.get("lag", {"kind": "none"})).data
 
 
 @extend_schema_field(

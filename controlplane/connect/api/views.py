@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.connect import filtersets, services
+from controlplane.connect import filtersets, lag, services
 from controlplane.connect.api import serializers
 from controlplane.connect.choices import ConnectClusterStatus, ConnectorState
 from controlplane.connect.models import ConnectCluster, Connector
@@ -97,7 +97,11 @@ class ConnectorViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
     @extend_schema(responses=serializers.ConnectorDetailSerializer)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         connector = self.get_object()
-        context = {**self.get_serializer_context(), "status": services.connector_status(connector=connector)}
+        context = {
+            **self.get_serializer_context(),
+            "status": services.connector_status(connector=connector),
+            "lag": lag.connector_lag(connector),
+        }
         return Response(serializers.ConnectorDetailSerializer(connector, context=context).data)
 
     def perform_destroy(self, instance: Connector) -> None:

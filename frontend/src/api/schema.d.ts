@@ -2670,9 +2670,10 @@ export interface components {
          *     * `disk_usage_percent` - Disk usage per broker (%)
          *     * `cluster_unreachable` - Cluster unreachable
          *     * `provisioning_failed` - Provisioning failed
+         *     * `connector_not_running` - Connector or task paused or failed
          * @enum {string}
          */
-        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed";
+        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed" | "connector_not_running";
         AlertRule: {
             readonly id: number;
             readonly team: number;
@@ -3346,7 +3347,38 @@ export interface components {
             readonly status: {
                 [key: string]: unknown;
             };
+            readonly lag: components["schemas"]["ConnectorLag"];
         };
+        /**
+         * @description The last lag sampling run's view: `consumer_group` for a sink (its group `connect-<name>`), `source`
+         *     for a PostgreSQL CDC connector (WAL positions as LSNs, lags in WAL bytes), `none` before any.
+         */
+        ConnectorLag: {
+            kind: components["schemas"]["ConnectorLagKindEnum"];
+            group_id?: number;
+            group?: string;
+            status?: string;
+            lag_messages?: number;
+            /** Format: double */
+            lag_seconds?: number | null;
+            slot_name?: string;
+            current_lsn?: string;
+            confirmed_flush_lsn?: string;
+            committed_lsn?: string;
+            lag_bytes?: number | null;
+            slot_retained_bytes?: number | null;
+            topic_records?: number | null;
+            error?: string;
+            /** Format: date-time */
+            observed_at?: string;
+        };
+        /**
+         * @description * `none` - none
+         *     * `consumer_group` - consumer_group
+         *     * `source` - source
+         * @enum {string}
+         */
+        ConnectorLagKindEnum: "none" | "consumer_group" | "source";
         ConnectorPlugin: {
             type: string;
             version: string;
@@ -7283,8 +7315,9 @@ export interface operations {
                  *     * `disk_usage_percent` - Disk usage per broker (%)
                  *     * `cluster_unreachable` - Cluster unreachable
                  *     * `provisioning_failed` - Provisioning failed
+                 *     * `connector_not_running` - Connector or task paused or failed
                  */
-                metric?: "broker_down" | "cluster_unreachable" | "controller_changes_per_hour" | "disk_usage_percent" | "lag_messages" | "lag_seconds" | "offline_partitions" | "provisioning_failed" | "status" | "time_to_catch_up" | "under_min_isr_partitions" | "under_replicated_partitions";
+                metric?: "broker_down" | "cluster_unreachable" | "connector_not_running" | "controller_changes_per_hour" | "disk_usage_percent" | "lag_messages" | "lag_seconds" | "offline_partitions" | "provisioning_failed" | "status" | "time_to_catch_up" | "under_min_isr_partitions" | "under_replicated_partitions";
                 name?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;

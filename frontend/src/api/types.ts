@@ -146,6 +146,7 @@ export type ManagedResource = ItemOf<"/api/v1/managed-resources/">;
 export type ConnectCluster = ItemOf<"/api/v1/connect-clusters/">;
 export type Connector = ItemOf<"/api/v1/connectors/">;
 export type ConnectorDetail = JsonBody<paths["/api/v1/connectors/{id}/"]["get"]["responses"][200]>;
+export type ConnectorLag = ConnectorDetail["lag"];
 export type ConnectorPlugin = JsonBody<
   paths["/api/v1/connect-clusters/{id}/plugins/"]["get"]["responses"][200]
 >[number];

@@ -1,5 +1,6 @@
 import { createColumnHelper } from "@tanstack/react-table";
 import { useState } from "react";
+import { Link } from "react-router";
 
 import { combineQueries } from "../api/combineQueries";
 import { describeError } from "../api/errors";
@@ -15,7 +16,7 @@ import {
   useCreateConnector,
 } from "../api/hooks/connect";
 import { useTeams } from "../api/hooks/teams";
-import type { Cluster, ConnectCluster, Connector, Team } from "../api/types";
+import type { Cluster, ConnectCluster, Connector, ConnectorLag, Team } from "../api/types";
 import { isOrgAdmin } from "../auth/permissions";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
@@ -129,6 +130,7 @@ function AttachConnectClusterForm({ clusters, onDone }: { clusters: Cluster[]; o
   const [cluster, setCluster] = useState<number | "">(clusters[0]?.id ?? "");
   const [name, setName] = useState("");
   const [workers, setWorkers] = useState<number>(1);
+  const [fileDirectory, setFileDirectory] = useState("");
   const attach = useAttachConnectCluster();
   return (
     <form
@@ -137,7 +139,14 @@ function AttachConnectClusterForm({ clusters, onDone }: { clusters: Cluster[]; o
         event.preventDefault();
         if (cluster === "") return;
         attach.mutate(
-          { cluster, name, worker_count: workers, max_tasks_per_team: 8, allowed_plugins: [] },
+          {
+            cluster,
+            name,
+            worker_count: workers,
+            max_tasks_per_team: 8,
+            allowed_plugins: [],
+            file_directory: fileDirectory,
+          },
           { onSuccess: onDone },
         );
       }}
@@ -154,6 +163,11 @@ function AttachConnectClusterForm({ clusters, onDone }: { clusters: Cluster[]; o
         ]}
         onChange={setWorkers}
       />
+      <TextField
+        label="File directory (the only place connectors may read or write files; empty: none)"
+        value={fileDirectory}
+        onChange={setFileDirectory}
+      />
       {attach.error ? (
         <p role="alert" className="form__error">
           {describeError(attach.error)}
@@ -168,6 +182,37 @@ function AttachConnectClusterForm({ clusters, onDone }: { clusters: Cluster[]; o
   );
 }
 
+function bytes(value: number | null | undefined): string {
+  if (value === null || value === undefined) return "unknown";
+  if (value < 1024) return `${value} B`;
+  if (value < 1024 * 1024) return `${(value / 1024).toFixed(1)} KiB`;
+  return `${(value / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The last lag sampling run's view of the connector: a sink's consumer group, a CDC connector's source. */
+function ConnectorLagView({ lag }: { lag: ConnectorLag | undefined }) {
+  if (!lag || lag.kind === "none") return <p data-testid="connector-lag">Lag: not sampled yet.</p>;
+  if (lag.kind === "consumer_group") {
+    return (
+      <p data-testid="connector-lag">
+        Consumer lag: {lag.lag_messages ?? 0} messages ({lag.status}) of group{" "}
+        <Link to={`/groups/${lag.group_id}`} className="mono">
+          {lag.group}
+        </Link>
+      </p>
+    );
+  }
+  if (lag.error) return <p data-testid="connector-lag">Source lag unknown: {lag.error}</p>;
+  return (
+    <p data-testid="connector-lag">
+      Source lag: {bytes(lag.lag_bytes)} of WAL — database at <span className="mono">{lag.current_lsn}</span>, topics
+      hold changes up to <span className="mono">{lag.committed_lsn || "none yet"}</span> (slot{" "}
+      <span className="mono">{lag.slot_name}</span> keeps {bytes(lag.slot_retained_bytes)});{" "}
+      <span data-testid="connector-topic-records">{lag.topic_records ?? 0}</span> records in its topics.
+    </p>
+  );
+}
+
 function ConnectorStatus({ id }: { id: number }) {
   const detail = useConnector(id);
   const status = detail.data?.status as
@@ -179,6 +224,7 @@ function ConnectorStatus({ id }: { id: number }) {
       <h2>
         {detail.data?.name}: <span data-testid="connector-state">{status.state}</span>
       </h2>
+      <ConnectorLagView lag={detail.data?.lag} />
       <ul>
         {(status.tasks ?? []).map((task) => (
           <li key={task.id}>

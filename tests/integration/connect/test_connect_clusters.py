@@ -8,6 +8,7 @@ checks that its topics, ACLs and user are gone. On Apache Kafka the journey is i
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import stat
@@ -24,10 +25,15 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
+from controlplane.alerts.models import Alert
 from controlplane.audit.models import AuditEvent
 from controlplane.clusters.connections import connection_for
+from controlplane.connect.alerting import evaluate_connector_alerts
+from controlplane.connect.lag import lsn_number
 from controlplane.connect.models import ConnectCluster
+from controlplane.groups.models import ConsumerGroup
 from controlplane.kafka.acls import describe_acls
+from controlplane.lag.sampler import sample_cluster
 from tests.fixtures.engines import engine_params
 from tests.fixtures.servers import wait_until
 from tests.integration.topics.world import KafkaWorld
@@ -106,15 +112,19 @@ def connect_world(kafka_world: KafkaWorld, settings: Any, tmp_path: Path) -> Ite
 
 
 def test_a_connect_cluster_serves_its_teams_connectors_and_leaves_nothing_behind(
-    connect_world: ConnectWorld, logical_postgres: str
+    connect_world: ConnectWorld,
+    logical_postgres: str,
+    caplog: pytest.LogCaptureFixture,
+    lag_redis: str,
 ) -> None:
     """One Connect cluster per engine (a worker's start is the cost), through every step in turn."""
     attached_with_its_own_user_acls_and_private_config(connect_world)
     filestream_carries_a_file_through_a_team_topic_exactly(connect_world)
     configs_are_refused_with_connects_own_messages_per_field(connect_world)
     teams_cannot_reach_another_teams_topics_or_connectors(connect_world)
+    caplog.set_level(logging.DEBUG, logger="controlplane")
     debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
-        connect_world, logical_postgres
+        connect_world, logical_postgres, caplog
     )
     deleting_it_removes_its_workers_topics_acls_and_user(connect_world)
 
@@ -155,7 +165,7 @@ def changes(
 
 
 def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
-    connect_world: ConnectWorld, logical_postgres: str
+    connect_world: ConnectWorld, logical_postgres: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Debezium's PostgreSQL connector (pgoutput), created by the team with the database password as a
     secret: inserts, updates and deletes arrive once and in order per key, also after kill -9 of the worker
@@ -244,6 +254,20 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
     print(f"\nDebezium: {len(seen)} change events in {elapsed:.1f} s ({len(seen) / elapsed:.0f} records/s)")
     assert len(seen) == first_batch
 
+    # Its source lag, sampled with the cluster: the committed position is within the database's WAL, and
+    # the topic holds every change event (a delete's tombstone included).
+    def source_lag() -> dict[str, Any]:
+        sample_cluster(world.cluster)
+        return world.developer_a.get(f"/api/v1/connectors/{connector_id}/").json()["lag"]
+
+    wait_until(lambda: source_lag().get("committed_lsn"), timeout=30, what="a committed source position")
+    lag = source_lag()
+    assert (lag["kind"], lag["error"], lag["topic_records"]) == ("source", "", first_batch), lag
+    assert lsn_number(lag["committed_lsn"]) <= lsn_number(lag["current_lsn"])
+    assert 0 <= lag["lag_bytes"] < 1 << 20, lag
+    assert lag["confirmed_flush_lsn"], lag
+    assert lag["slot_retained_bytes"] is not None, lag
+
     # kill -9 the worker that runs the task, once its source offsets are committed (1 s flush interval).
     time.sleep(3)
     victim_name = task_worker()
@@ -274,6 +298,21 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
     for key, event in seen:
         by_key.setdefault(key, []).append(event)
     assert by_key == expected
+    # The database password: in no API answer, audit row, worker log or control-plane log record.
+    detail = world.developer_a.get(f"/api/v1/connectors/{connector_id}/").json()
+    assert detail["secret_keys"] == ["database.password"]
+    assert password not in json.dumps(detail)
+    assert password not in json.dumps(list(AuditEvent.objects.values()), default=str)
+    worker_logs = [
+        path
+        for worker in connect_cluster.workers.all()
+        for path in Path(worker.directory).iterdir()
+        if path.name.startswith("worker.") and path.suffix in (".log", ".out")
+    ]
+    assert len(worker_logs) >= 2, worker_logs
+    for path in worker_logs:
+        assert password not in path.read_text(errors="replace"), path
+    assert password not in caplog.text
     health = world.org_admin.get(f"/api/v1/connect-clusters/{connect_world.id}/health/").json()
     assert health["status"] == "degraded", health
     assert world.developer_a.delete(f"/api/v1/connectors/{connector_id}/").status_code == 204
@@ -349,6 +388,17 @@ def filestream_carries_a_file_through_a_team_topic_exactly(
         f"\nFileStream source -> topic -> sink: {LINES} lines in {elapsed:.1f} s ({LINES / elapsed:.0f} records/s, connector start included)"
     )
     assert sink_file.read_text().splitlines() == lines
+    # The sink's lag is its consumer group's (connect-<name>), sampled by the lag sampler as the team's.
+    sink = world.developer_a.get("/api/v1/connectors/", {"name": f"{world.group_prefix_a}sink"}).json()
+
+    def sink_lag() -> dict[str, Any]:
+        sample_cluster(world.cluster)
+        return world.developer_a.get(f"/api/v1/connectors/{sink['results'][0]['id']}/").json()["lag"]
+
+    wait_until(lambda: sink_lag().get("lag_messages") == 0, timeout=30, what="the sink's group to catch up")
+    lag = sink_lag()
+    assert (lag["kind"], lag["group"]) == ("consumer_group", f"connect-{world.group_prefix_a}sink"), lag
+    assert ConsumerGroup.objects.get(pk=lag["group_id"]).team_id == world.team_a.id
     connector_id = world.developer_a.get(
         "/api/v1/connectors/", {"name": f"{world.group_prefix_a}source"}
     ).json()
@@ -370,6 +420,25 @@ def filestream_carries_a_file_through_a_team_topic_exactly(
         timeout=30,
         what="the connector to pause",
     )
+    # The team's rule: the paused connector fires (a real evaluation: Connect asked for its status).
+    rule = world.developer_a.post(
+        "/api/v1/alert-rules/",
+        {
+            "team": world.team_a.id,
+            "name": "a connector stopped",
+            "metric": "connector_not_running",
+            "comparison": "gt",
+            "for_seconds": 0,
+            "cluster": world.cluster.id,
+            "group_pattern": f"{world.group_prefix_a}*",
+        },
+        format="json",
+    )
+    assert rule.status_code == 201, rule.json()
+    evaluate_connector_alerts(world.cluster)
+    firing = Alert.objects.get(rule_id=rule.json()["id"])
+    assert (firing.state, firing.group_name, firing.value) == ("firing", source["name"], 1.0)
+    assert "PAUSED" in firing.reason, firing.reason
     with source_file.open("a") as appended:
         appended.write("while paused\n")
     time.sleep(2)  # a running source polls the file every second; nothing may arrive while it is paused
@@ -380,12 +449,38 @@ def filestream_carries_a_file_through_a_team_topic_exactly(
         timeout=30,
         what="the resumed line",
     )
+    evaluate_connector_alerts(world.cluster)
+    firing.refresh_from_db()
+    assert firing.state == "resolved", firing.reason
     restart = world.developer_a.post(
         f"/api/v1/connectors/{source['id']}/restart/", {"task": 0}, format="json"
     )
     assert restart.status_code == 202, restart.json()
+    # A sink whose file is a directory: its task fails, which fires; deleted, its alert resolves.
+    broken = world.developer_a.post(
+        "/api/v1/connectors/",
+        connect_world.connector_body(
+            f"{world.group_prefix_a}broken",
+            {"connector.class": FILE_SINK, "file": str(connect_world.files), "topics": topic},
+        ),
+        format="json",
+    )
+    assert broken.status_code == 201, broken.json()
+
+    def broken_task_state() -> str:
+        tasks = world.developer_a.get(f"/api/v1/connectors/{broken.json()['id']}/").json()["status"]["tasks"]
+        return tasks[0]["state"] if tasks else ""
+
+    wait_until(lambda: broken_task_state() == "FAILED", timeout=60, what="the broken sink's task to fail")
+    evaluate_connector_alerts(world.cluster)
+    failed = Alert.objects.get(rule_id=rule.json()["id"], group_name=f"{world.group_prefix_a}broken")
+    assert failed.state == "firing"
+    assert "task 0 is FAILED" in failed.reason, failed.reason
     for row in world.developer_a.get("/api/v1/connectors/").json()["results"]:
         assert world.developer_a.delete(f"/api/v1/connectors/{row['id']}/").status_code == 204
+    evaluate_connector_alerts(world.cluster)
+    failed.refresh_from_db()
+    assert failed.state == "resolved"
 
 
 def configs_are_refused_with_connects_own_messages_per_field(connect_world: ConnectWorld) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.connect import workers
+from controlplane.connect import lag, workers
 from controlplane.connect.models import ConnectCluster
 from controlplane.connect.services import check_connector_config, check_local_paths
 from controlplane.core.api.errors import ServiceError
@@ -95,3 +95,9 @@ def test_worker_configs_are_private_and_bound_to_loopback(tmp_path: Path) -> Non
     assert f"config.providers.file.param.allowed.paths={tmp_path / 'secrets'}\n" in text
     assert "connector.client.config.override.policy=None\n" in text
     assert stat.S_IMODE(group.secrets_dir.stat().st_mode) == 0o700
+
+
+def test_postgresql_lsns_read_as_debeziums_offsets_numbers() -> None:
+    assert lag.lsn_number("0/16B3748") == 0x16B3748
+    assert lag.lsn_number("1/0") == 1 << 32
+    assert lag.lsn_text(lag.lsn_number("2A/FF00AA01")) == "2A/FF00AA01"

@@ -13,6 +13,7 @@ export const METRIC_LABELS: Record<Metric, string> = {
   disk_usage_percent: "Disk usage per broker (%)",
   cluster_unreachable: "Cluster unreachable",
   provisioning_failed: "Provisioning failed",
+  connector_not_running: "Connector or task paused or failed",
 };
 
 export const LAG_METRICS: Metric[] = ["lag_seconds", "lag_messages", "time_to_catch_up", "status"];
@@ -27,6 +28,8 @@ export const CLUSTER_METRIC_DEFAULTS: Partial<Record<Metric, number>> = {
   disk_usage_percent: 85,
   cluster_unreachable: 0,
   provisioning_failed: 0,
+  // One alert per connector (the group pattern matches the connector's name).
+  connector_not_running: 0,
 };
 
 export function isClusterMetric(metric: Metric): boolean {
