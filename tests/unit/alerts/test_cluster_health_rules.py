@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from controlplane.alerts.choices import CLUSTER_METRICS, LAG_METRICS, Metric
+from controlplane.alerts.choices import CLUSTER_METRICS, CONNECTOR_METRICS, LAG_METRICS, Metric
 from controlplane.alerts.cluster_health import HealthObservation, subjects_of
 from controlplane.alerts.conditions import RuleSpec, breaches, recovered
 from controlplane.alerts.notices import describe_value
@@ -31,8 +31,9 @@ OBSERVATION = HealthObservation(
 
 
 def test_the_metric_families_split_every_metric() -> None:
-    assert set(LAG_METRICS) | set(CLUSTER_METRICS) == set(Metric)
-    assert not set(LAG_METRICS) & set(CLUSTER_METRICS)
+    families = (set(LAG_METRICS), set(CLUSTER_METRICS), set(CONNECTOR_METRICS))
+    assert set().union(*families) == set(Metric)
+    assert sum(len(family) for family in families) == len(Metric)
 
 
 def test_broker_down_has_one_subject_per_broker_and_unknown_neither_fires_nor_resolves() -> None:
