@@ -7,6 +7,7 @@ from django.utils import timezone
 from controlplane.alerts.choices import (
     ACTIVE_STATES,
     CLUSTER_METRICS,
+    CONNECTOR_METRICS,
     LAG_METRICS,
     AlertState,
     ChannelKind,
@@ -68,9 +69,10 @@ class AlertFilterSet(ApiFilterSet):
     )
     until = UtcDateTimeFilter(field_name="pending_since", lookup_expr="lt", help_text="Alerts opened before.")
     kind = django_filters.ChoiceFilter(
-        choices=[("lag", "Consumer lag"), ("cluster_health", "Cluster health")],
+        choices=[("lag", "Consumer lag"), ("cluster_health", "Cluster health"), ("connector", "Connectors")],
         method="filter_kind",
-        help_text="Alerts of lag rules, or of cluster-health rules (brokers, partitions, disks, reachability).",
+        help_text="Alerts of lag rules, of cluster-health rules (brokers, partitions, disks, reachability), or "
+        "of connector rules (a Kafka Connect connector or task not running).",
     )
 
     class Meta:
@@ -85,7 +87,8 @@ class AlertFilterSet(ApiFilterSet):
         return queryset.filter(Q(resolved_at__isnull=True) | Q(resolved_at__gte=value))
 
     def filter_kind(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return queryset.filter(rule__metric__in=CLUSTER_METRICS if value == "cluster_health" else LAG_METRICS)
+        families = {"lag": LAG_METRICS, "cluster_health": CLUSTER_METRICS, "connector": CONNECTOR_METRICS}
+        return queryset.filter(rule__metric__in=families[value])
 
 
 class NotificationFilterSet(ApiFilterSet):

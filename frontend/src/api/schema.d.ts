@@ -8283,12 +8283,13 @@ export interface operations {
                 cluster?: number;
                 group?: string;
                 /**
-                 * @description Alerts of lag rules, or of cluster-health rules (brokers, partitions, disks, reachability).
+                 * @description Alerts of lag rules, of cluster-health rules (brokers, partitions, disks, reachability), or of connector rules (a Kafka Connect connector or task not running).
                  *
                  *     * `lag` - Consumer lag
                  *     * `cluster_health` - Cluster health
+                 *     * `connector` - Connectors
                  */
-                kind?: "cluster_health" | "lag";
+                kind?: "cluster_health" | "connector" | "lag";
                 /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */

@@ -439,6 +439,8 @@ def filestream_carries_a_file_through_a_team_topic_exactly(
     firing = Alert.objects.get(rule_id=rule.json()["id"])
     assert (firing.state, firing.group_name, firing.value) == ("firing", source["name"], 1.0)
     assert "PAUSED" in firing.reason, firing.reason
+    listed = world.developer_a.get("/api/v1/alerts/", {"kind": "connector", "active": "true"}).json()
+    assert [alert["id"] for alert in listed["results"]] == [firing.pk], listed
     with source_file.open("a") as appended:
         appended.write("while paused\n")
     time.sleep(2)  # a running source polls the file every second; nothing may arrive while it is paused
