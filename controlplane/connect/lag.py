@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 POSTGRES_CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
 DEFAULT_SLOT = "debezium"  # Debezium's default slot.name
 TIMEOUT_SECONDS = 5
+TLS_FILES = ("sslrootcert", "sslcert", "sslkey")
 POSITION_QUERY = (
     "SELECT pg_current_wal_lsn()::text, confirmed_flush_lsn::text, "
     "pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint "
@@ -63,6 +64,8 @@ def database_position(config: dict[str, str], password: str) -> tuple[str, str |
         password=password,
         dbname=config.get("database.dbname", ""),
         sslmode=config.get("database.sslmode", "prefer"),
+        # The connector's TLS files, if it names any (only under the Connect cluster's file directory).
+        **{key: config[f"database.{key}"] for key in TLS_FILES if config.get(f"database.{key}")},
         connect_timeout=TIMEOUT_SECONDS,
         application_name="streamhub-connector-lag",
         options=f"-c default_transaction_read_only=on -c statement_timeout={TIMEOUT_SECONDS * 1000}",
