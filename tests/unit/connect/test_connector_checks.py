@@ -1,4 +1,5 @@
-"""What a team's connector config may name, checked before Connect sees it, and the workers' properties."""
+"""What a team's connector config may name (topics, local files), checked before Connect sees it; the workers'
+properties; how a connector's status reads as an alert subject and PostgreSQL LSNs as Debezium's offsets."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from controlplane.connect import lag, workers
-from controlplane.connect.models import ConnectCluster
+from controlplane.connect.alerting import connector_subject
+from controlplane.connect.models import ConnectCluster, Connector
 from controlplane.connect.services import check_connector_config, check_local_paths
 from controlplane.core.api.errors import ServiceError
 from controlplane.tenancy import services as tenancy
@@ -101,3 +103,24 @@ def test_postgresql_lsns_read_as_debeziums_offsets_numbers() -> None:
     assert lag.lsn_number("0/16B3748") == 0x16B3748
     assert lag.lsn_number("1/0") == 1 << 32
     assert lag.lsn_text(lag.lsn_number("2A/FF00AA01")) == "2A/FF00AA01"
+
+
+def test_a_connector_alert_subject_is_one_when_anything_is_paused_or_failed_and_unknown_when_unreachable() -> (
+    None
+):
+    connector = Connector(pk=7, name="pay-cdc")
+
+    def subject(state: str, *task_states: str) -> tuple[float | None, str]:
+        tasks = [{"id": index, "state": task} for index, task in enumerate(task_states)]
+        observed = connector_subject(connector, {"state": state, "tasks": tasks, "error": "refused"})
+        assert (observed.fingerprint, observed.group) == ("connector:7", "pay-cdc")
+        return observed.value, observed.reason
+
+    assert subject("RUNNING", "RUNNING", "RUNNING")[0] == 0.0
+    assert subject("PAUSED", "PAUSED") == (
+        1.0,
+        "Connector pay-cdc: the connector is PAUSED, task 0 is PAUSED.",
+    )
+    assert subject("RUNNING", "RUNNING", "FAILED") == (1.0, "Connector pay-cdc: task 1 is FAILED.")
+    assert subject("STOPPED")[0] == 1.0
+    assert subject("UNREACHABLE") == (None, "Connect gave no status: refused")
