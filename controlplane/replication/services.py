@@ -172,9 +172,9 @@ def source_acls(flow: ReplicationFlow) -> list[Acl]:
         Acl("GROUP", prefix, "PREFIXED", principal, "*", "DESCRIBE", "ALLOW")
         for prefix in _prefixes(flow.team, PrefixResourceType.GROUP)
     ]
-    if flow.sync_topic_acls:
-        # DescribeAcls needs DESCRIBE on the cluster (still read-only).
-        acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW"))
+    # MM2's admin calls DescribeCluster before it describes topics (and DescribeAcls for ACL sync): both need
+    # DESCRIBE on the cluster, which is still read-only.
+    acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW"))
     return acls
 
 
@@ -209,11 +209,9 @@ def target_acls(flow: ReplicationFlow) -> list[Acl]:
         for prefix in _prefixes(flow.team, PrefixResourceType.GROUP)
         for op in ("READ", "DESCRIBE")
     ]
+    acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW"))
     if flow.sync_topic_acls:
-        acls += [
-            Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", op, "ALLOW")
-            for op in ("DESCRIBE", "ALTER")
-        ]
+        acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "ALTER", "ALLOW"))
     return acls
 
 
