@@ -320,6 +320,9 @@ def delete_connect_cluster(*, actor: Actor, connect_cluster: ConnectCluster) -> 
         require_org_admin(actor, connect_cluster.organization)
         if connect_cluster.connectors.exists():
             raise Conflict("Teams still have connectors on this Connect cluster.", code="in_use")
+        # Replication flows' connectors are no Connector rows (their app sits on top of this one).
+        if connect_cluster.replication_flows.exclude(state="deleted").exists():
+            raise Conflict("Replication flows still run on this Connect cluster.", code="in_use")
         for worker in connect_cluster.workers.all():
             workers.stop_worker(_plan(worker), worker.pid)
             worker.status = WorkerStatus.STOPPED
