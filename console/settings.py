@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "controlplane.alerts",
     "controlplane.declarative",
     "controlplane.connect",
+    "controlplane.replication",
 ]
 
 MIDDLEWARE = [
@@ -262,6 +263,8 @@ SPECTACULAR_SETTINGS = {
         "ConnectorStateEnum": "controlplane.connect.choices.ConnectorState",
         "ConnectClusterStatusEnum": "controlplane.connect.choices.ConnectClusterStatus",
         "ConnectWorkerStatusEnum": "controlplane.connect.choices.WorkerStatus",
+        "ReplicationFlowStateEnum": "controlplane.replication.choices.FlowState",
+        "ReplicationPolicyEnum": "controlplane.replication.choices.ReplicationPolicy",
         "AlertComparisonEnum": "controlplane.alerts.choices.Comparison",
         "AlertGranularityEnum": "controlplane.alerts.choices.Granularity",
         "AlertSeverityEnum": "controlplane.alerts.choices.Severity",

@@ -31,6 +31,7 @@ api_v1 = [
     path("", include("controlplane.lag.api.urls")),
     path("", include("controlplane.declarative.api.urls")),
     path("", include("controlplane.connect.api.urls")),
+    path("", include("controlplane.replication.api.urls")),
 ]
 
 # Failures and unknown paths outside DRF's views answer in the API's error shape, not an HTML page.

@@ -335,6 +335,9 @@ def delete_connect_cluster(*, actor: Actor, connect_cluster: ConnectCluster) -> 
         require_org_admin(actor, connect_cluster.organization)
         if connect_cluster.connectors.exists():
             raise Conflict("Teams still have connectors on this Connect cluster.", code="in_use")
+        # Replication flows' connectors are no Connector rows (their app sits on top of this one).
+        if connect_cluster.replication_flows.exclude(state="deleted").exists():
+            raise Conflict("Replication flows still run on this Connect cluster.", code="in_use")
         for worker in connect_cluster.workers.all():
             workers.stop_worker(_plan(worker), worker.pid)
             worker.status = WorkerStatus.STOPPED
@@ -818,6 +821,58 @@ def connector_status(*, connector: Connector) -> dict[str, Any]:
                 "worker": names.get(task.get("worker_id", ""), ""),
                 "trace": task.get("trace", ""),
             }
+            for task in status.get("tasks", [])
+        ],
+    }
+
+
+# --- Connectors the control plane runs itself ------------------------------------------------------------
+# Replication flows (controlplane.replication) build their MirrorMaker 2 connectors' configs themselves, after
+# their own tenancy checks: these put them on the workers without a team's Connector row (teams cannot edit
+# or delete them through the connectors API). Secrets go to the same 0600 files, referenced through the config
+# provider.
+
+
+def put_system_connector(
+    *, connect_cluster: ConnectCluster, name: str, config: dict[str, str], secrets: dict[str, str]
+) -> None:
+    """Creates or replaces the connector `name`; Connect's validation errors are refused per field."""
+    references = _write_secrets(connect_cluster, name, secrets) if secrets else {}
+    full = {**config, **references, "name": name}
+    _validate(connect_cluster, config.get("connector.class", ""), full, config)
+    _connect_call(lambda: client(connect_cluster).put_config(name, full))
+
+
+def set_system_connector_state(*, connect_cluster: ConnectCluster, name: str, state: str) -> None:
+    rest_client = client(connect_cluster)
+    _connect_call(lambda: (rest_client.pause if state == ConnectorState.PAUSED else rest_client.resume)(name))
+
+
+def delete_system_connector(*, connect_cluster: ConnectCluster, name: str) -> None:
+    """Removes the connector from Connect (already gone is fine) and its secrets file."""
+    try:
+        client(connect_cluster).delete(name)
+    except rest.ConnectRefused as error:
+        if error.status != 404:
+            raise ServiceError(error.message, code="connect_refused") from error
+    except rest.ConnectUnreachable as error:
+        raise ServiceError(str(error), code="connect_unreachable") from error
+    _secrets_path(connect_cluster, name).unlink(missing_ok=True)
+
+
+def system_connector_state(*, connect_cluster: ConnectCluster, name: str) -> dict[str, Any]:
+    """Connect's state of the connector and its tasks (traces included), as connector_status gives it."""
+    try:
+        status = client(connect_cluster).status(name)
+    except rest.ConnectRefused as error:
+        return {"state": "UNKNOWN", "error": error.message, "tasks": []}
+    except rest.ConnectUnreachable as error:
+        return {"state": "UNREACHABLE", "error": str(error), "tasks": []}
+    return {
+        "state": status["connector"]["state"],
+        "trace": status["connector"].get("trace", ""),
+        "tasks": [
+            {"id": task["id"], "state": task["state"], "trace": task.get("trace", "")}
             for task in status.get("tasks", [])
         ],
     }

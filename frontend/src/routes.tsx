@@ -24,6 +24,7 @@ const PAGES: Record<NavPath, NonNullable<RouteObject["lazy"]>> = {
   "/groups": async () => ({ Component: (await import("./pages/GroupsPage")).GroupsPage }),
   "/jobs": async () => ({ Component: (await import("./pages/JobsPage")).JobsPage }),
   "/connectors": async () => ({ Component: (await import("./pages/ConnectorsPage")).ConnectorsPage }),
+  "/replication": async () => ({ Component: (await import("./pages/ReplicationPage")).ReplicationPage }),
   "/topics": async () => ({ Component: (await import("./pages/TopicsPage")).TopicsPage }),
   "/acls": async () => ({ Component: (await import("./pages/AclsPage")).AclsPage }),
   "/quotas": async () => ({ Component: (await import("./pages/QuotasPage")).QuotasPage }),

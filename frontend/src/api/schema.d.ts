@@ -2071,6 +2071,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/replication-flows/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description MirrorMaker 2 flows of the caller's teams. A detail asks Connect for the state of the flow's connectors. */
+        get: operations["v1_replication_flows_list"];
+        put?: never;
+        /**
+         * @description Creates the flow's Kafka users, ACLs and connectors; a flow that Connect or a cluster refused is
+         *     answered with state `failed` and the reason.
+         */
+        post: operations["v1_replication_flows_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replication-flows/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description MirrorMaker 2 flows of the caller's teams. A detail asks Connect for the state of the flow's connectors. */
+        get: operations["v1_replication_flows_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Removes the flow's connectors, users and ACLs; its replica topics stay unless
+         *     `delete_replica_topics=true`.
+         */
+        delete: operations["v1_replication_flows_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replication-flows/{id}/fail-over-group/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Commits on the target the offsets MM2 translated for the group (its consumers must be stopped there). */
+        post: operations["v1_replication_flows_fail_over_group_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replication-flows/{id}/lag/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Replication lag per partition now: source end offset against the replica's. */
+        get: operations["v1_replication_flows_lag_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replication-flows/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description MirrorMaker 2 flows of the caller's teams. A detail asks Connect for the state of the flow's connectors. */
+        post: operations["v1_replication_flows_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replication-flows/{id}/resume/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description MirrorMaker 2 flows of the caller's teams. A detail asks Connect for the state of the flow's connectors. */
+        post: operations["v1_replication_flows_resume_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/scram-credentials/": {
         parameters: {
             query?: never;
@@ -3182,6 +3292,11 @@ export interface components {
          * @enum {string}
          */
         ClusterStatusEnum: "requested" | "provisioning" | "running" | "degraded" | "stopped" | "deleting" | "deleted" | "failed";
+        CommittedOffset: {
+            topic: string;
+            partition: number;
+            offset: number;
+        };
         ConfigDefault: {
             /** @description the config (or broker synonym) the value comes from */
             name: string;
@@ -3390,12 +3505,23 @@ export interface components {
             /** @default false */
             only_failed: boolean;
         };
+        ConnectorState: {
+            state: string;
+            trace?: string;
+            error?: string;
+            tasks: components["schemas"]["ConnectorTaskState"][];
+        };
         /**
          * @description * `running` - Running
          *     * `paused` - Paused
          * @enum {string}
          */
         ConnectorStateEnum: "running" | "paused";
+        ConnectorTaskState: {
+            id: number;
+            state: string;
+            trace: string;
+        };
         /** @description A group as the sampler last saw it (lists never wait on the cluster). */
         ConsumerGroup: {
             readonly id: number;
@@ -3526,6 +3652,18 @@ export interface components {
             topic: string;
             partition: number;
             offset: number;
+        };
+        FailOver: {
+            group: string;
+            offsets: components["schemas"]["CommittedOffset"][];
+        };
+        FailOverInputRequest: {
+            group: string;
+        };
+        FlowConnectors: {
+            source?: components["schemas"]["ConnectorState"];
+            checkpoint?: components["schemas"]["ConnectorState"];
+            heartbeat?: components["schemas"]["ConnectorState"];
         };
         /**
          * @description * `AVRO` - Avro
@@ -4468,6 +4606,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ReconcileRun"][];
         };
+        PaginatedReplicationFlowList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ReplicationFlow"][];
+        };
         PaginatedScramCredentialList: {
             /** @example 123 */
             count: number;
@@ -4618,6 +4771,15 @@ export interface components {
             time_to_catch_up_seconds: number | null;
             status: components["schemas"]["HealthEnum"];
             reason: string;
+        };
+        PartitionLag: {
+            topic: string;
+            partition: number;
+            replica_topic: string;
+            source_end_offset: number;
+            replica_end_offset: number;
+            lag_records: number;
+            lag_ms: number;
         };
         PartitionReassignment: {
             topic: string;
@@ -5003,6 +5165,103 @@ export interface components {
             node_id: number;
             bytes: number;
         };
+        /** @description The flow's Kafka users are named; their passwords are never shown. */
+        ReplicationFlow: {
+            readonly id: number;
+            team: number;
+            name: string;
+            source_cluster: number;
+            target_cluster: number;
+            connect_cluster: number;
+            source_alias: string;
+            topics_pattern: string;
+            groups_pattern?: string;
+            replication_policy?: components["schemas"]["ReplicationPolicyEnum"];
+            sync_topic_configs?: boolean;
+            sync_topic_acls?: boolean;
+            sync_group_offsets?: boolean;
+            checkpoint_interval_seconds?: number;
+            offset_lag_max?: number;
+            lag_alert_records?: number;
+            /** @default running */
+            state: components["schemas"]["ReplicationFlowStateEnum"];
+            state_reason?: string;
+            source_principal?: string;
+            target_principal?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        ReplicationFlowCreateInputRequest: {
+            team: number;
+            name: string;
+            source_cluster: number;
+            target_cluster: number;
+            connect_cluster: number;
+            topics_pattern: string;
+            /** @default  */
+            groups_pattern: string;
+            /** @default  */
+            source_alias: string;
+            /** @default default */
+            replication_policy: components["schemas"]["ReplicationPolicyEnum"];
+            /** @default true */
+            sync_topic_configs: boolean;
+            /** @default false */
+            sync_topic_acls: boolean;
+            /** @default true */
+            sync_group_offsets: boolean;
+            /** @default 60 */
+            checkpoint_interval_seconds: number;
+            /** @default 100 */
+            offset_lag_max: number;
+            /** @default 0 */
+            lag_alert_records: number;
+        };
+        /** @description The flow's Kafka users are named; their passwords are never shown. */
+        ReplicationFlowDetail: {
+            readonly id: number;
+            team: number;
+            name: string;
+            source_cluster: number;
+            target_cluster: number;
+            connect_cluster: number;
+            source_alias: string;
+            topics_pattern: string;
+            groups_pattern?: string;
+            replication_policy?: components["schemas"]["ReplicationPolicyEnum"];
+            sync_topic_configs?: boolean;
+            sync_topic_acls?: boolean;
+            sync_group_offsets?: boolean;
+            checkpoint_interval_seconds?: number;
+            offset_lag_max?: number;
+            lag_alert_records?: number;
+            /** @default running */
+            state: components["schemas"]["ReplicationFlowStateEnum"];
+            state_reason?: string;
+            source_principal?: string;
+            target_principal?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly connectors: components["schemas"]["FlowConnectors"];
+        };
+        /**
+         * @description * `running` - Running
+         *     * `paused` - Paused
+         *     * `failed` - Failed
+         *     * `deleted` - Deleted
+         * @enum {string}
+         */
+        ReplicationFlowStateEnum: "running" | "paused" | "failed" | "deleted";
+        /**
+         * @description * `default` - Prefix with the source alias
+         *     * `identity` - Same name as the source
+         * @enum {string}
+         */
+        ReplicationPolicyEnum: "default" | "identity";
         ResetInputRequest: {
             strategy: components["schemas"]["StrategyEnum"];
             topics?: string[];
@@ -18666,6 +18925,712 @@ export interface operations {
             };
             /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_list: {
+        parameters: {
+            query?: {
+                connect_cluster?: number;
+                /** @description Number of results to return per page (at most 500). */
+                limit?: number;
+                name?: string;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                source_cluster?: number;
+                /**
+                 * @description * `running` - Running
+                 *     * `paused` - Paused
+                 *     * `failed` - Failed
+                 *     * `deleted` - Deleted
+                 */
+                state?: "deleted" | "failed" | "paused" | "running";
+                target_cluster?: number;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedReplicationFlowList"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplicationFlowCreateInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicationFlow"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicationFlowDetail"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_destroy: {
+        parameters: {
+            query?: {
+                /**
+                 * @description * `true` - true
+                 *     * `false` - false
+                 */
+                delete_replica_topics?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_fail_over_group_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FailOverInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailOver"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_lag_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartitionLag"][];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_pause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicationFlow"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_resume_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicationFlow"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -152,3 +152,8 @@ export type ConnectorPlugin = JsonBody<
 >[number];
 export type ConnectorCreate = PostBody<"/api/v1/connectors/">;
 export type ConnectClusterCreate = PostBody<"/api/v1/connect-clusters/">;
+export type ReplicationFlow = ItemOf<"/api/v1/replication-flows/">;
+export type ReplicationFlowDetail = JsonBody<paths["/api/v1/replication-flows/{id}/"]["get"]["responses"][200]>;
+export type ReplicationFlowCreate = PostBody<"/api/v1/replication-flows/">;
+export type ReplicationLag = JsonBody<paths["/api/v1/replication-flows/{id}/lag/"]["get"]["responses"][200]>;
+export type FailOver = JsonBody<paths["/api/v1/replication-flows/{id}/fail-over-group/"]["post"]["responses"][200]>;

@@ -50,6 +50,7 @@ describe("the auth guard", () => {
       "People",
       "Jobs",
       "Connectors",
+      "Replication",
       "Alerts",
       "Audit log",
       "Settings",

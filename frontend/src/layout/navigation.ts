@@ -17,6 +17,7 @@ export const NAV_ITEMS = [
   { path: "/people", label: "People" },
   { path: "/jobs", label: "Jobs" },
   { path: "/connectors", label: "Connectors" },
+  { path: "/replication", label: "Replication" },
   { path: "/alerts", label: "Alerts" },
   { path: "/audit", label: "Audit log" },
   { path: "/settings", label: "Settings" },

@@ -118,6 +118,18 @@ const LIST_PAGES: PageCase[] = [
     handlers: { "GET /api/v1/connect-clusters/": emptyPage, "GET /api/v1/clusters/": emptyPage },
   },
   {
+    page: "Replication",
+    path: "/replication",
+    main: "GET /api/v1/replication-flows/",
+    loading: "Loading…",
+    empty: { answer: emptyPage, text: "No replication flows yet" },
+    handlers: {
+      "GET /api/v1/connect-clusters/": emptyPage,
+      "GET /api/v1/clusters/": emptyPage,
+      "GET /api/v1/teams/": emptyPage,
+    },
+  },
+  {
     page: "Alerts",
     path: "/alerts",
     main: "GET /api/v1/alerts/",
