@@ -20,7 +20,17 @@ class ConsumerGroupSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ConsumerGroup
-        fields = ["id", "cluster", "team", "name", "state", "member_count", "total_lag", "observed_at"]
+        fields = [
+            "id",
+            "cluster",
+            "team",
+            "name",
+            "group_type",
+            "state",
+            "member_count",
+            "total_lag",
+            "observed_at",
+        ]
         extra_kwargs = {"member_count": POSITIVE_INT_RANGE}
 
 
