@@ -4,6 +4,7 @@ has none of these, so they go over the wire, to the group's coordinator."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -37,6 +38,8 @@ SHARE_GROUP_CONFIGS = (
 )
 
 Partition = tuple[str, int]
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE: retriable.
+_COORDINATOR_PENDING = frozenset({14, 15})
 # DescribeConfigs' ConfigSource numbers, by Kafka's names.
 _CONFIG_SOURCES = {
     1: "DYNAMIC_TOPIC_CONFIG",
@@ -112,8 +115,15 @@ class StreamsGroupDescription:
 def coordinator_address(
     connection: Connection, group_id: str, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 ) -> str:
+    """The group coordinator's address. A cluster creates __consumer_offsets on the first FindCoordinator, so
+    the first answers may say the coordinator is not there yet: asked again, as clients do."""
+    deadline = time.monotonic() + timeout_seconds
     with protocol_connection(connection, timeout_seconds) as wire:
-        found = wire.request(FindCoordinatorRequest(key=group_id, key_type=i8(0)))
+        while True:
+            found = wire.request(FindCoordinatorRequest(key=group_id, key_type=i8(0)))
+            if int(found.error_code) not in _COORDINATOR_PENDING or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
     raise_for_code(int(found.error_code), found.error_message, "FindCoordinator")
     return f"{found.host}:{int(found.port)}"
 
