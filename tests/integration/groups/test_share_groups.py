@@ -212,3 +212,12 @@ def test_a_share_groups_backlog_alert_settings_and_reset(
     # (DeleteShareGroupOffsets forgets whole topics only).
     assert {key: after[key] for key in before} == before
     assert AuditEvent.objects.filter(action="group.reset_offsets", resource_id=str(row.pk)).exists()
+
+    # Forgetting the topic's state (DeleteShareGroupOffsets), then the group itself.
+    forgot = world.developer_a.post(url + "delete-offsets/", {"topic": topic}, format="json")
+    assert forgot.status_code == 204, forgot.json()
+    assert kafka_share.share_group_offsets(connection_for(world.cluster), group) == {}
+    deleted = world.developer_a.delete(url)
+    assert deleted.status_code == 204, deleted.json()
+    assert kafka_share.describe_share_group(connection_for(world.cluster), group) is None
+    assert not ConsumerGroup.objects.filter(pk=row.pk).exists()
