@@ -17,10 +17,12 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 import cramjam
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
 from kio.schema.describe_share_group_offsets.v1 import request as share_offsets
 from kio.schema.fetch.v11.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
+from kio.schema.list_groups.v4.request import ListGroupsRequest as ListGroupsRequestV4
 from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.list_offsets.v4.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kio.schema.metadata.v9.request import MetadataRequest
@@ -35,6 +37,7 @@ from controlplane.kafka.wire import WireConnection
 
 EARLIEST, LATEST = -2, -1
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+LIST_GROUPS_KEY = 16
 GROUPS_PER_REQUEST = 1000
 DESCRIBES_PER_REQUEST = 250
 # Enough for the batch holding one record in most topics; a larger batch comes back cut, and then its
@@ -195,7 +198,9 @@ class ClusterReader:
         broker."""
 
         def ask(wire: WireConnection, _items: None) -> list[ListedGroup]:
-            response = wire.request(ListGroupsRequest())
+            # v5 (Kafka 3.8+) tells each group's type; an older broker gets v4 and has classic groups only.
+            modern = _max_version(wire, LIST_GROUPS_KEY) >= 5
+            response = wire.request(ListGroupsRequest() if modern else ListGroupsRequestV4())
             _check(int(response.error_code), "ListGroups")
             return [
                 ListedGroup(
@@ -401,6 +406,14 @@ class ClusterReader:
         for part in self._per_broker(by_leader, ask):
             timestamps.update(part)
         return timestamps
+
+
+def _max_version(wire: WireConnection, api_key: int) -> int:
+    """The highest version of `api_key` the broker behind `wire` serves (ApiVersions v3), -1 if none."""
+    response = wire.request(
+        ApiVersionsRequest(client_software_name="streamhub-controlplane", client_software_version="1")
+    )
+    return max((int(k.max_version) for k in response.api_keys if int(k.api_key) == api_key), default=-1)
 
 
 def _group_type(group_type: str, protocol_type: str) -> str:
