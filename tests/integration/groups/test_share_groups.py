@@ -192,6 +192,20 @@ def test_a_share_groups_backlog_alert_settings_and_reset(
         (p["topic"], p["partition"]): p["start_offset"]
         for p in world.viewer_a.get(url).json()["live"]["share_partitions"]
     }
+
+    def previewed(body: dict) -> list[tuple[int, int]]:
+        answer = world.developer_a.post(url + "reset-offsets/preview/", body, format="json")
+        assert answer.status_code == 200, answer.json()
+        return [(p["partition"], p["new_offset"]) for p in answer.json()]
+
+    end = RECORDS // 2
+    assert previewed({"strategy": "latest", "topics": [topic]}) == [(0, end), (1, end)]
+    assert previewed({"strategy": "timestamp", "topics": [topic], "timestamp": "2100-01-01T00:00:00Z"}) == [
+        (0, end),
+        (1, end),
+    ]
+    exact = {"strategy": "offset", "offsets": [{"topic": topic, "partition": 1, "offset": 2}]}
+    assert previewed(exact) == [(1, 2)]
     preview = world.developer_a.post(url + "reset-offsets/preview/", earliest, format="json").json()
     assert preview == [
         {"topic": topic, "partition": p, "old_offset": before[(topic, p)], "new_offset": 0} for p in (0, 1)
