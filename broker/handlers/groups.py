@@ -584,7 +584,13 @@ async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
 
 async def delete_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
     allowed = [g for g in request.groups_names if _group_allowed(ctx, Operation.DELETE, g)]
-    results = await _coordinator(ctx).delete_groups(allowed) if allowed else {}
+    # Share groups are deleted by DeleteGroups too, as in Kafka 4.2 (refused with NON_EMPTY_GROUP while they
+    # have members); they live beside the other groups, not in the group coordinator.
+    share = ctx.broker.share.groups
+    results = {g: share.delete(g) for g in allowed if g in share.groups}
+    others = [g for g in allowed if g not in results]
+    if others:
+        results.update(await _coordinator(ctx).delete_groups(others))
     return {
         "results": [
             {"group_id": group_id, "error_code": results.get(group_id, ErrorCode.group_authorization_failed)}

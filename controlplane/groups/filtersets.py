@@ -9,4 +9,4 @@ class ConsumerGroupFilterSet(ApiFilterSet):
 
     class Meta:
         model = ConsumerGroup
-        fields = ["cluster", "team", "state", "name"]
+        fields = ["cluster", "team", "state", "name", "group_type"]

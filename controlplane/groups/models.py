@@ -1,7 +1,7 @@
 from django.db import models
 
 from controlplane.clusters.models import Cluster
-from controlplane.groups.choices import ResetStrategy
+from controlplane.groups.choices import GroupType, ResetStrategy
 from controlplane.tenancy.models import Team
 
 
@@ -13,10 +13,12 @@ class ConsumerGroup(models.Model):
         Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="consumer_groups"
     )
     name = models.CharField(max_length=255)
+    group_type = models.CharField(max_length=10, choices=GroupType.choices, default=GroupType.CLASSIC)
     state = models.CharField(max_length=30, blank=True)
     member_count = models.PositiveIntegerField(default=0)
     total_lag = models.BigIntegerField(default=0)
-    # [{topic, partition, committed_offset, log_end_offset, lag}]
+    # [{topic, partition, committed_offset, log_end_offset, lag}]; a share group's committed_offset is the
+    # share-partition start offset and its lag the records not yet acknowledged (DescribeShareGroupOffsets).
     partition_lags = models.JSONField(default=list, blank=True)
     observed_at = models.DateTimeField(null=True, blank=True)
 

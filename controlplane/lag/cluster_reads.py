@@ -17,13 +17,18 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 import cramjam
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+from kio.schema.describe_share_group_offsets.v1 import request as share_offsets
 from kio.schema.fetch.v11.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
-from kio.schema.list_groups.v4.request import ListGroupsRequest
+from kio.schema.list_groups.v4.request import ListGroupsRequest as ListGroupsRequestV4
+from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.list_offsets.v4.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kio.schema.metadata.v9.request import MetadataRequest
 from kio.schema.offset_fetch.v8.request import OffsetFetchRequest, OffsetFetchRequestGroup
+from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
+from kio.schema.streams_group_describe.v0.request import StreamsGroupDescribeRequest
 from kio.static.primitive import i8, i32, i32Timedelta, i64
 
 from controlplane.kafka.connection import Connection
@@ -32,6 +37,7 @@ from controlplane.kafka.wire import WireConnection
 
 EARLIEST, LATEST = -2, -1
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+LIST_GROUPS_KEY = 16
 GROUPS_PER_REQUEST = 1000
 DESCRIBES_PER_REQUEST = 250
 # Enough for the batch holding one record in most topics; a larger batch comes back cut, and then its
@@ -55,6 +61,13 @@ class ListedGroup:
     name: str
     state: str  # Kafka's spelling: Stable, Empty, PreparingRebalance, CompletingRebalance, Dead
     protocol_type: str
+    group_type: str = "classic"  # ListGroups v5: classic, consumer, share, streams
+
+
+@dataclass(frozen=True)
+class ShareOffset:
+    start_offset: int  # the share-partition start offset
+    lag: int  # records from it to the end not yet acknowledged, as the broker counts them (-1: unknown)
 
 
 @dataclass(frozen=True)
@@ -181,16 +194,26 @@ class ClusterReader:
     # --- groups -----------------------------------------------------------------------------------
 
     def list_groups(self) -> dict[str, ListedGroup]:
-        """Every consumer group (and every group that only commits offsets) on every broker."""
+        """Every consumer, share and Streams group (and every group that only commits offsets) on every
+        broker."""
 
         def ask(wire: WireConnection, _items: None) -> list[ListedGroup]:
-            response = wire.request(ListGroupsRequest())
+            # v5 (Kafka 3.8+) tells each group's type; an older broker gets v4 and has classic groups only.
+            modern = _max_version(wire, LIST_GROUPS_KEY) >= 5
+            response = wire.request(ListGroupsRequest() if modern else ListGroupsRequestV4())
             _check(int(response.error_code), "ListGroups")
-            return [ListedGroup(g.group_id, g.group_state, g.protocol_type) for g in response.groups]
+            return [
+                ListedGroup(
+                    g.group_id, g.group_state, g.protocol_type, _group_type(g.group_type, g.protocol_type)
+                )
+                for g in response.groups
+            ]
 
         groups: dict[str, ListedGroup] = {}
         for listed in self._per_broker(dict.fromkeys(self.brokers), ask):
-            groups.update({g.name: g for g in listed if g.protocol_type in ("consumer", "")})
+            groups.update(
+                {g.name: g for g in listed if g.protocol_type in ("consumer", "share", "streams", "")}
+            )
         return groups
 
     def coordinators(self, names: list[str]) -> dict[str, int]:
@@ -265,6 +288,80 @@ class ClusterReader:
             described.update(part)
         return described
 
+    def share_offsets(self, coordinators: dict[str, int]) -> dict[str, dict[TopicPartition, ShareOffset]]:
+        """Share-partition start offsets and lags of the given share groups (DescribeShareGroupOffsets v1,
+        many groups per request)."""
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for name, node in coordinators.items():
+            by_node[node].append(name)
+
+        def ask(wire: WireConnection, names: list[str]) -> dict[str, dict[TopicPartition, ShareOffset]]:
+            found: dict[str, dict[TopicPartition, ShareOffset]] = {}
+            for chunk in _chunks(names, GROUPS_PER_REQUEST):
+                request = share_offsets.DescribeShareGroupOffsetsRequest(
+                    groups=tuple(
+                        share_offsets.DescribeShareGroupOffsetsRequestGroup(group_id=name, topics=None)
+                        for name in chunk
+                    )
+                )
+                for group in wire.request(request).groups:
+                    if group.error_code != 0:
+                        continue
+                    found[group.group_id] = {
+                        (topic.topic_name, int(p.partition_index)): ShareOffset(
+                            int(p.start_offset), int(p.lag)
+                        )
+                        for topic in group.topics
+                        for p in topic.partitions
+                        if p.error_code == 0 and p.start_offset >= 0
+                    }
+            return found
+
+        offsets: dict[str, dict[TopicPartition, ShareOffset]] = {}
+        for part in self._per_broker(by_node, ask):
+            offsets.update(part)
+        return offsets
+
+    def describe_new_groups(self, coordinators: dict[str, int], group_type: str) -> dict[str, DescribedGroup]:
+        """Members of share groups (ShareGroupDescribe, with their partitions) or Streams groups
+        (StreamsGroupDescribe; their tasks are on the group's page, not here)."""
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for name, node in coordinators.items():
+            by_node[node].append(name)
+        describe = ShareGroupDescribeRequest if group_type == "share" else StreamsGroupDescribeRequest
+
+        def ask(wire: WireConnection, names: list[str]) -> dict[str, DescribedGroup]:
+            described = {}
+            for chunk in _chunks(names, DESCRIBES_PER_REQUEST):
+                request = describe(group_ids=tuple(chunk), include_authorized_operations=False)
+                for group in wire.request(request).groups:
+                    if group.error_code != 0:
+                        continue
+                    members = tuple(
+                        Member(
+                            member_id=m.member_id,
+                            client_id=m.client_id,
+                            host=m.client_host,
+                            assignments=tuple(
+                                sorted(
+                                    (tp.topic_name, int(p))
+                                    for tp in m.assignment.topic_partitions
+                                    for p in tp.partitions
+                                )
+                            )
+                            if group_type == "share"
+                            else (),
+                        )
+                        for m in group.members
+                    )
+                    described[group.group_id] = DescribedGroup(state=group.group_state, members=members)
+            return described
+
+        described: dict[str, DescribedGroup] = {}
+        for part in self._per_broker(by_node, ask):
+            described.update(part)
+        return described
+
     # --- record timestamps ------------------------------------------------------------------------
 
     def record_timestamps(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -309,6 +406,21 @@ class ClusterReader:
         for part in self._per_broker(by_leader, ask):
             timestamps.update(part)
         return timestamps
+
+
+def _max_version(wire: WireConnection, api_key: int) -> int:
+    """The highest version of `api_key` the broker behind `wire` serves (ApiVersions v3), -1 if none."""
+    response = wire.request(
+        ApiVersionsRequest(client_software_name="streamhub-controlplane", client_software_version="1")
+    )
+    return max((int(k.max_version) for k in response.api_keys if int(k.api_key) == api_key), default=-1)
+
+
+def _group_type(group_type: str, protocol_type: str) -> str:
+    """ListGroups v5's type; an older broker's answer has none: its consumer groups are classic."""
+    if group_type:
+        return group_type.lower()
+    return protocol_type if protocol_type in ("share", "streams") else "classic"
 
 
 def _list_offsets(

@@ -26,6 +26,7 @@ from django.db.models import Model
 
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
+from controlplane.groups.choices import PROTOCOL_ONLY_TYPES, GroupType
 from controlplane.groups.models import ConsumerGroup
 from controlplane.lag import history, timelag
 from controlplane.lag.cluster_reads import ClusterReader, DescribedGroup, PartitionOffsets
@@ -69,6 +70,9 @@ class _Observed:
     committed: dict[str, dict[tuple[str, int], int]]
     described: dict[str, DescribedGroup]
     timestamps: dict[tuple[str, int, int], int]
+    types: dict[str, str]  # group -> classic, consumer, share or streams
+    # Share groups: the broker's lag per partition (acknowledged records past the start offset do not count).
+    reported_lags: dict[str, dict[tuple[str, int], int]]
 
 
 def _cached_timestamp(cluster_id: int, topic: str, partition: int, offset: int) -> int | None:
@@ -125,22 +129,46 @@ def _fetch_timestamps(
 
 def read_cluster(cluster: Cluster, *, describe: Callable[[str, str], bool]) -> _Observed:
     """Everything one run needs from the cluster; members of the active groups for which
-    `describe(name, state)` is true."""
+    `describe(name, state)` is true. A share group's "committed" offsets are its share-partition start
+    offsets, and its lag the broker's count of records not yet acknowledged."""
     with ClusterReader(connection_for(cluster)) as reader:
         reader.load_metadata()
         offsets = reader.partition_offsets()
         listed = reader.list_groups()
         coordinators = reader.coordinators(sorted(listed))
-        committed = reader.committed_offsets(coordinators)
+        types = {name: group.group_type for name, group in listed.items()}
+        by_type: dict[str, dict[str, int]] = {}
+        for name, node in coordinators.items():
+            by_type.setdefault(types[name], {})[name] = node
+        share = by_type.get(GroupType.SHARE, {})
+        committed = reader.committed_offsets(
+            {name: node for name, node in coordinators.items() if name not in share}
+        )
+        share_offsets = reader.share_offsets(share)
+        committed.update(
+            {
+                name: {tp: offset.start_offset for tp, offset in partitions.items()}
+                for name, partitions in share_offsets.items()
+            }
+        )
         states = {name: _state_name(group.state) for name, group in listed.items()}
-        to_describe = {
-            name: node
-            for name, node in coordinators.items()
-            if states.get(name) not in INACTIVE_STATES and describe(name, states.get(name, ""))
-        }
-        described = reader.describe_groups(to_describe)
+        described: dict[str, DescribedGroup] = {}
+        for group_type, nodes in by_type.items():
+            to_describe = {
+                name: node
+                for name, node in nodes.items()
+                if states.get(name) not in INACTIVE_STATES and describe(name, states.get(name, ""))
+            }
+            if group_type in PROTOCOL_ONLY_TYPES:
+                described.update(reader.describe_new_groups(to_describe, group_type))
+            else:
+                described.update(reader.describe_groups(to_describe))
         timestamps = _fetch_timestamps(reader, cluster.pk, offsets, committed)
-    return _Observed(offsets, states, committed, described, timestamps)
+    reported_lags = {
+        name: {tp: offset.lag for tp, offset in partitions.items() if offset.lag >= 0}
+        for name, partitions in share_offsets.items()
+    }
+    return _Observed(offsets, states, committed, described, timestamps, types, reported_lags)
 
 
 def _members_payload(described: DescribedGroup) -> list[dict[str, Any]]:
@@ -167,6 +195,7 @@ def _observe_partition(
     has_members: bool,
     assigned: bool,
     now: float,
+    reported_lag: int | None = None,
 ) -> PartitionObservation:
     # Never committed: the partition's backlog counts from the log start, as a consumer of the group would
     # read it (and as the backlog job counts); its health reason says so. The group's total leaves it out.
@@ -174,6 +203,8 @@ def _observe_partition(
     lag = max(0, offsets.last_stable - start)
     if committed is not None and committed < offsets.log_start:
         lag = max(0, offsets.last_stable - committed)  # the deleted records count: they were never read
+    if reported_lag is not None:
+        lag = reported_lag
     window = [*history_window, (now, committed, lag)]
     verdict = classify(
         PartitionState(
@@ -271,19 +302,25 @@ class _GroupRef:
     team_id: int | None
 
 
-def _sync_group_rows(cluster: Cluster, names: list[str]) -> dict[str, _GroupRef]:
+def _sync_group_rows(cluster: Cluster, types: dict[str, str]) -> dict[str, _GroupRef]:
     """Ids of every listed group's ConsumerGroup row (created here when the reconciler has not seen it)."""
 
     def existing() -> dict[str, _GroupRef]:
         rows = ConsumerGroup.objects.filter(cluster=cluster).values_list("id", "name", "team_id")
         return {name: _GroupRef(pk, name, cluster.pk, team_id) for pk, name, team_id in rows}
 
+    names = sorted(types)
     rows = existing()
     new_names = [name for name in names if name not in rows]
     if new_names:
         owners = prefix_table(cluster.organization_id, PrefixResourceType.GROUP)
         ConsumerGroup.objects.bulk_create(
-            [ConsumerGroup(cluster=cluster, name=name, team_id=owner_in(owners, name)) for name in new_names],
+            [
+                ConsumerGroup(
+                    cluster=cluster, name=name, group_type=types[name], team_id=owner_in(owners, name)
+                )
+                for name in new_names
+            ],
             batch_size=1000,
             ignore_conflicts=True,
         )
@@ -314,7 +351,9 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
 
     observed = read_cluster(cluster, describe=describe)
     now = time.time()
-    groups = _sync_group_rows(cluster, sorted(observed.states))
+    groups = _sync_group_rows(
+        cluster, {name: observed.types.get(name, GroupType.CLASSIC) for name in observed.states}
+    )
     # The window's samples (10% slack for run-time jitter); when runs come slower than the window, the
     # previous run's sample stands in, so a change is still judged against the run before it.
     window_since = now - settings.LAG_HEALTH_WINDOW_SECONDS * 1.1
@@ -341,6 +380,7 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
         has_members = state not in INACTIVE_STATES and (described is None or bool(described.members))
         assigned = {(a["topic"], a["partition"]) for m in members for a in m["assignments"]}
         committed = observed.committed.get(name, {})
+        reported = observed.reported_lags.get(name, {})
         past: dict[tuple[str, int], list[tuple[float, int | None, int]]] = {}
         for sample in windows.get(group.pk, []):
             for p in sample.partitions:
@@ -369,6 +409,7 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
                     has_members=has_members,
                     assigned=tp in assigned if members else has_members,
                     now=now,
+                    reported_lag=reported.get(tp),
                 )
             )
         observation = _group_observation(group, partitions, len(members) if has_members else 0)
@@ -387,7 +428,7 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
         )
         lag_rows.append(_lag_row(observation, state, members, members_observed_at, observed_at))
 
-    _save(cluster, lag_rows, observations)
+    _save(cluster, lag_rows, observations, observed.types)
     history.record_samples(
         client,
         cluster_id=cluster.pk,
@@ -438,7 +479,7 @@ def _lag_row(
 
 # Every GroupLag column, in the model's order (the order _lag_row returns them in).
 LAG_COLUMNS = [field.name for field in GroupLag._meta.concrete_fields]
-GROUP_COLUMNS = ["state", "member_count", "total_lag", "partition_lags", "observed_at", "id"]
+GROUP_COLUMNS = ["group_type", "state", "member_count", "total_lag", "partition_lags", "observed_at", "id"]
 
 
 def _adapter(model: type[Model], name: str) -> Callable[[Any], Any]:
@@ -461,7 +502,12 @@ def _write_rows(sql: str, model: type[Model], field_names: list[str], rows: list
         cursor.executemany(sql, prepared)
 
 
-def _save(cluster: Cluster, lag_rows: list[tuple[Any, ...]], observations: list[GroupObservation]) -> None:
+def _save(
+    cluster: Cluster,
+    lag_rows: list[tuple[Any, ...]],
+    observations: list[GroupObservation],
+    types: dict[str, str],
+) -> None:
     names = [GroupLag._meta.get_field(name).column for name in LAG_COLUMNS]
     upsert = (
         f"INSERT INTO {GroupLag._meta.db_table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))}) "
@@ -477,6 +523,7 @@ def _save(cluster: Cluster, lag_rows: list[tuple[Any, ...]], observations: list[
     state_at, observed_at_at = LAG_COLUMNS.index("state"), LAG_COLUMNS.index("observed_at")
     group_values = [
         (
+            types.get(observation.group, GroupType.CLASSIC),
             row[state_at],
             observation.member_count,
             observation.lag_messages,
@@ -500,6 +547,10 @@ def _save(cluster: Cluster, lag_rows: list[tuple[Any, ...]], observations: list[
         _write_rows(upsert, GroupLag, LAG_COLUMNS, lag_rows)
         GroupLag.objects.filter(cluster=cluster).exclude(group_id__in=[row[0] for row in lag_rows]).delete()
         _write_rows(update, ConsumerGroup, GROUP_COLUMNS, group_values)
+        # The reconciler's listing (librdkafka) never has share and Streams groups: gone ones go here.
+        ConsumerGroup.objects.filter(cluster=cluster, group_type__in=PROTOCOL_ONLY_TYPES).exclude(
+            name__in=list(types)
+        ).delete()
 
 
 def _evaluate_alerts(run: SamplingRun) -> None:

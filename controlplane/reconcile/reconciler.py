@@ -19,6 +19,7 @@ from controlplane.clusters import outcomes
 from controlplane.clusters.choices import OperationKind
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
+from controlplane.groups.choices import PROTOCOL_ONLY_TYPES
 from controlplane.groups.models import ConsumerGroup
 from controlplane.groups.services import lags_from
 from controlplane.kafka.acls import create_acls, describe_acls
@@ -363,4 +364,7 @@ def observe_groups(cluster: Cluster, connection: Connection, log_ends: dict[tupl
             ["team", "state", "member_count", "partition_lags", "total_lag", "observed_at"],
             batch_size=500,
         )
-        ConsumerGroup.objects.filter(cluster=cluster).exclude(name__in=list(states)).delete()
+        # Share and Streams groups are not in librdkafka's listing: the lag sampler keeps their rows.
+        ConsumerGroup.objects.filter(cluster=cluster).exclude(name__in=list(states)).exclude(
+            group_type__in=PROTOCOL_ONLY_TYPES
+        ).delete()

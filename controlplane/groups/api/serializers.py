@@ -20,7 +20,17 @@ class ConsumerGroupSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ConsumerGroup
-        fields = ["id", "cluster", "team", "name", "state", "member_count", "total_lag", "observed_at"]
+        fields = [
+            "id",
+            "cluster",
+            "team",
+            "name",
+            "group_type",
+            "state",
+            "member_count",
+            "total_lag",
+            "observed_at",
+        ]
         extra_kwargs = {"member_count": POSITIVE_INT_RANGE}
 
 
@@ -36,12 +46,65 @@ class MemberSerializer(serializers.Serializer):
     assignments = AssignmentSerializer(many=True)
 
 
+class SharePartitionSerializer(serializers.Serializer):
+    """A share-partition: start offset (SPSO), log end, the in-flight window between them, the records in
+    it already acknowledged, and the backlog (not yet acknowledged: acquired or available)."""
+
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    start_offset = serializers.IntegerField()
+    log_end_offset = serializers.IntegerField()
+    in_flight = serializers.IntegerField()
+    acknowledged = serializers.IntegerField()
+    lag = serializers.IntegerField()
+
+
+class GroupConfigSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    value = serializers.CharField(allow_null=True)
+    source = serializers.CharField()
+
+
+class StreamsTaskSerializer(serializers.Serializer):
+    subtopology = serializers.CharField()
+    partitions = serializers.ListField(child=serializers.IntegerField())
+
+
+class StreamsMemberSerializer(serializers.Serializer):
+    member_id = serializers.CharField()
+    client_id = serializers.CharField()
+    host = serializers.CharField()
+    process_id = serializers.CharField()
+    member_epoch = serializers.IntegerField()
+    active_tasks = StreamsTaskSerializer(many=True)
+    standby_tasks = StreamsTaskSerializer(many=True)
+    warmup_tasks = StreamsTaskSerializer(many=True)
+
+
+class SubtopologySerializer(serializers.Serializer):
+    subtopology_id = serializers.CharField()
+    source_topics = serializers.ListField(child=serializers.CharField())
+    repartition_sink_topics = serializers.ListField(child=serializers.CharField())
+    state_changelog_topics = serializers.ListField(child=serializers.CharField())
+    repartition_source_topics = serializers.ListField(child=serializers.CharField())
+
+
+class StreamsGroupSerializer(serializers.Serializer):
+    group_epoch = serializers.IntegerField()
+    topology_epoch = serializers.IntegerField()
+    subtopologies = SubtopologySerializer(many=True)
+    members = StreamsMemberSerializer(many=True)
+
+
 class LiveGroupSerializer(serializers.Serializer):
     state = serializers.CharField()
     protocol = serializers.CharField()
     members = MemberSerializer(many=True)
     offsets = PartitionLagSerializer(many=True)
     total_lag = serializers.IntegerField()
+    share_partitions = SharePartitionSerializer(many=True)
+    share_configs = GroupConfigSerializer(many=True)
+    streams = StreamsGroupSerializer(allow_null=True)
 
 
 class ConsumerGroupDetailSerializer(ConsumerGroupSerializer):
@@ -94,3 +157,10 @@ class ResetInputSerializer(serializers.Serializer):
 
 class DeleteOffsetsInputSerializer(serializers.Serializer):
     topic = serializers.CharField(max_length=249)
+
+
+class ShareConfigsInputSerializer(serializers.Serializer):
+    """Delivery settings to set (name -> value) and to return to the broker's default."""
+
+    set = serializers.DictField(child=serializers.CharField(max_length=100), default=dict)
+    delete = serializers.ListField(child=serializers.CharField(max_length=100), default=list, max_length=20)

@@ -89,5 +89,15 @@ class ConsumerGroupViewSet(DestroyWithServiceMixin, ScopedReadOnlyViewSet):
         services.delete_group_offsets(actor=self.actor, group=self.get_object(), **data)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    @extend_schema(request=serializers.ShareConfigsInputSerializer, responses={204: None})
+    @action(detail=True, methods=["post"], url_path="share-configs")
+    def share_configs(self, request: Request, pk: str | None = None) -> Response:
+        """Changes a share group's delivery settings (share.record.lock.duration.ms, …)."""
+        data = self.validated_input(serializers.ShareConfigsInputSerializer)
+        services.set_share_configs(
+            actor=self.actor, group=self.get_object(), set_configs=data["set"], delete_configs=data["delete"]
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
     def perform_destroy(self, group: ConsumerGroup) -> None:
         services.delete_group(actor=self.actor, group=group)

@@ -1270,6 +1270,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/consumer-groups/{id}/share-configs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Changes a share group's delivery settings (share.record.lock.duration.ms, …). */
+        post: operations["v1_consumer_groups_share_configs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/consumer-groups/{id}/undo-reset/": {
         parameters: {
             query?: never;
@@ -3528,6 +3545,7 @@ export interface components {
             cluster: number;
             team?: number | null;
             name: string;
+            group_type?: components["schemas"]["GroupTypeEnum"];
             state?: string;
             member_count?: number;
             /** Format: int64 */
@@ -3541,6 +3559,7 @@ export interface components {
             cluster: number;
             team?: number | null;
             name: string;
+            group_type?: components["schemas"]["GroupTypeEnum"];
             state?: string;
             member_count?: number;
             /** Format: int64 */
@@ -3722,6 +3741,14 @@ export interface components {
             members: components["schemas"]["Member"][];
             partitions: components["schemas"]["PartitionHealth"][];
         };
+        /**
+         * @description * `classic` - Classic consumer group
+         *     * `consumer` - Consumer group (KIP-848 protocol)
+         *     * `share` - Share group (queue)
+         *     * `streams` - Streams group
+         * @enum {string}
+         */
+        GroupTypeEnum: "classic" | "consumer" | "share" | "streams";
         HangingTransaction: {
             topic: string;
             partition: number;
@@ -5436,6 +5463,13 @@ export interface components {
         SetPasswordInputRequest: {
             token: string;
             password: string;
+        };
+        /** @description Delivery settings to set (name -> value) and to return to the broker's default. */
+        ShareConfigsInputRequest: {
+            set?: {
+                [key: string]: string;
+            };
+            delete?: string[];
         };
         Silence: {
             readonly id: number;
@@ -13112,6 +13146,13 @@ export interface operations {
         parameters: {
             query?: {
                 cluster?: number;
+                /**
+                 * @description * `classic` - Classic consumer group
+                 *     * `consumer` - Consumer group (KIP-848 protocol)
+                 *     * `share` - Share group (queue)
+                 *     * `streams` - Streams group
+                 */
+                group_type?: "classic" | "consumer" | "share" | "streams";
                 /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 name?: string;
@@ -13685,6 +13726,103 @@ export interface operations {
             };
             /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_consumer_groups_share_configs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this consumer group. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ShareConfigsInputRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

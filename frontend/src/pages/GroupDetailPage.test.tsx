@@ -63,6 +63,119 @@ describe("GroupDetailPage", () => {
     ]);
   });
 
+  it("shows a share group's backlog per share-partition and lets developers change its delivery settings", async () => {
+    const fetchSpy = stubGroup("developer", {
+      "GET /api/v1/consumer-groups/31/": json(
+        200,
+        groupDetail({
+          group_type: "share",
+          live: {
+            ...groupDetail().live,
+            state: "STABLE",
+            protocol: "simple",
+            total_lag: 6,
+            share_partitions: [
+              {
+                topic: "payments.jobs",
+                partition: 0,
+                start_offset: 4,
+                log_end_offset: 5,
+                in_flight: 1,
+                acknowledged: 0,
+                lag: 1,
+              },
+              {
+                topic: "payments.jobs",
+                partition: 1,
+                start_offset: 0,
+                log_end_offset: 5,
+                in_flight: 5,
+                acknowledged: 0,
+                lag: 5,
+              },
+            ],
+            share_configs: [
+              { name: "share.record.lock.duration.ms", value: "30000", source: "DEFAULT_CONFIG" },
+              { name: "share.auto.offset.reset", value: "earliest", source: "GROUP_CONFIG" },
+            ],
+          },
+        }),
+      ),
+      "POST /api/v1/consumer-groups/31/share-configs/": { status: 204 },
+    });
+    const { user } = renderGroup();
+
+    expect(await screen.findByText(/6 messages not yet acknowledged/)).toBeInTheDocument();
+    expect(screen.getByText("Share (queue)")).toBeInTheDocument();
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Share-partitions" }))).toEqual([
+      ["payments.jobs", "1", "0", "5", "5", "0", "5"],
+      ["payments.jobs", "0", "4", "5", "1", "0", "1"],
+    ]);
+    expect(screen.queryByRole("table", { name: "Partition lag" })).not.toBeInTheDocument();
+
+    const settings = screen.getByRole("form", { name: "Delivery settings" });
+    await user.type(within(settings).getByLabelText("share.record.lock.duration.ms"), "20000");
+    await user.clear(within(settings).getByLabelText("share.auto.offset.reset"));
+    await user.click(within(settings).getByRole("button", { name: "Save delivery settings" }));
+    expect(await within(settings).findByRole("status")).toHaveTextContent("Saved.");
+    const sent = requestsOf(fetchSpy).find((request) => request.url.includes("/share-configs/"))!;
+    expect(await sent.json()).toEqual({
+      set: { "share.record.lock.duration.ms": "20000" },
+      delete: ["share.auto.offset.reset"],
+    });
+  });
+
+  it("shows a Streams group's members with their tasks and its topology", async () => {
+    stubGroup("viewer", {
+      "GET /api/v1/consumer-groups/31/": json(
+        200,
+        groupDetail({
+          group_type: "streams",
+          live: {
+            ...groupDetail().live,
+            state: "STABLE",
+            protocol: "streams",
+            streams: {
+              group_epoch: 3,
+              topology_epoch: 0,
+              subtopologies: [
+                {
+                  subtopology_id: "0",
+                  source_topics: ["payments.orders"],
+                  repartition_sink_topics: [],
+                  state_changelog_topics: ["app-counts-changelog"],
+                  repartition_source_topics: [],
+                },
+              ],
+              members: [
+                {
+                  member_id: "m-1",
+                  client_id: "app-1",
+                  host: "/10.0.0.5",
+                  process_id: "p-1",
+                  member_epoch: 3,
+                  active_tasks: [{ subtopology: "0", partitions: [0, 1] }],
+                  standby_tasks: [],
+                  warmup_tasks: [{ subtopology: "0", partitions: [2] }],
+                },
+              ],
+            },
+          },
+        }),
+      ),
+    });
+    renderGroup();
+
+    expect(await screen.findByText("Streams")).toBeInTheDocument();
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Streams members" }))).toEqual([
+      ["app-1", "p-1", "/10.0.0.5", "3", "0: 0, 1", "—", "0: 2"],
+    ]);
+    expect(bodyCellTexts(screen.getByRole("table", { name: "Subtopologies" }))).toEqual([
+      ["0", "payments.orders", "—", "—", "app-counts-changelog"],
+    ]);
+    expect(screen.getByRole("heading", { name: "Topology (epoch 0)" })).toBeInTheDocument();
+  });
+
   it("offers no reset to viewers", async () => {
     stubGroup("viewer");
     renderGroup();

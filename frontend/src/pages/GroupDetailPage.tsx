@@ -4,7 +4,13 @@ import { useParams } from "react-router";
 import { combineQueries } from "../api/combineQueries";
 import { useAccess } from "../api/hooks/access";
 import { useClusters } from "../api/hooks/clusters";
-import { useConsumerGroup, type ConsumerGroupDetail, type GroupMember, type PartitionLag } from "../api/hooks/groups";
+import {
+  GROUP_TYPES,
+  useConsumerGroup,
+  type ConsumerGroupDetail,
+  type GroupMember,
+  type PartitionLag,
+} from "../api/hooks/groups";
 import { useTeams } from "../api/hooks/teams";
 import { DataTable } from "../components/DataTable";
 import { PageHeader } from "../components/PageHeader";
@@ -15,10 +21,13 @@ import { GroupLifecycleSection } from "./groups/GroupLifecycleSection";
 import { GroupStateBadge } from "./groups/GroupStateBadge";
 import { LagSection } from "./groups/LagSection";
 import { OffsetResetSection } from "./groups/OffsetResetSection";
+import { DeliverySettingsSection, SharePartitionsSection } from "./groups/ShareGroupSections";
+import { StreamsGroupSections } from "./groups/StreamsGroupSections";
 import "./groups/groups.css";
 import { NotFoundPage } from "./NotFoundPage";
 
 const NUMBER = new Intl.NumberFormat();
+const TYPE_LABEL = new Map<string, string>(GROUP_TYPES);
 
 export function GroupDetailPage() {
   const id = Number(useParams().id);
@@ -63,6 +72,7 @@ function GroupSections({
   canReset: boolean;
 }) {
   const live = group.live;
+  const kind = group.group_type ?? "classic";
   return (
     <>
       <PageHeader
@@ -71,12 +81,15 @@ function GroupSections({
           <>
             <GroupStateBadge state={live.state} /> on {clusterName}
             {teamName ? ` · team ${teamName}` : " · no owning team"} · {live.members.length}{" "}
-            {live.members.length === 1 ? "member" : "members"} · {NUMBER.format(live.total_lag)} messages behind
+            {live.members.length === 1 ? "member" : "members"} · {NUMBER.format(live.total_lag)}{" "}
+            {kind === "share" ? "messages not yet acknowledged" : "messages behind"}
           </>
         }
       />
       <dl className="details">
-        <dt>Protocol</dt>
+        <dt>Type</dt>
+        <dd>{TYPE_LABEL.get(kind) ?? kind}</dd>
+        <dt>{kind === "share" ? "Assignor" : "Protocol"}</dt>
         <dd>{live.protocol || "—"}</dd>
         <dt>Last sampled</dt>
         <dd>{group.observed_at ? <Timestamp value={group.observed_at} /> : "not yet"}</dd>
@@ -84,19 +97,31 @@ function GroupSections({
 
       <LagSection group={group.id} />
 
-      <section className="section" aria-labelledby="group-lag">
-        <h2 id="group-lag" className="section__title">
-          Lag per partition
-        </h2>
-        <PartitionLagTable offsets={live.offsets} members={live.members} />
-      </section>
+      {kind === "share" ? (
+        <SharePartitionsSection partitions={live.share_partitions} />
+      ) : (
+        <section className="section" aria-labelledby="group-lag">
+          <h2 id="group-lag" className="section__title">
+            Lag per partition
+          </h2>
+          <PartitionLagTable offsets={live.offsets} members={live.members} />
+        </section>
+      )}
 
-      <section className="section" aria-labelledby="group-members">
-        <h2 id="group-members" className="section__title">
-          Members
-        </h2>
-        <MembersTable members={live.members} />
-      </section>
+      {kind === "streams" ? (
+        <StreamsGroupSections streams={live.streams} />
+      ) : (
+        <section className="section" aria-labelledby="group-members">
+          <h2 id="group-members" className="section__title">
+            Members
+          </h2>
+          <MembersTable members={live.members} />
+        </section>
+      )}
+
+      {kind === "share" ? (
+        <DeliverySettingsSection group={group.id} configs={live.share_configs} canEdit={canReset} />
+      ) : null}
 
       <OffsetResetSection group={group} canReset={canReset} />
       {canReset ? <GroupLifecycleSection group={group} /> : null}

@@ -31,11 +31,11 @@ describe("GroupsPage", () => {
     const table = await screen.findByRole("table", { name: "Consumer groups" });
     expect(within(table).getByRole("link", { name: "payments.billing" })).toHaveAttribute("href", "/groups/31");
     const cells = bodyCellTexts(table);
-    expect(cells[0]?.slice(0, 6)).toEqual(["payments.billing", "orders", "Payments", "empty", "0", "1,500"]);
-    expect(cells[1]?.slice(0, 6)).toEqual(["payments.audit", "orders", "—", "stable", "2", "0"]);
+    expect(cells[0]?.slice(0, 7)).toEqual(["payments.billing", "Classic", "orders", "Payments", "empty", "0", "1,500"]);
+    expect(cells[1]?.slice(0, 7)).toEqual(["payments.audit", "Classic", "orders", "—", "stable", "2", "0"]);
     // Health and time lag from the lag sampler, where it has seen the group.
-    await waitFor(() => expect(bodyCellTexts(table)[0]?.slice(6, 8)).toEqual(["stalled", "2 min"]));
-    expect(cells[1]?.slice(6, 8)).toEqual(["—", "—"]);
+    await waitFor(() => expect(bodyCellTexts(table)[0]?.slice(7, 9)).toEqual(["stalled", "2 min"]));
+    expect(cells[1]?.slice(7, 9)).toEqual(["—", "—"]);
     const listRequest = requestsOf(fetchSpy).find((request) => request.url.includes("/consumer-groups/"));
     expect(query(listRequest!).get("ordering")).toBe("-total_lag");
   });
@@ -51,7 +51,7 @@ describe("GroupsPage", () => {
     });
     renderPage(<GroupsPage />, "/groups", "/groups");
     const table = await screen.findByRole("table", { name: "Consumer groups" });
-    await waitFor(() => expect(bodyCellTexts(table)[0]?.slice(1, 3)).toEqual(["orders", "Payments"]));
+    await waitFor(() => expect(bodyCellTexts(table)[0]?.slice(2, 4)).toEqual(["orders", "Payments"]));
   });
 
   it("puts the filters in the URL and sends them to the API", async () => {
@@ -63,16 +63,24 @@ describe("GroupsPage", () => {
     await user.selectOptions(within(filters).getByLabelText("Cluster"), "3");
     await user.selectOptions(within(filters).getByLabelText("Team"), "1");
     await user.selectOptions(within(filters).getByLabelText("State"), "STABLE");
+    await user.selectOptions(within(filters).getByLabelText("Type"), "share");
     await user.type(within(filters).getByLabelText("Name contains"), "bill");
     await user.click(within(filters).getByRole("button", { name: "Apply filters" }));
 
     const params = new URLSearchParams(router.state.location.search);
-    expect(Object.fromEntries(params)).toEqual({ name: "bill", cluster: "3", team: "1", state: "STABLE" });
+    expect(Object.fromEntries(params)).toEqual({
+      name: "bill",
+      cluster: "3",
+      team: "1",
+      state: "STABLE",
+      group_type: "share",
+    });
     const last = requestsOf(fetchSpy)
       .filter((request) => request.url.includes("/consumer-groups/"))
       .at(-1)!;
     expect(query(last).get("cluster")).toBe("3");
     expect(query(last).get("team")).toBe("1");
+    expect(query(last).get("group_type")).toBe("share");
     expect(query(last).get("state")).toBe("STABLE");
     expect(query(last).get("name")).toBe("bill");
   });

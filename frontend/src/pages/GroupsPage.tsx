@@ -3,7 +3,13 @@ import { useState, type FormEvent } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { useClusters } from "../api/hooks/clusters";
-import { GROUPS_PAGE_SIZE, useConsumerGroups, type ConsumerGroup, type ConsumerGroupQuery } from "../api/hooks/groups";
+import {
+  GROUP_TYPES,
+  GROUPS_PAGE_SIZE,
+  useConsumerGroups,
+  type ConsumerGroup,
+  type ConsumerGroupQuery,
+} from "../api/hooks/groups";
 import { useLagFleet } from "../api/hooks/lag";
 import { useTeams } from "../api/hooks/teams";
 import { DataTable } from "../components/DataTable";
@@ -36,12 +42,15 @@ function queryFromParams(params: URLSearchParams): ConsumerGroupQuery {
   if (state) query.state = state;
   const name = params.get("name");
   if (name) query.name = name;
+  const groupType = GROUP_TYPES.find(([value]) => value === params.get("group_type"));
+  if (groupType) query.group_type = groupType[0];
   const ordering = params.get("ordering");
   if (ordering && ordering in ORDERINGS) query.ordering = ordering;
   return query;
 }
 
 const column = createColumnHelper<ConsumerGroup>();
+const TYPE_LABEL = new Map<string, string>(GROUP_TYPES);
 
 export function GroupsPage() {
   const [searchParams, setSearchParams] = useSearchParams();
@@ -54,7 +63,7 @@ export function GroupsPage() {
   // Health comes from the lag sampler's fleet view, for the same filters (at most one page of it).
   const fleet = useLagFleet({ cluster: query.cluster, team: query.team, name: query.name, limit: 500 });
   const healthOf = new Map((fleet.data?.results ?? []).map((row) => [row.group, row]));
-  const filtered = ["cluster", "team", "state", "name"].some((name) => searchParams.has(name));
+  const filtered = ["cluster", "team", "state", "name", "group_type"].some((name) => searchParams.has(name));
 
   function setOffset(offset: number) {
     setSearchParams((current) => {
@@ -73,6 +82,11 @@ export function GroupsPage() {
           {info.getValue()}
         </Link>
       ),
+    }),
+    column.accessor((group) => group.group_type ?? "classic", {
+      id: "type",
+      header: "Type",
+      cell: (info) => TYPE_LABEL.get(info.getValue()) ?? info.getValue(),
     }),
     // Names are looked up in the cell: the table caches accessor values per row, and the cluster and
     // team lists may arrive after the groups.
@@ -96,7 +110,7 @@ export function GroupsPage() {
     column.accessor((group) => group.member_count ?? 0, { id: "members", header: "Members" }),
     column.accessor((group) => group.total_lag ?? 0, {
       id: "lag",
-      header: "Lag (messages)",
+      header: "Lag / backlog (messages)",
       cell: (info) => NUMBER.format(info.getValue()),
     }),
     column.display({
@@ -126,7 +140,7 @@ export function GroupsPage() {
     <>
       <PageHeader
         title="Consumer groups"
-        description="Groups in your teams' prefixes with the lag the sampler last measured."
+        description="Consumer, share and Streams groups in your teams' prefixes with the lag (a share group's backlog) the sampler last measured."
       />
       <GroupFilters
         key={searchParams.toString()}
@@ -195,13 +209,15 @@ function GroupFilters({
     cluster: query.cluster ? String(query.cluster) : "",
     team: query.team ? String(query.team) : "",
     state: query.state ?? "",
+    group_type: query.group_type ?? "",
     ordering: query.ordering ?? DEFAULT_ORDERING,
   });
   function submit(event: FormEvent) {
     event.preventDefault();
     const params = new URLSearchParams();
     if (draft.name.trim()) params.set("name", draft.name.trim());
-    for (const name of ["cluster", "team", "state"] as const) if (draft[name]) params.set(name, draft[name]);
+    for (const name of ["cluster", "team", "state", "group_type"] as const)
+      if (draft[name]) params.set(name, draft[name]);
     if (draft.ordering !== DEFAULT_ORDERING) params.set("ordering", draft.ordering);
     onApply(params);
   }
@@ -232,6 +248,7 @@ function GroupFilters({
         GROUP_STATES.map((state) => [state, stateLabel(state)] as const),
         "Any state",
       )}
+      {select("Type", "group_type", GROUP_TYPES, "Any type")}
       {select("Order", "ordering", Object.entries(ORDERINGS) as [string, string][])}
       <div className="actions">
         <button type="submit" className="button button--primary">

@@ -5,7 +5,7 @@ import struct
 import cramjam
 import pytest
 
-from controlplane.lag.cluster_reads import parse_assignment, timestamp_at
+from controlplane.lag.cluster_reads import _group_type, parse_assignment, timestamp_at
 
 
 def _varint(value: int) -> bytes:
@@ -66,3 +66,20 @@ def test_it_reads_a_consumer_protocol_assignment() -> None:
     )
     assert parse_assignment(data) == (("orders", 0), ("orders", 1))
     assert parse_assignment(b"") == ()
+
+
+@pytest.mark.parametrize(
+    ("group_type", "protocol_type", "expected"),
+    [
+        ("Share", "share", "share"),  # ListGroups v5 (Kafka 3.8+) names the type
+        ("consumer", "consumer", "consumer"),
+        ("streams", "streams", "streams"),
+        ("", "consumer", "classic"),  # v4, an older broker: every consumer group is classic
+        ("", "", "classic"),  # a group that only commits offsets
+        ("", "share", "share"),
+    ],
+)
+def test_a_listed_groups_type_comes_from_list_groups_v5_else_its_protocol_type(
+    group_type: str, protocol_type: str, expected: str
+) -> None:
+    assert _group_type(group_type, protocol_type) == expected

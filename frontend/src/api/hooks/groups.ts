@@ -33,13 +33,68 @@ export interface GroupMember {
   host: string;
   assignments: { topic: string; partition: number }[];
 }
+/** A share-partition: its start offset, the in-flight window up to the log end and how much of it is done. */
+export interface SharePartition {
+  topic: string;
+  partition: number;
+  start_offset: number;
+  log_end_offset: number;
+  in_flight: number;
+  acknowledged: number;
+  lag: number;
+}
+export interface GroupConfig {
+  name: string;
+  value: string | null;
+  source: string;
+}
+export interface StreamsTask {
+  subtopology: string;
+  partitions: number[];
+}
+export interface StreamsMember {
+  member_id: string;
+  client_id: string;
+  host: string;
+  process_id: string;
+  member_epoch: number;
+  active_tasks: StreamsTask[];
+  standby_tasks: StreamsTask[];
+  warmup_tasks: StreamsTask[];
+}
+export interface Subtopology {
+  subtopology_id: string;
+  source_topics: string[];
+  repartition_sink_topics: string[];
+  state_changelog_topics: string[];
+  repartition_source_topics: string[];
+}
+export interface StreamsGroup {
+  group_epoch: number;
+  topology_epoch: number;
+  subtopologies: Subtopology[];
+  members: StreamsMember[];
+}
 export interface LiveGroup {
   state: string;
   protocol: string;
   members: GroupMember[];
   offsets: PartitionLag[];
   total_lag: number;
+  share_partitions: SharePartition[];
+  share_configs: GroupConfig[];
+  streams: StreamsGroup | null;
 }
+export type GroupType = NonNullable<ConsumerGroup["group_type"]>;
+export const GROUP_TYPES: readonly (readonly [GroupType, string])[] = [
+  ["classic", "Classic"],
+  ["consumer", "Consumer (KIP-848)"],
+  ["share", "Share (queue)"],
+  ["streams", "Streams"],
+];
+export type ShareConfigsInput = NonNullable<
+  paths["/api/v1/consumer-groups/{id}/share-configs/"]["post"]["requestBody"]
+>["content"]["application/json"];
 export type ConsumerGroupDetail = Omit<
   Json<paths["/api/v1/consumer-groups/{id}/"]["get"]["responses"][200]>,
   "live"
@@ -137,6 +192,12 @@ export function useDeleteGroupOffsets(id: number) {
         }),
       );
     }
+  });
+}
+
+export function useSetShareConfigs(id: number) {
+  return useGroupChange(id, async (body: ShareConfigsInput): Promise<void> => {
+    unwrap(await apiClient.POST("/api/v1/consumer-groups/{id}/share-configs/", { params: { path: { id } }, body }));
   });
 }
 

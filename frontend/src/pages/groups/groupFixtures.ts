@@ -7,6 +7,7 @@ export function consumerGroup(overrides: Partial<ConsumerGroup> = {}): ConsumerG
     cluster: 3,
     team: 1,
     name: "payments.billing",
+    group_type: "classic",
     state: "EMPTY",
     member_count: 0,
     total_lag: 1500,
@@ -27,6 +28,9 @@ export function groupDetail(overrides: Partial<ConsumerGroupDetail> = {}): Consu
         { topic: "payments.orders", partition: 1, committed_offset: 400, log_end_offset: 900, lag: 500 },
       ],
       total_lag: 1500,
+      share_partitions: [],
+      share_configs: [],
+      streams: null,
     },
     ...overrides,
   };
