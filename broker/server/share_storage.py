@@ -18,10 +18,11 @@ cluster through the controller (as for `__consumer_offsets`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,7 @@ from broker.share.state_records import (
     decode_value,
     encode_key,
     encode_value,
+    share_coordinator_key,
     share_state_partition,
 )
 
@@ -91,6 +93,17 @@ ShareKey = tuple[str, uuid.UUID, int]
 # Kafka's DeliveryState values in state batches.
 ACKNOWLEDGED, ARCHIVED = 2, 4
 NOT_INITIALIZED = -1
+# How long a share-partition leader keeps retrying a read or write its share coordinator cannot take yet.
+PERSISTER_RETRY_S = 15.0
+RETRIABLE = frozenset(
+    {
+        ErrorCode.coordinator_not_available,
+        ErrorCode.not_coordinator,
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.not_leader_or_follower,
+        ErrorCode.request_timed_out,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,9 +209,16 @@ class ShareCoordinatorState:
                 )
             else:
                 if self.locator is not None:
-                    self.locator.locate(f"{key[0]}:{key[1]}:{key[2]}", self._listener())
+                    self.locator.locate(share_coordinator_key(*key), self._listener())
                 return None
         return share_state_partition(*key, self.num_partitions)
+
+    def ensure_topic(self) -> bool:
+        """Whether `__share_group_state` exists; a single node creates it now, a cluster asks the controller to
+        (FindCoordinator with the share key type does, as in Kafka)."""
+        if self._state.metadata.get(SHARE_STATE_TOPIC) is not None:
+            return True
+        return self.partition_of(("", uuid.UUID(int=0), 0)) is not None
 
     def _listener(self) -> str:
         replication = self._state.replication
@@ -399,15 +419,34 @@ class ShareStateStore:
         # Per share-partition: the window version last written (or read) and the state epoch it holds.
         self._written: dict[ShareKey, tuple[int, int]] = {}
 
+    async def _retrying(self, call: Callable[[], Awaitable[CoordinatorAnswer]]) -> CoordinatorAnswer:
+        """`call` again while the share coordinator is being created, elected or loaded, as Kafka's persister
+        retries, so a client sees its fetch wait rather than an error across a coordinator change."""
+        deadline = time.monotonic() + PERSISTER_RETRY_S
+        backoff = 0.05
+        while True:
+            answer = await call()
+            if (
+                answer.error not in RETRIABLE
+                or time.monotonic() + backoff > deadline
+                or self._state.stopping.is_set()
+            ):
+                return answer
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 0.5)
+
     async def prepare(self, key: ShareKey, leader_epoch: int) -> ErrorCode:
         """Read the share-partition's state from its coordinator, for `restore` to start from."""
-        coordinator = self.coordinator.coordinator_of(key)
-        if coordinator is None:
-            return ErrorCode.coordinator_not_available
-        if coordinator == self._state.node_id:
-            answer = self.coordinator.read(key, leader_epoch)
-        else:
-            answer = await self._remote_read(coordinator, key, leader_epoch)
+
+        async def read_once() -> CoordinatorAnswer:
+            coordinator = self.coordinator.coordinator_of(key)
+            if coordinator is None:
+                return CoordinatorAnswer(ErrorCode.coordinator_not_available)
+            if coordinator == self._state.node_id:
+                return self.coordinator.read(key, leader_epoch)
+            return await self._remote_read(coordinator, key, leader_epoch)
+
+        answer = await self._retrying(read_once)
         if answer.error == ErrorCode.none:
             self._read[key] = answer.snapshot
         return answer.error
@@ -440,7 +479,7 @@ class ShareStateStore:
         version, state_epoch = self._written.get(key, (-1, 0))
         if version == share.version:
             return True
-        answer = await self._write(key, max(state_epoch, 0), leader_epoch, share)
+        answer = await self._retrying(lambda: self._write(key, max(state_epoch, 0), leader_epoch, share))
         if answer.error != ErrorCode.none:
             log.warning("share state of %s not written: %s", key, answer.error.name)
             if answer.error in (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch):
