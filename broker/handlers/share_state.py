@@ -24,7 +24,6 @@ from broker.server.share_storage import (
     CoordinatorAnswer,
     ShareCoordinatorState,
     ShareStateStore,
-    delivery_complete_count,
 )
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
@@ -33,6 +32,7 @@ PartitionAnswer = Callable[
 ]
 
 NULL_TOPIC_ID = uuid.UUID(int=0)
+EMPTY_READ: dict[str, Any] = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
 
 
 def _error_body(index: int, error: ErrorCode, message: str | None = None) -> dict[str, Any]:
@@ -96,17 +96,17 @@ async def initialize_share_group_state(ctx: RequestContext, request: Any) -> dic
 async def read_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
     async def answer(coordinator: ShareCoordinatorState, key: Any, partition: Any) -> dict[str, Any]:
         found = coordinator.read(key, int(partition.leader_epoch))
-        failed = _failed(key[2], found)
         snapshot = found.snapshot
+        if found.error != ErrorCode.none or snapshot is None:
+            # Kafka's error answer: state epoch and start offset 0, no batches.
+            return {**_error_body(key[2], found.error, found.message), **EMPTY_READ}
         return {
-            **(failed or _error_body(key[2], ErrorCode.none)),
-            "state_epoch": 0 if snapshot is None else snapshot.state_epoch,
-            "start_offset": NOT_INITIALIZED if snapshot is None else snapshot.start_offset,
+            **_error_body(key[2], ErrorCode.none),
+            "state_epoch": snapshot.state_epoch,
+            "start_offset": snapshot.start_offset,
             "state_batches": [
                 {"first_offset": first, "last_offset": last, "delivery_state": state, "delivery_count": count}
-                for first, last, state, count in (
-                    () if snapshot is None or failed else snapshot.state_batches
-                )
+                for first, last, state, count in snapshot.state_batches
             ],
         }
 
@@ -141,14 +141,15 @@ async def delete_share_group_state(ctx: RequestContext, request: Any) -> dict[st
 async def read_share_group_state_summary(ctx: RequestContext, request: Any) -> dict[str, Any]:
     async def answer(coordinator: ShareCoordinatorState, key: Any, _partition: Any) -> dict[str, Any]:
         found = coordinator.summary(key)
-        failed = _failed(key[2], found)
         snapshot = found.snapshot
         return {
-            **(failed or _error_body(key[2], ErrorCode.none)),
+            **(_failed(key[2], found) or _error_body(key[2], ErrorCode.none)),
             "state_epoch": 0 if snapshot is None else snapshot.state_epoch,
-            "leader_epoch": -1 if snapshot is None else snapshot.leader_epoch,
+            "leader_epoch": 0 if snapshot is None else snapshot.leader_epoch,
             "start_offset": NOT_INITIALIZED if snapshot is None else snapshot.start_offset,
-            "delivery_complete_count": -1 if snapshot is None else delivery_complete_count(snapshot),
+            # Kafka answers the count its share-partition leader last wrote (WriteShareGroupState v1); ours write
+            # none (-1), and this coordinator keeps no count of its own.
+            "delivery_complete_count": -1,
         }
 
     return await _per_partition(ctx, request, answer)

@@ -90,9 +90,14 @@ from broker.share.state_records import (
 log = logging.getLogger(__name__)
 
 ShareKey = tuple[str, uuid.UUID, int]
-# Kafka's DeliveryState values in state batches.
-ACKNOWLEDGED, ARCHIVED = 2, 4
 NOT_INITIALIZED = -1
+# Kafka's messages for the answers a share-partition leader acts on.
+UNINITIALIZED_READ = "Read operation on uninitialized share partition not allowed."
+UNINITIALIZED_WRITE = "Write operation on uninitialized share partition not allowed."
+FENCED_LEADER_EPOCH_MESSAGE = "The leader epoch in the request is older than the epoch on the broker."
+FENCED_STATE_EPOCH_MESSAGE = (
+    "The share coordinator rejected the request because the share-group state epoch did not match."
+)
 # How long a share-partition leader keeps retrying a read or write its share coordinator cannot take yet.
 PERSISTER_RETRY_S = 15.0
 RETRIABLE = frozenset(
@@ -114,6 +119,14 @@ class CoordinatorAnswer:
     snapshot: ShareSnapshot | None = None
     message: str | None = None
 
+    @property
+    def uninitialized(self) -> bool:
+        """The share-partition has no state at its coordinator (never initialized, or deleted)."""
+        return self.error == ErrorCode.invalid_request and self.message in (
+            UNINITIALIZED_READ,
+            UNINITIALIZED_WRITE,
+        )
+
 
 @dataclass(slots=True)
 class _Shard:
@@ -128,13 +141,16 @@ class _Shard:
 def merge_batches(
     current: Iterable[StateBatch], newer: Iterable[StateBatch], start_offset: int
 ) -> tuple[StateBatch, ...]:
-    """`current` overlaid by `newer` (the newer state of an offset wins), without offsets below `start_offset`;
-    adjacent offsets with the same state and delivery count form one batch."""
+    """`current` and `newer` combined as Kafka's share coordinator combines them: where they overlap, the state
+    with the higher delivery count wins (the higher delivery state on a tie), whichever came first; nothing below
+    `start_offset` is kept; adjacent offsets with the same state and delivery count form one batch."""
     by_offset: dict[int, tuple[int, int]] = {}
     for batches in (current, newer):
         for first, last, state, count in batches:
             for offset in range(max(first, start_offset), last + 1):
-                by_offset[offset] = (state, count)
+                known = by_offset.get(offset)
+                if known is None or (count, state) >= (known[1], known[0]):
+                    by_offset[offset] = (state, count)
     merged: list[StateBatch] = []
     for offset in sorted(by_offset):
         state, count = by_offset[offset]
@@ -143,15 +159,6 @@ def merge_batches(
         else:
             merged.append((offset, offset, state, count))
     return tuple(merged)
-
-
-def delivery_complete_count(snapshot: ShareSnapshot) -> int:
-    """ReadShareGroupStateSummary v1: offsets at or past the start offset whose delivery is finished."""
-    return sum(
-        last - max(first, snapshot.start_offset) + 1
-        for first, last, state, _count in snapshot.state_batches
-        if state in (ACKNOWLEDGED, ARCHIVED) and last >= snapshot.start_offset
-    )
 
 
 def share_state_topic_spec(config: BrokerConfig) -> dict[str, Any]:
@@ -281,13 +288,20 @@ class ShareCoordinatorState:
         if isinstance(found, ErrorCode):
             return CoordinatorAnswer(found)
         _partition, shard = found
+        if key not in shard.snapshots:
+            return CoordinatorAnswer(ErrorCode.invalid_request, message=UNINITIALIZED_READ)
         if shard.leader_epochs.get(key, -1) > leader_epoch:
-            return CoordinatorAnswer(ErrorCode.fenced_leader_epoch)
+            return CoordinatorAnswer(ErrorCode.fenced_leader_epoch, message=FENCED_LEADER_EPOCH_MESSAGE)
         if (error := self._topic_error(key)) is not None:
             return CoordinatorAnswer(error)
         if leader_epoch >= 0:
             shard.leader_epochs[key] = leader_epoch
         return CoordinatorAnswer(snapshot=shard.snapshots.get(key))
+
+    def stored(self, key: ShareKey) -> ShareSnapshot | None:
+        """The stored snapshot of a key this broker coordinates (a single node's own reads), without fencing."""
+        found = self._shard(key)
+        return None if isinstance(found, ErrorCode) else found[1].snapshots.get(key)
 
     def summary(self, key: ShareKey) -> CoordinatorAnswer:
         found = self._shard(key)
@@ -312,29 +326,25 @@ class ShareCoordinatorState:
             return CoordinatorAnswer(found)
         partition, shard = found
         current = shard.snapshots.get(key)
+        if current is None:
+            return CoordinatorAnswer(ErrorCode.invalid_request, message=UNINITIALIZED_WRITE)
         if shard.leader_epochs.get(key, -1) > leader_epoch:
-            return CoordinatorAnswer(ErrorCode.fenced_leader_epoch)
-        if current is not None and current.state_epoch > state_epoch:
-            return CoordinatorAnswer(ErrorCode.fenced_state_epoch)
+            return CoordinatorAnswer(ErrorCode.fenced_leader_epoch, message=FENCED_LEADER_EPOCH_MESSAGE)
+        if current.state_epoch > state_epoch:
+            return CoordinatorAnswer(ErrorCode.fenced_state_epoch, message=FENCED_STATE_EPOCH_MESSAGE)
         if (error := self._topic_error(key)) is not None:
             return CoordinatorAnswer(error)
         now = int(time.time() * 1000)
-        if current is None:
-            start = start_offset
-            snapshot = ShareSnapshot(
-                0, state_epoch, leader_epoch, start, now, now, merge_batches((), batches, start)
-            )
-        else:
-            start = current.start_offset if start_offset == -1 else start_offset
-            snapshot = ShareSnapshot(
-                snapshot_epoch=current.snapshot_epoch + 1,
-                state_epoch=current.state_epoch if state_epoch == -1 else state_epoch,
-                leader_epoch=current.leader_epoch if leader_epoch == -1 else leader_epoch,
-                start_offset=start,
-                create_timestamp=current.create_timestamp,
-                write_timestamp=now,
-                state_batches=merge_batches(current.state_batches, batches, start),
-            )
+        start = current.start_offset if start_offset == -1 else start_offset
+        snapshot = ShareSnapshot(
+            snapshot_epoch=current.snapshot_epoch + 1,
+            state_epoch=current.state_epoch if state_epoch == -1 else state_epoch,
+            leader_epoch=current.leader_epoch if leader_epoch == -1 else leader_epoch,
+            start_offset=start,
+            create_timestamp=current.create_timestamp,
+            write_timestamp=now,
+            state_batches=merge_batches(current.state_batches, batches, start),
+        )
         return await self._append(partition, shard, key, snapshot)
 
     async def initialize(self, key: ShareKey, *, state_epoch: int, start_offset: int) -> CoordinatorAnswer:
@@ -346,7 +356,7 @@ class ShareCoordinatorState:
         partition, shard = found
         current = shard.snapshots.get(key)
         if current is not None and current.state_epoch > state_epoch:
-            return CoordinatorAnswer(ErrorCode.fenced_state_epoch)
+            return CoordinatorAnswer(ErrorCode.fenced_state_epoch, message=FENCED_STATE_EPOCH_MESSAGE)
         if (error := self._topic_error(key)) is not None:
             return CoordinatorAnswer(error)
         now = int(time.time() * 1000)
@@ -447,6 +457,9 @@ class ShareStateStore:
             return await self._remote_read(coordinator, key, leader_epoch)
 
         answer = await self._retrying(read_once)
+        if answer.uninitialized:
+            self._read[key] = None
+            return ErrorCode.none
         if answer.error == ErrorCode.none:
             self._read[key] = answer.snapshot
         return answer.error
@@ -459,7 +472,7 @@ class ShareStateStore:
         if key in self._read:
             snapshot = self._read.pop(key)
         elif self._state.cluster is None:
-            snapshot = self.coordinator.read(key, -1).snapshot
+            snapshot = self.coordinator.stored(key)
         else:
             snapshot = None
         if snapshot is None or snapshot.start_offset == NOT_INITIALIZED:
@@ -479,6 +492,15 @@ class ShareStateStore:
         version, state_epoch = self._written.get(key, (-1, 0))
         if version == share.version:
             return True
+        if key not in self._written:
+            # Not initialized at its coordinator yet (Kafka's group coordinator initializes a share-partition
+            # when it is first assigned; here its first leader does, before its first write).
+            answer = await self._retrying(lambda: self._initialize(key, 0, share.start_offset))
+            if answer.error == ErrorCode.none:
+                self._written[key] = (-1, 0)
+            else:
+                log.warning("share state of %s not initialized: %s", key, answer.error.name)
+                return False
         answer = await self._retrying(lambda: self._write(key, max(state_epoch, 0), leader_epoch, share))
         if answer.error != ErrorCode.none:
             log.warning("share state of %s not written: %s", key, answer.error.name)
@@ -515,31 +537,34 @@ class ShareStateStore:
         if current.error != ErrorCode.none:
             return False
         state_epoch = 0 if current.snapshot is None else current.snapshot.state_epoch + 1
-        if coordinator == self._state.node_id:
-            answer = await self.coordinator.initialize(
-                key, state_epoch=state_epoch, start_offset=start_offset
-            )
-        else:
-            request = InitializeShareGroupStateRequest(
-                group_id=key[0],
-                topics=(
-                    InitializeStateData(
-                        topic_id=key[1],
-                        partitions=(
-                            InitializePartition(
-                                partition=i32(key[2]),
-                                state_epoch=i32(state_epoch),
-                                start_offset=i64(start_offset),
-                            ),
-                        ),
-                    ),
-                ),
-            )
-            answer = await self._remote(coordinator, request, "InitializeShareGroupState")
+        answer = await self._initialize(key, state_epoch, start_offset)
         if answer.error != ErrorCode.none:
             return False
         self._written.pop(key, None)
         return True
+
+    async def _initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> CoordinatorAnswer:
+        coordinator = self.coordinator.coordinator_of(key)
+        if coordinator is None:
+            return CoordinatorAnswer(ErrorCode.coordinator_not_available)
+        if coordinator == self._state.node_id:
+            return await self.coordinator.initialize(key, state_epoch=state_epoch, start_offset=start_offset)
+        request = InitializeShareGroupStateRequest(
+            group_id=key[0],
+            topics=(
+                InitializeStateData(
+                    topic_id=key[1],
+                    partitions=(
+                        InitializePartition(
+                            partition=i32(key[2]),
+                            state_epoch=i32(state_epoch),
+                            start_offset=i64(start_offset),
+                        ),
+                    ),
+                ),
+            ),
+        )
+        return await self._remote(coordinator, request, "InitializeShareGroupState")
 
     async def forget(self, key: ShareKey) -> None:
         """DeleteShareGroupOffsets: the share-partition starts over when next read."""
