@@ -63,24 +63,24 @@ def _share_coordinator_entry(ctx: RequestContext, key: str) -> dict[str, Any]:
     partition, for brokers (CLUSTER_ACTION) from v6; the lookup creates the topic, as Kafka's does."""
     entry: dict[str, Any] = {"key": key, "error_message": None, "node_id": -1, "host": "", "port": -1}
     store = ctx.broker.share.store
-    coordinator = getattr(store, "coordinator", None)
-    if ctx.api_version < 6 or coordinator is None:
+    if ctx.api_version < 6 or store is None:
         return {**entry, "error_code": ErrorCode.invalid_request}
     if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         return {**entry, "error_code": ErrorCode.cluster_authorization_failed}
-    if not coordinator.ensure_topic():
+    if not store.coordinator.ensure_topic():
         return {**entry, "error_code": ErrorCode.coordinator_not_available}
-    if coordinator.locator is not None:
-        found = coordinator.locator.locate(key, ctx.listener_name)
-        if found.error_code != ErrorCode.none:
-            return {**entry, "error_code": found.error_code}
+    found = store.coordinator.locate(key, ctx.listener_name)
+    if found is not None:
+        error, node_id, host, port = found
+        if error != ErrorCode.none:
+            return {**entry, "error_code": error}
         return {
             **entry,
             "error_code": ErrorCode.none,
             "error_message": _FOUND_MESSAGE,
-            "node_id": found.node_id,
-            "host": found.host,
-            "port": found.port,
+            "node_id": node_id,
+            "host": host,
+            "port": port,
         }
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
     return {

@@ -19,17 +19,10 @@ from kio.schema.errors import ErrorCode
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import share_groups_enabled
-from broker.server.share_storage import (
-    NOT_INITIALIZED,
-    CoordinatorAnswer,
-    ShareCoordinatorState,
-    ShareStateStore,
-)
+from broker.share.persister import NOT_INITIALIZED, CoordinatorAnswer, ShareCoordinator
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
-PartitionAnswer = Callable[
-    [ShareCoordinatorState, tuple[str, uuid.UUID, int], Any], Awaitable[dict[str, Any]]
-]
+PartitionAnswer = Callable[[ShareCoordinator, tuple[str, uuid.UUID, int], Any], Awaitable[dict[str, Any]]]
 
 NULL_TOPIC_ID = uuid.UUID(int=0)
 EMPTY_READ: dict[str, Any] = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
@@ -50,7 +43,7 @@ def _refused(ctx: RequestContext) -> ErrorCode | None:
 async def _per_partition(ctx: RequestContext, request: Any, answer: PartitionAnswer) -> dict[str, Any]:
     store = ctx.broker.share.store
     refused = _refused(ctx)
-    if refused is None and not isinstance(store, ShareStateStore):
+    if refused is None and store is None:
         refused = ErrorCode.coordinator_not_available
     results = []
     for topic in request.topics:
@@ -70,7 +63,7 @@ async def _per_partition(ctx: RequestContext, request: Any, answer: PartitionAns
                     )
                 )
             else:
-                assert isinstance(store, ShareStateStore)
+                assert store is not None
                 key = (request.group_id, topic.topic_id, index)
                 partitions.append(await answer(store.coordinator, key, partition))
         results.append({"topic_id": topic.topic_id, "partitions": partitions})
@@ -84,7 +77,7 @@ def _failed(index: int, answer: CoordinatorAnswer) -> dict[str, Any] | None:
 
 
 async def initialize_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinatorState, key: Any, partition: Any) -> dict[str, Any]:
+    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> dict[str, Any]:
         found = await coordinator.initialize(
             key, state_epoch=int(partition.state_epoch), start_offset=int(partition.start_offset)
         )
@@ -94,7 +87,7 @@ async def initialize_share_group_state(ctx: RequestContext, request: Any) -> dic
 
 
 async def read_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinatorState, key: Any, partition: Any) -> dict[str, Any]:
+    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> dict[str, Any]:
         found = coordinator.read(key, int(partition.leader_epoch))
         snapshot = found.snapshot
         if found.error != ErrorCode.none or snapshot is None:
@@ -114,7 +107,7 @@ async def read_share_group_state(ctx: RequestContext, request: Any) -> dict[str,
 
 
 async def write_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinatorState, key: Any, partition: Any) -> dict[str, Any]:
+    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> dict[str, Any]:
         found = await coordinator.write(
             key,
             state_epoch=int(partition.state_epoch),
@@ -131,7 +124,7 @@ async def write_share_group_state(ctx: RequestContext, request: Any) -> dict[str
 
 
 async def delete_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinatorState, key: Any, _partition: Any) -> dict[str, Any]:
+    async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> dict[str, Any]:
         found = await coordinator.delete(key)
         return _failed(key[2], found) or _error_body(key[2], ErrorCode.none)
 
@@ -139,7 +132,7 @@ async def delete_share_group_state(ctx: RequestContext, request: Any) -> dict[st
 
 
 async def read_share_group_state_summary(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinatorState, key: Any, _partition: Any) -> dict[str, Any]:
+    async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> dict[str, Any]:
         found = coordinator.summary(key)
         snapshot = found.snapshot
         return {

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +74,16 @@ from broker.metadata.coordinator_records import CoordinatorRecordError
 from broker.replication.peer_connection import PeerConnectionError
 from broker.server.group_storage import ClusterCoordinatorLocator, append_and_commit, read_led
 from broker.server.txn_storage import PeerPool
+from broker.share.persister import (
+    FENCED_LEADER_EPOCH_MESSAGE,
+    FENCED_STATE_EPOCH_MESSAGE,
+    NOT_INITIALIZED,
+    UNINITIALIZED_READ,
+    UNINITIALIZED_WRITE,
+    CoordinatorAnswer,
+    ShareKey,
+    merge_batches,
+)
 from broker.share.share_partition import SharePartition
 from broker.share.state_records import (
     SHARE_STATE_TOPIC,
@@ -89,15 +99,6 @@ from broker.share.state_records import (
 
 log = logging.getLogger(__name__)
 
-ShareKey = tuple[str, uuid.UUID, int]
-NOT_INITIALIZED = -1
-# Kafka's messages for the answers a share-partition leader acts on.
-UNINITIALIZED_READ = "Read operation on uninitialized share partition not allowed."
-UNINITIALIZED_WRITE = "Write operation on uninitialized share partition not allowed."
-FENCED_LEADER_EPOCH_MESSAGE = "The leader epoch in the request is older than the epoch on the broker."
-FENCED_STATE_EPOCH_MESSAGE = (
-    "The share coordinator rejected the request because the share-group state epoch did not match."
-)
 # How long a share-partition leader keeps retrying a read or write its share coordinator cannot take yet.
 PERSISTER_RETRY_S = 15.0
 RETRIABLE = frozenset(
@@ -111,23 +112,6 @@ RETRIABLE = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CoordinatorAnswer:
-    """One key's answer from the share coordinator: an error, or the stored snapshot (None: not initialized)."""
-
-    error: ErrorCode = ErrorCode.none
-    snapshot: ShareSnapshot | None = None
-    message: str | None = None
-
-    @property
-    def uninitialized(self) -> bool:
-        """The share-partition has no state at its coordinator (never initialized, or deleted)."""
-        return self.error == ErrorCode.invalid_request and self.message in (
-            UNINITIALIZED_READ,
-            UNINITIALIZED_WRITE,
-        )
-
-
 @dataclass(slots=True)
 class _Shard:
     """What the coordinator holds for one `__share_group_state` partition it leads, under one leader epoch."""
@@ -136,29 +120,6 @@ class _Shard:
     snapshots: dict[ShareKey, ShareSnapshot] = field(default_factory=dict)
     # The newest leader epoch each key's share-partition leader read or wrote with (Kafka's leaderEpochMap).
     leader_epochs: dict[ShareKey, int] = field(default_factory=dict)
-
-
-def merge_batches(
-    current: Iterable[StateBatch], newer: Iterable[StateBatch], start_offset: int
-) -> tuple[StateBatch, ...]:
-    """`current` and `newer` combined as Kafka's share coordinator combines them: where they overlap, the state
-    with the higher delivery count wins (the higher delivery state on a tie), whichever came first; nothing below
-    `start_offset` is kept; adjacent offsets with the same state and delivery count form one batch."""
-    by_offset: dict[int, tuple[int, int]] = {}
-    for batches in (current, newer):
-        for first, last, state, count in batches:
-            for offset in range(max(first, start_offset), last + 1):
-                known = by_offset.get(offset)
-                if known is None or (count, state) >= (known[1], known[0]):
-                    by_offset[offset] = (state, count)
-    merged: list[StateBatch] = []
-    for offset in sorted(by_offset):
-        state, count = by_offset[offset]
-        if merged and merged[-1][1] == offset - 1 and merged[-1][2:] == (state, count):
-            merged[-1] = (merged[-1][0], offset, state, count)
-        else:
-            merged.append((offset, offset, state, count))
-    return tuple(merged)
 
 
 def share_state_topic_spec(config: BrokerConfig) -> dict[str, Any]:
@@ -226,6 +187,13 @@ class ShareCoordinatorState:
         if self._state.metadata.get(SHARE_STATE_TOPIC) is not None:
             return True
         return self.partition_of(("", uuid.UUID(int=0), 0)) is not None
+
+    def locate(self, key: str, listener_name: str) -> tuple[ErrorCode, int, str, int] | None:
+        """FindCoordinator's share key type in a cluster: (error, node id, host, port); None on a single node."""
+        if self.locator is None:
+            return None
+        found = self.locator.locate(key, listener_name)
+        return found.error_code, found.node_id, found.host, found.port
 
     def _listener(self) -> str:
         replication = self._state.replication

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from kio.schema.errors import ErrorCode
 
+from broker.share.persister import ShareCoordinator
 from broker.share.share_groups import ShareGroupCoordinator, TopicCatalog
 from broker.share.share_partition import SharePartition
 
@@ -37,7 +38,9 @@ def next_session_epoch(epoch: int) -> int:
 
 class ShareStateStore(Protocol):
     """Where share-partition windows survive restarts and leader changes (`__share_group_state`, through the
-    share coordinator of each share-partition)."""
+    share coordinator of each share-partition); `coordinator` is this broker's own share coordinator."""
+
+    coordinator: ShareCoordinator
 
     async def prepare(self, key: SharePartitionKey, leader_epoch: int) -> ErrorCode: ...
 
