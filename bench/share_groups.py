@@ -1,15 +1,15 @@
 """Share groups (KIP-932) next to a consumer group, on our broker and Apache Kafka 4.2 in the same run.
 
-    .venv/bin/python bench/share_groups.py [--records 20000] [--samples 30] [--ours-only]
+    .venv/bin/python bench/share_groups.py [--records 50000] [--samples 30] [--ours-only]
 
 One topic of 4 partitions holds `--records` records of 100 bytes. For a share group of 1, 4 and 16
 ShareConsumers (confluent-kafka, implicit acknowledgement: every record accepted) and a consumer group of as
 many Consumers, each on a new group reading from the earliest offset: records/s from the first record to the
 last one received (every record once; a share group may deliver a record twice only if a lock ran out).
-Redelivery latency, `--samples` times each, on a one-partition topic: RELEASE (a ShareConsumer releases a
-record and commits; the time until the same record arrives again) and lock expiry (a member acquires and goes
-silent; the time from its lock's expiry, `group.share.record.lock.duration.ms` = 1000 on both brokers, until
-another member receives the record). Each engine runs as one node started here in a temporary directory and
+Redelivery latency on a one-partition topic: RELEASE (a ShareConsumer releases one record at a time and commits;
+the time until the same record arrives again, `--samples` rounds) and lock expiry (a member acquires one batch of
+`--samples` records and goes silent; the time from its lock's expiry, `group.share.record.lock.duration.ms` = 1000
+on both brokers, until another member receives each record: one round, so its spread is small). Each engine runs as one node started here in a temporary directory and
 stopped at the end.
 """
 
@@ -134,7 +134,8 @@ def _release_latency(bootstrap: str, admin: AdminClient, samples: int) -> list[f
                 if offset in released:
                     latencies.append(time.monotonic() - released.pop(offset))
                     consumer.acknowledge(message, AcknowledgeType.ACCEPT)
-                elif message.delivery_count() == 1 and len(released) + len(latencies) < samples:
+                elif message.delivery_count() == 1 and not released and len(latencies) < samples:
+                    # One release at a time, so each sample is its own round trip.
                     consumer.acknowledge(message, AcknowledgeType.RELEASE)
                     released[offset] = -1.0
                 else:
@@ -229,7 +230,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--records", type=int, default=20000)
+    parser.add_argument("--records", type=int, default=50000)
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--ours-only", action="store_true", help="skip Apache Kafka")
     args = parser.parse_args()
