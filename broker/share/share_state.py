@@ -108,3 +108,4 @@ class ShareState:
         """A deleted topic's share-partitions go with it."""
         for key in [key for key in self.partitions if key[1] == topic_id]:
             del self.partitions[key]
+            self.loaded_epochs.pop(key, None)
