@@ -114,37 +114,38 @@ def _rate(make: Callable[[], object], records: int, members: int, timeout_s: flo
 
 
 def _release_latency(bootstrap: str, admin: AdminClient, samples: int) -> list[float]:
+    """Rounds of: one new record arrives, is released and committed (the clock starts as the commit is sent),
+    and arrives again."""
     topic = _topic(admin, 1)
     group = f"bench-release-{uuid.uuid4().hex[:8]}"
     _earliest(admin, group)
-    _produce(bootstrap, topic, samples, 1)
+    producer = Producer({"bootstrap.servers": bootstrap})
     consumer = ShareConsumer(
         {"bootstrap.servers": bootstrap, "group.id": group, "share.acknowledgement.mode": "explicit"}
     )
     consumer.subscribe([topic])
     latencies: list[float] = []
-    released: dict[int, float] = {}
     deadline = time.monotonic() + 120
     try:
-        while len(latencies) < samples and time.monotonic() < deadline:
-            for message in consumer.poll(0.2):
-                if message.error() is not None:
-                    continue
-                offset = message.offset()
-                if offset in released:
-                    latencies.append(time.monotonic() - released.pop(offset))
-                    consumer.acknowledge(message, AcknowledgeType.ACCEPT)
-                elif message.delivery_count() == 1 and not released and len(latencies) < samples:
-                    # One release at a time, so each sample is its own round trip.
-                    consumer.acknowledge(message, AcknowledgeType.RELEASE)
-                    released[offset] = -1.0
-                else:
-                    consumer.acknowledge(message, AcknowledgeType.ACCEPT)
-            consumer.commit_sync()
-            now = time.monotonic()
-            for offset, at in released.items():
-                if at < 0:
-                    released[offset] = now
+        for round_ in range(samples):
+            producer.produce(topic, value=f"r{round_}".encode(), partition=0)
+            producer.flush(10)
+            released_at: float | None = None
+            while time.monotonic() < deadline:
+                messages = [m for m in consumer.poll(0.1) if m.error() is None]
+                for message in messages:
+                    if message.delivery_count() == 1:
+                        consumer.acknowledge(message, AcknowledgeType.RELEASE)
+                    else:
+                        if released_at is not None:
+                            latencies.append(time.monotonic() - released_at)
+                        consumer.acknowledge(message, AcknowledgeType.ACCEPT)
+                if messages:
+                    if released_at is None:
+                        released_at = time.monotonic()
+                    consumer.commit_sync()
+                if len(latencies) > round_:
+                    break
     finally:
         consumer.close()
     return latencies
