@@ -18,6 +18,7 @@ from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
 from broker.groups.group import GroupState
 from broker.metadata.features import SHARE_VERSION
+from broker.share.state_records import is_share_coordinator_key
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
@@ -67,6 +68,8 @@ def _share_coordinator_entry(ctx: RequestContext, key: str) -> dict[str, Any]:
         return {**entry, "error_code": ErrorCode.invalid_request}
     if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         return {**entry, "error_code": ErrorCode.cluster_authorization_failed}
+    if not is_share_coordinator_key(key):
+        return {**entry, "error_code": ErrorCode.invalid_request}
     if not store.coordinator.ensure_topic():
         return {**entry, "error_code": ErrorCode.coordinator_not_available}
     found = store.coordinator.locate(key, ctx.listener_name)

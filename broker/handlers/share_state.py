@@ -25,7 +25,14 @@ Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 PartitionAnswer = Callable[[ShareCoordinator, tuple[str, uuid.UUID, int], Any], Awaitable[dict[str, Any]]]
 
 NULL_TOPIC_ID = uuid.UUID(int=0)
-EMPTY_READ: dict[str, Any] = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
+# The other fields of an error answer, at their defaults.
+READ_DEFAULTS: dict[str, Any] = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
+SUMMARY_DEFAULTS: dict[str, Any] = {
+    "state_epoch": 0,
+    "leader_epoch": 0,
+    "start_offset": 0,
+    "delivery_complete_count": -1,
+}
 
 
 def _error_body(index: int, error: ErrorCode, message: str | None = None) -> dict[str, Any]:
@@ -40,7 +47,12 @@ def _refused(ctx: RequestContext) -> ErrorCode | None:
     return None
 
 
-async def _per_partition(ctx: RequestContext, request: Any, answer: PartitionAnswer) -> dict[str, Any]:
+async def _per_partition(
+    ctx: RequestContext, request: Any, answer: PartitionAnswer, error_fields: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Each partition's answer; a refused one carries `error_fields` (the answer's other fields at their
+    defaults, as Kafka's error answers)."""
+    extra = error_fields or {}
     store = ctx.broker.share.store
     refused = _refused(ctx)
     if refused is None and store is None:
@@ -51,17 +63,13 @@ async def _per_partition(ctx: RequestContext, request: Any, answer: PartitionAns
         for partition in topic.partitions:
             index = int(partition.partition)
             if refused is not None:
-                partitions.append(_error_body(index, refused))
+                partitions.append({**_error_body(index, refused), **extra})
             elif topic.topic_id is None or topic.topic_id == NULL_TOPIC_ID:
-                partitions.append(
-                    _error_body(index, ErrorCode.invalid_request, "The topic id cannot be null.")
-                )
+                message = "The topic id cannot be null."
+                partitions.append({**_error_body(index, ErrorCode.invalid_request, message), **extra})
             elif index < 0:
-                partitions.append(
-                    _error_body(
-                        index, ErrorCode.invalid_request, "The partition id cannot be a negative number."
-                    )
-                )
+                message = "The partition id cannot be a negative number."
+                partitions.append({**_error_body(index, ErrorCode.invalid_request, message), **extra})
             else:
                 assert store is not None
                 key = (request.group_id, topic.topic_id, index)
@@ -92,7 +100,7 @@ async def read_share_group_state(ctx: RequestContext, request: Any) -> dict[str,
         snapshot = found.snapshot
         if found.error != ErrorCode.none or snapshot is None:
             # Kafka's error answer: state epoch and start offset 0, no batches.
-            return {**_error_body(key[2], found.error, found.message), **EMPTY_READ}
+            return {**_error_body(key[2], found.error, found.message), **READ_DEFAULTS}
         return {
             **_error_body(key[2], ErrorCode.none),
             "state_epoch": snapshot.state_epoch,
@@ -103,7 +111,7 @@ async def read_share_group_state(ctx: RequestContext, request: Any) -> dict[str,
             ],
         }
 
-    return await _per_partition(ctx, request, answer)
+    return await _per_partition(ctx, request, answer, READ_DEFAULTS)
 
 
 async def write_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -135,8 +143,10 @@ async def read_share_group_state_summary(ctx: RequestContext, request: Any) -> d
     async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> dict[str, Any]:
         found = coordinator.summary(key)
         snapshot = found.snapshot
+        if found.error != ErrorCode.none:
+            return {**_error_body(key[2], found.error, found.message), **SUMMARY_DEFAULTS}
         return {
-            **(_failed(key[2], found) or _error_body(key[2], ErrorCode.none)),
+            **_error_body(key[2], ErrorCode.none),
             "state_epoch": 0 if snapshot is None else snapshot.state_epoch,
             "leader_epoch": 0 if snapshot is None else snapshot.leader_epoch,
             "start_offset": NOT_INITIALIZED if snapshot is None else snapshot.start_offset,
@@ -145,7 +155,7 @@ async def read_share_group_state_summary(ctx: RequestContext, request: Any) -> d
             "delivery_complete_count": -1,
         }
 
-    return await _per_partition(ctx, request, answer)
+    return await _per_partition(ctx, request, answer, SUMMARY_DEFAULTS)
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {

@@ -43,6 +43,17 @@ def share_coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) ->
     return f"{group_id}:{printed}:{partition}"
 
 
+def is_share_coordinator_key(key: str) -> bool:
+    """Whether `key` reads as Kafka's share coordinator key: group, base64 topic id and partition, by colons."""
+    parts = key.split(":")
+    if len(parts) != 3 or len(parts[1]) != 22 or not parts[2].lstrip("-").isdigit():
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(parts[1] + "==")) == 16
+    except ValueError:
+        return False
+
+
 def share_state_partition(group_id: str, topic_id: uuid.UUID, partition: int, num_partitions: int) -> int:
     return partition_for_key(share_coordinator_key(group_id, topic_id, partition), num_partitions)
 
