@@ -69,7 +69,8 @@ def _share_coordinator_entry(ctx: RequestContext, key: str) -> dict[str, Any]:
     if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         return {**entry, "error_code": ErrorCode.cluster_authorization_failed}
     if not is_share_coordinator_key(key):
-        return {**entry, "error_code": ErrorCode.invalid_request}
+        # Kafka answers a key it cannot parse with an empty message.
+        return {**entry, "error_code": ErrorCode.invalid_request, "error_message": ""}
     if not store.coordinator.ensure_topic():
         return {**entry, "error_code": ErrorCode.coordinator_not_available}
     found = store.coordinator.locate(key, ctx.listener_name)

@@ -1666,6 +1666,11 @@ def _share_groups(names: Names) -> list[Step]:
     ]
 
 
+# FindCoordinator's share key names a topic id the two brokers share (only its hash matters; each broker gives
+# the corpus topic an id of its own).
+SHARE_KEY_TOPIC_ID = uuid.UUID(int=0x5A4E)
+
+
 def _share_coordinator(names: Names) -> list[Step]:
     """The share coordinator's RPCs (inter-broker; answered to the super user), on share-partitions of the corpus
     topic that no share group ever used, one group per version. FindCoordinator with the share key type comes
@@ -1684,7 +1689,7 @@ def _share_coordinator(names: Names) -> list[Step]:
             lambda v, c: {
                 "key": "",
                 "key_type": 2,
-                "coordinator_keys": [share_coordinator_key(state_group(v), _topic_id(c, names.topic), 0)],
+                "coordinator_keys": [share_coordinator_key(state_group(v), SHARE_KEY_TOPIC_ID, 0)],
             },
             versions=lambda v: [x for x in v if x >= 6],
             retry_coordinator=True,
@@ -1695,7 +1700,7 @@ def _share_coordinator(names: Names) -> list[Step]:
             lambda v, c: {
                 "key": "",
                 "key_type": 2,
-                "coordinator_keys": [f"{state_group(v)}:{_topic_id(c, names.topic)}:0"],
+                "coordinator_keys": [f"{state_group(v)}:{SHARE_KEY_TOPIC_ID}:0"],
             },
             kind="invalid",
             versions=lambda v: [x for x in v if x >= 6],
