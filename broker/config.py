@@ -99,6 +99,9 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "group.share.max.share.sessions": (int, 2000),
     "share.coordinator.state.topic.num.partitions": (int, 50),
     "share.coordinator.write.timeout.ms": (int, 5000),
+    # Like offsets.topic.replication.factor here (1; Kafka's defaults are 3 and 2).
+    "share.coordinator.state.topic.replication.factor": (int, 1),
+    "share.coordinator.state.topic.min.isr": (int, 1),
     "offsets.topic.num.partitions": (int, 50),
     "offsets.topic.replication.factor": (int, 1),
     "offsets.topic.segment.bytes": (int, 104857600),

@@ -18,6 +18,7 @@ from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
 from broker.groups.group import GroupState
 from broker.metadata.features import SHARE_VERSION
+from broker.share.state_records import is_share_coordinator_key
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
@@ -27,6 +28,7 @@ _DENIED_TOPIC: Any = object()
 OPERATIONS_OMITTED = -(2**31)
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
 
 
 def _coordinator(ctx: RequestContext) -> GroupCoordinator:
@@ -57,7 +59,47 @@ def _group_allowed(ctx: RequestContext, operation: Operation, group_id: str) -> 
 _FOUND_MESSAGE = "NONE"
 
 
+def _share_coordinator_entry(ctx: RequestContext, key: str) -> dict[str, Any]:
+    """KIP-932's share key type ("group:topicId:partition"): the leader of the key's `__share_group_state`
+    partition, for brokers (CLUSTER_ACTION) from v6; the lookup creates the topic, as Kafka's does."""
+    entry: dict[str, Any] = {"key": key, "error_message": None, "node_id": -1, "host": "", "port": -1}
+    store = ctx.broker.share.store
+    if ctx.api_version < 6 or store is None:
+        return {**entry, "error_code": ErrorCode.invalid_request}
+    if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {**entry, "error_code": ErrorCode.cluster_authorization_failed}
+    if not is_share_coordinator_key(key):
+        # Kafka answers a key it cannot parse with an empty message.
+        return {**entry, "error_code": ErrorCode.invalid_request, "error_message": ""}
+    if not store.coordinator.ensure_topic():
+        return {**entry, "error_code": ErrorCode.coordinator_not_available}
+    found = store.coordinator.locate(key, ctx.listener_name)
+    if found is not None:
+        error, node_id, host, port = found
+        if error != ErrorCode.none:
+            return {**entry, "error_code": error}
+        return {
+            **entry,
+            "error_code": ErrorCode.none,
+            "error_message": _FOUND_MESSAGE,
+            "node_id": node_id,
+            "host": host,
+            "port": port,
+        }
+    host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
+    return {
+        **entry,
+        "error_code": ErrorCode.none,
+        "error_message": _FOUND_MESSAGE,
+        "node_id": ctx.broker.node_id,
+        "host": host,
+        "port": port,
+    }
+
+
 def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
+    if key_type == SHARE_KEY_TYPE:
+        return _share_coordinator_entry(ctx, key)
     if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return {
             "key": key,

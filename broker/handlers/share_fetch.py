@@ -110,6 +110,32 @@ class _ShareReader:
         self.readable: dict[str, bool] = {}
         # Share-partitions this request read or changed, with their leader epoch: persisted before answering.
         self.touched: dict[tuple[str, uuid.UUID, int], tuple[SharePartition, int]] = {}
+        # Share-partitions whose state could not be read from their share coordinator: not served this time
+        # (starting them afresh would deliver accepted records again).
+        self.unavailable: dict[tuple[str, uuid.UUID, int], ErrorCode] = {}
+
+    async def load(self, keys: Iterable[TopicPartitionId]) -> None:
+        """Read from its share coordinator the state of each share-partition this broker leads but has not
+        loaded under the partition's current leader epoch (another broker may have led it meanwhile)."""
+        state = self.ctx.broker
+        share = state.share
+        for topic_id, index in keys:
+            topic = state.metadata.get_by_id(topic_id)
+            if topic is None or not 0 <= index < topic.partitions:
+                continue
+            partition, _error = state.partitions.leader(topic.name, index)
+            if partition is None:
+                continue
+            key = (self.group_id, topic_id, index)
+            epoch = topic.leader_epoch(index)
+            if key in share.partitions and share.loaded_epochs.get(key) == epoch:
+                continue
+            share.partitions.pop(key, None)
+            error = ErrorCode.none if share.store is None else await share.store.prepare(key, epoch)
+            if error == ErrorCode.none:
+                share.loaded_epochs[key] = epoch
+            else:
+                self.unavailable[key] = ErrorCode.coordinator_not_available
 
     def locate(
         self, topic_id: uuid.UUID, index: int
@@ -134,6 +160,9 @@ class _ShareReader:
             return None, None, answer
         answer.leader = (self.ctx.broker.config.node_id, topic.leader_epoch(index))
         key = (self.group_id, topic_id, index)
+        if key in self.unavailable:
+            answer.error = self.unavailable[key]
+            return None, None, answer
         share = self.ctx.broker.share.partition(key, lambda: self._initialized(key, partition))
         share.move_start(partition.log_start_offset)
         self.touched[key] = (share, answer.leader[1])
@@ -309,6 +338,7 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
         session = share.session(group_id, member_id, epoch)
     if isinstance(session, ErrorCode):
         return _top_level(session)
+    await reader.load({*requested, *acknowledgements, *session.partitions})
     answers: dict[TopicPartitionId, _PartitionAnswer] = {}
     for key, batches in acknowledgements.items():
         answers[key] = reader.acknowledge(key[0], key[1], batches)
@@ -407,6 +437,7 @@ async def handle_share_acknowledge(ctx: RequestContext, request: Any) -> dict[st
     if isinstance(session, ErrorCode):
         return _top_level(session)
     reader = _ShareReader(ctx, group_id, member_id)
+    await reader.load((t.topic_id, int(p.partition_index)) for t in request.topics for p in t.partitions)
     bodies: dict[TopicPartitionId, dict[str, Any]] = {}
     for topic in request.topics:
         for partition in topic.partitions:

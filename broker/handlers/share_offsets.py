@@ -169,7 +169,9 @@ async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[s
                 )
                 share.reset_to(int(entry.start_offset))
                 ctx.broker.share.partitions[key] = share
-                if store is not None and not await store.save(key, share, record.leader_epoch(index)):
+                # Kept in memory here; the leader of the partition reads the reset state on its next fetch.
+                ctx.broker.share.loaded_epochs.pop(key, None)
+                if store is not None and not await store.reset(key, int(entry.start_offset)):
                     answer["error_code"] = ErrorCode.coordinator_not_available
             partitions.append(answer)
         responses.append(

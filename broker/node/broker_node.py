@@ -65,6 +65,8 @@ class ClusterMembership:
         if self.state.groups is not None:
             await self.state.groups.close()
             self.state.groups = None
+        if self.state.share.store is not None:
+            await self.state.share.store.close()
         await self.lifecycle.close()
         await self.manager.close()
         self.link.close()

@@ -101,8 +101,9 @@ class PeerPool:
     """One inter-broker connection per peer for the coordinator's requests (markers, KIP-890
     verification), one request in flight on each; TLS and SASL as the replica fetchers use them."""
 
-    def __init__(self, state: BrokerState) -> None:
+    def __init__(self, state: BrokerState, purpose: str = "transactions") -> None:
         self._state = state
+        self._purpose = purpose
         self._peers: dict[int, PeerConnection] = {}
         self._locks: dict[int, asyncio.Lock] = {}
 
@@ -140,7 +141,7 @@ class PeerPool:
         connection = self._peers[broker_id] = PeerConnection(
             endpoint.host,
             endpoint.port,
-            client_id=f"broker-{self._state.node_id}-transactions",
+            client_id=f"broker-{self._state.node_id}-{self._purpose}",
             timeout_s=PEER_REQUEST_TIMEOUT_S,
             ssl_context=inter_broker.client_ssl_context(),
             sasl=inter_broker.sasl,

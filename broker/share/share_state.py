@@ -10,6 +10,7 @@ from typing import Protocol
 
 from kio.schema.errors import ErrorCode
 
+from broker.share.persister import ShareCoordinator
 from broker.share.share_groups import ShareGroupCoordinator, TopicCatalog
 from broker.share.share_partition import SharePartition
 
@@ -36,7 +37,12 @@ def next_session_epoch(epoch: int) -> int:
 
 
 class ShareStateStore(Protocol):
-    """Where share-partition windows survive restarts and leader changes (`__share_group_state`)."""
+    """Where share-partition windows survive restarts and leader changes (`__share_group_state`, through the
+    share coordinator of each share-partition); `coordinator` is this broker's own share coordinator."""
+
+    coordinator: ShareCoordinator
+
+    async def prepare(self, key: SharePartitionKey, leader_epoch: int) -> ErrorCode: ...
 
     def restore(
         self, key: SharePartitionKey, *, delivery_count_limit: int, max_in_flight: int
@@ -44,7 +50,11 @@ class ShareStateStore(Protocol):
 
     async def save(self, key: SharePartitionKey, share: SharePartition, leader_epoch: int) -> bool: ...
 
+    async def reset(self, key: SharePartitionKey, start_offset: int) -> bool: ...
+
     async def forget(self, key: SharePartitionKey) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 class ShareState:
@@ -53,6 +63,9 @@ class ShareState:
         # Set by the server once its storage is up; None keeps share-partitions in memory only.
         self.store: ShareStateStore | None = None
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
+        # The leader epoch each share-partition was loaded under: a newer one means another broker led it
+        # meanwhile, so its state is read again from the share coordinator.
+        self.loaded_epochs: dict[SharePartitionKey, int] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
         self.groups.member_left.append(self.release_member)
 
@@ -95,3 +108,4 @@ class ShareState:
         """A deleted topic's share-partitions go with it."""
         for key in [key for key in self.partitions if key[1] == topic_id]:
             del self.partitions[key]
+            self.loaded_epochs.pop(key, None)

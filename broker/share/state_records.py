@@ -3,11 +3,12 @@
 Key: int16 record type 0 (ShareSnapshot), then GroupId (string), TopicId (uuid), Partition (int32), not
 flexible. Value: int16 version 0, then SnapshotEpoch, StateEpoch, LeaderEpoch (int32), StartOffset,
 CreateTimestamp, WriteTimestamp (int64) and StateBatches (FirstOffset, LastOffset, DeliveryState int8,
-DeliveryCount int16), flexible. The partition holding a key is Kafka's: abs(hash("group:topicId:partition")).
+DeliveryCount int16), flexible. The partition holding a key is Kafka's: abs(hash("group:topicId:partition")), the topic id in Kafka's base64.
 """
 
 from __future__ import annotations
 
+import base64
 import uuid
 from dataclasses import dataclass
 
@@ -36,8 +37,25 @@ class ShareSnapshot:
     state_batches: tuple[StateBatch, ...]
 
 
+def share_coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
+    """Kafka's coordinator key of a share-partition: the topic id as Kafka prints it (URL-safe base64, unpadded)."""
+    printed = base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+    return f"{group_id}:{printed}:{partition}"
+
+
+def is_share_coordinator_key(key: str) -> bool:
+    """Whether `key` reads as Kafka's share coordinator key: group, base64 topic id and partition, by colons."""
+    parts = key.split(":")
+    if len(parts) != 3 or len(parts[1]) != 22 or not parts[2].lstrip("-").isdigit():
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(parts[1] + "==")) == 16
+    except ValueError:
+        return False
+
+
 def share_state_partition(group_id: str, topic_id: uuid.UUID, partition: int, num_partitions: int) -> int:
-    return partition_for_key(f"{group_id}:{topic_id}:{partition}", num_partitions)
+    return partition_for_key(share_coordinator_key(group_id, topic_id, partition), num_partitions)
 
 
 def encode_key(group_id: str, topic_id: uuid.UUID, partition: int) -> bytes:

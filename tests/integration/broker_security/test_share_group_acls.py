@@ -9,9 +9,11 @@ import uuid
 import pytest
 from confluent_kafka.admin import AclOperation, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from kio.schema.errors import ErrorCode
+from kio.schema.initialize_share_group_state.v0 import request as initialize_state
+from kio.schema.read_share_group_state.v0 import request as read_state
 from kio.schema.share_fetch.v2 import request as share_fetch
 from kio.schema.share_group_heartbeat.v1.request import ShareGroupHeartbeatRequest
-from kio.static.primitive import i32
+from kio.static.primitive import i32, i64
 
 from tests.fixtures.broker import SecureBrokerProcess
 from tests.integration.broker.kafka_wire import WireClient
@@ -101,3 +103,62 @@ def test_share_group_heartbeat_and_fetch_need_kafkas_rights(secure_broker: Secur
         assert [(r.first_offset, r.last_offset, r.delivery_count) for r in partition.acquired_records] == [
             (0, 0, 1)
         ]
+
+
+def test_the_share_coordinator_rpcs_need_cluster_action(secure_broker: SecureBrokerProcess) -> None:
+    """Initialize/Read/Write ShareGroupState are for brokers: a user, even with every right on the group and the
+    topic, gets CLUSTER_AUTHORIZATION_FAILED per partition and changes nothing; CLUSTER_ACTION opens them."""
+    topic, group = unique("share-state-acl"), unique("share-state-acl-group")
+    create_topic_as_admin(secure_broker, topic)
+    with admin_wire_client(secure_broker) as wire:
+        topic_id = (
+            _heartbeat(wire, group, uuid.uuid4().hex[:22], topic).assignment.topic_partitions[0].topic_id
+        )
+    user, password = unique("share-state-user"), "pw-" + unique("s")
+    add_scram_user(secure_broker, user, password)
+    grant(secure_broker, user, ResourceType.GROUP, group, AclOperation.ALL)
+    grant(secure_broker, user, ResourceType.TOPIC, topic, AclOperation.ALL)
+
+    def initialize(wire: WireClient) -> ErrorCode:
+        answer = wire.request(
+            initialize_state.InitializeShareGroupStateRequest(
+                group_id=group,
+                topics=(
+                    initialize_state.InitializeStateData(
+                        topic_id=topic_id,
+                        partitions=(
+                            initialize_state.PartitionData(
+                                partition=i32(0), state_epoch=i32(0), start_offset=i64(0)
+                            ),
+                        ),
+                    ),
+                ),
+            )
+        )
+        return answer.results[0].partitions[0].error_code
+
+    def read(wire: WireClient) -> object:
+        answer = wire.request(
+            read_state.ReadShareGroupStateRequest(
+                group_id=group,
+                topics=(
+                    read_state.ReadStateData(
+                        topic_id=topic_id,
+                        partitions=(read_state.PartitionData(partition=i32(0), leader_epoch=i32(0)),),
+                    ),
+                ),
+            )
+        )
+        return answer.results[0].partitions[0]
+
+    with user_wire_client(secure_broker, user, password) as wire:
+        assert initialize(wire) == ErrorCode.cluster_authorization_failed
+        assert read(wire).error_code == ErrorCode.cluster_authorization_failed
+    with admin_wire_client(secure_broker) as wire:
+        # The refused initialize changed nothing.
+        assert read(wire).error_code == ErrorCode.invalid_request
+    grant(secure_broker, user, ResourceType.BROKER, "kafka-cluster", AclOperation.CLUSTER_ACTION)
+    with user_wire_client(secure_broker, user, password) as wire:
+        assert initialize(wire) == ErrorCode.none
+        found = read(wire)
+        assert (found.error_code, found.start_offset) == (ErrorCode.none, 0)

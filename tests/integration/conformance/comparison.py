@@ -194,6 +194,12 @@ def _coordinator_not_ready(answer: Any) -> bool:
         return False
     codes = [getattr(answer, "error_code", None)]
     codes += [coordinator.error_code for coordinator in getattr(answer, "coordinators", ())]
+    # The share coordinator's RPCs answer per share-partition.
+    codes += [
+        partition.error_code
+        for result in getattr(answer, "results", ())
+        for partition in getattr(result, "partitions", ())
+    ]
     return any(code is not None and code.value in _COORDINATOR_NOT_READY for code in codes)
 
 

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from broker.share.state_records import share_coordinator_key
 from broker.wire.records.records import Record, build_batch
 
 Body = dict[str, Any]
@@ -1660,6 +1661,95 @@ def _share_groups(names: Names) -> list[Step]:
             92,
             lambda v, c: {"group_id": group, "topics": [{"topic_name": names.missing}]},
             kind="edge",
+        ),
+        *_share_coordinator(names),
+    ]
+
+
+# FindCoordinator's share key names a topic id the two brokers share (only its hash matters; each broker gives
+# the corpus topic an id of its own).
+SHARE_KEY_TOPIC_ID = uuid.UUID(int=0x5A4E)
+
+
+def _share_coordinator(names: Names) -> list[Step]:
+    """The share coordinator's RPCs (inter-broker; answered to the super user), on share-partitions of the corpus
+    topic that no share group ever used, one group per version. FindCoordinator with the share key type comes
+    first: it makes Kafka create `__share_group_state`."""
+
+    def state_group(version: int) -> str:
+        return f"{names.group}-state-v{version}"
+
+    def one_partition(c: Context, **fields: Any) -> list[dict[str, Any]]:
+        return [{"topic_id": _topic_id(c, names.topic), "partitions": [{"partition": 0, **fields}]}]
+
+    return [
+        Step(
+            "find the share coordinator of a share-partition",
+            10,
+            lambda v, c: {
+                "key": "",
+                "key_type": 2,
+                "coordinator_keys": [share_coordinator_key(state_group(v), SHARE_KEY_TOPIC_ID, 0)],
+            },
+            versions=lambda v: [x for x in v if x >= 6],
+            retry_coordinator=True,
+        ),
+        Step(
+            "find the share coordinator of a key that is not group:topicId:partition",
+            10,
+            lambda v, c: {
+                "key": "",
+                "key_type": 2,
+                "coordinator_keys": [f"{state_group(v)}:{SHARE_KEY_TOPIC_ID}:0"],
+            },
+            kind="invalid",
+            versions=lambda v: [x for x in v if x >= 6],
+        ),
+        Step(
+            "read the share state of a share-partition never initialized",
+            84,
+            lambda v, c: {"group_id": state_group(v), "topics": one_partition(c, leader_epoch=0)},
+            kind="edge",
+            retry_coordinator=True,
+        ),
+        Step(
+            "read the share state summary of a share-partition never initialized",
+            87,
+            lambda v, c: {"group_id": state_group(v), "topics": one_partition(c, leader_epoch=0)},
+            retry_coordinator=True,
+        ),
+        Step(
+            "write the share state of a share-partition never initialized",
+            85,
+            lambda v, c: {
+                "group_id": state_group(v),
+                "topics": one_partition(
+                    c,
+                    state_epoch=0,
+                    leader_epoch=0,
+                    start_offset=0,
+                    state_batches=[
+                        {"first_offset": 0, "last_offset": 0, "delivery_state": 0, "delivery_count": 1}
+                    ],
+                ),
+            },
+            kind="edge",
+            retry_coordinator=True,
+        ),
+        Step(
+            "initialize the share state of a share-partition",
+            83,
+            lambda v, c: {
+                "group_id": state_group(v),
+                "topics": one_partition(c, state_epoch=0, start_offset=0),
+            },
+            retry_coordinator=True,
+        ),
+        Step(
+            "delete the share state of a share-partition",
+            86,
+            lambda v, c: {"group_id": state_group(v), "topics": one_partition(c)},
+            retry_coordinator=True,
         ),
     ]
 

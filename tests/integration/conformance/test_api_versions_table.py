@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 # Write, Delete ShareGroupState and ReadShareGroupStateSummary). Our share-partition leaders write
 # `__share_group_state` themselves; Kafka's go through a share coordinator, which a cluster needs for the state to
 # follow a leader change.
-SHARE_STATE_KEYS = frozenset({83, 84, 85, 86, 87})
+SHARE_STATE_KEYS: frozenset[int] = frozenset()
 # Argued: this broker has a client-telemetry receiver built in (README, "Client telemetry"); Kafka advertises
 # GetTelemetrySubscriptions and PushTelemetry only with a ClientTelemetryReceiver plugin, which the session's
 # Apache Kafka has not.

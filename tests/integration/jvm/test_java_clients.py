@@ -136,3 +136,28 @@ def test_transactions_read_committed_and_exactly_once_copy_with_a_consumer_proto
     assert described.result["replicas"] == min(target.nodes, 3)
     assert described.result["earliest"] == 4
     assert described.result["latest"] == 10
+
+
+def test_a_kafka_share_consumer_accepts_releases_and_rejects_with_delivery_counts(
+    jvm_driver: JvmDriver, target: SecureTarget
+) -> None:
+    """KIP-932 with the Java KafkaShareConsumer: explicit ACCEPT / RELEASE / REJECT and commitSync. Every record
+    is delivered until accepted, a rejected one never again, a released one once more with delivery count 2."""
+    topic = unique("java-share")
+    create_topic(jvm_driver, target, topic, 2)
+    count = 60
+    jvm_driver.check("produce", properties=target.client_properties(), topic=topic, count=count, keys=4).ok()
+    deliveries = jvm_driver.check(
+        "share_consume",
+        properties=target.client_properties(),
+        topic=topic,
+        group=unique("java-share-group"),
+        count=count,
+        settle_ms=1500,
+    ).ok()
+    counts: dict[int, list[int]] = {}
+    for value, delivery, _partition, _offset in deliveries.result:
+        counts.setdefault(int(value.split(":")[1]), []).append(delivery)
+    assert sorted(counts) == list(range(count))
+    for index, seen in counts.items():
+        assert seen == ([1, 2] if index % 3 == 2 else [1]), (index, seen)

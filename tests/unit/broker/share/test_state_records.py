@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import uuid
 
-from broker.share.state_records import ShareSnapshot, decode_key, decode_value, encode_key, encode_value
+from broker.share.state_records import (
+    ShareSnapshot,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    is_share_coordinator_key,
+    share_coordinator_key,
+)
 
 # Read from an Apache Kafka 4.2.0 broker's __share_group_state (a share-partition just initialized).
 KAFKA_KEY = bytes.fromhex(
@@ -40,3 +48,13 @@ def test_a_snapshot_with_state_batches_round_trips() -> None:
     assert decode_value(encode_value(snapshot)) == snapshot
     # ShareUpdate records (type 1), which Kafka also writes, are not snapshots.
     assert decode_key(b"\x00\x01" + KAFKA_KEY[2:]) is None
+
+
+def test_the_coordinator_key_prints_the_topic_id_as_kafka_does() -> None:
+    # Kafka's Uuid.toString: URL-safe base64 of the 16 bytes, without padding (22 characters).
+    topic_id = uuid.UUID("0a399803-e311-4d55-a8ef-d9871604dd94")
+    key = share_coordinator_key("group", topic_id, 3)
+    assert key == "group:CjmYA-MRTVWo79mHFgTdlA:3"
+    assert is_share_coordinator_key(key)
+    assert not is_share_coordinator_key(f"group:{topic_id}:3")
+    assert not is_share_coordinator_key("group:CjmYA-MRTVWo79mHFgTdlA")

@@ -5,21 +5,30 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -42,6 +51,7 @@ final class ClientChecks {
       case "transactional_produce" -> transactionalProduce(params);
       case "copy_exactly_once" -> copyExactlyOnce(params);
       case "admin" -> admin(params);
+      case "share_consume" -> shareConsume(params);
       default -> throw new IllegalArgumentException("unknown check " + name);
     };
   }
@@ -119,6 +129,64 @@ final class ClientChecks {
       consumer.commitSync();
     }
     return read;
+  }
+
+  /**
+   * One KafkaShareConsumer of `group` (share.auto.offset.reset=earliest) acknowledging explicitly the records of
+   * `produce` ("<key>:<i>"): i % 3 == 1 rejected, i % 3 == 2 released on its first delivery, the rest accepted; commitSync after every
+   * poll, until `count` records are done, then `settle_ms` more of polling. Returns each delivery as [value,
+   * delivery count, partition, offset], in order.
+   */
+  private static Object shareConsume(Map<String, Object> params) throws Exception {
+    Properties properties = properties(params);
+    String group = (String) params.get("group");
+    try (Admin admin = Admin.create(properties)) {
+      AlterConfigOp earliest =
+          new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET);
+      admin
+          .incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), List.of(earliest)))
+          .all()
+          .get();
+    }
+    properties.put("group.id", group);
+    properties.put("share.acknowledgement.mode", "explicit");
+    int count = integer(params, "count");
+    List<List<Object>> deliveries = new ArrayList<>();
+    Set<String> done = new HashSet<>();
+    long deadline = System.currentTimeMillis() + 90_000;
+    try (KafkaShareConsumer<String, String> consumer =
+        new KafkaShareConsumer<>(properties, new StringDeserializer(), new StringDeserializer())) {
+      consumer.subscribe(List.of((String) params.get("topic")));
+      long settleUntil = Long.MAX_VALUE;
+      while (System.currentTimeMillis() < Math.min(deadline, settleUntil)) {
+        for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+          int delivery = record.deliveryCount().map(Short::intValue).orElse(-1);
+          deliveries.add(List.of(record.value(), delivery, record.partition(), record.offset()));
+          int index = Integer.parseInt(record.value().substring(record.value().indexOf(':') + 1));
+          AcknowledgeType type;
+          if (index % 3 == 1) {
+            type = AcknowledgeType.REJECT;
+          } else if (index % 3 == 2 && delivery == 1) {
+            type = AcknowledgeType.RELEASE;
+          } else {
+            type = AcknowledgeType.ACCEPT;
+          }
+          consumer.acknowledge(record, type);
+          if (type != AcknowledgeType.RELEASE) {
+            done.add(record.value());
+          }
+        }
+        for (Map.Entry<TopicIdPartition, Optional<KafkaException>> result : consumer.commitSync().entrySet()) {
+          if (result.getValue().isPresent()) {
+            throw result.getValue().get();
+          }
+        }
+        if (done.size() >= count && settleUntil == Long.MAX_VALUE) {
+          settleUntil = System.currentTimeMillis() + integer(params, "settle_ms");
+        }
+      }
+    }
+    return deliveries;
   }
 
   /** `transactions` transactions of `per_transaction` records each; every third one is aborted. */
