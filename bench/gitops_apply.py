@@ -77,6 +77,7 @@ def main() -> None:
         django.setup()
         from django.conf import settings
         from django.core.management import call_command
+        from django.db import connection
         from django.test import Client
 
         settings.ALLOWED_HOSTS = ["*"]
@@ -105,22 +106,32 @@ def main() -> None:
         client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
         body = {"documents": documents(options.topics), "file_set": "bench/kafka"}
 
-        def timed(path: str) -> tuple[float, dict]:
+        queries: dict[str, int] = {}
+
+        def timed(path: str, phase: str) -> tuple[float, dict]:
+            # SQL statements are counted too: unlike seconds, they do not depend on the machine's load.
+            queries[phase] = 0
+
+            def count(execute, sql, params, many, context):
+                queries[phase] += 1
+                return execute(sql, params, many, context)
+
             started = time.monotonic()
-            response = client.post(path, body, content_type="application/json")
+            with connection.execute_wrapper(count):
+                response = client.post(path, body, content_type="application/json")
             elapsed = time.monotonic() - started
             assert response.status_code == 200, response.content[:2000]
             return elapsed, response.json()
 
-        first_plan_s, first = timed("/api/v1/declarative/plan/")
+        first_plan_s, first = timed("/api/v1/declarative/plan/", "first_plan")
         assert first["counts"]["create"] == 2 * options.topics + 1, first["counts"]
-        apply_s, applied = timed("/api/v1/declarative/apply/")
+        apply_s, applied = timed("/api/v1/declarative/apply/", "apply")
         report = applied["change_set"]["report"]
         assert applied["change_set"]["state"] == "applied", report["counts"]
-        second_plan_s, second = timed("/api/v1/declarative/plan/")
+        second_plan_s, second = timed("/api/v1/declarative/plan/", "plan_after_apply")
         unchanged = second["counts"]["unchanged"]
         assert unchanged == 2 * options.topics + 1, second["counts"]
-        again_s, again = timed("/api/v1/declarative/apply/")
+        again_s, again = timed("/api/v1/declarative/apply/", "apply_again")
         assert again["change_set"] is None
         print(
             json.dumps(
@@ -134,6 +145,7 @@ def main() -> None:
                     "plan_after_apply_s": round(second_plan_s, 1),
                     "unchanged_after_apply": unchanged,
                     "apply_again_s": round(again_s, 1),
+                    "sql_queries": queries,
                 }
             )
         )
