@@ -121,6 +121,7 @@ def main() -> None:
                 response = client.post(path, body, content_type="application/json")
             elapsed = time.monotonic() - started
             assert response.status_code == 200, response.content[:2000]
+            print(f"{phase}: {elapsed:.1f} s, {queries[phase]} SQL statements", file=sys.stderr, flush=True)
             return elapsed, response.json()
 
         first_plan_s, first = timed("/api/v1/declarative/plan/", "first_plan")

@@ -55,6 +55,9 @@ from controlplane.topics.services import (
 
 DYNAMIC_TOPIC_CONFIG = "DYNAMIC_TOPIC_CONFIG"
 MANAGED_BY = "managedBy"
+# Topics per DescribeConfigs request: one request for a thousand topics (every config of each) did not
+# come back within the request timeout from a loaded broker; a few requests of this size each do.
+DESCRIBE_CONFIGS_BATCH = 200
 
 
 @dataclass
@@ -201,7 +204,11 @@ class Planner:
         with kafka_refusals():
             observed = list_topics(connection)
             wanted = [name for name in names if name in observed]
-            described = describe_topic_configs(connection, wanted)
+            described: dict[str, dict[str, Any]] = {}
+            for start in range(0, len(wanted), DESCRIBE_CONFIGS_BATCH):
+                described |= describe_topic_configs(
+                    connection, wanted[start : start + DESCRIBE_CONFIGS_BATCH]
+                )
         self.live_topics[cluster.pk] = observed
         self.live_configs[cluster.pk] = {
             name: {
