@@ -15,7 +15,13 @@ Measured on the 2-core development machine at load 27-51 (other engineers' suite
 small share of a core), 1,000 topics + 1,000 producer grants (2,000 ACL bindings) + 1 service account:
 first plan 210 s; apply 896 s (its own plan, then 1,000 topic creates in 418 s, 0.42 s each, and 1,000 grants in
 280 s, 0.28 s each; 2,001 applied); plan after it 662 s (2,001 unchanged); apply again 345 s (nothing to do).
-Not yet measured on a quiet machine; a plan's time is its database checks per document (10-15 queries).
+
+After reading claims, recorded topics and grants once per plan and reading a topic back by its name alone
+(same machine, load 23-46): first plan 116.5 s (22,024 SQL statements: the services' checks of each new
+topic and grant); apply 346 s (79,039 statements, its own plan included); plan after it 12.6 s (1,018
+statements; was 662 s); apply again 13.5 s (was 345 s). At 100 topics the statements of a plan after apply went
+from 614 to 117. What remains is per change: the checks every API call makes (rights, policy, rate, about 20
+statements) and one CreateTopics and one CreateAcls round trip each; batching those per cluster is the next step.
 """
 
 from __future__ import annotations
