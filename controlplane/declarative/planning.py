@@ -55,6 +55,9 @@ from controlplane.topics.services import (
 
 DYNAMIC_TOPIC_CONFIG = "DYNAMIC_TOPIC_CONFIG"
 MANAGED_BY = "managedBy"
+# Topics per DescribeConfigs request: one request for a thousand topics (every config of each) did not
+# come back within the request timeout from a loaded broker; a few requests of this size each do.
+DESCRIBE_CONFIGS_BATCH = 200
 
 
 @dataclass
@@ -151,6 +154,18 @@ class Planner:
         # Names are looked up once per plan: a file set names the same team and cluster in every document.
         self.clusters: dict[str, Cluster | None] = {}
         self.teams: dict[tuple[str, int | None], Team | None] = {}
+        # Read once per plan, not once per document (a plan of a thousand topics with their grants made
+        # thousands of lookups): every file set's claims, the recorded topics and grants of each cluster
+        # read, and service accounts by name as documents name them.
+        self.claims: dict[tuple[int, str, str, int | None], ManagedResource] = {
+            (m.organization_id, m.kind, m.name, m.cluster_id): m
+            for m in ManagedResource.objects.filter(organization_id__in=self.organization_ids)
+            .select_related("team", "cluster")
+            .defer("spec")
+        }
+        self.topics: dict[int, dict[str, Topic]] = {}
+        self.grants: dict[int, list[AccessGrant]] = {}
+        self.accounts: dict[tuple[int, str], ServiceAccount] = {}
 
     # --- names -------------------------------------------------------------------------------------
 
@@ -175,14 +190,25 @@ class Planner:
     # --- the cluster as it is ------------------------------------------------------------------------
 
     def read_topics(self, cluster: Cluster, names: Iterable[str]) -> None:
-        """One Metadata request and one DescribeConfigs per cluster: a plan of a thousand topics stays cheap."""
+        """One Metadata request and one DescribeConfigs per cluster: a plan of a thousand topics stays cheap.
+        The control plane's records of those topics are read in the same pass."""
         if cluster.pk in self.live_topics:
             return
+        declared = set(names)
+        self.topics[cluster.pk] = {
+            topic.name: topic
+            for topic in Topic.objects.filter(cluster=cluster).select_related("team", "cluster")
+            if topic.name in declared
+        }
         connection = connection_for(cluster)
         with kafka_refusals():
             observed = list_topics(connection)
             wanted = [name for name in names if name in observed]
-            described = describe_topic_configs(connection, wanted)
+            described: dict[str, dict[str, Any]] = {}
+            for start in range(0, len(wanted), DESCRIBE_CONFIGS_BATCH):
+                described |= describe_topic_configs(
+                    connection, wanted[start : start + DESCRIBE_CONFIGS_BATCH]
+                )
         self.live_topics[cluster.pk] = observed
         self.live_configs[cluster.pk] = {
             name: {
@@ -193,16 +219,36 @@ class Planner:
             for name, configs in described.items()
         }
 
+    def grants_of(self, cluster: Cluster) -> dict[tuple[Any, ...], AccessGrant]:
+        """The cluster's grants by what they grant (account, template, prefixes); the first of equal ones."""
+        if cluster.pk not in self.grants:
+            by_fields: dict[tuple[Any, ...], AccessGrant] = {}
+            for grant in (
+                AccessGrant.objects.filter(cluster=cluster)
+                .select_related("service_account", "team", "cluster")
+                .order_by("pk")
+            ):
+                key = (grant.service_account_id, *(getattr(grant, f) for f in GRANT_FIELDS))
+                by_fields.setdefault(key, grant)
+            self.grants[cluster.pk] = by_fields
+        return self.grants[cluster.pk]
+
+    def account_named(self, organization_id: int, name: str) -> ServiceAccount | None:
+        """Looked up until found (the plan may create it in its simulation first), then remembered."""
+        key = (organization_id, name)
+        if key not in self.accounts:
+            account = ServiceAccount.objects.filter(organization_id=organization_id, name=name).first()
+            if account is None:
+                return None
+            self.accounts[key] = account
+        return self.accounts[key]
+
     # --- ownership -----------------------------------------------------------------------------------
 
     def ownership(self, change: PlannedChange, organization_id: int) -> ManagedResource | None:
         """The file set's claim on the resource; another file set's claim refuses the change."""
-        managed = ManagedResource.objects.filter(
-            organization_id=organization_id,
-            kind=change.kind,
-            name=change.name,
-            cluster=change.cluster_row if change.kind not in ORGANIZATION_KINDS else None,
-        ).first()
+        cluster_id = change.cluster_row.pk if change.kind not in ORGANIZATION_KINDS else None
+        managed = self.claims.get((organization_id, change.kind, change.name, cluster_id))
         if managed is not None and managed.file_set != self.file_set:
             _refused(
                 change,
@@ -293,9 +339,7 @@ class Planner:
 
     def plan_topic(self, change: PlannedChange, managed: ManagedResource | None) -> None:
         cluster, team = change.cluster_row, change.team_row
-        topic = (
-            Topic.objects.filter(cluster=cluster, name=change.name).select_related("team", "cluster").first()
-        )
+        topic = self.topics[cluster.pk].get(change.name)
         live = self.live_topics[cluster.pk].get(change.name)
         wanted_configs = {k: config_value(v) for k, v in (change.spec.get("configs") or {}).items()}
         partitions = change.spec["partitions"]
@@ -378,9 +422,7 @@ class Planner:
 
     def plan_grant(self, change: PlannedChange, managed: ManagedResource | None) -> None:
         cluster, team = change.cluster_row, change.team_row
-        account = ServiceAccount.objects.filter(
-            organization_id=team.organization_id, name=change.spec["serviceAccount"]
-        ).first()
+        account = self.account_named(team.organization_id, change.spec["serviceAccount"])
         if account is None:
             raise ServiceError(
                 f"No service account named {change.spec['serviceAccount']!r}; declare it in the file set or "
@@ -388,11 +430,12 @@ class Planner:
                 code="unknown_service_account",
             )
         wanted = _grant_fields(change.spec)
+        grants = self.grants_of(cluster)
         grant = None
         if managed is not None and managed.resource_id is not None:
-            grant = AccessGrant.objects.filter(pk=managed.resource_id).first()
+            grant = next((g for g in grants.values() if g.pk == managed.resource_id), None)
         if grant is None:
-            grant = AccessGrant.objects.filter(cluster=cluster, service_account=account, **wanted).first()
+            grant = grants.get((account.pk, *(wanted[f] for f in GRANT_FIELDS)))
         arguments = {"actor": self.actor, "cluster": cluster, "service_account": account, **wanted}
         if grant is None:
             change.action = Action.CREATE
@@ -513,6 +556,9 @@ def _topic_drift(
     return drift
 
 
+GRANT_FIELDS = ("template", "topic_prefix", "group_prefix", "transactional_id_prefix")
+
+
 def _grant_fields(spec: Mapping[str, Any]) -> dict[str, str]:
     return {
         "template": spec["template"],
@@ -569,7 +615,7 @@ def plan_documents(
     undeclared = list(
         ManagedResource.objects.filter(
             organization_id__in=planner.organization_ids, file_set=file_set, team__slug__in=team_slugs
-        ).select_related("team", "cluster", "change_set")
+        ).select_related("team", "cluster")
     )
     undeclared = [
         m for m in undeclared if (m.kind, m.cluster.name if m.cluster_id else None, m.name) not in declared

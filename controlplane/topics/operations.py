@@ -11,7 +11,7 @@ from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Operation
 from controlplane.clusters.outcomes import Look, handles
 from controlplane.kafka.configs import describe_topic_configs
-from controlplane.kafka.topics import TopicInfo, list_topics
+from controlplane.kafka.topics import TopicInfo, describe_topic
 from controlplane.topics.models import Topic
 
 # A read-back must answer quicker than the request's own call, which already waited.
@@ -32,10 +32,9 @@ def snapshot_topic(topic: Topic) -> dict[str, Any]:
 
 
 def _observed_topic(operation: Operation) -> TopicInfo | None:
-    # All topics, never Metadata for one name: a producer-type client asking for one topic lets a broker
-    # with auto.create.topics.enable create it, which a read-back must never do.
-    topics = list_topics(connection_for(operation.cluster), timeout_seconds=LOOK_TIMEOUT_SECONDS)
-    return topics.get(operation.resource_name)
+    return describe_topic(
+        connection_for(operation.cluster), operation.resource_name, timeout_seconds=LOOK_TIMEOUT_SECONDS
+    )
 
 
 def _shape(info: TopicInfo | None) -> dict[str, Any]:
