@@ -42,3 +42,4 @@ class GrantTemplate(models.TextChoices):
         "transactional_producer",
         "Transactional producer on a topic prefix with a transactional-id prefix",
     )
+    SHARE_CONSUMER = "share_consumer", "Share consumer (queue) on a topic prefix with a share-group prefix"

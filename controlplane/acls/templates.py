@@ -26,7 +26,7 @@ def _allow(resource_type: str, prefix: str, principal: str, *operations: str) ->
 
 
 # The prefixes each template needs besides the topic prefix.
-NEEDS_GROUP_PREFIX = {GrantTemplate.CONSUMER, GrantTemplate.STREAM_APP}
+NEEDS_GROUP_PREFIX = {GrantTemplate.CONSUMER, GrantTemplate.STREAM_APP, GrantTemplate.SHARE_CONSUMER}
 NEEDS_TRANSACTIONAL_ID_PREFIX = {GrantTemplate.TRANSACTIONAL_PRODUCER}
 
 
@@ -55,6 +55,14 @@ def template_bindings(
             AclOperation.DESCRIBE,
         )
     if template == GrantTemplate.CONSUMER:
+        return _allow(topic, topic_prefix, principal, AclOperation.READ, AclOperation.DESCRIBE) + _allow(
+            group, group_prefix, principal, AclOperation.READ
+        )
+    if template == GrantTemplate.SHARE_CONSUMER:
+        # What Kafka checks for a share consumer (KIP-932): READ on its share group for heartbeats, fetches
+        # and acknowledgements (share groups are GROUP resources, ACLs do not tell group types apart),
+        # DESCRIBE on every subscribed topic for the heartbeat, READ on each topic it fetches. It commits
+        # no offsets and describes nothing, so no more than that.
         return _allow(topic, topic_prefix, principal, AclOperation.READ, AclOperation.DESCRIBE) + _allow(
             group, group_prefix, principal, AclOperation.READ
         )

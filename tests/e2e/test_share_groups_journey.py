@@ -30,12 +30,19 @@ from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_accessibility import _audit
+from tests.integration.groups.streams_member import join_streams_group
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "a long test password"
 RECORDS = 10
 ACCEPTED = 4
+
+
+@dataclass
+class Acme:
+    cluster: Cluster
+    prefix: str  # team Payments' topic and group prefix
 
 
 @dataclass
@@ -48,10 +55,9 @@ class Queue:
 
 
 @pytest.fixture
-def queue(django_user_model, broker, settings, redis_url: str) -> Iterator[Queue]:
-    """Acme's new admin olga; team Payments owns a topic and a share group on the session's broker
-    (registered as Acme's cluster `orders`). The group reads from the earliest offset; its consumer has
-    accepted ACCEPTED records and holds the rest of the first batch it got."""
+def acme(django_user_model, broker, settings, redis_url: str) -> Acme:
+    """Acme's new admin olga; team Payments owns a topic and group prefix on the session's broker
+    (registered as Acme's cluster `orders`), whose groups the lag sampler stores."""
     settings.REDIS_URL = redis_url
     client = redis.Redis.from_url(redis_url)
     stale = list(client.scan_iter("lag:*", count=1000))
@@ -67,6 +73,14 @@ def queue(django_user_model, broker, settings, redis_url: str) -> Iterator[Queue
     cluster = clusters.register_external_cluster(
         actor=Actor(user=user), organization=organization, name="orders", bootstrap_servers=broker.bootstrap
     )
+    return Acme(cluster, prefix)
+
+
+@pytest.fixture
+def queue(acme: Acme, broker) -> Iterator[Queue]:
+    """A share group of team Payments that reads from the earliest offset; its consumer has accepted ACCEPTED
+    records and holds the rest of the first batch it got."""
+    cluster, prefix = acme.cluster, acme.prefix
     topic, group = f"{prefix}jobs", f"{prefix}workers"
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(10)
@@ -202,4 +216,46 @@ def test_an_admin_sees_a_share_groups_backlog_and_in_flight_records_its_alert_fi
     assert {p: o.start_offset for (_t, p), o in after.items()} == {0: 0, 1: 0}
     expect(page.get_by_text(f"{RECORDS} messages not yet acknowledged")).to_be_visible()
     screenshot(page, "share-group-reset-applied")
+    assert page.problems.messages == []
+
+
+def test_an_admin_sees_a_streams_groups_member_and_its_tasks(
+    page: Page, live_server, acme: Acme, broker
+) -> None:
+    topic, group = f"{acme.prefix}clicks", f"{acme.prefix}counter"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(10)
+    member = join_streams_group(acme.cluster, group, topic)
+    assert member.active_partitions == [0, 1]
+    sample_cluster(acme.cluster)
+    row = ConsumerGroup.objects.get(cluster=acme.cluster, name=group)
+    assert row.group_type == "streams"
+
+    sign_in(page, f"{live_server.url}/groups")
+    filters = page.get_by_role("form", name="Filter consumer groups")
+    filters.get_by_label("Type").select_option("streams")
+    filters.get_by_role("button", name="Apply filters").click()
+    page.get_by_role("table", name="Consumer groups").get_by_role("link", name=group).click()
+
+    expect(page.get_by_role("heading", name=group, level=1)).to_be_visible()
+    members = page.get_by_role("table", name="Streams members")
+    expect(members.get_by_role("row")).to_have_count(2)
+    # Columns: client id, process, host, epoch, active, standby and warm-up tasks.
+    cells = members.get_by_role("row").nth(1).get_by_role("cell")
+    expect(cells.nth(1)).to_have_text(member.member_id)
+    expect(cells.nth(3)).to_have_text(str(member.epoch))
+    expect(cells.nth(4)).to_have_text("0: 0, 1")
+    expect(cells.nth(5)).to_have_text("—")
+    expect(cells.nth(6)).to_have_text("—")
+    topology = page.get_by_role("table", name="Subtopologies")
+    expect(topology.get_by_role("row")).to_have_count(2)
+    expect(topology.get_by_role("row").nth(1)).to_contain_text(topic)
+    # The page is whole once the sampled lag history is drawn.
+    expect(page.get_by_role("img", name="Lag in messages over the last 1h").locator("canvas")).to_be_visible()
+    screenshot(page, "streams-group")
+    page.evaluate("document.documentElement.dataset.theme = 'dark'")
+    screenshot(page, "streams-group-dark")
+    found: dict[str, list[str]] = {}
+    _audit(page, "streams-group", found)
+    assert found == {}
     assert page.problems.messages == []

@@ -5765,9 +5765,10 @@ export interface components {
          *     * `consumer` - Consumer on a topic prefix with a group prefix
          *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
          *     * `transactional_producer` - Transactional producer on a topic prefix with a transactional-id prefix
+         *     * `share_consumer` - Share consumer (queue) on a topic prefix with a share-group prefix
          * @enum {string}
          */
-        TemplateEnum: "producer" | "consumer" | "stream_app" | "transactional_producer";
+        TemplateEnum: "producer" | "consumer" | "stream_app" | "transactional_producer" | "share_consumer";
         /** @description Messages per second between consecutive lag-sampler runs (raw history: the last hour at most). */
         Throughput: {
             cluster: number;
@@ -5942,8 +5943,9 @@ export interface operations {
                  *     * `consumer` - Consumer on a topic prefix with a group prefix
                  *     * `stream_app` - Stream application (consume, produce, internal topics, transactions)
                  *     * `transactional_producer` - Transactional producer on a topic prefix with a transactional-id prefix
+                 *     * `share_consumer` - Share consumer (queue) on a topic prefix with a share-group prefix
                  */
-                template?: "consumer" | "producer" | "stream_app" | "transactional_producer";
+                template?: "consumer" | "producer" | "share_consumer" | "stream_app" | "transactional_producer";
             };
             header?: never;
             path?: never;

@@ -106,6 +106,37 @@ describe("AclsPage", { timeout: 30_000 }, () => {
     });
   });
 
+  it("grants a share consumer its topics and share groups", async () => {
+    const fetchSpy = stubAcls("developer", {
+      "GET /api/v1/prefixes/": page([
+        paymentsPrefix,
+        { ...paymentsPrefix, id: 6, resource_type: "group", prefix: "payments-" },
+      ]),
+      "POST /api/v1/access-grants/": json(201, grant({ id: 73, template: "share_consumer" })),
+    });
+    const { user } = renderApp("/acls?account=20");
+
+    const dialog = await screen.findByRole("dialog", { name: "Grant access from a template" });
+    await waitFor(() => expect(within(dialog).getByLabelText("Topic prefix")).toHaveValue("payments."));
+    await user.selectOptions(within(dialog).getByLabelText("Template"), "Share consumer (queue)");
+    const grants = within(dialog).getByLabelText("What the template grants");
+    expect(grants).toHaveTextContent("READ and DESCRIBE on topics with the topic prefix");
+    expect(grants).toHaveTextContent("READ on share groups with the group prefix");
+    expect(within(dialog).getByLabelText("Group prefix")).toHaveValue("payments-");
+    expect(within(dialog).queryByLabelText("Transactional id prefix")).not.toBeInTheDocument();
+    await user.click(within(dialog).getByRole("button", { name: "Grant access" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    const posted = requestsOf(fetchSpy).find((request) => request.method === "POST")!;
+    expect(await posted.json()).toEqual({
+      service_account: 20,
+      cluster: 3,
+      template: "share_consumer",
+      topic_prefix: "payments.",
+      group_prefix: "payments-",
+      transactional_id_prefix: "",
+    });
+  });
+
   it("asks for the team's transactional-id prefix for a transactional producer", async () => {
     const fetchSpy = stubAcls("developer", {
       "GET /api/v1/prefixes/": page([

@@ -1,25 +1,30 @@
 """Acceptance 1: a team gives its application access through the REST API, and a real client with the
 service account's SCRAM credential is let in inside the team's prefixes and kept out elsewhere."""
 
+import time
+
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, ShareConsumer
 from confluent_kafka.admin import NewTopic
 
+from controlplane.clusters.connections import connection_for
+from controlplane.kafka import share_groups as kafka_share
 from tests.integration.topics.clients import code_of, first_record_or_error, produce_one
 from tests.integration.topics.world import KafkaWorld, create_topic
 
 pytestmark = pytest.mark.integration
 
 
-def _issue_credential(world: KafkaWorld) -> str:
-    response = world.developer_a.post(
+def _issue_credential(world: KafkaWorld, *, team_b: bool = False) -> str:
+    client, account = (world.admin_b, world.account_b) if team_b else (world.developer_a, world.account_a)
+    response = client.post(
         "/api/v1/scram-credentials/",
-        {"service_account": world.account_a.id, "cluster": world.cluster.id, "mechanism": "SCRAM-SHA-512"},
+        {"service_account": account.id, "cluster": world.cluster.id, "mechanism": "SCRAM-SHA-512"},
         format="json",
     )
     assert response.status_code == 201, response.json()
     body = response.json()
-    assert body["username"] == world.account_a.name
+    assert body["username"] == account.name
     return body["password"]
 
 
@@ -194,3 +199,53 @@ def test_a_team_cannot_grant_outside_its_prefixes_or_to_another_teams_account(
     )
     assert admin_grant.status_code == 201, admin_grant.json()
     assert world.org_admin.delete(f"/api/v1/acls/{admin_grant.json()['id']}/").status_code == 204
+
+
+def _first_shared_record_or_error(
+    world: KafkaWorld, user: str, password: str, group: str, topic: str
+) -> tuple[bytes | None, KafkaError | None]:
+    """A ShareConsumer of the group: the first record it is delivered, or the first error it reports."""
+    consumer = ShareConsumer({**world.client_config(user, password), "group.id": group})
+    consumer.subscribe([topic])
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            try:
+                messages = consumer.poll(0.5)
+            except KafkaException as refused:
+                return None, refused.args[0]
+            for message in messages:
+                if message.error() is not None:
+                    return None, message.error()
+                return message.value(), None
+        raise AssertionError("the share consumer got neither a record nor an error within 30 s")
+    finally:
+        consumer.close()
+
+
+def test_a_share_consumer_grant_lets_a_share_consumer_read_its_queue_and_nobody_else(
+    kafka_world: KafkaWorld,
+) -> None:
+    world = kafka_world
+    topic, group = world.topic_prefix_a + "jobs", world.group_prefix_a + "workers"
+    create_topic(world, world.developer_a, topic)
+    granted = _grant(
+        world, "share_consumer", topic_prefix=world.topic_prefix_a, group_prefix=world.group_prefix_a
+    )
+    assert {(b["resource_type"], b["resource_name"], b["operation"]) for b in granted["bindings"]} == {
+        ("TOPIC", world.topic_prefix_a, "READ"),
+        ("TOPIC", world.topic_prefix_a, "DESCRIBE"),
+        ("GROUP", world.group_prefix_a, "READ"),
+    }
+    # A share group starts at the log end unless told otherwise; the record is produced before anyone joins.
+    kafka_share.alter_group_configs(
+        connection_for(world.cluster), group_id=group, set_configs={"share.auto.offset.reset": "earliest"}
+    )
+    assert produce_one(world.producer(), topic, b"job-1") is None
+
+    user, password = world.account_a.name, _issue_credential(world)
+    assert _first_shared_record_or_error(world, user, password, group, topic) == (b"job-1", None)
+
+    stranger = _issue_credential(world, team_b=True)
+    _value, error = _first_shared_record_or_error(world, world.account_b.name, stranger, group, topic)
+    assert code_of(error) == KafkaError.GROUP_AUTHORIZATION_FAILED

@@ -29,6 +29,19 @@ def test_the_consumer_template_reads_topics_and_joins_groups_under_their_prefixe
     }
 
 
+def test_the_share_consumer_template_grants_what_kafka_checks_for_a_share_group_member_and_no_more() -> None:
+    acls = template_bindings(
+        "share_consumer", principal=PRINCIPAL, topic_prefix="payments.", group_prefix="payments-queue-"
+    )
+
+    assert [(acl.resource_type, acl.resource_name, acl.operation) for acl in acls] == [
+        ("TOPIC", "payments.", "READ"),
+        ("TOPIC", "payments.", "DESCRIBE"),
+        ("GROUP", "payments-queue-", "READ"),
+    ]
+    assert {(acl.pattern_type, acl.permission) for acl in acls} == {("PREFIXED", "ALLOW")}
+
+
 def test_the_stream_app_template_adds_internal_topics_and_transactions() -> None:
     acls = template_bindings(
         "stream_app", principal=PRINCIPAL, topic_prefix="payments.", group_prefix="payments-"

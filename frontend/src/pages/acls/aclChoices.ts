@@ -61,6 +61,15 @@ export const TEMPLATES: Record<TemplateName, TemplateDescription> = {
     needsGroupPrefix: true,
     needsTransactionalIdPrefix: false,
   },
+  share_consumer: {
+    label: "Share consumer (queue)",
+    grants: [
+      "READ and DESCRIBE on topics with the topic prefix",
+      "READ on share groups with the group prefix (all Kafka checks for a share group member)",
+    ],
+    needsGroupPrefix: true,
+    needsTransactionalIdPrefix: false,
+  },
   stream_app: {
     label: "Stream application",
     grants: [
