@@ -175,8 +175,12 @@ def source_acls(flow: ReplicationFlow) -> list[Acl]:
     if flow.sync_topic_acls:
         # ACL sync lists the source's ACLs (DescribeAcls), which needs DESCRIBE on the cluster; it is read-only.
         # DescribeCluster, which MM2's admin also calls, needs no grant (as in Kafka).
-        acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW"))
+        acls.append(_describe_source_cluster(principal))
     return acls
+
+
+def _describe_source_cluster(principal: str) -> Acl:
+    return Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW")
 
 
 def _replica_prefixes(flow: ReplicationFlow) -> list[str]:
@@ -539,7 +543,9 @@ def delete_flow(*, actor: Actor, flow: ReplicationFlow, delete_replica_topics: b
         for name in connector_names(flow).values():
             connect.delete_system_connector(connect_cluster=flow.connect_cluster, name=name)
         source, target = connection_for(flow.source_cluster), connection_for(flow.target_cluster)
-        delete_acls(source, source_acls(flow))
+        # Flows created while our broker still refused DescribeCluster without it hold DESCRIBE on the cluster
+        # even without ACL sync: delete it in any case (deleting a binding that is not there is a no-op).
+        delete_acls(source, {*source_acls(flow), _describe_source_cluster(_user(flow, "source"))})
         delete_acls(target, target_acls(flow) + worker_acls(flow))
         for connection, cluster, user in (
             (source, flow.source_cluster, flow.source_principal),
