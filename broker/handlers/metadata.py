@@ -288,6 +288,9 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> dict[str, Any] |
 def _cluster_operations(ctx: RequestContext, include_operations: bool) -> int:
     if not include_operations:
         return OPERATIONS_OMITTED
+    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        # Kafka answers "none" rather than an error to a principal that may not describe the cluster.
+        return 0
     return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME, ALL_CLUSTER_OPERATIONS)
 
 
@@ -352,16 +355,8 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str
             "brokers": [],
             "cluster_authorized_operations": OPERATIONS_OMITTED,
         }
-    if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.cluster_authorization_failed,
-            "error_message": "DESCRIBE on the cluster is required",
-            "cluster_id": ctx.broker.cluster_id,
-            "controller_id": -1,
-            "brokers": [],
-            "cluster_authorized_operations": OPERATIONS_OMITTED,
-        }
+    # As Kafka: anyone authenticated learns the brokers and the controller (as Metadata tells them anyway); only the
+    # authorized operations need DESCRIBE on the cluster (see _cluster_operations).
     brokers = [
         {
             "broker_id": b["node_id"],

@@ -4,11 +4,11 @@ cluster attached to the target cluster (MM2's advice: replicate by consuming rem
 Tenancy: a flow copies only its team's topics and groups. Its patterns must begin with one of the team's
 prefixes and hold no alternation outside a group (MM2 matches the whole name), so nothing they match lies
 outside the team. The flow logs in to each cluster as a Kafka user of its own whose ACLs are the team's
-prefixes only: on the source read-only (topics READ/DESCRIBE/DESCRIBE_CONFIGS, groups DESCRIBE), on the target
-the replica topics and MM2's internal topics (all named after the flow's unique source alias) and the team's
-groups (for offset sync). Passwords reach the workers through the config provider's 0600 files; neither the
-connector configs, the API, the audit log nor our logs hold them. Teams never reach Connect: only
-controlplane.connect.services calls it.
+prefixes only: on the source read-only (topics READ/DESCRIBE/DESCRIBE_CONFIGS, groups DESCRIBE, DESCRIBE on the
+cluster only with ACL sync), on the target the replica topics and MM2's internal topics (all named after the
+flow's unique source alias) and the team's groups (for offset sync). Passwords reach the workers through the
+config provider's 0600 files; neither the connector configs, the API, the audit log nor our logs hold them.
+Teams never reach Connect: only controlplane.connect.services calls it.
 
 Lag is measured by comparing end offsets: a partition's replica is `source end - replica end` records behind.
 MM2 starts a new topic at the source's earliest offset and copies every record, so both logs hold the same
@@ -172,10 +172,15 @@ def source_acls(flow: ReplicationFlow) -> list[Acl]:
         Acl("GROUP", prefix, "PREFIXED", principal, "*", "DESCRIBE", "ALLOW")
         for prefix in _prefixes(flow.team, PrefixResourceType.GROUP)
     ]
-    # MM2's admin calls DescribeCluster before it describes topics (and DescribeAcls for ACL sync): both need
-    # DESCRIBE on the cluster, which is still read-only.
-    acls.append(Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW"))
+    if flow.sync_topic_acls:
+        # ACL sync lists the source's ACLs (DescribeAcls), which needs DESCRIBE on the cluster; it is read-only.
+        # DescribeCluster, which MM2's admin also calls, needs no grant (as in Kafka).
+        acls.append(_describe_source_cluster(principal))
     return acls
+
+
+def _describe_source_cluster(principal: str) -> Acl:
+    return Acl("BROKER", "kafka-cluster", "LITERAL", principal, "*", "DESCRIBE", "ALLOW")
 
 
 def _replica_prefixes(flow: ReplicationFlow) -> list[str]:
@@ -538,7 +543,9 @@ def delete_flow(*, actor: Actor, flow: ReplicationFlow, delete_replica_topics: b
         for name in connector_names(flow).values():
             connect.delete_system_connector(connect_cluster=flow.connect_cluster, name=name)
         source, target = connection_for(flow.source_cluster), connection_for(flow.target_cluster)
-        delete_acls(source, source_acls(flow))
+        # Flows created while our broker still refused DescribeCluster without it hold DESCRIBE on the cluster
+        # even without ACL sync: delete it in any case (deleting a binding that is not there is a no-op).
+        delete_acls(source, {*source_acls(flow), _describe_source_cluster(_user(flow, "source"))})
         delete_acls(target, target_acls(flow) + worker_acls(flow))
         for connection, cluster, user in (
             (source, flow.source_cluster, flow.source_principal),
