@@ -184,11 +184,14 @@ class ReplicaManager:
         """Write the high watermark of every replica whose watermark moved since its last checkpoint
         (10,000 idle partitions must not cost 10,000 file replacements every interval)."""
         checkpointed = self._checkpointed
-        for key, replica in self.replicas.items():
-            high_watermark = replica.log.high_watermark
-            if checkpointed.get(key) != high_watermark:
-                replica.log.checkpoint_high_watermark()
-                checkpointed[key] = high_watermark
+        changed = {
+            key: replica.log.high_watermark
+            for key, replica in self.replicas.items()
+            if checkpointed.get(key) != replica.log.high_watermark
+        }
+        # One file per log dir, as Kafka's replication-offset-checkpoint, not one per partition.
+        self.logs.checkpoint_high_watermarks(changed)
+        checkpointed.update(changed)
 
     # ---- metadata (broker.controller.api.MetadataListener) ------------------------------------
 
@@ -385,7 +388,7 @@ class ReplicaManager:
         if partition_log is None:
             partition_log = self.logs.create(*key, self.log_config_for(topic))
         # A single replica's high watermark is its log end; a replicated one is what was committed.
-        partition_log.restore_high_watermark()
+        partition_log.restore_high_watermark(self.logs.stored_high_watermark(*key))
         self._checkpointed[key] = partition_log.high_watermark
         replica = Replica(assignment=assignment, log=partition_log)
         self.replicas[key] = replica
@@ -475,7 +478,8 @@ class ReplicaManager:
         if self.fetchers is not None:
             self.fetchers.unfollow(replica)
         if checkpoint:
-            replica.log.checkpoint_high_watermark()
+            # Written with the next checkpoint of its log dir (its log stays until that is deleted too).
+            self.logs.note_high_watermark(replica.key, replica.log.high_watermark)
         self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------

@@ -463,3 +463,22 @@ def test_a_leader_takes_the_committed_isr_where_its_own_disagrees(node: Node) ->
     committed[(TOPIC, 0)] = assignment(leader=2, leader_epoch=1, isr=(2, 3), partition_epoch=6)
     node.manager.reconcile_with_committed()
     assert node.manager.leader_replica(TOPIC, 0)[1] == ErrorCode.none
+
+
+def test_the_high_watermark_checkpoint_is_one_file_per_log_dir_in_kafkas_format(tmp_path: Path) -> None:
+    node = Node(tmp_path, min_insync=2)
+    node.manager.on_image_loaded([assignment()], [])
+    node.send(produce_request([b"a", b"b", b"c"], acks=1))
+    node.send(fetch_request(2, 2))
+    node.send(fetch_request(2, 3))
+    assert node.log.high_watermark == 2
+    node.manager.checkpoint()
+    log_dir = tmp_path / "broker-1"
+    # Kafka's replication-offset-checkpoint: version, count, "topic partition offset" lines.
+    lines = (log_dir / "replication-offset-checkpoint").read_text().splitlines()
+    assert lines[0] == "0"
+    assert f"{TOPIC} 0 2" in lines[2:]
+    assert int(lines[1]) == len(lines) - 2
+    assert not (log_dir / f"{TOPIC}-0" / "high-watermark-checkpoint").exists()
+    assert node.state.logs.stored_high_watermark(TOPIC, 0) == 2
+    node.close()
