@@ -24,6 +24,7 @@ from broker.config import BrokerConfig
 from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
+from broker.replication import manager as replication_manager
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.app import close_broker_state, open_broker_state
@@ -482,3 +483,32 @@ def test_the_high_watermark_checkpoint_is_one_file_per_log_dir_in_kafkas_format(
     assert not (log_dir / f"{TOPIC}-0" / "high-watermark-checkpoint").exists()
     assert node.state.logs.stored_high_watermark(TOPIC, 0) == 2
     node.close()
+
+
+def test_reconciliation_looks_only_at_leaders_an_event_touched_between_sweeps(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[tuple[str, int]] = []
+
+    def committed(topic: str, partition: int) -> PartitionAssignment | None:
+        asked.append((topic, partition))
+        return held.get((topic, partition))
+
+    node.manager.committed_assignment = committed
+    held = {(TOPIC, p): assignment(partition=p) for p in range(20)}
+    followed = [assignment(partition=p, leader=2) for p in range(20, 30)]
+    node.manager.on_image_loaded([*held.values(), *followed], [])
+    node.manager.reconcile_with_committed()
+    assert sorted(asked) == sorted(held)  # a new image: every leader, never a follower
+    asked.clear()
+    node.manager.reconcile_with_committed()
+    assert asked == []  # nothing happened since
+    # The controller committed ISR (1, 2) for partition 3; this broker missed it (no event).
+    held[(TOPIC, 3)] = assignment(partition=3, isr=(1, 2), partition_epoch=1)
+    node.manager.reconcile_with_committed()
+    assert node.manager.isr_of(TOPIC, 3) == (1, 2, 3)
+    monkeypatch.setattr(
+        replication_manager, "ISR_RECONCILE_SWEEP_S", 0.0
+    )  # the sweep over every leader is due
+    node.manager.reconcile_with_committed()
+    assert node.manager.isr_of(TOPIC, 3) == (1, 2)
