@@ -512,3 +512,23 @@ def test_reconciliation_looks_only_at_leaders_an_event_touched_between_sweeps(
     )  # the sweep over every leader is due
     node.manager.reconcile_with_committed()
     assert node.manager.isr_of(TOPIC, 3) == (1, 2)
+
+
+def test_metadata_after_one_partitions_isr_changes_shows_the_change_and_only_it(node: Node) -> None:
+    from kio.schema.metadata.v12 import request as metadata_v12
+
+    node.manager.on_image_loaded([assignment(partition=p, leader=2, isr=(1, 2, 3)) for p in range(50)], [])
+    request = metadata_v12.MetadataRequest(
+        topics=(metadata_v12.MetadataRequestTopic(topic_id=None, name=TOPIC),),
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
+
+    def isrs() -> list[list[int]]:
+        partitions = sorted(node.send(request).topics[0].partitions, key=lambda p: p.partition_index)
+        return [list(partition.isr_nodes) for partition in partitions]
+
+    assert isrs() == [[1, 2, 3]] * 50
+    # Each partition's encoded entry is reused while its state is unchanged (the topic's is not).
+    node.manager.on_partition_changed(None, assignment(partition=17, leader=2, isr=(2, 3), partition_epoch=1))
+    assert isrs() == [[1, 2, 3]] * 17 + [[2, 3]] + [[1, 2, 3]] * 32
