@@ -187,14 +187,12 @@ def _encoded_partition(api_version: int, state: PartitionState) -> bytes:
     parts = [struct.pack(">hii", state.error, state.index, state.leader)]
     if api_version >= 7:
         parts.append(struct.pack(">i", state.leader_epoch))
-    for nodes in (
+    arrays = (
         (state.replicas, state.isr, state.offline_replicas)
         if api_version >= 5
-        else (
-            state.replicas,
-            state.isr,
-        )
-    ):
+        else (state.replicas, state.isr)
+    )
+    for nodes in arrays:
         parts.append(_array_length(api_version, len(nodes)))
         parts.append(struct.pack(f">{len(nodes)}i", *nodes))
     if api_version >= 9:
