@@ -63,17 +63,15 @@ def partition_entry(state: PartitionState) -> dict[str, Any]:
     }
 
 
-def _partition_entries(ctx: RequestContext, topic: TopicRecord) -> list[dict[str, Any]]:
-    return [partition_entry(state) for state in ctx.broker.partitions.describe(topic.name, topic.partitions)]
-
-
-def topic_entry(ctx: RequestContext, topic: TopicRecord, include_operations: bool) -> dict[str, Any]:
+def topic_entry_without_partitions(
+    ctx: RequestContext, topic: TopicRecord, include_operations: bool
+) -> dict[str, Any]:
     return {
         "error_code": ErrorCode.none,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.internal,
-        "partitions": _partition_entries(ctx, topic),
+        "partitions": [],
         "topic_authorized_operations": (
             ctx.authorized_operations(ResourceType.TOPIC, topic.name, ALL_TOPIC_OPERATIONS)
             if include_operations
@@ -108,6 +106,9 @@ class TopicEntryCache:
         self.entries: dict[tuple[int, str], tuple[tuple[Any, ...], bytes]] = {}
         # Per version: the encoded response without topics (see _response_without_topics).
         self.empty: dict[int, bytes] = {}
+        # Per version and topic: each partition's state and encoded entry, so that a change of one
+        # partition's leader or ISR re-encodes that partition, not the whole topic (see _assembled_topic).
+        self.partitions: dict[tuple[int, str], list[tuple[PartitionState, bytes]]] = {}
 
     def get(self, api_version: int, name: str, stamp: tuple[Any, ...]) -> bytes | None:
         entry = self.entries.get((api_version, name))
@@ -116,6 +117,7 @@ class TopicEntryCache:
     def put(self, api_version: int, name: str, stamp: tuple[Any, ...], encoded: bytes) -> None:
         if len(self.entries) >= self.MAX_ENTRIES:
             self.entries.clear()
+            self.partitions.clear()
         self.entries[(api_version, name)] = (stamp, encoded)
 
 
@@ -177,6 +179,60 @@ def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: dict[str, An
     return one[start : len(one) - tail]
 
 
+def _encoded_partition(api_version: int, state: PartitionState) -> bytes:
+    """One partition entry of a Metadata response, as kio would encode it (in every version: see
+    tests/unit/broker/protocol/test_metadata_topic_entries.py), without building kio's objects:
+    error code, index, leader, leader epoch (v7+), replicas, ISR, offline replicas (v5+), no tagged
+    fields (v9+)."""
+    parts = [struct.pack(">hii", state.error, state.index, state.leader)]
+    if api_version >= 7:
+        parts.append(struct.pack(">i", state.leader_epoch))
+    arrays = (
+        (state.replicas, state.isr, state.offline_replicas)
+        if api_version >= 5
+        else (state.replicas, state.isr)
+    )
+    for nodes in arrays:
+        parts.append(_array_length(api_version, len(nodes)))
+        parts.append(struct.pack(f">{len(nodes)}i", *nodes))
+    if api_version >= 9:
+        parts.append(b"\x00")
+    return b"".join(parts)
+
+
+def _assembled_topic(
+    ctx: RequestContext, cache: TopicEntryCache, topic: TopicRecord, include_operations: bool
+) -> bytes:
+    """A topic entry: the topic's own fields encoded by kio around its partitions' entries, each reused
+    from the last answer while that partition's state is the same."""
+    api_version = ctx.api_version
+    frame = _encoded_topic(cache, api_version, topic_entry_without_partitions(ctx, topic, include_operations))
+    length, tail = _array_length(api_version, 0), _topic_tail_length(api_version)
+    head_end = len(frame) - tail - len(length)
+    known = cache.partitions.get((api_version, topic.name), [])
+    current = []
+    for state in ctx.broker.partitions.describe(topic.name, topic.partitions):
+        index = state.index
+        if index < len(known) and known[index][0] == state:
+            current.append(known[index])
+        else:
+            current.append((state, _encoded_partition(api_version, state)))
+    cache.partitions[(api_version, topic.name)] = current
+    return b"".join(
+        [
+            frame[:head_end],
+            _array_length(api_version, len(current)),
+            *(encoded for _, encoded in current),
+            frame[len(frame) - tail :],
+        ]
+    )
+
+
+def _topic_tail_length(api_version: int) -> int:
+    """Bytes after a topic entry's partitions array: its authorized operations (v8+), tagged fields (v9+)."""
+    return (4 if api_version >= 8 else 0) + (1 if api_version >= 9 else 0)
+
+
 def _topic_entries(ctx: RequestContext, topics: list[TopicRecord], include_operations: bool) -> list[bytes]:
     """Encoded entries of `topics`, from the cache where the topic did not change."""
     state = ctx.broker
@@ -198,7 +254,7 @@ def _topic_entries(ctx: RequestContext, topics: list[TopicRecord], include_opera
         )
         entry = cache.get(ctx.api_version, topic.name, stamp)
         if entry is None:
-            entry = _encoded_topic(cache, ctx.api_version, topic_entry(ctx, topic, include_operations))
+            entry = _assembled_topic(ctx, cache, topic, include_operations)
             cache.put(ctx.api_version, topic.name, stamp, entry)
         encoded.append(entry)
     return encoded

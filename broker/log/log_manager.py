@@ -8,15 +8,16 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker.log.checkpoint import MalformedCheckpointError, read_number, read_offsets, write_offsets
 from broker.log.cleaner import CleanerStats, clean_log
 from broker.log.config import LogConfig
 from broker.log.errors import LogDirNotFoundError, LogStorageError, ReplicaNotAvailableError
-from broker.log.partition_log import PartitionLog
+from broker.log.partition_log import LEGACY_HIGH_WATERMARK_FILE, PartitionLog
 from broker.log.producer_state import PRODUCER_ID_EXPIRATION_MS
 from broker.wire.records.errors import StorageError
 
@@ -27,6 +28,9 @@ DELETE_DIR_SUFFIX = ".delete"
 FUTURE_DIR_SUFFIX = "-future"
 # Log dirs asked for partitions not here yet, kept at most (the oldest wish goes first).
 MAX_PREFERRED_DIRS = 10_000
+# Every replica's high watermark in its log dir, one file per dir as Kafka's (a file per partition, rewritten
+# whenever its watermark moved, was 10,000 file replacements per interval at 10,000 partitions).
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 
 
 class _CleanerThrottle:
@@ -122,6 +126,14 @@ class LogManager:
         # Where AlterReplicaLogDirs asked a partition this broker does not host yet to be created.
         self._preferred_dirs: dict[tuple[str, int], Path] = {}
         self._retired: list[FutureLog] = []
+        # High watermarks as the log dirs' checkpoints hold them (or, after `checkpoint_high_watermarks`,
+        # are about to), by partition wherever its log lives.
+        self._high_watermarks: dict[tuple[str, int], int] = {}
+        # A log was deleted or moved since the checkpoints were written: they must be rewritten.
+        self._high_watermarks_stale = False
+        # Per-partition files of the layout before per-dir checkpoints, removed once the dir's checkpoint
+        # holds their partition.
+        self._legacy_high_watermark_files: list[Path] = []
         # delete runs on the loop thread, create there or in the replica manager's worker thread,
         # run_cleaner in another: guard the dict's shape.
         self._lock = threading.Lock()
@@ -138,13 +150,19 @@ class LogManager:
         and settle interrupted replica moves. A directory that cannot be read goes offline; the
         broker serves from the others."""
         futures: list[Path] = []
+        listed: dict[Path, list[Path]] = {}
         for log_dir in self.log_dirs:
             try:
                 log_dir.mkdir(parents=True, exist_ok=True)
-                entries = sorted(log_dir.iterdir())
-            except OSError as error:
+                listed[log_dir] = sorted(log_dir.iterdir())
+                checkpointed = read_offsets(log_dir / HIGH_WATERMARK_CHECKPOINT)
+            except (OSError, MalformedCheckpointError) as error:
                 self._mark_offline(log_dir, error)
                 continue
+            # A replica moved between dirs just before a stop is found in its old dir's checkpoint.
+            for key, offset in checkpointed.items():
+                self._high_watermarks.setdefault(key, offset)
+        for log_dir, entries in listed.items():
             for path in entries:
                 if not path.is_dir():
                     continue
@@ -171,6 +189,14 @@ class LogManager:
             self._mark_offline(log_dir, error)
             return
         self._register(topic, partition, log)
+        if (topic, partition) not in self._high_watermarks:
+            # Written by a broker before per-dir checkpoints: an upgrade must not lose the watermark.
+            legacy = path / LEGACY_HIGH_WATERMARK_FILE
+            stored = read_number(legacy, -1)
+            if stored >= 0:
+                self._high_watermarks[(topic, partition)] = stored
+                self._high_watermarks_stale = True
+                self._legacy_high_watermark_files.append(legacy)
 
     def _settle_interrupted_move(self, path: Path) -> None:
         """A future log left by a stop mid-move. With its current log still there the move had not
@@ -243,6 +269,42 @@ class LogManager:
         self._register(topic, partition, log)
         return log
 
+    def stored_high_watermark(self, topic: str, partition: int) -> int | None:
+        """The partition's high watermark as last checkpointed (None: never)."""
+        return self._high_watermarks.get((topic, partition))
+
+    def note_high_watermark(self, key: tuple[str, int], offset: int) -> None:
+        """Have the next `checkpoint_high_watermarks` write `offset` for `key`."""
+        self._high_watermarks[key] = offset
+        self._high_watermarks_stale = True
+
+    def checkpoint_high_watermarks(self, changed: Mapping[tuple[str, int], int]) -> None:
+        """Note `changed` watermarks; when anything changed since the last call, rewrite every online log
+        dir's checkpoint with the watermarks of the logs it holds (one file replacement per dir)."""
+        self._high_watermarks.update(changed)
+        if not changed and not self._high_watermarks_stale:
+            return
+        self._high_watermarks_stale = False
+        per_dir: dict[Path, dict[tuple[str, int], int]] = {d: {} for d in self.online_dirs()}
+        with self._lock:
+            logs = list(self._logs.items())
+        for key, log in logs:
+            offset = self._high_watermarks.get(key)
+            entries = per_dir.get(log.directory.parent)
+            if offset is not None and entries is not None:
+                entries[key] = offset
+        for log_dir, entries in per_dir.items():
+            try:
+                write_offsets(log_dir / HIGH_WATERMARK_CHECKPOINT, entries)
+            except OSError as error:
+                self._mark_offline(log_dir, error)
+                self._high_watermarks_stale = True
+        if not self._high_watermarks_stale:
+            for legacy in self._legacy_high_watermark_files:
+                with contextlib.suppress(OSError):
+                    legacy.unlink()
+            self._legacy_high_watermark_files.clear()
+
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
 
@@ -257,6 +319,9 @@ class LogManager:
                 self._partitions_per_dir[log.directory.parent] -= 1
         if log is None:
             return
+        # A topic re-created under the same name must not inherit this watermark.
+        self._high_watermarks.pop((topic, partition), None)
+        self._high_watermarks_stale = True
         log.close(discard=True)  # renamed away below: nothing of its state needs writing
         target = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
         log.directory.rename(target)
@@ -456,6 +521,8 @@ class LogManager:
             self._futures.pop(key, None)
             self._partitions_per_dir[old.parent] -= 1
             self._partitions_per_dir[final.parent] = self._partitions_per_dir.get(final.parent, 0) + 1
+        # Its watermark goes into the new dir's checkpoint (until then `load` finds it in the old one).
+        self._high_watermarks_stale = True
         logger.info("moved %s-%d from %s to %s", *key, old.parent, final.parent)
         return True
 

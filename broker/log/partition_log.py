@@ -76,7 +76,9 @@ from broker.wire.records.validation import RecordsShape, check_records
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 # Replicated partitions only: the high watermark survives a restart (a single replica's is its log end).
-HIGH_WATERMARK_FILE = "high-watermark-checkpoint"
+# Where a replica's high watermark was checkpointed before one checkpoint per log dir (LogManager reads it on
+# upgrade).
+LEGACY_HIGH_WATERMARK_FILE = "high-watermark-checkpoint"
 LOG_START_OFFSET_FILE = "log-start-offset"
 RECOVERY_POINT_FILE = "recovery-point"
 # A producer's batch may not decompress to more than this (or max.message.bytes, if larger). Kafka has no
@@ -775,13 +777,11 @@ class PartitionLog:
             listener()
         return True
 
-    def restore_high_watermark(self) -> None:
-        """Adopt the checkpointed high watermark (a replica must not expose its uncommitted tail)."""
-        stored = read_number(self.directory / HIGH_WATERMARK_FILE, self.log_start_offset)
+    def restore_high_watermark(self, stored: int | None) -> None:
+        """Adopt the checkpointed high watermark, `stored` (None: never checkpointed): a replica must not
+        expose its uncommitted tail."""
+        stored = self.log_start_offset if stored is None else stored
         self.high_watermark = max(self.log_start_offset, min(stored, self.log_end_offset))
-
-    def checkpoint_high_watermark(self) -> None:
-        write_number(self.directory / HIGH_WATERMARK_FILE, self.high_watermark)
 
     def _after_append(self, record_count: int) -> None:
         self._unflushed_messages += record_count
@@ -1128,7 +1128,6 @@ class PartitionLog:
                 self._set_log_start_offset(other.log_start_offset)
                 self._delete_segments_below_log_start(_now_ms())
             self.high_watermark = min(other.high_watermark, self.log_end_offset)
-            write_number(self.directory / HIGH_WATERMARK_FILE, self.high_watermark)
 
     def release_files(self) -> None:
         """Close every file (its directory is about to be renamed away); `take_over` must follow."""

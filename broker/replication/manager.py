@@ -51,8 +51,10 @@ log = logging.getLogger(__name__)
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
 ALTER_PARTITION_RETRY_S = 1.0
-# How often a leader compares its ISR with the committed metadata (see reconcile_with_committed).
+# How often a leader compares its ISR with the committed metadata where an event may have set them apart (see
+# reconcile_with_committed), and how often it compares every partition it leads.
 ISR_RECONCILE_INTERVAL_S = 1.0
+ISR_RECONCILE_SWEEP_S = 30.0
 # expand_isrs proposes only followers whose latest Fetch (any partition) is at most this old.
 FOLLOWER_ACTIVE_MS = 3_000
 # New partition logs are created in a worker thread, this many per hand-off (see _open_new_logs).
@@ -87,6 +89,13 @@ class ReplicaManager:
         self.alter_partition = alter_partition
         self.assignments: dict[tuple[str, int], PartitionAssignment] = {}
         self.replicas: dict[tuple[str, int], Replica] = {}
+        # The replicas this broker leads: the periodic ISR work looks at these only, not at every replica.
+        self._leading: dict[tuple[str, int], Replica] = {}
+        # Leaders whose ISR may disagree with the committed metadata (an AlterPartition answered or lost, a
+        # stale update ignored, a new image or leadership): reconcile_with_committed looks at these every
+        # interval and at every leader only every ISR_RECONCILE_SWEEP_S.
+        self._to_reconcile: set[tuple[str, int]] = set()
+        self._reconcile_swept = time.monotonic()
         self.brokers: dict[int, BrokerRegistration] = {}
         # Bumps on every change a Metadata response shows (leaders, ISR, brokers); per topic in
         # `topic_versions` and for the broker list in `brokers_version`, so that a Metadata answer
@@ -184,11 +193,14 @@ class ReplicaManager:
         """Write the high watermark of every replica whose watermark moved since its last checkpoint
         (10,000 idle partitions must not cost 10,000 file replacements every interval)."""
         checkpointed = self._checkpointed
-        for key, replica in self.replicas.items():
-            high_watermark = replica.log.high_watermark
-            if checkpointed.get(key) != high_watermark:
-                replica.log.checkpoint_high_watermark()
-                checkpointed[key] = high_watermark
+        changed = {
+            key: replica.log.high_watermark
+            for key, replica in self.replicas.items()
+            if checkpointed.get(key) != replica.log.high_watermark
+        }
+        # One file per log dir, as Kafka's replication-offset-checkpoint, not one per partition.
+        self.logs.checkpoint_high_watermarks(changed)
+        checkpointed.update(changed)
 
     # ---- metadata (broker.controller.api.MetadataListener) ------------------------------------
 
@@ -205,6 +217,7 @@ class ReplicaManager:
             self.on_partition_removed(self.assignments[key])
         for assignment in partitions:
             self.apply(assignment)
+        self._to_reconcile.update(self._leading)
         self.version += 1
         self.brokers_version += 1
 
@@ -276,6 +289,8 @@ class ReplicaManager:
         key = (assignment.topic, assignment.partition)
         current = self.assignments.get(key)
         if current is not None and _older(assignment, current):
+            if key in self._leading:
+                self._to_reconcile.add(key)
             return  # a stale update (replayed or reordered): ignore it
         self.assignments[key] = assignment
         self._bump_version(assignment.topic)
@@ -385,7 +400,7 @@ class ReplicaManager:
         if partition_log is None:
             partition_log = self.logs.create(*key, self.log_config_for(topic))
         # A single replica's high watermark is its log end; a replicated one is what was committed.
-        partition_log.restore_high_watermark()
+        partition_log.restore_high_watermark(self.logs.stored_high_watermark(*key))
         self._checkpointed[key] = partition_log.high_watermark
         replica = Replica(assignment=assignment, log=partition_log)
         self.replicas[key] = replica
@@ -414,6 +429,8 @@ class ReplicaManager:
             epoch_start_offset=partition_log.log_end_offset,
             now_ms=now_ms(),
         )
+        self._leading[replica.key] = replica
+        self._to_reconcile.add(replica.key)
         log.info(
             "leading %s-%d at epoch %d (log end %d, high watermark %d, isr %s)",
             assignment.topic,
@@ -437,6 +454,7 @@ class ReplicaManager:
             return replica
         if replica.leader is not None:
             replica.leader = None
+            self._leading.pop(replica.key, None)
             replica.acks.fail_all(ErrorCode.not_leader_or_follower)
         log.info(
             "following %s-%d from broker %d at epoch %d (log end %d)",
@@ -472,10 +490,12 @@ class ReplicaManager:
     def _stop_replica(self, replica: Replica, *, checkpoint: bool = True) -> None:
         replica.acks.fail_all(ErrorCode.not_leader_or_follower)
         replica.leader = None
+        self._leading.pop(replica.key, None)
         if self.fetchers is not None:
             self.fetchers.unfollow(replica)
         if checkpoint:
-            replica.log.checkpoint_high_watermark()
+            # Written with the next checkpoint of its log dir (its log stays until that is deleted too).
+            self.logs.note_high_watermark(replica.key, replica.log.high_watermark)
         self._checkpointed.pop(replica.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
@@ -588,7 +608,7 @@ class ReplicaManager:
 
     def shrink_lagging_isrs(self) -> None:
         now = now_ms()
-        for replica in list(self.replicas.values()):
+        for replica in list(self._leading.values()):
             leader = replica.leader
             if leader is None or replica.alter_in_flight:
                 continue
@@ -617,7 +637,7 @@ class ReplicaManager:
         never be made again. Only partitions with a follower outside the ISR cost anything here."""
         now = time.monotonic()
         recent_ms = now_ms() - FOLLOWER_ACTIVE_MS
-        for replica in list(self.replicas.values()):
+        for replica in list(self._leading.values()):
             leader = replica.leader
             if (
                 leader is None
@@ -642,18 +662,30 @@ class ReplicaManager:
         """A leader's ISR must not disagree with the committed metadata for long: where no
         AlterPartition is in flight and the log holds a state at least as new as the leader's
         (same leader epoch), the leader takes it. A lost or late answer, or a missed update, heals
-        within a second instead of leaving Metadata and the leader's view apart."""
+        within a second instead of leaving Metadata and the leader's view apart.
+
+        Only leaders where something may have set the two apart (`_to_reconcile`) are looked at each
+        interval, every leader only every ISR_RECONCILE_SWEEP_S (10,000 partitions must not cost 10,000
+        comparisons a second when nothing happens)."""
         assert self.committed_assignment is not None
-        for replica in list(self.replicas.values()):
-            if replica.leader is None or replica.alter_in_flight:
+        now = time.monotonic()
+        if now - self._reconcile_swept >= ISR_RECONCILE_SWEEP_S:
+            self._reconcile_swept = now
+            self._to_reconcile.update(self._leading)
+        pending, self._to_reconcile = self._to_reconcile, set()
+        for key in pending:
+            replica = self._leading.get(key)
+            if replica is None or replica.leader is None:
                 continue
-            committed = self.committed_assignment(*replica.key)
+            if replica.alter_in_flight:
+                continue  # its answer puts it back (see _alter_isr)
+            committed = self.committed_assignment(*key)
             held = replica.assignment
-            if (
-                committed is None
-                or committed.leader_epoch != held.leader_epoch
-                or _older(committed, held)
-                or (committed == held and replica.leader.isr == frozenset(committed.isr))
+            if committed is None or _older(committed, held):
+                self._to_reconcile.add(key)  # the image has yet to catch up: look again
+                continue
+            if committed.leader_epoch != held.leader_epoch or (
+                committed == held and replica.leader.isr == frozenset(committed.isr)
             ):
                 continue
             if replica.leader.isr != frozenset(committed.isr):
@@ -695,6 +727,7 @@ class ReplicaManager:
             result = None
         finally:
             replica.alter_in_flight = False
+            self._to_reconcile.add(replica.key)
         if replica.leader is not None:
             replica.leader.propose_isr(None)
         if result is None or result.error_code != 0 or result.assignment is None:

@@ -41,13 +41,15 @@ def test_the_high_watermark_only_moves_forward_and_never_past_the_log_end(tmp_pa
 def test_a_replica_reopens_with_its_checkpointed_high_watermark(tmp_path: Path) -> None:
     log = open_log(tmp_path / "p")
     append(log, b"a", b"b", b"c", epoch=0)
-    log.high_watermark = 2
-    log.checkpoint_high_watermark()
     log.close()
     reopened = open_log(tmp_path / "p")
     assert reopened.high_watermark == 3  # a single node trusts its whole log
-    reopened.restore_high_watermark()
+    reopened.restore_high_watermark(2)
     assert reopened.high_watermark == 2
+    reopened.restore_high_watermark(99)
+    assert reopened.high_watermark == 3  # never past the log end
+    reopened.restore_high_watermark(None)
+    assert reopened.high_watermark == 0  # never checkpointed: nothing is known committed
 
 
 def test_a_follower_copy_is_byte_identical_and_keeps_epochs_and_producer_state(tmp_path: Path) -> None:

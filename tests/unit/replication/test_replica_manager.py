@@ -24,6 +24,7 @@ from broker.config import BrokerConfig
 from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
+from broker.replication import manager as replication_manager
 from broker.replication.config import ReplicationConfig
 from broker.replication.manager import ReplicaManager
 from broker.server.app import close_broker_state, open_broker_state
@@ -463,3 +464,71 @@ def test_a_leader_takes_the_committed_isr_where_its_own_disagrees(node: Node) ->
     committed[(TOPIC, 0)] = assignment(leader=2, leader_epoch=1, isr=(2, 3), partition_epoch=6)
     node.manager.reconcile_with_committed()
     assert node.manager.leader_replica(TOPIC, 0)[1] == ErrorCode.none
+
+
+def test_the_high_watermark_checkpoint_is_one_file_per_log_dir_in_kafkas_format(tmp_path: Path) -> None:
+    node = Node(tmp_path, min_insync=2)
+    node.manager.on_image_loaded([assignment()], [])
+    node.send(produce_request([b"a", b"b", b"c"], acks=1))
+    node.send(fetch_request(2, 2))
+    node.send(fetch_request(2, 3))
+    assert node.log.high_watermark == 2
+    node.manager.checkpoint()
+    log_dir = tmp_path / "broker-1"
+    # Kafka's replication-offset-checkpoint: version, count, "topic partition offset" lines.
+    lines = (log_dir / "replication-offset-checkpoint").read_text().splitlines()
+    assert lines[0] == "0"
+    assert f"{TOPIC} 0 2" in lines[2:]
+    assert int(lines[1]) == len(lines) - 2
+    assert not (log_dir / f"{TOPIC}-0" / "high-watermark-checkpoint").exists()
+    assert node.state.logs.stored_high_watermark(TOPIC, 0) == 2
+    node.close()
+
+
+def test_reconciliation_looks_only_at_leaders_an_event_touched_between_sweeps(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[tuple[str, int]] = []
+
+    def committed(topic: str, partition: int) -> PartitionAssignment | None:
+        asked.append((topic, partition))
+        return held.get((topic, partition))
+
+    node.manager.committed_assignment = committed
+    held = {(TOPIC, p): assignment(partition=p) for p in range(20)}
+    followed = [assignment(partition=p, leader=2) for p in range(20, 30)]
+    node.manager.on_image_loaded([*held.values(), *followed], [])
+    node.manager.reconcile_with_committed()
+    assert sorted(asked) == sorted(held)  # a new image: every leader, never a follower
+    asked.clear()
+    node.manager.reconcile_with_committed()
+    assert asked == []  # nothing happened since
+    # The controller committed ISR (1, 2) for partition 3; this broker missed it (no event).
+    held[(TOPIC, 3)] = assignment(partition=3, isr=(1, 2), partition_epoch=1)
+    node.manager.reconcile_with_committed()
+    assert node.manager.isr_of(TOPIC, 3) == (1, 2, 3)
+    monkeypatch.setattr(
+        replication_manager, "ISR_RECONCILE_SWEEP_S", 0.0
+    )  # the sweep over every leader is due
+    node.manager.reconcile_with_committed()
+    assert node.manager.isr_of(TOPIC, 3) == (1, 2)
+
+
+def test_metadata_after_one_partitions_isr_changes_shows_the_change_and_only_it(node: Node) -> None:
+    from kio.schema.metadata.v12 import request as metadata_v12
+
+    node.manager.on_image_loaded([assignment(partition=p, leader=2, isr=(1, 2, 3)) for p in range(50)], [])
+    request = metadata_v12.MetadataRequest(
+        topics=(metadata_v12.MetadataRequestTopic(topic_id=None, name=TOPIC),),
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
+
+    def isrs() -> list[list[int]]:
+        partitions = sorted(node.send(request).topics[0].partitions, key=lambda p: p.partition_index)
+        return [list(partition.isr_nodes) for partition in partitions]
+
+    assert isrs() == [[1, 2, 3]] * 50
+    # Each partition's encoded entry is reused while its state is unchanged (the topic's is not).
+    node.manager.on_partition_changed(None, assignment(partition=17, leader=2, isr=(2, 3), partition_epoch=1))
+    assert isrs() == [[1, 2, 3]] * 17 + [[2, 3]] + [[1, 2, 3]] * 32

@@ -134,3 +134,59 @@ def test_the_cleaner_cleans_logs_in_parallel_and_keeps_to_its_io_rate(
     moved = sum(s.bytes_read + s.bytes_written for s in stats)
     assert elapsed >= moved / 20_000 * 0.9, "log.cleaner.io.max.bytes.per.second holds the pass back"
     manager.close()
+
+
+def test_high_watermarks_are_checkpointed_in_one_file_per_log_dir(tmp_path: Path) -> None:
+    manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    manager.load()
+    for partition in range(4):
+        manager.create("orders", partition, LogConfig())
+    manager.checkpoint_high_watermarks({("orders", p): 10 + p for p in range(4)})
+    written = {}
+    for log_dir in ("a", "b"):
+        lines = (tmp_path / log_dir / "replication-offset-checkpoint").read_text().splitlines()
+        assert lines[0] == "0"
+        assert int(lines[1]) == len(lines) - 2 == 2
+        written.update({tuple(line.split()[:2]): int(line.split()[2]) for line in lines[2:]})
+    assert written == {("orders", str(p)): 10 + p for p in range(4)}
+    manager.delete_partition("orders", 3)
+    manager.checkpoint_high_watermarks({})  # a deleted partition leaves the checkpoint
+    manager.close()
+    reopened = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    reopened.load()
+    assert [reopened.stored_high_watermark("orders", p) for p in range(4)] == [10, 11, 12, None]
+    reopened.close()
+
+
+def test_high_watermarks_of_the_per_partition_layout_survive_an_upgrade(tmp_path: Path) -> None:
+    """A data dir written before per-dir checkpoints: each replica's watermark in a file of its own."""
+    old = LogManager([tmp_path / "a"], LogConfig())
+    old.load()
+    for partition in range(2):
+        append_values(old.create("orders", partition, LogConfig()), 5)
+    old.close()
+    for partition, stored in ((0, 3), (1, 4)):
+        (tmp_path / "a" / f"orders-{partition}" / "high-watermark-checkpoint").write_text(f"{stored}\n")
+    upgraded = LogManager([tmp_path / "a"], LogConfig())
+    upgraded.load()
+    assert upgraded.stored_high_watermark("orders", 0) == 3
+    assert upgraded.stored_high_watermark("orders", 1) == 4
+    upgraded.checkpoint_high_watermarks({("orders", 1): 5})
+    # Carried into the log dir's checkpoint, the old files go.
+    assert not list((tmp_path / "a").glob("*/high-watermark-checkpoint"))
+    upgraded.close()
+    again = LogManager([tmp_path / "a"], LogConfig())
+    again.load()
+    assert again.stored_high_watermark("orders", 0) == 3
+    assert again.stored_high_watermark("orders", 1) == 5
+    again.close()
+
+
+def test_a_malformed_high_watermark_checkpoint_takes_its_log_dir_offline(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "replication-offset-checkpoint").write_text("0\n2\norders 0 1\n")
+    manager = LogManager([tmp_path / "a", tmp_path / "b"], LogConfig())
+    manager.load()
+    assert list(manager.offline_dirs) == [tmp_path / "a"]
+    assert "count says 2" in manager.offline_dirs[tmp_path / "a"]
+    manager.close()
