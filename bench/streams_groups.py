@@ -4,8 +4,10 @@
 
 The exactly_once_v2 windowed count (jvm/ecosystem/src/streamhub/ecosystem/WindowedCount.java) with
 `group.protocol=streams`: one instance processes the input, a second joins, the first leaves (SIGTERM), each step
-`--records` records over 8 keys. Prints, per engine, the time to the first instance running, each step's time to
-all its output, and the check: updates read read_committed, duplicates, whether every key-window counts 1..n.
+`--records` records over 8 keys. Prints, per engine, the time to the first instance running, how long the join took
+(the second instance's JVM start to its member in the group, then to the four tasks split 2/2: StreamsGroupDescribe
+on the group's coordinator), each step's time to all its output (the joining step starts once the tasks are split),
+and the check: updates read read_committed, duplicates, whether every key-window counts 1..n.
 Topics have 4 partitions and 3 replicas. Starts the cluster (and Apache Kafka) in a temporary directory and stops
 everything it started.
 """
@@ -20,6 +22,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -28,9 +31,25 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.fixtures.apache_kafka import ApacheKafkaCluster
 from tests.fixtures.cluster import start_cluster
 from tests.fixtures.servers import wait_until
-from tests.integration.jvm.test_streams_groups import OutputReader, StreamsApp, _produce
+from tests.integration.jvm.test_streams_groups import (
+    OutputReader,
+    StreamsApp,
+    _active_tasks,
+    _describe,
+    _produce,
+)
 
 PARTITIONS = 4
+NOT_COORDINATOR = 16
+
+
+def _group(bootstrap: str, group_id: str) -> Any:
+    """The group as its coordinator describes it (the other brokers answer NOT_COORDINATOR)."""
+    for address in bootstrap.split(","):
+        group = _describe(address, group_id)
+        if group.error_code != NOT_COORDINATOR:
+            return group
+    raise LookupError(f"no broker coordinates {group_id}")
 
 
 def run(name: str, bootstrap: str, work: Path, records: int) -> None:
@@ -62,7 +81,19 @@ def run(name: str, bootstrap: str, work: Path, records: int) -> None:
         step("one instance", records)
         second = StreamsApp(work, bootstrap, application_id, source, sink, "second")
         apps.append(second)
-        step("a second joining", 2 * records, lambda: time.sleep(20))
+        launched = time.monotonic()
+        wait_until(lambda: len(_group(bootstrap, application_id).members) == 2, 180, "the second member", 0.2)
+        joined = time.monotonic()
+        wait_until(
+            lambda: [len(tasks) for tasks in _active_tasks(_group(bootstrap, application_id))] == [2, 2],
+            180,
+            "the tasks split 2/2",
+            0.2,
+        )
+        timings.append(
+            f"second joined {joined - launched:.1f}s after its start, tasks split {time.monotonic() - joined:.1f}s later"
+        )
+        step("a second joining", 2 * records)
         step("the first leaving", 3 * records, first.stop)
     finally:
         for app in apps:
