@@ -2553,6 +2553,34 @@ export interface components {
             /** @default  */
             transactional_id_prefix: string;
         };
+        AccessGrantDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AccessGrant";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                serviceAccount: string;
+                /** @enum {unknown} */
+                template: "producer" | "consumer" | "stream_app" | "transactional_producer";
+                topicPrefix: string;
+                groupPrefix?: string;
+                transactionalIdPrefix?: string;
+            };
+        };
+        /** @enum {string} */
+        AccessGrantDocumentKindEnum: "AccessGrant";
         AclBinding: {
             readonly id: number;
             cluster: number;
@@ -2643,6 +2671,25 @@ export interface components {
             readonly acknowledged_by_name: string;
             readonly silenced_by: number | null;
         };
+        AlertChannelDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AlertChannel";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+            };
+            spec: Record<string, never>;
+        };
+        /** @enum {string} */
+        AlertChannelDocumentKindEnum: "AlertChannel";
         /**
          * @description * `gt` - >
          *     * `gte` - ≥
@@ -2731,6 +2778,27 @@ export interface components {
             enabled?: boolean;
             team: number;
         };
+        AlertRuleDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AlertRule";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: Record<string, never>;
+        };
+        /** @enum {string} */
+        AlertRuleDocumentKindEnum: "AlertRule";
         AlertRulePreviewInputRequest: {
             name?: string;
             description?: string;
@@ -2825,8 +2893,8 @@ export interface components {
             role: components["schemas"]["RoleEnum"];
             /** @description The account the key acts for; leave it out for a personal key acting for you. */
             service_account?: number | null;
-            /** Format: date-time */
-            expires_at?: string | null;
+            /** @description Days until the key expires, counted from its creation; leave it out for a key that never expires. */
+            expires_in_days?: number | null;
         };
         ApiKeyRotateInputRequest: {
             /**
@@ -2857,15 +2925,15 @@ export interface components {
             /** @description The full key. It is shown only this once. */
             readonly secret: string;
         };
+        /** @enum {string} */
+        ApiVersionEnum: "streamhub.io/v1";
         Apply: {
             plan: components["schemas"]["Plan"];
             change_set: components["schemas"]["ChangeSet"] | null;
         };
         ApplyInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
-            documents: {
-                [key: string]: unknown;
-            }[];
+            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["StreamingJobDocument"])[];
             /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
             file_set: string;
             /**
@@ -3419,9 +3487,7 @@ export interface components {
         };
         DocumentsInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
-            documents: {
-                [key: string]: unknown;
-            }[];
+            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["StreamingJobDocument"])[];
             /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
             file_set: string;
             /**
@@ -4907,6 +4973,37 @@ export interface components {
          * @enum {string}
          */
         PurposeEnum: "invite" | "reset";
+        QuotaDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Quota";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                /** @description a service account's name */
+                user?: string;
+                clientId?: string;
+                values: {
+                    producer_byte_rate?: number;
+                    consumer_byte_rate?: number;
+                    request_percentage?: number;
+                    controller_mutation_rate?: number;
+                };
+            };
+        };
+        /** @enum {string} */
+        QuotaDocumentKindEnum: "Quota";
         QuotaEntityRequest: {
             /** @description null: the default user */
             user?: string | null;
@@ -5074,6 +5171,33 @@ export interface components {
             filter_errors: number;
             first_filter_error: string | null;
         };
+        SchemaDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Schema";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                /** @enum {unknown} */
+                schemaType?: "AVRO" | "JSON" | "PROTOBUF";
+                schema?: string;
+                /** @enum {unknown} */
+                compatibility?: "NONE" | "BACKWARD" | "BACKWARD_TRANSITIVE" | "FORWARD" | "FORWARD_TRANSITIVE" | "FULL" | "FULL_TRANSITIVE";
+            };
+        };
+        /** @enum {string} */
+        SchemaDocumentKindEnum: "Schema";
         ScramCredential: {
             readonly id: number;
             service_account: number;
@@ -5128,6 +5252,27 @@ export interface components {
             /** @default  */
             description: string;
         };
+        ServiceAccountDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ServiceAccount";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+            };
+            spec: {
+                description?: string;
+            };
+        };
+        /** @enum {string} */
+        ServiceAccountDocumentKindEnum: "ServiceAccount";
         ServiceAccountUpdateInputRequest: {
             description: string;
         };
@@ -5339,6 +5484,27 @@ export interface components {
          * @enum {string}
          */
         StreamingJobDesiredStateEnum: "running" | "stopped";
+        StreamingJobDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "StreamingJob";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: Record<string, never>;
+        };
+        /** @enum {string} */
+        StreamingJobDocumentKindEnum: "StreamingJob";
         /**
          * @description * `stream_topic_sql` - Stream Topic Sql
          *     * `stream_to_parquet` - Stream To Parquet
@@ -5523,6 +5689,33 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        TopicDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Topic";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                partitions: number;
+                replicationFactor?: number;
+                configs?: {
+                    [key: string]: string | number | boolean;
+                };
+            };
+        };
+        /** @enum {string} */
+        TopicDocumentKindEnum: "Topic";
         TopicPartition: {
             topic: string;
             partition: number;
