@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from controlplane.core.api.query import QUERY_NAMES_OBJECTS
 
@@ -93,3 +94,37 @@ def _names_objects(serializer: Any) -> bool:
         for field in serializer.fields.values()
         if not field.read_only
     )
+
+
+# What the form fields behind a list's filters (and a query serializer's fields) refuse beyond the type
+# drf-spectacular states: an id outside PostgreSQL's bigint, and a text with a NUL character (no database column
+# holds one). The ordering (unknown fields are ignored) and the page's limit and offset (clamped; they state a
+# minimum) take anything of their type, so they are left as they are.
+_BIGINT = {"minimum": -(2**63), "maximum": 2**63 - 1}
+_NO_NUL = r"^[^\x00]*$"
+
+
+def bound_query_parameters(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: each query parameter's schema states what the server accepts, so a
+    value the document allows is never refused with 400."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") != "query" or parameter.get("name") == api_settings.ORDERING_PARAM:
+                    continue
+                schema = parameter.get("schema", {})
+                _bound(schema.get("items", {}) if schema.get("type") == "array" else schema)
+    return result
+
+
+def _bound(schema: dict[str, Any]) -> None:
+    if "enum" in schema or "$ref" in schema:
+        return
+    if schema.get("type") == "integer" and "minimum" not in schema and "maximum" not in schema:
+        schema.update(_BIGINT)
+    elif schema.get("type") == "string" and "format" not in schema and "pattern" not in schema:
+        schema["pattern"] = _NO_NUL
