@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
@@ -121,10 +122,27 @@ def bound_query_parameters(
     return result
 
 
-def _bound(schema: dict[str, Any]) -> None:
+def _bound(schema: dict[str, Any], *, no_nul: str = _NO_NUL) -> None:
     if "enum" in schema or "$ref" in schema:
         return
     if schema.get("type") == "integer" and "minimum" not in schema and "maximum" not in schema:
         schema.update(_BIGINT)
     elif schema.get("type") == "string" and "format" not in schema and "pattern" not in schema:
-        schema["pattern"] = _NO_NUL
+        schema["pattern"] = no_nul
+
+
+class TextWithoutNul(OpenApiSerializerFieldExtension):
+    """A text field of a request body (DRF's CharField and its kinds) refuses a NUL character: its documented
+    schema says so, as the query parameters' do (bound_query_parameters). Answers keep the plain schema: a
+    record's text read from Kafka may hold one."""
+
+    target_class = serializers.CharField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            # drf-spectacular writes a field that allows "" and has a pattern as oneOf(pattern, empty): the
+            # pattern takes one character at least, so that "" matches one branch only.
+            _bound(schema, no_nul=_NO_NUL.replace("*", "+"))
+        return schema

@@ -2548,10 +2548,8 @@ export interface components {
             service_account: number;
             template: components["schemas"]["TemplateEnum"];
             topic_prefix: string;
-            /** @default  */
-            group_prefix: string;
-            /** @default  */
-            transactional_id_prefix: string;
+            group_prefix?: string;
+            transactional_id_prefix?: string;
         };
         AccessGrantDocument: {
             apiVersion?: components["schemas"]["ApiVersionEnum"];
@@ -3183,11 +3181,8 @@ export interface components {
              * @default streamhub
              */
             engine: components["schemas"]["ProvisionedEngineEnum"];
-            /**
-             * @description apache-kafka only: one of the installed versions (GET /api/v1/clusters/engines/); empty for the pinned one.
-             * @default
-             */
-            engine_version: string;
+            /** @description apache-kafka only: one of the installed versions (GET /api/v1/clusters/engines/); empty for the pinned one. */
+            engine_version?: string;
         };
         ClusterDetail: {
             readonly id: number;
@@ -3232,10 +3227,8 @@ export interface components {
             security_protocol: components["schemas"]["SecurityProtocolEnum"];
             /** @default  */
             sasl_mechanism: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];
-            /** @default  */
-            username: string;
-            /** @default  */
-            password: string;
+            username?: string;
+            password?: string;
         };
         /**
          * @description * `requested` - Requested
@@ -3742,11 +3735,8 @@ export interface components {
             };
             service_account?: number | null;
             job: components["schemas"]["JobEnum"];
-            /**
-             * @description The service account's SCRAM password on the cluster; used for this run only.
-             * @default
-             */
-            password: string;
+            /** @description The service account's SCRAM password on the cluster; used for this run only. */
+            password?: string;
             /** @description local[N], spark://…, k8s://… or sc://…; default SPARK_MASTER. */
             compute_target?: string;
             /** @default 1800 */
@@ -4784,7 +4774,7 @@ export interface components {
         PatchedTopicConfigsInputRequest: {
             /** @description Kafka config names to set; null returns one to the cluster default. */
             configs?: {
-                [key: string]: string | null;
+                [key: string]: (string) | null;
             };
         };
         /**
@@ -4842,11 +4832,8 @@ export interface components {
             /** @default false */
             is_org_admin: boolean;
             teams?: components["schemas"]["TeamRoleInputRequest"][];
-            /**
-             * @description Set a password now; without one the answer holds an invitation link.
-             * @default
-             */
-            password: string;
+            /** @description Set a password now; without one the answer holds an invitation link. */
+            password?: string;
         };
         PersonOrganization: {
             /** @description The org membership (`/org-memberships/`). */
@@ -4911,7 +4898,7 @@ export interface components {
         ProduceInputEncodingEnum: "utf-8" | "base64";
         ProduceInputRequest: {
             key?: string | null;
-            value?: string | null;
+            value?: (string) | null;
             headers?: {
                 [key: string]: string;
             };
@@ -5249,8 +5236,7 @@ export interface components {
         ServiceAccountCreateInputRequest: {
             team: number;
             name: string;
-            /** @default  */
-            description: string;
+            description?: string;
         };
         ServiceAccountDocument: {
             apiVersion?: components["schemas"]["ApiVersionEnum"];
@@ -5453,11 +5439,8 @@ export interface components {
             readonly stopped_at: string | null;
         };
         StreamingJobActionInputRequest: {
-            /**
-             * @description Start/restart: the service account's password again, once a stop has wiped it.
-             * @default
-             */
-            password: string;
+            /** @description Start/restart: the service account's password again, once a stop has wiped it. */
+            password?: string;
         };
         /** @description A streaming job, started as soon as it is created. */
         StreamingJobCreateInputRequest: {
@@ -5470,11 +5453,8 @@ export interface components {
             service_account?: number | null;
             name: string;
             job: components["schemas"]["StreamingJobEnum"];
-            /**
-             * @description The service account's SCRAM password; kept encrypted while the job should run.
-             * @default
-             */
-            password: string;
+            /** @description The service account's SCRAM password; kept encrypted while the job should run. */
+            password?: string;
             /** @description local[N], spark://… or k8s://…; default SPARK_MASTER. */
             compute_target?: string;
         };
@@ -5534,8 +5514,7 @@ export interface components {
             organization: number;
             name: string;
             slug?: string;
-            /** @default  */
-            description: string;
+            description?: string;
         };
         TeamPolicy: {
             readonly id: number;

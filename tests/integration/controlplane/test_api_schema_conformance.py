@@ -147,3 +147,20 @@ def test_a_query_value_the_server_refuses_is_one_the_published_schema_refuses(
     response = world.org_admin.client().get(path, {name: value})
     assert response.status_code == 400, response.json()
     assert list(response.json()["error"]["details"]) == [name]
+
+
+@pytest.mark.parametrize(("path", "name"), [("/api/v1/topics/", "name"), ("/api/v1/alert-channels/", "url")])
+def test_a_body_text_with_a_nul_is_refused_by_the_published_schema_as_by_the_server(
+    world, path: str, name: str
+) -> None:
+    # Found by schemathesis' positive_data_acceptance: DRF's text fields refuse a NUL character with 400.
+    reference = schema.raw_schema["paths"][path]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
+    component = schema.raw_schema["components"]["schemas"][reference["$ref"].rsplit("/", 1)[1]]
+
+    assert not jsonschema.Draft4Validator(component["properties"][name]).is_valid("a\x00b")
+    assert jsonschema.Draft4Validator(component["properties"][name]).is_valid("ab")
+    response = world.team_a_admin.client().post(path, {name: "a\x00b"}, format="json")
+    assert response.status_code == 400, response.json()
+    assert "Null characters are not allowed." in response.json()["error"]["details"][name]
