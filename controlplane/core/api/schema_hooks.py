@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 from rest_framework.settings import api_settings
@@ -141,7 +142,9 @@ class TextWithoutNul(OpenApiSerializerFieldExtension):
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
-        if direction == "request":
+        # A field with a pattern of its own (RegexField, SlugField, a RegexValidator) gets that one afterwards.
+        has_pattern = any(isinstance(v, RegexValidator) for v in self.target.validators)
+        if direction == "request" and not has_pattern:
             # drf-spectacular writes a field that allows "" and has a pattern as oneOf(pattern, empty): the
             # pattern takes one character at least, so that "" matches one branch only.
             _bound(schema, no_nul=_NO_NUL.replace("*", "+"))
