@@ -245,6 +245,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "controlplane.core.api.schema_hooks.document_error_answers",
+        "controlplane.core.api.schema_hooks.bound_query_parameters",
     ],
     # Swagger UI and Redoc assets are served locally, not from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -7,3 +7,7 @@ class CoreConfig(AppConfig):
     name = "controlplane.core"
     label = "core"
     verbose_name = "Core"
+
+    def ready(self) -> None:
+        # Registers the OpenAPI field extension (TextWithoutNul) before any schema is generated.
+        from controlplane.core.api import schema_hooks  # noqa: F401

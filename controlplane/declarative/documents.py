@@ -156,6 +156,54 @@ def json_schema() -> dict[str, Any]:
 
 _VALIDATOR = Draft202012Validator(json_schema())
 
+# The JSON Schema keywords a kind's schema may use: those OpenAPI 3.0's schema object has too, and those
+# openapi_schema() rewrites (const, a list of types, a numeric exclusive bound).
+_OPENAPI_KEYWORDS = {
+    "type", "enum", "const", "required", "properties", "additionalProperties", "items", "minItems",
+    "maxItems", "uniqueItems", "minProperties", "maxProperties", "minLength", "maxLength", "pattern",
+    "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "anyOf",
+    "oneOf", "allOf", "not", "description", "title", "default",
+}  # fmt: skip
+
+
+def to_openapi(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema (2020-12) written in OpenAPI 3.0's dialect, meaning the same; ValueError for a keyword
+    that dialect cannot state."""
+    unknown = set(schema) - _OPENAPI_KEYWORDS
+    if unknown:
+        # A keyword OpenAPI 3.0 lacks would make the API document promise more than the server accepts.
+        raise ValueError(f"no OpenAPI 3.0 rendering for the JSON Schema keyword(s) {sorted(unknown)}")
+    rendered: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword == "const" and isinstance(value, str):
+            rendered.update(
+                type="string", enum=[str(value)]
+            )  # str(): a Kind is a str subclass YAML cannot write
+        elif keyword == "const":
+            rendered["enum"] = [value]
+        elif keyword == "type" and isinstance(value, list):
+            rendered["anyOf"] = [{"type": name} for name in value]
+        elif keyword in ("exclusiveMinimum", "exclusiveMaximum"):
+            rendered[keyword.replace("exclusiveM", "m")] = value
+            rendered[keyword] = True
+        elif keyword == "required" and not value:
+            continue  # OpenAPI 3.0 wants a list of at least one name; none required says the same
+        elif keyword == "properties":
+            rendered[keyword] = {name: to_openapi(child) for name, child in value.items()}
+        elif keyword in ("additionalProperties", "items", "not") and isinstance(value, dict):
+            rendered[keyword] = to_openapi(value)
+        elif keyword in ("anyOf", "oneOf", "allOf"):
+            rendered[keyword] = [to_openapi(child) for child in value]
+        else:
+            rendered[keyword] = value
+    return rendered
+
+
+def openapi_schemas() -> dict[str, dict[str, Any]]:
+    """Each kind's document schema rendered for the API's OpenAPI 3.0 document, from the same definitions
+    as json_schema(): what the API describes is what read_documents() accepts."""
+    return {str(kind): to_openapi(schema) for kind, schema in KIND_SCHEMAS.items()}
+
 
 @dataclass(frozen=True)
 class Document:
@@ -184,7 +232,8 @@ def read_documents(
 ) -> list[Document]:
     """Checks every document against the schema (all problems at once, each with its document's position)
     and reads them. `team`/`cluster`, when given, place every document there (applying a team's export to
-    another team or cluster); otherwise each document names its own."""
+    another team or cluster); otherwise each document names its own. Well-formed documents that place a
+    resource nowhere, or declare it twice, are the plan's to refuse (planning.py), next to its other changes."""
     problems = [problem for index, raw in enumerate(raw_documents) for problem in _problems(index, raw)]
     if problems:
         raise ServiceError(
@@ -193,47 +242,18 @@ def read_documents(
             code="invalid_documents",
             details={"problems": problems},
         )
-    documents = []
-    for index, raw in enumerate(raw_documents):
-        metadata = raw["metadata"]
-        document = Document(
+    return [
+        Document(
             index=index,
             kind=raw["kind"],
-            name=metadata["name"],
-            team=team or metadata.get("team"),
-            cluster=cluster or metadata.get("cluster"),
-            labels=dict(metadata.get("labels") or {}),
+            name=raw["metadata"]["name"],
+            team=team or raw["metadata"].get("team"),
+            cluster=cluster or raw["metadata"].get("cluster"),
+            labels=dict(raw["metadata"].get("labels") or {}),
             spec=dict(raw["spec"]),
         )
-        if document.team is None:
-            problems.append({"document": index, "path": "metadata/team", "message": "no team given"})
-        if document.cluster is None and raw["kind"] != Kind.SERVICE_ACCOUNT:
-            problems.append({"document": index, "path": "metadata/cluster", "message": "no cluster given"})
-        documents.append(document)
-    seen: dict[tuple[str, str | None, str], int] = {}
-    for document in documents:
-        key = (
-            document.kind,
-            document.cluster if document.kind != Kind.SERVICE_ACCOUNT else None,
-            document.name,
-        )
-        if key in seen:
-            problems.append(
-                {
-                    "document": document.index,
-                    "path": "metadata/name",
-                    "message": f"{document.kind} {document.name!r} is declared twice (also document {seen[key]})",
-                }
-            )
-        seen[key] = document.index
-    if problems:
-        raise ServiceError(
-            f"{len(problems)} problem(s) in the documents; the first: document {problems[0]['document']}"
-            f" at '{problems[0]['path']}': {problems[0]['message']}",
-            code="invalid_documents",
-            details={"problems": problems},
-        )
-    return documents
+        for index, raw in enumerate(raw_documents)
+    ]
 
 
 def config_value(value: object) -> str:

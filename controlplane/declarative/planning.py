@@ -166,6 +166,8 @@ class Planner:
         self.topics: dict[int, dict[str, Topic]] = {}
         self.grants: dict[int, list[AccessGrant]] = {}
         self.accounts: dict[tuple[int, str], ServiceAccount] = {}
+        # (kind, cluster, name) of each resource the documents declare, with the first document declaring it.
+        self.declared_by: dict[tuple[str, str | None, str], int] = {}
 
     # --- names -------------------------------------------------------------------------------------
 
@@ -285,6 +287,9 @@ class Planner:
             spec=document.spec,
             labels=document.labels,
         )
+        placement_refusal = self.placement_refusal(document, change)
+        if placement_refusal is not None:
+            return placement_refusal
         if document.kind in NOT_YET_APPLIED_KINDS:
             return _refused(
                 change,
@@ -314,6 +319,29 @@ class Planner:
             change.refuse(refusal)
         self.claim(change, managed)
         return change
+
+    def placement_refusal(self, document: Document, change: PlannedChange) -> PlannedChange | None:
+        """A well-formed document the plan cannot place: no team or cluster named (by the document or the
+        request), or a resource an earlier document of the file set already declares."""
+        if document.team is None:
+            return _refused(
+                change, "no_team", "No team given: name it in metadata.team or in the request's team."
+            )
+        if change.cluster is None and document.kind not in ORGANIZATION_KINDS:
+            return _refused(
+                change,
+                "no_cluster",
+                "No cluster given: name it in metadata.cluster or in the request's cluster.",
+            )
+        first = self.declared_by.setdefault((document.kind, change.cluster, document.name), document.index)
+        if first != document.index:
+            return _refused(
+                change,
+                "declared_twice",
+                f"{document.kind} {document.name!r} is declared twice (also document {first}).",
+                document=first,
+            )
+        return None
 
     def plan_service_account(self, change: PlannedChange, managed: ManagedResource | None) -> None:
         team = change.team_row

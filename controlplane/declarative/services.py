@@ -40,7 +40,10 @@ from controlplane.topics.services import add_partitions, create_topic, delete_to
 logger = logging.getLogger(__name__)
 
 
-class PlanRefused(ServiceError):
+class PlanRefused(Conflict):
+    """Well-formed documents whose plan refuses some change (an unknown team, a name outside the team's
+    prefixes, a resource another file set owns): they conflict with what the server holds, hence 409."""
+
     default_code = "plan_refused"
 
 

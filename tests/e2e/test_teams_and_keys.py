@@ -1,9 +1,12 @@
 import json
 import urllib.request
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from controlplane.accounts.models import ApiKey
 from controlplane.tenancy import services
 from controlplane.tenancy.access import Actor
 from tests.e2e.conftest import screenshot
@@ -54,12 +57,15 @@ def test_it_creates_a_service_account_and_key_and_the_audit_log_shows_both(
     form = page.get_by_role("dialog", name="New API key for billing-app")
     form.get_by_label("Name").fill("prod")
     form.get_by_label("Role").select_option("developer")
+    form.get_by_label("Expires after").select_option("30 days")
     form.get_by_role("button", name="Create key").click()
 
     secret_dialog = page.get_by_role("dialog", name="API key prod created")
     expect(secret_dialog).to_contain_text("You won’t see it again")
     secret = secret_dialog.get_by_label("Secret").input_value()
     assert secret.startswith("shk_")
+    lifetime = ApiKey.objects.get(name="prod").expires_at - timezone.now()
+    assert timedelta(days=29) < lifetime <= timedelta(days=30)
     secret_dialog.get_by_role("button", name="Copy").click()
     expect(secret_dialog.get_by_role("button", name="Copied")).to_be_visible()
     assert page.evaluate("navigator.clipboard.readText()") == secret

@@ -1,6 +1,10 @@
 """Input validators (…InputSerializer) and output shapes (…Serializer) of service accounts and API keys."""
 
+from datetime import timedelta
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -11,6 +15,9 @@ from controlplane.accounts.validators import validate_service_account_name
 from controlplane.core.api.fields import VisiblePrimaryKeyField
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
+
+# The longest lifetime a key can be given (ten years); longer is what "never expires" (no lifetime) says.
+MAX_KEY_LIFETIME_DAYS = 3650
 
 # Outputs
 
@@ -95,7 +102,20 @@ class ApiKeyCreateInputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="The account the key acts for; leave it out for a personal key acting for you.",
     )
-    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    # A lifetime rather than a moment: it cannot lie in the past, so every value the schema allows is one the
+    # server accepts (a past `expires_at` was a well-formed request refused); the answer states `expires_at`.
+    expires_in_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_KEY_LIFETIME_DAYS,
+        help_text="Days until the key expires, counted from its creation; leave it out for a key that never expires.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        days = attrs.pop("expires_in_days", None)
+        attrs["expires_at"] = timezone.now() + timedelta(days=days) if days is not None else None
+        return attrs
 
 
 class ApiKeyRotateInputSerializer(serializers.Serializer):

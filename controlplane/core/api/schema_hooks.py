@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from controlplane.core.api.query import QUERY_NAMES_OBJECTS
 
@@ -93,3 +96,56 @@ def _names_objects(serializer: Any) -> bool:
         for field in serializer.fields.values()
         if not field.read_only
     )
+
+
+# What the form fields behind a list's filters (and a query serializer's fields) refuse beyond the type
+# drf-spectacular states: an id outside PostgreSQL's bigint, and a text with a NUL character (no database column
+# holds one). The ordering (unknown fields are ignored) and the page's limit and offset (clamped; they state a
+# minimum) take anything of their type, so they are left as they are.
+_BIGINT = {"minimum": -(2**63), "maximum": 2**63 - 1}
+_NO_NUL = r"^[^\x00]*$"
+
+
+def bound_query_parameters(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: each query parameter's schema states what the server accepts, so a
+    value the document allows is never refused with 400."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") != "query" or parameter.get("name") == api_settings.ORDERING_PARAM:
+                    continue
+                schema = parameter.get("schema", {})
+                _bound(schema.get("items", {}) if schema.get("type") == "array" else schema)
+    return result
+
+
+def _bound(schema: dict[str, Any], *, no_nul: str = _NO_NUL) -> None:
+    if "enum" in schema or "$ref" in schema:
+        return
+    if schema.get("type") == "integer" and "minimum" not in schema and "maximum" not in schema:
+        schema.update(_BIGINT)
+    elif schema.get("type") == "string" and "format" not in schema and "pattern" not in schema:
+        schema["pattern"] = no_nul
+
+
+class TextWithoutNul(OpenApiSerializerFieldExtension):
+    """A text field of a request body (DRF's CharField and its kinds) refuses a NUL character: its documented
+    schema says so, as the query parameters' do (bound_query_parameters). Answers keep the plain schema: a
+    record's text read from Kafka may hold one."""
+
+    target_class = serializers.CharField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        # A field with a pattern of its own (RegexField, SlugField, a RegexValidator) gets that one afterwards.
+        has_pattern = any(isinstance(v, RegexValidator) for v in self.target.validators)
+        if direction == "request" and not has_pattern:
+            # drf-spectacular writes a field that allows "" and has a pattern as oneOf(pattern, empty): the
+            # pattern takes one character at least, so that "" matches one branch only.
+            _bound(schema, no_nul=_NO_NUL.replace("*", "+"))
+        return schema

@@ -1,12 +1,41 @@
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
+from controlplane.declarative.documents import openapi_schemas
 from controlplane.declarative.models import ChangeSet, ManagedResource
 from controlplane.reconcile.api.fields import VisibleClusterField
 
 
+class DocumentField(serializers.DictField):
+    """One document; read_documents() checks it against its kind's schema (all problems at once)."""
+
+
+class DocumentFieldSchema(OpenApiSerializerFieldExtension):
+    """Describes a document in the OpenAPI document as exactly what the server accepts: one of the kinds'
+    schemas (components `<Kind>Document`, rendered from the format's JSON Schema), chosen by `kind`."""
+
+    target_class = DocumentField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        mapping = {}
+        for kind, schema in openapi_schemas().items():
+            component = ResolvedComponent(
+                name=f"{kind}Document", type=ResolvedComponent.SCHEMA, object=f"{kind}Document", schema=schema
+            )
+            auto_schema.registry.register_on_missing(component)
+            mapping[kind] = component.ref["$ref"]
+        return {
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "kind", "mapping": mapping},
+        }
+
+
 class DocumentsInputSerializer(serializers.Serializer):
     documents = serializers.ListField(
-        child=serializers.DictField(),
+        child=DocumentField(),
         max_length=20000,
         help_text="The file set's documents (kind, metadata, spec).",
     )

@@ -2675,11 +2675,37 @@ export interface components {
             service_account: number;
             template: components["schemas"]["TemplateEnum"];
             topic_prefix: string;
-            /** @default  */
-            group_prefix: string;
-            /** @default  */
-            transactional_id_prefix: string;
+            group_prefix?: string;
+            transactional_id_prefix?: string;
         };
+        AccessGrantDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AccessGrant";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                serviceAccount: string;
+                /** @enum {unknown} */
+                template: "producer" | "consumer" | "stream_app" | "transactional_producer" | "share_consumer";
+                topicPrefix: string;
+                groupPrefix?: string;
+                transactionalIdPrefix?: string;
+            };
+        };
+        /** @enum {string} */
+        AccessGrantDocumentKindEnum: "AccessGrant";
         AclBinding: {
             readonly id: number;
             cluster: number;
@@ -2770,6 +2796,25 @@ export interface components {
             readonly acknowledged_by_name: string;
             readonly silenced_by: number | null;
         };
+        AlertChannelDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AlertChannel";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+            };
+            spec: Record<string, never>;
+        };
+        /** @enum {string} */
+        AlertChannelDocumentKindEnum: "AlertChannel";
         /**
          * @description * `gt` - >
          *     * `gte` - ≥
@@ -2859,6 +2904,27 @@ export interface components {
             enabled?: boolean;
             team: number;
         };
+        AlertRuleDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "AlertRule";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: Record<string, never>;
+        };
+        /** @enum {string} */
+        AlertRuleDocumentKindEnum: "AlertRule";
         AlertRulePreviewInputRequest: {
             name?: string;
             description?: string;
@@ -2953,8 +3019,8 @@ export interface components {
             role: components["schemas"]["RoleEnum"];
             /** @description The account the key acts for; leave it out for a personal key acting for you. */
             service_account?: number | null;
-            /** Format: date-time */
-            expires_at?: string | null;
+            /** @description Days until the key expires, counted from its creation; leave it out for a key that never expires. */
+            expires_in_days?: number | null;
         };
         ApiKeyRotateInputRequest: {
             /**
@@ -2985,15 +3051,15 @@ export interface components {
             /** @description The full key. It is shown only this once. */
             readonly secret: string;
         };
+        /** @enum {string} */
+        ApiVersionEnum: "streamhub.io/v1";
         Apply: {
             plan: components["schemas"]["Plan"];
             change_set: components["schemas"]["ChangeSet"] | null;
         };
         ApplyInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
-            documents: {
-                [key: string]: unknown;
-            }[];
+            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["StreamingJobDocument"])[];
             /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
             file_set: string;
             /**
@@ -3243,11 +3309,8 @@ export interface components {
              * @default streamhub
              */
             engine: components["schemas"]["ProvisionedEngineEnum"];
-            /**
-             * @description apache-kafka only: one of the installed versions (GET /api/v1/clusters/engines/); empty for the pinned one.
-             * @default
-             */
-            engine_version: string;
+            /** @description apache-kafka only: one of the installed versions (GET /api/v1/clusters/engines/); empty for the pinned one. */
+            engine_version?: string;
         };
         ClusterDetail: {
             readonly id: number;
@@ -3292,10 +3355,8 @@ export interface components {
             security_protocol: components["schemas"]["SecurityProtocolEnum"];
             /** @default  */
             sasl_mechanism: components["schemas"]["SaslMechanismEnum"] | components["schemas"]["BlankEnum"];
-            /** @default  */
-            username: string;
-            /** @default  */
-            password: string;
+            username?: string;
+            password?: string;
         };
         /**
          * @description * `requested` - Requested
@@ -3603,9 +3664,7 @@ export interface components {
         };
         DocumentsInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
-            documents: {
-                [key: string]: unknown;
-            }[];
+            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["StreamingJobDocument"])[];
             /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
             file_set: string;
             /**
@@ -3880,11 +3939,8 @@ export interface components {
             };
             service_account?: number | null;
             job: components["schemas"]["JobEnum"];
-            /**
-             * @description The service account's SCRAM password on the cluster; used for this run only.
-             * @default
-             */
-            password: string;
+            /** @description The service account's SCRAM password on the cluster; used for this run only. */
+            password?: string;
             /** @description local[N], spark://…, k8s://… or sc://…; default SPARK_MASTER. */
             compute_target?: string;
             /** @default 1800 */
@@ -4946,7 +5002,7 @@ export interface components {
         PatchedTopicConfigsInputRequest: {
             /** @description Kafka config names to set; null returns one to the cluster default. */
             configs?: {
-                [key: string]: string | null;
+                [key: string]: (string) | null;
             };
         };
         /**
@@ -5004,11 +5060,8 @@ export interface components {
             /** @default false */
             is_org_admin: boolean;
             teams?: components["schemas"]["TeamRoleInputRequest"][];
-            /**
-             * @description Set a password now; without one the answer holds an invitation link.
-             * @default
-             */
-            password: string;
+            /** @description Set a password now; without one the answer holds an invitation link. */
+            password?: string;
         };
         PersonOrganization: {
             /** @description The org membership (`/org-memberships/`). */
@@ -5073,7 +5126,7 @@ export interface components {
         ProduceInputEncodingEnum: "utf-8" | "base64";
         ProduceInputRequest: {
             key?: string | null;
-            value?: string | null;
+            value?: (string) | null;
             headers?: {
                 [key: string]: string;
             };
@@ -5135,6 +5188,37 @@ export interface components {
          * @enum {string}
          */
         PurposeEnum: "invite" | "reset";
+        QuotaDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Quota";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                /** @description a service account's name */
+                user?: string;
+                clientId?: string;
+                values: {
+                    producer_byte_rate?: number;
+                    consumer_byte_rate?: number;
+                    request_percentage?: number;
+                    controller_mutation_rate?: number;
+                };
+            };
+        };
+        /** @enum {string} */
+        QuotaDocumentKindEnum: "Quota";
         QuotaEntityRequest: {
             /** @description null: the default user */
             user?: string | null;
@@ -5227,10 +5311,8 @@ export interface components {
             target_cluster: number;
             connect_cluster: number;
             topics_pattern: string;
-            /** @default  */
-            groups_pattern: string;
-            /** @default  */
-            source_alias: string;
+            groups_pattern?: string;
+            source_alias?: string;
             /** @default default */
             replication_policy: components["schemas"]["ReplicationPolicyEnum"];
             /** @default true */
@@ -5399,6 +5481,33 @@ export interface components {
             filter_errors: number;
             first_filter_error: string | null;
         };
+        SchemaDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Schema";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                /** @enum {unknown} */
+                schemaType?: "AVRO" | "JSON" | "PROTOBUF";
+                schema?: string;
+                /** @enum {unknown} */
+                compatibility?: "NONE" | "BACKWARD" | "BACKWARD_TRANSITIVE" | "FORWARD" | "FORWARD_TRANSITIVE" | "FULL" | "FULL_TRANSITIVE";
+            };
+        };
+        /** @enum {string} */
+        SchemaDocumentKindEnum: "Schema";
         ScramCredential: {
             readonly id: number;
             service_account: number;
@@ -5450,9 +5559,29 @@ export interface components {
         ServiceAccountCreateInputRequest: {
             team: number;
             name: string;
-            /** @default  */
-            description: string;
+            description?: string;
         };
+        ServiceAccountDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "ServiceAccount";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+            };
+            spec: {
+                description?: string;
+            };
+        };
+        /** @enum {string} */
+        ServiceAccountDocumentKindEnum: "ServiceAccount";
         ServiceAccountUpdateInputRequest: {
             description: string;
         };
@@ -5640,11 +5769,8 @@ export interface components {
             readonly stopped_at: string | null;
         };
         StreamingJobActionInputRequest: {
-            /**
-             * @description Start/restart: the service account's password again, once a stop has wiped it.
-             * @default
-             */
-            password: string;
+            /** @description Start/restart: the service account's password again, once a stop has wiped it. */
+            password?: string;
         };
         /** @description A streaming job, started as soon as it is created. */
         StreamingJobCreateInputRequest: {
@@ -5657,11 +5783,8 @@ export interface components {
             service_account?: number | null;
             name: string;
             job: components["schemas"]["StreamingJobEnum"];
-            /**
-             * @description The service account's SCRAM password; kept encrypted while the job should run.
-             * @default
-             */
-            password: string;
+            /** @description The service account's SCRAM password; kept encrypted while the job should run. */
+            password?: string;
             /** @description local[N], spark://… or k8s://…; default SPARK_MASTER. */
             compute_target?: string;
         };
@@ -5671,6 +5794,27 @@ export interface components {
          * @enum {string}
          */
         StreamingJobDesiredStateEnum: "running" | "stopped";
+        StreamingJobDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "StreamingJob";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: Record<string, never>;
+        };
+        /** @enum {string} */
+        StreamingJobDocumentKindEnum: "StreamingJob";
         /**
          * @description * `stream_topic_sql` - Stream Topic Sql
          *     * `stream_to_parquet` - Stream To Parquet
@@ -5700,8 +5844,7 @@ export interface components {
             organization: number;
             name: string;
             slug?: string;
-            /** @default  */
-            description: string;
+            description?: string;
         };
         TeamPolicy: {
             readonly id: number;
@@ -5856,6 +5999,33 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        TopicDocument: {
+            apiVersion?: components["schemas"]["ApiVersionEnum"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "Topic";
+            metadata: {
+                name: string;
+                /** @description the owning team's slug */
+                team?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description the cluster's name */
+                cluster?: string;
+            };
+            spec: {
+                partitions: number;
+                replicationFactor?: number;
+                configs?: {
+                    [key: string]: string | number | boolean;
+                };
+            };
+        };
+        /** @enum {string} */
+        TopicDocumentKindEnum: "Topic";
         TopicPartition: {
             topic: string;
             partition: number;

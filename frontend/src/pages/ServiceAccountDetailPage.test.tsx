@@ -58,12 +58,20 @@ describe("ServiceAccountDetailPage", () => {
       name: "ci",
       role: "viewer",
       service_account: 20,
-      expires_at: null,
+      expires_in_days: null,
     });
   });
 
-  it("refuses an expiry in the past before asking the server", async () => {
-    const fetchSpy = stubAccount("developer");
+  it("gives a key a lifetime, never a moment that could be past, and shows the server's refusal", async () => {
+    const fetchSpy = stubAccount("developer", {
+      "POST /api/v1/api-keys/": json(400, {
+        error: {
+          code: "invalid",
+          message: "Invalid input.",
+          details: { expires_in_days: ["Ensure this value is less than or equal to 3650."] },
+        },
+      }),
+    });
     const { user } = renderApp("/service-accounts/20");
 
     await user.click(await screen.findByRole("button", { name: "Create API key" }));
@@ -72,14 +80,27 @@ describe("ServiceAccountDetailPage", () => {
     expect(
       within(form)
         .getAllByRole("option")
+        .filter((option) => option.closest("select") === within(form).getByLabelText("Role"))
         .map((option) => option.textContent),
     ).toEqual(["Developer", "Viewer"]);
-    await user.type(within(form).getByLabelText("Name"), "old");
-    await user.type(within(form).getByLabelText("Expires"), "2001-01-01T10:00");
+    expect(
+      within(within(form).getByLabelText("Expires after") as HTMLElement)
+        .getAllByRole("option")
+        .map((option) => option.textContent),
+    ).toEqual(["Never", "7 days", "30 days", "90 days", "1 year"]);
+    await user.type(within(form).getByLabelText("Name"), "ci");
+    await user.selectOptions(within(form).getByLabelText("Expires after"), "30 days");
     await user.click(within(form).getByRole("button", { name: "Create key" }));
 
-    expect(within(form).getByLabelText("Expires")).toHaveAccessibleDescription(/The expiry must be in the future\./);
-    expect(requestsOf(fetchSpy).some((request) => request.method === "POST")).toBe(false);
+    expect(await sentBody(fetchSpy, "POST", "/api/v1/api-keys/")).toEqual({
+      name: "ci",
+      role: "developer",
+      service_account: 20,
+      expires_in_days: 30,
+    });
+    await waitFor(() =>
+      expect(within(form).getByLabelText("Expires after")).toHaveAccessibleDescription(/less than or equal to 3650/),
+    );
   });
 
   it("rotates a key with the chosen overlap and shows the new secret once", async () => {

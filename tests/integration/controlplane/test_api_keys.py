@@ -59,7 +59,7 @@ def test_a_key_records_its_last_use_at_most_once_a_minute(world, key_client) -> 
 
 
 def test_an_expired_key_is_refused(world, key_client) -> None:
-    created = _create_service_key(world, expires_at=(timezone.now() + timedelta(hours=1)).isoformat())
+    created = _create_service_key(world, expires_in_days=1)
     assert key_client(created["secret"]).get("/api/v1/teams/").status_code == 200
 
     ApiKey.objects.filter(key_id=created["key_id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -67,15 +67,26 @@ def test_an_expired_key_is_refused(world, key_client) -> None:
     _assert_refused(key_client(created["secret"]).get("/api/v1/teams/"))
 
 
-def test_a_key_cannot_be_created_already_expired(world) -> None:
-    response = world.team_a_admin.client().post(
-        "/api/v1/api-keys/",
-        {"name": "old", "role": "viewer", "expires_at": (timezone.now() - timedelta(days=1)).isoformat()},
-        format="json",
+def test_a_key_expires_after_the_lifetime_it_is_given_which_cannot_be_in_the_past(world) -> None:
+    client = world.team_a_admin.client()
+    before = timezone.now()
+
+    created = client.post(
+        "/api/v1/api-keys/", {"name": "ci", "role": "viewer", "expires_in_days": 30}, format="json"
     )
 
-    assert response.status_code == 400
-    assert response.json()["error"]["code"] == "invalid_expiry"
+    assert created.status_code == 201, created.json()
+    expires_at = ApiKey.objects.get(key_id=created.json()["key_id"]).expires_at
+    assert before + timedelta(days=30) <= expires_at <= timezone.now() + timedelta(days=30)
+    assert created.json()["expires_at"] == expires_at.isoformat().replace("+00:00", "Z")
+    for lifetime in (0, -1, 3651):
+        refused = client.post(
+            "/api/v1/api-keys/", {"name": "old", "role": "viewer", "expires_in_days": lifetime}, format="json"
+        )
+        assert refused.status_code == 400, lifetime
+        assert list(refused.json()["error"]["details"]) == ["expires_in_days"], refused.json()
+    endless = client.post("/api/v1/api-keys/", {"name": "forever", "role": "viewer"}, format="json")
+    assert ApiKey.objects.get(key_id=endless.json()["key_id"]).expires_at is None
 
 
 def test_a_revoked_key_is_refused_at_once_and_the_revocation_is_audited(world, key_client) -> None:

@@ -3,6 +3,7 @@ shapes the generated requests rarely reach: a key that was never rotated (`rotat
 
 from __future__ import annotations
 
+import jsonschema
 import pytest
 import schemathesis
 from schemathesis.checks import response_schema_conformance
@@ -123,3 +124,43 @@ def test_a_patch_changes_only_what_it_names(world) -> None:
 
     assert response.status_code == 200, response.json()
     assert response.json()["email"] == person["email"]
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "value"),
+    [
+        ("/api/v1/alerts/", "rule", 2**63),
+        ("/api/v1/operations/", "team", -(2**63) - 1),
+        ("/api/v1/scram-credentials/", "cluster", 2**63),
+        ("/api/v1/organizations/", "slug", "a\x00b"),
+        ("/api/v1/topics/", "search", "\x00"),
+    ],
+)
+def test_a_query_value_the_server_refuses_is_one_the_published_schema_refuses(
+    world, path: str, name: str, value: object
+) -> None:
+    # Found by schemathesis' positive_data_acceptance: an id beyond bigint and a NUL in a text filter were
+    # valid by the document and refused with 400.
+    (parameter,) = [p for p in schema.raw_schema["paths"][path]["get"]["parameters"] if p["name"] == name]
+
+    assert not jsonschema.Draft4Validator(parameter["schema"]).is_valid(value)
+    response = world.org_admin.client().get(path, {name: value})
+    assert response.status_code == 400, response.json()
+    assert list(response.json()["error"]["details"]) == [name]
+
+
+@pytest.mark.parametrize(("path", "name"), [("/api/v1/topics/", "name"), ("/api/v1/alert-channels/", "url")])
+def test_a_body_text_with_a_nul_is_refused_by_the_published_schema_as_by_the_server(
+    world, path: str, name: str
+) -> None:
+    # Found by schemathesis' positive_data_acceptance: DRF's text fields refuse a NUL character with 400.
+    reference = schema.raw_schema["paths"][path]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
+    component = schema.raw_schema["components"]["schemas"][reference["$ref"].rsplit("/", 1)[1]]
+
+    assert not jsonschema.Draft4Validator(component["properties"][name]).is_valid("a\x00b")
+    assert jsonschema.Draft4Validator(component["properties"][name]).is_valid("ab")
+    response = world.team_a_admin.client().post(path, {name: "a\x00b"}, format="json")
+    assert response.status_code == 400, response.json()
+    assert "Null characters are not allowed." in response.json()["error"]["details"][name]

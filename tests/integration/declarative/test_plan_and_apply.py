@@ -240,7 +240,7 @@ def test_a_guardrail_violation_is_refused_at_plan_time_with_its_reason_and_apply
     refused = world.developer_a.post(
         "/api/v1/declarative/apply/", {"documents": documents, "file_set": "repo/kafka"}, format="json"
     )
-    assert refused.status_code == 400, refused.json()
+    assert refused.status_code == 409, refused.json()
     assert refused.json()["error"]["code"] == "plan_refused"
     assert not Topic.objects.filter(cluster=world.cluster, name=world.topic_prefix_a + "fine").exists()
     # A viewer may plan (it reads) but not apply: the services' own role checks answer.

@@ -3,7 +3,8 @@
 committing its transaction, then at any moment), restarted from its checkpoint by the supervisor; a
 read_committed checker reads the output topic for lost, duplicated and reordered records, and a read_uncommitted
 reader finds the killed transaction's records (aborted). Runs about 3 min (records produced for at least 75 s,
-two kills); bench/streaming_soak.py runs it longer with more kills."""
+two kills); bench/streaming_soak.py runs it longer with more kills. The same run checks the job's log: the job's
+own lines by default, Spark's at WARN in the driver's whole log."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ pytestmark = [
     pytest.mark.timeout(300 + PRODUCE_SECONDS + (KILLS + 1) * (DRIVER_START_CAP_SECONDS + 60)),
 ]
 RECORDS_PER_SECOND = 100
+JOB_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ streamhub: ")
+SPARK_INFO = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO ")
 
 
 @pytest.fixture
@@ -334,3 +337,18 @@ def test_a_killed_streaming_driver_is_restarted_from_its_checkpoint_without_loss
     assert not launcher.session_processes(last_driver)
     assert StreamingJob.objects.get(pk=stream_id).credential_encrypted == ""
     assert not any(setup.password in line for line in log)
+
+    # The log the API shows by default is the job's own lines (started, rows per batch, what the sink wrote);
+    # the driver's whole log, asked for with source=spark, has Spark's lines at WARN and no librdkafka telemetry.
+    own = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/").json()["lines"]
+    assert own, log[-50:]
+    assert all(JOB_LINE.match(line) for line in own), own
+    whole_own = setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?lines=5000").json()["lines"]
+    assert any("stream_topic_sql started on Spark" in line for line in whole_own), whole_own[:20]
+    assert any(re.search(r"batch \d+: [1-9]\d* rows read", line) for line in whole_own), whole_own[-50:]
+    committed_line = rf"[1-9]\d* records into {re.escape(target)}, committed in one transaction"
+    assert any(re.search(committed_line, line) for line in whole_own), whole_own[-50:]
+    assert [line for line in log if SPARK_INFO.match(line)] == []
+    assert [line for line in log if "TELEMETRY" in line or "Telemetry" in line] == []
+    assert any(line.startswith("streamhub: ") for line in log)
+    assert setup.client.get(f"/api/v1/streaming-jobs/{stream_id}/log/?source=all").status_code == 400

@@ -23,17 +23,23 @@ def _generate_schema(*, on_sqlite: bool = False) -> subprocess.CompletedProcess:
     )
 
 
-def test_it_generates_a_valid_openapi_schema_without_warnings() -> None:
-    result = _generate_schema()
+@pytest.fixture(scope="module")
+def generated() -> subprocess.CompletedProcess:
+    """One generation (a Django start and the whole API walked: ~20 s on two cores) for the checks of it."""
+    return _generate_schema()
 
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("openapi: 3.")
+
+def test_it_generates_a_valid_openapi_schema_without_warnings(generated: subprocess.CompletedProcess) -> None:
+    assert generated.returncode == 0, generated.stderr
+    assert generated.stdout.startswith("openapi: 3.")
 
 
-def test_it_keeps_the_console_client_schema_in_step_with_the_api() -> None:
+def test_it_keeps_the_console_client_schema_in_step_with_the_api(
+    generated: subprocess.CompletedProcess,
+) -> None:
     committed = (REPO_ROOT / "frontend" / "openapi.yaml").read_text()
 
-    assert committed == _generate_schema().stdout, (
+    assert committed == generated.stdout, (
         "frontend/openapi.yaml is stale: run `.venv/bin/python manage.py spectacular --file frontend/openapi.yaml`"
         " and `npm --prefix frontend run gen:api`"
     )

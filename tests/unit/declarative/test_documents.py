@@ -5,9 +5,18 @@ import json
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft4Validator, Draft202012Validator
 
 from controlplane.core.api.errors import ServiceError
-from controlplane.declarative.documents import config_value, json_schema, read_documents
+from controlplane.declarative.choices import Kind
+from controlplane.declarative.documents import (
+    KIND_SCHEMAS,
+    config_value,
+    json_schema,
+    openapi_schemas,
+    read_documents,
+    to_openapi,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -42,24 +51,53 @@ def test_every_problem_is_named_by_document_and_path() -> None:
                     "spec": {"partitions": 0},
                 },
                 {"kind": "Nope", "metadata": {"name": "y"}, "spec": {}},
-                _topic(team="payments", cluster="dev"),
                 {"kind": "Topic", "metadata": {"name": "z"}, "spec": {"partitions": 1, "replicas": 3}},
             ]
         )
     assert raised.value.get_codes() == "invalid_documents"
     problems = {(p["document"], p["path"]) for p in raised.value.details["problems"]}
-    assert problems == {(1, "spec/partitions"), (2, "kind"), (4, "spec")}
-    with pytest.raises(ServiceError) as twice:
-        read_documents([_topic(team="payments", cluster="dev"), _topic(team="payments", cluster="dev")])
-    assert twice.value.details["problems"] == [
+    assert problems == {(1, "spec/partitions"), (2, "kind"), (3, "spec")}
+
+
+def test_the_api_describes_each_kind_exactly_as_the_format_does() -> None:
+    """The OpenAPI 3.0 rendering (a draft-4 dialect: boolean exclusive bounds, no const nor type lists)
+    accepts and refuses the same documents as the format's JSON Schema."""
+    rendered = openapi_schemas()
+    assert set(rendered) == set(Kind.values)
+    documents = [
+        _topic(team="payments", cluster="dev"),
         {
-            "document": 1,
-            "path": "metadata/name",
-            "message": "Topic 'pay.orders' is declared twice (also document 0)",
-        }
+            "kind": "Topic",
+            "metadata": {"name": "t"},
+            "spec": {"partitions": 1, "configs": {"a": 1, "b": True}},
+        },
+        {"kind": "Topic", "metadata": {"name": "t"}, "spec": {"partitions": 1, "configs": {"a": None}}},
+        {"kind": "Topic", "metadata": {"name": "t"}, "spec": {"partitions": 0}},
+        {
+            "kind": "Topic",
+            "apiVersion": "streamhub.io/v2",
+            "metadata": {"name": "t"},
+            "spec": {"partitions": 1},
+        },
+        {"kind": "Quota", "metadata": {"name": "q"}, "spec": {"values": {"producer_byte_rate": 1}}},
+        {"kind": "Quota", "metadata": {"name": "q"}, "spec": {"values": {"producer_byte_rate": 0}}},
+        {"kind": "Quota", "metadata": {"name": "q"}, "spec": {"values": {}}},
+        {"kind": "ServiceAccount", "metadata": {"name": "s", "cluster": "dev"}, "spec": {}},
+        {"kind": "ServiceAccount", "metadata": {"name": "s", "labels": {"a": "x" * 64}}, "spec": {}},
+        {"kind": "AccessGrant", "metadata": {"name": "g"}, "spec": {"serviceAccount": "s"}},
     ]
-    with pytest.raises(ServiceError, match="no cluster given"):
-        read_documents([_topic(team="payments")])
+    for document in documents:
+        by_format = Draft202012Validator(KIND_SCHEMAS[document["kind"]]).is_valid(document)
+        by_api = Draft4Validator(rendered[document["kind"]]).is_valid(document)
+        assert by_api == by_format, document
+    assert [Draft4Validator(rendered[d["kind"]]).is_valid(d) for d in documents] == [
+        True, True, False, False, False, True, False, False, False, False, False,
+    ]  # fmt: skip
+
+
+def test_a_keyword_the_api_document_cannot_state_is_refused_when_rendering() -> None:
+    with pytest.raises(ValueError, match="prefixItems"):
+        to_openapi({"type": "array", "prefixItems": [{"type": "string"}]})
 
 
 def test_config_values_are_spelled_as_kafka_spells_them() -> None:

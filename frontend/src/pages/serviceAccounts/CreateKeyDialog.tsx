@@ -6,7 +6,15 @@ import { ROLE_LABELS } from "../../auth/permissions";
 import { Dialog } from "../../components/Dialog";
 import { Field, FormActions, FormError } from "../../components/Field";
 import { formErrorsOf } from "../../lib/formErrors";
-import { fromDateTimeLocal } from "../../lib/time";
+
+/** Lifetimes offered, in days (the API takes 1 to 3650); none means the key never expires. */
+const LIFETIMES: { days: number | null; label: string }[] = [
+  { days: null, label: "Never" },
+  { days: 7, label: "7 days" },
+  { days: 30, label: "30 days" },
+  { days: 90, label: "90 days" },
+  { days: 365, label: "1 year" },
+];
 
 interface CreateKeyDialogProps {
   open: boolean;
@@ -34,23 +42,19 @@ function CreateKeyForm({
   const create = useCreateApiKey();
   const [name, setName] = useState("");
   const [role, setRole] = useState<TeamRole>(roles.includes("developer") ? "developer" : (roles[0] ?? "viewer"));
-  const [expires, setExpires] = useState("");
+  const [lifetime, setLifetime] = useState("");
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
-  const server = formErrorsOf(create.error, ["name", "role", "expires_at"]);
+  const server = formErrorsOf(create.error, ["name", "role", "expires_in_days"]);
   const errors = { ...server.fields, ...localErrors };
 
   function submit(event: FormEvent) {
     event.preventDefault();
     const found: Record<string, string> = {};
     if (!name.trim()) found.name = "Give the key a name, e.g. where it is used.";
-    const expiresAt = fromDateTimeLocal(expires);
-    if (expires && (expiresAt === null || new Date(expiresAt) <= new Date())) {
-      found.expires_at = "The expiry must be in the future.";
-    }
     setLocalErrors(found);
     if (Object.keys(found).length > 0) return;
     create.mutate(
-      { name: name.trim(), role, service_account: account.id, expires_at: expiresAt },
+      { name: name.trim(), role, service_account: account.id, expires_in_days: lifetime ? Number(lifetime) : null },
       { onSuccess: onCreated },
     );
   }
@@ -81,18 +85,18 @@ function CreateKeyForm({
         )}
       </Field>
       <Field
-        label="Expires"
-        hint="Optional; in your timezone. Empty means the key never expires."
-        error={errors.expires_at}
+        label="Expires after"
+        hint="Counted from now; the key's page shows the exact time."
+        error={errors.expires_in_days}
       >
         {(control) => (
-          <input
-            {...control}
-            className="input"
-            type="datetime-local"
-            value={expires}
-            onChange={(e) => setExpires(e.target.value)}
-          />
+          <select {...control} className="input" value={lifetime} onChange={(e) => setLifetime(e.target.value)}>
+            {LIFETIMES.map((option) => (
+              <option key={option.label} value={option.days ?? ""}>
+                {option.label}
+              </option>
+            ))}
+          </select>
         )}
       </Field>
       <FormError message={server.form} />
