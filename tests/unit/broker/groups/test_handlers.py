@@ -49,6 +49,8 @@ def context(coordinator: GroupCoordinator, api_key: int, version: int) -> Reques
         advertised_endpoint=lambda listener: ENDPOINT,
         # share.version 0: ListGroups lists no share groups (they need the broker's share state).
         feature_level=lambda _name: 0,
+        # No share group exists: DeleteGroups hands every group to the group coordinator.
+        share=SimpleNamespace(groups=SimpleNamespace(groups={})),
     )
     return request_context(broker, api_key, version)
 
