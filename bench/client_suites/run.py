@@ -241,16 +241,14 @@ def run_franz_go(args: argparse.Namespace, work: Path) -> dict:
     listeners = f"{broker.properties['listeners']},SASL_PLAINTEXT://127.0.0.1:{scram_port}"
     broker.properties.update({"listeners": listeners, "advertised.listeners": listeners})
     broker.start()
-    cluster = (
-        start_cluster(
-            work / "franz-go-cluster",
-            size=3,
-            properties={**KAFKA_DEFAULT_TIMINGS, "auto.create.topics.enable": "true"},
-        )
-        if args.franz_go_cluster
-        else None
-    )
+    cluster = None
     try:
+        if args.franz_go_cluster:
+            cluster = start_cluster(
+                work / "franz-go-cluster",
+                size=3,
+                properties={**KAFKA_DEFAULT_TIMINGS, "auto.create.topics.enable": "true"},
+            )
         env = {
             **os.environ,
             "KGO_SEEDS": cluster.bootstrap if cluster is not None else broker.bootstrap,
