@@ -14,7 +14,7 @@ How each suite is pointed at our broker (nothing in the checkouts is changed):
 - aiokafka: `aiokafka_plugin.py` replaces the Docker fixtures of its `tests/conftest.py`; the tests that need
   the container's SSL listener, JAAS users, KDC or CLI tools are skipped with that reason. Runs only the tests
   that use a broker. aiokafka thinks it talks to Kafka 2.8.1, the newest broker its CI tests.
-- kafka-python: its fixtures take an external broker from KAFKA_URI; KAFKA_VERSION=4.0.0 (the release whose
+- kafka-python: its fixtures take an external broker from KAFKA_URI; KAFKA_VERSION=4.2.0 (the release whose
   API table we serve). Its SASL tests run against the plain listener; its SSL tests start their own Kafka with
   `kafka-storage.sh`, so `kafka_python_plugin.py` hands them a second broker with an SSL listener instead.
 - librdkafka: `tests/test-runner` (built with `make -C tests build`) with a test.conf naming the bootstrap,
@@ -198,7 +198,7 @@ def run_kafka_python(args: argparse.Namespace, work: Path) -> dict:
     ):
         env = {
             "KAFKA_URI": f"kafka://{bootstrap}",
-            "KAFKA_VERSION": "4.0.0",
+            "KAFKA_VERSION": "4.2.0",
             "KAFKA_ROOT": str(kafka_root),
             "STREAMHUB_SSL_BOOTSTRAP": ssl_bootstrap,
             "STREAMHUB_SSL_DIR": str(ssl_dir),
@@ -359,7 +359,7 @@ def _run_librdkafka_tests(
         env = {
             **os.environ,
             "RDKAFKA_TEST_CONF": str(conf),
-            "TEST_KAFKA_VERSION": "4.0.0",  # the release whose API table we serve: newer tests skip themselves
+            "TEST_KAFKA_VERSION": "4.2.0",  # the release whose API table we serve: newer tests skip themselves
             "LD_LIBRARY_PATH": f"{args.librdkafka / 'src'}:{args.librdkafka / 'src-cpp'}",
             # Kafka's CLI scripts and Java producer (0052, 0077, 0098, 0109, 0115, 0119) from the installed jars.
             "KAFKA_PATH": str(kafka_path(work / "kafka-path")),
