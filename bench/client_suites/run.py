@@ -66,6 +66,9 @@ CONFLUENT_KAFKA_BROKER = {
     "auto.create.topics.enable": "true",
     "authorizer.class.name": "acl",
     "allow.everyone.if.no.acl.found": "true",
+    # Its share-group tests count on a 1 s acquisition lock (and a minimum that allows it).
+    "group.share.record.lock.duration.ms": "1000",
+    "group.share.min.record.lock.duration.ms": "1000",
 }
 # franz-go's CI: apache/kafka's image defaults, SCRAM-SHA-256 on a second listener with one user.
 FRANZ_GO_BROKER = {
