@@ -14,7 +14,7 @@ How each suite is pointed at our broker (nothing in the checkouts is changed):
 - aiokafka: `aiokafka_plugin.py` replaces the Docker fixtures of its `tests/conftest.py`; the tests that need
   the container's SSL listener, JAAS users, KDC or CLI tools are skipped with that reason. Runs only the tests
   that use a broker. aiokafka thinks it talks to Kafka 2.8.1, the newest broker its CI tests.
-- kafka-python: its fixtures take an external broker from KAFKA_URI; KAFKA_VERSION=4.0.0 (the release whose
+- kafka-python: its fixtures take an external broker from KAFKA_URI; KAFKA_VERSION=4.2.0 (the release whose
   API table we serve). Its SASL tests run against the plain listener; its SSL tests start their own Kafka with
   `kafka-storage.sh`, so `kafka_python_plugin.py` hands them a second broker with an SSL listener instead.
 - librdkafka: `tests/test-runner` (built with `make -C tests build`) with a test.conf naming the bootstrap,
@@ -66,13 +66,35 @@ CONFLUENT_KAFKA_BROKER = {
     "auto.create.topics.enable": "true",
     "authorizer.class.name": "acl",
     "allow.everyone.if.no.acl.found": "true",
+    # Its share-group tests count on a 1 s acquisition lock (and a minimum that allows it).
+    "group.share.record.lock.duration.ms": "1000",
+    "group.share.min.record.lock.duration.ms": "1000",
 }
 # franz-go's CI: apache/kafka's image defaults, SCRAM-SHA-256 on a second listener with one user.
 FRANZ_GO_BROKER = {
     "sasl.enabled.mechanisms": "SCRAM-SHA-256",
     "sasl.bootstrap.users": "testuser:SCRAM-SHA-256:testpass",
 }
+# Kafka's own defaults for what our test fixtures shorten to keep tests fast (tests/fixtures/broker.py and
+# cluster.py): a client suite judges the broker as users run it, so its cluster keeps production timings. With
+# the fixtures' 1 s minimum session timeout and 2 s broker session, a loaded machine expired members and fenced
+# nodes that Kafka would have kept.
+KAFKA_DEFAULT_TIMINGS = {
+    "group.min.session.timeout.ms": "6000",
+    "group.max.session.timeout.ms": "1800000",
+    "group.consumer.session.timeout.ms": "45000",
+    "group.consumer.heartbeat.interval.ms": "5000",
+    "offsets.topic.num.partitions": "50",
+    "transaction.state.log.num.partitions": "50",
+    "controller.quorum.election.timeout.ms": "1000",
+    "broker.heartbeat.interval.ms": "2000",
+    "broker.session.timeout.ms": "9000",
+    "replica.lag.time.max.ms": "30000",
+    "replica.fetch.wait.max.ms": "500",
+    "replica.fetch.backoff.ms": "1000",
+}
 LIBRDKAFKA_BROKER = {
+    **KAFKA_DEFAULT_TIMINGS,
     "num.partitions": "4",
     "auto.create.topics.enable": "true",
     # Kafka's default, which trivup keeps: 0118 needs both consumers in the group's first generation.
@@ -179,7 +201,7 @@ def run_kafka_python(args: argparse.Namespace, work: Path) -> dict:
     ):
         env = {
             "KAFKA_URI": f"kafka://{bootstrap}",
-            "KAFKA_VERSION": "4.0.0",
+            "KAFKA_VERSION": "4.2.0",
             "KAFKA_ROOT": str(kafka_root),
             "STREAMHUB_SSL_BOOTSTRAP": ssl_bootstrap,
             "STREAMHUB_SSL_DIR": str(ssl_dir),
@@ -214,17 +236,26 @@ def run_confluent_kafka(args: argparse.Namespace, work: Path) -> dict:
 
 def run_franz_go(args: argparse.Namespace, work: Path) -> dict:
     """franz-go's kgo tests as its CI runs them (`KGO_TEST_RF=1`, a SCRAM-SHA-256 listener beside the plain
-    one with the user testuser:testpass), from a test binary built with `go test -c`."""
+    one with the user testuser:testpass), from a test binary built with `go test -c`. With
+    `--franz-go-cluster` the tests' seeds are a 3-node cluster with Kafka's default timings (`KGO_TEST_RF=3`);
+    the two SCRAM tests (a ping and a Metadata request) still dial the single SCRAM broker."""
     broker = BrokerProcess(work / "franz-go-broker", FRANZ_GO_BROKER)
     scram_port = free_port()
     listeners = f"{broker.properties['listeners']},SASL_PLAINTEXT://127.0.0.1:{scram_port}"
     broker.properties.update({"listeners": listeners, "advertised.listeners": listeners})
     broker.start()
+    cluster = None
     try:
+        if args.franz_go_cluster:
+            cluster = start_cluster(
+                work / "franz-go-cluster",
+                size=3,
+                properties={**KAFKA_DEFAULT_TIMINGS, "auto.create.topics.enable": "true"},
+            )
         env = {
             **os.environ,
-            "KGO_SEEDS": broker.bootstrap,
-            "KGO_TEST_RF": "1",
+            "KGO_SEEDS": cluster.bootstrap if cluster is not None else broker.bootstrap,
+            "KGO_TEST_RF": "3" if cluster is not None else "1",
             "KGO_TEST_STABLE_FETCH": "true",
             "KGO_TEST_SCRAM_SEEDS": f"127.0.0.1:{scram_port}",
             "KGO_TEST_SCRAM": "testuser:testpass",
@@ -245,6 +276,8 @@ def run_franz_go(args: argparse.Namespace, work: Path) -> dict:
             "seconds": round(time.monotonic() - started),
         }
     finally:
+        if cluster is not None:
+            cluster.stop()
         broker.kill9()
 
 
@@ -329,7 +362,7 @@ def _run_librdkafka_tests(
         env = {
             **os.environ,
             "RDKAFKA_TEST_CONF": str(conf),
-            "TEST_KAFKA_VERSION": "4.0.0",  # the release whose API table we serve: newer tests skip themselves
+            "TEST_KAFKA_VERSION": "4.2.0",  # the release whose API table we serve: newer tests skip themselves
             "LD_LIBRARY_PATH": f"{args.librdkafka / 'src'}:{args.librdkafka / 'src-cpp'}",
             # Kafka's CLI scripts and Java producer (0052, 0077, 0098, 0109, 0115, 0119) from the installed jars.
             "KAFKA_PATH": str(kafka_path(work / "kafka-path")),
@@ -344,7 +377,8 @@ def _run_librdkafka_tests(
                     subprocess.run(
                         # No quick mode (-Q): it skips every SUB_TEST() and still says PASSED.
                         # -E: no socket-emulation tests.
-                        [str(runner_path(args)), "-E", "-s", scenario, number],
+                        # -p1: one test at a time (a number declaring several runs them in parallel).
+                        [str(runner_path(args)), "-E", "-p1", "-s", scenario, number],
                         cwd=tests_dir,
                         env=env,
                         stdout=out,
@@ -467,6 +501,7 @@ def main() -> None:
     parser.add_argument("--franz-go-test-binary", type=Path, help="`go test -c` of franz-go's pkg/kgo")
     parser.add_argument("--franz-go-run", help="-test.run pattern (default: every test)")
     parser.add_argument("--franz-go-timeout", default="30m")
+    parser.add_argument("--franz-go-cluster", action="store_true", help="3 nodes, Kafka's default timings")
     parser.add_argument("--librdkafka", type=Path)
     parser.add_argument(
         "--librdkafka-tests",

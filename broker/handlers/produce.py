@@ -157,6 +157,7 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     responses = []
     waits: Waits = []
     refused = await _transaction_refusals(ctx, request)
+    await _wait_for_new_leader_logs(ctx, request)
     # A request naming thousands of partitions (a client spreading over a wide topic) lets the
     # event loop run every APPEND_SLICE_S: heartbeats, Raft and other clients must not wait for it.
     slice_end = time.monotonic() + APPEND_SLICE_S
@@ -190,6 +191,22 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     if acks == 0:
         return None
     return {"responses": responses, "throttle_time": 0}
+
+
+async def _wait_for_new_leader_logs(ctx: RequestContext, request: Any) -> None:
+    """A partition created a moment ago may be led here before its log exists (logs are created off the
+    event loop): wait for it, within the request's timeout, rather than answer NOT_LEADER_OR_FOLLOWER, which
+    a producer without idempotence retries after its later batches, out of order."""
+    replication = ctx.broker.partitions.replication
+    opening = [
+        (name, partition.index)
+        for name, topic_data in _named_topics(ctx, request)
+        if name is not None
+        for partition in topic_data.partition_data
+        if replication.opening_to_lead(name, partition.index)
+    ]
+    if opening:
+        await replication.wait_to_lead(opening, request.timeout.total_seconds())
 
 
 async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:

@@ -15,7 +15,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
-from broker.groups.coordinator import PartitionOffset
+from broker.groups.coordinator import PartitionOffset, coordinator_error_for_append
 from broker.metadata.features import TRANSACTION_VERSION
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 from broker.transactions.coordinator import TransactionCoordinator
@@ -287,10 +287,23 @@ async def _add_offsets_partition(ctx: RequestContext, request: Any, partition: i
         request.producer_epoch,
         [offsets_partition],
         add_partitions=True,
+        for_produce=False,
     )
-    error = answers.get(offsets_partition, ErrorCode.none)
-    # The verifier answers as for Produce; TxnOffsetCommit names a fenced producer PRODUCER_FENCED.
-    return ErrorCode.producer_fenced if error == ErrorCode.invalid_producer_epoch else error
+    return txn_offset_commit_error(answers.get(offsets_partition, ErrorCode.none))
+
+
+def txn_offset_commit_error(error: int) -> int:
+    """TxnOffsetCommit's answer when adding the group's offsets partition to the transaction failed, as
+    Kafka's coordinator runtime maps it: not Produce's NOT_ENOUGH_REPLICAS for a busy or unreachable
+    transaction coordinator (clients do not retry a TxnOffsetCommit on it: franz-go's TestTxnEtl failed so),
+    but the coordinator's own error (CONCURRENT_TRANSACTIONS, NOT_COORDINATOR... which they retry), a
+    network failure as COORDINATOR_LOAD_IN_PROGRESS (retried without looking the coordinator up again) and
+    storage errors as for any group write; a fenced producer is PRODUCER_FENCED."""
+    if error == ErrorCode.invalid_producer_epoch:
+        return ErrorCode.producer_fenced
+    if error == ErrorCode.network_exception:
+        return ErrorCode.coordinator_load_in_progress
+    return coordinator_error_for_append(error, offset_commit=False)
 
 
 # --- DescribeTransactions (65), ListTransactions (66) ------------------------------------------------

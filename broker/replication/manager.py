@@ -125,6 +125,11 @@ class ReplicaManager:
         # it (a directory and three files each: 10,000 of them are ~20 s of file system calls, which
         # must not run on the event loop). They become leader or follower once their log exists.
         self._logs_to_open: dict[tuple[str, int], None] = {}
+        # The batch the worker thread is creating now, and an event set (then replaced) each time a
+        # batch's replicas are opened: a request for a partition this broker is to lead waits for its
+        # log instead of being refused.
+        self._logs_opening: set[tuple[str, int]] = set()
+        self._logs_opened = asyncio.Event()
         self._open_wakeup: asyncio.Event | None = None
         self._closing = False
 
@@ -352,6 +357,7 @@ class ReplicaManager:
                 jobs = []
                 for key in batch:
                     del self._logs_to_open[key]
+                    self._logs_opening.add(key)
                     topic = self.metadata.get(key[0])
                     assignment = self.assignments.get(key)
                     if topic is not None and assignment is not None:
@@ -373,6 +379,9 @@ class ReplicaManager:
                     if time.monotonic() >= slice_end:
                         await asyncio.sleep(0)
                         slice_end = time.monotonic() + APPLY_SLICE_S
+                self._logs_opening.clear()
+                opened, self._logs_opened = self._logs_opened, asyncio.Event()
+                opened.set()
                 # Each batch adds thousands of long-lived objects: keep full collections off them.
                 full_collections.burst()
 
@@ -514,6 +523,29 @@ class ReplicaManager:
         if replica is None or replica.leader is None:
             return None, ErrorCode.not_leader_or_follower
         return replica, ErrorCode.none
+
+    def opening_to_lead(self, topic: str, partition: int) -> bool:
+        """Whether this broker is the partition's leader in the metadata but its new log is still being
+        created (Metadata already names it leader: Kafka creates the log as it applies the metadata)."""
+        key = (topic, partition)
+        assignment = self.assignments.get(key)
+        return (
+            assignment is not None
+            and assignment.leader == self.node_id
+            and (key in self._logs_to_open or key in self._logs_opening)
+        )
+
+    async def wait_to_lead(self, keys: Sequence[tuple[str, int]], timeout_s: float) -> None:
+        """Wait, at most `timeout_s`, until none of `keys` is still `opening_to_lead`."""
+        deadline = time.monotonic() + timeout_s
+        while any(self.opening_to_lead(*key) for key in keys):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._logs_opened.wait(), remaining)
+            except TimeoutError:
+                return
 
     def assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
         return self.assignments.get((topic, partition))

@@ -261,10 +261,14 @@ class CoordinatorTransactionVerifier(_PeerClient):
         partitions: Sequence[TopicPartition],
         *,
         add_partitions: bool = False,
+        for_produce: bool = True,
     ) -> dict[TopicPartition, ErrorCode]:
+        """Errors as Produce answers them (`_produce_error`), or as the coordinator gave them when not
+        `for_produce` (TxnOffsetCommit maps them its own way)."""
+        answer = _produce_error if for_produce else ErrorCode
         coordinator = self._state.transactions
         if coordinator is None:
-            return dict.fromkeys(partitions, ErrorCode.not_enough_replicas)
+            return dict.fromkeys(partitions, answer(ErrorCode.coordinator_not_available))
         # As Kafka: only a partition's first batch in a transaction is checked with the coordinator.
         partitions = [tp for tp in partitions if not self._already_open(tp, producer_id, producer_epoch)]
         if not partitions:
@@ -280,7 +284,7 @@ class CoordinatorTransactionVerifier(_PeerClient):
             answers = await self._ask_remote(
                 coordinator, transactional_id, producer_id, producer_epoch, partitions, not add_partitions
             )
-        return {tp: _produce_error(error) for tp, error in answers.items()}
+        return {tp: answer(error) for tp, error in answers.items()}
 
     def _already_open(self, tp: TopicPartition, producer_id: int, producer_epoch: int) -> bool:
         led, _ = self._state.partitions.leader(*tp)

@@ -15,10 +15,12 @@ from kio.schema.add_partitions_to_txn.v3 import request as add_v3
 from kio.schema.add_partitions_to_txn.v4 import request as add_v4
 from kio.schema.describe_transactions.v0 import request as describe_v0
 from kio.schema.end_txn.v3 import request as end_v3
+from kio.schema.end_txn.v5 import request as end_v5
 from kio.schema.errors import ErrorCode
 from kio.schema.init_producer_id.v4 import request as init_v4
 from kio.schema.list_transactions.v1 import request as list_v1
 from kio.schema.produce.v9 import request as produce_v9
+from kio.schema.txn_offset_commit.v5 import request as txn_offset_commit_v5
 from kio.static.primitive import i16, i32, i32Timedelta, i64
 
 from broker.auth.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
@@ -210,3 +212,46 @@ def test_produce_is_verified_with_the_coordinator(broker: AclBroker) -> None:
     broker.loop.run_until_complete(broker.state.transactions.drain())
     assert init(broker).producer_epoch == 2
     assert produce(broker, producer.producer_id, 0) == ErrorCode.invalid_producer_epoch
+
+
+def test_txn_offset_commit_while_the_last_commit_completes_is_retriable(broker: AclBroker) -> None:
+    """Transaction version 2: the next transaction's TxnOffsetCommit adds the group's offsets partition itself.
+    Sent while the previous commit's markers are still being written, it is answered as Kafka answers it,
+    CONCURRENT_TRANSACTIONS (clients retry it), not Produce's NOT_ENOUGH_REPLICAS, which franz-go's
+    TestTxnEtl took as fatal."""
+    allow(broker, ResourceType.TRANSACTIONAL_ID, TXN_ID, Operation.WRITE)
+    allow(broker, ResourceType.GROUP, "etl", Operation.READ)
+    allow(broker, ResourceType.TOPIC, TOPIC, Operation.READ)
+    producer = init(broker)
+    assert add_partition(broker, producer.producer_id, 0) == ErrorCode.none
+    ended = broker.send(
+        ALICE,
+        end_v5.EndTxnRequest(
+            transactional_id=TXN_ID,
+            producer_id=i64(producer.producer_id),
+            producer_epoch=i16(0),
+            committed=True,
+        ),
+    )
+    assert (ended.error_code, ended.producer_epoch) == (ErrorCode.none, 1)
+    assert broker.state.transactions.describe(TXN_ID)[1].state == "PrepareCommit"
+    answer = broker.send(
+        ALICE,
+        txn_offset_commit_v5.TxnOffsetCommitRequest(
+            transactional_id=TXN_ID,
+            group_id="etl",
+            producer_id=i64(producer.producer_id),
+            producer_epoch=i16(1),
+            topics=(
+                txn_offset_commit_v5.TxnOffsetCommitRequestTopic(
+                    name=TOPIC,
+                    partitions=(
+                        txn_offset_commit_v5.TxnOffsetCommitRequestPartition(
+                            partition_index=i32(0), committed_offset=i64(5), committed_metadata=None
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    )
+    assert answer.topics[0].partitions[0].error_code == ErrorCode.concurrent_transactions
