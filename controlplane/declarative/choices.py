@@ -13,10 +13,10 @@ class Kind(models.TextChoices):
 
 
 # The kinds a plan can act on, in the order creates and updates run (a grant needs its service account, a
-# quota its user); deletes run in the reverse order.
-APPLIED_KINDS = [Kind.SERVICE_ACCOUNT, Kind.TOPIC, Kind.ACCESS_GRANT, Kind.QUOTA]
+# quota its user); deletes run in the reverse order (a subject is deleted before its topic).
+APPLIED_KINDS = [Kind.SERVICE_ACCOUNT, Kind.TOPIC, Kind.ACCESS_GRANT, Kind.QUOTA, Kind.SCHEMA]
 # Kinds of the format the server does not apply yet: a plan refuses them by name instead of ignoring them.
-NOT_YET_APPLIED_KINDS = [Kind.SCHEMA, Kind.ALERT_RULE, Kind.ALERT_CHANNEL, Kind.STREAMING_JOB]
+NOT_YET_APPLIED_KINDS = [Kind.ALERT_RULE, Kind.ALERT_CHANNEL, Kind.STREAMING_JOB]
 # Kinds that live in the organization, not on one cluster.
 ORGANIZATION_KINDS = [Kind.SERVICE_ACCOUNT]
 

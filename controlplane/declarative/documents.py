@@ -15,6 +15,7 @@ from controlplane.acls.choices import GrantTemplate
 from controlplane.core.api.errors import ServiceError
 from controlplane.declarative.choices import Kind
 from controlplane.quotas.choices import QuotaKey
+from controlplane.schemas.choices import MAX_VERSION, Compatibility, SchemaType
 
 API_VERSION = "streamhub.io/v1"
 SCHEMA_ID = "https://streamhub.io/schemas/resources-v1.json"
@@ -110,27 +111,34 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
             ["values"],
         ),
     ),
-    # Part of the format; a plan refuses them until the server applies them (see choices.NOT_YET_APPLIED_KINDS).
     Kind.SCHEMA: _document(
         Kind.SCHEMA,
         _spec(
             {
-                "schemaType": {"enum": ["AVRO", "JSON", "PROTOBUF"]},
-                "schema": {"type": "string"},
-                "compatibility": {
-                    "enum": [
-                        "NONE",
-                        "BACKWARD",
-                        "BACKWARD_TRANSITIVE",
-                        "FORWARD",
-                        "FORWARD_TRANSITIVE",
-                        "FULL",
-                        "FULL_TRANSITIVE",
-                    ]
+                "schemaType": {"enum": list(SchemaType.values), "description": "AVRO when not given"},
+                "schema": {"type": "string", "minLength": 1, "description": "the schema's text"},
+                "references": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["name", "subject", "version"],
+                        "properties": {
+                            "name": {"type": "string", "minLength": 1},
+                            "subject": {"type": "string", "minLength": 1},
+                            "version": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
+                        },
+                    },
                 },
-            }
+                "compatibility": {
+                    "enum": list(Compatibility.values),
+                    "description": "the subject's own level; the registry's when not given",
+                },
+            },
+            ["schema"],
         ),
     ),
+    # Part of the format; a plan refuses them until the server applies them (see choices.NOT_YET_APPLIED_KINDS).
     Kind.ALERT_RULE: _document(Kind.ALERT_RULE, {"type": "object"}),
     Kind.ALERT_CHANNEL: _document(Kind.ALERT_CHANNEL, {"type": "object"}, cluster_required=False),
     Kind.STREAMING_JOB: _document(Kind.STREAMING_JOB, {"type": "object"}),

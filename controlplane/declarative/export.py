@@ -10,6 +10,7 @@ from controlplane.acls.models import AccessGrant
 from controlplane.clusters.models import Cluster
 from controlplane.declarative.choices import Kind
 from controlplane.declarative.documents import API_VERSION
+from controlplane.declarative.schemas import export_subjects
 from controlplane.quotas.models import ClientQuota
 from controlplane.tenancy.models import Team
 from controlplane.topics.models import Topic
@@ -59,4 +60,6 @@ def export_team(*, team: Team, cluster: Cluster) -> list[dict[str, Any]]:
         if quota.entity.get("client-id"):
             spec["clientId"] = quota.entity["client-id"]
         documents.append(_document(Kind.QUOTA, quota.entity_key, team, cluster, spec))
+    for subject, spec in export_subjects(team=team, cluster=cluster):
+        documents.append(_document(Kind.SCHEMA, subject, team, cluster, spec))
     return documents

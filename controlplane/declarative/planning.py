@@ -35,6 +35,7 @@ from controlplane.declarative.choices import (
 )
 from controlplane.declarative.documents import Document, config_value
 from controlplane.declarative.models import ManagedResource
+from controlplane.declarative.schemas import SchemaPlanner
 from controlplane.kafka.configs import describe_topic_configs
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.kafka.topics import TopicInfo, list_topics
@@ -168,6 +169,7 @@ class Planner:
         self.accounts: dict[tuple[int, str], ServiceAccount] = {}
         # (kind, cluster, name) of each resource the documents declare, with the first document declaring it.
         self.declared_by: dict[tuple[str, str | None, str], int] = {}
+        self.schemas = SchemaPlanner(actor)
 
     # --- names -------------------------------------------------------------------------------------
 
@@ -314,6 +316,7 @@ class Planner:
                 Kind.TOPIC: self.plan_topic,
                 Kind.ACCESS_GRANT: self.plan_grant,
                 Kind.QUOTA: self.plan_quota,
+                Kind.SCHEMA: self.plan_schema,
             }[document.kind](change, managed)
         except ServiceError as refusal:
             change.refuse(refusal)
@@ -519,6 +522,16 @@ class Planner:
                     f"The quota's user {entity.get('user')!r} belongs to another team.", code="other_team"
                 )
 
+    def plan_schema(self, change: PlannedChange, managed: ManagedResource | None) -> None:
+        change.drift = self.schemas.drift(
+            cluster=change.cluster_row,
+            subject=change.name,
+            recorded_id=managed.resource_id if managed is not None else None,
+        )
+        change.action, change.diff, change.target_id = self.schemas.plan(
+            cluster=change.cluster_row, team=change.team_row, subject=change.name, spec=change.spec
+        )
+
     # --- resources no document declares any more -----------------------------------------------------
 
     def plan_deletion(self, managed: ManagedResource) -> PlannedChange:
@@ -549,6 +562,8 @@ class Planner:
                 if quota is not None:
                     check_quota_delete(actor=self.actor, quota=quota)
                 change.target_id = quota.pk if quota is not None else None
+            elif managed.kind == Kind.SCHEMA:
+                self.schemas.check_delete(cluster=managed.cluster, team=managed.team, subject=managed.name)
             elif managed.kind == Kind.SERVICE_ACCOUNT:
                 account = ServiceAccount.objects.filter(pk=managed.resource_id).first()
                 if account is not None:

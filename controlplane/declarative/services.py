@@ -31,6 +31,7 @@ from controlplane.declarative.choices import ORGANIZATION_KINDS, Action, ChangeS
 from controlplane.declarative.documents import Document, config_value
 from controlplane.declarative.models import ChangeSet, ManagedResource
 from controlplane.declarative.planning import MANAGED_BY, Plan, PlannedChange, plan_documents
+from controlplane.declarative.schemas import apply_schema, delete_schema_subject
 from controlplane.quotas.models import ClientQuota
 from controlplane.quotas.services import delete_quota, set_quota
 from controlplane.tenancy.access import Actor
@@ -168,11 +169,26 @@ def _apply_quota(actor: Actor, change: PlannedChange, outcome: _Outcome) -> None
         outcome.resource_id = change.target_id
 
 
+def _apply_schema(actor: Actor, change: PlannedChange, outcome: _Outcome) -> None:
+    if change.action == Action.DELETE:
+        delete_schema_subject(actor=actor, cluster=change.cluster_row, subject=change.name)
+        return
+    outcome.resource_id = apply_schema(
+        actor=actor,
+        cluster=change.cluster_row,
+        subject=change.name,
+        spec=change.spec,
+        diff=change.diff,
+        done=outcome.done,
+    )
+
+
 APPLIERS: dict[str, Callable[[Actor, PlannedChange, _Outcome], None]] = {
     Kind.SERVICE_ACCOUNT: _apply_service_account,
     Kind.TOPIC: _apply_topic,
     Kind.ACCESS_GRANT: _apply_grant,
     Kind.QUOTA: _apply_quota,
+    Kind.SCHEMA: _apply_schema,
 }
 
 

@@ -604,6 +604,57 @@ def lookup_schema(
     return row
 
 
+def _require_compatible(cluster_id: int, subject: str, parsed: ParsedSchema, level: str) -> None:
+    previous = _live_parsed(cluster_id, subject)
+    if previous and previous[-1][1].schema_type != parsed.schema_type and level != Compatibility.NONE:
+        raise RegistryError(
+            409,
+            409,
+            f'Schema being registered is incompatible with an earlier schema for subject "{subject}", details: '
+            f"[{{errorType:'TYPE_MISMATCH', description:'The schema type changed from "
+            f"{previous[-1][1].schema_type} to {parsed.schema_type}'}}]",
+        )
+    messages = check_against(level, parsed, previous)
+    if messages:
+        raise RegistryError(
+            409,
+            409,
+            f'Schema being registered is incompatible with an earlier schema for subject "{subject}", '
+            f"details: [{', '.join(messages)}]",
+        )
+
+
+def check_register(
+    *, cluster_id: int, subject: str, schema_input: SchemaInput, compatibility: str | None = None
+) -> tuple[SubjectVersion | None, SubjectVersion | None]:
+    """What registering would do, without writing: (the subject's latest live version, the live version
+    already holding an identical schema or None when a new version would be registered). Raises the
+    RegistryError register_schema would raise (read-only subject, invalid schema or reference, incompatible
+    with earlier versions under `compatibility`, or the subject's level when None)."""
+    _require_writable(cluster_id, subject)
+    parsed = _parse_input(cluster_id, schema_input)
+    level, normalize_by_config = effective_compatibility(cluster_id, subject)
+    text = parsed.normalized if normalize_by_config else parsed.canonical
+    fingerprint = _fingerprint(parsed.schema_type, text, schema_input.references)
+    live = _versions(cluster_id, subject).select_related("schema").order_by("-version")
+    latest = live.first()
+    identical = live.filter(schema__fingerprint=fingerprint).first()
+    if identical is None:
+        _require_compatible(cluster_id, subject, parsed, compatibility or level)
+    return latest, identical
+
+
+def check_delete_subject(*, cluster_id: int, subject: str) -> None:
+    """The refusals a (soft) delete_subject of a live subject would answer: read-only, referenced."""
+    _require_writable(cluster_id, subject)
+    versions = _versions(cluster_id, subject, include_deleted=True).values_list("version", flat=True)
+    referrers = _references_to(cluster_id, subject, versions)
+    if referrers:
+        raise RegistryError(
+            422, 42206, f"One or more references exist to the schema {{subject={subject}}}: ids {referrers}"
+        )
+
+
 def register_schema(
     *, cluster_id: int, subject: str, schema_input: SchemaInput, normalize: bool = False
 ) -> SubjectVersion:
@@ -623,23 +674,7 @@ def register_schema(
     if existing is not None and schema_input.schema_id in (None, existing.schema.schema_id):
         return existing
     if schema_input.schema_id is None:
-        previous = _live_parsed(cluster_id, subject)
-        if previous and previous[-1][1].schema_type != parsed.schema_type and level != Compatibility.NONE:
-            raise RegistryError(
-                409,
-                409,
-                f'Schema being registered is incompatible with an earlier schema for subject "{subject}", details: '
-                f"[{{errorType:'TYPE_MISMATCH', description:'The schema type changed from "
-                f"{previous[-1][1].schema_type} to {parsed.schema_type}'}}]",
-            )
-        messages = check_against(level, parsed, previous)
-        if messages:
-            raise RegistryError(
-                409,
-                409,
-                f'Schema being registered is incompatible with an earlier schema for subject "{subject}", '
-                f"details: [{', '.join(messages)}]",
-            )
+        _require_compatible(cluster_id, subject, parsed, level)
     attempts_left = 5
     while True:
         try:

@@ -5499,10 +5499,22 @@ export interface components {
                 cluster?: string;
             };
             spec: {
-                /** @enum {unknown} */
+                /**
+                 * @description AVRO when not given
+                 * @enum {unknown}
+                 */
                 schemaType?: "AVRO" | "JSON" | "PROTOBUF";
-                schema?: string;
-                /** @enum {unknown} */
+                /** @description the schema's text */
+                schema: string;
+                references?: {
+                    name: string;
+                    subject: string;
+                    version: number;
+                }[];
+                /**
+                 * @description the subject's own level; the registry's when not given
+                 * @enum {unknown}
+                 */
                 compatibility?: "NONE" | "BACKWARD" | "BACKWARD_TRANSITIVE" | "FORWARD" | "FORWARD_TRANSITIVE" | "FULL" | "FULL_TRANSITIVE";
             };
         };
