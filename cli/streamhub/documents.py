@@ -1,7 +1,13 @@
-"""Reading a file set: YAML files (several documents each, `---` between them) from files or directories."""
+"""Reading a file set: YAML files (several documents each, `---` between them) from files or directories.
+
+An AlertChannel's `url` is a credential and never sits in the files: it is written `${ENV_VAR}` (read from
+the environment) or `${file:path}` (a file's content, the path relative to the document's file), and read
+here, on the machine that plans, just before the documents are sent."""
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +18,41 @@ SUFFIXES = (".yaml", ".yml")
 
 class DocumentError(Exception):
     pass
+
+
+SECRET_REFERENCE = re.compile(r"^\$\{(?:file:(?P<file>[^}]+)|(?P<env>[A-Za-z_][A-Za-z0-9_]*))\}$")
+# The spec fields that hold credentials, by kind.
+SECRET_FIELDS = {"AlertChannel": ("url",)}
+
+
+def resolve_secrets(document: dict[str, Any], file: Path, number: int) -> dict[str, Any]:
+    """The document with its credential fields read from the environment or their files."""
+    fields = SECRET_FIELDS.get(document.get("kind"), ())
+    spec = document.get("spec")
+    if not fields or not isinstance(spec, dict):
+        return document
+    resolved = dict(spec)
+    for field in fields:
+        value = spec.get(field)
+        if value is None or value == "":
+            continue
+        where = f"{file}: document {number} ({document['kind']}), spec.{field}"
+        match = SECRET_REFERENCE.match(value) if isinstance(value, str) else None
+        if match is None:
+            raise DocumentError(
+                f"{where} is a credential: write ${{ENV_VAR}} or ${{file:path}}, not the value itself"
+            )
+        if match["env"]:
+            if match["env"] not in os.environ:
+                raise DocumentError(f"{where}: the environment variable {match['env']} is not set")
+            resolved[field] = os.environ[match["env"]]
+        else:
+            path = (file.parent / match["file"]).resolve()
+            try:
+                resolved[field] = path.read_text().strip()
+            except OSError as error:
+                raise DocumentError(f"{where}: cannot read {path}: {error.strerror}") from error
+    return {**document, "spec": resolved}
 
 
 def yaml_files(paths: tuple[str, ...]) -> list[Path]:
@@ -39,7 +80,7 @@ def read_documents(paths: tuple[str, ...]) -> list[dict[str, Any]]:
                 continue  # an empty document (a trailing ---)
             if not isinstance(document, dict):
                 raise DocumentError(f"{file}: document {number} is not a mapping (kind, metadata, spec)")
-            documents.append(document)
+            documents.append(resolve_secrets(document, file, number))
     return documents
 
 

@@ -123,18 +123,26 @@ def _check_rule(team: Team, values: dict[str, Any], channels: list[NotificationC
         raise _invalid(problems)
 
 
+def check_rule_create(
+    *, actor: Actor, team: Team, channels: list[NotificationChannel] | None = None, **values: Any
+) -> dict[str, Any]:
+    """create_rule's checks, without writing: the values it would store."""
+    require_team_role(actor, team, TeamRole.DEVELOPER)
+    if values.get("all_teams"):
+        require_org_admin(actor, team.organization)
+    values = _with_default_threshold(values)
+    _check_rule(team, values, channels or [])
+    if AlertRule.objects.filter(team=team, name=values["name"]).exists():
+        raise Conflict(f"The team already has a rule named {values['name']!r}.", code="duplicate")
+    return values
+
+
 def create_rule(
     *, actor: Actor, team: Team, channels: list[NotificationChannel] | None = None, **values: Any
 ) -> AlertRule:
     change = _change("alert_rule.create", "alert_rule", team, resource_name=values.get("name", ""))
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, team, TeamRole.DEVELOPER)
-        if values.get("all_teams"):
-            require_org_admin(actor, team.organization)
-        values = _with_default_threshold(values)
-        _check_rule(team, values, channels or [])
-        if AlertRule.objects.filter(team=team, name=values["name"]).exists():
-            raise Conflict(f"The team already has a rule named {values['name']!r}.", code="duplicate")
+        values = check_rule_create(actor=actor, team=team, channels=channels, **values)
         rule = AlertRule.objects.create(team=team, created_by=actor.user, **values)
         rule.channels.set(channels or [])
         change.on(rule)
@@ -150,19 +158,7 @@ def update_rule(
     change = _change("alert_rule.update", "alert_rule", rule.team, before=snapshot_rule(rule))
     change.on(rule)
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, rule.team, TeamRole.DEVELOPER)
-        if rule.all_teams or changes.get("all_teams"):
-            # Only org admins change a rule that watches every team's groups (or make one).
-            require_org_admin(actor, rule.team.organization)
-        values = {name: getattr(rule, name) for name in RULE_FIELDS} | changes
-        if "metric" in changes and "threshold" not in changes and changes["metric"] != rule.metric:
-            values["threshold"] = None  # the old metric's threshold means nothing for the new one
-        values = _with_default_threshold(values)
-        changes = {name: values[name] for name in (*changes, "threshold") if name in values}
-        _check_rule(rule.team, values, channels)
-        name = values["name"]
-        if name != rule.name and AlertRule.objects.filter(team=rule.team, name=name).exists():
-            raise Conflict(f"The team already has a rule named {name!r}.", code="duplicate")
+        changes = check_rule_update(actor=actor, rule=rule, channels=channels, **changes)
         for field, value in changes.items():
             setattr(rule, field, value)
         rule.save()
@@ -172,6 +168,26 @@ def update_rule(
             _resolve_quietly(rule.alerts.filter(state__in=ACTIVE_STATES), "The rule was disabled.")
         change.after = snapshot_rule(rule)
     return rule
+
+
+def check_rule_update(
+    *, actor: Actor, rule: AlertRule, channels: list[NotificationChannel] | None = None, **changes: Any
+) -> dict[str, Any]:
+    """update_rule's checks, without writing: the field changes it would make."""
+    require_team_role(actor, rule.team, TeamRole.DEVELOPER)
+    if rule.all_teams or changes.get("all_teams"):
+        # Only org admins change a rule that watches every team's groups (or make one).
+        require_org_admin(actor, rule.team.organization)
+    values = {name: getattr(rule, name) for name in RULE_FIELDS} | changes
+    if "metric" in changes and "threshold" not in changes and changes["metric"] != rule.metric:
+        values["threshold"] = None  # the old metric's threshold means nothing for the new one
+    values = _with_default_threshold(values)
+    changes = {name: values[name] for name in (*changes, "threshold") if name in values}
+    _check_rule(rule.team, values, channels)
+    name = values["name"]
+    if name != rule.name and AlertRule.objects.filter(team=rule.team, name=name).exists():
+        raise Conflict(f"The team already has a rule named {name!r}.", code="duplicate")
+    return changes
 
 
 def _resolve_quietly(alerts: Any, reason: str) -> None:
@@ -220,6 +236,27 @@ def _check_channel(kind: str, url: str, email_recipients: list[str]) -> None:
         raise _invalid(problems)
 
 
+def check_channel_create(
+    *, actor: Actor, team: Team, name: str, kind: str, url: str, email_recipients: list[str]
+) -> None:
+    """create_channel's checks, without writing."""
+    require_team_role(actor, team, TeamRole.DEVELOPER)
+    _check_channel(kind, url, email_recipients)
+    if NotificationChannel.objects.filter(team=team, name=name).exists():
+        raise Conflict(f"The team already has a channel named {name!r}.", code="duplicate")
+
+
+def check_channel_update(*, actor: Actor, channel: NotificationChannel, **changes: Any) -> None:
+    """update_channel's checks, without writing."""
+    require_team_role(actor, channel.team, TeamRole.DEVELOPER)
+    url = changes.get("url", channel.url)
+    recipients = changes.get("email_recipients", channel.email_recipients)
+    _check_channel(channel.kind, url, recipients)
+    name = changes.get("name", channel.name)
+    if name != channel.name and NotificationChannel.objects.filter(team=channel.team, name=name).exists():
+        raise Conflict(f"The team already has a channel named {name!r}.", code="duplicate")
+
+
 def create_channel(
     *,
     actor: Actor,
@@ -234,10 +271,9 @@ def create_channel(
     recipients = email_recipients or []
     change = _change("alert_channel.create", "alert_channel", team, resource_name=name)
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, team, TeamRole.DEVELOPER)
-        _check_channel(kind, url, recipients)
-        if NotificationChannel.objects.filter(team=team, name=name).exists():
-            raise Conflict(f"The team already has a channel named {name!r}.", code="duplicate")
+        check_channel_create(
+            actor=actor, team=team, name=name, kind=kind, url=url, email_recipients=recipients
+        )
         secret = new_signing_secret() if kind == ChannelKind.WEBHOOK else ""
         channel = NotificationChannel.objects.create(
             team=team,
@@ -258,13 +294,7 @@ def update_channel(*, actor: Actor, channel: NotificationChannel, **changes: Any
     change = _change("alert_channel.update", "alert_channel", channel.team, before=snapshot_channel(channel))
     change.on(channel)
     with audited_change(actor=actor, change=change):
-        require_team_role(actor, channel.team, TeamRole.DEVELOPER)
-        url = changes.get("url", channel.url)
-        recipients = changes.get("email_recipients", channel.email_recipients)
-        _check_channel(channel.kind, url, recipients)
-        name = changes.get("name", channel.name)
-        if name != channel.name and NotificationChannel.objects.filter(team=channel.team, name=name).exists():
-            raise Conflict(f"The team already has a channel named {name!r}.", code="duplicate")
+        check_channel_update(actor=actor, channel=channel, **changes)
         for field, value in changes.items():
             setattr(channel, field, value)
         channel.save()

@@ -14,11 +14,23 @@ class Kind(models.TextChoices):
 
 # The kinds a plan can act on, in the order creates and updates run (a grant needs its service account, a
 # quota its user); deletes run in the reverse order (a subject is deleted before its topic).
-APPLIED_KINDS = [Kind.SERVICE_ACCOUNT, Kind.TOPIC, Kind.ACCESS_GRANT, Kind.QUOTA, Kind.SCHEMA]
+APPLIED_KINDS = [
+    Kind.SERVICE_ACCOUNT,
+    Kind.TOPIC,
+    Kind.ACCESS_GRANT,
+    Kind.QUOTA,
+    Kind.SCHEMA,
+    Kind.ALERT_CHANNEL,
+    Kind.ALERT_RULE,
+]
 # Kinds of the format the server does not apply yet: a plan refuses them by name instead of ignoring them.
-NOT_YET_APPLIED_KINDS = [Kind.ALERT_RULE, Kind.ALERT_CHANNEL, Kind.STREAMING_JOB]
-# Kinds that live in the organization, not on one cluster.
-ORGANIZATION_KINDS = [Kind.SERVICE_ACCOUNT]
+NOT_YET_APPLIED_KINDS = [Kind.STREAMING_JOB]
+# Kinds that live in the organization or a team, not on one cluster.
+ORGANIZATION_KINDS = [Kind.SERVICE_ACCOUNT, Kind.ALERT_CHANNEL]
+# Kinds on one cluster or, without metadata.cluster, on every cluster of the organization.
+ANY_CLUSTER_KINDS = [Kind.ALERT_RULE]
+# Kinds named within their team or organization, whatever cluster they watch: a file set claims them by name.
+CLAIMED_WITHOUT_CLUSTER = [*ORGANIZATION_KINDS, *ANY_CLUSTER_KINDS]
 
 
 class Action(models.TextChoices):

@@ -12,8 +12,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from controlplane.acls.choices import GrantTemplate
+from controlplane.alerts.choices import ChannelKind, Comparison, Granularity, Metric, Severity
 from controlplane.core.api.errors import ServiceError
 from controlplane.declarative.choices import Kind
+from controlplane.lag.observations import Health
 from controlplane.quotas.choices import QuotaKey
 from controlplane.schemas.choices import MAX_VERSION, Compatibility, SchemaType
 
@@ -24,9 +26,11 @@ _NAME = {"type": "string", "minLength": 1, "maxLength": 249}
 _PREFIX = {"type": "string", "maxLength": 249}
 
 
-def _document(kind: str, spec: dict[str, Any], *, cluster_required: bool = True) -> dict[str, Any]:
+def _document(
+    kind: str, spec: dict[str, Any], *, cluster_required: bool = True, name_max: int = 249
+) -> dict[str, Any]:
     metadata_properties: dict[str, Any] = {
-        "name": _NAME,
+        "name": {**_NAME, "maxLength": name_max},
         "team": {"type": "string", "minLength": 1, "description": "the owning team's slug"},
         "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 63}},
     }
@@ -63,6 +67,8 @@ def _spec(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str,
     }
 
 
+# A rule's durations: at most a week, as the alert rules' API takes them.
+WEEK_SECONDS = 7 * 24 * 3600
 _CONFIG_VALUE = {"type": ["string", "integer", "number", "boolean"]}
 
 KIND_SCHEMAS: dict[str, dict[str, Any]] = {
@@ -139,8 +145,59 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
         ),
     ),
     # Part of the format; a plan refuses them until the server applies them (see choices.NOT_YET_APPLIED_KINDS).
-    Kind.ALERT_RULE: _document(Kind.ALERT_RULE, {"type": "object"}),
-    Kind.ALERT_CHANNEL: _document(Kind.ALERT_CHANNEL, {"type": "object"}, cluster_required=False),
+    Kind.ALERT_CHANNEL: _document(
+        Kind.ALERT_CHANNEL,
+        _spec(
+            {
+                "type": {"enum": list(ChannelKind.values)},
+                "url": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "description": "webhook and slack: a credential; write ${ENV_VAR} or ${file:path}, which "
+                    "the CLI resolves, never the URL itself",
+                },
+                "emailRecipients": {
+                    "type": "array",
+                    "maxItems": 20,
+                    "items": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+$", "maxLength": 254},
+                },
+                "enabled": {"type": "boolean"},
+            },
+            ["type"],
+        ),
+        cluster_required=False,
+        name_max=100,
+    ),
+    # metadata.cluster is optional: a rule without one watches every cluster of the organization.
+    Kind.ALERT_RULE: _document(
+        Kind.ALERT_RULE,
+        _spec(
+            {
+                "description": {"type": "string", "maxLength": 1000},
+                "metric": {"enum": list(Metric.values)},
+                "comparison": {"enum": list(Comparison.values)},
+                "threshold": {"type": "number", "minimum": 0},
+                "resolveThreshold": {"type": "number", "minimum": 0},
+                "statuses": {"type": "array", "items": {"enum": list(Health.values)}},
+                "groupPattern": {"type": "string", "minLength": 1, "maxLength": 255},
+                "topicPattern": {"type": "string", "minLength": 1, "maxLength": 255},
+                "allTeams": {"type": "boolean"},
+                "granularity": {"enum": list(Granularity.values)},
+                "forSeconds": {"type": "integer", "minimum": 0, "maximum": WEEK_SECONDS},
+                "severity": {"enum": list(Severity.values)},
+                "channels": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "uniqueItems": True,
+                },
+                "renotifyIntervalSeconds": {"type": "integer", "minimum": 60, "maximum": WEEK_SECONDS},
+                "sendResolved": {"type": "boolean"},
+                "enabled": {"type": "boolean"},
+            },
+            ["metric"],
+        ),
+        name_max=100,
+    ),
     Kind.STREAMING_JOB: _document(Kind.STREAMING_JOB, {"type": "object"}),
 }
 

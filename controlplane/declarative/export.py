@@ -8,6 +8,7 @@ from typing import Any
 from controlplane.accounts.models import ServiceAccount
 from controlplane.acls.models import AccessGrant
 from controlplane.clusters.models import Cluster
+from controlplane.declarative.alerting import export_channels, export_rules
 from controlplane.declarative.choices import Kind
 from controlplane.declarative.documents import API_VERSION
 from controlplane.declarative.schemas import export_subjects
@@ -62,4 +63,8 @@ def export_team(*, team: Team, cluster: Cluster) -> list[dict[str, Any]]:
         documents.append(_document(Kind.QUOTA, quota.entity_key, team, cluster, spec))
     for subject, spec in export_subjects(team=team, cluster=cluster):
         documents.append(_document(Kind.SCHEMA, subject, team, cluster, spec))
+    for name, spec in export_channels(team):
+        documents.append(_document(Kind.ALERT_CHANNEL, name, team, None, spec))
+    for name, rule_cluster, spec in export_rules(team, cluster):
+        documents.append(_document(Kind.ALERT_RULE, name, team, rule_cluster, spec))
     return documents

@@ -26,8 +26,10 @@ from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.connections import connection_for, default_replication_factor
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.errors import ServiceError
+from controlplane.declarative import alerting
 from controlplane.declarative.choices import (
     APPLIED_KINDS,
+    CLAIMED_WITHOUT_CLUSTER,
     NOT_YET_APPLIED_KINDS,
     ORGANIZATION_KINDS,
     Action,
@@ -251,9 +253,17 @@ class Planner:
 
     def ownership(self, change: PlannedChange, organization_id: int) -> ManagedResource | None:
         """The file set's claim on the resource; another file set's claim refuses the change."""
-        cluster_id = change.cluster_row.pk if change.kind not in ORGANIZATION_KINDS else None
+        cluster_id = change.cluster_row.pk if change.kind not in CLAIMED_WITHOUT_CLUSTER else None
         managed = self.claims.get((organization_id, change.kind, change.name, cluster_id))
-        if managed is not None and managed.file_set != self.file_set:
+        if managed is not None and managed.team_id != change.team_row.pk:
+            # Rules and channels are named within their team, but claimed by name in the organization.
+            _refused(
+                change,
+                "managed_by_other_team",
+                f"{change.kind} {change.name!r} is managed as code by another team of the organization; give "
+                "yours another name.",
+            )
+        elif managed is not None and managed.file_set != self.file_set:
             _refused(
                 change,
                 "managed_by_other_file_set",
@@ -317,6 +327,8 @@ class Planner:
                 Kind.ACCESS_GRANT: self.plan_grant,
                 Kind.QUOTA: self.plan_quota,
                 Kind.SCHEMA: self.plan_schema,
+                Kind.ALERT_CHANNEL: self.plan_alert_channel,
+                Kind.ALERT_RULE: self.plan_alert_rule,
             }[document.kind](change, managed)
         except ServiceError as refusal:
             change.refuse(refusal)
@@ -330,13 +342,14 @@ class Planner:
             return _refused(
                 change, "no_team", "No team given: name it in metadata.team or in the request's team."
             )
-        if change.cluster is None and document.kind not in ORGANIZATION_KINDS:
+        if change.cluster is None and document.kind not in CLAIMED_WITHOUT_CLUSTER:
             return _refused(
                 change,
                 "no_cluster",
                 "No cluster given: name it in metadata.cluster or in the request's cluster.",
             )
-        first = self.declared_by.setdefault((document.kind, change.cluster, document.name), document.index)
+        claimed_on = change.cluster if document.kind not in CLAIMED_WITHOUT_CLUSTER else None
+        first = self.declared_by.setdefault((document.kind, claimed_on, document.name), document.index)
         if first != document.index:
             return _refused(
                 change,
@@ -532,6 +545,20 @@ class Planner:
             cluster=change.cluster_row, team=change.team_row, subject=change.name, spec=change.spec
         )
 
+    def plan_alert_channel(self, change: PlannedChange, managed: ManagedResource | None) -> None:
+        change.action, change.diff, change.target_id = alerting.plan_channel(
+            actor=self.actor, team=change.team_row, name=change.name, spec=change.spec
+        )
+
+    def plan_alert_rule(self, change: PlannedChange, managed: ManagedResource | None) -> None:
+        change.action, change.diff, change.target_id = alerting.plan_rule(
+            actor=self.actor,
+            team=change.team_row,
+            cluster=change.cluster_row,
+            name=change.name,
+            spec=change.spec,
+        )
+
     # --- resources no document declares any more -----------------------------------------------------
 
     def plan_deletion(self, managed: ManagedResource) -> PlannedChange:
@@ -562,6 +589,10 @@ class Planner:
                 if quota is not None:
                     check_quota_delete(actor=self.actor, quota=quota)
                 change.target_id = quota.pk if quota is not None else None
+            elif managed.kind in (Kind.ALERT_RULE, Kind.ALERT_CHANNEL):
+                change.target_id = alerting.check_delete(
+                    actor=self.actor, kind=managed.kind, resource_id=managed.resource_id
+                )
             elif managed.kind == Kind.SCHEMA:
                 self.schemas.check_delete(cluster=managed.cluster, team=managed.team, subject=managed.name)
             elif managed.kind == Kind.SERVICE_ACCOUNT:
@@ -653,7 +684,9 @@ def plan_documents(
     planner = Planner(actor=actor, file_set=file_set)
     changes: list[PlannedChange] = []
     ordered = sorted(documents, key=lambda d: (_kind_rank(d.kind), d.index))
-    declared = {(d.kind, d.cluster if d.kind not in ORGANIZATION_KINDS else None, d.name) for d in documents}
+    declared = {
+        (d.kind, d.cluster if d.kind not in CLAIMED_WITHOUT_CLUSTER else None, d.name) for d in documents
+    }
     team_slugs = {d.team for d in documents if d.team} | ({team} if team else set())
     undeclared = list(
         ManagedResource.objects.filter(

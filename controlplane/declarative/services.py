@@ -27,7 +27,14 @@ from controlplane.clusters.models import Operation
 from controlplane.clusters.outcomes import OutcomeUnknown
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.core.request_ids import current_request_id
-from controlplane.declarative.choices import ORGANIZATION_KINDS, Action, ChangeSetState, ChangeStatus, Kind
+from controlplane.declarative import alerting
+from controlplane.declarative.choices import (
+    CLAIMED_WITHOUT_CLUSTER,
+    Action,
+    ChangeSetState,
+    ChangeStatus,
+    Kind,
+)
 from controlplane.declarative.documents import Document, config_value
 from controlplane.declarative.models import ChangeSet, ManagedResource
 from controlplane.declarative.planning import MANAGED_BY, Plan, PlannedChange, plan_documents
@@ -183,12 +190,38 @@ def _apply_schema(actor: Actor, change: PlannedChange, outcome: _Outcome) -> Non
     )
 
 
+def _apply_alert_channel(actor: Actor, change: PlannedChange, outcome: _Outcome) -> None:
+    outcome.resource_id = alerting.apply_channel(
+        actor=actor,
+        team=change.team_row,
+        name=change.name,
+        action=change.action,
+        spec=change.spec,
+        target_id=change.target_id,
+    )
+
+
+def _apply_alert_rule(actor: Actor, change: PlannedChange, outcome: _Outcome) -> None:
+    outcome.resource_id = alerting.apply_rule(
+        actor=actor,
+        team=change.team_row,
+        cluster=change.cluster_row,
+        name=change.name,
+        action=change.action,
+        spec=change.spec,
+        diff=change.diff,
+        target_id=change.target_id,
+    )
+
+
 APPLIERS: dict[str, Callable[[Actor, PlannedChange, _Outcome], None]] = {
     Kind.SERVICE_ACCOUNT: _apply_service_account,
     Kind.TOPIC: _apply_topic,
     Kind.ACCESS_GRANT: _apply_grant,
     Kind.QUOTA: _apply_quota,
     Kind.SCHEMA: _apply_schema,
+    Kind.ALERT_CHANNEL: _apply_alert_channel,
+    Kind.ALERT_RULE: _apply_alert_rule,
 }
 
 
@@ -197,7 +230,7 @@ def _record_ownership(change_set: ChangeSet, change: PlannedChange, resource_id:
         "organization_id": change.team_row.organization_id,
         "kind": change.kind,
         "name": change.name,
-        "cluster": change.cluster_row if change.kind not in ORGANIZATION_KINDS else None,
+        "cluster": change.cluster_row if change.kind not in CLAIMED_WITHOUT_CLUSTER else None,
     }
     if change.action == Action.DELETE:
         ManagedResource.objects.filter(**where).delete()
@@ -210,7 +243,10 @@ def _record_ownership(change_set: ChangeSet, change: PlannedChange, resource_id:
             "file_set": change_set.file_set,
             "change_set": change_set,
             "labels": dict(change.labels),
-            "spec": dict(change.spec),
+            # A channel's URL is a credential: the claim keeps what the file set declares, less it.
+            "spec": {
+                k: v for k, v in change.spec.items() if not (change.kind == Kind.ALERT_CHANNEL and k == "url")
+            },
         },
     )
 

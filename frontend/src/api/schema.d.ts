@@ -2811,7 +2811,14 @@ export interface components {
                     [key: string]: string;
                 };
             };
-            spec: Record<string, never>;
+            spec: {
+                /** @enum {unknown} */
+                type: "webhook" | "slack" | "email";
+                /** @description webhook and slack: a credential; write ${ENV_VAR} or ${file:path}, which the CLI resolves, never the URL itself */
+                url?: string;
+                emailRecipients?: string[];
+                enabled?: boolean;
+            };
         };
         /** @enum {string} */
         AlertChannelDocumentKindEnum: "AlertChannel";
@@ -2921,7 +2928,28 @@ export interface components {
                 /** @description the cluster's name */
                 cluster?: string;
             };
-            spec: Record<string, never>;
+            spec: {
+                description?: string;
+                /** @enum {unknown} */
+                metric: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed" | "connector_not_running";
+                /** @enum {unknown} */
+                comparison?: "gt" | "gte" | "lt" | "lte";
+                threshold?: number;
+                resolveThreshold?: number;
+                statuses?: ("OK" | "LAGGING" | "NO_COMMIT" | "REWIND" | "STALLED" | "STOPPED" | "DATA_LOSS")[];
+                groupPattern?: string;
+                topicPattern?: string;
+                allTeams?: boolean;
+                /** @enum {unknown} */
+                granularity?: "group" | "partition";
+                forSeconds?: number;
+                /** @enum {unknown} */
+                severity?: "info" | "warning" | "critical";
+                channels?: string[];
+                renotifyIntervalSeconds?: number;
+                sendResolved?: boolean;
+                enabled?: boolean;
+            };
         };
         /** @enum {string} */
         AlertRuleDocumentKindEnum: "AlertRule";
@@ -3059,7 +3087,7 @@ export interface components {
         };
         ApplyInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
-            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["StreamingJobDocument"])[];
+            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["StreamingJobDocument"])[];
             /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
             file_set: string;
             /**
@@ -3664,7 +3692,7 @@ export interface components {
         };
         DocumentsInputRequest: {
             /** @description The file set's documents (kind, metadata, spec). */
-            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["StreamingJobDocument"])[];
+            documents: (components["schemas"]["TopicDocument"] | components["schemas"]["ServiceAccountDocument"] | components["schemas"]["AccessGrantDocument"] | components["schemas"]["QuotaDocument"] | components["schemas"]["SchemaDocument"] | components["schemas"]["AlertChannelDocument"] | components["schemas"]["AlertRuleDocument"] | components["schemas"]["StreamingJobDocument"])[];
             /** @description Names the file set (e.g. the repository and folder): it owns what it applies, and prunes only that. */
             file_set: string;
             /**

@@ -43,6 +43,32 @@ def test_it_names_the_file_of_a_bad_document(tmp_path: Path, content: str, messa
     assert str(bad) in str(raised.value)
 
 
+def _channel(url: str) -> str:
+    return f"kind: AlertChannel\nmetadata: {{name: oncall}}\nspec: {{type: webhook, url: '{url}'}}\n"
+
+
+def test_a_channel_url_is_read_from_the_environment_or_a_file_never_from_the_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ONCALL_URL", "https://hooks.example.com/from-env")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "oncall").write_text("https://hooks.example.com/from-file\n")
+    (tmp_path / "env.yaml").write_text(_channel("${ONCALL_URL}"))
+    (tmp_path / "file.yaml").write_text(_channel("${file:secrets/oncall}"))
+    assert [d["spec"]["url"] for d in read_documents((str(tmp_path),))] == [
+        "https://hooks.example.com/from-env",
+        "https://hooks.example.com/from-file",
+    ]
+    written = tmp_path / "written.yaml"
+    written.write_text(_channel("https://hooks.example.com/in-git"))
+    with pytest.raises(DocumentError, match=r"spec.url is a credential: write \$\{ENV_VAR\}"):
+        read_documents((str(written),))
+    written.write_text(_channel("${UNSET_ONCALL_URL}"))
+    monkeypatch.delenv("UNSET_ONCALL_URL", raising=False)
+    with pytest.raises(DocumentError, match="UNSET_ONCALL_URL is not set"):
+        read_documents((str(written),))
+
+
 def test_exit_codes_tell_ci_what_a_plan_holds() -> None:
     assert plan_exit_code(_plan(unchanged=3)) == EXIT_OK == 0
     assert plan_exit_code(_plan(create=1, unchanged=3)) == EXIT_CHANGES == 2
