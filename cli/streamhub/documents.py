@@ -1,8 +1,8 @@
 """Reading a file set: YAML files (several documents each, `---` between them) from files or directories.
 
-An AlertChannel's `url` is a credential and never sits in the files: it is written `${ENV_VAR}` (read from
-the environment) or `${file:path}` (a file's content, the path relative to the document's file), and read
-here, on the machine that plans, just before the documents are sent."""
+An AlertChannel's `url` and a StreamingJob's `password` are credentials and never sit in the files: each
+is written `${ENV_VAR}` (read from the environment) or `${file:path}` (a file's content, the path relative
+to the document's file), and read here, on the machine that plans, just before the documents are sent."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class DocumentError(Exception):
 
 SECRET_REFERENCE = re.compile(r"^\$\{(?:file:(?P<file>[^}]+)|(?P<env>[A-Za-z_][A-Za-z0-9_]*))\}$")
 # The spec fields that hold credentials, by kind.
-SECRET_FIELDS = {"AlertChannel": ("url",)}
+SECRET_FIELDS = {"AlertChannel": ("url",), "StreamingJob": ("password",)}
 
 
 def resolve_secrets(document: dict[str, Any], file: Path, number: int) -> dict[str, Any]:

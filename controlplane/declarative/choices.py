@@ -22,15 +22,18 @@ APPLIED_KINDS = [
     Kind.SCHEMA,
     Kind.ALERT_CHANNEL,
     Kind.ALERT_RULE,
+    Kind.STREAMING_JOB,
 ]
 # Kinds of the format the server does not apply yet: a plan refuses them by name instead of ignoring them.
-NOT_YET_APPLIED_KINDS = [Kind.STREAMING_JOB]
+NOT_YET_APPLIED_KINDS: list[Kind] = []
 # Kinds that live in the organization or a team, not on one cluster.
 ORGANIZATION_KINDS = [Kind.SERVICE_ACCOUNT, Kind.ALERT_CHANNEL]
 # Kinds on one cluster or, without metadata.cluster, on every cluster of the organization.
 ANY_CLUSTER_KINDS = [Kind.ALERT_RULE]
+# Kinds on one cluster but named within their team, whatever cluster: claimed by name too.
+TEAM_NAMED_KINDS = [Kind.STREAMING_JOB]
 # Kinds named within their team or organization, whatever cluster they watch: a file set claims them by name.
-CLAIMED_WITHOUT_CLUSTER = [*ORGANIZATION_KINDS, *ANY_CLUSTER_KINDS]
+CLAIMED_WITHOUT_CLUSTER = [*ORGANIZATION_KINDS, *ANY_CLUSTER_KINDS, *TEAM_NAMED_KINDS]
 
 
 class Action(models.TextChoices):

@@ -15,6 +15,7 @@ from controlplane.acls.choices import GrantTemplate
 from controlplane.alerts.choices import ChannelKind, Comparison, Granularity, Metric, Severity
 from controlplane.core.api.errors import ServiceError
 from controlplane.declarative.choices import Kind
+from controlplane.jobs.choices import DesiredState, StreamingJobName
 from controlplane.lag.observations import Health
 from controlplane.quotas.choices import QuotaKey
 from controlplane.schemas.choices import MAX_VERSION, Compatibility, SchemaType
@@ -144,7 +145,6 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
             ["schema"],
         ),
     ),
-    # Part of the format; a plan refuses them until the server applies them (see choices.NOT_YET_APPLIED_KINDS).
     Kind.ALERT_CHANNEL: _document(
         Kind.ALERT_CHANNEL,
         _spec(
@@ -198,7 +198,32 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
         ),
         name_max=100,
     ),
-    Kind.STREAMING_JOB: _document(Kind.STREAMING_JOB, {"type": "object"}),
+    Kind.STREAMING_JOB: _document(
+        Kind.STREAMING_JOB,
+        _spec(
+            {
+                "job": {
+                    "enum": list(StreamingJobName.values),
+                    "description": "a job of the streaming catalog",
+                },
+                "parameters": {
+                    "type": "object",
+                    "description": "the job's parameters, as the API takes them",
+                },
+                "serviceAccount": {**_NAME, "description": "the team's service account the job reads as"},
+                "password": {
+                    "type": "string",
+                    "maxLength": 1000,
+                    "description": "the service account's password: write ${ENV_VAR} or ${file:path}, which the "
+                    "CLI resolves, never the password itself",
+                },
+                "computeTarget": {"type": "string", "minLength": 1, "maxLength": 500},
+                "desiredState": {"enum": list(DesiredState.values)},
+            },
+            ["job"],
+        ),
+        name_max=100,
+    ),
 }
 
 

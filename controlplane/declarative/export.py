@@ -12,6 +12,7 @@ from controlplane.declarative.alerting import export_channels, export_rules
 from controlplane.declarative.choices import Kind
 from controlplane.declarative.documents import API_VERSION
 from controlplane.declarative.schemas import export_subjects
+from controlplane.declarative.streaming import export_streams
 from controlplane.quotas.models import ClientQuota
 from controlplane.tenancy.models import Team
 from controlplane.topics.models import Topic
@@ -67,4 +68,6 @@ def export_team(*, team: Team, cluster: Cluster) -> list[dict[str, Any]]:
         documents.append(_document(Kind.ALERT_CHANNEL, name, team, None, spec))
     for name, rule_cluster, spec in export_rules(team, cluster):
         documents.append(_document(Kind.ALERT_RULE, name, team, rule_cluster, spec))
+    for name, spec in export_streams(team, cluster):
+        documents.append(_document(Kind.STREAMING_JOB, name, team, cluster, spec))
     return documents

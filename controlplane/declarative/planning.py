@@ -26,8 +26,9 @@ from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.connections import connection_for, default_replication_factor
 from controlplane.clusters.models import Cluster
 from controlplane.core.api.errors import ServiceError
-from controlplane.declarative import alerting
+from controlplane.declarative import alerting, streaming
 from controlplane.declarative.choices import (
+    ANY_CLUSTER_KINDS,
     APPLIED_KINDS,
     CLAIMED_WITHOUT_CLUSTER,
     NOT_YET_APPLIED_KINDS,
@@ -329,6 +330,7 @@ class Planner:
                 Kind.SCHEMA: self.plan_schema,
                 Kind.ALERT_CHANNEL: self.plan_alert_channel,
                 Kind.ALERT_RULE: self.plan_alert_rule,
+                Kind.STREAMING_JOB: self.plan_streaming_job,
             }[document.kind](change, managed)
         except ServiceError as refusal:
             change.refuse(refusal)
@@ -342,7 +344,7 @@ class Planner:
             return _refused(
                 change, "no_team", "No team given: name it in metadata.team or in the request's team."
             )
-        if change.cluster is None and document.kind not in CLAIMED_WITHOUT_CLUSTER:
+        if change.cluster is None and document.kind not in (*ORGANIZATION_KINDS, *ANY_CLUSTER_KINDS):
             return _refused(
                 change,
                 "no_cluster",
@@ -559,6 +561,15 @@ class Planner:
             spec=change.spec,
         )
 
+    def plan_streaming_job(self, change: PlannedChange, managed: ManagedResource | None) -> None:
+        change.action, change.diff, change.target_id = streaming.plan_stream(
+            actor=self.actor,
+            team=change.team_row,
+            cluster=change.cluster_row,
+            name=change.name,
+            spec=change.spec,
+        )
+
     # --- resources no document declares any more -----------------------------------------------------
 
     def plan_deletion(self, managed: ManagedResource) -> PlannedChange:
@@ -593,6 +604,10 @@ class Planner:
                 change.target_id = alerting.check_delete(
                     actor=self.actor, kind=managed.kind, resource_id=managed.resource_id
                 )
+            elif managed.kind == Kind.STREAMING_JOB:
+                # The API deletes no stream: pruning stops it (its checkpoint and history stay).
+                change.diff = {"desiredState": {"from": None, "to": "stopped"}}
+                change.target_id = streaming.check_stop(actor=self.actor, resource_id=managed.resource_id)
             elif managed.kind == Kind.SCHEMA:
                 self.schemas.check_delete(cluster=managed.cluster, team=managed.team, subject=managed.name)
             elif managed.kind == Kind.SERVICE_ACCOUNT:

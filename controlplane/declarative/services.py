@@ -27,7 +27,7 @@ from controlplane.clusters.models import Operation
 from controlplane.clusters.outcomes import OutcomeUnknown
 from controlplane.core.api.errors import Conflict, ServiceError
 from controlplane.core.request_ids import current_request_id
-from controlplane.declarative import alerting
+from controlplane.declarative import alerting, streaming
 from controlplane.declarative.choices import (
     CLAIMED_WITHOUT_CLUSTER,
     Action,
@@ -46,6 +46,7 @@ from controlplane.topics.models import Topic
 from controlplane.topics.services import add_partitions, create_topic, delete_topic, update_topic_configs
 
 logger = logging.getLogger(__name__)
+CREDENTIAL_FIELDS = {Kind.ALERT_CHANNEL: ("url",), Kind.STREAMING_JOB: ("password",)}
 
 
 class PlanRefused(Conflict):
@@ -214,6 +215,19 @@ def _apply_alert_rule(actor: Actor, change: PlannedChange, outcome: _Outcome) ->
     )
 
 
+def _apply_streaming_job(actor: Actor, change: PlannedChange, outcome: _Outcome) -> None:
+    outcome.resource_id = streaming.apply_stream(
+        actor=actor,
+        team=change.team_row,
+        cluster=change.cluster_row,
+        name=change.name,
+        action=change.action,
+        spec=change.spec,
+        target_id=change.target_id,
+        done=outcome.done,
+    )
+
+
 APPLIERS: dict[str, Callable[[Actor, PlannedChange, _Outcome], None]] = {
     Kind.SERVICE_ACCOUNT: _apply_service_account,
     Kind.TOPIC: _apply_topic,
@@ -222,6 +236,7 @@ APPLIERS: dict[str, Callable[[Actor, PlannedChange, _Outcome], None]] = {
     Kind.SCHEMA: _apply_schema,
     Kind.ALERT_CHANNEL: _apply_alert_channel,
     Kind.ALERT_RULE: _apply_alert_rule,
+    Kind.STREAMING_JOB: _apply_streaming_job,
 }
 
 
@@ -243,10 +258,9 @@ def _record_ownership(change_set: ChangeSet, change: PlannedChange, resource_id:
             "file_set": change_set.file_set,
             "change_set": change_set,
             "labels": dict(change.labels),
-            # A channel's URL is a credential: the claim keeps what the file set declares, less it.
-            "spec": {
-                k: v for k, v in change.spec.items() if not (change.kind == Kind.ALERT_CHANNEL and k == "url")
-            },
+            # Credentials (a channel's URL, a stream's password): the claim keeps what the file set
+            # declares, less them.
+            "spec": {k: v for k, v in change.spec.items() if k not in CREDENTIAL_FIELDS.get(change.kind, ())},
         },
     )
 

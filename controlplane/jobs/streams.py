@@ -137,6 +137,34 @@ def _change(action: str, stream: StreamingJob) -> Change:
     )
 
 
+def check_stream_create(
+    *,
+    actor: Actor,
+    team: Team,
+    cluster: Cluster,
+    name: str,
+    job: str,
+    parameters: dict[str, Any],
+    service_account: ServiceAccount | None,
+    password: str,
+    compute_target: str,
+) -> None:
+    """create_stream's checks, without writing: rights, compute target, name, parameters, topics."""
+    require_launch(actor, team, cluster, service_account, password)
+    if not compute_target.startswith(("local", "spark://", "k8s://", "yarn")):
+        # Spark Connect runs foreachBatch on the server, where the sink's state would not be ours.
+        raise ServiceError(
+            f"Streaming jobs run on local[N], spark://, k8s:// or yarn, not {compute_target!r}.",
+            code="compute_target",
+        )
+    if StreamingJob.objects.filter(team=team, name=name).exists():
+        raise Conflict("The team already has a streaming job of that name.", code="name_taken")
+    checked = validate_parameters(job, parameters)
+    _require_topic_access(team, cluster, service_account, parameters)
+    require_source_topics_exist(cluster, parameters)
+    check_transform(job, checked)
+
+
 def create_stream(
     *,
     actor: Actor,
@@ -164,19 +192,17 @@ def create_stream(
     )
     change = _change("streaming_job.create", stream)
     with audited_change(actor=actor, change=change):
-        require_launch(actor, team, cluster, service_account, password)
-        if not target.startswith(("local", "spark://", "k8s://", "yarn")):
-            # Spark Connect runs foreachBatch on the server, where the sink's state would not be ours.
-            raise ServiceError(
-                f"Streaming jobs run on local[N], spark://, k8s:// or yarn, not {target!r}.",
-                code="compute_target",
-            )
-        if StreamingJob.objects.filter(team=team, name=name).exists():
-            raise Conflict("The team already has a streaming job of that name.", code="name_taken")
-        checked = validate_parameters(job, parameters)
-        _require_topic_access(team, cluster, service_account, parameters)
-        require_source_topics_exist(cluster, parameters)
-        check_transform(job, checked)
+        check_stream_create(
+            actor=actor,
+            team=team,
+            cluster=cluster,
+            name=name,
+            job=job,
+            parameters=parameters,
+            service_account=service_account,
+            password=password,
+            compute_target=target,
+        )
         stream.save()
         change.on(stream)
         change.after = {

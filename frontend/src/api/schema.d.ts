@@ -5851,7 +5851,22 @@ export interface components {
                 /** @description the cluster's name */
                 cluster?: string;
             };
-            spec: Record<string, never>;
+            spec: {
+                /**
+                 * @description a job of the streaming catalog
+                 * @enum {unknown}
+                 */
+                job: "stream_topic_sql" | "stream_to_parquet";
+                /** @description the job's parameters, as the API takes them */
+                parameters?: Record<string, never>;
+                /** @description the team's service account the job reads as */
+                serviceAccount?: string;
+                /** @description the service account's password: write ${ENV_VAR} or ${file:path}, which the CLI resolves, never the password itself */
+                password?: string;
+                computeTarget?: string;
+                /** @enum {unknown} */
+                desiredState?: "running" | "stopped";
+            };
         };
         /** @enum {string} */
         StreamingJobDocumentKindEnum: "StreamingJob";
