@@ -24,8 +24,6 @@ APPLIED_KINDS = [
     Kind.ALERT_RULE,
     Kind.STREAMING_JOB,
 ]
-# Kinds of the format the server does not apply yet: a plan refuses them by name instead of ignoring them.
-NOT_YET_APPLIED_KINDS: list[Kind] = []
 # Kinds that live in the organization or a team, not on one cluster.
 ORGANIZATION_KINDS = [Kind.SERVICE_ACCOUNT, Kind.ALERT_CHANNEL]
 # Kinds on one cluster or, without metadata.cluster, on every cluster of the organization.

@@ -31,7 +31,6 @@ from controlplane.declarative.choices import (
     ANY_CLUSTER_KINDS,
     APPLIED_KINDS,
     CLAIMED_WITHOUT_CLUSTER,
-    NOT_YET_APPLIED_KINDS,
     ORGANIZATION_KINDS,
     Action,
     Kind,
@@ -303,14 +302,6 @@ class Planner:
         placement_refusal = self.placement_refusal(document, change)
         if placement_refusal is not None:
             return placement_refusal
-        if document.kind in NOT_YET_APPLIED_KINDS:
-            return _refused(
-                change,
-                "kind_not_applied",
-                f"This server does not apply {document.kind} documents yet; manage them through the API or "
-                "the console for now, and keep them out of the file set.",
-                supported=list(APPLIED_KINDS),
-            )
         if change.cluster is not None:
             change.cluster_row = self.cluster_named(change.cluster)
             if change.cluster_row is None:
