@@ -256,7 +256,8 @@ class Planner:
         cluster_id = change.cluster_row.pk if change.kind not in CLAIMED_WITHOUT_CLUSTER else None
         managed = self.claims.get((organization_id, change.kind, change.name, cluster_id))
         if managed is not None and managed.team_id != change.team_row.pk:
-            # Rules and channels are named within their team, but claimed by name in the organization.
+            # Rules, channels and streams are named within their team, but claimed by name in the
+            # organization (a claim's key has no team).
             _refused(
                 change,
                 "managed_by_other_team",
