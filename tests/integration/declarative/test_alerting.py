@@ -144,3 +144,20 @@ def test_rules_and_channels_export_apply_diff_refuse_and_prune_without_showing_t
     assert _apply(client, channel_only, prune=True, **placed)["change_set"]["state"] == "applied"
     assert sorted(AlertRule.objects.filter(team=team).values_list("name", flat=True)) == ["clicked"]
     assert NotificationChannel.objects.filter(team=team, name="oncall").exists()
+
+
+def test_a_channel_name_another_team_manages_as_code_is_refused(kafka_world: KafkaWorld) -> None:
+    world = kafka_world
+
+    def channel(team: str) -> dict:
+        return {
+            "kind": "AlertChannel",
+            "metadata": {"name": "oncall", "team": team},
+            "spec": {"type": "email", "emailRecipients": [f"oncall@{team}.example.com"]},
+        }
+
+    assert _apply(world.developer_a, [channel(world.team_a.slug)])["change_set"]["state"] == "applied"
+    # The same file set name (a monorepo folder both teams use): still not team b's to take.
+    (refused,) = _plan(world.admin_b, [channel(world.team_b.slug)])["changes"]
+    assert (refused["action"], refused["refusal"]["code"]) == ("refused", "managed_by_other_team")
+    assert not NotificationChannel.objects.filter(team=world.team_b).exists()
