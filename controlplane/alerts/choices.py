@@ -19,11 +19,16 @@ class Metric(models.TextChoices):
     PROVISIONING_FAILED = "provisioning_failed", "Provisioning failed"
     # Kafka Connect: evaluated on the connect app's look at the connectors of each cluster.
     CONNECTOR_NOT_RUNNING = "connector_not_running", "Connector or task paused or failed"
+    # Replication flows (MirrorMaker 2): evaluated on each lag sampling run of the flow's target cluster.
+    REPLICATION_LAG_RECORDS = "replication_lag_records", "Replication lag (records behind, worst partition)"
 
 
 LAG_METRICS = (Metric.LAG_MESSAGES, Metric.LAG_SECONDS, Metric.STATUS, Metric.TIME_TO_CATCH_UP)
 CONNECTOR_METRICS = (Metric.CONNECTOR_NOT_RUNNING,)
-CLUSTER_METRICS = tuple(metric for metric in Metric if metric not in (*LAG_METRICS, *CONNECTOR_METRICS))
+REPLICATION_METRICS = (Metric.REPLICATION_LAG_RECORDS,)
+CLUSTER_METRICS = tuple(
+    metric for metric in Metric if metric not in (*LAG_METRICS, *CONNECTOR_METRICS, *REPLICATION_METRICS)
+)
 
 # The threshold a cluster-health rule gets when none is given (fires when the value is above it): any broker
 # down, any bad partition, more than 3 controller elections an hour, a log-dir volume over 85 % full.
@@ -38,6 +43,9 @@ CLUSTER_METRIC_DEFAULT_THRESHOLDS: dict[str, float] = {
     Metric.PROVISIONING_FAILED: 0,
     # 1 when the connector or one of its tasks is paused, stopped or failed.
     Metric.CONNECTOR_NOT_RUNNING: 0,
+    # Records the flow's worst partition is behind. The flow's own `lag_alert_records` takes precedence; the
+    # rule's threshold covers the flows without one (0: only flows with their own threshold are alerted).
+    Metric.REPLICATION_LAG_RECORDS: 0,
 }
 
 

@@ -9,6 +9,7 @@ from controlplane.alerts.choices import (
     CLUSTER_METRICS,
     CONNECTOR_METRICS,
     LAG_METRICS,
+    REPLICATION_METRICS,
     AlertState,
     ChannelKind,
     Metric,
@@ -69,10 +70,16 @@ class AlertFilterSet(ApiFilterSet):
     )
     until = UtcDateTimeFilter(field_name="pending_since", lookup_expr="lt", help_text="Alerts opened before.")
     kind = django_filters.ChoiceFilter(
-        choices=[("lag", "Consumer lag"), ("cluster_health", "Cluster health"), ("connector", "Connectors")],
+        choices=[
+            ("lag", "Consumer lag"),
+            ("cluster_health", "Cluster health"),
+            ("connector", "Connectors"),
+            ("replication", "Replication flows"),
+        ],
         method="filter_kind",
         help_text="Alerts of lag rules, of cluster-health rules (brokers, partitions, disks, reachability), or "
-        "of connector rules (a Kafka Connect connector or task not running).",
+        "of connector rules (a Kafka Connect connector or task not running), or of replication rules (a "
+        "MirrorMaker 2 flow's replica behind its threshold).",
     )
 
     class Meta:
@@ -87,7 +94,12 @@ class AlertFilterSet(ApiFilterSet):
         return queryset.filter(Q(resolved_at__isnull=True) | Q(resolved_at__gte=value))
 
     def filter_kind(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        families = {"lag": LAG_METRICS, "cluster_health": CLUSTER_METRICS, "connector": CONNECTOR_METRICS}
+        families = {
+            "lag": LAG_METRICS,
+            "cluster_health": CLUSTER_METRICS,
+            "connector": CONNECTOR_METRICS,
+            "replication": REPLICATION_METRICS,
+        }
         return queryset.filter(rule__metric__in=families[value])
 
 

@@ -29,6 +29,7 @@ _COUNT_UNITS = {
     Metric.OFFLINE_PARTITIONS: "partitions",
     Metric.UNDER_MIN_ISR_PARTITIONS: "partitions",
     Metric.CONTROLLER_CHANGES_PER_HOUR: "changes in the last hour",
+    Metric.REPLICATION_LAG_RECORDS: "records behind",
 }
 
 

@@ -39,7 +39,8 @@ class ReplicationFlow(models.Model):
     # MM2 writes an offset sync at least every `offset_lag_max` records: translated group offsets are at most
     # this far behind a group's own.
     offset_lag_max = models.PositiveIntegerField(default=100, validators=[MaxValueValidator(1_000_000)])
-    # An alert fires when a partition's replica is more than this many records behind (0: no alert).
+    # A `replication_lag_records` alert rule covering the flow fires when a partition's replica stays more than
+    # this many records behind (0: the rule's own threshold applies, and a rule threshold of 0 skips the flow).
     lag_alert_records = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(2**31 - 1)])
     state = models.CharField(max_length=20, choices=FlowState.choices, default=FlowState.RUNNING)
     state_reason = models.TextField(blank=True)
@@ -67,3 +68,26 @@ class ReplicationFlow(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ReplicationLagSample(models.Model):
+    """The flow's replication lag as one lag sampling run of its target cluster saw it
+    (controlplane/replication/alerting.py); kept for LAG_RAW_RETENTION_SECONDS, like groups' raw lag history."""
+
+    flow = models.ForeignKey(ReplicationFlow, on_delete=models.CASCADE, related_name="lag_samples")
+    observed_at = models.DateTimeField()
+    # Records the replicas lack over every partition, and on the worst partition (null: unknown in this run).
+    lag_records = models.BigIntegerField(null=True, blank=True, validators=[MaxValueValidator(2**63 - 1)])
+    max_partition_lag_records = models.BigIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(2**63 - 1)]
+    )
+    # [{"topic", "partition", "lag_records"}] of this run.
+    partitions = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["flow_id", "-observed_at"]
+        indexes = [models.Index(fields=["flow", "observed_at"], name="replication_lag_flow_time")]
+
+    def __str__(self) -> str:
+        return f"{self.flow_id} @ {self.observed_at}: {self.lag_records}"

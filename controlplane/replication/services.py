@@ -514,6 +514,21 @@ def set_flow_state(*, actor: Actor, flow: ReplicationFlow, state: str) -> Replic
     return flow
 
 
+def set_lag_alert_records(*, actor: Actor, flow: ReplicationFlow, lag_alert_records: int) -> ReplicationFlow:
+    """Changes the records a partition's replica may be behind before the flow's lag alerts fire (0: the
+    rule's threshold); the next lag sampling run judges with it."""
+    change = _change(
+        "replication_flow.update", flow, flow.team, flow.name, lag_alert_records=lag_alert_records
+    )
+    with audited_change(actor=actor, change=change):
+        require_team_role(actor, flow.team, TeamRole.DEVELOPER)
+        change.before = {"lag_alert_records": flow.lag_alert_records}
+        flow.lag_alert_records = lag_alert_records
+        flow.save(update_fields=["lag_alert_records", "updated_at"])
+        change.after = {"lag_alert_records": lag_alert_records}
+    return flow
+
+
 def _flow_topics_on_target(flow: ReplicationFlow, target: Connection) -> list[str]:
     """Replica topics of the flow present on the target, and its internal topics."""
     pattern = re.compile(flow.topics_pattern)
@@ -593,9 +608,9 @@ def matched_topics(flow: ReplicationFlow, source: Connection) -> dict[str, int]:
     }
 
 
-def flow_lag(*, flow: ReplicationFlow) -> list[dict[str, Any]]:
-    """Per partition: the source's and the replica's end offsets, the records between them, and how old the
-    oldest of those records is (ms; 0 when caught up). See the module's docstring for what the offsets mean."""
+def partition_lag(flow: ReplicationFlow) -> list[dict[str, Any]]:
+    """Per partition: the source's and the replica's end offsets and the records between them (offsets only:
+    cheap enough for every lag sampling run)."""
     source, target = connection_for(flow.source_cluster), connection_for(flow.target_cluster)
     topics = matched_topics(flow, source)
     partitions = [(topic, partition) for topic, count in sorted(topics.items()) for partition in range(count)]
@@ -608,11 +623,9 @@ def flow_lag(*, flow: ReplicationFlow) -> list[dict[str, Any]]:
     ]
     replica_ends = list_partition_offsets(target, replica_partitions)
     rows = []
-    now_ms = int(time.time() * 1000)
     for topic, partition in partitions:
         source_end = source_ends[(topic, partition)]
         replica_end = replica_ends.get((replica_topic(flow, topic), partition), 0)
-        lag = max(0, source_end - replica_end)
         rows.append(
             {
                 "topic": topic,
@@ -620,11 +633,25 @@ def flow_lag(*, flow: ReplicationFlow) -> list[dict[str, Any]]:
                 "replica_topic": replica_topic(flow, topic),
                 "source_end_offset": source_end,
                 "replica_end_offset": replica_end,
-                "lag_records": lag,
-                "lag_ms": _oldest_unreplicated_age_ms(source, topic, partition, replica_end, now_ms)
-                if lag
-                else 0,
+                "lag_records": max(0, source_end - replica_end),
             }
+        )
+    return rows
+
+
+def flow_lag(*, flow: ReplicationFlow) -> list[dict[str, Any]]:
+    """`partition_lag`, with how old the oldest record the replica lacks is (ms; 0 when caught up). See the
+    module's docstring for what the offsets mean."""
+    rows = partition_lag(flow)
+    source = connection_for(flow.source_cluster)
+    now_ms = int(time.time() * 1000)
+    for row in rows:
+        row["lag_ms"] = (
+            _oldest_unreplicated_age_ms(
+                source, row["topic"], row["partition"], row["replica_end_offset"], now_ms
+            )
+            if row["lag_records"]
+            else 0
         )
     return rows
 

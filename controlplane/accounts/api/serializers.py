@@ -3,7 +3,6 @@
 from datetime import timedelta
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -11,7 +10,7 @@ from rest_framework import serializers
 from controlplane.accounts.choices import ApiKeyStatus
 from controlplane.accounts.models import ApiKey, ServiceAccount
 from controlplane.accounts.services import MAX_ROTATION_OVERLAP
-from controlplane.accounts.validators import validate_service_account_name
+from controlplane.accounts.validators import SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_NAME_RULE
 from controlplane.core.api.fields import VisiblePrimaryKeyField
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
@@ -77,15 +76,14 @@ class ApiKeyWithSecretSerializer(ApiKeySerializer):
 
 class ServiceAccountCreateInputSerializer(serializers.Serializer):
     team = VisiblePrimaryKeyField(queryset=Team.objects.all())
-    name = serializers.CharField(max_length=64)
+    # A RegexField, so the OpenAPI document states the pattern the service enforces: a client (and the API
+    # fuzz test) then knows a name like "dave laptop" is refused before sending it.
+    name = serializers.RegexField(
+        f"^{SERVICE_ACCOUNT_NAME.pattern}$",
+        max_length=64,
+        error_messages={"invalid": SERVICE_ACCOUNT_NAME_RULE},
+    )
     description = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
-
-    def validate_name(self, value: str) -> str:
-        try:
-            validate_service_account_name(value)
-        except DjangoValidationError as error:
-            raise serializers.ValidationError(error.messages) from error
-        return value
 
 
 class ServiceAccountUpdateInputSerializer(serializers.Serializer):

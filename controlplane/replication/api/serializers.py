@@ -1,10 +1,11 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from controlplane.alerts.models import Alert
 from controlplane.clusters.models import Cluster
 from controlplane.connect.models import ConnectCluster
 from controlplane.replication.choices import ReplicationPolicy
-from controlplane.replication.models import ReplicationFlow
+from controlplane.replication.models import ReplicationFlow, ReplicationLagSample
 from controlplane.tenancy.models import Team
 
 
@@ -58,15 +59,60 @@ class FlowConnectorsSerializer(serializers.Serializer):
     heartbeat = ConnectorStateSerializer(required=False)
 
 
+class FlowAlertSerializer(serializers.ModelSerializer):
+    rule_name = serializers.CharField(source="rule.name")
+
+    class Meta:
+        model = Alert
+        fields = [
+            "id", "rule", "rule_name", "state", "severity", "value", "reason", "pending_since", "fired_at",
+            "resolved_at",
+        ]  # fmt: skip
+
+
+class LagSampleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReplicationLagSample
+        fields = ["observed_at", "lag_records", "max_partition_lag_records", "error"]
+
+
 class ReplicationFlowDetailSerializer(ReplicationFlowSerializer):
+    """With Connect's state of the connectors, the flow's lag alerts and its sampled lag (the last hour at
+    most, oldest first)."""
+
     connectors = serializers.SerializerMethodField()
+    alert_state = serializers.SerializerMethodField()
+    alerts = serializers.SerializerMethodField()
+    lag_history = serializers.SerializerMethodField()
 
     class Meta(ReplicationFlowSerializer.Meta):
-        fields = [*ReplicationFlowSerializer.Meta.fields, "connectors"]
+        fields = [
+            *ReplicationFlowSerializer.Meta.fields,
+            "connectors",
+            "alert_state",
+            "alerts",
+            "lag_history",
+        ]
 
     @extend_schema_field(FlowConnectorsSerializer)
     def get_connectors(self, flow: ReplicationFlow) -> dict:
         return self.context.get("connectors", {})
+
+    @extend_schema_field(serializers.ChoiceField(choices=["firing", "pending", "ok"]))
+    def get_alert_state(self, flow: ReplicationFlow) -> str:
+        return self.context["alerts"][0]
+
+    @extend_schema_field(FlowAlertSerializer(many=True))
+    def get_alerts(self, flow: ReplicationFlow) -> list:
+        return FlowAlertSerializer(self.context["alerts"][1], many=True).data
+
+    @extend_schema_field(LagSampleSerializer(many=True))
+    def get_lag_history(self, flow: ReplicationFlow) -> list:
+        return LagSampleSerializer(self.context["lag_history"], many=True).data
+
+
+class ReplicationFlowUpdateInputSerializer(serializers.Serializer):
+    lag_alert_records = serializers.IntegerField(min_value=0, max_value=2**31 - 1)
 
 
 class ReplicationFlowCreateInputSerializer(serializers.Serializer):

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from controlplane.core.api.errors import ServiceError
 from controlplane.core.api.query import takes_query
 from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
-from controlplane.replication import filtersets, services
+from controlplane.replication import alerting, filtersets, services
 from controlplane.replication.api import serializers
 from controlplane.replication.choices import FlowState
 from controlplane.replication.models import ReplicationFlow
@@ -46,8 +46,27 @@ class ReplicationFlowViewSet(mixins.DestroyModelMixin, ScopedReadOnlyViewSet):
     @extend_schema(responses=serializers.ReplicationFlowDetailSerializer)
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         flow = self.get_object()
-        context = {**self.get_serializer_context(), "connectors": services.flow_status(flow=flow)}
+        context = {
+            **self.get_serializer_context(),
+            "connectors": services.flow_status(flow=flow),
+            "alerts": alerting.flow_alerts(flow),
+            "lag_history": alerting.lag_history(flow),
+        }
         return Response(serializers.ReplicationFlowDetailSerializer(flow, context=context).data)
+
+    @extend_schema(
+        request=serializers.ReplicationFlowUpdateInputSerializer,
+        responses=serializers.ReplicationFlowSerializer,
+    )
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Changes the flow's lag alert threshold (the rest of a flow is fixed: delete and create another)."""
+        flow = self.get_object()
+        data = self.validated_input(serializers.ReplicationFlowUpdateInputSerializer, instance=flow)
+        return self.respond(
+            services.set_lag_alert_records(
+                actor=self.actor, flow=flow, lag_alert_records=data["lag_alert_records"]
+            )
+        )
 
     @takes_query(serializers.DeleteQuerySerializer)
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -2127,7 +2127,8 @@ export interface paths {
         delete: operations["v1_replication_flows_destroy"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** @description Changes the flow's lag alert threshold (the rest of a flow is fixed: delete and create another). */
+        patch: operations["v1_replication_flows_partial_update"];
         trace?: never;
     };
     "/api/v1/replication-flows/{id}/fail-over-group/": {
@@ -2850,9 +2851,10 @@ export interface components {
          *     * `cluster_unreachable` - Cluster unreachable
          *     * `provisioning_failed` - Provisioning failed
          *     * `connector_not_running` - Connector or task paused or failed
+         *     * `replication_lag_records` - Replication lag (records behind, worst partition)
          * @enum {string}
          */
-        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed" | "connector_not_running";
+        AlertMetricEnum: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed" | "connector_not_running" | "replication_lag_records";
         AlertRule: {
             readonly id: number;
             readonly team: number;
@@ -3766,6 +3768,22 @@ export interface components {
         FailOverInputRequest: {
             group: string;
         };
+        FlowAlert: {
+            readonly id: number;
+            rule: number;
+            rule_name: string;
+            state: components["schemas"]["AlertStateEnum"];
+            severity: components["schemas"]["AlertSeverityEnum"];
+            /** Format: double */
+            value?: number | null;
+            reason?: string;
+            /** Format: date-time */
+            pending_since: string;
+            /** Format: date-time */
+            fired_at?: string | null;
+            /** Format: date-time */
+            resolved_at?: string | null;
+        };
         FlowConnectors: {
             source?: components["schemas"]["ConnectorState"];
             checkpoint?: components["schemas"]["ConnectorState"];
@@ -3994,6 +4012,15 @@ export interface components {
             times: string[];
             total: components["schemas"]["TotalSeries"];
             partitions: components["schemas"]["PartitionSeries"][];
+        };
+        LagSample: {
+            /** Format: date-time */
+            observed_at: string;
+            /** Format: int64 */
+            lag_records?: number | null;
+            /** Format: int64 */
+            max_partition_lag_records?: number | null;
+            error?: string;
         };
         LinkInfo: {
             username: string;
@@ -5005,6 +5032,9 @@ export interface components {
         PatchedPersonUpdateInputRequest: {
             email?: string;
         };
+        PatchedReplicationFlowUpdateInputRequest: {
+            lag_alert_records?: number;
+        };
         PatchedServiceAccountUpdateInputRequest: {
             description?: string;
         };
@@ -5356,7 +5386,10 @@ export interface components {
             /** @default 0 */
             lag_alert_records: number;
         };
-        /** @description The flow's Kafka users are named; their passwords are never shown. */
+        /**
+         * @description With Connect's state of the connectors, the flow's lag alerts and its sampled lag (the last hour at
+         *     most, oldest first).
+         */
         ReplicationFlowDetail: {
             readonly id: number;
             team: number;
@@ -5384,6 +5417,9 @@ export interface components {
             /** Format: date-time */
             readonly updated_at: string;
             readonly connectors: components["schemas"]["FlowConnectors"];
+            readonly alert_state: components["schemas"]["AlertStateEnum"];
+            readonly alerts: components["schemas"]["FlowAlert"][];
+            readonly lag_history: components["schemas"]["LagSample"][];
         };
         /**
          * @description * `running` - Running
@@ -7836,8 +7872,9 @@ export interface operations {
                  *     * `cluster_unreachable` - Cluster unreachable
                  *     * `provisioning_failed` - Provisioning failed
                  *     * `connector_not_running` - Connector or task paused or failed
+                 *     * `replication_lag_records` - Replication lag (records behind, worst partition)
                  */
-                metric?: "broker_down" | "cluster_unreachable" | "connector_not_running" | "controller_changes_per_hour" | "disk_usage_percent" | "lag_messages" | "lag_seconds" | "offline_partitions" | "provisioning_failed" | "status" | "time_to_catch_up" | "under_min_isr_partitions" | "under_replicated_partitions";
+                metric?: "broker_down" | "cluster_unreachable" | "connector_not_running" | "controller_changes_per_hour" | "disk_usage_percent" | "lag_messages" | "lag_seconds" | "offline_partitions" | "provisioning_failed" | "replication_lag_records" | "status" | "time_to_catch_up" | "under_min_isr_partitions" | "under_replicated_partitions";
                 name?: string;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -8803,13 +8840,14 @@ export interface operations {
                 cluster?: number;
                 group?: string;
                 /**
-                 * @description Alerts of lag rules, of cluster-health rules (brokers, partitions, disks, reachability), or of connector rules (a Kafka Connect connector or task not running).
+                 * @description Alerts of lag rules, of cluster-health rules (brokers, partitions, disks, reachability), or of connector rules (a Kafka Connect connector or task not running), or of replication rules (a MirrorMaker 2 flow's replica behind its threshold).
                  *
                  *     * `lag` - Consumer lag
                  *     * `cluster_health` - Cluster health
                  *     * `connector` - Connectors
+                 *     * `replication` - Replication flows
                  */
-                kind?: "cluster_health" | "connector" | "lag";
+                kind?: "cluster_health" | "connector" | "lag" | "replication";
                 /** @description Number of results to return per page (at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
@@ -19586,6 +19624,104 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such object, or one the caller may not see: in the path, or named by an id in the body (`error.details` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description It conflicts with the current state (a duplicate name, an object still in use). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the server accepts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_replication_flows_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this replication flow. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedReplicationFlowUpdateInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicationFlow"];
+                };
             };
             /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
             400: {

@@ -13,9 +13,11 @@ import {
   useReplicationFlowStateChange,
   useReplicationFlows,
   useReplicationLag,
+  useSetLagAlertRecords,
 } from "../api/hooks/replicationFlows";
 import { useTeams } from "../api/hooks/teams";
 import type { Cluster, ConnectCluster, ReplicationFlow, Team } from "../api/types";
+import { TimeSeriesChart, formatCompact } from "../components/charts";
 import { DataTable } from "../components/DataTable";
 import { Dialog } from "../components/Dialog";
 import { SelectField, TextField, choicesOf } from "../components/FormFields";
@@ -43,6 +45,7 @@ function FlowForm({
   const [groups, setGroups] = useState("");
   const [policy, setPolicy] = useState<"default" | "identity">("default");
   const [interval, setInterval] = useState("60");
+  const [alertRecords, setAlertRecords] = useState("0");
   const create = useCreateReplicationFlow();
   // MM2 produces locally: the Connect cluster must be attached to the target.
   const onTarget = connectClusters.filter((connectCluster) => connectCluster.cluster === target);
@@ -72,7 +75,7 @@ function FlowForm({
             sync_group_offsets: true,
             checkpoint_interval_seconds: Number(interval),
             offset_lag_max: 100,
-            lag_alert_records: 0,
+            lag_alert_records: Number(alertRecords),
           },
           { onSuccess: onDone },
         );
@@ -123,6 +126,13 @@ function FlowForm({
         onChange={setInterval}
         error={fieldError("checkpoint_interval_seconds")}
       />
+      <TextField
+        label="Lag alert threshold (records)"
+        value={alertRecords}
+        onChange={setAlertRecords}
+        hint="A replication-lag alert rule fires when a partition's replica stays this far behind (0: the rule's threshold)."
+        error={fieldError("lag_alert_records")}
+      />
       {create.error ? (
         <p role="alert" className="form__error">
           {describeError(create.error)}
@@ -137,11 +147,46 @@ function FlowForm({
   );
 }
 
+const ALERT_BADGES: Record<string, string> = {
+  firing: "badge badge--danger",
+  pending: "badge badge--warning",
+  ok: "badge badge--ok",
+};
+
+function LagAlertThreshold({ id, current }: { id: number; current: number }) {
+  const [records, setRecords] = useState(String(current));
+  const update = useSetLagAlertRecords();
+  const fields = (update.error as { details?: { fields?: Record<string, string[]> } } | null)?.details?.fields ?? {};
+  return (
+    <form
+      className="form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        update.mutate({ id, records: Number(records) });
+      }}
+    >
+      <TextField
+        label="Lag alert threshold (records)"
+        value={records}
+        onChange={setRecords}
+        hint="0: the alert rule's threshold applies."
+        error={fields.lag_alert_records?.join(" ") ?? (update.error ? describeError(update.error) : undefined)}
+      />
+      <div className="actions">
+        <button type="submit" className="button" disabled={update.isPending}>
+          Save threshold
+        </button>
+      </div>
+    </form>
+  );
+}
+
 function FlowDetail({ id }: { id: number }) {
   const detail = useReplicationFlow(id);
   const lag = useReplicationLag(id);
   const failOver = useFailOverGroup();
   const [group, setGroup] = useState("");
+  const history = detail.data?.lag_history ?? [];
   const connectors = (detail.data?.connectors ?? {}) as Record<
     string,
     { state: string; tasks: { id: number; state: string; trace: string }[] }
@@ -151,6 +196,35 @@ function FlowDetail({ id }: { id: number }) {
       <h2>
         {detail.data?.name}: <span data-testid="flow-state">{detail.data?.state}</span>
       </h2>
+      <p>
+        Lag alert:{" "}
+        <span data-testid="flow-alert-state" className={ALERT_BADGES[detail.data?.alert_state ?? "ok"]}>
+          {detail.data?.alert_state}
+        </span>
+      </p>
+      {(detail.data?.alerts ?? []).length > 0 ? (
+        <ul aria-label="Lag alerts">
+          {(detail.data?.alerts ?? []).map((alert) => (
+            <li key={alert.id}>
+              <span className={ALERT_BADGES[alert.state] ?? "badge"}>{alert.state}</span> {alert.rule_name}:{" "}
+              {alert.reason}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {detail.data ? (
+        <LagAlertThreshold key={detail.data.lag_alert_records} id={id} current={detail.data.lag_alert_records ?? 0} />
+      ) : null}
+      <TimeSeriesChart
+        label="Replication lag in records"
+        timestamps={history.map((sample) => Date.parse(sample.observed_at))}
+        series={[
+          { label: "All partitions", values: history.map((sample) => sample.lag_records ?? null) },
+          { label: "Worst partition", values: history.map((sample) => sample.max_partition_lag_records ?? null) },
+        ]}
+        formatValue={formatCompact}
+        emptyTitle="No lag sampled yet"
+      />
       <ul aria-label="Connectors">
         {Object.entries(connectors).map(([kind, connector]) => (
           <li key={kind}>

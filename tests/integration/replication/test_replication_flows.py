@@ -20,12 +20,14 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from controlplane.alerts.models import Alert
 from controlplane.audit.models import AuditEvent
 from controlplane.clusters import services as clusters
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
 from controlplane.connect.models import ConnectCluster
 from controlplane.kafka.acls import describe_acls
+from controlplane.lag.sampler import sample_cluster
 from controlplane.replication.models import ReplicationFlow
 from controlplane.tenancy.access import Actor
 from tests.fixtures.engines import STREAMHUB, ManagedCluster
@@ -192,7 +194,7 @@ def committed(config: dict[str, str], group: str, topic: str) -> dict[int, int]:
 
 
 def test_a_flow_replicates_a_teams_topic_and_group_and_the_group_fails_over(
-    replication_world: ReplicationWorld,
+    replication_world: ReplicationWorld, lag_redis: str
 ) -> None:
     rw, world = replication_world, replication_world.world
     bad_input_is_refused(rw)
@@ -377,35 +379,85 @@ def the_flows_users_are_read_only_on_the_source(rw: ReplicationWorld, flow: dict
 def paused_flow_copies_nothing_until_resumed(
     rw: ReplicationWorld, flow: dict[str, Any], topic: str, replica: str
 ) -> None:
+    """Paused under a producer, the flow copies nothing and its lag alert fires; resumed, it copies what it
+    missed and the alert resolves (real lag sampling runs of the target, the alerting app's state machine)."""
     world, target_admin = rw.world, rw.target.client_config()
-    paused = world.developer_a.post(f"/api/v1/replication-flows/{flow['id']}/pause/")
+    url = f"/api/v1/replication-flows/{flow['id']}/"
+    sampling_seconds: list[float] = []
+
+    def sample_target() -> None:
+        started = time.monotonic()
+        sample_cluster(rw.target_cluster)
+        sampling_seconds.append(time.monotonic() - started)
+
+    assert world.viewer_a.patch(url, {"lag_alert_records": 10}, format="json").status_code == 403
+    assert world.developer_a.patch(url, {"lag_alert_records": -1}, format="json").status_code == 400
+    edited = world.developer_a.patch(url, {"lag_alert_records": 10}, format="json")
+    assert edited.status_code == 200, edited.json()
+    assert edited.json()["lag_alert_records"] == 10
+    rule = world.developer_a.post(
+        "/api/v1/alert-rules/",
+        {
+            "team": world.team_a.id,
+            "name": "replica behind",
+            "metric": "replication_lag_records",
+            "comparison": "gt",
+            "for_seconds": 0,
+            "group_pattern": flow["name"],
+        },
+        format="json",
+    )
+    assert rule.status_code == 201, rule.json()
+    sample_target()
+    detail = world.viewer_a.get(url).json()
+    assert detail["alert_state"] == "ok", detail["alerts"]
+    assert [sample["lag_records"] for sample in detail["lag_history"]] == [0], detail["lag_history"]
+
+    paused = world.developer_a.post(f"{url}pause/")
     assert paused.status_code == 200, paused.json()
     assert paused.json()["state"] == "paused"
 
     def source_paused() -> bool:
-        source = world.developer_a.get(f"/api/v1/replication-flows/{flow['id']}/").json()["connectors"][
-            "source"
-        ]
+        source = world.developer_a.get(url).json()["connectors"]["source"]
         return [source["state"], *(task["state"] for task in source["tasks"])] == ["PAUSED", "PAUSED"]
 
     wait_until(source_paused, timeout=30, what="the source connector and its task to pause")
     before = end_offsets(target_admin, replica)
     producer = world.producer()
     for index in range(50):
-        producer.produce(topic, value=f"paused-{index}".encode())
+        # Keyed alike: all 50 on one partition, which is then 50 records behind (the threshold is 10).
+        producer.produce(topic, key=b"paused", value=f"paused-{index}".encode())
     assert producer.flush(10) == 0
     time.sleep(3)  # a running flow copies within a second here; nothing may arrive while paused
     assert end_offsets(target_admin, replica) == before
-    lag = world.viewer_a.get(f"/api/v1/replication-flows/{flow['id']}/lag/").json()
+    lag = world.viewer_a.get(f"{url}lag/").json()
     assert sum(row["lag_records"] for row in lag) == 50
     assert all(row["lag_ms"] >= 3000 for row in lag if row["lag_records"])
-    assert world.developer_a.post(f"/api/v1/replication-flows/{flow['id']}/resume/").status_code == 200
+    sample_target()
+    alert = Alert.objects.get(rule_id=rule.json()["id"])
+    assert (alert.state, alert.group_name, alert.value) == ("firing", flow["name"], 50.0), alert.reason
+    detail = world.viewer_a.get(url).json()
+    assert detail["alert_state"] == "firing"
+    assert [(row["id"], row["state"]) for row in detail["alerts"]] == [(alert.pk, "firing")]
+    assert detail["lag_history"][-1]["lag_records"] == 50
+    assert detail["lag_history"][-1]["max_partition_lag_records"] == 50
+    listed = world.developer_a.get("/api/v1/alerts/", {"kind": "replication", "active": "true"}).json()
+    assert [row["id"] for row in listed["results"]] == [alert.pk], listed
+
+    assert world.developer_a.post(f"{url}resume/").status_code == 200
     wait_until(
         lambda: sum(end_offsets(target_admin, replica).values()) == sum(before.values()) + 50,
         timeout=60,
         what="the resumed flow to copy",
         interval=0.5,
     )
+    sample_target()
+    alert.refresh_from_db()
+    assert alert.state == "resolved", alert.reason
+    detail = world.viewer_a.get(url).json()
+    assert detail["alert_state"] == "ok"
+    assert [sample["lag_records"] for sample in detail["lag_history"]] == [0, 50, 0]
+    print(f"lag sampling runs of the target (flow sampled, alerts judged): {sampling_seconds} s")
 
 
 def tenancy_holds(rw: ReplicationWorld, flow: dict[str, Any]) -> None:

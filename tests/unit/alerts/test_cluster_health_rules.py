@@ -2,7 +2,13 @@
 
 from datetime import UTC, datetime
 
-from controlplane.alerts.choices import CLUSTER_METRICS, CONNECTOR_METRICS, LAG_METRICS, Metric
+from controlplane.alerts.choices import (
+    CLUSTER_METRICS,
+    CONNECTOR_METRICS,
+    LAG_METRICS,
+    REPLICATION_METRICS,
+    Metric,
+)
 from controlplane.alerts.cluster_health import HealthObservation, subjects_of
 from controlplane.alerts.conditions import RuleSpec, breaches, recovered
 from controlplane.alerts.notices import describe_value
@@ -31,7 +37,7 @@ OBSERVATION = HealthObservation(
 
 
 def test_the_metric_families_split_every_metric() -> None:
-    families = (set(LAG_METRICS), set(CLUSTER_METRICS), set(CONNECTOR_METRICS))
+    families = (set(LAG_METRICS), set(CLUSTER_METRICS), set(CONNECTOR_METRICS), set(REPLICATION_METRICS))
     assert set().union(*families) == set(Metric)
     assert sum(len(family) for family in families) == len(Metric)
 

@@ -63,6 +63,21 @@ export function useReplicationFlowStateChange() {
   });
 }
 
+/** Changes the flow's lag alert threshold (records a partition's replica may be behind; 0: the rule's). */
+export function useSetLagAlertRecords() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ id, records }: { id: number; records: number }): Promise<ReplicationFlow> =>
+      unwrap(
+        await apiClient.PATCH("/api/v1/replication-flows/{id}/", {
+          params: { path: { id } },
+          body: { lag_alert_records: records },
+        }),
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: replicationKeys.all }),
+  });
+}
+
 export function useDeleteReplicationFlow() {
   const queryClient = useQueryClient();
   return useMutation({

@@ -14,6 +14,7 @@ export const METRIC_LABELS: Record<Metric, string> = {
   cluster_unreachable: "Cluster unreachable",
   provisioning_failed: "Provisioning failed",
   connector_not_running: "Connector or task paused or failed",
+  replication_lag_records: "Replication lag (records behind, worst partition)",
 };
 
 export const LAG_METRICS: Metric[] = ["lag_seconds", "lag_messages", "time_to_catch_up", "status"];
@@ -30,6 +31,9 @@ export const CLUSTER_METRIC_DEFAULTS: Partial<Record<Metric, number>> = {
   provisioning_failed: 0,
   // One alert per connector (the group pattern matches the connector's name).
   connector_not_running: 0,
+  // One alert per replication flow (the group pattern matches the flow's name); the flow's own lag alert
+  // threshold wins over this one.
+  replication_lag_records: 0,
 };
 
 export function isClusterMetric(metric: Metric): boolean {
