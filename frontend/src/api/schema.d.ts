@@ -2933,7 +2933,7 @@ export interface components {
             spec: {
                 description?: string;
                 /** @enum {unknown} */
-                metric: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed" | "connector_not_running";
+                metric: "lag_messages" | "lag_seconds" | "status" | "time_to_catch_up" | "broker_down" | "under_replicated_partitions" | "offline_partitions" | "under_min_isr_partitions" | "controller_changes_per_hour" | "disk_usage_percent" | "cluster_unreachable" | "provisioning_failed" | "connector_not_running" | "replication_lag_records";
                 /** @enum {unknown} */
                 comparison?: "gt" | "gte" | "lt" | "lte";
                 threshold?: number;
