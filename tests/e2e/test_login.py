@@ -52,6 +52,7 @@ NAVIGATION = (
     "People",
     "Jobs",
     "Connectors",
+    "Replication",
     "Alerts",
     "Audit log",
     "Settings",
