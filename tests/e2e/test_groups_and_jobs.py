@@ -142,7 +142,9 @@ def test_a_consumer_group_shows_its_lag_and_chart_and_its_offsets_are_reset_with
     expect(page.get_by_role("heading", name="Consumer groups", level=1)).to_be_visible()
     row = page.get_by_role("table", name="Consumer groups").get_by_role("row", name=group)
     expect(row).to_contain_text("Payments")
-    expect(row.get_by_role("cell").nth(7)).to_have_text("stopped")  # health (after the type column), from the lag sampler
+    expect(row.get_by_role("cell").nth(7)).to_have_text(
+        "stopped"
+    )  # health (after the type column), from the lag sampler
     expect(row).to_contain_text(str(lag))
     screenshot(page, "groups-list")
     row.get_by_role("link", name=group).click()

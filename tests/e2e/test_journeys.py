@@ -127,7 +127,9 @@ def test_an_org_admin_goes_from_a_new_cluster_to_a_consumer_groups_offset_reset_
     sample_cluster(cluster)
     page.get_by_role("navigation").get_by_role("link", name="Consumer groups").click()
     row = page.get_by_role("table", name="Consumer groups").get_by_role("row", name=group)
-    expect(row.get_by_role("cell").nth(6)).to_have_text("6")  # lag (after the type column): 10 records, 4 committed
+    expect(row.get_by_role("cell").nth(6)).to_have_text(
+        "6"
+    )  # lag (after the type column): 10 records, 4 committed
     row.get_by_role("link", name=group).click()
     expect(page.get_by_text("6 messages behind")).to_be_visible()
     expect(page.get_by_role("img", name="Lag in messages over the last 1h")).to_be_visible()
