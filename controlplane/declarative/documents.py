@@ -159,7 +159,13 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
                 "emailRecipients": {
                     "type": "array",
                     "maxItems": 20,
-                    "items": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+$", "maxLength": 254},
+                    # Whitespace spelled out: `\s` means more characters in Python (which validates) than in
+                    # ECMA-262 (which OpenAPI clients and schemathesis read), e.g. \x1c.
+                    "items": {
+                        "type": "string",
+                        "pattern": "^[^@ \\t\\n\\r\\f\\v]+@[^@ \\t\\n\\r\\f\\v]+$",
+                        "maxLength": 254,
+                    },
                 },
                 "enabled": {"type": "boolean"},
             },
@@ -225,6 +231,22 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
         name_max=100,
     ),
 }
+
+
+def _refusing_nul(schema: Any) -> Any:
+    """`schema` with every free text refusing a NUL character: no database column stores one (PostgreSQL
+    refuses it), so the format says so instead of the server failing on a name it looks up."""
+    if isinstance(schema, list):
+        return [_refusing_nul(child) for child in schema]
+    if not isinstance(schema, dict):
+        return schema
+    refused = {key: _refusing_nul(value) for key, value in schema.items()}
+    if refused.get("type") == "string" and not {"pattern", "enum", "const"} & set(refused):
+        refused["pattern"] = "^[^\\x00]*$"
+    return refused
+
+
+KIND_SCHEMAS = {kind: _refusing_nul(schema) for kind, schema in KIND_SCHEMAS.items()}
 
 
 def json_schema() -> dict[str, Any]:
