@@ -146,6 +146,18 @@ class ClusterReader:
             ]
             return [future.result() for future in futures]
 
+    def _per_coordinator(
+        self, coordinators: dict[str, int], ask: Callable[[WireConnection, list[str]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Runs `ask(connection, group names)` on each group's coordinator (brokers in parallel), merged."""
+        by_node: dict[int, list[str]] = defaultdict(list)
+        for name, node in coordinators.items():
+            by_node[node].append(name)
+        merged: dict[str, Any] = {}
+        for part in self._per_broker(by_node, ask):
+            merged.update(part)
+        return merged
+
     # --- topics and offsets -----------------------------------------------------------------------
 
     def load_metadata(self) -> None:
@@ -231,9 +243,6 @@ class ClusterReader:
 
     def committed_offsets(self, coordinators: dict[str, int]) -> dict[str, dict[TopicPartition, int]]:
         """Every committed offset of the given groups (OffsetFetch v8: many groups per request)."""
-        by_node: dict[int, list[str]] = defaultdict(list)
-        for name, node in coordinators.items():
-            by_node[node].append(name)
 
         def ask(wire: WireConnection, names: list[str]) -> dict[str, dict[TopicPartition, int]]:
             committed: dict[str, dict[TopicPartition, int]] = {}
@@ -252,15 +261,9 @@ class ClusterReader:
                     }
             return committed
 
-        offsets: dict[str, dict[TopicPartition, int]] = {}
-        for part in self._per_broker(by_node, ask):
-            offsets.update(part)
-        return offsets
+        return self._per_coordinator(coordinators, ask)
 
     def describe_groups(self, coordinators: dict[str, int]) -> dict[str, DescribedGroup]:
-        by_node: dict[int, list[str]] = defaultdict(list)
-        for name, node in coordinators.items():
-            by_node[node].append(name)
 
         def ask(wire: WireConnection, names: list[str]) -> dict[str, DescribedGroup]:
             described = {}
@@ -283,17 +286,11 @@ class ClusterReader:
                     described[group.group_id] = DescribedGroup(state=group.group_state, members=members)
             return described
 
-        described: dict[str, DescribedGroup] = {}
-        for part in self._per_broker(by_node, ask):
-            described.update(part)
-        return described
+        return self._per_coordinator(coordinators, ask)
 
     def share_offsets(self, coordinators: dict[str, int]) -> dict[str, dict[TopicPartition, ShareOffset]]:
         """Share-partition start offsets and lags of the given share groups (DescribeShareGroupOffsets v1,
         many groups per request)."""
-        by_node: dict[int, list[str]] = defaultdict(list)
-        for name, node in coordinators.items():
-            by_node[node].append(name)
 
         def ask(wire: WireConnection, names: list[str]) -> dict[str, dict[TopicPartition, ShareOffset]]:
             found: dict[str, dict[TopicPartition, ShareOffset]] = {}
@@ -317,17 +314,11 @@ class ClusterReader:
                     }
             return found
 
-        offsets: dict[str, dict[TopicPartition, ShareOffset]] = {}
-        for part in self._per_broker(by_node, ask):
-            offsets.update(part)
-        return offsets
+        return self._per_coordinator(coordinators, ask)
 
     def describe_new_groups(self, coordinators: dict[str, int], group_type: str) -> dict[str, DescribedGroup]:
         """Members of share groups (ShareGroupDescribe, with their partitions) or Streams groups
         (StreamsGroupDescribe; their tasks are on the group's page, not here)."""
-        by_node: dict[int, list[str]] = defaultdict(list)
-        for name, node in coordinators.items():
-            by_node[node].append(name)
         describe = ShareGroupDescribeRequest if group_type == "share" else StreamsGroupDescribeRequest
 
         def ask(wire: WireConnection, names: list[str]) -> dict[str, DescribedGroup]:
@@ -357,10 +348,7 @@ class ClusterReader:
                     described[group.group_id] = DescribedGroup(state=group.group_state, members=members)
             return described
 
-        described: dict[str, DescribedGroup] = {}
-        for part in self._per_broker(by_node, ask):
-            described.update(part)
-        return described
+        return self._per_coordinator(coordinators, ask)
 
     # --- record timestamps ------------------------------------------------------------------------
 
