@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/core_compare.py [--before PATH | --before-ref base9] [--after PATH]
                                            [--rounds 4] [--messages 1000000] [--replicated-messages 300000]
-                                           [--sizes 100,1024] [--cases throughput,replicated]
+                                           [--sizes 100,1024]
+                                           [--cases throughput,replicated,startup,topics,partitions]
 
 Each tree's broker is started from that tree (`python -m broker` with the tree as working directory;
 the 3-broker cluster through that tree's own `tests/fixtures/cluster.py`), and measured by the same code
@@ -10,7 +11,12 @@ the 3-broker cluster through that tree's own `tests/fixtures/cluster.py`), and m
 producer of bench/replicated_produce.py):
 
 - throughput: one broker, one partition, acks=1, per size: produce then consume everything back;
-- replicated: 3 brokers, RF 3, min.insync.replicas 2, acks=all, per size: produce.
+- replicated: 3 brokers, RF 3, min.insync.replicas 2, acks=all, per size: produce;
+- startup: one broker on an empty data directory, from the process start until ApiVersions answers and a
+  topic can be created (ms);
+- topics: one broker, 200 topics created then deleted one by one, each request awaited (p50 / p99 ms);
+- partitions: one broker, one topic of 10,000 partitions, from CreateTopics until Metadata shows a leader
+  for every partition (ms).
 
 Runs alternate between the trees (before, after, then after, before, ...) so that load drifting on a
 shared machine hits both alike. `--before` defaults to a `git worktree` of `--before-ref` created in /tmp
@@ -101,8 +107,117 @@ def measure_tree(tree: Path, loadgen: str, args: argparse.Namespace) -> dict[str
             finally:
                 cluster.stop()
             os.sync()
+        results.update(measure_admin(tree, base, args.cases))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    return results
+
+
+# --- admin latency cases (startup, topics, partitions) -------------------------------------------
+
+# Lower is better for these rows: they report milliseconds, in the msg_per_s / broker_cpu_us columns'
+# place (see `summarise`).
+ADMIN_TOPICS = 200
+WIDE_TOPIC_PARTITIONS = 10_000
+
+
+def start_plain_broker(tree: Path, data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    """`python -m broker` of `tree` with no cluster settings: what `make run` starts."""
+    command = [sys.executable, "-m", "broker", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}"]
+    command += ["--override", f"log.dirs={data_dir}", "--log-level", "WARNING"]
+    return subprocess.Popen(command, cwd=tree)
+
+
+def admin_client(port: int) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    # A 10,000-partition CreateTopics may take minutes on a loaded machine: librdkafka's default socket
+    # timeout (60 s) would fail it.
+    return AdminClient(
+        {
+            "bootstrap.servers": f"127.0.0.1:{port}",
+            "socket.connection.setup.timeout.ms": 1000,
+            "socket.timeout.ms": 300_000,
+        }
+    )
+
+
+def create_topic_ms(admin: Any, name: str, partitions: int = 1) -> float:
+    from confluent_kafka.admin import NewTopic
+
+    started = time.perf_counter()
+    admin.create_topics([NewTopic(name, partitions, 1)], operation_timeout=120, request_timeout=120)[
+        name
+    ].result()
+    return (time.perf_counter() - started) * 1000
+
+
+def delete_topic_ms(admin: Any, name: str) -> float:
+    started = time.perf_counter()
+    admin.delete_topics([name], operation_timeout=120, request_timeout=120)[name].result()
+    return (time.perf_counter() - started) * 1000
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def measure_admin(tree: Path, base: Path, cases: list[str]) -> dict[str, dict[str, float]]:
+    from bench.broker_throughput.__main__ import free_port, wait_until_serving
+
+    results: dict[str, dict[str, float]] = {}
+    if "startup" in cases:
+        port = free_port()
+        started = time.perf_counter()
+        broker = start_plain_broker(tree, base / "startup", port)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    create_topic_ms(admin_client(port), "startup-probe")
+                    break
+                except Exception:
+                    if time.monotonic() > deadline or broker.poll() is not None:
+                        raise
+                    time.sleep(0.02)
+            results["startup until a topic is created (ms)"] = {"ms": (time.perf_counter() - started) * 1000}
+        finally:
+            broker.terminate()
+            broker.wait(60)
+    if "topics" in cases or "partitions" in cases:
+        port = free_port()
+        broker = start_plain_broker(tree, base / "admin", port)
+        try:
+            wait_until_serving(port)
+            admin = admin_client(port)
+            if "topics" in cases:
+                names = [f"admin-{index}" for index in range(ADMIN_TOPICS)]
+                creates = [create_topic_ms(admin, name) for name in names]
+                deletes = [delete_topic_ms(admin, name) for name in names]
+                results[f"create {ADMIN_TOPICS} topics one by one (ms)"] = {
+                    "p50": percentile(creates, 0.5),
+                    "p99": percentile(creates, 0.99),
+                }
+                results[f"delete {ADMIN_TOPICS} topics one by one (ms)"] = {
+                    "p50": percentile(deletes, 0.5),
+                    "p99": percentile(deletes, 0.99),
+                }
+            if "partitions" in cases:
+                started = time.perf_counter()
+                create_topic_ms(admin, "wide", WIDE_TOPIC_PARTITIONS)
+                while True:
+                    described = admin.list_topics("wide", timeout=60).topics["wide"]
+                    led = [p for p in described.partitions.values() if p.leader >= 0]
+                    if len(led) == WIDE_TOPIC_PARTITIONS:
+                        break
+                    time.sleep(0.05)
+                results[f"one topic of {WIDE_TOPIC_PARTITIONS} partitions, until all have leaders (ms)"] = {
+                    "ms": (time.perf_counter() - started) * 1000
+                }
+        finally:
+            broker.terminate()
+            broker.wait(60)
     return results
 
 
@@ -167,7 +282,7 @@ def summarise(runs: dict[str, list[dict[str, dict[str, float]]]]) -> dict[str, A
     cases: dict[str, Any] = {}
     for case in runs["before"][0]:
         entry: dict[str, Any] = {}
-        for metric in ("msg_per_s", "broker_cpu_us"):
+        for metric in runs["before"][0][case]:
             before = spread([run[case][metric] for run in runs["before"]])
             after = spread([run[case][metric] for run in runs["after"]])
             entry[metric] = {
@@ -196,7 +311,7 @@ def main() -> None:
         "--cases",
         type=lambda text: text.split(","),
         default=["throughput", "replicated"],
-        help="throughput,replicated",
+        help="throughput,replicated,startup,topics,partitions",
     )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)

@@ -52,8 +52,8 @@ def main() -> None:
 
         call_command("migrate", verbosity=0)
         from controlplane.clusters import services, workflows
-        from controlplane.clusters.encryption import decrypt_secret
         from controlplane.clusters.models import Cluster
+        from controlplane.core.encryption import decrypt_secret
         from controlplane.tenancy import services as tenancy
         from controlplane.tenancy.access import Actor
 

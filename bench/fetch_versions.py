@@ -26,14 +26,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from broker.auth.sasl import AuthSession
-from broker.config import BrokerConfig
 from broker.context import ClientSession
 from broker.protocol.responses import build_entity
-from broker.server.app import close_broker_state, open_broker_state
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.frames import encode_request
 from broker.wire.records.records import Record, build_batch
 from broker.wire.schemas import request_class
+from tests.unit.broker.running_state import create_topic, start_node
 
 VERSIONS = (12, 13, 16, 17)
 TOPIC = "fetch-versions"
@@ -61,10 +60,12 @@ def fetch_frame(version: int, topic_id: Any, partitions: int) -> bytes:
 
 
 async def measure(args: argparse.Namespace, directory: Path) -> dict[int, list[float]]:
-    config = BrokerConfig.from_properties({"log.dirs": str(directory), "offsets.topic.num.partitions": "1"})
-    state = await open_broker_state(config)
+    node = await start_node({"log.dirs": str(directory)})
+    state = node.state
     try:
-        topic = state.topics.create_topic(TOPIC, args.partitions)
+        await create_topic(state, TOPIC, args.partitions)
+        topic = state.metadata.get(TOPIC)
+        assert topic is not None
         batch = build_batch([Record(key=None, value=b"v" * 100) for _ in range(500)])
         for index in range(args.partitions):
             partition, _ = state.partitions.leader(TOPIC, index)
@@ -95,7 +96,7 @@ async def measure(args: argparse.Namespace, directory: Path) -> dict[int, list[f
                 results[version].append((time.process_time() - started) / args.requests * 1e6)
         return results
     finally:
-        await close_broker_state(state)
+        await node.close()
 
 
 def main() -> None:

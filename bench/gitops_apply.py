@@ -22,6 +22,15 @@ topic and grant); apply 346 s (79,039 statements, its own plan included); plan a
 statements; was 662 s); apply again 13.5 s (was 345 s). At 100 topics the statements of a plan after apply went
 from 614 to 117. What remains is per change: the checks every API call makes (rights, policy, rate, about 20
 statements) and one CreateTopics and one CreateAcls round trip each; batching those per cluster is the next step.
+
+With topic creations in CreateTopics requests of 100 and grants in CreateAcls requests of 100, the plan
+counting the team's change rate once for all its changes instead of once per change (same machine, load 36
+falling to 13 during the run): first plan 39.1 s (16,026 SQL statements), apply 121.8 s (70,060 statements,
+2,001 applied), plan after it 5.8 s (1,018), apply again 5.4 s (1,017). An earlier run at load 36 throughout
+took 66.0 s / 366.0 s / 16.1 s, and 11 topics of a batch came back after the single-topic deadline (left
+"being confirmed"): batched requests now get a deadline that grows with what they carry. At 100 topics the
+first plan went from 2,227 statements to 1,626. What remains per change is SQL (about 35 statements for a
+created topic or grant: its checks, its operation or grant, its audit row, its claim), not round trips.
 """
 
 from __future__ import annotations
@@ -137,7 +146,8 @@ def main() -> None:
         assert applied["change_set"]["state"] == "applied", report["counts"]
         second_plan_s, second = timed("/api/v1/declarative/plan/", "plan_after_apply")
         unchanged = second["counts"]["unchanged"]
-        assert unchanged == 2 * options.topics + 1, second["counts"]
+        refused = [(c["name"], c["refusal"]["code"]) for c in second["changes"] if c["action"] == "refused"]
+        assert unchanged == 2 * options.topics + 1, (second["counts"], refused[:20], report["counts"])
         again_s, again = timed("/api/v1/declarative/apply/", "apply_again")
         assert again["change_set"] is None
         print(

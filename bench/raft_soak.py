@@ -1,4 +1,4 @@
-"""A long run of the Raft simulation (tests/unit/raft/simulation.py): many seeds, long chaos.
+"""A long run of the Raft simulation (tests/unit/broker/raft/simulation.py): many seeds, long chaos.
 
 Each seed runs 3- or 5-node clusters through message loss, duplication, long delays, crashes
 with restart from persisted state, partitions and random compaction, checking safety as it
@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.unit.raft.simulation import check_live_after_heal, run_chaos_then_heal
+from tests.unit.broker.raft.simulation import check_live_after_heal, run_chaos_then_heal
 
 
 def main() -> None:

@@ -5,21 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from broker.config import BrokerConfig, ConfigError
-from broker.context import BrokerState
 from broker.node.roles import controller_endpoint, metadata_dir, run_cluster_node
+from broker.node.single_node import is_single_node, single_node_overrides
 from broker.node.storage_format import FormatError, format_metadata_dir, kafka_uuid
-from broker.server.app import BrokerServer
-from broker.wire.allocator import tune_allocator
-
-# Runs once the broker's state is open and its listeners are bound, before they serve; what it
-# returns is closed on stop. Test launchers plug in here (tests/fixtures/static_broker.py).
-BeforeServing = Callable[[BrokerState], Awaitable[Any]]
+from broker.runtime.allocator import tune_allocator
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -34,22 +26,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--log-level", default="INFO", help="Python logging level (default INFO)")
     return parser.parse_args(argv)
-
-
-async def run(config: BrokerConfig, before_serving: BeforeServing | None = None) -> None:
-    if config.get_str("process.roles"):
-        await run_cluster_node(config)
-        return
-    server = BrokerServer(config)
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, server.request_stop)
-    try:
-        await server.start(before_serving=before_serving)
-    except BaseException:
-        await server.stop()
-        raise
-    await server.serve_until_stopped()
 
 
 def format_main(argv: list[str]) -> int:
@@ -82,7 +58,7 @@ def format_main(argv: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None, before_serving: BeforeServing | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["format"]:
         return format_main(argv[1:])
@@ -93,6 +69,10 @@ def main(argv: list[str] | None = None, before_serving: BeforeServing | None = N
     )
     try:
         config = BrokerConfig.load(args.config, args.override)
+        # Without cluster settings the node is its own one-voter quorum (broker/node/single_node.py).
+        single_node = is_single_node(config)
+        if single_node:
+            config = BrokerConfig.load(args.config, [*args.override, *single_node_overrides(config)])
     except ConfigError as exc:
         print(f"invalid broker configuration: {exc}", file=sys.stderr)
         return 2
@@ -100,9 +80,9 @@ def main(argv: list[str] | None = None, before_serving: BeforeServing | None = N
     try:
         import uvloop
     except ImportError:
-        asyncio.run(run(config, before_serving))
+        asyncio.run(run_cluster_node(config, single_node=single_node))
     else:
-        uvloop.run(run(config, before_serving))
+        uvloop.run(run_cluster_node(config, single_node=single_node))
     return 0
 
 

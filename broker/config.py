@@ -81,7 +81,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "group.initial.rebalance.delay.ms": (int, 3000),
     "group.min.session.timeout.ms": (int, 6000),
     "group.max.session.timeout.ms": (int, 1800000),
-    # KIP-848 consumer groups (broker/groups/consumer_coordinator.py)
+    # KIP-848 consumer groups (broker/groups/consumer_groups.py)
     "group.consumer.session.timeout.ms": (int, 45000),
     "group.consumer.heartbeat.interval.ms": (int, 5000),
     "group.consumer.max.size": (int, 2147483647),
@@ -122,7 +122,7 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "connections.max.idle.ms": (int, 600000),
     "replica.fetch.max.bytes": (int, 1048576),
     "max.incremental.fetch.session.cache.slots": (int, 1000),
-    # --- cluster mode (broker/controller/README.md); unset process.roles = single-node broker
+    # --- the quorum (broker/controller/README.md); unset process.roles = a single node, its own one voter
     "process.roles": (str, ""),
     "controller.quorum.voters": (str, ""),
     "controller.quorum.bootstrap.servers": (str, ""),

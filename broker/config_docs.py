@@ -163,7 +163,7 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "producer.id.expiration.ms": "How long an idle idempotent producer's state is kept.",
     "connections.max.idle.ms": "Idle connections are closed after this long.",
     "replica.fetch.max.bytes": "Bytes a follower asks for per partition in one fetch.",
-    "process.roles": "broker, controller or both; empty: a single-node broker without a quorum.",
+    "process.roles": "broker, controller or both; empty: a single node, the only voter of its own quorum (both roles).",
     "controller.quorum.voters": "The controller quorum, id@host:port, comma separated.",
     "controller.quorum.bootstrap.servers": "A dynamic quorum's controllers to contact first, host:port, comma separated.",
     "controller.listener.names": "Listeners the controllers use among themselves.",

@@ -21,8 +21,7 @@ from broker.config import BrokerConfig, Listener
 from broker.controller.forwarding import ControllerLink
 from broker.groups.coordinator import GroupCoordinator
 from broker.log.log_manager import LogManager
-from broker.metadata.features import FeatureFile, default_levels, finalized_levels
-from broker.metadata.producer_ids import ProducerIdManager
+from broker.metadata.features import finalized_levels
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
 from broker.partitions.manager import PartitionManager
@@ -33,7 +32,6 @@ from broker.runtime.dynamic_config import (
     CONNECTION_CONFIGS,
     LOG_DEFAULT_CONFIGS,
     DynamicBrokerConfig,
-    DynamicConfigFile,
 )
 from broker.runtime.metrics import BrokerMetrics
 from broker.runtime.request_memory import RequestMemory
@@ -93,24 +91,22 @@ class BrokerState:
     metadata: MetadataStore
     logs: LogManager
     topics: TopicManager
-    producer_ids: ProducerIdManager
     metrics: BrokerMetrics
     security: SecurityStore
     scram: ScramStore
     quotas: QuotaManager
     failed_authentications: FailedAuthentications
     authorizer: Authorizer | None = None  # None: ACLs off, everything is allowed
-    # Set once it is loaded (a cluster member: once it has joined); None until then.
+    # Set once the broker has joined its quorum; None until then.
     groups: GroupCoordinator | None = None
     # The transaction coordinator, set like `groups`.
     transactions: TransactionCoordinator | None = None
-    # Leaders, ISRs and high watermarks of every hosted partition: fed the controller's image on a
-    # cluster member, a cluster of one on a single node (set as soon as the state is opened, or
-    # when a cluster member joins). Handlers reach partitions through `partitions` only.
+    # Leaders, ISRs and high watermarks of every hosted partition, fed the controller's image (set when the
+    # broker joins its quorum). Handlers reach partitions through `partitions` only.
     replication: ReplicaManager = field(init=False)
-    # Set when the broker belongs to a controller quorum (`process.roles`); None on a single node.
-    # Metadata writes go through it.
-    cluster: ControllerLink | None = None
+    # The link to the controller quorum every broker belongs to (a single node: its own one-voter quorum),
+    # set when it joins, before it serves anyone. Metadata writes go through it.
+    cluster: ControllerLink = field(init=False)
     # Listener name -> port actually bound (differs from the config when it asks for port 0).
     bound_ports: dict[str, int] = field(default_factory=dict)
     started_at_ms: int = field(default_factory=lambda: int(time.time() * 1000))
@@ -130,21 +126,8 @@ class BrokerState:
 
     # Dynamic broker configs (AlterConfigs on a broker resource) over `config`; see __post_init__.
     dynamic_config: DynamicBrokerConfig = field(init=False)
-    # A single node keeps its dynamic broker and group configs here; a cluster in the metadata log.
-    dynamic_config_file: DynamicConfigFile | None = None
-    # Group configs (resource type GROUP) of a single node, by group id; a cluster's are in its image.
-    local_group_configs: dict[str, dict[str, str]] = field(default_factory=dict)
-    # Client metrics subscriptions (resource type CLIENT_METRICS) of a single node, by name; a cluster's
-    # are in its image.
-    local_client_metrics_configs: dict[str, dict[str, str]] = field(default_factory=dict)
     # Client telemetry (KIP-714); None while `client.telemetry.enable` is false (71/72 not advertised).
     telemetry: ClientMetricsManager | None = None
-
-    # A single node's finalized feature levels and their epoch (UpdateFeatures), kept in `feature_file`;
-    # a cluster's are in its metadata image.
-    feature_file: FeatureFile | None = None
-    local_features: dict[str, int] = field(default_factory=default_levels)
-    local_features_epoch: int = 0
 
     _partitions: PartitionManager | None = field(default=None, init=False, repr=False)
     # Share groups (KIP-932) coordinated here, share-partitions led here, share sessions: see `share`.
@@ -163,34 +146,17 @@ class BrokerState:
 
     def group_configs(self, group_id: str) -> dict[str, str]:
         """The configs set on a group (IncrementalAlterConfigs on resource type GROUP)."""
-        if self.cluster is not None:
-            return dict(self.cluster.image.group_configs.get(group_id, {}))
-        return dict(self.local_group_configs.get(group_id, {}))
+        return dict(self.cluster.image.group_configs.get(group_id, {}))
 
     def client_metrics_subscriptions(self) -> dict[str, dict[str, str]]:
         """Every CLIENT_METRICS subscription: name -> its configs."""
-        if self.cluster is not None:
-            return self.cluster.image.client_metrics_configs
-        return self.local_client_metrics_configs
-
-    def save_dynamic_configs(self) -> None:
-        """A single node's dynamic configs, written before they apply (a cluster's go to the controller)."""
-        assert self.dynamic_config_file is not None, "a cluster keeps dynamic configs in its metadata log"
-        self.dynamic_config_file.save(
-            {
-                "broker": self.dynamic_config.layers,
-                "group": self.local_group_configs,
-                "client_metrics": self.local_client_metrics_configs,
-            }
-        )
+        return self.cluster.image.client_metrics_configs
 
     def finalized_features(self) -> tuple[int, dict[str, int]]:
-        """(epoch, level of every known feature): a cluster's from its metadata image (the epoch is the
-        image's offset, as Kafka's), a single node's from its data directory."""
-        if self.cluster is not None:
-            image = self.cluster.image
-            return image.offset, finalized_levels(image.features)
-        return self.local_features_epoch, dict(self.local_features)
+        """(epoch, level of every known feature), from the metadata image (the epoch is the image's offset,
+        as Kafka's)."""
+        image = self.cluster.image
+        return image.offset, finalized_levels(image.features)
 
     def feature_level(self, name: str) -> int:
         return self.finalized_features()[1].get(name, 0)

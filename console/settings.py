@@ -200,8 +200,8 @@ FIELD_ENCRYPTION_KEY = os.environ.get("FIELD_ENCRYPTION_KEY", "")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "controlplane.core.api.authentication.IdpAccessTokenAuthentication",
-        "controlplane.core.api.authentication.ApiKeyAuthentication",
+        "controlplane.people.api.authentication.IdpAccessTokenAuthentication",
+        "controlplane.accounts.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -215,8 +215,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "controlplane.core.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_CLASSES": [
-        "controlplane.core.api.throttling.ApiKeyRateThrottle",
-        "controlplane.core.api.throttling.SessionUserRateThrottle",
+        "controlplane.accounts.api.throttling.ApiKeyRateThrottle",
+        "controlplane.accounts.api.throttling.SessionUserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "api_key": os.environ.get("API_KEY_RATE", "600/min"),
@@ -372,3 +372,8 @@ OIDC_BREAK_GLASS_USERS = env_list("OIDC_BREAK_GLASS_USERS", "")
 # The audience of the provider's access tokens the REST API accepts as `Bearer` tokens for people's scripts
 # (RFC 9068 JWT access tokens, e.g. Keycloak's client id or an Okta/Entra API identifier). Empty: not accepted.
 OIDC_API_AUDIENCE = os.environ.get("OIDC_API_AUDIENCE", "")
+# The provider's public client (no secret, device authorization grant, RFC 8628) that `streamhub login` signs
+# people in with; offered at /api/v1/auth/cli/ together with OIDC_API_AUDIENCE. Empty: the CLI uses API keys.
+OIDC_CLI_CLIENT_ID = os.environ.get("OIDC_CLI_CLIENT_ID", "")
+# What the CLI asks for: offline_access brings the refresh token that renews an expired access token.
+OIDC_CLI_SCOPES = tuple(os.environ.get("OIDC_CLI_SCOPES", "openid offline_access").split())

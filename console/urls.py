@@ -11,6 +11,7 @@ api_v1 = [
     path("auth/login/", api_views.login_view, name="auth-login"),
     path("auth/logout/", api_views.logout_view, name="auth-logout"),
     path("auth/options/", api_views.auth_options_view, name="auth-options"),
+    path("auth/cli/", api_views.cli_auth_options_view, name="auth-cli"),
     path("auth/profile/", api_views.profile_view, name="auth-profile"),
     path("auth/oidc/login/", sso_views.oidc_login, name="auth-oidc-login"),
     path("auth/oidc/callback/", sso_views.oidc_callback, name="auth-oidc-callback"),

@@ -27,11 +27,11 @@ from kio.static.primitive import i16, i32, i32Timedelta
 
 from broker.auth.authorizer import Operation, PatternType, Permission, ResourceType
 from broker.auth.sasl import AuthSession
-from broker.config import BrokerConfig
 from broker.context import ClientSession
-from broker.server.app import close_broker_state, open_broker_state
+from broker.metadata.security_records import AlterQuotaRecord, CreateAclRecord, SecurityRecord
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.records.records import Record, build_batch
+from tests.unit.broker.running_state import create_topic, start_node
 
 TOPIC = "bench-authz"
 USER = "bench"
@@ -70,9 +70,10 @@ async def measure(secure: bool, requests: int, records: int, acls: int, data_dir
                 "super.users": "User:admin",
             }
         )
-    state = await open_broker_state(BrokerConfig.from_properties(properties))
+    node = await start_node(properties)
+    state = node.state
     try:
-        state.topics.create_topic(TOPIC, 1)
+        await create_topic(state, TOPIC)
         auth = AuthSession(
             requires_sasl=False, enabled_mechanisms=[], store=None, reauth_ms=0, max_token_bytes=1
         )
@@ -100,14 +101,9 @@ async def measure(secure: bool, requests: int, records: int, acls: int, data_dir
                     Permission.ALLOW,
                 ]
             )
-            records_to_apply: list[dict[str, object]] = [{"type": "create_acl", "acl": b} for b in bindings]
+            records_to_apply: list[SecurityRecord] = [CreateAclRecord(tuple(b)) for b in bindings]  # type: ignore[arg-type]
             records_to_apply.append(
-                {
-                    "type": "alter_quota",
-                    "entity": [["user", "someone-else"]],
-                    "set": {"producer_byte_rate": 1e6},
-                    "remove": [],
-                }
+                AlterQuotaRecord((("user", "someone-else"),), {"producer_byte_rate": 1e6})
             )
             state.security.apply_records(records_to_apply)
             auth.principal = f"User:{USER}"
@@ -121,7 +117,7 @@ async def measure(secure: bool, requests: int, records: int, acls: int, data_dir
             timings.append(time.perf_counter() - started)
         return timings
     finally:
-        await close_broker_state(state)
+        await node.close()
 
 
 def main() -> None:

@@ -12,7 +12,8 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from broker.metadata.security_registry import AclTuple, SecurityStore
+from broker.metadata.security_records import AclTuple
+from broker.metadata.security_registry import SecurityStore
 
 CLUSTER_NAME = "kafka-cluster"
 WILDCARD = "*"

@@ -1,8 +1,7 @@
 """Delegation tokens (KIP-48): token records, their HMAC and the SCRAM credentials they log in with.
 
 A token is stored as its id, owner, requester, renewers and timestamps (the SecurityStore's
-`tokens`, changed by `upsert_token` / `delete_token` records that go through the metadata log
-in a cluster). The HMAC is never stored: every broker recomputes it as
+`tokens`, changed by `upsert_token` / `delete_token` records that go through the metadata log). The HMAC is never stored: every broker recomputes it as
 HMAC-SHA512(`delegation.token.secret.key`, token id), as Kafka does, so the data directory and
 the metadata log hold nothing a client could log in with. A client authenticates over SCRAM
 with the extension `tokenauth=true`, the token id as user name and the base64 HMAC as password.
@@ -17,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 
 from broker.auth.scram_store import DEFAULT_ITERATIONS, TokenLogin, credential_from_password
+from broker.metadata.security_records import DeleteTokenRecord, UpsertTokenRecord
 from broker.metadata.security_registry import SecurityStore
 
 
@@ -95,14 +95,14 @@ class DelegationTokens:
         return self.get(token_id) if token_id is not None else None
 
     @staticmethod
-    def upsert_record(token: DelegationToken) -> dict[str, object]:
-        return {"type": "upsert_token", "token": token.to_json()}
+    def upsert_record(token: DelegationToken) -> UpsertTokenRecord:
+        return UpsertTokenRecord(token.to_json())
 
     @staticmethod
-    def delete_record(token_id: str) -> dict[str, object]:
-        return {"type": "delete_token", "token_id": token_id}
+    def delete_record(token_id: str) -> DeleteTokenRecord:
+        return DeleteTokenRecord(token_id)
 
-    def expired_records(self, now_ms: int) -> list[dict[str, object]]:
+    def expired_records(self, now_ms: int) -> list[DeleteTokenRecord]:
         """Delete records for every token whose expiry time has passed (the expiry sweep)."""
         return [self.delete_record(t.token_id) for t in self.all() if t.expiry_ms < now_ms]
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from broker.metadata.security_records import DeleteScramRecord, SecurityRecord, UpsertScramRecord
 from broker.metadata.security_registry import SecurityStore
 
 # AlterUserScramCredentials / DescribeUserScramCredentials mechanism codes.
@@ -111,19 +113,14 @@ class ScramStore:
     def users(self) -> list[str]:
         return sorted(self._security.scram)
 
-    def upsert_record(self, user: str, credential: ScramCredential) -> dict[str, object]:
-        return {
-            "type": "upsert_scram",
-            "user": user,
-            "mechanism": credential.mechanism,
-            "credential": credential.to_json(),
-        }
+    def upsert_record(self, user: str, credential: ScramCredential) -> UpsertScramRecord:
+        return UpsertScramRecord(user, credential.mechanism, credential.to_json())
 
     @staticmethod
-    def delete_record(user: str, mechanism: str) -> dict[str, object]:
-        return {"type": "delete_scram", "user": user, "mechanism": mechanism}
+    def delete_record(user: str, mechanism: str) -> DeleteScramRecord:
+        return DeleteScramRecord(user, mechanism)
 
-    def apply(self, records: list[dict[str, object]]) -> None:
+    def apply(self, records: Sequence[SecurityRecord]) -> None:
         self._security.apply_records(records)
 
     def check_password(self, user: str, password: str) -> bool:
@@ -146,9 +143,9 @@ class ScramStore:
             self.apply(records)
         return created
 
-    def bootstrap_user_records(self, spec: str) -> tuple[list[dict[str, object]], list[str]]:
+    def bootstrap_user_records(self, spec: str) -> tuple[list[SecurityRecord], list[str]]:
         """The records creating the bootstrap users that have no credential yet, and their names."""
-        records: list[dict[str, object]] = []
+        records: list[SecurityRecord] = []
         created = []
         for item in (entry.strip() for entry in spec.split(";")):
             if not item:

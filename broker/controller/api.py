@@ -2,7 +2,7 @@
 
 Brokers learn partition leadership from the metadata log through a `MetadataListener`; a
 partition leader asks the active controller to change its ISR with an `AlterPartitionRequest`
-sent through an `AlterPartitionSender`. Nothing here does I/O.
+sent through an `AlterPartitionsSender`. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from broker.metadata.security_records import SecurityRecord
 
 NO_LEADER = -1
 
@@ -106,10 +108,13 @@ class AlterPartitionResult:
     assignment: PartitionAssignment | None = None
 
 
-class AlterPartitionSender(Protocol):
-    """How a partition leader reaches the active controller (implemented by the controller client)."""
+class AlterPartitionsSender(Protocol):
+    """How a broker's partition leaders reach the active controller: one AlterPartitions request for many
+    partitions, a result for each, in order (implemented by the controller client)."""
 
-    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult: ...
+    async def alter_partitions(
+        self, requests: Sequence[AlterPartitionRequest]
+    ) -> list[AlterPartitionResult]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +155,6 @@ class MetadataListener(Protocol):
         them after the change."""
         ...
 
-    def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
-        """ACL / SCRAM / quota records in `broker.metadata.security_registry.SecurityStore`'s format."""
+    def on_security_records(self, records: Sequence[SecurityRecord]) -> None:
+        """ACL / SCRAM / quota / delegation token records (`broker.metadata.security_records`)."""
         ...

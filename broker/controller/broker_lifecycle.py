@@ -15,18 +15,23 @@ import uuid
 from collections.abc import Sequence
 
 from broker.controller.api import Endpoint, MetadataListener, PartitionAssignment
-from broker.controller.client import ControllerClient, ControllerUnavailable
+from broker.controller.client import RPC_FAILURES, ControllerClient, ControllerUnavailable
 from broker.controller.image import (
     LARGE_ENTRY_RECORDS,
     MetadataImage,
+    MetadataRefusal,
     apply_entry_yielding,
-    decode_entry_yielding,
-    image_from_snapshot_yielding,
     publish_image,
     publish_yielding,
 )
+from broker.controller.rpc.brokers import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    FetchMetadataRequest,
+    FetchMetadataResponse,
+    RegisterBrokerRequest,
+)
 from broker.raft.tasks import cancel_tasks
-from broker.raft.wire import FrameError
 from broker.runtime.heap import full_collections
 
 log = logging.getLogger("broker.controller.lifecycle")
@@ -57,6 +62,7 @@ class BrokerLifecycle:
         self.rack = rack
         self.heartbeat_interval_s = heartbeat_interval_s
         self.listeners = list(listeners)
+        self.refusal = MetadataRefusal(f"broker {broker_id}")
         self.incarnation_id = uuid.uuid4()
         self.image = MetadataImage()
         # The image offset whose changes every listener has taken in (publishing yields to the loop).
@@ -81,26 +87,26 @@ class BrokerLifecycle:
         self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="broker-heartbeats"))
 
     async def _register(self) -> None:
-        params = {
-            "broker_id": self.broker_id,
-            "incarnation_id": str(self.incarnation_id),
-            "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in self.endpoints],
-            "rack": self.rack,
-        }
+        registration = RegisterBrokerRequest(
+            self.broker_id,
+            str(self.incarnation_id),
+            tuple((e.name, e.host, e.port, e.security_protocol) for e in self.endpoints),
+            self.rack,
+        )
         while True:
             try:
-                reply = await self.client.call("register_broker", params)
+                reply = await self.client.call(registration)
             except ControllerUnavailable as exc:
                 log.warning("broker %d cannot register yet: %s", self.broker_id, exc)
                 continue
-            if reply["error_code"] == 0:
-                self.broker_epoch = int(reply["result"]["broker_epoch"])
+            if reply.result is not None:
+                self.broker_epoch = reply.result.broker_epoch
                 log.info("broker %d registered with epoch %d", self.broker_id, self.broker_epoch)
                 # The follower may have applied the registration before this answer arrived.
                 self._publish_once_caught_up()
                 return
             # DUPLICATE_BROKER_REGISTRATION: our previous life's session has not expired yet.
-            log.info("broker %d registration refused (%s), retrying", self.broker_id, reply["message"])
+            log.info("broker %d registration refused (%s), retrying", self.broker_id, reply.message)
             await asyncio.sleep(self.heartbeat_interval_s)
 
     async def _heartbeat_loop(self) -> None:
@@ -118,37 +124,32 @@ class BrokerLifecycle:
                 continue
             await asyncio.sleep(self.heartbeat_interval_s)
 
-    async def heartbeat(self) -> dict[str, object] | None:
-        params = {
-            "broker_id": self.broker_id,
-            "broker_epoch": self.broker_epoch,
-            "metadata_offset": self.image.offset,
-            "want_fence": False,
-            "want_shutdown": self._want_shutdown,
-        }
+    async def heartbeat(self) -> BrokerHeartbeatResponse | None:
+        if self.broker_epoch is None:
+            return None
+        beat = BrokerHeartbeatRequest(
+            self.broker_id, self.broker_epoch, self.image.offset, want_shutdown=self._want_shutdown
+        )
         try:
             # A controller that does not answer within an interval is given up for another voter
             # (a paused one keeps its connections open and would hold the heartbeat to the end).
             reply = await self.client.call(
-                "broker_heartbeat",
-                params,
+                beat,
                 timeout_s=self.heartbeat_interval_s * 2,
                 attempt_timeout_s=max(self.heartbeat_interval_s, MIN_HEARTBEAT_ATTEMPT_S),
             )
         except ControllerUnavailable as exc:
             log.warning("broker %d heartbeat failed: %s", self.broker_id, exc)
             return None
-        if reply["error_code"]:
-            log.warning(
-                "broker %d heartbeat refused: %s %s", self.broker_id, reply["error_code"], reply["message"]
-            )
-            self._registration_lost = reply["error_code"] in (STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED)
+        result = reply.result
+        if result is None:
+            log.warning("broker %d heartbeat refused: %s %s", self.broker_id, reply.error_code, reply.message)
+            self._registration_lost = reply.error_code in (STALE_BROKER_EPOCH, BROKER_ID_NOT_REGISTERED)
             return None
-        result = reply["result"]
-        if self.fenced != result["is_fenced"]:
-            log.info("broker %d is %s", self.broker_id, "fenced" if result["is_fenced"] else "unfenced")
-        self.fenced = bool(result["is_fenced"])
-        return dict(result)
+        if self.fenced != result.is_fenced:
+            log.info("broker %d is %s", self.broker_id, "fenced" if result.is_fenced else "unfenced")
+        self.fenced = result.is_fenced
+        return result
 
     async def _follow_metadata(self) -> None:
         """Long-poll the active controller (it knows of a commit first; any voter would do), and
@@ -164,16 +165,13 @@ class BrokerLifecycle:
                 try:
                     reply = await fetcher.call_node_unless_moved(
                         source,
-                        "fetch_metadata",
-                        {
-                            "after_offset": self.image.offset,
-                            "broker_id": self.broker_id,  # DescribeQuorum lists fetchers as observers
-                            "max_wait_ms": FETCH_WAIT_MS,
-                            "entry_encoding": "base64",
-                        },
+                        # DescribeQuorum lists the fetching brokers as observers.
+                        FetchMetadataRequest(
+                            self.image.offset, self.broker_id, FETCH_WAIT_MS, entry_encoding="base64"
+                        ),
                         timeout_s=FETCH_WAIT_MS / 1000 + FETCH_SLACK_S,
                     )
-                except (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError):
+                except RPC_FAILURES:
                     fetcher.active.lost(source)
                     attempt += 1
                     await asyncio.sleep(0.1)
@@ -181,23 +179,33 @@ class BrokerLifecycle:
                 if reply is None:
                     continue  # the process found another active controller: fetch from it
                 fetcher.observe_reply(reply)
-                await self._apply_fetched(reply["result"])
+                if reply.result is not None:
+                    await self._apply_fetched(reply.result)
+                if self.refusal.error is not None:
+                    # Stopped at an entry of a newer release: keep asking (the controller lists this broker
+                    # as a lagging observer), without spinning on the same entries.
+                    await asyncio.sleep(FETCH_WAIT_MS / 1000)
         finally:
             fetcher.close()
 
-    async def _apply_fetched(self, result: dict[str, object]) -> None:
-        snapshot = result.get("snapshot")
-        if isinstance(snapshot, str):
+    async def _apply_fetched(self, result: FetchMetadataResponse) -> None:
+        snapshot = result.snapshot
+        if snapshot is not None:
             # Built off to the side a slice at a time (a large one must not hold up the event loop).
-            self.image = await image_from_snapshot_yielding(base64.b64decode(snapshot))
+            loaded = await self.refusal.snapshot(base64.b64decode(snapshot))
+            if loaded is None:
+                return
+            self.image = loaded
             if self.caught_up.is_set():
                 for listener in self.listeners:
                     publish_image(self.image, listener)
-        for index, records in result["entries"]:  # type: ignore[attr-defined]
+        for index, encoded in result.entries:
             if index <= self.image.offset:
                 continue
-            if isinstance(records, str):
-                records = await decode_entry_yielding(base64.b64decode(records))
+            # Asked for as base64: the stored bytes, decoded here.
+            records = await self.refusal.entry(index, base64.b64decode(encoded))
+            if records is None:
+                return
             # A large entry goes to a copy a slice at a time, which replaces the image when complete.
             self.image, delta = await apply_entry_yielding(self.image, index, records)
             if delta and self.caught_up.is_set():
@@ -264,7 +272,7 @@ class BrokerLifecycle:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and self.broker_epoch is not None:
             result = await self.heartbeat()
-            if result is not None and result.get("should_shutdown"):
+            if result is not None and result.should_shutdown:
                 return True
             await asyncio.sleep(min(0.2, self.heartbeat_interval_s))
         return False

@@ -13,15 +13,19 @@ import contextlib
 import itertools
 import logging
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from ssl import SSLContext
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.controller.api import AlterPartitionRequest, AlterPartitionResult, PartitionAssignment
-from broker.raft.wire import FrameError, encode_frame, read_frame
+from broker.controller.api import AlterPartitionRequest, AlterPartitionResult
+from broker.controller.rpc.base import R, Reply, Request
+from broker.controller.rpc.brokers import AlterPartitionItem, AlterPartitionsRequest
+from broker.controller.rpc.catalog import LEGACY_VERSIONS, VERSIONS, common_version
+from broker.controller.rpc.frames import decode_reply, encode_request
+from broker.controller.rpc.quorum import ApiVersionsRequest, DescribeQuorumRequest
+from broker.raft.wire import FrameError, read_frame
 
 log = logging.getLogger("broker.controller.client")
 
@@ -34,8 +38,6 @@ SUSPECT_S = 3.0
 # AlterPartition may be repeated (a duplicate fails on its partition epoch and the leader takes the ISR
 # from its metadata image): a controller that does not answer in this time is given up for another.
 ALTER_PARTITION_ATTEMPT_S = 2.0
-# Partitions per alter_partitions request (~200 bytes each).
-ALTER_BATCH = 2000
 
 
 class ControllerUnavailable(Exception):
@@ -48,7 +50,12 @@ class ChannelBusy(TimeoutError):
 
 
 class RpcChannel:
-    """One connection to one controller; one request at a time."""
+    """One connection to one controller; one request at a time.
+
+    On every new connection the channel first asks which RPC versions the controller speaks
+    (api_versions, as Kafka clients send ApiVersions) and then sends each request in the highest
+    version both sides know. A controller of d32902d does not know api_versions: it speaks
+    version 0 of everything, which is d32902d's own format, so a rolling upgrade degrades cleanly."""
 
     def __init__(self, host: str, port: int, *, ssl: SSLContext | None = None) -> None:
         self.host, self.port = host, port
@@ -57,8 +64,10 @@ class RpcChannel:
         self._writer: asyncio.StreamWriter | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
+        # RPC name -> (lowest, highest) version the controller at the other end speaks.
+        self.versions: dict[str, tuple[int, int]] = {}
 
-    async def call(self, method: str, params: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+    async def call(self, request: Request[R], timeout_s: float) -> Reply[R]:
         """Send one request and read its reply; `timeout_s` includes waiting for the channel
         (ChannelBusy when it ran out before this request's turn came)."""
         acquired = False
@@ -66,10 +75,10 @@ class RpcChannel:
             async with asyncio.timeout(timeout_s):
                 await self._lock.acquire()
                 acquired = True
-                return await self._exchange(method, params)
+                return await self._exchange(request)
         except TimeoutError:
             if not acquired:
-                raise ChannelBusy(f"{method}: earlier requests still held the connection") from None
+                raise ChannelBusy(f"{request.API}: earlier requests still held the connection") from None
             self.close()
             raise
         except BaseException:
@@ -80,7 +89,7 @@ class RpcChannel:
             if acquired:
                 self._lock.release()
 
-    async def _exchange(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def _exchange(self, request: Request[R]) -> Reply[R]:
         if self._reader is not None and self._reader.at_eof():
             # The controller closed a connection left idle (connections.max.idle.ms): open a new
             # one rather than sending into it and taking the closed connection for a dead controller.
@@ -89,21 +98,43 @@ class RpcChannel:
             self._reader, self._writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port, ssl=self.ssl), CONNECT_TIMEOUT_S
             )
+            learned = await self._send(ApiVersionsRequest(), 0)
+            # INVALID_REQUEST ("unknown method"): a controller from before api_versions (d32902d).
+            self.versions = learned.result.versions if learned.result is not None else dict(LEGACY_VERSIONS)
+        version = common_version(VERSIONS[request.API], self.versions.get(request.API))
+        if version is None:
+            return Reply(
+                ErrorCode.unsupported_version.value,
+                f"{request.API}: the controller at {self.host}:{self.port} speaks no version of ours",
+                None,
+                None,
+                None,
+                None,
+                0,
+                self.versions.get(request.API),
+            )
+        return await self._send(request, version)
+
+    async def _send(self, request: Request[R], version: int) -> Reply[R]:
         assert self._reader is not None
+        assert self._writer is not None
         request_id = next(self._ids)
-        self._writer.write(
-            encode_frame({"t": "rpc", "id": request_id, "method": method, "params": dict(params)})
-        )
+        self._writer.write(encode_request(request_id, request, version))
         await self._writer.drain()
-        reply = await read_frame(self._reader)
-        if reply.get("id") != request_id:
+        frame = await read_frame(self._reader)
+        if frame.get("id") != request_id:
             raise FrameError("reply for another request")
-        return reply
+        return decode_reply(frame, request, version)
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
         self._reader = self._writer = None
+
+
+# What a request to a controller may end with besides a reply: the controller is gone, paused, or
+# sent something that is not a reply (the connection is then closed).
+RPC_FAILURES = (OSError, TimeoutError, asyncio.IncompleteReadError, FrameError, ChannelBusy)
 
 
 class ActiveController:
@@ -212,10 +243,9 @@ class ControllerClient:
         host, port = self.voters[node_id] if node_id in self.voters else self.active.addresses[node_id]
         return RpcChannel(host, port, ssl=self.ssl)
 
-    def _learn_address(self, reply: Mapping[str, Any]) -> None:
-        leader, address = reply.get("leader_id"), reply.get("leader_address")
-        if isinstance(leader, int) and isinstance(address, list) and len(address) == 2:
-            self.active.addresses[leader] = (str(address[0]), int(address[1]))
+    def _learn_address(self, reply: Reply[Any]) -> None:
+        if reply.leader_id is not None and reply.leader_address is not None:
+            self.active.addresses[reply.leader_id] = reply.leader_address
 
     def close(self) -> None:
         if self._discovery is not None:
@@ -223,22 +253,18 @@ class ControllerClient:
         for channel in [*self._channels.values(), *self._probes.values()]:
             channel.close()
 
-    def observe_reply(self, reply: Mapping[str, Any]) -> None:
+    def observe_reply(self, reply: Reply[Any]) -> None:
         """Learn the leader from any controller's reply (the metadata follower's fetches too)."""
         self._learn_address(reply)
-        leader, term = reply.get("leader_id"), reply.get("term")
-        self.active.observe(
-            int(leader) if isinstance(leader, int) else None, int(term) if isinstance(term, int) else None
-        )
+        self.active.observe(reply.leader_id, reply.term)
 
     async def call(
         self,
-        method: str,
-        params: Mapping[str, Any],
+        request: Request[R],
         timeout_s: float | None = None,
         *,
         attempt_timeout_s: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> Reply[R]:
         """Call the active controller; returns the reply (whose error_code may be non-zero).
 
         NOT_CONTROLLER, a refused or lost connection, or no answer within `attempt_timeout_s`
@@ -259,7 +285,7 @@ class ControllerClient:
                     break
             wait = remaining if attempt_timeout_s is None else min(remaining, attempt_timeout_s)
             try:
-                reply = await self._attempt(target, method, params, max(0.05, wait))
+                reply = await self._attempt(target, request, max(0.05, wait))
             except ChannelBusy as exc:
                 last_problem = f"controller {target}: {exc}"
                 continue
@@ -272,24 +298,22 @@ class ControllerClient:
                 continue
             self.active.alive(target)
             self.observe_reply(reply)
-            if reply["error_code"] != ErrorCode.not_controller.value:
+            if reply.error_code != ErrorCode.not_controller.value:
                 return reply
-            last_problem = f"controller {target} is not active (leader {reply.get('leader_id')})"
+            last_problem = f"controller {target} is not active (leader {reply.leader_id})"
             self.active.not_active(target)
             if self.active.leader_id is None:
                 await asyncio.sleep(min(RETRY_DELAY_S, max(0.0, deadline - time.monotonic())))
-        raise ControllerUnavailable(f"{method}: {last_problem}")
+        raise ControllerUnavailable(f"{request.API}: {last_problem}")
 
-    async def _attempt(
-        self, target: int, method: str, params: Mapping[str, Any], timeout_s: float
-    ) -> dict[str, Any] | None:
+    async def _attempt(self, target: int, request: Request[R], timeout_s: float) -> Reply[R] | None:
         """One request to `target`; None when another controller took over while it waited (a hung
         controller would otherwise hold every request queued on its connection to the end)."""
         moved = self.active.moved()
         if target not in self._channels:
             # A controller learned from a reply (a dynamic quorum's leader); KeyError if unknown.
             self._channels[target] = self.channel(target)
-        request = asyncio.ensure_future(self._channels[target].call(method, params, timeout_s))
+        request = asyncio.ensure_future(self._channels[target].call(request, timeout_s))
         request.add_done_callback(_consume_outcome)
         watching = asyncio.ensure_future(moved.wait())
         try:
@@ -317,7 +341,7 @@ class ControllerClient:
     async def _ask_every_voter(self, timeout_s: float) -> int | None:
         majority = len(self.voters) // 2 + 1
         asking = {
-            asyncio.ensure_future(probe.call("describe_quorum", {}, timeout_s)): node_id
+            asyncio.ensure_future(probe.call(DescribeQuorumRequest(), timeout_s)): node_id
             for node_id, probe in self._probes.items()
         }
         for future in asking:
@@ -334,8 +358,8 @@ class ControllerClient:
                     answered += 1
                     self.active.alive(asking[future])
                     self._learn_address(reply)
-                    quorum = reply.get("result") or {}
-                    self.active.observe(quorum.get("leader_id"), quorum.get("term"))
+                    if reply.result is not None:
+                        self.active.observe(reply.result.leader_id, reply.result.term)
                 if answered >= majority and self.active.leader_id is not None:
                     break
         finally:
@@ -343,96 +367,29 @@ class ControllerClient:
                 future.cancel()
         return self.active.leader_id
 
-    async def call_node(
-        self, node_id: int, method: str, params: Mapping[str, Any], timeout_s: float = 2.0
-    ) -> dict[str, Any]:
+    async def call_node(self, node_id: int, request: Request[R], timeout_s: float = 2.0) -> Reply[R]:
         """Ask one particular controller (reads any controller can answer)."""
-        return await self._channels[node_id].call(method, params, timeout_s)
+        return await self._channels[node_id].call(request, timeout_s)
 
     async def call_node_unless_moved(
-        self, node_id: int, method: str, params: Mapping[str, Any], timeout_s: float
-    ) -> dict[str, Any] | None:
+        self, node_id: int, request: Request[R], timeout_s: float
+    ) -> Reply[R] | None:
         """Like `call_node`, but None as soon as another controller than `node_id` becomes the one
         to ask (a long poll on a hung controller ends when the process finds the new one)."""
-        return await self._attempt(node_id, method, params, timeout_s)
-
-    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
-        """`AlterPartitionSender` for partition leaders."""
-        try:
-            reply = await self.call(
-                "alter_partition", _alter_params(request), attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S
-            )
-        except ControllerUnavailable:
-            return AlterPartitionResult(ErrorCode.not_controller.value)
-        return _alter_result(reply)
+        return await self._attempt(node_id, request, timeout_s)
 
     async def alter_partitions(self, requests: Sequence[AlterPartitionRequest]) -> list[AlterPartitionResult]:
-        """Many partitions' AlterPartition in one request; a result for each, in order."""
-        params = {"requests": [_alter_params(request) for request in requests]}
+        """`AlterPartitionsSender`: many partitions' AlterPartition in one request; a result for each, in order
+        (batched by the replication side's `AlterPartitionManager`). NOT_CONTROLLER for each when no
+        controller answered."""
+        batch = AlterPartitionsRequest(tuple(AlterPartitionItem.of(request) for request in requests))
         try:
-            reply = await self.call("alter_partitions", params, attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S)
+            reply = await self.call(batch, attempt_timeout_s=ALTER_PARTITION_ATTEMPT_S)
         except ControllerUnavailable:
             return [AlterPartitionResult(ErrorCode.not_controller.value)] * len(requests)
-        if reply["error_code"] == ErrorCode.invalid_request:
-            # A controller of an earlier version (a rolling upgrade) knows only one at a time.
-            return list(await asyncio.gather(*(self.alter_partition(request) for request in requests)))
-        if reply["error_code"]:
-            return [AlterPartitionResult(reply["error_code"])] * len(requests)
-        return [_alter_result(result) for result in reply["result"]["results"]]
-
-
-class AlterPartitionBatcher:
-    """`AlterPartitionSender` that sends the requests of every partition waiting at the same time
-    in one `alter_partitions` call: a broker whose thousands of partitions change their ISR at once
-    (a peer fenced or back) makes a few requests, not thousands queued on one connection."""
-
-    def __init__(self, client: ControllerClient) -> None:
-        self.client = client
-        self._waiting: list[tuple[AlterPartitionRequest, asyncio.Future[AlterPartitionResult]]] = []
-        self._sender: asyncio.Future[None] | None = None
-
-    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
-        future: asyncio.Future[AlterPartitionResult] = asyncio.get_running_loop().create_future()
-        self._waiting.append((request, future))
-        if self._sender is None or self._sender.done():
-            self._sender = asyncio.ensure_future(self._send_waiting())
-        return await future
-
-    async def _send_waiting(self) -> None:
-        while self._waiting:
-            batch, self._waiting = self._waiting[:ALTER_BATCH], self._waiting[ALTER_BATCH:]
-            batch = [(request, future) for request, future in batch if not future.done()]
-            if not batch:
-                continue
-            try:
-                results = await self.client.alter_partitions([request for request, _ in batch])
-            except Exception as exc:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
-
-
-def _alter_params(request: AlterPartitionRequest) -> dict[str, Any]:
-    return {
-        "broker_id": request.broker_id,
-        "broker_epoch": request.broker_epoch,
-        "topic_id": str(request.topic_id),
-        "partition": request.partition,
-        "leader_epoch": request.leader_epoch,
-        "partition_epoch": request.partition_epoch,
-        "new_isr": list(request.new_isr),
-    }
-
-
-def _alter_result(reply: Mapping[str, Any]) -> AlterPartitionResult:
-    if reply["error_code"]:
-        return AlterPartitionResult(reply["error_code"])
-    result = reply.get("result", reply)  # a call's reply carries it under "result", a batch's inline
-    return AlterPartitionResult(0, assignment_from_json(result["assignment"]))
+        if reply.result is None:
+            return [AlterPartitionResult(reply.error_code)] * len(requests)
+        return [outcome.result() for outcome in reply.result.results]
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -440,18 +397,3 @@ def _consume_outcome(future: asyncio.Future[Any]) -> None:
     it is expected, not "never retrieved" (3.11's wait_for can turn a cancellation into the error)."""
     if not future.cancelled():
         future.exception()
-
-
-def assignment_from_json(data: Mapping[str, Any]) -> PartitionAssignment:
-    return PartitionAssignment(
-        topic=data["topic"],
-        partition=int(data["partition"]),
-        topic_id=uuid.UUID(data["topic_id"]),
-        leader=int(data["leader"]),
-        leader_epoch=int(data["leader_epoch"]),
-        partition_epoch=int(data["partition_epoch"]),
-        replicas=tuple(data["replicas"]),
-        isr=tuple(data["isr"]),
-        adding_replicas=tuple(data.get("adding_replicas", ())),
-        removing_replicas=tuple(data.get("removing_replicas", ())),
-    )

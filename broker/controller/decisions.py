@@ -20,7 +20,7 @@ from broker.controller import records as rec
 from broker.controller.api import NO_LEADER, AlterPartitionRequest, Endpoint, PartitionAssignment
 from broker.controller.image import MetadataImage
 from broker.controller.placement import Candidate, PlacementError, place_partitions
-from broker.controller.records import SECURITY_RECORD_TYPES, Record
+from broker.controller.records import MetadataRecord, SecurityRecord
 from broker.log.config import LogConfig, known_topic_configs
 from broker.log.errors import InvalidConfigError
 from broker.metadata.features import (
@@ -61,7 +61,7 @@ class PartitionResult:
     topic: str
     partition: int
     error_code: int = 0
-    message: str = ""
+    message: str | None = ""
 
 
 @dataclass(slots=True)
@@ -69,7 +69,7 @@ class Decision:
     """Records to commit, or an error code (with a message) and no records. A request about
     many partitions also gets one result per partition (the records hold the successful ones)."""
 
-    records: list[Record] = field(default_factory=list)
+    records: list[MetadataRecord] = field(default_factory=list)
     error_code: int = 0
     message: str = ""
     results: list[PartitionResult] = field(default_factory=list)
@@ -153,17 +153,17 @@ class Decider:
                 f"broker {broker_id} is registered by another live process",
             )
         self._last_heartbeat[broker_id] = now
-        records = [rec.register_broker(broker_id, incarnation_id, endpoints, rack)]
+        records = [rec.RegisterBrokerRecord(broker_id, incarnation_id, tuple(endpoints), rack)]
         if not image.features:
             # A fresh cluster: its first broker finalizes the default feature levels (Kafka writes them when
             # the storage is formatted), so that a later release's defaults never change a running cluster.
             levels = {**default_levels(), KRAFT_VERSION: self.settings.kraft_version}
-            records.extend(rec.feature_level(name, level) for name, level in sorted(levels.items()))
+            records.extend(rec.FeatureLevelRecord(name, level) for name, level in sorted(levels.items()))
             # Kafka 4's controller records a cluster-level min.insync.replicas when a cluster is created with
             # eligible leader replicas (KIP-966), so every topic names it as a DYNAMIC_DEFAULT_BROKER_CONFIG
             # synonym; ours records the same, and the value stays the cluster's until someone changes it.
             records.append(
-                rec.config("broker", "", "min.insync.replicas", str(self.settings.min_insync_replicas))
+                rec.ConfigRecord("broker", "", "min.insync.replicas", str(self.settings.min_insync_replicas))
             )
         # The new registration starts fenced: leadership moves off the broker's previous life.
         records.extend(self._partition_changes_without(image, broker_id))
@@ -186,23 +186,26 @@ class Decider:
             return refuse(ErrorCode.stale_broker_epoch)
         self._last_heartbeat[broker_id] = now
         if want_shutdown and not broker.in_controlled_shutdown and not broker.fenced:
-            records = [rec.begin_controlled_shutdown(broker_id, broker.epoch)]
+            records = [rec.BeginControlledShutdownRecord(broker_id, broker.epoch)]
             records.extend(self._partition_changes_without(image, broker_id))
             return Decision(records)
         if want_shutdown and self.should_shut_down(image, broker_id):
             # Done moving leadership: fenced now, so a restart may register again at once.
-            return Decision([rec.fence_broker(broker_id, broker.epoch)])
+            return Decision([rec.FenceBrokerRecord(broker_id, broker.epoch)])
         if want_fence and not broker.fenced:
             return Decision(
                 [
-                    rec.fence_broker(broker_id, broker.epoch),
+                    rec.FenceBrokerRecord(broker_id, broker.epoch),
                     *self._partition_changes_without(image, broker_id),
                 ]
             )
         # Unfence once the broker has caught up with the log up to its own registration.
         if broker.fenced and not want_fence and not want_shutdown and metadata_offset >= broker.epoch:
             return Decision(
-                [rec.unfence_broker(broker_id, broker.epoch), *self._leaders_for_returning(image, broker_id)]
+                [
+                    rec.UnfenceBrokerRecord(broker_id, broker.epoch),
+                    *self._leaders_for_returning(image, broker_id),
+                ]
             )
         return Decision()
 
@@ -223,7 +226,7 @@ class Decider:
         """
         for broker in image.brokers.values():
             if not broker.fenced and self._session_expired(broker.broker_id, now):
-                records = [rec.fence_broker(broker.broker_id, broker.epoch)]
+                records = [rec.FenceBrokerRecord(broker.broker_id, broker.epoch)]
                 return Decision(records + self._partition_changes_without(image, broker.broker_id))
         return Decision()
 
@@ -238,7 +241,7 @@ class Decider:
             return self.settings.unclean_leader_election
         return value.lower() == "true"
 
-    def _partition_changes_without(self, image: MetadataImage, broker_id: int) -> list[Record]:
+    def _partition_changes_without(self, image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
         """Take `broker_id` out of every ISR and leadership (it is fenced or leaving).
 
         The last ISR member stays in the ISR even when unusable: it may be the only replica with
@@ -260,11 +263,11 @@ class Decider:
 
     def _leader_and_isr_change(
         self, image: MetadataImage, p: PartitionAssignment, leader: int, isr: Sequence[int]
-    ) -> Record:
+    ) -> rec.PartitionChangeRecord:
         # An unclean election can put the last adding replica in the ISR: then the move ends too.
         staged = replace(p, leader=leader, isr=tuple(isr))
         completion = self._complete_reassignment(image, staged, isr, base=p)
-        return completion or rec.partition_change(p.topic_id, p.partition, leader=leader, isr=isr)
+        return completion or rec.PartitionChangeRecord(p.topic_id, p.partition, leader=leader, isr=tuple(isr))
 
     def _choose_leader(
         self, image: MetadataImage, p: PartitionAssignment, isr: Sequence[int], excluded: int = NO_LEADER
@@ -279,14 +282,14 @@ class Decider:
                     return broker_id
         return NO_LEADER
 
-    def _leaders_for_returning(self, image: MetadataImage, broker_id: int) -> list[Record]:
+    def _leaders_for_returning(self, image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
         """Leaderless partitions this broker can lead once it is unfenced."""
         records = []
         for p in image.partitions():
             if p.leader != NO_LEADER or broker_id not in p.replicas:
                 continue
             if broker_id in p.isr:
-                records.append(rec.partition_change(p.topic_id, p.partition, leader=broker_id))
+                records.append(rec.PartitionChangeRecord(p.topic_id, p.partition, leader=broker_id))
             elif self._unclean_allowed(image, p.topic_id) and not any(image.is_usable(b) for b in p.isr):
                 records.append(self._leader_and_isr_change(image, p, broker_id, [broker_id]))
         return records
@@ -317,19 +320,19 @@ class Decider:
 
     def _elect(
         self, image: MetadataImage, p: PartitionAssignment, election_type: int
-    ) -> tuple[Record | None, ErrorCode]:
+    ) -> tuple[rec.PartitionChangeRecord | None, ErrorCode]:
         if election_type == ELECTION_PREFERRED:
             preferred = p.replicas[0] if p.replicas else NO_LEADER
             if p.leader == preferred:
                 return None, ErrorCode.election_not_needed
             if preferred in p.isr and image.is_usable(preferred):
-                return rec.partition_change(p.topic_id, p.partition, leader=preferred), ErrorCode.none
+                return rec.PartitionChangeRecord(p.topic_id, p.partition, leader=preferred), ErrorCode.none
             return None, ErrorCode.preferred_leader_not_available
         if p.leader != NO_LEADER:
             return None, ErrorCode.election_not_needed
         for broker_id in p.replicas:
             if broker_id in p.isr and image.is_usable(broker_id):
-                return rec.partition_change(p.topic_id, p.partition, leader=broker_id), ErrorCode.none
+                return rec.PartitionChangeRecord(p.topic_id, p.partition, leader=broker_id), ErrorCode.none
         for broker_id in p.replicas:
             if image.is_usable(broker_id):
                 # Unclean: the new leader's log defines the partition from now on.
@@ -388,15 +391,15 @@ class Decider:
         completion = self._complete_reassignment(image, p, new_isr)
         if completion is not None:
             return Decision([completion])
-        return Decision([rec.partition_change(p.topic_id, p.partition, isr=new_isr)])
+        return Decision([rec.PartitionChangeRecord(p.topic_id, p.partition, isr=tuple(new_isr))])
 
     def alter_partitions(
         self, image: MetadataImage, requests: Sequence[AlterPartitionRequest]
-    ) -> tuple[list[Record], list[Decision]]:
+    ) -> tuple[list[MetadataRecord], list[Decision]]:
         """Many leaders' AlterPartitions decided in one pass (one metadata-log entry for all of
         them): the records of every accepted change, and each request's own decision. The
         requests must name distinct partitions (each is judged against the same image)."""
-        records: list[Record] = []
+        records: list[MetadataRecord] = []
         decisions = []
         for request in requests:
             decision = self.alter_partition(image, request)
@@ -448,11 +451,12 @@ class Decider:
 
     def _reassign(
         self, image: MetadataImage, p: PartitionAssignment, target: Sequence[int] | None
-    ) -> tuple[Record | None, ErrorCode, str]:
+    ) -> tuple[rec.PartitionChangeRecord | None, ErrorCode, str | None]:
         original = p.original_replicas
         if target is None:
             if not p.is_reassigning:
-                return None, ErrorCode.no_reassignment_in_progress, "no reassignment is in progress"
+                # Kafka answers this one with the error code alone (its error message is null).
+                return None, ErrorCode.no_reassignment_in_progress, None
             wanted = original
         else:
             wanted = tuple(target)
@@ -473,14 +477,14 @@ class Decider:
         record = self._complete_reassignment(image, staged, isr, base=p)
         if record is None:
             leader = p.leader if p.leader in isr else _first_usable_in_sync(image, replicas, isr)
-            record = rec.partition_change(
+            record = rec.PartitionChangeRecord(
                 p.topic_id,
                 p.partition,
                 leader=leader,
-                isr=isr,
-                replicas=replicas,
-                adding_replicas=adding,
-                removing_replicas=removing,
+                isr=tuple(isr),
+                replicas=tuple(replicas),
+                adding_replicas=tuple(adding),
+                removing_replicas=tuple(removing),
             )
         return record, ErrorCode.none, ""
 
@@ -490,7 +494,7 @@ class Decider:
         p: PartitionAssignment,
         isr: Sequence[int],
         base: PartitionAssignment | None = None,
-    ) -> Record | None:
+    ) -> rec.PartitionChangeRecord | None:
         """The record ending `p`'s reassignment once every adding replica is in `isr`, or None.
 
         The target replicas become the replicas, the ISR keeps only them, and a removed leader
@@ -508,11 +512,11 @@ class Decider:
             if leader == NO_LEADER and p.leader != NO_LEADER:
                 return None  # keep the current leader until a target replica can take over
         current = base or p
-        return rec.partition_change(
+        return rec.PartitionChangeRecord(
             p.topic_id,
             p.partition,
             leader=leader if leader != current.leader else None,
-            isr=new_isr,
+            isr=tuple(new_isr),
             replicas=target,
             adding_replicas=(),
             removing_replicas=(),
@@ -548,7 +552,7 @@ class Decider:
                 "reassign them first",
             )
         self._last_heartbeat.pop(broker_id, None)
-        return Decision([rec.unregister_broker(broker_id)])
+        return Decision([rec.UnregisterBrokerRecord(broker_id)])
 
     # --- topics and configs ------------------------------------------------------------------
 
@@ -557,7 +561,7 @@ class Decider:
         if problem:
             return refuse(ErrorCode.invalid_topic_exception, problem)
         if request.name in image.topic_ids:
-            # Kafka's text (kafka-topics prints it): the same on a single node (broker/topics.py).
+            # Kafka's text (kafka-topics prints it).
             return refuse(ErrorCode.topic_already_exists, f"Topic '{request.name}' already exists.")
         key = collision_key(request.name)
         if any(collision_key(name) == key for name in image.topic_ids):
@@ -586,10 +590,12 @@ class Decider:
             except PlacementError as exc:
                 return refuse(ErrorCode.invalid_replication_factor, str(exc))
         topic_id = uuid.uuid4()
-        records = [rec.topic(request.name, topic_id, request.internal)]
+        records = [rec.TopicRecord(request.name, topic_id, request.internal)]
         for index, replicas in enumerate(placements):
             records.append(new_partition(image, topic_id, index, replicas))
-        records.extend(rec.config("topic", request.name, k, v) for k, v in sorted(request.configs.items()))
+        records.extend(
+            rec.ConfigRecord("topic", request.name, k, v) for k, v in sorted(request.configs.items())
+        )
         return Decision(records)
 
     def _place(self, image: MetadataImage, count: int, factor: int) -> list[tuple[int, ...]]:
@@ -600,7 +606,7 @@ class Decider:
         topic = image.topic_by_name(name)
         if topic is None:
             return refuse(ErrorCode.unknown_topic_or_partition, f"topic {name!r} does not exist")
-        return Decision([rec.remove_topic(topic.topic_id)])
+        return Decision([rec.RemoveTopicRecord(topic.topic_id)])
 
     def create_partitions(
         self,
@@ -648,7 +654,9 @@ class Decider:
                 return refuse(ErrorCode.invalid_config, problem)
         if resource_type not in ("topic", "broker", "group", "client_metrics"):
             return refuse(ErrorCode.invalid_request, f"unknown resource type {resource_type!r}")
-        return Decision([rec.config(resource_type, resource_name, k, v) for k, v in sorted(changes.items())])
+        return Decision(
+            [rec.ConfigRecord(resource_type, resource_name, k, v) for k, v in sorted(changes.items())]
+        )
 
     def update_features(
         self, image: MetadataImage, updates: Sequence[FeatureUpdate], validate_only: bool, node_id: int
@@ -662,20 +670,20 @@ class Decider:
         if validate_only:
             return Decision()
         changed = dict.fromkeys(u.feature for u in updates)
-        return Decision([rec.feature_level(name, proposed[name]) for name in changed])
+        return Decision([rec.FeatureLevelRecord(name, proposed[name]) for name in changed])
 
-    def security_change(self, records: Sequence[Record]) -> Decision:
+    def security_change(self, records: Sequence[MetadataRecord]) -> Decision:
         """ACL, SCRAM and quota changes, decided by the receiving broker's handlers."""
         for record in records:
-            if record.get("type") not in SECURITY_RECORD_TYPES:
-                return refuse(ErrorCode.invalid_request, f"not a security record: {record.get('type')!r}")
+            if not isinstance(record, SecurityRecord):
+                return refuse(ErrorCode.invalid_request, f"not a security record: {record.TYPE!r}")
         return Decision(list(records))
 
     def allocate_producer_ids(self, image: MetadataImage, broker_id: int, broker_epoch: int) -> Decision:
         broker = image.brokers.get(broker_id)
         if broker is None or broker.epoch != broker_epoch:
             return refuse(ErrorCode.stale_broker_epoch)
-        return Decision([rec.producer_ids(broker_id, image.next_producer_id + PRODUCER_ID_BLOCK)])
+        return Decision([rec.ProducerIdsRecord(broker_id, image.next_producer_id + PRODUCER_ID_BLOCK)])
 
 
 def _find_partition(image: MetadataImage, topic: str, index: int) -> PartitionAssignment | PartitionResult:
@@ -724,10 +732,12 @@ def manual_placement_problem(
     return None
 
 
-def new_partition(image: MetadataImage, topic_id: uuid.UUID, index: int, replicas: Sequence[int]) -> Record:
+def new_partition(
+    image: MetadataImage, topic_id: uuid.UUID, index: int, replicas: Sequence[int]
+) -> rec.PartitionRecord:
     """A new partition led by its first live replica; its ISR is its live replicas."""
     live = tuple(b for b in replicas if image.is_usable(b)) or tuple(replicas)
-    return rec.partition(topic_id, index, tuple(replicas), live, live[0])
+    return rec.PartitionRecord(topic_id, index, tuple(replicas), live, live[0])
 
 
 def topic_config_problem(configs: dict[str, str]) -> str | None:

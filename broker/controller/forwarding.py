@@ -1,4 +1,4 @@
-"""A cluster broker's line to the active controller: admin writes, producer ids, AlterPartition.
+"""A broker's line to the active controller: admin writes and producer ids.
 
 A broker never changes cluster metadata itself. Request handlers forward writes (topics,
 configs, ACLs, SCRAM credentials, quotas) through `ControllerLink.call`, which returns once the
@@ -11,17 +11,22 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TypeVar
 
 from kio.schema.errors import ErrorCode
 
-from broker.controller.api import AlterPartitionRequest, AlterPartitionResult
 from broker.controller.broker_lifecycle import BrokerLifecycle
-from broker.controller.client import AlterPartitionBatcher, ControllerClient, ControllerUnavailable
+from broker.controller.client import ControllerClient, ControllerUnavailable
 from broker.controller.image import MetadataImage
+from broker.controller.rpc.admin import SecurityChangeRequest
+from broker.controller.rpc.base import R, Reply, Request
+from broker.controller.rpc.brokers import AllocateProducerIdsRequest
+from broker.controller.rpc.quorum import DescribeQuorumRequest, DescribeQuorumResponse
 from broker.metadata.producer_ids import MAX_EPOCH
-from broker.metadata.security_registry import SecurityStore
+from broker.metadata.security_records import SecurityRecord
+
+ItemResult = TypeVar("ItemResult")
 
 log = logging.getLogger("broker.controller.forwarding")
 
@@ -41,18 +46,8 @@ class ControllerError(Exception):
 
 
 class ControllerLink:
-    def __init__(
-        self,
-        client: ControllerClient,
-        lifecycle: BrokerLifecycle,
-        node_id: int,
-        *,
-        alter_client: ControllerClient | None = None,
-    ) -> None:
-        """`alter_client`: the connections AlterPartition goes over (default: `client`'s)."""
+    def __init__(self, client: ControllerClient, lifecycle: BrokerLifecycle, node_id: int) -> None:
         self.client = client
-        self.alter_client = alter_client or client
-        self._alter_batcher = AlterPartitionBatcher(self.alter_client)
         self.lifecycle = lifecycle
         self.node_id = node_id
         self._producer_ids: range = range(0)
@@ -60,7 +55,6 @@ class ControllerLink:
 
     def close(self) -> None:
         self.client.close()
-        self.alter_client.close()
 
     @property
     def image(self) -> MetadataImage:
@@ -70,42 +64,36 @@ class ControllerLink:
     def broker_epoch(self) -> int | None:
         return self.lifecycle.broker_epoch
 
-    async def call(
-        self, method: str, params: Mapping[str, Any], *, timeout_s: float = FORWARD_TIMEOUT_S
-    ) -> dict[str, Any]:
-        """Run a controller RPC; its `result`, once this broker's image has caught up with it."""
-        reply = await self._ask(method, params, timeout_s)
-        applied = int(reply.get("applied_offset") or 0)
-        if not await self.lifecycle.wait_for_offset(applied, PROPAGATION_TIMEOUT_S):
-            log.warning("%s committed at %d but this broker's metadata is still behind", method, applied)
-        return dict(reply.get("result") or {})
+    async def call(self, request: Request[R], *, timeout_s: float = FORWARD_TIMEOUT_S) -> R:
+        """Run a controller RPC; its result, once this broker's image has caught up with it."""
+        reply = await self._ask(request, timeout_s)
+        if not await self.lifecycle.wait_for_offset(reply.applied_offset, PROPAGATION_TIMEOUT_S):
+            log.warning(
+                "%s committed at %d but this broker's metadata is still behind",
+                request.API,
+                reply.applied_offset,
+            )
+        assert reply.result is not None
+        return reply.result
 
-    async def describe_quorum(self, *, timeout_s: float = FORWARD_TIMEOUT_S) -> dict[str, Any]:
+    async def describe_quorum(self, *, timeout_s: float = FORWARD_TIMEOUT_S) -> DescribeQuorumResponse:
         """The active controller's view of the metadata quorum (a read: no image to wait for)."""
-        reply = await self._ask("describe_quorum", {}, timeout_s)
-        return dict(reply.get("result") or {})
+        reply = await self._ask(DescribeQuorumRequest(), timeout_s)
+        assert reply.result is not None
+        return reply.result
 
-    async def _ask(self, method: str, params: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+    async def _ask(self, request: Request[R], timeout_s: float) -> Reply[R]:
         """The active controller's reply; ControllerError when it refused or none answered."""
         try:
-            reply = await self.client.call(method, params, timeout_s=timeout_s)
+            reply = await self.client.call(request, timeout_s=timeout_s)
         except ControllerUnavailable as exc:
-            log.warning("no active controller for %s: %s", method, exc)
+            log.warning("no active controller for %s: %s", request.API, exc)
             raise ControllerError(
                 ErrorCode.request_timed_out, "No active controller answered in time."
             ) from None
-        if reply["error_code"]:
-            raise ControllerError(reply["error_code"], reply.get("message") or "")
+        if reply.error_code or reply.result is None:
+            raise ControllerError(reply.error_code, reply.message)
         return reply
-
-    # --- AlterPartitionSender --------------------------------------------------------------
-
-    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
-        """Forward a leader's ISR change with this broker's current registration epoch."""
-        epoch = self.broker_epoch
-        if epoch is None:
-            return AlterPartitionResult(ErrorCode.stale_broker_epoch.value)
-        return await self._alter_batcher.alter_partition(dataclasses.replace(request, broker_epoch=epoch))
 
     # --- producer ids ----------------------------------------------------------------------
 
@@ -116,32 +104,28 @@ class ControllerLink:
             return current_id, current_epoch + 1
         async with self._producer_id_lock:
             if not self._producer_ids:
-                result = await self.call(
-                    "allocate_producer_ids",
-                    {"broker_id": self.node_id, "broker_epoch": self.broker_epoch},
-                )
-                first = int(result["first_producer_id"])
-                self._producer_ids = range(first, first + int(result["count"]))
+                epoch = self.broker_epoch
+                if epoch is None:
+                    raise ControllerError(ErrorCode.stale_broker_epoch, "this broker is not registered yet")
+                block = await self.call(AllocateProducerIdsRequest(self.node_id, epoch))
+                self._producer_ids = range(block.first_producer_id, block.first_producer_id + block.count)
             producer_id = self._producer_ids[0]
             self._producer_ids = self._producer_ids[1:]
             return producer_id, 0
 
 
-async def commit_security_records(
-    cluster: ControllerLink | None, security: SecurityStore, records: Sequence[dict[str, Any]]
-) -> None:
-    """ACL / SCRAM / quota changes: through the controller in a cluster, else straight to the store.
+async def commit_security_records(cluster: ControllerLink, records: Sequence[SecurityRecord]) -> None:
+    """ACL / SCRAM / quota / delegation token changes, committed by the controller (this broker's security
+    store follows the metadata log).
 
     Raises ControllerError when the controller refuses or cannot be reached.
     """
-    if cluster is not None:
-        await cluster.call("security_change", {"records": list(records)})
-        return
-    security.apply_records(records)
+    await cluster.call(SecurityChangeRequest(tuple(record.to_json() for record in records)))
 
 
-def failed_with(result: dict[str, Any], error: ControllerError) -> dict[str, Any]:
-    """A per-item result that had succeeded locally, marked with the controller's refusal."""
-    if result.get("error_code"):
+def failed_with(result: ItemResult, error: ControllerError) -> ItemResult:
+    """A per-item result (a kio entity with error_code and error_message fields) that had succeeded locally,
+    marked with the controller's refusal."""
+    if result.error_code:  # type: ignore[attr-defined]
         return result
-    return {**result, "error_code": error.code, "error_message": error.message}
+    return dataclasses.replace(result, error_code=ErrorCode(error.code), error_message=error.message)  # type: ignore[type-var]

@@ -9,30 +9,49 @@ the image, so loading one goes through the same code as following the log.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
+import logging
 import re
 import time
 import uuid
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from broker.controller import records as rec
 from broker.controller.api import (
     BrokerRegistration,
-    Endpoint,
     MetadataListener,
     PartitionAssignment,
     TopicConfigChange,
 )
-from broker.controller.records import SECURITY_RECORD_TYPES, Record
+from broker.controller.records import MetadataRecord, SecurityRecord
+from broker.metadata.metadata_records import RECORD_TYPES, RecordJson, UnsupportedRecordError, decode_record
+from broker.metadata.security_records import AclTuple, QuotaEntity, security_state_records
+
+log = logging.getLogger("broker.controller.image")
+
+# Record type -> the image's method that applies it: one per record type (the security records share
+# theirs, which hands them to their own `apply_to`).
+_APPLIERS: dict[type[MetadataRecord], Callable[..., None]] = {}
+
+F = TypeVar("F", bound=Callable[..., None])
 
 
-@functools.lru_cache(maxsize=4096)
-def _topic_id(text: str) -> uuid.UUID:
-    """Parsed once: every partition record of a 10,000-partition topic names the same topic id."""
-    return uuid.UUID(text)
+def _applies(*types: type[MetadataRecord]) -> Callable[[F], F]:
+    def register(method: F) -> F:
+        for record_type in types:
+            _APPLIERS[record_type] = method
+        return method
+
+    return register
+
+
+T = TypeVar("T")
+
+
+def _or(value: tuple[int, ...] | None, unchanged: tuple[int, ...]) -> tuple[int, ...]:
+    return unchanged if value is None else value
 
 
 @dataclass(slots=True)
@@ -55,7 +74,7 @@ class MetadataDelta:
     # default, all of that resource's dynamic configs afterwards).
     broker_configs: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     brokers: list[BrokerRegistration] = field(default_factory=list)
-    security: list[Record] = field(default_factory=list)
+    security: list[SecurityRecord] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -83,10 +102,11 @@ class MetadataImage:
         self.group_configs: dict[str, dict[str, str]] = {}
         # CLIENT_METRICS subscriptions (KIP-714) by name.
         self.client_metrics_configs: dict[str, dict[str, str]] = {}
-        self.acls: set[tuple[Any, ...]] = set()
+        # The security state (`broker.metadata.security_records.SecurityState`), as a broker's SecurityStore.
+        self.acls: set[AclTuple] = set()
         self.scram: dict[str, dict[str, dict[str, Any]]] = {}
         self.tokens: dict[str, dict[str, Any]] = {}  # delegation tokens by id (no HMAC)
-        self.quotas: dict[str, dict[str, float]] = {}  # JSON of the entity -> values
+        self.quotas: dict[QuotaEntity, dict[str, float]] = {}
         self.next_producer_id = 0
         # Finalized feature levels (broker.metadata.features) as recorded; empty until the first broker
         # registers in a fresh cluster, which records the defaults.
@@ -146,182 +166,195 @@ class MetadataImage:
 
     # --- applying the log --------------------------------------------------------------------
 
-    def apply_entry(self, offset: int, records: Iterable[Record]) -> MetadataDelta:
+    def apply_entry(self, offset: int, records: Iterable[MetadataRecord]) -> MetadataDelta:
         delta = MetadataDelta()
         for record in records:
             self._apply(record, offset, delta)
         self.offset = offset
         return delta
 
-    def _apply(self, record: Record, offset: int, delta: MetadataDelta) -> None:
-        kind = record["type"]
-        if kind in SECURITY_RECORD_TYPES:
-            self._apply_security(record)
-            delta.security.append(record)
-        elif kind == "register_broker":
-            broker = BrokerRegistration(
-                broker_id=record["broker_id"],
-                incarnation_id=uuid.UUID(record["incarnation_id"]),
-                epoch=offset,
-                endpoints=tuple(Endpoint(*e) for e in record["endpoints"]),
-                rack=record["rack"],
-                fenced=True,
-            )
-            self.brokers[broker.broker_id] = broker
-            delta.brokers.append(broker)
-        elif kind in ("fence_broker", "unfence_broker", "begin_controlled_shutdown"):
-            broker = self.brokers.get(record["broker_id"])
-            if broker is None or broker.epoch != record["epoch"]:
-                return  # about an earlier registration: nothing to change
-            if kind == "begin_controlled_shutdown":
-                broker = replace(broker, in_controlled_shutdown=True)
-            else:
-                broker = replace(broker, fenced=kind == "fence_broker", in_controlled_shutdown=False)
-            self.brokers[broker.broker_id] = broker
-            delta.brokers.append(broker)
-        elif kind == "unregister_broker":
-            broker = self.brokers.pop(record["broker_id"], None)
-            if broker is not None:
-                delta.brokers.append(replace(broker, fenced=True))
-        elif kind == "topic":
-            topic_id = _topic_id(record["topic_id"])
-            self.topics[topic_id] = TopicImage(record["name"], topic_id, bool(record["internal"]))
-            self.topic_ids[record["name"]] = topic_id
-            self._shared_topics.discard(topic_id)
-        elif kind == "remove_topic":
-            topic = self.topics.pop(_topic_id(record["topic_id"]))
-            del self.topic_ids[topic.name]
-            delta.removed_partitions.extend(topic.partitions.values())
-        elif kind == "partition":
-            self._apply_partition(record, delta)
-        elif kind == "partition_change":
-            self._apply_partition_change(record, delta)
-        elif kind == "config":
-            self._apply_config(record, delta)
-        elif kind == "feature_level":
-            self.features[record["name"]] = int(record["level"])
-        elif kind == "producer_ids":
-            self.next_producer_id = max(self.next_producer_id, int(record["next_producer_id"]))
-        else:
-            raise ValueError(f"unknown metadata record type {kind!r}")
+    def _apply(self, record: MetadataRecord, offset: int, delta: MetadataDelta) -> None:
+        _APPLIERS[type(record)](self, record, offset, delta)
 
-    def _apply_partition(self, record: Record, delta: MetadataDelta) -> None:
-        topic = self._own_topic(_topic_id(record["topic_id"]))
+    @_applies(*(t for t in RECORD_TYPES.values() if issubclass(t, SecurityRecord)))
+    def _apply_security(self, record: SecurityRecord, offset: int, delta: MetadataDelta) -> None:
+        record.apply_to(self)
+        delta.security.append(record)
+
+    @_applies(rec.RegisterBrokerRecord)
+    def _apply_register_broker(
+        self, record: rec.RegisterBrokerRecord, offset: int, delta: MetadataDelta
+    ) -> None:
+        broker = BrokerRegistration(
+            broker_id=record.broker_id,
+            incarnation_id=record.incarnation_id,
+            epoch=offset,
+            endpoints=record.endpoints,
+            rack=record.rack,
+            fenced=True,
+        )
+        self.brokers[broker.broker_id] = broker
+        delta.brokers.append(broker)
+
+    @_applies(rec.BrokerStateRecord)
+    def _apply_broker_state(self, record: rec.BrokerStateRecord, offset: int, delta: MetadataDelta) -> None:
+        self.brokers[record.broker_id] = BrokerRegistration(
+            broker_id=record.broker_id,
+            incarnation_id=record.incarnation_id,
+            epoch=record.epoch,
+            endpoints=record.endpoints,
+            rack=record.rack,
+            fenced=record.fenced,
+            in_controlled_shutdown=record.in_controlled_shutdown,
+        )
+
+    def _registration(self, broker_id: int, epoch: int) -> BrokerRegistration | None:
+        """The broker's registration a fencing record is about; None if it registered again since."""
+        broker = self.brokers.get(broker_id)
+        return broker if broker is not None and broker.epoch == epoch else None
+
+    @_applies(rec.FenceBrokerRecord, rec.UnfenceBrokerRecord)
+    def _apply_fencing(
+        self, record: rec.FenceBrokerRecord | rec.UnfenceBrokerRecord, offset: int, delta: MetadataDelta
+    ) -> None:
+        broker = self._registration(record.broker_id, record.epoch)
+        if broker is not None:
+            fenced = isinstance(record, rec.FenceBrokerRecord)
+            broker = replace(broker, fenced=fenced, in_controlled_shutdown=False)
+            self.brokers[broker.broker_id] = broker
+            delta.brokers.append(broker)
+
+    @_applies(rec.BeginControlledShutdownRecord)
+    def _apply_controlled_shutdown(
+        self, record: rec.BeginControlledShutdownRecord, offset: int, delta: MetadataDelta
+    ) -> None:
+        broker = self._registration(record.broker_id, record.epoch)
+        if broker is not None:
+            broker = replace(broker, in_controlled_shutdown=True)
+            self.brokers[broker.broker_id] = broker
+            delta.brokers.append(broker)
+
+    @_applies(rec.UnregisterBrokerRecord)
+    def _apply_unregister(
+        self, record: rec.UnregisterBrokerRecord, offset: int, delta: MetadataDelta
+    ) -> None:
+        broker = self.brokers.pop(record.broker_id, None)
+        if broker is not None:
+            delta.brokers.append(replace(broker, fenced=True))
+
+    @_applies(rec.TopicRecord)
+    def _apply_topic(self, record: rec.TopicRecord, offset: int, delta: MetadataDelta) -> None:
+        self.topics[record.topic_id] = TopicImage(record.name, record.topic_id, record.internal)
+        self.topic_ids[record.name] = record.topic_id
+        self._shared_topics.discard(record.topic_id)
+
+    @_applies(rec.RemoveTopicRecord)
+    def _apply_remove_topic(self, record: rec.RemoveTopicRecord, offset: int, delta: MetadataDelta) -> None:
+        topic = self.topics.pop(record.topic_id)
+        del self.topic_ids[topic.name]
+        delta.removed_partitions.extend(topic.partitions.values())
+
+    @_applies(rec.PartitionRecord)
+    def _apply_partition(self, record: rec.PartitionRecord, offset: int, delta: MetadataDelta) -> None:
+        topic = self._own_topic(record.topic_id)
         if topic is None:
-            raise KeyError(f"partition record of unknown topic {record['topic_id']}")
-        previous = topic.partitions.get(record["partition"])
+            raise KeyError(f"partition record of unknown topic {record.topic_id}")
+        previous = topic.partitions.get(record.partition)
         current = PartitionAssignment(
             topic=topic.name,
-            partition=record["partition"],
+            partition=record.partition,
             topic_id=topic.topic_id,
-            leader=record["leader"],
-            leader_epoch=record["leader_epoch"],
-            partition_epoch=record["partition_epoch"],
-            replicas=tuple(record["replicas"]),
-            isr=tuple(record["isr"]),
-            adding_replicas=tuple(record.get("adding_replicas", ())),
-            removing_replicas=tuple(record.get("removing_replicas", ())),
+            leader=record.leader,
+            leader_epoch=record.leader_epoch,
+            partition_epoch=record.partition_epoch,
+            replicas=record.replicas,
+            isr=record.isr,
+            adding_replicas=record.adding_replicas,
+            removing_replicas=record.removing_replicas,
         )
         topic.partitions[current.partition] = current
         delta.partitions.append((previous, current))
 
-    def _apply_partition_change(self, record: Record, delta: MetadataDelta) -> None:
-        found = self.topics.get(_topic_id(record["topic_id"]))
-        if found is None or record["partition"] not in found.partitions:
+    @_applies(rec.PartitionChangeRecord)
+    def _apply_partition_change(
+        self, record: rec.PartitionChangeRecord, offset: int, delta: MetadataDelta
+    ) -> None:
+        found = self.topics.get(record.topic_id)
+        if found is None or record.partition not in found.partitions:
             return  # the topic was deleted after the change was decided
         topic = self._own_topic(found.topic_id)
         assert topic is not None
-        previous = topic.partitions[record["partition"]]
-        leader = record.get("leader", previous.leader)
+        previous = topic.partitions[record.partition]
+        leader = previous.leader if record.leader is None else record.leader
         current = replace(
             previous,
             leader=leader,
             leader_epoch=previous.leader_epoch + (1 if leader != previous.leader else 0),
             partition_epoch=previous.partition_epoch + 1,
-            isr=tuple(record.get("isr", previous.isr)),
-            replicas=tuple(record.get("replicas", previous.replicas)),
-            adding_replicas=tuple(record.get("adding_replicas", previous.adding_replicas)),
-            removing_replicas=tuple(record.get("removing_replicas", previous.removing_replicas)),
+            isr=_or(record.isr, previous.isr),
+            replicas=_or(record.replicas, previous.replicas),
+            adding_replicas=_or(record.adding_replicas, previous.adding_replicas),
+            removing_replicas=_or(record.removing_replicas, previous.removing_replicas),
         )
         topic.partitions[current.partition] = current
         delta.partitions.append((previous, current))
 
-    def _apply_config(self, record: Record, delta: MetadataDelta) -> None:
-        if record["resource_type"] == "topic":
-            topic_id = self.topic_ids.get(record["resource_name"])
+    @_applies(rec.ConfigRecord)
+    def _apply_config(self, record: rec.ConfigRecord, offset: int, delta: MetadataDelta) -> None:
+        if record.resource_type == "topic":
+            topic_id = self.topic_ids.get(record.resource_name)
             topic = self._own_topic(topic_id) if topic_id is not None else None
             if topic is None:
                 return
             configs = topic.configs
-        elif record["resource_type"] in _NAMED_CONFIG_KINDS:
-            configs = self._named_configs(record["resource_type"]).setdefault(record["resource_name"], {})
+        elif record.resource_type in _NAMED_CONFIG_KINDS:
+            configs = self._named_configs(record.resource_type).setdefault(record.resource_name, {})
         else:
-            configs = self.broker_configs.setdefault(record["resource_name"], {})
-        if record["value"] is None:
-            configs.pop(record["name"], None)
+            configs = self.broker_configs.setdefault(record.resource_name, {})
+        if record.value is None:
+            configs.pop(record.name, None)
         else:
-            configs[record["name"]] = record["value"]
-        if record["resource_type"] == "topic":
+            configs[record.name] = record.value
+        if record.resource_type == "topic":
             delta.topic_configs.append(TopicConfigChange(topic.name, topic.topic_id, dict(configs)))
-        elif record["resource_type"] in _NAMED_CONFIG_KINDS:
+        elif record.resource_type in _NAMED_CONFIG_KINDS:
             if not configs:
-                del self._named_configs(record["resource_type"])[record["resource_name"]]
+                del self._named_configs(record.resource_type)[record.resource_name]
         else:
-            delta.broker_configs.append((record["resource_name"], dict(configs)))
+            delta.broker_configs.append((record.resource_name, dict(configs)))
 
     def _named_configs(self, resource_type: str) -> dict[str, dict[str, str]]:
         return self.group_configs if resource_type == "group" else self.client_metrics_configs
 
-    def _apply_security(self, record: Record) -> None:
-        kind = record["type"]
-        if kind == "create_acl":
-            self.acls.add(tuple(record["acl"]))
-        elif kind == "delete_acl":
-            self.acls.discard(tuple(record["acl"]))
-        elif kind == "upsert_scram":
-            self.scram.setdefault(record["user"], {})[record["mechanism"]] = record["credential"]
-        elif kind == "delete_scram":
-            mechanisms = self.scram.get(record["user"], {})
-            mechanisms.pop(record["mechanism"], None)
-            if not mechanisms:
-                self.scram.pop(record["user"], None)
-        elif kind == "upsert_token":
-            self.tokens[record["token"]["token_id"]] = record["token"]
-        elif kind == "delete_token":
-            self.tokens.pop(record["token_id"], None)
-        else:
-            entity = json.dumps(record["entity"])
-            values = dict(self.quotas.get(entity, {}))
-            values.update({k: float(v) for k, v in record["set"].items()})
-            for key in record["remove"]:
-                values.pop(key, None)
-            if values:
-                self.quotas[entity] = values
-            else:
-                self.quotas.pop(entity, None)
+    @_applies(rec.FeatureLevelRecord)
+    def _apply_feature_level(self, record: rec.FeatureLevelRecord, offset: int, delta: MetadataDelta) -> None:
+        self.features[record.name] = record.level
+
+    @_applies(rec.ProducerIdsRecord)
+    def _apply_producer_ids(self, record: rec.ProducerIdsRecord, offset: int, delta: MetadataDelta) -> None:
+        self.next_producer_id = max(self.next_producer_id, record.next_producer_id)
 
     # --- snapshots ---------------------------------------------------------------------------
 
-    def snapshot_records(self) -> list[Record]:
+    def snapshot_records(self) -> list[MetadataRecord]:
         """Records that rebuild this image from an empty one (broker epochs included)."""
         return list(self._snapshot_records())
 
-    def _snapshot_records(self) -> Iterator[Record]:
+    def _snapshot_records(self) -> Iterator[MetadataRecord]:
         for broker in self.brokers.values():
-            yield {
-                "type": "broker_state",
-                "broker_id": broker.broker_id,
-                "incarnation_id": str(broker.incarnation_id),
-                "epoch": broker.epoch,
-                "endpoints": [[e.name, e.host, e.port, e.security_protocol] for e in broker.endpoints],
-                "rack": broker.rack,
-                "fenced": broker.fenced,
-                "in_controlled_shutdown": broker.in_controlled_shutdown,
-            }
+            yield rec.BrokerStateRecord(
+                broker.broker_id,
+                broker.incarnation_id,
+                broker.epoch,
+                broker.endpoints,
+                broker.rack,
+                broker.fenced,
+                broker.in_controlled_shutdown,
+            )
         for topic in self.topics.values():
-            yield rec.topic(topic.name, topic.topic_id, topic.internal)
+            yield rec.TopicRecord(topic.name, topic.topic_id, topic.internal)
             for p in topic.partitions.values():
-                yield rec.partition(
+                yield rec.PartitionRecord(
                     p.topic_id,
                     p.partition,
                     p.replicas,
@@ -332,34 +365,35 @@ class MetadataImage:
                     p.adding_replicas,
                     p.removing_replicas,
                 )
-            yield from (rec.config("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))
+            yield from (rec.ConfigRecord("topic", topic.name, k, v) for k, v in sorted(topic.configs.items()))
         for resource, configs in self.broker_configs.items():
-            yield from (rec.config("broker", resource, k, v) for k, v in sorted(configs.items()))
+            yield from (rec.ConfigRecord("broker", resource, k, v) for k, v in sorted(configs.items()))
         for group, configs in self.group_configs.items():
-            yield from (rec.config("group", group, k, v) for k, v in sorted(configs.items()))
+            yield from (rec.ConfigRecord("group", group, k, v) for k, v in sorted(configs.items()))
         for name, configs in self.client_metrics_configs.items():
-            yield from (rec.config("client_metrics", name, k, v) for k, v in sorted(configs.items()))
-        yield from ({"type": "create_acl", "acl": list(acl)} for acl in sorted(self.acls, key=repr))
-        for user, mechanisms in self.scram.items():
-            yield from (
-                {"type": "upsert_scram", "user": user, "mechanism": m, "credential": c}
-                for m, c in mechanisms.items()
-            )
-        yield from ({"type": "upsert_token", "token": token} for token in self.tokens.values())
-        for entity, values in self.quotas.items():
-            yield {"type": "alter_quota", "entity": json.loads(entity), "set": values, "remove": []}
-        yield from (rec.feature_level(name, level) for name, level in sorted(self.features.items()))
-        yield {"type": "producer_ids", "broker_id": -1, "next_producer_id": self.next_producer_id}
+            yield from (rec.ConfigRecord("client_metrics", name, k, v) for k, v in sorted(configs.items()))
+        yield from security_state_records(self)
+        yield from (rec.FeatureLevelRecord(name, level) for name, level in sorted(self.features.items()))
+        yield rec.ProducerIdsRecord(-1, self.next_producer_id)
+
+    def _snapshot_json(self) -> Iterator[RecordJson]:
+        """The snapshot's records in their JSON form, each at the version `metadata.version` allows."""
+        versions: dict[type[MetadataRecord], int] = {}
+        for record in self._snapshot_records():
+            cls = type(record)
+            if cls not in versions:
+                versions[cls] = rec.writable_version(cls, self.features)
+            yield record.to_json(versions[cls])
 
     def to_snapshot(self) -> bytes:
-        return json.dumps({"offset": self.offset, "records": self.snapshot_records()}).encode()
+        return json.dumps({"offset": self.offset, "records": list(self._snapshot_json())}).encode()
 
     async def to_snapshot_yielding(self) -> bytes:
         """`to_snapshot` (the same bytes), letting other tasks run every `APPLY_SLICE_S` while the
         records are gathered and encoded. The image must not change meanwhile: only its one applier
         may call this."""
-        records: list[Record] = []
-        for record in _sliced(self._snapshot_records()):
+        records: list[RecordJson] = []
+        for record in _sliced(self._snapshot_json()):
             if record is None:
                 await asyncio.sleep(0)
             else:
@@ -380,7 +414,7 @@ class MetadataImage:
         return _run(_snapshot_loading(data))
 
 
-def _sliced(records: Iterable[Record]) -> Iterator[Record | None]:
+def _sliced(records: Iterable[T]) -> Iterator[T | None]:
     """`records`, with a None in between whenever `APPLY_SLICE_S` went by (time to yield)."""
     slice_end = time.monotonic() + APPLY_SLICE_S
     for record in records:
@@ -395,21 +429,13 @@ def _snapshot_loading(data: bytes) -> Generator[None, None, MetadataImage]:
     offset, records = _snapshot_records_decoded(data)
     image = MetadataImage()
     delta = MetadataDelta()
+    # The snapshot goes to a new image: a record this node cannot read (UnsupportedRecordError)
+    # leaves nothing behind.
     for record in _sliced(records):
         if record is None:
             yield
-        elif record["type"] == "broker_state":
-            image.brokers[record["broker_id"]] = BrokerRegistration(
-                broker_id=record["broker_id"],
-                incarnation_id=uuid.UUID(record["incarnation_id"]),
-                epoch=record["epoch"],
-                endpoints=tuple(Endpoint(*e) for e in record["endpoints"]),
-                rack=record["rack"],
-                fenced=record["fenced"],
-                in_controlled_shutdown=record["in_controlled_shutdown"],
-            )
         else:
-            image._apply(record, offset, delta)
+            image._apply(decode_record(record), offset, delta)
     image.offset = offset
     return image
 
@@ -421,7 +447,7 @@ _SNAPSHOT_HEAD = re.compile(r'\{"offset": (-?\d+), "records": ')
 _SNAPSHOT_TAIL = re.compile(r"\s*\}\s*")
 
 
-def _snapshot_records_decoded(data: bytes) -> tuple[int, Iterator[Record]]:
+def _snapshot_records_decoded(data: bytes) -> tuple[int, Iterator[Any]]:
     """A snapshot's offset and its records, decoded lazily one record at a time (a 10,000-partition
     snapshot decoded in one `json.loads` holds the event loop for tens of milliseconds). A document
     in any other layout is decoded whole; malformed data raises `ValueError`."""
@@ -438,7 +464,7 @@ def _snapshot_records_decoded(data: bytes) -> tuple[int, Iterator[Record]]:
     return int(head.group(1)), _records_then_end(text, head.end())
 
 
-def _records_then_end(text: str, position: int) -> Generator[Record, None, None]:
+def _records_then_end(text: str, position: int) -> Generator[dict[str, Any], None, None]:
     items = rec.json_array_items(text, position)
     while True:
         try:
@@ -456,7 +482,7 @@ def _records_then_end(text: str, position: int) -> Generator[Record, None, None]
 
 
 def _entry_applying(
-    image: MetadataImage, offset: int, records: Sequence[Record]
+    image: MetadataImage, offset: int, records: Sequence[MetadataRecord]
 ) -> Generator[None, None, tuple[MetadataImage, MetadataDelta]]:
     """Applies one entry to a copy of `image`, yielding between slices; returns the copy."""
     staged = image.copy_for_update()
@@ -470,9 +496,6 @@ def _entry_applying(
     # Nobody applies to the original any more: the copy may change what it shares in place.
     staged._shared_topics.clear()
     return staged, delta
-
-
-T = TypeVar("T")
 
 
 def _run(steps: Generator[None, None, T]) -> T:
@@ -502,7 +525,7 @@ APPLY_SLICE_S = 0.01
 
 
 async def apply_entry_yielding(
-    image: MetadataImage, offset: int, records: Sequence[Record]
+    image: MetadataImage, offset: int, records: Sequence[MetadataRecord]
 ) -> tuple[MetadataImage, MetadataDelta]:
     """`image.apply_entry`, letting other tasks run every `APPLY_SLICE_S`. A large entry goes to a
     copy, returned once the whole entry is in (the caller replaces its image by it: readers see the
@@ -512,17 +535,70 @@ async def apply_entry_yielding(
     return await _run_yielding(_entry_applying(image, offset, records))
 
 
-async def decode_entry_yielding(data: bytes) -> list[Record]:
-    """`records.decode_entry`, letting other tasks run every `APPLY_SLICE_S` of a large entry."""
+async def decode_entry_yielding(data: bytes) -> list[MetadataRecord]:
+    """`records.decode_entry`, letting other tasks run every `APPLY_SLICE_S` of a large entry. The whole
+    entry is decoded before any of it applies: one record this node cannot read refuses all of it."""
     if len(data) < _DECODE_IN_ONE_GO_BYTES:
         return rec.decode_entry(data)
-    decoded: list[Record] = []
-    for record in _sliced(rec.decoded_entry_items(data)):
-        if record is None:
+    decoded: list[MetadataRecord] = []
+    for item in _sliced(rec.decoded_entry_items(data)):
+        if item is None:
             await asyncio.sleep(0)
         else:
-            decoded.append(record)
+            decoded.append(decode_record(item))
     return decoded
+
+
+class MetadataRefusal:
+    """Where a node stopped following the metadata log: the first entry (or snapshot) holding a record it
+    cannot read, written by a newer release. Nothing of that entry applies, nor anything after it (an
+    image that skipped it would differ from every other node's); the node keeps serving the last image
+    it built, says so once in its log, and reports it (`stopped_at`, the lag of its applied offset)
+    until it is upgraded."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self.stopped_at: int | None = None  # the offset of the refused entry / snapshot
+        self.error: UnsupportedRecordError | None = None
+
+    def samples(self) -> list[tuple[dict[str, str], float]]:
+        """A metrics gauge's samples: the refused entry's offset, labelled with the record it could not
+        read; none while every entry applies."""
+        if self.error is None or self.stopped_at is None:
+            return []
+        labels = {"type": str(self.error.type_name), "version": str(self.error.version)}
+        return [(labels, float(self.stopped_at))]
+
+    def _refuse(self, offset: int, error: UnsupportedRecordError) -> None:
+        self.stopped_at, self.error = offset, error
+        log.error(
+            "%s stops applying the metadata log at offset %d: record type %r version %r is unknown to "
+            "this release (upgrade it); it keeps serving the metadata it had",
+            self.node,
+            offset,
+            error.type_name,
+            error.version,
+        )
+
+    async def entry(self, offset: int, data: bytes) -> list[MetadataRecord] | None:
+        """The entry's records, or None: refused (now or at an earlier entry)."""
+        if self.error is not None:
+            return None
+        try:
+            return await decode_entry_yielding(data)
+        except UnsupportedRecordError as error:
+            self._refuse(offset, error)
+            return None
+
+    async def snapshot(self, data: bytes) -> MetadataImage | None:
+        """The image the snapshot describes, or None: refused (now or at an earlier entry)."""
+        if self.error is not None:
+            return None
+        try:
+            return await image_from_snapshot_yielding(data)
+        except UnsupportedRecordError as error:
+            self._refuse(_snapshot_records_decoded(data)[0], error)
+            return None
 
 
 # Entries up to this size decode in well under a millisecond: in one go.
@@ -585,6 +661,6 @@ def publish_image(image: MetadataImage, listener: MetadataListener) -> None:
             )
     for resource_name, configs in image.broker_configs.items():
         listener.on_broker_configs_changed(resource_name, dict(configs))
-    security = [r for r in image.snapshot_records() if r["type"] in SECURITY_RECORD_TYPES]
+    security = security_state_records(image)
     if security:
         listener.on_security_records(security)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Mapping, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from broker.groups.assignors import Assignment
 from broker.groups.clock import Timer
@@ -110,6 +110,8 @@ class ConsumerGroup:
     regexes_resolved_at_ms: int | None = None
     regexes_catalog: int | None = None
     regex_refresh_pending: bool = False
+    # How many times records of this group were handed to the log (to tell whether a failed write was the last).
+    writes: int = 0
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -155,6 +157,66 @@ class ConsumerGroup:
                 for partition in partitions:
                     held[(topic_id, partition)] = member.member_id
         return held
+
+
+# A member's fields a heartbeat may change (its timers are not state: they are re-armed, not undone).
+_MEMBER_STATE = tuple(f.name for f in fields(ConsumerMember) if not f.name.endswith("_timer"))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """What a heartbeat may change in a group, to undo it when its records could not be written: Kafka's
+    coordinator reverts its state to the last written offset then, so the member's retry finds the group as
+    the log has it (and gets the new epoch and assignment then, instead of being fenced by an epoch nobody
+    wrote)."""
+
+    writes: int
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: dict[str, tuple[ConsumerMember, tuple[object, ...]]]
+    static_members: dict[str, str]
+    target: dict[str, Assignment]
+    subscribed_topics: dict[uuid.UUID, tuple[str, int]]
+    resolved_regexes: dict[str, frozenset[str]]
+    written: dict[bytes, bytes]
+
+
+def snapshot(group: ConsumerGroup) -> GroupSnapshot:
+    return GroupSnapshot(
+        writes=group.writes,
+        group_epoch=group.group_epoch,
+        assignment_epoch=group.assignment_epoch,
+        assignor_name=group.assignor_name,
+        members={
+            member_id: (member, tuple(getattr(member, name) for name in _MEMBER_STATE))
+            for member_id, member in group.members.items()
+        },
+        static_members=dict(group.static_members),
+        target=dict(group.target),
+        subscribed_topics=dict(group.subscribed_topics),
+        resolved_regexes=dict(group.resolved_regexes),
+        written=group.written,
+    )
+
+
+def restore(group: ConsumerGroup, saved: GroupSnapshot) -> list[ConsumerMember]:
+    """Puts the group back as it was at `saved` (its member objects kept, so their timers still find them);
+    returns the members that were not in it then."""
+    gone = [member for member_id, member in group.members.items() if member_id not in saved.members]
+    group.group_epoch, group.assignment_epoch = saved.group_epoch, saved.assignment_epoch
+    group.assignor_name = saved.assignor_name
+    group.members = {}
+    for member_id, (member, state) in saved.members.items():
+        for name, value in zip(_MEMBER_STATE, state, strict=True):
+            setattr(member, name, value)
+        group.members[member_id] = member
+    group.static_members = dict(saved.static_members)
+    group.target = dict(saved.target)
+    group.subscribed_topics = dict(saved.subscribed_topics)
+    group.resolved_regexes = dict(saved.resolved_regexes)
+    group.written = saved.written
+    return gone
 
 
 def reconcile(group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None) -> bool:

@@ -9,19 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
+from broker.coordinator.runtime import CoordinatorAppendError
 from broker.metadata.coordinator_records import LogEntry
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 
 __all__ = ["OFFSETS_TOPIC_NAME", "OffsetsAppendError", "OffsetsLog"]
 
 
-class OffsetsAppendError(Exception):
-    """An append refused or not replicated, with the Kafka error code the log gave
-    (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT...)."""
-
-    def __init__(self, error_code: int, message: str = "") -> None:
-        super().__init__(message or f"__consumer_offsets append failed with error {error_code}")
-        self.error_code = error_code
+class OffsetsAppendError(CoordinatorAppendError):
+    """A `__consumer_offsets` append refused or not replicated."""
 
 
 class OffsetsLog(Protocol):

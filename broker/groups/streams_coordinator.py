@@ -1,4 +1,5 @@
-"""Streams groups (KIP-1071): StreamsGroupHeartbeat and StreamsGroupDescribe on the group coordinator.
+"""Streams groups (KIP-1071): StreamsGroupHeartbeat and StreamsGroupDescribe, a group type the group
+coordinator is composed with (broker/groups/group_type.py).
 
 A Kafka Streams application with `group.protocol=streams` lets the broker decide which member runs which task.
 The group keeps the topology its first member declared; each heartbeat may change the membership, which bumps
@@ -15,13 +16,15 @@ are kept in `__consumer_offsets` as always). Kafka also keeps the group's record
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
-from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
-from broker.groups.coordinator import ListedGroup, OffsetCommitter
+from broker.groups.clock import Timer
+from broker.groups.group import JoinResult, SyncResult
+from broker.groups.group_type import ClassicJoin, GroupDescription, ListedGroup, OffsetCommitter
 from broker.groups.streams_assignor import (
     AssignmentMember,
     MemberTasks,
@@ -36,6 +39,9 @@ from broker.groups.streams_topology import (
     StreamsTopology,
     TopologyPlan,
 )
+
+if TYPE_CHECKING:
+    from broker.groups.coordinator import GroupCoordinator
 
 log = logging.getLogger(__name__)
 
@@ -117,23 +123,31 @@ class StreamsHeartbeatResult:
     endpoints: list[tuple[tuple[str, int], MemberTasks]] | None = None
 
 
-class StreamsGroupCoordinator(ConsumerGroupCoordinator):
-    """The group coordinator with Streams groups beside classic and consumer groups."""
+class StreamsGroups:
+    """The Streams groups of a group coordinator, beside its classic and consumer groups (it adds itself to
+    the coordinator's group types)."""
 
-    def __init__(self, *args: Any, streams_config: StreamsGroupConfig | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.streams_config = streams_config or StreamsGroupConfig()
-        self.streams_groups: dict[str, StreamsGroup] = {}
+    type_name = STREAMS_GROUP_TYPE
+
+    def __init__(self, coordinator: GroupCoordinator, config: StreamsGroupConfig | None = None) -> None:
+        self._coordinator = coordinator
+        self.config = config or StreamsGroupConfig()
+        self.groups: dict[str, StreamsGroup] = {}
+        coordinator.add_group_type(self)
+
+    def holds(self, group_id: str) -> bool:
+        return group_id in self.groups
 
     # --- StreamsGroupHeartbeat ----------------------------------------------------------------
 
-    def streams_group_conflict(self, group_id: str) -> bool:
+    def conflict(self, group_id: str) -> bool:
         """A consumer group, or a classic group with members, has that id (Kafka: GROUP_ID_NOT_FOUND for another
         type). An empty classic group only holds the offsets a streams group committed."""
-        classic = self.groups.get(group_id)
-        return group_id in self.consumer_groups or (classic is not None and bool(classic.members))
+        classic = self._coordinator.groups.get(group_id)
+        other = self._coordinator.group_type_of(group_id)
+        return (other is not None and other is not self) or (classic is not None and bool(classic.members))
 
-    def streams_heartbeat(
+    def heartbeat(
         self,
         *,
         group_id: str,
@@ -146,26 +160,26 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
         owned_standby: frozenset[TaskId] | None,
     ) -> StreamsHeartbeatResult:
         """One heartbeat; `plan_for(topology)` gives the topology's plan against the topics as they are now."""
-        unavailable = self._availability_error(group_id)
+        unavailable = self._coordinator.availability_error(group_id)
         if unavailable is not None:
             return StreamsHeartbeatResult(unavailable)
-        if self.streams_group_conflict(group_id):
+        if self.conflict(group_id):
             return StreamsHeartbeatResult(
                 ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group."
             )
-        now = self.clock.now_ms()
-        group = self.streams_groups.get(group_id)
+        now = self._coordinator.clock.now_ms()
+        group = self.groups.get(group_id)
         if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             if group is not None and member_id in group.members:
-                self._remove_streams_member(group, group.members[member_id])
+                self._remove_member(group, group.members[member_id])
             return StreamsHeartbeatResult(ErrorCode.none, member_id=member_id, member_epoch=member_epoch)
         if group is None:
             if member_epoch != 0:
                 return StreamsHeartbeatResult(
                     ErrorCode.group_id_not_found, f"Streams group {group_id} not found."
                 )
-            group = self.streams_groups[group_id] = StreamsGroup(group_id)
-            group.delay_until_ms = now + self.streams_config.initial_rebalance_delay_ms
+            group = self.groups[group_id] = StreamsGroup(group_id)
+            group.delay_until_ms = now + self.config.initial_rebalance_delay_ms
         member = group.members.get(member_id)
         if member_epoch == 0:
             if topology is None:
@@ -194,7 +208,7 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
             group.endpoint_epoch += 1
         if fields.get("shutdown_application"):
             group.shutdown_requested = True
-        self._schedule_streams_session_timeout(group, member)
+        self._schedule_session_timeout(group, member)
 
         assert group.topology is not None
         plan = plan_for(group.topology)
@@ -266,7 +280,7 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
             group.target = assign_tasks(
                 {m: AssignmentMember(spec.process_id, spec.assigned) for m, spec in group.members.items()},
                 StreamsTopologyTasks(group.plan.task_counts, group.plan.stateful),
-                self.streams_config.num_standby_replicas,
+                self.config.num_standby_replicas,
             )
         group.assignment_epoch = group.group_epoch
 
@@ -326,20 +340,20 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
         member.assignment_changed = False
         return member.assigned
 
-    def _schedule_streams_session_timeout(self, group: StreamsGroup, member: StreamsMember) -> None:
-        self._cancel(member.session_timer)
-        member.session_timer = self.clock.call_later(
-            self.streams_config.session_timeout_ms, lambda: self._on_streams_session_expired(group, member)
+    def _schedule_session_timeout(self, group: StreamsGroup, member: StreamsMember) -> None:
+        _cancel(member.session_timer)
+        member.session_timer = self._coordinator.call_later(
+            group.group_id, self.config.session_timeout_ms, lambda: self._on_session_expired(group, member)
         )
 
-    def _on_streams_session_expired(self, group: StreamsGroup, member: StreamsMember) -> None:
+    def _on_session_expired(self, group: StreamsGroup, member: StreamsMember) -> None:
         if group.members.get(member.member_id) is not member:
             return
         log.info("streams group %s: member %s session expired", group.group_id, member.member_id)
-        self._remove_streams_member(group, member)
+        self._remove_member(group, member)
 
-    def _remove_streams_member(self, group: StreamsGroup, member: StreamsMember) -> None:
-        self._cancel(member.session_timer)
+    def _remove_member(self, group: StreamsGroup, member: StreamsMember) -> None:
+        _cancel(member.session_timer)
         del group.members[member.member_id]
         group.group_epoch += 1
         group.target.pop(member.member_id, None)
@@ -350,24 +364,21 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
             group.topology = None
             group.shutdown_requested = False
 
-    # --- offsets, listing ----------------------------------------------------------------------
+    # --- what the coordinator asks of a group type -------------------------------------------------
 
-    def _committing_member_error(self, group_id: str, committer: OffsetCommitter) -> int | None:
-        group = self.streams_groups.get(group_id)
-        if group is None:
-            return super()._committing_member_error(group_id, committer)
+    def committing_member_error(self, group_id: str, committer: OffsetCommitter) -> int | None:
+        group = self.groups[group_id]
         if committer.generation_id < 0 and not group.members:
             return None
-        return self._streams_member_error(group, committer.member_id, committer.generation_id)
+        return self._member_error(group, committer.member_id, committer.generation_id)
 
-    def _fetching_member_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int | None:
-        group = self.streams_groups.get(group_id)
-        if group is None or (member_id is None and member_epoch < 0):
-            return super()._fetching_member_error(group_id, member_id, member_epoch)
-        return self._streams_member_error(group, member_id, member_epoch)
+    def fetching_member_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int | None:
+        if member_id is None and member_epoch < 0:
+            return None  # admin tools read any group's offsets
+        return self._member_error(self.groups[group_id], member_id, member_epoch)
 
     @staticmethod
-    def _streams_member_error(group: StreamsGroup, member_id: str | None, member_epoch: int) -> int | None:
+    def _member_error(group: StreamsGroup, member_id: str | None, member_epoch: int) -> int | None:
         member = group.members.get(member_id) if member_id is not None else None
         if member is None:
             return ErrorCode.unknown_member_id
@@ -375,38 +386,69 @@ class StreamsGroupCoordinator(ConsumerGroupCoordinator):
             return ErrorCode.stale_member_epoch
         return None
 
-    def list_groups(
-        self, *, states_filter: Any = (), types_filter: Any = ()
-    ) -> tuple[int, list[ListedGroup]]:
-        error, listed = super().list_groups(states_filter=states_filter, types_filter=types_filter)
-        if error != ErrorCode.none:
-            return error, listed
-        states = {s.lower() for s in states_filter}
-        types = {t.lower() for t in types_filter}
-        for group_id, group in self.streams_groups.items():
-            if not self.owns_partition(self.partition_for(group_id)):
-                continue
-            if (not states or group.state.lower() in states) and (not types or STREAMS_GROUP_TYPE in types):
-                listed.append(ListedGroup(group_id, STREAMS_GROUP_TYPE, group.state, STREAMS_GROUP_TYPE))
-        return ErrorCode.none, sorted(listed, key=lambda g: g.group_id)
+    def listed(self) -> list[ListedGroup]:
+        coordinator = self._coordinator
+        return [
+            ListedGroup(group_id, STREAMS_GROUP_TYPE, group.state, STREAMS_GROUP_TYPE)
+            for group_id, group in self.groups.items()
+            if coordinator.owns_partition(coordinator.partition_for(group_id))
+        ]
 
-    def describe_streams_group(self, group_id: str) -> tuple[int | None, StreamsGroup | None]:
+    # A Streams group has no classic members: the classic requests naming its id are classic groups' to answer
+    # (its offsets are held by an empty classic entry), and it keeps no records of its own (held in memory).
+
+    async def classic_join(self, join: ClassicJoin) -> JoinResult | None:
+        return None
+
+    def classic_sync(
+        self, group_id: str, generation_id: int, member_id: str, protocol_name: str | None
+    ) -> SyncResult | None:
+        return None
+
+    def classic_heartbeat(self, group_id: str, generation_id: int, member_id: str) -> int | None:
+        return None
+
+    def classic_leave(self, group_id: str, members: Sequence[tuple[str, str | None]]) -> list[int] | None:
+        return None
+
+    def describe_classic(self, group_id: str) -> GroupDescription | None:
+        return None
+
+    def protected_topics(self, group_id: str) -> set[str] | None:
+        return None
+
+    def keeps_offsets(self, group_id: str) -> bool:
+        return False
+
+    async def delete(self, group_id: str) -> int | None:
+        return None
+
+    def replay(self, partition: int, key: bytes, value: bytes | None) -> bool:
+        return False
+
+    def partition_loaded(self, partition: int, serving: bool) -> None:
+        return None
+
+    def describe(self, group_id: str) -> tuple[int | None, StreamsGroup | None]:
         """(NOT_COORDINATOR or a loading error, or None; the group if this coordinator has it)."""
-        unavailable = self._availability_error(group_id)
+        unavailable = self._coordinator.availability_error(group_id)
         if unavailable is not None:
             return unavailable, None
-        return None, self.streams_groups.get(group_id)
+        return None, self.groups.get(group_id)
 
-    async def stop(self) -> None:
-        for group in self.streams_groups.values():
+    def release(self) -> None:
+        for group in self.groups.values():
             for member in group.members.values():
-                self._cancel(member.session_timer)
-        await super().stop()
+                _cancel(member.session_timer)
 
-    def unload_partition(self, partition: int) -> None:
+    def drop_partition(self, partition: int) -> None:
         """A `__consumer_offsets` partition moved away: its streams groups go with it (their members rejoin at
         the new coordinator)."""
-        for group_id in [g for g in self.streams_groups if self.partition_for(g) == partition]:
-            for member in self.streams_groups.pop(group_id).members.values():
-                self._cancel(member.session_timer)
-        super().unload_partition(partition)
+        for group_id in [g for g in self.groups if self._coordinator.partition_for(g) == partition]:
+            for member in self.groups.pop(group_id).members.values():
+                _cancel(member.session_timer)
+
+
+def _cancel(timer: Timer | None) -> None:
+    if timer is not None:
+        timer.cancel()

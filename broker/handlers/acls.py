@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from kio.schema.create_acls.v3.response import AclCreationResult, CreateAclsResponse
+from kio.schema.delete_acls.v3.response import (
+    DeleteAclsFilterResult,
+    DeleteAclsMatchingAcl,
+    DeleteAclsResponse,
+)
+from kio.schema.describe_acls.v3.response import AclDescription, DescribeAclsResource, DescribeAclsResponse
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import (
@@ -17,6 +25,8 @@ from broker.auth.authorizer import (
 )
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records, failed_with
+from broker.metadata.security_records import CreateAclRecord, DeleteAclRecord
+from broker.protocol.responses import NOT_THROTTLED
 
 _DISABLED = "No Authorizer is configured on the broker"
 
@@ -55,9 +65,11 @@ def _filter_problem(acl_filter: AclFilter) -> str | None:
     return None
 
 
-async def handle_describe_acls(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    def failed(error: ErrorCode, message: str) -> dict[str, Any]:
-        return {"throttle_time": 0, "error_code": error, "error_message": message, "resources": []}
+async def handle_describe_acls(ctx: RequestContext, request: Any) -> DescribeAclsResponse:
+    def failed(error: ErrorCode, message: str) -> DescribeAclsResponse:
+        return DescribeAclsResponse(
+            throttle_time=NOT_THROTTLED, error_code=error, error_message=message, resources=()
+        )
 
     authorizer = _authorizer(ctx)
     if authorizer is None:
@@ -68,44 +80,46 @@ async def handle_describe_acls(ctx: RequestContext, request: Any) -> dict[str, A
     problem = _filter_problem(acl_filter)
     if problem is not None:
         return failed(ErrorCode.invalid_request, problem)
-    resources: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    resources: dict[tuple[int, str, int], list[AclDescription]] = {}
     for acl in sorted(authorizer.acls(), key=lambda a: a.as_tuple()):
         if acl_filter.matches(acl):
             resources.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
-                {
-                    "principal": acl.principal,
-                    "host": acl.host,
-                    "operation": acl.operation,
-                    "permission_type": acl.permission,
-                }
+                AclDescription(
+                    principal=acl.principal,
+                    host=acl.host,
+                    operation=acl.operation,
+                    permission_type=acl.permission,
+                )
             )
-    return {
-        "throttle_time": 0,
-        "error_code": ErrorCode.none,
+    return DescribeAclsResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode.none,
         # Kafka's success message here is empty, not null.
-        "error_message": "",
-        "resources": [
-            {"resource_type": rtype, "resource_name": name, "pattern_type": pattern, "acls": acls}
+        error_message="",
+        resources=tuple(
+            DescribeAclsResource(
+                resource_type=rtype, resource_name=name, pattern_type=pattern, acls=tuple(acls)
+            )
             for (rtype, name, pattern), acls in resources.items()
-        ],
-    }
+        ),
+    )
 
 
-async def handle_create_acls(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_create_acls(ctx: RequestContext, request: Any) -> CreateAclsResponse:
     authorizer = _authorizer(ctx)
-    results: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
+    results: list[AclCreationResult] = []
+    records: list[CreateAclRecord] = []
     allowed = ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     for creation in request.creations:
         if authorizer is None:
-            results.append({"error_code": ErrorCode.security_disabled, "error_message": _DISABLED})
+            results.append(AclCreationResult(error_code=ErrorCode.security_disabled, error_message=_DISABLED))
             continue
         if not allowed:
             results.append(
-                {
-                    "error_code": ErrorCode.cluster_authorization_failed,
-                    "error_message": "ALTER on the cluster is required",
-                }
+                AclCreationResult(
+                    error_code=ErrorCode.cluster_authorization_failed,
+                    error_message="ALTER on the cluster is required",
+                )
             )
             continue
         acl = AclBinding(
@@ -119,78 +133,71 @@ async def handle_create_acls(ctx: RequestContext, request: Any) -> dict[str, Any
         )
         problem = acl.problem()
         if problem is not None:
-            results.append({"error_code": ErrorCode.invalid_request, "error_message": problem})
+            results.append(AclCreationResult(error_code=ErrorCode.invalid_request, error_message=problem))
             continue
-        records.append({"type": "create_acl", "acl": list(acl.as_tuple())})
-        results.append({"error_code": ErrorCode.none, "error_message": ""})
+        records.append(CreateAclRecord(acl.as_tuple()))
+        results.append(AclCreationResult(error_code=ErrorCode.none, error_message=""))
     if records:
         try:
-            await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
+            await commit_security_records(ctx.broker.cluster, records)
         except ControllerError as exc:
             results = [failed_with(r, exc) for r in results]
-    return {"throttle_time": 0, "results": results}
+    return CreateAclsResponse(throttle_time=NOT_THROTTLED, results=tuple(results))
 
 
-async def handle_delete_acls(ctx: RequestContext, request: Any) -> dict[str, Any]:
+def _filter_failed(error: ErrorCode, message: str) -> DeleteAclsFilterResult:
+    return DeleteAclsFilterResult(error_code=error, error_message=message, matching_acls=())
+
+
+async def handle_delete_acls(ctx: RequestContext, request: Any) -> DeleteAclsResponse:
     authorizer = _authorizer(ctx)
     allowed = ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     current = authorizer.acls() if authorizer is not None else []
-    results: list[dict[str, Any]] = []
+    results: list[DeleteAclsFilterResult] = []
     doomed: set[AclBinding] = set()
     for entry in request.filters:
         if authorizer is None:
-            results.append(
-                {"error_code": ErrorCode.security_disabled, "error_message": _DISABLED, "matching_acls": []}
-            )
+            results.append(_filter_failed(ErrorCode.security_disabled, _DISABLED))
             continue
         if not allowed:
             results.append(
-                {
-                    "error_code": ErrorCode.cluster_authorization_failed,
-                    "error_message": "ALTER on the cluster is required",
-                    "matching_acls": [],
-                }
+                _filter_failed(ErrorCode.cluster_authorization_failed, "ALTER on the cluster is required")
             )
             continue
         acl_filter = _filter(entry)
         problem = _filter_problem(acl_filter)
         if problem is not None:
-            results.append(
-                {"error_code": ErrorCode.invalid_request, "error_message": problem, "matching_acls": []}
-            )
+            results.append(_filter_failed(ErrorCode.invalid_request, problem))
             continue
         matching = [acl for acl in current if acl_filter.matches(acl)]
         doomed.update(matching)
         results.append(
-            {
-                "error_code": ErrorCode.none,
-                "error_message": None,
-                "matching_acls": [
-                    {
-                        "error_code": ErrorCode.none,
-                        "error_message": None,
-                        "resource_type": acl.resource_type,
-                        "resource_name": acl.resource_name,
-                        "pattern_type": acl.pattern_type,
-                        "principal": acl.principal,
-                        "host": acl.host,
-                        "operation": acl.operation,
-                        "permission_type": acl.permission,
-                    }
+            DeleteAclsFilterResult(
+                error_code=ErrorCode.none,
+                error_message=None,
+                matching_acls=tuple(
+                    DeleteAclsMatchingAcl(
+                        error_code=ErrorCode.none,
+                        error_message=None,
+                        resource_type=acl.resource_type,
+                        resource_name=acl.resource_name,
+                        pattern_type=acl.pattern_type,
+                        principal=acl.principal,
+                        host=acl.host,
+                        operation=acl.operation,
+                        permission_type=acl.permission,
+                    )
                     for acl in matching
-                ],
-            }
+                ),
+            )
         )
     if doomed:
-        records = [
-            {"type": "delete_acl", "acl": list(acl.as_tuple())}
-            for acl in sorted(doomed, key=lambda a: a.as_tuple())
-        ]
+        records = [DeleteAclRecord(acl.as_tuple()) for acl in sorted(doomed, key=lambda a: a.as_tuple())]
         try:
-            await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
+            await commit_security_records(ctx.broker.cluster, records)
         except ControllerError as exc:
-            results = [failed_with({**r, "matching_acls": []}, exc) for r in results]
-    return {"throttle_time": 0, "filter_results": results}
+            results = [failed_with(dataclasses.replace(r, matching_acls=()), exc) for r in results]
+    return DeleteAclsResponse(throttle_time=NOT_THROTTLED, filter_results=tuple(results))
 
 
 APIS = {

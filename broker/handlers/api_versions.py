@@ -6,11 +6,13 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from kio.schema.api_versions.v4.response import ApiVersion, ApiVersionsResponse
 from kio.schema.errors import ErrorCode
 
 from broker.context import BrokerState, RequestContext
 from broker.handlers.features import feature_fields
 from broker.handlers.telemetry import TELEMETRY_APIS
+from broker.protocol.responses import NOT_THROTTLED
 
 # KIP-511's rule for client_software_name and client_software_version.
 _SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -56,32 +58,35 @@ def hidden_apis(state: BrokerState) -> frozenset[int]:
 
 def advertised_versions(
     served: ServedApis, legacy: bool = False, hidden: frozenset[int] = frozenset()
-) -> list[dict[str, int]]:
-    return [
-        {
-            "api_key": key,
-            "min_version": ADVERTISED_MIN_VERSION.get(key, served_min_version(key, low, legacy)),
-            "max_version": high,
-        }
+) -> tuple[ApiVersion, ...]:
+    return tuple(
+        ApiVersion(
+            api_key=key,
+            min_version=ADVERTISED_MIN_VERSION.get(key, served_min_version(key, low, legacy)),
+            max_version=high,
+        )
         for key, (low, high, _handler) in sorted(served.items())
         if key not in hidden
-    ]
+    )
 
 
 def unsupported_version_body(
     served: ServedApis, legacy: bool = False, hidden: frozenset[int] = frozenset()
-) -> dict[str, Any]:
-    """The v0 body Kafka sends when a client asks for an ApiVersions version it does not know."""
-    return {
-        "error_code": ErrorCode.unsupported_version,
-        "api_keys": advertised_versions(served, legacy, hidden),
-    }
+) -> ApiVersionsResponse:
+    """The answer Kafka sends, as v0, when a client asks for an ApiVersions version it does not know."""
+    return ApiVersionsResponse(
+        error_code=ErrorCode.unsupported_version,
+        api_keys=advertised_versions(served, legacy, hidden),
+        throttle_time=NOT_THROTTLED,
+    )
 
 
-def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], Awaitable[dict[str, Any]]]:
+def api_versions_handler(
+    served: ServedApis,
+) -> Callable[[RequestContext, Any], Awaitable[ApiVersionsResponse]]:
     """The ApiVersions handler advertising `served` (the table it is registered in)."""
 
-    async def handle_api_versions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    async def handle_api_versions(ctx: RequestContext, request: Any) -> ApiVersionsResponse:
         legacy = ctx.broker.config.get_bool(LEGACY_SETTING)
         if ctx.api_version >= 3 and not (
             _SOFTWARE_NAME.fullmatch(request.client_software_name or "")
@@ -89,17 +94,22 @@ def api_versions_handler(served: ServedApis) -> Callable[[RequestContext, Any], 
         ):
             # KIP-511: Kafka refuses a name or version other than letters, digits, '-' and '.' (starting and
             # ending with a letter or digit) with INVALID_REQUEST and no versions; the client may retry at v0.
-            return {"error_code": ErrorCode.invalid_request, "api_keys": [], "throttle_time": 0}
+            return ApiVersionsResponse(
+                error_code=ErrorCode.invalid_request, api_keys=(), throttle_time=NOT_THROTTLED
+            )
         session = ctx.session
         if session is not None and ctx.api_version >= 3:
             # KIP-511: kept for the connection's later requests (client telemetry `match` selectors).
             session.client_software_name = request.client_software_name or ""
             session.client_software_version = request.client_software_version or ""
-        return {
-            "error_code": ErrorCode.none,
-            "api_keys": advertised_versions(served, legacy, hidden_apis(ctx.broker)),
-            "throttle_time": 0,
-            **feature_fields(ctx),
-        }
+        features = feature_fields(ctx)
+        return ApiVersionsResponse(
+            error_code=ErrorCode.none,
+            api_keys=advertised_versions(served, legacy, hidden_apis(ctx.broker)),
+            throttle_time=NOT_THROTTLED,
+            supported_features=features.supported_features,
+            finalized_features_epoch=features.finalized_features_epoch,
+            finalized_features=features.finalized_features,
+        )
 
     return handle_api_versions

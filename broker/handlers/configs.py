@@ -17,7 +17,8 @@ from broker.config_docs import (
     TOPIC_CONFIG_DOCUMENTATION,
 )
 from broker.context import RequestContext
-from broker.controller.forwarding import ControllerError, ControllerLink
+from broker.controller.forwarding import ControllerError
+from broker.controller.rpc.admin import AlterConfigsRequest
 from broker.log.config import TOPIC_CONFIG_DEFAULTS, known_topic_configs
 from broker.log.errors import InvalidConfigError
 from broker.metadata.topic_registry import TopicRecord
@@ -279,17 +280,10 @@ class _NamedConfigs:
         documentation: dict[str, str],
         check: Callable[[str, dict[str, str]], None],
         stored: Callable[[RequestContext], dict[str, dict[str, str]]],
-        local: Callable[[RequestContext], dict[str, dict[str, str]]],
         limit: Callable[[], int],
     ) -> None:
         self.kind, self.source, self.defaults, self.types = kind, source, defaults, types
-        self.documentation, self.check, self.stored, self.local, self.limit = (
-            documentation,
-            check,
-            stored,
-            local,
-            limit,
-        )
+        self.documentation, self.check, self.stored, self.limit = documentation, check, stored, limit
         self.lists = frozenset(name for name, kind in types.items() if kind == LIST)
 
     def describe(
@@ -335,11 +329,6 @@ def _check_subscription(name: str, configs: dict[str, str]) -> None:
         raise _Refused(error, exc.message) from None
 
 
-def _group_configs_kept(ctx: RequestContext) -> dict[str, dict[str, str]]:
-    cluster = ctx.broker.cluster
-    return cluster.image.group_configs if cluster is not None else ctx.broker.local_group_configs
-
-
 _GROUPS = _NamedConfigs(
     kind="group",
     source=GROUP_CONFIG,
@@ -350,8 +339,7 @@ _GROUPS = _NamedConfigs(
     types={**dict.fromkeys(GROUP_CONFIGS, INT), **dict.fromkeys(GROUP_STRING_CONFIGS, STRING)},
     documentation=GROUP_CONFIG_DOCUMENTATION,
     check=_check_group_configs,
-    stored=_group_configs_kept,
-    local=lambda ctx: ctx.broker.local_group_configs,
+    stored=lambda ctx: ctx.broker.cluster.image.group_configs,
     limit=lambda: MAX_GROUPS_WITH_CONFIGS,
 )
 _CLIENT_METRICS = _NamedConfigs(
@@ -362,7 +350,6 @@ _CLIENT_METRICS = _NamedConfigs(
     documentation=subscriptions.DOCUMENTATION,
     check=_check_subscription,
     stored=lambda ctx: ctx.broker.client_metrics_subscriptions(),
-    local=lambda ctx: ctx.broker.local_client_metrics_configs,
     limit=lambda: subscriptions.MAX_SUBSCRIPTIONS,
 )
 _NAMED = {GROUP: _GROUPS, CLIENT_METRICS: _CLIENT_METRICS}
@@ -488,16 +475,10 @@ def _current_overrides(ctx: RequestContext, resource: Any) -> dict[str, str]:
             raise _Refused(ErrorCode.unknown_topic_or_partition, "Unknown topic")
         return dict(topic.configs)
     if resource.resource_type == BROKER:
-        if ctx.broker.cluster is not None:
-            known = name == CLUSTER_DEFAULT or (
-                name.isdigit() and int(name) in _controller(ctx).image.brokers
-            )
-            if not known:
-                raise _Refused(ErrorCode.invalid_request, f"Unknown broker id {name}")
-            return dict(_controller(ctx).image.broker_configs.get(name, {}))
-        if name not in (CLUSTER_DEFAULT, str(ctx.broker.node_id)):
+        image = ctx.broker.cluster.image
+        if not (name == CLUSTER_DEFAULT or (name.isdigit() and int(name) in image.brokers)):
             raise _Refused(ErrorCode.invalid_request, f"Unknown broker id {name}")
-        return ctx.broker.dynamic_config.layer(name)
+        return dict(image.broker_configs.get(name, {}))
     if resource.resource_type in _NAMED:
         if not name:
             raise _Refused(ErrorCode.invalid_request, "Resource name must not be empty")
@@ -505,17 +486,9 @@ def _current_overrides(ctx: RequestContext, resource: Any) -> dict[str, str]:
     raise _Refused(ErrorCode.invalid_request, f"Unsupported resource type {resource.resource_type}")
 
 
-def _controller(ctx: RequestContext) -> ControllerLink:
-    cluster = ctx.broker.cluster
-    assert cluster is not None, "asked only in a cluster"
-    return cluster
-
-
 async def _forward_configs(ctx: RequestContext, kind: str, name: str, changes: dict[str, str | None]) -> None:
     try:
-        await _controller(ctx).call(
-            "alter_configs", {"resource_type": kind, "resource_name": name, "changes": changes}
-        )
+        await ctx.broker.cluster.call(AlterConfigsRequest(kind, name, changes))
     except ControllerError as exc:
         raise _Refused(ErrorCode(exc.code), exc.message) from None
 
@@ -524,7 +497,7 @@ async def _replace_broker_configs(
     ctx: RequestContext, name: str, changes: dict[str, str | None], validate_only: bool
 ) -> None:
     """Dynamic broker configs of broker `name` (or "" for the cluster default): checked as Kafka checks
-    them, then kept in the metadata log (a cluster) or the data directory (a single node)."""
+    them, then kept in the metadata log."""
     dynamic = ctx.broker.dynamic_config
     try:
         candidate = dynamic.check(changes, name)
@@ -539,18 +512,7 @@ async def _replace_broker_configs(
         raise _Refused(ErrorCode.invalid_request, str(exc)) from None
     if validate_only or not changes:
         return
-    if ctx.broker.cluster is not None:
-        await _forward_configs(ctx, "broker", name, changes)
-        return
-    layer = {k: v for k, v in {**dynamic.layer(name), **changes}.items() if v is not None}
-    previous = dynamic.layer(name)
-    dynamic.layers[name] = layer
-    try:
-        ctx.broker.save_dynamic_configs()
-    except OSError as exc:
-        dynamic.layers[name] = previous
-        raise _Refused(ErrorCode.kafka_storage_error, f"cannot save the dynamic configs: {exc}") from None
-    dynamic.set_layer(name, layer)
+    await _forward_configs(ctx, "broker", name, changes)
 
 
 def _check_share_lock_duration(ctx: RequestContext, configs: dict[str, str]) -> None:
@@ -580,7 +542,7 @@ async def _replace_named_configs(
     configured = named.stored(ctx)
     limit = named.limit()
     if wanted and name not in configured and len(configured) >= limit:
-        # Every broker keeps them all in memory (and a single node rewrites its file on each change).
+        # Every broker keeps them all in memory.
         raise _Refused(
             ErrorCode.policy_violation,
             f"{limit} {named.kind} resources have configs already; delete some first",
@@ -588,25 +550,7 @@ async def _replace_named_configs(
     changes = _diff(configured.get(name, {}), wanted)
     if validate_only or not changes:
         return
-    if ctx.broker.cluster is not None:
-        await _forward_configs(ctx, named.kind, name, changes)
-        return
-    kept = named.local(ctx)
-    previous = kept.get(name)
-    if wanted:
-        kept[name] = dict(wanted)
-    else:
-        kept.pop(name, None)
-    try:
-        ctx.broker.save_dynamic_configs()
-    except OSError as exc:
-        if previous is None:
-            kept.pop(name, None)
-        else:
-            kept[name] = previous
-        raise _Refused(
-            ErrorCode.kafka_storage_error, f"cannot save the {named.kind} configs: {exc}"
-        ) from None
+    await _forward_configs(ctx, named.kind, name, changes)
 
 
 async def _replace(ctx: RequestContext, resource: Any, wanted: dict[str, str], validate_only: bool) -> None:
@@ -742,14 +686,10 @@ def _config_resource_names(ctx: RequestContext, resource_type: int) -> list[str]
     if resource_type == TOPIC:
         return sorted(topic.name for topic in ctx.broker.metadata.topics())
     if resource_type in (BROKER, BROKER_LOGGER):
-        cluster = ctx.broker.cluster
-        ids = set(cluster.image.brokers) if cluster is not None else {ctx.broker.node_id}
-        return [str(broker_id) for broker_id in sorted(ids)]
+        return [str(broker_id) for broker_id in sorted(ctx.broker.cluster.image.brokers)]
     if resource_type == GROUP:
         # Groups with configs set, and the groups this broker coordinates.
-        names = set(ctx.broker.local_group_configs)
-        if ctx.broker.cluster is not None:
-            names |= set(ctx.broker.cluster.image.group_configs)
+        names = set(ctx.broker.cluster.image.group_configs)
         if ctx.broker.groups is not None:
             _error, listed = ctx.broker.groups.list_groups(states_filter=(), types_filter=())
             names |= {group.group_id for group in listed}

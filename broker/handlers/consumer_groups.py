@@ -1,7 +1,7 @@
 """The consumer group protocol (KIP-848): ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69).
 
-Each handler translates the kio request into a call on the ConsumerGroupCoordinator; the rules
-live in `broker.groups.consumer_coordinator`. Topics travel by id here, as on the wire.
+Each handler translates the kio request into a call on the coordinator's `ConsumerGroups` component; the
+rules live in `broker.groups.consumer_groups`. Topics travel by id here, as on the wire.
 """
 
 from __future__ import annotations
@@ -10,26 +10,31 @@ import datetime
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kio.schema.consumer_group_describe.v1 import response as describe
+from kio.schema.consumer_group_heartbeat.v1 import response as heartbeat
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.assignors import Assignment
-from broker.groups.consumer_coordinator import ConsumerGroupCoordinator, ConsumerGroupDescription
+from broker.groups.consumer_config import ConsumerGroupDescription
+from broker.groups.consumer_groups import ConsumerGroups
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
 from broker.handlers.groups import OPERATIONS_OMITTED
 from broker.metadata.features import GROUP_VERSION
+from broker.protocol.responses import NOT_THROTTLED
 
 # Kafka's UNSUPPORTED_VERSION message, answered while group.version is 0 (the consumer protocol is off).
 PROTOCOL_OFF_MESSAGE = "The version of API is not supported."
 
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 
 
-def _coordinator(ctx: RequestContext) -> ConsumerGroupCoordinator:
+def _consumer_groups(ctx: RequestContext) -> ConsumerGroups:
     coordinator = ctx.broker.groups
-    assert isinstance(coordinator, ConsumerGroupCoordinator), "the group coordinator is not loaded"
-    return coordinator
+    consumer_groups = coordinator.group_type(ConsumerGroups) if coordinator is not None else None
+    assert consumer_groups is not None, "the group coordinator is not loaded"
+    return consumer_groups
 
 
 def _ms(value: datetime.timedelta) -> int:
@@ -51,11 +56,13 @@ def _owned(request: Any) -> Assignment | None:
     return owned
 
 
-def _wire_assignment(assignment: Assignment) -> list[dict[str, Any]]:
-    return [
-        {"topic_id": topic_id, "partitions": sorted(partitions)}
-        for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
-    ]
+def _wire_assignment(assignment: Assignment) -> heartbeat.Assignment:
+    return heartbeat.Assignment(
+        topic_partitions=tuple(
+            heartbeat.TopicPartitions(topic_id=topic_id, partitions=tuple(sorted(partitions)))
+            for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
+        )
+    )
 
 
 def _describable_topics(ctx: RequestContext) -> Callable[[str], bool] | None:
@@ -65,23 +72,30 @@ def _describable_topics(ctx: RequestContext) -> Callable[[str], bool] | None:
     return lambda name: ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name)
 
 
-async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    # Kafka answers a refused heartbeat with its schema's defaults: member epoch 0, no member id, no interval.
-    answer: dict[str, Any] = {
-        "error_message": None,
-        "member_id": None,
-        "member_epoch": 0,
-        "heartbeat_interval": 0,
-    }
+async def consumer_group_heartbeat(
+    ctx: RequestContext, request: Any
+) -> heartbeat.ConsumerGroupHeartbeatResponse:
+    def refused(error: ErrorCode, message: str | None = None) -> heartbeat.ConsumerGroupHeartbeatResponse:
+        # Kafka answers a refused heartbeat with its schema's defaults: member epoch 0, no member id, no interval.
+        return heartbeat.ConsumerGroupHeartbeatResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=error,
+            error_message=message,
+            member_id=None,
+            member_epoch=0,
+            heartbeat_interval=datetime.timedelta(0),
+            assignment=None,
+        )
+
     if not _protocol_enabled(ctx):
-        return {**answer, "error_code": ErrorCode.unsupported_version, "error_message": PROTOCOL_OFF_MESSAGE}
+        return refused(ErrorCode.unsupported_version, PROTOCOL_OFF_MESSAGE)
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
-        return {**answer, "error_code": ErrorCode.group_authorization_failed, "assignment": None}
+        return refused(ErrorCode.group_authorization_failed)
     names = request.subscribed_topic_names
     if names and not all(ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, n) for n in names):
         # Kafka 4.0 (KAFKA-18813): a member may only name topics it may describe.
-        return {**answer, "error_code": ErrorCode.topic_authorization_failed, "assignment": None}
-    result = await _coordinator(ctx).consumer_heartbeat(
+        return refused(ErrorCode.topic_authorization_failed)
+    result = await _consumer_groups(ctx).heartbeat(
         group_id=request.group_id,
         member_id=request.member_id,
         member_epoch=request.member_epoch,
@@ -97,25 +111,27 @@ async def consumer_group_heartbeat(ctx: RequestContext, request: Any) -> dict[st
         may_describe=_describable_topics(ctx),
         api_version=ctx.api_version,
     )
-    return {
-        "error_code": result.error_code,
-        "error_message": result.error_message,
-        "member_id": result.member_id,
-        "member_epoch": result.member_epoch if result.error_code == ErrorCode.none else 0,
-        "heartbeat_interval": datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
-        "assignment": None
-        if result.assignment is None
-        else {"topic_partitions": _wire_assignment(result.assignment)},
-    }
+    error = ErrorCode(result.error_code)
+    return heartbeat.ConsumerGroupHeartbeatResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=error,
+        error_message=result.error_message,
+        member_id=result.member_id,
+        member_epoch=result.member_epoch if error == ErrorCode.none else 0,
+        heartbeat_interval=datetime.timedelta(milliseconds=result.heartbeat_interval_ms),
+        assignment=None if result.assignment is None else _wire_assignment(result.assignment),
+    )
 
 
-def _described_assignment(assignment: Assignment, names: dict[Any, str]) -> dict[str, Any]:
-    return {
-        "topic_partitions": [
-            {"topic_id": topic_id, "topic_name": names.get(topic_id, ""), "partitions": sorted(partitions)}
+def _described_assignment(assignment: Assignment, names: dict[Any, str]) -> describe.Assignment:
+    return describe.Assignment(
+        topic_partitions=tuple(
+            describe.TopicPartitions(
+                topic_id=topic_id, topic_name=names.get(topic_id, ""), partitions=tuple(sorted(partitions))
+            )
             for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
-        ]
-    }
+        )
+    )
 
 
 def _described_topics(group: ConsumerGroupDescription, names: dict[Any, str]) -> set[str]:
@@ -129,44 +145,37 @@ def _described_topics(group: ConsumerGroupDescription, names: dict[Any, str]) ->
     return topics
 
 
-async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    coordinator = _coordinator(ctx)
+async def consumer_group_describe(
+    ctx: RequestContext, request: Any
+) -> describe.ConsumerGroupDescribeResponse:
+    consumer_groups = _consumer_groups(ctx)
     described = []
     enabled = _protocol_enabled(ctx)
-    for group_id in request.group_ids:
+
+    def undescribed(group_id: str, error: ErrorCode, message: str | None = None) -> describe.DescribedGroup:
         # Kafka describes a group it cannot with its schema's defaults (epochs 0).
-        empty = {
-            "group_state": "",
-            "group_epoch": 0,
-            "assignment_epoch": 0,
-            "assignor_name": "",
-            "members": [],
-        }
+        return describe.DescribedGroup(
+            error_code=error,
+            error_message=message,
+            group_id=group_id,
+            group_state="",
+            group_epoch=0,
+            assignment_epoch=0,
+            assignor_name="",
+            members=(),
+            authorized_operations=OPERATIONS_OMITTED,
+        )
+
+    for group_id in request.group_ids:
         if not enabled:
-            described.append(
-                {
-                    **empty,
-                    "error_code": ErrorCode.unsupported_version,
-                    "error_message": None,
-                    "group_id": group_id,
-                    "authorized_operations": OPERATIONS_OMITTED,
-                }
-            )
+            described.append(undescribed(group_id, ErrorCode.unsupported_version))
             continue
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
-            described.append(
-                {
-                    **empty,
-                    "error_code": ErrorCode.group_authorization_failed,
-                    "error_message": None,
-                    "group_id": group_id,
-                    "authorized_operations": OPERATIONS_OMITTED,
-                }
-            )
+            described.append(undescribed(group_id, ErrorCode.group_authorization_failed))
             continue
-        group = coordinator.describe_consumer_group(group_id)
+        group = consumer_groups.describe(group_id)
         names = dict(group.topic_names or {})
-        error, message = group.error_code, group.error_message
+        error, message = ErrorCode(group.error_code), group.error_message
         if error == ErrorCode.none and not all(
             ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic)
             for topic in _described_topics(group, names)
@@ -175,50 +184,42 @@ async def consumer_group_describe(ctx: RequestContext, request: Any) -> dict[str
             error = ErrorCode.topic_authorization_failed
             message = "The group has described topic(s) that the client is not authorized to describe."
         if error != ErrorCode.none:
-            described.append(
-                {
-                    **empty,
-                    "error_code": error,
-                    "error_message": message,
-                    "group_id": group_id,
-                    "authorized_operations": OPERATIONS_OMITTED,
-                }
-            )
+            described.append(undescribed(group_id, error, message))
             continue
         described.append(
-            {
-                "error_code": ErrorCode.none,
-                "error_message": None,
-                "group_id": group_id,
-                "group_state": group.state,
-                "group_epoch": group.group_epoch,
-                "assignment_epoch": group.assignment_epoch,
-                "assignor_name": group.assignor_name,
-                "members": [
-                    {
-                        "member_id": entry.member.member_id,
-                        "instance_id": entry.member.instance_id,
-                        "rack_id": entry.member.rack_id,
-                        "member_epoch": entry.member.member_epoch,
-                        "client_id": entry.member.client_id,
-                        "client_host": entry.member.client_host,
-                        "subscribed_topic_names": list(entry.member.subscribed_topic_names),
+            describe.DescribedGroup(
+                error_code=ErrorCode.none,
+                error_message=None,
+                group_id=group_id,
+                group_state=group.state,
+                group_epoch=group.group_epoch,
+                assignment_epoch=group.assignment_epoch,
+                assignor_name=group.assignor_name,
+                members=tuple(
+                    describe.Member(
+                        member_id=entry.member.member_id,
+                        instance_id=entry.member.instance_id,
+                        rack_id=entry.member.rack_id,
+                        member_epoch=entry.member.member_epoch,
+                        client_id=entry.member.client_id,
+                        client_host=entry.member.client_host,
+                        subscribed_topic_names=tuple(entry.member.subscribed_topic_names),
                         # Kafka describes a member without a regex with "" (not null).
-                        "subscribed_topic_regex": entry.member.subscribed_topic_regex or "",
-                        "assignment": _described_assignment(entry.member.assigned, names),
-                        "target_assignment": _described_assignment(entry.target, names),
-                        "member_type": 0 if entry.member.classic is not None else 1,  # 0: a classic member
-                    }
+                        subscribed_topic_regex=entry.member.subscribed_topic_regex or "",
+                        assignment=_described_assignment(entry.member.assigned, names),
+                        target_assignment=_described_assignment(entry.target, names),
+                        member_type=0 if entry.member.classic is not None else 1,  # 0: a classic member
+                    )
                     for entry in group.members
-                ],
-                "authorized_operations": ctx.authorized_operations(
+                ),
+                authorized_operations=ctx.authorized_operations(
                     ResourceType.GROUP, group_id, GROUP_AUTHORIZED_OPERATIONS
                 )
                 if request.include_authorized_operations
                 else OPERATIONS_OMITTED,
-            }
+            )
         )
-    return {"groups": described}
+    return describe.ConsumerGroupDescribeResponse(throttle_time=NOT_THROTTLED, groups=tuple(described))
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {

@@ -10,15 +10,25 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import time
-from typing import Any
+from typing import Any, TypeVar
 
+from kio.schema.create_delegation_token.v3.response import CreateDelegationTokenResponse
+from kio.schema.describe_delegation_token.v3.response import (
+    DescribedDelegationToken,
+    DescribedDelegationTokenRenewer,
+    DescribeDelegationTokenResponse,
+)
 from kio.schema.errors import ErrorCode
+from kio.schema.expire_delegation_token.v2.response import ExpireDelegationTokenResponse
+from kio.schema.renew_delegation_token.v2.response import RenewDelegationTokenResponse
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.auth.delegation_tokens import DelegationToken, DelegationTokens
 from broker.auth.principal import ANONYMOUS, USER_TYPE
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records
+from broker.metadata.security_records import SecurityRecord
+from broker.protocol.responses import NOT_THROTTLED
 
 
 def _ms(value: datetime.timedelta | int) -> int:
@@ -57,15 +67,15 @@ def _refusal(ctx: RequestContext) -> tuple[ErrorCode, DelegationTokens | None]:
     return ErrorCode.none, tokens
 
 
-async def _commit(ctx: RequestContext, records: list[dict[str, object]]) -> ErrorCode:
+async def _commit(ctx: RequestContext, records: list[SecurityRecord]) -> ErrorCode:
     try:
-        await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
+        await commit_security_records(ctx.broker.cluster, records)
     except ControllerError as exc:
         return ErrorCode(exc.code)
     return ErrorCode.none
 
 
-async def handle_create_delegation_token(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_create_delegation_token(ctx: RequestContext, request: Any) -> CreateDelegationTokenResponse:
     requester = ctx.principal
     owner_type = getattr(request, "owner_principal_type", None)
     owner_name = getattr(request, "owner_principal_name", None)
@@ -73,22 +83,22 @@ async def handle_create_delegation_token(ctx: RequestContext, request: Any) -> d
 
     def answer(
         error: ErrorCode, token: DelegationToken | None = None, token_hmac: bytes = b""
-    ) -> dict[str, Any]:
+    ) -> CreateDelegationTokenResponse:
         owner_kind, owner_user = _split(owner)
         requester_kind, requester_user = _split(requester)
-        return {
-            "error_code": error,
-            "principal_type": owner_kind,
-            "principal_name": owner_user,
-            "token_requester_principal_type": requester_kind,
-            "token_requester_principal_name": requester_user,
-            "issue_timestamp": _timestamp(token.issue_ms if token else -1),
-            "expiry_timestamp": _timestamp(token.expiry_ms if token else -1),
-            "max_timestamp": _timestamp(token.max_ms if token else -1),
-            "token_id": token.token_id if token else "",
-            "hmac": token_hmac,
-            "throttle_time": 0,
-        }
+        return CreateDelegationTokenResponse(
+            error_code=error,
+            principal_type=owner_kind,
+            principal_name=owner_user,
+            token_requester_principal_type=requester_kind,
+            token_requester_principal_name=requester_user,
+            issue_timestamp=_timestamp(token.issue_ms if token else -1),
+            expiry_timestamp=_timestamp(token.expiry_ms if token else -1),
+            max_timestamp=_timestamp(token.max_ms if token else -1),
+            token_id=token.token_id if token else "",
+            hmac=token_hmac,
+            throttle_time=NOT_THROTTLED,
+        )
 
     error, tokens = _refusal(ctx)
     if tokens is None:
@@ -124,13 +134,18 @@ async def handle_create_delegation_token(ctx: RequestContext, request: Any) -> d
     return answer(ErrorCode.none, token, tokens.hmac_of(token.token_id))
 
 
-async def _change_expiry(
-    ctx: RequestContext, token_hmac: bytes, period_ms: int, *, renew: bool
-) -> dict[str, Any]:
-    """Renew (a negative period: the default renew period) or expire (a negative period: now)."""
+# Renew and Expire answer the same fields.
+ExpiryAnswer = TypeVar("ExpiryAnswer", RenewDelegationTokenResponse, ExpireDelegationTokenResponse)
 
-    def answer(error: ErrorCode, expiry_ms: int = -1) -> dict[str, Any]:
-        return {"error_code": error, "expiry_timestamp": _timestamp(expiry_ms), "throttle_time": 0}
+
+async def _change_expiry(
+    ctx: RequestContext, token_hmac: bytes, period_ms: int, response: type[ExpiryAnswer]
+) -> ExpiryAnswer:
+    """Renew (a negative period: the default renew period) or expire (a negative period: now)."""
+    renew = response is RenewDelegationTokenResponse
+
+    def answer(error: ErrorCode, expiry_ms: int = -1) -> ExpiryAnswer:
+        return response(error_code=error, expiry_timestamp=_timestamp(expiry_ms), throttle_time=NOT_THROTTLED)
 
     error, tokens = _refusal(ctx)
     if tokens is None:
@@ -162,18 +177,24 @@ def _with_expiry(token: DelegationToken, expiry_ms: int) -> DelegationToken:
     return dataclasses.replace(token, expiry_ms=expiry_ms)
 
 
-async def handle_renew_delegation_token(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    return await _change_expiry(ctx, bytes(request.hmac), _ms(request.renew_period), renew=True)
+async def handle_renew_delegation_token(ctx: RequestContext, request: Any) -> RenewDelegationTokenResponse:
+    return await _change_expiry(
+        ctx, bytes(request.hmac), _ms(request.renew_period), RenewDelegationTokenResponse
+    )
 
 
-async def handle_expire_delegation_token(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    return await _change_expiry(ctx, bytes(request.hmac), _ms(request.expiry_time_period), renew=False)
+async def handle_expire_delegation_token(ctx: RequestContext, request: Any) -> ExpireDelegationTokenResponse:
+    return await _change_expiry(
+        ctx, bytes(request.hmac), _ms(request.expiry_time_period), ExpireDelegationTokenResponse
+    )
 
 
-async def handle_describe_delegation_token(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_delegation_token(
+    ctx: RequestContext, request: Any
+) -> DescribeDelegationTokenResponse:
     error, tokens = _refusal(ctx)
     if tokens is None:
-        return {"error_code": error, "tokens": [], "throttle_time": 0}
+        return DescribeDelegationTokenResponse(error_code=error, tokens=(), throttle_time=NOT_THROTTLED)
     owners = (
         None
         if request.owners is None
@@ -197,23 +218,25 @@ async def handle_describe_delegation_token(ctx: RequestContext, request: Any) ->
         owner_kind, owner_user = _split(token.owner)
         requester_kind, requester_user = _split(token.requester)
         described.append(
-            {
-                "principal_type": owner_kind,
-                "principal_name": owner_user,
-                "token_requester_principal_type": requester_kind,
-                "token_requester_principal_name": requester_user,
-                "issue_timestamp": token.issue_ms,
-                "expiry_timestamp": token.expiry_ms,
-                "max_timestamp": token.max_ms,
-                "token_id": token.token_id,
-                "hmac": tokens.hmac_of(token.token_id),
-                "renewers": [
-                    {"principal_type": kind, "principal_name": name}
+            DescribedDelegationToken(
+                principal_type=owner_kind,
+                principal_name=owner_user,
+                token_requester_principal_type=requester_kind,
+                token_requester_principal_name=requester_user,
+                issue_timestamp=token.issue_ms,
+                expiry_timestamp=token.expiry_ms,
+                max_timestamp=token.max_ms,
+                token_id=token.token_id,
+                hmac=tokens.hmac_of(token.token_id),
+                renewers=tuple(
+                    DescribedDelegationTokenRenewer(principal_type=kind, principal_name=name)
                     for kind, name in (_split(renewer) for renewer in token.renewers)
-                ],
-            }
+                ),
+            )
         )
-    return {"error_code": ErrorCode.none, "tokens": described, "throttle_time": 0}
+    return DescribeDelegationTokenResponse(
+        error_code=ErrorCode.none, tokens=tuple(described), throttle_time=NOT_THROTTLED
+    )
 
 
 APIS = {

@@ -10,60 +10,67 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.describe_producers.v0.response import (
+    DescribeProducersResponse,
+    PartitionResponse,
+    ProducerState,
+    TopicResponse,
+)
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
+from broker.protocol.responses import NOT_THROTTLED
 
 # Kafka words an unknown topic (its exception's message); an unknown partition of a known topic has no message.
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 
 
-async def handle_describe_producers(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_producers(ctx: RequestContext, request: Any) -> DescribeProducersResponse:
     topics = []
     for topic in request.topics:
         readable = ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.name)
         topics.append(
-            {
-                "name": topic.name,
-                "partitions": [
+            TopicResponse(
+                name=topic.name,
+                partitions=tuple(
                     _describe(ctx, topic.name, index)
                     if readable
                     else _error(index, ErrorCode.topic_authorization_failed)
                     for index in topic.partition_indexes
-                ],
-            }
+                ),
+            )
         )
-    return {"throttle_time": 0, "topics": topics}
+    return DescribeProducersResponse(throttle_time=NOT_THROTTLED, topics=tuple(topics))
 
 
-def _describe(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
+def _describe(ctx: RequestContext, topic: str, index: int) -> PartitionResponse:
     producers, error = ctx.broker.partitions.hosted_producers(topic, index)
     if producers is None:
-        answer = _error(index, error)
-        if ctx.broker.metadata.get(topic) is None:
-            answer["error_message"] = UNKNOWN_TOPIC_MESSAGE
-        return answer
-    return {
-        "partition_index": index,
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "active_producers": [
-            {
-                "producer_id": entry.producer_id,
-                "producer_epoch": entry.epoch,
-                "last_sequence": entry.last_sequence,
-                "last_timestamp": entry.last_timestamp,
-                "coordinator_epoch": entry.coordinator_epoch,
-                "current_txn_start_offset": entry.current_txn_first_offset,
-            }
+        unknown = ctx.broker.metadata.get(topic) is None
+        return _error(index, error, UNKNOWN_TOPIC_MESSAGE if unknown else None)
+    return PartitionResponse(
+        partition_index=index,
+        error_code=ErrorCode.none,
+        error_message=None,
+        active_producers=tuple(
+            ProducerState(
+                producer_id=entry.producer_id,
+                producer_epoch=entry.epoch,
+                last_sequence=entry.last_sequence,
+                last_timestamp=entry.last_timestamp,
+                coordinator_epoch=entry.coordinator_epoch,
+                current_txn_start_offset=entry.current_txn_first_offset,
+            )
             for entry in producers
-        ],
-    }
+        ),
+    )
 
 
-def _error(index: int, error: ErrorCode) -> dict[str, Any]:
-    return {"partition_index": index, "error_code": error, "error_message": None, "active_producers": []}
+def _error(index: int, error: ErrorCode, message: str | None = None) -> PartitionResponse:
+    return PartitionResponse(
+        partition_index=index, error_code=error, error_message=message, active_producers=()
+    )
 
 
 APIS = {61: (0, 0, handle_describe_producers)}

@@ -44,7 +44,6 @@ from broker.handlers.fetch_sessions import (
     SessionPartition,
 )
 from broker.handlers.metadata import broker_entries
-from broker.partitions.partition import READ_COMMITTED, Partition
 from broker.protocol.fetch_encoding import (
     LEADER_HINTS_FROM,
     MAX_VERSION,
@@ -53,6 +52,7 @@ from broker.protocol.fetch_encoding import (
 )
 from broker.protocol.frames import FramedResponse
 from broker.quotas.manager import CONSUMER_BYTE_RATE
+from broker.replication.partition import READ_COMMITTED, Partition
 from broker.wire.records.errors import StorageError
 from broker.wire.records.legacy import down_convert
 
@@ -210,7 +210,7 @@ def _read_all(
         if partition is None:
             answer(_error_partition(index, error))
             continue
-        replica_topic_id = partition.replica.assignment.topic_id if topic_id is not None else None
+        replica_topic_id = partition.assignment.topic_id if topic_id is not None else None
         if replica_topic_id is not None and replica_topic_id is not topic_id and replica_topic_id != topic_id:
             # The replica here is another incarnation of the topic than the registry's (a cluster
             # member that has not applied a delete and re-create yet).

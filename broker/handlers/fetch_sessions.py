@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from broker.partitions.partition import Partition
+from broker.replication.partition import Partition
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1

@@ -12,12 +12,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4.response import HeartbeatResponse
+from kio.schema.list_groups.v5.response import ListedGroup, ListGroupsResponse
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator, PartitionOffset
 from broker.groups.group import GroupState
 from broker.metadata.features import SHARE_VERSION
+from broker.protocol.responses import NOT_THROTTLED
 from broker.share.state_records import is_share_coordinator_key
 
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
@@ -33,7 +36,7 @@ SHARE_KEY_TYPE = 2
 
 def _coordinator(ctx: RequestContext) -> GroupCoordinator:
     coordinator = ctx.broker.groups
-    # Loaded before the listeners accept anyone (a single node at start, a cluster member once joined).
+    # Created when the broker joined its quorum, before it serves any request.
     assert coordinator is not None, "the group coordinator is not loaded"
     return coordinator
 
@@ -73,25 +76,14 @@ def _share_coordinator_entry(ctx: RequestContext, key: str) -> dict[str, Any]:
         return {**entry, "error_code": ErrorCode.invalid_request, "error_message": ""}
     if not store.coordinator.ensure_topic():
         return {**entry, "error_code": ErrorCode.coordinator_not_available}
-    found = store.coordinator.locate(key, ctx.listener_name)
-    if found is not None:
-        error, node_id, host, port = found
-        if error != ErrorCode.none:
-            return {**entry, "error_code": error}
-        return {
-            **entry,
-            "error_code": ErrorCode.none,
-            "error_message": _FOUND_MESSAGE,
-            "node_id": node_id,
-            "host": host,
-            "port": port,
-        }
-    host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
+    error, node_id, host, port = store.coordinator.locate(key, ctx.listener_name)
+    if error != ErrorCode.none:
+        return {**entry, "error_code": error}
     return {
         **entry,
         "error_code": ErrorCode.none,
         "error_message": _FOUND_MESSAGE,
-        "node_id": ctx.broker.node_id,
+        "node_id": node_id,
         "host": host,
         "port": port,
     }
@@ -128,26 +120,25 @@ def _coordinator_entry(ctx: RequestContext, key: str, key_type: int) -> dict[str
         }
     coordinator = ctx.broker.groups if key_type == GROUP_KEY_TYPE else ctx.broker.transactions
     locator = coordinator.locator if coordinator is not None else None
-    if locator is not None:
-        # In a cluster: the leader of the key's __consumer_offsets / __transaction_state partition.
-        found = locator.locate(key, ctx.listener_name)
+    if locator is None:
+        # Not joined yet: no coordinator is known (clients retry on this code).
         return {
             "key": key,
-            "error_code": found.error_code,
-            "error_message": _FOUND_MESSAGE if found.error_code == ErrorCode.none else None,
-            "node_id": found.node_id,
-            "host": found.host,
-            "port": found.port,
+            "error_code": ErrorCode.coordinator_not_available,
+            "error_message": None,
+            "node_id": -1,
+            "host": "",
+            "port": -1,
         }
-    # A single node coordinates every group and transactional id.
-    host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
+    # The leader of the key's __consumer_offsets / __transaction_state partition.
+    found = locator.locate(key, ctx.listener_name)
     return {
         "key": key,
-        "error_code": ErrorCode.none,
-        "error_message": _FOUND_MESSAGE,
-        "node_id": ctx.broker.node_id,
-        "host": host,
-        "port": port,
+        "error_code": found.error_code,
+        "error_message": _FOUND_MESSAGE if found.error_code == ErrorCode.none else None,
+        "node_id": found.node_id,
+        "host": found.host,
+        "port": found.port,
     }
 
 
@@ -233,16 +224,16 @@ async def sync_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
     }
 
 
-async def heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def heartbeat(ctx: RequestContext, request: Any) -> HeartbeatResponse:
     if not _group_allowed(ctx, Operation.READ, request.group_id):
-        return {"error_code": ErrorCode.group_authorization_failed}
+        return HeartbeatResponse(throttle_time=NOT_THROTTLED, error_code=ErrorCode.group_authorization_failed)
     error = _coordinator(ctx).heartbeat(
         group_id=request.group_id,
         generation_id=request.generation_id,
         member_id=request.member_id,
         group_instance_id=getattr(request, "group_instance_id", None),
     )
-    return {"error_code": error}
+    return HeartbeatResponse(throttle_time=NOT_THROTTLED, error_code=ErrorCode(error))
 
 
 async def leave_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -531,7 +522,7 @@ async def offset_delete(ctx: RequestContext, request: Any) -> dict[str, Any]:
 # --- ListGroups (16), DescribeGroups (15), DeleteGroups (42) ----------------------------------------
 
 
-async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def list_groups(ctx: RequestContext, request: Any) -> ListGroupsResponse:
     # Kafka: DESCRIBE on the cluster lists every group, otherwise those the caller may describe.
     see_all = ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
     states = getattr(request, "states_filter", ())
@@ -539,12 +530,12 @@ async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
     coordinator = _coordinator(ctx)
     error, listed = coordinator.list_groups(states_filter=states, types_filter=types)
     groups = [
-        {
-            "group_id": group.group_id,
-            "protocol_type": group.protocol_type,
-            "group_state": group.state,
-            "group_type": group.group_type,
-        }
+        ListedGroup(
+            group_id=group.group_id,
+            protocol_type=group.protocol_type,
+            group_state=group.state,
+            group_type=group.group_type,
+        )
         for group in listed
     ]
     if error == ErrorCode.none and ctx.broker.feature_level(SHARE_VERSION) >= 1:
@@ -552,23 +543,19 @@ async def list_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:
         wanted_states = {state.lower() for state in states}
         wanted_types = {kind.lower() for kind in types}
         groups += [
-            {
-                "group_id": group_id,
-                "protocol_type": "share",
-                "group_state": group.state,
-                "group_type": "share",
-            }
+            ListedGroup(group_id=group_id, protocol_type="share", group_state=group.state, group_type="share")
             for group_id, group in sorted(ctx.broker.share.groups.groups.items())
             if coordinator.owns_partition(coordinator.partition_for(group_id))
             and (not wanted_states or group.state.lower() in wanted_states)
             and (not wanted_types or "share" in wanted_types)
         ]
-    return {
-        "error_code": error,
-        "groups": [
-            group for group in groups if see_all or _group_allowed(ctx, Operation.DESCRIBE, group["group_id"])
-        ],
-    }
+    return ListGroupsResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode(error),
+        groups=tuple(
+            group for group in groups if see_all or _group_allowed(ctx, Operation.DESCRIBE, group.group_id)
+        ),
+    )
 
 
 async def describe_groups(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from kio.schema.describe_cluster.v2.response import DescribeClusterBroker, DescribeClusterResponse
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
@@ -13,7 +14,7 @@ from broker.metadata.topic_names import topic_name_problem
 from broker.metadata.topic_registry import TopicRecord
 from broker.partitions.manager import PartitionState
 from broker.protocol.frames import FramedResponse, encode_body, frame_body
-from broker.protocol.responses import build_response
+from broker.protocol.responses import NOT_THROTTLED, build_response
 from broker.topics import TopicError
 
 # Kafka's "authorized operations not requested" marker.
@@ -125,7 +126,7 @@ def _topics_array_layout(api_version: int) -> tuple[int, int]:
     """(bytes of an empty topics array's length, bytes that follow the topics array) in a
     Metadata response body: compact arrays and a tagged-field section from v9, the cluster's
     authorized operations after the topics in v8-10, a top-level error code in v13
-    (tests/unit/broker/protocol/test_metadata_topic_entries.py checks every version against kio)."""
+    (tests/unit/broker/handlers/test_metadata_topic_entries.py checks every version against kio)."""
     length = 1 if api_version >= 9 else 4
     tail = (
         (4 if 8 <= api_version <= 10 else 0)
@@ -181,7 +182,7 @@ def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: dict[str, An
 
 def _encoded_partition(api_version: int, state: PartitionState) -> bytes:
     """One partition entry of a Metadata response, as kio would encode it (in every version: see
-    tests/unit/broker/protocol/test_metadata_topic_entries.py), without building kio's objects:
+    tests/unit/broker/handlers/test_metadata_topic_entries.py), without building kio's objects:
     error code, index, leader, leader epoch (v7+), replicas, ISR, offline replicas (v5+), no tagged
     fields (v9+)."""
     parts = [struct.pack(">hii", state.error, state.index, state.leader)]
@@ -395,57 +396,49 @@ BROKER_ENDPOINT = 1
 _ENDPOINT_NAMES = {1: "BROKER", 2: "CONTROLLER"}
 
 
-async def handle_describe_cluster(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_cluster(ctx: RequestContext, request: Any) -> DescribeClusterResponse:
     wanted = getattr(request, "endpoint_type", BROKER_ENDPOINT)  # v1+
     if wanted != BROKER_ENDPOINT:
         # Our listeners are broker endpoints (the controller quorum is reached elsewhere): as Kafka's broker, say so.
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.mismatched_endpoint_type,
-            "error_message": (
+        return DescribeClusterResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=ErrorCode.mismatched_endpoint_type,
+            error_message=(
                 f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type {_ENDPOINT_NAMES.get(wanted, wanted)}"
             ),
-            "endpoint_type": BROKER_ENDPOINT,
-            "cluster_id": "",
-            "controller_id": -1,
-            "brokers": [],
-            "cluster_authorized_operations": OPERATIONS_OMITTED,
-        }
+            endpoint_type=BROKER_ENDPOINT,
+            cluster_id="",
+            controller_id=-1,
+            brokers=(),
+            cluster_authorized_operations=OPERATIONS_OMITTED,
+        )
     # As Kafka: anyone authenticated learns the brokers and the controller (as Metadata tells them anyway); only the
     # authorized operations need DESCRIBE on the cluster (see _cluster_operations).
     brokers = [
-        {
-            "broker_id": b["node_id"],
-            "host": b["host"],
-            "port": b["port"],
-            "rack": b["rack"],
-            "is_fenced": False,
-        }
+        DescribeClusterBroker(
+            broker_id=b["node_id"], host=b["host"], port=b["port"], rack=b["rack"], is_fenced=False
+        )
         for b in broker_entries(ctx)
     ]
     if getattr(request, "include_fenced_brokers", False):  # v2+
         brokers = sorted(
-            brokers + _fenced_brokers(ctx, {b["broker_id"] for b in brokers}), key=lambda b: b["broker_id"]
+            brokers + _fenced_brokers(ctx, {b.broker_id for b in brokers}), key=lambda b: b.broker_id
         )
-    return {
-        "throttle_time": 0,
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "endpoint_type": 1,
-        "cluster_id": ctx.broker.cluster_id,
-        "controller_id": ctx.broker.node_id,
-        "brokers": brokers,
-        "cluster_authorized_operations": _cluster_operations(
-            ctx, request.include_cluster_authorized_operations
-        ),
-    }
+    return DescribeClusterResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode.none,
+        error_message=None,
+        endpoint_type=BROKER_ENDPOINT,
+        cluster_id=ctx.broker.cluster_id,
+        controller_id=ctx.broker.node_id,
+        brokers=tuple(brokers),
+        cluster_authorized_operations=_cluster_operations(ctx, request.include_cluster_authorized_operations),
+    )
 
 
-def _fenced_brokers(ctx: RequestContext, listed: set[int]) -> list[dict[str, Any]]:
-    """DescribeCluster v2's include_fenced_brokers: the registered brokers the controller has fenced (a single
-    node has none), with their endpoint on this listener."""
-    if ctx.broker.cluster is None:
-        return []
+def _fenced_brokers(ctx: RequestContext, listed: set[int]) -> list[DescribeClusterBroker]:
+    """DescribeCluster v2's include_fenced_brokers: the registered brokers the controller has fenced, with their
+    endpoint on this listener."""
     fenced = []
     for broker in ctx.broker.cluster.image.brokers.values():
         if broker.broker_id in listed or not broker.fenced:
@@ -453,13 +446,13 @@ def _fenced_brokers(ctx: RequestContext, listed: set[int]) -> list[dict[str, Any
         endpoint = next((e for e in broker.endpoints if e.name == ctx.listener_name), None)
         if endpoint is not None:
             fenced.append(
-                {
-                    "broker_id": broker.broker_id,
-                    "host": endpoint.host,
-                    "port": endpoint.port,
-                    "rack": broker.rack,
-                    "is_fenced": True,
-                }
+                DescribeClusterBroker(
+                    broker_id=broker.broker_id,
+                    host=endpoint.host,
+                    port=endpoint.port,
+                    rack=broker.rack,
+                    is_fenced=True,
+                )
             )
     return fenced
 

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
 import struct
 import time
+from types import ModuleType
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.produce.v8 import response as v8
+from kio.schema.produce.v9 import response as v9
+from kio.schema.produce.v10 import response as v10
+from kio.schema.produce.v11 import response as v11
+from kio.schema.produce.v12 import response as by_name
+from kio.schema.produce.v13 import response as by_id
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.transactions import transaction_v2
+from broker.protocol.responses import NOT_THROTTLED
 
 APPEND_SLICE_S = 0.01
 # In a v2 batch header: the low byte of the attributes, and the producer id and epoch.
@@ -30,23 +40,46 @@ def _is_transactional(records: bytes | None) -> bool:
     )
 
 
-def _partition_error(index: int, error: ErrorCode | int, message: str | None = None) -> dict[str, Any]:
-    return {
-        "index": index,
-        "error_code": error,
-        "base_offset": -1,
-        "log_append_time": -1,
-        "log_start_offset": -1,
-        "record_errors": [],
-        "error_message": message,
-    }
+# Answers are entities of the requested version from v8 (whose answers have every field this handler gives:
+# they go out untouched), or v12's (the last version with topic names) for v3-7, which `build_response`
+# rebuilds for that version. The partition answers of v8 to v13 have the same fields.
+Schema = ModuleType
+_SCHEMAS: dict[int, Schema] = {8: v8, 9: v9, 10: v10, 11: v11, 12: by_name, 13: by_id}
+PartitionAnswer = by_id.PartitionProduceResponse | by_name.PartitionProduceResponse
+ProduceAnswer = (
+    by_id.ProduceResponse
+    | by_name.ProduceResponse
+    | v11.ProduceResponse
+    | v10.ProduceResponse
+    | v9.ProduceResponse
+    | v8.ProduceResponse
+)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _schema(ctx: RequestContext) -> Schema:
+    return _SCHEMAS.get(ctx.api_version, by_name)
+
+
+def _partition_error(
+    schema: Schema, index: int, error: ErrorCode, message: str | None = None
+) -> PartitionAnswer:
+    return schema.PartitionProduceResponse(  # type: ignore[no-any-return]
+        index=index,
+        error_code=error,
+        base_offset=-1,
+        log_append_time=None,
+        log_start_offset=-1,
+        record_errors=(),
+        error_message=message,
+    )
 
 
 # Errors of Kafka's RecordValidationException / InvalidRecordException.
 _RECORD_VALIDATION_ERRORS = frozenset({ErrorCode.invalid_record, ErrorCode.invalid_timestamp})
 
-# acks=all: (provisional partition answer, future for the ISR).
-Waits = list[tuple[dict[str, Any], asyncio.Future[ErrorCode]]]
+# acks=all: (the topic's partition answers, the position of the provisional one, future for the ISR).
+Waits = list[tuple[list[PartitionAnswer], int, asyncio.Future[ErrorCode]]]
 
 
 def append_partition(
@@ -55,49 +88,62 @@ def append_partition(
     index: int,
     records: bytes | None,
     acks: int,
-    waits: Waits | None = None,
-) -> dict:
+    waits: tuple[Waits, list[PartitionAnswer]] | None = None,
+) -> PartitionAnswer:
     """Append one partition's batches as leader and answer that partition's part.
 
     With acks=all the answer is only provisional until the ISR has the batches: a future for
-    the ISR is added to `waits` and decides the final error code.
+    the ISR is added to `waits` (with the list the answer goes to, at its position there) and
+    decides the final error code.
     """
     state = ctx.broker
+    schema = _schema(ctx)
     topic = state.metadata.get(topic_name)
     if topic is None or not 0 <= index < topic.partitions:
-        return _partition_error(index, ErrorCode.unknown_topic_or_partition)
+        return _partition_error(schema, index, ErrorCode.unknown_topic_or_partition)
     if topic.internal:
-        return _partition_error(index, ErrorCode.invalid_topic_exception, "Cannot append to internal topic")
+        return _partition_error(
+            schema, index, ErrorCode.invalid_topic_exception, "Cannot append to internal topic"
+        )
     partition, error = state.partitions.leader(topic_name, index)
     if partition is None:
-        return _partition_error(index, error)
+        return _partition_error(schema, index, error)
     if not records:
-        return _partition_error(index, ErrorCode.invalid_record, "no record batches")
+        return _partition_error(schema, index, ErrorCode.invalid_record, "no record batches")
     outcome = partition.append(records, acks)
     result = outcome.result
     if result is None:
-        answer = _partition_error(index, outcome.error, outcome.message)
-        if outcome.error in _RECORD_VALIDATION_ERRORS:
+        error = ErrorCode(outcome.error)
+        return schema.PartitionProduceResponse(  # type: ignore[no-any-return]
+            index=index,
+            error_code=error,
+            base_offset=-1,
+            log_append_time=None,
             # Kafka answers a batch its validation refused with the partition's log start (other refusals: -1).
-            answer["log_start_offset"] = partition.log_start_offset
-        answer["record_errors"] = [
-            {"batch_index": batch_index, "batch_index_error_message": message}
-            for batch_index, message in outcome.record_errors
-        ]
-        return answer
+            log_start_offset=partition.log_start_offset if error in _RECORD_VALIDATION_ERRORS else -1,
+            record_errors=tuple(
+                schema.BatchIndexAndErrorMessage(batch_index=batch_index, batch_index_error_message=message)
+                for batch_index, message in outcome.record_errors
+            ),
+            error_message=outcome.message,
+        )
     state.metrics.record_produce(topic_name, result.size_bytes, result.record_count)
-    answer = {
-        "index": index,
-        "error_code": ErrorCode.none,
-        "base_offset": result.base_offset,
-        "log_append_time": result.log_append_time_ms,
-        "log_start_offset": result.log_start_offset,
-        "record_errors": [],
-        "error_message": None,
-    }
+    append_time = result.log_append_time_ms
+    answer: PartitionAnswer = schema.PartitionProduceResponse(
+        index=index,
+        error_code=ErrorCode.none,
+        base_offset=result.base_offset,
+        # -1: the batch keeps its CreateTime (kio writes None as -1).
+        log_append_time=None if append_time < 0 else _EPOCH + datetime.timedelta(milliseconds=append_time),
+        log_start_offset=result.log_start_offset,
+        record_errors=(),
+        error_message=None,
+    )
     if outcome.acks_pending is not None:
         if waits is not None:
-            waits.append((answer, outcome.acks_pending))
+            pending, answers = waits
+            # The answer goes next into `answers`: the caller appends it on return.
+            pending.append((answers, len(answers), outcome.acks_pending))
         else:
             outcome.acks_pending.cancel()  # nobody waits: the partition drops cancelled waiters
     return answer
@@ -152,9 +198,10 @@ async def _transaction_refusals(ctx: RequestContext, request: Any) -> dict[tuple
     return {key: error for key, error in answers.items() if error != ErrorCode.none}
 
 
-async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
+async def handle_produce(ctx: RequestContext, request: Any) -> ProduceAnswer | None:
     acks = request.acks
-    responses = []
+    schema = _schema(ctx)
+    topics: list[tuple[Any, list[PartitionAnswer]]] = []
     waits: Waits = []
     refused = await _transaction_refusals(ctx, request)
     await _wait_for_new_leader_logs(ctx, request)
@@ -162,35 +209,50 @@ async def handle_produce(ctx: RequestContext, request: Any) -> dict[str, Any] | 
     # event loop run every APPEND_SLICE_S: heartbeats, Raft and other clients must not wait for it.
     slice_end = time.monotonic() + APPEND_SLICE_S
     for name, topic_data in _named_topics(ctx, request):
-        partitions = []
+        partitions: list[PartitionAnswer] = []
         writable = name is not None and ctx.allowed(Operation.WRITE, ResourceType.TOPIC, name)
         for partition in topic_data.partition_data:
             if name is None:
-                partitions.append(_partition_error(partition.index, ErrorCode.unknown_topic_id))
+                partitions.append(_partition_error(schema, partition.index, ErrorCode.unknown_topic_id))
             elif not writable:
-                partitions.append(_partition_error(partition.index, ErrorCode.topic_authorization_failed))
+                partitions.append(
+                    _partition_error(schema, partition.index, ErrorCode.topic_authorization_failed)
+                )
             elif acks not in (0, 1, -1):
-                partitions.append(_partition_error(partition.index, ErrorCode.invalid_required_acks))
+                partitions.append(_partition_error(schema, partition.index, ErrorCode.invalid_required_acks))
             elif refused and (name, partition.index) in refused:
-                partitions.append(_partition_error(partition.index, refused[(name, partition.index)]))
+                partitions.append(_partition_error(schema, partition.index, refused[(name, partition.index)]))
             else:
                 partitions.append(
-                    append_partition(ctx, name, partition.index, partition.records, acks, waits)
+                    append_partition(ctx, name, partition.index, partition.records, acks, (waits, partitions))
                 )
                 if time.monotonic() >= slice_end:
                     await asyncio.sleep(0)
                     slice_end = time.monotonic() + APPEND_SLICE_S
-        topic_key = (
-            {"topic_id": topic_data.topic_id}
-            if ctx.api_version >= TOPIC_IDS_FROM
-            else {"name": topic_data.name}
-        )
-        responses.append({**topic_key, "partition_responses": partitions})
+        topics.append((topic_data, partitions))
     if waits:
         await _wait_for_replicas(waits, request.timeout.total_seconds())
     if acks == 0:
         return None
-    return {"responses": responses, "throttle_time": 0}
+    if ctx.api_version >= TOPIC_IDS_FROM:
+        return by_id.ProduceResponse(
+            responses=tuple(
+                by_id.TopicProduceResponse(
+                    topic_id=topic.topic_id,
+                    partition_responses=tuple(partitions),  # type: ignore[arg-type]
+                )
+                for topic, partitions in topics
+            ),
+            throttle_time=NOT_THROTTLED,
+        )
+    # Topic names are gone from v13: older versions get an entity that has them.
+    return schema.ProduceResponse(  # type: ignore[no-any-return]
+        responses=tuple(
+            schema.TopicProduceResponse(name=topic.name, partition_responses=tuple(partitions))
+            for topic, partitions in topics
+        ),
+        throttle_time=NOT_THROTTLED,
+    )
 
 
 async def _wait_for_new_leader_logs(ctx: RequestContext, request: Any) -> None:
@@ -211,16 +273,16 @@ async def _wait_for_new_leader_logs(ctx: RequestContext, request: Any) -> None:
 
 async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:
     """Hold the response until the ISR has every batch, or the request's timeout passes."""
-    futures = [future for _, future in waits]
+    futures = [future for _, _, future in waits]
     await asyncio.wait(futures, timeout=max(timeout_s, 0.0))
-    for answer, future in waits:
+    for answers, position, future in waits:
         if future.done():
-            answer["error_code"] = future.result()
+            error = ErrorCode(future.result())
         else:
             future.cancel()  # the partition drops cancelled waiters
-            answer["error_code"] = ErrorCode.request_timed_out
-        if answer["error_code"] != ErrorCode.none:
-            answer["base_offset"] = -1
+            error = ErrorCode.request_timed_out
+        if error != ErrorCode.none:
+            answers[position] = dataclasses.replace(answers[position], error_code=error, base_offset=-1)
 
 
 # v11 adds TRANSACTION_ABORTABLE (KIP-890); v12 is v11 unless transaction.version 2 is finalized, when a

@@ -1,7 +1,6 @@
 """DescribeQuorum (55, v0-2): the metadata quorum's state, as `kafka-metadata-quorum.sh describe` asks.
 
-A Kafka 4 broker forwards DescribeQuorum to the active controller; a cluster member here does the
-same over its controller link (`ControllerLink.describe_quorum`) and answers with the leader's view:
+A Kafka 4 broker forwards DescribeQuorum to the active controller; ours does the same over its controller link (`ControllerLink.describe_quorum`) and answers with the leader's view:
 leader, epoch (the Raft term), high watermark (the commit index), every voter's log end offset and
 last fetch / last caught-up times (the leader's last acknowledgement from it, and the last one that
 covered the leader's whole log; -1 where the leader has not heard from it in this term), and as
@@ -17,24 +16,31 @@ REQUEST_TIMED_OUT while another change is uncommitted or the new voter is not a 
 UpdateRaftVoter (82) is controller-to-controller in Kafka (not served by brokers): ours travel on the
 controller listener (`update_voter`).
 
-A single node is a cluster of one that is its own controller, without Raft: it answers as the one
-voter of a one-node quorum (what a Kafka 4 single node in combined mode shows): leader itself, epoch
-0 (it never holds an election), high watermark and log end offset = the metadata changes it applied
-since it started (there is no metadata log to count), fetch and caught-up times = now, no observers,
-and no controller endpoints (it has no controller listener).
+A single node is the one voter of its own quorum: it answers as a Kafka 4 combined node does.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
+from kio.schema.add_raft_voter.v1.response import AddRaftVoterResponse
+from kio.schema.describe_quorum.v2.response import (
+    DescribeQuorumResponse,
+    Listener,
+    Node,
+    PartitionData,
+    ReplicaState,
+    TopicData,
+)
 from kio.schema.errors import ErrorCode
+from kio.schema.remove_raft_voter.v0.response import RemoveRaftVoterResponse
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError
+from broker.controller.rpc.quorum import AddVoterRequest, RemoveVoterRequest, ReplicaProgress
+from broker.protocol.responses import NOT_THROTTLED
 
 DESCRIBE_QUORUM = 55
 METADATA_TOPIC = "__cluster_metadata"
@@ -45,52 +51,49 @@ NO_DIRECTORY = uuid.UUID(int=0)
 QUORUM_TIMEOUT_S = 5.0
 
 
-def _response(error: ErrorCode, message: str | None, topics: list, nodes: list) -> dict[str, Any]:
+def _response(
+    error: ErrorCode, message: str | None, topics: tuple[TopicData, ...], nodes: tuple[Node, ...]
+) -> DescribeQuorumResponse:
     # Kafka's DescribeQuorum says "" (not null) when there is no error, at the top and per partition.
-    return {
-        "error_code": error,
-        "error_message": "" if message is None else message,
-        "topics": topics,
-        "nodes": nodes,
-    }
+    return DescribeQuorumResponse(
+        error_code=error, error_message="" if message is None else message, topics=topics, nodes=nodes
+    )
 
 
-def _partition_error(request: Any, error: ErrorCode, message: str) -> dict[str, Any]:
+def _partition_error(request: Any, error: ErrorCode, message: str) -> DescribeQuorumResponse:
     """Every requested partition answered with `error` (Kafka's getPartitionLevelErrorResponse)."""
-    topics = [
-        {
-            "topic_name": topic.topic_name,
-            "partitions": [
-                {
-                    "partition_index": partition.partition_index,
-                    "error_code": error,
-                    "error_message": message,
+    topics = tuple(
+        TopicData(
+            topic_name=topic.topic_name,
+            partitions=tuple(
+                PartitionData(
+                    partition_index=partition.partition_index,
+                    error_code=error,
+                    error_message=message,
                     # Kafka's partition-level errors keep the schema's defaults (0) in these fields.
-                    "leader_id": 0,
-                    "leader_epoch": 0,
-                    "high_watermark": 0,
-                    "current_voters": [],
-                    "observers": [],
-                }
+                    leader_id=0,
+                    leader_epoch=0,
+                    high_watermark=0,
+                    current_voters=(),
+                    observers=(),
+                )
                 for partition in topic.partitions
-            ],
-        }
+            ),
+        )
         for topic in request.topics
-    ]
-    return _response(ErrorCode.none, None, topics, [])
+    )
+    return _response(ErrorCode.none, None, topics, ())
 
 
-def _replica(progress: dict[str, Any]) -> dict[str, Any]:
-    fetched, caught_up = progress["last_fetch_ms"], progress["last_caught_up_ms"]
-    return {
-        "replica_id": int(progress["node_id"]),
-        "replica_directory_id": uuid.UUID(progress["directory_id"])
-        if progress.get("directory_id")
-        else NO_DIRECTORY,
-        "log_end_offset": int(progress["log_end_offset"]),
-        "last_fetch_timestamp": -1 if fetched is None else int(fetched),
-        "last_caught_up_timestamp": -1 if caught_up is None else int(caught_up),
-    }
+def _replica(progress: ReplicaProgress) -> ReplicaState:
+    fetched, caught_up = progress.last_fetch_ms, progress.last_caught_up_ms
+    return ReplicaState(
+        replica_id=progress.node_id,
+        replica_directory_id=uuid.UUID(progress.directory_id) if progress.directory_id else NO_DIRECTORY,
+        log_end_offset=progress.log_end_offset,
+        last_fetch_timestamp=-1 if fetched is None else fetched,
+        last_caught_up_timestamp=-1 if caught_up is None else caught_up,
+    )
 
 
 def _asks_for_the_metadata_partition(request: Any) -> bool:
@@ -103,108 +106,92 @@ def _asks_for_the_metadata_partition(request: Any) -> bool:
     )
 
 
-async def handle_describe_quorum(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_quorum(ctx: RequestContext, request: Any) -> DescribeQuorumResponse:
     if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         return _response(
-            ErrorCode.cluster_authorization_failed, "DESCRIBE on the cluster is required", [], []
+            ErrorCode.cluster_authorization_failed, "DESCRIBE on the cluster is required", (), ()
         )
     if not _asks_for_the_metadata_partition(request):
         return _partition_error(
             request, ErrorCode.unknown_topic_or_partition, "This server does not host this topic-partition."
         )
-    link = ctx.broker.cluster
-    if link is None:
-        return _single_node_quorum(ctx)
     try:
-        quorum = await link.describe_quorum(timeout_s=QUORUM_TIMEOUT_S)
+        quorum = await ctx.broker.cluster.describe_quorum(timeout_s=QUORUM_TIMEOUT_S)
     except ControllerError as exc:
         return _partition_error(request, ErrorCode(exc.code), exc.message)
-    if quorum.get("role") != "leader":
+    if quorum.role != "leader" or quorum.leader_id is None:
         # Leadership moved between routing and answering: the client asks again.
         return _partition_error(
-            request, ErrorCode.not_leader_or_follower, f"controller {quorum.get('node_id')} no longer leads"
+            request, ErrorCode.not_leader_or_follower, f"controller {quorum.node_id} no longer leads"
         )
     partition = _quorum_partition(
-        int(quorum["leader_id"]),
-        int(quorum["term"]),
-        int(quorum["commit_index"]),
-        [_replica(p) for p in quorum["voter_progress"]],
-        [_replica(p) for p in quorum["observers"]],
+        quorum.leader_id,
+        quorum.term,
+        quorum.commit_index,
+        tuple(_replica(p) for p in quorum.voter_progress),
+        tuple(_replica(p) for p in quorum.observers),
     )
     listener = min(ctx.broker.config.controller_listener_names, default="CONTROLLER")
-    nodes = [
-        {"node_id": int(node_id), "listeners": [{"name": listener, "host": host, "port": int(port)}]}
-        for node_id, (host, port) in sorted(quorum["voter_addresses"].items(), key=lambda item: int(item[0]))
-    ]
-    return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], nodes)
+    nodes = tuple(
+        Node(node_id=int(node_id), listeners=(Listener(name=listener, host=host, port=int(port)),))
+        for node_id, (host, port) in sorted(quorum.voter_addresses.items(), key=lambda item: int(item[0]))
+    )
+    return _response(
+        ErrorCode.none, None, (TopicData(topic_name=METADATA_TOPIC, partitions=(partition,)),), nodes
+    )
 
 
 def _quorum_partition(
     leader: int,
     epoch: int,
     high_watermark: int,
-    voters: list[dict[str, Any]],
-    observers: list[dict[str, Any]],
-) -> dict[str, Any]:
-    return {
-        "partition_index": 0,
-        "error_code": ErrorCode.none,
-        "error_message": "",
-        "leader_id": leader,
-        "leader_epoch": epoch,
-        "high_watermark": high_watermark,
-        "current_voters": voters,
-        "observers": observers,
-    }
-
-
-def _single_node_quorum(ctx: RequestContext) -> dict[str, Any]:
-    """This node as the one voter of its own quorum (see the module's docstring)."""
-    node_id = ctx.broker.node_id
-    applied = ctx.broker.metadata.version
-    now_ms = int(time.time() * 1000)
-    itself = {
-        "node_id": node_id,
-        "log_end_offset": applied,
-        "last_fetch_ms": now_ms,
-        "last_caught_up_ms": now_ms,
-    }
-    partition = _quorum_partition(node_id, 0, applied, [_replica(itself)], [])
-    return _response(ErrorCode.none, None, [{"topic_name": METADATA_TOPIC, "partitions": [partition]}], [])
+    voters: tuple[ReplicaState, ...],
+    observers: tuple[ReplicaState, ...],
+) -> PartitionData:
+    return PartitionData(
+        partition_index=0,
+        error_code=ErrorCode.none,
+        error_message="",
+        leader_id=leader,
+        leader_epoch=epoch,
+        high_watermark=high_watermark,
+        current_voters=voters,
+        observers=observers,
+    )
 
 
 # The longest a voter change is waited for here (the request's own timeout when shorter).
 VOTER_CHANGE_TIMEOUT_S = 30.0
 
 
-def _voter_change_response(error: ErrorCode, message: str | None) -> dict[str, Any]:
-    return {"throttle_time": 0, "error_code": error, "error_message": message}
-
-
-def _voter_change_refused(ctx: RequestContext) -> dict[str, Any] | None:
-    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
-        return _voter_change_response(
-            ErrorCode.cluster_authorization_failed, "ALTER on the cluster is required"
-        )
-    return None
+# AddRaftVoter and RemoveRaftVoter answer the same fields.
+VoterChangeAnswer = TypeVar("VoterChangeAnswer", AddRaftVoterResponse, RemoveRaftVoterResponse)
 
 
 async def _forward_voter_change(
-    ctx: RequestContext, method: str, params: dict[str, Any], timeout_s: float
-) -> dict[str, Any]:
+    ctx: RequestContext,
+    change: AddVoterRequest | RemoveVoterRequest,
+    timeout_s: float,
+    response: type[VoterChangeAnswer],
+) -> VoterChangeAnswer:
     link = ctx.broker.cluster
-    if link is None:
-        return _voter_change_response(
-            ErrorCode.unsupported_version, "a single-node broker has no controller quorum (kraft.version 0)"
-        )
     before = await _voter_directories(link)
     try:
-        await link.call(method, params, timeout_s=timeout_s)
+        await link.call(change, timeout_s=timeout_s)
     except ControllerError as exc:
-        if _already_done(method, params, exc.code, before):
-            return _voter_change_response(ErrorCode.none, None)
-        return _voter_change_response(ErrorCode(exc.code), exc.message)
-    return _voter_change_response(ErrorCode.none, None)
+        if not _already_done(change, exc.code, before):
+            return response(
+                throttle_time=NOT_THROTTLED, error_code=ErrorCode(exc.code), error_message=exc.message
+            )
+    return response(throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, error_message=None)
+
+
+def _alter_refused(response: type[VoterChangeAnswer]) -> VoterChangeAnswer:
+    return response(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode.cluster_authorization_failed,
+        error_message="ALTER on the cluster is required",
+    )
 
 
 async def _voter_directories(link: Any) -> dict[int, str | None] | None:
@@ -213,13 +200,13 @@ async def _voter_directories(link: Any) -> dict[int, str | None] | None:
         quorum = await link.describe_quorum(timeout_s=QUORUM_TIMEOUT_S)
     except ControllerError:
         return None
-    if quorum.get("role") != "leader":
+    if quorum.role != "leader":
         return None
-    return {int(node_id): directory for node_id, directory in quorum.get("voter_directories", {}).items()}
+    return {int(node_id): directory for node_id, directory in quorum.voter_directories.items()}
 
 
 def _already_done(
-    method: str, params: dict[str, Any], code: int, before: dict[int, str | None] | None
+    change: AddVoterRequest | RemoveVoterRequest, code: int, before: dict[int, str | None] | None
 ) -> bool:
     """Whether a refusal only says that this very change was made: the controller client sends a change
     again when the controller moves while it waits for the answer, and a leader that removes itself always
@@ -228,13 +215,10 @@ def _already_done(
     tells that apart from a request that was wrong to begin with."""
     if before is None:
         return False
-    voter, directory = int(params["voter_id"]), params.get("directory_id")
-    present = voter in before and directory in (None, before[voter])
-    if method == "remove_voter":
-        return code == ErrorCode.voter_not_found and present
-    if method == "add_voter":
-        return code == ErrorCode.duplicate_voter and voter not in before
-    return False
+    voter, directory = change.voter_id, change.directory_id
+    if isinstance(change, RemoveVoterRequest):
+        return code == ErrorCode.voter_not_found and voter in before and directory in (None, before[voter])
+    return code == ErrorCode.duplicate_voter and voter not in before
 
 
 def _directory(value: uuid.UUID | None) -> str | None:
@@ -247,29 +231,26 @@ def _controller_listener(request: Any) -> tuple[str, int] | None:
     return None
 
 
-async def handle_add_raft_voter(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    refused = _voter_change_refused(ctx)
-    if refused is not None:
-        return refused
+async def handle_add_raft_voter(ctx: RequestContext, request: Any) -> AddRaftVoterResponse:
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _alter_refused(AddRaftVoterResponse)
     endpoint = _controller_listener(request)
     if endpoint is None:
-        return _voter_change_response(ErrorCode.invalid_request, "the new voter's listeners are required")
+        return AddRaftVoterResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=ErrorCode.invalid_request,
+            error_message="the new voter's listeners are required",
+        )
     timeout_s = min(VOTER_CHANGE_TIMEOUT_S, max(1.0, request.timeout.total_seconds()))
-    params = {
-        "voter_id": int(request.voter_id),
-        "directory_id": _directory(request.voter_directory_id),
-        "host": endpoint[0],
-        "port": endpoint[1],
-    }
-    return await _forward_voter_change(ctx, "add_voter", params, timeout_s)
+    change = AddVoterRequest(int(request.voter_id), _directory(request.voter_directory_id), *endpoint)
+    return await _forward_voter_change(ctx, change, timeout_s, AddRaftVoterResponse)
 
 
-async def handle_remove_raft_voter(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    refused = _voter_change_refused(ctx)
-    if refused is not None:
-        return refused
-    params = {"voter_id": int(request.voter_id), "directory_id": _directory(request.voter_directory_id)}
-    return await _forward_voter_change(ctx, "remove_voter", params, VOTER_CHANGE_TIMEOUT_S)
+async def handle_remove_raft_voter(ctx: RequestContext, request: Any) -> RemoveRaftVoterResponse:
+    if not ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _alter_refused(RemoveRaftVoterResponse)
+    change = RemoveVoterRequest(int(request.voter_id), _directory(request.voter_directory_id))
+    return await _forward_voter_change(ctx, change, VOTER_CHANGE_TIMEOUT_S, RemoveRaftVoterResponse)
 
 
 ADD_RAFT_VOTER = 80

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.alter_client_quotas.v1 import response as alter
+from kio.schema.describe_client_quotas.v1 import response as describe
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records, failed_with
-from broker.metadata.security_registry import QuotaEntity
+from broker.metadata.security_records import AlterQuotaRecord, QuotaEntity
+from broker.protocol.responses import NOT_THROTTLED
 from broker.quotas.manager import CLIENT_ID, CLIENT_KEYS, IP, IP_KEYS, USER, entity_key
 
 MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
@@ -48,9 +51,13 @@ def _matches(entity: QuotaEntity, filters: list[tuple[str, int, str | None]], st
     return not strict or len(names) == len(filters)
 
 
-async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    def failed(error: ErrorCode, message: str) -> dict[str, Any]:
-        return {"throttle_time": 0, "error_code": error, "error_message": message, "entries": None}
+async def handle_describe_client_quotas(
+    ctx: RequestContext, request: Any
+) -> describe.DescribeClientQuotasResponse:
+    def failed(error: ErrorCode, message: str) -> describe.DescribeClientQuotasResponse:
+        return describe.DescribeClientQuotasResponse(
+            throttle_time=NOT_THROTTLED, error_code=error, error_message=message, entries=None
+        )
 
     if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
         return failed(ErrorCode.cluster_authorization_failed, "DESCRIBE_CONFIGS on the cluster is required")
@@ -66,28 +73,34 @@ async def handle_describe_client_quotas(ctx: RequestContext, request: Any) -> di
         filters.append((component.entity_type, int(component.match_type), component.match))
     if len({f[0] for f in filters}) != len(filters):
         return failed(ErrorCode.invalid_request, "an entity type appears more than once")
-    entries = [
-        {
-            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
-            "values": [{"key": k, "value": v} for k, v in sorted(values.items())],
-        }
+    entries = tuple(
+        describe.EntryData(
+            entity=tuple(describe.EntityData(entity_type=t, entity_name=n) for t, n in entity),
+            values=tuple(describe.ValueData(key=k, value=v) for k, v in sorted(values.items())),
+        )
         for entity, values in sorted(ctx.broker.security.quotas.items(), key=lambda kv: repr(kv[0]))
         if _matches(entity, filters, bool(request.strict))
-    ]
+    )
     # Kafka's success message here is empty, not null.
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": "", "entries": entries}
+    return describe.DescribeClientQuotasResponse(
+        throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, error_message="", entries=entries
+    )
 
 
-async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> alter.AlterClientQuotasResponse:
     allowed = ctx.allowed(Operation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME)
     results = []
     records = []
     for entry in request.entries:
         components = {e.entity_type: e.entity_name for e in entry.entity}
-        entity_out = [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity]
+        entity_out = tuple(
+            alter.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity
+        )
 
-        def result(error: ErrorCode, message: str | None = None, entity: list = entity_out) -> dict[str, Any]:
-            return {"error_code": error, "error_message": message, "entity": entity}
+        def result(
+            error: ErrorCode, message: str | None = None, entity: tuple[alter.EntityData, ...] = entity_out
+        ) -> alter.EntryData:
+            return alter.EntryData(error_code=error, error_message=message, entity=entity)
 
         if not allowed:
             results.append(
@@ -108,20 +121,19 @@ async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> dict[
             results.append(result(ErrorCode.invalid_request, problem))
             continue
         records.append(
-            {
-                "type": "alter_quota",
-                "entity": [list(item) for item in entity_key(components)],
-                "set": {op.key: float(op.value) for op in entry.ops if not op.remove},
-                "remove": [op.key for op in entry.ops if op.remove],
-            }
+            AlterQuotaRecord(
+                entity_key(components),
+                {op.key: float(op.value) for op in entry.ops if not op.remove},
+                tuple(op.key for op in entry.ops if op.remove),
+            )
         )
         results.append(result(ErrorCode.none))
     if records and not request.validate_only:
         try:
-            await commit_security_records(ctx.broker.cluster, ctx.broker.security, records)
+            await commit_security_records(ctx.broker.cluster, records)
         except ControllerError as exc:
             results = [failed_with(r, exc) for r in results]
-    return {"throttle_time": 0, "entries": results}
+    return alter.AlterClientQuotasResponse(throttle_time=NOT_THROTTLED, entries=tuple(results))
 
 
 APIS = {

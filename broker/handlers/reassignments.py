@@ -1,37 +1,43 @@
 """ElectLeaders (43), AlterPartitionReassignments (45), ListPartitionReassignments (46) and
 UnregisterBroker (64).
 
-In a cluster each request is forwarded to the active controller, which decides and commits.
-A single-node broker leads every partition itself, so there is nothing to elect or move: it
-answers what Kafka would for a one-broker cluster.
+Each request is forwarded to the active controller (a single node's: its own), which decides and commits.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
+from kio.schema.alter_partition_reassignments.v1 import response as alter
+from kio.schema.elect_leaders.v2 import response as elect
 from kio.schema.errors import ErrorCode
+from kio.schema.list_partition_reassignments.v0 import response as listing
+from kio.schema.unregister_broker.v0.response import UnregisterBrokerResponse
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError
+from broker.controller.rpc.admin import (
+    AlterPartitionReassignmentsRequest,
+    ElectLeadersRequest,
+    ListPartitionReassignmentsRequest,
+    OngoingReassignment,
+)
+from broker.controller.rpc.base import PartitionResult
+from broker.controller.rpc.brokers import UnregisterBrokerRequest
+from broker.protocol.responses import NOT_THROTTLED
 
 ELECTION_TYPES = (0, 1)  # PREFERRED, UNCLEAN
-DENIED = {
-    "error_code": ErrorCode.cluster_authorization_failed,
-    "error_message": "Cluster authorization failed.",
-}
+DENIED_MESSAGE = "Cluster authorization failed."
+
+Outcome = TypeVar("Outcome", PartitionResult, OngoingReassignment)
+Entry = TypeVar("Entry")
 
 
 def _cluster_denied(ctx: RequestContext, operation: int) -> bool:
     return not ctx.allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME)
-
-
-def _failure(exc: ControllerError) -> dict[str, Any]:
-    """The top-level error of a request the controller refused (or no controller answered)."""
-    return {"error_code": ErrorCode(exc.code), "error_message": exc.message}
 
 
 def _requested_partitions(
@@ -41,215 +47,173 @@ def _requested_partitions(
 
 
 def _group_by_topic(
-    results: Iterable[dict[str, Any]], topic_key: str, partitions_key: str, entry: Any
-) -> list[dict[str, Any]]:
-    """[{topic, partition, ...}] -> [{topic_key: name, partitions_key: [entry(result), ...]}]."""
-    by_topic: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    results: Iterable[Outcome], entry: Callable[[Outcome], Entry]
+) -> dict[str, tuple[Entry, ...]]:
+    """Per-partition outcomes -> {topic: (entry(outcome), ...)}, in the order the topics first appear."""
+    by_topic: dict[str, list[Entry]] = defaultdict(list)
     for result in results:
-        by_topic[result["topic"]].append(entry(result))
-    return [{topic_key: name, partitions_key: items} for name, items in by_topic.items()]
-
-
-def _local_partition_exists(ctx: RequestContext, topic: str, partition: int) -> bool:
-    record = ctx.broker.metadata.get(topic)
-    return record is not None and 0 <= partition < record.partitions
+        by_topic[result.topic].append(entry(result))
+    return {name: tuple(items) for name, items in by_topic.items()}
 
 
 # --- ElectLeaders -------------------------------------------------------------------------------
 
 
-def _election_results(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return _group_by_topic(
-        results,
-        "topic",
-        "partition_result",
-        lambda r: {
-            "partition_id": r["partition"],
-            "error_code": r["error_code"],
-            "error_message": (r["message"] or ErrorCode(r["error_code"]).name) if r["error_code"] else None,
-        },
+def _election_results(results: Iterable[PartitionResult]) -> tuple[elect.ReplicaElectionResult, ...]:
+    def entry(result: PartitionResult) -> elect.PartitionResult:
+        error = ErrorCode(result.error_code)
+        return elect.PartitionResult(
+            partition_id=result.partition,
+            error_code=error,
+            error_message=(result.message or error.name) if error else None,
+        )
+
+    return tuple(
+        elect.ReplicaElectionResult(topic=topic, partition_result=partitions)
+        for topic, partitions in _group_by_topic(results, entry).items()
     )
 
 
-async def handle_elect_leaders(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_elect_leaders(ctx: RequestContext, request: Any) -> elect.ElectLeadersResponse:
     requested = (
         None
         if request.topic_partitions is None
         else list(dict.fromkeys(_requested_partitions(request.topic_partitions, "topic", "partitions")))
     )
 
-    def everyone(code: ErrorCode, message: str) -> dict[str, Any]:
-        results = [
-            {"topic": t, "partition": p, "error_code": code, "message": message} for t, p in requested or []
-        ]
-        return {
-            "throttle_time": 0,
-            "error_code": code,
-            "replica_election_results": _election_results(results),
-        }
+    def everyone(code: ErrorCode, message: str) -> elect.ElectLeadersResponse:
+        results = [PartitionResult(t, p, code, message) for t, p in requested or []]
+        return elect.ElectLeadersResponse(
+            throttle_time=NOT_THROTTLED, error_code=code, replica_election_results=_election_results(results)
+        )
 
     if _cluster_denied(ctx, Operation.ALTER):
-        return everyone(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
+        return everyone(ErrorCode.cluster_authorization_failed, DENIED_MESSAGE)
     # ElectLeaders v0 has no election type: it always asks for the preferred leader.
     election_type = int(getattr(request, "election_type", 0))
     if election_type not in ELECTION_TYPES:
         return everyone(ErrorCode.invalid_request, f"Unknown election type {election_type}.")
-    cluster = ctx.broker.cluster
-    if cluster is None:
-        # The only broker leads every partition already.
-        results = [
-            {
-                "topic": t,
-                "partition": p,
-                "error_code": (
-                    ErrorCode.election_not_needed
-                    if _local_partition_exists(ctx, t, p)
-                    else ErrorCode.unknown_topic_or_partition
-                ),
-                "message": "",
-            }
-            for t, p in requested or []
-        ]
-    else:
-        params = {
-            "election_type": election_type,
-            "partitions": None if requested is None else [list(tp) for tp in requested],
-        }
-        try:
-            answer = await cluster.call("elect_leaders", params)
-        except ControllerError as exc:
-            return everyone(ErrorCode(exc.code), exc.message)
-        results = answer["results"]
-    return {
-        "throttle_time": 0,
-        "error_code": ErrorCode.none,
-        "replica_election_results": _election_results(results),
-    }
+    election = ElectLeadersRequest(election_type, None if requested is None else tuple(requested))
+    try:
+        answer = await ctx.broker.cluster.call(election)
+    except ControllerError as exc:
+        return everyone(ErrorCode(exc.code), exc.message)
+    return elect.ElectLeadersResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode.none,
+        replica_election_results=_election_results(answer.results),
+    )
 
 
 # --- AlterPartitionReassignments ----------------------------------------------------------------
 
 
-async def handle_alter_partition_reassignments(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_alter_partition_reassignments(
+    ctx: RequestContext, request: Any
+) -> alter.AlterPartitionReassignmentsResponse:
     allow_factor_change = bool(getattr(request, "allow_replication_factor_change", True))
-    response: dict[str, Any] = {
-        "throttle_time": 0,
-        "allow_replication_factor_change": allow_factor_change,
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "responses": [],
-    }
+
+    def answer(
+        error: ErrorCode, message: str | None, responses: tuple[alter.ReassignableTopicResponse, ...] = ()
+    ) -> alter.AlterPartitionReassignmentsResponse:
+        return alter.AlterPartitionReassignmentsResponse(
+            throttle_time=NOT_THROTTLED,
+            allow_replication_factor_change=allow_factor_change,
+            error_code=error,
+            error_message=message,
+            responses=responses,
+        )
+
     if _cluster_denied(ctx, Operation.ALTER):
-        return {**response, **DENIED}
+        return answer(ErrorCode.cluster_authorization_failed, DENIED_MESSAGE)
     wanted = [
         (topic.name, int(p.partition_index), None if p.replicas is None else [int(b) for b in p.replicas])
         for topic in request.topics
         for p in topic.partitions
     ]
-    cluster = ctx.broker.cluster
-    if cluster is None:
-        results = [_reassign_single_node(ctx, t, p, target) for t, p, target in wanted]
-    else:
-        params = {
-            "reassignments": [list(item) for item in wanted],
-            "allow_replication_factor_change": allow_factor_change,
-        }
-        try:
-            answer = await cluster.call("alter_partition_reassignments", params)
-        except ControllerError as exc:
-            return {**response, **_failure(exc)}
-        results = answer["results"]
-    response["responses"] = _group_by_topic(
-        results,
-        "name",
-        "partitions",
-        lambda r: {
-            "partition_index": r["partition"],
-            "error_code": r["error_code"],
-            "error_message": (r["message"] or None) if r["error_code"] else None,
-        },
+    reassignments = AlterPartitionReassignmentsRequest(
+        tuple((t, p, None if target is None else tuple(target)) for t, p, target in wanted),
+        allow_factor_change,
     )
-    return response
+    try:
+        outcome = await ctx.broker.cluster.call(reassignments)
+    except ControllerError as exc:
+        return answer(ErrorCode(exc.code), exc.message)
 
+    def entry(result: PartitionResult) -> alter.ReassignablePartitionResponse:
+        return alter.ReassignablePartitionResponse(
+            partition_index=result.partition,
+            error_code=ErrorCode(result.error_code),
+            error_message=(result.message or None) if result.error_code else None,
+        )
 
-def _reassign_single_node(
-    ctx: RequestContext, topic: str, partition: int, target: list[int] | None
-) -> dict[str, Any]:
-    """One broker: its partitions can only stay where they are."""
-    code, message = ErrorCode.none, ""
-    if not _local_partition_exists(ctx, topic, partition):
-        code, message = ErrorCode.unknown_topic_or_partition, f"no partition {topic}-{partition}"
-    elif target is None:
-        # Kafka answers this one without a message.
-        code, message = ErrorCode.no_reassignment_in_progress, None
-    elif target != [ctx.broker.node_id]:
-        code = ErrorCode.invalid_replica_assignment
-        message = f"this cluster has one broker ({ctx.broker.node_id}); the target was {target}"
-    return {"topic": topic, "partition": partition, "error_code": code, "message": message}
+    return answer(
+        ErrorCode.none,
+        None,
+        tuple(
+            alter.ReassignableTopicResponse(name=name, partitions=partitions)
+            for name, partitions in _group_by_topic(outcome.results, entry).items()
+        ),
+    )
 
 
 # --- ListPartitionReassignments -----------------------------------------------------------------
 
 
-async def handle_list_partition_reassignments(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    response: dict[str, Any] = {
-        "throttle_time": 0,
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "topics": [],
-    }
+async def handle_list_partition_reassignments(
+    ctx: RequestContext, request: Any
+) -> listing.ListPartitionReassignmentsResponse:
+    def answer(
+        error: ErrorCode, message: str | None, topics: tuple[listing.OngoingTopicReassignment, ...] = ()
+    ) -> listing.ListPartitionReassignmentsResponse:
+        return listing.ListPartitionReassignmentsResponse(
+            throttle_time=NOT_THROTTLED, error_code=error, error_message=message, topics=topics
+        )
+
     if _cluster_denied(ctx, Operation.DESCRIBE):
-        return {**response, **DENIED}
-    cluster = ctx.broker.cluster
-    if cluster is None:
-        return response  # one broker never moves a replica
+        return answer(ErrorCode.cluster_authorization_failed, DENIED_MESSAGE)
     requested = (
         None if request.topics is None else _requested_partitions(request.topics, "name", "partition_indexes")
     )
     try:
-        answer = await cluster.call(
-            "list_partition_reassignments",
-            {"partitions": None if requested is None else [list(tp) for tp in requested]},
+        outcome = await ctx.broker.cluster.call(
+            ListPartitionReassignmentsRequest(None if requested is None else tuple(requested))
         )
     except ControllerError as exc:
-        return {**response, **_failure(exc)}
-    response["topics"] = _group_by_topic(
-        answer["reassignments"],
-        "name",
-        "partitions",
-        lambda r: {
-            "partition_index": r["partition"],
-            "replicas": tuple(r["replicas"]),
-            "adding_replicas": tuple(r["adding_replicas"]),
-            "removing_replicas": tuple(r["removing_replicas"]),
-        },
+        return answer(ErrorCode(exc.code), exc.message)
+
+    def entry(ongoing: OngoingReassignment) -> listing.OngoingPartitionReassignment:
+        return listing.OngoingPartitionReassignment(
+            partition_index=ongoing.partition,
+            replicas=tuple(ongoing.replicas),
+            adding_replicas=tuple(ongoing.adding_replicas),
+            removing_replicas=tuple(ongoing.removing_replicas),
+        )
+
+    return answer(
+        ErrorCode.none,
+        None,
+        tuple(
+            listing.OngoingTopicReassignment(name=name, partitions=partitions)
+            for name, partitions in _group_by_topic(outcome.reassignments, entry).items()
+        ),
     )
-    return response
 
 
 # --- UnregisterBroker ---------------------------------------------------------------------------
 
 
-async def handle_unregister_broker(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    response: dict[str, Any] = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None}
+async def handle_unregister_broker(ctx: RequestContext, request: Any) -> UnregisterBrokerResponse:
+    def answer(error: ErrorCode, message: str | None) -> UnregisterBrokerResponse:
+        return UnregisterBrokerResponse(throttle_time=NOT_THROTTLED, error_code=error, error_message=message)
+
     if _cluster_denied(ctx, Operation.ALTER):
-        return {**response, **DENIED}
-    broker_id = int(request.broker_id)
-    cluster = ctx.broker.cluster
-    if cluster is None:
-        if broker_id == ctx.broker.node_id:
-            response.update(error_code=ErrorCode.invalid_request, error_message="This broker is running.")
-        else:
-            response.update(
-                error_code=ErrorCode.broker_id_not_registered,
-                error_message=f"Broker {broker_id} is not registered.",
-            )
-        return response
+        return answer(ErrorCode.cluster_authorization_failed, DENIED_MESSAGE)
     try:
-        await cluster.call("unregister_broker", {"broker_id": broker_id})
+        await ctx.broker.cluster.call(UnregisterBrokerRequest(int(request.broker_id)))
     except ControllerError as exc:
-        return {**response, **_failure(exc)}
-    return response
+        return answer(ErrorCode(exc.code), exc.message)
+    return answer(ErrorCode.none, None)
 
 
 APIS = {

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.alter_user_scram_credentials.v0 import response as alter
+from kio.schema.describe_user_scram_credentials.v0 import response as describe
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
@@ -21,48 +23,49 @@ from broker.auth.scram_store import (
 )
 from broker.context import RequestContext
 from broker.controller.forwarding import ControllerError, commit_security_records
+from broker.metadata.security_records import SecurityRecord
+from broker.protocol.responses import NOT_THROTTLED
 
 
 def _store(ctx: RequestContext) -> ScramStore:
     return ctx.broker.scram
 
 
-async def handle_describe_user_scram_credentials(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_user_scram_credentials(
+    ctx: RequestContext, request: Any
+) -> describe.DescribeUserScramCredentialsResponse:
     if not ctx.allowed(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.cluster_authorization_failed,
-            "error_message": "DESCRIBE on the cluster is required",
-            "results": [],
-        }
+        return describe.DescribeUserScramCredentialsResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=ErrorCode.cluster_authorization_failed,
+            error_message="DESCRIBE on the cluster is required",
+            results=(),
+        )
     store = _store(ctx)
     requested = [user.name for user in request.users] if request.users else None
-    results = []
+    results: list[describe.DescribeUserScramCredentialsResult] = []
     for user in requested if requested is not None else store.users():
-        result: dict[str, Any] = {
-            "user": user,
-            "error_code": ErrorCode.none,
-            # Kafka's success messages here are empty, not null.
-            "error_message": "",
-            "credential_infos": [],
-        }
+        # Kafka's success messages here are empty, not null.
+        error, message = ErrorCode.none, ""
+        infos: tuple[describe.CredentialInfo, ...] = ()
         if requested is not None and requested.count(user) > 1:
-            result.update(
-                error_code=ErrorCode.duplicate_resource, error_message=f"User {user} listed more than once"
-            )
+            error, message = ErrorCode.duplicate_resource, f"User {user} listed more than once"
         else:
             mechanisms = store.mechanisms_of(user)
             if not mechanisms:
-                result.update(
-                    error_code=ErrorCode.resource_not_found, error_message=f"User {user} has no credentials"
-                )
-            result["credential_infos"] = [
-                {"mechanism": MECHANISM_CODES[name], "iterations": iterations}
+                error, message = ErrorCode.resource_not_found, f"User {user} has no credentials"
+            infos = tuple(
+                describe.CredentialInfo(mechanism=MECHANISM_CODES[name], iterations=iterations)
                 for name, iterations in sorted(mechanisms.items())
-            ]
+            )
+        result = describe.DescribeUserScramCredentialsResult(
+            user=user, error_code=error, error_message=message, credential_infos=infos
+        )
         if result not in results:
             results.append(result)
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": "", "results": results}
+    return describe.DescribeUserScramCredentialsResponse(
+        throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, error_message="", results=tuple(results)
+    )
 
 
 def _upsertion_problem(upsertion: Any) -> tuple[ErrorCode, str] | None:
@@ -78,13 +81,15 @@ def _upsertion_problem(upsertion: Any) -> tuple[ErrorCode, str] | None:
     return None
 
 
-async def handle_alter_user_scram_credentials(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_alter_user_scram_credentials(
+    ctx: RequestContext, request: Any
+) -> alter.AlterUserScramCredentialsResponse:
     store = _store(ctx)
     allowed = ctx.allowed(Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     errors: dict[str, tuple[ErrorCode, str | None]] = {}
     order: list[str] = []
     seen: set[tuple[str, int]] = set()
-    records: dict[str, list[dict[str, object]]] = {}
+    records: dict[str, list[SecurityRecord]] = {}
 
     def fail(user: str, error: ErrorCode, message: str) -> None:
         errors.setdefault(user, (error, message))
@@ -129,15 +134,17 @@ async def handle_alter_user_scram_credentials(ctx: RequestContext, request: Any)
     ]
     if accepted:
         try:
-            await commit_security_records(ctx.broker.cluster, ctx.broker.security, accepted)
+            await commit_security_records(ctx.broker.cluster, accepted)
         except ControllerError as exc:
             for user in records:
                 errors.setdefault(user, (ErrorCode(exc.code), exc.message))
     results = []
     for user in order:
         error, message = errors.get(user, (ErrorCode.none, None))
-        results.append({"user": user, "error_code": error, "error_message": message})
-    return {"throttle_time": 0, "results": results}
+        results.append(
+            alter.AlterUserScramCredentialsResult(user=user, error_code=error, error_message=message)
+        )
+    return alter.AlterUserScramCredentialsResponse(throttle_time=NOT_THROTTLED, results=tuple(results))
 
 
 APIS = {

@@ -25,7 +25,7 @@ from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import group_int_config, share_groups_enabled
 from broker.log.transaction_index import AbortedTxn
-from broker.partitions.partition import Partition
+from broker.replication.partition import Partition
 from broker.share.share_partition import AcknowledgementBatch, BatchBounds, SharePartition
 from broker.share.share_state import ShareSession, TopicPartitionId, next_session_epoch
 from broker.wire.records.errors import StorageError

@@ -14,16 +14,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.share_group_describe.v1 import response as describe
+from kio.schema.share_group_heartbeat.v1 import response as heartbeat
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
-from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
 from broker.handlers.groups import OPERATIONS_OMITTED
 from broker.metadata.features import SHARE_VERSION
+from broker.protocol.responses import NOT_THROTTLED
 from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
 
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 log = logging.getLogger(__name__)
 
 # Kafka 4.2 lists a share group's config operations too (share groups have GROUP configs).
@@ -50,42 +52,41 @@ def coordinator_error(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, st
     error = coordinator.availability_error(group_id)
     if error is not None:
         return ErrorCode(error), None
-    other = group_id in coordinator.groups or (
-        isinstance(coordinator, ConsumerGroupCoordinator) and group_id in coordinator.consumer_groups
-    )
-    if other:
+    if group_id in coordinator.groups or coordinator.group_type_of(group_id) is not None:
         return ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
     return None
 
 
-def _wire_assignment(assignment: Assignment, names: dict[uuid.UUID, str] | None = None) -> dict[str, Any]:
-    return {
-        "topic_partitions": [
-            {"topic_id": topic_id, "partitions": sorted(partitions)}
-            | ({} if names is None else {"topic_name": names.get(topic_id, "")})
-            for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
-        ]
-    }
+def _sorted_assignment(assignment: Assignment) -> list[tuple[uuid.UUID, tuple[int, ...]]]:
+    return [
+        (topic_id, tuple(sorted(partitions)))
+        for topic_id, partitions in sorted(assignment.items(), key=lambda entry: str(entry[0]))
+    ]
 
 
-async def share_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    refused: dict[str, Any] = {
-        "member_id": None,
-        "member_epoch": 0,
-        "heartbeat_interval": 0,
-        "assignment": None,
-    }
+async def share_group_heartbeat(ctx: RequestContext, request: Any) -> heartbeat.ShareGroupHeartbeatResponse:
+    def refused(error: ErrorCode, message: str | None = None) -> heartbeat.ShareGroupHeartbeatResponse:
+        return heartbeat.ShareGroupHeartbeatResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=error,
+            error_message=message,
+            member_id=None,
+            member_epoch=0,
+            heartbeat_interval=datetime.timedelta(0),
+            assignment=None,
+        )
+
     if not share_groups_enabled(ctx):
         # share.version 0 (share groups off): Kafka 4.2 answers UNSUPPORTED_VERSION without a message.
-        return {**refused, "error_code": ErrorCode.unsupported_version, "error_message": None}
+        return refused(ErrorCode.unsupported_version)
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
-        return {**refused, "error_code": ErrorCode.group_authorization_failed, "error_message": None}
+        return refused(ErrorCode.group_authorization_failed)
     names = request.subscribed_topic_names
     if names and not all(ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, n) for n in names):
-        return {**refused, "error_code": ErrorCode.topic_authorization_failed, "error_message": None}
+        return refused(ErrorCode.topic_authorization_failed)
     unavailable = coordinator_error(ctx, request.group_id)
     if unavailable is not None:
-        return {**refused, "error_code": unavailable[0], "error_message": unavailable[1]}
+        return refused(*unavailable)
     group_id = request.group_id
     answer = ctx.broker.share.groups.heartbeat(
         group_id=group_id,
@@ -105,81 +106,95 @@ async def share_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, 
         message = None if answer.error_code == ErrorCode.invalid_request else answer.error_message
         if message is None:
             log.debug("share group heartbeat of %s refused: %s", request.group_id, answer.error_message)
-        return {**refused, "error_code": answer.error_code, "error_message": message}
+        return refused(ErrorCode(answer.error_code), message)
     interval = group_int_config(
         ctx, group_id, "share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms"
     )
-    return {
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "member_id": answer.member_id,
-        "member_epoch": answer.member_epoch,
-        "heartbeat_interval": datetime.timedelta(milliseconds=interval),
-        "assignment": None if answer.assignment is None else _wire_assignment(answer.assignment),
-    }
+    return heartbeat.ShareGroupHeartbeatResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode.none,
+        error_message=None,
+        member_id=answer.member_id,
+        member_epoch=answer.member_epoch,
+        heartbeat_interval=datetime.timedelta(milliseconds=interval),
+        assignment=None
+        if answer.assignment is None
+        else heartbeat.Assignment(
+            topic_partitions=tuple(
+                heartbeat.TopicPartitions(topic_id=topic_id, partitions=partitions)
+                for topic_id, partitions in _sorted_assignment(answer.assignment)
+            )
+        ),
+    )
 
 
-def _described(ctx: RequestContext, group: ShareGroup, include_operations: bool) -> dict[str, Any]:
+def _described(ctx: RequestContext, group: ShareGroup, include_operations: bool) -> describe.DescribedGroup:
     names = {topic_id: name for name, (topic_id, _count) in ctx.broker.share.groups.topic_catalog().items()}
-    return {
-        "error_code": ErrorCode.none,
-        "error_message": None,
-        "group_id": group.group_id,
-        "group_state": group.state,
-        "group_epoch": group.group_epoch,
-        "assignment_epoch": group.assignment_epoch,
-        "assignor_name": SIMPLE_ASSIGNOR,
-        "members": [
-            {
-                "member_id": member.member_id,
-                "rack_id": member.rack_id,
-                "member_epoch": member.member_epoch,
-                "client_id": member.client_id,
-                "client_host": member.client_host,
-                "subscribed_topic_names": list(member.subscribed_topic_names),
-                "assignment": _wire_assignment(member.assigned, names),
-            }
+    return describe.DescribedGroup(
+        error_code=ErrorCode.none,
+        error_message=None,
+        group_id=group.group_id,
+        group_state=group.state,
+        group_epoch=group.group_epoch,
+        assignment_epoch=group.assignment_epoch,
+        assignor_name=SIMPLE_ASSIGNOR,
+        members=tuple(
+            describe.Member(
+                member_id=member.member_id,
+                rack_id=member.rack_id,
+                member_epoch=member.member_epoch,
+                client_id=member.client_id,
+                client_host=member.client_host,
+                subscribed_topic_names=tuple(member.subscribed_topic_names),
+                assignment=describe.Assignment(
+                    topic_partitions=tuple(
+                        describe.TopicPartitions(
+                            topic_id=topic_id, topic_name=names.get(topic_id, ""), partitions=partitions
+                        )
+                        for topic_id, partitions in _sorted_assignment(member.assigned)
+                    )
+                ),
+            )
             for member in sorted(group.members.values(), key=lambda m: m.member_id)
-        ],
-        "authorized_operations": ctx.authorized_operations(
+        ),
+        authorized_operations=ctx.authorized_operations(
             ResourceType.GROUP, group.group_id, SHARE_GROUP_AUTHORIZED_OPERATIONS
         )
         if include_operations
         else OPERATIONS_OMITTED,
-    }
+    )
 
 
-async def share_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def share_group_describe(ctx: RequestContext, request: Any) -> describe.ShareGroupDescribeResponse:
     described = []
+
+    def undescribed(group_id: str, error: ErrorCode, message: str | None = None) -> describe.DescribedGroup:
+        return describe.DescribedGroup(
+            error_code=error,
+            error_message=message,
+            group_id=group_id,
+            group_state="",
+            group_epoch=0,
+            assignment_epoch=0,
+            assignor_name="",
+            members=(),
+            authorized_operations=OPERATIONS_OMITTED,
+        )
+
     for group_id in request.group_ids:
-        empty = {
-            "group_id": group_id,
-            "group_state": "",
-            "group_epoch": 0,
-            "assignment_epoch": 0,
-            "assignor_name": "",
-            "members": [],
-            "authorized_operations": OPERATIONS_OMITTED,
-        }
         if not share_groups_enabled(ctx):
-            described.append({**empty, "error_code": ErrorCode.unsupported_version, "error_message": None})
+            described.append(undescribed(group_id, ErrorCode.unsupported_version))
             continue
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
-            described.append(
-                {**empty, "error_code": ErrorCode.group_authorization_failed, "error_message": None}
-            )
+            described.append(undescribed(group_id, ErrorCode.group_authorization_failed))
             continue
         unavailable = coordinator_error(ctx, group_id)
         group = ctx.broker.share.groups.groups.get(group_id)
         if unavailable is not None:
-            described.append({**empty, "error_code": unavailable[0], "error_message": unavailable[1]})
+            described.append(undescribed(group_id, *unavailable))
         elif group is None:
             described.append(
-                {
-                    **empty,
-                    "error_code": ErrorCode.group_id_not_found,
-                    "error_message": f"Group {group_id} not found.",
-                }
+                undescribed(group_id, ErrorCode.group_id_not_found, f"Group {group_id} not found.")
             )
         else:
             ctx.broker.share.groups.expire_members(
@@ -188,7 +203,7 @@ async def share_group_describe(ctx: RequestContext, request: Any) -> dict[str, A
                 group_int_config(ctx, group_id, "share.session.timeout.ms", "group.share.session.timeout.ms"),
             )
             described.append(_described(ctx, group, request.include_authorized_operations))
-    return {"groups": described}
+    return describe.ShareGroupDescribeResponse(throttle_time=NOT_THROTTLED, groups=tuple(described))
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {

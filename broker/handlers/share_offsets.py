@@ -13,14 +13,18 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kio.schema.alter_share_group_offsets.v0 import response as alter
+from kio.schema.delete_share_group_offsets.v0 import response as delete
+from kio.schema.describe_share_group_offsets.v1 import response as describe
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import coordinator_error, share_groups_enabled
+from broker.protocol.responses import NOT_THROTTLED
 from broker.share.share_partition import RecordState, SharePartition
 
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 
 NOT_INITIALIZED = -1
 # Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION, which AlterShareGroupOffsets answers with.
@@ -64,13 +68,42 @@ def _group_topics(ctx: RequestContext, group_id: str) -> dict[str, list[int]]:
     return {name: sorted(indexes) for name, indexes in found.items()}
 
 
-async def describe_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+def _described_partition(
+    ctx: RequestContext, group_id: str, name: str, record: Any, index: int
+) -> describe.DescribeShareGroupOffsetsResponsePartition:
+    start_offset, leader_epoch, lag, error = NOT_INITIALIZED, -1, -1, ErrorCode.none
+    if record is None:
+        error = ErrorCode.unknown_topic_or_partition
+    elif not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
+        error = ErrorCode.topic_authorization_failed
+    else:
+        share = _share_partition(ctx, (group_id, record.topic_id, index))
+        if share is not None:
+            start_offset, leader_epoch = share.start_offset, record.leader_epoch(index)
+            lag = _lag(ctx, name, index, share)
+    return describe.DescribeShareGroupOffsetsResponsePartition(
+        partition_index=index,
+        start_offset=start_offset,
+        leader_epoch=leader_epoch,
+        lag=lag,
+        error_code=error,
+        error_message=None,
+    )
+
+
+async def describe_share_group_offsets(
+    ctx: RequestContext, request: Any
+) -> describe.DescribeShareGroupOffsetsResponse:
     groups = []
     for group in request.groups:
         group_id = group.group_id
         failed = _group_error(ctx, group_id, Operation.DESCRIBE)
         if failed is not None:
-            groups.append({"group_id": group_id, "topics": [], "error_code": failed, "error_message": None})
+            groups.append(
+                describe.DescribeShareGroupOffsetsResponseGroup(
+                    group_id=group_id, topics=(), error_code=failed, error_message=None
+                )
+            )
             continue
         wanted = (
             _group_topics(ctx, group_id)
@@ -80,40 +113,21 @@ async def describe_share_group_offsets(ctx: RequestContext, request: Any) -> dic
         topics = []
         for name, indexes in wanted.items():
             record = ctx.broker.metadata.get(name)
-            partitions = []
-            for index in indexes:
-                body: dict[str, Any] = {
-                    "partition_index": index,
-                    "start_offset": NOT_INITIALIZED,
-                    "leader_epoch": -1,
-                    "lag": -1,
-                    "error_code": ErrorCode.none,
-                    "error_message": None,
-                }
-                if record is None or not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
-                    body["error_code"] = (
-                        ErrorCode.unknown_topic_or_partition
-                        if record is None
-                        else ErrorCode.topic_authorization_failed
-                    )
-                else:
-                    share = _share_partition(ctx, (group_id, record.topic_id, index))
-                    if share is not None:
-                        body["start_offset"] = share.start_offset
-                        body["leader_epoch"] = record.leader_epoch(index)
-                        body["lag"] = _lag(ctx, name, index, share)
-                partitions.append(body)
             topics.append(
-                {
-                    "topic_name": name,
-                    "topic_id": record.topic_id if record else None,
-                    "partitions": partitions,
-                }
+                describe.DescribeShareGroupOffsetsResponseTopic(
+                    topic_name=name,
+                    topic_id=record.topic_id if record else None,
+                    partitions=tuple(
+                        _described_partition(ctx, group_id, name, record, index) for index in indexes
+                    ),
+                )
             )
         groups.append(
-            {"group_id": group_id, "topics": topics, "error_code": ErrorCode.none, "error_message": None}
+            describe.DescribeShareGroupOffsetsResponseGroup(
+                group_id=group_id, topics=tuple(topics), error_code=ErrorCode.none, error_message=None
+            )
         )
-    return {"groups": groups}
+    return describe.DescribeShareGroupOffsetsResponse(throttle_time=NOT_THROTTLED, groups=tuple(groups))
 
 
 def _group_error(ctx: RequestContext, group_id: str, operation: Operation) -> ErrorCode | None:
@@ -137,11 +151,15 @@ def _empty_group_error(
     return ErrorCode.none, None
 
 
-async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def alter_share_group_offsets(
+    ctx: RequestContext, request: Any
+) -> alter.AlterShareGroupOffsetsResponse:
     group_id = request.group_id
     error, message = _empty_group_error(ctx, group_id, Operation.READ)
     if error != ErrorCode.none:
-        return {"error_code": error, "error_message": message, "responses": []}
+        return alter.AlterShareGroupOffsetsResponse(
+            throttle_time=NOT_THROTTLED, error_code=error, error_message=message, responses=()
+        )
     store = ctx.broker.share.store
     config = ctx.broker.config
     responses = []
@@ -150,16 +168,11 @@ async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[s
         partitions = []
         for entry in topic.partitions:
             index = int(entry.partition_index)
-            answer: dict[str, Any] = {
-                "partition_index": index,
-                "error_code": ErrorCode.none,
-                "error_message": None,
-            }
+            error, message = ErrorCode.none, None
             if record is None or not 0 <= index < record.partitions:
-                answer["error_code"] = ErrorCode.unknown_topic_or_partition
-                answer["error_message"] = UNKNOWN_PARTITION_MESSAGE
+                error, message = ErrorCode.unknown_topic_or_partition, UNKNOWN_PARTITION_MESSAGE
             elif not ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.topic_name):
-                answer["error_code"] = ErrorCode.topic_authorization_failed
+                error = ErrorCode.topic_authorization_failed
             else:
                 key = (group_id, record.topic_id, index)
                 share = _share_partition(ctx, key) or SharePartition(
@@ -172,47 +185,61 @@ async def alter_share_group_offsets(ctx: RequestContext, request: Any) -> dict[s
                 # Kept in memory here; the leader of the partition reads the reset state on its next fetch.
                 ctx.broker.share.loaded_epochs.pop(key, None)
                 if store is not None and not await store.reset(key, int(entry.start_offset)):
-                    answer["error_code"] = ErrorCode.coordinator_not_available
-            partitions.append(answer)
+                    error = ErrorCode.coordinator_not_available
+            partitions.append(
+                alter.AlterShareGroupOffsetsResponsePartition(
+                    partition_index=index, error_code=error, error_message=message
+                )
+            )
         responses.append(
-            {
-                "topic_name": topic.topic_name,
-                "topic_id": record.topic_id if record else None,
-                "partitions": partitions,
-            }
+            alter.AlterShareGroupOffsetsResponseTopic(
+                topic_name=topic.topic_name,
+                topic_id=record.topic_id if record else None,
+                partitions=tuple(partitions),
+            )
         )
-    return {"error_code": ErrorCode.none, "error_message": None, "responses": responses}
+    return alter.AlterShareGroupOffsetsResponse(
+        throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, error_message=None, responses=tuple(responses)
+    )
 
 
-async def delete_share_group_offsets(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def delete_share_group_offsets(
+    ctx: RequestContext, request: Any
+) -> delete.DeleteShareGroupOffsetsResponse:
     group_id = request.group_id
     error, message = _empty_group_error(ctx, group_id, Operation.DELETE)
     if error == ErrorCode.none and group_id not in ctx.broker.share.groups.groups:
         error, message = ErrorCode.group_id_not_found, f"Group {group_id} not found."
     if error != ErrorCode.none:
-        return {"error_code": error, "error_message": message, "responses": []}
+        return delete.DeleteShareGroupOffsetsResponse(
+            throttle_time=NOT_THROTTLED, error_code=error, error_message=message, responses=()
+        )
     store = ctx.broker.share.store
     responses = []
     for topic in request.topics:
         record = ctx.broker.metadata.get(topic.topic_name)
-        answer: dict[str, Any] = {
-            "topic_name": topic.topic_name,
-            "topic_id": record.topic_id if record else None,
-            "error_code": ErrorCode.none,
-            "error_message": None,
-        }
+        topic_error = ErrorCode.none
         if record is None:
-            answer["error_code"] = ErrorCode.unknown_topic_or_partition
+            topic_error = ErrorCode.unknown_topic_or_partition
         elif not ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.topic_name):
-            answer["error_code"] = ErrorCode.topic_authorization_failed
+            topic_error = ErrorCode.topic_authorization_failed
         else:
             for index in range(record.partitions):
                 key = (group_id, record.topic_id, index)
                 ctx.broker.share.partitions.pop(key, None)
                 if store is not None:
                     await store.forget(key)
-        responses.append(answer)
-    return {"error_code": ErrorCode.none, "error_message": None, "responses": responses}
+        responses.append(
+            delete.DeleteShareGroupOffsetsResponseTopic(
+                topic_name=topic.topic_name,
+                topic_id=record.topic_id if record else None,
+                error_code=topic_error,
+                error_message=None,
+            )
+        )
+    return delete.DeleteShareGroupOffsetsResponse(
+        throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, error_message=None, responses=tuple(responses)
+    )
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {

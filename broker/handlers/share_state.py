@@ -10,23 +10,37 @@ are `broker.server.share_storage.ShareCoordinatorState`'s.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Generic, TypeVar
 
+from kio.schema.delete_share_group_state.v0 import response as delete
 from kio.schema.errors import ErrorCode
+from kio.schema.initialize_share_group_state.v0 import response as initialize
+from kio.schema.read_share_group_state.v0 import response as read
+from kio.schema.read_share_group_state_summary.v1 import response as summary
+from kio.schema.write_share_group_state.v1 import response as write
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import share_groups_enabled
 from broker.share.persister import NOT_INITIALIZED, CoordinatorAnswer, ShareCoordinator
 
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
-PartitionAnswer = Callable[[ShareCoordinator, tuple[str, uuid.UUID, int], Any], Awaitable[dict[str, Any]]]
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+PartitionAnswer = Callable[[ShareCoordinator, tuple[str, uuid.UUID, int], Any], Awaitable[Any]]
+Response = TypeVar(
+    "Response",
+    initialize.InitializeShareGroupStateResponse,
+    read.ReadShareGroupStateResponse,
+    write.WriteShareGroupStateResponse,
+    delete.DeleteShareGroupStateResponse,
+    summary.ReadShareGroupStateSummaryResponse,
+)
 
 NULL_TOPIC_ID = uuid.UUID(int=0)
 # The other fields of an error answer, at their defaults.
-READ_DEFAULTS: dict[str, Any] = {"state_epoch": 0, "start_offset": 0, "state_batches": []}
+READ_DEFAULTS: dict[str, Any] = {"state_epoch": 0, "start_offset": 0, "state_batches": ()}
 SUMMARY_DEFAULTS: dict[str, Any] = {
     "state_epoch": 0,
     "leader_epoch": 0,
@@ -35,8 +49,18 @@ SUMMARY_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _error_body(index: int, error: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    return {"partition": index, "error_code": error, "error_message": message}
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Schema(Generic[Response]):
+    """One RPC's response classes: the response, its per-topic result and its per-partition result; a
+    partition's error answer carries `error_defaults` (its other fields at their defaults, as Kafka's)."""
+
+    response: type[Response]
+    result: type
+    partition: type
+    error_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def error(self, index: int, error: ErrorCode, message: str | None = None) -> Any:
+        return self.partition(partition=index, error_code=error, error_message=message, **self.error_defaults)
 
 
 def _refused(ctx: RequestContext) -> ErrorCode | None:
@@ -48,11 +72,9 @@ def _refused(ctx: RequestContext) -> ErrorCode | None:
 
 
 async def _per_partition(
-    ctx: RequestContext, request: Any, answer: PartitionAnswer, error_fields: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Each partition's answer; a refused one carries `error_fields` (the answer's other fields at their
-    defaults, as Kafka's error answers)."""
-    extra = error_fields or {}
+    ctx: RequestContext, request: Any, schema: _Schema[Response], answer: PartitionAnswer
+) -> Response:
+    """Each partition's answer; a refused one is the schema's error answer."""
     store = ctx.broker.share.store
     refused = _refused(ctx)
     if refused is None and store is None:
@@ -63,59 +85,81 @@ async def _per_partition(
         for partition in topic.partitions:
             index = int(partition.partition)
             if refused is not None:
-                partitions.append({**_error_body(index, refused), **extra})
+                partitions.append(schema.error(index, refused))
             elif topic.topic_id is None or topic.topic_id == NULL_TOPIC_ID:
-                message = "The topic id cannot be null."
-                partitions.append({**_error_body(index, ErrorCode.invalid_request, message), **extra})
+                partitions.append(
+                    schema.error(index, ErrorCode.invalid_request, "The topic id cannot be null.")
+                )
             elif index < 0:
                 message = "The partition id cannot be a negative number."
-                partitions.append({**_error_body(index, ErrorCode.invalid_request, message), **extra})
+                partitions.append(schema.error(index, ErrorCode.invalid_request, message))
             else:
                 assert store is not None
                 key = (request.group_id, topic.topic_id, index)
                 partitions.append(await answer(store.coordinator, key, partition))
-        results.append({"topic_id": topic.topic_id, "partitions": partitions})
-    return {"results": results}
+        results.append(schema.result(topic_id=topic.topic_id, partitions=tuple(partitions)))
+    return schema.response(results=tuple(results))
 
 
-def _failed(index: int, answer: CoordinatorAnswer) -> dict[str, Any] | None:
+INITIALIZE = _Schema(
+    initialize.InitializeShareGroupStateResponse, initialize.InitializeStateResult, initialize.PartitionResult
+)
+READ = _Schema(read.ReadShareGroupStateResponse, read.ReadStateResult, read.PartitionResult, READ_DEFAULTS)
+WRITE = _Schema(write.WriteShareGroupStateResponse, write.WriteStateResult, write.PartitionResult)
+DELETE = _Schema(delete.DeleteShareGroupStateResponse, delete.DeleteStateResult, delete.PartitionResult)
+SUMMARY = _Schema(
+    summary.ReadShareGroupStateSummaryResponse,
+    summary.ReadStateSummaryResult,
+    summary.PartitionResult,
+    SUMMARY_DEFAULTS,
+)
+
+
+def _outcome(schema: _Schema[Any], index: int, answer: CoordinatorAnswer) -> Any:
+    """The partition's answer to a change: its error, or success."""
     if answer.error == ErrorCode.none:
-        return None
-    return _error_body(index, answer.error, answer.message)
+        return schema.error(index, ErrorCode.none)
+    return schema.error(index, ErrorCode(answer.error), answer.message)
 
 
-async def initialize_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> dict[str, Any]:
+async def initialize_share_group_state(
+    ctx: RequestContext, request: Any
+) -> initialize.InitializeShareGroupStateResponse:
+    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> initialize.PartitionResult:
         found = await coordinator.initialize(
             key, state_epoch=int(partition.state_epoch), start_offset=int(partition.start_offset)
         )
-        return _failed(key[2], found) or _error_body(key[2], ErrorCode.none)
+        return _outcome(INITIALIZE, key[2], found)  # type: ignore[no-any-return]
 
-    return await _per_partition(ctx, request, answer)
+    return await _per_partition(ctx, request, INITIALIZE, answer)
 
 
-async def read_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> dict[str, Any]:
+async def read_share_group_state(ctx: RequestContext, request: Any) -> read.ReadShareGroupStateResponse:
+    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> read.PartitionResult:
         found = coordinator.read(key, int(partition.leader_epoch))
         snapshot = found.snapshot
         if found.error != ErrorCode.none or snapshot is None:
             # Kafka's error answer: state epoch and start offset 0, no batches.
-            return {**_error_body(key[2], found.error, found.message), **READ_DEFAULTS}
-        return {
-            **_error_body(key[2], ErrorCode.none),
-            "state_epoch": snapshot.state_epoch,
-            "start_offset": snapshot.start_offset,
-            "state_batches": [
-                {"first_offset": first, "last_offset": last, "delivery_state": state, "delivery_count": count}
+            return READ.error(key[2], ErrorCode(found.error), found.message)  # type: ignore[no-any-return]
+        return read.PartitionResult(
+            partition=key[2],
+            error_code=ErrorCode.none,
+            error_message=None,
+            state_epoch=snapshot.state_epoch,
+            start_offset=snapshot.start_offset,
+            state_batches=tuple(
+                read.StateBatch(
+                    first_offset=first, last_offset=last, delivery_state=state, delivery_count=count
+                )
                 for first, last, state, count in snapshot.state_batches
-            ],
-        }
+            ),
+        )
 
-    return await _per_partition(ctx, request, answer, READ_DEFAULTS)
+    return await _per_partition(ctx, request, READ, answer)
 
 
-async def write_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> dict[str, Any]:
+async def write_share_group_state(ctx: RequestContext, request: Any) -> write.WriteShareGroupStateResponse:
+    async def answer(coordinator: ShareCoordinator, key: Any, partition: Any) -> write.PartitionResult:
         found = await coordinator.write(
             key,
             state_epoch=int(partition.state_epoch),
@@ -126,36 +170,40 @@ async def write_share_group_state(ctx: RequestContext, request: Any) -> dict[str
                 for b in partition.state_batches
             ],
         )
-        return _failed(key[2], found) or _error_body(key[2], ErrorCode.none)
+        return _outcome(WRITE, key[2], found)  # type: ignore[no-any-return]
 
-    return await _per_partition(ctx, request, answer)
+    return await _per_partition(ctx, request, WRITE, answer)
 
 
-async def delete_share_group_state(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> dict[str, Any]:
+async def delete_share_group_state(ctx: RequestContext, request: Any) -> delete.DeleteShareGroupStateResponse:
+    async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> delete.PartitionResult:
         found = await coordinator.delete(key)
-        return _failed(key[2], found) or _error_body(key[2], ErrorCode.none)
+        return _outcome(DELETE, key[2], found)  # type: ignore[no-any-return]
 
-    return await _per_partition(ctx, request, answer)
+    return await _per_partition(ctx, request, DELETE, answer)
 
 
-async def read_share_group_state_summary(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> dict[str, Any]:
+async def read_share_group_state_summary(
+    ctx: RequestContext, request: Any
+) -> summary.ReadShareGroupStateSummaryResponse:
+    async def answer(coordinator: ShareCoordinator, key: Any, _partition: Any) -> summary.PartitionResult:
         found = coordinator.summary(key)
         snapshot = found.snapshot
         if found.error != ErrorCode.none:
-            return {**_error_body(key[2], found.error, found.message), **SUMMARY_DEFAULTS}
-        return {
-            **_error_body(key[2], ErrorCode.none),
-            "state_epoch": 0 if snapshot is None else snapshot.state_epoch,
-            "leader_epoch": 0 if snapshot is None else snapshot.leader_epoch,
-            "start_offset": NOT_INITIALIZED if snapshot is None else snapshot.start_offset,
+            return SUMMARY.error(key[2], ErrorCode(found.error), found.message)  # type: ignore[no-any-return]
+        return summary.PartitionResult(
+            partition=key[2],
+            error_code=ErrorCode.none,
+            error_message=None,
+            state_epoch=0 if snapshot is None else snapshot.state_epoch,
+            leader_epoch=0 if snapshot is None else snapshot.leader_epoch,
+            start_offset=NOT_INITIALIZED if snapshot is None else snapshot.start_offset,
             # Kafka answers the count its share-partition leader last wrote (WriteShareGroupState v1); ours write
             # none (-1), and this coordinator keeps no count of its own.
-            "delivery_complete_count": -1,
-        }
+            delivery_complete_count=-1,
+        )
 
-    return await _per_partition(ctx, request, answer, SUMMARY_DEFAULTS)
+    return await _per_partition(ctx, request, SUMMARY, answer)
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {

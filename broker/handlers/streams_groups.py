@@ -12,11 +12,12 @@ import logging
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.streams_group_heartbeat.v0 import response as heartbeat
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.streams_assignor import MemberTasks
-from broker.groups.streams_coordinator import StreamsGroupCoordinator
+from broker.groups.streams_coordinator import StreamsGroups
 from broker.groups.streams_topology import (
     StreamsTopology,
     TopologyPlan,
@@ -27,6 +28,7 @@ from broker.groups.streams_topology import (
     topology_is_valid,
 )
 from broker.metadata.features import STREAMS_VERSION
+from broker.protocol.responses import NOT_THROTTLED
 from broker.topics import TopicError
 
 log = logging.getLogger(__name__)
@@ -34,9 +36,9 @@ log = logging.getLogger(__name__)
 PROTOCOL_OFF_MESSAGE = "The version of API is not supported."
 
 
-def _coordinator(ctx: RequestContext) -> StreamsGroupCoordinator | None:
+def _streams_groups(ctx: RequestContext) -> StreamsGroups | None:
     coordinator = ctx.broker.groups
-    return coordinator if isinstance(coordinator, StreamsGroupCoordinator) else None
+    return coordinator.group_type(StreamsGroups) if coordinator is not None else None
 
 
 def _ms(value: datetime.timedelta) -> int:
@@ -71,47 +73,55 @@ def _wire_tasks(tasks: frozenset[tuple[str, int]]) -> list[dict[str, Any]]:
     return tasks_by_subtopology(sorted(tasks))
 
 
-async def streams_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    config = _coordinator(ctx)
-    # Kafka answers a refused heartbeat with its schema's defaults: no member id, epoch 0, no statuses.
-    answer: dict[str, Any] = {
-        "throttle_time": 0,
-        "error_message": None,
-        "member_id": "",
-        "member_epoch": 0,
-        "heartbeat_interval": 0,
-        "acceptable_recovery_lag": 0,
-        "task_offset_interval": 0,
-        "status": [],
-        "active_tasks": None,
-        "standby_tasks": None,
-        "warmup_tasks": None,
-        "endpoint_information_epoch": 0,
-        "partitions_by_user_endpoint": None,
-    }
-    if config is None or ctx.broker.feature_level(STREAMS_VERSION) < 1:
-        return {**answer, "error_code": ErrorCode.unsupported_version, "error_message": PROTOCOL_OFF_MESSAGE}
+def _heartbeat_tasks(tasks: frozenset[tuple[str, int]]) -> tuple[heartbeat.TaskIds, ...]:
+    grouped: dict[str, list[int]] = {}
+    for subtopology, partition in tasks:
+        grouped.setdefault(subtopology, []).append(partition)
+    return tuple(
+        heartbeat.TaskIds(subtopology_id=subtopology, partitions=tuple(sorted(partitions)))
+        for subtopology, partitions in sorted(grouped.items())
+    )
+
+
+async def streams_group_heartbeat(
+    ctx: RequestContext, request: Any
+) -> heartbeat.StreamsGroupHeartbeatResponse:
+    streams_groups = _streams_groups(ctx)
+
+    def refused(error: ErrorCode, message: str | None = None) -> heartbeat.StreamsGroupHeartbeatResponse:
+        # Kafka answers a refused heartbeat with its schema's defaults: no member id, epoch 0, no statuses.
+        return heartbeat.StreamsGroupHeartbeatResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=error,
+            error_message=message,
+            member_id="",
+            member_epoch=0,
+            heartbeat_interval=datetime.timedelta(0),
+            acceptable_recovery_lag=0,
+            task_offset_interval=datetime.timedelta(0),
+            status=(),
+            active_tasks=None,
+            standby_tasks=None,
+            warmup_tasks=None,
+            endpoint_information_epoch=0,
+            partitions_by_user_endpoint=None,
+        )
+
+    if streams_groups is None or ctx.broker.feature_level(STREAMS_VERSION) < 1:
+        return refused(ErrorCode.unsupported_version, PROTOCOL_OFF_MESSAGE)
     if not ctx.allowed(Operation.READ, ResourceType.GROUP, request.group_id):
-        return {**answer, "error_code": ErrorCode.group_authorization_failed}
+        return refused(ErrorCode.group_authorization_failed)
     if not request.member_id:
-        return {
-            **answer,
-            "error_code": ErrorCode.invalid_request,
-            "error_message": "MemberId can't be empty.",
-        }
+        return refused(ErrorCode.invalid_request, "MemberId can't be empty.")
     if int(request.member_epoch) == 0 and _ms(request.rebalance_timeout) < 0:
-        return {
-            **answer,
-            "error_code": ErrorCode.invalid_request,
-            "error_message": "RebalanceTimeoutMs must be provided in first request.",
-        }
+        return refused(ErrorCode.invalid_request, "RebalanceTimeoutMs must be provided in first request.")
     topology = topology_from_request(request.topology) if request.topology is not None else None
     if topology is not None:
         problem = topology_is_valid(topology)
         if problem is not None:
-            return {**answer, "error_code": ErrorCode.invalid_request, "error_message": problem}
+            return refused(ErrorCode.invalid_request, problem)
     plans: dict[int, TopologyPlan] = {}
-    group = config.streams_groups.get(request.group_id)
+    group = streams_groups.groups.get(request.group_id)
     known = topology or (group.topology if group is not None else None)
     if known is not None:
         plans[id(known)] = await _plan(ctx, known)
@@ -136,7 +146,7 @@ async def streams_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str
             topology_now, lambda name: _partitions_of(ctx, name)
         )
 
-    result = config.streams_heartbeat(
+    result = streams_groups.heartbeat(
         group_id=request.group_id,
         member_id=request.member_id,
         member_epoch=int(request.member_epoch),
@@ -147,62 +157,68 @@ async def streams_group_heartbeat(ctx: RequestContext, request: Any) -> dict[str
         owned_standby=tasks_from_wire(request.standby_tasks),
     )
     if result.error_code != ErrorCode.none:
-        return {**answer, "error_code": result.error_code, "error_message": result.error_message}
-    streams = config.streams_config
+        return refused(ErrorCode(result.error_code), result.error_message)
+    streams = streams_groups.config
     tasks: MemberTasks | None = result.tasks
-    return {
-        **answer,
-        "error_code": ErrorCode.none,
-        "member_id": result.member_id,
-        "member_epoch": result.member_epoch,
-        "heartbeat_interval": streams.heartbeat_interval_ms,
-        "acceptable_recovery_lag": streams.acceptable_recovery_lag,
-        "task_offset_interval": streams.task_offset_interval_ms,
-        "status": [{"status_code": code, "status_detail": detail} for code, detail in result.statuses]
+    return heartbeat.StreamsGroupHeartbeatResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=ErrorCode.none,
+        error_message=None,
+        member_id=result.member_id,
+        member_epoch=result.member_epoch,
+        heartbeat_interval=datetime.timedelta(milliseconds=streams.heartbeat_interval_ms),
+        acceptable_recovery_lag=streams.acceptable_recovery_lag,
+        task_offset_interval=datetime.timedelta(milliseconds=streams.task_offset_interval_ms),
+        status=tuple(
+            heartbeat.Status(status_code=code, status_detail=detail) for code, detail in result.statuses
+        )
         or None,
-        "active_tasks": _wire_tasks(tasks.active) if tasks is not None else None,
-        "standby_tasks": _wire_tasks(tasks.standby) if tasks is not None else None,
-        "warmup_tasks": [] if tasks is not None else None,
-        "endpoint_information_epoch": result.endpoint_epoch,
-        "partitions_by_user_endpoint": _endpoints(ctx, config, request.group_id, result.endpoints),
-    }
+        active_tasks=_heartbeat_tasks(tasks.active) if tasks is not None else None,
+        standby_tasks=_heartbeat_tasks(tasks.standby) if tasks is not None else None,
+        warmup_tasks=() if tasks is not None else None,
+        endpoint_information_epoch=result.endpoint_epoch,
+        partitions_by_user_endpoint=_endpoints(ctx, streams_groups, request.group_id, result.endpoints),
+    )
 
 
 def _endpoints(
-    ctx: RequestContext, coordinator: StreamsGroupCoordinator, group_id: str, endpoints: Any
-) -> list[dict[str, Any]] | None:
+    ctx: RequestContext, streams_groups: StreamsGroups, group_id: str, endpoints: Any
+) -> tuple[heartbeat.EndpointToPartitions, ...] | None:
     """Interactive Queries' map: each member endpoint with the source partitions its tasks read."""
     if endpoints is None:
         return None
-    group = coordinator.streams_groups.get(group_id)
+    group = streams_groups.groups.get(group_id)
     if group is None or group.topology is None:
-        return []
+        return ()
     topics_of = {
         sub.subtopology_id: [*sub.source_topics, *(t.name for t in sub.repartition_source_topics)]
         for sub in group.topology.subtopologies
     }
 
-    def partitions(tasks: frozenset[tuple[str, int]]) -> list[dict[str, Any]]:
+    def partitions(tasks: frozenset[tuple[str, int]]) -> tuple[heartbeat.TopicPartition, ...]:
         by_topic: dict[str, set[int]] = {}
         for subtopology, partition in tasks:
             for topic in topics_of.get(subtopology, []):
                 count = _partitions_of(ctx, topic) or 0
                 if partition < count:
                     by_topic.setdefault(topic, set()).add(partition)
-        return [{"topic": t, "partitions": sorted(p)} for t, p in sorted(by_topic.items())]
+        return tuple(
+            heartbeat.TopicPartition(topic=t, partitions=tuple(sorted(p)))
+            for t, p in sorted(by_topic.items())
+        )
 
-    return [
-        {
-            "user_endpoint": {"host": host, "port": port},
-            "active_partitions": partitions(tasks.active),
-            "standby_partitions": partitions(tasks.standby),
-        }
+    return tuple(
+        heartbeat.EndpointToPartitions(
+            user_endpoint=heartbeat.Endpoint(host=host, port=port),
+            active_partitions=partitions(tasks.active),
+            standby_partitions=partitions(tasks.standby),
+        )
         for (host, port), tasks in endpoints
-    ]
+    )
 
 
 async def streams_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    coordinator = _coordinator(ctx)
+    streams_groups = _streams_groups(ctx)
     described = []
     for group_id in request.group_ids:
         entry: dict[str, Any] = {
@@ -219,9 +235,7 @@ async def streams_group_describe(ctx: RequestContext, request: Any) -> dict[str,
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
             described.append({**entry, "error_code": ErrorCode.group_authorization_failed})
             continue
-        unavailable, group = (
-            coordinator.describe_streams_group(group_id) if coordinator is not None else (None, None)
-        )
+        unavailable, group = streams_groups.describe(group_id) if streams_groups is not None else (None, None)
         if unavailable is not None:
             described.append({**entry, "error_code": unavailable})
             continue

@@ -6,8 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.get_telemetry_subscriptions.v0.response import GetTelemetrySubscriptionsResponse
+from kio.schema.push_telemetry.v0.response import PushTelemetryResponse
 
 from broker.context import RequestContext
+from broker.protocol.responses import NOT_THROTTLED
 from broker.telemetry.manager import TelemetryPush
 from broker.telemetry.subscriptions import ClientIdentity
 
@@ -29,30 +32,32 @@ def _identity(ctx: RequestContext) -> ClientIdentity:
     )
 
 
-async def handle_get_telemetry_subscriptions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_get_telemetry_subscriptions(
+    ctx: RequestContext, request: Any
+) -> GetTelemetrySubscriptionsResponse:
     telemetry = ctx.broker.telemetry
     if telemetry is None:
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.unsupported_version,
-            "client_instance_id": None,
-            "subscription_id": 0,
-            "push_interval": 0,
-            "telemetry_max_bytes": 0,
-            "delta_temporality": False,
-        }
+        return GetTelemetrySubscriptionsResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=ErrorCode.unsupported_version,
+            client_instance_id=None,
+            subscription_id=0,
+            push_interval=NOT_THROTTLED,
+            telemetry_max_bytes=0,
+            delta_temporality=False,
+        )
     return telemetry.get_subscriptions(request.client_instance_id, _identity(ctx))
 
 
-async def handle_push_telemetry(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_push_telemetry(ctx: RequestContext, request: Any) -> PushTelemetryResponse:
     telemetry = ctx.broker.telemetry
     if telemetry is None:
-        return {"throttle_time": 0, "error_code": ErrorCode.unsupported_version}
+        return PushTelemetryResponse(throttle_time=NOT_THROTTLED, error_code=ErrorCode.unsupported_version)
     push = TelemetryPush(
         request.subscription_id, request.terminating, request.compression_type, request.metrics
     )
     outcome = telemetry.push(request.client_instance_id, _identity(ctx), push)
-    return {"throttle_time": 0, "error_code": outcome.error}
+    return PushTelemetryResponse(throttle_time=NOT_THROTTLED, error_code=outcome.error)
 
 
 APIS = {

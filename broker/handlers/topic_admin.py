@@ -7,12 +7,20 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from kio.schema.create_partitions.v3.response import CreatePartitionsResponse, CreatePartitionsTopicResult
+from kio.schema.create_topics.v7.response import (
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsResponse,
+)
+from kio.schema.delete_topics.v6.response import DeletableTopicResult, DeleteTopicsResponse
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.auth.principal import principal_user
 from broker.context import RequestContext
 from broker.handlers.configs import describe_topic_config_entries
+from broker.protocol.responses import NOT_THROTTLED
 from broker.quotas.manager import CONTROLLER_MUTATION_RATE
 from broker.topics import TopicError
 
@@ -42,10 +50,7 @@ def _check_assignments(ctx: RequestContext, topic: Any) -> tuple[int, int]:
             raise TopicError(
                 ErrorCode.invalid_replica_assignment, "Duplicate brokers in a replica assignment."
             )
-        # A cluster's controller checks the broker ids against the registered brokers.
-        unknown = [b for b in assignment.broker_ids if b != ctx.broker.node_id]
-        if unknown and ctx.broker.cluster is None:
-            raise TopicError(ErrorCode.invalid_replica_assignment, f"Unknown broker ids {unknown}.")
+        # The controller checks the broker ids against the registered brokers.
     return len(indexes), sizes.pop()
 
 
@@ -86,10 +91,10 @@ class MutationQuota:
         )
         self.throttle_s = max(self.throttle_s, throttle)
 
-    def throttle_ms(self) -> int:
+    def throttle_time(self) -> timedelta:
         if not self.strict and self.throttle_s > 0 and self.ctx.session is not None:
             self.ctx.session.throttle_s = max(self.ctx.session.throttle_s, self.throttle_s)
-        return int(self.throttle_s * 1000)
+        return timedelta(milliseconds=int(self.throttle_s * 1000))
 
 
 THROTTLED_MESSAGE = "The controller mutation quota is exceeded."
@@ -103,12 +108,17 @@ def _past_deadline(request: Any) -> bool:
     return request.timeout <= timedelta(0)
 
 
-async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, Any]:
+def _topic_failed(name: str, error: ErrorCode, message: str | None) -> CreatableTopicResult:
+    # An error answer describes no topic: no configs (Kafka's empty array).
+    return CreatableTopicResult(name=name, topic_id=None, error_code=error, error_message=message, configs=())
+
+
+async def handle_create_topics(ctx: RequestContext, request: Any) -> CreateTopicsResponse:
     topics_manager = ctx.broker.topics
     seen: dict[str, int] = {}
     for topic in request.topics:
         seen[topic.name] = seen.get(topic.name, 0) + 1
-    results = []
+    results: list[CreatableTopicResult] = []
     cluster_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
     mutations = MutationQuota(ctx, strict_from=6)
     if _past_deadline(request) and any(
@@ -117,27 +127,23 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
         and (cluster_create or ctx.allowed(Operation.CREATE, ResourceType.TOPIC, topic.name))
         for topic in request.topics
     ):
-        timed_out = {"topic_id": None, "error_code": ErrorCode.request_timed_out, "error_message": None}
-        return {
-            "throttle_time": 0,
-            "topics": [{"name": t.name, **timed_out, "configs": []} for t in request.topics],
-        }
+        return CreateTopicsResponse(
+            throttle_time=NOT_THROTTLED,
+            topics=tuple(_topic_failed(t.name, ErrorCode.request_timed_out, None) for t in request.topics),
+        )
     for topic in request.topics:
-        # An error answer describes no topic: no configs (Kafka's empty array).
-        result: dict[str, Any] = {"name": topic.name, "topic_id": None, "error_message": None, "configs": []}
         if seen[topic.name] > 1:
-            result["error_code"] = ErrorCode.invalid_request
-            result["error_message"] = "Duplicate topic in request."
-            results.append(result)
+            results.append(
+                _topic_failed(topic.name, ErrorCode.invalid_request, "Duplicate topic in request.")
+            )
             continue
         if not cluster_create and not ctx.allowed(Operation.CREATE, ResourceType.TOPIC, topic.name):
-            result["error_code"] = ErrorCode.topic_authorization_failed
-            result["error_message"] = "Authorization failed."
-            results.append(result)
+            results.append(
+                _topic_failed(topic.name, ErrorCode.topic_authorization_failed, "Authorization failed.")
+            )
             continue
         if not request.validate_only and mutations.exceeded():
-            result.update(error_code=ErrorCode.throttling_quota_exceeded, error_message=THROTTLED_MESSAGE)
-            results.append(result)
+            results.append(_topic_failed(topic.name, ErrorCode.throttling_quota_exceeded, THROTTLED_MESSAGE))
             continue
         try:
             configs: dict[str, str] = {}
@@ -155,35 +161,37 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> dict[str, A
                 assignments=_replica_lists(topic.assignments),
             )
         except TopicError as exc:
-            result.update(error_code=exc.error_code, error_message=exc.message)
-            results.append(result)
+            results.append(_topic_failed(topic.name, ErrorCode(exc.error_code), exc.message))
             continue
         if not request.validate_only:
             mutations.record(created.partitions)
-        result.update(
-            error_code=ErrorCode.none,
-            # Kafka draws the id before it knows the request only validates, and answers it (v7+) either way.
-            topic_id=uuid.uuid4() if request.validate_only else created.topic_id,
-            num_partitions=created.partitions,
-            replication_factor=created.replication_factor,
-            configs=[
-                {
-                    "name": entry["name"],
-                    "value": entry["value"],
-                    "read_only": entry["read_only"],
-                    "config_source": entry["config_source"],
-                    "is_sensitive": False,
-                }
-                for entry in describe_topic_config_entries(ctx, created, include_synonyms=False)
-            ],
+        results.append(
+            CreatableTopicResult(
+                name=topic.name,
+                error_code=ErrorCode.none,
+                error_message=None,
+                # Kafka draws the id before it knows the request only validates, and answers it (v7+) either way.
+                topic_id=uuid.uuid4() if request.validate_only else created.topic_id,
+                num_partitions=created.partitions,
+                replication_factor=created.replication_factor,
+                configs=tuple(
+                    CreatableTopicConfigs(
+                        name=entry["name"],
+                        value=entry["value"],
+                        read_only=entry["read_only"],
+                        config_source=entry["config_source"],
+                        is_sensitive=False,
+                    )
+                    for entry in describe_topic_config_entries(ctx, created, include_synonyms=False)
+                ),
+            )
         )
-        results.append(result)
-    return {"throttle_time": mutations.throttle_ms(), "topics": results}
+    return CreateTopicsResponse(throttle_time=mutations.throttle_time(), topics=tuple(results))
 
 
-async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_delete_topics(ctx: RequestContext, request: Any) -> DeleteTopicsResponse:
     state = ctx.broker
-    responses = []
+    responses: list[DeletableTopicResult] = []
     mutations = MutationQuota(ctx, strict_from=5)
     # v0-5 send names as a string array; v6 sends (name | topic_id) entries.
     names = getattr(request, "topic_names", None)
@@ -193,63 +201,69 @@ async def handle_delete_topics(ctx: RequestContext, request: Any) -> dict[str, A
         else [(t.name, t.topic_id) for t in request.topics]
     )
     if _past_deadline(request) and _asks_the_controller(entries):
-        return {
-            "throttle_time": 0,
-            "responses": [
-                {"name": name, "topic_id": topic_id, "error_code": ErrorCode.request_timed_out}
+        return DeleteTopicsResponse(
+            throttle_time=NOT_THROTTLED,
+            responses=tuple(
+                DeletableTopicResult(name=name, topic_id=topic_id, error_code=ErrorCode.request_timed_out)
                 for name, topic_id in entries
-            ],
-        }
+            ),
+        )
     for name, topic_id in entries:
         if name is None and topic_id is not None:
             topic = state.metadata.get_by_id(topic_id)
             if topic is None:
                 responses.append(
-                    {
-                        "name": None,
-                        "topic_id": topic_id,
-                        "error_code": ErrorCode.unknown_topic_id,
-                        "error_message": "This server does not host this topic ID.",
-                    }
+                    DeletableTopicResult(
+                        name=None,
+                        topic_id=topic_id,
+                        error_code=ErrorCode.unknown_topic_id,
+                        error_message="This server does not host this topic ID.",
+                    )
                 )
                 continue
             name = topic.name
             if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name):
                 # Do not confirm that a topic id exists to someone who may not see it.
                 responses.append(
-                    {"name": None, "topic_id": topic_id, "error_code": ErrorCode.topic_authorization_failed}
+                    DeletableTopicResult(
+                        name=None, topic_id=topic_id, error_code=ErrorCode.topic_authorization_failed
+                    )
                 )
                 continue
         if not ctx.allowed(Operation.DELETE, ResourceType.TOPIC, name):
             responses.append(
-                {"name": name, "topic_id": topic_id, "error_code": ErrorCode.topic_authorization_failed}
+                DeletableTopicResult(
+                    name=name, topic_id=topic_id, error_code=ErrorCode.topic_authorization_failed
+                )
             )
             continue
         if mutations.exceeded():
             responses.append(
-                {
-                    "name": name,
-                    "topic_id": topic_id,
-                    "error_code": ErrorCode.throttling_quota_exceeded,
-                    "error_message": THROTTLED_MESSAGE,
-                }
+                DeletableTopicResult(
+                    name=name,
+                    topic_id=topic_id,
+                    error_code=ErrorCode.throttling_quota_exceeded,
+                    error_message=THROTTLED_MESSAGE,
+                )
             )
             continue
         try:
             deleted = await state.topics.delete(name)
         except TopicError as exc:
             responses.append(
-                {
-                    "name": name,
-                    "topic_id": topic_id,
-                    "error_code": exc.error_code,
-                    "error_message": exc.message,
-                }
+                DeletableTopicResult(
+                    name=name,
+                    topic_id=topic_id,
+                    error_code=ErrorCode(exc.error_code),
+                    error_message=exc.message,
+                )
             )
             continue
         mutations.record(deleted.partitions)
-        responses.append({"name": name, "topic_id": deleted.topic_id, "error_code": ErrorCode.none})
-    return {"throttle_time": mutations.throttle_ms(), "responses": responses}
+        responses.append(
+            DeletableTopicResult(name=name, topic_id=deleted.topic_id, error_code=ErrorCode.none)
+        )
+    return DeleteTopicsResponse(throttle_time=mutations.throttle_time(), responses=tuple(responses))
 
 
 def _asks_the_controller(entries: list[tuple[Any, Any]]) -> bool:
@@ -259,38 +273,38 @@ def _asks_the_controller(entries: list[tuple[Any, Any]]) -> bool:
     return any(named.count(entry) == 1 for entry in named)
 
 
-async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    results = []
+async def handle_create_partitions(ctx: RequestContext, request: Any) -> CreatePartitionsResponse:
+    results: list[CreatePartitionsTopicResult] = []
     mutations = MutationQuota(ctx, strict_from=3)
     names = [topic.name for topic in request.topics]
     if _past_deadline(request) and any(
         names.count(topic.name) == 1 and ctx.allowed(Operation.ALTER, ResourceType.TOPIC, topic.name)
         for topic in request.topics
     ):
-        return {
-            "throttle_time": 0,
-            "results": [
-                {"name": name, "error_code": ErrorCode.request_timed_out, "error_message": None}
+        return CreatePartitionsResponse(
+            throttle_time=NOT_THROTTLED,
+            results=tuple(
+                CreatePartitionsTopicResult(
+                    name=name, error_code=ErrorCode.request_timed_out, error_message=None
+                )
                 for name in names
-            ],
-        }
+            ),
+        )
     for topic in request.topics:
         if not ctx.allowed(Operation.ALTER, ResourceType.TOPIC, topic.name):
             results.append(
-                {
-                    "name": topic.name,
-                    "error_code": ErrorCode.topic_authorization_failed,
-                    "error_message": None,
-                }
+                CreatePartitionsTopicResult(
+                    name=topic.name, error_code=ErrorCode.topic_authorization_failed, error_message=None
+                )
             )
             continue
         if not request.validate_only and mutations.exceeded():
             results.append(
-                {
-                    "name": topic.name,
-                    "error_code": ErrorCode.throttling_quota_exceeded,
-                    "error_message": THROTTLED_MESSAGE,
-                }
+                CreatePartitionsTopicResult(
+                    name=topic.name,
+                    error_code=ErrorCode.throttling_quota_exceeded,
+                    error_message=THROTTLED_MESSAGE,
+                )
             )
             continue
         try:
@@ -303,12 +317,6 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
                         f"Increasing the number of partitions by {added} but {len(topic.assignments)} "
                         "assignments provided.",
                     )
-                for assignment in topic.assignments:
-                    if ctx.broker.cluster is None and list(assignment.broker_ids) != [ctx.broker.node_id]:
-                        raise TopicError(
-                            ErrorCode.invalid_replica_assignment,
-                            f"Unknown broker ids in {list(assignment.broker_ids)}.",
-                        )
             before = current.partitions if current is not None else 0
             await ctx.broker.topics.grow(
                 topic.name,
@@ -320,17 +328,19 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> dict[st
             # Kafka answers an unknown topic here without a message.
             unknown = exc.error_code == ErrorCode.unknown_topic_or_partition
             results.append(
-                {
-                    "name": topic.name,
-                    "error_code": exc.error_code,
-                    "error_message": None if unknown else exc.message,
-                }
+                CreatePartitionsTopicResult(
+                    name=topic.name,
+                    error_code=ErrorCode(exc.error_code),
+                    error_message=None if unknown else exc.message,
+                )
             )
             continue
         if not request.validate_only:
             mutations.record(topic.count - before)
-        results.append({"name": topic.name, "error_code": ErrorCode.none, "error_message": None})
-    return {"throttle_time": mutations.throttle_ms(), "results": results}
+        results.append(
+            CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.none, error_message=None)
+        )
+    return CreatePartitionsResponse(throttle_time=mutations.throttle_time(), results=tuple(results))
 
 
 APIS = {

@@ -17,12 +17,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.describe_topic_partitions.v0.response import (
+    Cursor,
+    DescribeTopicPartitionsResponse,
+    DescribeTopicPartitionsResponsePartition,
+    DescribeTopicPartitionsResponseTopic,
+)
 from kio.schema.errors import ErrorCode
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
-from broker.handlers.metadata import ALL_TOPIC_OPERATIONS, OPERATIONS_OMITTED, partition_entry
+from broker.handlers.metadata import ALL_TOPIC_OPERATIONS, OPERATIONS_OMITTED
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME, topic_name_problem
+from broker.protocol.responses import NOT_THROTTLED
 
 DESCRIBE_TOPIC_PARTITIONS = 75
 # Kafka's max.request.partition.size.limit default: the most partitions one response carries,
@@ -31,55 +38,75 @@ MAX_PARTITIONS_PER_RESPONSE = 2000
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC_NAME, "__transaction_state"})
 
 
-def _partitions(ctx: RequestContext, name: str, count: int, start: int, limit: int) -> list[dict[str, Any]]:
+def _partitions(
+    ctx: RequestContext, name: str, count: int, start: int, limit: int
+) -> tuple[DescribeTopicPartitionsResponsePartition, ...]:
     """Partitions start..start+limit-1 of the topic (fewer at its end)."""
     states = ctx.broker.partitions.describe(name, min(count, start + limit), start)
-    # No eligible leader replicas: KIP-966's ELR is off here, as by default in Kafka 4.0.
-    return [
-        {**partition_entry(state), "eligible_leader_replicas": [], "last_known_elr": []} for state in states
-    ]
+    return tuple(
+        DescribeTopicPartitionsResponsePartition(
+            error_code=ErrorCode(state.error),
+            partition_index=state.index,
+            leader_id=state.leader,
+            leader_epoch=state.leader_epoch,
+            replica_nodes=tuple(state.replicas),
+            isr_nodes=tuple(state.isr),
+            # No eligible leader replicas: KIP-966's ELR is off here, as by default in Kafka 4.0.
+            eligible_leader_replicas=(),
+            last_known_elr=(),
+            offline_replicas=tuple(state.offline_replicas),
+        )
+        for state in states
+    )
 
 
 def _topic(
-    ctx: RequestContext, name: str, error: ErrorCode, topic_id: Any, internal: bool, partitions: list
-) -> dict[str, Any]:
-    return {
-        "error_code": error,
-        "name": name,
-        "topic_id": topic_id,
-        "is_internal": internal,
-        "partitions": partitions,
-        "topic_authorized_operations": (
+    ctx: RequestContext,
+    name: str,
+    error: ErrorCode,
+    topic_id: Any,
+    internal: bool,
+    partitions: tuple[DescribeTopicPartitionsResponsePartition, ...],
+) -> DescribeTopicPartitionsResponseTopic:
+    return DescribeTopicPartitionsResponseTopic(
+        error_code=error,
+        name=name,
+        topic_id=topic_id,
+        is_internal=internal,
+        partitions=partitions,
+        topic_authorized_operations=(
             OPERATIONS_OMITTED
             if error == ErrorCode.topic_authorization_failed
             else ctx.authorized_operations(ResourceType.TOPIC, name, ALL_TOPIC_OPERATIONS)
         ),
-    }
+    )
 
 
-def _missing(ctx: RequestContext, name: str) -> dict[str, Any]:
+def _missing(ctx: RequestContext, name: str) -> DescribeTopicPartitionsResponseTopic:
     error = (
         ErrorCode.invalid_topic_exception
         if topic_name_problem(name)
         else ErrorCode.unknown_topic_or_partition
     )
-    return _topic(ctx, name, error, None, name in INTERNAL_TOPICS, [])
+    return _topic(ctx, name, error, None, name in INTERNAL_TOPICS, ())
 
 
-async def handle_describe_topic_partitions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_topic_partitions(
+    ctx: RequestContext, request: Any
+) -> DescribeTopicPartitionsResponse:
     registry = ctx.broker.metadata
     named = sorted({topic.name for topic in request.topics})
     all_topics = not named
     cursor = request.cursor
     if cursor is not None and not all_topics and cursor.topic_name not in named:
-        return {
-            "throttle_time": 0,
-            "topics": [
-                _topic(ctx, name, ErrorCode.invalid_request, None, name in INTERNAL_TOPICS, [])
+        return DescribeTopicPartitionsResponse(
+            throttle_time=NOT_THROTTLED,
+            topics=tuple(
+                _topic(ctx, name, ErrorCode.invalid_request, None, name in INTERNAL_TOPICS, ())
                 for name in named
-            ],
-            "next_cursor": None,
-        }
+            ),
+            next_cursor=None,
+        )
     candidates = sorted(t.name for t in registry.topics()) if all_topics else named
     if cursor is not None:
         candidates = [name for name in candidates if name >= cursor.topic_name]
@@ -90,12 +117,12 @@ async def handle_describe_topic_partitions(ctx: RequestContext, request: Any) ->
     # At least one partition per page (Kafka would answer a limit <= 0 with an empty page whose cursor
     # never advances, and a client paging through would loop forever).
     remaining = max(1, min(int(request.response_partition_limit), MAX_PARTITIONS_PER_RESPONSE))
-    topics: list[dict[str, Any]] = []
-    next_cursor = None
+    topics: list[DescribeTopicPartitionsResponseTopic] = []
+    next_cursor: Cursor | None = None
     for name in allowed:
         if remaining == 0:
             # The page is full: the next one starts at this topic's first partition.
-            next_cursor = {"topic_name": name, "partition_index": 0}
+            next_cursor = Cursor(topic_name=name, partition_index=0)
             break
         topic = registry.get(name)
         if topic is None:
@@ -107,14 +134,16 @@ async def handle_describe_topic_partitions(ctx: RequestContext, request: Any) ->
         topics.append(_topic(ctx, name, ErrorCode.none, topic.topic_id, topic.internal, partitions))
         end = max(start, 0) + len(partitions)
         if end < topic.partitions:
-            next_cursor = {"topic_name": name, "partition_index": end}
+            next_cursor = Cursor(topic_name=name, partition_index=end)
             break
         remaining -= len(partitions)
     topics.extend(
-        _topic(ctx, name, ErrorCode.topic_authorization_failed, None, name in INTERNAL_TOPICS, [])
+        _topic(ctx, name, ErrorCode.topic_authorization_failed, None, name in INTERNAL_TOPICS, ())
         for name in refused
     )
-    return {"throttle_time": 0, "topics": topics, "next_cursor": next_cursor}
+    return DescribeTopicPartitionsResponse(
+        throttle_time=NOT_THROTTLED, topics=tuple(topics), next_cursor=next_cursor
+    )
 
 
 APIS = {

@@ -8,16 +8,26 @@ with the partition layer's marker writing.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from typing import Any
 
 import re2
+from kio.schema.add_offsets_to_txn.v4.response import AddOffsetsToTxnResponse
+from kio.schema.add_partitions_to_txn.v3 import response as add_partitions_v3
+from kio.schema.add_partitions_to_txn.v5 import response as add_partitions
+from kio.schema.describe_transactions.v0 import response as describe
+from kio.schema.end_txn.v5.response import EndTxnResponse
 from kio.schema.errors import ErrorCode
+from kio.schema.list_transactions.v2 import response as listing
+from kio.schema.txn_offset_commit.v5 import response as offset_commit
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
-from broker.groups.coordinator import PartitionOffset, coordinator_error_for_append
+from broker.groups.coordinator import PartitionOffset
+from broker.groups.offsets_replay import coordinator_error_for_append
 from broker.metadata.features import TRANSACTION_VERSION
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
+from broker.protocol.responses import NOT_THROTTLED
 from broker.transactions.coordinator import TransactionCoordinator
 
 # KIP-588: versions below these do not know PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH instead.
@@ -39,13 +49,13 @@ def transaction_v2(ctx: RequestContext) -> bool:
     )
 
 
-def client_error(ctx: RequestContext, error: int) -> int:
+def client_error(ctx: RequestContext, error: int) -> ErrorCode:
     """The error as this request's version can understand it."""
     if error == ErrorCode.producer_fenced and ctx.api_version < FIRST_VERSION_WITH_PRODUCER_FENCED.get(
         ctx.api_key, 0
     ):
         return ErrorCode.invalid_producer_epoch
-    return error
+    return ErrorCode(error)
 
 
 def coordinator_of(ctx: RequestContext) -> TransactionCoordinator | None:
@@ -76,8 +86,8 @@ async def _add_partitions_for(
     producer_epoch: int,
     topics: Any,
     verify_only: bool,
-) -> list[dict[str, Any]]:
-    """One transaction's per-topic results, Kafka's checks in Kafka's order."""
+) -> dict[str, list[tuple[int, ErrorCode]]]:
+    """One transaction's per-topic results (partition, error), Kafka's checks in Kafka's order."""
     requested = [(topic.name, int(p)) for topic in topics for p in topic.partitions]
     errors: dict[tuple[str, int], int] = {}
     coordinator = coordinator_of(ctx)
@@ -102,15 +112,15 @@ async def _add_partitions_for(
         else:
             error = await coordinator.add_partitions(transactional_id, producer_id, producer_epoch, requested)
             errors = dict.fromkeys(requested, error)
-    by_topic: dict[str, list[dict[str, Any]]] = {}
+    by_topic: dict[str, list[tuple[int, ErrorCode]]] = {}
     for (topic, index), error in errors.items():
-        by_topic.setdefault(topic, []).append(
-            {"partition_index": index, "partition_error_code": client_error(ctx, error)}
-        )
-    return [{"name": topic, "results_by_partition": results} for topic, results in by_topic.items()]
+        by_topic.setdefault(topic, []).append((index, client_error(ctx, error)))
+    return by_topic
 
 
-async def add_partitions_to_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def add_partitions_to_txn(
+    ctx: RequestContext, request: Any
+) -> add_partitions.AddPartitionsToTxnResponse | add_partitions_v3.AddPartitionsToTxnResponse:
     if ctx.api_version < FIRST_BATCHED_ADD_PARTITIONS_VERSION:
         results = await _add_partitions_for(
             ctx,
@@ -120,36 +130,65 @@ async def add_partitions_to_txn(ctx: RequestContext, request: Any) -> dict[str, 
             request.v3_and_below_topics,
             verify_only=False,
         )
-        return {"throttle_time": 0, "results_by_topic_v3_and_below": results}
+        # v4 replaced the one transaction's results by per-transaction ones: older versions get v3's entity.
+        return add_partitions_v3.AddPartitionsToTxnResponse(
+            throttle_time=NOT_THROTTLED,
+            results_by_topic_v3_and_below=tuple(
+                add_partitions_v3.AddPartitionsToTxnTopicResult(
+                    name=topic,
+                    results_by_partition=tuple(
+                        add_partitions_v3.AddPartitionsToTxnPartitionResult(
+                            partition_index=index, partition_error_code=error
+                        )
+                        for index, error in partitions
+                    ),
+                )
+                for topic, partitions in results.items()
+            ),
+        )
     # The batched form is sent by brokers (KIP-890 verification), never by clients.
     if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.cluster_authorization_failed,
-            "results_by_transaction": [],
-        }
+        return add_partitions.AddPartitionsToTxnResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=ErrorCode.cluster_authorization_failed,
+            results_by_transaction=(),
+        )
     answers = []
     for transaction in request.transactions:
-        answers.append(
-            {
-                "transactional_id": transaction.transactional_id,
-                "topic_results": await _add_partitions_for(
-                    ctx,
-                    transaction.transactional_id,
-                    transaction.producer_id,
-                    transaction.producer_epoch,
-                    transaction.topics,
-                    verify_only=transaction.verify_only,
-                ),
-            }
+        results = await _add_partitions_for(
+            ctx,
+            transaction.transactional_id,
+            transaction.producer_id,
+            transaction.producer_epoch,
+            transaction.topics,
+            verify_only=transaction.verify_only,
         )
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "results_by_transaction": answers}
+        answers.append(
+            add_partitions.AddPartitionsToTxnResult(
+                transactional_id=transaction.transactional_id,
+                topic_results=tuple(
+                    add_partitions.AddPartitionsToTxnTopicResult(
+                        name=topic,
+                        results_by_partition=tuple(
+                            add_partitions.AddPartitionsToTxnPartitionResult(
+                                partition_index=index, partition_error_code=error
+                            )
+                            for index, error in partitions
+                        ),
+                    )
+                    for topic, partitions in results.items()
+                ),
+            )
+        )
+    return add_partitions.AddPartitionsToTxnResponse(
+        throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, results_by_transaction=tuple(answers)
+    )
 
 
 # --- AddOffsetsToTxn (25) ------------------------------------------------------------------------
 
 
-async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> AddOffsetsToTxnResponse:
     coordinator = coordinator_of(ctx)
     if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         error = ErrorCode.transactional_id_authorization_failed
@@ -161,13 +200,13 @@ async def add_offsets_to_txn(ctx: RequestContext, request: Any) -> dict[str, Any
         error = await coordinator.add_offsets(
             request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
         )
-    return {"throttle_time": 0, "error_code": client_error(ctx, error)}
+    return AddOffsetsToTxnResponse(throttle_time=NOT_THROTTLED, error_code=client_error(ctx, error))
 
 
 # --- EndTxn (26) ---------------------------------------------------------------------------------
 
 
-async def end_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def end_txn(ctx: RequestContext, request: Any) -> EndTxnResponse:
     coordinator = coordinator_of(ctx)
     producer_id, producer_epoch = -1, -1
     if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
@@ -180,31 +219,42 @@ async def end_txn(ctx: RequestContext, request: Any) -> dict[str, Any]:
             request.transactional_id, request.producer_id, request.producer_epoch, request.committed
         )
         error, producer_id, producer_epoch = result.error, result.producer_id, result.producer_epoch
-    answer: dict[str, Any] = {"throttle_time": 0, "error_code": client_error(ctx, error)}
-    if ctx.api_version >= 5:
-        answer["producer_id"] = producer_id
-        answer["producer_epoch"] = producer_epoch
-    return answer
+    # v5 adds the producer id and epoch (older versions drop them).
+    return EndTxnResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=client_error(ctx, error),
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+    )
 
 
 # --- TxnOffsetCommit (28) ------------------------------------------------------------------------
 
 
-async def txn_offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    def answer_all(error: int) -> dict[str, Any]:
-        return {
-            "throttle_time": 0,
-            "topics": [
-                {
-                    "name": topic.name,
-                    "partitions": [
-                        {"partition_index": p.partition_index, "error_code": client_error(ctx, error)}
-                        for p in topic.partitions
-                    ],
-                }
-                for topic in request.topics
-            ],
-        }
+def _txn_offset_commit_answer(
+    ctx: RequestContext, request: Any, error_of: Callable[[str, int], int]
+) -> offset_commit.TxnOffsetCommitResponse:
+    return offset_commit.TxnOffsetCommitResponse(
+        throttle_time=NOT_THROTTLED,
+        topics=tuple(
+            offset_commit.TxnOffsetCommitResponseTopic(
+                name=topic.name,
+                partitions=tuple(
+                    offset_commit.TxnOffsetCommitResponsePartition(
+                        partition_index=p.partition_index,
+                        error_code=client_error(ctx, error_of(topic.name, p.partition_index)),
+                    )
+                    for p in topic.partitions
+                ),
+            )
+            for topic in request.topics
+        ),
+    )
+
+
+async def txn_offset_commit(ctx: RequestContext, request: Any) -> offset_commit.TxnOffsetCommitResponse:
+    def answer_all(error: int) -> offset_commit.TxnOffsetCommitResponse:
+        return _txn_offset_commit_answer(ctx, request, lambda _topic, _index: error)
 
     if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         return answer_all(ErrorCode.transactional_id_authorization_failed)
@@ -258,22 +308,7 @@ async def txn_offset_commit(ctx: RequestContext, request: Any) -> dict[str, Any]
             for o, code in zip(offsets, results, strict=True)
         }
     )
-    return {
-        "throttle_time": 0,
-        "topics": [
-            {
-                "name": topic.name,
-                "partitions": [
-                    {
-                        "partition_index": p.partition_index,
-                        "error_code": client_error(ctx, errors[(topic.name, p.partition_index)]),
-                    }
-                    for p in topic.partitions
-                ],
-            }
-            for topic in request.topics
-        ],
-    }
+    return _txn_offset_commit_answer(ctx, request, lambda topic, index: errors[(topic, index)])
 
 
 async def _add_offsets_partition(ctx: RequestContext, request: Any, partition: int) -> int:
@@ -309,81 +344,98 @@ def txn_offset_commit_error(error: int) -> int:
 # --- DescribeTransactions (65), ListTransactions (66) ------------------------------------------------
 
 
-async def describe_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def describe_transactions(ctx: RequestContext, request: Any) -> describe.DescribeTransactionsResponse:
     coordinator = coordinator_of(ctx)
     states = []
     for transactional_id in request.transactional_ids:
-        entry: dict[str, Any] = {
-            "error_code": ErrorCode.none,
-            "transactional_id": transactional_id,
-            "transaction_state": "",
-            # Kafka answers zeros for an id it does not describe (and kio cannot read a negative time).
-            "transaction_timeout": 0,
-            "transaction_start_time": _timestamp(0),
-            "producer_id": 0,
-            "producer_epoch": 0,
-            "topics": [],
-        }
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
-            entry["error_code"] = ErrorCode.transactional_id_authorization_failed
+            error, found = ErrorCode.transactional_id_authorization_failed, None
         elif coordinator is None:
-            entry["error_code"] = ErrorCode.coordinator_not_available
+            error, found = ErrorCode.coordinator_not_available, None
         else:
             error, found = coordinator.describe(transactional_id)
-            entry["error_code"] = error
-            if found is not None:
-                by_topic: dict[str, list[int]] = {}
-                for topic, index in found.partitions:
-                    # Like Kafka: only the topics the caller may describe.
-                    if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic):
-                        by_topic.setdefault(topic, []).append(index)
-                entry.update(
-                    transaction_state=found.state,
-                    transaction_timeout=found.timeout_ms,
-                    transaction_start_time=_timestamp(found.start_ms),
-                    producer_id=found.producer_id,
-                    producer_epoch=found.producer_epoch,
-                    topics=[{"topic": t, "partitions": indexes} for t, indexes in by_topic.items()],
+        if found is None:
+            # Kafka answers zeros for an id it does not describe (and kio cannot read a negative time).
+            states.append(
+                describe.TransactionState(
+                    error_code=ErrorCode(error),
+                    transactional_id=transactional_id,
+                    transaction_state="",
+                    transaction_timeout=datetime.timedelta(0),
+                    transaction_start_time=_timestamp(0),
+                    producer_id=0,
+                    producer_epoch=0,
+                    topics=(),
                 )
-        states.append(entry)
-    return {"throttle_time": 0, "transaction_states": states}
+            )
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in found.partitions:
+            # Like Kafka: only the topics the caller may describe.
+            if ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic):
+                by_topic.setdefault(topic, []).append(index)
+        states.append(
+            describe.TransactionState(
+                error_code=ErrorCode(error),
+                transactional_id=transactional_id,
+                transaction_state=found.state,
+                transaction_timeout=datetime.timedelta(milliseconds=found.timeout_ms),
+                transaction_start_time=_timestamp(found.start_ms),
+                producer_id=found.producer_id,
+                producer_epoch=found.producer_epoch,
+                topics=tuple(
+                    describe.TopicData(topic=t, partitions=tuple(indexes)) for t, indexes in by_topic.items()
+                ),
+            )
+        )
+    return describe.DescribeTransactionsResponse(
+        throttle_time=NOT_THROTTLED, transaction_states=tuple(states)
+    )
 
 
 _REGEX_OPTIONS = re2.Options()
 _REGEX_OPTIONS.log_errors = False  # a client's bad pattern is answered, not logged by the library
 
 
-async def list_transactions(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def list_transactions(ctx: RequestContext, request: Any) -> listing.ListTransactionsResponse:
+    def answer(
+        error: ErrorCode,
+        unknown: tuple[str, ...] = (),
+        states: tuple[listing.TransactionState, ...] = (),
+    ) -> listing.ListTransactionsResponse:
+        return listing.ListTransactionsResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=error,
+            unknown_state_filters=unknown,
+            transaction_states=states,
+        )
+
     coordinator = coordinator_of(ctx)
     min_duration = _ms(request.duration_filter) if ctx.api_version >= 1 else -1
-    answer: dict[str, Any] = {
-        "throttle_time": 0,
-        "error_code": ErrorCode.none,
-        "unknown_state_filters": [],
-        "transaction_states": [],
-    }
     pattern = request.transactional_id_pattern if ctx.api_version >= 2 else None
     try:
         # v2 (KIP-1152): the whole id must match, as Java's Pattern.matches; empty or null lists all. RE2: a
         # client's pattern runs in linear time, so no pattern can hold the event loop.
         id_filter = re2.compile(pattern, _REGEX_OPTIONS) if pattern else None
     except re2.error:
-        answer["error_code"] = ErrorCode.invalid_regular_expression
-        return answer
+        return answer(ErrorCode.invalid_regular_expression)
     if coordinator is None:
-        answer["error_code"] = ErrorCode.coordinator_not_available
-        return answer
+        return answer(ErrorCode.coordinator_not_available)
     listed, unknown = coordinator.list_transactions(
         list(request.state_filters), [int(p) for p in request.producer_id_filters], min_duration
     )
-    answer["unknown_state_filters"] = unknown
-    answer["transaction_states"] = [
-        {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "transaction_state": t.state}
-        for t in listed
-        if ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactional_id)
-        and (id_filter is None or id_filter.fullmatch(t.transactional_id))
-    ]
-    return answer
+    return answer(
+        ErrorCode.none,
+        tuple(unknown),
+        tuple(
+            listing.TransactionState(
+                transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state
+            )
+            for t in listed
+            if ctx.allowed(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactional_id)
+            and (id_filter is None or id_filter.fullmatch(t.transactional_id))
+        ),
+    )
 
 
 APIS = {

@@ -8,9 +8,16 @@ error. Only brokers may call it (ClusterAction on the cluster), as in Kafka.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.write_txn_markers.v2.response import (
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopicResult,
+    WriteTxnMarkersResponse,
+)
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import BrokerState, RequestContext
@@ -18,19 +25,19 @@ from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 from broker.wire.records.errors import StorageError
 
 
-async def handle_write_txn_markers(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_write_txn_markers(ctx: RequestContext, request: Any) -> WriteTxnMarkersResponse:
     if not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {
-            "markers": [
+        return WriteTxnMarkersResponse(
+            markers=tuple(
                 _marker_answer(marker, lambda _topic, _index: ErrorCode.cluster_authorization_failed)
                 for marker in request.markers
-            ]
-        }
+            )
+        )
     answers = await asyncio.gather(*(_write_marker(ctx, marker) for marker in request.markers))
-    return {"markers": list(answers)}
+    return WriteTxnMarkersResponse(markers=tuple(answers))
 
 
-async def _write_marker(ctx: RequestContext, marker: Any) -> dict[str, Any]:
+async def _write_marker(ctx: RequestContext, marker: Any) -> WritableTxnMarkerResult:
     targets = [(topic.name, index) for topic in marker.topics for index in topic.partition_indexes]
     errors = await asyncio.gather(*(_write_to_partition(ctx, marker, name, index) for name, index in targets))
     by_partition = dict(zip(targets, errors, strict=True))
@@ -75,20 +82,22 @@ async def write_marker_as_leader(
     return ErrorCode.none
 
 
-def _marker_answer(marker: Any, error_of: Any) -> dict[str, Any]:
-    return {
-        "producer_id": marker.producer_id,
-        "topics": [
-            {
-                "name": topic.name,
-                "partitions": [
-                    {"partition_index": index, "error_code": error_of(topic.name, index)}
+def _marker_answer(marker: Any, error_of: Callable[[str, int], ErrorCode]) -> WritableTxnMarkerResult:
+    return WritableTxnMarkerResult(
+        producer_id=marker.producer_id,
+        topics=tuple(
+            WritableTxnMarkerTopicResult(
+                name=topic.name,
+                partitions=tuple(
+                    WritableTxnMarkerPartitionResult(
+                        partition_index=index, error_code=error_of(topic.name, index)
+                    )
                     for index in topic.partition_indexes
-                ],
-            }
+                ),
+            )
             for topic in marker.topics
-        ],
-    }
+        ),
+    )
 
 
 # Kafka 4.0 serves version 1 only (v0 was removed by KIP-896).

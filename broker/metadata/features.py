@@ -15,19 +15,15 @@ Kafka 4.0's meaning of the levels, and what this broker does at each:
 - share.version 0 (no share groups) / 1 (KIP-932 share groups: ShareGroupHeartbeat, ShareFetch, …), Kafka
   4.2's default.
 
-Where the levels are kept is the caller's business: a controller record in a cluster's metadata log, the
-data directory on a single node (`FeatureFile`). A level of 0 is not listed as finalized (as Kafka: a
+The levels are kept as controller records in the metadata log (a single node's too: it is its own quorum's
+only voter). A level of 0 is not listed as finalized (as Kafka: a
 FeatureLevelRecord with level 0 removes the feature).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-from broker.runtime.durable_json import write_json_durably
 
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
@@ -214,21 +210,3 @@ def plan_update(current: Mapping[str, int], updates: Sequence[FeatureUpdate], no
     proposed = {**current, **{name: update.level for name, update in latest.items()}}
     _check_dependencies(proposed, list(latest))
     return proposed
-
-
-class FeatureFile:
-    """A single node's finalized levels and their epoch in its data directory (a cluster keeps them in
-    its metadata log): {"epoch": n, "levels": {name: level}}, replaced atomically."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "finalized-features.json"
-
-    def load(self) -> tuple[int, dict[str, int]]:
-        """(epoch, recorded levels); a fresh data directory has epoch 0 and the defaults."""
-        if not self.path.exists():
-            return 0, default_levels()
-        data = json.loads(self.path.read_text(encoding="utf-8"))
-        return int(data["epoch"]), finalized_levels({str(k): int(v) for k, v in data["levels"].items()})
-
-    def save(self, epoch: int, levels: Mapping[str, int]) -> None:
-        write_json_durably(self.path, {"epoch": epoch, "levels": dict(levels)})

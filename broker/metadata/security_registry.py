@@ -1,7 +1,7 @@
 """The persisted security state: ACL bindings, SCRAM credentials, delegation tokens and client quotas.
 
-Like the topic registry, every change is a record (a plain dict) applied by `apply_records`
-and folded into a JSON snapshot written with write-then-rename. The file holds salted,
+Every change is a typed security record (`broker.metadata.security_records`, applied there, the
+same code as the controller's image) and folded into a JSON snapshot written with write-then-rename. The file holds salted,
 iterated SCRAM keys (never a password) and is readable by the broker's user only.
 """
 
@@ -14,12 +14,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-SNAPSHOT_NAME = "security-metadata.json"
+from broker.metadata.security_records import AclTuple, QuotaEntity, SecurityRecord
 
-# (entity type, entity name or None for the default entity), sorted by entity type.
-QuotaEntity = tuple[tuple[str, str | None], ...]
-# resource type, resource name, pattern type, principal, host, operation, permission
-AclTuple = tuple[int, str, int, str, str, int, int]
+SNAPSHOT_NAME = "security-metadata.json"
 
 
 class SecurityStore:
@@ -75,54 +72,23 @@ class SecurityStore:
 
     # --- records -----------------------------------------------------------------------
 
-    def apply_records(self, records: Iterable[dict[str, Any]]) -> None:
+    def apply_records(self, records: Iterable[SecurityRecord]) -> None:
         """Apply change records together, persist once, then tell the listeners."""
         with self._lock:
             for record in records:
-                self._apply(record)
+                record.apply_to(self)
             self._save()
             self.version += 1
         for listener in self._listeners:
             listener()
 
-    def replace_all(self, records: Iterable[dict[str, Any]]) -> None:
-        """Forget everything, then apply `records` (a cluster broker adopting the controller's state)."""
+    def replace_all(self, records: Iterable[SecurityRecord]) -> None:
+        """Forget everything, then apply `records` (a broker adopting the controller's state)."""
         with self._lock:
             self.acls, self.scram, self.quotas, self.tokens = set(), {}, {}, {}
             for record in records:
-                self._apply(record)
+                record.apply_to(self)
             self._save()
             self.version += 1
         for listener in self._listeners:
             listener()
-
-    def _apply(self, record: dict[str, Any]) -> None:
-        kind = record["type"]
-        if kind == "create_acl":
-            self.acls.add(tuple(record["acl"]))  # type: ignore[arg-type]
-        elif kind == "delete_acl":
-            self.acls.discard(tuple(record["acl"]))  # type: ignore[arg-type]
-        elif kind == "upsert_scram":
-            self.scram.setdefault(record["user"], {})[record["mechanism"]] = record["credential"]
-        elif kind == "delete_scram":
-            mechanisms = self.scram.get(record["user"], {})
-            mechanisms.pop(record["mechanism"], None)
-            if not mechanisms:
-                self.scram.pop(record["user"], None)
-        elif kind == "upsert_token":
-            self.tokens[record["token"]["token_id"]] = record["token"]
-        elif kind == "delete_token":
-            self.tokens.pop(record["token_id"], None)
-        elif kind == "alter_quota":
-            entity: QuotaEntity = tuple((e[0], e[1]) for e in record["entity"])
-            values = dict(self.quotas.get(entity, {}))
-            for key, value in record["set"].items():
-                values[key] = float(value)
-            for key in record["remove"]:
-                values.pop(key, None)
-            if values:
-                self.quotas[entity] = values
-            else:
-                self.quotas.pop(entity, None)
-        else:
-            raise ValueError(f"unknown security record type {kind!r}")

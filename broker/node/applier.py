@@ -1,8 +1,7 @@
-"""Applies the committed metadata image to a cluster broker's local state.
+"""Applies the committed metadata image to a broker's local state.
 
 The broker's request handlers read the local topic registry (`MetadataStore`), partition logs
-and `SecurityStore`, exactly as on a single node. In a cluster those follow the controller's
-metadata log: this listener keeps them in step and then hands each change on to the data path
+and `SecurityStore`; those follow the controller's metadata log: this listener keeps them in step and then hands each change on to the data path
 (the ReplicaManager, then the group coordinator). Order matters both ways: a topic exists
 locally before a follower opens its partitions, and its logs are deleted only after every
 follower has stopped using them.
@@ -13,7 +12,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from broker.context import BrokerState
 from broker.controller.api import (
@@ -23,14 +21,14 @@ from broker.controller.api import (
     TopicConfigChange,
 )
 from broker.controller.image import MetadataImage, TopicImage
-from broker.controller.records import SECURITY_RECORD_TYPES
+from broker.metadata.security_records import SecurityRecord, security_state_records
 from broker.metadata.topic_registry import TopicRecord
 
 log = logging.getLogger("broker.node.applier")
 
 
-class ClusterMetadataApplier:
-    """The one MetadataListener of a cluster broker's lifecycle; fans out to `followers`."""
+class MetadataApplier:
+    """The one MetadataListener of a broker's lifecycle; fans out to `followers`."""
 
     def __init__(
         self,
@@ -57,8 +55,7 @@ class ClusterMetadataApplier:
             self._ensure_topic(topic_image)
         for follower in self.followers:
             follower.on_image_loaded(partitions, brokers)
-        security = [r for r in image.snapshot_records() if r["type"] in SECURITY_RECORD_TYPES]
-        self.state.security.replace_all(security)
+        self.state.security.replace_all(security_state_records(image))
 
     def on_partition_changed(
         self, previous: PartitionAssignment | None, current: PartitionAssignment
@@ -109,7 +106,7 @@ class ClusterMetadataApplier:
         for follower in self.followers:
             follower.on_broker_configs_changed(resource_name, configs)
 
-    def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
+    def on_security_records(self, records: Sequence[SecurityRecord]) -> None:
         self.state.security.apply_records(records)
         for follower in self.followers:
             follower.on_security_records(records)
@@ -139,7 +136,7 @@ class ClusterMetadataApplier:
                 leader_epochs=(0,) * count,
                 internal=topic_image.internal,
             )
-            metadata.apply_record({"type": "create_topic", "topic": record.to_json()})
+            metadata.add_topic(record)
             log.info("topic %s (%d partitions) from the metadata log", topic_image.name, count)
         elif local.partitions < count:
             metadata.add_partitions(topic_image.name, count)

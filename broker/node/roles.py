@@ -2,7 +2,8 @@
 
 A controller serves the quorum on the listener named by `controller.listener.names`; a broker
 serves clients on its other listeners, registers with the quorum and follows the metadata
-log. Without `process.roles` none of this runs (the single-node broker of broker/server/).
+log. Without `process.roles` the node is a combined node, the only voter of its own quorum
+(broker/node/single_node.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 from broker.config import (
@@ -23,20 +25,18 @@ from broker.config import (
     parse_voters,
     roles_of,
 )
+from broker.context import BrokerState
 from broker.controller.decisions import ControllerSettings
-from broker.controller.server import (
-    KRAFT_VERSION_DYNAMIC,
-    ControllerNodeConfig,
-    ControllerServer,
-    DynamicQuorum,
-)
+from broker.controller.quorum_driver import KRAFT_VERSION_DYNAMIC, ControllerNodeConfig, DynamicQuorum
+from broker.controller.server import ControllerServer
 from broker.controller.tls import warn_if_unauthenticated
-from broker.node.broker_node import join_cluster
+from broker.node.broker_node import ClusterMembership, join_cluster
+from broker.node.single_node import prepare_single_node, single_node_internal_topics, single_node_overrides
 from broker.node.storage_format import read_metadata_dir
 from broker.raft.node import RaftTimings
 from broker.runtime.connection_limits import ListenerLimits
 from broker.runtime.loop_watch import watch_loop_stalls
-from broker.server.app import BrokerServer
+from broker.server.app import BrokerServer, close_broker_state, open_broker_state
 
 log = logging.getLogger("broker.cluster")
 
@@ -107,7 +107,10 @@ def broker_only_config(config: BrokerConfig) -> BrokerConfig:
     )
 
 
-async def run_cluster_node(config: BrokerConfig) -> None:
+async def run_cluster_node(config: BrokerConfig, *, single_node: bool = False) -> None:
+    """`single_node`: the node is its own one-voter quorum (broker/node/single_node.py): before its broker
+    joins, it adopts a data directory written outside a quorum; the broker serves only once its internal
+    topics exist and are led here, so its first clients find their coordinators at once."""
     roles = roles_of(config)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -125,11 +128,18 @@ async def run_cluster_node(config: BrokerConfig) -> None:
             )
             controller = ControllerServer(node_config)
             await controller.start()
+            if single_node:
+                await prepare_single_node(controller, config.log_dirs[0], config.node_id)
         if "broker" in roles:
             broker = BrokerServer(broker_only_config(config))
             # Joining waits for an active controller: a stop signal must still be heard meanwhile.
             starting = asyncio.create_task(
-                broker.start(join_cluster=lambda state: join_cluster(config, state)), name="broker-start"
+                broker.start(
+                    join_cluster=lambda state: join_cluster(
+                        config, state, eager_topics=single_node_internal_topics(config) if single_node else ()
+                    )
+                ),
+                name="broker-start",
             )
             stop_wait = asyncio.create_task(stopping.wait())
             await asyncio.wait({starting, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
@@ -144,10 +154,55 @@ async def run_cluster_node(config: BrokerConfig) -> None:
                 await starting
         if broker is not None:
             membership = broker.cluster_membership
-            if membership is not None:
+            # A single node has no other broker to move leadership to: its partitions keep their leader
+            # until it stops (a long poll in progress is answered, not told NOT_LEADER_OR_FOLLOWER).
+            if membership is not None and not single_node:
                 moved = await membership.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT_S)
                 log.info("controlled shutdown %s", "complete" if moved else "timed out")
             await broker.stop()
         if controller is not None:
             await controller.stop()
         stall_watch.cancel()
+
+
+class InProcessNode:
+    """A single node run inside the caller's event loop (see `open_single_node`)."""
+
+    def __init__(
+        self, controller: ControllerServer, state: BrokerState, membership: ClusterMembership
+    ) -> None:
+        self.controller = controller
+        self.state = state
+        self.membership = membership
+
+    async def close(self) -> None:
+        await self.membership.close()
+        await close_broker_state(self.state)
+        await self.controller.stop()
+
+
+def single_node_config(properties: Mapping[str, str]) -> BrokerConfig:
+    """`properties` (no `process.roles`) as the one-voter combined node `python -m broker` makes of them."""
+    config = BrokerConfig.from_properties(properties)
+    overrides = dict(item.split("=", 1) for item in single_node_overrides(config))
+    return BrokerConfig.from_properties({**properties, **overrides})
+
+
+async def open_single_node(config: BrokerConfig, stopping: asyncio.Event | None = None) -> InProcessNode:
+    """The controller and the broker of a single node (`single_node_config`), started as `run_cluster_node`
+    starts them but without client listeners: the broker's state is served by whoever holds it (tools and
+    dispatcher-level tests hand requests to it directly)."""
+    controller = ControllerServer(controller_node_config(config))
+    await controller.start()
+    try:
+        await prepare_single_node(controller, config.log_dirs[0], config.node_id)
+        state = await open_broker_state(broker_only_config(config), stopping)
+        try:
+            membership = await join_cluster(config, state, eager_topics=single_node_internal_topics(config))
+        except BaseException:
+            await close_broker_state(state)
+            raise
+    except BaseException:
+        await controller.stop()
+        raise
+    return InProcessNode(controller, state, membership)

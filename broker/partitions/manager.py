@@ -3,9 +3,8 @@ as its request path sees it).
 
 It answers who leads a partition, hands out `Partition`s this broker leads (fenced by leader epoch),
 describes partitions and brokers for Metadata, and reports log directory usage. Leadership, ISR and
-high watermarks come from `broker.replication.manager.ReplicaManager`, fed a metadata image: the
-controller's on a cluster member, `broker.partitions.single_node` on a single node (a cluster of one,
-replication factor 1: this node leads every partition with ISR {self}). There is no other mode.
+high watermarks come from `broker.replication.manager.ReplicaManager`, fed the controller's metadata image
+(a single node's comes from its own one-voter quorum).
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ from kio.schema.errors import ErrorCode
 from broker.controller.api import BrokerRegistration, Endpoint, PartitionAssignment
 from broker.log.log_manager import LogManager
 from broker.log.producer_state import ProducerEntry
-from broker.partitions.partition import Partition
 from broker.replication.manager import ReplicaManager
+from broker.replication.partition import Partition
 from broker.wire.records.errors import StorageError
 
 
@@ -41,43 +40,26 @@ class PartitionManager:
     def __init__(self, replication: ReplicaManager, logs: LogManager) -> None:
         self.replication = replication
         self._logs = logs
-        # One Partition per led replica, made when it is first asked for, forgotten when the
-        # partition's assignment or leadership changes.
-        self._partitions: dict[tuple[str, int], Partition] = {}
-        replication.partition_listeners.append(self._forget)
-
-    def _forget(self, key: tuple[str, int]) -> None:
-        self._partitions.pop(key, None)
 
     # ---- leadership ----------------------------------------------------------------------------
 
     def leader(self, topic: str, index: int, requested_epoch: int = -1) -> tuple[Partition | None, ErrorCode]:
         """The partition if this broker leads it, else the error a client gets (unknown, not leader,
         fenced or unknown leader epoch)."""
-        replica, error = self.replication.leader_replica(topic, index, requested_epoch)
-        if replica is None:
-            return None, error
-        key = (topic, index)
-        partition = self._partitions.get(key)
-        if partition is None or partition.replica is not replica:
-            partition = self._partitions[key] = Partition(replica, self.replication)
-        return partition, ErrorCode.none
+        return self.replication.leader_partition(topic, index, requested_epoch)
 
     def hosted_producers(self, topic: str, index: int) -> tuple[list[ProducerEntry] | None, ErrorCode]:
         """The producers this broker's replica of the partition remembers, leader or follower (a follower
         replays the leader's batches, so it knows them too, and Kafka's DescribeProducers answers from any
         replica: `kafka-transactions find-hanging --broker-id` asks each broker about every replica it holds);
         else the error `leader()` gives."""
-        partition, error = self.leader(topic, index)
-        if partition is not None:
-            return partition.producers(), ErrorCode.none
-        replica = self.replication.replicas.get((topic, index))
-        if replica is None:
-            return None, error
-        return [entry.copy() for entry in replica.log.producer_state.producers.values()], ErrorCode.none
+        partition = self.replication.hosted(topic, index)
+        if partition is None:
+            return None, self.leader(topic, index)[1]
+        return partition.producers(), ErrorCode.none
 
     def is_leader(self, topic: str, index: int) -> bool:
-        return self.replication.leader_replica(topic, index)[0] is not None
+        return self.replication.leader_partition(topic, index)[0] is not None
 
     def leader_for(self, topic: str, index: int) -> int:
         """The leader's broker id, -1 when the partition has none (or is unknown)."""

@@ -1,8 +1,15 @@
 """Build version-specific kio entities from handlers' answers, checked against the schema.
 
-Handlers answer with dict trees keyed by kio's snake_case field names (or with kio entities of
-the exact class, which pass through). This module turns such a tree into the entity class of one
-api version, strictly:
+Handlers answer with a kio response entity, built with keyword arguments for the newest version
+they serve (a misspelt or missing field is a TypeError where the answer is built, visible to a type
+checker), or — until every handler is converted — with a dict tree keyed by kio's snake_case field
+names. An entity of the requested version passes through untouched (the hot path: current clients
+ask for the newest version); an entity of another version of the same api is read field by field
+(nested entities too) and rebuilt as the requested version under the same rules as a dict tree.
+Fields that only OLDER versions have (Produce's and Fetch's topic names before topic ids, FindCoordinator's
+single coordinator before v4, ...) are given by building the entity of a version that has them: the
+conversion works from any version to any other. This module turns an answer into the entity class
+of one api version, strictly:
 
 - a key that is a field of the same entity in *another* version of the api is dropped: that is
   versioning (a handler answers every version it serves from one tree);
@@ -48,6 +55,10 @@ _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 # Fields whose absence means a neutral answer rather than a forgotten one.
 _DEFAULTED_WHEN_MISSING = frozenset({"throttle_time"})
 _INTEGER_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+# The throttle_time of an answer built by a handler: the dispatcher replaces it when a quota throttles.
+NOT_THROTTLED = i32Timedelta.parse(datetime.timedelta(0))
 
 
 class ResponseShapeError(TypeError):
@@ -245,9 +256,89 @@ def _nested(entity_type: type, root: type, path: tuple[str, ...], optional: bool
             return _from_dict(plan[0], value)
         if type(value) is entity_type:
             return value
+        if _of_same_api(value, entity_type):
+            return _copier(type(value), entity_type, root, path)(value)
         if value is None and optional:
             return None
         raise _wrong(where, f"dict or {entity_type.__name__}", value)
+
+    return convert
+
+
+def _of_same_api(value: Any, entity_type: type) -> bool:
+    """`value` is a kio entity of another version of `entity_type`'s api (same kind: request,
+    response or nested); its fields are then checked by name like a dict's keys."""
+    kind = getattr(type(value), "__type__", None)
+    return (
+        kind is not None
+        and dataclasses.is_dataclass(value)
+        and kind is entity_type.__type__  # type: ignore[attr-defined]
+        and type(value).__api_key__ == entity_type.__api_key__  # type: ignore[attr-defined]
+    )
+
+
+@functools.cache
+def _copier(source: type, target: type, root: type, path: tuple[str, ...]) -> Converter:
+    """Rebuilds an entity of class `source` as `target`, the same entity in another version of its api.
+
+    The values come from a kio entity, already of kio's types: they are copied, not checked again (an
+    entity of the requested version is not either); nested entities are rebuilt as their `target` class.
+    A field `target` requires that `source` lacks is a `ResponseShapeError` on every call."""
+    where = _where(root, path)
+    source_fields = {field.name for field in dataclasses.fields(source)}
+    copied: list[tuple[str, Converter | None]] = []
+    neutral: dict[str, Any] = {}
+    for field in dataclasses.fields(target):
+        if field.name not in source_fields:
+            if field.name in _DEFAULTED_WHEN_MISSING:
+                neutral[field.name] = NOT_THROTTLED
+            elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                return _missing(f"{where}.{field.name}")
+            continue
+        shape = field_shape(target, field)
+        nested = None
+        if shape.entity is not None:
+            field_where = f"{where}.{field.name}"
+            one = _nested_copier(shape.entity, root, (*path, field.name), field_where)
+            nested = _sequence(one, shape.nullable, field_where) if shape.is_array else one
+            if not shape.is_array and shape.nullable:
+                nested = _or_none(one)
+        copied.append((field.name, nested))
+
+    def copy(value: Any) -> Any:
+        return target(
+            **neutral,
+            **{
+                name: getattr(value, name) if nested is None else nested(getattr(value, name))
+                for name, nested in copied
+            },
+        )
+
+    return copy
+
+
+def _missing(where: str) -> Converter:
+    def refuse(value: Any) -> Any:
+        raise ResponseShapeError(f"{where}: required and not given")
+
+    return refuse
+
+
+def _or_none(convert: Converter) -> Converter:
+    return lambda value: None if value is None else convert(value)
+
+
+def _nested_copier(target: type, root: type, path: tuple[str, ...], where: str) -> Converter:
+    """One nested value: kept when already of `target`, copied from another version's entity, else checked
+    like a dict answer's (a dict, or a wrong value, inside an entity)."""
+    checked = _nested(target, root, path, False, where)
+
+    def convert(value: Any) -> Any:
+        if value.__class__ is target:
+            return value
+        if _of_same_api(value, target):
+            return _copier(value.__class__, target, root, path)(value)
+        return checked(value)
 
     return convert
 
@@ -325,9 +416,11 @@ def build_entity(entity_type: type[Entity], body: dict[str, Any] | Entity) -> En
     """The request or response entity `entity_type` holding `body` (checked, see the module doc)."""
     if type(body) is entity_type:
         return body
-    if not isinstance(body, dict):
-        raise _wrong(_where(entity_type, ()), f"dict or {entity_type.__name__}", body)
-    return _from_dict(_plan(entity_type, entity_type, ()), body)  # type: ignore[no-any-return]
+    if isinstance(body, dict):
+        return _from_dict(_plan(entity_type, entity_type, ()), body)  # type: ignore[no-any-return]
+    if _of_same_api(body, entity_type):
+        return _copier(type(body), entity_type, entity_type, ())(body)  # type: ignore[no-any-return]
+    raise _wrong(_where(entity_type, ()), f"dict or {entity_type.__name__}", body)
 
 
 def build_response(api_key: int, api_version: int, body: dict[str, Any] | Entity) -> Entity:

@@ -11,7 +11,8 @@ and it also decides which clients share one measurement (Kafka's ClientQuotaMana
 
 from __future__ import annotations
 
-from broker.metadata.security_registry import QuotaEntity, SecurityStore
+from broker.metadata.security_records import QuotaEntity
+from broker.metadata.security_registry import SecurityStore
 from broker.quotas.rate import WindowedRate
 
 PRODUCER_BYTE_RATE = "producer_byte_rate"

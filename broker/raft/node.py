@@ -144,6 +144,10 @@ class RaftNode:
         self._leader_since = now
         self._apply_voter_set()
         self._reset_election_deadline(now)
+        if self.may_campaign and {v.node_id for v in self.voter_set} == {node_id}:
+            # The only voter (a single node's quorum): nobody else can lead, so it campaigns on its
+            # first tick instead of after an election timeout, as KafkaRaftClient does.
+            self._election_deadline = now
 
     # --- membership ----------------------------------------------------------------------------
 

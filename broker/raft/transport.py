@@ -2,7 +2,7 @@
 
 Raft tolerates lost messages, so sending never blocks the node: a peer that is down or slow
 has its queue trimmed and its messages dropped; the next heartbeat carries the state again.
-Inbound messages arrive on the controller listener (see broker/controller/server.py).
+Inbound messages arrive on the controller listener (see broker/controller/listener.py).
 """
 
 from __future__ import annotations

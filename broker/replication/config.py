@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.auth.jaas import SaslCredentials, sasl_credentials
-from broker.config import SUPPORTED_SASL_MECHANISMS, BrokerConfig, ConfigError, client_ssl_context
+from broker.config import (
+    SUPPORTED_SASL_MECHANISMS,
+    BrokerConfig,
+    ConfigError,
+    client_ssl_context,
+    parse_voters,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +164,13 @@ class ReplicationConfig:
             # Kafka's default is Long.MAX_VALUE (no throttle); -1 and 0 mean the same here.
             return value if value > 0 else None
 
-        # A broker in a cluster fetches from its peers.
-        fetches = "broker" in config.get_str("process.roles")
+        # A broker in a cluster fetches from its peers; a single node (the only voter of its own quorum, no
+        # cluster settings given) has none, so it needs no inter-broker credentials.
+        roles = config.get_str("process.roles")
+        alone = "controller" in roles and set(parse_voters(config.get_str("controller.quorum.voters"))) == {
+            config.node_id
+        }
+        fetches = "broker" in roles and not alone
         return cls(
             node_id=config.node_id,
             replica_lag_time_max_ms=number("replica.lag.time.max.ms", 30_000, 1),

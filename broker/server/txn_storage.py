@@ -1,7 +1,7 @@
 """The transaction coordinator's storage and marker delivery on this broker.
 
-`__transaction_state` is kept like `__consumer_offsets` (group_storage.py): local on a single node,
-created through the controller and replicated in a cluster, where each broker coordinates the
+`__transaction_state` is kept like `__consumer_offsets` (group_storage.py): created through the controller
+and replicated, each broker coordinates the
 transactional ids of the partitions it leads. Markers go to each partition's leader: written
 directly when this broker leads the partition, else sent as WriteTxnMarkers over an inter-broker
 connection (TLS and SASL as the replica fetchers use them).
@@ -35,8 +35,8 @@ from broker.handlers.txn_markers import write_marker_as_leader
 from broker.metadata.coordinator_records import LogEntry
 from broker.replication.peer_connection import PeerConnection, PeerConnectionError
 from broker.server.group_storage import (
-    ClusterCoordinatorLocator,
     LeadershipListener,
+    PartitionLeaderLocator,
     append_and_commit,
     read_led,
     wait_until_committed,
@@ -403,39 +403,16 @@ def _offsets_partition_for_group(state: BrokerState) -> Callable[[str], TopicPar
 
 def _producer_id_allocator(state: BrokerState) -> Callable[[], Awaitable[int]]:
     async def allocate() -> int:
-        if state.cluster is None:
-            return state.producer_ids.new_producer_id()
         producer_id, _ = await state.cluster.init_producer(-1, -1)
         return producer_id
 
     return allocate
 
 
-async def start_transaction_coordinator(state: BrokerState) -> TransactionCoordinator:
-    """A single node's coordinator: every partition of the local `__transaction_state`, replayed,
-    and its prepared transactions finished."""
-    topic = state.topics.ensure_transaction_state_topic()
-    state_log = PartitionTransactionStateLog(
-        state, topic.partitions, state.config.get_int("offsets.commit.timeout.ms")
-    )
-    peers = PeerPool(state)
-    coordinator = TransactionCoordinator(
-        state_log,
-        BrokerMarkerWriter(state, peers),
-        _producer_id_allocator(state),
-        _offsets_partition_for_group(state),
-        coordinator_config(state.config),
-    )
-    state.txn_verifier = CoordinatorTransactionVerifier(state, peers)
-    await coordinator.start()
-    return coordinator
-
-
-def cluster_transaction_coordinator(state: BrokerState) -> tuple[TransactionCoordinator, LeadershipListener]:
-    """A cluster broker's coordinator and the metadata listener that moves transactional ids with
+def open_transaction_coordinator(state: BrokerState) -> tuple[TransactionCoordinator, LeadershipListener]:
+    """The broker's transaction coordinator and the metadata listener that moves transactional ids with
     the leadership of `__transaction_state` partitions (call it after the group coordinator's)."""
     config = state.config
-    assert state.cluster is not None, "a cluster member's coordinator starts once it has joined"
     state_log = PartitionTransactionStateLog(
         state,
         config.get_int("transaction.state.log.num.partitions"),
@@ -448,10 +425,9 @@ def cluster_transaction_coordinator(state: BrokerState) -> tuple[TransactionCoor
         _producer_id_allocator(state),
         _offsets_partition_for_group(state),
         coordinator_config(config),
-        owns_every_partition=False,
     )
     state.txn_verifier = CoordinatorTransactionVerifier(state, peers)
-    coordinator.locator = ClusterCoordinatorLocator(
+    coordinator.locator = PartitionLeaderLocator(
         state, state_log, state.cluster, TRANSACTION_STATE_TOPIC, transaction_state_topic_spec
     )
     coordinator.start_sweeps()

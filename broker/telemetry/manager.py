@@ -10,6 +10,7 @@ recreated from its request, as in Kafka.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import logging
 import time
 import uuid
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import crc32c
 from kio.schema.errors import ErrorCode
+from kio.schema.get_telemetry_subscriptions.v0.response import GetTelemetrySubscriptionsResponse
 
 from broker.telemetry.receiver import TelemetryDecodeError, TelemetryReceiver
 from broker.telemetry.subscriptions import (
@@ -159,29 +161,30 @@ class ClientMetricsManager:
         self._instances[instance_id] = instance  # most recently used last
         return instance
 
-    def get_subscriptions(self, instance_id: uuid.UUID | None, identity: ClientIdentity) -> dict:
-        """The GetTelemetrySubscriptions response body."""
+    def get_subscriptions(
+        self, instance_id: uuid.UUID | None, identity: ClientIdentity
+    ) -> GetTelemetrySubscriptionsResponse:
+        """The GetTelemetrySubscriptions response."""
         if instance_id is None or instance_id == ZERO_UUID:
             instance_id = uuid.uuid4()
         identity = dataclasses.replace(identity, client_instance_id=str(instance_id))
         instance = self._instance(instance_id, identity)
-        body = {
-            "throttle_time": 0,
-            "error_code": ErrorCode.none,
-            "client_instance_id": instance_id,
-            "subscription_id": instance.subscription_id,
-            "accepted_compression_types": [int(codec) for codec in ACCEPTED_COMPRESSION],
-            "push_interval": instance.push_interval_ms,
-            "telemetry_max_bytes": self.telemetry_max_bytes,
+        error = ErrorCode.none if instance.may_get(self._clock_ms()) else ErrorCode.throttling_quota_exceeded
+        if error == ErrorCode.none:
+            instance.last_error = ErrorCode.none
+        return GetTelemetrySubscriptionsResponse(
+            # The dispatcher sets the throttle time when a quota throttles.
+            throttle_time=datetime.timedelta(0),
+            error_code=error,
+            client_instance_id=instance_id,
+            subscription_id=instance.subscription_id,
+            accepted_compression_types=tuple(int(codec) for codec in ACCEPTED_COMPRESSION),
+            push_interval=datetime.timedelta(milliseconds=instance.push_interval_ms),
+            telemetry_max_bytes=self.telemetry_max_bytes,
             # Cumulative counters: the receiver exports the latest value, which is what Prometheus wants.
-            "delta_temporality": False,
-            "requested_metrics": list(instance.requested_metrics),
-        }
-        if not instance.may_get(self._clock_ms()):
-            body["error_code"] = ErrorCode.throttling_quota_exceeded
-            return body
-        instance.last_error = ErrorCode.none
-        return body
+            delta_temporality=False,
+            requested_metrics=tuple(instance.requested_metrics),
+        )
 
     def push(
         self, instance_id: uuid.UUID | None, identity: ClientIdentity, request: TelemetryPush

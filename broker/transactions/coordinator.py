@@ -1,7 +1,7 @@
 """The transaction coordinator (Kafka's `TransactionCoordinator` + `TransactionStateManager`).
 
 A transactional id belongs to one `__transaction_state` partition (`partition_for_transactional_id`).
-A single node owns them all; a cluster broker owns those it leads: `load_partition` when it becomes
+A broker owns the partitions it leads (a single node leads them all): `load_partition` when it becomes
 the leader (replay, then finish transactions left in PrepareCommit/PrepareAbort by sending their
 markers), `unload_partition` when leadership moves. Every state change is written to the partition
 (acks=all) before it is applied in memory and answered.
@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
+from broker.coordinator.runtime import CoordinatorAppendError, CoordinatorRuntime, CoordinatorSlot
 from broker.metadata.coordinator_records import LogEntry
 from broker.transactions.state import (
     COMPLETED,
@@ -55,12 +56,8 @@ _MARKER_FENCED_ERRORS = frozenset({ErrorCode.transaction_coordinator_fenced})
 WAITING_LOG_INTERVAL_S = 10.0
 
 
-class TransactionStateAppendError(Exception):
+class TransactionStateAppendError(CoordinatorAppendError):
     """A `__transaction_state` append refused or not replicated, with the log's error code."""
-
-    def __init__(self, error_code: int, message: str = "") -> None:
-        super().__init__(message or f"__transaction_state append failed with error {error_code}")
-        self.error_code = error_code
 
 
 class TransactionStateLog(Protocol):
@@ -130,13 +127,11 @@ class TransactionDescription:
     partitions: tuple[TopicPartition, ...]
 
 
-@dataclass
-class _OwnedPartition:
-    coordinator_epoch: int
-    loaded: bool = False
-
-
 class TransactionCoordinator:
+    """Serves the transactional ids of the `__transaction_state` partitions it owns: the shard of the
+    coordinator runtime for that topic (a partition's epoch is its leader epoch, the coordinator
+    epoch its markers carry)."""
+
     def __init__(
         self,
         state_log: TransactionStateLog,
@@ -145,7 +140,6 @@ class TransactionCoordinator:
         offsets_partition_for_group: Callable[[str], TopicPartition],
         config: TransactionCoordinatorConfig | None = None,
         *,
-        owns_every_partition: bool = True,
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
     ) -> None:
         self.log = state_log
@@ -155,23 +149,21 @@ class TransactionCoordinator:
         self._offsets_partition_for_group = offsets_partition_for_group
         self._now_ms = now_ms
         self.transactions: dict[str, TransactionMetadata] = {}
-        self.partitions: dict[int, _OwnedPartition] = {}
-        self._owns_every_partition = owns_every_partition
-        # Set in a cluster, where FindCoordinator may name another broker.
+        self.runtime = CoordinatorRuntime("__transaction_state", self)
+        # Set once the broker joined its quorum: FindCoordinator names the leader of the key's partition.
         self.locator: CoordinatorLocator | None = None
-        self.stopped = False
         self._tasks: set[asyncio.Task[None]] = set()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """A single node: replays every partition, finishes prepared transactions, and starts the
-        timeout and expiration sweeps."""
-        if self._owns_every_partition:
-            for partition in range(self.log.num_partitions):
-                owned = self.partitions[partition] = _OwnedPartition(self.log.coordinator_epoch(partition))
-                await self._replay_partition(partition, owned)
-        self.start_sweeps()
+    @property
+    def partitions(self) -> dict[int, CoordinatorSlot]:
+        """The `__transaction_state` partitions this coordinator owns (loading or loaded)."""
+        return self.runtime.slots
+
+    @property
+    def stopped(self) -> bool:
+        return self.runtime.stopped
 
     def start_sweeps(self) -> None:
         """Starts aborting timed-out transactions and forgetting expired transactional ids."""
@@ -185,33 +177,12 @@ class TransactionCoordinator:
         it never saw itself lose it), the partition is loaded again as Kafka's `onElection` does:
         the log may have been truncated to what another coordinator wrote meanwhile, and markers
         sent with the old epoch are refused as TRANSACTION_COORDINATOR_FENCED."""
-        if self.stopped:
-            return None
-        epoch = self.log.coordinator_epoch(partition)
-        previous = self.partitions.get(partition)
-        if previous is not None:
-            if epoch <= previous.coordinator_epoch:
-                return None
-            log.info(
-                "__transaction_state partition %d: led again at coordinator epoch %d (was %d); reloading",
-                partition, epoch, previous.coordinator_epoch,
-            )  # fmt: skip
-            self.unload_partition(partition)
-        owned = self.partitions[partition] = _OwnedPartition(epoch)
-
-        async def replay() -> None:
-            try:
-                await self._replay_partition(partition, owned)
-            except Exception:
-                log.exception("loading __transaction_state partition %d failed", partition)
-                if self.partitions.get(partition) is owned:
-                    del self.partitions[partition]
-
-        return self._spawn(replay(), f"load-transactions-{partition}")
+        return self.runtime.load(partition, self.log.coordinator_epoch(partition))
 
     def unload_partition(self, partition: int) -> None:
-        if self.partitions.pop(partition, None) is None:
-            return
+        self.runtime.unload(partition)
+
+    def drop_partition_state(self, partition: int) -> None:
         unloaded = [t for t in self.transactions if self.partition_for(t) == partition]
         for transactional_id in unloaded:
             # Writes and marker rounds still in flight see the id gone and stop.
@@ -219,38 +190,30 @@ class TransactionCoordinator:
         log.info("unloaded __transaction_state partition %d (%d transactional ids)", partition, len(unloaded))
 
     async def close(self) -> None:
-        self.stopped = True
+        self.runtime.stop()
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.runtime.drain()
         close_markers = getattr(self.markers, "close", None)
         if close_markers is not None:
             await close_markers()
 
     def owns(self, transactional_id: str) -> bool:
         """Whether this coordinator has loaded the transactional id's partition."""
-        owned = self.partitions.get(self.partition_for(transactional_id))
-        return owned is not None and owned.loaded
+        return self.runtime.loaded(self.partition_for(transactional_id))
 
     def partition_for(self, transactional_id: str) -> int:
         return partition_for_transactional_id(transactional_id, self.log.num_partitions)
 
     def _availability_error(self, transactional_id: str) -> int | None:
-        owned = self.partitions.get(self.partition_for(transactional_id))
-        if owned is None or self.stopped:
-            return ErrorCode.not_coordinator
-        if not owned.loaded:
-            return ErrorCode.coordinator_load_in_progress
-        return None
+        return self.runtime.availability_error(self.partition_for(transactional_id))
 
-    async def _replay_partition(self, partition: int, owned: _OwnedPartition) -> None:
+    async def load_partition_state(self, slot: CoordinatorSlot) -> None:
+        partition = slot.partition
         found: dict[str, TransactionMetadata | None] = {}
-        for count, entry in enumerate(self.log.read(partition)):
-            if count % 1000 == 999:
-                await asyncio.sleep(0)
-                if self.partitions.get(partition) is not owned:
-                    return
+        async for entry in self.runtime.replay(slot, self.log.read(partition)):
             key_bytes, value_bytes = entry.key, entry.value
             if key_bytes is None:
                 continue
@@ -267,7 +230,7 @@ class TransactionCoordinator:
                 log.warning("skipping an unreadable __transaction_state record in partition %d", partition)
         with contextlib.suppress(TransactionStateAppendError):
             await self.log.wait_until_committed(partition)
-        if self.partitions.get(partition) is not owned:
+        if not self.runtime.current(slot):
             return
         to_finish = []
         for transactional_id, metadata in found.items():
@@ -276,15 +239,20 @@ class TransactionCoordinator:
             self.transactions[transactional_id] = metadata
             if metadata.state in PREPARED:
                 to_finish.append(metadata)
-        owned.loaded = True
         log.info(
             "coordinating the %d transactional ids of __transaction_state partition %d (epoch %d)",
             sum(1 for t in self.transactions if self.partition_for(t) == partition),
             partition,
-            owned.coordinator_epoch,
+            slot.epoch,
         )
         for metadata in to_finish:
-            self._spawn(self._complete(metadata), f"complete-{metadata.transactional_id}")
+            # Started once the partition counts as loaded: their writes need it.
+            self.runtime.defer_until_loaded(
+                partition,
+                lambda metadata=metadata: self._spawn(
+                    self._complete(metadata), f"complete-{metadata.transactional_id}"
+                ),
+            )
 
     # --- InitProducerId ---------------------------------------------------------------------
 
@@ -363,7 +331,7 @@ class TransactionCoordinator:
         return InitProducerResult(ErrorCode.none, metadata.producer_id, metadata.producer_epoch)
 
     async def _new_producer_id(self) -> int | None:
-        """A producer id from the broker's blocks (the controller's in a cluster); None when none
+        """A producer id from the blocks the controller allocates to this broker; None when none
         can be had right now (the client retries on COORDINATOR_NOT_AVAILABLE)."""
         try:
             return await self._allocate_producer_id()
@@ -598,7 +566,7 @@ class TransactionCoordinator:
                 return
             try:
                 answers = await self.markers.write_markers(
-                    metadata.producer_id, metadata.producer_epoch, commit, owned.coordinator_epoch, remaining
+                    metadata.producer_id, metadata.producer_epoch, commit, owned.epoch, remaining
                 )
             except Exception:
                 log.exception("sending markers of %s failed; retrying", metadata.transactional_id)
@@ -610,7 +578,7 @@ class TransactionCoordinator:
                 # unloaded. Until it is, it keeps trying rather than leave the transaction stuck.
                 log.warning(
                     "markers of %s refused: coordinator epoch %d is fenced; retrying until unloaded",
-                    metadata.transactional_id, owned.coordinator_epoch,
+                    metadata.transactional_id, owned.epoch,
                 )  # fmt: skip
             failed = [
                 tp
@@ -650,21 +618,17 @@ class TransactionCoordinator:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MARKER_RETRY_BACKOFF_MAX_S)
 
-    def _reload_if_led_at_new_epoch(self, partition: int, owned: _OwnedPartition) -> bool:
+    def _reload_if_led_at_new_epoch(self, partition: int, owned: CoordinatorSlot) -> bool:
         """Whether the partition was loaded again because this broker leads it at a newer
         coordinator epoch than the one its markers carried."""
-        if (
-            self.partitions.get(partition) is not owned
-            or self.log.coordinator_epoch(partition) <= owned.coordinator_epoch
-        ):
+        if not self.runtime.current(owned) or self.log.coordinator_epoch(partition) <= owned.epoch:
             return False
         return self.load_partition(partition) is not None
 
-    def _lost(self, metadata: TransactionMetadata, owned: _OwnedPartition) -> bool:
-        partition = self.partition_for(metadata.transactional_id)
+    def _lost(self, metadata: TransactionMetadata, owned: CoordinatorSlot) -> bool:
         return (
             self.stopped
-            or self.partitions.get(partition) is not owned
+            or not self.runtime.current(owned)
             or self.transactions.get(metadata.transactional_id) is not metadata
         )
 
@@ -693,8 +657,7 @@ class TransactionCoordinator:
         now = self._now_ms()
         listed = []
         for transactional_id, metadata in self.transactions.items():
-            owned = self.partitions.get(self.partition_for(transactional_id))
-            if owned is None or not owned.loaded:
+            if not self.runtime.loaded(self.partition_for(transactional_id)):
                 continue
             if metadata.state == TxnState.DEAD or (states and metadata.state not in states):
                 continue
@@ -781,25 +744,19 @@ class TransactionCoordinator:
 
     async def _append(self, transactional_id: str, value: bytes | None) -> int | None:
         partition = self.partition_for(transactional_id)
-        owned = self.partitions.get(partition)
-        if owned is None or not owned.loaded:
-            return ErrorCode.not_coordinator
-        try:
-            await self.log.append(partition, [(encode_key(transactional_id), value)])
-        except TransactionStateAppendError as exc:
-            log.warning("writing the state of %s failed with error %d", transactional_id, exc.error_code)
+
+        def error_for(error_code: int) -> int:
+            log.warning("writing the state of %s failed with error %d", transactional_id, error_code)
             # Kafka's mapping: what the client should do is find the coordinator again or retry.
-            if exc.error_code in (ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition):
+            if error_code in (ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition):
                 return ErrorCode.not_coordinator
-            if exc.error_code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
+            if error_code in (ErrorCode.message_too_large, ErrorCode.record_list_too_large):
                 return ErrorCode.unknown_server_error
             return ErrorCode.coordinator_not_available
-        except Exception:
-            log.exception("writing to __transaction_state partition %d failed", partition)
-            return ErrorCode.coordinator_not_available
-        if self.partitions.get(partition) is not owned:
-            return ErrorCode.not_coordinator
-        return None
+
+        return await self.runtime.write(
+            partition, lambda: self.log.append(partition, [(encode_key(transactional_id), value)]), error_for
+        )
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work, name=name)
@@ -809,7 +766,9 @@ class TransactionCoordinator:
 
     async def drain(self) -> None:
         """Waits for marker rounds and loads in flight (tests)."""
-        while pending := [t for t in self._tasks if t.get_name() != "transaction-sweeps"]:
+        while self.runtime.loading() or [t for t in self._tasks if t.get_name() != "transaction-sweeps"]:
+            await self.runtime.drain()
+            pending = [t for t in self._tasks if t.get_name() != "transaction-sweeps"]
             await asyncio.gather(*pending, return_exceptions=True)
 
 

@@ -1,13 +1,16 @@
-"""The REST API, as the CLI uses it: one session with the API key, and the API's errors as `ApiError`
-(its code, message, hint and request id), so every command reports them the same way."""
+"""The REST API, as the CLI uses it: one session with the API key (or the single sign-on access token, renewed
+once with the refresh token when it has expired), and the API's errors as `ApiError` (its code, message, hint
+and request id), so every command reports them the same way."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
 
-from . import __version__
+from . import __version__, oidc
 from .settings import Login
 
 TIMEOUT_SECONDS = 300.0  # an apply of a thousand changes answers in one request
@@ -26,24 +29,57 @@ class ApiError(Exception):
         return self.details.get("hint") if isinstance(self.details, dict) else None
 
 
-class NotLoggedIn(Exception):
-    pass
+def _message(response: requests.Response) -> str:
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return response.text[:200] or response.reason
+
+
+class SessionExpired(Exception):
+    """The single sign-on session cannot be renewed: the person has to run `streamhub login` again."""
 
 
 class Api:
-    def __init__(self, login: Login) -> None:
+    def __init__(self, login: Login, *, on_renewed: Callable[[Login], Any] | None = None) -> None:
+        """`on_renewed` keeps the renewed tokens (the credentials file), so the next command starts with them."""
         self.base = login.url
+        self.login = login
+        self.on_renewed = on_renewed
+        self.renewed = False
         self.session = requests.Session()
-        self.session.headers.update(
-            {"Authorization": f"Bearer {login.api_key}", "User-Agent": f"streamhub-cli/{__version__}"}
-        )
+        self.session.headers.update({"User-Agent": f"streamhub-cli/{__version__}"})
+
+    def _renew(self, reason: str) -> None:
+        """Once per command: a second failure means the refresh token no longer works either."""
+        session = self.login.oidc
+        assert session is not None
+        if self.renewed or not session.tokens.refresh_token:
+            raise SessionExpired(f"The single sign-on session {reason}.")
+        self.renewed = True
+        try:
+            tokens = oidc.refresh(
+                session.token_endpoint, session.client_id, session.audience, session.tokens.refresh_token
+            )
+        except oidc.OidcLoginError as error:
+            raise SessionExpired(
+                f"The single sign-on session {reason} and could not be renewed: {error}"
+            ) from error
+        self.login = self.login.with_tokens(tokens)
+        if self.on_renewed is not None:
+            self.on_renewed(self.login)
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         url = f"{self.base}/api/v1/{path.lstrip('/')}"
-        try:
-            response = self.session.request(method, url, timeout=TIMEOUT_SECONDS, **kwargs)
-        except requests.RequestException as error:
-            raise ApiError(0, "unreachable", f"Cannot reach {self.base}: {error}", {}, "") from error
+        if self.login.oidc is not None and self.login.oidc.tokens.expired(time.time()):
+            self._renew("has expired")
+        response = self._send(method, url, **kwargs)
+        if response.status_code == 401 and self.login.oidc is not None:
+            if not self.renewed:  # expired early, or revoked at the provider: renew once
+                self._renew("was refused by the server")
+                response = self._send(method, url, **kwargs)
+            if response.status_code == 401:
+                raise SessionExpired(f"The server refuses the single sign-on token: {_message(response)}")
         if response.status_code == 204:
             return None
         try:
@@ -65,6 +101,13 @@ class Api:
                 str(error.get("request_id") or response.headers.get("X-Request-ID", "")),
             )
         return body
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        headers = {"Authorization": f"Bearer {self.login.bearer}"}
+        try:
+            return self.session.request(method, url, timeout=TIMEOUT_SECONDS, headers=headers, **kwargs)
+        except requests.RequestException as error:
+            raise ApiError(0, "unreachable", f"Cannot reach {self.base}: {error}", {}, "") from error
 
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})

@@ -1,6 +1,7 @@
 """The `streamhub` command: resources as code (plan, apply, diff, export), get and describe, quick produce and
 consume. Exit codes are made for CI: 0 nothing to do or done, 2 changes pending (plan, diff), 3 refused
-(a policy, a guardrail or a permission), 1 failed (or an error of the tool or the API)."""
+(a policy, a guardrail or a permission), 1 failed (or an error of the tool or the API); `login` with single
+sign-on adds 4 (refused at the identity provider) and 5 (the code expired before it was approved)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from typing import Any, NoReturn
 import click
 import yaml
 
-from . import __version__, settings
-from .api import Api, ApiError
+from . import __version__, oidc, settings
+from .api import Api, ApiError, SessionExpired
 from .documents import DocumentError, dump_documents, read_documents
 from .render import render_plan, render_report, table
 
 EXIT_OK, EXIT_FAILED, EXIT_CHANGES, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_LOGIN_DENIED, EXIT_LOGIN_EXPIRED = 4, 5
 
 # Resource names for get/describe: the API path and the columns of the table.
 RESOURCES: dict[str, tuple[str, list[str]]] = {
@@ -69,7 +71,7 @@ class Context:
                     "Not logged in.",
                     hint="Run `streamhub login --url https://… ` (or set STREAMHUB_URL and STREAMHUB_API_KEY).",
                 )
-            self._api = Api(login)
+            self._api = Api(login, on_renewed=settings.save)
         return self._api
 
 
@@ -123,6 +125,15 @@ class StreamhubGroup(click.Group):
             api_failure(error)
         except DocumentError as error:
             fail(str(error))
+        except SessionExpired as error:
+            fail(str(error), hint="Run `streamhub login` again.")
+        except oidc.OidcLoginError as error:
+            code = {"access_denied": EXIT_LOGIN_DENIED, "expired_token": EXIT_LOGIN_EXPIRED}.get(error.reason)
+            hint = {
+                "access_denied": "Run `streamhub login` again and approve the request, or use an API key.",
+                "expired_token": "Run `streamhub login` again and approve within the time shown.",
+            }.get(error.reason)
+            fail(str(error), hint=hint, code=code or EXIT_FAILED)
 
 
 @click.group(
@@ -137,7 +148,8 @@ def cli(ctx: click.Context) -> None:
     applying them changes (`plan`), and apply them (`apply`). Exit codes: 0 nothing to change (or applied),
     2 changes pending, 3 refused by a policy, guardrail or permission, 1 failed.
 
-    Log in once with `streamhub login`, or set STREAMHUB_URL and STREAMHUB_API_KEY (CI).
+    Log in once with `streamhub login` (single sign-on where the server offers it, else an API key), or set
+    STREAMHUB_URL and STREAMHUB_API_KEY (CI).
     """
     ctx.obj = Context()
 
@@ -155,20 +167,102 @@ def cli(ctx: click.Context) -> None:
 @click.option(
     "--api-key",
     envvar="STREAMHUB_API_KEY",
-    help="An API key (team or service account). Asked for when not given, so it stays out of shell history.",
+    help="An API key (team or service account). Asked for when the server offers no single sign-on, so it "
+    "stays out of shell history.",
 )
-def login(url: str, api_key: str | None) -> None:
-    """Store the server's address and an API key (checked before it is kept).
+@click.option(
+    "--oidc",
+    "use_oidc",
+    is_flag=True,
+    help="Sign in with the identity provider (device code); fail if the server does not offer it.",
+)
+def login(url: str, api_key: str | None, use_oidc: bool) -> None:
+    """Sign in to a StreamHub server and keep the login for the next commands.
 
-    The key is written to ~/.config/streamhub/config.json, readable by you only (STREAMHUB_CONFIG moves it).
-    Create a key in the console (API keys) or with POST /api/v1/api-keys/.
+    Without --api-key, when the server offers single sign-on for the CLI, you approve a code in any browser
+    (the OAuth device flow) and the CLI keeps your identity provider's tokens: commands then act as you,
+    with your teams and roles, and the access token is renewed with the refresh token when it expires.
+    Otherwise the API key is asked for (checked before it is kept).
+
+    \b
+    Examples:
+      streamhub login --url https://kafka.example.com          # single sign-on where offered
+      streamhub login --url https://kafka.example.com --oidc   # single sign-on or nothing
+
+    The login is written to ~/.config/streamhub/config.json, readable by you only (STREAMHUB_CONFIG moves
+    it); `streamhub logout` forgets it. In CI, set STREAMHUB_URL and STREAMHUB_API_KEY instead.
+
+    Exit code: 0 logged in, 4 refused at the identity provider, 5 the code expired, 1 failed.
     """
+    url = url.rstrip("/")
+    if api_key and use_oidc:
+        fail("Pass --api-key or --oidc, not both.", hint="STREAMHUB_API_KEY counts as --api-key.")
     if not api_key:
+        offered = oidc.offer(url)
+        if offered is not None:
+            login_with_oidc(url, offered)
+            return
+        if use_oidc:
+            fail(
+                f"{url} offers no single sign-on for the CLI.",
+                hint="Its operator sets OIDC_CLI_CLIENT_ID and OIDC_API_AUDIENCE to offer it; or log in "
+                "with an API key.",
+            )
         api_key = click.prompt("API key", hide_input=True)
-    candidate = settings.Login(url=url.rstrip("/"), api_key=api_key)
+    candidate = settings.Login(url=url, api_key=api_key)
     teams = Api(candidate).list_all("teams")
     path = settings.save(candidate)
     click.echo(f"Logged in to {candidate.url}; {len(teams)} team(s) visible. Saved in {path}.")
+
+
+def login_with_oidc(url: str, offered: oidc.Offer) -> None:
+    endpoints = oidc.discover(offered.issuer)
+    authorization = oidc.start(offered, endpoints)
+    if authorization.verification_uri_complete:
+        click.echo(f"To sign in, open {authorization.verification_uri_complete}", err=True)
+        click.echo(f"and check that it shows the code {authorization.user_code}.", err=True)
+    else:
+        click.echo(f"To sign in, open {authorization.verification_uri}", err=True)
+        click.echo(f"and enter the code {authorization.user_code}.", err=True)
+    minutes = max(1, authorization.expires_in // 60)
+    click.echo(f"Waiting for your approval (the code expires in {minutes} min)…", err=True)
+    tokens = oidc.poll(offered, endpoints, authorization)
+    session = settings.OidcSession(
+        issuer=offered.issuer,
+        client_id=offered.client_id,
+        audience=offered.audience,
+        token_endpoint=endpoints.token,
+        revocation_endpoint=endpoints.revocation,
+        tokens=tokens,
+    )
+    api = Api(settings.Login(url=url, oidc=session))
+    try:
+        username = api.get("auth/profile/")["user"]["username"]
+        teams = api.list_all("teams")
+    except SessionExpired as error:  # nothing is kept: the server does not take these tokens
+        fail(str(error), hint=f"Sign in to the console at {url} once, then run `streamhub login` again.")
+    path = settings.save(api.login)  # with the tokens a renewal on the way may have brought
+    click.echo(
+        f"Logged in to {url} as {username} (single sign-on); {len(teams)} team(s) visible. Saved in {path}."
+    )
+
+
+@cli.command()
+def logout() -> None:
+    """Forget the stored login; a single sign-on session's refresh token is revoked at the provider too
+    (when it answers). STREAMHUB_API_KEY in the environment, if set, still applies."""
+    path, previous = settings.forget()
+    if previous is None:
+        click.echo("Not logged in; nothing to forget.")
+        return
+    revoked = ""
+    session = previous.oidc
+    if session and session.revocation_endpoint and session.tokens.refresh_token:
+        if oidc.revoke(session.revocation_endpoint, session.client_id, session.tokens.refresh_token):
+            revoked = " The identity provider revoked its refresh token."
+        else:
+            revoked = " The identity provider could not be told; its refresh token expires on its own."
+    click.echo(f"Logged out of {previous.url} ({path} deleted).{revoked}")
 
 
 # --- reading -------------------------------------------------------------------------------------

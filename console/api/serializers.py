@@ -43,6 +43,17 @@ class SsoOptionSerializer(serializers.Serializer):
     login_url = serializers.CharField()
 
 
+class CliOidcSerializer(serializers.Serializer):
+    issuer = serializers.CharField()
+    client_id = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.CharField())
+    audience = serializers.CharField()
+
+
+class CliAuthOptionsSerializer(serializers.Serializer):
+    oidc = CliOidcSerializer(allow_null=True)
+
+
 class AuthOptionsSerializer(serializers.Serializer):
     sso = SsoOptionSerializer(allow_null=True)
     local_login = serializers.BooleanField()

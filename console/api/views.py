@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from console.api.serializers import (
     AuthOptionsSerializer,
+    CliAuthOptionsSerializer,
     LoginInputSerializer,
     LoginOutputSerializer,
     LogoutOutputSerializer,
@@ -111,6 +112,26 @@ def auth_options_view(request: Request) -> Response:
     if config is not None:
         sso = {"name": config.provider_name, "login_url": "/api/v1/auth/oidc/login/"}
     return Response({"sso": sso, "local_login": not local_login_hidden()})
+
+
+@extend_schema(responses=CliAuthOptionsSerializer, tags=["auth"])
+@api_view(["GET"])
+@permission_classes([AllowAny])
+def cli_auth_options_view(request: Request) -> Response:
+    """How `streamhub login` may sign a person in without an API key: the provider's issuer, the public client
+    registered for the CLI (device authorization grant), the scopes to ask for and the audience the API accepts
+    in access tokens. `oidc` is null unless single sign-on, OIDC_CLI_CLIENT_ID and OIDC_API_AUDIENCE are all
+    set (a token the API would refuse is not worth a login)."""
+    config = oidc.current_config()
+    offered = None
+    if config is not None and settings.OIDC_CLI_CLIENT_ID and settings.OIDC_API_AUDIENCE:
+        offered = {
+            "issuer": config.issuer,
+            "client_id": settings.OIDC_CLI_CLIENT_ID,
+            "scopes": list(settings.OIDC_CLI_SCOPES),
+            "audience": settings.OIDC_API_AUDIENCE,
+        }
+    return Response({"oidc": offered})
 
 
 @extend_schema(responses=ProfileSerializer, tags=["auth"])

@@ -1,9 +1,12 @@
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from controlplane.accounts.choices import ApiKeyStatus
 from controlplane.accounts.validators import validate_service_account_name
+from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Organization, Team
 
@@ -91,3 +94,8 @@ class ApiKey(models.Model):
     @property
     def team(self) -> Team | None:
         return self.service_account.team if self.service_account_id else None
+
+    def actor(self, user: Any, client_address: str | None) -> Actor:
+        """A request authenticated with this key (tenancy.access.Credentials) acts for the key's owner, with
+        at most the key's role; `user` is the request's stand-in for a service account's key."""
+        return Actor(user=self.user, api_key=self, client_address=client_address)

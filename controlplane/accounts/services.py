@@ -13,8 +13,8 @@ from django.utils import timezone
 from controlplane.accounts.keys import KeyToken, generate_token, hash_secret, parse_token, secret_matches
 from controlplane.accounts.models import ApiKey, ServiceAccount
 from controlplane.accounts.validators import validate_service_account_name
-from controlplane.audit.services import Change, audited_change
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import Conflict, Forbidden, ServiceError
 from controlplane.tenancy.access import Actor, org_roles, require_role_within, require_team_role, team_roles
 from controlplane.tenancy.choices import ROLE_RANK, TeamRole
 from controlplane.tenancy.models import Team

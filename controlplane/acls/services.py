@@ -3,6 +3,8 @@ org admins grant anything. Each change reaches the cluster through the gateway a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from controlplane.accounts.models import ServiceAccount
@@ -13,13 +15,15 @@ from controlplane.acls.templates import (
     scope_problems,
     template_bindings,
 )
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.outcomes import confirmed_change
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
-from controlplane.kafka.acls import Acl, create_acls, delete_acls, describe_acls
-from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
+from controlplane.clusters.outcomes import OutcomeUnknown, confirmed_change, is_ambiguous
+from controlplane.clusters.ownership import require_cluster_admin, require_same_organization
+from controlplane.core.changes import Change, audited_change, audited_refusals
+from controlplane.core.errors import Conflict, Forbidden, ServiceError
+from controlplane.kafka.acls import Acl, create_acls, create_acls_each, delete_acls, describe_acls
+from controlplane.kafka.errors import KafkaGatewayError
+from controlplane.kafka.refusals import refusal_for
 from controlplane.tenancy.access import Actor, org_roles, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
@@ -143,8 +147,10 @@ def check_grant(
     topic_prefix: str,
     group_prefix: str = "",
     transactional_id_prefix: str = "",
+    batched: int = 0,
 ) -> list[Acl]:
-    """What `apply_template` checks before the cluster is asked; returns the bindings the grant creates."""
+    """What `apply_template` checks before the cluster is asked; returns the bindings the grant creates.
+    `batched`: grants checked before this one to be sent in the same request (they count for the rate)."""
     if not topic_prefix:
         raise ServiceError("A grant needs a topic prefix.", code="invalid_prefix")
     if template in NEEDS_GROUP_PREFIX and not group_prefix:
@@ -159,7 +165,7 @@ def check_grant(
         transactional_id_prefix=transactional_id_prefix,
     )
     _require_team_scope(actor, cluster, service_account.team, acls)
-    check_change_rate(service_account.team)
+    check_change_rate(service_account.team, batched=batched)
     return acls
 
 
@@ -167,6 +173,15 @@ def check_revoke_grant(*, actor: Actor, grant: AccessGrant) -> None:
     """What `revoke_grant` checks."""
     _require_team_scope(actor, grant.cluster, grant.team, [b.acl for b in grant.bindings.all()])
     check_change_rate(grant.team)
+
+
+@dataclass(frozen=True)
+class GrantRequest:
+    service_account: ServiceAccount
+    template: str
+    topic_prefix: str
+    group_prefix: str = ""
+    transactional_id_prefix: str = ""
 
 
 def apply_template(
@@ -180,43 +195,105 @@ def apply_template(
     transactional_id_prefix: str = "",
 ) -> AccessGrant:
     """Creates every binding of the template for the service account, in one call."""
-    team = service_account.team
-    change = _change(
-        "acl.grant", "access_grant", cluster, team, resource_name=f"{template}:{service_account.name}"
-    )
-    with audited_change(actor=actor, change=change):
-        acls = check_grant(
-            actor=actor,
-            cluster=cluster,
-            service_account=service_account,
-            template=template,
-            topic_prefix=topic_prefix,
-            group_prefix=group_prefix,
-            transactional_id_prefix=transactional_id_prefix,
+    request = GrantRequest(service_account, template, topic_prefix, group_prefix, transactional_id_prefix)
+    (result,) = apply_templates(actor=actor, cluster=cluster, requests=[request])
+    if isinstance(result, ServiceError):
+        raise result
+    return result
+
+
+def apply_templates(
+    *, actor: Actor, cluster: Cluster, requests: Sequence[GrantRequest]
+) -> list[AccessGrant | ServiceError]:
+    """apply_template for grants of one team's service accounts, the bindings of all of them sent in one
+    CreateAcls request: each grant checked, recorded and audited on its own, its result the grant or the
+    refusal it met (one refused leaves the others granted)."""
+    results: list[AccessGrant | ServiceError | None] = [None] * len(requests)
+    checked: list[tuple[int, Change, list[Acl]]] = []
+    for index, request in enumerate(requests):
+        account = request.service_account
+        change = _change(
+            "acl.grant",
+            "access_grant",
+            cluster,
+            account.team,
+            resource_name=f"{request.template}:{account.name}",
         )
-        with confirmed_change(lambda: _on_cluster(cluster, acls)):
-            create_acls(connection_for(cluster), acls)
-        grant = AccessGrant.objects.create(
+        try:
+            with audited_refusals(actor=actor, change=change):
+                acls = check_grant(
+                    actor=actor,
+                    cluster=cluster,
+                    service_account=account,
+                    template=request.template,
+                    topic_prefix=request.topic_prefix,
+                    group_prefix=request.group_prefix,
+                    transactional_id_prefix=request.transactional_id_prefix,
+                    batched=len(checked),
+                )
+        except ServiceError as refusal:
+            results[index] = refusal
+            continue
+        checked.append((index, change, acls))
+    sent = [acl for _, _, acls in checked for acl in acls]
+    try:
+        answers = create_acls_each(connection_for(cluster), sent)
+    except KafkaGatewayError as error:  # the request as a whole
+        answers = dict.fromkeys(sent, error)
+    read_back: set[Acl] | None = None
+    for index, change, acls in checked:
+        errors = [answers[acl] for acl in acls if answers[acl] is not None]
+        try:
+            with audited_change(actor=actor, change=change):
+                refused = next((error for error in errors if not is_ambiguous(error)), None)
+                if refused is not None:
+                    raise refusal_for(refused) from refused
+                if errors:
+                    # No answer in time for some: the cluster read back once for the whole batch.
+                    if read_back is None:
+                        read_back = _acls_on_cluster(cluster)
+                    if not set(acls) <= read_back:
+                        raise OutcomeUnknown(
+                            "The cluster did not answer in time and does not show the change yet; it may "
+                            "still apply it. Look again shortly before retrying.",
+                            details={"kafka_error": errors[0].error_name},
+                        )
+                results[index] = _record_grant(cluster, change, requests[index], acls)
+        except ServiceError as refusal:
+            results[index] = refusal
+    return [result for result in results if result is not None]
+
+
+def _acls_on_cluster(cluster: Cluster) -> set[Acl]:
+    try:
+        return set(describe_acls(connection_for(cluster)))
+    except KafkaGatewayError:
+        return set()
+
+
+def _record_grant(cluster: Cluster, change: Change, request: GrantRequest, acls: list[Acl]) -> AccessGrant:
+    team = request.service_account.team
+    grant = AccessGrant.objects.create(
+        cluster=cluster,
+        team=team,
+        service_account=request.service_account,
+        template=request.template,
+        topic_prefix=request.topic_prefix,
+        group_prefix=request.group_prefix,
+        transactional_id_prefix=request.transactional_id_prefix,
+    )
+    for acl in acls:
+        AclBinding.objects.create(
             cluster=cluster,
             team=team,
-            service_account=service_account,
-            template=template,
-            topic_prefix=topic_prefix,
-            group_prefix=group_prefix,
-            transactional_id_prefix=transactional_id_prefix,
+            grant=grant,
+            managed=True,
+            exists_on_cluster=True,
+            **AclBinding.fields_of(acl),
         )
-        for acl in acls:
-            AclBinding.objects.create(
-                cluster=cluster,
-                team=team,
-                grant=grant,
-                managed=True,
-                exists_on_cluster=True,
-                **AclBinding.fields_of(acl),
-            )
-            AclBinding.objects.filter(cluster=cluster, managed=False, **AclBinding.fields_of(acl)).delete()
-        change.on(grant)
-        change.after = snapshot_grant(grant)
+        AclBinding.objects.filter(cluster=cluster, managed=False, **AclBinding.fields_of(acl)).delete()
+    change.on(grant)
+    change.after = snapshot_grant(grant)
     return grant
 
 

@@ -17,8 +17,8 @@ from django.core.mail import send_mail
 
 from controlplane.alerts.choices import ChannelKind
 from controlplane.alerts.models import NotificationChannel
-from controlplane.clusters.encryption import decrypt_secret
 from controlplane.core import outbound
+from controlplane.core.encryption import decrypt_secret
 
 SIGNATURE_HEADER = "X-StreamHub-Signature"
 TIMESTAMP_HEADER = "X-StreamHub-Timestamp"

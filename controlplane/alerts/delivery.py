@@ -13,7 +13,7 @@ from django.utils import timezone
 from controlplane.alerts.channels import DeliveryError, send
 from controlplane.alerts.choices import NotificationStatus
 from controlplane.alerts.models import DeliveryAttempt, Notification
-from controlplane.clusters.encryption import UnreadableSecret
+from controlplane.core.encryption import UnreadableSecret
 
 logger = logging.getLogger(__name__)
 

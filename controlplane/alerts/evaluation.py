@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from celery import current_app
 from django.db import connection, transaction
 from django.db.models import Q
 
@@ -244,11 +245,10 @@ def commit(evaluation: Evaluation, cluster: Cluster, observed_at: datetime, metr
 
 
 def enqueue_deliveries(notification_ids: list[int]) -> None:
-    from controlplane.alerts.tasks import deliver_notification
-
+    """Sent by name (`tasks.deliver_notification`): the Celery entry points import evaluation, never back."""
     for notification_id in notification_ids:
         try:
-            deliver_notification.delay(notification_id)
+            current_app.send_task("alerts.deliver_notification", args=[notification_id], ignore_result=True)
         except Exception:
             # The queue is down: the notification stays pending and the next sweep sends it.
             logger.exception("could not queue delivery of alert notification %s", notification_id)

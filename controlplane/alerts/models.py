@@ -38,7 +38,7 @@ class NotificationChannel(Authored):
     kind = models.CharField(max_length=20, choices=ChannelKind.choices)
     url = models.URLField(max_length=2000, blank=True)  # webhook and Slack kinds
     email_recipients = models.JSONField(default=list, blank=True)  # e-mail kind
-    # HMAC-SHA256 key of webhook signatures, Fernet-encrypted (clusters.encryption); shown once at creation.
+    # HMAC-SHA256 key of webhook signatures, Fernet-encrypted (core.encryption); shown once at creation.
     secret_encrypted = models.TextField(blank=True)
     enabled = models.BooleanField(default=True)
 

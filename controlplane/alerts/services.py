@@ -23,11 +23,11 @@ from controlplane.alerts.choices import (
 )
 from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
 from controlplane.alerts.notices import channel_test_payload
-from controlplane.audit.services import Change, audited_change
-from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.core import outbound
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.encryption import encrypt_secret
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.lag.observations import Health
 from controlplane.tenancy.access import Actor, require_org_admin, require_team_role
 from controlplane.tenancy.choices import TeamRole

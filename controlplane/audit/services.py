@@ -1,17 +1,15 @@
-"""Writing the audit log. Domain services wrap each change in `audited_change`, the only writer here."""
+"""Writing the audit log. Domain services make their changes in `controlplane.core.changes.audited_change`,
+whose records reach `log_change` here (connected in AuditConfig.ready); the apps above this one may also
+record an event themselves."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
-
-from django.db import IntegrityError, transaction
 
 from controlplane.audit.choices import ActorType, Result
 from controlplane.audit.models import AuditEvent
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change
+from controlplane.core.errors import ServiceError
 from controlplane.core.request_ids import current_request_id
 from controlplane.tenancy.access import Actor
 
@@ -29,26 +27,6 @@ def redact(value: Any) -> Any:
     if isinstance(value, list):
         return [redact(item) for item in value]
     return value
-
-
-@dataclass
-class Change:
-    """What a service tells the log about the change it is making."""
-
-    action: str
-    resource_type: str
-    organization_id: int | None = None
-    team_id: int | None = None
-    team_name: str = ""
-    resource_id: str = ""
-    resource_name: str = ""
-    before: dict | None = None
-    after: dict | None = None
-    extra: dict = field(default_factory=dict)
-
-    def on(self, resource: Any, *, name: str | None = None) -> None:
-        self.resource_id = str(resource.pk)
-        self.resource_name = name if name is not None else str(resource)
 
 
 def _actor_type(actor: Actor) -> str:
@@ -100,34 +78,13 @@ def record_event_as(
     )
 
 
-@contextmanager
-def audited_change(*, actor: Actor, change: Change) -> Iterator[Change]:
-    """Runs a change in one transaction together with its success record.
-
-    A refusal (a ServiceError, or a unique constraint that a concurrent request won) rolls the change
-    back and is then recorded as a failure with its reason, so no attempt goes unrecorded and no
-    half-applied change exists.
-    """
-    try:
-        with transaction.atomic():
-            yield change
-            record_event(actor=actor, change=change, result=Result.SUCCESS)
-    except ServiceError as refusal:
+def log_change(
+    sender: type, *, actor: Actor, change: Change, refusal: ServiceError | None, **kwargs: Any
+) -> None:
+    """Receives `controlplane.core.changes.change_recorded`: a change made, or refused with its reason (a
+    refusal may say its own result: an unknown outcome is neither success nor failure)."""
+    if refusal is None:
+        record_event(actor=actor, change=change, result=Result.SUCCESS)
+    else:
         result = getattr(refusal, "audit_result", Result.FAILURE)
-        record_event(actor=actor, change=change, result=result, reason=str(refusal.detail))
-        raise
-    except IntegrityError as clash:
-        reason = "It conflicts with an existing object."
-        record_event(actor=actor, change=change, result=Result.FAILURE, reason=reason)
-        raise Conflict(reason) from clash
-
-
-@contextmanager
-def audited_refusals(*, actor: Actor, change: Change) -> Iterator[Change]:
-    """The checks before a change that goes to a cluster: a refusal is recorded as a failure; passing
-    records nothing yet (the operation records the outcome once the cluster has been looked at)."""
-    try:
-        yield change
-    except ServiceError as refusal:
-        record_event(actor=actor, change=change, result=Result.FAILURE, reason=str(refusal.detail))
-        raise
+        record_event(actor=actor, change=change, result=result, reason=refusal.message)

@@ -16,12 +16,12 @@ from typing import Any
 
 import redis
 
-from controlplane.audit.services import Change, audited_change
-from controlplane.clusters import node_metrics
+from controlplane.clusters import log_ends, node_metrics
 from controlplane.clusters.choices import BrokerStatus
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Broker, Cluster
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import ServiceError
 from controlplane.kafka.cluster import BrokerNode, describe_cluster
 from controlplane.kafka.config_entries import config_entries
 from controlplane.kafka.configs import DocumentedConfig, alter_broker_configs, describe_documented_configs
@@ -30,7 +30,6 @@ from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.log_dirs import LogDir, describe_log_dirs
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.kafka.topics import list_topics
-from controlplane.lag import history
 from controlplane.tenancy.access import Actor, require_org_admin
 
 logger = logging.getLogger(__name__)
@@ -81,15 +80,15 @@ def _messages_per_second(cluster: Cluster, led: list[tuple[str, int]]) -> float 
     """Messages appended per second to the partitions the broker leads, over the sampler's last window;
     None when the sampler has too little history (or Redis cannot be read)."""
     try:
-        ends = history.log_end_history(
-            history.lag_redis(), cluster.id, since=time.time() - THROUGHPUT_WINDOW_SECONDS
+        ends = log_ends.log_end_history(
+            log_ends.history_redis(), cluster.id, since=time.time() - THROUGHPUT_WINDOW_SECONDS
         )
     except redis.RedisError as error:
         logger.warning("log-end history of cluster %s unreadable: %s", cluster.id, error)
         return None
     moved, span = 0, 0.0
     for topic, partition in led:
-        points = ends.get(history.partition_key(topic, partition), [])
+        points = ends.get(log_ends.partition_key(topic, partition), [])
         if len(points) < 2:
             continue
         (first_time, first_end), (last_time, last_end) = points[0], points[-1]

@@ -5,9 +5,9 @@ reconciliation, lag, alerts and jobs import this module, never services.py or th
 from __future__ import annotations
 
 from controlplane.clusters.choices import Provider
-from controlplane.clusters.encryption import decrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.replication_defaults import default_replication_factor as local_replication_factor
+from controlplane.core.encryption import decrypt_secret
 from controlplane.kafka.connection import Connection
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controlplane.audit.services import audited_change
 from controlplane.clusters.choices import (
     MAX_LOCAL_BROKERS,
     OperationKind,
@@ -35,7 +34,8 @@ from controlplane.clusters.services import (
     require_running_and_idle,
     snapshot_cluster,
 )
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import audited_change
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.kafka.log_dirs import describe_replica_sizes
 from controlplane.kafka.reassignments import alter_partition_reassignments, list_partition_reassignments
 from controlplane.kafka.refusals import kafka_refusals

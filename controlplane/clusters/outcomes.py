@@ -19,7 +19,7 @@ Each kind registers a `ChangeHandler`: how to look at the cluster, and what to w
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -29,10 +29,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from controlplane.audit.choices import Result
-from controlplane.audit.services import Change, record_event_as
+from controlplane.audit.services import record_event_as
 from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OPERATION_STEPS, OperationState
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.changes import Change
+from controlplane.core.errors import ServiceError, Unavailable
 from controlplane.core.request_ids import current_request_id
 from controlplane.kafka.errors import ClusterUnreachable, KafkaGatewayError
 from controlplane.kafka.refusals import refusal_for
@@ -83,10 +84,9 @@ def is_ambiguous(error: KafkaGatewayError) -> bool:
     return isinstance(error, ClusterUnreachable) or error.error_name in AMBIGUOUS_ERRORS
 
 
-class OutcomeUnknown(ServiceError):
+class OutcomeUnknown(Unavailable):
     """The cluster did not answer in time and does not show the change yet: neither success nor failure."""
 
-    status_code = 503
     default_code = "outcome_unknown"
     audit_result = Result.UNKNOWN
 
@@ -190,20 +190,54 @@ def run(operation: Operation, send: Callable[[], None]) -> Operation:
         HANDLERS[operation.kind].look(operation)
     except KafkaGatewayError as error:
         refusal = refusal_for(error, outcome="Nothing was sent, so nothing changed.")
-        fail(operation, str(refusal.detail), observed={"kafka_error": error.error_name})
+        fail(operation, refusal.message, observed={"kafka_error": error.error_name})
         raise refusal from error
     try:
         send()
     except KafkaGatewayError as error:
         if not is_ambiguous(error):
             refusal = refusal_for(error)
-            fail(operation, str(refusal.detail), observed={"kafka_error": error.error_name})
+            fail(operation, refusal.message, observed={"kafka_error": error.error_name})
             raise refusal from error
         _note(operation, f"no answer from the cluster ({error.error_name}); reading it back")
         operation.current_step = STEP_CONFIRM
         operation.save(update_fields=["log", "current_step"])
         return settle(operation)
     return succeed(operation, None)
+
+
+def run_batch(
+    operations: list[Operation], send: Callable[[], Mapping[str, KafkaGatewayError | None]]
+) -> list[Operation | ServiceError]:
+    """run() for operations of one kind sent in one request whose answer is per resource (`send` maps each
+    operation's resource name to its error, None when done): the cluster is read once first, then each
+    operation is settled by its own answer. Each result is the operation or the refusal it met."""
+    try:
+        HANDLERS[operations[0].kind].look(operations[0])
+    except KafkaGatewayError as error:
+        refusal = refusal_for(error, outcome="Nothing was sent, so nothing changed.")
+        for operation in operations:
+            fail(operation, refusal.message, observed={"kafka_error": error.error_name})
+        return [refusal] * len(operations)
+    try:
+        answers = send()
+    except KafkaGatewayError as error:  # the request as a whole: every operation met the same answer
+        answers = {operation.resource_name: error for operation in operations}
+    results: list[Operation | ServiceError] = []
+    for operation in operations:
+        error = answers[operation.resource_name]
+        if error is None:
+            results.append(succeed(operation, None))
+        elif not is_ambiguous(error):
+            refusal = refusal_for(error)
+            fail(operation, refusal.message, observed={"kafka_error": error.error_name})
+            results.append(refusal)
+        else:
+            _note(operation, f"no answer from the cluster ({error.error_name}); reading it back")
+            operation.current_step = STEP_CONFIRM
+            operation.save(update_fields=["log", "current_step"])
+            results.append(settle(operation))
+    return results
 
 
 def succeed(operation: Operation, look: Look | None) -> Operation:
@@ -338,6 +372,6 @@ def settle_running(cluster: Cluster | None = None) -> int:
         try:
             finished += settle(operation).state not in ACTIVE_OPERATION_STATES
         except ServiceError as refusal:  # the handler found the change impossible to record
-            fail(operation, str(refusal.detail))
+            fail(operation, refusal.message)
             finished += 1
     return finished

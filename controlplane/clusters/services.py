@@ -22,7 +22,7 @@ from redis.retry import Retry
 
 from controlplane.apache_kafka import runtime as apache_kafka_runtime
 from controlplane.audit.choices import Result
-from controlplane.audit.services import Change, audited_change, record_event
+from controlplane.audit.services import record_event
 from controlplane.clusters.broker_configs import InvalidBrokerConfig, validate_broker_config
 from controlplane.clusters.choices import (
     ACTIVE_OPERATION_STATES,
@@ -42,7 +42,6 @@ from controlplane.clusters.choices import (
     check_transition,
 )
 from controlplane.clusters.connections import connection_for
-from controlplane.clusters.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.apache_kafka import ApacheKafkaProvisioner
 from controlplane.clusters.provisioners.base import (
@@ -52,7 +51,9 @@ from controlplane.clusters.provisioners.base import (
     ProvisioningFailed,
 )
 from controlplane.clusters.provisioners.local import LocalProvisioner
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.encryption import UnreadableSecret, decrypt_secret, encrypt_secret
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.kafka.cluster import ClusterDescription, describe_cluster
 from controlplane.kafka.config_entries import config_entries
 from controlplane.kafka.configs import describe_documented_configs

@@ -9,10 +9,10 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import ServiceError
 from controlplane.kafka.cluster import describe_cluster
 from controlplane.kafka.configs import describe_documented_configs
 from controlplane.kafka.refusals import kafka_refusals

@@ -19,7 +19,7 @@ from controlplane.clusters import connections, membership, services
 from controlplane.clusters.choices import BrokerStatus, ClusterStatus, OperationKind, OperationState, Provider
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.clusters.provisioners.base import NodePlan, ProvisioningFailed
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.errors import ServiceError
 from controlplane.kafka.cluster import ClusterDescription, describe_cluster, unregister_broker
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.quorum import QuorumView, add_raft_voter, describe_quorum, remove_raft_voter
@@ -83,8 +83,6 @@ def run_operation(operation_id: int) -> str:
         workflow(operation.cluster, progress)
     except (ProvisioningFailed, KafkaGatewayError, ServiceError) as failure:
         reason = failure.reason if isinstance(failure, ProvisioningFailed) else str(failure)
-        if isinstance(failure, ServiceError):
-            reason = str(failure.detail)
         _fail(operation, progress, reason)
         return OperationState.FAILED
     except Exception as unexpected:  # the operation must end with a reason, whatever went wrong

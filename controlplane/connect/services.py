@@ -22,9 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for, default_replication_factor
-from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.connect import rest, workers
 from controlplane.connect.choices import (
@@ -34,7 +32,9 @@ from controlplane.connect.choices import (
     WorkerStatus,
 )
 from controlplane.connect.models import ConnectCluster, Connector, ConnectWorker
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.encryption import decrypt_secret, encrypt_secret
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.groups.models import ConsumerGroup
 from controlplane.kafka.acls import Acl, create_acls, delete_acls
 from controlplane.kafka.errors import KafkaGatewayError

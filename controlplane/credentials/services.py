@@ -9,15 +9,15 @@ import secrets
 from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.outcomes import confirmed_change
-from controlplane.core.api.errors import Conflict
+from controlplane.clusters.ownership import require_same_organization
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import Conflict
 from controlplane.credentials.models import ScramCredential
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.scram import delete_scram_credential, upsert_scram_credential
-from controlplane.reconcile.ownership import require_same_organization
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.topics.guardrails import check_change_rate

@@ -18,7 +18,7 @@ from controlplane.alerts import services as alerts
 from controlplane.alerts.choices import ChannelKind
 from controlplane.alerts.models import AlertRule, NotificationChannel
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.errors import ServiceError
 from controlplane.declarative.choices import Action
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole

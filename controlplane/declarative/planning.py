@@ -25,7 +25,7 @@ from controlplane.acls.services import check_grant, check_revoke_grant
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.connections import connection_for, default_replication_factor
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.errors import ServiceError
 from controlplane.declarative import alerting, streaming
 from controlplane.declarative.choices import (
     ANY_CLUSTER_KINDS,
@@ -37,7 +37,7 @@ from controlplane.declarative.choices import (
 )
 from controlplane.declarative.documents import Document, config_value
 from controlplane.declarative.models import ManagedResource
-from controlplane.declarative.schemas import SchemaPlanner
+from controlplane.declarative.schemas import SchemaPlanner, reference_order
 from controlplane.kafka.configs import describe_topic_configs
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.kafka.topics import TopicInfo, list_topics
@@ -47,6 +47,7 @@ from controlplane.quotas.services import check_quota, check_quota_delete
 from controlplane.tenancy.access import Actor, require_team_role, visible_organization_ids
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
+from controlplane.topics.guardrails import RATE_WINDOW, change_rate_counted_by_plan, change_room
 from controlplane.topics.models import Topic
 from controlplane.topics.services import (
     check_add_partitions,
@@ -100,8 +101,8 @@ class PlannedChange:
     def refuse(self, error: ServiceError) -> None:
         self.action = Action.REFUSED
         self.refusal = {
-            "code": str(error.get_codes()),
-            "message": str(error.detail),
+            "code": error.code,
+            "message": error.message,
             "details": error.details,
         }
 
@@ -172,6 +173,8 @@ class Planner:
         # (kind, cluster, name) of each resource the documents declare, with the first document declaring it.
         self.declared_by: dict[tuple[str, str | None, str], int] = {}
         self.schemas = SchemaPlanner(actor)
+        # Schema documents on a cycle of references, with the subjects each waits on.
+        self.reference_cycles: dict[int, list[str]] = {}
 
     # --- names -------------------------------------------------------------------------------------
 
@@ -530,6 +533,14 @@ class Planner:
                 )
 
     def plan_schema(self, change: PlannedChange, managed: ManagedResource | None) -> None:
+        waits_on = self.reference_cycles.get(change.document)
+        if waits_on:
+            raise ServiceError(
+                f"Subject {change.name!r} is on a cycle of references through {', '.join(waits_on)}: no "
+                "order registers them; break the cycle.",
+                code="reference_cycle",
+                details={"subjects": waits_on},
+            )
         change.drift = self.schemas.drift(
             cluster=change.cluster_row,
             subject=change.name,
@@ -538,6 +549,9 @@ class Planner:
         change.action, change.diff, change.target_id = self.schemas.plan(
             cluster=change.cluster_row, team=change.team_row, subject=change.name, spec=change.spec
         )
+        if set(change.diff) - {"compatibility"}:
+            # Schemas planned after this one may reference its new version.
+            self.schemas.simulate_register(cluster=change.cluster_row, subject=change.name, spec=change.spec)
 
     def plan_alert_channel(self, change: PlannedChange, managed: ManagedResource | None) -> None:
         change.action, change.diff, change.target_id = alerting.plan_channel(
@@ -679,6 +693,68 @@ def _quota_team(cluster: Cluster, entity: Mapping[str, str | None]) -> Team | No
     return found.team if found is not None else None
 
 
+def cluster_changes(change: PlannedChange) -> int:
+    """The team's rate-limited cluster changes applying `change` makes: one per request of the services
+    that call check_change_rate (a topic's partitions and its configs are two; a grant replaced is revoked
+    then created)."""
+    if change.action == Action.DELETE:
+        counted = change.kind in (Kind.TOPIC, Kind.ACCESS_GRANT, Kind.QUOTA)
+        return 1 if counted and change.target_id is not None else 0
+    if change.action == Action.CREATE:
+        return 1 if change.kind in (Kind.TOPIC, Kind.ACCESS_GRANT, Kind.QUOTA) else 0
+    if change.action != Action.UPDATE:
+        return 0
+    if change.kind == Kind.TOPIC:
+        return ("partitions" in change.diff) + any(key.startswith("configs.") for key in change.diff)
+    if change.kind == Kind.ACCESS_GRANT:
+        return 2 if set(change.diff) - {MANAGED_BY, "labels"} else 0
+    if change.kind == Kind.QUOTA:
+        return 1 if any(key.startswith("values.") for key in change.diff) else 0
+    return 0
+
+
+def refuse_over_change_rate(changes: list[PlannedChange]) -> None:
+    """An apply never stops midway for the team's change rate: a plan making more cluster changes than the
+    team may make now refuses those past what is left, saying how many fit and why (README, "GitOps in 5
+    minutes": why a refusal and not a paced apply)."""
+    by_team: dict[int, list[tuple[PlannedChange, int]]] = {}
+    for change in changes:
+        counted = cluster_changes(change) if change.action != Action.REFUSED else 0
+        if counted:
+            by_team.setdefault(change.team_row.pk, []).append((change, counted))
+    for counted_changes in by_team.values():
+        team = counted_changes[0][0].team_row
+        total = sum(counted for _, counted in counted_changes)
+        room = change_room(team)
+        if total <= room.left:
+            continue
+        details = {
+            "cluster_changes": total,
+            "limit_per_minute": room.limit_per_minute,
+            "made_in_last_minute": room.recent,
+            "fit_now": room.left,
+        }
+        if total > room.limit_per_minute:
+            message = (
+                f"The plan makes {total} cluster changes for team {team.name}; its limit is "
+                f"{room.limit_per_minute} per minute, and an apply never stops midway. Apply at most "
+                f"{room.limit_per_minute} changes at a time (fewer documents per apply), or ask an org admin "
+                "to raise the team's admin operations per minute for the rollout."
+            )
+        else:
+            message = (
+                f"The plan makes {total} cluster changes for team {team.name}; {room.recent} were made in the "
+                f"last minute and its limit is {room.limit_per_minute} per minute, so {room.left} fit now. "
+                "Plan and apply again within a minute."
+            )
+            details["retry_after_seconds"] = int(RATE_WINDOW.total_seconds())
+        used = 0
+        for change, counted in counted_changes:
+            used += counted
+            if used > room.left:
+                _refused(change, "change_rate_limit", message, **details)
+
+
 def _kind_rank(kind: str) -> int:
     return APPLIED_KINDS.index(kind) if kind in APPLIED_KINDS else len(APPLIED_KINDS)
 
@@ -690,7 +766,11 @@ def plan_documents(
     document declares are deleted (of the documents' teams, or `team`); others are never touched."""
     planner = Planner(actor=actor, file_set=file_set)
     changes: list[PlannedChange] = []
-    ordered = sorted(documents, key=lambda d: (_kind_rank(d.kind), d.index))
+    schema_rank, planner.reference_cycles = reference_order(
+        [(d.index, d.cluster, d.name, d.spec) for d in documents if d.kind == Kind.SCHEMA]
+    )
+    # Within a kind, in the documents' order, but a referenced subject before the schemas referencing it.
+    ordered = sorted(documents, key=lambda d: (_kind_rank(d.kind), schema_rank.get(d.index, d.index)))
     declared = {
         (d.kind, d.cluster if d.kind not in CLAIMED_WITHOUT_CLUSTER else None, d.name) for d in documents
     }
@@ -708,7 +788,7 @@ def plan_documents(
         if cluster is not None:
             planner.read_topics(cluster, [d.name for d in documents if d.kind == Kind.TOPIC])
     try:
-        with transaction.atomic():
+        with transaction.atomic(), change_rate_counted_by_plan():
             changes = [planner.plan_document(document) for document in ordered]
             if prune:
                 deletions = [planner.plan_deletion(m) for m in undeclared]
@@ -716,6 +796,10 @@ def plan_documents(
             raise _Rollback
     except _Rollback:
         pass
+    finally:
+        planner.schemas.forget_simulated()
+    # Counted after the simulation, whose changes the window does not see anyway.
+    refuse_over_change_rate(changes)
     shown_undeclared = [
         {
             "kind": m.kind,

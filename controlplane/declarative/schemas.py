@@ -6,15 +6,16 @@ subject, as `DELETE /subjects/<subject>` does (its versions stay readable with `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
 
 from controlplane.audit.choices import Result
-from controlplane.audit.services import Change, record_event
+from controlplane.audit.services import record_event
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import Forbidden, ServiceError
+from controlplane.core.changes import Change
+from controlplane.core.errors import Forbidden, ServiceError
 from controlplane.declarative.choices import Action
 from controlplane.schemas import services as registry
 from controlplane.schemas.access import RegistryAccess, load_access
@@ -78,12 +79,65 @@ def shown_spec(row: SubjectVersion) -> dict[str, Any]:
     }
 
 
+def reference_order(
+    declared: Sequence[tuple[int, str | None, str, Mapping[str, Any]]],
+) -> tuple[dict[int, int], dict[int, list[str]]]:
+    """Orders Schema documents (index, cluster, subject, spec) so a subject that another one of the same plan
+    and cluster references is registered first. Returns each document's rank and, for the documents on a
+    cycle of references, the cycle's subjects (those are refused: no order registers them)."""
+    by_subject = {(cluster, subject): index for index, cluster, subject, _ in declared}
+    needs: dict[int, set[int]] = {
+        index: {
+            by_subject[(cluster, ref["subject"])]
+            for ref in spec.get("references") or []
+            if (cluster, ref["subject"]) in by_subject and by_subject[(cluster, ref["subject"])] != index
+        }
+        for index, cluster, _, spec in declared
+    }
+    subjects = {index: subject for index, _, subject, _ in declared}
+    rank: dict[int, int] = {}
+    waiting = sorted(needs)
+    while waiting:
+        ready = [index for index in waiting if needs[index] <= rank.keys()]
+        if not ready:
+            break
+        for index in ready:
+            rank[index] = len(rank)
+        waiting = [index for index in waiting if index not in rank]
+    # What is left waits on a cycle; each is refused naming the subjects it waits on, in the order found.
+    cycles = {
+        index: sorted(subjects[other] for other in needs[index] if other not in rank) for index in waiting
+    }
+    for index in waiting:
+        rank[index] = len(rank)
+    return rank, cycles
+
+
 class SchemaPlanner:
-    """The registry's checks for one plan, its access rules loaded once per cluster."""
+    """The registry's checks for one plan, its access rules loaded once per cluster. A subject the plan
+    registers is registered in the plan's simulation too (rolled back with it), so a schema of the same plan
+    that references it resolves the reference as applying will."""
 
     def __init__(self, actor: Actor) -> None:
         self.actor = actor
         self.access: dict[int, RegistryAccess] = {}
+        # (cluster id, schema id) of the schemas stored by the simulation: their parsed forms, cached by
+        # the registry as if rows never went away, are forgotten once it is rolled back.
+        self.simulated: list[tuple[int, int]] = []
+
+    def simulate_register(self, *, cluster: Cluster, subject: str, spec: Mapping[str, Any]) -> None:
+        """Registers the declared schema inside the plan's simulation (the caller rolls it back)."""
+        try:
+            row = registry.register_schema(
+                cluster_id=cluster.pk, subject=subject, schema_input=schema_input(spec)
+            )
+        except registry.RegistryError as error:
+            raise service_error(error) from error
+        self.simulated.append((cluster.pk, row.schema.schema_id))
+
+    def forget_simulated(self) -> None:
+        registry.forget_parsed(self.simulated)
+        self.simulated.clear()
 
     def require_write(self, cluster: Cluster, team: Team, subject: str) -> None:
         if cluster.pk not in self.access:

@@ -1,7 +1,9 @@
 """Applying a plan as one change set: every change goes through the domain service the API uses (which checks,
 writes, audits and reaches the cluster as for any request), in dependency order, and the change set records
-what happened to each. The first change that fails stops the rest (reported `skipped`): a cluster that stopped
-answering is not asked a thousand more times. A change sent but not confirmed is `pending` (its operation
+what happened to each. Topic creations of one cluster and team go in batches, one CreateTopics request each,
+every topic still checked, recorded and reported on its own. The first change that fails stops the rest
+(reported `skipped`; the rest of its batch was sent with it and is reported as it came out): a cluster that
+stopped answering is not asked a thousand more times. A change sent but not confirmed is `pending` (its operation
 settles it) or `unknown`, never `failed`: only what certainly did not happen is reported failed."""
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from controlplane.accounts.services import (
     update_service_account,
 )
 from controlplane.acls.models import AccessGrant
-from controlplane.acls.services import apply_template, revoke_grant
+from controlplane.acls.services import GrantRequest, apply_template, apply_templates, revoke_grant
 from controlplane.audit.choices import Result
-from controlplane.audit.services import Change, record_event
+from controlplane.audit.services import record_event
 from controlplane.clusters.choices import OperationState
 from controlplane.clusters.models import Operation
 from controlplane.clusters.outcomes import OutcomeUnknown
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.core.request_ids import current_request_id
 from controlplane.declarative import alerting, streaming
 from controlplane.declarative.choices import (
@@ -39,13 +42,24 @@ from controlplane.declarative.documents import Document, config_value
 from controlplane.declarative.models import ChangeSet, ManagedResource
 from controlplane.declarative.planning import MANAGED_BY, Plan, PlannedChange, plan_documents
 from controlplane.declarative.schemas import apply_schema, delete_schema_subject
+from controlplane.kafka.topics import NewTopicSpec
 from controlplane.quotas.models import ClientQuota
 from controlplane.quotas.services import delete_quota, set_quota
 from controlplane.tenancy.access import Actor
 from controlplane.topics.models import Topic
-from controlplane.topics.services import add_partitions, create_topic, delete_topic, update_topic_configs
+from controlplane.topics.services import (
+    add_partitions,
+    create_topics,
+    delete_topic,
+    update_topic_configs,
+)
 
 logger = logging.getLogger(__name__)
+# Topics per CreateTopics request and grants per CreateAcls request: a few requests for a thousand, each
+# answered well within the request timeout by a loaded broker (a KRaft controller writes each request's
+# records as one batch), and a partial failure costs at most one batch sent into a cluster that refuses.
+TOPIC_CREATE_BATCH = 100
+GRANT_CREATE_BATCH = 100
 CREDENTIAL_FIELDS = {Kind.ALERT_CHANNEL: ("url",), Kind.STREAMING_JOB: ("password",)}
 
 
@@ -66,6 +80,14 @@ class _Outcome:
         self.resource_id: int | None = None
         # Steps of a change of several (partitions then configs; a grant revoked then re-created) already done.
         self.done: list[str] = []
+
+    def refused(self, refusal: ServiceError) -> None:
+        """The change met `refusal`; one whose outcome is unknown may still have happened."""
+        if isinstance(refusal, OutcomeUnknown):
+            self.status = ChangeStatus.UNKNOWN
+        else:
+            self.status = ChangeStatus.PARTIAL if self.done else ChangeStatus.FAILED
+        self.reason = {"code": refusal.code, "message": refusal.message, **refusal.details}
 
     def follow(self, operation: Operation) -> None:
         self.operations.append(operation.pk)
@@ -97,19 +119,7 @@ def _apply_service_account(actor: Actor, change: PlannedChange, outcome: _Outcom
 
 
 def _apply_topic(actor: Actor, change: PlannedChange, outcome: _Outcome) -> None:
-    configs = {k: config_value(v) for k, v in (change.spec.get("configs") or {}).items()}
-    if change.action == Action.CREATE:
-        operation = create_topic(
-            actor=actor,
-            cluster=change.cluster_row,
-            team=change.team_row,
-            name=change.name,
-            partitions=change.spec["partitions"],
-            replication_factor=change.diff["replicationFactor"]["to"],
-            configs=configs,
-        )
-        outcome.follow(operation)
-        return
+    """A topic's update or deletion (creations go in batches: _create_topics)."""
     topic = Topic.objects.filter(pk=change.target_id).select_related("team", "cluster").first()
     if change.action == Action.DELETE:
         if topic is not None:
@@ -265,6 +275,103 @@ def _record_ownership(change_set: ChangeSet, change: PlannedChange, resource_id:
     )
 
 
+def _apply_change(actor: Actor, change: PlannedChange) -> _Outcome:
+    outcome = _Outcome()
+    outcome.resource_id = change.target_id
+    try:
+        APPLIERS[change.kind](actor, change, outcome)
+    except ServiceError as refusal:
+        outcome.refused(refusal)
+    except Exception as error:  # a bug mid-change: it may have happened, so it is not reported failed
+        logger.exception("applying %s %s failed unexpectedly", change.kind, change.name)
+        outcome.status = ChangeStatus.UNKNOWN
+        outcome.reason = {"code": "internal_error", "message": repr(error)}
+    return outcome
+
+
+def _creations_from(pending: list[PlannedChange], start: int) -> list[PlannedChange]:
+    """The creations of topics (or of grants) of one cluster and team from `start` on, at most a batch,
+    sent in one CreateTopics (CreateAcls) request; empty when the change at `start` is no such creation."""
+    first = pending[start]
+    sizes = {Kind.TOPIC: TOPIC_CREATE_BATCH, Kind.ACCESS_GRANT: GRANT_CREATE_BATCH}
+    if first.action != Action.CREATE or first.kind not in sizes:
+        return []
+    batch = [first]
+    for change in pending[start + 1 : start + sizes[first.kind]]:
+        same_place = (change.cluster_row.pk, change.team_row.pk) == (first.cluster_row.pk, first.team_row.pk)
+        if (change.kind, change.action) != (first.kind, Action.CREATE) or not same_place:
+            break
+        batch.append(change)
+    return batch
+
+
+def _create_batch(actor: Actor, batch: list[PlannedChange]) -> list[_Outcome]:
+    outcomes = [_Outcome() for _ in batch]
+    try:
+        if batch[0].kind == Kind.TOPIC:
+            results = _create_topics(actor, batch)
+        else:
+            results = _create_grants(actor, batch)
+    except Exception as error:  # a bug mid-batch: any of them may have happened
+        logger.exception("creating %d %s failed unexpectedly", len(batch), batch[0].kind)
+        for outcome in outcomes:
+            outcome.status = ChangeStatus.UNKNOWN
+            outcome.reason = {"code": "internal_error", "message": repr(error)}
+        return outcomes
+    for outcome, result in zip(outcomes, results, strict=True):
+        if isinstance(result, ServiceError):
+            outcome.refused(result)
+        elif isinstance(result, AccessGrant):
+            outcome.resource_id = result.pk
+        else:
+            try:
+                outcome.follow(result)
+            except ServiceError as refusal:
+                outcome.refused(refusal)
+    return outcomes
+
+
+def _create_grants(actor: Actor, batch: list[PlannedChange]) -> list[AccessGrant | ServiceError]:
+    accounts = {
+        account.name: account
+        for account in ServiceAccount.objects.filter(
+            organization_id=batch[0].team_row.organization_id,
+            name__in={change.spec["serviceAccount"] for change in batch},
+        ).select_related("team", "organization")
+    }
+    return apply_templates(
+        actor=actor,
+        cluster=batch[0].cluster_row,
+        requests=[
+            GrantRequest(
+                service_account=accounts[change.spec["serviceAccount"]],
+                template=change.spec["template"],
+                topic_prefix=change.spec["topicPrefix"],
+                group_prefix=change.spec.get("groupPrefix", ""),
+                transactional_id_prefix=change.spec.get("transactionalIdPrefix", ""),
+            )
+            for change in batch
+        ],
+    )
+
+
+def _create_topics(actor: Actor, batch: list[PlannedChange]) -> list[Operation | ServiceError]:
+    return create_topics(
+        actor=actor,
+        cluster=batch[0].cluster_row,
+        team=batch[0].team_row,
+        topics=[
+            NewTopicSpec(
+                name=change.name,
+                partitions=change.spec["partitions"],
+                replication_factor=change.diff["replicationFactor"]["to"],
+                configs={k: config_value(v) for k, v in (change.spec.get("configs") or {}).items()},
+            )
+            for change in batch
+        ],
+    )
+
+
 def _state_of(statuses: list[str]) -> str:
     done = [s for s in statuses if s in (ChangeStatus.APPLIED, ChangeStatus.PENDING)]
     if len(done) == len(statuses):
@@ -304,46 +411,30 @@ def apply_plan(*, actor: Actor, plan: Plan, expected_plan_id: str | None = None)
     )
     entries: list[dict[str, Any]] = []
     stopped = False
-    for change in pending:
-        entry = change.as_dict()
+    position = 0
+    while position < len(pending):
+        batch = _creations_from(pending, position)
+        chunk = batch or [pending[position]]
+        position += len(chunk)
         if stopped:
-            entries.append({**entry, "status": ChangeStatus.SKIPPED})
+            entries += [{**change.as_dict(), "status": ChangeStatus.SKIPPED} for change in chunk]
             continue
-        outcome = _Outcome()
-        outcome.resource_id = change.target_id
-        try:
-            APPLIERS[change.kind](actor, change, outcome)
-        except OutcomeUnknown as unknown:
-            outcome.status = ChangeStatus.UNKNOWN
-            outcome.reason = {
-                "code": str(unknown.get_codes()),
-                "message": str(unknown.detail),
-                **unknown.details,
-            }
-        except ServiceError as refusal:
-            outcome.status = ChangeStatus.PARTIAL if outcome.done else ChangeStatus.FAILED
-            outcome.reason = {
-                "code": str(refusal.get_codes()),
-                "message": str(refusal.detail),
-                **refusal.details,
-            }
-        except Exception as error:  # a bug mid-change: it may have happened, so it is not reported failed
-            logger.exception("applying %s %s failed unexpectedly", change.kind, change.name)
-            outcome.status = ChangeStatus.UNKNOWN
-            outcome.reason = {"code": "internal_error", "message": repr(error)}
-        if outcome.status in (ChangeStatus.APPLIED, ChangeStatus.PENDING):
-            _record_ownership(change_set, change, outcome.resource_id)
-        else:
-            stopped = True
-        entries.append(
-            {
-                **entry,
-                "status": outcome.status,
-                "reason": outcome.reason,
-                "operations": outcome.operations,
-                "done": outcome.done,
-            }
-        )
+        results = _create_batch(actor, batch) if batch else [_apply_change(actor, chunk[0])]
+        applied = zip(chunk, results, strict=True)
+        for change, outcome in applied:
+            if outcome.status in (ChangeStatus.APPLIED, ChangeStatus.PENDING):
+                _record_ownership(change_set, change, outcome.resource_id)
+            else:
+                stopped = True
+            entries.append(
+                {
+                    **change.as_dict(),
+                    "status": outcome.status,
+                    "reason": outcome.reason,
+                    "operations": outcome.operations,
+                    "done": outcome.done,
+                }
+            )
     counts = {status: sum(1 for e in entries if e["status"] == status) for status in ChangeStatus.values}
     change_set.state = _state_of([e["status"] for e in entries])
     change_set.report = {"changes": entries, "counts": counts}

@@ -16,7 +16,7 @@ from typing import Any
 
 from controlplane.accounts.models import ServiceAccount
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.errors import ServiceError
 from controlplane.declarative.choices import Action
 from controlplane.jobs import streams
 from controlplane.jobs.choices import DesiredState

@@ -10,10 +10,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.outcomes import confirmed_change
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.clusters.ownership import require_cluster_admin
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.groups.choices import INACTIVE_STATES, GroupType, ResetStrategy
 from controlplane.groups.models import ConsumerGroup, OffsetReset
 from controlplane.groups.resets import PlannedOffset, lag_of, plan_reset
@@ -23,7 +24,6 @@ from controlplane.kafka.connection import Connection
 from controlplane.kafka.offsets import list_partition_offsets
 from controlplane.kafka.refusals import kafka_refusals
 from controlplane.kafka.topics import list_topics
-from controlplane.reconcile.ownership import require_cluster_admin
 from controlplane.tenancy.access import Actor, require_team_role
 from controlplane.tenancy.choices import TeamRole
 from controlplane.topics.guardrails import check_change_rate

@@ -13,16 +13,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
-from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import Conflict, Forbidden, Missing, ServiceError
+from controlplane.clusters.ownership import owner_in, prefix_table
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.encryption import decrypt_secret, encrypt_secret
+from controlplane.core.errors import Conflict, Forbidden, Missing, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import FINISHED_STATES, RunState
 from controlplane.jobs.models import JobRun
@@ -30,7 +32,6 @@ from controlplane.kafka.acls import Acl, describe_acls
 from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.topics import list_topics
-from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.spark import analysis
 from controlplane.spark.jobs import STREAMING_CATALOG
 from controlplane.spark.jobs.runtime import parameters_from_json, single_select, split_resources
@@ -314,9 +315,8 @@ def launch_job_run(
 
 
 def enqueue_run(run_id: int) -> None:
-    from controlplane.jobs.tasks import run_job
-
-    run_job.apply_async(args=[run_id], queue=SPARK_QUEUE)
+    """Sent by name (`tasks.run_job`): the Celery entry points import the services, never back."""
+    current_app.send_task("jobs.run_job", args=[run_id], queue=SPARK_QUEUE, ignore_result=True)
 
 
 def cancel_job_run(*, actor: Actor, run: JobRun) -> JobRun:

@@ -24,17 +24,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
 from controlplane.acls.models import AclBinding
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
-from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.encryption import encrypt_secret
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.jobs import launcher
 from controlplane.jobs.choices import DesiredState, StreamState
 from controlplane.jobs.models import StreamingJob
@@ -215,11 +216,16 @@ def create_stream(
 
 
 def enqueue_supervisor(stream_id: int) -> None:
-    from controlplane.jobs.tasks import supervise_stream
-
+    """Sent by name (`tasks.supervise_stream`): the Celery entry points import streams, never back."""
     # Expiring: while every worker thread is busy, the watchdog's repeated requests must not pile up (it asks
     # again for a stream still without a supervisor, and a supervisor that finds one alive ends at once).
-    supervise_stream.apply_async(args=[stream_id], queue=STREAMS_QUEUE, expires=2 * SUPERVISOR_STALE_SECONDS)
+    current_app.send_task(
+        "jobs.supervise_stream",
+        args=[stream_id],
+        queue=STREAMS_QUEUE,
+        expires=2 * SUPERVISOR_STALE_SECONDS,
+        ignore_result=True,
+    )
 
 
 def _supervised(stream: StreamingJob) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.kafka.errors import (
     AuthenticationFailed,
     ClusterUnreachable,

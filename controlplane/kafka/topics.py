@@ -18,6 +18,7 @@ from controlplane.kafka.connection import (
     protocol_connection,
     raise_typed,
 )
+from controlplane.kafka.errors import KafkaGatewayError
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,54 @@ def create_topic(
         operation_timeout=timeout_seconds,
     )
     await_result(futures[name], "CreateTopics", timeout_seconds)
+
+
+@dataclass(frozen=True)
+class NewTopicSpec:
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+# Added to a batched request's deadline per topic it carries: the controller creates them one after the other,
+# and a hundred topics did not all come back within the single-topic deadline from a loaded broker (the late
+# ones were left "being confirmed").
+SECONDS_PER_BATCHED_TOPIC = 0.1
+
+
+def create_topics(
+    connection: Connection,
+    topics: list[NewTopicSpec],
+    *,
+    timeout_seconds: float | None = None,
+) -> dict[str, KafkaGatewayError | None]:
+    """One CreateTopics request for all of them: each topic's own answer (None when created). Kafka answers
+    each topic of the request separately, so one refused leaves the others created."""
+    if timeout_seconds is None:
+        timeout_seconds = DEFAULT_TIMEOUT_SECONDS + SECONDS_PER_BATCHED_TOPIC * len(topics)
+    admin = admin_client(connection, timeout_seconds)
+    futures = admin.create_topics(
+        [
+            NewTopic(
+                t.name,
+                num_partitions=t.partitions,
+                replication_factor=t.replication_factor,
+                config=dict(t.configs),
+            )
+            for t in topics
+        ],
+        request_timeout=timeout_seconds,
+        operation_timeout=timeout_seconds,  # not 0: see create_topic
+    )
+    answers: dict[str, KafkaGatewayError | None] = {}
+    for topic in topics:
+        try:
+            await_result(futures[topic.name], "CreateTopics", timeout_seconds)
+            answers[topic.name] = None
+        except KafkaGatewayError as error:
+            answers[topic.name] = error
+    return answers
 
 
 def delete_topic(

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db.models import Avg, Max, Sum, TextField
 from django.db.models.functions import Cast
 
+from controlplane.clusters.log_ends import add_log_ends, partition_key
 from controlplane.lag.choices import Resolution, RollupResolution
 from controlplane.lag.models import LagRollup
 
@@ -34,14 +35,6 @@ def lag_redis() -> redis.Redis:
 
 def _group_key(group_id: int) -> str:
     return f"lag:raw:{group_id}"
-
-
-def _ends_key(cluster_id: int) -> str:
-    return f"lag:ends:{cluster_id}"
-
-
-def partition_key(topic: str, partition: int) -> str:
-    return f"{topic}/{partition}"
 
 
 @dataclass(frozen=True)
@@ -114,13 +107,7 @@ def record_samples(
         pipe.zremrangebyscore(key, "-inf", f"({oldest}")
         # A group that disappears stops being sampled: its key goes by itself.
         pipe.expire(key, retention + 60)
-    ends = json.dumps(
-        [round(time, 3), {partition_key(t, p): end for (t, p), end in log_ends.items()}],
-        separators=(",", ":"),
-    )
-    pipe.zadd(_ends_key(cluster_id), {ends: time})
-    pipe.zremrangebyscore(_ends_key(cluster_id), "-inf", f"({oldest}")
-    pipe.expire(_ends_key(cluster_id), retention + 60)
+    add_log_ends(pipe, cluster_id=cluster_id, time=time, log_ends=log_ends)
     pipe.execute()
 
 
@@ -136,18 +123,6 @@ def group_samples(
         group_id: [GroupSample.decode(raw) for raw in rows]
         for group_id, rows in zip(ids, pipe.execute(), strict=True)
     }
-
-
-def log_end_history(
-    client: redis.Redis, cluster_id: int, *, since: float = float("-inf")
-) -> dict[str, list[tuple[float, int]]]:
-    """Per partition ("topic/partition"), its (time, log-end offset) points, oldest first."""
-    history: dict[str, list[tuple[float, int]]] = {}
-    for raw in client.zrangebyscore(_ends_key(cluster_id), since, "+inf"):
-        time, ends = json.loads(raw)
-        for key, end in ends.items():
-            history.setdefault(key, []).append((time, end))
-    return history
 
 
 # --- rollups --------------------------------------------------------------------------------------

@@ -25,13 +25,15 @@ from django.db import connection, transaction
 from django.db.models import Model
 
 from controlplane.clusters.connections import connection_for
+from controlplane.clusters.log_ends import log_end_history, partition_key
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.ownership import owner_in, prefix_table
 from controlplane.groups.choices import PROTOCOL_ONLY_TYPES, GroupType
 from controlplane.groups.models import ConsumerGroup
+from controlplane.kafka.lag_reads import ClusterReader, DescribedGroup, PartitionOffsets
 from controlplane.lag import history, timelag
-from controlplane.lag.cluster_reads import ClusterReader, DescribedGroup, PartitionOffsets
 from controlplane.lag.health import PartitionState, classify
-from controlplane.lag.history import GroupSample, PartitionSample, partition_key
+from controlplane.lag.history import GroupSample, PartitionSample
 from controlplane.lag.models import GroupLag
 from controlplane.lag.observations import (
     HEALTH_SEVERITY,
@@ -42,7 +44,6 @@ from controlplane.lag.observations import (
     worst_health,
 )
 from controlplane.lag.signals import sampling_run_finished
-from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.tenancy.choices import PrefixResourceType
 
 logger = logging.getLogger(__name__)
@@ -364,7 +365,7 @@ def sample_cluster(cluster: Cluster, *, client: redis.Redis | None = None) -> Sa
             client, [g.pk for g in groups.values()], since=lookback
         ).items()
     }
-    end_history = history.log_end_history(client, cluster.pk)
+    end_history = log_end_history(client, cluster.pk)
     produce_rates = _produce_rates(end_history, observed.offsets, now)
 
     observations, samples, lag_rows = [], {}, []

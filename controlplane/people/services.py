@@ -21,8 +21,8 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from controlplane.audit.services import Change, audited_change
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import Conflict, Forbidden, ServiceError
 from controlplane.people.choices import IdentitySource, LinkPurpose, PersonStatus
 from controlplane.people.models import Identity, PasswordLink
 from controlplane.tenancy.access import Actor, org_roles, require_org_admin, require_role_within

@@ -19,7 +19,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from controlplane.audit.choices import Result
-from controlplane.audit.services import Change, record_event
+from controlplane.audit.services import record_event
+from controlplane.core.changes import Change
 from controlplane.people.choices import IdentitySource
 from controlplane.people.mapping import MappingRule, claim_values, matching_rules
 from controlplane.people.models import Identity

@@ -9,15 +9,15 @@ from typing import Any
 from django.utils import timezone
 
 from controlplane.accounts.models import ServiceAccount
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.outcomes import confirmed_change
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.clusters.ownership import require_cluster_admin, require_same_organization
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import Conflict, Forbidden, ServiceError
 from controlplane.kafka.quotas import alter_client_quota, describe_client_quotas
 from controlplane.quotas.choices import QuotaKey, entity_key
 from controlplane.quotas.models import ClientQuota
-from controlplane.reconcile.ownership import require_cluster_admin, require_same_organization
 from controlplane.tenancy.access import Actor, org_roles, require_team_role, role_in_team
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team

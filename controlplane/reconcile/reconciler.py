@@ -19,6 +19,7 @@ from controlplane.clusters import outcomes
 from controlplane.clusters.choices import OperationKind
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.ownership import owner_in, prefix_table
 from controlplane.groups.choices import PROTOCOL_ONLY_TYPES
 from controlplane.groups.models import ConsumerGroup
 from controlplane.groups.services import lags_from
@@ -35,7 +36,6 @@ from controlplane.quotas.choices import entity_key
 from controlplane.quotas.models import ClientQuota
 from controlplane.reconcile.choices import DriftKind, RunState
 from controlplane.reconcile.models import Drift, ReconcileRun
-from controlplane.reconcile.ownership import owner_in, prefix_table
 from controlplane.tenancy.choices import PrefixResourceType
 from controlplane.topics.models import Topic
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.ownership import require_cluster_admin
+from controlplane.core.changes import Change, audited_change
 from controlplane.reconcile.models import ReconcileRun
-from controlplane.reconcile.ownership import require_cluster_admin
 from controlplane.reconcile.reconciler import reconcile_cluster
 from controlplane.tenancy.access import Actor
 

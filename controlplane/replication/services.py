@@ -23,14 +23,14 @@ import secrets as tokens
 import time
 from typing import Any
 
-from controlplane.audit.services import Change, audited_change
 from controlplane.clusters.connections import connection_for, default_replication_factor
-from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
 from controlplane.connect import services as connect
 from controlplane.connect.choices import ConnectClusterStatus, ConnectorState
 from controlplane.connect.models import ConnectCluster
-from controlplane.core.api.errors import Conflict, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.encryption import decrypt_secret, encrypt_secret
+from controlplane.core.errors import Conflict, ServiceError
 from controlplane.kafka.acls import Acl, create_acls, delete_acls
 from controlplane.kafka.connection import Connection
 from controlplane.kafka.errors import KafkaGatewayError

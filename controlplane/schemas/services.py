@@ -164,9 +164,14 @@ def parsed_schema(schema: Schema) -> ParsedSchema:
     return parsed
 
 
-def forget_parsed() -> None:
+def forget_parsed(keys: Iterable[tuple[int, int]] | None = None) -> None:
+    """Forgets every parsed schema, or those of the (registry, schema id) keys: rows a rolled-back
+    transaction stored (a plan's simulation) did change after all."""
     with _PARSED_LOCK:
-        _PARSED.clear()
+        if keys is None:
+            _PARSED.clear()
+        for key in keys or ():
+            _PARSED.pop(key, None)
 
 
 def resolve_references(

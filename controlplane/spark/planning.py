@@ -10,11 +10,11 @@ import itertools
 import math
 import re
 import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from controlplane.spark.offset_range import OffsetRange
 from controlplane.spark.options import (
     EARLIEST,
     LATEST,
@@ -32,20 +32,6 @@ METADATA_TIMEOUT_S = 15.0
 
 class TopicReadError(RuntimeError):
     """A read cannot go ahead: unknown topic, offsets out of range, unreachable cluster, refused access."""
-
-
-@dataclass(frozen=True)
-class OffsetRange:
-    """The records of one partition with offsets in [start, end)."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
 
 
 class PlanningConsumer(Consumer):

@@ -22,7 +22,7 @@ from pyspark.sql.datasource import (
     LessThanOrEqual,
 )
 
-from controlplane.spark.planning import OffsetRange
+from controlplane.spark.offset_range import OffsetRange
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 

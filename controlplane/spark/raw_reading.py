@@ -32,7 +32,6 @@ from kio.schema.fetch.v5.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.metadata.v4.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.types import BrokerId, TopicName
 
-from broker.wire.allocator import tune_allocator
 from broker.wire.records.batch import (
     CODEC_MASK,
     CONTROL_FLAG,
@@ -45,8 +44,10 @@ from broker.wire.records.codecs import Codec, codec_from_attributes, decompress
 from broker.wire.records.errors import CorruptRecordError, UnsupportedCompressionError
 from controlplane.kafka.errors import KafkaGatewayError
 from controlplane.kafka.wire import WireConnection
+from controlplane.spark.allocator import keep_buffers_in_heap
 from controlplane.spark.connection import ConnectionSettings
-from controlplane.spark.planning import OffsetRange, TopicReadError
+from controlplane.spark.offset_range import OffsetRange
+from controlplane.spark.planning import TopicReadError
 from controlplane.spark.projection import TIMESTAMP_TYPE, Projection
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def _keep_fetch_buffers_in_heap() -> None:
     global _allocator_tuned
     if not _allocator_tuned:
         _allocator_tuned = True
-        tune_allocator(HEAP_MMAP_THRESHOLD, HEAP_TRIM_THRESHOLD)
+        keep_buffers_in_heap(HEAP_MMAP_THRESHOLD, HEAP_TRIM_THRESHOLD)
 
 
 def _cache_dir() -> Path:

@@ -12,7 +12,8 @@ import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from controlplane.spark.connection import connection_settings
-from controlplane.spark.planning import OffsetRange, TopicReadError
+from controlplane.spark.offset_range import OffsetRange
+from controlplane.spark.planning import TopicReadError
 from controlplane.spark.projection import HEADER_TYPE, TIMESTAMP_TYPE, Projection, full_projection
 from controlplane.spark.raw_reading import native_decoder, read_range_raw
 

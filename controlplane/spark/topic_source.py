@@ -38,9 +38,9 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 import controlplane
+from controlplane.spark.offset_range import OffsetRange
 from controlplane.spark.options import ReadOptions, kafka_client_config, lower_keys, parse_read_options
 from controlplane.spark.planning import (
-    OffsetRange,
     limit_offsets,
     plan_batch,
     planning_consumer,

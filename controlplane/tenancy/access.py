@@ -9,16 +9,22 @@ so a "viewer" key is read-only whoever owns it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 from django.db.models import Q
 
-from controlplane.core.api.errors import Forbidden
+from controlplane.core.errors import Forbidden
 from controlplane.tenancy.choices import ROLE_RANK, TeamRole
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team
 
-if TYPE_CHECKING:
-    from controlplane.accounts.models import ApiKey, ServiceAccount
+
+class ActingKey(Protocol):
+    """What access rules read of an API key (`controlplane.accounts.models.ApiKey`: the accounts app stands on
+    this one, so it is named by its shape here)."""
+
+    key_id: str
+    role: str
+    service_account: Any  # the key's service account, None for a personal key
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class Actor:
     """The caller of a service function, as the audit log records it."""
 
     user: Any | None = None  # a Django user: the person, or the owner of a personal key
-    api_key: ApiKey | None = None
+    api_key: ActingKey | None = None
     client_address: str | None = None
     is_system: bool = False  # management commands and bootstrapping, never a request
     # The person called with their identity provider's access token (a script), not a console session.
@@ -45,7 +51,7 @@ class Actor:
         return "access_token" if self.via_access_token else "session"
 
     @property
-    def service_account(self) -> ServiceAccount | None:
+    def service_account(self) -> Any:
         return self.api_key.service_account if self.api_key is not None else None
 
     @property
@@ -59,6 +65,17 @@ class Actor:
         if self.service_account is not None:
             return f"service-account:{self.service_account.name}"
         return self.user.get_username() if self.user is not None else "anonymous"
+
+
+@runtime_checkable
+class Credentials(Protocol):
+    """What an API authentication class leaves in `request.auth` when it knows how its caller acts (an API
+    key, an identity provider's access token). The classes live with what they check, in the apps above this
+    one (accounts, people): the scoped API builds the Actor through this, without importing them."""
+
+    def actor(self, user: Any, client_address: str | None) -> Actor:
+        """The Actor of a request authenticated as `user` (request.user) from `client_address`."""
+        ...
 
 
 def _capped(role: str, cap: str | None) -> str:

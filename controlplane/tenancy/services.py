@@ -9,8 +9,8 @@ from django.db import transaction
 from django.db.models import ProtectedError
 from django.utils.text import slugify
 
-from controlplane.audit.services import Change, audited_change
-from controlplane.core.api.errors import Conflict, Forbidden, ServiceError
+from controlplane.core.changes import Change, audited_change
+from controlplane.core.errors import Conflict, Forbidden, ServiceError
 from controlplane.tenancy.access import (
     Actor,
     require_org_admin,

@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 
 from controlplane.clusters.connections import connection_for
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.errors import ServiceError
 from controlplane.kafka.messages import decode_text
 from controlplane.kafka.reader import Record, TopicReader, merge_key, read_first, read_newest
 from controlplane.kafka.refusals import kafka_refusals

@@ -1,26 +1,24 @@
-"""The guardrails that need the database: a cluster's partition budget and a team's rate of changes.
-
-A cluster's budget is partition replicas per broker (4,000 by default, Kafka's rule of thumb; org admins
-set it per cluster) times its brokers: the brokers the last health check listed, or the brokers it was
-provisioned with, whichever is more. Every topic the control plane knows on the cluster counts, managed or
-not, at its observed size when known.
-"""
+"""The guardrails that need the database: a topic within its cluster's partition budget
+(`controlplane/clusters/capacity.py`) and a team's rate of changes."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import F, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from controlplane.audit.choices import Result
 from controlplane.audit.models import AuditEvent
+from controlplane.clusters.capacity import cluster_brokers, partition_budget
 from controlplane.clusters.choices import ACTIVE_OPERATION_STATES
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.core.api.errors import PolicyViolated, ServiceError
-from controlplane.tenancy.guardrails import DEFAULT_PARTITION_REPLICAS_PER_BROKER, effective_limits
+from controlplane.core.errors import PolicyViolated, RateLimited
+from controlplane.tenancy.guardrails import effective_limits
 from controlplane.tenancy.models import Team, TeamPolicy
 from controlplane.topics.models import Topic
 
@@ -35,44 +33,6 @@ CLUSTER_CHANGING_RESOURCES = [
     "consumer_group",
 ]
 NOT_CLUSTER_CHANGES = ["topic.adopt", "acl.adopt", "quota.adopt", "topic.produce_test_message"]
-
-
-class RateLimited(ServiceError):
-    status_code = 429
-    default_code = "rate_limited"
-
-
-@dataclass(frozen=True)
-class PartitionBudget:
-    per_broker: int
-    brokers: int
-    max_replicas: int
-    used_replicas: int
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-
-def cluster_brokers(cluster: Cluster) -> int:
-    listed = len((cluster.health or {}).get("broker_ids") or [])
-    return max(listed, cluster.broker_count, 1)
-
-
-def partition_budget(cluster: Cluster, *, exclude: Topic | None = None) -> PartitionBudget:
-    topics = Topic.objects.filter(cluster=cluster)
-    if exclude is not None:
-        topics = topics.exclude(pk=exclude.pk)
-    used = topics.aggregate(
-        replicas=Sum(
-            Coalesce(F("observed_partitions"), F("partitions"))
-            * Coalesce(F("observed_replication_factor"), F("replication_factor"))
-        )
-    )["replicas"]
-    per_broker = cluster.partition_replicas_per_broker or DEFAULT_PARTITION_REPLICAS_PER_BROKER
-    brokers = cluster_brokers(cluster)
-    return PartitionBudget(
-        per_broker=per_broker, brokers=brokers, max_replicas=per_broker * brokers, used_replicas=used or 0
-    )
 
 
 def check_cluster_capacity(
@@ -90,7 +50,7 @@ def check_cluster_capacity(
     wanted = partitions * replication_factor
     if exclude is not None and wanted <= _replicas_of(exclude):
         return  # not growing: a config change of a topic on a full cluster is fine
-    budget = partition_budget(cluster, exclude=exclude)
+    budget = partition_budget(cluster, exclude_topic_id=None if exclude is None else exclude.pk)
     if budget.used_replicas + wanted > budget.max_replicas:
         raise PolicyViolated(
             f"{cluster.name} can carry {budget.max_replicas} partition replicas ({budget.per_broker} per broker "
@@ -105,10 +65,22 @@ def _replicas_of(topic: Topic) -> int:
     return partitions * (topic.observed_replication_factor or topic.replication_factor)
 
 
-def check_change_rate(team: Team) -> None:
-    """A team's cluster-changing requests in the last minute: those recorded as done or of unknown outcome
-    in the audit log, and changes still being confirmed (not in the log yet). Refusals do not count, so
-    being refused for the rate never extends it."""
+@dataclass(frozen=True)
+class ChangeRoom:
+    """A team's limit of cluster changes per minute and those it made in the last minute."""
+
+    limit_per_minute: int
+    recent: int
+
+    @property
+    def left(self) -> int:
+        return max(self.limit_per_minute - self.recent, 0)
+
+
+def _changes_in_window(team: Team) -> tuple[int, QuerySet[AuditEvent], QuerySet[Operation]]:
+    """A team's limit, and its cluster-changing requests in the last minute: those recorded as done or of
+    unknown outcome in the audit log, and changes still being confirmed (not in the log yet). Refusals do
+    not count, so being refused for the rate never extends it."""
     policy = TeamPolicy.objects.filter(team=team).first()
     allowed = effective_limits(policy, team.organization.guardrails).admin_operations_per_minute
     since = timezone.now() - RATE_WINDOW
@@ -119,7 +91,37 @@ def check_change_rate(team: Team) -> None:
         result__in=[Result.SUCCESS, Result.UNKNOWN],
     ).exclude(action__in=NOT_CLUSTER_CHANGES)
     confirming = Operation.objects.filter(team=team, created_at__gte=since, state__in=ACTIVE_OPERATION_STATES)
-    recent = recorded.count() + confirming.count()
+    return allowed, recorded, confirming
+
+
+def change_room(team: Team) -> ChangeRoom:
+    """How many cluster changes the team may make now (a plan compares its own count with it)."""
+    allowed, recorded, confirming = _changes_in_window(team)
+    return ChangeRoom(limit_per_minute=allowed, recent=recorded.count() + confirming.count())
+
+
+# Set while a plan checks its changes: the plan counts all of them against change_room() at once, which
+# each change's own count (its simulation records nothing) could not do.
+_rate_counted_by_plan: ContextVar[bool] = ContextVar("rate_counted_by_plan", default=False)
+
+
+@contextmanager
+def change_rate_counted_by_plan() -> Iterator[None]:
+    """Within it check_change_rate passes: the caller (a plan) counts its changes as a whole."""
+    token = _rate_counted_by_plan.set(True)
+    try:
+        yield
+    finally:
+        _rate_counted_by_plan.reset(token)
+
+
+def check_change_rate(team: Team, *, batched: int = 0) -> None:
+    """Refuses a cluster change once the team made its limit's worth in the last minute; `batched`: changes
+    checked before this one to go in the same request, not recorded yet."""
+    if _rate_counted_by_plan.get():
+        return
+    allowed, recorded, confirming = _changes_in_window(team)
+    recent = recorded.count() + confirming.count() + batched
     if recent >= allowed:
         raise RateLimited(
             f"Team {team.name} made {recent} cluster changes in the last minute; its limit is {allowed} per "

@@ -5,48 +5,21 @@ Each contract is also shown to fail on a deliberate violation, made in a copy of
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+from tests.fixtures.import_contracts import REPO_ROOT, broker_contracts_only, lint_imports
+
+REPO = REPO_ROOT
 BROKER_CONTRACTS = ("broker-layers", "broker-acyclic")
-
-
-def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
-    contracts = [arg for contract in BROKER_CONTRACTS for arg in ("--contract", contract)]
-    return subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache", "--no-logo", *contracts],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def broker_contracts_only() -> str:
-    """pyproject.toml's broker contracts over a tree that holds nothing but the broker."""
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
-    lines = ["[tool.importlinter]", 'root_packages = ["broker"]']
-    for contract in config["contracts"]:
-        if contract["id"] in BROKER_CONTRACTS:
-            lines.append("[[tool.importlinter.contracts]]")
-            # Strings, lists of strings and booleans are written alike in JSON and TOML.
-            lines += [f"{key} = {json.dumps(value)}" for key, value in contract.items()]
-    return "\n".join(lines) + "\n"
 
 
 @pytest.fixture
 def broker_copy(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "broker", tmp_path / "broker", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "pyproject.toml").write_text(broker_contracts_only())
+    (tmp_path / "pyproject.toml").write_text(broker_contracts_only(BROKER_CONTRACTS))
     return tmp_path
 
 
@@ -55,13 +28,13 @@ def append(path: Path, code: str) -> None:
 
 
 def test_it_keeps_the_broker_contracts() -> None:
-    result = lint_imports(REPO)
+    result = lint_imports(REPO, BROKER_CONTRACTS)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 kept, 0 broken" in result.stdout
 
 
 def test_the_copy_keeps_them_before_it_is_broken(broker_copy: Path) -> None:
-    result = lint_imports(broker_copy)
+    result = lint_imports(broker_copy, BROKER_CONTRACTS)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -70,7 +43,7 @@ def test_it_refuses_a_lower_layer_importing_a_higher_one_even_inside_a_function(
         broker_copy / "broker" / "config.py",
         "\n\ndef _server_grace() -> float:\n    from broker.server import app\n\n    return app.SHUTDOWN_GRACE_S\n",
     )
-    result = lint_imports(broker_copy)
+    result = lint_imports(broker_copy, BROKER_CONTRACTS)
     assert result.returncode != 0
     assert "broker packages are layered in one direction BROKEN" in result.stdout
     assert "broker.config -> broker.server.app" in result.stdout
@@ -81,7 +54,7 @@ def test_it_refuses_a_cycle_hidden_behind_type_checking(broker_copy: Path) -> No
         broker_copy / "broker" / "log" / "segment.py",
         "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from broker.log.log_manager import LogManager\n",
     )
-    result = lint_imports(broker_copy)
+    result = lint_imports(broker_copy, BROKER_CONTRACTS)
     assert result.returncode != 0
     assert "no import cycles inside broker BROKEN" in result.stdout
     assert "- .segment -> .log_manager" in result.stdout

@@ -11,7 +11,7 @@ from controlplane.accounts.choices import ApiKeyStatus
 from controlplane.accounts.models import ApiKey, ServiceAccount
 from controlplane.accounts.services import MAX_ROTATION_OVERLAP
 from controlplane.accounts.validators import SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_NAME_RULE
-from controlplane.core.api.fields import VisiblePrimaryKeyField
+from controlplane.tenancy.api.fields import VisiblePrimaryKeyField
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
 

@@ -11,13 +11,13 @@ from controlplane.accounts import filtersets, services
 from controlplane.accounts.api import serializers
 from controlplane.accounts.keys import KeyToken
 from controlplane.accounts.models import ApiKey, ServiceAccount
-from controlplane.core.api.viewsets import (
+from controlplane.tenancy.access import visible_teams_q
+from controlplane.tenancy.api.viewsets import (
     CreateWithServiceMixin,
     ScopedModelViewSet,
     ScopedReadOnlyViewSet,
     document_writes,
 )
-from controlplane.tenancy.access import visible_teams_q
 from controlplane.tenancy.choices import TeamRole
 
 

@@ -5,8 +5,8 @@ from rest_framework import serializers
 from controlplane.accounts.models import ServiceAccount
 from controlplane.acls.choices import AclOperation, AclResourceType, GrantTemplate, PatternType, Permission
 from controlplane.acls.models import AccessGrant, AclBinding
-from controlplane.core.api.fields import VisiblePrimaryKeyField
-from controlplane.reconcile.api.fields import VisibleClusterField
+from controlplane.clusters.api.fields import VisibleClusterField
+from controlplane.tenancy.api.fields import VisiblePrimaryKeyField
 from controlplane.tenancy.models import Team
 
 BINDING_FIELDS = [

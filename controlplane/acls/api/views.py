@@ -7,15 +7,15 @@ from rest_framework.response import Response
 from controlplane.acls import filtersets, services
 from controlplane.acls.api import serializers
 from controlplane.acls.models import AccessGrant, AclBinding
-from controlplane.core.api.viewsets import (
+from controlplane.clusters.ownership import visible_rows_q
+from controlplane.kafka.acls import Acl
+from controlplane.tenancy.api.viewsets import (
     ORG_ADMIN,
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
     ScopedReadOnlyViewSet,
     document_writes,
 )
-from controlplane.kafka.acls import Acl
-from controlplane.reconcile.ownership import visible_rows_q
 from controlplane.tenancy.choices import TeamRole
 
 

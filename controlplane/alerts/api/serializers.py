@@ -19,9 +19,9 @@ from controlplane.alerts.models import (
 )
 from controlplane.alerts.notices import describe_value
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.fields import VisiblePrimaryKeyField
 from controlplane.jobs.api.serializers import ClusterOfVisibleOrganizationField
 from controlplane.lag.observations import Health
+from controlplane.tenancy.api.fields import VisiblePrimaryKeyField
 from controlplane.tenancy.models import Team
 
 WEEK_SECONDS = 7 * 24 * 3600

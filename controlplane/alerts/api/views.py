@@ -8,7 +8,7 @@ from controlplane.alerts import filtersets, services
 from controlplane.alerts.api import serializers
 from controlplane.alerts.models import Alert, AlertRule, Notification, NotificationChannel, Silence
 from controlplane.alerts.preview import preview_rule
-from controlplane.core.api.viewsets import (
+from controlplane.tenancy.api.viewsets import (
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
     ScopedModelViewSet,

@@ -4,8 +4,8 @@ from drf_spectacular.utils import extend_schema
 from controlplane.audit.api.serializers import AuditEventSerializer
 from controlplane.audit.filtersets import AuditEventFilterSet
 from controlplane.audit.models import AuditEvent
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.tenancy.access import administered_team_ids, org_roles
+from controlplane.tenancy.api.viewsets import ScopedReadOnlyViewSet
 
 
 @extend_schema(tags=["audit"])

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from controlplane.clusters.brokers import broker_health
+from controlplane.clusters.capacity import partition_budget
 from controlplane.clusters.choices import (
     DEFAULT_LOCAL_BROKERS,
     MAX_LOCAL_BROKERS,
@@ -20,7 +21,7 @@ from controlplane.clusters.choices import (
 )
 from controlplane.clusters.models import Broker, Cluster, Operation
 from controlplane.core.api.config_fields import ConfigEntrySerializer
-from controlplane.core.api.fields import VisibleOrganizationField
+from controlplane.tenancy.api.fields import VisibleOrganizationField
 from controlplane.tenancy.models import Organization
 
 # Inputs
@@ -275,9 +276,6 @@ class ClusterSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(PartitionBudgetSerializer)
     def get_partition_budget(self, cluster: Cluster) -> dict[str, int]:
-        # Imported here: topics' models depend on this app's models.
-        from controlplane.topics.guardrails import partition_budget
-
         return partition_budget(cluster).as_dict()
 
 

@@ -8,16 +8,15 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.clusters import brokers, filtersets, membership, outcomes, services, transactions
+from controlplane.clusters import brokers, filtersets, log_ends, membership, outcomes, services, transactions
 from controlplane.clusters.api import serializers
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.core.api.errors import ServiceError
+from controlplane.clusters.throughput import throughput
 from controlplane.core.api.query import takes_query
-from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
-from controlplane.lag import history
-from controlplane.lag.throughput import throughput
+from controlplane.core.errors import ServiceError
 from controlplane.tenancy.access import visible_organization_ids, visible_teams_q
+from controlplane.tenancy.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 
 
 @extend_schema(tags=["clusters"])
@@ -229,7 +228,7 @@ class ClusterViewSet(ScopedReadOnlyViewSet):
         query.is_valid(raise_exception=True)
         until = query.validated_data.get("until") or timezone.now()
         since = query.validated_data.get("since") or until - timedelta(hours=1)
-        ends = history.log_end_history(history.lag_redis(), cluster.id, since=since.timestamp())
+        ends = log_ends.log_end_history(log_ends.history_redis(), cluster.id, since=since.timestamp())
         rates = throughput(ends)
         keep = [index for index, time in enumerate(rates.times) if time <= until.timestamp()]
         body = {

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from django.conf import settings
 
-from broker.wire.certificates import NodeCertificates, issue_cluster_certificates
 from controlplane.clusters.provisioners.base import (
     ClusterTopology,
     ListenerSecurity,
@@ -35,6 +34,7 @@ from controlplane.clusters.provisioners.base import (
     Provisioner,
     ProvisioningFailed,
 )
+from controlplane.clusters.provisioners.certificates import NodeCertificates, issue_cluster_certificates
 from controlplane.clusters.replication_defaults import replication_defaults
 from controlplane.kafka.cluster import describe_cluster
 from controlplane.kafka.connection import Connection

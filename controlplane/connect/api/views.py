@@ -11,9 +11,9 @@ from controlplane.connect import filtersets, lag, services
 from controlplane.connect.api import serializers
 from controlplane.connect.choices import ConnectClusterStatus, ConnectorState
 from controlplane.connect.models import ConnectCluster, Connector
-from controlplane.core.api.errors import ServiceError
-from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet, document_writes
+from controlplane.core.errors import ServiceError
 from controlplane.tenancy.access import visible_organization_ids
+from controlplane.tenancy.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet, document_writes
 from controlplane.tenancy.choices import TeamRole
 
 

@@ -14,42 +14,25 @@ from kombu.exceptions import OperationalError as TaskQueueUnreachable
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from controlplane.core.errors import Conflict, Forbidden, Missing, RateLimited, ServiceError, Unavailable
 from controlplane.core.request_ids import current_request_id
 
 logger = logging.getLogger(__name__)
 
 
-class ServiceError(exceptions.APIException):
-    """A service function's refusal, rendered in the error shape with its own code and details."""
-
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_code = "invalid"
-    default_detail = "The request was refused."
-
-    def __init__(self, message: str, *, code: str | None = None, details: dict | None = None) -> None:
-        super().__init__(detail=message, code=code or self.default_code)
-        self.details = details or {}
-
-
-class Conflict(ServiceError):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
+# The HTTP status of each kind of domain refusal; a subclass answers with its nearest listed ancestor's.
+HTTP_STATUS: dict[type[ServiceError], int] = {
+    Conflict: status.HTTP_409_CONFLICT,
+    Missing: status.HTTP_404_NOT_FOUND,
+    Forbidden: status.HTTP_403_FORBIDDEN,
+    RateLimited: status.HTTP_429_TOO_MANY_REQUESTS,
+    Unavailable: status.HTTP_503_SERVICE_UNAVAILABLE,
+    ServiceError: status.HTTP_400_BAD_REQUEST,
+}
 
 
-class Missing(ServiceError):
-    """Something the request names is not there (or not for the caller)."""
-
-    status_code = status.HTTP_404_NOT_FOUND
-    default_code = "not_found"
-
-
-class Forbidden(ServiceError):
-    status_code = status.HTTP_403_FORBIDDEN
-    default_code = "permission_denied"
-
-
-class PolicyViolated(ServiceError):
-    default_code = "policy_violation"
+def http_status(error: ServiceError) -> int:
+    return next(HTTP_STATUS[kind] for kind in type(error).__mro__ if kind in HTTP_STATUS)
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict:
@@ -95,8 +78,8 @@ def _leaf_codes(codes: object) -> Iterator[object]:
 
 
 def error_response_handler(exc: Exception, context: dict) -> Response | None:
-    # Imported here: rest_framework.views loads the authentication classes, which raise these errors.
-    from rest_framework.views import exception_handler
+    # Imported here: rest_framework.views loads the authentication classes, which import this module.
+    from rest_framework.views import exception_handler, set_rollback
 
     if isinstance(exc, redis.RedisError | TaskQueueUnreachable):
         return _backing_store_unavailable(exc)
@@ -106,6 +89,9 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         body = error_body("request_too_large", f"The request body is larger than {limit} bytes.")
         return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, ServiceError):
+        set_rollback()  # as DRF does for the refusals it renders: an atomic request's writes are undone
+        return Response(error_body(exc.code, exc.message, exc.details), status=http_status(exc))
     response = exception_handler(exc, context)
     if response is None:
         return _unexpected(exc)
@@ -114,8 +100,6 @@ def error_response_handler(exc: Exception, context: dict) -> Response | None:
         response.status_code = status.HTTP_404_NOT_FOUND
     elif isinstance(exc, exceptions.ValidationError):
         body = error_body("invalid", "The request is not valid.", exc.detail)
-    elif isinstance(exc, ServiceError):
-        body = error_body(str(exc.get_codes()), str(exc.detail), exc.details)
     elif isinstance(exc, Http404):
         body = error_body("not_found", "Not found.")
     elif isinstance(exc, exceptions.APIException):

@@ -1,10 +1,10 @@
 from rest_framework import serializers
 
 from controlplane.accounts.models import ServiceAccount
-from controlplane.core.api.fields import VisiblePrimaryKeyField
+from controlplane.clusters.api.fields import VisibleClusterField
 from controlplane.credentials.choices import ScramMechanism
 from controlplane.credentials.models import ScramCredential
-from controlplane.reconcile.api.fields import VisibleClusterField
+from controlplane.tenancy.api.fields import VisiblePrimaryKeyField
 
 
 class ScramCredentialSerializer(serializers.ModelSerializer):

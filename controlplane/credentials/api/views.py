@@ -4,10 +4,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import DestroyWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.credentials import filtersets, services
 from controlplane.credentials.api import serializers
 from controlplane.credentials.models import ScramCredential
+from controlplane.tenancy.api.viewsets import DestroyWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 
 

@@ -4,9 +4,9 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
+from controlplane.clusters.api.fields import VisibleClusterField
 from controlplane.declarative.documents import openapi_schemas
 from controlplane.declarative.models import ChangeSet, ManagedResource
-from controlplane.reconcile.api.fields import VisibleClusterField
 
 
 class DocumentField(serializers.DictField):

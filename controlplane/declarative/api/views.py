@@ -5,9 +5,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.errors import ServiceError
 from controlplane.core.api.query import takes_query
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
+from controlplane.core.errors import ServiceError
 from controlplane.declarative import documents as declared
 from controlplane.declarative import filtersets, services
 from controlplane.declarative.api import serializers
@@ -15,6 +14,7 @@ from controlplane.declarative.export import export_team
 from controlplane.declarative.models import ChangeSet, ManagedResource
 from controlplane.declarative.planning import plan_documents
 from controlplane.tenancy.access import require_team_role, visible_organization_ids
+from controlplane.tenancy.api.viewsets import ScopedReadOnlyViewSet, ScopedViewSet
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Team
 

@@ -5,11 +5,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import DestroyWithServiceMixin, ScopedReadOnlyViewSet
+from controlplane.clusters.ownership import visible_rows_q
 from controlplane.groups import filtersets, services
 from controlplane.groups.api import serializers
 from controlplane.groups.models import ConsumerGroup
-from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.api.viewsets import DestroyWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 
 

@@ -10,11 +10,11 @@ from rest_framework.reverse import reverse
 
 from controlplane.accounts.models import ServiceAccount
 from controlplane.clusters.models import Cluster
-from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.jobs.choices import JobName, StreamingJobName
 from controlplane.jobs.launcher import LOG_SOURCES
 from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.jobs.services import MAX_TIME_LIMIT_SECONDS
+from controlplane.tenancy.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.tenancy.models import Team
 
 

@@ -9,11 +9,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.core.api.query import takes_query
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.jobs import filtersets, services, streams
 from controlplane.jobs.api import serializers
 from controlplane.jobs.models import JobRun, StreamingJob
 from controlplane.spark.jobs import CATALOG, STREAMING_CATALOG
+from controlplane.tenancy.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 
 

@@ -9,11 +9,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.core.api.query import takes_query
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.lag import filtersets, history
 from controlplane.lag.api import serializers
 from controlplane.lag.models import GroupLag
 from controlplane.tenancy.access import org_roles, visible_teams_q
+from controlplane.tenancy.api.viewsets import ScopedReadOnlyViewSet
 
 
 @extend_schema(tags=["consumer lag"])

@@ -6,9 +6,9 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.people import services
 from controlplane.people.choices import IdentitySource, LinkPurpose, PersonStatus
+from controlplane.tenancy.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Organization, Team
 

@@ -11,10 +11,10 @@ from rest_framework.response import Response
 from controlplane.core.api.authentication import enforce_csrf
 from controlplane.core.api.client_address import client_address
 from controlplane.core.api.throttling import LoginRateThrottle
-from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 from controlplane.people import filtersets, oidc, services
 from controlplane.people.api import serializers
 from controlplane.tenancy.access import org_roles
+from controlplane.tenancy.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 
 

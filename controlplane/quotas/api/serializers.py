@@ -2,9 +2,9 @@
 
 from rest_framework import serializers
 
+from controlplane.clusters.api.fields import VisibleClusterField
 from controlplane.quotas.choices import QuotaKey
 from controlplane.quotas.models import ClientQuota
-from controlplane.reconcile.api.fields import VisibleClusterField
 
 
 class QuotaEntitySerializer(serializers.Serializer):

@@ -5,11 +5,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import ORG_ADMIN, DestroyWithServiceMixin, ScopedReadOnlyViewSet
+from controlplane.clusters.ownership import visible_rows_q
 from controlplane.quotas import filtersets, services
 from controlplane.quotas.api import serializers
 from controlplane.quotas.models import ClientQuota
-from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.api.viewsets import ORG_ADMIN, DestroyWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 
 

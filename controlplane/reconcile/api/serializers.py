@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from controlplane.reconcile.api.fields import VisibleClusterField
+from controlplane.clusters.api.fields import VisibleClusterField
 from controlplane.reconcile.models import Drift, ReconcileRun
 
 

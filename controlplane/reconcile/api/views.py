@@ -4,12 +4,12 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
+from controlplane.clusters.ownership import visible_rows_q
 from controlplane.reconcile import filtersets, services
 from controlplane.reconcile.api import serializers
 from controlplane.reconcile.models import Drift, ReconcileRun
-from controlplane.reconcile.ownership import visible_rows_q
 from controlplane.tenancy.access import org_roles
+from controlplane.tenancy.api.viewsets import ORG_ADMIN, ScopedReadOnlyViewSet
 
 
 @extend_schema(tags=["reconciliation"])

@@ -6,14 +6,14 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.errors import ServiceError
 from controlplane.core.api.query import takes_query
-from controlplane.core.api.viewsets import ScopedReadOnlyViewSet
+from controlplane.core.errors import ServiceError
 from controlplane.replication import alerting, filtersets, services
 from controlplane.replication.api import serializers
 from controlplane.replication.choices import FlowState
 from controlplane.replication.models import ReplicationFlow
 from controlplane.tenancy.access import visible_organization_ids
+from controlplane.tenancy.api.viewsets import ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 
 

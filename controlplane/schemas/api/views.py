@@ -24,8 +24,9 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from controlplane.audit.choices import Result
-from controlplane.audit.services import Change, record_event
+from controlplane.audit.services import record_event
 from controlplane.core.api.client_address import client_address
+from controlplane.core.changes import Change
 from controlplane.core.json_limits import loads_bounded
 from controlplane.schemas import cache, services
 from controlplane.schemas.access import RegistryAccess, UnknownCluster

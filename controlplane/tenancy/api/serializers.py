@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from controlplane.core.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
+from controlplane.tenancy.api.fields import VisibleOrganizationField, VisiblePrimaryKeyField
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
 from controlplane.tenancy.guardrails import DEFAULT_LIMITS, LIMIT_FIELDS, effective_limits, team_limits
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix

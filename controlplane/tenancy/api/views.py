@@ -5,7 +5,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.core.api.viewsets import (
+from controlplane.tenancy import filtersets, services
+from controlplane.tenancy.access import org_roles, visible_organization_ids
+from controlplane.tenancy.api import serializers
+from controlplane.tenancy.api.viewsets import (
     ORG_ADMIN,
     CreateWithServiceMixin,
     DestroyWithServiceMixin,
@@ -14,9 +17,6 @@ from controlplane.core.api.viewsets import (
     UpdateWithServiceMixin,
     document_writes,
 )
-from controlplane.tenancy import filtersets, services
-from controlplane.tenancy.access import org_roles, visible_organization_ids
-from controlplane.tenancy.api import serializers
 from controlplane.tenancy.choices import TeamRole
 from controlplane.tenancy.models import Membership, Organization, OrgMembership, Team, TeamPolicy, TeamPrefix
 

@@ -2,10 +2,11 @@
 
 from rest_framework import serializers
 
+from controlplane.clusters.api.fields import VisibleClusterField
 from controlplane.core.api.config_fields import ConfigEntrySerializer
-from controlplane.core.api.fields import POSITIVE_INT_RANGE, POSITIVE_SMALL_INT_RANGE, VisiblePrimaryKeyField
-from controlplane.reconcile.api.fields import VisibleClusterField
+from controlplane.core.api.fields import POSITIVE_INT_RANGE, POSITIVE_SMALL_INT_RANGE
 from controlplane.schemas.choices import SchemaType
+from controlplane.tenancy.api.fields import VisiblePrimaryKeyField
 from controlplane.tenancy.models import Team
 from controlplane.topics.cel_filter import MAX_EXPRESSION_CHARS
 from controlplane.topics.choices import BrowseStart

@@ -10,9 +10,9 @@ from rest_framework.response import Response
 from controlplane.clusters.api.serializers import AcceptedOperationSerializer
 from controlplane.clusters.choices import OperationState
 from controlplane.clusters.models import Operation
+from controlplane.clusters.ownership import visible_rows_q
 from controlplane.core.api.query import takes_query
-from controlplane.core.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
-from controlplane.reconcile.ownership import visible_rows_q
+from controlplane.tenancy.api.viewsets import CreateWithServiceMixin, ScopedReadOnlyViewSet
 from controlplane.tenancy.choices import TeamRole
 from controlplane.topics import browsing, filtersets, services
 from controlplane.topics.api import serializers

@@ -502,6 +502,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/cli/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description How `streamhub login` may sign a person in without an API key: the provider's issuer, the public client
+         *     registered for the CLI (device authorization grant), the scopes to ask for and the audience the API accepts
+         *     in access tokens. `oidc` is null unless single sign-on, OIDC_CLI_CLIENT_ID and OIDC_API_AUDIENCE are all
+         *     set (a token the API would refuse is not worth a login).
+         */
+        get: operations["v1_auth_cli_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login/": {
         parameters: {
             query?: never;
@@ -2690,6 +2712,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -2808,6 +2831,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -2924,6 +2948,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -3257,6 +3282,15 @@ export interface components {
         ChartSeries: {
             name: string;
             values: (number | null)[];
+        };
+        CliAuthOptions: {
+            oidc: components["schemas"]["CliOidc"] | null;
+        };
+        CliOidc: {
+            issuer: string;
+            client_id: string;
+            scopes: string[];
+            audience: string;
         };
         ClientQuota: {
             readonly id: number;
@@ -5257,6 +5291,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -5556,6 +5591,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -5648,6 +5684,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -5881,6 +5918,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -6101,6 +6139,7 @@ export interface components {
                 name: string;
                 /** @description the owning team's slug */
                 team?: string;
+                /** @description No name contains a NUL character. */
                 labels?: {
                     [key: string]: string;
                 };
@@ -9691,6 +9730,61 @@ export interface operations {
             };
             /** @description The cluster did not answer (in time), or the outcome of a change is unknown. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    v1_auth_cli_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CliAuthOptions"];
+                };
+            };
+            /** @description The request is not valid: a body field, a query parameter (a list filter) or a value the service refuses; `error.details` names each. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed (said before anything about the request body). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many changes by the team in the last minute. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

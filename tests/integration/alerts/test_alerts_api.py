@@ -9,7 +9,7 @@ from django.utils import timezone
 from controlplane.alerts.evaluation import evaluate_alerts
 from controlplane.alerts.models import Alert, NotificationChannel
 from controlplane.audit.models import AuditEvent
-from controlplane.clusters.encryption import decrypt_secret
+from controlplane.core.encryption import decrypt_secret
 from tests.integration.alerts.conftest import World, created
 
 RULE = {

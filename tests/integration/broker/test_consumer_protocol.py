@@ -224,7 +224,7 @@ def test_a_classic_group_and_a_consumer_group_share_a_topic(broker, members) -> 
 def test_the_lag_sampler_and_the_console_gateway_see_a_consumer_group(broker, members) -> None:
     from controlplane.kafka import groups as console_groups
     from controlplane.kafka.connection import Connection
-    from controlplane.lag.cluster_reads import ClusterReader
+    from controlplane.kafka.lag_reads import ClusterReader
 
     topic, group = unique("t"), unique("g")
     create_topic(broker.bootstrap, topic, 2)

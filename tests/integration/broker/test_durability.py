@@ -112,6 +112,41 @@ def test_topics_configs_and_ids_survive_a_graceful_restart(fresh_broker, topic_n
     assert read_partition(broker.bootstrap, topic_name, 1, until=1) == [b"kept"]
 
 
+def test_a_deletion_answered_before_a_kill_9_stays_deleted(broker_factory, topic_name):
+    # Retention passes remove the renamed `*.delete` directories: a short interval to see them go.
+    broker = broker_factory(log_retention_check_interval_ms=100)
+    create_topic(broker.bootstrap, topic_name, 3)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for partition in range(3):
+        producer.produce(topic_name, value=b"deleted", partition=partition)
+    assert producer.flush(10) == 0
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.delete_topics([topic_name], operation_timeout=10)[topic_name].result(10)
+    # At once: the broker's topic registry writes deletions later (the metadata log holds them).
+    broker.restart(hard=True)
+
+    def topic_dirs() -> list[str]:
+        return sorted(
+            path.name for path in broker.log_dir.iterdir() if path.name.startswith(f"{topic_name}-")
+        )
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    assert topic_name not in admin.list_topics(timeout=10).topics
+    assert all(name.endswith(".delete") for name in topic_dirs()), topic_dirs()
+    deadline = time.monotonic() + 10
+    while topic_dirs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert topic_dirs() == []
+    # The name is free again, and nothing of the deleted topic's data comes back with it.
+    create_topic(broker.bootstrap, topic_name, 3)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"{topic_name}-check"})
+    try:
+        for partition in range(3):
+            assert consumer.get_watermark_offsets(TopicPartition(topic_name, partition), 10) == (0, 0)
+    finally:
+        consumer.close()
+
+
 def test_producer_ids_never_repeat_across_restarts(fresh_broker):
     request = InitProducerIdRequest(
         transactional_id=None, transaction_timeout=i32Timedelta.parse(datetime.timedelta(seconds=60))

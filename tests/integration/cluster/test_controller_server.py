@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kio.schema.errors import ErrorCode
 
 from broker.controller.api import (
     AlterPartitionRequest,
@@ -22,11 +23,19 @@ from broker.controller.api import (
     TopicConfigChange,
 )
 from broker.controller.broker_lifecycle import BrokerLifecycle
-from broker.controller.client import AlterPartitionBatcher, ControllerClient
+from broker.controller.client import ControllerClient, RpcChannel
 from broker.controller.decisions import ControllerSettings
 from broker.controller.image import MetadataImage
-from broker.controller.server import ControllerNodeConfig, ControllerServer
+from broker.controller.quorum_driver import ControllerNodeConfig
+from broker.controller.rpc.admin import AlterConfigsRequest, CreateTopicsRequest, NewTopic
+from broker.controller.rpc.base import Request
+from broker.controller.rpc.brokers import BrokerHeartbeatRequest, FetchMetadataRequest, RegisterBrokerRequest
+from broker.controller.rpc.catalog import VERSIONS
+from broker.controller.rpc.quorum import DescribeQuorumRequest
+from broker.controller.server import ControllerServer
 from broker.raft.node import RaftTimings
+from broker.raft.wire import encode_frame, read_frame
+from broker.replication.alter_partition import AlterPartitionManager
 from tests.fixtures.broker import free_port
 
 pytestmark = pytest.mark.integration
@@ -98,6 +107,17 @@ def summary(image: MetadataImage) -> tuple[Any, ...]:
     )
 
 
+async def raw_call(port: int, frame: dict[str, Any]) -> dict[str, Any]:
+    """One frame as any peer could send it (the typed client cannot send a malformed one)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(encode_frame(frame))
+        await writer.drain()
+        return await read_frame(reader)
+    finally:
+        writer.close()
+
+
 @contextlib.asynccontextmanager
 async def single_controller(base: Path) -> AsyncIterator[tuple[ControllerServer, ControllerClient]]:
     """A one-voter quorum (it elects itself at once) and a client for it."""
@@ -125,16 +145,12 @@ def test_a_late_broker_and_a_restarted_controller_rebuild_metadata_from_a_snapsh
         await first.start()
         try:
             await wait_for(lambda: not first.fenced, 10, "the broker to be unfenced")
-            topics = [{"name": f"topic-{i}", "partitions": 2, "replication_factor": 1} for i in range(4)]
-            reply = await client.call("create_topics", {"topics": topics})
-            assert [r["error_code"] for r in reply["result"]["results"]] == [0, 0, 0, 0]
+            topics = tuple(NewTopic(f"topic-{i}", 2, 1) for i in range(4))
+            reply = await client.call(CreateTopicsRequest(topics))
+            assert [r.error_code for r in reply.answer().results] == [0, 0, 0, 0]
             for i in range(8):
-                change = {
-                    "resource_type": "topic",
-                    "resource_name": "topic-0",
-                    "changes": {"retention.ms": str(i)},
-                }
-                assert (await client.call("alter_configs", change))["error_code"] == 0
+                change = AlterConfigsRequest("topic", "topic-0", {"retention.ms": str(i)})
+                assert (await client.call(change)).error_code == 0
 
             leader_id = client.leader_id
             assert leader_id is not None
@@ -178,14 +194,12 @@ def test_a_late_broker_and_a_restarted_controller_rebuild_metadata_from_a_snapsh
 def test_two_processes_with_one_broker_id_cannot_both_register(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with single_controller(tmp_path) as (_, client):
-            params = {"broker_id": 5, "endpoints": [], "rack": None}
-            first = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
-            assert first["error_code"] == 0
-            epoch = first["result"]["broker_epoch"]
-            beat = {"broker_id": 5, "broker_epoch": epoch, "metadata_offset": epoch}
-            assert (await client.call("broker_heartbeat", beat))["result"]["is_fenced"] is False
-            second = await client.call("register_broker", params | {"incarnation_id": str(uuid.uuid4())})
-            assert second["error_code"] == 101  # DUPLICATE_BROKER_REGISTRATION
+            first = await client.call(RegisterBrokerRequest(5, str(uuid.uuid4()), ()))
+            epoch = first.answer().broker_epoch
+            beat = BrokerHeartbeatRequest(5, epoch, epoch)
+            assert (await client.call(beat)).answer().is_fenced is False
+            second = await client.call(RegisterBrokerRequest(5, str(uuid.uuid4()), ()))
+            assert second.error_code == 101  # DUPLICATE_BROKER_REGISTRATION
 
     asyncio.run(scenario())
 
@@ -199,14 +213,14 @@ def test_the_controller_listener_refuses_bad_input_and_keeps_serving(tmp_path: P
             assert await reader.read() == b""
             writer.close()
 
-            unknown = await client.call("become_leader", {})
+            unknown = await raw_call(server.bound_port, {"t": "rpc", "id": 1, "method": "become_leader"})
             assert unknown["error_code"] == 42  # INVALID_REQUEST
-            malformed = await client.call("register_broker", {"broker_id": "seven"})
-            assert malformed["error_code"] == 42
-            bad_name = await client.call("create_topics", {"topics": [{"name": "bad/name", "partitions": 1}]})
-            assert bad_name["result"]["results"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION
-            quorum = await client.call("describe_quorum", {})
-            assert quorum["result"]["role"] == "leader"
+            malformed = {"t": "rpc", "id": 2, "method": "register_broker", "params": {"broker_id": "seven"}}
+            assert (await raw_call(server.bound_port, malformed))["error_code"] == 42
+            bad_name = await client.call(CreateTopicsRequest((NewTopic("bad/name", 1),)))
+            assert bad_name.answer().results[0].error_code == 17  # INVALID_TOPIC_EXCEPTION
+            quorum = await client.call(DescribeQuorumRequest())
+            assert quorum.answer().role == "leader"
 
     asyncio.run(scenario())
 
@@ -228,8 +242,8 @@ async def two_brokers(client: ControllerClient) -> AsyncIterator[list[BrokerLife
 def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with single_controller(tmp_path) as (server, client), two_brokers(client) as brokers:
-            topic = {"name": "isr", "partitions": 1, "replication_factor": 2}
-            assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+            topic = NewTopic("isr", 1, 2)
+            assert (await client.call(CreateTopicsRequest((topic,)))).error_code == 0
             p = server.image.partitions()[0]
             leader = next(b for b in brokers if b.broker_id == p.leader)
             assert leader.broker_epoch is not None
@@ -244,17 +258,18 @@ def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) 
                 p.partition_epoch,
                 (p.leader,),
             )
-            result = await client.alter_partition(shrink)
+            (result,) = await client.alter_partitions([shrink])
             assert result.error_code == 0
             assert result.assignment is not None
             assert result.assignment.isr == (p.leader,)
             assert result.assignment.partition_epoch == p.partition_epoch + 1
             # The same (now stale) version again is refused; the leader must use the new one.
-            assert (await client.alter_partition(shrink)).error_code == 95  # INVALID_UPDATE_VERSION
+            (again,) = await client.alter_partitions([shrink])
+            assert again.error_code == 95  # INVALID_UPDATE_VERSION
             expand = replace(
                 shrink, partition_epoch=result.assignment.partition_epoch, new_isr=(p.leader, follower)
             )
-            expanded = await client.alter_partition(expand)
+            (expanded,) = await client.alter_partitions([expand])
             assert expanded.assignment is not None
             assert expanded.assignment.isr == (p.leader, follower)
             # Every broker following the log sees the committed ISR.
@@ -267,45 +282,46 @@ def test_a_leader_changes_its_isr_through_the_controller_client(tmp_path: Path) 
     asyncio.run(scenario())
 
 
-def test_isr_changes_of_many_partitions_go_to_the_controller_in_one_request(tmp_path: Path) -> None:
+def test_isr_changes_of_many_partitions_go_to_the_controller_in_one_request_per_broker(
+    tmp_path: Path,
+) -> None:
     async def scenario() -> None:
         async with single_controller(tmp_path) as (server, client), two_brokers(client) as brokers:
-            topic = {"name": "many", "partitions": 40, "replication_factor": 2}
-            assert (await client.call("create_topics", {"topics": [topic]}))["error_code"] == 0
-            epochs = {b.broker_id: b.broker_epoch for b in brokers}
-            shrinks = [
-                AlterPartitionRequest(
-                    p.leader,
-                    epochs[p.leader] or -1,
-                    p.topic_id,
-                    p.partition,
-                    p.leader_epoch,
-                    p.partition_epoch,
-                    (p.leader,),
-                )
-                for p in server.image.partitions()
-            ]
-            # One partition's request is stale: only it is refused.
-            shrinks[0] = replace(shrinks[0], partition_epoch=shrinks[0].partition_epoch + 5)
+            topic = NewTopic("many", 40, 2)
+            assert (await client.call(CreateTopicsRequest((topic,)))).error_code == 0
             calls: list[str] = []
             sent = client.call
 
-            async def counting_call(method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-                calls.append(method)
-                return await sent(method, *args, **kwargs)
+            async def counting_call(request: Request[Any], *args: Any, **kwargs: Any) -> Any:
+                calls.append(request.API)
+                return await sent(request, *args, **kwargs)
 
             client.call = counting_call  # type: ignore[method-assign]
-            batcher = AlterPartitionBatcher(client)
-            results = await asyncio.gather(*(batcher.alter_partition(r) for r in shrinks))
-            assert calls == ["alter_partitions"]
+            managers = {
+                b.broker_id: AlterPartitionManager(client, b.broker_id, lambda b=b: b.broker_epoch)
+                for b in brokers
+            }
+            partitions = server.image.partitions()
+            # One partition's proposal is based on a partition epoch the controller never had: only it is refused.
+            proposals = [
+                (
+                    replace(partitions[0], partition_epoch=partitions[0].partition_epoch + 5),
+                    (partitions[0].leader,),
+                )
+            ]
+            proposals += [(p, (p.leader,)) for p in partitions[1:]]
+            results = await asyncio.gather(
+                *(managers[p.leader].submit(p, new_isr) for p, new_isr in proposals)
+            )
+            assert calls == ["alter_partitions"] * len(brokers)
             assert results[0].error_code == 95  # INVALID_UPDATE_VERSION
-            for request, result in zip(shrinks[1:], results[1:], strict=True):
+            for (p, new_isr), result in zip(proposals[1:], results[1:], strict=True):
                 assert result.error_code == 0
                 assert result.assignment is not None
-                assert result.assignment.partition == request.partition
-                assert result.assignment.isr == request.new_isr
+                assert result.assignment.partition == p.partition
+                assert result.assignment.isr == new_isr
             committed = {p.partition: p.isr for p in server.image.partitions()}
-            assert all(committed[r.partition] == r.new_isr for r in shrinks[1:])
+            assert all(committed[p.partition] == new_isr for p, new_isr in proposals[1:])
 
     asyncio.run(scenario())
 
@@ -338,8 +354,8 @@ def test_requests_queued_on_a_hung_controller_move_to_the_new_one(tmp_path: Path
             broker = BrokerLifecycle(ControllerClient(admin.voters), 1, [], None, 0.2)
             await broker.start()
             await wait_for(lambda: not broker.fenced, 10, "the broker to be unfenced")
-            topic = {"name": "many", "partitions": 20, "replication_factor": 1}
-            assert (await admin.call("create_topics", {"topics": [topic]}))["error_code"] == 0
+            topic = NewTopic("many", 20, 1)
+            assert (await admin.call(CreateTopicsRequest((topic,)))).error_code == 0
             await broker.close()
 
             heartbeats = ControllerClient(voters)
@@ -362,14 +378,53 @@ def test_requests_queued_on_a_hung_controller_move_to_the_new_one(tmp_path: Path
             started = asyncio.get_running_loop().time()
             beating = asyncio.create_task(lifecycle._heartbeat_loop())
             try:
-                results = await asyncio.gather(*(alter.alter_partition(r) for r in requests))
+                answers = await asyncio.gather(*(alter.alter_partitions([r]) for r in requests))
             finally:
                 beating.cancel()
                 alter.close()
                 heartbeats.close()
             elapsed = asyncio.get_running_loop().time() - started
-            assert [r.error_code for r in results] == [0] * 20
+            assert [result.error_code for (result,) in answers] == [0] * 20
             assert elapsed < 2.0, elapsed
             assert heartbeats.leader_id == 1
+
+    asyncio.run(scenario())
+
+
+def test_rpc_versions_are_negotiated_and_d32902d_frames_answered_in_their_shape(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with single_controller(tmp_path) as (server, client):
+            assert (await client.call(RegisterBrokerRequest(5, str(uuid.uuid4()), ()))).error_code == 0
+            port = server.bound_port
+            # A version this controller does not speak: refused, with the versions it does.
+            newer = {"t": "rpc", "id": 1, "method": "fetch_metadata", "v": 9, "params": {"after_offset": 0}}
+            refused = await raw_call(port, newer)
+            assert (refused["error_code"], refused["supported"]) == (
+                ErrorCode.unsupported_version.value,
+                [0, 1],
+            )
+            # d32902d's frame (no version) asking for decoded records: version 0, answered as d32902d did.
+            old = {
+                "t": "rpc",
+                "id": 2,
+                "method": "fetch_metadata",
+                "params": {"after_offset": 0, "max_wait_ms": 0},
+            }
+            answer = await raw_call(port, old)
+            assert answer["error_code"] == 0
+            assert "snapshot" not in answer["result"]
+            entries = answer["result"]["entries"]
+            assert all(isinstance(index, int) and isinstance(records, list) for index, records in entries)
+            assert {"type": "register_broker", "broker_id": 5}.items() <= entries[-1][1][0].items()
+            # Our channel learns the versions on connecting and sends the highest both know.
+            channel = RpcChannel("127.0.0.1", port)
+            try:
+                reply = await channel.call(FetchMetadataRequest(0), 5.0)
+            finally:
+                channel.close()
+            assert channel.versions == VERSIONS
+            entries = reply.answer().entries
+            assert entries
+            assert all(isinstance(stored, str) for _, stored in entries), "version 1 sends stored bytes"
 
     asyncio.run(scenario())

@@ -21,8 +21,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker.config import ControllerTls, parse_voters
 from broker.controller.client import ControllerClient
+from broker.controller.rpc.quorum import DescribeQuorumRequest
 from broker.raft.wire import encode_frame
-from broker.wire.certificates import issue_cluster_certificates
+from controlplane.clusters.provisioners.certificates import issue_cluster_certificates
 from tests.fixtures.cluster import LocalCluster
 from tests.fixtures.servers import wait_until
 
@@ -47,8 +48,8 @@ def _quorum_leaders(cluster: LocalCluster, node_ids: list[int]) -> dict[int, Any
         try:
             for node_id in node_ids:
                 try:
-                    reply = await client.call_node(node_id, "describe_quorum", {}, timeout_s=3.0)
-                    answers[node_id] = reply["result"]["leader_id"]
+                    reply = await client.call_node(node_id, DescribeQuorumRequest(), timeout_s=3.0)
+                    answers[node_id] = reply.answer().leader_id
                 except (OSError, TimeoutError, asyncio.IncompleteReadError):
                     answers[node_id] = None
         finally:

@@ -28,6 +28,7 @@ from kio.schema.remove_raft_voter.v0.request import RemoveRaftVoterRequest
 from kio.static.primitive import i32, i32Timedelta, u16
 
 from broker.controller.client import RpcChannel
+from broker.controller.rpc import quorum as controller_rpc
 from tests.fixtures.broker import free_port
 from tests.fixtures.cluster import ClusterNode, LocalCluster
 from tests.integration.broker.kafka_wire import WireClient
@@ -87,10 +88,11 @@ def controller_view(port: int) -> dict[str, Any]:
     async def ask() -> dict[str, Any]:
         channel = RpcChannel("127.0.0.1", port)
         try:
-            reply = await channel.call("describe_quorum", {}, 5.0)
+            reply = await channel.call(controller_rpc.DescribeQuorumRequest(), 5.0)
         finally:
             channel.close()
-        return reply["result"]
+        # The wire form (JSON lists and string keys), as a packet capture would show it.
+        return reply.answer().to_json(0)
 
     return asyncio.run(ask())
 

@@ -2,15 +2,13 @@
 
 Followers authenticate to leaders with the broker's own login (`listener.name.<l>.<mech>.sasl.jaas.config`)
 and fetch as a super user; a client that is not allowed CLUSTER_ACTION cannot pose as a follower.
-Most tests fix leadership with the test/bootstrap static assignments file; the last one runs a real
-controller quorum (tests/fixtures/cluster.py).
+The clusters are real controller quorums (tests/fixtures/cluster.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,12 +31,11 @@ from kio.static.primitive import i32
 
 from broker.auth.jaas import SCRAM_LOGIN_MODULE, SaslCredentials
 from broker.replication.peer_connection import PeerConnection
-from tests.fixtures.broker import CertificateFiles, SecureBrokerProcess, free_port
-from tests.fixtures.cluster import LocalCluster, start_cluster
+from tests.fixtures.broker import SecureBrokerProcess
+from tests.fixtures.cluster import ClusterNode, LocalCluster, start_cluster
 from tests.fixtures.servers import wait_until
 from tests.integration.broker_security.clients import add_scram_user, admin, grant, unique
-from tests.integration.cluster.test_replication_static_cluster import StaticCluster
-from tests.unit.replication.test_replica_manager import TOPIC, fetch_request
+from tests.unit.broker.replication.test_manager import TOPIC, fetch_request
 
 pytestmark = pytest.mark.integration
 
@@ -71,59 +68,6 @@ def client_settings(user: str = "admin", password: str = ADMIN_PASSWORD) -> dict
         "sasl.username": user,
         "sasl.password": password,
     }
-
-
-class StaticSaslCluster(StaticCluster):
-    """Brokers 1..n with a SASL_PLAINTEXT client listener (and optionally a SASL_SSL one that comes
-    first, so that it is the inter-broker listener), leadership fixed by a static assignments file."""
-
-    def __init__(self, base: Path, size: int, *, tls: CertificateFiles | None = None) -> None:
-        inter_broker = "SASL_SSL" if tls else "SASL_PLAINTEXT"
-        super().__init__(
-            base,
-            size,
-            {
-                "replica.lag.time.max.ms": "2000",
-                "connection.failed.authentication.delay.ms": "10",
-                **security_properties(inter_broker),
-            },
-        )
-        self.inter_broker_ports: dict[int, int] = {}
-        for node, broker in self.brokers.items():
-            listeners = f"SASL_PLAINTEXT://127.0.0.1:{broker.port}"
-            self.inter_broker_ports[node] = broker.port
-            if tls is not None:
-                self.inter_broker_ports[node] = free_port()
-                listeners = f"SASL_SSL://127.0.0.1:{self.inter_broker_ports[node]},{listeners}"
-                broker.properties["ssl.keystore.location"] = str(tls.keystore_path)
-                broker.properties["ssl.truststore.location"] = str(tls.ca_path)
-            broker.properties["listeners"] = listeners
-
-    def assign_leader(self, leader: int, replicas: list[int]) -> None:
-        """The assignments file with each broker's inter-broker listener address."""
-        body = {
-            "cluster_id": "interbroker-security-test",
-            "brokers": {str(node): f"127.0.0.1:{port}" for node, port in self.inter_broker_ports.items()},
-            "topics": {TOPIC: {"partitions": [{"leader": leader, "leader_epoch": 0, "replicas": replicas}]}},
-        }
-        self.assignments_path.write_text(json.dumps(body))
-
-    def partition_bytes(self, node: int) -> bytes:
-        return self.log_bytes(node, 0, TOPIC)
-
-
-@pytest.fixture
-def make_static_cluster(tmp_path: Path) -> Iterator[Any]:
-    clusters: list[StaticSaslCluster] = []
-
-    def make(size: int, **options: Any) -> StaticSaslCluster:
-        cluster = StaticSaslCluster(tmp_path / f"cluster-{len(clusters)}", size, **options)
-        clusters.append(cluster)
-        return cluster
-
-    yield make
-    for cluster in clusters:
-        cluster.stop_all()
 
 
 def produce(bootstrap: str, values: list[bytes], **config: Any) -> list[KafkaError | None]:
@@ -190,125 +134,6 @@ def send_as(bootstrap: str, user: str, password: str, *requests: Any) -> list[An
             await connection.close()
 
     return asyncio.run(exchange())
-
-
-def test_followers_authenticate_with_scram_and_replicate_with_acls_on(make_static_cluster: Any) -> None:
-    cluster = make_static_cluster(3)
-    cluster.assign_leader(leader=1, replicas=[1, 2, 3])
-    cluster.start_all()
-    values = [f"record-{i}".encode() for i in range(200)]
-    assert produce(cluster.bootstrap(1), values) == [None] * len(values)
-    wait_until(
-        lambda: all(cluster.partition_bytes(node) == cluster.partition_bytes(1) for node in (2, 3)),
-        30,
-        "followers to hold the leader's log",
-    )
-    assert len(cluster.partition_bytes(1)) > 200 * 10
-    assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2, 3])
-
-
-def test_followers_replicate_over_a_sasl_ssl_inter_broker_listener(
-    make_static_cluster: Any, test_certificates: CertificateFiles
-) -> None:
-    cluster = make_static_cluster(2, tls=test_certificates)
-    cluster.assign_leader(leader=1, replicas=[1, 2])
-    cluster.start_all()
-    assert produce(cluster.bootstrap(1), [b"over tls"] * 50) == [None] * 50
-    wait_until(
-        lambda: cluster.partition_bytes(2) == cluster.partition_bytes(1),
-        30,
-        "broker 2 to replicate over SASL_SSL",
-    )
-    assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2])
-
-
-def test_a_follower_does_not_fetch_from_a_leader_whose_certificate_it_cannot_verify(
-    make_static_cluster: Any, test_certificates: CertificateFiles, tmp_path: Path
-) -> None:
-    cluster = make_static_cluster(2, tls=test_certificates)
-    # Broker 2 trusts only another CA, for its inter-broker client (the listener-prefixed property).
-    other_ca = CertificateFiles(tmp_path / "other-ca")
-    cluster.brokers[2].properties["listener.name.sasl_ssl.ssl.truststore.location"] = str(other_ca.ca_path)
-    cluster.assign_leader(leader=1, replicas=[1, 2])
-    cluster.start_all()
-    assert produce(cluster.bootstrap(1), [b"untrusted"], acks="1", **{"enable.idempotence": False}) == [None]
-    wait_until(lambda: partition_isr(cluster.bootstrap(1)) == (1, [1]), 30, "the ISR to shrink to the leader")
-    wait_until(lambda: "TLS handshake failed" in cluster.brokers[2].log_text(), 10, "the follower to log why")
-    assert "CERTIFICATE_VERIFY_FAILED" in cluster.brokers[2].log_text()
-    assert cluster.partition_bytes(2) == b""
-
-
-def test_a_follower_with_a_wrong_password_falls_out_of_the_isr_and_never_logs_it(
-    make_static_cluster: Any,
-) -> None:
-    cluster = make_static_cluster(2)
-    wrong = "not-the-inter-broker-password"
-    cluster.brokers[2].properties[f"listener.name.sasl_plaintext.{MECHANISM.lower()}.sasl.jaas.config"] = (
-        broker_login(wrong)
-    )
-    cluster.assign_leader(leader=1, replicas=[1, 2])
-    cluster.start_all()
-    assert produce(cluster.bootstrap(1), [b"unreplicated"], acks="1", **{"enable.idempotence": False}) == [
-        None
-    ]
-    wait_until(lambda: partition_isr(cluster.bootstrap(1)) == (1, [1]), 30, "the ISR to shrink to the leader")
-    follower_log = cluster.brokers[2].log_text()
-    wait_until(lambda: "cannot authenticate" in cluster.brokers[2].log_text(), 10, "the follower to log why")
-    follower_log = cluster.brokers[2].log_text()
-    assert "refused SCRAM-SHA-512 login as 'admin'" in follower_log
-    for text in (follower_log, cluster.brokers[1].log_text()):
-        assert wrong not in text
-        assert ADMIN_PASSWORD not in text
-    assert cluster.partition_bytes(2) == b""
-
-
-def test_followers_re_authenticate_before_their_sasl_session_expires(make_static_cluster: Any) -> None:
-    cluster = make_static_cluster(2)
-    for broker in cluster.brokers.values():
-        # Leaders announce a 3 s session lifetime; a follower that missed it would be cut off.
-        broker.properties["connections.max.reauth.ms"] = "3000"
-    cluster.assign_leader(leader=1, replicas=[1, 2])
-    cluster.start_all()
-    follower_log_before = ""
-    for round_ in range(2):
-        values = [f"round-{round_}-{i}".encode() for i in range(20)]
-        assert produce(cluster.bootstrap(1), values) == [None] * len(values)
-        wait_until(
-            lambda: cluster.partition_bytes(2) == cluster.partition_bytes(1), 30, "broker 2 to catch up"
-        )
-        if not follower_log_before:
-            follower_log_before = cluster.brokers[2].log_text()
-            time.sleep(4)  # past the first session's end: the follower must have re-authenticated
-    assert "SASL session expired" not in cluster.brokers[1].log_text()
-    # Once connected, the follower's connection lasted: it never had to reconnect.
-    assert "replica fetcher for broker 1" not in cluster.brokers[2].log_text()[len(follower_log_before) :]
-    assert partition_isr(cluster.bootstrap(1)) == (1, [1, 2])
-
-
-def test_a_client_without_cluster_action_cannot_fetch_as_a_replica(make_static_cluster: Any) -> None:
-    # Broker 2 is a replica that never starts: the requests below claim to be it.
-    cluster = make_static_cluster(2)
-    cluster.assign_leader(leader=1, replicas=[1, 2])
-    cluster.brokers[1].start()
-    assert produce(cluster.bootstrap(1), [b"private"], acks="1", **{"enable.idempotence": False}) == [None]
-
-    fetch, epochs = send_as(
-        cluster.bootstrap(1), "alice", ALICE_PASSWORD, fetch_request(0, 2), epoch_request(2)
-    )
-    assert fetch.error_code == ErrorCode.cluster_authorization_failed
-    assert [p.error_code for t in fetch.responses for p in t.partitions] == [
-        ErrorCode.cluster_authorization_failed
-    ]
-    assert all(p.records in (None, b"") for t in fetch.responses for p in t.partitions)
-    assert [p.error_code for t in epochs.topics for p in t.partitions] == [
-        ErrorCode.cluster_authorization_failed
-    ]
-
-    # The broker keeps serving: the super user may fetch as a replica on the same broker.
-    (fetch,) = send_as(cluster.bootstrap(1), "admin", ADMIN_PASSWORD, fetch_request(0, 2))
-    assert fetch.error_code == ErrorCode.none
-    assert [p.error_code for t in fetch.responses for p in t.partitions] == [ErrorCode.none]
-    assert [p.records for t in fetch.responses for p in t.partitions] == [cluster.partition_bytes(1)]
 
 
 # --- a real controller quorum ------------------------------------------------------------------
@@ -389,6 +214,83 @@ def test_a_sasl_cluster_with_acls_replicates_and_keeps_acknowledged_records_when
     finally:
         consumer.close()
     assert read == values
+
+
+def two_node_cluster(base: Path, node_properties: dict[int, dict[str, str]] | None = None) -> LocalCluster:
+    """Two combined nodes with SASL_PLAINTEXT between brokers and ACLs on; `TOPIC` led by node 1, node 2 its
+    follower (the preferred leader is the first replica)."""
+    cluster = start_cluster(
+        base,
+        2,
+        properties={
+            "replica.lag.time.max.ms": "2000",
+            "connection.failed.authentication.delay.ms": "10",
+            **security_properties("SASL_PLAINTEXT"),
+        },
+        client_protocol="SASL_PLAINTEXT",
+        client_settings=client_settings(),
+        node_properties=node_properties,
+    )
+    try:
+        admin_client = AdminClient(cluster.client_config())
+        admin_client.create_topics([NewTopic(TOPIC, num_partitions=1, replica_assignment=[[1, 2]])])[
+            TOPIC
+        ].result(30)
+        wait_until(lambda: partition_isr(cluster.bootstrap)[0] == 1, 30, "node 1 to lead the topic")
+    except BaseException:
+        print(f"\n=== node logs ===\n{cluster.log_tails(60)}")
+        cluster.stop()
+        raise
+    return cluster
+
+
+def partition_bytes(node: ClusterNode) -> bytes:
+    directory = node.data_dir / "logs" / f"{TOPIC}-0"
+    return b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
+
+
+def test_a_follower_with_a_wrong_password_falls_out_of_the_isr_and_never_logs_it(tmp_path: Path) -> None:
+    wrong = "not-the-inter-broker-password"
+    login = f"listener.name.sasl_plaintext.{MECHANISM.lower()}.sasl.jaas.config"
+    cluster = two_node_cluster(tmp_path / "cluster", {2: {login: broker_login(wrong)}})
+    try:
+        follower = cluster.node(2)
+        assert produce(cluster.bootstrap, [b"unreplicated"], acks="1", **{"enable.idempotence": False}) == [
+            None
+        ]
+        wait_until(
+            lambda: partition_isr(cluster.bootstrap) == (1, [1]), 30, "the ISR to shrink to the leader"
+        )
+        wait_until(lambda: "cannot authenticate" in follower.log_text(), 10, "the follower to log why")
+        assert "refused SCRAM-SHA-512 login as 'admin'" in follower.log_text()
+        for text in (follower.log_text(), cluster.node(1).log_text()):
+            assert wrong not in text
+            assert ADMIN_PASSWORD not in text
+        assert partition_bytes(follower) == b""
+    finally:
+        cluster.stop()
+
+
+def test_followers_re_authenticate_before_their_sasl_session_expires(tmp_path: Path) -> None:
+    # Leaders announce a 3 s session lifetime; a follower that missed it would be cut off.
+    reauth = {"connections.max.reauth.ms": "3000"}
+    cluster = two_node_cluster(tmp_path / "cluster", {1: reauth, 2: reauth})
+    try:
+        leader, follower = cluster.node(1), cluster.node(2)
+        follower_log_before = ""
+        for round_ in range(2):
+            values = [f"round-{round_}-{i}".encode() for i in range(20)]
+            assert produce(cluster.bootstrap, values) == [None] * len(values)
+            wait_until(lambda: partition_bytes(follower) == partition_bytes(leader), 30, "node 2 to catch up")
+            if not follower_log_before:
+                follower_log_before = follower.log_text()
+                time.sleep(4)  # past the first session's end: the follower must have re-authenticated
+        assert "SASL session expired" not in leader.log_text()
+        # Once connected, the follower's connection lasted: it never had to reconnect.
+        assert "replica fetcher for broker 1" not in follower.log_text()[len(follower_log_before) :]
+        assert partition_isr(cluster.bootstrap) == (1, [1, 2])
+    finally:
+        cluster.stop()
 
 
 def test_a_single_broker_refuses_replica_requests_from_a_client_without_cluster_action(

@@ -25,9 +25,9 @@ from controlplane.alerts.models import Alert
 from controlplane.apache_kafka import runtime
 from controlplane.clusters import brokers, membership, node_metrics, services, workflows
 from controlplane.clusters.connections import connection_for
-from controlplane.clusters.encryption import decrypt_secret
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.encryption import decrypt_secret
+from controlplane.core.errors import ServiceError
 from controlplane.kafka.quorum import describe_quorum
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
@@ -231,8 +231,8 @@ def test_an_apache_kafka_version_that_is_not_installed_is_refused(organization) 
             organization=organization,
             spec=services.ClusterSpec(name="future", engine="apache-kafka", engine_version="9.9.9"),
         )
-    assert refused.value.status_code == 400
-    assert refused.value.get_codes() == "invalid_engine_version"
+    assert type(refused.value) is ServiceError  # a plain refusal: HTTP 400
+    assert refused.value.code == "invalid_engine_version"
     assert runtime.pinned_version() in refused.value.details["installed_versions"]
     assert not Cluster.objects.filter(name="future").exists()
 

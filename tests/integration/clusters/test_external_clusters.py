@@ -4,8 +4,8 @@ import pytest
 
 from controlplane.audit.models import AuditEvent
 from controlplane.clusters import connections
-from controlplane.clusters.encryption import decrypt_secret, encrypt_secret
 from controlplane.clusters.models import Cluster
+from controlplane.core.encryption import decrypt_secret, encrypt_secret
 from tests.fixtures.engines import ManagedCluster
 from tests.fixtures.servers import free_port
 

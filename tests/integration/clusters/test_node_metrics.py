@@ -9,8 +9,8 @@ import pytest
 from confluent_kafka import Producer
 
 from controlplane.clusters import brokers, services, workflows
-from controlplane.clusters.encryption import decrypt_secret
 from controlplane.clusters.models import Cluster
+from controlplane.core.encryption import decrypt_secret
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 

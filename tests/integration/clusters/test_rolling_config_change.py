@@ -12,9 +12,9 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from controlplane.clusters import services, workflows
-from controlplane.clusters.encryption import decrypt_secret
 from controlplane.clusters.models import Cluster, Operation
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.encryption import decrypt_secret
+from controlplane.core.errors import ServiceError
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 

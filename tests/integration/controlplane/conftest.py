@@ -16,8 +16,8 @@ from django.db import close_old_connections
 from rest_framework.test import APIClient
 
 from controlplane.accounts import services as accounts
+from controlplane.accounts.api.throttling import ApiKeyRateThrottle
 from controlplane.accounts.models import ApiKey, ServiceAccount
-from controlplane.core.api.throttling import ApiKeyRateThrottle
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole

@@ -4,9 +4,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from controlplane.accounts.api.throttling import ApiKeyRateThrottle
 from controlplane.accounts.models import ApiKey
 from controlplane.audit.models import AuditEvent
-from controlplane.core.api.throttling import ApiKeyRateThrottle
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

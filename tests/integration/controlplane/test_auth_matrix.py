@@ -29,6 +29,7 @@ OPEN = {
     ("/api/v1/auth/login/", "post"),
     ("/api/v1/auth/session/", "get"),
     ("/api/v1/auth/options/", "get"),  # how the login page offers to sign in
+    ("/api/v1/auth/cli/", "get"),  # how `streamhub login` may sign in (single sign-on or API key)
     ("/api/v1/auth/logout/", "post"),
     ("/api/v1/auth/password-links/inspect/", "post"),
     ("/api/v1/auth/password-links/use/", "post"),

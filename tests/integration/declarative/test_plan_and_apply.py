@@ -15,16 +15,21 @@ from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
 
+from controlplane.acls import services as acls_services
+from controlplane.acls.models import AccessGrant, AclBinding
 from controlplane.audit.models import AuditEvent
 from controlplane.clusters import outcomes
 from controlplane.clusters import services as clusters
 from controlplane.clusters.choices import ACTIVE_OPERATION_STATES, OperationKind
 from controlplane.clusters.connections import connection_for
 from controlplane.clusters.models import Operation
+from controlplane.declarative import services as declarative_services
+from controlplane.kafka import topics as kafka_topics
 from controlplane.kafka.acls import describe_acls
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor
 from controlplane.tenancy.choices import PrefixResourceType, TeamRole
+from controlplane.tenancy.models import TeamPolicy
 from controlplane.topics.models import Topic
 from tests.fixtures.engines import ManagedCluster, engine_params
 from tests.integration.topics.world import KafkaWorld, api_client, build_world, create_topic
@@ -248,8 +253,10 @@ def test_a_guardrail_violation_is_refused_at_plan_time_with_its_reason_and_apply
 
 
 def _pause_during_third_create(broker: Any, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
-    """SIGSTOPs the broker just after the third topic create's read of the cluster: that create is on its way
-    (or applied, or not) when the broker freezes; what follows meets a broker that answers nothing."""
+    """SIGSTOPs the broker just after the third batch of topic creations read the cluster (batches of two):
+    that batch is on its way (or applied, or not) when the broker freezes; what follows meets a broker
+    that answers nothing."""
+    monkeypatch.setattr(declarative_services, "TOPIC_CREATE_BATCH", 2)
     paused = threading.Event()
     handler = outcomes.HANDLERS[OperationKind.TOPIC_CREATE]
     real_look = handler.look
@@ -274,7 +281,7 @@ def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_a
     cache.clear()
     broker = secure_broker_factory()
     world = build_world(ManagedCluster.of_streamhub(broker))
-    names = [world.topic_prefix_a + f"t{n}" for n in range(6)]
+    names = [world.topic_prefix_a + f"t{n}" for n in range(8)]
     documents = [
         {
             "kind": "Topic",
@@ -292,7 +299,7 @@ def test_a_broker_paused_mid_apply_gives_a_report_that_matches_the_cluster_the_a
     change_set = applied["change_set"]
     report = {c["name"]: c for c in change_set["report"]["changes"]}
     statuses = [report[name]["status"] for name in names]
-    assert statuses[:2] == ["applied", "applied"], statuses
+    assert statuses[:4] == ["applied"] * 4, statuses
     assert change_set["state"] == "partial", statuses
     assert "failed" in statuses or "unknown" in statuses or "pending" in statuses, statuses
     # Changes still being confirmed settle once the broker answers (as the beat would settle them).
@@ -449,3 +456,135 @@ def test_a_plan_reads_what_it_compares_once_not_once_per_document(kafka_world: K
     with_four = _statements_of_a_plan(world.developer_a, declared(4))
 
     assert with_four - with_two <= 2, (with_two, with_four)
+
+
+def test_a_plan_beyond_the_teams_change_rate_is_refused_before_anything_happens(
+    kafka_world: KafkaWorld,
+) -> None:
+    """Applying never stops midway with rate_limited: the plan counts its cluster changes against what the
+    team may make now and refuses those past it, with the numbers."""
+    world = kafka_world
+    TeamPolicy.objects.update_or_create(team=world.team_a, defaults={"admin_operations_per_minute": 4})
+
+    def topics(*names: str) -> list[dict]:
+        return [
+            {
+                "kind": "Topic",
+                "metadata": {"name": world.topic_prefix_a + name, "team": world.team_a.slug},
+                "spec": {"partitions": 1},
+            }
+            for name in names
+        ]
+
+    placed = {"cluster": world.cluster.name}
+    five = topics("a", "b", "c", "d", "e")
+    plan = _plan(world.developer_a, five, **placed)
+    assert [c["action"] for c in plan["changes"]] == ["create"] * 4 + ["refused"]
+    refusal = plan["changes"][-1]["refusal"]
+    assert refusal["code"] == "change_rate_limit"
+    assert refusal["details"] == {
+        "cluster_changes": 5,
+        "limit_per_minute": 4,
+        "made_in_last_minute": 0,
+        "fit_now": 4,
+    }
+    assert "Apply at most 4 changes at a time" in refusal["message"]
+    refused = world.developer_a.post(
+        "/api/v1/declarative/apply/", {"documents": five, "file_set": "repo/kafka", **placed}, format="json"
+    )
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "plan_refused")
+    assert not Topic.objects.filter(cluster=world.cluster, name__startswith=world.topic_prefix_a).exists()
+
+    # Three are applied whole; of the two left, one fits in the minute: the plan says to come back.
+    assert _apply(world.developer_a, five[:3], **placed)["change_set"]["state"] == "applied"
+    later = _changes(_plan(world.developer_a, five, **placed))
+    assert [c["action"] for c in later.values()] == ["create", "refused"]
+    details = later[("Topic", world.topic_prefix_a + "e")]["refusal"]["details"]
+    assert (details["made_in_last_minute"], details["fit_now"], details["retry_after_seconds"]) == (3, 1, 60)
+
+
+def test_topic_creations_go_in_one_request_and_each_is_reported_as_it_came_out(
+    kafka_world: KafkaWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three topics in one CreateTopics request; the cluster refuses the middle one's config value (the plan
+    checks names, the cluster values): the other two are created and reported applied, it is reported
+    failed with the cluster's reason, and what follows the batch is skipped."""
+    world = kafka_world
+    requests: list[list[str]] = []
+    real_create_topics = kafka_topics.create_topics
+
+    def counted(connection: Any, topics: list, **options: Any) -> dict:
+        requests.append([topic.name for topic in topics])
+        return real_create_topics(connection, topics, **options)
+
+    monkeypatch.setattr(kafka_topics, "create_topics", counted)
+    place = {"team": world.team_a.slug, "cluster": world.cluster.name}
+    names = [world.topic_prefix_a + name for name in ("one", "two", "three")]
+    documents = [
+        {
+            "kind": "Topic",
+            "metadata": {"name": name, **place},
+            "spec": {
+                "partitions": 1,
+                "configs": {"cleanup.policy": "bogus" if name.endswith("two") else "delete"},
+            },
+        }
+        for name in names
+    ]
+    documents.append(
+        {
+            "kind": "AccessGrant",
+            "metadata": {"name": "after-the-topics", **place},
+            "spec": {
+                "serviceAccount": world.account_a.name,
+                "template": "producer",
+                "topicPrefix": world.topic_prefix_a,
+            },
+        }
+    )
+    change_set = _apply(world.developer_a, documents)["change_set"]
+    assert requests == [names]
+    statuses = {
+        c["name"]: (c["status"], (c.get("reason") or {}).get("code")) for c in change_set["report"]["changes"]
+    }
+    assert statuses[names[0]] == statuses[names[2]] == ("applied", None)
+    assert statuses[names[1]][0] == "failed"
+    assert statuses["after-the-topics"] == ("skipped", None)
+    assert change_set["state"] == "partial"
+    on_cluster = _live_topics(world.broker.client_config())
+    assert (names[0] in on_cluster, names[1] in on_cluster, names[2] in on_cluster) == (True, False, True)
+    created = set(
+        AuditEvent.objects.filter(
+            action="topic.create", result="success", resource_name__in=names
+        ).values_list("resource_name", flat=True)
+    )
+    assert created == {names[0], names[2]}
+
+    # Grants likewise: every binding of three grants in one CreateAcls request, each grant recorded.
+    acl_requests: list[int] = []
+    real_create_acls_each = acls_services.create_acls_each
+
+    def counted_acls(connection: Any, acls: list, **options: Any) -> dict:
+        acl_requests.append(len(set(acls)))
+        return real_create_acls_each(connection, acls, **options)
+
+    monkeypatch.setattr(acls_services, "create_acls_each", counted_acls)
+    grants = [
+        {
+            "kind": "AccessGrant",
+            "metadata": {"name": f"grant-{template}", **place},
+            "spec": {"serviceAccount": world.account_a.name, "template": template, "topicPrefix": prefix},
+        }
+        for template, prefix in (("producer", names[0]), ("consumer", names[2]), ("producer", names[2]))
+    ]
+    for grant in grants:
+        if grant["spec"]["template"] == "consumer":
+            grant["spec"]["groupPrefix"] = world.group_prefix_a
+    grants[2]["metadata"]["name"] = "grant-producer-three"
+    granted = _apply(world.developer_a, grants)["change_set"]
+    assert granted["state"] == "applied", granted["report"]
+    assert AccessGrant.objects.filter(service_account=world.account_a).count() == 3
+    bindings = AclBinding.objects.filter(grant__service_account=world.account_a)
+    assert acl_requests == [
+        len({(b.resource_type, b.resource_name, b.pattern_type, b.operation) for b in bindings})
+    ]

@@ -167,3 +167,64 @@ def test_a_schema_outside_the_teams_prefixes_is_refused_at_plan_time(kafka_world
     assert change["action"] == "refused"
     assert change["refusal"]["code"] == "permission_denied"
     assert not SubjectVersion.objects.filter(cluster=world.cluster).exists()
+
+
+def _schema_document(world: KafkaWorld, subject: str, text: str, *references: tuple[str, int]) -> dict:
+    spec: dict = {"schema": text}
+    if references:
+        spec["references"] = [
+            {"name": referenced.removesuffix("-value"), "subject": referenced, "version": version}
+            for referenced, version in references
+        ]
+    return {
+        "kind": "Schema",
+        "metadata": {"name": subject, "team": world.team_a.slug, "cluster": world.cluster.name},
+        "spec": spec,
+    }
+
+
+def test_a_schema_referencing_a_subject_of_the_same_plan_is_registered_after_it(
+    kafka_world: KafkaWorld,
+) -> None:
+    """The referencing document comes first in the file: the plan registers the referenced subject first
+    (in its simulation, then when applying); a cycle, or a reference to a version no one registers, is
+    refused with its reason."""
+    world = kafka_world
+    money, order = world.topic_prefix_a + "money-value", world.topic_prefix_a + "priced-value"
+    money_text = json.dumps(
+        {"type": "record", "name": "Money", "fields": [{"name": "cents", "type": "long"}]}
+    )
+    order_text = json.dumps(
+        {"type": "record", "name": "Priced", "fields": [{"name": "price", "type": "Money"}]}
+    )
+    documents = [
+        _schema_document(world, order, order_text, (money, 1)),
+        _schema_document(world, money, money_text),
+    ]
+    plan = _plan(world.developer_a, documents)
+    assert [(c["name"], c["action"]) for c in plan["changes"]] == [(money, "create"), (order, "create")]
+    assert not SubjectVersion.objects.filter(cluster=world.cluster).exists()  # the simulation left nothing
+    assert _apply(world.developer_a, documents)["change_set"]["state"] == "applied"
+    (priced,) = SubjectVersion.objects.filter(cluster=world.cluster, subject=order).select_related("schema")
+    assert priced.schema.references == [
+        {"name": money.removesuffix("-value"), "subject": money, "version": 1}
+    ]
+    assert _changes(_plan(world.developer_a, documents)) == {}
+
+    # A version of the referenced subject that the plan does not register: refused with the registry's reason.
+    wrong_version = [_schema_document(world, order + "2", order_text, (money, 2))]
+    (refused,) = _plan(world.developer_a, wrong_version)["changes"]
+    assert (refused["action"], refused["refusal"]["code"]) == ("refused", "invalid_schema")
+    assert "does not exist" in refused["refusal"]["message"]
+
+    # Two subjects referencing each other: no order registers them.
+    left, right = world.topic_prefix_a + "left-value", world.topic_prefix_a + "right-value"
+    cycle = [
+        _schema_document(world, left, order_text, (right, 1)),
+        _schema_document(world, right, order_text, (left, 1)),
+    ]
+    changes = _plan(world.developer_a, cycle)["changes"]
+    assert [(c["action"], c["refusal"]["code"], c["refusal"]["details"]) for c in changes] == [
+        ("refused", "reference_cycle", {"subjects": [right]}),
+        ("refused", "reference_cycle", {"subjects": [left]}),
+    ]

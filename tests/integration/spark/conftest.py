@@ -30,8 +30,8 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from controlplane.accounts import services as accounts
-from controlplane.clusters.encryption import encrypt_secret
 from controlplane.clusters.models import Cluster
+from controlplane.core.encryption import encrypt_secret
 from controlplane.credentials import services as credentials
 from controlplane.tenancy import services as tenancy
 from controlplane.tenancy.access import Actor

@@ -12,6 +12,11 @@
 //   OIDC_TEST_API_AUDIENCE  a resource (RFC 8707) for which the provider issues JWT access tokens (RFC 9068),
 //                        as a person's script asks for them with `resource=<audience>`
 //
+// The device authorization grant (RFC 8628) is on, for public clients registered with its grant type (the
+// `streamhub login` CLI): /device shows the user code form, then a confirmation with Continue and Abort.
+//   OIDC_TEST_DEVICE_POLL_INTERVAL  seconds the device authorization answer tells the CLI to wait between
+//                        polls (unset: none is named and clients wait RFC 8628's default five seconds)
+//
 // Interactions are plain HTML forms without scripts or external assets, so a headless browser and a plain
 // HTTP client both get through them. Consent is implied for the registered clients (first-party apps): the
 // consent prompt is answered by granting what is missing, without a page.
@@ -70,6 +75,29 @@ const provider = new Provider(issuer, {
         };
       },
     },
+    // `streamhub logout` revokes the CLI's refresh token (RFC 7009).
+    revocation: { enabled: true },
+    deviceFlow: {
+      enabled: true,
+      userCodeInputSource: async (ctx, form, _out, error) => {
+        ctx.body = page(
+          "Device sign-in",
+          `${error ? `<p role="alert">${escape(error.name)}: ${escape(error.message)}</p>` : "<p>Enter the code your device shows.</p>"}
+${form}<button type="submit" form="op.deviceInputForm">Continue</button>`,
+        );
+      },
+      userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
+        ctx.body = page(
+          "Confirm device",
+          `<p>${escape(client.clientId)} shows the code <code>${escape(userCode)}</code>.</p>${form}
+<button type="submit" form="op.deviceConfirmForm">Continue</button>
+<button type="submit" form="op.deviceConfirmForm" name="abort" value="yes">Abort</button>`,
+        );
+      },
+      successSource: async (ctx) => {
+        ctx.body = page("Device signed in", "<p>Your device is signed in; you can close this page.</p>");
+      },
+    },
     rpInitiatedLogout: {
       enabled: true,
       logoutSource: async (ctx, form) => {
@@ -106,6 +134,16 @@ const provider = new Provider(issuer, {
     ctx.body = page("Error", `<p role="alert">${escape(out.error)}: ${escape(out.error_description || "")}</p>`);
   },
 });
+
+const pollInterval = Number(process.env.OIDC_TEST_DEVICE_POLL_INTERVAL || 0);
+if (pollInterval) {
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path === "/device/auth" && ctx.status === 200 && ctx.body && typeof ctx.body === "object") {
+      ctx.body = { ...ctx.body, interval: pollInterval };
+    }
+  });
+}
 
 function readBody(req) {
   return new Promise((resolve, reject) => {

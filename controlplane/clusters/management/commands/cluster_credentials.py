@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from controlplane.clusters.choices import ClusterStatus
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import reveal_super_user_credentials
-from controlplane.core.api.errors import ServiceError
+from controlplane.core.errors import ServiceError
 
 
 class Command(BaseCommand):

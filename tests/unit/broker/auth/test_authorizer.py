@@ -16,6 +16,7 @@ from broker.auth.authorizer import (
     Permission,
     ResourceType,
 )
+from broker.metadata.security_records import CreateAclRecord, DeleteAclRecord
 from broker.metadata.security_registry import SecurityStore
 
 ALICE = "User:alice"
@@ -51,7 +52,7 @@ def authorizer_with(store: SecurityStore, *bindings: AclBinding, **options: obje
         allow_if_no_acl=bool(options.get("allow_if_no_acl", False)),
     )
     if bindings:
-        store.apply_records([{"type": "create_acl", "acl": list(b.as_tuple())} for b in bindings])
+        store.apply_records([CreateAclRecord(b.as_tuple()) for b in bindings])
     return authorizer
 
 
@@ -139,9 +140,9 @@ def test_decisions_change_as_soon_as_acls_change(store: SecurityStore) -> None:
     authorizer = authorizer_with(store)
     assert not allowed(authorizer, Operation.READ, "t")  # cached
     binding = acl("t", Operation.READ)
-    store.apply_records([{"type": "create_acl", "acl": list(binding.as_tuple())}])
+    store.apply_records([CreateAclRecord(binding.as_tuple())])
     assert allowed(authorizer, Operation.READ, "t")
-    store.apply_records([{"type": "delete_acl", "acl": list(binding.as_tuple())}])
+    store.apply_records([DeleteAclRecord(binding.as_tuple())])
     assert not allowed(authorizer, Operation.READ, "t")
 
 
@@ -184,7 +185,7 @@ def test_invalid_bindings_are_named(store: SecurityStore) -> None:
 def test_acls_persist_in_the_security_store(tmp_path: Path) -> None:
     store = SecurityStore(tmp_path)
     store.load()
-    store.apply_records([{"type": "create_acl", "acl": list(acl("t", Operation.READ).as_tuple())}])
+    store.apply_records([CreateAclRecord(acl("t", Operation.READ).as_tuple())])
     reloaded = SecurityStore(tmp_path)
     reloaded.load()
     assert allowed(authorizer_with(reloaded), Operation.READ, "t")

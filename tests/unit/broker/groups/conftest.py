@@ -13,6 +13,7 @@ import pytest
 from broker.groups.coordinator import GroupCoordinator, GroupCoordinatorConfig
 from broker.groups.offsets_log import OffsetsAppendError
 from broker.metadata.coordinator_records import LogEntry
+from tests.fixtures.coordinators import lead_every_partition
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -142,8 +143,20 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
+class SlowToCommitLog(MemoryOffsetsLog):
+    """A new leader's log whose followers have not caught up yet: the load waits at the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.followers_caught_up = asyncio.Event()
+        self.followers_caught_up.set()
+
+    async def wait_until_committed(self, partition: int) -> None:
+        await self.followers_caught_up.wait()
+
+
 @pytest.fixture
 def coordinator(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> GroupCoordinator:
     coordinator = GroupCoordinator(offsets_log, TEST_CONFIG, clock)
-    asyncio.run(coordinator.start())  # replays the (empty) log
+    asyncio.run(lead_every_partition(coordinator))  # replays the (empty) log
     return coordinator

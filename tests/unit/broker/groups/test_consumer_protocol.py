@@ -12,7 +12,8 @@ from kio.schema.errors import ErrorCode
 
 from broker.groups import consumer_records as records
 from broker.groups.assignors import AssignmentMember, RangeAssignor, UniformAssignor
-from broker.groups.consumer_coordinator import ConsumerGroupConfig, ConsumerGroupCoordinator, HeartbeatResult
+from broker.groups.consumer_config import ConsumerGroupConfig, HeartbeatResult
+from broker.groups.consumer_groups import ConsumerGroups
 from broker.groups.consumer_protocol import (
     Subscription,
     decode_assignment,
@@ -20,7 +21,8 @@ from broker.groups.consumer_protocol import (
     encode_consumer_assignment,
     encode_consumer_subscription,
 )
-from broker.groups.coordinator import PartitionOffset
+from broker.groups.coordinator import GroupCoordinator, PartitionOffset
+from tests.fixtures.coordinators import lead_every_partition
 from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog, settle
 from tests.unit.broker.groups.helpers import join, stable_group, sync
 
@@ -29,22 +31,34 @@ TOPICS = {"orders": (ORDERS, 6), "payments": (PAYMENTS, 2), "audit.eu": (AUDIT, 
 CONFIG = ConsumerGroupConfig(session_timeout_ms=10_000, heartbeat_interval_ms=1000)
 
 
-def make_coordinator(offsets_log: MemoryOffsetsLog, clock: ManualClock, topics: dict | None = None) -> Any:
+def make_coordinator(
+    offsets_log: MemoryOffsetsLog,
+    clock: ManualClock,
+    topics: dict | None = None,
+    config: ConsumerGroupConfig = CONFIG,
+) -> GroupCoordinator:
+    """A group coordinator composed with consumer groups, as the broker builds it."""
     catalog = TOPICS if topics is None else topics
-    return ConsumerGroupCoordinator(
-        offsets_log, TEST_CONFIG, clock, consumer_config=CONFIG, topic_catalog=lambda: catalog
-    )
+    coordinator = GroupCoordinator(offsets_log, TEST_CONFIG, clock)
+    ConsumerGroups(coordinator, config, topic_catalog=lambda: catalog)
+    return coordinator
+
+
+def consumer(coordinator: GroupCoordinator) -> ConsumerGroups:
+    found = coordinator.group_type(ConsumerGroups)
+    assert found is not None
+    return found
 
 
 @pytest.fixture
-def groups(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> ConsumerGroupCoordinator:
+def groups(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> GroupCoordinator:
     coordinator = make_coordinator(offsets_log, clock)
-    asyncio.run(coordinator.start())  # replays the (empty) log
+    asyncio.run(lead_every_partition(coordinator))  # replays the (empty) log
     return coordinator
 
 
 async def beat(
-    coordinator: ConsumerGroupCoordinator, member: str, epoch: int, owned: Any = None, **fields: Any
+    coordinator: GroupCoordinator, member: str, epoch: int, owned: Any = None, **fields: Any
 ) -> HeartbeatResult:
     defaults: dict[str, Any] = {
         "group_id": "g",
@@ -59,7 +73,7 @@ async def beat(
     }
     if owned is None and epoch == 0:
         owned = {}  # a (re)join says it owns nothing (Kafka refuses a null list)
-    return await coordinator.consumer_heartbeat(
+    return await consumer(coordinator).heartbeat(
         member_id=member, member_epoch=epoch, owned=owned, **{**defaults, **fields}
     )
 
@@ -201,7 +215,7 @@ async def test_a_member_joins_and_gets_every_partition(groups) -> None:
     assert answer.member_epoch == 1
     assert answer.heartbeat_interval_ms == 1000
     assert answer.assignment == {ORDERS: frozenset(range(6))}
-    described = groups.describe_consumer_group("g")
+    described = consumer(groups).describe("g")
     assert (described.state, described.group_epoch, described.assignment_epoch) == ("Stable", 1, 1)
     assert described.assignor_name == "uniform"
 
@@ -213,7 +227,7 @@ async def test_partitions_move_only_after_the_previous_owner_revoked_them(groups
     # m2 is owed three partitions that m1 still owns: it gets none of them yet.
     assert second.member_epoch == 2
     assert count(second.assignment) == 0
-    assert groups.describe_consumer_group("g").state == "Reconciling"
+    assert consumer(groups).describe("g").state == "Reconciling"
     # m1 learns to revoke three; it keeps epoch 1 until it reports the revocation done.
     revoke = await beat(groups, "m1", 1, owned=owned_by_first)
     assert revoke.member_epoch == 1
@@ -226,7 +240,7 @@ async def test_partitions_move_only_after_the_previous_owner_revoked_them(groups
     assert count(granted.assignment) == 3
     assert not set(granted.assignment[ORDERS]) & set(revoke.assignment[ORDERS])
     assert (await beat(groups, "m2", 2, owned=granted.assignment)).assignment is None  # nothing new
-    assert groups.describe_consumer_group("g").state == "Stable"
+    assert consumer(groups).describe("g").state == "Stable"
 
 
 async def test_epochs_are_fenced(groups) -> None:
@@ -253,7 +267,7 @@ async def test_invalid_requests_are_refused_with_the_field_named(groups) -> None
     assert (regex.error_message or "").startswith(
         "SubscribedTopicRegex `(a)\\1` is not a valid regular expression"
     )
-    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+    assert consumer(groups).describe("g").error_code == ErrorCode.group_id_not_found
 
 
 # What Apache Kafka 4.2 answered to each (checked against the apache_kafka fixture).
@@ -281,7 +295,7 @@ async def test_heartbeats_are_validated_as_kafka_does_and_every_refusal_is_logge
     owned = fields.pop("owned", {}) if epoch == 0 else None
     if owned is None and epoch == 0:
         fields["owned"] = None
-        answer = await groups.consumer_heartbeat(
+        answer = await consumer(groups).heartbeat(
             member_id=member, member_epoch=epoch, group_id="g", instance_id=None, rack_id=None,
             rebalance_timeout_ms=30_000, subscribed_topic_names=["orders"], subscribed_topic_regex=None,
             server_assignor=None, client_id="client", client_host="/127.0.0.1", owned=None,
@@ -299,8 +313,8 @@ async def test_invalid_request_logging_is_rate_limited(groups, caplog) -> None:
     for _ in range(50):
         await beat(groups, "m1", 0, rack_id="")
     refusals = [r for r in caplog.records if "INVALID_REQUEST" in r.getMessage()]
-    assert len(refusals) == groups.refusals.lines_per_interval
-    assert groups.refusals.suppressed == 50 - groups.refusals.lines_per_interval
+    assert len(refusals) == consumer(groups).refusals.lines_per_interval
+    assert consumer(groups).refusals.suppressed == 50 - consumer(groups).refusals.lines_per_interval
 
 
 async def test_a_member_rejoining_with_epoch_zero_keeps_its_place(groups) -> None:
@@ -309,19 +323,19 @@ async def test_a_member_rejoining_with_epoch_zero_keeps_its_place(groups) -> Non
     revoke = await beat(groups, "m1", 1, owned=first.assignment)
     done = await beat(groups, "m1", 1, owned=revoke.assignment)
     assert done.member_epoch == 2
-    epoch_before = groups.describe_consumer_group("g").group_epoch
+    epoch_before = consumer(groups).describe("g").group_epoch
     # Kafka 4.2 does not fence epoch 0 from a known member: it keeps its epoch and partitions,
     # all sent back to it, and nobody else is disturbed.
     again = await beat(groups, "m1", 0)
     assert (again.error_code, again.member_epoch) == (ErrorCode.none, 2)
     assert again.assignment == revoke.assignment
-    assert groups.describe_consumer_group("g").group_epoch == epoch_before
+    assert consumer(groups).describe("g").group_epoch == epoch_before
 
 
 async def test_a_regex_subscription_follows_matching_topics(offsets_log, clock) -> None:
     topics = dict(TOPICS)
     coordinator = make_coordinator(offsets_log, clock, topics)
-    await coordinator.start()
+    await lead_every_partition(coordinator)
     joined = await beat(
         coordinator, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="audit\\..*"
     )
@@ -346,7 +360,7 @@ async def test_members_subscribed_to_a_regex_before_its_topics_exist_share_them_
 ) -> None:
     topics = dict(TOPICS)
     coordinator = make_coordinator(offsets_log, clock, topics)
-    await coordinator.start()
+    await lead_every_partition(coordinator)
     regex = {"subscribed_topic_names": None, "subscribed_topic_regex": "events-.*"}
     m1 = await beat(coordinator, "m1", 0, **regex)
     m2 = await beat(coordinator, "m2", 0, **regex)
@@ -363,7 +377,7 @@ async def test_members_subscribed_to_a_regex_before_its_topics_exist_share_them_
             if answer.assignment is not None:
                 owned[member] = answer.assignment
     assert (count(owned["m1"]), count(owned["m2"])) == (2, 2)
-    assert coordinator.describe_consumer_group("g").state == "Stable"
+    assert consumer(coordinator).describe("g").state == "Stable"
 
 
 async def test_the_named_topics_of_a_subscription_are_assigned_before_its_regex_is_resolved(
@@ -389,7 +403,7 @@ async def test_a_regex_resolves_to_the_topics_its_member_may_describe_and_surviv
     topics = dict(TOPICS)
     topics["audit.secret"] = (uuid.uuid4(), 4)
     coordinator = make_coordinator(offsets_log, clock, topics)
-    await coordinator.start()
+    await lead_every_partition(coordinator)
 
     def may_describe(name: str) -> bool:
         return name != "audit.secret"
@@ -403,35 +417,35 @@ async def test_a_regex_resolves_to_the_topics_its_member_may_describe_and_surviv
     await settle()
     resolved = await beat(coordinator, "m1", joined.member_epoch, owned={}, may_describe=may_describe)
     assert resolved.assignment == {AUDIT: frozenset({0})}
-    described = coordinator.describe_consumer_group("g")
+    described = consumer(coordinator).describe("g")
     assert described.members[0].regex_topics == frozenset({"audit.eu"})
     await coordinator.drain()
     await coordinator.stop()
     # A new coordinator (failover) rebuilds the resolution from the group's written topics: the
     # secret topic does not appear when the member's next heartbeat resolves it again.
     second = make_coordinator(offsets_log, clock, topics)
-    await second.start()
-    assert second.describe_consumer_group("g").members[0].regex_topics == frozenset({"audit.eu"})
+    await lead_every_partition(second)
+    assert consumer(second).describe("g").members[0].regex_topics == frozenset({"audit.eu"})
     epoch = resolved.member_epoch
     for _ in range(2):
         again = await beat(second, "m1", epoch, owned=resolved.assignment, may_describe=may_describe)
         assert again.error_code == ErrorCode.none
         await settle()
-    assert second.describe_consumer_group("g").members[0].target == {AUDIT: frozenset({0})}
+    assert consumer(second).describe("g").members[0].target == {AUDIT: frozenset({0})}
     await second.stop()
 
 
 async def test_the_client_chosen_range_assignor_is_used(groups) -> None:
     joined = await beat(groups, "m1", 0, server_assignor="range")
     assert joined.error_code == ErrorCode.none
-    assert groups.describe_consumer_group("g").assignor_name == "range"
+    assert consumer(groups).describe("g").assignor_name == "range"
 
 
 async def test_a_member_whose_session_expires_is_removed(groups, clock) -> None:
     await beat(groups, "m1", 0)
     second = await beat(groups, "m2", 0)
     await clock.advance(CONFIG.session_timeout_ms + 1)
-    assert groups.describe_consumer_group("g").members == ()
+    assert consumer(groups).describe("g").members == ()
     assert second.error_code == ErrorCode.none
 
 
@@ -442,7 +456,7 @@ async def test_a_member_that_does_not_revoke_in_time_is_fenced(groups, clock) ->
     for _ in range(3):  # m2 keeps heartbeating, m1 never acknowledges
         await clock.advance(800)
         await beat(groups, "m2", 2, owned={})
-    members = {m.member.member_id for m in groups.describe_consumer_group("g").members}
+    members = {m.member.member_id for m in consumer(groups).describe("g").members}
     assert members == {"m2"}
     assert count((await beat(groups, "m2", 3, owned={})).assignment) == 6
 
@@ -462,7 +476,7 @@ async def test_a_member_leaves_and_the_group_empties(groups) -> None:
     await beat(groups, "m1", 0)
     left = await beat(groups, "m1", -1)
     assert left.member_epoch == -1
-    assert groups.describe_consumer_group("g").state == "Empty"
+    assert consumer(groups).describe("g").state == "Empty"
 
 
 # --- offsets, listing, conversion -----------------------------------------------------------------
@@ -571,7 +585,7 @@ async def test_an_empty_classic_group_becomes_a_consumer_group_and_back(groups) 
     await beat(groups, "m1", -1)
     results = await stable_group(groups, 1, group="g")
     assert results[0].error_code == ErrorCode.none
-    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+    assert consumer(groups).describe("g").error_code == ErrorCode.group_id_not_found
     _, fetched = groups.fetch_offsets(group_id="g", topics=[("orders", [1])])
     assert fetched[0][2].offset == 5  # the offsets survived both conversions
 
@@ -596,14 +610,10 @@ async def classic_group_on_orders(coordinator: Any) -> list[Any]:
 async def test_a_classic_group_with_members_is_not_taken_over_when_the_policy_forbids_it(
     offsets_log, clock
 ) -> None:
-    coordinator = ConsumerGroupCoordinator(
-        offsets_log,
-        TEST_CONFIG,
-        clock,
-        consumer_config=ConsumerGroupConfig(migration_policy="downgrade"),
-        topic_catalog=lambda: TOPICS,
+    coordinator = make_coordinator(
+        offsets_log, clock, config=ConsumerGroupConfig(migration_policy="downgrade")
     )
-    await coordinator.start()
+    await lead_every_partition(coordinator)
     await classic_group_on_orders(coordinator)
     refused = await beat(coordinator, "m1", 0)
     assert refused.error_code == ErrorCode.group_id_not_found
@@ -617,7 +627,7 @@ async def test_a_live_classic_group_upgrades_and_downgrades_with_its_members(
     generation = classic[0].generation_id
     joined = await beat(groups, "m1", 0)
     assert joined.error_code == ErrorCode.none
-    described = groups.describe_consumer_group("g")
+    described = consumer(groups).describe("g")
     assert described.group_epoch == generation + 1
     members = {m.member.member_id: m for m in described.members}
     # The classic members kept their partitions and epoch; none is given to m1 before it is released.
@@ -666,15 +676,15 @@ async def test_a_live_classic_group_upgrades_and_downgrades_with_its_members(
 
     # A new coordinator (failover) loads the mixed group with its classic members.
     second = make_coordinator(offsets_log, clock)
-    await second.start()
-    reloaded = {m.member.member_id: m.member for m in second.describe_consumer_group("g").members}
+    await lead_every_partition(second)
+    reloaded = {m.member.member_id: m.member for m in consumer(second).describe("g").members}
     assert reloaded[classic[0].member_id].classic is not None
     assert reloaded["m1"].classic is None
     await second.stop()
 
     # The consumer-protocol member leaves: the group is classic again and rebalances.
     await beat(groups, "m1", -1)
-    assert groups.describe_consumer_group("g").error_code == ErrorCode.group_id_not_found
+    assert consumer(groups).describe("g").error_code == ErrorCode.group_id_not_found
     back = groups.describe_group("g")
     assert (back.state, len(back.members)) == ("PreparingRebalance", 2)
     assert (
@@ -690,7 +700,7 @@ async def test_a_live_classic_group_upgrades_and_downgrades_with_its_members(
 
 async def test_a_new_coordinator_rebuilds_the_group_from_kafkas_records(offsets_log, clock) -> None:
     first = make_coordinator(offsets_log, clock)
-    await first.start()
+    await lead_every_partition(first)
     one = await beat(first, "m1", 0, instance_id="pod-a")
     await beat(first, "m2", 0)
     revoke = await beat(first, "m1", 1, owned=one.assignment)
@@ -703,8 +713,8 @@ async def test_a_new_coordinator_rebuilds_the_group_from_kafkas_records(offsets_
     assert types == set(range(3, 9))
 
     second = make_coordinator(offsets_log, clock)
-    await second.start()
-    described = second.describe_consumer_group("g")
+    await lead_every_partition(second)
+    described = consumer(second).describe("g")
     assert (described.group_epoch, described.assignment_epoch) == (2, 2)
     members = {m.member.member_id: m for m in described.members}
     assert members["m1"].member.instance_id == "pod-a"
@@ -770,7 +780,7 @@ async def test_a_restarted_static_classic_member_takes_its_place_in_a_consumer_g
     again = await join(groups, instance="pod-a", protocols=subscription, require_known_member_id=False)
     assert again.error_code == ErrorCode.none
     assert again.member_id != first.member_id
-    ids = {m.member.member_id for m in groups.describe_consumer_group("g").members}
+    ids = {m.member.member_id for m in consumer(groups).describe("g").members}
     assert ids == {"m1", again.member_id}
 
 

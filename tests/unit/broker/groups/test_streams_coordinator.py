@@ -8,10 +8,12 @@ import asyncio
 import pytest
 from kio.schema.errors import ErrorCode
 
-from broker.groups.coordinator import OffsetCommitter
+from broker.groups.consumer_groups import ConsumerGroups
+from broker.groups.coordinator import GroupCoordinator, PartitionOffset
+from broker.groups.group_type import OffsetCommitter
 from broker.groups.streams_coordinator import (
     StreamsGroupConfig,
-    StreamsGroupCoordinator,
+    StreamsGroups,
     StreamsHeartbeatResult,
 )
 from broker.groups.streams_topology import (
@@ -23,6 +25,7 @@ from broker.groups.streams_topology import (
     TopologyPlan,
     plan_topology,
 )
+from tests.fixtures.coordinators import lead_every_partition
 from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
 
 CHANGELOG = InternalTopic("app-store-changelog", 0, -1, (("cleanup.policy", "compact"),))
@@ -34,21 +37,18 @@ DELAY_MS = 3000
 
 
 @pytest.fixture
-def streams(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> StreamsGroupCoordinator:
-    coordinator = StreamsGroupCoordinator(
-        offsets_log,
-        TEST_CONFIG,
-        clock,
-        streams_config=StreamsGroupConfig(initial_rebalance_delay_ms=DELAY_MS),
-    )
-    asyncio.run(coordinator.start())
-    return coordinator
+def streams(offsets_log: MemoryOffsetsLog, clock: ManualClock) -> StreamsGroups:
+    coordinator = GroupCoordinator(offsets_log, TEST_CONFIG, clock)
+    ConsumerGroups(coordinator)
+    streams = StreamsGroups(coordinator, StreamsGroupConfig(initial_rebalance_delay_ms=DELAY_MS))
+    asyncio.run(lead_every_partition(coordinator))
+    return streams
 
 
 def beat(
-    coordinator: StreamsGroupCoordinator, member: str, epoch: int, owned: set[tuple[str, int]] | None = None
+    coordinator: StreamsGroups, member: str, epoch: int, owned: set[tuple[str, int]] | None = None
 ) -> StreamsHeartbeatResult:
-    return coordinator.streams_heartbeat(
+    return coordinator.heartbeat(
         group_id="app",
         member_id=member,
         member_epoch=epoch,
@@ -65,7 +65,7 @@ def tasks(*partitions: int) -> set[tuple[str, int]]:
 
 
 async def test_the_first_member_waits_out_the_delay_then_runs_every_task(
-    streams: StreamsGroupCoordinator, clock: ManualClock
+    streams: StreamsGroups, clock: ManualClock
 ) -> None:
     joined = beat(streams, "a", 0)
     assert joined.error_code == ErrorCode.none
@@ -76,18 +76,18 @@ async def test_the_first_member_waits_out_the_delay_then_runs_every_task(
     assert running.tasks is not None
     assert set(running.tasks.active) == tasks(0, 1, 2, 3)
     epoch = running.member_epoch
-    assert streams._committing_member_error("app", OffsetCommitter("a", epoch, None)) is None
-    assert streams._committing_member_error("app", OffsetCommitter("a", epoch - 1, None)) == (
+    assert streams.committing_member_error("app", OffsetCommitter("a", epoch, None)) is None
+    assert streams.committing_member_error("app", OffsetCommitter("a", epoch - 1, None)) == (
         ErrorCode.stale_member_epoch
     )
     assert (
-        streams._committing_member_error("app", OffsetCommitter("z", epoch, None))
+        streams.committing_member_error("app", OffsetCommitter("z", epoch, None))
         == ErrorCode.unknown_member_id
     )
 
 
 async def test_tasks_move_only_once_their_owner_gave_them_up(
-    streams: StreamsGroupCoordinator, clock: ManualClock
+    streams: StreamsGroups, clock: ManualClock
 ) -> None:
     first = beat(streams, "a", 0)
     await clock.advance(DELAY_MS)
@@ -105,7 +105,7 @@ async def test_tasks_move_only_once_their_owner_gave_them_up(
     given = beat(streams, "b", still_waiting.member_epoch)
     assert given.tasks is not None
     assert set(given.tasks.active) == tasks(0, 1, 2, 3) - kept
-    assert streams.streams_groups["app"].state == "Stable"
+    assert streams.groups["app"].state == "Stable"
     # b leaves: a takes everything back.
     assert beat(streams, "b", -1).error_code == ErrorCode.none
     back = beat(streams, "a", released.member_epoch, owned=kept)
@@ -113,7 +113,34 @@ async def test_tasks_move_only_once_their_owner_gave_them_up(
     assert set(back.tasks.active) == tasks(0, 1, 2, 3)
 
 
-async def test_refusals(streams: StreamsGroupCoordinator) -> None:
+async def test_the_coordinator_asks_the_streams_group_type_about_its_groups(
+    streams: StreamsGroups, clock: ManualClock
+) -> None:
+    """Composition: offset commits and fetches, ListGroups and unloading reach the streams groups through
+    the coordinator's shared code."""
+    coordinator = streams._coordinator
+    assert coordinator.group_type(StreamsGroups) is streams
+    joined = beat(streams, "a", 0)
+    stale = await coordinator.commit_offsets(
+        group_id="app",
+        generation_id=joined.member_epoch + 1,
+        member_id="a",
+        group_instance_id=None,
+        offsets=[PartitionOffset("input", 0, 5)],
+    )
+    assert stale == [ErrorCode.stale_member_epoch]
+    assert coordinator.fetch_offsets(group_id="app", topics=None, member_id="z", member_epoch=0)[0] == (
+        ErrorCode.unknown_member_id
+    )
+    assert coordinator.fetch_offsets(group_id="app", topics=None)[0] == ErrorCode.none
+    error, listed = coordinator.list_groups(types_filter=["streams"])
+    assert (error, [(g.group_id, g.group_type) for g in listed]) == (ErrorCode.none, [("app", "streams")])
+    assert coordinator.list_groups(types_filter=["classic"])[1] == []
+    coordinator.unload_partition(coordinator.partition_for("app"))
+    assert "app" not in streams.groups
+
+
+async def test_refusals(streams: StreamsGroups) -> None:
     assert beat(streams, "a", 5).error_code == ErrorCode.group_id_not_found
     joined = beat(streams, "a", 0)
     assert beat(streams, "a", joined.member_epoch + 7).error_code == ErrorCode.fenced_member_epoch
@@ -142,3 +169,24 @@ def test_the_plan_names_what_is_missing_and_what_to_create() -> None:
     assert plan_topology(chained, {"input": 3}.get).topics_to_create == [
         InternalTopic("app-repartition", 3, -1)
     ]
+
+
+async def test_a_streams_group_with_committed_offsets_is_listed_once_as_a_streams_group(
+    streams: StreamsGroups,
+) -> None:
+    """The empty classic entry holding a streams group's offsets is not a group of its own: ListGroups names
+    the group once, with its type (as Kafka does), whatever the filter."""
+    coordinator = streams._coordinator
+    joined = beat(streams, "a", 0)
+    committed = await coordinator.commit_offsets(
+        group_id="app",
+        generation_id=joined.member_epoch,
+        member_id="a",
+        group_instance_id=None,
+        offsets=[PartitionOffset("input", 0, 5)],
+    )
+    assert committed == [ErrorCode.none]
+    error, listed = coordinator.list_groups()
+    assert (error, [(g.group_id, g.group_type) for g in listed]) == (ErrorCode.none, [("app", "streams")])
+    assert coordinator.list_groups(types_filter=["classic"])[1] == []
+    assert coordinator.list_groups(states_filter=["Empty"])[1] == []

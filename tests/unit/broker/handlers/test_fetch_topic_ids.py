@@ -21,7 +21,7 @@ from kio.static.primitive import i32, i32Timedelta, i64
 
 from broker.handlers.fetch_sessions import FetchSessionCache
 from broker.wire.records.records import Record, build_batch
-from tests.unit.broker.replication.test_replica_request_authorization import AclBroker
+from tests.unit.broker.server.test_dispatcher_replica_requests import AclBroker
 
 ADMIN = "User:broker"  # a super user
 ALICE = "User:alice"  # no ACLs: may not act as a replica
@@ -32,7 +32,7 @@ NO_WAIT = i32Timedelta.parse(datetime.timedelta(0))
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[AclBroker]:
     broker = AclBroker(tmp_path)
-    broker.state.topics.create_topic(TOPIC, 2)
+    broker.create_topic(TOPIC, 2)
     yield broker
     broker.close()
 
@@ -128,8 +128,8 @@ def test_an_id_that_names_no_topic_and_the_zero_id_are_unknown_topic_id(
 def test_a_topic_recreated_under_its_name_has_a_new_id_and_the_old_one_is_refused(broker: AclBroker) -> None:
     old = topic_id(broker)
     append(broker, 0, b"old")
-    broker.state.topics.delete_topic(TOPIC)
-    broker.state.topics.create_topic(TOPIC, 2)
+    broker.delete_topic(TOPIC)
+    broker.create_topic(TOPIC, 2)
     new = topic_id(broker)
     assert new != old
     append(broker, 0, b"new-1", b"new-2")
@@ -148,7 +148,7 @@ def test_a_replica_of_another_incarnation_than_the_id_is_inconsistent_topic_id(b
     tid = topic_id(broker)
     led, _ = broker.state.partitions.leader(TOPIC, 0)
     assert led is not None
-    led.replica.assignment = dataclasses.replace(led.replica.assignment, topic_id=uuid.uuid4())
+    led.assignment = dataclasses.replace(led.assignment, topic_id=uuid.uuid4())
     got = answers(broker.send(ADMIN, v17_fetch({tid: [0, 1]})))
     assert got[tid, 0][0] == ErrorCode.inconsistent_topic_id
     assert got[tid, 1][0] == ErrorCode.none
@@ -178,8 +178,8 @@ def test_a_session_opened_at_v17_is_keyed_by_id_and_follows_appends(broker: AclB
 def test_a_session_whose_topic_is_recreated_answers_unknown_topic_id(broker: AclBroker) -> None:
     old = topic_id(broker)
     session_id = int(broker.send(ADMIN, v17_fetch({old: [0]}, session=(0, 0))).session_id)
-    broker.state.topics.delete_topic(TOPIC)
-    broker.state.topics.create_topic(TOPIC, 2)
+    broker.delete_topic(TOPIC)
+    broker.create_topic(TOPIC, 2)
     append(broker, 0, b"new")
     got = answers(broker.send(ADMIN, v17_fetch({}, session=(session_id, 1))))
     assert got == {(old, 0): (ErrorCode.unknown_topic_id, -1, b"")}

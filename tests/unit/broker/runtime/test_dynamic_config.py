@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,6 @@ from broker.runtime.dynamic_config import (
     STATIC_BROKER_CONFIG,
     DynamicBrokerConfig,
     DynamicConfigError,
-    DynamicConfigFile,
     check_group_configs,
 )
 from broker.runtime.log_levels import broker_log_levels, check_log_levels, set_log_levels
@@ -138,23 +136,6 @@ def test_configs_without_a_broker_setting_are_kept_in_extra() -> None:
     dynamic.set_layer("3", {})
     assert "background.threads" not in dynamic.config.extra
     assert dynamic.synonyms("background.threads") == [("background.threads", "10", DEFAULT_CONFIG)]
-
-
-def test_the_file_round_trips_and_starts_empty(tmp_path: Path) -> None:
-    file = DynamicConfigFile(tmp_path)
-    assert file.load() == {"broker": {}, "group": {}, "client_metrics": {}}
-    file.save(
-        {
-            "broker": {"": {"message.max.bytes": "5"}, "3": {}},
-            "group": {"g": {"x": "1"}},
-            "client_metrics": {"s": {"metrics": "*"}},
-        }
-    )
-    assert file.load() == {
-        "broker": {"": {"message.max.bytes": "5"}},
-        "group": {"g": {"x": "1"}},
-        "client_metrics": {"s": {"metrics": "*"}},
-    }
 
 
 def test_group_configs_are_bounded_as_kafkas() -> None:

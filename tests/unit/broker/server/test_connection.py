@@ -12,10 +12,9 @@ from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_writer
 
-from broker.config import BrokerConfig
 from broker.handlers.api_table import registry
-from broker.server.app import close_broker_state, open_broker_state
 from broker.server.connection import OWN_BUFFER_FROM, Connection
+from tests.unit.broker.running_state import start_node
 
 
 class MemoryTransport:
@@ -77,10 +76,10 @@ def correlation_ids(data: bytes) -> list[int]:
 @pytest.fixture
 def connection(tmp_path):
     loop = asyncio.new_event_loop()
-    config = BrokerConfig.from_properties(
-        {"log.dirs": str(tmp_path), "offsets.topic.num.partitions": "1", "socket.request.max.bytes": "200000"}
+    node = loop.run_until_complete(
+        start_node({"log.dirs": str(tmp_path), "socket.request.max.bytes": "200000"})
     )
-    state = loop.run_until_complete(open_broker_state(config))
+    state = node.state
     closed = []
     transport = MemoryTransport()
 
@@ -93,7 +92,7 @@ def connection(tmp_path):
     yield loop, conn, transport, closed
     conn.connection_lost(None)
     loop.run_until_complete(asyncio.sleep(0.01))
-    loop.run_until_complete(close_broker_state(state))
+    loop.run_until_complete(node.close())
     loop.close()
 
 
@@ -178,21 +177,22 @@ def test_a_misshaped_answer_closes_the_connection_and_is_logged_never_sent(conne
 def limited_state(tmp_path):
     """A broker whose connections may hold 300 KB of requests at once, frames up to 200 KB."""
     loop = asyncio.new_event_loop()
-    config = BrokerConfig.from_properties(
-        {
-            "log.dirs": str(tmp_path),
-            "offsets.topic.num.partitions": "1",
-            "socket.request.max.bytes": "200000",
-            "queued.max.request.bytes": "300000",
-        }
+    node = loop.run_until_complete(
+        start_node(
+            {
+                "log.dirs": str(tmp_path),
+                "socket.request.max.bytes": "200000",
+                "queued.max.request.bytes": "300000",
+            }
+        )
     )
-    state = loop.run_until_complete(open_broker_state(config))
+    state = node.state
     state.opened = []  # connections to close at the end
     yield loop, state
     for conn in state.opened:
         conn.connection_lost(None)
     settle(loop)
-    loop.run_until_complete(close_broker_state(state))
+    loop.run_until_complete(node.close())
     loop.close()
 
 

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import uuid
 
 import cramjam
 from kio.schema.errors import ErrorCode
+from kio.schema.get_telemetry_subscriptions.v0.response import GetTelemetrySubscriptionsResponse
 from opentelemetry.proto.metrics.v1.metrics_pb2 import MetricsData
 
 from broker.telemetry.manager import ClientMetricsManager, TelemetryPush
@@ -42,14 +45,16 @@ def metrics(value: float = 1.0) -> bytes:
     return data.SerializeToString()
 
 
-def push(made: ClientMetricsManager, answer: dict, payload: bytes, **changes: object) -> ErrorCode:
+def push(
+    made: ClientMetricsManager, answer: GetTelemetrySubscriptionsResponse, payload: bytes, **changes: object
+) -> ErrorCode:
     request = TelemetryPush(
-        subscription_id=changes.pop("subscription_id", answer["subscription_id"]),  # type: ignore[arg-type]
+        subscription_id=changes.pop("subscription_id", answer.subscription_id),  # type: ignore[arg-type]
         terminating=bool(changes.pop("terminating", False)),
         compression_type=int(changes.pop("compression", NONE)),  # type: ignore[call-overload]
         metrics=payload,
     )
-    return made.push(answer["client_instance_id"], CLIENT, request).error
+    return made.push(answer.client_instance_id, CLIENT, request).error
 
 
 def test_a_new_client_gets_an_instance_id_and_the_matching_subscriptions() -> None:
@@ -65,41 +70,41 @@ def test_a_new_client_gets_an_instance_id_and_the_matching_subscriptions() -> No
         }
     )
     answer = made.get_subscriptions(ZERO, CLIENT)
-    assert answer["error_code"] == ErrorCode.none
-    assert answer["client_instance_id"] != ZERO
-    assert answer["requested_metrics"] == ["org.apache.kafka.consumer.", "org.apache.kafka.producer."]
-    assert answer["push_interval"] == 1000  # the shortest of the matching subscriptions
-    assert answer["accepted_compression_types"] == [ZSTD, LZ4, GZIP, SNAPPY]
+    assert answer.error_code == ErrorCode.none
+    assert answer.client_instance_id != ZERO
+    assert answer.requested_metrics == ("org.apache.kafka.consumer.", "org.apache.kafka.producer.")
+    assert answer.push_interval == datetime.timedelta(seconds=1)  # the shortest of the matching subscriptions
+    assert answer.accepted_compression_types == (ZSTD, LZ4, GZIP, SNAPPY)
     other = made.get_subscriptions(ZERO, CLIENT)
-    assert other["client_instance_id"] != answer["client_instance_id"]
-    assert other["subscription_id"] != answer["subscription_id"]  # the instance id is part of it
+    assert other.client_instance_id != answer.client_instance_id
+    assert other.subscription_id != answer.subscription_id  # the instance id is part of it
 
 
 def test_no_matching_subscription_means_no_metrics_at_the_default_interval() -> None:
     made, _clock = manager({"billing": {"metrics": "*", "match": "client_id=billing"}})
     answer = made.get_subscriptions(ZERO, CLIENT)
-    assert (answer["requested_metrics"], answer["push_interval"]) == ([], 300_000)
+    assert (answer.requested_metrics, answer.push_interval) == ((), datetime.timedelta(minutes=5))
 
 
 def test_pushes_are_paced_by_the_push_interval() -> None:
     made, clock = manager({"all": {"metrics": "*", "interval.ms": "1000"}})
     answer = made.get_subscriptions(ZERO, CLIENT)
-    instance = answer["client_instance_id"]
-    assert made.get_subscriptions(instance, CLIENT)["error_code"] == ErrorCode.throttling_quota_exceeded
+    instance = answer.client_instance_id
+    assert made.get_subscriptions(instance, CLIENT).error_code == ErrorCode.throttling_quota_exceeded
     assert push(made, answer, metrics()) == ErrorCode.none  # at once after a Get (clients jitter it)
     clock.ms += 500
     assert push(made, answer, metrics()) == ErrorCode.throttling_quota_exceeded
     clock.ms += 500
     assert push(made, answer, metrics(2.0)) == ErrorCode.none
     clock.ms += 1000
-    assert made.get_subscriptions(instance, CLIENT)["error_code"] == ErrorCode.none
+    assert made.get_subscriptions(instance, CLIENT).error_code == ErrorCode.none
 
 
 def test_a_changed_subscription_gets_a_new_id_and_the_client_may_ask_again_at_once() -> None:
     subscriptions = {"all": {"metrics": "org.a.", "interval.ms": "60000"}}
     made, clock = manager(subscriptions)
     answer = made.get_subscriptions(ZERO, CLIENT)
-    instance = answer["client_instance_id"]
+    instance = answer.client_instance_id
     assert push(made, answer, metrics()) == ErrorCode.none
 
     subscriptions["unrelated"] = {"metrics": "*", "match": "client_id=billing"}
@@ -111,17 +116,17 @@ def test_a_changed_subscription_gets_a_new_id_and_the_client_may_ask_again_at_on
     assert push(made, answer, metrics()) == ErrorCode.unknown_subscription_id
     clock.ms += 1
     again = made.get_subscriptions(instance, CLIENT)
-    assert again["error_code"] == ErrorCode.none
-    assert again["client_instance_id"] == instance
-    assert again["subscription_id"] != answer["subscription_id"]
-    assert again["requested_metrics"] == ["org.a.", "org.b."]
+    assert again.error_code == ErrorCode.none
+    assert again.client_instance_id == instance
+    assert again.subscription_id != answer.subscription_id
+    assert again.requested_metrics == ("org.a.", "org.b.")
     assert push(made, again, metrics()) == ErrorCode.none
 
 
 def test_a_terminating_push_is_accepted_early_and_is_the_last() -> None:
     made, _clock = manager({"all": {"metrics": "*", "interval.ms": "60000"}})
     answer = made.get_subscriptions(ZERO, CLIENT)
-    assert answer["requested_metrics"] == ["*"]
+    assert answer.requested_metrics == ("*",)
     assert push(made, answer, metrics()) == ErrorCode.none
     assert push(made, answer, metrics(), terminating=True) == ErrorCode.none
     assert push(made, answer, metrics(), terminating=True) == ErrorCode.invalid_request
@@ -130,10 +135,10 @@ def test_a_terminating_push_is_accepted_early_and_is_the_last() -> None:
 def test_bad_pushes_are_refused_with_kafkas_errors() -> None:
     made, _clock = manager({"all": {"metrics": "*"}}, max_bytes=2048)
 
-    def fresh() -> dict:
+    def fresh() -> GetTelemetrySubscriptionsResponse:
         return made.get_subscriptions(ZERO, CLIENT)
 
-    zero = {"client_instance_id": ZERO, "subscription_id": 0}
+    zero = dataclasses.replace(fresh(), client_instance_id=ZERO, subscription_id=0)
     assert push(made, zero, metrics()) == ErrorCode.invalid_request
     assert push(made, fresh(), b"\x00" * 2049) == ErrorCode.telemetry_too_large
     assert push(made, fresh(), metrics(), compression=5) == ErrorCode.unsupported_compression_type
@@ -167,4 +172,4 @@ def test_the_instance_cache_is_bounded() -> None:
 
 def test_a_stored_subscription_that_no_longer_parses_is_skipped() -> None:
     made, _clock = manager({"broken": {"interval.ms": "soon"}, "fine": {"metrics": "org.a."}})
-    assert made.get_subscriptions(ZERO, CLIENT)["requested_metrics"] == ["org.a."]
+    assert made.get_subscriptions(ZERO, CLIENT).requested_metrics == ("org.a.",)

@@ -6,6 +6,7 @@ import inspect
 import pytest
 
 from broker.transactions.coordinator import TransactionCoordinator
+from tests.fixtures.coordinators import lead_every_partition
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -19,7 +20,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     async def run() -> None:
         if isinstance(coordinator, TransactionCoordinator):
-            await coordinator.start()
+            await lead_every_partition(coordinator)
+            coordinator.start_sweeps()
         try:
             await pyfuncitem.obj(**arguments)
         finally:

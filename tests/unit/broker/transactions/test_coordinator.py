@@ -25,6 +25,7 @@ from broker.transactions.state_format import (
     encode_value,
     partition_for_transactional_id,
 )
+from tests.fixtures.coordinators import lead_every_partition
 
 PARTITIONS = 3
 OFFSETS = ("__consumer_offsets", 1)
@@ -313,7 +314,8 @@ async def test_a_new_coordinator_replays_the_state_and_finishes_prepared_transac
 
     successor_markers = RecordingMarkers()
     successor = make_coordinator(state_log, successor_markers, clock)
-    await successor.start()
+    await lead_every_partition(successor)
+    successor.start_sweeps()
     await successor.drain()
     assert successor_markers.written == [(pid, 0, True, 5, ("t", 0))]
     assert successor.describe("app")[1].state == "CompleteCommit"
@@ -346,7 +348,8 @@ async def test_idle_transactional_ids_expire_with_a_tombstone(
     assert await coordinator.remove_expired() == 1
     assert coordinator.describe("idle")[0] == ErrorCode.transactional_id_not_found
     replayed = make_coordinator(state_log, markers, clock)
-    await replayed.start()
+    await lead_every_partition(replayed)
+    replayed.start_sweeps()
     assert set(replayed.transactions) == {"busy"}
     await replayed.close()
 
@@ -380,7 +383,8 @@ async def test_no_producer_id_to_be_had_is_retriable_and_leaves_nothing_behind(
         raise ConnectionError("no controller reachable")
 
     coordinator = TransactionCoordinator(state_log, markers, unavailable, lambda group: OFFSETS, now_ms=clock)
-    await coordinator.start()
+    await lead_every_partition(coordinator)
+    coordinator.start_sweeps()
     try:
         assert (
             await coordinator.init_producer_id("app", 10_000)
@@ -438,8 +442,7 @@ async def stuck_abort(reload_by_listener: bool) -> None:
     `__transaction_state` partition (epoch 6) and this one leads it again (epoch 7) once healed."""
     state_log, markers, clock = EpochedStateLog(), PartitionedMarkers(), Clock()
     coordinator = make_coordinator(state_log, markers, clock, max_timeout_ms=60_000)
-    coordinator._owns_every_partition = False
-    await coordinator.start()
+    coordinator.start_sweeps()
     partition = partition_for_transactional_id("app", PARTITIONS)
     await coordinator.load_partition(partition)
     pid = (await coordinator.init_producer_id("app", 1_000)).producer_id
