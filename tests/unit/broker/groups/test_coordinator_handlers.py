@@ -59,8 +59,9 @@ def context(coordinator: GroupCoordinator, api_key: int, version: int) -> Reques
         advertised_endpoint=lambda listener: ENDPOINT,
         # share.version 0: ListGroups lists no share groups (they need the broker's share state).
         feature_level=lambda _name: 0,
-        # No share group exists: DeleteGroups hands every group to the group coordinator.
-        share=SimpleNamespace(groups=SimpleNamespace(groups={})),
+        # No share group exists: DeleteGroups hands every group to the group coordinator; no share state
+        # store either: FindCoordinator answers a share key (type 2) that no coordinator is available.
+        share=SimpleNamespace(groups=SimpleNamespace(groups={}), store=None),
     )
     return request_context(broker, api_key, version)
 
@@ -77,11 +78,12 @@ async def started_coordinator(loaded: bool = True) -> GroupCoordinator:
     return coordinator
 
 
-async def call(coordinator: GroupCoordinator, api_key: int, version: int, request: Any) -> dict[str, Any]:
+async def call(coordinator: GroupCoordinator, api_key: int, version: int, request: Any) -> Any:
+    """The handler's answer as the entity of the asked version (what goes on the wire)."""
     handler = APIS[api_key][2]
     result = await asyncio.wait_for(handler(context(coordinator, api_key, version), request), 2)
     assert result is not None
-    return result
+    return build_response(api_key, version, result)
 
 
 def request(api_key: int, version: int, **fields: Any) -> Any:
@@ -116,11 +118,10 @@ def test_every_version_answers_arbitrary_requests_with_an_encodable_response(
     @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.from_type(request_class(api_key, version)))
     def answers(decoded: Any) -> None:
-        async def scenario() -> dict[str, Any]:
+        async def scenario() -> Any:
             return await call(await started_coordinator(), api_key, version, decoded)
 
-        body = asyncio.run(scenario())
-        entity = build_response(api_key, version, body)
+        entity = asyncio.run(scenario())
         assert encode_response(api_key, version, 1, entity)
 
     answers()
@@ -145,18 +146,18 @@ def test_it_advertises_the_versions_real_clients_use() -> None:
 async def test_find_coordinator_answers_single_and_batched_keys() -> None:
     coordinator = await started_coordinator()
     single = await call(coordinator, 10, 0, request(10, 0, key="g"))
-    assert (single["error_code"], single["node_id"], single["host"], single["port"]) == (
+    assert (single.error_code, single.node_id, single.host, single.port) == (
         0,
         NODE_ID,
         *ENDPOINT,
     )
     batched = await call(coordinator, 10, 4, request(10, 4, key_type=1, coordinator_keys=("txn-a", "txn-b")))
-    assert [(c["key"], c["node_id"]) for c in batched["coordinators"]] == [
+    assert [(c.key, c.node_id) for c in batched.coordinators] == [
         ("txn-a", NODE_ID),
         ("txn-b", NODE_ID),
     ]
     unknown_type = await call(coordinator, 10, 3, request(10, 3, key="g", key_type=5))
-    assert unknown_type["error_code"] == ErrorCode.invalid_request
+    assert unknown_type.error_code == ErrorCode.invalid_request
 
 
 def join_request(version: int, member_id: str = "") -> Any:
@@ -175,32 +176,32 @@ def join_request(version: int, member_id: str = "") -> Any:
 async def test_join_group_asks_for_a_member_id_only_from_version_4() -> None:
     coordinator = await started_coordinator()
     old = await call(coordinator, 11, 3, join_request(3))
-    assert old["error_code"] == ErrorCode.none
-    assert old["member_id"].startswith("handler-test-")
-    assert coordinator.groups["g"].members[old["member_id"]].client_host == "/127.0.0.1"
+    assert old.error_code == ErrorCode.none
+    assert old.member_id.startswith("handler-test-")
+    assert coordinator.groups["g"].members[old.member_id].client_host == "/127.0.0.1"
     new = await call(await started_coordinator(), 11, 4, join_request(4))
-    assert new["error_code"] == ErrorCode.member_id_required
-    assert new["protocol_name"] == ""  # non-nullable before v7
+    assert new.error_code == ErrorCode.member_id_required
+    assert new.protocol_name == ""  # non-nullable before v7
 
 
 async def test_join_group_v0_uses_the_session_timeout_as_rebalance_timeout() -> None:
     coordinator = await started_coordinator()
     joined = await call(coordinator, 11, 0, join_request(0))
-    assert coordinator.groups["g"].members[joined["member_id"]].rebalance_timeout_ms == 10_000
+    assert coordinator.groups["g"].members[joined.member_id].rebalance_timeout_ms == 10_000
 
 
 async def test_leave_group_puts_errors_where_each_version_has_them() -> None:
     coordinator = await started_coordinator()
     joined = await call(coordinator, 11, 3, join_request(3))
     v0 = await call(coordinator, 13, 0, request(13, 0, group_id="g", member_id="stranger"))
-    assert v0["error_code"] == ErrorCode.unknown_member_id
+    assert v0.error_code == ErrorCode.unknown_member_id
     identities = [
-        ("MemberIdentity", {"member_id": joined["member_id"], "group_instance_id": None}),
+        ("MemberIdentity", {"member_id": joined.member_id, "group_instance_id": None}),
         ("MemberIdentity", {"member_id": "stranger", "group_instance_id": None}),
     ]
     v3 = await call(coordinator, 13, 3, request(13, 3, group_id="g", members=identities))
-    assert v3["error_code"] == ErrorCode.none
-    assert [m["error_code"] for m in v3["members"]] == [ErrorCode.none, ErrorCode.unknown_member_id]
+    assert v3.error_code == ErrorCode.none
+    assert [m.error_code for m in v3.members] == [ErrorCode.none, ErrorCode.unknown_member_id]
 
 
 def commit_request(version: int, topic: str) -> Any:
@@ -234,14 +235,12 @@ def commit_request(version: int, topic: str) -> Any:
 async def test_offset_commit_refuses_partitions_that_do_not_exist() -> None:
     coordinator = await started_coordinator()
     known = await call(coordinator, 8, 8, commit_request(8, "known-topic"))
-    assert [p["error_code"] for p in known["topics"][0]["partitions"]] == [
+    assert [p.error_code for p in known.topics[0].partitions] == [
         ErrorCode.none,
         ErrorCode.unknown_topic_or_partition,
     ]
     unknown = await call(coordinator, 8, 2, commit_request(2, "missing-topic"))
-    assert {p["error_code"] for p in unknown["topics"][0]["partitions"]} == {
-        ErrorCode.unknown_topic_or_partition
-    }
+    assert {p.error_code for p in unknown.topics[0].partitions} == {ErrorCode.unknown_topic_or_partition}
     _, offsets = coordinator.fetch_offsets(group_id="g", topics=None)
     assert [(t, p, c.offset if c else None) for t, p, c in offsets] == [("known-topic", 0, 12)]
 
@@ -250,10 +249,10 @@ async def test_offset_fetch_v1_reports_group_errors_on_each_partition() -> None:
     loading = await started_coordinator(loaded=False)
     topics = [("OffsetFetchRequestTopic", {"name": "known-topic", "partition_indexes": (0, 1)})]
     v1 = await call(loading, 9, 1, request(9, 1, group_id="g", topics=topics))
-    codes = {p["error_code"] for p in v1["topics"][0]["partitions"]}
+    codes = {p.error_code for p in v1.topics[0].partitions}
     assert codes == {ErrorCode.coordinator_load_in_progress}
     v5 = await call(loading, 9, 5, request(9, 5, group_id="g", topics=topics))
-    assert (v5["error_code"], v5["topics"]) == (ErrorCode.coordinator_load_in_progress, [])
+    assert (v5.error_code, v5.topics) == (ErrorCode.coordinator_load_in_progress, ())
 
 
 async def test_offset_fetch_v8_answers_several_groups_at_once() -> None:
@@ -270,18 +269,18 @@ async def test_offset_fetch_v8_answers_several_groups_at_once() -> None:
         ),
     ]
     answer = await call(coordinator, 9, 8, request(9, 8, groups=groups, require_stable=True))
-    by_group = {g["group_id"]: g for g in answer["groups"]}
-    assert by_group["g"]["topics"][0]["partitions"][0]["committed_offset"] == 12
-    assert by_group["other"]["topics"][0]["partitions"][0]["committed_offset"] == -1
+    by_group = {g.group_id: g for g in answer.groups}
+    assert by_group["g"].topics[0].partitions[0].committed_offset == 12
+    assert by_group["other"].topics[0].partitions[0].committed_offset == -1
 
 
 async def test_describe_groups_reports_authorized_operations_only_when_asked() -> None:
     coordinator = await started_coordinator()
     await call(coordinator, 11, 3, join_request(3))
     asked = await call(coordinator, 15, 3, request(15, 3, groups=("g",), include_authorized_operations=True))
-    assert asked["groups"][0]["authorized_operations"] == GROUP_AUTHORIZED_OPERATIONS
+    assert asked.groups[0].authorized_operations == GROUP_AUTHORIZED_OPERATIONS
     not_asked = await call(
         coordinator, 15, 3, request(15, 3, groups=("g",), include_authorized_operations=False)
     )
-    assert not_asked["groups"][0]["authorized_operations"] == -(2**31)
-    assert not_asked["groups"][0]["members"][0]["client_id"] == "handler-test"
+    assert not_asked.groups[0].authorized_operations == -(2**31)
+    assert not_asked.groups[0].members[0].client_id == "handler-test"

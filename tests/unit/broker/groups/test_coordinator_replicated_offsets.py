@@ -200,11 +200,11 @@ async def test_find_coordinator_names_the_partition_leader_on_the_listener_asked
         listener.on_partition_changed(before, after)
 
         v3 = await find_coordinator(find_context(state, 3), find_v3.FindCoordinatorRequest(key="readers"))
-        assert (v3["error_code"], v3["node_id"], v3["host"], v3["port"]) == (0, 2, "broker-2.example", 9092)
+        assert (v3.error_code, v3.node_id, v3.host, v3.port) == (0, 2, "broker-2.example", 9092)
         v4 = await find_coordinator(
             find_context(state, 4), find_v4.FindCoordinatorRequest(key_type=0, coordinator_keys=("a", "b"))
         )
-        assert [(c["key"], c["node_id"]) for c in v4["coordinators"]] == [("a", 2), ("b", 2)]
+        assert [(c.key, c.node_id) for c in v4.coordinators] == [("a", 2), ("b", 2)]
 
 
 async def test_the_first_find_coordinator_creates_the_internal_offsets_topic_through_the_controller(
@@ -217,7 +217,7 @@ async def test_the_first_find_coordinator_creates_the_internal_offsets_topic_thr
 
         first = await find_coordinator(find_context(state, 3), request)
         again = await find_coordinator(find_context(state, 3), request)
-        assert first["error_code"] == again["error_code"] == ErrorCode.coordinator_not_available
+        assert first.error_code == again.error_code == ErrorCode.coordinator_not_available
         await until(lambda: bool(link.calls))
         await asyncio.sleep(0.01)
 
