@@ -7,7 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Container
 from typing import Any
 
+from kio.schema.alter_configs.v2 import response as alter
+from kio.schema.describe_configs.v4 import response as described
 from kio.schema.errors import ErrorCode
+from kio.schema.incremental_alter_configs.v1 import response as incremental
+from kio.schema.list_config_resources.v1 import response as listing
+from kio.static.primitive import i8
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.config import BROKER_DEFAULTS, TOPIC_CONFIG_BROKER_SYNONYMS
@@ -22,6 +27,7 @@ from broker.controller.rpc.admin import AlterConfigsRequest
 from broker.log.config import TOPIC_CONFIG_DEFAULTS, known_topic_configs
 from broker.log.errors import InvalidConfigError
 from broker.metadata.topic_registry import TopicRecord
+from broker.protocol.responses import NOT_THROTTLED
 from broker.runtime.dynamic_config import (
     BROKER_LIST_CONFIGS,
     CLUSTER_DEFAULT,
@@ -173,26 +179,30 @@ def _entry(
     source: int,
     read_only: bool,
     config_type: int,
-    synonyms: list[dict],
+    synonyms: list[described.DescribeConfigsSynonym],
     documentation: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": value,
-        "read_only": read_only,
-        "config_source": source,
-        "is_sensitive": name in SENSITIVE_CONFIGS,
-        "synonyms": synonyms,
-        "config_type": config_type,
-        "documentation": documentation,
-    }
+) -> described.DescribeConfigsResourceResult:
+    return described.DescribeConfigsResourceResult(
+        name=name,
+        value=value,
+        read_only=read_only,
+        config_source=i8(source),
+        is_sensitive=name in SENSITIVE_CONFIGS,
+        synonyms=tuple(synonyms),
+        config_type=i8(config_type),
+        documentation=documentation,
+    )
 
 
-def _broker_synonyms(ctx: RequestContext, topic_config: str) -> list[dict[str, Any]]:
+def _synonym(name: str, value: str | None, source: int) -> described.DescribeConfigsSynonym:
+    return described.DescribeConfigsSynonym(name=name, value=value, source=i8(source))
+
+
+def _broker_synonyms(ctx: RequestContext, topic_config: str) -> list[described.DescribeConfigsSynonym]:
     """The broker property behind a topic config, in every layer that sets it (Kafka's synonyms; none for
     a default Kafka defines as null, such as log.retention.ms's)."""
     synonyms = ctx.broker.dynamic_config.synonyms(TOPIC_CONFIG_BROKER_SYNONYMS[topic_config])
-    return [{"name": name, "value": value, "source": source} for name, value, source in synonyms]
+    return [_synonym(name, value, source) for name, value, source in synonyms]
 
 
 def describe_topic_config_entries(
@@ -202,7 +212,7 @@ def describe_topic_config_entries(
     include_synonyms: bool,
     keys: Any = None,
     include_documentation: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[described.DescribeConfigsResourceResult]:
     defaults = ctx.broker.config.topic_defaults()
     entries = []
     for name in sorted(known_topic_configs()):
@@ -211,10 +221,10 @@ def describe_topic_config_entries(
         broker_synonyms = _broker_synonyms(ctx, name) if name in TOPIC_CONFIG_BROKER_SYNONYMS else []
         if name in topic.configs:
             value, source = topic.configs[name], DYNAMIC_TOPIC_CONFIG
-            synonyms = [{"name": name, "value": value, "source": source}, *broker_synonyms]
+            synonyms = [_synonym(name, value, source), *broker_synonyms]
         else:
             value = defaults.get(name, TOPIC_CONFIG_DEFAULTS.get(name))
-            source = broker_synonyms[0]["source"] if broker_synonyms else DEFAULT_CONFIG
+            source = broker_synonyms[0].source if broker_synonyms else DEFAULT_CONFIG
             synonyms = broker_synonyms
         entries.append(
             _entry(
@@ -232,7 +242,7 @@ def describe_topic_config_entries(
 
 def _describe_broker(
     ctx: RequestContext, resource_name: str, include_synonyms: bool, keys: Any, include_documentation: bool
-) -> list[dict[str, Any]]:
+) -> list[described.DescribeConfigsResourceResult]:
     """Every broker config with its value and winning source; for the cluster default (resource "")
     only what is set there, as Kafka answers."""
     config, dynamic = ctx.broker.config, ctx.broker.dynamic_config
@@ -241,23 +251,23 @@ def _describe_broker(
         if keys is not None and name not in keys:
             continue
         synonyms = [
-            {"name": n, "value": None if n in SENSITIVE_CONFIGS else v, "source": source}
+            _synonym(n, None if n in SENSITIVE_CONFIGS else v, source)
             for n, v, source in dynamic.synonyms(name)
         ]
         if resource_name == CLUSTER_DEFAULT:
-            synonyms = [s for s in synonyms if s["source"] == DYNAMIC_DEFAULT_BROKER_CONFIG]
+            synonyms = [s for s in synonyms if s.source == DYNAMIC_DEFAULT_BROKER_CONFIG]
             if not synonyms:
                 continue
-            value = synonyms[0]["value"]
+            value = synonyms[0].value
         elif name in BROKER_DEFAULTS:
             value = None if name in SENSITIVE_CONFIGS else config.broker_value(name)
         else:
-            value = synonyms[0]["value"] if synonyms else None
+            value = synonyms[0].value if synonyms else None
         entries.append(
             _entry(
                 name,
                 value,
-                synonyms[0]["source"] if synonyms else DEFAULT_CONFIG,
+                synonyms[0].source if synonyms else DEFAULT_CONFIG,
                 name not in DYNAMIC_CONFIGS,
                 _broker_config_type(name),
                 synonyms if include_synonyms else [],
@@ -288,7 +298,7 @@ class _NamedConfigs:
 
     def describe(
         self, ctx: RequestContext, name: str, include_synonyms: bool, keys: Any, include_documentation: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[described.DescribeConfigsResourceResult]:
         """The resource's configs, set or default; one that does not exist yet has its defaults (Kafka's
         answer for groups)."""
         own = self.stored(ctx).get(name, {})
@@ -296,15 +306,13 @@ class _NamedConfigs:
         for config, default in sorted(self.defaults.items()):
             if keys is not None and config not in keys:
                 continue
-            synonyms = (
-                [{"name": config, "value": own[config], "source": self.source}] if config in own else []
-            )
-            synonyms.append({"name": config, "value": default, "source": DEFAULT_CONFIG})
+            synonyms = [_synonym(config, own[config], self.source)] if config in own else []
+            synonyms.append(_synonym(config, default, DEFAULT_CONFIG))
             entries.append(
                 _entry(
                     config,
-                    synonyms[0]["value"],
-                    synonyms[0]["source"],
+                    synonyms[0].value,
+                    synonyms[0].source,
                     False,
                     self.types[config],
                     synonyms if include_synonyms else [],
@@ -355,7 +363,7 @@ _CLIENT_METRICS = _NamedConfigs(
 _NAMED = {GROUP: _GROUPS, CLIENT_METRICS: _CLIENT_METRICS}
 
 
-def _describe_loggers(keys: Any) -> list[dict[str, Any]]:
+def _describe_loggers(keys: Any) -> list[described.DescribeConfigsResourceResult]:
     return [
         _entry(name, level, DYNAMIC_BROKER_LOGGER_CONFIG, False, STRING, [])
         for name, level in broker_log_levels().items()
@@ -380,7 +388,7 @@ def _authorization_error(ctx: RequestContext, resource: Any, operation: Operatio
 
 def _describe_resource(
     ctx: RequestContext, resource: Any, include_synonyms: bool, include_documentation: bool
-) -> tuple[ErrorCode, str | None, list[dict[str, Any]]]:
+) -> tuple[ErrorCode, str | None, list[described.DescribeConfigsResourceResult]]:
     keys = set(resource.configuration_keys) if resource.configuration_keys is not None else None
     name = resource.resource_name
     if resource.resource_type == TOPIC:
@@ -416,7 +424,7 @@ def _describe_resource(
     return ErrorCode.invalid_request, f"Unsupported resource type {resource.resource_type}", []
 
 
-async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_describe_configs(ctx: RequestContext, request: Any) -> described.DescribeConfigsResponse:
     include_synonyms = bool(getattr(request, "include_synonyms", False))
     # v3+: Kafka sends each config's documentation only when asked, null otherwise.
     include_documentation = bool(getattr(request, "include_documentation", False))
@@ -432,24 +440,33 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> dict[str
             # Kafka answers a described resource with an empty message, not null.
             message = "" if error == ErrorCode.none and message is None else message
         results.append(
-            {
-                "error_code": error,
-                "error_message": message,
-                "resource_type": resource.resource_type,
-                "resource_name": resource.resource_name,
-                "configs": configs,
-            }
+            described.DescribeConfigsResult(
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+                configs=tuple(configs),
+            )
         )
-    return {"throttle_time": 0, "results": results}
+    return described.DescribeConfigsResponse(throttle_time=NOT_THROTTLED, results=tuple(results))
 
 
-def _alter_result(resource: Any, error: ErrorCode = ErrorCode.none, message: str | None = None) -> dict:
-    return {
-        "error_code": error,
-        "error_message": message,
-        "resource_type": resource.resource_type,
-        "resource_name": resource.resource_name,
-    }
+# AlterConfigs and IncrementalAlterConfigs answer each resource with entities of the same fields.
+_ResourceAnswer = alter.AlterConfigsResourceResponse | incremental.AlterConfigsResourceResponse
+
+
+def _alter_result(
+    answer: type[_ResourceAnswer],
+    resource: Any,
+    error: ErrorCode = ErrorCode.none,
+    message: str | None = None,
+) -> _ResourceAnswer:
+    return answer(
+        error_code=error,
+        error_message=message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+    )
 
 
 class _Refused(Exception):
@@ -569,12 +586,12 @@ async def _replace(ctx: RequestContext, resource: Any, wanted: dict[str, str], v
         await _replace_named_configs(ctx, _NAMED[resource.resource_type], name, wanted, validate_only)
 
 
-async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    responses = []
+async def handle_alter_configs(ctx: RequestContext, request: Any) -> alter.AlterConfigsResponse:
+    responses: list[Any] = []
     for resource in request.resources:
         denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
         if denied is not None:
-            responses.append(_alter_result(resource, denied))
+            responses.append(_alter_result(alter.AlterConfigsResourceResponse, resource, denied))
             continue
         try:
             if resource.resource_type == BROKER_LOGGER:
@@ -587,10 +604,12 @@ async def handle_alter_configs(ctx: RequestContext, request: Any) -> dict[str, A
             wanted = {c.name: c.value for c in resource.configs if c.value is not None}
             await _replace(ctx, resource, wanted, request.validate_only)
         except _Refused as refused:
-            responses.append(_alter_result(resource, refused.error, refused.message))
+            responses.append(
+                _alter_result(alter.AlterConfigsResourceResponse, resource, refused.error, refused.message)
+            )
             continue
-        responses.append(_alter_result(resource))
-    return {"throttle_time": 0, "responses": responses}
+        responses.append(_alter_result(alter.AlterConfigsResourceResponse, resource))
+    return alter.AlterConfigsResponse(throttle_time=NOT_THROTTLED, responses=tuple(responses))
 
 
 def _incremental(
@@ -659,24 +678,39 @@ async def _alter_incrementally(ctx: RequestContext, resource: Any, validate_only
     await _replace(ctx, resource, wanted, validate_only)
 
 
-async def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    responses = []
+async def handle_incremental_alter_configs(
+    ctx: RequestContext, request: Any
+) -> incremental.IncrementalAlterConfigsResponse:
+    responses: list[Any] = []
     for resource in request.resources:
         denied = _authorization_error(ctx, resource, Operation.ALTER_CONFIGS)
         if denied is not None:
-            responses.append(_alter_result(resource, denied))
+            responses.append(_alter_result(incremental.AlterConfigsResourceResponse, resource, denied))
             continue
         names = [op.name for op in resource.configs]
         if len(names) != len(set(names)):
-            responses.append(_alter_result(resource, ErrorCode.invalid_request, "Duplicate config keys"))
+            responses.append(
+                _alter_result(
+                    incremental.AlterConfigsResourceResponse,
+                    resource,
+                    ErrorCode.invalid_request,
+                    "Duplicate config keys",
+                )
+            )
             continue
         try:
             await _alter_incrementally(ctx, resource, request.validate_only)
         except _Refused as refused:
-            responses.append(_alter_result(resource, refused.error, refused.message))
+            responses.append(
+                _alter_result(
+                    incremental.AlterConfigsResourceResponse, resource, refused.error, refused.message
+                )
+            )
             continue
-        responses.append(_alter_result(resource))
-    return {"throttle_time": 0, "responses": responses}
+        responses.append(_alter_result(incremental.AlterConfigsResourceResponse, resource))
+    return incremental.IncrementalAlterConfigsResponse(
+        throttle_time=NOT_THROTTLED, responses=tuple(responses)
+    )
 
 
 LISTABLE_TYPES = (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)
@@ -697,26 +731,33 @@ def _config_resource_names(ctx: RequestContext, resource_type: int) -> list[str]
     return sorted(ctx.broker.client_metrics_subscriptions())  # CLIENT_METRICS
 
 
-async def handle_list_config_resources(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_list_config_resources(
+    ctx: RequestContext, request: Any
+) -> listing.ListConfigResourcesResponse:
     """ListConfigResources (74): v0 is Kafka 4.0's ListClientMetricsResources (client metrics only);
     v1 lists the resources of the asked types, every type when none is asked."""
     if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {
-            "throttle_time": 0,
-            "error_code": ErrorCode.cluster_authorization_failed,
-            "config_resources": [],
-        }
+        return listing.ListConfigResourcesResponse(
+            throttle_time=NOT_THROTTLED,
+            error_code=ErrorCode.cluster_authorization_failed,
+            config_resources=(),
+        )
     asked = tuple(getattr(request, "resource_types", ())) or (
         LISTABLE_TYPES if ctx.api_version >= 1 else (CLIENT_METRICS,)
     )
     if any(kind not in LISTABLE_TYPES for kind in asked):
-        return {"throttle_time": 0, "error_code": ErrorCode.unsupported_version, "config_resources": []}
-    resources = [
-        {"resource_name": name, "resource_type": kind}
+        return listing.ListConfigResourcesResponse(
+            throttle_time=NOT_THROTTLED, error_code=ErrorCode.unsupported_version, config_resources=()
+        )
+    # v0's answer has no resource type (client metrics only): `build_response` drops it.
+    resources = tuple(
+        listing.ConfigResource(resource_name=name, resource_type=i8(kind))
         for kind in asked
         for name in _config_resource_names(ctx, kind)
-    ]
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "config_resources": resources}
+    )
+    return listing.ListConfigResourcesResponse(
+        throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, config_resources=resources
+    )
 
 
 APIS = {

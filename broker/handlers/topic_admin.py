@@ -176,10 +176,10 @@ async def handle_create_topics(ctx: RequestContext, request: Any) -> CreateTopic
                 replication_factor=created.replication_factor,
                 configs=tuple(
                     CreatableTopicConfigs(
-                        name=entry["name"],
-                        value=entry["value"],
-                        read_only=entry["read_only"],
-                        config_source=entry["config_source"],
+                        name=entry.name,
+                        value=entry.value,
+                        read_only=entry.read_only,
+                        config_source=entry.config_source,
                         is_sensitive=False,
                     )
                     for entry in describe_topic_config_entries(ctx, created, include_synonyms=False)

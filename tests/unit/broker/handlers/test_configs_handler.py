@@ -47,7 +47,7 @@ def _alter(loop, state, resource_type: int, name: str, config: str, value: str |
         validate_only=False,
     )
     response = loop.run_until_complete(configs.handle_incremental_alter_configs(ctx, request))
-    return response["responses"][0]["error_code"]
+    return response.responses[0].error_code
 
 
 def test_a_dynamic_default_reaches_the_logs_of_topics_without_their_own(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def _alter_ops(loop, state, name: str, *ops: tuple[str, int, str | None]) -> Err
         validate_only=False,
     )
     response = loop.run_until_complete(configs.handle_incremental_alter_configs(ctx, request))
-    return response["responses"][0]["error_code"]
+    return response.responses[0].error_code
 
 
 def test_client_metrics_lists_take_append_and_subtract(tmp_path: Path) -> None:
