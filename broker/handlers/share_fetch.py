@@ -17,14 +17,18 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
+from kio.schema.share_acknowledge.v2 import response as acknowledged
+from kio.schema.share_fetch.v2 import response as fetched
+from kio.static.primitive import i16, i32Timedelta
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import group_int_config, share_groups_enabled
 from broker.log.transaction_index import AbortedTxn
+from broker.protocol.responses import NOT_THROTTLED
 from broker.replication.partition import Partition
 from broker.share.share_partition import AcknowledgementBatch, BatchBounds, SharePartition
 from broker.share.share_state import ShareSession, TopicPartitionId, next_session_epoch
@@ -33,6 +37,8 @@ from broker.wire.records.errors import StorageError
 Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
 READ_COMMITTED = 1
+# One partition's answer, of ShareFetch or of ShareAcknowledge.
+_Answer = TypeVar("_Answer")
 # A record batch's header: base offset (8), length (4), leader epoch (4), magic (1), crc (4), attributes (2),
 # last offset delta (4), base and max timestamps (8 + 8), producer id (8).
 _BATCH_HEAD = struct.Struct(">qiibIhiqqq")
@@ -86,7 +92,7 @@ class _PartitionAnswer:
     error: ErrorCode = ErrorCode.none
     ack_error: ErrorCode | None = None
     records: bytes = b""
-    acquired: list[dict[str, int]] = field(default_factory=list)
+    acquired: list[fetched.AcquiredRecords] = field(default_factory=list)
     leader: tuple[int, int] = (-1, -1)
 
 
@@ -252,7 +258,9 @@ class _ShareReader:
         ]
         answer.records = b"".join(kept)
         answer.acquired = [
-            {"first_offset": r.first_offset, "last_offset": r.last_offset, "delivery_count": r.delivery_count}
+            fetched.AcquiredRecords(
+                first_offset=r.first_offset, last_offset=r.last_offset, delivery_count=i16(r.delivery_count)
+            )
             for r in acquired
         ]
         return answer
@@ -266,34 +274,65 @@ class _ShareReader:
         return min(deadlines) if deadlines else None
 
 
-def _partition_body(answer: _PartitionAnswer) -> dict[str, Any]:
-    return {
-        "partition_index": answer.index,
-        "error_code": answer.error,
-        "error_message": None,
-        "acknowledge_error_code": answer.ack_error or ErrorCode.none,
-        "acknowledge_error_message": None,
-        "current_leader": {"leader_id": answer.leader[0], "leader_epoch": answer.leader[1]},
-        "records": answer.records,
-        "acquired_records": answer.acquired,
-    }
+def _partition_body(answer: _PartitionAnswer) -> fetched.PartitionData:
+    return fetched.PartitionData(
+        partition_index=answer.index,
+        error_code=answer.error,
+        error_message=None,
+        acknowledge_error_code=i16(answer.ack_error or ErrorCode.none),
+        acknowledge_error_message=None,
+        current_leader=fetched.LeaderIdAndEpoch(leader_id=answer.leader[0], leader_epoch=answer.leader[1]),
+        records=answer.records,
+        acquired_records=tuple(answer.acquired),
+    )
 
 
-def _top_level(error: ErrorCode, lock_ms: int = 0, message: str | None = None) -> dict[str, Any]:
-    return {
-        "error_code": error,
-        "error_message": message,
-        "acquisition_lock_timeout": datetime.timedelta(milliseconds=lock_ms),
-        "responses": [],
-        "node_endpoints": [],
-    }
+def _lock_timeout(lock_ms: int) -> i32Timedelta:
+    return i32Timedelta.parse(datetime.timedelta(milliseconds=lock_ms))
 
 
-def _by_topic(answers: dict[TopicPartitionId, dict[str, Any]]) -> list[dict[str, Any]]:
-    topics: dict[uuid.UUID, list[dict[str, Any]]] = {}
+def _fetch_answer(
+    error: ErrorCode,
+    lock_ms: int = 0,
+    message: str | None = None,
+    answers: dict[TopicPartitionId, fetched.PartitionData] | None = None,
+) -> fetched.ShareFetchResponse:
+    return fetched.ShareFetchResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=error,
+        error_message=message,
+        acquisition_lock_timeout=_lock_timeout(lock_ms),
+        responses=tuple(
+            fetched.ShareFetchableTopicResponse(topic_id=topic_id, partitions=tuple(partitions))
+            for topic_id, partitions in _by_topic(answers or {}).items()
+        ),
+        node_endpoints=(),
+    )
+
+
+def _acknowledge_answer(
+    error: ErrorCode,
+    lock_ms: int = 0,
+    answers: dict[TopicPartitionId, acknowledged.PartitionData] | None = None,
+) -> acknowledged.ShareAcknowledgeResponse:
+    return acknowledged.ShareAcknowledgeResponse(
+        throttle_time=NOT_THROTTLED,
+        error_code=error,
+        error_message=None,
+        acquisition_lock_timeout=_lock_timeout(lock_ms),
+        responses=tuple(
+            acknowledged.ShareAcknowledgeTopicResponse(topic_id=topic_id, partitions=tuple(partitions))
+            for topic_id, partitions in _by_topic(answers or {}).items()
+        ),
+        node_endpoints=(),
+    )
+
+
+def _by_topic(answers: dict[TopicPartitionId, _Answer]) -> dict[uuid.UUID, list[_Answer]]:
+    topics: dict[uuid.UUID, list[_Answer]] = {}
     for (topic_id, _index), body in answers.items():
         topics.setdefault(topic_id, []).append(body)
-    return [{"topic_id": topic_id, "partitions": partitions} for topic_id, partitions in topics.items()]
+    return topics
 
 
 def _request_error(ctx: RequestContext, request: Any) -> ErrorCode | None:
@@ -315,10 +354,10 @@ def _acknowledgements(request_topics: Iterable[Any]) -> dict[TopicPartitionId, A
     return found
 
 
-async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_share_fetch(ctx: RequestContext, request: Any) -> fetched.ShareFetchResponse:
     refused = _request_error(ctx, request)
     if refused is not None:
-        return _top_level(refused)
+        return _fetch_answer(refused)
     share = ctx.broker.share
     group_id, member_id, epoch = request.group_id, request.member_id, int(request.share_session_epoch)
     mode = getattr(request, "share_acquire_mode", BATCH_OPTIMIZED)  # v2+
@@ -328,7 +367,7 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
     session: ShareSession | ErrorCode
     if epoch == 0:
         if acknowledgements:
-            return _top_level(
+            return _fetch_answer(
                 ErrorCode.invalid_request, message="Acknowledge data present in initial fetch request"
             )
         session = share.open_session(
@@ -337,7 +376,7 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
     else:
         session = share.session(group_id, member_id, epoch)
     if isinstance(session, ErrorCode):
-        return _top_level(session)
+        return _fetch_answer(session)
     await reader.load({*requested, *acknowledgements, *session.partitions})
     answers: dict[TopicPartitionId, _PartitionAnswer] = {}
     for key, batches in acknowledgements.items():
@@ -345,10 +384,11 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
     if epoch == -1:
         share.close_session(group_id, member_id)
         await reader.persist()
-        return {
-            **_top_level(ErrorCode.none, reader.lock_ms),
-            "responses": _by_topic({key: _partition_body(answer) for key, answer in answers.items()}),
-        }
+        return _fetch_answer(
+            ErrorCode.none,
+            reader.lock_ms,
+            answers={key: _partition_body(answer) for key, answer in answers.items()},
+        )
     for topic in request.forgotten_topics_data:
         for index in topic.partitions:
             session.partitions.pop((topic.topic_id, int(index)), None)
@@ -364,7 +404,7 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> dict[str, Any
         for key, answer in fetched.items()
         if key in must_answer or answer.records or answer.error != ErrorCode.none
     }
-    return {**_top_level(ErrorCode.none, reader.lock_ms), "responses": _by_topic(bodies)}
+    return _fetch_answer(ErrorCode.none, reader.lock_ms, answers=bodies)
 
 
 async def _acquire_all(
@@ -387,7 +427,7 @@ async def _acquire_all(
             if previous is not None:
                 answer.ack_error = previous.ack_error
             result[key] = answer
-            budget_records -= sum(r["last_offset"] - r["first_offset"] + 1 for r in answer.acquired)
+            budget_records -= sum(r.last_offset - r.first_offset + 1 for r in answer.acquired)
             budget_bytes -= len(answer.records)
             partition, _error = ctx.broker.partitions.leader(*_name_and_index(ctx, key))
             if partition is not None:
@@ -425,37 +465,41 @@ async def _wait_for_append(partitions: list[Partition], timeout_s: float, stoppi
             partition.remove_append_listener(on_append)
 
 
-async def handle_share_acknowledge(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle_share_acknowledge(
+    ctx: RequestContext, request: Any
+) -> acknowledged.ShareAcknowledgeResponse:
     refused = _request_error(ctx, request)
     if refused is not None:
-        return _top_level(refused)
+        return _acknowledge_answer(refused)
     share = ctx.broker.share
     group_id, member_id, epoch = request.group_id, request.member_id, int(request.share_session_epoch)
     if epoch == 0:
-        return _top_level(ErrorCode.invalid_share_session_epoch)
+        return _acknowledge_answer(ErrorCode.invalid_share_session_epoch)
     session = share.session(group_id, member_id, epoch)
     if isinstance(session, ErrorCode):
-        return _top_level(session)
+        return _acknowledge_answer(session)
     reader = _ShareReader(ctx, group_id, member_id)
     await reader.load((t.topic_id, int(p.partition_index)) for t in request.topics for p in t.partitions)
-    bodies: dict[TopicPartitionId, dict[str, Any]] = {}
+    bodies: dict[TopicPartitionId, acknowledged.PartitionData] = {}
     for topic in request.topics:
         for partition in topic.partitions:
             answer = reader.acknowledge(
                 topic.topic_id, int(partition.partition_index), partition.acknowledgement_batches
             )
-            bodies[(topic.topic_id, answer.index)] = {
-                "partition_index": answer.index,
-                "error_code": answer.ack_error or ErrorCode.none,
-                "error_message": None,
-                "current_leader": {"leader_id": answer.leader[0], "leader_epoch": answer.leader[1]},
-            }
+            bodies[(topic.topic_id, answer.index)] = acknowledged.PartitionData(
+                partition_index=answer.index,
+                error_code=answer.ack_error or ErrorCode.none,
+                error_message=None,
+                current_leader=acknowledged.LeaderIdAndEpoch(
+                    leader_id=answer.leader[0], leader_epoch=answer.leader[1]
+                ),
+            )
     if epoch == -1:
         share.close_session(group_id, member_id)
     else:
         session.next_epoch = next_session_epoch(epoch)
     await reader.persist()
-    return {**_top_level(ErrorCode.none, reader.lock_ms), "responses": _by_topic(bodies)}
+    return _acknowledge_answer(ErrorCode.none, reader.lock_ms, answers=bodies)
 
 
 APIS: dict[int, tuple[int, int, Handler]] = {
