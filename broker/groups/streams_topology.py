@@ -9,7 +9,7 @@ widest input. `plan_topology` does the arithmetic; it is pure, the coordinator b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,16 +178,6 @@ def plan_topology(topology: StreamsTopology, partitions_of: Callable[[str], int 
         plan.statuses.append((MISSING_INTERNAL_TOPICS, f"Internal topics are missing: {', '.join(missing)}"))
         plan.task_counts.clear()
     return plan
-
-
-def tasks_by_subtopology(
-    tasks: Sequence[tuple[str, int]] | frozenset[tuple[str, int]],
-) -> list[dict[str, Any]]:
-    """Tasks as the wire lists them: [{subtopology_id, partitions}], sorted."""
-    grouped: dict[str, list[int]] = {}
-    for subtopology, partition in tasks:
-        grouped.setdefault(subtopology, []).append(partition)
-    return [{"subtopology_id": s, "partitions": sorted(p)} for s, p in sorted(grouped.items())]
 
 
 def tasks_from_wire(entries: Any) -> frozenset[tuple[str, int]] | None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import datetime
 import logging
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
+from kio.schema.streams_group_describe.v0 import response as describe
 from kio.schema.streams_group_heartbeat.v0 import response as heartbeat
 
 from broker.auth.authorizer import Operation, ResourceType
@@ -22,7 +24,6 @@ from broker.groups.streams_topology import (
     StreamsTopology,
     TopologyPlan,
     plan_topology,
-    tasks_by_subtopology,
     tasks_from_wire,
     topology_from_request,
     topology_is_valid,
@@ -69,16 +70,16 @@ async def _plan(ctx: RequestContext, topology: StreamsTopology) -> TopologyPlan:
     return plan_topology(topology, lambda name: _partitions_of(ctx, name))
 
 
-def _wire_tasks(tasks: frozenset[tuple[str, int]]) -> list[dict[str, Any]]:
-    return tasks_by_subtopology(sorted(tasks))
+_TaskIds = TypeVar("_TaskIds", heartbeat.TaskIds, describe.TaskIds)
 
 
-def _heartbeat_tasks(tasks: frozenset[tuple[str, int]]) -> tuple[heartbeat.TaskIds, ...]:
+def _task_ids(task_ids: type[_TaskIds], tasks: frozenset[tuple[str, int]]) -> tuple[_TaskIds, ...]:
+    """Tasks as the wire lists them: one entry per subtopology with its sorted partitions."""
     grouped: dict[str, list[int]] = {}
     for subtopology, partition in tasks:
         grouped.setdefault(subtopology, []).append(partition)
     return tuple(
-        heartbeat.TaskIds(subtopology_id=subtopology, partitions=tuple(sorted(partitions)))
+        task_ids(subtopology_id=subtopology, partitions=tuple(sorted(partitions)))
         for subtopology, partitions in sorted(grouped.items())
     )
 
@@ -173,8 +174,8 @@ async def streams_group_heartbeat(
             heartbeat.Status(status_code=code, status_detail=detail) for code, detail in result.statuses
         )
         or None,
-        active_tasks=_heartbeat_tasks(tasks.active) if tasks is not None else None,
-        standby_tasks=_heartbeat_tasks(tasks.standby) if tasks is not None else None,
+        active_tasks=_task_ids(heartbeat.TaskIds, tasks.active) if tasks is not None else None,
+        standby_tasks=_task_ids(heartbeat.TaskIds, tasks.standby) if tasks is not None else None,
         warmup_tasks=() if tasks is not None else None,
         endpoint_information_epoch=result.endpoint_epoch,
         partitions_by_user_endpoint=_endpoints(ctx, streams_groups, request.group_id, result.endpoints),
@@ -217,105 +218,108 @@ def _endpoints(
     )
 
 
-async def streams_group_describe(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def streams_group_describe(ctx: RequestContext, request: Any) -> describe.StreamsGroupDescribeResponse:
     streams_groups = _streams_groups(ctx)
     described = []
     for group_id in request.group_ids:
-        entry: dict[str, Any] = {
-            "error_code": ErrorCode.none,
-            "error_message": None,
-            "group_id": group_id,
-            "group_state": "",
-            "group_epoch": 0,
-            "assignment_epoch": 0,
-            "topology": None,
-            "members": [],
-            "authorized_operations": -2147483648,
-        }
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
-            described.append({**entry, "error_code": ErrorCode.group_authorization_failed})
+            described.append(_undescribed(group_id, ErrorCode.group_authorization_failed))
             continue
         unavailable, group = streams_groups.describe(group_id) if streams_groups is not None else (None, None)
         if unavailable is not None:
-            described.append({**entry, "error_code": unavailable})
+            described.append(_undescribed(group_id, ErrorCode(unavailable)))
             continue
         if group is None:
             described.append(
-                {
-                    **entry,
-                    "error_code": ErrorCode.group_id_not_found,
-                    "error_message": f"Group {group_id} not found.",
-                }
+                _undescribed(group_id, ErrorCode.group_id_not_found, f"Group {group_id} not found.")
             )
             continue
         described.append(
-            {
-                **entry,
-                "group_state": group.state,
-                "group_epoch": group.group_epoch,
-                "assignment_epoch": group.assignment_epoch,
-                "topology": _wire_topology(group.topology) if group.topology is not None else None,
-                "members": [_wire_member(group, member) for member in group.members.values()],
-            }
+            describe.DescribedGroup(
+                error_code=ErrorCode.none,
+                group_id=group_id,
+                group_state=group.state,
+                group_epoch=group.group_epoch,
+                assignment_epoch=group.assignment_epoch,
+                topology=_wire_topology(group.topology) if group.topology is not None else None,
+                members=tuple(_wire_member(group, member) for member in group.members.values()),
+            )
         )
-    return {"throttle_time": 0, "groups": described}
+    return describe.StreamsGroupDescribeResponse(throttle_time=NOT_THROTTLED, groups=tuple(described))
 
 
-def _wire_topology(topology: StreamsTopology) -> dict[str, Any]:
-    def topic_info(topic: Any) -> dict[str, Any]:
-        return {
-            "name": topic.name,
-            "partitions": topic.partitions,
-            "replication_factor": topic.replication_factor,
-            "topic_configs": [{"key": k, "value": v} for k, v in topic.configs],
-        }
+def _undescribed(group_id: str, error: ErrorCode, message: str | None = None) -> describe.DescribedGroup:
+    return describe.DescribedGroup(
+        error_code=error,
+        error_message=message,
+        group_id=group_id,
+        group_state="",
+        group_epoch=0,
+        assignment_epoch=0,
+        topology=None,
+        members=(),
+    )
 
-    return {
-        "epoch": topology.epoch,
-        "subtopologies": [
-            {
-                "subtopology_id": sub.subtopology_id,
-                "source_topics": list(sub.source_topics),
-                "repartition_sink_topics": list(sub.repartition_sink_topics),
-                "state_changelog_topics": [topic_info(t) for t in sub.state_changelog_topics],
-                "repartition_source_topics": [topic_info(t) for t in sub.repartition_source_topics],
-            }
+
+def _key_values(pairs: Iterable[tuple[str, str]]) -> tuple[describe.KeyValue, ...]:
+    return tuple(describe.KeyValue(key=key, value=value) for key, value in pairs)
+
+
+def _wire_topology(topology: StreamsTopology) -> describe.Topology:
+    def topic_info(topic: Any) -> describe.TopicInfo:
+        return describe.TopicInfo(
+            name=topic.name,
+            partitions=topic.partitions,
+            replication_factor=topic.replication_factor,
+            topic_configs=_key_values(topic.configs),
+        )
+
+    return describe.Topology(
+        epoch=topology.epoch,
+        subtopologies=tuple(
+            describe.Subtopology(
+                subtopology_id=sub.subtopology_id,
+                source_topics=tuple(sub.source_topics),
+                repartition_sink_topics=tuple(sub.repartition_sink_topics),
+                state_changelog_topics=tuple(topic_info(t) for t in sub.state_changelog_topics),
+                repartition_source_topics=tuple(topic_info(t) for t in sub.repartition_source_topics),
+            )
             for sub in topology.subtopologies
-        ],
-    }
+        ),
+    )
 
 
-def _wire_member(group: Any, member: Any) -> dict[str, Any]:
+def _wire_member(group: Any, member: Any) -> describe.Member:
     target = group.target.get(member.member_id, MemberTasks())
 
-    def assignment(tasks: MemberTasks) -> dict[str, Any]:
-        return {
-            "active_tasks": _wire_tasks(tasks.active),
-            "standby_tasks": _wire_tasks(tasks.standby),
-            "warmup_tasks": [],
-        }
+    def assignment(tasks: MemberTasks) -> describe.Assignment:
+        return describe.Assignment(
+            active_tasks=_task_ids(describe.TaskIds, tasks.active),
+            standby_tasks=_task_ids(describe.TaskIds, tasks.standby),
+            warmup_tasks=(),
+        )
 
-    return {
-        "member_id": member.member_id,
-        "member_epoch": member.member_epoch,
-        "instance_id": member.instance_id,
-        "rack_id": member.rack_id,
-        "client_id": member.client_id,
-        "client_host": member.client_host,
-        "topology_epoch": member.topology_epoch,
-        "process_id": member.process_id,
-        "user_endpoint": (
-            {"host": member.user_endpoint[0], "port": member.user_endpoint[1]}
+    return describe.Member(
+        member_id=member.member_id,
+        member_epoch=member.member_epoch,
+        instance_id=member.instance_id,
+        rack_id=member.rack_id,
+        client_id=member.client_id,
+        client_host=member.client_host,
+        topology_epoch=member.topology_epoch,
+        process_id=member.process_id,
+        user_endpoint=(
+            describe.Endpoint(host=member.user_endpoint[0], port=member.user_endpoint[1])
             if member.user_endpoint
             else None
         ),
-        "client_tags": [{"key": k, "value": v} for k, v in sorted(member.client_tags.items())],
-        "task_offsets": [],
-        "task_end_offsets": [],
-        "assignment": assignment(member.assigned),
-        "target_assignment": assignment(target),
-        "is_classic": False,
-    }
+        client_tags=_key_values(sorted(member.client_tags.items())),
+        task_offsets=(),
+        task_end_offsets=(),
+        assignment=assignment(member.assigned),
+        target_assignment=assignment(target),
+        is_classic=False,
+    )
 
 
 # Not in the API table until a Kafka Streams application runs on them against this broker (issue #32):

@@ -4,9 +4,11 @@ commits, and the topology's plan (tasks, internal topics, statuses)."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 from kio.schema.errors import ErrorCode
+from kio.schema.streams_group_describe.v0.request import StreamsGroupDescribeRequest
 
 from broker.groups.consumer_groups import ConsumerGroups
 from broker.groups.coordinator import GroupCoordinator, PartitionOffset
@@ -25,8 +27,12 @@ from broker.groups.streams_topology import (
     TopologyPlan,
     plan_topology,
 )
+from broker.handlers.streams_groups import streams_group_describe
+from broker.protocol.frames import encode_response
+from broker.protocol.responses import build_response
 from tests.fixtures.coordinators import lead_every_partition
 from tests.unit.broker.groups.conftest import TEST_CONFIG, ManualClock, MemoryOffsetsLog
+from tests.unit.broker.groups.helpers import request_context
 
 CHANGELOG = InternalTopic("app-store-changelog", 0, -1, (("cleanup.policy", "compact"),))
 TOPOLOGY = StreamsTopology(
@@ -190,3 +196,37 @@ async def test_a_streams_group_with_committed_offsets_is_listed_once_as_a_stream
     assert (error, [(g.group_id, g.group_type) for g in listed]) == (ErrorCode.none, [("app", "streams")])
     assert coordinator.list_groups(types_filter=["classic"])[1] == []
     assert coordinator.list_groups(states_filter=["Empty"])[1] == []
+
+
+async def test_streams_group_describe_answers_the_topology_and_each_members_tasks(
+    offsets_log: MemoryOffsetsLog, clock: ManualClock
+) -> None:
+    coordinator = GroupCoordinator(offsets_log, TEST_CONFIG, clock)
+    streams = StreamsGroups(coordinator, StreamsGroupConfig(initial_rebalance_delay_ms=DELAY_MS))
+    await lead_every_partition(coordinator)
+    joined = beat(streams, "a", 0)
+    await clock.advance(DELAY_MS)
+    beat(streams, "a", joined.member_epoch)
+    broker = SimpleNamespace(groups=coordinator, authorizer=None)
+    request = StreamsGroupDescribeRequest(group_ids=("app", "nobody"), include_authorized_operations=False)
+    answer = await streams_group_describe(request_context(broker, 89, 0), request)
+
+    assert encode_response(89, 0, 1, build_response(89, 0, answer))
+    app, nobody = answer.groups
+    assert (app.error_code, app.group_id) == (ErrorCode.none, "app")
+    assert app.topology is not None
+    assert app.topology.subtopologies is not None
+    (subtopology,) = app.topology.subtopologies
+    assert subtopology.source_topics == ("input",)
+    assert [
+        (t.name, [(kv.key, kv.value) for kv in t.topic_configs]) for t in subtopology.state_changelog_topics
+    ] == [("app-store-changelog", [("cleanup.policy", "compact")])]
+    (member,) = app.members
+    assert (member.member_id, member.process_id, member.client_id) == ("a", "process-a", "a")
+    assert [(t.subtopology_id, t.partitions) for t in member.assignment.active_tasks] == [("0", (0, 1, 2, 3))]
+    assert member.target_assignment == member.assignment
+    assert (nobody.error_code, nobody.error_message, nobody.members) == (
+        ErrorCode.group_id_not_found,
+        "Group nobody not found.",
+        (),
+    )

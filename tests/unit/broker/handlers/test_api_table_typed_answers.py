@@ -18,7 +18,7 @@ from broker.handlers.api_table import registry
 from broker.protocol.frames import FramedResponse
 
 # Handlers that still answer with dict trees (converted one module at a time): lower it as they go.
-DICT_ANSWERS_CEILING = 3
+DICT_ANSWERS_CEILING = 2
 
 
 def _answer_types(handler: Any) -> tuple[Any, ...]:
