@@ -343,7 +343,9 @@ def _with_leader_hints(ctx: RequestContext, body: dict[str, Any]) -> None:
 _LEADER_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})
 
 
-async def handle_fetch(ctx: RequestContext, request: Any) -> dict[str, Any] | FramedResponse:
+# Fetch answers are framed by hand (`encode_fetch_response`), not built as kio entities: per partition of a
+# 100-partition v17 answer, 1.7 µs against 8.8 µs for kio's entities and writer (bench/hand_framed_answers.py).
+async def handle_fetch(ctx: RequestContext, request: Any) -> FramedResponse:
     replica_id = _replica_id(ctx, request)
     if replica_id >= 0 and not ctx.allowed(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
         # Only brokers fetch as replicas: a follower's Fetch reads past the high watermark and
