@@ -337,7 +337,7 @@ def _with_leader_hints(ctx: RequestContext, body: dict[str, Any]) -> None:
             if leader >= 0:
                 leaders.add(leader)
     if leaders:
-        body["node_endpoints"] = [node for node in broker_entries(ctx) if node["node_id"] in leaders]
+        body["node_endpoints"] = [node._asdict() for node in broker_entries(ctx) if node.node_id in leaders]
 
 
 _LEADER_HINT_ERRORS = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})

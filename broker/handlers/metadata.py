@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import struct
-from typing import Any
+import uuid
+from types import ModuleType
+from typing import Any, NamedTuple
 
 from kio.schema.describe_cluster.v2.response import DescribeClusterBroker, DescribeClusterResponse
 from kio.schema.errors import ErrorCode
+from kio.schema.metadata.v10 import response as with_cluster_operations
+from kio.schema.metadata.v13 import response as newest
+from kio.schema.types import BrokerId
 
 from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
@@ -23,11 +28,29 @@ OPERATIONS_OMITTED = -(2**31)
 # ALTER_CONFIGS): without ACLs everybody may do everything.
 ALL_TOPIC_OPERATIONS = sum(1 << bit for bit in (3, 4, 5, 6, 7, 8, 10, 11))
 ALL_CLUSTER_OPERATIONS = sum(1 << bit for bit in (4, 5, 7, 8, 9, 10, 11, 12))
+# Metadata v11 dropped the cluster's authorized operations (v8-10 have them) and v13 added a top-level error:
+# answers are v13's entities from v11, v10's before, each rebuilt for older versions by `build_response`.
+_WITHOUT_CLUSTER_OPERATIONS_FROM = 11
+MetadataAnswer = newest.MetadataResponse | with_cluster_operations.MetadataResponse
+TopicAnswer = newest.MetadataResponseTopic | with_cluster_operations.MetadataResponseTopic
 
 
-def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
+def _schema(api_version: int) -> ModuleType:
+    return newest if api_version >= _WITHOUT_CLUSTER_OPERATIONS_FROM else with_cluster_operations
+
+
+class BrokerEndpoint(NamedTuple):
+    """A live broker as this listener's clients reach it (Metadata, DescribeCluster, Fetch's leader hints)."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+def broker_entries(ctx: RequestContext) -> list[BrokerEndpoint]:
     host, port = ctx.broker.advertised_endpoint(ctx.listener_name)
-    local = {"node_id": ctx.broker.node_id, "host": host, "port": port, "rack": _own_rack(ctx)}
+    local = BrokerEndpoint(ctx.broker.node_id, host, port, _own_rack(ctx))
     partitions = ctx.broker.partitions
     # Only unfenced brokers, this one included, as in Kafka: a broker that serves before the controller
     # has unfenced it must not make a client (or the control plane) count it as available yet.
@@ -38,12 +61,9 @@ def broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
             continue
         endpoint = partitions.endpoint(broker.broker_id, ctx.listener_name)
         if endpoint is not None:
-            entries[broker.broker_id] = {
-                "node_id": broker.broker_id,
-                "host": endpoint.host,
-                "port": endpoint.port,
-                "rack": broker.rack,
-            }
+            entries[broker.broker_id] = BrokerEndpoint(
+                broker.broker_id, endpoint.host, endpoint.port, broker.rack
+            )
     return [entries[node] for node in sorted(entries)]
 
 
@@ -51,45 +71,80 @@ def _own_rack(ctx: RequestContext) -> str | None:
     return ctx.broker.config.get_str("broker.rack") or None
 
 
-def partition_entry(state: PartitionState) -> dict[str, Any]:
-    """A partition as Metadata (and DescribeTopicPartitions) describes it."""
-    return {
-        "error_code": state.error,
-        "partition_index": state.index,
-        "leader_id": state.leader,
-        "leader_epoch": state.leader_epoch,
-        "replica_nodes": list(state.replicas),
-        "isr_nodes": list(state.isr),
-        "offline_replicas": list(state.offline_replicas),
-    }
+def partition_entry(api_version: int, state: PartitionState) -> Any:
+    """A partition as Metadata describes it, as the entity of `api_version`'s schema (`_schema`)."""
+    return _schema(api_version).MetadataResponsePartition(
+        error_code=state.error,
+        partition_index=state.index,
+        leader_id=BrokerId(state.leader),
+        leader_epoch=state.leader_epoch,
+        replica_nodes=state.replicas,
+        isr_nodes=state.isr,
+        offline_replicas=state.offline_replicas,
+    )
 
 
 def topic_entry_without_partitions(
     ctx: RequestContext, topic: TopicRecord, include_operations: bool
-) -> dict[str, Any]:
-    return {
-        "error_code": ErrorCode.none,
-        "name": topic.name,
-        "topic_id": topic.topic_id,
-        "is_internal": topic.internal,
-        "partitions": [],
-        "topic_authorized_operations": (
+) -> TopicAnswer:
+    return _schema(ctx.api_version).MetadataResponseTopic(  # type: ignore[no-any-return]
+        error_code=ErrorCode.none,
+        name=topic.name,
+        topic_id=topic.topic_id,
+        is_internal=topic.internal,
+        partitions=(),
+        topic_authorized_operations=(
             ctx.authorized_operations(ResourceType.TOPIC, topic.name, ALL_TOPIC_OPERATIONS)
             if include_operations
             else OPERATIONS_OMITTED
         ),
-    }
+    )
 
 
-def error_entry(name: str | None, topic_id: Any, error: ErrorCode) -> dict[str, Any]:
-    return {
-        "error_code": error,
-        "name": name,
-        "topic_id": topic_id,
-        "is_internal": False,
-        "partitions": [],
-        "topic_authorized_operations": OPERATIONS_OMITTED,
-    }
+def error_entry(
+    api_version: int, name: str | None, topic_id: uuid.UUID | None, error: ErrorCode
+) -> TopicAnswer:
+    return _schema(api_version).MetadataResponseTopic(  # type: ignore[no-any-return]
+        error_code=error,
+        name=name,
+        topic_id=topic_id,
+        is_internal=False,
+        partitions=(),
+        topic_authorized_operations=OPERATIONS_OMITTED,
+    )
+
+
+def metadata_answer(
+    api_version: int,
+    brokers: list[BrokerEndpoint],
+    cluster_id: str | None,
+    controller_id: int,
+    cluster_operations: int,
+    topics: tuple[TopicAnswer, ...],
+) -> MetadataAnswer:
+    """The whole answer (the handler's has no topics: their encoded entries are spliced in, `_splice_topics`)."""
+    schema = _schema(api_version)
+    wire_brokers = tuple(
+        schema.MetadataResponseBroker(node_id=BrokerId(b.node_id), host=b.host, port=b.port, rack=b.rack)
+        for b in brokers
+    )
+    if schema is newest:
+        return newest.MetadataResponse(
+            throttle_time=NOT_THROTTLED,
+            brokers=wire_brokers,
+            cluster_id=cluster_id,
+            controller_id=BrokerId(controller_id),
+            topics=topics,  # type: ignore[arg-type]
+            error_code=ErrorCode.none,
+        )
+    return with_cluster_operations.MetadataResponse(
+        throttle_time=NOT_THROTTLED,
+        brokers=wire_brokers,
+        cluster_id=cluster_id,
+        controller_id=BrokerId(controller_id),
+        topics=topics,  # type: ignore[arg-type]
+        cluster_authorized_operations=cluster_operations,
+    )
 
 
 class TopicEntryCache:
@@ -147,13 +202,13 @@ def _array_length(api_version: int, count: int) -> bytes:
     return bytes(out)
 
 
-def _encode(api_version: int, body: dict[str, Any]) -> bytes:
-    return encode_body(3, api_version, build_response(3, api_version, body))
+def _encode(api_version: int, answer: MetadataAnswer) -> bytes:
+    return encode_body(3, api_version, build_response(3, api_version, answer))
 
 
-def _splice_topics(api_version: int, body: dict[str, Any], topics: list[bytes]) -> bytes:
-    """The encoded response `body` (its own "topics" ignored) carrying the encoded `topics`."""
-    empty = _encode(api_version, {**body, "topics": []})
+def _splice_topics(api_version: int, answer: MetadataAnswer, topics: list[bytes]) -> bytes:
+    """The encoded `answer` (without topics of its own) carrying the encoded `topics`."""
+    empty = _encode(api_version, answer)
     length, tail = _topics_array_layout(api_version)
     head_end = len(empty) - tail - length
     return b"".join(
@@ -161,23 +216,20 @@ def _splice_topics(api_version: int, body: dict[str, Any], topics: list[bytes]) 
     )
 
 
-def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: dict[str, Any]) -> bytes:
+def _encoded_topic(cache: TopicEntryCache, api_version: int, entry: TopicAnswer) -> bytes:
     """One topic entry as it appears inside a Metadata response's topics array."""
-    bare = {
-        "throttle_time": 0,
-        "brokers": [],
-        "cluster_id": None,
-        "controller_id": -1,
-        "cluster_authorized_operations": OPERATIONS_OMITTED,
-        "error_code": ErrorCode.none,
-    }
     empty = cache.empty.get(api_version)
     if empty is None:
-        empty = cache.empty[api_version] = _encode(api_version, {**bare, "topics": []})
-    one = _encode(api_version, {**bare, "topics": [entry]})
+        empty = cache.empty[api_version] = _encode(api_version, _bare(api_version, ()))
+    one = _encode(api_version, _bare(api_version, (entry,)))
     _, tail = _topics_array_layout(api_version)
     start = len(empty) - tail  # the one-element array's length takes as many bytes as the empty one's
     return one[start : len(one) - tail]
+
+
+def _bare(api_version: int, topics: tuple[TopicAnswer, ...]) -> MetadataAnswer:
+    """A response of nothing but `topics`: what a topic entry is cut out of."""
+    return metadata_answer(api_version, [], None, -1, OPERATIONS_OMITTED, topics)
 
 
 def _encoded_partition(api_version: int, state: PartitionState) -> bytes:
@@ -331,15 +383,15 @@ async def handle_metadata(ctx: RequestContext, request: Any) -> FramedResponse:
             else:
                 entries = state.response_caches.get(TopicEntryCache, TopicEntryCache)
                 topics.append(_encoded_topic(entries, ctx.api_version, found))
-    body = {
-        "throttle_time": 0,
-        "brokers": broker_entries(ctx),
-        "cluster_id": state.cluster_id,
-        "controller_id": state.node_id,
-        "cluster_authorized_operations": _cluster_operations(ctx, include_cluster_operations),
-        "error_code": ErrorCode.none,
-    }
-    encoded = _splice_topics(ctx.api_version, body, topics)
+    answer = metadata_answer(
+        ctx.api_version,
+        broker_entries(ctx),
+        state.cluster_id,
+        state.node_id,
+        _cluster_operations(ctx, include_cluster_operations),
+        (),
+    )
+    encoded = _splice_topics(ctx.api_version, answer, topics)
     # Auto-creation bumps the version: such an answer is cached under the new version only.
     cache.put(state.metadata.version, key, encoded)
     return frame_body(3, ctx.api_version, ctx.correlation_id, encoded)
@@ -354,45 +406,45 @@ def _cluster_operations(ctx: RequestContext, include_operations: bool) -> int:
     return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME, ALL_CLUSTER_OPERATIONS)
 
 
-async def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool) -> TopicRecord | dict[str, Any]:
+async def _lookup(ctx: RequestContext, wanted: Any, allow_auto_create: bool) -> TopicRecord | TopicAnswer:
     """The topic to describe, or the error entry answering for it."""
     state = ctx.broker
     name = wanted.name
     topic_id = getattr(wanted, "topic_id", None)
     if name is None:
         if topic_id is None:
-            return error_entry(None, None, ErrorCode.invalid_request)
+            return error_entry(ctx.api_version, None, None, ErrorCode.invalid_request)
         topic = state.metadata.get_by_id(topic_id)
         if topic is None:
-            return error_entry(None, topic_id, ErrorCode.unknown_topic_id)
+            return error_entry(ctx.api_version, None, topic_id, ErrorCode.unknown_topic_id)
         if not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, topic.name):
-            return error_entry(None, topic_id, ErrorCode.topic_authorization_failed)
+            return error_entry(ctx.api_version, None, topic_id, ErrorCode.topic_authorization_failed)
         return topic
     topic = state.metadata.get(name)
     describable = ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, name)
     if topic is not None:
         if not describable:
-            return error_entry(name, None, ErrorCode.topic_authorization_failed)
+            return error_entry(ctx.api_version, name, None, ErrorCode.topic_authorization_failed)
         return topic
     if topic_name_problem(name):
-        return error_entry(name, None, ErrorCode.invalid_topic_exception)
+        return error_entry(ctx.api_version, name, None, ErrorCode.invalid_topic_exception)
     # Kafka: creating needs CREATE on the cluster or the topic; otherwise the client is told
     # it is not authorized rather than that the topic does not exist.
     may_create = ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) or ctx.allowed(
         Operation.CREATE, ResourceType.TOPIC, name
     )
     if allow_auto_create and state.config.auto_create_topics_enable and not may_create:
-        return error_entry(name, None, ErrorCode.topic_authorization_failed)
+        return error_entry(ctx.api_version, name, None, ErrorCode.topic_authorization_failed)
     if not describable:
-        return error_entry(name, None, ErrorCode.topic_authorization_failed)
+        return error_entry(ctx.api_version, name, None, ErrorCode.topic_authorization_failed)
     if allow_auto_create:
         try:
             created = await state.topics.auto_create_topic(name)
         except TopicError as exc:
-            return error_entry(name, None, exc.error_code)
+            return error_entry(ctx.api_version, name, None, exc.error_code)
         if created is not None:
             return created
-    return error_entry(name, None, ErrorCode.unknown_topic_or_partition)
+    return error_entry(ctx.api_version, name, None, ErrorCode.unknown_topic_or_partition)
 
 
 BROKER_ENDPOINT = 1
@@ -419,7 +471,7 @@ async def handle_describe_cluster(ctx: RequestContext, request: Any) -> Describe
     # authorized operations need DESCRIBE on the cluster (see _cluster_operations).
     brokers = [
         DescribeClusterBroker(
-            broker_id=b["node_id"], host=b["host"], port=b["port"], rack=b["rack"], is_fenced=False
+            broker_id=BrokerId(b.node_id), host=b.host, port=b.port, rack=b.rack, is_fenced=False
         )
         for b in broker_entries(ctx)
     ]

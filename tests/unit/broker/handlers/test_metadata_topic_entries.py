@@ -3,6 +3,7 @@ encodes for the whole response, in every version the broker serves."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -11,11 +12,14 @@ from kio.schema.errors import ErrorCode
 
 from broker.handlers.metadata import (
     APIS,
+    BrokerEndpoint,
     TopicEntryCache,
     _encode,
     _encoded_partition,
     _encoded_topic,
     _splice_topics,
+    error_entry,
+    metadata_answer,
     partition_entry,
 )
 from broker.partitions.manager import PartitionState
@@ -23,45 +27,31 @@ from broker.partitions.manager import PartitionState
 LOWEST, HIGHEST, _ = APIS[3]
 
 
-def topic(name: str, partitions: int) -> dict[str, Any]:
-    return {
-        "error_code": 0,
-        "name": name,
-        "topic_id": uuid.uuid4(),
-        "is_internal": False,
-        "partitions": [
-            {
-                "error_code": 0,
-                "partition_index": index,
-                "leader_id": index % 3,
-                "leader_epoch": 7,
-                "replica_nodes": [0, 1, 2],
-                "isr_nodes": [0, 1],
-                "offline_replicas": [2],
-            }
+def topic(version: int, name: str, partitions: int) -> Any:
+    entry = error_entry(version, name, uuid.uuid4(), ErrorCode.none)
+    return dataclasses.replace(
+        entry,
+        topic_authorized_operations=3576,
+        partitions=tuple(
+            partition_entry(
+                version, PartitionState(index, ErrorCode.none, index % 3, 7, (0, 1, 2), (0, 1), (2,))
+            )
             for index in range(partitions)
-        ],
-        "topic_authorized_operations": 3576,
-    }
+        ),
+    )
 
 
-BODY = {
-    "throttle_time": 5,
-    "brokers": [{"node_id": 1, "host": "broker-1", "port": 9092, "rack": "a"}],
-    "cluster_id": "cluster",
-    "controller_id": 1,
-    "cluster_authorized_operations": 3968,
-    "error_code": 0,
-}
+def body(version: int) -> Any:
+    return metadata_answer(version, [BrokerEndpoint(1, "broker-1", 9092, "a")], "cluster", 1, 3968, ())
 
 
 @pytest.mark.parametrize("version", range(LOWEST, HIGHEST + 1))
 @pytest.mark.parametrize("count", [0, 1, 2, 130])  # 130 entries: a two-byte compact array length
 def test_spliced_response_equals_the_whole_encoding(version: int, count: int) -> None:
-    topics = [topic(f"t{i}", 300 if i == 0 else i % 4) for i in range(count)]
+    topics = [topic(version, f"t{i}", 300 if i == 0 else i % 4) for i in range(count)]
     cache = TopicEntryCache()
-    spliced = _splice_topics(version, BODY, [_encoded_topic(cache, version, t) for t in topics])
-    assert spliced == _encode(version, {**BODY, "topics": topics})
+    spliced = _splice_topics(version, body(version), [_encoded_topic(cache, version, t) for t in topics])
+    assert spliced == _encode(version, dataclasses.replace(body(version), topics=tuple(topics)))
 
 
 def test_a_cached_entry_is_used_only_under_the_same_stamp() -> None:
@@ -84,8 +74,12 @@ def test_partition_entries_encoded_by_hand_are_what_kio_encodes(version: int) ->
     """A topic entry's partitions are encoded without kio (a 10,000-partition topic re-encodes only the
     partitions that changed): byte for byte kio's encoding, in every version."""
     cache = TopicEntryCache()
-    bare = topic("t", 0)
-    whole = _encoded_topic(cache, version, {**bare, "partitions": [partition_entry(s) for s in STATES]})
+    bare = topic(version, "t", 0)
+    whole = _encoded_topic(
+        cache,
+        version,
+        dataclasses.replace(bare, partitions=tuple(partition_entry(version, s) for s in STATES)),
+    )
     empty = _encoded_topic(cache, version, bare)
     hand = [_encoded_partition(version, state) for state in STATES]
     tail = (4 if version >= 8 else 0) + (1 if version >= 9 else 0)
