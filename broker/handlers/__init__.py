@@ -3,10 +3,9 @@
 Every handler module defines ``APIS: dict[int, tuple[int, int, Handler]]`` mapping an api key to
 (min version, max version, handler); `broker.handlers.api_table` lists the modules and builds the
 table the dispatcher serves and ApiVersions advertises. A handler receives the RequestContext and
-the decoded kio request entity and returns the response body as a dict tree keyed by kio's field names
-(a nested value may be a kio entity of the exact class), or None when no response must be sent
-(Produce with acks=0). `broker.protocol.responses` checks the tree against the version's schema: a
-field no version has, a value of the wrong type or a required field left out raises
-ResponseShapeError (fields of other versions are dropped). Hot paths may instead return a
-``broker.protocol.frames.FramedResponse`` they encoded themselves (Fetch does).
+the decoded kio request entity and returns its answer as a kio response entity, built for the newest
+version it serves (`broker.protocol.responses.build_response` rebuilds it for the version asked), or None
+when no response must be sent (Produce with acks=0). Fetch and Metadata return a
+``broker.protocol.frames.FramedResponse`` they encoded themselves (measured reasons:
+tests/unit/broker/handlers/test_api_table_typed_answers.py's HAND_FRAMED).
 """

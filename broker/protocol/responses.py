@@ -2,20 +2,21 @@
 
 Handlers answer with a kio response entity, built with keyword arguments for the newest version
 they serve (a misspelt or missing field is a TypeError where the answer is built, visible to a type
-checker), or — until every handler is converted — with a dict tree keyed by kio's snake_case field
-names. An entity of the requested version passes through untouched (the hot path: current clients
-ask for the newest version); an entity of another version of the same api is read field by field
-(nested entities too) and rebuilt as the requested version under the same rules as a dict tree.
+checker); `build_response` refuses anything else. An entity of the requested version passes through
+untouched (the hot path: current clients ask for the newest version); an entity of another version of
+the same api is read field by field (nested entities too) and rebuilt as the requested version.
+`build_entity` also builds an entity from a dict tree keyed by kio's snake_case field names, under the
+rules below: that is how tests and the conformance corpus write requests once for every version.
 Fields that only OLDER versions have (Produce's and Fetch's topic names before topic ids, FindCoordinator's
 single coordinator before v4, ...) are given by building the entity of a version that has them: the
 conversion works from any version to any other. This module turns an answer into the entity class
 of one api version, strictly:
 
 - a key that is a field of the same entity in *another* version of the api is dropped: that is
-  versioning (a handler answers every version it serves from one tree);
+  versioning (one tree serves every version);
 - a key that is a field of no version is a `ResponseShapeError` (a misspelling such as
   ``error_cod`` must never go out as the default — success);
-- a field without a schema default that the handler did not give is a `ResponseShapeError`
+- a field without a schema default that the tree does not give is a `ResponseShapeError`
   (``error_code`` left out must never go out as 0), except ``throttle_time``, which the
   dispatcher owns and which defaults to "not throttled";
 - a value of the wrong type is a `ResponseShapeError` (a string where an int goes, an int where
@@ -423,6 +424,10 @@ def build_entity(entity_type: type[Entity], body: dict[str, Any] | Entity) -> En
     raise _wrong(_where(entity_type, ()), f"dict or {entity_type.__name__}", body)
 
 
-def build_response(api_key: int, api_version: int, body: dict[str, Any] | Entity) -> Entity:
-    """The kio response entity for `api_key`/`api_version` holding `body`."""
-    return build_entity(response_class(api_key, api_version), body)
+def build_response(api_key: int, api_version: int, answer: Entity) -> Entity:
+    """A handler's answer as the kio response entity of `api_key`/`api_version`: passed through when it is
+    that version's, rebuilt from another version's. Handlers answer entities; a dict is a `ResponseShapeError`."""
+    entity_type = response_class(api_key, api_version)
+    if isinstance(answer, dict):
+        raise ResponseShapeError(f"{_where(entity_type, ())}: a handler answered a dict, not a kio entity")
+    return build_entity(entity_type, answer)

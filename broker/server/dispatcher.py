@@ -120,10 +120,6 @@ async def dispatch(
 
 def _with_throttle_time(result: Any, throttle_ms: int) -> Any:
     """The answer telling the client how long it is throttled, where its response has that field."""
-    if isinstance(result, dict):
-        if "throttle_time" in result:
-            result["throttle_time"] = throttle_ms
-        return result
     if dataclasses.is_dataclass(result) and "throttle_time" in field_shapes(type(result)):
         return dataclasses.replace(result, throttle_time=datetime.timedelta(milliseconds=throttle_ms))
     return result

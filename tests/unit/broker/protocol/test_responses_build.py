@@ -7,8 +7,18 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader
 
 from broker.protocol.frames import encode_response
-from broker.protocol.responses import ResponseShapeError, build_response
+from broker.protocol.responses import ResponseShapeError, build_entity, build_response
 from broker.wire.schemas import response_class
+
+
+def built(api_key: int, version: int, body: dict):
+    """A response entity from a dict tree, written once for every version."""
+    return build_entity(response_class(api_key, version), body)
+
+
+def test_a_dict_answer_is_refused_by_build_response():
+    with pytest.raises(ResponseShapeError, match="a handler answered a dict, not a kio entity"):
+        build_response(2, 7, {"topics": []})
 
 
 def decode(api_key: int, version: int, frame: bytes, flexible_header: bool):
@@ -19,7 +29,7 @@ def decode(api_key: int, version: int, frame: bytes, flexible_header: bool):
 
 
 def test_it_fills_defaults_and_converts_kafka_types():
-    entity = build_response(
+    entity = built(
         0,
         9,
         {
@@ -57,10 +67,10 @@ def test_it_drops_keys_the_version_lacks():
             }
         ],
     }
-    old = build_response(3, 0, body)
+    old = built(3, 0, body)
     assert not hasattr(old, "cluster_id")
     assert not hasattr(old.topics[0].partitions[0], "leader_epoch")
-    new = build_response(3, 12, body)
+    new = built(3, 12, body)
     assert new.topics[0].partitions[0].leader_epoch == 3
     assert new.topics[0].topic_id == body["topics"][0]["topic_id"]
 
@@ -74,7 +84,7 @@ def test_every_metadata_version_round_trips_through_kio(version):
         "controller_id": 1,
         "topics": [{"error_code": 0, "name": "orders", "topic_id": None, "partitions": [partition]}],
     }
-    entity = build_response(3, version, body)
+    entity = built(3, version, body)
     frame = encode_response(3, version, 42, entity)
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
     assert int.from_bytes(frame[4:8], "big") == 42
@@ -83,7 +93,7 @@ def test_every_metadata_version_round_trips_through_kio(version):
 
 
 def test_api_versions_always_uses_response_header_v0():
-    entity = build_response(
+    entity = built(
         18, 3, {"error_code": 0, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 4}]}
     )
     frame = encode_response(18, 3, 9, entity)
@@ -100,9 +110,9 @@ def test_log_append_time_minus_one_means_none_and_a_time_means_that_time():
             ]
         }
 
-    none = build_response(0, 9, produced(-1))
+    none = built(0, 9, produced(-1))
     assert none.responses[0].partition_responses[0].log_append_time is None
-    stamped = build_response(0, 9, produced(1_700_000_000_123))
+    stamped = built(0, 9, produced(1_700_000_000_123))
     when = stamped.responses[0].partition_responses[0].log_append_time
     assert round(when.timestamp() * 1000) == 1_700_000_000_123
 
@@ -130,9 +140,9 @@ def test_every_served_response_refuses_an_empty_body_or_encodes_it_and_decodes_b
     ]
     if required:
         with pytest.raises(ResponseShapeError, match=f"{required[0]}: required and not given"):
-            build_response(api_key, version, {})
+            built(api_key, version, {})
         return
-    entity = build_response(api_key, version, {})
+    entity = built(api_key, version, {})
     frame = encode_response(api_key, version, 1, entity)
     flexible = response_class(api_key, version).__flexible__ and api_key != 18
     assert decode(api_key, version, frame[4:], flexible_header=flexible) == entity
