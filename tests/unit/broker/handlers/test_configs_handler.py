@@ -1,6 +1,6 @@
 """The config handlers on a real broker state (no sockets): dynamic defaults reach existing partition logs,
-the number of groups with configs and of client metrics subscriptions is bounded, and list operations apply to
-subscriptions."""
+the number of groups with configs and of client metrics subscriptions is bounded, list operations apply to
+subscriptions, and ListConfigResources answers each version's shape."""
 
 from __future__ import annotations
 
@@ -13,10 +13,14 @@ from kio.schema.incremental_alter_configs.v1.request import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
+from kio.schema.list_config_resources.v0.request import ListConfigResourcesRequest as ListClientMetricsRequest
+from kio.schema.list_config_resources.v1.request import ListConfigResourcesRequest
 from kio.static.primitive import i8
 
 from broker.context import RequestContext
 from broker.handlers import configs
+from broker.protocol.frames import encode_response
+from broker.protocol.responses import build_response
 from broker.telemetry import subscriptions
 from tests.unit.broker.running_state import running_state
 
@@ -130,3 +134,50 @@ def test_client_metrics_subscriptions_are_bounded(tmp_path: Path, monkeypatch: p
         assert _alter_ops(loop, state, "b", ("metrics", SET, "*")) == ErrorCode.none
         assert _alter_ops(loop, state, "c", ("metrics", SET, "*")) == ErrorCode.policy_violation
         assert _alter_ops(loop, state, "a", ("interval.ms", SET, "1000")) == ErrorCode.none
+
+
+def _context(state: object, api_key: int, api_version: int) -> RequestContext:
+    return RequestContext(
+        api_key=api_key,
+        api_version=api_version,
+        correlation_id=1,
+        client_id="test",
+        client_host="127.0.0.1",
+        client_port=1,
+        listener_name="PLAINTEXT",
+        broker=state,  # type: ignore[arg-type]
+    )
+
+
+def test_list_config_resources_answers_each_version_in_its_own_shape(tmp_path: Path) -> None:
+    """v1 lists the asked types with each resource's type; v0 (Kafka 4.0's ListClientMetricsResources) lists
+    client metrics subscriptions by name only, and both go out as kio encodes them."""
+    with running_state(tmp_path, "orders") as (loop, state):
+        listed = loop.run_until_complete(
+            configs.handle_list_config_resources(
+                _context(state, 74, 1), ListConfigResourcesRequest(resource_types=(i8(configs.TOPIC),))
+            )
+        )
+        v1 = build_response(74, 1, listed)
+        assert v1.error_code == ErrorCode.none
+        # Every topic, the internal ones included, each with its type.
+        assert [(r.resource_name, r.resource_type) for r in v1.config_resources] == [
+            (name, configs.TOPIC) for name in ("__consumer_offsets", "__transaction_state", "orders")
+        ]
+        assert encode_response(74, 1, 1, v1)
+
+        refused = loop.run_until_complete(
+            configs.handle_list_config_resources(
+                _context(state, 74, 1), ListConfigResourcesRequest(resource_types=(i8(1),))
+            )
+        )
+        assert (refused.error_code, refused.config_resources) == (ErrorCode.unsupported_version, ())
+
+        assert _alter(loop, state, CLIENT_METRICS, "every-client", "interval.ms", "60000") == ErrorCode.none
+        metrics = loop.run_until_complete(
+            configs.handle_list_config_resources(_context(state, 74, 0), ListClientMetricsRequest())
+        )
+        v0 = build_response(74, 0, metrics)
+        assert [r.resource_name for r in v0.config_resources] == ["every-client"]
+        assert not hasattr(v0.config_resources[0], "resource_type")
+        assert encode_response(74, 0, 1, v0)
