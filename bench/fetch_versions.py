@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from broker.auth.sasl import AuthSession
 from broker.context import ClientSession
-from broker.protocol.responses import build_entity
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.frames import encode_request
 from broker.wire.records.records import Record, build_batch
 from broker.wire.schemas import request_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.unit.broker.running_state import create_topic, start_node
 
 VERSIONS = (12, 13, 16, 17)
@@ -56,7 +56,7 @@ def fetch_frame(version: int, topic_id: Any, partitions: int) -> bytes:
         ],
         "forgotten_topics_data": [],
     }
-    return encode_request(build_entity(request_class(1, version), body), 1, "bench")[4:]
+    return encode_request(entity_from_tree(request_class(1, version), body), 1, "bench")[4:]
 
 
 async def measure(args: argparse.Namespace, directory: Path) -> dict[int, list[float]]:

@@ -36,9 +36,9 @@ def _frame(version: int, partitions: int, topic_id: Any) -> bytes:
     from kio.schema.request_header.v2.header import RequestHeader
     from kio.serial import entity_writer
 
-    from broker.protocol.responses import build_entity
     from broker.wire.records.records import Record, build_batch
     from broker.wire.schemas import request_class
+    from tests.fixtures.entity_trees import entity_from_tree
 
     batch = build_batch([Record(key=None, value=b"v" * 100) for _ in range(10)])
     topic = {"topic_id": topic_id} if version >= 13 else {"name": TOPIC}
@@ -55,7 +55,7 @@ def _frame(version: int, partitions: int, topic_id: Any) -> bytes:
         request_api_key=0, request_api_version=version, correlation_id=1, client_id="bench"
     )
     entity_writer(RequestHeader)(buffer, header)
-    entity_writer(request_class(0, version))(buffer, build_entity(request_class(0, version), body))
+    entity_writer(request_class(0, version))(buffer, entity_from_tree(request_class(0, version), body))
     return buffer.getvalue()
 
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from broker.protocol.responses import build_entity
 from broker.wire.records.records import Record, build_batch
 from broker.wire.schemas import request_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 
@@ -17,7 +17,7 @@ def matrix_topic(broker):
 
 
 def request(api_key: int, version: int, body: dict):
-    return build_entity(request_class(api_key, version), body)
+    return entity_from_tree(request_class(api_key, version), body)
 
 
 @pytest.mark.parametrize("version", range(3, 13))
@@ -41,7 +41,7 @@ def test_produce_answers_every_served_version(broker, matrix_topic, version):
 
 @pytest.mark.parametrize("version", range(4, 13))
 def test_fetch_answers_every_served_version(broker, matrix_topic, version):
-    from broker.protocol.responses import build_entity as build
+    from tests.fixtures.entity_trees import entity_from_tree as build
 
     with WireClient(broker.bootstrap) as client:
         client.request(

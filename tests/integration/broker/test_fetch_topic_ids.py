@@ -16,8 +16,8 @@ from confluent_kafka.admin import AdminClient
 from kio.schema.errors import ErrorCode
 from kio.schema.metadata.v12 import request as metadata_v12
 
-from broker.protocol.responses import build_entity
 from broker.wire.schemas import request_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 
@@ -54,7 +54,7 @@ def fetch_request(version: int, topic_id: uuid.UUID) -> Any:
         ],
         "forgotten_topics_data": [],
     }
-    return build_entity(request_class(1, version), body)
+    return entity_from_tree(request_class(1, version), body)
 
 
 def fetch_by_id(

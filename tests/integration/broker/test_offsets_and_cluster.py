@@ -13,8 +13,8 @@ from kio.schema.offset_for_leader_epoch.v4.request import (
     OffsetForLeaderTopic,
 )
 
-from broker.protocol.responses import build_entity
 from broker.wire.schemas import request_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.integration.broker.helpers import create_topic
 from tests.integration.broker.kafka_wire import WireClient
 
@@ -157,7 +157,7 @@ def test_describe_cluster_answers_every_served_version(broker, version):
     if version >= 2:
         body["include_fenced_brokers"] = True
     with WireClient(broker.bootstrap) as client:
-        response = client.request(build_entity(request_class(60, version), body))
+        response = client.request(entity_from_tree(request_class(60, version), body))
     assert response.error_code == 0
     (entry,) = response.brokers
     assert entry.broker_id == 1

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.protocol.responses import build_entity
 from broker.wire.schemas import request_class
 from tests.fixtures.cluster import LocalCluster
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.fixtures.servers import wait_until
 from tests.integration.broker.kafka_wire import WireClient
 
@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 def _described(cluster: LocalCluster, include_fenced: bool) -> dict[int, bool]:
     body = {"include_cluster_authorized_operations": False, "include_fenced_brokers": include_fenced}
     with WireClient(cluster.node(1).bootstrap) as client:
-        response = client.request(build_entity(request_class(60, 2), body))
+        response = client.request(entity_from_tree(request_class(60, 2), body))
     assert response.error_code == 0
     return {broker.broker_id: broker.is_fenced for broker in response.brokers}
 

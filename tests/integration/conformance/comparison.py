@@ -13,8 +13,8 @@ from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 from kio.serial import entity_reader, entity_writer
 
-from broker.protocol.responses import build_entity
 from broker.wire.schemas import UnknownApi, request_class, response_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.integration.broker.kafka_wire import WireClient
 from tests.integration.conformance.corpus import Context, Step
 from tests.integration.conformance.normalization import differences, normalize, only_this_run, to_tree
@@ -160,7 +160,7 @@ class Endpoint:
 
     def wait_for_topics(self, names: list[str], timeout: float = 15.0) -> None:
         """Until Metadata shows every topic of `names` with a leader on each partition (or `timeout`)."""
-        request = build_entity(
+        request = entity_from_tree(
             request_class(3, 12),
             {
                 "topics": [{"name": name, "topic_id": None} for name in names],
@@ -206,7 +206,7 @@ def _coordinator_not_ready(answer: Any) -> bool:
 def api_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
     with WireClient(bootstrap) as client:
         answer = client.request(
-            build_entity(
+            entity_from_tree(
                 request_class(18, 3), {"client_software_name": "conformance", "client_software_version": "1"}
             )
         )
@@ -256,7 +256,7 @@ def run_step(
     answers = []
     for endpoint in (theirs, ours):
         body = step.body(version, endpoint.context)
-        request = build_entity(request_class(step.api_key, version), body)
+        request = entity_from_tree(request_class(step.api_key, version), body)
         acks_zero = step.api_key == 0 and body.get("acks") == 0
         answer = endpoint.send(request, expect_answer=not acks_zero)
         deadline = time.monotonic() + COORDINATOR_WAIT_S

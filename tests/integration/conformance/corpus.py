@@ -1,6 +1,6 @@
 """The requests sent to both brokers: valid, edge-case and invalid ones, for every API key both serve.
 
-A `Step` is one request; its body is built for each version by `broker.protocol.responses.build_entity`, which
+A `Step` is one request; its body is built for each version by `tests.fixtures.entity_trees.entity_from_tree`, which
 keeps the fields that version has, so one body serves every version of a key. Steps run in order on both brokers
 (each request to Apache Kafka, then the same to ours), so state built by earlier steps is the same on both.
 A body may read what an earlier answer of the *same* broker told (`Context`: topic ids, member ids, producer ids),

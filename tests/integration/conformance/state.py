@@ -8,8 +8,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from broker.protocol.responses import build_entity
 from broker.wire.schemas import request_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.integration.conformance.comparison import Endpoint
 from tests.integration.conformance.corpus import records
 from tests.integration.conformance.normalization import normalize, to_tree
@@ -40,7 +40,7 @@ sequences = st.lists(operations, min_size=1, max_size=8)
 
 
 def _request(api_key: int, version: int, body: dict[str, Any]) -> Any:
-    return build_entity(request_class(api_key, version), body)
+    return entity_from_tree(request_class(api_key, version), body)
 
 
 def _wait_for_coordinator(endpoint: Endpoint, key: str, key_type: int) -> None:

@@ -5,9 +5,9 @@ import pytest
 from kio.serial import entity_reader
 
 from broker.protocol.fetch_encoding import encode_fetch_response
-from broker.protocol.responses import build_entity
 from broker.wire.records.records import Record, build_batch
 from broker.wire.schemas import response_class
+from tests.fixtures.entity_trees import entity_from_tree
 
 BATCH = build_batch([Record(key=b"k", value=b"v" * 300)])
 ORDERS_ID = uuid.UUID("6f1d3c2e-59a4-4c55-9d0e-1b8f6a7c2d11")
@@ -63,7 +63,7 @@ def test_hand_framed_fetch_decodes_like_kios_own_encoding(version, with_aborted)
     offset = 8 + (1 if version >= 12 else 0)
     decoded, size = entity_reader(response_class(1, version))(frame, offset)
     assert offset + size == len(frame)
-    assert decoded == build_entity(response_class(1, version), body)
+    assert decoded == entity_from_tree(response_class(1, version), body)
 
 
 def test_record_bytes_are_passed_through_without_copying():
@@ -94,7 +94,7 @@ def test_v16_carries_the_current_leader_and_its_endpoint(version):
     frame = b"".join(encode_fetch_response(version, 5, body))
     decoded, size = entity_reader(response_class(1, version))(frame, 9)
     assert 9 + size == len(frame)
-    assert decoded == build_entity(response_class(1, version), body)
+    assert decoded == entity_from_tree(response_class(1, version), body)
     moved = decoded.responses[0].partitions[1]
     assert (moved.current_leader.leader_id, moved.current_leader.leader_epoch) == (2, 7)
     assert [(n.node_id, n.host, n.port, n.rack) for n in decoded.node_endpoints] == [

@@ -7,13 +7,14 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader
 
 from broker.protocol.frames import encode_response
-from broker.protocol.responses import ResponseShapeError, build_entity, build_response
+from broker.protocol.responses import ResponseShapeError, build_response
 from broker.wire.schemas import response_class
+from tests.fixtures.entity_trees import entity_from_tree
 
 
 def built(api_key: int, version: int, body: dict):
     """A response entity from a dict tree, written once for every version."""
-    return build_entity(response_class(api_key, version), body)
+    return entity_from_tree(response_class(api_key, version), body)
 
 
 def test_a_dict_answer_is_refused_by_build_response():

@@ -18,9 +18,10 @@ from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_reader, entity_writer
 
 from broker.handlers.api_table import registry
-from broker.protocol.responses import ResponseShapeError, build_entity
+from broker.protocol.responses import ResponseShapeError
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.schemas import response_class
+from tests.fixtures.entity_trees import entity_from_tree
 from tests.unit.broker.running_state import running_state
 
 PEER = Peer(host="127.0.0.1", port=1, listener_name="PLAINTEXT")
@@ -70,7 +71,7 @@ def call(broker, monkeypatch, answer: Any) -> list[bytes] | None:
 
 
 def built(api_key: int, version: int, body: dict[str, Any]) -> Any:
-    return build_entity(response_class(api_key, version), body)
+    return entity_from_tree(response_class(api_key, version), body)
 
 
 def checked(partition: dict[str, Any]) -> Any:
