@@ -105,7 +105,9 @@ def test_an_older_versions_entity_gives_the_fields_only_older_versions_have():
 
 
 def test_an_entity_of_another_api_is_refused():
-    with pytest.raises(ResponseShapeError, match="v6: expected FindCoordinatorResponse, got MetadataResponse"):
+    with pytest.raises(
+        ResponseShapeError, match="v6: expected FindCoordinatorResponse, got MetadataResponse"
+    ):
         build_response(10, 6, metadata_v13())
 
 
