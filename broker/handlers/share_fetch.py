@@ -15,7 +15,7 @@ import re
 import struct
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,6 @@ from broker.replication.partition import Partition
 from broker.share.share_partition import AcknowledgementBatch, BatchBounds, SharePartition
 from broker.share.share_state import ShareSession, TopicPartitionId, next_session_epoch
 from broker.wire.records.errors import StorageError
-
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
 READ_COMMITTED = 1
 # A record batch's header: base offset (8), length (4), leader epoch (4), magic (1), crc (4), attributes (2),
@@ -456,9 +454,3 @@ async def handle_share_acknowledge(ctx: RequestContext, request: Any) -> dict[st
         session.next_epoch = next_session_epoch(epoch)
     await reader.persist()
     return {**_top_level(ErrorCode.none, reader.lock_ms), "responses": _by_topic(bodies)}
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    78: (1, 2, handle_share_fetch),
-    79: (1, 2, handle_share_acknowledge),
-}

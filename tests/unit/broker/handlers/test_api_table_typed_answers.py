@@ -14,7 +14,7 @@ from typing import Any
 from kio.schema.describe_producers.v0.response import DescribeProducersResponse
 from kio.static.constants import EntityType
 
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import every_handler
 from broker.protocol.frames import FramedResponse
 
 # Handlers that still answer with dict trees (converted one module at a time): lower it as they go.
@@ -41,7 +41,7 @@ def _typed(answer: Any) -> bool:
 def dict_answering() -> list[str]:
     return sorted(
         f"{key} {handler.__module__}.{handler.__qualname__}"
-        for key, (_, _, handler) in registry().items()
+        for key, (_, _, handler) in every_handler().items()
         if not all(_typed(answer) for answer in _answer_types(handler))
     )
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
+from broker.handlers.api_table import API_TABLE
 from broker.handlers.metadata import (
-    APIS,
     TopicEntryCache,
     _encode,
     _encoded_partition,
@@ -20,7 +20,7 @@ from broker.handlers.metadata import (
 )
 from broker.partitions.manager import PartitionState
 
-LOWEST, HIGHEST, _ = APIS[3]
+LOWEST, HIGHEST, *_ = API_TABLE[3]
 
 
 def topic(name: str, partitions: int) -> dict[str, Any]:

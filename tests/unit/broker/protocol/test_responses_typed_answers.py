@@ -16,10 +16,10 @@ from kio.schema.metadata.v12.response import MetadataResponseBroker
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_reader, entity_writer
 
-from broker.handlers.api_table import registry
 from broker.protocol.responses import ResponseShapeError, build_response
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.schemas import response_class
+from tests.fixtures.stand_in_handler import serve_with
 from tests.unit.broker.running_state import running_state
 
 PEER = Peer(host="127.0.0.1", port=1, listener_name="PLAINTEXT")
@@ -63,8 +63,7 @@ def answering(partition: dict[str, Any]):
 
 def call(broker, monkeypatch, partition: dict[str, Any]) -> list[bytes] | None:
     loop, state = broker
-    low, high, _ = registry()[LIST_OFFSETS]
-    monkeypatch.setitem(registry(), LIST_OFFSETS, (low, high, answering(partition)))
+    serve_with(monkeypatch, LIST_OFFSETS, answering(partition))
     return loop.run_until_complete(dispatch(state, PEER, list_offsets_frame()))
 
 
