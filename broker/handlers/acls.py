@@ -198,10 +198,3 @@ async def handle_delete_acls(ctx: RequestContext, request: Any) -> DeleteAclsRes
         except ControllerError as exc:
             results = [failed_with(dataclasses.replace(r, matching_acls=()), exc) for r in results]
     return DeleteAclsResponse(throttle_time=NOT_THROTTLED, filter_results=tuple(results))
-
-
-APIS = {
-    29: (1, 3, handle_describe_acls),
-    30: (1, 3, handle_create_acls),
-    31: (1, 3, handle_delete_acls),
-}

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from kio.schema.api_versions.v4.response import ApiVersion, ApiVersionsResponse
 from kio.schema.errors import ErrorCode
 
 from broker.context import BrokerState, RequestContext
+from broker.handlers.api_table import API_TABLE
 from broker.handlers.features import feature_fields
 from broker.handlers.telemetry import TELEMETRY_APIS
 from broker.protocol.responses import NOT_THROTTLED
@@ -36,13 +36,6 @@ OFFSET_FETCH = 9
 LEGACY_MIN_VERSION = {FETCH: 0, LIST_OFFSETS: 0, OFFSET_COMMIT: 0, OFFSET_FETCH: 0}
 LEGACY_SETTING = "legacy.api.versions.enable"
 
-API_VERSIONS = 18
-# The versions of ApiVersions itself that are served.
-SERVED_VERSIONS = (0, 4)
-
-# api key -> (min version, max version, handler) of every served API (broker.handlers.api_table).
-ServedApis = Mapping[int, tuple[int, int, object]]
-
 
 def served_min_version(api_key: int, low: int, legacy: bool) -> int:
     """The oldest version of `api_key` a broker serves: its handler's, or Kafka 3.9's with legacy versions on."""
@@ -56,60 +49,54 @@ def hidden_apis(state: BrokerState) -> frozenset[int]:
     return frozenset() if state.telemetry is not None else TELEMETRY_APIS
 
 
-def advertised_versions(
-    served: ServedApis, legacy: bool = False, hidden: frozenset[int] = frozenset()
-) -> tuple[ApiVersion, ...]:
+def advertised_versions(legacy: bool = False, hidden: frozenset[int] = frozenset()) -> tuple[ApiVersion, ...]:
+    """The versions of every served API (API_TABLE) but the `hidden` ones, as ApiVersions advertises them."""
     return tuple(
         ApiVersion(
             api_key=key,
             min_version=ADVERTISED_MIN_VERSION.get(key, served_min_version(key, low, legacy)),
             max_version=high,
         )
-        for key, (low, high, _handler) in sorted(served.items())
+        for key, (low, high, _module, _function) in sorted(API_TABLE.items())
         if key not in hidden
     )
 
 
 def unsupported_version_body(
-    served: ServedApis, legacy: bool = False, hidden: frozenset[int] = frozenset()
+    legacy: bool = False, hidden: frozenset[int] = frozenset()
 ) -> ApiVersionsResponse:
     """The answer Kafka sends, as v0, when a client asks for an ApiVersions version it does not know."""
     return ApiVersionsResponse(
         error_code=ErrorCode.unsupported_version,
-        api_keys=advertised_versions(served, legacy, hidden),
+        api_keys=advertised_versions(legacy, hidden),
         throttle_time=NOT_THROTTLED,
     )
 
 
-def api_versions_handler(
-    served: ServedApis,
-) -> Callable[[RequestContext, Any], Awaitable[ApiVersionsResponse]]:
-    """The ApiVersions handler advertising `served` (the table it is registered in)."""
-
-    async def handle_api_versions(ctx: RequestContext, request: Any) -> ApiVersionsResponse:
-        legacy = ctx.broker.config.get_bool(LEGACY_SETTING)
-        if ctx.api_version >= 3 and not (
-            _SOFTWARE_NAME.fullmatch(request.client_software_name or "")
-            and _SOFTWARE_NAME.fullmatch(request.client_software_version or "")
-        ):
-            # KIP-511: Kafka refuses a name or version other than letters, digits, '-' and '.' (starting and
-            # ending with a letter or digit) with INVALID_REQUEST and no versions; the client may retry at v0.
-            return ApiVersionsResponse(
-                error_code=ErrorCode.invalid_request, api_keys=(), throttle_time=NOT_THROTTLED
-            )
-        session = ctx.session
-        if session is not None and ctx.api_version >= 3:
-            # KIP-511: kept for the connection's later requests (client telemetry `match` selectors).
-            session.client_software_name = request.client_software_name or ""
-            session.client_software_version = request.client_software_version or ""
-        features = feature_fields(ctx)
+async def handle_api_versions(ctx: RequestContext, request: Any) -> ApiVersionsResponse:
+    """The versions this broker serves (read from the API table: no handler module is imported) and the
+    features it supports."""
+    legacy = ctx.broker.config.get_bool(LEGACY_SETTING)
+    if ctx.api_version >= 3 and not (
+        _SOFTWARE_NAME.fullmatch(request.client_software_name or "")
+        and _SOFTWARE_NAME.fullmatch(request.client_software_version or "")
+    ):
+        # KIP-511: Kafka refuses a name or version other than letters, digits, '-' and '.' (starting and
+        # ending with a letter or digit) with INVALID_REQUEST and no versions; the client may retry at v0.
         return ApiVersionsResponse(
-            error_code=ErrorCode.none,
-            api_keys=advertised_versions(served, legacy, hidden_apis(ctx.broker)),
-            throttle_time=NOT_THROTTLED,
-            supported_features=features.supported_features,
-            finalized_features_epoch=features.finalized_features_epoch,
-            finalized_features=features.finalized_features,
+            error_code=ErrorCode.invalid_request, api_keys=(), throttle_time=NOT_THROTTLED
         )
-
-    return handle_api_versions
+    session = ctx.session
+    if session is not None and ctx.api_version >= 3:
+        # KIP-511: kept for the connection's later requests (client telemetry `match` selectors).
+        session.client_software_name = request.client_software_name or ""
+        session.client_software_version = request.client_software_version or ""
+    features = feature_fields(ctx)
+    return ApiVersionsResponse(
+        error_code=ErrorCode.none,
+        api_keys=advertised_versions(legacy, hidden_apis(ctx.broker)),
+        throttle_time=NOT_THROTTLED,
+        supported_features=features.supported_features,
+        finalized_features_epoch=features.finalized_features_epoch,
+        finalized_features=features.finalized_features,
+    )

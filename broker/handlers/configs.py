@@ -758,11 +758,3 @@ async def handle_list_config_resources(
     return listing.ListConfigResourcesResponse(
         throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, config_resources=resources
     )
-
-
-APIS = {
-    32: (1, 4, handle_describe_configs),
-    33: (0, 2, handle_alter_configs),
-    44: (0, 1, handle_incremental_alter_configs),
-    74: (0, 1, handle_list_config_resources),
-}

@@ -7,7 +7,7 @@ rules live in `broker.groups.consumer_groups`. Topics travel by id here, as on t
 from __future__ import annotations
 
 import datetime
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.consumer_group_describe.v1 import response as describe
@@ -26,8 +26,6 @@ from broker.protocol.responses import NOT_THROTTLED
 
 # Kafka's UNSUPPORTED_VERSION message, answered while group.version is 0 (the consumer protocol is off).
 PROTOCOL_OFF_MESSAGE = "The version of API is not supported."
-
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 
 
 def _consumer_groups(ctx: RequestContext) -> ConsumerGroups:
@@ -220,9 +218,3 @@ async def consumer_group_describe(
             )
         )
     return describe.ConsumerGroupDescribeResponse(throttle_time=NOT_THROTTLED, groups=tuple(described))
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    68: (0, 1, consumer_group_heartbeat),
-    69: (0, 1, consumer_group_describe),
-}

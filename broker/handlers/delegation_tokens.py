@@ -237,11 +237,3 @@ async def handle_describe_delegation_token(
     return DescribeDelegationTokenResponse(
         error_code=ErrorCode.none, tokens=tuple(described), throttle_time=NOT_THROTTLED
     )
-
-
-APIS = {
-    38: (1, 3, handle_create_delegation_token),
-    39: (1, 2, handle_renew_delegation_token),
-    40: (1, 2, handle_expire_delegation_token),
-    41: (1, 3, handle_describe_delegation_token),
-}

@@ -71,6 +71,3 @@ def _error(index: int, error: ErrorCode, message: str | None = None) -> Partitio
     return PartitionResponse(
         partition_index=index, error_code=error, error_message=message, active_producers=()
     )
-
-
-APIS = {61: (0, 0, handle_describe_producers)}

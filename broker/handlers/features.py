@@ -27,7 +27,6 @@ from broker.metadata.features import (
 )
 from broker.protocol.responses import NOT_THROTTLED
 
-UPDATE_FEATURES = 57
 # Kafka's QuorumController puts this ahead of the refused feature's message (and answers no rows).
 FEATURE_ERROR_PREFIX = "The update failed for all features since the following feature had an error: "
 
@@ -105,6 +104,3 @@ async def handle_update_features(
         prefix = FEATURE_ERROR_PREFIX if code == ErrorCode.invalid_update_version else ""
         return _answer(ctx, request, code, prefix + exc.message if exc.message else None)
     return _answer(ctx, request, ErrorCode.none, None)
-
-
-APIS = {UPDATE_FEATURES: (0, 2, handle_update_features)}

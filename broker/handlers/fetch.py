@@ -46,7 +46,6 @@ from broker.handlers.fetch_sessions import (
 from broker.handlers.metadata import broker_entries
 from broker.protocol.fetch_encoding import (
     LEADER_HINTS_FROM,
-    MAX_VERSION,
     TOPIC_IDS_FROM,
     encode_fetch_response,
 )
@@ -662,6 +661,3 @@ async def _wait_for_append(ctx: RequestContext, partitions: list[Partition], tim
         appended.cancel()
         for partition in partitions:
             partition.remove_append_listener(on_append)
-
-
-APIS = {1: (4, MAX_VERSION, handle_fetch)}

@@ -8,7 +8,6 @@ answer into the version's kio response entity; the rules live in `broker.groups.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -45,8 +44,6 @@ from broker.groups.group import GroupState
 from broker.metadata.features import SHARE_VERSION
 from broker.protocol.responses import NOT_THROTTLED
 from broker.share.state_records import is_share_coordinator_key
-
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
 # Marks an offset of a topic the caller may not describe (OffsetFetch).
 _DENIED_TOPIC: Any = object()
@@ -740,22 +737,3 @@ async def delete_groups(ctx: RequestContext, request: Any) -> DeleteGroupsRespon
             for group_id in dict.fromkeys(request.groups_names)
         ),
     )
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    8: (2, 10, offset_commit),
-    9: (1, 10, offset_fetch),
-    10: (0, 6, find_coordinator),
-    11: (
-        0,
-        9,
-        join_group,
-    ),  # v8 adds the member's reason (ignored), v9 skip_assignment (false: classic groups)
-    12: (0, 4, heartbeat),
-    13: (0, 5, leave_group),
-    14: (0, 5, sync_group),
-    15: (0, 6, describe_groups),
-    16: (0, 5, list_groups),
-    42: (0, 2, delete_groups),
-    47: (0, 0, offset_delete),
-}

@@ -107,6 +107,3 @@ async def handle_alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Al
             for name, parts in results.items()
         ),
     )
-
-
-APIS = {34: (1, 2, handle_alter_replica_log_dirs), 35: (1, 4, handle_describe_log_dirs)}

@@ -510,9 +510,3 @@ def _fenced_brokers(ctx: RequestContext, listed: set[int]) -> list[DescribeClust
                 )
             )
     return fenced
-
-
-APIS = {
-    3: (0, 13, handle_metadata),
-    60: (0, 2, handle_describe_cluster),
-}

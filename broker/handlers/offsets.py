@@ -213,10 +213,3 @@ async def handle_delete_records(ctx: RequestContext, request: Any) -> delete_rec
             for t in request.topics
         ),
     )
-
-
-APIS = {
-    2: (1, 11, handle_list_offsets),  # v10's timeout_ms bounds waits for remote storage: none here
-    21: (0, 2, handle_delete_records),
-    23: (2, 4, handle_offset_for_leader_epoch),
-}

@@ -283,9 +283,3 @@ async def _wait_for_replicas(waits: Waits, timeout_s: float) -> None:
             error = ErrorCode.request_timed_out
         if error != ErrorCode.none:
             answers[position] = dataclasses.replace(answers[position], error_code=error, base_offset=-1)
-
-
-# v11 adds TRANSACTION_ABORTABLE (KIP-890); v12 is v11 unless transaction.version 2 is finalized, when a
-# transactional batch to a partition not yet in the transaction adds it (the producer sends no
-# AddPartitionsToTxn).
-APIS = {0: (3, 13, handle_produce)}

@@ -61,6 +61,3 @@ def _may_write_idempotently(ctx: RequestContext) -> bool:
     if authorizer is None or ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME):
         return True
     return authorizer.allowed_on_any(ctx.principal, ctx.client_host, Operation.WRITE, ResourceType.TOPIC)
-
-
-APIS = {22: (0, 5, handle_init_producer_id)}

@@ -42,7 +42,6 @@ from broker.controller.forwarding import ControllerError
 from broker.controller.rpc.quorum import AddVoterRequest, RemoveVoterRequest, ReplicaProgress
 from broker.protocol.responses import NOT_THROTTLED
 
-DESCRIBE_QUORUM = 55
 METADATA_TOPIC = "__cluster_metadata"
 # A static quorum's voters have no directory id (KIP-853); Kafka sends the zero uuid.
 NO_DIRECTORY = uuid.UUID(int=0)
@@ -251,14 +250,3 @@ async def handle_remove_raft_voter(ctx: RequestContext, request: Any) -> RemoveR
         return _alter_refused(RemoveRaftVoterResponse)
     change = RemoveVoterRequest(int(request.voter_id), _directory(request.voter_directory_id))
     return await _forward_voter_change(ctx, change, VOTER_CHANGE_TIMEOUT_S, RemoveRaftVoterResponse)
-
-
-ADD_RAFT_VOTER = 80
-REMOVE_RAFT_VOTER = 81
-
-APIS = {
-    DESCRIBE_QUORUM: (0, 2, handle_describe_quorum),
-    # v1's ack_when_committed=false lets Kafka answer before the new voter set commits; we always wait.
-    ADD_RAFT_VOTER: (0, 1, handle_add_raft_voter),
-    REMOVE_RAFT_VOTER: (0, 0, handle_remove_raft_voter),
-}

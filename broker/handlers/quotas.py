@@ -134,9 +134,3 @@ async def handle_alter_client_quotas(ctx: RequestContext, request: Any) -> alter
         except ControllerError as exc:
             results = [failed_with(r, exc) for r in results]
     return alter.AlterClientQuotasResponse(throttle_time=NOT_THROTTLED, entries=tuple(results))
-
-
-APIS = {
-    48: (0, 1, handle_describe_client_quotas),
-    49: (0, 1, handle_alter_client_quotas),
-}

@@ -214,11 +214,3 @@ async def handle_unregister_broker(ctx: RequestContext, request: Any) -> Unregis
     except ControllerError as exc:
         return answer(ErrorCode(exc.code), exc.message)
     return answer(ErrorCode.none, None)
-
-
-APIS = {
-    43: (0, 2, handle_elect_leaders),
-    45: (0, 1, handle_alter_partition_reassignments),
-    46: (0, 0, handle_list_partition_reassignments),
-    64: (0, 0, handle_unregister_broker),
-}

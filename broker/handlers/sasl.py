@@ -60,9 +60,3 @@ async def handle_sasl_authenticate(ctx: RequestContext, request: Any) -> SaslAut
         auth_bytes=reply,
         session_lifetime=datetime.timedelta(milliseconds=lifetime),
     )
-
-
-APIS = {
-    17: (0, 1, handle_sasl_handshake),
-    36: (0, 2, handle_sasl_authenticate),
-}

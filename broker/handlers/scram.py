@@ -145,9 +145,3 @@ async def handle_alter_user_scram_credentials(
             alter.AlterUserScramCredentialsResult(user=user, error_code=error, error_message=message)
         )
     return alter.AlterUserScramCredentialsResponse(throttle_time=NOT_THROTTLED, results=tuple(results))
-
-
-APIS = {
-    50: (0, 0, handle_describe_user_scram_credentials),
-    51: (0, 0, handle_alter_user_scram_credentials),
-}

@@ -15,7 +15,7 @@ import re
 import struct
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -33,8 +33,6 @@ from broker.replication.partition import Partition
 from broker.share.share_partition import AcknowledgementBatch, BatchBounds, SharePartition
 from broker.share.share_state import ShareSession, TopicPartitionId, next_session_epoch
 from broker.wire.records.errors import StorageError
-
-Handler = Callable[[RequestContext, Any], Awaitable[dict | None]]
 
 READ_COMMITTED = 1
 # One partition's answer, of ShareFetch or of ShareAcknowledge.
@@ -500,9 +498,3 @@ async def handle_share_acknowledge(
         session.next_epoch = next_session_epoch(epoch)
     await reader.persist()
     return _acknowledge_answer(ErrorCode.none, reader.lock_ms, answers=bodies)
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    78: (1, 2, handle_share_fetch),
-    79: (1, 2, handle_share_acknowledge),
-}

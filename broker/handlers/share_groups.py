@@ -10,7 +10,6 @@ import datetime
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -25,7 +24,6 @@ from broker.metadata.features import SHARE_VERSION
 from broker.protocol.responses import NOT_THROTTLED
 from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
 
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 log = logging.getLogger(__name__)
 
 # Kafka 4.2 lists a share group's config operations too (share groups have GROUP configs).
@@ -204,9 +202,3 @@ async def share_group_describe(ctx: RequestContext, request: Any) -> describe.Sh
             )
             described.append(_described(ctx, group, request.include_authorized_operations))
     return describe.ShareGroupDescribeResponse(throttle_time=NOT_THROTTLED, groups=tuple(described))
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    76: (1, 1, share_group_heartbeat),
-    77: (1, 1, share_group_describe),
-}

@@ -10,7 +10,6 @@ partition; in a cluster, a partition whose state is elsewhere is described as no
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kio.schema.alter_share_group_offsets.v0 import response as alter
@@ -23,8 +22,6 @@ from broker.context import RequestContext
 from broker.handlers.share_groups import coordinator_error, share_groups_enabled
 from broker.protocol.responses import NOT_THROTTLED
 from broker.share.share_partition import RecordState, SharePartition
-
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 
 NOT_INITIALIZED = -1
 # Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION, which AlterShareGroupOffsets answers with.
@@ -240,10 +237,3 @@ async def delete_share_group_offsets(
     return delete.DeleteShareGroupOffsetsResponse(
         throttle_time=NOT_THROTTLED, error_code=ErrorCode.none, error_message=None, responses=tuple(responses)
     )
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    90: (0, 1, describe_share_group_offsets),
-    91: (0, 0, alter_share_group_offsets),
-    92: (0, 0, delete_share_group_offsets),
-}

@@ -27,7 +27,6 @@ from broker.context import RequestContext
 from broker.handlers.share_groups import share_groups_enabled
 from broker.share.persister import NOT_INITIALIZED, CoordinatorAnswer, ShareCoordinator
 
-Handler = Callable[[RequestContext, Any], Awaitable[Any]]
 PartitionAnswer = Callable[[ShareCoordinator, tuple[str, uuid.UUID, int], Any], Awaitable[Any]]
 Response = TypeVar(
     "Response",
@@ -204,12 +203,3 @@ async def read_share_group_state_summary(
         )
 
     return await _per_partition(ctx, request, SUMMARY, answer)
-
-
-APIS: dict[int, tuple[int, int, Handler]] = {
-    83: (0, 0, initialize_share_group_state),
-    84: (0, 0, read_share_group_state),
-    85: (0, 1, write_share_group_state),
-    86: (0, 0, delete_share_group_state),
-    87: (0, 1, read_share_group_state_summary),
-}

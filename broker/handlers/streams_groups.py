@@ -320,8 +320,3 @@ def _wire_member(group: Any, member: Any) -> describe.Member:
         target_assignment=assignment(target),
         is_classic=False,
     )
-
-
-# Not in the API table until a Kafka Streams application runs on them against this broker (issue #32):
-# broker/handlers/api_table.py registers this module then.
-APIS = {88: (0, 0, streams_group_heartbeat), 89: (0, 0, streams_group_describe)}

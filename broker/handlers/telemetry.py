@@ -58,9 +58,3 @@ async def handle_push_telemetry(ctx: RequestContext, request: Any) -> PushTeleme
     )
     outcome = telemetry.push(request.client_instance_id, _identity(ctx), push)
     return PushTelemetryResponse(throttle_time=NOT_THROTTLED, error_code=outcome.error)
-
-
-APIS = {
-    GET_TELEMETRY_SUBSCRIPTIONS: (0, 0, handle_get_telemetry_subscriptions),
-    PUSH_TELEMETRY: (0, 0, handle_push_telemetry),
-}

@@ -341,10 +341,3 @@ async def handle_create_partitions(ctx: RequestContext, request: Any) -> CreateP
             CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.none, error_message=None)
         )
     return CreatePartitionsResponse(throttle_time=mutations.throttle_time(), results=tuple(results))
-
-
-APIS = {
-    19: (2, 7, handle_create_topics),
-    20: (1, 6, handle_delete_topics),
-    37: (0, 3, handle_create_partitions),
-}

@@ -31,7 +31,6 @@ from broker.handlers.metadata import ALL_TOPIC_OPERATIONS, OPERATIONS_OMITTED
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME, topic_name_problem
 from broker.protocol.responses import NOT_THROTTLED
 
-DESCRIBE_TOPIC_PARTITIONS = 75
 # Kafka's max.request.partition.size.limit default: the most partitions one response carries,
 # whatever the client asks for.
 MAX_PARTITIONS_PER_RESPONSE = 2000
@@ -144,8 +143,3 @@ async def handle_describe_topic_partitions(
     return DescribeTopicPartitionsResponse(
         throttle_time=NOT_THROTTLED, topics=tuple(topics), next_cursor=next_cursor
     )
-
-
-APIS = {
-    DESCRIBE_TOPIC_PARTITIONS: (0, 0, handle_describe_topic_partitions),
-}

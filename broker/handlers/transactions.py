@@ -436,13 +436,3 @@ async def list_transactions(ctx: RequestContext, request: Any) -> listing.ListTr
             and (id_filter is None or id_filter.fullmatch(t.transactional_id))
         ),
     )
-
-
-APIS = {
-    24: (0, 5, add_partitions_to_txn),
-    25: (0, 4, add_offsets_to_txn),
-    26: (0, 5, end_txn),
-    28: (0, 5, txn_offset_commit),
-    65: (0, 0, describe_transactions),
-    66: (0, 2, list_transactions),
-}

@@ -98,8 +98,3 @@ def _marker_answer(marker: Any, error_of: Callable[[str, int], ErrorCode]) -> Wr
             for topic in marker.topics
         ),
     )
-
-
-# Kafka 4.0 serves version 1 only (v0 was removed by KIP-896).
-# v2 adds the marker's transaction version (KIP-890): markers are written the same either way here.
-APIS = {27: (1, 2, handle_write_txn_markers)}

@@ -16,8 +16,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from broker.log.checkpoint import read_number, write_number
 from broker.log.config import LogConfig, compression_level
@@ -72,6 +71,9 @@ from broker.wire.records.errors import (
 )
 from broker.wire.records.records import Record, decode_records
 from broker.wire.records.validation import RecordsShape, check_records
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
@@ -488,11 +490,14 @@ class PartitionLog:
         )
 
     def _refuse_timestamps(
-        self, batch: BatchView, deltas: np.ndarray, now_ms: int, keyless: list[int]
+        self, batch: BatchView, deltas: "np.ndarray", now_ms: int, keyless: list[int]
     ) -> None:
         """`_refuse_records` for a CreateTime topic from every record's timestamp delta: INVALID_TIMESTAMP
         naming the records out of range (and, on a compacted topic, those without a key, whose missing key
         is what is named), if a record with a key is out of range."""
+        # Imported where first used, as broker.wire.records.validation does: not when the broker starts.
+        import numpy as np
+
         before = self.config.message_timestamp_before_max_ms
         after = self.config.message_timestamp_after_max_ms
         timestamps = batch.base_timestamp + deltas

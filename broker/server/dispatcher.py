@@ -1,4 +1,4 @@
-"""Turns one request frame into one response frame (or none) by calling the registered handler."""
+"""Turns one request frame into one response frame (or none) by calling the API table's handler."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from broker.auth.principal import ANONYMOUS, principal_user
 from broker.auth.sasl import ALLOWED_BEFORE_AUTHENTICATION
 from broker.context import BrokerState, ClientSession, RequestContext
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import API_TABLE, handler
 from broker.handlers.api_versions import (
     LEGACY_SETTING,
     hidden_apis,
@@ -70,7 +70,7 @@ async def dispatch(
             raise IllegalSaslState(f"api {header.api_key} before SASL authentication completed")
         if auth.expires_at is not None and auth.expired(time.monotonic()):
             raise IllegalSaslState("SASL session expired without re-authentication")
-    entry = registry().get(header.api_key)
+    entry = API_TABLE.get(header.api_key)
     legacy = state.config.get_bool(LEGACY_SETTING)
     if (
         entry is None
@@ -79,9 +79,7 @@ async def dispatch(
         if header.api_key == API_VERSIONS:
             # KIP-511: answer a too-new ApiVersions with a v0 body listing what we support,
             # so the client can retry with a version we know.
-            body = build_response(
-                API_VERSIONS, 0, unsupported_version_body(registry(), legacy, hidden_apis(state))
-            )
+            body = build_response(API_VERSIONS, 0, unsupported_version_body(legacy, hidden_apis(state)))
             return [encode_response(API_VERSIONS, 0, header.correlation_id, body)]
         raise UnsupportedRequest(header.api_key, header.api_version, header.correlation_id)
     request = decode_body(header, frame)
@@ -97,8 +95,8 @@ async def dispatch(
         principal=auth.principal if auth is not None else ANONYMOUS,
         session=session,
     )
-    handler = entry[2]
-    result = await handler(ctx, request)
+    # Imported on the API's first request; one that does not import raises HandlerUnavailable here.
+    result = await handler(header.api_key)(ctx, request)
     quotas = state.quotas
     if session is not None and quotas.enabled:
         # A handler may already have asked for a throttle (controller mutations).

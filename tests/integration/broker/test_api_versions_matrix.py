@@ -137,9 +137,9 @@ def test_offset_for_leader_epoch_answers_every_served_version(broker, matrix_top
 
 
 def _versions(api_key: int) -> list[int]:
-    from broker.handlers.api_table import registry
+    from broker.handlers.api_table import API_TABLE
 
-    low, high, _ = registry()[api_key]
+    low, high, *_ = API_TABLE[api_key]
     return list(range(low, high + 1))
 
 

@@ -18,7 +18,7 @@ from kio.schema.errors import ErrorCode
 from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS, GroupCoordinator
 from broker.groups.offsets_replay import CoordinatorEndpoint
-from broker.handlers.groups import APIS
+from broker.handlers.api_table import API_TABLE, handler
 from broker.protocol.frames import encode_response
 from broker.protocol.responses import build_response
 from broker.wire.schemas import request_class
@@ -80,8 +80,7 @@ async def started_coordinator(loaded: bool = True) -> GroupCoordinator:
 
 async def call(coordinator: GroupCoordinator, api_key: int, version: int, request: Any) -> Any:
     """The handler's answer as the entity of the asked version (what goes on the wire)."""
-    handler = APIS[api_key][2]
-    result = await asyncio.wait_for(handler(context(coordinator, api_key, version), request), 2)
+    result = await asyncio.wait_for(handler(api_key)(context(coordinator, api_key, version), request), 2)
     assert result is not None
     return build_response(api_key, version, result)
 
@@ -106,8 +105,11 @@ def _nested(module: Any, value: Any) -> Any:
     return value
 
 
+GROUP_APIS = {key: entry for key, entry in API_TABLE.items() if entry.module == "broker.handlers.groups"}
 SERVED = [
-    (api_key, version) for api_key, (low, high, _) in sorted(APIS.items()) for version in range(low, high + 1)
+    (api_key, version)
+    for api_key, (low, high, *_) in sorted(GROUP_APIS.items())
+    for version in range(low, high + 1)
 ]
 
 
@@ -128,7 +130,7 @@ def test_every_version_answers_arbitrary_requests_with_an_encodable_response(
 
 
 def test_it_advertises_the_versions_real_clients_use() -> None:
-    assert {key: (low, high) for key, (low, high, _) in APIS.items()} == {
+    assert {key: (low, high) for key, (low, high, *_) in GROUP_APIS.items()} == {
         8: (2, 10),
         9: (1, 10),
         10: (0, 6),

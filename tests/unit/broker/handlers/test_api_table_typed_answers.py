@@ -14,7 +14,7 @@ from typing import Any
 from kio.schema.describe_producers.v0.response import DescribeProducersResponse
 from kio.static.constants import EntityType
 
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import API_TABLE, every_handler
 from broker.protocol.frames import FramedResponse
 
 # APIs whose handlers frame their answers by hand, and why. CPU µs per partition of a 100-partition answer,
@@ -46,7 +46,7 @@ def untyped_answers() -> list[str]:
     """Handlers answering anything but kio response entities (or None), other than the hand-framed ones,
     and hand-framed ones answering anything but framed bytes."""
     wrong = []
-    for key, (_, _, handler) in registry().items():
+    for key, (_, _, handler) in every_handler().items():
         answers = _answer_types(handler)
         if key in HAND_FRAMED:
             typed = answers == (FramedResponse,)
@@ -62,7 +62,7 @@ def test_every_handler_answers_kio_entities_except_the_hand_framed_ones():
 
 
 def test_the_hand_framed_apis_are_served():
-    assert HAND_FRAMED.keys() <= registry().keys()
+    assert HAND_FRAMED.keys() <= API_TABLE.keys()
 
 
 def test_an_entity_answer_is_recognised_and_a_dict_or_framed_one_is_not():

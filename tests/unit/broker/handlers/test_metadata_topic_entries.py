@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from kio.schema.errors import ErrorCode
 
+from broker.handlers.api_table import API_TABLE
 from broker.handlers.metadata import (
-    APIS,
     BrokerEndpoint,
     TopicEntryCache,
     _encode,
@@ -24,7 +24,7 @@ from broker.handlers.metadata import (
 )
 from broker.partitions.manager import PartitionState
 
-LOWEST, HIGHEST, _ = APIS[3]
+LOWEST, HIGHEST, *_ = API_TABLE[3]
 
 
 def topic(version: int, name: str, partitions: int) -> Any:

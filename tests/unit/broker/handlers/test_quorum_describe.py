@@ -15,7 +15,7 @@ from kio.schema.describe_quorum.v2 import request as v2
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import API_TABLE
 from tests.unit.broker.server.test_dispatcher_replica_requests import AclBroker
 
 ADMIN = "User:broker"  # a super user
@@ -40,7 +40,7 @@ def request(module: Any, topic: str = METADATA, partition: int = 0) -> Any:
 
 
 def test_served_at_kafka_4_versions() -> None:
-    low, high, _ = registry()[55]
+    low, high, *_ = API_TABLE[55]
     assert (low, high) == (0, 2)
 
 

@@ -17,7 +17,7 @@ from kio.schema.remove_raft_voter.v0.request import RemoveRaftVoterRequest
 from kio.static.primitive import i32, i32Timedelta, u16
 
 from broker.controller.rpc.quorum import AddVoterRequest, RemoveVoterRequest
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import API_TABLE
 from broker.handlers.quorum import _already_done
 from tests.unit.broker.server.test_dispatcher_replica_requests import AclBroker
 
@@ -48,9 +48,9 @@ def remove() -> RemoveRaftVoterRequest:
 
 
 def test_served_at_kafka_4_2_versions() -> None:
-    assert registry()[80][:2] == (0, 1)
-    assert registry()[81][:2] == (0, 0)
-    assert 82 not in registry(), "UpdateRaftVoter is controller to controller (not served by Kafka's brokers)"
+    assert API_TABLE[80][:2] == (0, 1)
+    assert API_TABLE[81][:2] == (0, 0)
+    assert 82 not in API_TABLE, "UpdateRaftVoter is controller to controller (not served by Kafka's brokers)"
 
 
 @pytest.mark.parametrize("make", [add, remove])

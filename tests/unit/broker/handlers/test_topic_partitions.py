@@ -17,7 +17,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
 from broker.auth.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import API_TABLE
 from broker.handlers.metadata import ALL_TOPIC_OPERATIONS
 from broker.metadata.security_records import CreateAclRecord
 from broker.protocol.frames import MalformedRequest, decode_body, decode_header
@@ -77,7 +77,7 @@ def described(responses: list[Any]) -> list[tuple[str, int]]:
 
 
 def test_served_at_v0() -> None:
-    low, high, _ = registry()[75]
+    low, high, *_ = API_TABLE[75]
     assert (low, high) == (0, 0)
 
 

@@ -19,7 +19,7 @@ from kio.schema.write_txn_markers.v1 import request as markers_v1
 from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
 
 from broker.auth.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
-from broker.handlers.api_table import registry
+from broker.handlers.api_table import API_TABLE
 from broker.metadata.security_records import CreateAclRecord
 from broker.wire.records.batch import iter_batches
 from broker.wire.records.control import read_txn_marker
@@ -168,8 +168,8 @@ def values_of(raw: bytes | None) -> list[bytes | None]:
 
 
 def test_served_versions_are_kafka_4_2s() -> None:
-    assert registry()[27][:2] == (1, 2)
-    assert registry()[61][:2] == (0, 0)
+    assert API_TABLE[27][:2] == (1, 2)
+    assert API_TABLE[61][:2] == (0, 0)
 
 
 def test_a_transaction_is_invisible_to_read_committed_until_its_commit_marker(broker: AclBroker) -> None:

@@ -17,11 +17,11 @@ from kio.schema.metadata.v12.response import MetadataResponseBroker
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_reader, entity_writer
 
-from broker.handlers.api_table import registry
 from broker.protocol.responses import ResponseShapeError
 from broker.server.dispatcher import Peer, dispatch
 from broker.wire.schemas import response_class
 from tests.fixtures.entity_trees import entity_from_tree
+from tests.fixtures.stand_in_handler import serve_with
 from tests.unit.broker.running_state import running_state
 
 PEER = Peer(host="127.0.0.1", port=1, listener_name="PLAINTEXT")
@@ -65,8 +65,7 @@ def answering(answer: Any):
 
 def call(broker, monkeypatch, answer: Any) -> list[bytes] | None:
     loop, state = broker
-    low, high, _ = registry()[LIST_OFFSETS]
-    monkeypatch.setitem(registry(), LIST_OFFSETS, (low, high, answering(answer)))
+    serve_with(monkeypatch, LIST_OFFSETS, answering(answer))
     return loop.run_until_complete(dispatch(state, PEER, list_offsets_frame()))
 
 

@@ -12,8 +12,8 @@ from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.request_header.v2.header import RequestHeader
 from kio.serial import entity_writer
 
-from broker.handlers.api_table import registry
 from broker.server.connection import OWN_BUFFER_FROM, Connection
+from tests.fixtures.stand_in_handler import serve_with
 from tests.unit.broker.running_state import start_node
 
 
@@ -158,12 +158,11 @@ def test_a_misshaped_answer_closes_the_connection_and_is_logged_never_sent(conne
     the client sees a closed connection (outcome unknown, Kafka clients retry), not a defaulted answer
     such as error_code 0."""
     loop, conn, transport, closed = connection
-    low, high, _ = registry()[18]
 
     async def misspelled(ctx, request):
         return {"eror_code": 0, "api_keys": [], "throttle_time": 0}
 
-    monkeypatch.setitem(registry(), 18, (low, high, misspelled))
+    serve_with(monkeypatch, 18, misspelled)
     versions = ApiVersionsRequest(client_software_name="unit", client_software_version="1")
     with caplog.at_level(logging.ERROR, logger="broker.server.connection"):
         feed(conn, request(versions, 1), 4096)
