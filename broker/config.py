@@ -118,6 +118,13 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "transaction.max.timeout.ms": (int, 900000),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": (int, 10000),
     "transaction.remove.expired.transaction.cleanup.interval.ms": (int, 3600000),
+    # Transaction version 2 Produce: while the coordinator answers CONCURRENT_TRANSACTIONS (the previous
+    # transaction's markers are still being written) the leader asks it again every backoff.ms, for at most
+    # max.ms (despite its name, the whole retry window) and never longer than request.timeout.ms.
+    "add.partitions.to.txn.retry.backoff.ms": (int, 20),
+    "add.partitions.to.txn.retry.backoff.max.ms": (int, 100),
+    # How long the broker's requests to other brokers (transaction markers, KIP-890 verification) may take.
+    "request.timeout.ms": (int, 30000),
     "producer.id.expiration.ms": (int, 86400000),
     "connections.max.idle.ms": (int, 600000),
     "replica.fetch.max.bytes": (int, 1048576),
@@ -402,6 +409,7 @@ class BrokerConfig:
             "min.insync.replicas",
             "telemetry.max.bytes",
             "client.telemetry.max.clients",
+            "add.partitions.to.txn.retry.backoff.ms",
         ]
         for name in positive:
             if int(self.values[name]) < 1:  # type: ignore[call-overload]
@@ -411,7 +419,12 @@ class BrokerConfig:
             raise ConfigError("queued.max.request.bytes: must be -1 or at least socket.request.max.bytes")
         if self.get_int("connections.max.idle.ms") < 1:
             raise ConfigError("connections.max.idle.ms: must be at least 1")
-        for name in ("max.connections", "max.connections.per.ip"):
+        for name in (
+            "max.connections",
+            "max.connections.per.ip",
+            "add.partitions.to.txn.retry.backoff.max.ms",
+            "request.timeout.ms",
+        ):
             if self.get_int(name) < 0:
                 raise ConfigError(f"{name}: must not be negative, got {self.get_int(name)}")
         parse_ip_overrides(self.get_str("max.connections.per.ip.overrides"))

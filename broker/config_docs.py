@@ -160,6 +160,15 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "transaction.max.timeout.ms": "Longest transaction.timeout.ms a producer may ask for.",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "How often transactions past their timeout are looked for and aborted.",
     "transaction.remove.expired.transaction.cleanup.interval.ms": "How often expired transactional ids are looked for.",
+    "add.partitions.to.txn.retry.backoff.ms": (
+        "Transaction version 2: how long a transactional produce waits before asking the transaction "
+        "coordinator again to add its partition while the previous transaction is still completing."
+    ),
+    "add.partitions.to.txn.retry.backoff.max.ms": (
+        "Transaction version 2: how long in all a transactional produce keeps asking before it answers the "
+        "producer CONCURRENT_TRANSACTIONS (at most request.timeout.ms)."
+    ),
+    "request.timeout.ms": "How long a request this broker sends to another broker may take.",
     "producer.id.expiration.ms": "How long an idle idempotent producer's state is kept.",
     "connections.max.idle.ms": "Idle connections are closed after this long.",
     "replica.fetch.max.bytes": "Bytes a follower asks for per partition in one fetch.",

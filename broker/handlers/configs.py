@@ -92,6 +92,8 @@ _BROKER_TYPES = {bool: BOOLEAN, str: STRING, int: LONG, float: DOUBLE, list: LIS
 _KAFKA_BROKER_TYPES = {
     **dict.fromkeys(
         (
+            "add.partitions.to.txn.retry.backoff.max.ms",
+            "add.partitions.to.txn.retry.backoff.ms",
             "background.threads",
             "compression.gzip.level",
             "compression.lz4.level",
@@ -129,6 +131,7 @@ _KAFKA_BROKER_TYPES = {
             "quota.window.num",
             "quota.window.size.seconds",
             "replica.fetch.max.bytes",
+            "request.timeout.ms",
             "sasl.server.max.receive.size",
             "socket.request.max.bytes",
             "telemetry.max.bytes",

@@ -19,7 +19,7 @@ from kio.schema.produce.v12 import response as by_name
 from kio.schema.produce.v13 import response as by_id
 
 from broker.auth.authorizer import Operation, ResourceType
-from broker.context import RequestContext
+from broker.context import RequestContext, TransactionVerifier
 from broker.handlers.transactions import transaction_v2
 from broker.protocol.responses import NOT_THROTTLED
 
@@ -188,14 +188,46 @@ async def _transaction_refusals(ctx: RequestContext, request: Any) -> dict[tuple
     if verifier is None:
         return {}
     producer_id, producer_epoch = _PRODUCER.unpack_from(transactional[0][2], _PRODUCER_AT)
-    answers = await verifier.verify(
-        transactional_id,
-        producer_id,
-        producer_epoch,
-        [(name, index) for name, index, _ in transactional],
-        add_partitions=transaction_v2(ctx),
-    )
+    partitions = [(name, index) for name, index, _ in transactional]
+    if transaction_v2(ctx):
+        answers = await _add_to_transaction(
+            ctx, verifier, transactional_id, producer_id, producer_epoch, partitions
+        )
+    else:
+        answers = dict(await verifier.verify(transactional_id, producer_id, producer_epoch, partitions))
     return {key: error for key, error in answers.items() if error != ErrorCode.none}
+
+
+async def _add_to_transaction(
+    ctx: RequestContext,
+    verifier: TransactionVerifier,
+    transactional_id: str,
+    producer_id: int,
+    producer_epoch: int,
+    partitions: list[tuple[str, int]],
+) -> dict[tuple[str, int], ErrorCode]:
+    """Transaction version 2: the coordinator adds the partitions to the transaction. Right after EndTxn it
+    answers CONCURRENT_TRANSACTIONS until the previous transaction's markers are written (milliseconds): ask
+    again every add.partitions.to.txn.retry.backoff.ms for up to add.partitions.to.txn.retry.backoff.max.ms
+    (at most request.timeout.ms), as Kafka's leader does, rather than send the producer into its own retry
+    backoff (franz-go: 250 ms at least, per transaction). Past that, CONCURRENT_TRANSACTIONS is the answer."""
+    config = ctx.broker.config
+    retry_ms = config.get_int("add.partitions.to.txn.retry.backoff.max.ms")
+    retry_window_s = min(retry_ms, config.get_int("request.timeout.ms")) / 1000
+    backoff_s = config.get_int("add.partitions.to.txn.retry.backoff.ms") / 1000
+    started = time.monotonic()
+    answers = dict(
+        await verifier.verify(transactional_id, producer_id, producer_epoch, partitions, add_partitions=True)
+    )
+    while time.monotonic() - started < retry_window_s:
+        busy = [tp for tp, error in answers.items() if error == ErrorCode.concurrent_transactions]
+        if not busy:
+            break
+        await asyncio.sleep(backoff_s)
+        answers.update(
+            await verifier.verify(transactional_id, producer_id, producer_epoch, busy, add_partitions=True)
+        )
+    return answers
 
 
 async def handle_produce(ctx: RequestContext, request: Any) -> ProduceAnswer | None:

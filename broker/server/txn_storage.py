@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -53,9 +54,8 @@ log = logging.getLogger(__name__)
 
 _TopicEntry = TypeVar("_TopicEntry")
 
-# How long one request to another broker (WriteTxnMarkers, AddPartitionsToTxn) may take.
-PEER_REQUEST_TIMEOUT_S = 30.0
-# KIP-890: coordinator answers a producer should retry become NOT_ENOUGH_REPLICAS on Produce, as in Kafka.
+# KIP-890: coordinator answers a producer should retry become NOT_ENOUGH_REPLICAS on Produce, as in Kafka
+# (it makes clients retry without looking the leader up again).
 _RETRIABLE_VERIFY_ERRORS = frozenset(
     {
         ErrorCode.not_coordinator,
@@ -142,7 +142,8 @@ class PeerPool:
             endpoint.host,
             endpoint.port,
             client_id=f"broker-{self._state.node_id}-{self._purpose}",
-            timeout_s=PEER_REQUEST_TIMEOUT_S,
+            # Kafka's request.timeout.ms: how long one WriteTxnMarkers or AddPartitionsToTxn may take.
+            timeout_s=self._state.config.get_int("request.timeout.ms") / 1000,
             ssl_context=inter_broker.client_ssl_context(),
             sasl=inter_broker.sasl,
         )
@@ -265,7 +266,9 @@ class CoordinatorTransactionVerifier(_PeerClient):
     ) -> dict[TopicPartition, ErrorCode]:
         """Errors as Produce answers them (`_produce_error`), or as the coordinator gave them when not
         `for_produce` (TxnOffsetCommit maps them its own way)."""
-        answer = _produce_error if for_produce else ErrorCode
+        answer = (
+            functools.partial(_produce_error, transaction_v2=add_partitions) if for_produce else ErrorCode
+        )
         coordinator = self._state.transactions
         if coordinator is None:
             return dict.fromkeys(partitions, answer(ErrorCode.coordinator_not_available))
@@ -355,10 +358,14 @@ def _errors_by_partition(
     }
 
 
-def _produce_error(verification_error: int) -> ErrorCode:
-    """What Produce answers for a verification error, as Kafka does: coordinator trouble is retriable
-    (NOT_ENOUGH_REPLICAS), and a fenced producer gets INVALID_PRODUCER_EPOCH (Produce has no
+def _produce_error(verification_error: int, *, transaction_v2: bool) -> ErrorCode:
+    """What Produce answers for a verification error, as Kafka 4.2 does: coordinator trouble is retriable
+    (NOT_ENOUGH_REPLICAS), except CONCURRENT_TRANSACTIONS when the leader adds the partition itself
+    (transaction version 2), which the Produce handler retries and then passes on as it is (clients retry it
+    and it says what happened); a fenced producer gets INVALID_PRODUCER_EPOCH (Produce has no
     PRODUCER_FENCED; clients treat INVALID_PRODUCER_EPOCH on Produce as fenced)."""
+    if transaction_v2 and verification_error == ErrorCode.concurrent_transactions:
+        return ErrorCode.concurrent_transactions
     if verification_error in _RETRIABLE_VERIFY_ERRORS:
         return ErrorCode.not_enough_replicas
     if verification_error == ErrorCode.producer_fenced:

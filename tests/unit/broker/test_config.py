@@ -11,6 +11,10 @@ def test_it_fills_in_kafkas_defaults():
     assert config.group_initial_rebalance_delay_ms == 3000
     assert config.auto_create_topics_enable is True
     assert str(config.listeners[0]) == "PLAINTEXT://127.0.0.1:9092"
+    # Kafka 4.2's AddPartitionsToTxnConfig and request.timeout.ms.
+    assert config.get_int("add.partitions.to.txn.retry.backoff.ms") == 20
+    assert config.get_int("add.partitions.to.txn.retry.backoff.max.ms") == 100
+    assert config.get_int("request.timeout.ms") == 30000
 
 
 def test_retention_ms_beats_minutes_beats_hours():
@@ -54,6 +58,10 @@ def test_overrides_win_over_the_file(tmp_path):
         ({"log.cleanup.policy": "forever"}, "log.cleanup.policy"),
         ({"metrics.port": "-1"}, "metrics.port"),
         ({"group.consumer.migration.policy": "sideways"}, "group.consumer.migration.policy"),
+        # Kafka's ranges: a backoff of at least 1 ms, a retry window and request timeout of at least 0.
+        ({"add.partitions.to.txn.retry.backoff.ms": "0"}, "add.partitions.to.txn.retry.backoff.ms"),
+        ({"add.partitions.to.txn.retry.backoff.max.ms": "-1"}, "add.partitions.to.txn.retry.backoff.max.ms"),
+        ({"request.timeout.ms": "-1"}, "request.timeout.ms"),
     ],
 )
 def test_it_rejects_bad_values_naming_the_property(props, message):

@@ -5,6 +5,8 @@ ListOffsets, DescribeProducers."""
 from __future__ import annotations
 
 import datetime
+import itertools
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from kio.schema.errors import ErrorCode
 from kio.schema.fetch.v12 import request as fetch_v12
 from kio.schema.list_offsets.v7 import request as list_offsets_v7
 from kio.schema.produce.v9 import request as produce_v9
+from kio.schema.produce.v12 import request as produce_v12
 from kio.schema.write_txn_markers.v1 import request as markers_v1
 from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
 
@@ -254,6 +257,68 @@ def test_the_transaction_verifier_is_consulted_before_appending(broker: AclBroke
     # Idempotent (non-transactional) produce is not verified.
     produce(broker, records(0, b"z", transactional=False), partition=1, transactional_id=None)
     assert len(verifier.calls) == 2
+
+
+class BusyWithPartitionOne:
+    """A transaction coordinator (KIP-890 part 2) that adds partition 0 but keeps answering
+    CONCURRENT_TRANSACTIONS for partition 1, as while a previous transaction's markers cannot be written."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[float, list[tuple[str, int]]]] = []
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[tuple[str, int]],
+        *,
+        add_partitions: bool = False,
+    ) -> Mapping[tuple[str, int], ErrorCode]:
+        assert add_partitions, "transaction version 2 Produce adds the partitions"
+        self.calls.append((time.monotonic(), list(partitions)))
+        return {
+            (t, p): ErrorCode.none if p == 0 else ErrorCode.concurrent_transactions for t, p in partitions
+        }
+
+
+def test_a_v2_produce_asks_a_busy_coordinator_again_within_the_retry_window(broker: AclBroker) -> None:
+    """Kafka's add.partitions.to.txn.retry.backoff.ms (20) between tries, for at most
+    add.partitions.to.txn.retry.backoff.max.ms (100) in all; then the busy partition is answered
+    CONCURRENT_TRANSACTIONS and the other one is appended."""
+    allow_transactional_id(broker)
+    verifier = BusyWithPartitionOne()
+    broker.state.txn_verifier = verifier
+    batch = {index: records(0, b"v%d" % index, epoch=3) for index in (0, 1)}
+    request = produce_v12.ProduceRequest(
+        transactional_id=TXN_ID,
+        acks=i16(-1),
+        timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+        topic_data=(
+            produce_v12.TopicProduceData(
+                name=TOPIC,
+                partition_data=tuple(
+                    produce_v12.PartitionProduceData(index=i32(index), records=batch[index])
+                    for index in (0, 1)
+                ),
+            ),
+        ),
+    )
+    started = time.monotonic()
+    answer = broker.send(ADMIN, request).responses[0].partition_responses
+    took = time.monotonic() - started
+    assert [p.error_code for p in answer] == [ErrorCode.none, ErrorCode.concurrent_transactions]
+    assert broker.state.partitions.leader(TOPIC, 1)[0].log_end_offset == 0
+    first, *retries = verifier.calls
+    assert first[1] == [(TOPIC, 0), (TOPIC, 1)]
+    # Only the busy partition is asked again, each time after the backoff, until the window has passed.
+    assert 1 <= len(retries) <= 5
+    assert all(partitions == [(TOPIC, 1)] for _, partitions in retries)
+    asked_at = [at for at, _ in verifier.calls]
+    assert all(later - earlier >= 0.019 for earlier, later in itertools.pairwise(asked_at))
+    # The last answer is given once the 100 ms window has passed, and not much later.
+    assert asked_at[-1] - started >= 0.1
+    assert took < 2
 
 
 def test_describe_producers_shows_the_open_transaction(broker: AclBroker) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ PEER = Peer("127.0.0.1", 40000, "PLAINTEXT")
 
 
 class AclBroker:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, configs: Mapping[str, str] | None = None) -> None:
         self.loop = asyncio.new_event_loop()
         self.node = self.loop.run_until_complete(
             start_node(
@@ -39,6 +39,7 @@ class AclBroker:
                     "super.users": "User:broker",
                     # No socket is bound: the port the node registers with and answers in endpoints.
                     "advertised.listeners": "PLAINTEXT://127.0.0.1:19092",
+                    **(configs or {}),
                 }
             )
         )

@@ -20,6 +20,7 @@ from kio.schema.errors import ErrorCode
 from kio.schema.init_producer_id.v4 import request as init_v4
 from kio.schema.list_transactions.v1 import request as list_v1
 from kio.schema.produce.v9 import request as produce_v9
+from kio.schema.produce.v12 import request as produce_v12
 from kio.schema.txn_offset_commit.v5 import request as txn_offset_commit_v5
 from kio.static.primitive import i16, i32, i32Timedelta, i64
 
@@ -213,6 +214,75 @@ def test_produce_is_verified_with_the_coordinator(broker: AclBroker) -> None:
     broker.loop.run_until_complete(broker.state.transactions.drain())
     assert init(broker).producer_epoch == 2
     assert produce(broker, producer.producer_id, 0) == ErrorCode.invalid_producer_epoch
+
+
+def produce_v2(broker: AclBroker, producer_id: int, epoch: int) -> ErrorCode:
+    """A transaction version 2 Produce (v12): no AddPartitionsToTxn before it, the leader adds the partition."""
+    batch = build_batch(
+        [Record(key=None, value=b"v", timestamp=1_000)],
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        base_sequence=0,
+        transactional=True,
+    )
+    answer = broker.send(
+        ALICE,
+        produce_v12.ProduceRequest(
+            transactional_id=TXN_ID,
+            acks=i16(-1),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+            topic_data=(
+                produce_v12.TopicProduceData(
+                    name=TOPIC,
+                    partition_data=(produce_v12.PartitionProduceData(index=i32(0), records=batch),),
+                ),
+            ),
+        ),
+    )
+    return answer.responses[0].partition_responses[0].error_code
+
+
+def commit_v2(broker: AclBroker, producer_id: int, epoch: int) -> Any:
+    """EndTxn v5: answered once PrepareCommit is written; the markers are written after the answer."""
+    ended = broker.send(
+        ALICE,
+        end_v5.EndTxnRequest(
+            transactional_id=TXN_ID, producer_id=i64(producer_id), producer_epoch=i16(epoch), committed=True
+        ),
+    )
+    assert (ended.error_code, ended.producer_epoch) == (ErrorCode.none, epoch + 1)
+    assert broker.state.transactions.describe(TXN_ID)[1].state == "PrepareCommit"
+    return ended
+
+
+def test_a_v2_produce_right_after_commit_waits_for_the_markers_instead_of_failing(broker: AclBroker) -> None:
+    """Issue #36: the next transaction's first Produce, sent while the previous commit's markers are written,
+    is retried by the leader (add.partitions.to.txn.retry.backoff.ms) and appended, as in Kafka; answering
+    NOT_ENOUGH_REPLICAS at once cost franz-go its 250 ms retry backoff on every transaction."""
+    allow(broker, ResourceType.TRANSACTIONAL_ID, TXN_ID, Operation.WRITE)
+    producer = init(broker)
+    assert produce_v2(broker, producer.producer_id, 0) == ErrorCode.none
+    commit_v2(broker, producer.producer_id, 0)
+    assert produce_v2(broker, producer.producer_id, 1) == ErrorCode.none
+    found = broker.state.transactions.describe(TXN_ID)[1]
+    assert (found.state, found.producer_epoch) == ("Ongoing", 1)
+
+
+def test_a_v2_produce_answers_concurrent_transactions_once_the_retry_window_is_spent(tmp_path: Path) -> None:
+    """With no retry window (add.partitions.to.txn.retry.backoff.max.ms=0) the coordinator's first answer is
+    the Produce's: transaction version 2 passes CONCURRENT_TRANSACTIONS on as Kafka 4.2 does (version 1
+    verification turns it into NOT_ENOUGH_REPLICAS)."""
+    broker = AclBroker(tmp_path, {"add.partitions.to.txn.retry.backoff.max.ms": "0"})
+    try:
+        broker.create_topic(TOPIC, 2)
+        allow(broker, ResourceType.TOPIC, TOPIC, Operation.WRITE)
+        allow(broker, ResourceType.TRANSACTIONAL_ID, TXN_ID, Operation.WRITE)
+        producer = init(broker)
+        assert produce_v2(broker, producer.producer_id, 0) == ErrorCode.none
+        commit_v2(broker, producer.producer_id, 0)
+        assert produce_v2(broker, producer.producer_id, 1) == ErrorCode.concurrent_transactions
+    finally:
+        broker.close()
 
 
 def test_txn_offset_commit_while_the_last_commit_completes_is_retriable(broker: AclBroker) -> None:
