@@ -2,7 +2,13 @@
 a query that stopped fails the wait at once with its own exception, and a timeout reports what the query was
 doing (its status, its last batches' input and watermark, and where a batch running in this process is parked).
 
-A CI run keeps only the end of a failed test's output: the explanation is in the assertion message itself."""
+A CI run keeps only the end of a failed test's output: the explanation is in the assertion message itself.
+
+`start_query` starts a query again when Spark gave up on the Python process of its source at the start: Spark
+waits a fixed 10 s (PythonWorkerFactory.createSimpleWorker, not configurable) for a new Python interpreter to
+import pyspark, pyarrow and numpy and connect back, which on two loaded cores takes longer (seen under two CPU
+hogs: "Python worker failed to connect back" before the first batch). A managed stream's supervisor restarts
+its driver for the same reason; a test's query in this session gets the same second chance."""
 
 from __future__ import annotations
 
@@ -18,6 +24,27 @@ from typing import Any
 RECENT_BATCHES = 6
 # Frames of this process whose stacks a timeout shows: the sink and the source run here, in py4j's threads.
 OWN_CODE = ("controlplane/spark/",)
+
+
+# Spark's status message while it creates the query's sources (StreamExecution.runStream).
+INITIALIZING = "Initializing sources"
+WORKER_DID_NOT_CONNECT = "Python worker failed to connect back"
+START_ATTEMPTS = 3
+START_TIMEOUT_S = 120.0
+
+
+def start_query(start: Callable[[], Any]) -> Any:
+    """`start()`'s query once its sources exist, started again (from its checkpoint, where no batch ran) when
+    Spark's Python source process did not connect back in time; any other failure is the caller's to see."""
+    for _attempt in range(START_ATTEMPTS):
+        query = start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while query.isActive and query.status["message"] == INITIALIZING and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if query.isActive or WORKER_DID_NOT_CONNECT not in str(query.exception()):
+            return query
+        print(f"{query.name}: {WORKER_DID_NOT_CONNECT} within Spark's 10 s; starting it again")
+    return query
 
 
 def wait_for_query(

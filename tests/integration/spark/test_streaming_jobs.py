@@ -28,7 +28,7 @@ from controlplane.spark.streaming import (
 )
 from tests.fixtures.engines import STREAMHUB, engine_params
 from tests.integration.spark.conftest import create_topic, produce
-from tests.integration.spark.query_waits import wait_for_query
+from tests.integration.spark.query_waits import start_query, wait_for_query
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +89,7 @@ def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progres
         },
     )
     job_context = context(broker, tmp_path, stream_id)
-    query = stream_topic_sql.start(spark, parameters, job_context)
+    query = start_query(lambda: stream_topic_sql.start(spark, parameters, job_context))
     try:
         wait_for_query(
             query,
@@ -265,7 +265,7 @@ def test_an_aggregate_with_a_watermark_writes_each_closed_window_once(
         },
     )
     job_context = context(broker, tmp_path, stream_id)
-    query = stream_topic_sql.start(spark, parameters, job_context)
+    query = start_query(lambda: stream_topic_sql.start(spark, parameters, job_context))
     try:
         # The watermark moves after the batch that saw the late record: the next batch emits the windows.
         wait_for_query(
@@ -299,7 +299,7 @@ def test_a_stream_into_parquet_files_writes_every_record(spark, broker, topic_na
         {"source": {"topic": topic_name}, "trigger_seconds": 0.5},
     )
     job_context = context(broker, tmp_path, stream_id)
-    query = stream_to_parquet.start(spark, parameters, job_context)
+    query = start_query(lambda: stream_to_parquet.start(spark, parameters, job_context))
     try:
         query.processAllAvailable()
     finally:
