@@ -26,8 +26,9 @@ RECENT_BATCHES = 6
 OWN_CODE = ("controlplane/spark/",)
 
 
-# Spark's status message while it creates the query's sources (StreamExecution.runStream).
-INITIALIZING = "Initializing sources"
+# How Spark's status messages start until the query's sources exist: "Initializing StreamExecution" before its
+# thread runs (ProgressContext), then "Initializing sources" (StreamExecution.runStream).
+INITIALIZING = "Initializing"
 WORKER_DID_NOT_CONNECT = "Python worker failed to connect back"
 START_ATTEMPTS = 3
 START_TIMEOUT_S = 120.0
@@ -39,7 +40,11 @@ def start_query(start: Callable[[], Any]) -> Any:
     for _attempt in range(START_ATTEMPTS):
         query = start()
         deadline = time.monotonic() + START_TIMEOUT_S
-        while query.isActive and query.status["message"] == INITIALIZING and time.monotonic() < deadline:
+        while (
+            query.isActive
+            and query.status["message"].startswith(INITIALIZING)
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.1)
         if query.isActive or WORKER_DID_NOT_CONNECT not in str(query.exception()):
             return query
