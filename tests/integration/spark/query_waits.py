@@ -26,27 +26,22 @@ RECENT_BATCHES = 6
 OWN_CODE = ("controlplane/spark/",)
 
 
-# How Spark's status messages start until the query's sources exist: "Initializing StreamExecution" before its
-# thread runs (ProgressContext), then "Initializing sources" (StreamExecution.runStream).
-INITIALIZING = "Initializing"
 WORKER_DID_NOT_CONNECT = "Python worker failed to connect back"
 START_ATTEMPTS = 3
 START_TIMEOUT_S = 120.0
 
 
 def start_query(start: Callable[[], Any]) -> Any:
-    """`start()`'s query once its sources exist, started again (from its checkpoint, where no batch ran) when
-    Spark's Python source process did not connect back in time; any other failure is the caller's to see."""
+    """`start()`'s query once it reported its first batch (or stopped, or START_TIMEOUT_S passed), started
+    again (from its checkpoint, where no batch ran) when Spark's Python source process did not connect back in
+    time; any other failure is the caller's to see. (Spark's status message is no sign that the sources
+    exist: a query that failed creating them was seen returned while its status did not say "Initializing".)"""
     for _attempt in range(START_ATTEMPTS):
         query = start()
         deadline = time.monotonic() + START_TIMEOUT_S
-        while (
-            query.isActive
-            and query.status["message"].startswith(INITIALIZING)
-            and time.monotonic() < deadline
-        ):
+        while query.isActive and not query.recentProgress and time.monotonic() < deadline:
             time.sleep(0.1)
-        if query.isActive or WORKER_DID_NOT_CONNECT not in str(query.exception()):
+        if query.isActive or query.recentProgress or WORKER_DID_NOT_CONNECT not in str(query.exception()):
             return query
         print(f"{query.name}: {WORKER_DID_NOT_CONNECT} within Spark's 10 s; starting it again")
     return query
