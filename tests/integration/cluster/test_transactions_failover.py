@@ -9,8 +9,10 @@ the partitions' state), and the run carries on. Nothing may be lost, duplicated 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+from collections import deque
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -30,6 +32,22 @@ from tests.integration.cluster.fault_checker import create_topic, partition_stat
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 STATE_PARTITIONS = 3  # transaction.state.log.num.partitions in the test defaults
+# librdkafka's debug lines of the producer a failure shows: the requests of the last seconds.
+CLIENT_LOG_LINES = 300
+
+
+class RecentLines(logging.Handler):
+    """Keeps the last lines a client logged, for a failure to show what it was waiting for."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.lines: deque[str] = deque(maxlen=size)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.created:.3f} {record.getMessage()}")
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
 
 
 def transaction_coordinator(cluster: LocalCluster, transactional_id: str) -> int:
@@ -86,6 +104,13 @@ def test_send_offsets_finds_the_group_coordinator_after_its_broker_is_gone(clust
     kept = transaction_coordinator(cluster3, "moved-app-1")
     doomed = next(node.node_id for node in cluster3.brokers if node.node_id != kept)
     group = group_coordinated_by(cluster3, doomed, "moved-app")
+    # The producer's own account of its requests (which broker it asked for the group, what came back),
+    # shown when the second transaction stalls: the brokers log nothing about requests they answer.
+    client_log = RecentLines(CLIENT_LOG_LINES)
+    logger = logging.getLogger(f"{__name__}.producer")
+    logger.addHandler(client_log)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
     producer = Producer(
         cluster3.client_config(
             **{
@@ -94,8 +119,10 @@ def test_send_offsets_finds_the_group_coordinator_after_its_broker_is_gone(clust
                 # Longer than the 30 s this test allows the second transaction: on a loaded machine the
                 # harness's 10 s let the coordinator abort it (and fence the producer) mid-test.
                 "transaction.timeout.ms": "60000",
+                "debug": "eos,broker,protocol",
             }
-        )
+        ),
+        logger=logger,
     )
     producer.init_transactions(30)
     consumer = Consumer(
@@ -136,11 +163,17 @@ def test_send_offsets_finds_the_group_coordinator_after_its_broker_is_gone(clust
 
         worker = threading.Thread(target=second_transaction, daemon=True)
         worker.start()
-        worker.join(45)
-        assert not worker.is_alive(), "send_offsets_to_transaction blocked for 45 s"
-        assert outcome == [None], outcome
-        assert time.monotonic() - started < 30
+        # The client's log lines reach the logger only when the producer is polled (while the worker
+        # thread is inside send_offsets_to_transaction too: librdkafka's calls are thread safe).
+        while worker.is_alive() and time.monotonic() - started < 45:
+            producer.poll(0.2)
+        assert not worker.is_alive(), (
+            f"send_offsets_to_transaction blocked for 45 s; the producer's last lines:\n{client_log.text()}"
+        )
+        assert outcome == [None], f"{outcome}; the producer's last lines:\n{client_log.text()}"
+        assert time.monotonic() - started < 30, client_log.text()
         committed = consumer.committed([TopicPartition("moved-in", p) for p in range(3)], 20)
         assert [tp.offset for tp in committed] == [2, 2, 2]
     finally:
         consumer.close()
+        logger.removeHandler(client_log)

@@ -178,6 +178,7 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
     prefix = f"{world.topic_prefix_a}pg"
     password = f"pg-secret-{uuid.uuid4().hex}"
     name = f"{world.group_prefix_a}accounts-cdc"
+    slot = f"streamhub_{uuid.uuid4().hex[:8]}"
     created = world.developer_a.post(
         "/api/v1/connectors/",
         {
@@ -193,7 +194,7 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
                 "database.dbname": "streamhub",
                 "topic.prefix": prefix,
                 "table.include.list": "public.accounts",
-                "slot.name": f"streamhub_{uuid.uuid4().hex[:8]}",
+                "slot.name": slot,
                 "publication.autocreate.mode": "filtered",
                 "topic.creation.default.replication.factor": "1",
                 "topic.creation.default.partitions": "1",
@@ -228,6 +229,16 @@ def debezium_captures_each_change_once_in_order_per_key_across_a_killed_worker(
         return tasks[0]["worker"] if tasks and tasks[0]["state"] == "RUNNING" else ""
 
     wait_until(lambda: task_worker() != "", timeout=90, what="the CDC task to run")
+
+    # A RUNNING task may not have created its replication slot yet: changes made before that exist only as
+    # the snapshot's reads of the table's final rows. The slot is created before the snapshot is taken, so
+    # every change made once it exists is streamed.
+    def slot_exists() -> bool:
+        with psycopg.connect(logical_postgres, autocommit=True) as database:
+            found = database.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+            return found.fetchone() is not None
+
+    wait_until(slot_exists, timeout=90, what=f"the connector's replication slot {slot}", interval=0.5)
 
     topic = f"{prefix}.public.accounts"
     consumer = Consumer(

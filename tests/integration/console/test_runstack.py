@@ -5,7 +5,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -118,33 +118,52 @@ def _local_broker_processes(data_dir: str) -> set[int]:
     return found
 
 
-def _start_stack(env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "runstack"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+# Lines of each of the local clusters' log files printed with the stack's output.
+LOG_TAIL_LINES = 40
 
 
-def _stop_stack(stack: subprocess.Popen) -> str:
-    stack.send_signal(signal.SIGINT)
-    output, _ = stack.communicate(timeout=60)
-    assert stack.returncode == 0, output
+@dataclass
+class Stack:
+    process: subprocess.Popen
+    output: Path  # what the stack printed
+
+
+def _start_stack(env: dict[str, str]) -> Stack:
+    """The stack, its output into a file of the data directory (one per start): a pipe nobody reads until the
+    stop fills up (64 KiB), then the supervisor's printing blocks, and with it every child writing a line."""
+    data_dir = Path(env["STREAMHUB_DATA_DIR"])
+    path = data_dir / f"runstack-{len(list(data_dir.glob('runstack-*.out')))}.out"
+    with open(path, "w") as output:  # the child holds its own descriptor
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "runstack"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    return Stack(process, path)
+
+
+def _stop_stack(stack: Stack, env: dict[str, str]) -> str:
+    """Stops the stack (Ctrl-C) and returns its output, printed with the tails of the local clusters' logs:
+    pytest shows them when the test fails."""
+    stack.process.send_signal(signal.SIGINT)
+    try:
+        stack.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        stack.process.kill()
+        stack.process.wait()
+    output = stack.output.read_text(errors="replace")
+    print(f"--- the stack's output ({stack.output}) ---\n{output}")
+    for log in sorted((Path(env["STREAMHUB_DATA_DIR"]) / "clusters").rglob("*.log")):
+        tail = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+        print(f"--- {log} (last {len(tail)} lines) ---", *tail, sep="\n")
+    assert stack.process.returncode == 0, output
     return output
 
 
 def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(stack_env) -> None:
-    stack = subprocess.Popen(
-        [sys.executable, "manage.py", "runstack"],
-        cwd=REPO_ROOT,
-        env=stack_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    stack = _start_stack(stack_env)
     base_url = f"http://{stack_env['WEB_BIND']}"
     try:
         wait_until(lambda: _http_get(f"{base_url}/api/v1/auth/session/")[0] == 200, 60, "the web server")
@@ -163,14 +182,12 @@ def test_it_runs_the_stack_refuses_a_second_copy_and_stops_everything_on_ctrl_c(
         assert "already running" in second.stderr
         assert "Traceback" not in second.stderr
 
-        sessions = _children_of(stack.pid)
+        sessions = _children_of(stack.process.pid)
         assert len(sessions) == 5  # redis, web, worker, streams (worker), beat
         assert _processes_in_sessions(sessions)  # gunicorn and celery have their own children too
     finally:
-        stack.send_signal(signal.SIGINT)
-        output, _ = stack.communicate(timeout=60)
+        output = _stop_stack(stack, stack_env)
 
-    assert stack.returncode == 0, output
     for name in ("redis", "web", "worker", "streams", "beat"):
         assert f"{name:<8}| stopped" in output
     assert _processes_in_sessions(sessions) == set()
@@ -194,7 +211,7 @@ def test_it_provisions_the_default_cluster_stops_its_brokers_on_ctrl_c_and_bring
         assert not _broker_answers(Connection(f"127.0.0.1:{port}"))  # no credentials, no Metadata
         assert len(_local_broker_processes(data_dir)) == 3
     finally:
-        output = _stop_stack(stack)
+        output = _stop_stack(stack, stack_env)
     assert "clusters| cluster local: stopped" in output
     assert _local_broker_processes(data_dir) == set()
     assert not _broker_answers(connection)
@@ -205,6 +222,6 @@ def test_it_provisions_the_default_cluster_stops_its_brokers_on_ctrl_c_and_bring
             lambda: _broker_answers(connection), 90, "the default cluster to come back on the next run"
         )
     finally:
-        output = _stop_stack(stack)
+        output = _stop_stack(stack, stack_env)
     assert f"clusters| cluster local: running at 127.0.0.1:{port}" in output
     assert _local_broker_processes(data_dir) == set()

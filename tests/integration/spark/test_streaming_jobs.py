@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,8 @@ from controlplane.spark.streaming import (
     write_progress,
 )
 from tests.fixtures.engines import STREAMHUB, engine_params
-from tests.fixtures.servers import wait_until
 from tests.integration.spark.conftest import create_topic, produce
+from tests.integration.spark.query_waits import start_query, wait_for_query
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +57,14 @@ def read_topic(
     return sorted(records, key=lambda r: r[0])
 
 
-def context(broker, tmp_path: Path, stream_id: str = "7") -> StreamContext:
+@pytest.fixture
+def stream_id() -> str:
+    """Each test's own: the stream's transactional id and marker group live as long as the session's broker,
+    and a later test of the same id would fence an earlier one's producer and read its markers."""
+    return uuid.uuid4().hex[:10]
+
+
+def context(broker, tmp_path: Path, stream_id: str) -> StreamContext:
     return StreamContext(
         stream_id=stream_id,
         kafka_config={"bootstrap.servers": broker.bootstrap},
@@ -66,7 +74,7 @@ def context(broker, tmp_path: Path, stream_id: str = "7") -> StreamContext:
 
 
 def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progress(
-    spark, broker, topic_name, tmp_path
+    spark, broker, topic_name, tmp_path, stream_id
 ):
     create_topic(broker.bootstrap, topic_name, partitions=2)
     target = create_topic(broker.bootstrap, f"{topic_name}-out", partitions=2)
@@ -80,10 +88,16 @@ def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progres
             "trigger_seconds": 0.5,
         },
     )
-    job_context = context(broker, tmp_path)
-    query = stream_topic_sql.start(spark, parameters, job_context)
+    job_context = context(broker, tmp_path, stream_id)
+    query = start_query(lambda: stream_topic_sql.start(spark, parameters, job_context))
     try:
-        wait_until(lambda: len(read_topic(broker.bootstrap, target, 2)) >= 20, 90, "the stream's output")
+        wait_for_query(
+            query,
+            lambda: len(read_topic(broker.bootstrap, target, 2)) >= 20,
+            90,
+            "the stream's output",
+            job_context.sink_status,
+        )
         query.processAllAvailable()
         write_progress(job_context.output_dir.parent, query.lastProgress, job_context.sink_status)
     finally:
@@ -105,9 +119,9 @@ def test_a_filter_and_project_stream_writes_each_record_once_and_reports_progres
     assert progress["batch_id"] >= 2
     assert progress["end_offsets"] == {topic_name: {"0": 20, "1": 20}}
     assert progress["sink"]["mode"] == TRANSACTIONAL
-    assert progress["sink"]["transactional_id"] == "streamhub-stream-7"
+    assert progress["sink"]["transactional_id"] == f"streamhub-stream-{stream_id}"
     assert progress["sink"]["last_committed_batch"] >= 2
-    marker = marker_offsets(broker.bootstrap, "7", [(topic_name, 0), (topic_name, 1)])
+    marker = marker_offsets(broker.bootstrap, stream_id, [(topic_name, 0), (topic_name, 1)])
     assert {(t, p): o for t, p, o, _ in marker} == {(topic_name, 0): 20, (topic_name, 1): 20}
     assert {m for *_, m in marker} == {f"{MARKER_PREFIX}{progress['sink']['last_committed_batch']}"}
 
@@ -136,7 +150,7 @@ def either_broker(request: pytest.FixtureRequest):
 
 
 def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_drivers_open_transaction(
-    spark, either_broker, topic_name, tmp_path
+    spark, either_broker, topic_name, tmp_path, stream_id
 ):
     broker = either_broker
     target = create_topic(broker.bootstrap, topic_name, partitions=1)
@@ -146,12 +160,13 @@ def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_driver
     first = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(10)], "key string, value string")
     second = spark.createDataFrame([(f"k{i}", f"w{i}") for i in range(10)], "key string, value string")
 
-    sink = TopicBatchSink("tx1", target, config, tmp_path)
+    transactional_id = stream_transactional_id(stream_id)
+    sink = TopicBatchSink(stream_id, target, config, tmp_path)
     sink(first, 0)
     assert sink.mode == TRANSACTIONAL
     assert sink.status == {
         "mode": TRANSACTIONAL,
-        "transactional_id": "streamhub-stream-tx1",
+        "transactional_id": transactional_id,
         "last_committed_batch": 0,
         "batches_skipped": 0,
         "records_skipped": 0,
@@ -159,7 +174,7 @@ def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_driver
 
     # The driver dies in batch 1 after producing part of it, before its commit: a producer of the same
     # transactional id left with an open transaction (the "zombie" of a driver cut off, not yet dead).
-    zombie = Producer({**config, "transactional.id": "streamhub-stream-tx1"})
+    zombie = Producer({**config, "transactional.id": transactional_id})
     zombie.init_transactions(30)
     zombie.begin_transaction()
     for i in range(4):
@@ -167,7 +182,7 @@ def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_driver
     assert zombie.flush(10) == 0
 
     # The restarted driver: Spark replays batch 0 (committed: skipped), then batch 1, whole.
-    restarted = TopicBatchSink("tx1", target, config, tmp_path)
+    restarted = TopicBatchSink(stream_id, target, config, tmp_path)
     restarted(first, 0)
     assert restarted.batches_skipped == 1
     restarted(second, 1)
@@ -182,7 +197,7 @@ def test_the_transactional_sink_skips_committed_batches_and_fences_a_dead_driver
     # The zombie's records are in the log, aborted: only read_uncommitted shows them.
     uncommitted = [v for _, _, v, _ in read_topic(broker.bootstrap, target, isolation="read_uncommitted")]
     assert sorted(uncommitted) == sorted(committed + [b"w%d" % i for i in range(4)])
-    marker = marker_offsets(broker.bootstrap, "tx1", [(source, 0), (source, 1)])
+    marker = marker_offsets(broker.bootstrap, stream_id, [(source, 0), (source, 1)])
     assert marker == [(source, 0, 10, f"{MARKER_PREFIX}1"), (source, 1, 7, f"{MARKER_PREFIX}1")]
 
 
@@ -225,7 +240,9 @@ def test_the_idempotent_sink_produces_a_replayed_batch_only_where_it_did_not_rea
     assert json.loads(state_path.read_text()) == {"committed": 1, "pending": None}
 
 
-def test_an_aggregate_with_a_watermark_writes_each_closed_window_once(spark, broker, topic_name, tmp_path):
+def test_an_aggregate_with_a_watermark_writes_each_closed_window_once(
+    spark, broker, topic_name, tmp_path, stream_id
+):
     create_topic(broker.bootstrap, topic_name, partitions=1)
     target = create_topic(broker.bootstrap, f"{topic_name}-out", partitions=1)
     base = 1_700_000_000_000  # window starts on a 10 s boundary
@@ -247,10 +264,17 @@ def test_an_aggregate_with_a_watermark_writes_each_closed_window_once(spark, bro
             "trigger_seconds": 0.5,
         },
     )
-    query = stream_topic_sql.start(spark, parameters, context(broker, tmp_path))
+    job_context = context(broker, tmp_path, stream_id)
+    query = start_query(lambda: stream_topic_sql.start(spark, parameters, job_context))
     try:
         # The watermark moves after the batch that saw the late record: the next batch emits the windows.
-        wait_until(lambda: len(read_topic(broker.bootstrap, target)) >= 4, 120, "the closed windows")
+        wait_for_query(
+            query,
+            lambda: len(read_topic(broker.bootstrap, target)) >= 4,
+            120,
+            "the closed windows",
+            job_context.sink_status,
+        )
         time.sleep(2)  # a further batch would show a window twice
     finally:
         query.stop()
@@ -267,15 +291,15 @@ def test_an_aggregate_with_a_watermark_writes_each_closed_window_once(spark, bro
     assert windows == expected
 
 
-def test_a_stream_into_parquet_files_writes_every_record(spark, broker, topic_name, tmp_path):
+def test_a_stream_into_parquet_files_writes_every_record(spark, broker, topic_name, tmp_path, stream_id):
     create_topic(broker.bootstrap, topic_name, partitions=2)
     produce(broker.bootstrap, topic_name, [(i % 2, None, b"r%d" % i) for i in range(30)])
     parameters = parameters_from_json(
         stream_to_parquet.Parameters,
         {"source": {"topic": topic_name}, "trigger_seconds": 0.5},
     )
-    job_context = context(broker, tmp_path)
-    query = stream_to_parquet.start(spark, parameters, job_context)
+    job_context = context(broker, tmp_path, stream_id)
+    query = start_query(lambda: stream_to_parquet.start(spark, parameters, job_context))
     try:
         query.processAllAvailable()
     finally:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.integration.spark.conftest import create_topic, produce
+from tests.integration.spark.query_waits import query_report, start_query
 
 pytestmark = pytest.mark.integration
 
@@ -162,15 +163,17 @@ def test_a_streaming_query_resumes_from_its_checkpoint_without_duplicates_or_gap
             .load()
             .selectExpr("partition", "offset", "cast(value as string) as value")
         )
-        query = (
-            stream.writeStream.format("parquet")
-            .option("path", str(tmp_path / "out"))
-            .option("checkpointLocation", str(tmp_path / "checkpoint"))
-            .trigger(availableNow=True)
-            .start()
+        query = start_query(
+            lambda: (
+                stream.writeStream.format("parquet")
+                .option("path", str(tmp_path / "out"))
+                .option("checkpointLocation", str(tmp_path / "checkpoint"))
+                .trigger(availableNow=True)
+                .start()
+            )
         )
-        query.awaitTermination(60)
-        assert query.exception() is None
+        assert query.awaitTermination(60), query_report(query)
+        assert query.exception() is None, query_report(query)
 
     run_available_now()
     produce(broker.bootstrap, topic_name, [(i % 2, None, b"b%d" % i) for i in range(20)])
@@ -202,21 +205,23 @@ def test_a_streaming_query_copies_a_topic_into_another(spark, broker, topic_name
     create_topic(broker.bootstrap, topic_name, partitions=2)
     target = create_topic(broker.bootstrap, f"{topic_name}-out")
     produce(broker.bootstrap, topic_name, [(i % 2, b"k%d" % i, b"v%d" % i) for i in range(25)])
-    query = (
-        spark.readStream.format("topics")
-        .option("kafka.bootstrap.servers", broker.bootstrap)
-        .option("subscribe", topic_name)
-        .load()
-        .selectExpr("key", "upper(cast(value as string)) as value")
-        .writeStream.format("topics")
-        .option("kafka.bootstrap.servers", broker.bootstrap)
-        .option("topic", target)
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
+    query = start_query(
+        lambda: (
+            spark.readStream.format("topics")
+            .option("kafka.bootstrap.servers", broker.bootstrap)
+            .option("subscribe", topic_name)
+            .load()
+            .selectExpr("key", "upper(cast(value as string)) as value")
+            .writeStream.format("topics")
+            .option("kafka.bootstrap.servers", broker.bootstrap)
+            .option("topic", target)
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
     )
-    query.awaitTermination(60)
-    assert query.exception() is None
+    assert query.awaitTermination(60), query_report(query)
+    assert query.exception() is None, query_report(query)
     rows = read(spark, broker.bootstrap, subscribe=target).collect()
     assert sorted((bytes(r.key), bytes(r.value)) for r in rows) == sorted(
         (b"k%d" % i, b"V%d" % i) for i in range(25)
