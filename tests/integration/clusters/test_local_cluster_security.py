@@ -43,7 +43,7 @@ def _provision(client, organization, name: str, wait_for_operation) -> tuple[Clu
 
 
 def _metadata(config: dict) -> list[int]:
-    return sorted(AdminClient({**CLIENT_TIMEOUTS, **config}).list_topics(timeout=4).brokers)
+    return sorted(AdminClient({**CLIENT_TIMEOUTS, **config}).list_topics(timeout=15).brokers)
 
 
 def _sasl(cluster: Cluster, username: str, password: str, mechanism: str = "SCRAM-SHA-512") -> dict:
@@ -93,7 +93,7 @@ def test_acls_are_on_so_a_user_without_grants_sees_no_topic(people, worker, wait
 
     assert topic.error is not None
     assert topic.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    assert "orders" in admin.list_topics(timeout=4).topics  # the super user is above the ACLs
+    assert "orders" in admin.list_topics(timeout=15).topics  # the super user is above the ACLs
 
 
 def test_the_super_users_password_is_shown_nowhere_but_to_the_operators_command(
