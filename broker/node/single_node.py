@@ -100,12 +100,18 @@ def single_node_overrides(config: BrokerConfig) -> list[str]:
 
 def _controller_port(config: BrokerConfig) -> int:
     """9093 beside a client listener on 9092 (Kafka's examples); otherwise a free port of 127.0.0.1, chosen
-    at each start: the only voter of a static quorum is dialled by this process alone."""
+    at each start: the only voter of a static quorum is dialled by this process alone. Never a port the
+    configuration names for something else: those are free until this process binds them, so the kernel may
+    offer one of them here (a broker once chose its own metrics port and died with "address already in use")."""
     if any(item.port == KAFKA_CLIENT_PORT for item in config.listeners):
         return KAFKA_CONTROLLER_PORT
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    taken = {item.port for item in config.listeners} | {config.metrics_port}
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in taken:
+            return port
 
 
 def single_node_internal_topics(config: BrokerConfig) -> list[dict[str, Any]]:

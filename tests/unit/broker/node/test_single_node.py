@@ -107,3 +107,35 @@ def test_a_release_data_directory_becomes_records_the_image_applies_as_it_was(tm
 def test_a_fresh_data_directory_has_nothing_to_adopt_but_its_security_store(tmp_path: Path) -> None:
     assert adoption_records(tmp_path, 1) == []
     assert not (tmp_path / "broker-metadata.json").exists()
+
+
+class _ScriptedProbe:
+    """A probe socket the kernel answers from a script: the ports it offered, in order."""
+
+    offers: list[int] = []
+
+    def __init__(self, *_: object) -> None:
+        self._port = 0
+
+    def __enter__(self) -> _ScriptedProbe:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def bind(self, _: tuple[str, int]) -> None:
+        self._port = self.offers.pop(0)
+
+    def getsockname(self) -> tuple[str, int]:
+        return ("127.0.0.1", self._port)
+
+
+def test_the_chosen_controller_port_is_never_one_the_config_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The kernel may offer a port that is free only because this process has not bound it yet: a broker once
+    # took its own metrics port for its controller and died with "address already in use".
+    monkeypatch.setattr(_ScriptedProbe, "offers", [29092, 29100, 29093])
+    monkeypatch.setattr("broker.node.single_node.socket.socket", _ScriptedProbe)
+    config = combined(tmp_path, listeners="PLAINTEXT://127.0.0.1:29092", **{"metrics.port": "29100"})
+    assert config.get_str("controller.quorum.voters") == "3@127.0.0.1:29093"
