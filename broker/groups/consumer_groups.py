@@ -331,8 +331,7 @@ class ConsumerGroups:
         if group.assignment_epoch >= group.group_epoch:
             return
         catalog = self.topic_catalog()
-        chosen = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
-        assignor_name = chosen.most_common(1)[0][0] if chosen else self.config.assignors[0]
+        assignor_name = self.preferred_assignor(group)
         members = {
             member_id: AssignmentMember(
                 subscribed=self.subscribed_topic_ids(group, member, catalog),
@@ -348,6 +347,13 @@ class ConsumerGroups:
         log.debug(
             "group %s: target assignment at epoch %d by %s", group.group_id, group.group_epoch, assignor_name
         )
+
+    def preferred_assignor(self, group: ConsumerGroup) -> str:
+        """The server assignor most of the members ask for, else the first of `group.consumer.assignors`: what
+        Kafka assigns with and what it describes (also for a group whose members have all left, or that a new
+        coordinator loaded from the log)."""
+        chosen = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
+        return chosen.most_common(1)[0][0] if chosen else self.config.assignors[0]
 
     def _partition_racks(self, group: ConsumerGroup) -> PartitionRacks:
         """Where the subscribed partitions' replicas are, when a member said its rack (else the
@@ -460,7 +466,7 @@ class ConsumerGroups:
             state=group.state.value,
             group_epoch=group.group_epoch,
             assignment_epoch=group.assignment_epoch,
-            assignor_name=group.assignor_name,
+            assignor_name=self.preferred_assignor(group),
             members=tuple(
                 ConsumerMemberDescription(
                     member, group.target.get(member.member_id, {}), group.regex_topics(member)

@@ -441,6 +441,27 @@ async def test_the_client_chosen_range_assignor_is_used(groups) -> None:
     assert consumer(groups).describe("g").assignor_name == "range"
 
 
+async def test_a_group_without_members_describes_the_default_assignor_as_kafka_does(
+    offsets_log, clock
+) -> None:
+    # kafka-consumer-groups --describe --state showed "-" for an empty group a new coordinator had loaded.
+    coordinator = make_coordinator(offsets_log, clock)
+    await lead_every_partition(coordinator)
+    joined = await beat(coordinator, "m1", 0, server_assignor="range")
+    assert joined.member_epoch == 1
+    assert consumer(coordinator).describe("g").assignor_name == "range"
+    left = await beat(coordinator, "m1", -1)
+    assert left.error_code == ErrorCode.none
+    assert consumer(coordinator).describe("g").assignor_name == "uniform"
+    await beat(coordinator, "m2", 0)
+    await coordinator.drain()
+    await coordinator.stop()
+    reloaded = make_coordinator(offsets_log, clock)
+    await lead_every_partition(reloaded)
+    assert consumer(reloaded).describe("g").assignor_name == "uniform"
+    await reloaded.stop()
+
+
 async def test_a_member_whose_session_expires_is_removed(groups, clock) -> None:
     await beat(groups, "m1", 0)
     second = await beat(groups, "m2", 0)
