@@ -20,7 +20,7 @@ from broker.groups.assignors import Assignment
 from broker.groups.consumer_config import ConsumerGroupDescription
 from broker.groups.consumer_groups import ConsumerGroups
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
-from broker.handlers.groups import OPERATIONS_OMITTED
+from broker.handlers.groups import OPERATIONS_OMITTED, undescribed_group
 from broker.metadata.features import GROUP_VERSION
 from broker.protocol.responses import NOT_THROTTLED
 
@@ -151,18 +151,7 @@ async def consumer_group_describe(
     enabled = _protocol_enabled(ctx)
 
     def undescribed(group_id: str, error: ErrorCode, message: str | None = None) -> describe.DescribedGroup:
-        # Kafka describes a group it cannot with its schema's defaults (epochs 0).
-        return describe.DescribedGroup(
-            error_code=error,
-            error_message=message,
-            group_id=group_id,
-            group_state="",
-            group_epoch=0,
-            assignment_epoch=0,
-            assignor_name="",
-            members=(),
-            authorized_operations=OPERATIONS_OMITTED,
-        )
+        return undescribed_group(describe.DescribedGroup, group_id, error, message)
 
     for group_id in request.group_ids:
         if not enabled:

@@ -8,8 +8,9 @@ answer into the version's kio response entity; the rules live in `broker.groups.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
 from kio.schema.describe_groups.v6.response import (
@@ -49,6 +50,28 @@ from broker.share.state_records import is_share_coordinator_key
 _DENIED_TOPIC: Any = object()
 # Kafka's "authorized operations not requested" marker.
 OPERATIONS_OMITTED = -(2**31)
+
+DescribedGroupT = TypeVar("DescribedGroupT")
+
+
+def undescribed_group(
+    entity: Callable[..., DescribedGroupT], group_id: str, error: ErrorCode, message: str | None = None
+) -> DescribedGroupT:
+    """A consumer or share group a describe cannot describe (refused, unknown, not served), as Kafka answers
+    it: its schema's defaults (state "", epochs 0, no members). `entity`: that API's DescribedGroup class."""
+    return entity(
+        error_code=error,
+        error_message=message,
+        group_id=group_id,
+        group_state="",
+        group_epoch=0,
+        assignment_epoch=0,
+        assignor_name="",
+        members=(),
+        authorized_operations=OPERATIONS_OMITTED,
+    )
+
+
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 SHARE_KEY_TYPE = 2

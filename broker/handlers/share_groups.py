@@ -19,7 +19,7 @@ from kio.schema.share_group_heartbeat.v1 import response as heartbeat
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
-from broker.handlers.groups import OPERATIONS_OMITTED
+from broker.handlers.groups import OPERATIONS_OMITTED, undescribed_group
 from broker.metadata.features import SHARE_VERSION
 from broker.protocol.responses import NOT_THROTTLED
 from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
@@ -167,17 +167,7 @@ async def share_group_describe(ctx: RequestContext, request: Any) -> describe.Sh
     described = []
 
     def undescribed(group_id: str, error: ErrorCode, message: str | None = None) -> describe.DescribedGroup:
-        return describe.DescribedGroup(
-            error_code=error,
-            error_message=message,
-            group_id=group_id,
-            group_state="",
-            group_epoch=0,
-            assignment_epoch=0,
-            assignor_name="",
-            members=(),
-            authorized_operations=OPERATIONS_OMITTED,
-        )
+        return undescribed_group(describe.DescribedGroup, group_id, error, message)
 
     for group_id in request.group_ids:
         if not share_groups_enabled(ctx):
