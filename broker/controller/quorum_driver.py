@@ -53,6 +53,12 @@ MAX_OBSERVERS = 10_000
 KRAFT_VERSION_DYNAMIC = 1
 
 
+def tick_interval(node: RaftNode) -> float:
+    """How long until the node's next tick: long while it leads alone, else short enough for heartbeats and
+    election timeouts."""
+    return LONE_LEADER_TICK_S if node.is_leader and not node.peers else TICK_INTERVAL_S
+
+
 @dataclass(slots=True)
 class RaftObserver:
     """A controller fetching the Raft log from the leader without being a voter (monotonic times)."""
@@ -204,8 +210,7 @@ class QuorumDriver:
 
     async def _tick_loop(self) -> None:
         while not self.closing:
-            node = self.require_node()
-            await asyncio.sleep(LONE_LEADER_TICK_S if node.is_leader and not node.peers else TICK_INTERVAL_S)
+            await asyncio.sleep(tick_interval(self.require_node()))
             self.send(self.require_node().tick(time.monotonic()))
             self.after_raft_activity()
 
