@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+if __name__ == "__main__":
+    # First, before any module imports kio: a broker process loads kio without Hypothesis (see the module).
+    from broker.runtime.kio_loading import import_kio_without_hypothesis
+
+    import_kio_without_hypothesis()
+
 import argparse
 import asyncio
 import logging

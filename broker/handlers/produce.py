@@ -20,7 +20,7 @@ from kio.schema.produce.v13 import response as by_id
 
 from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext, TransactionVerifier
-from broker.handlers.transactions import transaction_v2
+from broker.handlers.transaction_version import transaction_v2
 from broker.protocol.responses import NOT_THROTTLED
 
 APPEND_SLICE_S = 0.01

@@ -25,7 +25,7 @@ from broker.auth.authorizer import CLUSTER_NAME, Operation, ResourceType
 from broker.context import RequestContext
 from broker.groups.coordinator import PartitionOffset
 from broker.groups.offsets_replay import coordinator_error_for_append
-from broker.metadata.features import TRANSACTION_VERSION
+from broker.handlers.transaction_version import transaction_v2
 from broker.metadata.topic_names import OFFSETS_TOPIC_NAME
 from broker.protocol.responses import NOT_THROTTLED
 from broker.transactions.coordinator import TransactionCoordinator
@@ -33,20 +33,6 @@ from broker.transactions.coordinator import TransactionCoordinator
 # KIP-588: versions below these do not know PRODUCER_FENCED and get INVALID_PRODUCER_EPOCH instead.
 FIRST_VERSION_WITH_PRODUCER_FENCED = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
 FIRST_BATCHED_ADD_PARTITIONS_VERSION = 4
-
-
-# The request versions a transaction.version 2 client sends (KIP-890 part 2): Produce v12 (implicit partition
-# add), EndTxn v5 (epoch bump), TxnOffsetCommit v5 (implicit add of the group's offsets partition).
-FIRST_TRANSACTION_V2_VERSION = {0: 12, 26: 5, 28: 5}
-
-
-def transaction_v2(ctx: RequestContext) -> bool:
-    """Whether this request follows transaction version 2: sent at a version that can, with transaction.version
-    2 finalized. Otherwise it is served as the version before (Kafka's rule: the level decides)."""
-    first = FIRST_TRANSACTION_V2_VERSION.get(ctx.api_key)
-    return (
-        first is not None and ctx.api_version >= first and ctx.broker.feature_level(TRANSACTION_VERSION) >= 2
-    )
 
 
 def client_error(ctx: RequestContext, error: int) -> ErrorCode:
