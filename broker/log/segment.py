@@ -24,9 +24,10 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 # Header walks read this much at a time: many small batches per syscall, little waste on big ones.
 WALK_CHUNK = 16 * 1024
-# Where the last batches appended start, by base offset: a consumer's or follower's next fetch offset and a
-# consumer's read limit (the high watermark) are usually one of them, found without walking from the sparse index.
-RECENT_BATCHES = 256
+# Where the last batches appended to the active segment start, by base offset: a follower's or a keeping-up
+# consumer's next fetch offset and a consumer's read limit (the high watermark) are usually one of them, found
+# without walking the headers from the sparse index's entry on. Few, small entries: a node may lead 10,000s.
+RECENT_BATCHES = 16
 # Relative offsets are u32 in the index: a segment may not span more than this.
 MAX_RELATIVE_OFFSET = 2**32 - 1
 
@@ -93,7 +94,7 @@ class LogSegment:
         self.index_interval_bytes = config.index_interval_bytes
         self.unflushed = False
         self.recovered_bytes = 0  # bytes cut off a torn tail when the segment was opened
-        self._recent_batches: dict[int, BatchLocation] = {}
+        self._recent_batches: dict[int, int] = {}  # base offset -> position
         self.offset_index: OffsetIndex
         self.time_index: TimeIndex
         self.txn_index = TransactionIndex(segment_file(directory, base_offset, "txnindex", suffix))
@@ -262,6 +263,7 @@ class LogSegment:
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         # Closed segments keep only their log file open; the indexes reopen if ever written again.
+        self._recent_batches.clear()
         self.offset_index.close()
         self.time_index.close()
 
@@ -332,7 +334,7 @@ class LogSegment:
         recent = self._recent_batches
         for relative_position, fields in batches:
             self._index_batch(start + relative_position, fields)
-            recent[fields[F_BASE_OFFSET]] = BatchLocation(start + relative_position, fields)
+            recent[fields[F_BASE_OFFSET]] = start + relative_position
         while len(recent) > RECENT_BATCHES:
             del recent[next(iter(recent))]
 
@@ -380,7 +382,9 @@ class LogSegment:
             return None
         recent = self._recent_batches.get(offset)
         if recent is not None:
-            return recent
+            header = os.pread(self._fd, HEADER_SIZE, recent)
+            if len(header) == HEADER_SIZE:
+                return BatchLocation(recent, HEADER.unpack(header))
         indexed_offset, position = self.offset_index.lookup(offset)
         for start in (position, 0) if position else (0,):
             first = True
