@@ -24,6 +24,10 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 # Header walks read this much at a time: many small batches per syscall, little waste on big ones.
 WALK_CHUNK = 16 * 1024
+# Where the last batches appended to the active segment start, by base offset: a follower's or a keeping-up
+# consumer's next fetch offset and a consumer's read limit (the high watermark) are usually one of them, found
+# without walking the headers from the sparse index's entry on. Few, small entries: a node may lead 10,000s.
+RECENT_BATCHES = 16
 # Relative offsets are u32 in the index: a segment may not span more than this.
 MAX_RELATIVE_OFFSET = 2**32 - 1
 
@@ -90,6 +94,7 @@ class LogSegment:
         self.index_interval_bytes = config.index_interval_bytes
         self.unflushed = False
         self.recovered_bytes = 0  # bytes cut off a torn tail when the segment was opened
+        self._recent_batches: dict[int, int] = {}  # base offset -> position
         self.offset_index: OffsetIndex
         self.time_index: TimeIndex
         self.txn_index = TransactionIndex(segment_file(directory, base_offset, "txnindex", suffix))
@@ -225,6 +230,7 @@ class LogSegment:
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = self.base_offset
         self.bytes_since_last_index_entry = 0
+        self._recent_batches.clear()
         valid_end = 0
         for location in self.walk(0, check_crc=check_crc):
             if location.base_offset < self.next_offset or location.last_offset < location.base_offset:
@@ -257,6 +263,7 @@ class LogSegment:
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         # Closed segments keep only their log file open; the indexes reopen if ever written again.
+        self._recent_batches.clear()
         self.offset_index.close()
         self.time_index.close()
 
@@ -324,8 +331,12 @@ class LogSegment:
             raise LogStorageError(f"cannot append to {self.log_path}: {exc}") from exc
         self.size += len(view)
         self.unflushed = True
+        recent = self._recent_batches
         for relative_position, fields in batches:
             self._index_batch(start + relative_position, fields)
+            recent[fields[F_BASE_OFFSET]] = start + relative_position
+        while len(recent) > RECENT_BATCHES:
+            del recent[next(iter(recent))]
 
     # ---- reads --------------------------------------------------------------------------------
 
@@ -369,6 +380,11 @@ class LogSegment:
         """The first batch whose last offset is >= `offset`, or None when the segment ends before it."""
         if offset >= self.next_offset:
             return None
+        recent = self._recent_batches.get(offset)
+        if recent is not None:
+            header = os.pread(self._fd, HEADER_SIZE, recent)
+            if len(header) == HEADER_SIZE:
+                return BatchLocation(recent, HEADER.unpack(header))
         indexed_offset, position = self.offset_index.lookup(offset)
         for start in (position, 0) if position else (0,):
             first = True
@@ -404,6 +420,7 @@ class LogSegment:
         if location is None:
             return 0
         removed = self.size - location.position
+        self._recent_batches.clear()
         os.ftruncate(self._fd, location.position)
         self.size = location.position
         self.offset_index.truncate_to_position(self.size)

@@ -1,5 +1,9 @@
 import os
+from collections.abc import Iterator
 
+import pytest
+
+from broker.log.segment import BatchLocation
 from broker.wire.records.batch import iter_batches
 
 from .conftest import LogFactory
@@ -82,3 +86,43 @@ def test_closed_segments_hold_one_file_descriptor_each(open_log: LogFactory) -> 
     reopened = open_log(segment_bytes=300, index_interval_bytes=10)
     append_values(reopened, 1)
     assert _open_descriptors() - before <= segment_count + 3
+
+
+def test_a_fetch_at_a_recently_appended_batch_does_not_walk_the_log(
+    open_log: LogFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consumer or follower fetches from where its last fetch ended, a batch just appended: found without
+    reading headers from the sparse index's entry on (#36: 8% of a broker's CPU under kgo's TestGroupETL)."""
+    log = open_log(index_interval_bytes=4096)
+    append_values(log, 200, size=20)
+    segment = log.active_segment
+    walked: list[int] = []
+    walk = segment.walk
+
+    def counting_walk(start: int = 0, end: int | None = None, **kwargs: bool) -> Iterator[BatchLocation]:
+        walked.append(start)
+        return walk(start, end, **kwargs)
+
+    monkeypatch.setattr(segment, "walk", counting_walk)
+    batches = list(iter_batches(log.read(190, 1 << 20, max_offset=198)))
+    assert [batch.base_offset for batch in batches] == list(range(190, 198))
+    assert walked == []
+    found = segment.find_batch(190)
+    assert found is not None
+    assert found.base_offset == 190
+    assert walked == []
+
+
+def test_recently_appended_batches_are_forgotten_when_the_log_is_truncated(open_log: LogFactory) -> None:
+    """A follower truncating to the leader's log and appending other batches at the same offsets reads the new
+    ones, not where the old ones were."""
+    log = open_log()
+    append_values(log, 10, size=20)
+    log.truncate_to(5)
+    log.append_as_leader(batch_of(*(b"x" * (200 + i) for i in range(5))), leader_epoch=1, now_ms=NOW_MS)
+    log.high_watermark = log.log_end_offset
+    # Offset 7 is now inside the batch of 5 to 9, no longer a batch of its own.
+    assert [batch.base_offset for batch in iter_batches(log.read(7, 1 << 20))] == [5]
+    assert [(offset, len(value or b"")) for offset, _, value in read_records(log, 5)] == [
+        (5 + i, 200 + i) for i in range(5)
+    ]
