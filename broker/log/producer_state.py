@@ -131,7 +131,17 @@ class ProducerStateManager:
                 f"producer {producer_id} sent a non-transactional batch inside its open transaction"
             )
         if entry is None:
+            if first_sequence != 0 and transactional:
+                # A later batch of a transaction overtook its first one (refused retriably, e.g. its KIP-890
+                # verification failed): Kafka's leader remembers the lowest sequence it began verifying and
+                # answers a higher one OUT_OF_ORDER_SEQUENCE_NUMBER, which the client retries after the first.
+                raise OutOfOrderSequenceError(
+                    f"producer {producer_id} is unknown here and its transaction's first batch here has "
+                    f"sequence {first_sequence}, not 0"
+                )
             if first_sequence != 0:
+                # Stricter than Kafka (which takes any first sequence here): the client bumps its epoch and
+                # starts again at 0, rather than have an earlier batch refused as out of order after this one.
                 raise UnknownProducerIdError(
                     f"producer {producer_id} is unknown here and its first sequence is {first_sequence}"
                 )

@@ -1165,6 +1165,7 @@ def _remember_producer(response: Any, context: Context, version: int) -> None:
 
 def _transactions(names: Names) -> list[Step]:
     main, txn = names.topic, names.txn
+    idempotent_topic = names.per_version("idempotent", 0)
 
     def ids(c: Context) -> Body:
         return {"producer_id": c.get("producer_id", -1), "producer_epoch": c.get("producer_epoch", -1)}
@@ -1186,6 +1187,14 @@ def _transactions(names: Names) -> list[Step]:
             producer_epoch=c.get("producer_epoch", -1),
             base_sequence=0,
             transactional=True,
+        )
+
+    def idempotent_batch(c: Context, sequence: int) -> bytes:
+        return records(
+            b"idempotent",
+            producer_id=c.get("producer_id", -1),
+            producer_epoch=c.get("producer_epoch", -1),
+            base_sequence=sequence,
         )
 
     # One transaction, with requests at their highest common version (a client speaks one version per key).
@@ -1218,6 +1227,43 @@ def _transactions(names: Names) -> list[Step]:
             lambda v, c: {"key": txn, "key_type": 1, "coordinator_keys": [txn]},
             versions=lambda v: [x for x in v if x >= 1],
             retry_coordinator=True,
+        ),
+        Step(
+            # Its own topic: the answers below differ (argued), and the main topic's later reads must not.
+            "create a topic for an idempotent producer",
+            19,
+            create_topics(_topic_config(idempotent_topic, 1)),
+            versions=highest,
+            remember=_remember_topic_ids,
+            settle_topics=lambda v: [idempotent_topic],
+        ),
+        Step(
+            "init an idempotent producer",
+            22,
+            lambda v, c: {
+                "transactional_id": None,
+                "transaction_timeout": 60000,
+                "producer_id": -1,
+                "producer_epoch": -1,
+            },
+            versions=highest,
+            remember=_remember_producer,
+            retry_coordinator=True,
+        ),
+        Step(
+            # A partition that knows nothing of the producer (its batches expired, or were deleted) takes any
+            # first sequence.
+            "idempotent produce starting at sequence 5",
+            0,
+            lambda v, c: produce(idempotent_topic, idempotent_batch(c, 5))(v, c),
+            versions=highest,
+        ),
+        Step(
+            "idempotent produce out of sequence",
+            0,
+            lambda v, c: produce(idempotent_topic, idempotent_batch(c, 0))(v, c),
+            versions=highest,
+            kind="invalid",
         ),
         Step(
             "init a transactional producer",

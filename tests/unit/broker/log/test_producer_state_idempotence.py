@@ -70,6 +70,28 @@ def test_an_unknown_producer_must_start_at_sequence_zero(open_log: LogFactory) -
     assert produce(log, 0).base_offset == 0
 
 
+def test_a_transactions_later_batch_ahead_of_its_first_is_out_of_order_and_retriable(
+    open_log: LogFactory,
+) -> None:
+    # librdkafka 0137 on 3 nodes: the first batch's KIP-890 verification failed (retriable), a later one arrived
+    # first. Kafka's leader answers OUT_OF_ORDER_SEQUENCE_NUMBER (it remembers the lowest sequence it began
+    # verifying); UNKNOWN_PRODUCER_ID would make the client abort its transaction.
+    log = open_log()
+
+    def transactional(sequence: int) -> AppendResult:
+        raw = batch_of(
+            b"in-txn", producer_id=PRODUCER, producer_epoch=0, base_sequence=sequence, transactional=True
+        )
+        return log.append_as_leader(raw, leader_epoch=0, now_ms=NOW_MS)
+
+    with pytest.raises(OutOfOrderSequenceError) as caught:
+        transactional(1)
+    assert caught.value.error_code == 45
+    assert log.log_end_offset == 0
+    assert transactional(0).base_offset == 0
+    assert transactional(1).base_offset == 1
+
+
 def test_sequences_wrap_around_after_int32_max(open_log: LogFactory) -> None:
     log = open_log()
     produce(log, 0)
