@@ -6,7 +6,8 @@ producer that learnt the leader in between was answered NOT_LEADER_OR_FOLLOWER; 
 idempotent, its default) then retries that batch after the later ones, so its records landed out of order
 (librdkafka 0011 "Delivered msg 10000, expected 0", 0077's gzip variant). A consumer resetting its position
 was refused the same way (aiokafka's test_create_consumer_no_running_loop: its retried ListOffsets for
-"latest" came after the test's records, which it then never read). Apache Kafka makes the leader's log in the
+"latest" came after the test's records, which it then never read), and a long-polling Fetch was answered at
+once with that error (aiokafka's test_concurrent_send_on_different_connection_groups). Apache Kafka makes the leader's log in the
 same step it applies the metadata, so its window is too short to see; ours now waits for the log.
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Callable
 import pytest
 from kio.schema.create_topics.v7.request import CreatableTopic, CreateTopicsRequest
 from kio.schema.errors import ErrorCode
+from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
 from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 from kio.static.primitive import i16, i32, i32Timedelta
@@ -110,3 +112,31 @@ def test_list_offsets_right_after_create_topics_is_answered_not_refused(
         )
     answers = {(part.error_code, part.offset) for part in listed.topics[0].partitions}
     assert answers == {(ErrorCode.none, 0)}
+
+
+def test_fetch_right_after_create_topics_long_polls_not_refused(
+    cluster_factory: Callable[..., LocalCluster],
+) -> None:
+    cluster = cluster_factory(size=1)
+    with WireClient(cluster.bootstrap, timeout=60) as client:
+        topic = _create_topic(client)
+        fetched = client.request(
+            FetchRequest(
+                max_wait=i32Timedelta.parse(datetime.timedelta(milliseconds=500)),
+                min_bytes=1,
+                topics=(
+                    FetchTopic(
+                        topic=topic,
+                        partitions=tuple(
+                            FetchPartition(partition=i32(index), fetch_offset=0, partition_max_bytes=1000)
+                            for index in reversed(range(PARTITIONS))
+                        ),
+                    ),
+                ),
+                forgotten_topics_data=(),
+            )
+        )
+    errors = {
+        part.error_code for part in fetched.responses[0].partitions if part.error_code != ErrorCode.none
+    }
+    assert errors == set()
