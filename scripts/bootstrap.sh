@@ -30,6 +30,8 @@ if [[ $WITH_TEST_TOOLS == 1 ]]; then
   # librdkafka's test runner validates its statistics JSON against a schema with rapidjson
   # (bench/client_suites/run.py runs librdkafka's own tests against the broker).
   [[ -f /usr/include/rapidjson/schema.h ]] || need_pkgs+=(rapidjson-dev)
+  # and its share-consumer tests produce zstd batches, which librdkafka only builds with libzstd present.
+  [[ -f /usr/include/zstd.h ]] || need_pkgs+=(libzstd-dev)
 fi
 if ((${#need_pkgs[@]})); then
   SUDO=""
