@@ -233,6 +233,17 @@ def test_the_first_offsets_reset_waits_for_the_share_state_topic_it_creates(
         altered = wire.request(_alter(group, topic, 2))
         assert [p.error_code for t in altered.responses for p in t.partitions] == [ErrorCode.none]
         assert _described(wire, group) == [(topic, 0, 2, 8)]
+        # The reset created the (empty) group, as in Kafka: its offsets can be deleted (franz-go's
+        # TestShareGroupOffsetsAdmin was answered GROUP_ID_NOT_FOUND here).
+        deleted = wire.request(
+            delete_offsets.DeleteShareGroupOffsetsRequest(
+                group_id=group, topics=(delete_offsets.DeleteShareGroupOffsetsRequestTopic(topic_name=topic),)
+            )
+        )
+        assert (deleted.error_code, [t.error_code for t in deleted.responses]) == (
+            ErrorCode.none,
+            [ErrorCode.none],
+        )
 
 
 def _alter(group: str, topic: str, offset: int) -> alter_offsets.AlterShareGroupOffsetsRequest:
