@@ -114,11 +114,13 @@ async def handle_list_offsets(
     # As Produce does: a partition created a moment ago may be named this broker's in Metadata before its log
     # exists. A consumer refused there retries its offset reset later, and a reset to "latest" then skips
     # what was produced meanwhile. v10+ carries its own timeout.
-    timeout = getattr(request, "timeout", None)
-    await ctx.broker.partitions.replication.wait_to_lead(
-        [(t.name, p.partition_index) for t in request.topics for p in t.partitions],
-        timeout.total_seconds() if timeout is not None else LOG_OPENING_WAIT_S,
-    )
+    replication = ctx.broker.partitions.replication
+    if replication.opening_logs():
+        timeout = getattr(request, "timeout", None)
+        await replication.wait_to_lead(
+            [(t.name, p.partition_index) for t in request.topics for p in t.partitions],
+            timeout.total_seconds() if timeout is not None else LOG_OPENING_WAIT_S,
+        )
     if ctx.api_version == 0:
         # v0's old_style_offsets are in no later version: its own (legacy) entity.
         return ListOffsetsResponseV0(
