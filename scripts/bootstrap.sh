@@ -27,6 +27,11 @@ if [[ $WITH_TEST_TOOLS == 1 ]]; then
   # Debian's Burrow 1.2.1 (an old-protocol client of the broker) and the ZooKeeper it needs.
   [[ -x /usr/bin/Burrow ]] || need_pkgs+=(burrow)
   [[ -f /usr/share/java/zookeeper.jar ]] || need_pkgs+=(zookeeper)
+  # librdkafka's test runner validates its statistics JSON against a schema with rapidjson
+  # (bench/client_suites/run.py runs librdkafka's own tests against the broker).
+  [[ -f /usr/include/rapidjson/schema.h ]] || need_pkgs+=(rapidjson-dev)
+  # and its share-consumer tests produce zstd batches, which librdkafka only builds with libzstd present.
+  [[ -f /usr/include/zstd.h ]] || need_pkgs+=(libzstd-dev)
 fi
 if ((${#need_pkgs[@]})); then
   SUDO=""

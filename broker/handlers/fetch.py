@@ -373,6 +373,18 @@ async def handle_fetch(ctx: RequestContext, request: Any) -> FramedResponse:
         # window's worth); one batch always goes, so a consumer never stalls.
         headroom = quotas.headroom(CONSUMER_BYTE_RATE, user, client_id, time.monotonic()) or 0.0
         byte_cap = max(1, int(min(byte_rate * quotas.window_s, headroom)))
+    replication = ctx.broker.partitions.replication
+    if replication.opening_logs():
+        # As Produce does: Metadata may name this broker the leader of a partition created a moment ago while its
+        # log is still being created. Kafka has the log by then, so such a fetch long-polls as any empty one.
+        await replication.wait_to_lead(
+            [
+                (_topic_name(ctx, _request_topic_key(ctx, topic)), part.partition)
+                for topic in request.topics
+                for part in topic.partitions
+            ],
+            request.max_wait.total_seconds(),
+        )
     session_id = getattr(request, "session_id", 0)  # sessions exist from v7
     session_epoch = getattr(request, "session_epoch", FINAL_EPOCH)
     if session_epoch in (INITIAL_EPOCH, FINAL_EPOCH):

@@ -28,6 +28,9 @@ EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
 # v11+ (KIP-1023): the earliest offset not yet uploaded to tiered storage; with none, Kafka answers -1.
 EARLIEST_PENDING_UPLOAD = -6
+# How long a ListOffsets before v10 (no timeout of its own) waits for logs still being created: well within the
+# clients' request timeouts (30 s), far above the milliseconds creating a log takes.
+LOG_OPENING_WAIT_S = 10.0
 
 
 def _locate(
@@ -108,6 +111,16 @@ def legacy_list_offset(ctx: RequestContext, name: str, part: Any) -> ListOffsets
 async def handle_list_offsets(
     ctx: RequestContext, request: Any
 ) -> list_offsets.ListOffsetsResponse | ListOffsetsResponseV0:
+    # As Produce does: a partition created a moment ago may be named this broker's in Metadata before its log
+    # exists. A consumer refused there retries its offset reset later, and a reset to "latest" then skips
+    # what was produced meanwhile. v10+ carries its own timeout.
+    replication = ctx.broker.partitions.replication
+    if replication.opening_logs():
+        timeout = getattr(request, "timeout", None)
+        await replication.wait_to_lead(
+            [(t.name, p.partition_index) for t in request.topics for p in t.partitions],
+            timeout.total_seconds() if timeout is not None else LOG_OPENING_WAIT_S,
+        )
     if ctx.api_version == 0:
         # v0's old_style_offsets are in no later version: its own (legacy) entity.
         return ListOffsetsResponseV0(

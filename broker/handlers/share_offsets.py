@@ -157,6 +157,7 @@ async def alter_share_group_offsets(
         return alter.AlterShareGroupOffsetsResponse(
             throttle_time=NOT_THROTTLED, error_code=error, error_message=message, responses=()
         )
+    ctx.broker.share.groups.get_or_create(group_id)
     store = ctx.broker.share.store
     config = ctx.broker.config
     responses = []

@@ -499,6 +499,10 @@ class ReplicaManager:
         """The partition if this broker hosts a replica of it, leader or follower."""
         return self.partitions.get((topic, index))
 
+    def opening_logs(self) -> bool:
+        """Whether any new partition log is queued or being created: a cheap first check for Fetch's hot path."""
+        return bool(self._logs_to_open or self._logs_opening)
+
     def opening_to_lead(self, topic: str, partition: int) -> bool:
         """Whether this broker is the partition's leader in the metadata but its new log is still being
         created (Metadata already names it leader: Kafka creates the log as it applies the metadata)."""

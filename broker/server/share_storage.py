@@ -453,34 +453,38 @@ class ShareStateStore:
 
     async def reset(self, key: ShareKey, start_offset: int) -> bool:
         """AlterShareGroupOffsets: the share-partition starts over at `start_offset` under a newer state epoch,
-        which fences the writes of a leader still holding the old window."""
-        coordinator = self.coordinator.coordinator_of(key)
-        if coordinator is None:
-            return False
-        if coordinator == self._state.node_id:
-            current = self.coordinator.summary(key)
-        else:
-            current = await self._remote(
-                coordinator,
-                ReadShareGroupStateSummaryRequest(
-                    group_id=key[0],
-                    topics=(
-                        ReadStateSummaryData(
-                            topic_id=key[1],
-                            partitions=(SummaryPartition(partition=i32(key[2]), leader_epoch=i32(-1)),),
-                        ),
-                    ),
-                ),
-                "ReadShareGroupStateSummary",
-            )
+        which fences the writes of a leader still holding the old window. Retried as the persister's other calls
+        are: the group's first reset may be what creates `__share_group_state` (franz-go's
+        TestShareGroupOffsetsAdmin got COORDINATOR_NOT_AVAILABLE from it; Kafka's persister waits that out)."""
+        current = await self._retrying(lambda: self._summary(key))
         if current.error != ErrorCode.none:
             return False
         state_epoch = 0 if current.snapshot is None else current.snapshot.state_epoch + 1
-        answer = await self._initialize(key, state_epoch, start_offset)
+        answer = await self._retrying(lambda: self._initialize(key, state_epoch, start_offset))
         if answer.error != ErrorCode.none:
             return False
         self._written.pop(key, None)
         return True
+
+    async def _summary(self, key: ShareKey) -> CoordinatorAnswer:
+        coordinator = self.coordinator.coordinator_of(key)
+        if coordinator is None:
+            return CoordinatorAnswer(ErrorCode.coordinator_not_available)
+        if coordinator == self._state.node_id:
+            return self.coordinator.summary(key)
+        return await self._remote(
+            coordinator,
+            ReadShareGroupStateSummaryRequest(
+                group_id=key[0],
+                topics=(
+                    ReadStateSummaryData(
+                        topic_id=key[1],
+                        partitions=(SummaryPartition(partition=i32(key[2]), leader_epoch=i32(-1)),),
+                    ),
+                ),
+            ),
+            "ReadShareGroupStateSummary",
+        )
 
     async def _initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> CoordinatorAnswer:
         coordinator = self.coordinator.coordinator_of(key)

@@ -127,8 +127,7 @@ class ShareGroupCoordinator:
             if group is not None and member_id in group.members:
                 self._remove(group, member_id)
             return HeartbeatAnswer(ErrorCode.none, member_id=member_id, member_epoch=LEAVE_EPOCH)
-        if group is None:
-            group = self.groups[group_id] = ShareGroup(group_id)
+        group = self.get_or_create(group_id)
         member = group.members.get(member_id)
         changed = False
         if member_epoch == 0:
@@ -199,6 +198,14 @@ class ShareGroupCoordinator:
             m.member_id for m in group.members.values() if now_ms - m.last_seen_ms > session_timeout_ms
         ]:
             self._remove(group, member_id, expired=True)
+
+    def get_or_create(self, group_id: str) -> ShareGroup:
+        """The group, created empty if it does not exist: AlterShareGroupOffsets on an unknown group creates
+        it, as Kafka's coordinator does (later offset deletes and describes then find it)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ShareGroup(group_id)
+        return group
 
     def is_member(self, group_id: str, member_id: str) -> bool:
         group = self.groups.get(group_id)

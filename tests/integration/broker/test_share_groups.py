@@ -221,6 +221,31 @@ def test_share_group_offsets_are_listed_described_reset_and_deleted(broker: Brok
         assert _described(wire, group) == []
 
 
+def test_the_first_offsets_reset_waits_for_the_share_state_topic_it_creates(
+    broker_factory: Callable[..., BrokerProcess],
+) -> None:
+    # A fresh broker has no `__share_group_state` yet: this reset is what creates it (franz-go's
+    # TestShareGroupOffsetsAdmin was answered COORDINATOR_NOT_AVAILABLE; Kafka's persister retries).
+    broker = broker_factory(**SHARE_BROKER)
+    topic, group = _share_topic(broker.bootstrap, partitions=1)
+    _produce(broker.bootstrap, topic, [f"v-{i}" for i in range(10)], partitions=1)
+    with WireClient(broker.bootstrap) as wire:
+        altered = wire.request(_alter(group, topic, 2))
+        assert [p.error_code for t in altered.responses for p in t.partitions] == [ErrorCode.none]
+        assert _described(wire, group) == [(topic, 0, 2, 8)]
+        # The reset created the (empty) group, as in Kafka: its offsets can be deleted (franz-go's
+        # TestShareGroupOffsetsAdmin was answered GROUP_ID_NOT_FOUND here).
+        deleted = wire.request(
+            delete_offsets.DeleteShareGroupOffsetsRequest(
+                group_id=group, topics=(delete_offsets.DeleteShareGroupOffsetsRequestTopic(topic_name=topic),)
+            )
+        )
+        assert (deleted.error_code, [t.error_code for t in deleted.responses]) == (
+            ErrorCode.none,
+            [ErrorCode.none],
+        )
+
+
 def _alter(group: str, topic: str, offset: int) -> alter_offsets.AlterShareGroupOffsetsRequest:
     return alter_offsets.AlterShareGroupOffsetsRequest(
         group_id=group,
