@@ -64,8 +64,10 @@ def test_the_full_collections_within_a_stall_are_counted(caplog: pytest.LogCaptu
     with caplog.at_level(logging.WARNING, logger="broker.loop"):
         asyncio.run(scenario())
 
-    lines = held_up_lines(caplog)
-    assert len(lines) == 1
-    held_ms, collected_ms = lines[0]
+    # On a loaded machine the scheduler can hold the loop past the 50 ms threshold elsewhere too: such stalls
+    # hold no collection, and only the collecting one is checked.
+    collecting = [line for line in held_up_lines(caplog) if line[1] > 0]
+    assert len(collecting) == 1
+    held_ms, collected_ms = collecting[0]
     assert 0 < collected_ms <= held_ms
     assert gc.callbacks == callbacks_before  # the watch took its callback away when it stopped
