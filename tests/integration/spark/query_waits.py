@@ -78,9 +78,21 @@ def query_report(query: Any, sink_status: dict[str, Any] | None = None) -> str:
     """The query's status, its recent batches (id, input rows and offsets, watermark and event times, state
     rows), the sink's status, and the stacks of this process's threads inside controlplane/spark."""
     lines = [f"query {query.name} active={query.isActive} status={json.dumps(query.status)}"]
-    for progress in query.recentProgress[-RECENT_BATCHES:]:
+    reports = query.recentProgress
+    # The first report of each of the first batches too: a stuck query repeats its last batch's no-data reports,
+    # while what it planned and read at the start (batch 0's offsets and rows) says why it is stuck.
+    firsts = [
+        progress
+        for index, progress in enumerate(reports[:-RECENT_BATCHES])
+        if index == 0 or progress.get("batchId") != reports[index - 1].get("batchId")
+    ][:RECENT_BATCHES]
+    for progress in firsts:
         lines.append(f"  {json.dumps(batch_summary(progress))}")
-    if not query.recentProgress:
+    if firsts:
+        lines.append("  ...")
+    for progress in reports[-RECENT_BATCHES:]:
+        lines.append(f"  {json.dumps(batch_summary(progress))}")
+    if not reports:
         lines.append("  no batch has reported progress")
     if sink_status is not None:
         lines.append(f"sink: {json.dumps(sink_status, default=str)}")
