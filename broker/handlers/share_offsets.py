@@ -157,7 +157,6 @@ async def alter_share_group_offsets(
         return alter.AlterShareGroupOffsetsResponse(
             throttle_time=NOT_THROTTLED, error_code=error, error_message=message, responses=()
         )
-    ctx.broker.share.groups.get_or_create(group_id)
     store = ctx.broker.share.store
     config = ctx.broker.config
     responses = []
@@ -172,6 +171,9 @@ async def alter_share_group_offsets(
             elif not ctx.allowed(Operation.READ, ResourceType.TOPIC, topic.topic_name):
                 error = ErrorCode.topic_authorization_failed
             else:
+                # An unknown group is created empty by its first offset set (Kafka: not when every topic of the
+                # request is refused).
+                ctx.broker.share.groups.get_or_create(group_id)
                 key = (group_id, record.topic_id, index)
                 share = _share_partition(ctx, key) or SharePartition(
                     int(entry.start_offset),
