@@ -1,5 +1,5 @@
-"""How often the controller ticks its Raft node: a lone leader (a single node's one-voter quorum) has nothing to
-time, any other node does."""
+"""The quorum driver: how often the controller ticks its Raft node. A lone leader (a single node's one-voter
+quorum) has nothing to time, any other node does."""
 
 from __future__ import annotations
 
