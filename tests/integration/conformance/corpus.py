@@ -1189,6 +1189,14 @@ def _transactions(names: Names) -> list[Step]:
             transactional=True,
         )
 
+    def new_producer(transactional_id: str | None) -> Callable[[int, Context], Body]:
+        return lambda v, c: {
+            "transactional_id": transactional_id,
+            "transaction_timeout": 60000,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+
     def idempotent_batch(c: Context, sequence: int) -> bytes:
         return records(
             b"idempotent",
@@ -1240,12 +1248,7 @@ def _transactions(names: Names) -> list[Step]:
         Step(
             "init an idempotent producer",
             22,
-            lambda v, c: {
-                "transactional_id": None,
-                "transaction_timeout": 60000,
-                "producer_id": -1,
-                "producer_epoch": -1,
-            },
+            new_producer(None),
             versions=highest,
             remember=_remember_producer,
             retry_coordinator=True,
@@ -1268,12 +1271,7 @@ def _transactions(names: Names) -> list[Step]:
         Step(
             "init a transactional producer",
             22,
-            lambda v, c: {
-                "transactional_id": txn,
-                "transaction_timeout": 60000,
-                "producer_id": -1,
-                "producer_epoch": -1,
-            },
+            new_producer(txn),
             versions=highest,
             remember=_remember_producer,
             retry_coordinator=True,
