@@ -84,7 +84,11 @@ def topic_name() -> str:
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, **config: str) -> str:
+    """Creates a topic that keeps its records for the whole test unless `config` says otherwise: tests give records
+    fixed timestamps from the past (2023), and the shared broker's retention pass (every 5 min) would delete them
+    under a running query. CI saw it once: a watermark query's first batch found the log already empty."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
+    config = {"retention.ms": "-1", **config}
     admin.create_topics([NewTopic(name, partitions, 1, config=config)])[name].result(10)
     return name
 
