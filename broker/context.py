@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Protocol, TypeVar
 
 from kio.schema.errors import ErrorCode
@@ -23,7 +24,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.log.log_manager import LogManager
 from broker.metadata.features import finalized_levels
 from broker.metadata.security_registry import SecurityStore
-from broker.metadata.topic_registry import MetadataStore
+from broker.metadata.topic_registry import MetadataStore, TopicsView
 from broker.partitions.manager import PartitionManager
 from broker.quotas.manager import QuotaManager
 from broker.replication.manager import ReplicaManager
@@ -166,11 +167,16 @@ class BrokerState:
         """Share groups, share-partitions and share sessions of this broker (created on first use)."""
         if self._share is None:
             self._share = ShareState(
-                lambda: {
-                    topic.name: (topic.topic_id, topic.partitions)
-                    for topic in self.metadata.topics()
-                    if not topic.internal
-                }
+                TopicsView(
+                    self.metadata,
+                    lambda topics: MappingProxyType(
+                        {
+                            topic.name: (topic.topic_id, topic.partitions)
+                            for topic in topics
+                            if not topic.internal
+                        }
+                    ),
+                )
             )
         return self._share
 

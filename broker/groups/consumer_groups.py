@@ -318,11 +318,12 @@ class ConsumerGroups:
     def refresh_subscribed_topics(self, group: ConsumerGroup) -> None:
         """Bumps the group epoch when a subscribed topic appeared, vanished or grew."""
         catalog = self.topic_catalog()
-        names = {topic_id: name for name, (topic_id, _) in catalog.items()}
         subscribed: dict[uuid.UUID, tuple[str, int]] = {}
         for member in group.members.values():
-            for topic_id in self.subscribed_topic_ids(group, member, catalog):
-                subscribed[topic_id] = (names[topic_id], catalog[names[topic_id]][1])
+            for name in set(member.subscribed_topic_names) | group.regex_topics(member):
+                if name in catalog:
+                    topic_id, partitions = catalog[name]
+                    subscribed[topic_id] = (name, partitions)
         if subscribed != group.subscribed_topics:
             group.subscribed_topics = subscribed
             group.group_epoch += 1

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from broker.metadata.topic_names import collision_key
 from broker.runtime.durable_json import write_json_durably
@@ -234,3 +234,23 @@ def _new_cluster_id() -> str:
     import base64
 
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
+class TopicsView(Generic[T]):
+    """A value derived from every topic (the topics consumer groups may subscribe to, say), built again only
+    when the metadata changed: a group heartbeat asks for it each time, and building it is O(topics)."""
+
+    def __init__(self, store: MetadataStore, build: Callable[[Iterable[TopicRecord]], T]) -> None:
+        self._store = store
+        self._build = build
+        self._version = -1
+        self._value: T | None = None
+
+    def __call__(self) -> T:
+        # The version is read before the topics: a change made while building leaves the value marked older
+        # than it is, so it is built again next time, never kept stale.
+        version = self._store.version
+        if self._value is None or version != self._version:
+            self._value = self._build(self._store.topics())
+            self._version = version
+        return self._value

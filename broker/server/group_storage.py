@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -29,6 +29,7 @@ from broker.groups.offsets_replay import CoordinatorEndpoint
 from broker.groups.streams_coordinator import StreamsGroups
 from broker.metadata.coordinator_records import LogEntry, partition_for_key
 from broker.metadata.security_records import SecurityRecord
+from broker.metadata.topic_registry import TopicsView
 from broker.replication.partition import Partition
 from broker.wire.records.batch import iter_batches
 from broker.wire.records.records import Record, build_batch, decode_records
@@ -321,15 +322,16 @@ INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC_NAME, "__transaction_state"})
 
 def topic_catalog(state: BrokerState) -> TopicCatalog:
     """What consumer groups may subscribe to: every topic but the internal ones, by name."""
-
-    def catalog() -> dict[str, tuple[uuid.UUID, int]]:
-        return {
-            topic.name: (topic.topic_id, topic.partitions)
-            for topic in state.metadata.topics()
-            if topic.name not in INTERNAL_TOPICS
-        }
-
-    return catalog
+    return TopicsView(
+        state.metadata,
+        lambda topics: MappingProxyType(
+            {
+                topic.name: (topic.topic_id, topic.partitions)
+                for topic in topics
+                if topic.name not in INTERNAL_TOPICS
+            }
+        ),
+    )
 
 
 def replica_racks(state: BrokerState) -> ReplicaRacks:

@@ -1,7 +1,13 @@
 import pytest
 
 from broker.metadata.topic_names import topic_name_problem
-from broker.metadata.topic_registry import MetadataStore, TopicCollision, TopicExists, UnknownTopic
+from broker.metadata.topic_registry import (
+    MetadataStore,
+    TopicCollision,
+    TopicExists,
+    TopicsView,
+    UnknownTopic,
+)
 
 
 def test_topics_survive_a_reload(tmp_path):
@@ -80,3 +86,28 @@ def test_a_deletion_is_written_by_the_next_change_or_a_flush(tmp_path):
     store.delete_topic("second")
     store.flush()
     assert listed() == {"third"}
+
+
+def test_a_topics_view_is_built_once_per_metadata_change(tmp_path):
+    store = MetadataStore(tmp_path)
+    store.load()
+    store.create_topic("orders", 3)
+    builds = []
+
+    def partition_counts(topics):
+        builds.append(1)
+        return {topic.name: topic.partitions for topic in topics}
+
+    view = TopicsView(store, partition_counts)
+    assert view() == {"orders": 3}
+    assert view() is view()
+    assert len(builds) == 1  # no change, no build
+    store.add_partitions("orders", 5)
+    assert view() == {"orders": 5}
+    store.create_topic("payments", 1)
+    assert view() == {"orders": 5, "payments": 1}
+    store.set_topic_configs("payments", {"retention.ms": "10"})
+    view()
+    store.delete_topic("orders")  # a deletion is not written yet, but the view sees it
+    assert view() == {"payments": 1}
+    assert len(builds) == 5
