@@ -1,6 +1,7 @@
 """Parsing the data source's options, named as in Spark's Kafka source."""
 
 import json
+import sys
 
 import pytest
 
@@ -71,3 +72,43 @@ def test_a_streaming_read_refuses_ending_offsets_but_may_start_at_latest():
         parse_read_options({**BOOTSTRAP, "subscribe": "a", "endingOffsets": "latest"}, streaming=True)
     options = parse_read_options({**BOOTSTRAP, "subscribe": "a", "startingOffsets": "latest"}, streaming=True)
     assert options.starting.default == LATEST
+
+
+@pytest.fixture
+def session_files(tmp_path, monkeypatch):
+    """This process as a Spark Python worker of a session whose files are in tmp_path (what PySpark's worker
+    does with the directory the JVM names: the session's own on a Connect server)."""
+    from pyspark import SparkFiles
+    from pyspark.worker_util import setup_spark_files
+
+    monkeypatch.setattr(SparkFiles, "_root_directory", None)
+    monkeypatch.setattr(SparkFiles, "_is_running_on_worker", False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    setup_spark_files(str(tmp_path), [])
+    return tmp_path
+
+
+def test_a_connection_file_of_the_session_gives_the_connection(session_files):
+    connection = {"bootstrap.servers": "b:9092", "sasl.username": "svc", "sasl.password": "s3cret"}
+    (session_files / "conn.json").write_text(json.dumps(connection))
+    options = parse_read_options({"subscribe": "a", "connectionFile": "conn.json"})
+    assert options.kafka_config == connection
+    # kafka.* options given beside it are added, and win.
+    options = parse_read_options({"subscribe": "a", "ConnectionFile": "conn.json", "kafka.client.id": "x"})
+    assert options.kafka_config == {**connection, "client.id": "x"}
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing.json", "not among this session's files"),
+        ("../conn.json", "plain file name"),
+        ("", "plain file name"),
+        ("list.json", "one JSON object"),
+    ],
+)
+def test_a_connection_file_that_cannot_give_the_connection_is_an_error(session_files, name, message):
+    (session_files.parent / "conn.json").write_text(json.dumps({"bootstrap.servers": "b:9092"}))
+    (session_files / "list.json").write_text("[]")
+    with pytest.raises(InvalidOptions, match=message):
+        parse_read_options({"subscribe": "a", "connectionFile": name})
