@@ -8,6 +8,7 @@ The server logs and records (event log) the plans it gets, so the source's crede
 from __future__ import annotations
 
 import collections
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,16 @@ def assert_no_password_in_plans(server: ConnectServer, password: str, topic: str
     assert all('key: "connectionFile"' in body for body in reads)
 
 
+@pytest.fixture
+def connect_client_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undoes what a Connect session leaves in this process, for the classic session of the other tests: PySpark
+    marks the process as a Connect client for good (this variable; pyspark.sql.utils.is_remote), and
+    addArtifacts(pyfile=True) puts the code zip on sys.path."""
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
+@pytest.mark.usefixtures("connect_client_mode")
 def test_failing_rpcs_log_no_credentials_and_a_missing_file_is_an_error(
     setup: Setup, connect_server: ConnectServer, tmp_path: Path
 ) -> None:
