@@ -71,8 +71,7 @@ def kafka_client_config(options: Mapping[str, str]) -> dict[str, str]:
     `kafka.sasl.jaas.config` (the Java way of giving credentials) becomes sasl.username / sasl.password.
     """
     lowered = lower_keys(options)
-    file_name = lowered.get(CONNECTION_FILE_OPTION.lower())
-    config = read_connection_file(file_name) if file_name is not None else {}
+    config: dict[str, str] = {}
     for key, value in lowered.items():
         if not key.startswith("kafka."):
             continue
@@ -82,9 +81,27 @@ def kafka_client_config(options: Mapping[str, str]) -> dict[str, str]:
                 config[f"sasl.{field_name}"] = field_value.replace('\\"', '"').replace("\\\\", "\\")
             continue
         config[name] = value
+    file_name = lowered.get(CONNECTION_FILE_OPTION.lower())
+    if file_name is not None:
+        config = FileConnectionConfig(file_name, config)
     if "bootstrap.servers" not in config:
         raise InvalidOptions("option 'kafka.bootstrap.servers' is required")
     return config
+
+
+class FileConnectionConfig(dict):
+    """librdkafka properties read from a `connectionFile`, with the `kafka.*` options over them: a dict like any
+    other config, but one that pickles as the file's name and those options, and reads the file again where it is
+    unpickled. So the credentials never travel inside Spark's serialized tasks: each executor's Python worker reads
+    them from the session's files (on Spark Connect, fetched into the session's own SparkFiles directory)."""
+
+    def __init__(self, file_name: str, overrides: Mapping[str, str]) -> None:
+        super().__init__({**read_connection_file(file_name), **overrides})
+        self.file_name = file_name
+        self.overrides = dict(overrides)
+
+    def __reduce__(self) -> tuple[type[FileConnectionConfig], tuple[str, dict[str, str]]]:
+        return FileConnectionConfig, (self.file_name, self.overrides)
 
 
 def read_connection_file(name: str) -> dict[str, str]:

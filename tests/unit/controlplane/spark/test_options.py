@@ -1,6 +1,7 @@
 """Parsing the data source's options, named as in Spark's Kafka source."""
 
 import json
+import pickle
 import sys
 
 import pytest
@@ -112,3 +113,22 @@ def test_a_connection_file_that_cannot_give_the_connection_is_an_error(session_f
     (session_files / "list.json").write_text("[]")
     with pytest.raises(InvalidOptions, match=message):
         parse_read_options({"subscribe": "a", "connectionFile": name})
+
+
+def test_a_connection_from_a_file_travels_as_the_files_name_and_is_read_again(session_files):
+    """What Spark pickles into its tasks (the planned reader, a writer) names the file: each executor reads it."""
+    (session_files / "conn.json").write_text(
+        json.dumps({"bootstrap.servers": "b:9092", "sasl.password": "s3cret"})
+    )
+    config = parse_read_options(
+        {"subscribe": "a", "connectionFile": "conn.json", "kafka.acks": "1"}
+    ).kafka_config
+    shipped = pickle.dumps(config)
+    assert b"s3cret" not in shipped
+    (session_files / "conn.json").write_text(
+        json.dumps({"bootstrap.servers": "b:9092", "sasl.password": "new"})
+    )
+    assert pickle.loads(shipped) == {"bootstrap.servers": "b:9092", "sasl.password": "new", "acks": "1"}
+    (session_files / "conn.json").unlink()
+    with pytest.raises(InvalidOptions, match="not among this session's files"):
+        pickle.loads(shipped)
