@@ -6,6 +6,7 @@ Spark hands options over as a case-insensitive map of strings; everything is loo
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,9 @@ LATEST = -1
 
 # Spark's Kafka source passes Java client properties; librdkafka spells SASL credentials differently.
 _JAAS_FIELD = re.compile(r'(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# Names a file of the session's (SparkFiles) holding librdkafka properties as one JSON object: the way to give a
+# Spark Connect server credentials without writing them into the plan, which the server logs and records.
+CONNECTION_FILE_OPTION = "connectionFile"
 
 
 class InvalidOptions(ValueError):
@@ -62,12 +66,13 @@ def lower_keys(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def kafka_client_config(options: Mapping[str, str]) -> dict[str, str]:
-    """The `kafka.*` options without their prefix, as librdkafka properties.
+    """The `kafka.*` options without their prefix, as librdkafka properties, over those of the `connectionFile`.
 
     `kafka.sasl.jaas.config` (the Java way of giving credentials) becomes sasl.username / sasl.password.
     """
+    lowered = lower_keys(options)
     config: dict[str, str] = {}
-    for key, value in lower_keys(options).items():
+    for key, value in lowered.items():
         if not key.startswith("kafka."):
             continue
         name = key[len("kafka.") :]
@@ -76,9 +81,54 @@ def kafka_client_config(options: Mapping[str, str]) -> dict[str, str]:
                 config[f"sasl.{field_name}"] = field_value.replace('\\"', '"').replace("\\\\", "\\")
             continue
         config[name] = value
+    file_name = lowered.get(CONNECTION_FILE_OPTION.lower())
+    if file_name is not None:
+        config = FileConnectionConfig(file_name, config)
     if "bootstrap.servers" not in config:
         raise InvalidOptions("option 'kafka.bootstrap.servers' is required")
     return config
+
+
+class FileConnectionConfig(dict):
+    """librdkafka properties read from a `connectionFile`, with the `kafka.*` options over them: a dict like any
+    other config, but one that pickles as the file's name and those options, and reads the file again where it is
+    unpickled. So the credentials never travel inside Spark's serialized tasks: each executor's Python worker reads
+    them from the session's files (on Spark Connect, fetched into the session's own SparkFiles directory)."""
+
+    def __init__(self, file_name: str, overrides: Mapping[str, str]) -> None:
+        super().__init__({**read_connection_file(file_name), **overrides})
+        self.file_name = file_name
+        self.overrides = dict(overrides)
+
+    def __reduce__(self) -> tuple[type[FileConnectionConfig], tuple[str, dict[str, str]]]:
+        return FileConnectionConfig, (self.file_name, self.overrides)
+
+
+def read_connection_file(name: str) -> dict[str, str]:
+    """The librdkafka properties in the session file `name` (added with Spark Connect's
+    `addArtifacts(path, file=True)` or `SparkContext.addFile`), where this Python process finds it: a Spark Python
+    worker's SparkFiles root, which is the session's own directory on a Connect server, on its driver and
+    executors alike. A missing file is an error, never a read without the credentials it was meant to carry."""
+    from pyspark import SparkFiles
+
+    if not name or os.path.basename(name) != name or name in (".", ".."):
+        raise InvalidOptions(f"option '{CONNECTION_FILE_OPTION}' must be a plain file name, not {name!r}")
+    path = SparkFiles.get(name)
+    try:
+        with open(path) as handle:
+            content = json.load(handle)
+    except FileNotFoundError:
+        raise InvalidOptions(
+            f"option '{CONNECTION_FILE_OPTION}' names {name!r}, which is not among this session's files "
+            f"({SparkFiles.getRootDirectory()}): add it to the session (addArtifacts(path, file=True)) first"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise InvalidOptions(f"the connection file {name!r} is not JSON: {error}") from None
+    if not isinstance(content, dict):
+        raise InvalidOptions(
+            f"the connection file {name!r} must hold one JSON object of librdkafka properties"
+        )
+    return {str(key): str(value) for key, value in content.items()}
 
 
 def _parse_bool(options: dict[str, str], name: str, default: bool) -> bool:

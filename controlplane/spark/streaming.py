@@ -62,7 +62,7 @@ from typing import Any
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from controlplane.spark.jobs.runtime import job_line
+from controlplane.spark.jobs.runtime import connection_options, job_line
 from controlplane.spark.planning import METADATA_TIMEOUT_S, TopicReadError, planning_consumer, watermarks
 from controlplane.spark.writing import ProduceFailed, produce_batches, produce_with
 
@@ -99,9 +99,11 @@ class StreamContext:
     output_dir: Path
     # What the job's sink reports into each progress report (a topic sink: its mode and last batch).
     sink_status: dict[str, Any] = field(default_factory=dict)
+    # Spark Connect: the name of the session file with kafka_config (topic_source.add_connection_file).
+    connection_file: str | None = None
 
     def read_stream(self, spark: Any, source: StreamSource) -> Any:
-        options = {f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}
+        options = connection_options(self.kafka_config, self.connection_file)
         options.update(
             subscribe=source.topic,
             startingOffsets=source.starting_offsets,

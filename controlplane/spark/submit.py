@@ -5,7 +5,9 @@
 
 The code must be importable by the driver and the Python workers: the launcher gives both the code artifact
 (artifact.py) with --py-files and PYTHONPATH. Against Spark Connect (`--remote sc://…`) the plan runs on the
-server, so `--code-artifact` adds that zip to the session (addArtifacts) before the source is registered.
+server, so `--code-artifact` adds that zip to the session (addArtifacts) before the source is registered, and the
+connection goes to the session as a file that the source's options name (topic_source.add_connection_file): the
+server logs and records plans, so they must not carry the credentials.
 """
 
 from __future__ import annotations
@@ -59,14 +61,18 @@ def run_job(arguments: argparse.Namespace, module: object, parameters: object, s
 
     from pyspark.sql import SparkSession
 
-    from controlplane.spark.topic_source import register_topic_source
+    from controlplane.spark.topic_source import add_connection_file, register_topic_source
 
     spark = SparkSession.builder.appName(f"streamhub-{arguments.job}").getOrCreate()
     remote = is_remote_session(spark)
     job_line(f"{arguments.job} started on Spark {spark.version}")
+    kafka_config = load_kafka_config()
+    connection_file = None
     if remote:
         if arguments.code_artifact:
             spark.addArtifacts(str(arguments.code_artifact), pyfile=True)
+        # The server logs and records the plans it gets: the source's options name a session file instead.
+        connection_file = add_connection_file(spark, kafka_config)
         spark.registerProgressHandler(ProgressFile(arguments.output_dir / PROGRESS_FILE))
         interrupt_on_sigterm(spark)
     register_topic_source(spark)
@@ -78,9 +84,9 @@ def run_job(arguments: argparse.Namespace, module: object, parameters: object, s
     (arguments.output_dir / DRIVER_FILE).write_text(json.dumps(driver))
     try:
         if arguments.job in STREAMING_CATALOG:
-            run_stream(spark, module, parameters, arguments)
+            run_stream(spark, module, parameters, arguments, kafka_config, connection_file)
         else:
-            context = JobContext(kafka_config=load_kafka_config(), output_dir=arguments.output_dir)
+            context = JobContext(kafka_config, arguments.output_dir, connection_file)
             result = module.run(spark, parameters, context)
             write_result(arguments.output_dir, result, started)
             job_line(f"{arguments.job} finished: {json.dumps(result.metrics, default=str)}")
@@ -88,7 +94,14 @@ def run_job(arguments: argparse.Namespace, module: object, parameters: object, s
         spark.stop()
 
 
-def run_stream(spark: object, module: object, parameters: object, arguments: argparse.Namespace) -> None:
+def run_stream(
+    spark: object,
+    module: object,
+    parameters: object,
+    arguments: argparse.Namespace,
+    kafka_config: dict[str, str],
+    connection_file: str | None,
+) -> None:
     """Runs a streaming job until it fails (an exception, so a non-zero exit) or is stopped (a signal),
     writing each new progress report (one per micro-batch, and one now and then while idle) for the
     supervisor."""
@@ -99,9 +112,10 @@ def run_stream(spark: object, module: object, parameters: object, arguments: arg
     arguments.checkpoint_dir.mkdir(parents=True, exist_ok=True)
     context = StreamContext(
         stream_id=arguments.stream_id,
-        kafka_config=load_kafka_config(),
+        kafka_config=kafka_config,
         checkpoint_dir=arguments.checkpoint_dir,
         output_dir=arguments.stream_output_dir or arguments.output_dir,
+        connection_file=connection_file,
     )
     query = module.start(spark, parameters, context)
     job_line(f"stream {arguments.stream_id} running (query {query.id})")

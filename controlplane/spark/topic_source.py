@@ -11,8 +11,13 @@ executor (raw_reading.py, or confluent-kafka). Filters on partition, offset and 
 
 from __future__ import annotations
 
+import json
+import os
+import secrets
+import shutil
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +89,26 @@ def register_topic_source(spark: SparkSession) -> None:
         if error.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":
             raise
     spark.dataSource.register(FallbackTopicDataSource)
+
+
+def add_connection_file(spark: SparkSession, kafka_config: Mapping[str, object]) -> str:
+    """Hands a Spark Connect session the connection's librdkafka properties (credentials included) as a session
+    file, and returns its name for the `connectionFile` option: the plan then names the file, never the secret.
+
+    The name is random per call and says nothing; the copy sent is written 0600 into a directory only this user
+    can read and removed once sent. On the server the file lives in the session's artifact directory, which the
+    server deletes when the session is released (SparkSession.stop)."""
+    name = f"streamhub-connection-{secrets.token_hex(16)}.json"
+    directory = Path(tempfile.mkdtemp(prefix="streamhub-connection-"))  # mode 0700
+    try:
+        path = directory / name
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            json.dump({key: str(value) for key, value in kafka_config.items()}, handle)
+        spark.addArtifacts(str(path), file=True)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return name
 
 
 class RangePartition(InputPartition):

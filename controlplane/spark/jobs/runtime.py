@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controlplane.spark.options import CONNECTION_FILE_OPTION
+
 KAFKA_CONFIG_ENV = "STREAMHUB_KAFKA_CONFIG_FILE"
 RESULT_FILE = "result.json"
 DRIVER_FILE = "driver.json"  # where the driver's UI listens, written as soon as the session is up
@@ -137,13 +139,24 @@ class Result:
         }
 
 
+def connection_options(kafka_config: dict[str, str], connection_file: str | None) -> dict[str, str]:
+    """How the `topics` source is told the connection: the name of the session file holding it where there is one
+    (Spark Connect: the plan goes to a server that logs it, so it must not carry the credentials), else the
+    properties themselves as `kafka.*` options."""
+    if connection_file is not None:
+        return {CONNECTION_FILE_OPTION: connection_file}
+    return {f"kafka.{key}": str(value) for key, value in kafka_config.items()}
+
+
 @dataclass(frozen=True)
 class JobContext:
     kafka_config: dict[str, str]
     output_dir: Path
+    # Spark Connect: the name of the session file with kafka_config (topic_source.add_connection_file).
+    connection_file: str | None = None
 
     def source_options(self, source: TopicRange) -> dict[str, str]:
-        options = {f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}
+        options = connection_options(self.kafka_config, self.connection_file)
         options["subscribe"] = source.topic
         options["failOnDataLoss"] = str(source.fail_on_data_loss).lower()
         if source.starting_timestamp is not None:
@@ -160,7 +173,7 @@ class JobContext:
         return spark.read.format("topics").options(**self.source_options(source)).load()
 
     def sink_options(self, topic: str) -> dict[str, str]:
-        return {"topic": topic, **{f"kafka.{key}": str(value) for key, value in self.kafka_config.items()}}
+        return {"topic": topic, **connection_options(self.kafka_config, self.connection_file)}
 
 
 def single_select(sql: str) -> str:

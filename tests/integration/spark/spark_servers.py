@@ -151,6 +151,29 @@ class ConnectServer:
     def log(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in (self.directory / "logs").glob("*.out"))
 
+    def requests(self) -> list[tuple[str, str]]:
+        """Every request the server received, whole, as (gRPC method, protobuf text): what clients sent
+        (connect_recorder/RecordingInterceptor.java)."""
+        text = (self.directory / "requests.txt").read_text(errors="replace")
+        records = [record.split("\n", 1) for record in text.split("== ")[1:]]
+        return [(method.rsplit("/", 1)[-1], body) for method, body in records]
+
+    def event_log(self) -> str:
+        """Spark's event log of the server: each operation's plan as the server got it (the Connect listener's
+        statementText, the jobs' descriptions), so what a client sent can be read back."""
+        files = sorted(path for path in (self.directory / "events").rglob("*") if path.is_file())
+        return "\n".join(path.read_text(errors="replace") for path in files)
+
+    def files_holding(self, text: str) -> list[Path]:
+        """Files under the server's own temporary and local directories that contain `text`."""
+        needle = text.encode()
+        return [
+            path
+            for root in (self.directory / "tmp", self.directory / "local")
+            for path in root.rglob("*")
+            if path.is_file() and needle in path.read_bytes()
+        ]
+
 
 @pytest.fixture
 def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
@@ -158,6 +181,9 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect
     its stop script. Its Python has the third-party packages but not the repository: the code comes from
     the client's addArtifacts."""
     directory = tmp_path_factory.mktemp("spark-connect")
+    for name in ("events", "tmp", "local"):
+        (directory / name).mkdir()
+    recorder = _compile_request_recorder(directory / "recorder")
     port = free_port()
     environment = {
         **spark_environment(directory),
@@ -173,6 +199,16 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect
         "--conf", "spark.sql.shuffle.partitions=2",
         "--conf", "spark.driver.bindAddress=127.0.0.1",
         "--conf", "spark.driver.host=127.0.0.1",
+        # Everything it records and keeps stays in its directory, for the tests to read.
+        "--conf", "spark.eventLog.enabled=true",
+        "--conf", f"spark.eventLog.dir={directory / 'events'}",
+        "--conf", "spark.eventLog.compress=false",
+        "--conf", f"spark.local.dir={directory / 'local'}",
+        "--conf", f"spark.driver.extraJavaOptions=-Djava.io.tmpdir={directory / 'tmp'} "
+        f"-Dstreamhub.test.requests={directory / 'requests.txt'}",
+        # Every request it receives, whole, into requests.txt.
+        "--conf", f"spark.driver.extraClassPath={recorder}",
+        "--conf", "spark.connect.grpc.interceptor.classes=RecordingInterceptor",
     ]  # fmt: skip
     subprocess.run(command, cwd=directory, env=environment, check=True, capture_output=True, timeout=120)
     server = ConnectServer(f"sc://127.0.0.1:{port}", directory)
@@ -187,6 +223,26 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect
             capture_output=True,
             timeout=120,
         )
+
+
+def _compile_request_recorder(directory: Path) -> Path:
+    """connect_recorder/RecordingInterceptor.java compiled against pyspark's jars (their shaded gRPC) into
+    `directory`, a class path entry for the server's driver."""
+    java_home = os.environ.get("JAVA_HOME")
+    javac = str(Path(java_home) / "bin" / "javac") if java_home else "javac"
+    source = Path(__file__).parent / "connect_recorder" / "RecordingInterceptor.java"
+    command = [
+        javac,
+        "--release",
+        "17",
+        "-d",
+        str(directory),
+        "-cp",
+        str(SPARK_HOME / "jars" / "*"),
+        str(source),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    return directory
 
 
 def _port_open(port: int) -> bool:

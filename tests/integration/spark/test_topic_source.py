@@ -41,6 +41,23 @@ def test_it_reads_exactly_the_requested_offset_ranges(spark, broker, topic_name)
     assert frame.rdd.getNumPartitions() == 3
 
 
+def test_it_reads_with_the_connection_in_a_session_file(spark, broker, topic_name, tmp_path):
+    """connectionFile in a classic session (the file added with addFile): the JVM reader hands the read to the
+    Python source, whose driver-side planner and executors find the file among the session's files."""
+    create_topic(broker.bootstrap, topic_name)
+    produce(broker.bootstrap, topic_name, [(0, b"k%d" % i, b"v") for i in range(12)])
+    name = f"connection-{topic_name}.json"
+    (tmp_path / name).write_text(json.dumps({"bootstrap.servers": broker.bootstrap}))
+    spark.sparkContext.addFile(str(tmp_path / name))
+    frame = spark.read.format("topics").option("connectionFile", name).option("subscribe", topic_name).load()
+    assert sorted(bytes(row.key) for row in frame.select("key").collect()) == sorted(
+        b"k%d" % i for i in range(12)
+    )
+    missing = spark.read.format("topics").option("connectionFile", "no-such-file.json")
+    with pytest.raises(Exception, match="not among this session's files"):
+        missing.option("subscribe", topic_name).load().count()
+
+
 def read_directly(bootstrap: str, topic: str) -> list[tuple[int, bytes, bytes]]:
     from confluent_kafka import Consumer, TopicPartition
 

@@ -1,6 +1,8 @@
 """Parsing the data source's options, named as in Spark's Kafka source."""
 
 import json
+import pickle
+import sys
 
 import pytest
 
@@ -71,3 +73,62 @@ def test_a_streaming_read_refuses_ending_offsets_but_may_start_at_latest():
         parse_read_options({**BOOTSTRAP, "subscribe": "a", "endingOffsets": "latest"}, streaming=True)
     options = parse_read_options({**BOOTSTRAP, "subscribe": "a", "startingOffsets": "latest"}, streaming=True)
     assert options.starting.default == LATEST
+
+
+@pytest.fixture
+def session_files(tmp_path, monkeypatch):
+    """This process as a Spark Python worker of a session whose files are in tmp_path (what PySpark's worker
+    does with the directory the JVM names: the session's own on a Connect server)."""
+    from pyspark import SparkFiles
+    from pyspark.worker_util import setup_spark_files
+
+    monkeypatch.setattr(SparkFiles, "_root_directory", None)
+    monkeypatch.setattr(SparkFiles, "_is_running_on_worker", False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    setup_spark_files(str(tmp_path), [])
+    return tmp_path
+
+
+def test_a_connection_file_of_the_session_gives_the_connection(session_files):
+    connection = {"bootstrap.servers": "b:9092", "sasl.username": "svc", "sasl.password": "s3cret"}
+    (session_files / "conn.json").write_text(json.dumps(connection))
+    options = parse_read_options({"subscribe": "a", "connectionFile": "conn.json"})
+    assert options.kafka_config == connection
+    # kafka.* options given beside it are added, and win.
+    options = parse_read_options({"subscribe": "a", "ConnectionFile": "conn.json", "kafka.client.id": "x"})
+    assert options.kafka_config == {**connection, "client.id": "x"}
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing.json", "not among this session's files"),
+        ("../conn.json", "plain file name"),
+        ("", "plain file name"),
+        ("list.json", "one JSON object"),
+    ],
+)
+def test_a_connection_file_that_cannot_give_the_connection_is_an_error(session_files, name, message):
+    (session_files.parent / "conn.json").write_text(json.dumps({"bootstrap.servers": "b:9092"}))
+    (session_files / "list.json").write_text("[]")
+    with pytest.raises(InvalidOptions, match=message):
+        parse_read_options({"subscribe": "a", "connectionFile": name})
+
+
+def test_a_connection_from_a_file_travels_as_the_files_name_and_is_read_again(session_files):
+    """What Spark pickles into its tasks (the planned reader, a writer) names the file: each executor reads it."""
+    (session_files / "conn.json").write_text(
+        json.dumps({"bootstrap.servers": "b:9092", "sasl.password": "s3cret"})
+    )
+    config = parse_read_options(
+        {"subscribe": "a", "connectionFile": "conn.json", "kafka.acks": "1"}
+    ).kafka_config
+    shipped = pickle.dumps(config)
+    assert b"s3cret" not in shipped
+    (session_files / "conn.json").write_text(
+        json.dumps({"bootstrap.servers": "b:9092", "sasl.password": "new"})
+    )
+    assert pickle.loads(shipped) == {"bootstrap.servers": "b:9092", "sasl.password": "new", "acks": "1"}
+    (session_files / "conn.json").unlink()
+    with pytest.raises(InvalidOptions, match="not among this session's files"):
+        pickle.loads(shipped)

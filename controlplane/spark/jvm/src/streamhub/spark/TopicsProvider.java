@@ -44,6 +44,8 @@ public final class TopicsProvider implements TableProvider, DataSourceRegister {
     static final String NAME = "topics";
     // The Python source's name where this provider owns NAME (topic_source.py FALLBACK_NAME).
     static final String PYTHON_NAME = "topics_python";
+    // The option naming a session file of the connection's properties (options.py CONNECTION_FILE_OPTION).
+    static final String CONNECTION_FILE_OPTION = "connectionFile";
     static final String JVM_READER_CONF = "spark.streamhub.topics.jvmReader";
     // The Python source's columns (reading.py SCHEMA_DDL, HEADERS_DDL).
     static final String SCHEMA_DDL = "key binary, value binary, topic string, partition int, offset long, "
@@ -82,6 +84,10 @@ public final class TopicsProvider implements TableProvider, DataSourceRegister {
         if (session.conf().getOption(TopicPlanner.PYTHON_CONF).isEmpty()) {
             // register_topic_source names the planner's Python in the driver's own session (not over Connect).
             return "no planner: " + TopicPlanner.PYTHON_CONF + " is not set";
+        }
+        if (options.containsKey(CONNECTION_FILE_OPTION)) {
+            // A session file (SparkFiles) that Spark's Python workers find and the planner process does not.
+            return "option " + CONNECTION_FILE_OPTION;
         }
         String protocol = options.getOrDefault("kafka.security.protocol", "PLAINTEXT").toUpperCase(Locale.ROOT);
         if (!protocol.equals("PLAINTEXT") && !protocol.equals("SASL_PLAINTEXT")) {
