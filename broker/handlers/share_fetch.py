@@ -415,7 +415,10 @@ async def _acquire_all(
     """Acquire from every partition of the session, waiting up to MaxWait for records when none came."""
     deadline = time.monotonic() + max(0, request.max_wait // datetime.timedelta(milliseconds=1)) / 1000
     while True:
-        budget_records = max(1, int(request.max_records))
+        # A request that allows no bytes acquires nothing: Kafka 4.2 answers a share consumer with
+        # fetch.max.bytes=0 no records (librdkafka's 0180 pins that), where a plain Fetch would still carry one
+        # batch.
+        budget_records = max(1, int(request.max_records)) if int(request.max_bytes) > 0 else 0
         budget_bytes = max(1, int(request.max_bytes))
         result = dict(answers)
         leaders: list[Partition] = []

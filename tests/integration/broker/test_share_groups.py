@@ -190,6 +190,31 @@ def test_acknowledged_records_stay_acknowledged_after_a_kill_9(
             assert after[value][0][2] == seen[value][-1][2] + 1, (value, seen[value], after[value])
 
 
+def test_a_share_fetch_that_allows_no_bytes_acquires_nothing(broker: BrokerProcess) -> None:
+    """librdkafka's 0180: a share consumer with fetch.max.bytes=0 receives no records, as from Kafka 4.2 (which
+    answered 0 records to it, and 5 to fetch.max.bytes=1, in 10 polls of 1 s each); nothing is acquired either:
+    a member of the same group fetching normally gets every record at its first delivery."""
+    topic, group = _share_topic(broker.bootstrap, partitions=1)
+    values = [f"zero-{i}" for i in range(10)]
+    _produce(broker.bootstrap, topic, values, partitions=1)
+    starved = ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "fetch.max.bytes": 0})
+    starved.subscribe([topic])
+    try:
+        polled = [m for _ in range(5) for m in starved.poll(1.0) if m.error() is None]
+        assert polled == []
+        seen: dict[str, list[Delivery]] = defaultdict(list)
+        worker = _consumer(broker.bootstrap, group, topic)
+        try:
+            _consume(worker, lambda _v, _c: AcknowledgeType.ACCEPT, lambda: len(seen) == len(values), seen)
+        finally:
+            worker.close()
+        assert {value: [count for *_at, count in got] for value, got in seen.items()} == {
+            v: [1] for v in values
+        }
+    finally:
+        starved.close()
+
+
 def test_share_group_offsets_are_listed_described_reset_and_deleted(broker: BrokerProcess) -> None:
     topic, group = _share_topic(broker.bootstrap, partitions=1)
     _produce(broker.bootstrap, topic, [f"v-{i}" for i in range(10)], partitions=1)
