@@ -379,8 +379,13 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> fetched.Share
                 ErrorCode.invalid_request, message="Acknowledge data present in initial fetch request"
             )
         session = share.open_session(
-            group_id, member_id, ctx.broker.config.get_int("group.share.max.share.sessions")
+            group_id,
+            member_id,
+            ctx.broker.config.get_int("group.share.max.share.sessions"),
+            connection=ctx.session,
         )
+        if ctx.session is not None and not isinstance(session, ErrorCode):
+            ctx.session.share_sessions.add((group_id, member_id))
     else:
         session = share.session(group_id, member_id, epoch)
     if isinstance(session, ErrorCode):
