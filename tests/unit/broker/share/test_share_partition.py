@@ -304,3 +304,21 @@ def test_the_runs_answer_as_a_record_by_record_window_would() -> None:
                 assert share.release_member(member) == model.release_member(member)
             assert (share.start_offset, share.end_offset) == (model.start, model.end)
             assert share.state_batches() == model.state_batches()
+
+
+def test_records_removed_from_the_log_leave_the_window() -> None:
+    share = _partition()
+    share.acquire("a", _batch(0, 9), 10, LOCK_MS, now_ms=0)
+    share.move_start(4)
+    assert (share.start_offset, share.end_offset) == (4, 10)
+    assert share.state_batches() == [(4, 9, int(RecordState.AVAILABLE), 1)]
+    assert (
+        share.acknowledge("a", _ack(0, 4, AcknowledgeType.ACCEPT), LOCK_MS, 1)
+        == ErrorCode.invalid_record_state
+    )
+    assert share.acknowledge("a", _ack(4, 9, AcknowledgeType.ACCEPT), LOCK_MS, 1) == ErrorCode.none
+    # Past the window's end (DeleteRecords beyond what was fetched): nothing is left in flight.
+    share.acquire("a", _batch(10, 14), 10, LOCK_MS, now_ms=2)
+    share.move_start(20)
+    assert (share.start_offset, share.end_offset, share.state_batches()) == (20, 20, [])
+    assert share.next_fetch_offset(now_ms=3) == 20
