@@ -3,6 +3,9 @@
     .venv/bin/python -m bench.kgo_versus_apache_kafka --binary /tmp/kgo.test --run 'TestGroupETL$' \
         --records 100000 --rounds 2
 
+`--nodes 1` runs each engine as one node instead (replication factor 1 everywhere, `KGO_TEST_RF=1`), as the client
+suites' single-broker franz-go row does.
+
 Builds nothing: `--binary` is kgo's test binary (`cd pkg/kgo && go test -c -o /tmp/kgo.test .`). Our cluster is
 the client suites' (`bench/client_suites/run.py --franz-go-cluster`: Kafka's default timings, auto-creation on);
 Kafka's gets the same group and internal-topic settings where the fixture's differ from Kafka's defaults (50
@@ -49,17 +52,18 @@ class Cluster:
 
 
 @contextmanager
-def three_nodes(engine: str, work: Path) -> Iterator[Cluster]:
+def engine_nodes(engine: str, work: Path, nodes: int) -> Iterator[Cluster]:
     if engine == OURS:
         ours = start_cluster(
-            work, size=3, properties={**KAFKA_DEFAULT_TIMINGS, "auto.create.topics.enable": "true"}
+            work, size=nodes, properties={**KAFKA_DEFAULT_TIMINGS, "auto.create.topics.enable": "true"}
         )
         try:
             yield Cluster(ours.bootstrap, [n.process.pid for n in ours.brokers if n.process is not None])
         finally:
             ours.stop()
         return
-    kafka = ApacheKafkaCluster(work, 3, KAFKA_SETTINGS, heap="1g")  # kafka-server-start.sh's heap
+    settings = {**KAFKA_SETTINGS, "min.insync.replicas": str(min(2, nodes))}
+    kafka = ApacheKafkaCluster(work, nodes, settings, heap="1g")  # kafka-server-start.sh's heap
     kafka.start()
     try:
         yield Cluster(kafka.bootstrap, [n.process.pid for n in kafka.nodes if n.process is not None])
@@ -86,11 +90,11 @@ def runqueue_seconds(pids: list[int]) -> float:
 
 
 def run_once(engine: str, args: argparse.Namespace, work: Path) -> dict[str, object]:
-    with three_nodes(engine, work) as cluster:
+    with engine_nodes(engine, work, args.nodes) as cluster:
         env = {
             **os.environ,
             "KGO_SEEDS": cluster.bootstrap,
-            "KGO_TEST_RF": "3",
+            "KGO_TEST_RF": str(min(3, args.nodes)),
             "KGO_TEST_STABLE_FETCH": "true",
             "KGO_TEST_RECORDS": str(args.records),
             "KGO_LOG_LEVEL": "none",
@@ -122,6 +126,7 @@ def main() -> None:
     parser.add_argument("--run", default="TestGroupETL$", help="-test.run pattern")
     parser.add_argument("--records", type=int, default=500000, help="KGO_TEST_RECORDS (kgo's default 500000)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--nodes", type=int, choices=(1, 3), default=3, help="nodes per engine")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kgo-versus-") as base:
         for round_number in range(1, args.rounds + 1):

@@ -227,6 +227,8 @@ class ClientSession:
     # What ApiVersions v3+ said the client is (KIP-511).
     client_software_name: str = ""
     client_software_version: str = ""
+    # (group id, member id) of the share sessions this connection opened: they end when it closes.
+    share_sessions: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)

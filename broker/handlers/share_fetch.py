@@ -30,7 +30,7 @@ from broker.handlers.share_groups import group_int_config, share_groups_enabled
 from broker.log.transaction_index import AbortedTxn
 from broker.protocol.responses import NOT_THROTTLED
 from broker.replication.partition import Partition
-from broker.share.share_partition import AcknowledgementBatch, BatchBounds, SharePartition
+from broker.share.share_partition import AcknowledgementBatch, AcquiredRange, BatchBounds, SharePartition
 from broker.share.share_state import ShareSession, TopicPartitionId, next_session_epoch
 from broker.wire.records.errors import StorageError
 
@@ -74,6 +74,23 @@ def record_batches(records: bytes, aborted: Iterable[AbortedTxn] = ()) -> list[t
         batches.append((BatchBounds(base, base + last_delta, undeliverable), position, end))
         position = end
     return batches
+
+
+def _batches_holding(
+    batches: list[tuple[BatchBounds, int, int]], acquired: list[AcquiredRange]
+) -> list[tuple[int, int]]:
+    """(start, end) of the batches that hold an acquired record; both lists are in offset order, so one walk
+    over the two finds them (a fetch can carry hundreds of batches and of ranges)."""
+    kept: list[tuple[int, int]] = []
+    index = 0
+    for bounds, start, end in batches:
+        while index < len(acquired) and acquired[index].last_offset < bounds.base_offset:
+            index += 1
+        if index == len(acquired):
+            break
+        if acquired[index].first_offset <= bounds.last_offset:
+            kept.append((start, end))
+    return kept
 
 
 def _duration_ms(spec: str) -> int:
@@ -247,14 +264,7 @@ class _ShareReader:
         )
         if not acquired:
             return answer
-        kept = [
-            records[start:end]
-            for bounds, start, end in batches
-            if any(
-                r.first_offset <= bounds.last_offset and r.last_offset >= bounds.base_offset for r in acquired
-            )
-        ]
-        answer.records = b"".join(kept)
+        answer.records = b"".join(records[start:end] for start, end in _batches_holding(batches, acquired))
         answer.acquired = [
             fetched.AcquiredRecords(
                 first_offset=r.first_offset, last_offset=r.last_offset, delivery_count=i16(r.delivery_count)
@@ -369,8 +379,13 @@ async def handle_share_fetch(ctx: RequestContext, request: Any) -> fetched.Share
                 ErrorCode.invalid_request, message="Acknowledge data present in initial fetch request"
             )
         session = share.open_session(
-            group_id, member_id, ctx.broker.config.get_int("group.share.max.share.sessions")
+            group_id,
+            member_id,
+            ctx.broker.config.get_int("group.share.max.share.sessions"),
+            connection=ctx.session,
         )
+        if ctx.session is not None and not isinstance(session, ErrorCode):
+            ctx.session.share_sessions.add((group_id, member_id))
     else:
         session = share.session(group_id, member_id, epoch)
     if isinstance(session, ErrorCode):
@@ -415,7 +430,10 @@ async def _acquire_all(
     """Acquire from every partition of the session, waiting up to MaxWait for records when none came."""
     deadline = time.monotonic() + max(0, request.max_wait // datetime.timedelta(milliseconds=1)) / 1000
     while True:
-        budget_records = max(1, int(request.max_records))
+        # A request that allows no bytes acquires nothing: Kafka 4.2 answers a share consumer with
+        # fetch.max.bytes=0 no records (librdkafka's 0180 pins that), where a plain Fetch would still carry one
+        # batch.
+        budget_records = max(1, int(request.max_records)) if int(request.max_bytes) > 0 else 0
         budget_bytes = max(1, int(request.max_bytes))
         result = dict(answers)
         leaders: list[Partition] = []

@@ -21,7 +21,7 @@ from broker.auth.authorizer import Operation, ResourceType
 from broker.context import RequestContext
 from broker.handlers.share_groups import coordinator_error, share_groups_enabled
 from broker.protocol.responses import NOT_THROTTLED
-from broker.share.share_partition import RecordState, SharePartition
+from broker.share.share_partition import SharePartition
 
 NOT_INITIALIZED = -1
 # Kafka's default message of UNKNOWN_TOPIC_OR_PARTITION, which AlterShareGroupOffsets answers with.
@@ -49,10 +49,7 @@ def _lag(ctx: RequestContext, topic: str, index: int, share: SharePartition) -> 
     partition, _error = ctx.broker.partitions.leader(topic, index)
     if partition is None:
         return -1
-    done = sum(
-        1 for _offset, r in share.in_flight() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
-    )
-    return max(0, partition.high_watermark - share.start_offset - done)
+    return max(0, partition.high_watermark - share.start_offset - share.done_count())
 
 
 def _group_topics(ctx: RequestContext, group_id: str) -> dict[str, list[int]]:

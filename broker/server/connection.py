@@ -450,4 +450,6 @@ class Connection(asyncio.BufferedProtocol):
                 self.state.connection_limits.release(self.peer.host)
             if self._transport is not None:
                 self._transport.close()
+            if self.session.share_sessions:
+                self.state.share.connection_closed(self.session, self.session.share_sessions)
             self._on_closed(self)

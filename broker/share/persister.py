@@ -4,6 +4,8 @@ and how it combines state batches, as Kafka 4.2's. The coordinator itself (on `_
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -48,20 +50,31 @@ def merge_batches(
     """`current` and `newer` combined as Kafka's share coordinator combines them: where they overlap, the state
     with the higher delivery count wins (the higher delivery state on a tie), whichever came first; nothing below
     `start_offset` is kept; adjacent offsets with the same state and delivery count form one batch."""
-    by_offset: dict[int, tuple[int, int]] = {}
-    for batches in (current, newer):
-        for first, last, state, count in batches:
-            for offset in range(max(first, start_offset), last + 1):
-                known = by_offset.get(offset)
-                if known is None or (count, state) >= (known[1], known[0]):
-                    by_offset[offset] = (state, count)
+    # A sweep over the offsets where some batch starts or ends: between two such points every batch either
+    # covers all offsets or none, so the state there is the best (count, state) of the batches open there.
+    clipped = sorted(
+        (max(first, start_offset), last, state, count)
+        for first, last, state, count in (*current, *newer)
+        if last >= max(first, start_offset)
+    )
+    points = sorted({first for first, *_rest in clipped} | {last + 1 for _first, last, *_rest in clipped})
+    open_batches: list[tuple[int, int, int]] = []  # (-count, -state, last): the best one on top
     merged: list[StateBatch] = []
-    for offset in sorted(by_offset):
-        state, count = by_offset[offset]
-        if merged and merged[-1][1] == offset - 1 and merged[-1][2:] == (state, count):
-            merged[-1] = (merged[-1][0], offset, state, count)
+    taken = 0
+    for begin, end in itertools.pairwise(points):
+        while taken < len(clipped) and clipped[taken][0] <= begin:
+            _first, last, state, count = clipped[taken]
+            heapq.heappush(open_batches, (-count, -state, last))
+            taken += 1
+        while open_batches and open_batches[0][2] < begin:
+            heapq.heappop(open_batches)
+        if not open_batches:
+            continue
+        count, state = -open_batches[0][0], -open_batches[0][1]
+        if merged and merged[-1][1] == begin - 1 and merged[-1][2:] == (state, count):
+            merged[-1] = (merged[-1][0], end - 1, state, count)
         else:
-            merged.append((offset, offset, state, count))
+            merged.append((begin, end - 1, state, count))
     return tuple(merged)
 
 

@@ -35,6 +35,9 @@ class ShareMember:
     rack_id: str | None
     subscribed_topic_names: tuple[str, ...]
     assigned: Assignment = field(default_factory=dict)
+    # What the member last heard in a heartbeat answer: another member joining or leaving changes `assigned`
+    # between this member's heartbeats, and its next answer must carry the change.
+    heard: Assignment | None = None
     last_seen_ms: int = 0
 
 
@@ -148,7 +151,8 @@ class ShareGroupCoordinator:
                 "rejoin.",
             )
         member.last_seen_ms = now_ms
-        before = dict(member.assigned) if member_epoch != 0 else None
+        if member_epoch == 0:
+            member.heard = None
         if rack_id is not None:
             member.rack_id = rack_id
         if (
@@ -160,11 +164,13 @@ class ShareGroupCoordinator:
         if changed or self._partitions_changed(group):
             self._reassign(group)
         member.member_epoch = group.group_epoch
+        changed_since_heard = member.heard != member.assigned
+        member.heard = dict(member.assigned)
         return HeartbeatAnswer(
             ErrorCode.none,
             member_id=member_id,
             member_epoch=member.member_epoch,
-            assignment=None if before == member.assigned else dict(member.assigned),
+            assignment=dict(member.assigned) if changed_since_heard else None,
         )
 
     def _subscribed_partitions(self, group: ShareGroup) -> tuple[tuple[str, uuid.UUID | None, int], ...]:

@@ -4,7 +4,7 @@ share sessions of the members fetching from it."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,6 +29,10 @@ class ShareSession:
     next_epoch: int = 1
     # Insertion-ordered: the partitions in the order they joined the session.
     partitions: dict[TopicPartitionId, None] = field(default_factory=dict)
+    # The client connection that opened the session (Kafka's connection id): when it closes, the session ends
+    # and what the member holds is offered again at once, as Kafka 4.2's share session cache does on a
+    # disconnect, rather than when the records' locks run out.
+    connection: object | None = None
 
 
 def next_session_epoch(epoch: int) -> int:
@@ -81,15 +85,25 @@ class ShareState:
             if group == group_id:
                 partition.release_member(member_id)
 
-    def open_session(self, group_id: str, member_id: str, max_sessions: int) -> ShareSession | ErrorCode:
+    def open_session(
+        self, group_id: str, member_id: str, max_sessions: int, connection: object | None = None
+    ) -> ShareSession | ErrorCode:
         """Epoch 0: a new session replaces the member's previous one (whose records go back)."""
         key = (group_id, member_id)
         if key in self.sessions:
             self.close_session(group_id, member_id)
         elif len(self.sessions) >= max_sessions:
             return ErrorCode.share_session_limit_reached
-        session = self.sessions[key] = ShareSession(group_id, member_id)
+        session = self.sessions[key] = ShareSession(group_id, member_id, connection=connection)
         return session
+
+    def connection_closed(self, connection: object, keys: Iterable[tuple[str, str]]) -> None:
+        """A client connection closed: the share sessions among `keys` (group id, member id) that it opened end,
+        unless the member has opened a newer one since."""
+        for group_id, member_id in list(keys):
+            session = self.sessions.get((group_id, member_id))
+            if session is not None and session.connection is connection:
+                self.close_session(group_id, member_id)
 
     def close_session(self, group_id: str, member_id: str) -> None:
         if self.sessions.pop((group_id, member_id), None) is not None:

@@ -5,6 +5,8 @@ acknowledged stays acknowledged across a kill -9 of the broker."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
 from collections import defaultdict
@@ -188,6 +190,83 @@ def test_acknowledged_records_stay_acknowledged_after_a_kill_9(
     for value in set(values) - kept:
         if seen[value]:
             assert after[value][0][2] == seen[value][-1][2] + 1, (value, seen[value], after[value])
+
+
+def test_a_share_fetch_that_allows_no_bytes_acquires_nothing(broker: BrokerProcess) -> None:
+    """librdkafka's 0180: a share consumer with fetch.max.bytes=0 receives no records, as from Kafka 4.2 (which
+    answered 0 records to it, and 5 to fetch.max.bytes=1, in 10 polls of 1 s each); nothing is acquired either:
+    a member of the same group fetching normally gets every record at its first delivery."""
+    topic, group = _share_topic(broker.bootstrap, partitions=1)
+    values = [f"zero-{i}" for i in range(10)]
+    _produce(broker.bootstrap, topic, values, partitions=1)
+    starved = ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "fetch.max.bytes": 0})
+    starved.subscribe([topic])
+    try:
+        polled = [m for _ in range(5) for m in starved.poll(1.0) if m.error() is None]
+        assert polled == []
+        seen: dict[str, list[Delivery]] = defaultdict(list)
+        worker = _consumer(broker.bootstrap, group, topic)
+        try:
+            _consume(worker, lambda _v, _c: AcknowledgeType.ACCEPT, lambda: len(seen) == len(values), seen)
+        finally:
+            worker.close()
+        assert {value: [count for *_at, count in got] for value, got in seen.items()} == {
+            v: [1] for v in values
+        }
+    finally:
+        starved.close()
+
+
+_HOLDER = """
+import sys
+from confluent_kafka import ShareConsumer
+consumer = ShareConsumer(
+    {"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2], "share.acknowledgement.mode": "explicit"}
+)
+consumer.subscribe([sys.argv[3]])
+while True:
+    held = [m for m in consumer.poll(0.5) if m.error() is None]
+    if held:
+        print(len(held), flush=True)
+        sys.stdin.read()
+"""
+
+
+def test_records_of_a_consumer_killed_mid_session_come_back_when_its_connection_closes(
+    broker_factory: Callable[..., BrokerProcess],
+) -> None:
+    """A ShareConsumer killed with -9 never closes its share session; Kafka 4.2 ends the session when its
+    connection closes and offers the records again at once, well inside their 30 s acquisition lock."""
+    broker = broker_factory(properties={"group.share.record.lock.duration.ms": 30_000})
+    topic, group = _share_topic(broker.bootstrap, partitions=1)
+    values = [f"held-{i}" for i in range(10)]
+    _produce(broker.bootstrap, topic, values, partitions=1)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, broker.bootstrap, group, topic],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        held = int(holder.stdout.readline())
+    finally:
+        holder.kill()
+        holder.wait(10)
+    seen: dict[str, list[Delivery]] = defaultdict(list)
+    worker = _consumer(broker.bootstrap, group, topic)
+    try:
+        _consume(
+            worker,
+            lambda _v, _c: AcknowledgeType.ACCEPT,
+            lambda: len(seen) == len(values),
+            seen,
+            timeout_s=15,
+        )
+    finally:
+        worker.close()
+    redelivered = [value for value, got in seen.items() if got[0][2] == 2]
+    assert len(redelivered) == held
 
 
 def test_share_group_offsets_are_listed_described_reset_and_deleted(broker: BrokerProcess) -> None:

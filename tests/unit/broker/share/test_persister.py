@@ -3,6 +3,8 @@ coordinator answered in tests/integration/conformance/test_share_state_rpcs.py."
 
 from __future__ import annotations
 
+import random
+
 from broker.share.persister import merge_batches
 
 AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
@@ -31,3 +33,28 @@ def test_on_equal_delivery_counts_the_higher_state_wins() -> None:
 def test_nothing_below_the_start_offset_is_kept_and_equal_neighbours_join() -> None:
     stored = ((5, 9, AVAILABLE, 1),)
     assert merge_batches(stored, ((10, 11, AVAILABLE, 1),), 7) == ((7, 11, AVAILABLE, 1),)
+
+
+def test_the_sweep_agrees_with_an_offset_by_offset_combination() -> None:
+    """Random stored and newer batches (overlapping each other and themselves): every offset at or past the
+    start offset holds the best (delivery count, state) of the batches covering it, equal neighbours joined."""
+    rng = random.Random(932)
+    for _round in range(300):
+        batches = []
+        for _ in range(rng.randint(0, 8)):
+            first = rng.randint(0, 40)
+            batches.append((first, first + rng.randint(0, 8), rng.choice((0, 2, 4)), rng.randint(0, 3)))
+        split = rng.randint(0, len(batches))
+        start = rng.randint(0, 20)
+        best: dict[int, tuple[int, int]] = {}
+        for first, last, state, count in batches:
+            for offset in range(max(first, start), last + 1):
+                best[offset] = max(best.get(offset, (-1, -1)), (count, state))
+        expected: list[tuple[int, int, int, int]] = []
+        for offset in sorted(best):
+            count, state = best[offset]
+            if expected and expected[-1][1] == offset - 1 and expected[-1][2:] == (state, count):
+                expected[-1] = (expected[-1][0], offset, state, count)
+            else:
+                expected.append((offset, offset, state, count))
+        assert merge_batches(batches[:split], batches[split:], start) == tuple(expected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import uuid
 
 from kio.schema.errors import ErrorCode
@@ -78,7 +79,7 @@ def test_it_refuses_acknowledgements_of_records_the_member_does_not_hold() -> No
     # All or nothing: the good half of a refused acknowledgement is not applied either.
     mixed = [*_ack(0, 0, AcknowledgeType.ACCEPT), *_ack(5, 5, AcknowledgeType.ACCEPT)]
     assert share.acknowledge("a", mixed, LOCK_MS, 1) == ErrorCode.invalid_record_state
-    assert share.records[0].state == RecordState.ACQUIRED
+    assert share.acknowledge("a", _ack(0, 0, AcknowledgeType.RENEW), LOCK_MS, 1) == ErrorCode.none
     # After its lock expired the member holds nothing.
     assert (
         share.acknowledge("a", _ack(0, 1, AcknowledgeType.ACCEPT), LOCK_MS, 5000)
@@ -140,3 +141,184 @@ def test_the_simple_assignor_gives_every_partition_to_some_member() -> None:
     five = simple_assignment([_member(m, "orders") for m in "abcde"], catalog)
     assert [sorted(five[m][orders]) for m in "abcde"] == [[0], [1], [2], [0], [1]]
     assert simple_assignment([_member("a", "missing")], catalog) == {"a": {}}
+
+
+class _PerRecordModel:
+    """The delivery rules stated one offset at a time, the simplest way: the share-partition keeps runs of
+    offsets instead, and must answer every operation exactly as this does."""
+
+    def __init__(self, limit: int, max_in_flight: int) -> None:
+        self.start = self.end = 0
+        self.limit, self.max_in_flight = limit, max_in_flight
+        # offset -> [state, delivery count, member, lock deadline]
+        self.records: dict[int, list] = {}
+
+    def expire(self, now: int) -> None:
+        for record in self.records.values():
+            if record[0] == RecordState.ACQUIRED and record[3] <= now:
+                self._release(record)
+        self._advance()
+
+    def _release(self, record: list) -> None:
+        record[:] = [
+            RecordState.ARCHIVED if record[1] >= self.limit else RecordState.AVAILABLE,
+            record[1],
+            "",
+            0,
+        ]
+
+    def _advance(self) -> None:
+        while self.start < self.end and self.records[self.start][0] in (
+            RecordState.ACKNOWLEDGED,
+            RecordState.ARCHIVED,
+        ):
+            del self.records[self.start]
+            self.start += 1
+
+    def next_fetch_offset(self, now: int) -> int:
+        self.expire(now)
+        return next(
+            (o for o in range(self.start, self.end) if self.records[o][0] == RecordState.AVAILABLE), self.end
+        )
+
+    def acquire(
+        self, member: str, batches: list[BatchBounds], max_records: int, now: int, whole: bool
+    ) -> list:
+        self.expire(now)
+        held = sum(1 for r in self.records.values() if r[0] == RecordState.ACQUIRED)
+        budget = min(max_records, self.max_in_flight - held)
+        taken = []
+        for batch in batches:
+            if budget <= 0:
+                break
+            for offset in range(max(batch.base_offset, self.start), batch.last_offset + 1):
+                if offset >= self.end:
+                    for missing in range(self.end, offset):
+                        self.records[missing] = [RecordState.ARCHIVED, 0, "", 0]
+                    state = RecordState.ARCHIVED if batch.undeliverable else RecordState.AVAILABLE
+                    self.records[offset] = [state, 0, "", 0]
+                    self.end = offset + 1
+                record = self.records[offset]
+                if record[0] != RecordState.AVAILABLE:
+                    continue
+                record[:] = [RecordState.ACQUIRED, record[1] + 1, member, now + LOCK_MS]
+                taken.append((offset, record[1]))
+                budget -= 1
+                if budget <= 0 and not whole:
+                    break
+        self._advance()
+        ranges: list[AcquiredRange] = []
+        for offset, count in taken:
+            if ranges and ranges[-1].last_offset == offset - 1 and ranges[-1].delivery_count == count:
+                ranges[-1] = AcquiredRange(ranges[-1].first_offset, offset, count)
+            else:
+                ranges.append(AcquiredRange(offset, offset, count))
+        return ranges
+
+    def acknowledge(self, member: str, batches: list[AcknowledgementBatch], now: int) -> ErrorCode:
+        self.expire(now)
+        changes = []
+        for batch in batches:
+            for index, offset in enumerate(range(batch.first_offset, batch.last_offset + 1)):
+                kind = batch.types[0] if len(batch.types) == 1 else batch.types[index]
+                record = self.records.get(offset)
+                if offset < self.start or record is None:
+                    return ErrorCode.invalid_record_state
+                if kind == AcknowledgeType.GAP and record[0] == RecordState.ARCHIVED:
+                    continue
+                if record[0] != RecordState.ACQUIRED or record[2] != member:
+                    return ErrorCode.invalid_record_state
+                changes.append((record, kind))
+        for record, kind in changes:
+            if kind == AcknowledgeType.RENEW:
+                record[3] = now + LOCK_MS
+            elif kind == AcknowledgeType.ACCEPT:
+                record[:] = [RecordState.ACKNOWLEDGED, record[1], "", 0]
+            elif kind in (AcknowledgeType.REJECT, AcknowledgeType.GAP):
+                record[:] = [RecordState.ARCHIVED, record[1], "", 0]
+            else:
+                self._release(record)
+        self._advance()
+        return ErrorCode.none
+
+    def release_member(self, member: str) -> int:
+        held = [r for r in self.records.values() if r[0] == RecordState.ACQUIRED and r[2] == member]
+        for record in held:
+            self._release(record)
+        self._advance()
+        return len(held)
+
+    def state_batches(self) -> list[tuple[int, int, int, int]]:
+        runs: list[tuple[int, int, int, int]] = []
+        for offset in range(self.start, self.end):
+            state, count = self.records[offset][:2]
+            state = RecordState.AVAILABLE if state == RecordState.ACQUIRED else state
+            if runs and runs[-1][2:] == (state, count):
+                runs[-1] = (runs[-1][0], offset, state, count)
+            else:
+                runs.append((offset, offset, int(state), count))
+        return runs
+
+
+def test_the_runs_answer_as_a_record_by_record_window_would() -> None:
+    """Random fetches, acknowledgements (every type, per offset or per range), lock expiries and members
+    leaving, on both; every answer and the persisted state must agree."""
+    rng = random.Random(932)
+    for _round in range(60):
+        limit, max_in_flight = rng.randint(1, 4), rng.randint(1, 40)
+        share = SharePartition(0, delivery_count_limit=limit, max_in_flight=max_in_flight)
+        model = _PerRecordModel(limit, max_in_flight)
+        log: list[BatchBounds] = []
+        now = 0
+        for _step in range(150):
+            now += rng.choice((0, 1, 10, LOCK_MS // 2, LOCK_MS))
+            member = rng.choice("abc")
+            action = rng.random()
+            if action < 0.4:
+                # The log grows by whole batches, a compacted gap now and then; a read starts at the batch
+                # holding the next fetch offset (records before it come along) and takes a few batches.
+                for _ in range(rng.randint(0, 3)):
+                    base = (log[-1].last_offset + 1 if log else 0) + (rng.random() < 0.1)
+                    log.append(BatchBounds(base, base + rng.randint(0, 5), rng.random() < 0.1))
+                start = model.next_fetch_offset(now)
+                assert share.next_fetch_offset(now) == start
+                batches = [batch for batch in log if batch.last_offset >= start][: rng.randint(1, 4)]
+                max_records, whole = rng.randint(1, 15), rng.random() < 0.5
+                expected = model.acquire(member, batches, max_records, now, whole)
+                assert (
+                    share.acquire(member, batches, max_records, LOCK_MS, now, whole_batches=whole) == expected
+                )
+            elif action < 0.85:
+                acks = []
+                for _ in range(rng.randint(1, 3)):
+                    first = rng.randint(max(0, model.start - 2), model.end + 1)
+                    last = first + rng.randint(0, 6)
+                    width = last - first + 1
+                    types = rng.choice(
+                        ((rng.randint(0, 4),), tuple(rng.choice((0, 1, 1, 2, 3, 4)) for _ in range(width)))
+                    )
+                    acks.append(AcknowledgementBatch(first, last, types))
+                expected_error = model.acknowledge(member, acks, now)
+                assert share.acknowledge(member, acks, LOCK_MS, now) == expected_error
+            else:
+                assert share.release_member(member) == model.release_member(member)
+            assert (share.start_offset, share.end_offset) == (model.start, model.end)
+            assert share.state_batches() == model.state_batches()
+
+
+def test_records_removed_from_the_log_leave_the_window() -> None:
+    share = _partition()
+    share.acquire("a", _batch(0, 9), 10, LOCK_MS, now_ms=0)
+    share.move_start(4)
+    assert (share.start_offset, share.end_offset) == (4, 10)
+    assert share.state_batches() == [(4, 9, int(RecordState.AVAILABLE), 1)]
+    assert (
+        share.acknowledge("a", _ack(0, 4, AcknowledgeType.ACCEPT), LOCK_MS, 1)
+        == ErrorCode.invalid_record_state
+    )
+    assert share.acknowledge("a", _ack(4, 9, AcknowledgeType.ACCEPT), LOCK_MS, 1) == ErrorCode.none
+    # Past the window's end (DeleteRecords beyond what was fetched): nothing is left in flight.
+    share.acquire("a", _batch(10, 14), 10, LOCK_MS, now_ms=2)
+    share.move_start(20)
+    assert (share.start_offset, share.end_offset, share.state_batches()) == (20, 20, [])
+    assert share.next_fetch_offset(now_ms=3) == 20
