@@ -333,19 +333,31 @@ def run_librdkafka(args: argparse.Namespace, work: Path) -> dict:
         if args.librdkafka_tests == "all"
         else args.librdkafka_tests.split(",")
     )
-    # Tests of the `noautocreate` scenario run against a second broker that does not create topics; a number
-    # with tests in both scenarios (0045) runs against both, and the runner picks each test's own.
-    plain = [n for n in wanted if "default" in scenarios_of(declared, n)]
-    noautocreate = [n for n in wanted if "noautocreate" in scenarios_of(declared, n)]
-    for scenario, numbers, overrides in (
-        ("default", plain, {}),
-        ("noautocreate", noautocreate, {"auto.create.topics.enable": "false"}),
-    ):
-        if numbers:
-            properties = {**LIBRDKAFKA_BROKER, **overrides}
-            _run_librdkafka_tests(args, work / scenario, scenario, numbers, properties, results, failures)
+    for scenario, numbers in scenario_runs(declared, wanted, args.librdkafka_scenarios.split(",")):
+        properties = {**LIBRDKAFKA_BROKER, **SCENARIO_BROKER[scenario]}
+        _run_librdkafka_tests(args, work / scenario, scenario, numbers, properties, results, failures)
     counts = {k: sum(1 for v in results.values() if v == k) for k in ("passed", "failed", "skipped")}
     return {**counts, "failures": failures, "results": results}
+
+
+# Tests of the `noautocreate` scenario run against a second broker that does not create topics.
+SCENARIO_BROKER: dict[str, dict[str, str]] = {
+    "default": {},
+    "noautocreate": {"auto.create.topics.enable": "false"},
+}
+
+
+def scenario_runs(
+    declared: dict[str, tuple[str, set[str]]], wanted: list[str], chosen: list[str]
+) -> list[tuple[str, list[str]]]:
+    """The wanted numbers of each chosen scenario, in the order given, `default` first: a number with tests in
+    both scenarios (0045) runs against both brokers, and the runner picks each test's own."""
+    runs = []
+    for scenario in SCENARIO_BROKER:
+        numbers = [n for n in wanted if scenario in scenarios_of(declared, n)]
+        if numbers and scenario in chosen:
+            runs.append((scenario, numbers))
+    return runs
 
 
 def _run_librdkafka_tests(
@@ -516,6 +528,11 @@ def main() -> None:
         choices=("classic", "consumer"),
         default="classic",
         help="consumer group protocol",
+    )
+    parser.add_argument(
+        "--librdkafka-scenarios",
+        default="default,noautocreate",
+        help="the trivup scenarios to run (comma-separated): `noautocreate` alone skips 0045's default tests",
     )
     parser.add_argument("--librdkafka-cluster", action="store_true", help="3 brokers, as librdkafka's CI")
     parser.add_argument("--librdkafka-timeout", type=float, default=600.0, help="seconds per test number")
