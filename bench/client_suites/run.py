@@ -288,7 +288,9 @@ def verdict_lines(log: Path) -> str:
     """The lines of a `-test.v` log that say what ran and failed (a failing test can log millions of others)."""
     with log.open(errors="replace") as lines:
         return "".join(
-            line for line in lines if line.startswith(("=== RUN", "--- ", "    --- ")) or "_test.go:" in line
+            line
+            for line in lines
+            if line.startswith(("=== RUN", "=== CONT", "=== NAME", "--- ", "    --- ")) or "_test.go:" in line
         )
 
 
@@ -314,11 +316,26 @@ def go_test_counts(log: str) -> dict[str, object]:
     return {**counts, "failures": failures}
 
 
+# Which of a failed test's own lines say why (its progress lines and kgo's cleanup notes do not).
+GO_FAILURE_WORDS = re.compile(r"fail|error|timed out|unexpected|expected|mismatch|panic", re.I)
+
+
 def _go_failure_message(log: str, name: str) -> str:
-    """The first lines the test logged under its FAIL verdict (its own t.Error lines)."""
-    start = log.find(f"--- FAIL: {name}")
-    detail = [line.strip() for line in log[start:].splitlines()[1:4] if line.strip()] if start >= 0 else []
-    return " | ".join(detail)[:300]
+    """What the test logged before its FAIL verdict: parallel tests' lines interleave, and `-test.v` marks each
+    resumption (`=== CONT`/`=== NAME`), so only the lines since the last marker naming this test (or one of
+    its sub-tests) are its own; of those, the ones that say what failed."""
+    lines = log.splitlines()
+    verdict = next((i for i, line in enumerate(lines) if line.startswith(f"--- FAIL: {name} ")), None)
+    if verdict is None:
+        return ""
+    marker = re.compile(rf"^=== (RUN|CONT|NAME)\s+{re.escape(name)}(/\S*)?$")
+    begin = next((i for i in range(verdict - 1, -1, -1) if marker.match(lines[i])), verdict)
+    own = [line.strip() for line in lines[begin + 1 : verdict] if "_test.go:" in line]
+    own += [
+        line.strip() for line in lines[verdict + 1 :] if line.startswith("        ") and "_test.go:" in line
+    ]
+    telling = [line for line in own if GO_FAILURE_WORDS.search(line)] or own
+    return " | ".join(telling[:3])[:300]
 
 
 def run_librdkafka(args: argparse.Namespace, work: Path) -> dict:

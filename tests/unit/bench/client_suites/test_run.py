@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.client_suites.run import librdkafka_declared_tests, scenario_runs
+from bench.client_suites.run import go_test_counts, librdkafka_declared_tests, scenario_runs, verdict_lines
 
 # The shape of librdkafka's tests/test.c table: a local test, a test in both scenarios, one in the second only.
 TEST_TABLE = """
@@ -42,3 +42,33 @@ def test_choosing_one_scenario_runs_only_its_tests(tmp_path: Path) -> None:
         ("noautocreate", ["0045", "0107"])
     ]
     assert scenario_runs(declared, ["0107"], ["default"]) == []
+
+
+# `-test.v` output of two parallel tests: B's lines come between A's, and A's verdict follows B's.
+INTERLEAVED_GO_LOG = """=== RUN   TestA
+=== PAUSE TestA
+=== RUN   TestB
+=== PAUSE TestB
+=== CONT  TestA
+    a_test.go:10: phase 1 done
+=== CONT  TestB
+    b_test.go:20: unexpected error: NOT_COORDINATOR
+--- FAIL: TestB (1.00s)
+=== NAME  TestA
+    a_test.go:30: timed out: accepted 5, expected 9
+    a_test.go:40: deleting topic t
+--- FAIL: TestA (2.00s)
+=== RUN   TestC
+--- PASS: TestC (0.00s)
+"""
+
+
+def test_a_parallel_go_tests_failure_message_is_its_own_line_that_says_why(tmp_path: Path) -> None:
+    log = tmp_path / "franz-go.log"
+    log.write_text(INTERLEAVED_GO_LOG)
+    counts = go_test_counts(verdict_lines(log))
+    assert (counts["passed"], counts["failed"], counts["skipped"]) == (1, 2, 0)
+    assert counts["failures"] == [
+        {"test": "TestB", "message": "b_test.go:20: unexpected error: NOT_COORDINATOR"},
+        {"test": "TestA", "message": "a_test.go:30: timed out: accepted 5, expected 9"},
+    ]
