@@ -288,7 +288,9 @@ def verdict_lines(log: Path) -> str:
     """The lines of a `-test.v` log that say what ran and failed (a failing test can log millions of others)."""
     with log.open(errors="replace") as lines:
         return "".join(
-            line for line in lines if line.startswith(("=== RUN", "--- ", "    --- ")) or "_test.go:" in line
+            line
+            for line in lines
+            if line.startswith(("=== RUN", "=== CONT", "=== NAME", "--- ", "    --- ")) or "_test.go:" in line
         )
 
 
@@ -314,11 +316,26 @@ def go_test_counts(log: str) -> dict[str, object]:
     return {**counts, "failures": failures}
 
 
+# Which of a failed test's own lines say why (its progress lines and kgo's cleanup notes do not).
+GO_FAILURE_WORDS = re.compile(r"fail|error|timed out|unexpected|expected|mismatch|panic", re.I)
+
+
 def _go_failure_message(log: str, name: str) -> str:
-    """The first lines the test logged under its FAIL verdict (its own t.Error lines)."""
-    start = log.find(f"--- FAIL: {name}")
-    detail = [line.strip() for line in log[start:].splitlines()[1:4] if line.strip()] if start >= 0 else []
-    return " | ".join(detail)[:300]
+    """What the test logged before its FAIL verdict: parallel tests' lines interleave, and `-test.v` marks each
+    resumption (`=== CONT`/`=== NAME`), so only the lines since the last marker naming this test (or one of
+    its sub-tests) are its own; of those, the ones that say what failed."""
+    lines = log.splitlines()
+    verdict = next((i for i, line in enumerate(lines) if line.startswith(f"--- FAIL: {name} ")), None)
+    if verdict is None:
+        return ""
+    marker = re.compile(rf"^=== (RUN|CONT|NAME)\s+{re.escape(name)}(/\S*)?$")
+    begin = next((i for i in range(verdict - 1, -1, -1) if marker.match(lines[i])), verdict)
+    own = [line.strip() for line in lines[begin + 1 : verdict] if "_test.go:" in line]
+    own += [
+        line.strip() for line in lines[verdict + 1 :] if line.startswith("        ") and "_test.go:" in line
+    ]
+    telling = [line for line in own if GO_FAILURE_WORDS.search(line)] or own
+    return " | ".join(telling[:3])[:300]
 
 
 def run_librdkafka(args: argparse.Namespace, work: Path) -> dict:
@@ -333,19 +350,31 @@ def run_librdkafka(args: argparse.Namespace, work: Path) -> dict:
         if args.librdkafka_tests == "all"
         else args.librdkafka_tests.split(",")
     )
-    # Tests of the `noautocreate` scenario run against a second broker that does not create topics; a number
-    # with tests in both scenarios (0045) runs against both, and the runner picks each test's own.
-    plain = [n for n in wanted if "default" in scenarios_of(declared, n)]
-    noautocreate = [n for n in wanted if "noautocreate" in scenarios_of(declared, n)]
-    for scenario, numbers, overrides in (
-        ("default", plain, {}),
-        ("noautocreate", noautocreate, {"auto.create.topics.enable": "false"}),
-    ):
-        if numbers:
-            properties = {**LIBRDKAFKA_BROKER, **overrides}
-            _run_librdkafka_tests(args, work / scenario, scenario, numbers, properties, results, failures)
+    for scenario, numbers in scenario_runs(declared, wanted, args.librdkafka_scenarios.split(",")):
+        properties = {**LIBRDKAFKA_BROKER, **SCENARIO_BROKER[scenario]}
+        _run_librdkafka_tests(args, work / scenario, scenario, numbers, properties, results, failures)
     counts = {k: sum(1 for v in results.values() if v == k) for k in ("passed", "failed", "skipped")}
     return {**counts, "failures": failures, "results": results}
+
+
+# Tests of the `noautocreate` scenario run against a second broker that does not create topics.
+SCENARIO_BROKER: dict[str, dict[str, str]] = {
+    "default": {},
+    "noautocreate": {"auto.create.topics.enable": "false"},
+}
+
+
+def scenario_runs(
+    declared: dict[str, tuple[str, set[str]]], wanted: list[str], chosen: list[str]
+) -> list[tuple[str, list[str]]]:
+    """The wanted numbers of each chosen scenario, in the order given, `default` first: a number with tests in
+    both scenarios (0045) runs against both brokers, and the runner picks each test's own."""
+    runs = []
+    for scenario in SCENARIO_BROKER:
+        numbers = [n for n in wanted if scenario in scenarios_of(declared, n)]
+        if numbers and scenario in chosen:
+            runs.append((scenario, numbers))
+    return runs
 
 
 def _run_librdkafka_tests(
@@ -516,6 +545,11 @@ def main() -> None:
         choices=("classic", "consumer"),
         default="classic",
         help="consumer group protocol",
+    )
+    parser.add_argument(
+        "--librdkafka-scenarios",
+        default="default,noautocreate",
+        help="the trivup scenarios to run (comma-separated): `noautocreate` alone skips 0045's default tests",
     )
     parser.add_argument("--librdkafka-cluster", action="store_true", help="3 brokers, as librdkafka's CI")
     parser.add_argument("--librdkafka-timeout", type=float, default=600.0, help="seconds per test number")
