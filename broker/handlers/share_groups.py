@@ -22,7 +22,7 @@ from broker.groups.coordinator import GROUP_AUTHORIZED_OPERATIONS
 from broker.handlers.groups import OPERATIONS_OMITTED, undescribed_group
 from broker.metadata.features import SHARE_VERSION
 from broker.protocol.responses import NOT_THROTTLED
-from broker.share.share_groups import SIMPLE_ASSIGNOR, Assignment, ShareGroup
+from broker.share.share_groups import LEAVE_EPOCH, SIMPLE_ASSIGNOR, Assignment, ShareGroup
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +105,20 @@ async def share_group_heartbeat(ctx: RequestContext, request: Any) -> heartbeat.
         if message is None:
             log.debug("share group heartbeat of %s refused: %s", request.group_id, answer.error_message)
         return refused(ErrorCode(answer.error_code), message)
-    interval = group_int_config(
-        ctx, group_id, "share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms"
+    if answer.initialize:
+        # After the answer, as Kafka's coordinator: the partitions are assigned on a heartbeat after this.
+        store = ctx.broker.share.store
+        if store is None:
+            ctx.broker.share.groups.initialized(group_id, answer.initialize)
+        else:
+            store.start_initializing(group_id, answer.state_epoch, answer.initialize)
+    # A member that left is told no interval (Kafka 4.2 answers 0).
+    interval = (
+        0
+        if answer.member_epoch == LEAVE_EPOCH
+        else group_int_config(
+            ctx, group_id, "share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms"
+        )
     )
     return heartbeat.ShareGroupHeartbeatResponse(
         throttle_time=NOT_THROTTLED,

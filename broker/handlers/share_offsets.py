@@ -183,6 +183,9 @@ async def alter_share_group_offsets(
                 ctx.broker.share.loaded_epochs.pop(key, None)
                 if store is not None and not await store.reset(key, int(entry.start_offset)):
                     error = ErrorCode.coordinator_not_available
+                else:
+                    # Initialized by the reset: assigned to the group's members as soon as they join.
+                    ctx.broker.share.groups.initialized(group_id, {record.topic_id: frozenset({index})})
             partitions.append(
                 alter.AlterShareGroupOffsetsResponsePartition(
                     partition_index=index, error_code=error, error_message=message
@@ -226,6 +229,8 @@ async def delete_share_group_offsets(
                 ctx.broker.share.partitions.pop(key, None)
                 if store is not None:
                     await store.forget(key)
+            # Initialized again before members are next assigned its partitions.
+            ctx.broker.share.groups.uninitialized(group_id, record.topic_id)
         responses.append(
             delete.DeleteShareGroupOffsetsResponseTopic(
                 topic_name=topic.topic_name,

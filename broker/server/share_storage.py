@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -372,6 +372,8 @@ class ShareStateStore:
         self._read: dict[ShareKey, ShareSnapshot | None] = {}
         # Per share-partition: the window version last written (or read) and the state epoch it holds.
         self._written: dict[ShareKey, tuple[int, int]] = {}
+        # The group coordinator's initializations in flight (kept so they are not collected, cancelled on close).
+        self._initializations: set[asyncio.Task[None]] = set()
 
     async def _retrying(self, call: Callable[[], Awaitable[CoordinatorAnswer]]) -> CoordinatorAnswer:
         """`call` again while the share coordinator is being created, elected or loaded, as Kafka's persister
@@ -414,8 +416,13 @@ class ShareStateStore:
         """The share-partition as its coordinator last stored it (read by `prepare`), or None when it has no
         state."""
         snapshot = self._read.pop(key, None)
-        if snapshot is None or snapshot.start_offset == NOT_INITIALIZED:
+        if snapshot is None:
             self._written.pop(key, None)
+            return None
+        if snapshot.start_offset == NOT_INITIALIZED:
+            # Initialized by the group coordinator without a start: the leader picks it (share.auto.offset.reset)
+            # and writes under the state epoch the initialization set.
+            self._written[key] = (-1, snapshot.state_epoch)
             return None
         share = SharePartition.restored(
             snapshot.start_offset,
@@ -432,13 +439,17 @@ class ShareStateStore:
         if version == share.version:
             return True
         if key not in self._written:
-            # Not initialized at its coordinator yet (Kafka's group coordinator initializes a share-partition
-            # when it is first assigned; here its first leader does, before its first write).
+            # Not initialized at its coordinator: the group coordinator initializes a share-partition before it
+            # assigns it (`start_initializing`), so only a fetch of an unassigned partition gets here; its
+            # leader initializes it then, before its first write.
             answer = await self._retrying(lambda: self._initialize(key, 0, share.start_offset))
             if answer.error == ErrorCode.none:
                 self._written[key] = (-1, 0)
             else:
                 log.warning("share state of %s not initialized: %s", key, answer.error.name)
+                if answer.error == ErrorCode.fenced_state_epoch:
+                    # The group coordinator initialized it meanwhile: read that before serving it next.
+                    self._state.share.partitions.pop(key, None)
                 return False
         answer = await self._retrying(lambda: self._write(key, max(state_epoch, 0), leader_epoch, share))
         if answer.error != ErrorCode.none:
@@ -449,6 +460,53 @@ class ShareStateStore:
                 self._written.pop(key, None)
             return False
         self._written[key] = (share.version, state_epoch)
+        return True
+
+    def start_initializing(
+        self, group_id: str, state_epoch: int, topic_partitions: Mapping[uuid.UUID, frozenset[int]]
+    ) -> None:
+        """Initialize these share-partitions of the group at their share coordinators in the background, as
+        Kafka's group coordinator does after answering the heartbeat that found them, and tell the group
+        coordinator which were initialized (its next heartbeat assigns them) and which failed (handed out
+        again)."""
+        task = asyncio.create_task(
+            self._initialize_for_group(group_id, state_epoch, topic_partitions),
+            name=f"share-initialize-{group_id}",
+        )
+        self._initializations.add(task)
+        task.add_done_callback(self._initializations.discard)
+
+    async def _initialize_for_group(
+        self, group_id: str, state_epoch: int, topic_partitions: Mapping[uuid.UUID, frozenset[int]]
+    ) -> None:
+        keys = [
+            (group_id, topic_id, p) for topic_id, partitions in topic_partitions.items() for p in partitions
+        ]
+        outcomes = await asyncio.gather(*(self._ensure_initialized(key, state_epoch) for key in keys))
+        done: dict[uuid.UUID, frozenset[int]] = {}
+        failed: dict[uuid.UUID, frozenset[int]] = {}
+        for (_group, topic_id, partition), ok in zip(keys, outcomes, strict=True):
+            into = done if ok else failed
+            into[topic_id] = into.get(topic_id, frozenset()) | {partition}
+        groups = self._state.share.groups
+        groups.initialized(group_id, done)
+        groups.initialization_failed(group_id, failed)
+
+    async def _ensure_initialized(self, key: ShareKey, state_epoch: int) -> bool:
+        """The share-partition has state at its coordinator: kept when it has a start already (the group ran
+        before this coordinator learned of it, e.g. before a restart), else initialized without one."""
+        current = await self._retrying(lambda: self._summary(key))
+        if current.error != ErrorCode.none:
+            log.info("share state of %s not read for initialization: %s", key, current.error.name)
+            return False
+        if current.snapshot is not None and current.snapshot.start_offset != NOT_INITIALIZED:
+            return True
+        answer = await self._retrying(lambda: self._initialize(key, state_epoch, NOT_INITIALIZED))
+        if answer.error == ErrorCode.fenced_state_epoch:
+            return True  # initialized under a newer state epoch already
+        if answer.error != ErrorCode.none:
+            log.info("share state of %s not initialized: %s", key, answer.error.name)
+            return False
         return True
 
     async def reset(self, key: ShareKey, start_offset: int) -> bool:
@@ -598,8 +656,6 @@ class ShareStateStore:
                 error = ErrorCode(partition.error_code)
                 if error != ErrorCode.none or not hasattr(partition, "start_offset"):
                     return CoordinatorAnswer(error, message=partition.error_message)
-                if int(partition.start_offset) == NOT_INITIALIZED:
-                    return CoordinatorAnswer()
                 snapshot = ShareSnapshot(
                     snapshot_epoch=0,
                     state_epoch=int(partition.state_epoch),
@@ -621,4 +677,7 @@ class ShareStateStore:
         return CoordinatorAnswer(ErrorCode.unknown_server_error)
 
     async def close(self) -> None:
+        for task in list(self._initializations):
+            task.cancel()
+        await asyncio.gather(*self._initializations, return_exceptions=True)
         await self._peers.close()

@@ -6,6 +6,13 @@ and recomputes the assignment at once: share groups have no revocation step (sev
 partition), so a member moves to the group epoch on its next heartbeat. The assignment follows Kafka's
 simple assignor: every partition goes to at least one member, each member gets an even share, and with more
 members than partitions the partitions are shared.
+
+Only initialized share-partitions are assigned, as in Kafka 4.2: a heartbeat that finds a subscribed partition
+whose share state the group has not yet initialized at its share coordinator hands it to the caller to
+initialize (`HeartbeatAnswer.initialize`), and the partition is assigned on the first heartbeat after that
+completed. So a member joining a group on a new topic first hears an empty assignment, and its partitions a
+heartbeat interval later, exactly as from Kafka; librdkafka's share consumer depends on that: closed right
+after its first heartbeat, it waits forever for a partition it heard of in that answer (0170, 0176).
 """
 
 from __future__ import annotations
@@ -19,11 +26,16 @@ from kio.schema.errors import ErrorCode
 # topic name -> (topic id, partition count) of every topic.
 TopicCatalog = Callable[[], Mapping[str, tuple[uuid.UUID, int]]]
 Assignment = dict[uuid.UUID, frozenset[int]]
+# topic id -> partitions of it
+TopicPartitions = dict[uuid.UUID, frozenset[int]]
 
 SIMPLE_ASSIGNOR = "simple"
 STATE_EMPTY = "Empty"
 STATE_STABLE = "Stable"
 LEAVE_EPOCH = -1
+# How long a handed-out initialization may stay unconfirmed before a heartbeat hands it out again (Kafka's
+# internal group.share.initialize.retry.interval.ms); a failed one is reported and handed out at once.
+INITIALIZE_RETRY_MS = 30_000
 
 
 @dataclass(slots=True)
@@ -50,6 +62,12 @@ class ShareGroup:
     # (topic name, topic id, partition count) of the subscribed topics when the assignment was computed: a
     # topic created, grown or re-created under the same name changes it.
     subscribed_partitions: tuple[tuple[str, uuid.UUID | None, int], ...] = ()
+    # The share-partitions whose state the group has initialized at their share coordinator: the only ones
+    # assigned (Kafka's ShareGroupStatePartitionMetadata "initialized topics").
+    initialized: TopicPartitions = field(default_factory=dict)
+    # Handed out for initialization and not yet confirmed: topic id -> (partitions, when handed out in ms). Older
+    # than the retry interval, they are handed out again (Kafka's "initializing topics").
+    initializing: dict[uuid.UUID, tuple[frozenset[int], int]] = field(default_factory=dict)
 
     @property
     def state(self) -> str:
@@ -64,25 +82,33 @@ class HeartbeatAnswer:
     member_epoch: int = 0
     # None: unchanged since the member last heard it.
     assignment: Assignment | None = None
+    # Subscribed share-partitions to initialize at their share coordinators, under this state epoch (the group
+    # epoch); the caller reports the outcome with `initialized` / `initialization_failed`.
+    initialize: TopicPartitions = field(default_factory=dict)
+    state_epoch: int = 0
 
 
 def simple_assignment(
-    members: Sequence[ShareMember], catalog: Mapping[str, tuple[uuid.UUID, int]]
+    members: Sequence[ShareMember],
+    catalog: Mapping[str, tuple[uuid.UUID, int]],
+    assignable: Mapping[uuid.UUID, frozenset[int]],
 ) -> dict[str, Assignment]:
-    """member id -> assignment: per topic, partitions dealt round-robin over its subscribers in member-id
-    order; with more subscribers than partitions, each subscriber gets one partition and partitions repeat."""
+    """member id -> assignment: per topic, its assignable partitions dealt round-robin over its subscribers in
+    member-id order; with more subscribers than partitions, each subscriber gets one partition and partitions
+    repeat."""
     assignments: dict[str, Assignment] = {member.member_id: {} for member in members}
     topics = sorted({name for member in members for name in member.subscribed_topic_names})
     for name in topics:
         if name not in catalog:
             continue
         topic_id, count = catalog[name]
+        partitions = sorted(p for p in assignable.get(topic_id, ()) if p < count)
         subscribers = sorted(m.member_id for m in members if name in m.subscribed_topic_names)
-        if count == 0 or not subscribers:
+        if not partitions or not subscribers:
             continue
         owned: dict[str, set[int]] = {member_id: set() for member_id in subscribers}
-        for slot in range(max(count, len(subscribers))):
-            owned[subscribers[slot % len(subscribers)]].add(slot % count)
+        for slot in range(max(len(partitions), len(subscribers))):
+            owned[subscribers[slot % len(subscribers)]].add(partitions[slot % len(partitions)])
         for member_id, partitions in owned.items():
             if partitions:
                 assignments[member_id][topic_id] = frozenset(partitions)
@@ -161,7 +187,7 @@ class ShareGroupCoordinator:
         ):
             member.subscribed_topic_names = tuple(subscribed_topic_names)
             changed = True
-        if changed or self._partitions_changed(group):
+        if changed or self._partitions_changed(group) or self._initialized_assignment_pending(group):
             self._reassign(group)
         member.member_epoch = group.group_epoch
         changed_since_heard = member.heard != member.assigned
@@ -171,7 +197,86 @@ class ShareGroupCoordinator:
             member_id=member_id,
             member_epoch=member.member_epoch,
             assignment=dict(member.assigned) if changed_since_heard else None,
+            initialize=self._hand_out_initialization(group, now_ms),
+            state_epoch=group.group_epoch,
         )
+
+    def _subscribed_topics(self, group: ShareGroup) -> dict[uuid.UUID, int]:
+        """topic id -> partition count of every existing topic a member subscribes to."""
+        catalog = self.topic_catalog()
+        names = {name for m in group.members.values() for name in m.subscribed_topic_names}
+        return {catalog[name][0]: catalog[name][1] for name in names if name in catalog}
+
+    def _assignable(self, group: ShareGroup) -> TopicPartitions:
+        """The subscribed share-partitions the group has initialized."""
+        subscribed = self._subscribed_topics(group)
+        return {
+            topic_id: frozenset(p for p in partitions if p < subscribed[topic_id])
+            for topic_id, partitions in group.initialized.items()
+            if topic_id in subscribed
+        }
+
+    def _initialized_assignment_pending(self, group: ShareGroup) -> bool:
+        """Some initialized, subscribed share-partition is not assigned yet (Kafka's
+        `initializedAssignmentPending`): its initialization completed since the assignment was computed."""
+        assigned: dict[uuid.UUID, set[int]] = {}
+        for member in group.members.values():
+            for topic_id, partitions in member.assigned.items():
+                assigned.setdefault(topic_id, set()).update(partitions)
+        return any(
+            partitions and assigned.get(topic_id) != partitions
+            for topic_id, partitions in self._assignable(group).items()
+        )
+
+    def _hand_out_initialization(self, group: ShareGroup, now_ms: int) -> TopicPartitions:
+        """The subscribed share-partitions neither initialized nor handed out within the retry interval, now
+        marked as handed out."""
+        handed_out: TopicPartitions = {}
+        for topic_id, count in self._subscribed_topics(group).items():
+            initialized = group.initialized.get(topic_id, frozenset())
+            if len(initialized) >= count:  # partitions only grow: all of them
+                continue
+            known = set(initialized)
+            pending, since_ms = group.initializing.get(topic_id, (frozenset(), now_ms))
+            if now_ms - since_ms < INITIALIZE_RETRY_MS:
+                known |= pending
+            missing = frozenset(range(count)) - known
+            if missing:
+                handed_out[topic_id] = missing
+                group.initializing[topic_id] = (pending | missing, now_ms)
+        return handed_out
+
+    def initialized(self, group_id: str, topic_partitions: Mapping[uuid.UUID, frozenset[int]]) -> None:
+        """These share-partitions' state is initialized: the group's next heartbeat assigns them."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return
+        for topic_id, partitions in topic_partitions.items():
+            group.initialized[topic_id] = group.initialized.get(topic_id, frozenset()) | partitions
+        self.initialization_failed(group_id, topic_partitions)
+
+    def initialization_failed(
+        self, group_id: str, topic_partitions: Mapping[uuid.UUID, frozenset[int]]
+    ) -> None:
+        """These share-partitions are no longer being initialized: a later heartbeat hands them out again
+        unless they were initialized."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return
+        for topic_id, partitions in topic_partitions.items():
+            pending, since_ms = group.initializing.get(topic_id, (frozenset(), 0))
+            if rest := pending - partitions:
+                group.initializing[topic_id] = (rest, since_ms)
+            else:
+                group.initializing.pop(topic_id, None)
+
+    def uninitialized(self, group_id: str, topic_id: uuid.UUID) -> None:
+        """The group's share state of this topic was deleted (DeleteShareGroupOffsets): its partitions are
+        initialized again before they are next assigned."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            group.initialized.pop(topic_id, None)
+            group.initializing.pop(topic_id, None)
 
     def _subscribed_partitions(self, group: ShareGroup) -> tuple[tuple[str, uuid.UUID | None, int], ...]:
         catalog = self.topic_catalog()
@@ -184,7 +289,9 @@ class ShareGroupCoordinator:
     def _reassign(self, group: ShareGroup) -> None:
         group.group_epoch += 1
         group.subscribed_partitions = self._subscribed_partitions(group)
-        targets = simple_assignment(list(group.members.values()), self.topic_catalog())
+        targets = simple_assignment(
+            list(group.members.values()), self.topic_catalog(), self._assignable(group)
+        )
         for member_id, assignment in targets.items():
             group.members[member_id].assigned = assignment
         group.assignment_epoch = group.group_epoch

@@ -4,7 +4,7 @@ share sessions of the members fetching from it."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -53,6 +53,10 @@ class ShareStateStore(Protocol):
     ) -> SharePartition | None: ...
 
     async def save(self, key: SharePartitionKey, share: SharePartition, leader_epoch: int) -> bool: ...
+
+    def start_initializing(
+        self, group_id: str, state_epoch: int, topic_partitions: Mapping[uuid.UUID, frozenset[int]]
+    ) -> None: ...
 
     async def reset(self, key: SharePartitionKey, start_offset: int) -> bool: ...
 

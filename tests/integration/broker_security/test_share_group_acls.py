@@ -4,12 +4,14 @@ topics it subscribes to; ShareFetch needs READ on the group and READ on each top
 from __future__ import annotations
 
 import datetime
+import time
 import uuid
 
 import pytest
 from confluent_kafka.admin import AclOperation, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 from kio.schema.errors import ErrorCode
 from kio.schema.initialize_share_group_state.v0 import request as initialize_state
+from kio.schema.metadata.v12 import request as metadata_v12
 from kio.schema.read_share_group_state.v0 import request as read_state
 from kio.schema.share_fetch.v2 import request as share_fetch
 from kio.schema.share_group_heartbeat.v1.request import ShareGroupHeartbeatRequest
@@ -36,6 +38,33 @@ def _heartbeat(wire: WireClient, group: str, member: str, topic: str) -> object:
             group_id=group, member_id=member, member_epoch=i32(0), subscribed_topic_names=(topic,)
         )
     )
+
+
+def _topic_id(wire: WireClient, topic: str) -> uuid.UUID:
+    response = wire.request(
+        metadata_v12.MetadataRequest(
+            topics=(metadata_v12.MetadataRequestTopic(topic_id=None, name=topic),),
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False,
+        )
+    )
+    return response.topics[0].topic_id
+
+
+def _assigned(wire: WireClient, group: str, member: str, joined: object) -> list[list[int]]:
+    """The partitions the member hears of once the group initialized them (a heartbeat or more after it
+    joined, as from Kafka)."""
+    epoch, deadline = joined.member_epoch, time.monotonic() + 20
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        answer = wire.request(
+            ShareGroupHeartbeatRequest(group_id=group, member_id=member, member_epoch=epoch)
+        )
+        assert answer.error_code == ErrorCode.none
+        epoch = answer.member_epoch
+        if answer.assignment is not None and answer.assignment.topic_partitions:
+            return [list(tp.partitions) for tp in answer.assignment.topic_partitions]
+    raise AssertionError("no partition assigned within 20 s")
 
 
 def _fetch(wire: WireClient, group: str, member: str, topic_id: uuid.UUID) -> object:
@@ -76,7 +105,7 @@ def test_share_group_heartbeat_and_fetch_need_kafkas_rights(secure_broker: Secur
     client = admin(secure_broker)  # kept alive until the future resolves
     client.incremental_alter_configs([reset])[reset].result(10)
     with admin_wire_client(secure_broker) as wire:
-        topic_id = _heartbeat(wire, f"{group}-admin", member, topic).assignment.topic_partitions[0].topic_id
+        topic_id = _topic_id(wire, topic)
 
     user, password = unique("share-user"), "pw-" + unique("s")
     add_scram_user(secure_broker, user, password)
@@ -92,7 +121,7 @@ def test_share_group_heartbeat_and_fetch_need_kafkas_rights(secure_broker: Secur
     with user_wire_client(secure_broker, user, password) as wire:
         joined = _heartbeat(wire, group, member, topic)
         assert joined.error_code == ErrorCode.none
-        assert [list(tp.partitions) for tp in joined.assignment.topic_partitions] == [[0]]
+        assert _assigned(wire, group, member, joined) == [[0]]
         # DESCRIBE is not READ: the records stay out of reach.
         (partition,) = _fetch(wire, group, member, topic_id).responses[0].partitions
         assert partition.error_code == ErrorCode.topic_authorization_failed
@@ -111,9 +140,7 @@ def test_the_share_coordinator_rpcs_need_cluster_action(secure_broker: SecureBro
     topic, group = unique("share-state-acl"), unique("share-state-acl-group")
     create_topic_as_admin(secure_broker, topic)
     with admin_wire_client(secure_broker) as wire:
-        topic_id = (
-            _heartbeat(wire, group, uuid.uuid4().hex[:22], topic).assignment.topic_partitions[0].topic_id
-        )
+        topic_id = _topic_id(wire, topic)
     user, password = unique("share-state-user"), "pw-" + unique("s")
     add_scram_user(secure_broker, user, password)
     grant(secure_broker, user, ResourceType.GROUP, group, AclOperation.ALL)

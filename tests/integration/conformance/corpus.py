@@ -1680,9 +1680,27 @@ def _security(names: Names) -> list[Step]:
 
 
 def _share_groups(names: Names) -> list[Step]:
-    """Share groups (KIP-932): answers that do not depend on timing (no member, no session)."""
+    """Share groups (KIP-932): answers that do not depend on timing. A member joining a group on a topic is
+    answered before the group initialized its share-partitions: an empty assignment, on both brokers."""
     group = f"{names.group}-share"
+    member = "j" * 22
+
+    def joining(v: int, c: Context) -> Body:
+        return {
+            "group_id": f"{group}-join-v{v}",
+            "member_id": member,
+            "member_epoch": 0,
+            "rack_id": None,
+            "subscribed_topic_names": [names.topic],
+        }
+
     return [
+        Step("share group heartbeat: a member joins on a topic", 76, joining),
+        Step(
+            "share group heartbeat: the member leaves",
+            76,
+            lambda v, c: {**joining(v, c), "member_epoch": -1, "subscribed_topic_names": None},
+        ),
         Step(
             "share group heartbeat without a member id",
             76,

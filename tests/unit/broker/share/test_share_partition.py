@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import random
-import uuid
 
 from kio.schema.errors import ErrorCode
 
-from broker.share.share_groups import ShareMember, simple_assignment
 from broker.share.share_partition import (
     AcknowledgementBatch,
     AcknowledgeType,
@@ -126,21 +124,6 @@ def test_the_persisted_state_restores_the_window() -> None:
         AcquiredRange(0, 0, 2),
         AcquiredRange(2, 5, 2),
     ]
-
-
-def _member(member_id: str, *topics: str) -> ShareMember:
-    return ShareMember(member_id, 0, "c", "/h", None, topics)
-
-
-def test_the_simple_assignor_gives_every_partition_to_some_member() -> None:
-    orders = uuid.uuid4()
-    catalog = {"orders": (orders, 3)}
-    two = simple_assignment([_member("a", "orders"), _member("b", "orders")], catalog)
-    assert two == {"a": {orders: frozenset({0, 2})}, "b": {orders: frozenset({1})}}
-    # More members than partitions: partitions are shared.
-    five = simple_assignment([_member(m, "orders") for m in "abcde"], catalog)
-    assert [sorted(five[m][orders]) for m in "abcde"] == [[0], [1], [2], [0], [1]]
-    assert simple_assignment([_member("a", "missing")], catalog) == {"a": {}}
 
 
 class _PerRecordModel:
