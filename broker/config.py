@@ -73,6 +73,10 @@ BROKER_DEFAULTS: dict[str, tuple[type, object]] = {
     "min.insync.replicas": (int, 1),
     "unclean.leader.election.enable": (bool, False),
     "socket.request.max.bytes": (int, 104857600),
+    # Kafka's default is 50, for an acceptor thread that does nothing else. Ours accepts on the event loop
+    # that serves requests too: a few milliseconds of work there while clients connect back to back filled 50
+    # (or asyncio's 100), the kernel dropped the SYNs and those clients waited out its 1 s retransmit.
+    "socket.listen.backlog.size": (int, 1024),
     # Kafka's default is -1 (unbounded): request bytes held by all connections at once.
     "queued.max.request.bytes": (int, 536870912),
     "max.connections": (int, 2147483647),
@@ -405,6 +409,7 @@ class BrokerConfig:
             "transaction.remove.expired.transaction.cleanup.interval.ms",
             "message.max.bytes",
             "socket.request.max.bytes",
+            "socket.listen.backlog.size",
             "log.retention.check.interval.ms",
             "min.insync.replicas",
             "telemetry.max.bytes",

@@ -115,6 +115,10 @@ BROKER_CONFIG_DOCUMENTATION: dict[str, str] = {
     "min.insync.replicas": "Default min.insync.replicas of topics.",
     "unclean.leader.election.enable": "Default unclean.leader.election.enable of topics.",
     "socket.request.max.bytes": "Largest request the broker reads; bigger ones close the connection.",
+    "socket.listen.backlog.size": (
+        "Connections the kernel queues for each listener before the broker accepts them (capped by "
+        "net.core.somaxconn); past it, new clients wait for a SYN retransmit."
+    ),
     "queued.max.request.bytes": "Request bytes all connections may hold in memory at once.",
     "max.connections": "Connections the broker accepts in total.",
     "legacy.api.versions.enable": (

@@ -226,6 +226,7 @@ class BrokerServer:
                 listener.host or "127.0.0.1",
                 listener.port,
                 reuse_address=True,
+                backlog=config.get_int("socket.listen.backlog.size"),
                 ssl=tls if protocol in ("SSL", "SASL_SSL") else None,
                 start_serving=False,
             )
