@@ -115,6 +115,15 @@ def simple_assignment(
     return assignments
 
 
+def _no_longer_initializing(group: ShareGroup, topic_partitions: Mapping[uuid.UUID, frozenset[int]]) -> None:
+    for topic_id, partitions in topic_partitions.items():
+        pending, since_ms = group.initializing.get(topic_id, (frozenset(), 0))
+        if rest := pending - partitions:
+            group.initializing[topic_id] = (rest, since_ms)
+        else:
+            group.initializing.pop(topic_id, None)
+
+
 class ShareGroupCoordinator:
     """The share groups whose coordinator this broker is (the `__consumer_offsets` partition's leader)."""
 
@@ -253,7 +262,7 @@ class ShareGroupCoordinator:
             return
         for topic_id, partitions in topic_partitions.items():
             group.initialized[topic_id] = group.initialized.get(topic_id, frozenset()) | partitions
-        self.initialization_failed(group_id, topic_partitions)
+        _no_longer_initializing(group, topic_partitions)
 
     def initialization_failed(
         self, group_id: str, topic_partitions: Mapping[uuid.UUID, frozenset[int]]
@@ -261,14 +270,8 @@ class ShareGroupCoordinator:
         """These share-partitions are no longer being initialized: a later heartbeat hands them out again
         unless they were initialized."""
         group = self.groups.get(group_id)
-        if group is None:
-            return
-        for topic_id, partitions in topic_partitions.items():
-            pending, since_ms = group.initializing.get(topic_id, (frozenset(), 0))
-            if rest := pending - partitions:
-                group.initializing[topic_id] = (rest, since_ms)
-            else:
-                group.initializing.pop(topic_id, None)
+        if group is not None:
+            _no_longer_initializing(group, topic_partitions)
 
     def uninitialized(self, group_id: str, topic_id: uuid.UUID) -> None:
         """The group's share state of this topic was deleted (DeleteShareGroupOffsets): its partitions are
